@@ -1,0 +1,128 @@
+/* ir/diag.c — GNU-style diagnostics with the offending source line. */
+#include "ir/diag.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void diag_init(diag *d, FILE *out)
+{
+    memset(d, 0, sizeof *d);
+    d->out = out;
+    d->max_errors = 50;
+}
+
+void diag_fini(diag *d)
+{
+    free(d->sources);
+    d->sources = NULL;
+    d->nsources = d->capsources = 0;
+}
+
+void diag_add_source(diag *d, const char *file, const char *text, size_t len)
+{
+    if (d->nsources == d->capsources) {
+        int cap = d->capsources ? d->capsources * 2 : 8;
+        diag_source *s = realloc(d->sources, sizeof *s * (size_t)cap);
+        if (!s)
+            return; /* only the caret display is lost */
+        d->sources = s;
+        d->capsources = cap;
+    }
+    d->sources[d->nsources++] = (diag_source){file, text, len};
+}
+
+/* The most recently added text registered under `file`. */
+static const diag_source *find_source(const diag *d, const char *file)
+{
+    if (!file)
+        return NULL;
+    for (int i = d->nsources - 1; i >= 0; i--)
+        if (strcmp(d->sources[i].file, file) == 0)
+            return &d->sources[i];
+    return NULL;
+}
+
+/* Prints "  12 | source line" and the caret under column `col`.  Tabs in
+ * the source are kept in the caret line so the caret lines up in a
+ * terminal whatever its tab width. */
+static void show_line(const diag *d, diag_loc loc)
+{
+    const diag_source *src = find_source(d, loc.file);
+    if (!src || loc.line <= 0)
+        return;
+    const char *p = src->text, *end = src->text + src->len;
+    for (int line = 1; line < loc.line && p < end; p++)
+        if (*p == '\n')
+            line++;
+    if (p >= end && loc.line > 1)
+        return;
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    if (!eol)
+        eol = end;
+    int len = (int)(eol - p);
+    if (len > 0 && p[len - 1] == '\r')
+        len--;
+    fprintf(d->out, "%5d | %.*s\n      | ", loc.line, len, p);
+    for (int i = 1; i < loc.col && i - 1 < len; i++)
+        fputc(p[i - 1] == '\t' ? '\t' : ' ', d->out);
+    fputs("^\n", d->out);
+}
+
+static void report(diag *d, diag_loc loc, const char *kind, const char *fmt,
+                   va_list ap)
+{
+    if (loc.file && loc.line > 0)
+        fprintf(d->out, "%s:%d:%d: %s: ", loc.file, loc.line, loc.col, kind);
+    else if (loc.file)
+        fprintf(d->out, "%s: %s: ", loc.file, kind);
+    else
+        fprintf(d->out, "tec: %s: ", kind);
+    vfprintf(d->out, fmt, ap);
+    fputc('\n', d->out);
+    show_line(d, loc);
+}
+
+void diag_error(diag *d, diag_loc loc, const char *fmt, ...)
+{
+    d->nerrors++;
+    if (d->max_errors && d->nerrors > d->max_errors) {
+        if (d->nerrors == d->max_errors + 1)
+            fprintf(d->out, "tec: note: too many errors; the rest are not shown\n");
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    report(d, loc, "error", fmt, ap);
+    va_end(ap);
+}
+
+void diag_warning(diag *d, diag_loc loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    report(d, loc, "warning", fmt, ap);
+    va_end(ap);
+}
+
+void diag_note(diag *d, diag_loc loc, const char *fmt, ...)
+{
+    if (d->max_errors && d->nerrors > d->max_errors)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    report(d, loc, "note", fmt, ap);
+    va_end(ap);
+}
+
+void diag_internal(diag *d, const char *where, const char *fmt, ...)
+{
+    d->nerrors++;
+    d->ninternal++;
+    fprintf(d->out, "tec: internal error: %s: ", where);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(d->out, fmt, ap);
+    va_end(ap);
+    fputc('\n', d->out);
+}
