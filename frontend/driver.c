@@ -1,0 +1,422 @@
+/* frontend/driver.c — the `tec` command line.
+ *
+ * Exit status: 0 success; 1 an error in the user's program or data; 2 a
+ * usage error; 70 an internal error (a bug in tec). */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codegen/codegen.h"
+#include "frontend/frontend.h"
+#include "ir/diag.h"
+#include "ir/ir.h"
+#include "passes/passes.h"
+#include "runtime/exec.h"
+
+enum { EXIT_USER = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 70 };
+
+typedef enum { EMIT_RUN, EMIT_TIR, EMIT_C, EMIT_SO } emit_kind;
+typedef enum { LANG_AUTO, LANG_TE, LANG_TIR } lang_kind;
+
+/* Everything the command line says, in one place. */
+typedef struct options {
+    int opt_level;
+    lang_kind lang;
+    emit_kind emit;
+    const char *input_file;
+    const char *output_file;      /* -o */
+    const char *passes;           /* --passes */
+    const char *dump_ir, *dump_dir;
+    bool verify_each;
+    bool interp;
+    bool verbose, no_cache;
+    const char *weights_dir, *save_outputs;
+    fe_define *defines;
+    int ndefines;
+    const char **includes;
+    int nincludes;
+    rt_named_path *inputs;
+    int ninputs;
+} options;
+
+static void usage(FILE *out)
+{
+    fputs(
+        "usage: tec [options] FILE.te|FILE.tir|-\n"
+        "\n"
+        "Compiles a tensor-expression program, runs it, and prints its outputs.\n"
+        "\n"
+        "Compilation:\n"
+        "  -O0 -O1 -O2 -O3        optimization level (default -O1)\n"
+        "  -x te|tir              language of the input (default: from the file name)\n"
+        "  -D NAME=VALUE          override the shape parameter `let NAME`\n"
+        "  -I DIR                 search DIR for imports\n"
+        "  --passes=LIST          run these passes instead of the -O pipeline\n"
+        "  --list-passes          list the passes and the pipelines, then exit\n"
+        "  --dump-ir=PASS,...|all print the IR after these passes to stderr\n"
+        "  --dump-dir=DIR         write the IR after every pass to DIR/NAME.NN.PASS.tir\n"
+        "  --verify-each          verify the IR after every pass\n"
+        "  --emit=tir|c|so        print the IR or C (or write the .so with -o) and stop\n"
+        "  -o FILE                output file for --emit\n"
+        "  --no-cache             do not use the kernel cache\n"
+        "  -v, --verbose          show the C compiler's command line\n"
+        "\n"
+        "Running:\n"
+        "  --input NAME=FILE.npy  contents of input NAME (default: the documented formula)\n"
+        "  --weights DIR          parameters from DIR/<parameter name>.npy\n"
+        "  --save-outputs DIR     write every output to DIR/<name>.npy\n"
+        "  --interp               run with the IR interpreter instead of compiled code\n"
+        "\n"
+        "  -h, --help             this help\n"
+        "  --version              print the version\n"
+        "\n"
+        "Environment: CC (the C compiler for kernels), XDG_CACHE_HOME (kernel cache).\n"
+        "See tec(1) and doc/ in the source tree.\n",
+        out);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "tec: error: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\ntec: try 'tec --help'\n");
+    return EXIT_USAGE;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n);
+    if (!p) {
+        fputs("tec: error: out of memory\n", stderr);
+        exit(EXIT_INTERNAL);
+    }
+    return p;
+}
+
+/* NAME=VALUE with a non-empty NAME; returns false if there is no '='. */
+static bool split_assign(char *arg, const char **name, const char **value)
+{
+    char *eq = strchr(arg, '=');
+    if (!eq || eq == arg)
+        return false;
+    *eq = 0;
+    *name = arg;
+    *value = eq + 1;
+    return true;
+}
+
+enum {
+    OPT_EMIT = 256, OPT_PASSES, OPT_DUMP_IR, OPT_DUMP_DIR, OPT_VERIFY_EACH,
+    OPT_LIST_PASSES, OPT_INPUT, OPT_WEIGHTS, OPT_SAVE_OUTPUTS, OPT_INTERP,
+    OPT_NO_CACHE, OPT_VERSION,
+};
+
+/* Returns -1 to continue, or an exit status. */
+static int parse_args(int argc, char **argv, options *o)
+{
+    static const struct option longopts[] = {
+        {"emit", required_argument, 0, OPT_EMIT},
+        {"passes", required_argument, 0, OPT_PASSES},
+        {"dump-ir", required_argument, 0, OPT_DUMP_IR},
+        {"dump-dir", required_argument, 0, OPT_DUMP_DIR},
+        {"verify-each", no_argument, 0, OPT_VERIFY_EACH},
+        {"list-passes", no_argument, 0, OPT_LIST_PASSES},
+        {"input", required_argument, 0, OPT_INPUT},
+        {"weights", required_argument, 0, OPT_WEIGHTS},
+        {"save-outputs", required_argument, 0, OPT_SAVE_OUTPUTS},
+        {"interp", no_argument, 0, OPT_INTERP},
+        {"no-cache", no_argument, 0, OPT_NO_CACHE},
+        {"verbose", no_argument, 0, 'v'},
+        {"help", no_argument, 0, 'h'},
+        {"version", no_argument, 0, OPT_VERSION},
+        {0, 0, 0, 0},
+    };
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":O:x:D:I:o:vh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'O':
+            if (strlen(optarg) != 1 || optarg[0] < '0' || optarg[0] > '3')
+                return usage_error("unknown optimization level '-O%s' (use -O0 to -O3)", optarg);
+            o->opt_level = optarg[0] - '0';
+            break;
+        case 'x':
+            if (strcmp(optarg, "te") == 0)
+                o->lang = LANG_TE;
+            else if (strcmp(optarg, "tir") == 0)
+                o->lang = LANG_TIR;
+            else
+                return usage_error("unknown language '-x %s' (use te or tir)", optarg);
+            break;
+        case 'D': {
+            const char *name, *value;
+            if (!split_assign(optarg, &name, &value) || !*value)
+                return usage_error("-D expects NAME=VALUE, got '%s'", optarg);
+            o->defines = xrealloc(o->defines, sizeof *o->defines * (size_t)(o->ndefines + 1));
+            o->defines[o->ndefines++] = (fe_define){name, value};
+            break;
+        }
+        case 'I':
+            o->includes = xrealloc(o->includes, sizeof *o->includes * (size_t)(o->nincludes + 2));
+            o->includes[o->nincludes++] = optarg;
+            break;
+        case 'o':
+            o->output_file = optarg;
+            break;
+        case OPT_EMIT:
+            if (strcmp(optarg, "tir") == 0)
+                o->emit = EMIT_TIR;
+            else if (strcmp(optarg, "c") == 0)
+                o->emit = EMIT_C;
+            else if (strcmp(optarg, "so") == 0)
+                o->emit = EMIT_SO;
+            else
+                return usage_error("unknown --emit=%s (use tir, c or so)", optarg);
+            break;
+        case OPT_PASSES: o->passes = optarg; break;
+        case OPT_DUMP_IR: o->dump_ir = optarg; break;
+        case OPT_DUMP_DIR: o->dump_dir = optarg; break;
+        case OPT_VERIFY_EACH: o->verify_each = true; break;
+        case OPT_INTERP: o->interp = true; break;
+        case OPT_NO_CACHE: o->no_cache = true; break;
+        case OPT_WEIGHTS: o->weights_dir = optarg; break;
+        case OPT_SAVE_OUTPUTS: o->save_outputs = optarg; break;
+        case OPT_INPUT: {
+            const char *name, *path;
+            if (!split_assign(optarg, &name, &path) || !*path)
+                return usage_error("--input expects NAME=FILE.npy, got '%s'", optarg);
+            o->inputs = xrealloc(o->inputs, sizeof *o->inputs * (size_t)(o->ninputs + 1));
+            o->inputs[o->ninputs++] = (rt_named_path){name, path};
+            break;
+        }
+        case OPT_LIST_PASSES: {
+            int n;
+            const pass_info *t = pass_table(&n);
+            printf("passes:\n");
+            for (int i = 0; i < n; i++)
+                printf("  %-14s %s\n", t[i].name, t[i].description);
+            printf("pipelines:\n");
+            for (int l = 0; l <= 3; l++)
+                printf("  -O%d  %s\n", l, pass_pipeline(l));
+            return 0;
+        }
+        case 'v': o->verbose = true; break;
+        case 'h': usage(stdout); return 0;
+        case OPT_VERSION:
+            printf("tec %s\n", PACKAGE_VERSION);
+            return 0;
+        case ':':
+            return usage_error("option '%s' needs an argument", argv[optind - 1]);
+        default:
+            return usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind == argc)
+        return usage_error("%s", "no input file");
+    if (optind + 1 < argc)
+        return usage_error("more than one input file ('%s' ...)", argv[optind + 1]);
+    o->input_file = argv[optind];
+    if (o->emit == EMIT_SO && !o->output_file)
+        return usage_error("%s", "--emit=so needs -o FILE");
+    return -1;
+}
+
+/* Reads a whole file (or standard input for "-"); NUL-terminated. */
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (cap - n - 1 == 0) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    int err = ferror(f);
+    if (f != stdin)
+        fclose(f);
+    if (!buf || err) {
+        free(buf);
+        errno = err ? EIO : ENOMEM;
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* The directory of the running executable's lib/ (an uninstalled build tree
+ * finds lib/nn.te there), then the installed data directory. */
+static void add_default_includes(options *o, char *exe_dir_buf, size_t n)
+{
+    ssize_t k = readlink("/proc/self/exe", exe_dir_buf, n - 5);
+    o->includes = xrealloc(o->includes, sizeof *o->includes * (size_t)(o->nincludes + 3));
+    if (k > 0) {
+        exe_dir_buf[k] = 0;
+        char *dir = dirname(exe_dir_buf);
+        memmove(exe_dir_buf, dir, strlen(dir) + 1);
+        strcat(exe_dir_buf, "/lib");
+        o->includes[o->nincludes++] = exe_dir_buf;
+    }
+    o->includes[o->nincludes++] = TEC_PKGDATADIR;
+}
+
+static const char *module_base(const char *path)
+{
+    if (strcmp(path, "-") == 0)
+        return "stdin";
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static int status_of(const diag *d)
+{
+    return d->ninternal ? EXIT_INTERNAL : d->nerrors ? EXIT_USER : 0;
+}
+
+int main(int argc, char **argv)
+{
+    options o = {.opt_level = 1};
+    int st = parse_args(argc, argv, &o);
+    if (st >= 0)
+        return st;
+
+    diag d;
+    diag_init(&d, stderr);
+    ir_module *m = NULL;
+    char *text = NULL;
+    char exe_dir[4096];
+    rt_iface iface = {0};
+    cg_library *lib = NULL;
+    char *so_path = NULL, *csrc = NULL;
+    rt_run *run = NULL;
+    const char *display = strcmp(o.input_file, "-") == 0 ? "<stdin>" : o.input_file;
+
+    size_t len = 0;
+    text = read_all(o.input_file, &len);
+    if (!text) {
+        diag_error(&d, diag_noloc(), "cannot read %s: %s", display, strerror(errno));
+        goto done;
+    }
+    lang_kind lang = o.lang;
+    if (lang == LANG_AUTO)
+        lang = ends_with(o.input_file, ".tir") ? LANG_TIR : LANG_TE;
+
+    if (lang == LANG_TIR) {
+        m = ir_parse(display, text, len, &d);
+    } else {
+        add_default_includes(&o, exe_dir, sizeof exe_dir);
+        fe_options fo = {o.includes, o.nincludes, o.defines, o.ndefines};
+        m = fe_compile(display, text, len, &fo, &d);
+    }
+    if (!m)
+        goto done;
+    if (!ir_verify(m, lang == LANG_TIR ? NULL : "frontend", &d))
+        goto done;
+    if (!rt_iface_record(m, &iface, &d))
+        goto done;
+
+    char base[256];
+    snprintf(base, sizeof base, "%s", module_base(o.input_file));
+    char *dot = strrchr(base, '.');
+    if (dot && dot != base)
+        *dot = 0;
+    pass_options po = {
+        .dump_ir = o.dump_ir, .dump_out = stderr, .dump_dir = o.dump_dir,
+        .base = base, .verify_each = o.verify_each,
+    };
+    const char *pipeline = o.passes ? o.passes : pass_pipeline(o.opt_level);
+    if (!pass_run_pipeline(m, pipeline, &po, &d))
+        goto done;
+
+    if (o.emit == EMIT_TIR) {
+        FILE *out = o.output_file ? fopen(o.output_file, "w") : stdout;
+        if (!out) {
+            diag_error(&d, diag_noloc(), "cannot write %s: %s", o.output_file, strerror(errno));
+            goto done;
+        }
+        ir_print_module(out, m);
+        if (out != stdout && fclose(out) != 0)
+            diag_error(&d, diag_noloc(), "cannot write %s: %s", o.output_file, strerror(errno));
+        goto done;
+    }
+
+    char oflags[8];
+    snprintf(oflags, sizeof oflags, "-O%d", o.opt_level < 1 ? 1 : o.opt_level);
+    cg_options co = {.opt_flags = oflags, .verbose = o.verbose, .no_cache = o.no_cache};
+    if (!o.interp || o.emit != EMIT_RUN) {
+        csrc = cg_emit_c(m, &d);
+        if (!csrc)
+            goto done;
+    }
+    if (o.emit == EMIT_C) {
+        FILE *out = o.output_file ? fopen(o.output_file, "w") : stdout;
+        if (!out) {
+            diag_error(&d, diag_noloc(), "cannot write %s: %s", o.output_file, strerror(errno));
+            goto done;
+        }
+        fputs(csrc, out);
+        if (out != stdout && fclose(out) != 0)
+            diag_error(&d, diag_noloc(), "cannot write %s: %s", o.output_file, strerror(errno));
+        goto done;
+    }
+    if (o.emit == EMIT_SO) {
+        cg_compile_to(csrc, o.output_file, &co, &d);
+        goto done;
+    }
+    if (!o.interp) {
+        so_path = cg_compile(csrc, &co, &d);
+        if (!so_path || !(lib = cg_load(so_path, m, &d)))
+            goto done;
+    }
+
+    rt_run_options ro = {o.inputs, o.ninputs, o.weights_dir, lib};
+    run = rt_run_new(m, &iface, &ro, &d);
+    if (!run || !rt_run_execute(run, &ro, &d))
+        goto done;
+    if (o.save_outputs && !rt_run_save_outputs(run, o.save_outputs, &d))
+        goto done;
+    rt_run_print_summary(run, stdout);
+
+done:
+    st = status_of(&d);
+    rt_run_free(run);
+    if (lib)
+        cg_unload(lib);
+    free(so_path);
+    free(csrc);
+    rt_iface_free(&iface);
+    ir_module_free(m);
+    free(text);
+    free(o.defines);
+    free(o.includes);
+    free(o.inputs);
+    diag_fini(&d);
+    if (fflush(stdout) != 0 && st == 0) {
+        fprintf(stderr, "tec: error: cannot write standard output: %s\n", strerror(errno));
+        st = EXIT_USER;
+    }
+    return st;
+}

@@ -1,0 +1,70 @@
+/* runtime/exec.h — runs a module's graph: allocates its buffers, fills the
+ * inputs and parameters (from .npy files or the default-data formula), calls
+ * each layer stage (compiled kernels through codegen's loader, or the IR
+ * interpreter), and saves or summarizes the outputs. */
+#ifndef TEC_RT_EXEC_H
+#define TEC_RT_EXEC_H
+
+#include "ir/diag.h"
+#include "ir/ir.h"
+#include "runtime/tensor.h"
+
+struct cg_library;
+
+/* The user-visible face of a graph buffer, recorded before the passes run:
+ * passes may reshape buffers (flatten makes them 1-D), but files are read
+ * and written with the shapes the program declared. */
+typedef struct rt_iface_buf {
+    const char *name;
+    ir_dtype dtype;
+    int ndim;
+    int64_t shape[RT_MAX_DIMS];
+    ir_buf_role role;
+    bool has_init;
+    double init_lo, init_hi;
+} rt_iface_buf;
+
+typedef struct rt_iface {
+    rt_iface_buf *bufs;
+    int nbufs;
+} rt_iface;
+
+/* Records m's INPUT, PARAM and OUTPUT buffers (malloc'ed; rt_iface_free).
+ * Fails with a diagnostic for a buffer of more than RT_MAX_DIMS dims. */
+bool rt_iface_record(const ir_module *m, rt_iface *out, diag *d);
+void rt_iface_free(rt_iface *f);
+
+/* --input NAME=FILE */
+typedef struct rt_named_path {
+    const char *name;
+    const char *path;
+} rt_named_path;
+
+typedef struct rt_run_options {
+    const rt_named_path *inputs;
+    int ninputs;
+    const char *weights_dir;     /* NULL: default parameters */
+    struct cg_library *lib;      /* NULL: run the IR interpreter */
+} rt_run_options;
+
+/* One execution of a graph: a tensor per graph buffer of m, in order. */
+typedef struct rt_run {
+    const ir_module *m;
+    const rt_iface *iface;
+    rt_tensor **bufs;
+    int nbufs;
+} rt_run;
+
+/* Allocates every buffer and fills inputs and parameters.  Errors (a missing,
+ * extra or mis-shaped file, an unknown input name) are reported through d. */
+rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
+                   const rt_run_options *o, diag *d);
+/* Runs the graph's calls in order. */
+bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d);
+/* Writes DIR/NAME.npy for every output (creating DIR). */
+bool rt_run_save_outputs(const rt_run *r, const char *dir, diag *d);
+/* One line per output: name, shape and summary statistics. */
+void rt_run_print_summary(const rt_run *r, FILE *out);
+void rt_run_free(rt_run *r);
+
+#endif

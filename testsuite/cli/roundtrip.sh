@@ -1,0 +1,10 @@
+# The printed IR of every example parses back to the same text, at -O0 and -O2.
+. "$srcdir/testsuite/cli/lib.inc"
+for f in "$srcdir"/examples/*.te; do
+    for o in -O0 -O2; do
+        "$TEC" $o --emit=tir "$f" >a.tir || fail "$f: --emit=tir"
+        "$TEC" -x tir --passes= --emit=tir - <a.tir >b.tir || fail "$f: parsing the IR back"
+        cmp a.tir b.tir || fail "$f $o: print -> parse -> print is not a fixed point"
+    done
+done
+echo ok
