@@ -1,0 +1,34 @@
+/* runtime/npy.h — NumPy .npy files: the format of tec's inputs, weights and
+ * saved outputs.  doc/data.md lists the rules and every message.
+ *
+ * The reader is strict: format versions 1.0, 2.0 and 3.0; a header dict
+ * with exactly the keys 'descr', 'fortran_order' and 'shape'; little-endian
+ * <f2 <f4 <f8 <i4 <i8 or |b1 data in C order; at most RT_MAX_DIMS
+ * dimensions; and exactly as many data bytes as the shape needs.  Every
+ * error message starts with the file's path.
+ */
+#ifndef TEC_RUNTIME_NPY_H
+#define TEC_RUNTIME_NPY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "runtime/tensor.h"
+
+/* Most header bytes the reader accepts (NumPy's own limit for untrusted
+ * files is in the same range; real headers are under 200 bytes). */
+#define RT_NPY_MAX_HEADER 65536
+
+/* Reads path into a new tensor, or returns NULL with "PATH: ..." in err. */
+rt_tensor *rt_npy_read(const char *path, char *err, size_t errlen);
+
+/* Writes t to path as a version 1.0, little-endian, C-order .npy file.  The
+ * data goes to "PATH.tmp" first, which is then renamed over path, so a
+ * reader never sees a half-written file.  bf16 has no NumPy dtype and is
+ * refused.  Returns false with "PATH: ..." in err on failure. */
+bool rt_npy_write(const char *path, const rt_tensor *t, char *err, size_t errlen);
+
+/* The .npy descr of a dtype ("<f4"), or NULL when NumPy has none (bf16). */
+const char *rt_npy_descr(ir_dtype t);
+
+#endif

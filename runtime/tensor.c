@@ -1,0 +1,161 @@
+/* runtime/tensor.c — host tensors (see tensor.h). */
+#include "runtime/tensor.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/interp.h"   /* f16/bf16 conversions shared with the interpreter */
+
+/* Alignment of tensor data: one cache line, enough for any vector load. */
+#define RT_ALIGN 64
+
+/* Writes "<before><shape text><after>" into err. */
+static void shape_err(char *err, size_t errlen, const char *before, ir_dtype t, int ndim,
+                      const int64_t *shape, const char *after)
+{
+    char *s = rt_shape_str(t, ndim, shape);
+    if (err && errlen)
+        snprintf(err, errlen, "%s%s%s", before, s ? s : "(a tensor)", after);
+    free(s);
+}
+
+rt_tensor *rt_tensor_new(ir_dtype t, int ndim, const int64_t *shape, char *err, size_t errlen)
+{
+    if ((unsigned)t >= IR_NDTYPES) {
+        if (err && errlen)
+            snprintf(err, errlen, "invalid dtype %d for a tensor", (int)t);
+        return NULL;
+    }
+    if (ndim < 0 || ndim > RT_MAX_DIMS) {
+        if (err && errlen)
+            snprintf(err, errlen, "a tensor of %d dimensions is not supported (at most %d)",
+                     ndim, RT_MAX_DIMS);
+        return NULL;
+    }
+    uint64_t nbytes = (uint64_t)ir_dtype_size(t);
+    bool too_big = false;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < 0) {
+            shape_err(err, errlen, "negative extent in tensor shape ", t, ndim, shape, "");
+            return NULL;
+        }
+        too_big |= __builtin_mul_overflow(nbytes, (uint64_t)shape[d], &nbytes);
+    }
+    /* Room for rounding up to the alignment, and sizes a pointer difference
+     * can still express. */
+    if (too_big || nbytes > (uint64_t)PTRDIFF_MAX - RT_ALIGN) {
+        shape_err(err, errlen, "tensor ", t, ndim, shape, " is too large (its byte size overflows)");
+        return NULL;
+    }
+    rt_tensor *x = calloc(1, sizeof *x);
+    size_t alloc = ((size_t)nbytes + RT_ALIGN - 1) / RT_ALIGN * RT_ALIGN;
+    void *data = x ? aligned_alloc(RT_ALIGN, alloc ? alloc : RT_ALIGN) : NULL;
+    if (!data) {
+        shape_err(err, errlen, "out of memory allocating tensor ", t, ndim, shape, "");
+        free(x);
+        return NULL;
+    }
+    memset(data, 0, alloc ? alloc : RT_ALIGN);
+    x->dtype = t;
+    x->ndim = ndim;
+    for (int d = 0; d < ndim; d++)
+        x->shape[d] = shape[d];
+    x->data = data;
+    x->nbytes = (size_t)nbytes;
+    return x;
+}
+
+void rt_tensor_free(rt_tensor *t)
+{
+    if (!t)
+        return;
+    free(t->data);
+    free(t);
+}
+
+int64_t rt_tensor_numel(const rt_tensor *t)
+{
+    /* nbytes fits in size_t, so the product of the extents cannot overflow */
+    int64_t n = 1;
+    for (int d = 0; d < t->ndim; d++)
+        n *= t->shape[d];
+    return n;
+}
+
+double rt_tensor_get(const rt_tensor *t, int64_t i)
+{
+    const void *p = t->data;
+    switch (t->dtype) {
+    case IR_BOOL: return ((const uint8_t *)p)[i] != 0;
+    case IR_I32: return ((const int32_t *)p)[i];
+    case IR_I64: return (double)((const int64_t *)p)[i];
+    case IR_F16: return ir_f16_to_f32(((const uint16_t *)p)[i]);
+    case IR_BF16: return ir_bf16_to_f32(((const uint16_t *)p)[i]);
+    case IR_F32: return ((const float *)p)[i];
+    case IR_F64: return ((const double *)p)[i];
+    default: return NAN;
+    }
+}
+
+/* v truncated toward zero and clamped to [lo, hi]; NaN gives 0.  The limits
+ * are compared as doubles: 2^63 and 2^31 are exact. */
+static int64_t saturate(double v, double lo, double hi, int64_t ilo, int64_t ihi)
+{
+    if (isnan(v))
+        return 0;
+    if (v <= lo)
+        return ilo;
+    if (v >= hi)
+        return ihi;
+    return (int64_t)v;
+}
+
+void rt_tensor_set(rt_tensor *t, int64_t i, double v)
+{
+    void *p = t->data;
+    switch (t->dtype) {
+    case IR_BOOL:
+        ((uint8_t *)p)[i] = v != 0;
+        break;
+    case IR_I32:
+        ((int32_t *)p)[i] = (int32_t)saturate(v, -2147483648.0, 2147483647.0,
+                                              INT32_MIN, INT32_MAX);
+        break;
+    case IR_I64:
+        ((int64_t *)p)[i] = saturate(v, -9223372036854775808.0, 9223372036854775808.0,
+                                     INT64_MIN, INT64_MAX);
+        break;
+    case IR_F16:
+        ((uint16_t *)p)[i] = ir_f64_to_f16(v);
+        break;
+    case IR_BF16:
+        ((uint16_t *)p)[i] = ir_f64_to_bf16(v);
+        break;
+    case IR_F32:
+        ((float *)p)[i] = (float)v;
+        break;
+    case IR_F64:
+        ((double *)p)[i] = v;
+        break;
+    default:
+        break;
+    }
+}
+
+char *rt_shape_str(ir_dtype t, int ndim, const int64_t *shape)
+{
+    const char *name = (unsigned)t < IR_NDTYPES ? ir_dtype_name(t) : "?";
+    /* 21 bytes per extent ("-9223372036854775808" plus ", ") is plenty. */
+    size_t cap = strlen(name) + 3 + (size_t)(ndim > 0 ? ndim : 0) * 22;
+    char *s = malloc(cap);
+    if (!s)
+        return NULL;
+    size_t n = (size_t)snprintf(s, cap, "%s[", name);
+    for (int d = 0; d < ndim; d++)
+        n += (size_t)snprintf(s + n, cap - n, d ? ", %" PRId64 : "%" PRId64, shape[d]);
+    snprintf(s + n, cap - n, "]");
+    return s;
+}
