@@ -1,0 +1,255 @@
+/* accel/accel.h — analytical performance and energy model of a systolic-array
+ * GEMM accelerator (the `acc_` module).
+ *
+ * A network is a list of layers.  Every GEMM-like layer is `batch`
+ * independent GEMMs C[M,N] = A[M,K] * B[K,N] (A: ifmap after im2col, B:
+ * filter, C: ofmap); every other layer is work for the vector unit.  The
+ * model is closed form (no cycle-by-cycle simulation), so a layer costs well
+ * under a microsecond and whole design-space sweeps run in seconds.
+ * doc/accel.md states every formula and assumption.
+ *
+ * Error reporting: functions that can fail return false and write one line
+ * without a trailing newline into err[errlen], GNU style:
+ *   "file:line: error: ..." (config), "file:line:col: error: ..." (topology),
+ *   "file: error: ..." when there is no line.
+ */
+#ifndef TEC_ACCEL_H
+#define TEC_ACCEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---------------------------------------------------------------- dataflows */
+
+/* Which operand stays in the processing elements while the others stream:
+ * outputs (OS), weights (WS) or inputs (IS), as in SCALE-Sim. */
+typedef enum { ACC_DF_OS, ACC_DF_WS, ACC_DF_IS, ACC_NDATAFLOWS } acc_dataflow;
+
+const char *acc_dataflow_name(acc_dataflow d);            /* "os" */
+bool acc_dataflow_parse(const char *s, acc_dataflow *out); /* "os"/"ws"/"is" */
+
+/* The three operands, in SCALE-Sim's names. */
+typedef enum { ACC_IFMAP, ACC_FILTER, ACC_OFMAP, ACC_NOPERANDS } acc_operand;
+const char *acc_operand_name(acc_operand o);               /* "ifmap" */
+
+/* ---------------------------------------------------------------- hardware */
+
+/* Energy table.  Accesses are counted in words (config WordBytes); DRAM is
+ * priced per byte because DRAM energy is quoted per bit. */
+typedef struct acc_energy {
+    double mac_pj;                 /* one multiply-accumulate */
+    double reg_pj;                 /* one operand hop between PE registers */
+    double sram_read_pj;           /* one word read from an on-chip buffer */
+    double sram_write_pj;          /* one word written to an on-chip buffer */
+    double dram_read_pj_per_byte;
+    double dram_write_pj_per_byte;
+    double vector_op_pj;           /* one vector-unit element operation */
+    double static_mw;              /* leakage + clock tree, charged per us */
+} acc_energy;
+
+/* One accelerator: a rows x cols array of PEs, each doing `depth` MACs per
+ * cycle (depth > 1 models tensor-core-like dot-product units), three
+ * double-buffered SRAMs, a DRAM interface and a vector unit. */
+typedef struct acc_config {
+    char run_name[64];
+    int64_t rows, cols, depth;     /* ArrayHeight, ArrayWidth, ArrayDepth */
+    acc_dataflow dataflow;
+    int64_t sram_bytes[ACC_NOPERANDS];  /* Ifmap/Filter/OfmapSramSzkB * 1024 */
+    bool bw_unlimited;             /* InterfaceBandwidth = CALC: never stall */
+    double bandwidth;              /* DRAM words per cycle (USER mode) */
+    int64_t word_bytes;            /* bytes per operand word */
+    double clock_mhz;
+    int64_t vector_lanes;          /* vector-unit element ops per cycle */
+    acc_energy energy;
+} acc_config;
+
+/* Fills a valid 32x32 output-stationary config with tec's documented
+ * defaults (the values a SCALE-Sim file without tec sections gets). */
+void acc_config_default(acc_config *c);
+/* Reads a SCALE-Sim .cfg plus tec's [tec_architecture], [tec_energy] and
+ * [tec_vector] sections.  On failure *c is unspecified and err says, e.g.,
+ * "f.cfg: error: missing key ArrayHeight in [architecture_presets]". */
+bool acc_config_load(const char *path, acc_config *c, char *err, size_t errlen);
+/* Checks ranges after a program edited a config (sweeps); "tec: error: ...". */
+bool acc_config_check(const acc_config *c, char *err, size_t errlen);
+/* Writes c back as a .cfg that acc_config_load reads to the same values. */
+void acc_config_write(FILE *out, const acc_config *c);
+
+/* ---------------------------------------------------------------- workload */
+
+typedef enum { ACC_LAYER_GEMM, ACC_LAYER_VECTOR } acc_layer_kind;
+
+/* Nesting of the three tile loops, outermost first. */
+typedef enum {
+    ACC_ORDER_MNK, ACC_ORDER_MKN, ACC_ORDER_NMK,
+    ACC_ORDER_NKM, ACC_ORDER_KMN, ACC_ORDER_KNM, ACC_NORDERS
+} acc_loop_order;
+const char *acc_order_name(acc_loop_order o);              /* "mnk" */
+bool acc_order_parse(const char *s, acc_loop_order *out);
+
+/* Tile sizes of one GEMM (per batch element) and the loop order over tiles.
+ * A tile larger than its dimension is clamped to it. */
+typedef struct acc_tiling {
+    int64_t tm, tn, tk;
+    acc_loop_order order;
+} acc_tiling;
+
+/* SCALE-Sim convolution geometry, kept so a network can be written back in
+ * the convolution format.  ifmap sizes include padding; channels and
+ * num_filters are per layer (all groups together). */
+typedef struct acc_conv {
+    int64_t ifmap_h, ifmap_w, filt_h, filt_w, channels, num_filters;
+    int64_t stride_h, stride_w;
+} acc_conv;
+
+/* One layer.  GEMM: `batch` GEMMs of M x N x K (groups of a grouped or
+ * depthwise convolution, heads of attention).  VECTOR: vector_ops element
+ * operations reading and writing the given DRAM bytes. */
+typedef struct acc_layer {
+    char *name;                    /* malloc'ed; acc_layers_free frees it */
+    acc_layer_kind kind;
+    int64_t M, N, K, batch;
+    int64_t vector_ops, vector_read_bytes, vector_write_bytes;
+    bool has_tiling;               /* tiling given: no search for this layer */
+    acc_tiling tiling;
+    bool has_conv;
+    acc_conv conv;
+} acc_layer;
+
+void acc_layers_free(acc_layer *layers, int n);
+
+/* Geometry of a convolution as SCALE-Sim reads it: M = output pixels,
+ * N = filters per group, K = filt_h*filt_w*channels per group.  Fails on a
+ * filter larger than the ifmap or on overflow. */
+bool acc_conv_to_gemm(const acc_conv *cv, int64_t groups, acc_layer *l,
+                      char *err, size_t errlen);
+
+typedef enum { ACC_TOPO_AUTO, ACC_TOPO_CONV, ACC_TOPO_GEMM } acc_topo_format;
+
+/* Reads a SCALE-Sim topology CSV.  AUTO: the M,N,K format when the header's
+ * second column is "M", else the convolution format.  Conv rows: name,
+ * IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels,
+ * Num Filter, Strides [, Stride Width]; a name containing "DP" is a
+ * depthwise layer (one group per channel).  GEMM rows: name, M, N, K.
+ * *layers is malloc'ed (free with acc_layers_free). */
+bool acc_read_topology(const char *path, acc_topo_format fmt,
+                       acc_layer **layers, int *n, char *err, size_t errlen);
+/* Writes the GEMM layers (vector layers have no SCALE-Sim form and are
+ * skipped) in the given format; CONV needs conv geometry on every layer.
+ * Groups that SCALE-Sim cannot express in one row become one row each
+ * (name.g0, name.g1, ...). */
+bool acc_write_topology(const char *path, acc_topo_format fmt,
+                        const acc_layer *layers, int n, char *err, size_t errlen);
+
+/* ---------------------------------------------------------------- model */
+
+typedef enum { ACC_SEARCH_NONE, ACC_SEARCH_DRAM, ACC_SEARCH_EDP } acc_search;
+const char *acc_search_name(acc_search s);
+bool acc_search_parse(const char *s, acc_search *out);
+
+/* Run options that are not hardware. */
+typedef struct acc_options {
+    int64_t pad_to;                /* pad M, N, K up to multiples (0/1: off) */
+    acc_search search;             /* for layers without a given tiling */
+} acc_options;
+
+/* Energy split by where it is spent (pJ). */
+typedef struct acc_energy_split {
+    double mac, reg, sram, dram, vector, stat;
+} acc_energy_split;
+
+/* Everything the model says about one layer (or, from acc_model_network,
+ * the network total).  Counts are exact integers; access counts in words. */
+typedef struct acc_result {
+    const char *name;
+    acc_layer_kind kind;
+    acc_dataflow dataflow;
+    int64_t M, N, K, batch;        /* as modeled, i.e. after padding */
+    acc_tiling tiling;             /* used tiling (tm,tn,tk clamped) */
+    bool resident[ACC_NOPERANDS];  /* tile held in SRAM (else streamed) */
+    int64_t tiles;                 /* tile-GEMMs over all batch elements */
+    int64_t folds;                 /* array folds over all tiles */
+    int64_t macs;                  /* useful MACs (vector layers: 0) */
+    int64_t pad_macs;              /* extra MACs executed for padding */
+    int64_t mac_slots;             /* peak MACs over the streaming cycles of
+                                      all folds (excludes fill and drain) */
+    int64_t vector_ops;
+    int64_t compute_cycles, stall_cycles, total_cycles;
+    double mapping_efficiency;     /* useful MACs / MAC slots while streaming */
+    double compute_utilization;    /* useful MACs / (peak * compute_cycles) */
+    double utilization;            /* useful MACs / (peak * total_cycles) */
+    int64_t sram_reads[ACC_NOPERANDS], sram_writes[ACC_NOPERANDS];
+    int64_t dram_reads[ACC_NOPERANDS], dram_writes[ACC_NOPERANDS];
+    double dram_bw_needed;         /* DRAM words per compute cycle */
+    acc_energy_split energy;
+    double energy_pj;
+    double latency_us;
+    double edp;                    /* energy_pj * latency_us (pJ*us) */
+} acc_result;
+
+int64_t acc_result_sram_reads(const acc_result *r);   /* sums over operands */
+int64_t acc_result_sram_writes(const acc_result *r);
+int64_t acc_result_dram_reads(const acc_result *r);
+int64_t acc_result_dram_writes(const acc_result *r);
+
+/* Models one layer.  c must be valid (acc_config_load/acc_config_check).
+ * Fails, naming the layer, on a bad layer or a count past 64 bits. */
+bool acc_model_layer(const acc_config *c, const acc_options *o,
+                     const acc_layer *l, acc_result *r, char *err, size_t errlen);
+
+/* Models one GEMM layer under one explicit tiling, ignoring o->search and
+ * l's own tiling (the search calls this; tests use it to compare). */
+bool acc_model_tiling(const acc_config *c, const acc_options *o,
+                      const acc_layer *l, const acc_tiling *t,
+                      acc_result *r, char *err, size_t errlen);
+
+/* Models every layer (results[n]) and the total: layers run one after the
+ * other, so cycles, accesses and energy add; total EDP is total energy times
+ * total latency.  Identical layers are modeled once.  *evals (may be NULL)
+ * is increased by the number of layer models actually computed. */
+bool acc_model_network(const acc_config *c, const acc_options *o,
+                       const acc_layer *layers, int n, acc_result *results,
+                       acc_result *total, int64_t *evals, char *err, size_t errlen);
+
+/* ---------------------------------------------------------------- reports */
+
+/* One row per layer plus a "total" row; same columns in CSV and JSON. */
+void acc_write_csv(FILE *out, const acc_result *rs, int n, const acc_result *total);
+void acc_write_json(FILE *out, const acc_config *c, const acc_result *rs, int n,
+                    const acc_result *total);
+/* Aligned human-readable table with totals. */
+void acc_print_table(FILE *out, const acc_config *c, const acc_result *rs, int n,
+                     const acc_result *total);
+
+/* ---------------------------------------------------------------- sweeps */
+
+#define ACC_SWEEP_MAX 32
+
+/* The grid: every array shape x dataflow x SRAM size (the size applies to
+ * each of the three buffers). */
+typedef struct acc_sweep_spec {
+    int nshapes;
+    int64_t rows[ACC_SWEEP_MAX], cols[ACC_SWEEP_MAX];
+    int ndataflows;
+    acc_dataflow dataflows[ACC_NDATAFLOWS];
+    int nsrams;
+    int64_t sram_kb[ACC_SWEEP_MAX];
+} acc_sweep_spec;
+
+/* Parses "8x8,32x32", "os,ws,is" and "64,256"; a NULL string keeps the
+ * default grid's list (8x8..128x128, os/ws/is, 16..1024 kB: 105 configs). */
+bool acc_sweep_spec_parse(const char *shapes, const char *dataflows,
+                          const char *srams, acc_sweep_spec *s,
+                          char *err, size_t errlen);
+int acc_sweep_count(const acc_sweep_spec *s);
+
+/* Models the network on every configuration of the grid (the rest of each
+ * configuration comes from base) and writes one CSV row per configuration.
+ * *evals (may be NULL) receives the number of layer models computed. */
+bool acc_sweep(const acc_config *base, const acc_options *o,
+               const acc_sweep_spec *s, const acc_layer *layers, int n,
+               FILE *csv, int64_t *evals, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,477 @@
+/* accel/report.c — per-layer reports (CSV, JSON, aligned table) and
+ * design-space sweeps over array shape, dataflow and SRAM size. */
+#include "accel/accel.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- columns */
+
+/* Residency of the three operands as three letters, ifmap/filter/ofmap:
+ * 'r' tile held in SRAM, 's' streamed. */
+static void resident_flags(const acc_result *r, char out[4])
+{
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        out[op] = r->resident[op] ? 'r' : 's';
+    out[3] = '\0';
+}
+
+/* One report column: how it is titled and printed.  The same list drives
+ * the CSV header, the CSV rows and the JSON objects, so they cannot drift. */
+typedef enum { COL_STR, COL_INT, COL_REAL } col_type;
+
+typedef struct col_value {
+    col_type type;
+    const char *s;
+    int64_t i;
+    double d;
+    bool empty;        /* not applicable to this row (CSV: empty, JSON: null) */
+} col_value;
+
+#define NCOLS 56
+
+typedef struct row {
+    const char *title[NCOLS];
+    col_value v[NCOLS];
+    int n;
+    char buf[4][32];   /* storage for formatted strings */
+} row;
+
+static void put_s(row *w, const char *t, const char *s)
+{
+    w->title[w->n] = t;
+    w->v[w->n++] = (col_value){COL_STR, s, 0, 0, false};
+}
+
+static void put_i(row *w, const char *t, int64_t i, bool empty)
+{
+    w->title[w->n] = t;
+    w->v[w->n++] = (col_value){COL_INT, NULL, i, 0, empty};
+}
+
+static void put_d(row *w, const char *t, double d)
+{
+    w->title[w->n] = t;
+    w->v[w->n++] = (col_value){COL_REAL, NULL, 0, d, false};
+}
+
+static void build_row(row *w, const acc_result *r, bool total)
+{
+    bool gemm = !total && r->kind == ACC_LAYER_GEMM;
+    w->n = 0;
+    put_s(w, "name", r->name ? r->name : "?");
+    put_s(w, "kind", total ? "total" : r->kind == ACC_LAYER_GEMM ? "gemm" : "vector");
+    put_i(w, "M", r->M, !gemm);
+    put_i(w, "N", r->N, !gemm);
+    put_i(w, "K", r->K, !gemm);
+    put_i(w, "batch", r->batch, !gemm);
+    put_s(w, "dataflow", acc_dataflow_name(r->dataflow));
+    put_i(w, "tiles", r->tiles, !gemm && !total);
+    put_i(w, "tile_m", r->tiling.tm, !gemm);
+    put_i(w, "tile_n", r->tiling.tn, !gemm);
+    put_i(w, "tile_k", r->tiling.tk, !gemm);
+    put_s(w, "loop_order", gemm ? acc_order_name(r->tiling.order) : "");
+    resident_flags(r, w->buf[0]);
+    put_s(w, "resident", gemm ? w->buf[0] : "");
+    put_i(w, "folds", r->folds, false);
+    put_i(w, "macs", r->macs, false);
+    put_i(w, "pad_macs", r->pad_macs, false);
+    put_i(w, "vector_ops", r->vector_ops, false);
+    put_i(w, "compute_cycles", r->compute_cycles, false);
+    put_i(w, "stall_cycles", r->stall_cycles, false);
+    put_i(w, "total_cycles", r->total_cycles, false);
+    put_d(w, "mapping_efficiency", r->mapping_efficiency);
+    put_d(w, "compute_utilization", r->compute_utilization);
+    put_d(w, "utilization", r->utilization);
+    put_i(w, "sram_reads", acc_result_sram_reads(r), false);
+    put_i(w, "sram_writes", acc_result_sram_writes(r), false);
+    put_i(w, "dram_reads", acc_result_dram_reads(r), false);
+    put_i(w, "dram_writes", acc_result_dram_writes(r), false);
+    static const char *const per_op[4][ACC_NOPERANDS] = {
+        {"sram_reads_ifmap", "sram_reads_filter", "sram_reads_ofmap"},
+        {"sram_writes_ifmap", "sram_writes_filter", "sram_writes_ofmap"},
+        {"dram_reads_ifmap", "dram_reads_filter", "dram_reads_ofmap"},
+        {"dram_writes_ifmap", "dram_writes_filter", "dram_writes_ofmap"}};
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        put_i(w, per_op[0][op], r->sram_reads[op], false);
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        put_i(w, per_op[1][op], r->sram_writes[op], false);
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        put_i(w, per_op[2][op], r->dram_reads[op], false);
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        put_i(w, per_op[3][op], r->dram_writes[op], false);
+    put_d(w, "dram_bw_needed", r->dram_bw_needed);
+    put_d(w, "energy_pj", r->energy_pj);
+    put_d(w, "energy_mac_pj", r->energy.mac);
+    put_d(w, "energy_reg_pj", r->energy.reg);
+    put_d(w, "energy_sram_pj", r->energy.sram);
+    put_d(w, "energy_dram_pj", r->energy.dram);
+    put_d(w, "energy_vector_pj", r->energy.vector);
+    put_d(w, "energy_static_pj", r->energy.stat);
+    put_d(w, "latency_us", r->latency_us);
+    put_d(w, "edp", r->edp);
+}
+
+/* ---------------------------------------------------------------- CSV */
+
+static void csv_string(FILE *out, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+static void csv_row(FILE *out, const row *w)
+{
+    for (int i = 0; i < w->n; i++) {
+        if (i)
+            fputc(',', out);
+        const col_value *v = &w->v[i];
+        if (v->empty)
+            continue;
+        switch (v->type) {
+        case COL_STR: csv_string(out, v->s); break;
+        case COL_INT: fprintf(out, "%" PRId64, v->i); break;
+        case COL_REAL: fprintf(out, "%.9g", v->d); break;
+        }
+    }
+    fputc('\n', out);
+}
+
+void acc_write_csv(FILE *out, const acc_result *rs, int n, const acc_result *total)
+{
+    row w;
+    build_row(&w, total, true);
+    for (int i = 0; i < w.n; i++)
+        fprintf(out, "%s%s", i ? "," : "", w.title[i]);
+    fputc('\n', out);
+    for (int i = 0; i < n; i++) {
+        build_row(&w, &rs[i], false);
+        csv_row(out, &w);
+    }
+    build_row(&w, total, true);
+    csv_row(out, &w);
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(out, "\\u%04x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+static void json_object(FILE *out, const row *w, const char *indent)
+{
+    fputs("{", out);
+    for (int i = 0; i < w->n; i++) {
+        fprintf(out, "%s\n%s  ", i ? "," : "", indent);
+        json_string(out, w->title[i]);
+        fputs(": ", out);
+        const col_value *v = &w->v[i];
+        if (v->empty) {
+            fputs("null", out);
+            continue;
+        }
+        switch (v->type) {
+        case COL_STR: json_string(out, v->s); break;
+        case COL_INT: fprintf(out, "%" PRId64, v->i); break;
+        case COL_REAL: fprintf(out, "%.9g", v->d); break;
+        }
+    }
+    fprintf(out, "\n%s}", indent);
+}
+
+void acc_write_json(FILE *out, const acc_config *c, const acc_result *rs, int n,
+                    const acc_result *total)
+{
+    fputs("{\n  \"config\": {\n    \"run_name\": ", out);
+    json_string(out, c->run_name);
+    fprintf(out, ",\n    \"rows\": %" PRId64 ",\n    \"cols\": %" PRId64
+                 ",\n    \"depth\": %" PRId64 ",\n    \"dataflow\": \"%s\""
+                 ",\n    \"ifmap_sram_bytes\": %" PRId64 ",\n    \"filter_sram_bytes\": %" PRId64
+                 ",\n    \"ofmap_sram_bytes\": %" PRId64,
+            c->rows, c->cols, c->depth, acc_dataflow_name(c->dataflow),
+            c->sram_bytes[ACC_IFMAP], c->sram_bytes[ACC_FILTER], c->sram_bytes[ACC_OFMAP]);
+    if (c->bw_unlimited)
+        fputs(",\n    \"bandwidth_words_per_cycle\": null", out);
+    else
+        fprintf(out, ",\n    \"bandwidth_words_per_cycle\": %.9g", c->bandwidth);
+    fprintf(out, ",\n    \"word_bytes\": %" PRId64 ",\n    \"clock_mhz\": %.9g"
+                 ",\n    \"vector_lanes\": %" PRId64 "\n  },\n  \"layers\": [",
+            c->word_bytes, c->clock_mhz, c->vector_lanes);
+    row w;
+    for (int i = 0; i < n; i++) {
+        build_row(&w, &rs[i], false);
+        fputs(i ? ",\n    " : "\n    ", out);
+        json_object(out, &w, "    ");
+    }
+    fputs(n ? "\n  ],\n  \"total\": " : "],\n  \"total\": ", out);
+    build_row(&w, total, true);
+    json_object(out, &w, "  ");
+    fputs("\n}\n", out);
+}
+
+/* ---------------------------------------------------------------- table */
+
+#define TCOLS 14
+
+static const char *const table_titles[TCOLS] = {
+    "layer", "M", "N", "K", "batch", "tile mxnxk order", "compute", "stall", "total",
+    "util%", "SRAM rd", "DRAM rd", "DRAM wr", "energy uJ"};
+
+static void table_cells(const acc_result *r, bool total, char cell[TCOLS][64])
+{
+    bool gemm = !total && r->kind == ACC_LAYER_GEMM;
+    snprintf(cell[0], 64, "%s", r->name ? r->name : "?");
+    if (gemm) {
+        snprintf(cell[1], 64, "%" PRId64, r->M);
+        snprintf(cell[2], 64, "%" PRId64, r->N);
+        snprintf(cell[3], 64, "%" PRId64, r->K);
+        snprintf(cell[4], 64, "%" PRId64, r->batch);
+        snprintf(cell[5], 64, "%" PRId64 "x%" PRId64 "x%" PRId64 " %s", r->tiling.tm,
+                 r->tiling.tn, r->tiling.tk, acc_order_name(r->tiling.order));
+    } else {
+        for (int i = 1; i <= 4; i++)
+            snprintf(cell[i], 64, "-");
+        snprintf(cell[5], 64, total ? "" : "vector");
+    }
+    snprintf(cell[6], 64, "%" PRId64, r->compute_cycles);
+    snprintf(cell[7], 64, "%" PRId64, r->stall_cycles);
+    snprintf(cell[8], 64, "%" PRId64, r->total_cycles);
+    snprintf(cell[9], 64, "%.1f", 100.0 * r->utilization);
+    snprintf(cell[10], 64, "%" PRId64, acc_result_sram_reads(r));
+    snprintf(cell[11], 64, "%" PRId64, acc_result_dram_reads(r));
+    snprintf(cell[12], 64, "%" PRId64, acc_result_dram_writes(r));
+    snprintf(cell[13], 64, "%.3f", r->energy_pj / 1e6);
+}
+
+void acc_print_table(FILE *out, const acc_config *c, const acc_result *rs, int n,
+                     const acc_result *total)
+{
+    int width[TCOLS];
+    char cell[TCOLS][64];
+    for (int j = 0; j < TCOLS; j++)
+        width[j] = (int)strlen(table_titles[j]);
+    for (int i = 0; i <= n; i++) {
+        table_cells(i < n ? &rs[i] : total, i == n, cell);
+        for (int j = 0; j < TCOLS; j++)
+            if ((int)strlen(cell[j]) > width[j])
+                width[j] = (int)strlen(cell[j]);
+    }
+    fprintf(out, "accelerator %s: %" PRId64 "x%" PRId64, c->run_name, c->rows, c->cols);
+    if (c->depth > 1)
+        fprintf(out, "x%" PRId64, c->depth);
+    fprintf(out, " %s, SRAM %" PRId64 "/%" PRId64 "/%" PRId64 " kB, ",
+            acc_dataflow_name(c->dataflow), c->sram_bytes[ACC_IFMAP] / 1024,
+            c->sram_bytes[ACC_FILTER] / 1024, c->sram_bytes[ACC_OFMAP] / 1024);
+    if (c->bw_unlimited)
+        fprintf(out, "unlimited bandwidth");
+    else
+        fprintf(out, "%g words/cycle", c->bandwidth);
+    fprintf(out, ", %g MHz (accesses in words of %" PRId64 " B)\n", c->clock_mhz,
+            c->word_bytes);
+    for (int j = 0; j < TCOLS; j++)
+        fprintf(out, "%s%*s", j ? "  " : "", j == 0 || j == 5 ? -width[j] : width[j],
+                table_titles[j]);
+    fputc('\n', out);
+    for (int i = 0; i <= n; i++) {
+        if (i == n) {
+            int len = 0;
+            for (int j = 0; j < TCOLS; j++)
+                len += width[j] + (j ? 2 : 0);
+            for (int k = 0; k < len; k++)
+                fputc('-', out);
+            fputc('\n', out);
+        }
+        table_cells(i < n ? &rs[i] : total, i == n, cell);
+        for (int j = 0; j < TCOLS; j++)
+            fprintf(out, "%s%*s", j ? "  " : "", j == 0 || j == 5 ? -width[j] : width[j],
+                    cell[j]);
+        fputc('\n', out);
+    }
+    fprintf(out, "total: %" PRId64 " MACs (+%" PRId64 " padding), %.3f us, %.3f uJ, "
+                 "EDP %.6g pJ*us, utilization %.1f%%\n",
+            total->macs, total->pad_macs, total->latency_us, total->energy_pj / 1e6,
+            total->edp, 100.0 * total->utilization);
+}
+
+/* ---------------------------------------------------------------- sweeps */
+
+static const int64_t default_shapes[] = {8, 16, 32, 64, 128};
+static const int64_t default_srams[] = {16, 32, 64, 128, 256, 512, 1024};
+
+static bool parse_list_int(const char *s, const char *what, int64_t *out, int *n, int64_t max,
+                           char *err, size_t errlen)
+{
+    *n = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long long x = strtoll(p, &end, 10);
+        if (end == p || errno || x < 1 || x > max || (*end && *end != ',')) {
+            snprintf(err, errlen, "tec: error: bad %s list '%s': expected positive integers "
+                     "(at most %lld) separated by commas", what, s, (long long)max);
+            return false;
+        }
+        if (*n == ACC_SWEEP_MAX) {
+            snprintf(err, errlen, "tec: error: %s list '%s' has more than %d entries", what, s,
+                     ACC_SWEEP_MAX);
+            return false;
+        }
+        out[(*n)++] = x;
+        p = *end ? end + 1 : end;
+    }
+    if (*n == 0) {
+        snprintf(err, errlen, "tec: error: empty %s list", what);
+        return false;
+    }
+    return true;
+}
+
+bool acc_sweep_spec_parse(const char *shapes, const char *dataflows, const char *srams,
+                          acc_sweep_spec *s, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    if (!shapes) {
+        for (size_t i = 0; i < sizeof default_shapes / sizeof default_shapes[0]; i++)
+            s->rows[s->nshapes] = s->cols[s->nshapes] = default_shapes[i], s->nshapes++;
+    } else {
+        const char *p = shapes;
+        while (*p) {
+            char *end;
+            errno = 0;
+            long long r = strtoll(p, &end, 10), c = 0;
+            bool ok = end != p && !errno && r >= 1 && r <= 65536 && (*end == 'x' || *end == 'X');
+            if (ok) {
+                p = end + 1;
+                c = strtoll(p, &end, 10);
+                ok = end != p && !errno && c >= 1 && c <= 65536 && (*end == ',' || !*end);
+            }
+            if (!ok) {
+                snprintf(err, errlen, "tec: error: bad array shape list '%s': expected "
+                         "ROWSxCOLS[,ROWSxCOLS...] with sizes from 1 to 65536", shapes);
+                return false;
+            }
+            if (s->nshapes == ACC_SWEEP_MAX) {
+                snprintf(err, errlen, "tec: error: array shape list '%s' has more than %d "
+                         "entries", shapes, ACC_SWEEP_MAX);
+                return false;
+            }
+            s->rows[s->nshapes] = r;
+            s->cols[s->nshapes++] = c;
+            p = *end ? end + 1 : end;
+        }
+        if (s->nshapes == 0) {
+            snprintf(err, errlen, "tec: error: empty array shape list");
+            return false;
+        }
+    }
+    if (!dataflows) {
+        for (int d = 0; d < ACC_NDATAFLOWS; d++)
+            s->dataflows[s->ndataflows++] = (acc_dataflow)d;
+    } else {
+        char buf[64];
+        if (strlen(dataflows) >= sizeof buf) {
+            snprintf(err, errlen, "tec: error: dataflow list too long");
+            return false;
+        }
+        snprintf(buf, sizeof buf, "%s", dataflows);
+        char *save = NULL;
+        for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            acc_dataflow d;
+            if (!acc_dataflow_parse(t, &d) || s->ndataflows == ACC_NDATAFLOWS) {
+                snprintf(err, errlen, "tec: error: bad dataflow list '%s': expected up to "
+                         "three of os, ws, is separated by commas", dataflows);
+                return false;
+            }
+            s->dataflows[s->ndataflows++] = d;
+        }
+        if (s->ndataflows == 0) {
+            snprintf(err, errlen, "tec: error: empty dataflow list");
+            return false;
+        }
+    }
+    if (!srams) {
+        for (size_t i = 0; i < sizeof default_srams / sizeof default_srams[0]; i++)
+            s->sram_kb[s->nsrams++] = default_srams[i];
+    } else if (!parse_list_int(srams, "SRAM size", s->sram_kb, &s->nsrams,
+                               INT64_C(1) << 30, err, errlen)) {
+        return false;
+    }
+    return true;
+}
+
+int acc_sweep_count(const acc_sweep_spec *s)
+{
+    return s->nshapes * s->ndataflows * s->nsrams;
+}
+
+bool acc_sweep(const acc_config *base, const acc_options *o, const acc_sweep_spec *s,
+               const acc_layer *layers, int n, FILE *csv, int64_t *evals, char *err,
+               size_t errlen)
+{
+    acc_result *rs = malloc((size_t)(n > 0 ? n : 1) * sizeof *rs);
+    if (!rs) {
+        snprintf(err, errlen, "tec: error: out of memory");
+        return false;
+    }
+    int64_t count = 0;
+    fprintf(csv, "config,rows,cols,depth,dataflow,sram_kb,bandwidth,layers,macs,pad_macs,"
+                 "compute_cycles,stall_cycles,total_cycles,mapping_efficiency,utilization,"
+                 "sram_reads,sram_writes,dram_reads,dram_writes,energy_pj,latency_us,edp\n");
+    int id = 0;
+    bool ok = true;
+    for (int i = 0; ok && i < s->nshapes; i++)
+        for (int d = 0; ok && d < s->ndataflows; d++)
+            for (int m = 0; ok && m < s->nsrams; m++) {
+                acc_config c = *base;
+                c.rows = s->rows[i];
+                c.cols = s->cols[i];
+                c.dataflow = s->dataflows[d];
+                for (int op = 0; op < ACC_NOPERANDS; op++)
+                    c.sram_bytes[op] = s->sram_kb[m] * 1024;
+                acc_result t;
+                ok = acc_config_check(&c, err, errlen) &&
+                     acc_model_network(&c, o, layers, n, rs, &t, &count, err, errlen);
+                if (!ok)
+                    break;
+                fprintf(csv, "%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%" PRId64 ",", id++,
+                        c.rows, c.cols, c.depth, acc_dataflow_name(c.dataflow), s->sram_kb[m]);
+                if (c.bw_unlimited)
+                    fputs("unlimited", csv);
+                else
+                    fprintf(csv, "%.9g", c.bandwidth);
+                fprintf(csv, ",%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+                             ",%.9g,%.9g,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+                             ",%.9g,%.9g,%.9g\n",
+                        n, t.macs, t.pad_macs, t.compute_cycles, t.stall_cycles,
+                        t.total_cycles, t.mapping_efficiency, t.utilization,
+                        acc_result_sram_reads(&t), acc_result_sram_writes(&t),
+                        acc_result_dram_reads(&t), acc_result_dram_writes(&t), t.energy_pj,
+                        t.latency_us, t.edp);
+            }
+    free(rs);
+    if (evals)
+        *evals = count;
+    return ok;
+}
