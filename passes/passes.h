@@ -1,0 +1,84 @@
+/* passes/passes.h — the pass manager and the passes over tec's loop IR.
+ *
+ * A pass is a function that rewrites a module in place.  Every pass is listed
+ * once in registry.c's table (name, function, one-line description); the
+ * driver composes them into pipelines by name, either one of the -O levels'
+ * pipelines or a user's --passes=a,b,c.
+ *
+ * A pass never rejects a user's program: by the time the passes run the
+ * module has been verified, so a pass that cannot do its job has hit a bug in
+ * tec and says so with diag_internal(d, "PASS", ...) before returning false.
+ */
+#ifndef TEC_PASSES_H
+#define TEC_PASSES_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "ir/diag.h"
+#include "ir/ir.h"
+
+/* Returns false only after reporting an internal error through d. */
+typedef bool (*pass_fn)(ir_module *m, diag *d);
+
+/* One registered pass. */
+typedef struct pass_info {
+    const char *name;          /* what --passes and --dump-ir call it */
+    pass_fn run;
+    const char *description;   /* one line, for --list-passes */
+} pass_info;
+
+const pass_info *pass_lookup(const char *name);   /* NULL if unknown */
+const pass_info *pass_table(int *n);              /* every pass, in table order */
+/* The comma-separated pipeline of -O0..-O3 (levels above 3 act as 3, below
+ * 0 as 0). */
+const char *pass_pipeline(int opt_level);
+
+/* How pass_run_pipeline shows its work. */
+typedef struct pass_options {
+    const char *dump_ir;    /* NULL, "all", or comma-separated pass names:
+                               print the IR after those passes to dump_out */
+    FILE *dump_out;         /* stderr in the CLI; NULL means stderr */
+    const char *dump_dir;   /* NULL, or a directory (created if missing):
+                               <base>.00.input.tir, then
+                               <base>.<NN>.<pass>.tir after pass NN */
+    const char *base;       /* module base name for dump files; NULL: the
+                               module's name */
+    bool verify_each;       /* run ir_verify after every pass */
+} pass_options;
+
+/* Runs a comma-separated pipeline ("" runs nothing).  Every name, in the
+ * pipeline and in o->dump_ir, is checked before anything runs; an unknown
+ * one is a usage error:
+ *     tec: error: unknown pass 'foo' (see tec --list-passes)
+ * Returns false after reporting an error (unknown pass, unwritable dump file,
+ * a pass's internal error, a verifier failure). o may be NULL. */
+bool pass_run_pipeline(ir_module *m, const char *pipeline, const pass_options *o,
+                       diag *d);
+
+/* ---------------------------------------------------------------- the passes */
+
+bool pass_simplify(ir_module *m, diag *d);   /* passes/simplify.c */
+bool pass_flatten(ir_module *m, diag *d);    /* passes/flatten.c */
+bool pass_dce(ir_module *m, diag *d);        /* passes/dce.c */
+bool pass_hoist(ir_module *m, diag *d);      /* passes/hoist.c */
+
+/* Simplifies one expression with no knowledge of variable ranges (every
+ * variable may take any value of its dtype).  Returns e itself when nothing
+ * changes; never modifies e's nodes, which may be shared.  For other stages
+ * (lowering, codegen) that want a folded expression. */
+ir_expr *pass_simplify_expr(ir_module *m, ir_expr *e);
+
+/* ---------------------------------------------------------------- helpers shared by passes */
+
+/* *out = a k b for integer k (+ - * floordiv floormod min max), computed
+ * exactly with GMP; false for a zero divisor or when the exact result does
+ * not fit dtype t (i32, i64 or bool). */
+bool pass_fold_int(ir_expr_kind k, int64_t a, int64_t b, ir_dtype t, int64_t *out);
+
+/* Recomputes a block's reads and writes after a pass removed accesses,
+ * keeping the old lists (and so their printed order) when the sets of
+ * buffers did not change. */
+void pass_update_block_access(ir_module *m, ir_stmt *block);
+
+#endif

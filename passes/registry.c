@@ -1,0 +1,251 @@
+/* passes/registry.c — the table of passes, the -O pipelines, and the pass
+ * manager that runs a pipeline with dumps and verification.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "passes/passes.h"
+
+/* Every pass, once.  Adding a pass is one line here (and its file). */
+static const pass_info pass_list[] = {
+    {"simplify", pass_simplify,
+     "fold constants and index arithmetic; "
+     "decide guards, branches and loops from ranges"},
+    {"dce", pass_dce,
+     "remove stores to never-read local buffers, unused lets and allocations, empty loops"},
+    {"hoist", pass_hoist, "move loop-invariant lets out of loops"},
+    {"flatten", pass_flatten, "make every buffer 1-D with row-major linear indices"},
+};
+
+#define NPASSES ((int)(sizeof pass_list / sizeof pass_list[0]))
+
+const pass_info *pass_table(int *n)
+{
+    *n = NPASSES;
+    return pass_list;
+}
+
+const pass_info *pass_lookup(const char *name)
+{
+    for (int i = 0; i < NPASSES; i++)
+        if (strcmp(pass_list[i].name, name) == 0)
+            return &pass_list[i];
+    return NULL;
+}
+
+/* -O0 only makes buffers 1-D (the generated C is then easiest to read);
+ * -O1 cleans up before flattening (so dce sees whole buffers) and
+ * simplifies again after it, when the linear indices are new.  The
+ * optimizer proper (fusion, tiling, vectorization, parallelization) will
+ * extend -O2 and -O3. */
+const char *pass_pipeline(int opt_level)
+{
+    switch (opt_level <= 0 ? 0 : opt_level >= 3 ? 3 : opt_level) {
+    case 0: return "flatten";
+    case 1: return "simplify,dce,flatten,simplify";
+    default: return "simplify,hoist,dce,flatten,simplify";
+    }
+}
+
+void pass_update_block_access(ir_module *m, ir_stmt *s)
+{
+    ir_buffer **r = s->reads, **w = s->writes;
+    int nr = s->nreads, nw = s->nwrites;
+    ir_block_update_access(m, s);
+    bool same = nr == s->nreads && nw == s->nwrites;
+    for (int i = 0; i < nr && same; i++) {
+        same = false;
+        for (int j = 0; j < s->nreads && !same; j++)
+            same = r[i] == s->reads[j];
+    }
+    for (int i = 0; i < nw && same; i++) {
+        same = false;
+        for (int j = 0; j < s->nwrites && !same; j++)
+            same = w[i] == s->writes[j];
+    }
+    if (same) {
+        s->reads = r;
+        s->writes = w;
+    }
+}
+
+/* ---------------------------------------------------------------- name lists */
+
+/* A comma-separated list split into names (spaces around names ignored). */
+typedef struct name_list {
+    char *text;     /* malloc'ed copy that names point into */
+    char **names;
+    int n;
+} name_list;
+
+static void name_list_free(name_list *l)
+{
+    free(l->text);
+    free(l->names);
+    l->text = NULL;
+    l->names = NULL;
+    l->n = 0;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        s[--n] = 0;
+    return s;
+}
+
+/* Splits list; false (after reporting) on an empty name or no memory.
+ * An empty or all-blank list gives no names. */
+static bool split_names(const char *list, const char *what, name_list *out, diag *d)
+{
+    out->n = 0;
+    out->names = NULL;
+    out->text = strdup(list);
+    size_t cap = 1;
+    for (const char *p = list; *p; p++)
+        cap += *p == ',';
+    out->names = malloc(sizeof *out->names * cap);
+    if (!out->text || !out->names) {
+        diag_error(d, diag_noloc(), "out of memory");
+        name_list_free(out);
+        return false;
+    }
+    if (!*trim(out->text))
+        return true;
+    char *p = out->text;
+    for (;;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = 0;
+        char *name = trim(p);
+        if (!*name) {
+            diag_error(d, diag_noloc(), "empty pass name in %s '%s'", what, list);
+            name_list_free(out);
+            return false;
+        }
+        out->names[out->n++] = name;
+        if (!comma)
+            return true;
+        p = comma + 1;
+    }
+}
+
+static bool check_known(const name_list *l, bool allow_all, diag *d)
+{
+    for (int i = 0; i < l->n; i++)
+        if (!pass_lookup(l->names[i]) && !(allow_all && strcmp(l->names[i], "all") == 0)) {
+            diag_error(d, diag_noloc(), "unknown pass '%s' (see tec --list-passes)",
+                       l->names[i]);
+            return false;
+        }
+    return true;
+}
+
+static bool listed(const name_list *l, const char *name)
+{
+    for (int i = 0; i < l->n; i++)
+        if (strcmp(l->names[i], "all") == 0 || strcmp(l->names[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* ---------------------------------------------------------------- dumps */
+
+/* The module's name as a file name: its last path component, "module" if
+ * it has none. */
+static const char *dump_base(const ir_module *m, const pass_options *o)
+{
+    const char *b = o->base ? o->base : m->name;
+    if (!b || !*b)
+        return "module";
+    const char *slash = strrchr(b, '/');
+    return slash && slash[1] ? slash + 1 : b;
+}
+
+static bool ensure_dir(const char *dir, diag *d)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return true;
+        diag_error(d, diag_noloc(), "cannot write IR dumps to '%s': not a directory", dir);
+        return false;
+    }
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        diag_error(d, diag_noloc(), "cannot create IR dump directory '%s': %s", dir,
+                   strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+/* Writes DIR/BASE.NN.STAGE.tir. */
+static bool dump_file(const ir_module *m, const pass_options *o, int index,
+                      const char *stage, diag *d)
+{
+    const char *base = dump_base(m, o);
+    size_t len = strlen(o->dump_dir) + strlen(base) + strlen(stage) + 32;
+    char *path = malloc(len);
+    if (!path) {
+        diag_error(d, diag_noloc(), "out of memory");
+        return false;
+    }
+    snprintf(path, len, "%s/%s.%02d.%s.tir", o->dump_dir, base, index, stage);
+    FILE *f = fopen(path, "w");
+    bool ok = f != NULL;
+    if (ok) {
+        ir_print_module(f, m);
+        ok = !ferror(f);
+        ok = fclose(f) == 0 && ok;
+    }
+    if (!ok)
+        diag_error(d, diag_noloc(), "cannot write '%s': %s", path, strerror(errno));
+    free(path);
+    return ok;
+}
+
+static void dump_stream(const ir_module *m, const pass_options *o, const char *pass)
+{
+    FILE *out = o->dump_out ? o->dump_out : stderr;
+    fprintf(out, "# -- IR after %s --\n", pass);
+    ir_print_module(out, m);
+    fflush(out);
+}
+
+/* ---------------------------------------------------------------- the pass manager */
+
+bool pass_run_pipeline(ir_module *m, const char *pipeline, const pass_options *o, diag *d)
+{
+    static const pass_options none = {0};
+    if (!o)
+        o = &none;
+    name_list passes, dumps = {0};
+    if (!split_names(pipeline ? pipeline : "", "pipeline", &passes, d))
+        return false;
+    bool ok = check_known(&passes, false, d);
+    if (ok && o->dump_ir)
+        ok = split_names(o->dump_ir, "--dump-ir", &dumps, d) && check_known(&dumps, true, d);
+    if (ok && o->dump_dir)
+        ok = ensure_dir(o->dump_dir, d) && dump_file(m, o, 0, "input", d);
+    for (int i = 0; ok && i < passes.n; i++) {
+        const pass_info *p = pass_lookup(passes.names[i]);
+        int before = d->nerrors;
+        ok = p->run(m, d);
+        if (!ok && d->nerrors == before)   /* a pass must say why it failed */
+            diag_internal(d, p->name, "the pass failed without a diagnostic");
+        if (ok && o->verify_each)
+            ok = ir_verify(m, p->name, d);
+        if (ok && o->dump_ir && listed(&dumps, p->name))
+            dump_stream(m, o, p->name);
+        if (ok && o->dump_dir)
+            ok = dump_file(m, o, i + 1, p->name, d);
+    }
+    name_list_free(&passes);
+    name_list_free(&dumps);
+    return ok;
+}
