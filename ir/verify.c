@@ -1,0 +1,892 @@
+/* ir/verify.c — the structural and type rules of the IR (doc/ir.md, "The
+ * verifier").  Passes run it after every change in checking builds, so a
+ * pass that breaks the IR is caught right after it, with the function and
+ * the offending node named; it never trusts the module it is given (NULL
+ * children, out-of-range enums) and never crashes on one.
+ *
+ * ir_expr_check_node holds the dtype rules of single expression nodes; the
+ * parser uses it too, so text and builder follow exactly the same rules.
+ */
+#include "ir/diag.h"
+#include "ir/ir.h"
+
+#include <gmp.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+/* ---------------------------------------------------------------- node rules */
+
+static bool dtype_ok(ir_dtype t) { return (unsigned)t < IR_NDTYPES; }
+
+static const char *dt(ir_dtype t) { return dtype_ok(t) ? ir_dtype_name(t) : "<bad dtype>"; }
+
+/* "f32[64, 32]" into buf. */
+static const char *type_text(const ir_buffer *b, char *buf, size_t size)
+{
+    size_t n = (size_t)snprintf(buf, size, "%s[", dt(b->dtype));
+    for (int i = 0; i < b->ndim && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%lld", i ? ", " : "",
+                              b->shape ? (long long)b->shape[i] : 0LL);
+    if (n < size)
+        snprintf(buf + n, size - n, "]");
+    return buf;
+}
+
+#define FAIL(...)                              \
+    do {                                       \
+        snprintf(msg, size, __VA_ARGS__);      \
+        return false;                          \
+    } while (0)
+
+/* Index rules shared by loads and stores: one integer index per dimension. */
+static bool check_indices(const ir_buffer *b, ir_expr *const *idx, int n, char *msg,
+                          size_t size)
+{
+    char ty[256];
+    if (!b)
+        FAIL("access without a buffer");
+    if (b->ndim < 0 || !dtype_ok(b->dtype))
+        FAIL("buffer '%s' has an invalid type", b->name ? b->name : "");
+    if (n != b->ndim)
+        FAIL("%s is %s but is indexed with %d ind%s", b->name, type_text(b, ty, sizeof ty), n,
+             n == 1 ? "ex" : "ices");
+    for (int i = 0; i < n; i++) {
+        if (!idx || !idx[i])
+            FAIL("index %d of %s is missing", i + 1, b->name);
+        if (!ir_dtype_is_int(idx[i]->dtype))
+            FAIL("index %d of %s is %s, not an integer", i + 1, b->name, dt(idx[i]->dtype));
+    }
+    return true;
+}
+
+static bool check_constant(const ir_expr *e, char *msg, size_t size)
+{
+    if (e->kind == IR_INT) {
+        if (!ir_dtype_is_int(e->dtype) && e->dtype != IR_BOOL)
+            FAIL("integer constant %lld has dtype %s", (long long)e->ival, dt(e->dtype));
+        if (e->dtype == IR_I32 && (e->ival < INT32_MIN || e->ival > INT32_MAX))
+            FAIL("integer constant %lld does not fit in i32", (long long)e->ival);
+        if (e->dtype == IR_BOOL && e->ival != 0 && e->ival != 1)
+            FAIL("bool constant %lld is neither 0 nor 1", (long long)e->ival);
+        return true;
+    }
+    if (!ir_dtype_is_float(e->dtype))
+        FAIL("float constant %g has dtype %s", e->fval, dt(e->dtype));
+    if (e->dtype == IR_F32 && e->fval == e->fval && (double)(float)e->fval != e->fval)
+        FAIL("f32 constant %.17g is not representable in f32", e->fval);
+    return true;
+}
+
+/* Binary operators, infix or written as functions. */
+static bool check_binary(const ir_expr *e, ir_dtype *result, char *msg, size_t size)
+{
+    const char *op = ir_expr_kind_name(e->kind);
+    if (!e->a || !e->b)
+        FAIL("'%s' is missing an operand", op);
+    ir_dtype ta = e->a->dtype, tb = e->b->dtype;
+    if (!dtype_ok(ta) || !dtype_ok(tb))
+        FAIL("an operand of '%s' has an invalid dtype", op);
+    if (ta != tb)
+        FAIL("operands of '%s' differ in dtype (%s and %s)", op, dt(ta), dt(tb));
+    *result = ta;
+    switch (e->kind) {
+    case IR_DIV:
+        if (!ir_dtype_is_float(ta))
+            FAIL("'/' needs float operands, not %s (use floordiv for integers)", dt(ta));
+        return true;
+    case IR_FLOORDIV:
+    case IR_FLOORMOD:
+        if (!ir_dtype_is_int(ta))
+            FAIL("'%s' needs integer operands, not %s", op, dt(ta));
+        return true;
+    case IR_AND:
+    case IR_OR:
+        if (ta != IR_BOOL)
+            FAIL("'%s' needs bool operands, not %s", op, dt(ta));
+        *result = IR_BOOL;
+        return true;
+    case IR_EQ:
+    case IR_NE:
+        *result = IR_BOOL;
+        return true;
+    case IR_LT: case IR_LE: case IR_GT: case IR_GE:
+        *result = IR_BOOL;
+        break;
+    default:
+        break;
+    }
+    /* Arithmetic, min/max and ordering need numbers. */
+    if (ta == IR_BOOL)
+        FAIL("'%s' is not defined on bool", op);
+    return true;
+}
+
+static bool check_call(const ir_expr *e, ir_dtype *result, char *msg, size_t size)
+{
+    if ((unsigned)e->fn >= IR_NINTRINSICS)
+        FAIL("call of an invalid intrinsic (%d)", (int)e->fn);
+    const char *name = ir_intrin_name(e->fn);
+    int arity = ir_intrin_arity(e->fn);
+    if (e->nargs != arity)
+        FAIL("%s takes %d argument%s, not %d", name, arity, arity == 1 ? "" : "s", e->nargs);
+    for (int i = 0; i < e->nargs; i++)
+        if (!e->args || !e->args[i] || !dtype_ok(e->args[i]->dtype))
+            FAIL("argument %d of %s is missing or has an invalid dtype", i + 1, name);
+    if (ir_intrin_class(e->fn) == 'r') {
+        for (int i = 0; i < e->nargs; i++)
+            if (!ir_dtype_is_int(e->args[i]->dtype))
+                FAIL("%s needs integer arguments, not %s", name, dt(e->args[i]->dtype));
+        *result = IR_I32;
+        return true;
+    }
+    for (int i = 0; i < e->nargs; i++) {
+        if (!ir_dtype_is_float(e->args[i]->dtype))
+            FAIL("%s needs float arguments, not %s", name, dt(e->args[i]->dtype));
+        if (e->args[i]->dtype != e->args[0]->dtype)
+            FAIL("arguments of %s differ in dtype (%s and %s)", name, dt(e->args[0]->dtype),
+                 dt(e->args[i]->dtype));
+    }
+    *result = e->args[0]->dtype;
+    return true;
+}
+
+/* The operand rules of one node (its children are assumed typed already)
+ * and the dtype they give it.  For CAST the node's own dtype is the target. */
+bool ir_expr_check_node(const ir_expr *e, ir_dtype *result, char *msg, size_t size)
+{
+    if (!e)
+        FAIL("missing expression");
+    if ((unsigned)e->kind >= IR_NEXPR_KINDS)
+        FAIL("invalid expression kind %d", (int)e->kind);
+    if (!dtype_ok(e->dtype))
+        FAIL("'%s' node has an invalid dtype (%d)", ir_expr_kind_name(e->kind), (int)e->dtype);
+    *result = e->dtype;
+    const char *op = ir_expr_kind_name(e->kind);
+    switch (ir_expr_kind_class(e->kind)) {
+    case 'c':
+        return check_constant(e, msg, size);
+    case 'v':
+        if (!e->var || !e->var->name)
+            FAIL("variable reference without a variable");
+        if (!dtype_ok(e->var->dtype))
+            FAIL("variable '%s' has an invalid dtype", e->var->name);
+        *result = e->var->dtype;
+        return true;
+    case 'l':
+        if (!check_indices(e->buf, e->args, e->nargs, msg, size))
+            return false;
+        *result = e->buf->dtype;
+        return true;
+    case 'b':
+    case 'f':
+        return check_binary(e, result, msg, size);
+    case 'u':
+        if (!e->a || !dtype_ok(e->a->dtype))
+            FAIL("'%s' is missing its operand", op);
+        if (e->kind == IR_NOT && e->a->dtype != IR_BOOL)
+            FAIL("'!' needs a bool operand, not %s", dt(e->a->dtype));
+        if (e->kind == IR_NEG && e->a->dtype == IR_BOOL)
+            FAIL("'-' is not defined on bool");
+        *result = e->a->dtype;
+        return true;
+    case 's':
+        if (!e->a || !e->b || !e->c || !dtype_ok(e->a->dtype) || !dtype_ok(e->b->dtype) ||
+            !dtype_ok(e->c->dtype))
+            FAIL("select is missing an operand");
+        if (e->c->dtype != IR_BOOL)
+            FAIL("select condition is %s, not bool", dt(e->c->dtype));
+        if (e->a->dtype != e->b->dtype)
+            FAIL("select arms differ in dtype (%s and %s)", dt(e->a->dtype), dt(e->b->dtype));
+        *result = e->a->dtype;
+        return true;
+    case 'k':
+        if (!e->a || !dtype_ok(e->a->dtype))
+            FAIL("cast is missing its operand");
+        return true;
+    case 'i':
+        return check_call(e, result, msg, size);
+    }
+    FAIL("invalid expression kind %d", (int)e->kind);
+}
+
+#undef FAIL
+
+/* Element counts compared exactly, whatever their size. */
+bool ir_buffer_same_numel(const ir_buffer *a, const ir_buffer *b)
+{
+    mpz_t na, nb;
+    mpz_init_set_ui(na, 1);
+    mpz_init_set_ui(nb, 1);
+    for (int i = 0; i < a->ndim; i++)
+        mpz_mul_si(na, na, (long)a->shape[i]);
+    for (int i = 0; i < b->ndim; i++)
+        mpz_mul_si(nb, nb, (long)b->shape[i]);
+    bool same = mpz_cmp(na, nb) == 0;
+    mpz_clear(na);
+    mpz_clear(nb);
+    return same;
+}
+
+/* ---------------------------------------------------------------- verifier state */
+
+/* A variable in scope; `loop` marks FOR variables, the only ones a block
+ * iteration variable's binding may use. */
+typedef struct vvar {
+    const ir_var *var;
+    bool loop;
+} vvar;
+
+/* Stop reporting after this many problems in one run: the first ones name
+ * the bug, the rest are usually its echo. */
+#define VERIFY_MAX_REPORTS 20
+
+typedef struct verifier {
+    const ir_module *m;
+    diag *d;
+    char where[160];        /* "verifier" or "verifier (after PASS)" */
+    const char *ctx;        /* "@name", "graph", "module" */
+    int nproblems;
+    vvar *vars;
+    int nvars, capvars;
+    const ir_buffer **bufs;
+    int nbufs, capbufs;
+} verifier;
+
+static void *vgrow(void *p, int *cap, size_t elem)
+{
+    *cap = *cap ? 2 * *cap : 16;
+    void *q = realloc(p, elem * (size_t)*cap);
+    if (!q) {
+        fputs("tec: error: out of memory\n", stderr);
+        exit(70);
+    }
+    return q;
+}
+
+static void fail(verifier *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(verifier *v, const char *fmt, ...)
+{
+    if (++v->nproblems > VERIFY_MAX_REPORTS)
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    diag_internal(v->d, v->where, "in %s: %s", v->ctx, msg);
+}
+
+/* The text of an expression, shortened, to name the offending node. */
+static const char *expr_text(const ir_expr *e, char *buf, size_t size)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        snprintf(buf, size, "?");
+        return buf;
+    }
+    ir_print_expr(f, e);
+    fclose(f);
+    if (len + 1 > size && size > 4)
+        snprintf(buf, size, "%.*s...", (int)(size - 4), text);
+    else
+        snprintf(buf, size, "%s", text ? text : "");
+    free(text);
+    return buf;
+}
+
+static const char *vname(const ir_var *var) { return var && var->name ? var->name : "<unnamed>"; }
+static const char *bname(const ir_buffer *b) { return b && b->name ? b->name : "<unnamed>"; }
+
+static const vvar *find_var(const verifier *v, const ir_var *var)
+{
+    for (int i = v->nvars - 1; i >= 0; i--)
+        if (v->vars[i].var == var)
+            return &v->vars[i];
+    return NULL;
+}
+
+static bool buf_in_scope(const verifier *v, const ir_buffer *b)
+{
+    for (int i = v->nbufs - 1; i >= 0; i--)
+        if (v->bufs[i] == b)
+            return true;
+    return false;
+}
+
+/* Brings a variable into scope; it must not be bound already, and its name
+ * must not hide another variable's (the text could not tell them apart). */
+static void bind_var(verifier *v, const ir_var *var, bool loop)
+{
+    if (!var) {
+        fail(v, "a loop, block or let binds no variable");
+        return;
+    }
+    if (find_var(v, var))
+        fail(v, "variable '%s' is bound again inside its own scope", vname(var));
+    else
+        for (int i = 0; i < v->nvars; i++)
+            if (v->vars[i].var->name && var->name && strcmp(v->vars[i].var->name, var->name) == 0) {
+                fail(v, "two variables named '%s' are in scope at once", var->name);
+                break;
+            }
+    if (v->nvars == v->capvars)
+        v->vars = vgrow(v->vars, &v->capvars, sizeof *v->vars);
+    v->vars[v->nvars++] = (vvar){var, loop};
+}
+
+static void bind_buf(verifier *v, const ir_buffer *b)
+{
+    for (int i = 0; i < v->nbufs; i++)
+        if (v->bufs[i] == b || (b->name && v->bufs[i]->name && strcmp(v->bufs[i]->name, b->name) == 0)) {
+            fail(v, "two buffers named '%s' are in scope at once", bname(b));
+            break;
+        }
+    if (v->nbufs == v->capbufs)
+        v->bufs = (const ir_buffer **)vgrow(v->bufs, &v->capbufs, sizeof *v->bufs);
+    v->bufs[v->nbufs++] = b;
+}
+
+static bool check_shape(verifier *v, const ir_buffer *b)
+{
+    if (!dtype_ok(b->dtype)) {
+        fail(v, "buffer '%s' has an invalid dtype (%d)", bname(b), (int)b->dtype);
+        return false;
+    }
+    if (b->ndim < 0 || (b->ndim > 0 && !b->shape)) {
+        fail(v, "buffer '%s' has an invalid shape", bname(b));
+        return false;
+    }
+    for (int i = 0; i < b->ndim; i++)
+        if (b->shape[i] < 1) {
+            fail(v, "buffer '%s' has extent %lld in dimension %d", bname(b),
+                 (long long)b->shape[i], i + 1);
+            return false;
+        }
+    return true;
+}
+
+/* ---------------------------------------------------------------- expressions */
+
+/* Checks e and its children; runtime calls are allowed only at the top of
+ * an EVAL statement (`runtime_ok`).  Returns false if e is unusable. */
+static bool verify_expr(verifier *v, const ir_expr *e, bool runtime_ok)
+{
+    char msg[512], text[160];
+    if (!e) {
+        fail(v, "missing expression");
+        return false;
+    }
+    if ((unsigned)e->kind >= IR_NEXPR_KINDS) {
+        fail(v, "invalid expression kind %d", (int)e->kind);
+        return false;
+    }
+    bool ok = true;
+    switch (ir_expr_kind_class(e->kind)) {
+    case 'l':
+    case 'i':
+        for (int i = 0; i < e->nargs; i++)
+            ok = (e->args && verify_expr(v, e->args[i], false)) && ok;
+        break;
+    case 'b':
+    case 'f':
+        ok = verify_expr(v, e->a, false) && ok;
+        ok = verify_expr(v, e->b, false) && ok;
+        break;
+    case 's':
+        ok = verify_expr(v, e->c, false) && ok;
+        ok = verify_expr(v, e->a, false) && ok;
+        ok = verify_expr(v, e->b, false) && ok;
+        break;
+    case 'u':
+    case 'k':
+        ok = verify_expr(v, e->a, false) && ok;
+        break;
+    default:
+        break;
+    }
+    if (!ok)
+        return false;
+    ir_dtype want;
+    if (!ir_expr_check_node(e, &want, msg, sizeof msg)) {
+        fail(v, "%s: %s", msg, expr_text(e, text, sizeof text));
+        return false;
+    }
+    if (want != e->dtype) {
+        fail(v, "'%s' node has dtype %s, but its operands make it %s: %s",
+             ir_expr_kind_name(e->kind), dt(e->dtype), dt(want), expr_text(e, text, sizeof text));
+        return false;
+    }
+    if (e->kind == IR_VAR && !find_var(v, e->var)) {
+        fail(v, "variable '%s' is used outside its scope", vname(e->var));
+        return false;
+    }
+    if (e->kind == IR_LOAD && !buf_in_scope(v, e->buf)) {
+        fail(v, "load of buffer '%s', which is neither a parameter nor an enclosing alloc: %s",
+             bname(e->buf), expr_text(e, text, sizeof text));
+        return false;
+    }
+    if (e->kind == IR_CALL && ir_intrin_class(e->fn) == 'r' && !runtime_ok) {
+        fail(v, "%s is called outside an evaluate statement: %s", ir_intrin_name(e->fn),
+             expr_text(e, text, sizeof text));
+        return false;
+    }
+    return true;
+}
+
+/* An expression that must have a given dtype. */
+static void verify_typed(verifier *v, const ir_expr *e, ir_dtype want, const char *what)
+{
+    char text[160];
+    if (verify_expr(v, e, false) && e->dtype != want)
+        fail(v, "%s is %s, not %s: %s", what, dt(e->dtype), dt(want),
+             expr_text(e, text, sizeof text));
+}
+
+/* ---------------------------------------------------------------- block access sets */
+
+/* Buffers a block's statements load, store and allocate. */
+typedef struct access {
+    const ir_buffer **loads, **stores, **allocs;
+    int nloads, nstores, nallocs, capl, caps, capa;
+} access;
+
+static void add_buf(const ir_buffer ***arr, int *n, int *cap, const ir_buffer *b)
+{
+    for (int i = 0; i < *n; i++)
+        if ((*arr)[i] == b)
+            return;
+    if (*n == *cap)
+        *arr = (const ir_buffer **)vgrow(*arr, cap, sizeof **arr);
+    (*arr)[(*n)++] = b;
+}
+
+static void collect_expr(access *a, const ir_expr *e)
+{
+    if (!e || (unsigned)e->kind >= IR_NEXPR_KINDS)
+        return;
+    if (e->kind == IR_LOAD && e->buf)
+        add_buf(&a->loads, &a->nloads, &a->capl, e->buf);
+    if (e->kind == IR_LOAD || e->kind == IR_CALL)
+        for (int i = 0; i < e->nargs && e->args; i++)
+            collect_expr(a, e->args[i]);
+    if (ir_expr_kind_class(e->kind) != 'c' && e->kind != IR_VAR) {
+        collect_expr(a, e->a);
+        collect_expr(a, e->b);
+        collect_expr(a, e->c);
+    }
+}
+
+static void collect_stmt(access *a, const ir_stmt *s)
+{
+    if (!s || (unsigned)s->kind >= IR_NSTMT_KINDS)
+        return;
+    if (s->kind == IR_S_STORE && s->buf)
+        add_buf(&a->stores, &a->nstores, &a->caps, s->buf);
+    if (s->kind == IR_S_ALLOC && s->buf)
+        add_buf(&a->allocs, &a->nallocs, &a->capa, s->buf);
+    collect_expr(a, s->lo);
+    collect_expr(a, s->hi);
+    for (int i = 0; i < s->niters && s->iters; i++)
+        collect_expr(a, s->iters[i].binding);
+    for (int i = 0; i < s->nargs && s->args; i++)
+        collect_expr(a, s->args[i]);
+    collect_expr(a, s->value);
+    collect_expr(a, s->cond);
+    collect_stmt(a, s->init);
+    for (int i = 0; i < s->nbody && s->body; i++)
+        collect_stmt(a, s->body[i]);
+    collect_stmt(a, s->orelse);
+}
+
+static bool listed(ir_buffer *const *list, int n, const ir_buffer *b)
+{
+    for (int i = 0; i < n; i++)
+        if (list && list[i] == b)
+            return true;
+    return false;
+}
+
+static bool allocated(const access *a, const ir_buffer *b)
+{
+    for (int i = 0; i < a->nallocs; i++)
+        if (a->allocs[i] == b)
+            return true;
+    return false;
+}
+
+/* reads/writes must name buffers in scope and cover every buffer the block
+ * loads or stores, except those it allocates itself. */
+static void check_block_access(verifier *v, const ir_stmt *s)
+{
+    const char *name = s->name ? s->name : "<unnamed>";
+    for (int i = 0; i < s->nreads; i++)
+        if (!s->reads || !s->reads[i] || !buf_in_scope(v, s->reads[i]))
+            fail(v, "block '%s' lists '%s' in reads, but it is not a buffer in scope", name,
+                 s->reads ? bname(s->reads[i]) : "?");
+    for (int i = 0; i < s->nwrites; i++)
+        if (!s->writes || !s->writes[i] || !buf_in_scope(v, s->writes[i]))
+            fail(v, "block '%s' lists '%s' in writes, but it is not a buffer in scope", name,
+                 s->writes ? bname(s->writes[i]) : "?");
+    access a = {0};
+    collect_stmt(&a, s->init);
+    for (int i = 0; i < s->nbody && s->body; i++)
+        collect_stmt(&a, s->body[i]);
+    for (int i = 0; i < a.nloads; i++)
+        if (!allocated(&a, a.loads[i]) && !listed(s->reads, s->nreads, a.loads[i]))
+            fail(v, "block '%s' loads '%s' but does not list it in reads", name,
+                 bname(a.loads[i]));
+    for (int i = 0; i < a.nstores; i++)
+        if (!allocated(&a, a.stores[i]) && !listed(s->writes, s->nwrites, a.stores[i]))
+            fail(v, "block '%s' stores to '%s' but does not list it in writes", name,
+                 bname(a.stores[i]));
+    free(a.loads);
+    free(a.stores);
+    free(a.allocs);
+}
+
+/* ---------------------------------------------------------------- statements */
+
+static void verify_stmt(verifier *v, const ir_stmt *s);
+
+static const ir_stmt *body0(const ir_stmt *s)
+{
+    return s->nbody > 0 && s->body ? s->body[0] : NULL;
+}
+
+/* A binding may only use FOR variables in scope. */
+static bool binding_uses_loop_vars_only(const verifier *v, const ir_expr *e, const ir_var **bad)
+{
+    if (!e || (unsigned)e->kind >= IR_NEXPR_KINDS)
+        return true;
+    if (e->kind == IR_VAR) {
+        const vvar *s = find_var(v, e->var);
+        if (!s || !s->loop) {
+            *bad = e->var;
+            return false;
+        }
+        return true;
+    }
+    for (int i = 0; i < e->nargs && e->args; i++)
+        if (!binding_uses_loop_vars_only(v, e->args[i], bad))
+            return false;
+    if (ir_expr_kind_class(e->kind) == 'c')
+        return true;
+    return binding_uses_loop_vars_only(v, e->a, bad) &&
+           binding_uses_loop_vars_only(v, e->b, bad) &&
+           binding_uses_loop_vars_only(v, e->c, bad);
+}
+
+static void verify_block(verifier *v, const ir_stmt *s)
+{
+    const char *name = s->name ? s->name : "<unnamed>";
+    if (!s->name)
+        fail(v, "a block has no name");
+    if (s->niters > 0 && !s->iters) {
+        fail(v, "block '%s' has no iteration variable array", name);
+        return;
+    }
+    for (int i = 0; i < s->niters; i++) {
+        const ir_itervar *iv = &s->iters[i];
+        const ir_var *bad = NULL;
+        if (!iv->var) {
+            fail(v, "iteration variable %d of block '%s' is missing", i + 1, name);
+            continue;
+        }
+        if (iv->var->dtype != IR_I64)
+            fail(v, "iteration variable '%s' of block '%s' is %s, not i64", vname(iv->var), name,
+                 dt(iv->var->dtype));
+        if ((unsigned)iv->kind >= IR_NITER_KINDS)
+            fail(v, "iteration variable '%s' of block '%s' has an invalid kind", vname(iv->var),
+                 name);
+        if (iv->extent < 1)
+            fail(v, "iteration variable '%s' of block '%s' has extent %lld", vname(iv->var), name,
+                 (long long)iv->extent);
+        char what[256];
+        snprintf(what, sizeof what, "the binding of '%s' in block '%s'", vname(iv->var), name);
+        verify_typed(v, iv->binding, IR_I64, what);
+        if (!binding_uses_loop_vars_only(v, iv->binding, &bad))
+            fail(v, "the binding of '%s' in block '%s' uses '%s', which is not an enclosing loop "
+                    "variable", vname(iv->var), name, vname(bad));
+    }
+    check_block_access(v, s);
+    int mark = v->nvars;
+    for (int i = 0; i < s->niters; i++)
+        if (s->iters[i].var)
+            bind_var(v, s->iters[i].var, false);
+    verify_stmt(v, s->init);
+    verify_stmt(v, body0(s));
+    v->nvars = mark;
+}
+
+static void verify_store(verifier *v, const ir_stmt *s)
+{
+    char msg[512], ty[256];
+    if (!s->buf) {
+        fail(v, "a store has no buffer");
+        return;
+    }
+    for (int i = 0; i < s->nargs; i++)
+        if (s->args)
+            verify_expr(v, s->args[i], false);
+    if (!check_indices(s->buf, s->args, s->nargs, msg, sizeof msg))
+        fail(v, "store: %s", msg);
+    if (!buf_in_scope(v, s->buf))
+        fail(v, "store to buffer '%s', which is neither a parameter nor an enclosing alloc",
+             bname(s->buf));
+    if (verify_expr(v, s->value, false) && s->value->dtype != s->buf->dtype)
+        fail(v, "store to %s: the value is %s, but %s is %s", bname(s->buf),
+             dt(s->value->dtype), bname(s->buf), type_text(s->buf, ty, sizeof ty));
+}
+
+static void verify_stmt(verifier *v, const ir_stmt *s)
+{
+    char text[160];
+    if (!s)
+        return;
+    if ((unsigned)s->kind >= IR_NSTMT_KINDS) {
+        fail(v, "invalid statement kind %d", (int)s->kind);
+        return;
+    }
+    if (s->kind != IR_S_SEQ && s->kind != IR_S_STORE && s->kind != IR_S_EVAL &&
+        s->kind != IR_S_ASSERT && s->nbody > 1)
+        fail(v, "%s statement has %d bodies", ir_stmt_kind_name(s->kind), s->nbody);
+    int mark = v->nvars, bmark = v->nbufs;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->nbody; i++) {
+            if (!s->body || !s->body[i])
+                fail(v, "statement %d of a sequence is missing", i + 1);
+            else
+                verify_stmt(v, s->body[i]);
+        }
+        break;
+    case IR_S_FOR:
+        if (s->var && s->var->dtype != IR_I64)
+            fail(v, "loop variable '%s' is %s, not i64", vname(s->var), dt(s->var->dtype));
+        if ((unsigned)s->for_kind >= IR_NFOR_KINDS)
+            fail(v, "loop '%s' has an invalid kind (%d)", vname(s->var), (int)s->for_kind);
+        verify_typed(v, s->lo, IR_I64, "the lower bound of a loop");
+        verify_typed(v, s->hi, IR_I64, "the upper bound of a loop");
+        bind_var(v, s->var, true);
+        verify_stmt(v, body0(s));
+        break;
+    case IR_S_BLOCK:
+        verify_block(v, s);
+        break;
+    case IR_S_STORE:
+        verify_store(v, s);
+        break;
+    case IR_S_ALLOC:
+        if (!s->buf) {
+            fail(v, "an alloc has no buffer");
+            break;
+        }
+        if (s->buf->role != IR_BUF_LOCAL)
+            fail(v, "alloc of '%s': its role is %s, not local", bname(s->buf),
+                 (unsigned)s->buf->role < IR_NBUF_ROLES ? ir_buf_role_name(s->buf->role) : "?");
+        if ((unsigned)s->buf->scope >= IR_NSCOPES)
+            fail(v, "alloc of '%s' has an invalid scope (%d)", bname(s->buf), (int)s->buf->scope);
+        check_shape(v, s->buf);
+        bind_buf(v, s->buf);
+        verify_stmt(v, body0(s));
+        break;
+    case IR_S_LET:
+        if (s->var && verify_expr(v, s->value, false) && s->value->dtype != s->var->dtype)
+            fail(v, "let '%s' is %s, but its value is %s: %s", vname(s->var), dt(s->var->dtype),
+                 dt(s->value->dtype), expr_text(s->value, text, sizeof text));
+        bind_var(v, s->var, false);
+        verify_stmt(v, body0(s));
+        break;
+    case IR_S_IF:
+        verify_typed(v, s->cond, IR_BOOL, "the condition of an if");
+        verify_stmt(v, body0(s));
+        verify_stmt(v, s->orelse);
+        break;
+    case IR_S_EVAL:
+        if (!s->value || s->value->kind != IR_CALL || (unsigned)s->value->fn >= IR_NINTRINSICS ||
+            ir_intrin_class(s->value->fn) != 'r')
+            fail(v, "evaluate of something other than a runtime call: %s",
+                 expr_text(s->value, text, sizeof text));
+        else
+            verify_expr(v, s->value, true);
+        break;
+    case IR_S_ASSERT:
+        verify_typed(v, s->cond, IR_BOOL, "the condition of an assert");
+        break;
+    default:
+        break;
+    }
+    v->nvars = mark;
+    v->nbufs = bmark;
+}
+
+/* ---------------------------------------------------------------- functions, graph, module */
+
+static void verify_func(verifier *v, const ir_func *f)
+{
+    v->nvars = 0;
+    v->nbufs = 0;
+    for (int i = 0; i < f->nparams; i++) {
+        const ir_buffer *b = f->params ? f->params[i] : NULL;
+        if (!b) {
+            fail(v, "parameter %d is missing", i + 1);
+            continue;
+        }
+        if (b->role != IR_BUF_ARG)
+            fail(v, "parameter '%s' has role %s, not arg", bname(b),
+                 (unsigned)b->role < IR_NBUF_ROLES ? ir_buf_role_name(b->role) : "?");
+        check_shape(v, b);
+        bind_buf(v, b);
+    }
+    for (int i = 0; i < f->nattrs; i++) {
+        if (!f->attrs[i].key || !f->attrs[i].value) {
+            fail(v, "attribute %d has no key or no value", i + 1);
+            continue;
+        }
+        for (int j = 0; j < i; j++)
+            if (f->attrs[j].key && strcmp(f->attrs[j].key, f->attrs[i].key) == 0)
+                fail(v, "attribute '%s' is given twice", f->attrs[i].key);
+    }
+    verify_stmt(v, f->body);
+}
+
+/* Does f store to its parameter `param`? */
+static bool func_writes(const ir_func *f, const ir_buffer *param)
+{
+    access a = {0};
+    collect_stmt(&a, f->body);
+    bool found = false;
+    for (int i = 0; i < a.nstores; i++)
+        found |= a.stores[i] == param;
+    free(a.loads);
+    free(a.stores);
+    free(a.allocs);
+    return found;
+}
+
+static bool is_module_func(const ir_module *m, const ir_func *f)
+{
+    for (int i = 0; i < m->nfuncs; i++)
+        if (m->funcs[i] == f)
+            return true;
+    return false;
+}
+
+static bool is_graph_buffer(const ir_graph *g, const ir_buffer *b)
+{
+    for (int i = 0; i < g->nbufs; i++)
+        if (g->bufs[i] == b)
+            return true;
+    return false;
+}
+
+static void verify_call(verifier *v, const ir_graph *g, const ir_graph_call *c)
+{
+    char ta[256], tp[256];
+    if (!c->fn || !is_module_func(v->m, c->fn)) {
+        fail(v, "call of %s%s, which is not a function of this module",
+             c->fn && c->fn->name ? "@" : "", c->fn && c->fn->name ? c->fn->name : "<null>");
+        return;
+    }
+    const ir_func *f = c->fn;
+    if (c->nargs != f->nparams) {
+        fail(v, "call @%s passes %d buffer%s, but @%s has %d parameter%s", f->name, c->nargs,
+             c->nargs == 1 ? "" : "s", f->name, f->nparams, f->nparams == 1 ? "" : "s");
+        return;
+    }
+    for (int j = 0; j < c->nargs; j++) {
+        const ir_buffer *a = c->args ? c->args[j] : NULL, *p = f->params[j];
+        if (!a || !is_graph_buffer(g, a)) {
+            fail(v, "argument %d of call @%s is not a graph buffer", j + 1, f->name);
+            continue;
+        }
+        if (!p)
+            continue;
+        if (a->dtype != p->dtype || !ir_buffer_same_numel(a, p))
+            fail(v, "call @%s: argument '%s' is %s, but parameter '%s' is %s (the dtype and "
+                    "element count must match)", f->name, bname(a), type_text(a, ta, sizeof ta),
+                 bname(p), type_text(p, tp, sizeof tp));
+    }
+}
+
+static void verify_graph(verifier *v)
+{
+    const ir_graph *g = &v->m->graph;
+    v->ctx = "graph";
+    for (int i = 0; i < g->nbufs; i++) {
+        const ir_buffer *b = g->bufs[i];
+        if (!b) {
+            fail(v, "graph buffer %d is missing", i + 1);
+            continue;
+        }
+        if (b->role != IR_BUF_INPUT && b->role != IR_BUF_PARAM && b->role != IR_BUF_OUTPUT &&
+            b->role != IR_BUF_TEMP)
+            fail(v, "graph buffer '%s' has role %s (graph buffers are input, param, output or "
+                    "temp)", bname(b),
+                 (unsigned)b->role < IR_NBUF_ROLES ? ir_buf_role_name(b->role) : "?");
+        check_shape(v, b);
+        for (int j = 0; j < i; j++)
+            if (g->bufs[j] && g->bufs[j]->name && b->name && strcmp(g->bufs[j]->name, b->name) == 0)
+                fail(v, "two graph buffers are named '%s'", b->name);
+    }
+    for (int i = 0; i < g->ncalls; i++)
+        verify_call(v, g, &g->calls[i]);
+    for (int i = 0; i < g->nbufs; i++) {
+        const ir_buffer *b = g->bufs[i];
+        if (!b || b->role != IR_BUF_OUTPUT)
+            continue;
+        bool written = false;
+        for (int c = 0; c < g->ncalls && !written; c++) {
+            const ir_graph_call *call = &g->calls[c];
+            if (!call->fn || !is_module_func(v->m, call->fn) || call->nargs != call->fn->nparams)
+                continue;
+            for (int j = 0; j < call->nargs && !written; j++)
+                written = call->args[j] == b && func_writes(call->fn, call->fn->params[j]);
+        }
+        if (!written)
+            fail(v, "output '%s' is not written by any call", bname(b));
+    }
+}
+
+bool ir_verify(const ir_module *m, const char *after, struct diag *d)
+{
+    verifier v = {0};
+    v.m = m;
+    v.d = d;
+    if (after)
+        snprintf(v.where, sizeof v.where, "verifier (after %s)", after);
+    else
+        snprintf(v.where, sizeof v.where, "verifier");
+    v.ctx = "module";
+    for (int i = 0; i < m->nfuncs; i++) {
+        const ir_func *f = m->funcs[i];
+        if (!f) {
+            fail(&v, "function %d is missing", i + 1);
+            continue;
+        }
+        if (!f->name) {
+            fail(&v, "function %d has no name", i + 1);
+            continue;
+        }
+        for (int j = 0; j < i; j++)
+            if (m->funcs[j] && m->funcs[j]->name && strcmp(m->funcs[j]->name, f->name) == 0)
+                fail(&v, "two functions are named @%s", f->name);
+    }
+    char ctx[300];
+    for (int i = 0; i < m->nfuncs; i++) {
+        const ir_func *f = m->funcs[i];
+        if (!f || !f->name)
+            continue;
+        snprintf(ctx, sizeof ctx, "@%s", f->name);
+        v.ctx = ctx;
+        verify_func(&v, f);
+    }
+    verify_graph(&v);
+    free(v.vars);
+    free(v.bufs);
+    return v.nproblems == 0;
+}
