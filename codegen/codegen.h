@@ -1,0 +1,111 @@
+/* codegen/codegen.h — IR to C, the C compiler and the kernel cache, and
+ * loading the compiled kernels with dlopen + libffi.
+ *
+ *   char *src = cg_emit_c(m, d);                    IR module -> C text
+ *   char *so  = cg_compile(src, &opts, d);          C text -> cached .so
+ *   cg_library *lib = cg_load(so, m, d);            .so -> callable kernels
+ *   cg_call(lib, i, data, err, sizeof err);         run m->funcs[i]
+ *   cg_unload(lib);
+ *
+ * Calling convention of a kernel (doc/codegen.md): m->funcs[i] becomes
+ *     int32_t SYMBOL(T0 *restrict p0, T1 *restrict p1, ...)
+ * with SYMBOL = cg_symbol_name(m, i), one pointer per buffer parameter in
+ * parameter order (row-major storage of the param's dtype; read-only params
+ * are `const`).  Parameters must not alias each other.  It returns 0, or a
+ * failure code: 1..A for the function's A asserts (numbered in the pre-order
+ * of ir_stmt_walk), A+1 for "out of memory", A+2 for an integer division by
+ * zero, A+3 for a float -> integer cast out of the target's range (the last
+ * two are checked, as the interpreter checks them, instead of being C's
+ * undefined behaviour).  cg_failure_message() turns a code into text.
+ */
+#ifndef TEC_CODEGEN_H
+#define TEC_CODEGEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir/diag.h"
+#include "ir/ir.h"
+
+/* ---------------------------------------------------------------- IR -> C */
+
+/* The C source of every function of m (malloc'ed; the caller frees), or
+ * NULL after a diagnostic: an error for what the C backend does not support
+ * (f16/bf16 buffers), an internal error for malformed IR. */
+char *cg_emit_c(const ir_module *m, diag *d);
+
+/* The C symbol of m->funcs[index]: "tec_k<index>_<name>" with every
+ * character of the name that is not a letter, digit or '_' replaced by '_'
+ * (e.g. "tec_k3_layer1_0_conv1").  Unique by the index.  Malloc'ed. */
+char *cg_symbol_name(const ir_module *m, int index);
+
+/* Number of ASSERT statements of f, and the message of the k-th (1-based,
+ * pre-order of ir_stmt_walk), or NULL when k is out of range. */
+int cg_assert_count(const ir_func *f);
+const char *cg_assert_message(const ir_func *f, int k);
+
+/* The failure codes beyond the asserts (see the header comment). */
+int32_t cg_oom_code(const ir_func *f);
+int32_t cg_divzero_code(const ir_func *f);
+int32_t cg_cast_code(const ir_func *f);
+
+/* Writes the one-line message for a kernel's nonzero return code, in the
+ * interpreter's format ("in @f: assert failed: MSG", "in @f: out of
+ * memory", "in @f: integer division by zero", ...). */
+void cg_failure_message(const ir_func *f, int32_t code, char *buf, size_t len);
+/* The same from the parts a loaded library keeps: assert_msg is the
+ * message of assert `code` when 1 <= code <= nasserts. */
+void cg_format_failure(const char *func_name, int nasserts, int32_t code, const char *assert_msg,
+                       char *buf, size_t len);
+
+/* ---------------------------------------------------------------- C -> shared object */
+
+/* How to run the C compiler and where to keep what it builds. */
+typedef struct cg_options {
+    const char *cc;         /* NULL: $CC from the environment, else TEC_DEFAULT_CC (config.h) */
+    const char *opt_flags;  /* e.g. "-O2"; split on spaces into argv */
+    const char *cache_dir;  /* NULL: $XDG_CACHE_HOME/tec or $HOME/.cache/tec */
+    bool verbose;           /* print the compiler command line to stderr */
+    bool no_cache;          /* build in a private temp dir, removed once loaded */
+} cg_options;
+
+/* Builds a shared object from C source; returns its path (malloc'ed) or
+ * NULL after a diagnostic.  With the cache, the path is the cache entry; a
+ * cached entry is reused only if it loads.  With no_cache, the path lies in
+ * a private temporary directory that cg_load() (or process exit) removes. */
+char *cg_compile(const char *c_source, const cg_options *o, diag *d);
+
+/* Compiles c_source into exactly `out_path` (for --emit=so -o FILE); the
+ * file is replaced atomically.  No cache. */
+bool cg_compile_to(const char *c_source, const char *out_path, const cg_options *o, diag *d);
+
+/* The kernel cache directory o->cache_dir or the default one (malloc'ed),
+ * or NULL with a diagnostic when neither XDG_CACHE_HOME nor HOME is set. */
+char *cg_cache_dir(const cg_options *o, diag *d);
+
+/* Removes the no-cache temporary directory holding so_path, if so_path is
+ * one that cg_compile made; otherwise does nothing.  cg_load calls it. */
+void cg_release_temp(const char *so_path);
+
+/* ---------------------------------------------------------------- loading and calling */
+
+typedef struct cg_library cg_library;
+
+/* dlopen(RTLD_NOW | RTLD_LOCAL), dlsym every function's symbol, prepare one
+ * ffi_cif per distinct kernel signature.  m only has to live during the
+ * call: the library copies the names and messages it needs. */
+cg_library *cg_load(const char *so_path, const ir_module *m, diag *d);
+
+/* Calls the compiled function m->funcs[index] with data[i] = storage of its
+ * param i.  Returns true, or false with a message in err (the assert
+ * message, "out of memory", ...).  Thread-safe: concurrent calls share only
+ * read-only state. */
+bool cg_call(cg_library *lib, int func_index, void *const *data, char *err, size_t errlen);
+
+void cg_unload(cg_library *lib);
+
+/* Emits, compiles and loads m in one step (the usual path). */
+cg_library *cg_build(const ir_module *m, const cg_options *o, diag *d);
+
+#endif

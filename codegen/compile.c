@@ -1,0 +1,955 @@
+/* codegen/compile.c — runs the C compiler on generated code and keeps what
+ * it builds in the kernel cache.
+ *
+ * The compiler runs through posix_spawn with an argv array: never a shell,
+ * so no quoting problem and no injection through file or flag names.  Its
+ * stdout and stderr go to one pipe that tec reads to the end before it
+ * waits for the child (a single pipe cannot deadlock).
+ *
+ * Cache: $XDG_CACHE_HOME/tec (or $HOME/.cache/tec), mode 0700, one entry
+ * <sha256>.so per distinct (tec version, compiler argv, compiler identity,
+ * environment that steers the compiler, C source).  An entry is built in a
+ * temporary directory inside the cache and renamed into place, so readers
+ * only ever see complete files; concurrent writers of the same key race
+ * harmlessly (both produce the same content).  An entry is reused only if
+ * it loads.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1  /* pipe2 */
+#endif
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "codegen/codegen.h"
+#include "codegen/sha256.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+#ifndef TEC_DEFAULT_CC
+#define TEC_DEFAULT_CC "cc"
+#endif
+
+extern char **environ;
+
+/* Flags every kernel is built with, after the user's optimization flags.
+ *   -ffp-contract=off  no fused multiply-add: a*b+c must round twice, as the
+ *                      interpreter computes it, so results match bit for bit;
+ *   -fno-math-errno    sqrtf and friends may become single instructions
+ *                      (kernels never read errno; the values are the same);
+ *   -fwrapv            integer overflow wraps, as in the interpreter, instead
+ *                      of being undefined behaviour the optimizer exploits;
+ *   -fPIC -shared      a shared object for dlopen. */
+static const char *const cg_fixed_flags[] = {
+    "-std=gnu11", "-fPIC", "-shared", "-ffp-contract=off", "-fno-math-errno", "-fwrapv",
+};
+
+/* Environment variables that change what the compiler produces. */
+static const char *const cg_env_keys[] = {
+    "CPATH", "C_INCLUDE_PATH", "GCC_EXEC_PREFIX", "COMPILER_PATH", "LIBRARY_PATH",
+};
+
+/* ---------------------------------------------------------------- small helpers */
+
+/* A NULL-terminated, malloc'ed argument vector. */
+typedef struct cg_argv {
+    char **v;
+    int n, cap;
+    bool oom;
+} cg_argv;
+
+static void argv_push(cg_argv *a, const char *s)
+{
+    if (a->oom)
+        return;
+    if (a->n + 2 > a->cap) {
+        int cap = a->cap ? 2 * a->cap : 16;
+        char **v = realloc(a->v, sizeof *v * (size_t)cap);
+        if (!v) {
+            a->oom = true;
+            return;
+        }
+        a->v = v;
+        a->cap = cap;
+    }
+    char *c = strdup(s);
+    if (!c) {
+        a->oom = true;
+        return;
+    }
+    a->v[a->n++] = c;
+    a->v[a->n] = NULL;
+}
+
+/* Appends the space-separated words of s ("ccache gcc", "-O2 -g"). */
+static void argv_push_words(cg_argv *a, const char *s)
+{
+    while (s && *s) {
+        while (*s == ' ' || *s == '\t')
+            s++;
+        size_t n = strcspn(s, " \t");
+        if (n == 0)
+            break;
+        char *w = strndup(s, n);
+        if (!w) {
+            a->oom = true;
+            return;
+        }
+        argv_push(a, w);
+        free(w);
+        s += n;
+    }
+}
+
+static void argv_free(cg_argv *a)
+{
+    for (int i = 0; i < a->n; i++)
+        free(a->v[i]);
+    free(a->v);
+    *a = (cg_argv){0};
+}
+
+/* A growable byte string (compiler output, the cache key text). */
+typedef struct cg_text {
+    char *p;
+    size_t len, cap;
+    bool oom;
+} cg_text;
+
+static void text_putn(cg_text *t, const char *s, size_t n)
+{
+    if (t->oom)
+        return;
+    if (t->len + n + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 256;
+        while (t->len + n + 1 > cap)
+            cap *= 2;
+        char *p = realloc(t->p, cap);
+        if (!p) {
+            t->oom = true;
+            return;
+        }
+        t->p = p;
+        t->cap = cap;
+    }
+    memcpy(t->p + t->len, s, n);
+    t->len += n;
+    t->p[t->len] = '\0';
+}
+
+static void text_printf(cg_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void text_printf(cg_text *t, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof buf) {
+        t->oom = true;  /* only short fields go through here */
+        return;
+    }
+    text_putn(t, buf, (size_t)n);
+}
+
+/* Length-prefixed field: keeps the key text unambiguous whatever the
+ * fields contain. */
+static void text_field(cg_text *t, const char *name, const char *value, size_t len)
+{
+    text_printf(t, "%s %zu:", name, len);
+    text_putn(t, value, len);
+    text_putn(t, "\n", 1);
+}
+
+static char *path_join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s%s%s", dir, dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", name);
+    return p;
+}
+
+static void oom(diag *d) { diag_error(d, diag_noloc(), "codegen: out of memory"); }
+
+/* ---------------------------------------------------------------- running a program */
+
+/* What a finished child did. */
+typedef struct cg_run_result {
+    int spawn_errno;    /* nonzero: the program could not be started */
+    int exit_status;    /* valid when !signaled */
+    int signal;         /* nonzero: killed by this signal */
+    cg_text output;     /* stdout and stderr, interleaved */
+} cg_run_result;
+
+/* The file execvp would run for `prog` (malloc'ed), or NULL with the
+ * reason in *err (ENOENT: nowhere on PATH; EACCES: found, not executable).
+ * Resolving first, rather than trusting posix_spawnp to report a failed
+ * exec, gives the same answer under every libc and under valgrind. */
+static char *resolve_program(const char *prog, int *err)
+{
+    *err = ENOENT;
+    if (strchr(prog, '/')) {
+        if (access(prog, X_OK) == 0)
+            return strdup(prog);
+        *err = errno;
+        return NULL;
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/bin:/bin";
+    for (;;) {
+        size_t n = strcspn(path, ":");
+        char dir[4096];
+        if (n < sizeof dir) {
+            memcpy(dir, path, n);
+            dir[n] = '\0';
+            char *full = path_join(n ? dir : ".", prog);  /* an empty entry is "." */
+            if (!full) {
+                *err = ENOMEM;
+                return NULL;
+            }
+            struct stat st;
+            if (stat(full, &st) == 0 && S_ISREG(st.st_mode)) {
+                if (access(full, X_OK) == 0)
+                    return full;
+                *err = EACCES;
+            }
+            free(full);
+        }
+        path += n;
+        if (*path != ':')
+            return NULL;
+        path++;
+    }
+}
+
+/* Runs argv (PATH lookup for argv[0], as execvp) with stdin from /dev/null and stdout
+ * and stderr captured.  Returns false only when it could not even try
+ * (pipe or spawn-attribute failures: errno in spawn_errno as well). */
+static bool run_capture(char *const *argv, cg_run_result *r)
+{
+    memset(r, 0, sizeof *r);
+    char *prog = resolve_program(argv[0], &r->spawn_errno);
+    if (!prog)
+        return true;
+    r->spawn_errno = 0;
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        r->spawn_errno = errno;
+        free(prog);
+        return false;
+    }
+    posix_spawn_file_actions_t fa;
+    if (posix_spawn_file_actions_init(&fa) != 0) {
+        r->spawn_errno = errno;
+        close(fds[0]);
+        close(fds[1]);
+        free(prog);
+        return false;
+    }
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+    pid_t pid;
+    int rc = posix_spawn(&pid, prog, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    free(prog);
+    close(fds[1]);
+    if (rc != 0) {
+        close(fds[0]);
+        r->spawn_errno = rc;
+        return true;
+    }
+    char buf[4096];
+    for (;;) {
+        ssize_t n = read(fds[0], buf, sizeof buf);
+        if (n > 0) {
+            /* Keep at most 64 KiB: only the first lines are ever shown. */
+            if (r->output.len < 65536)
+                text_putn(&r->output, buf, (size_t)n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        break;
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            status = 0;
+            break;
+        }
+    }
+    if (WIFSIGNALED(status))
+        r->signal = WTERMSIG(status);
+    else
+        r->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    return true;
+}
+
+static void report_spawn_error(diag *d, const char *prog, int err)
+{
+    diag_error(d, diag_noloc(), "cannot run C compiler '%s': %s (set CC or install gcc)", prog,
+               strerror(err));
+}
+
+/* A word is printed bare when the shell would read it back unchanged. */
+static void print_quoted(FILE *out, const char *w)
+{
+    bool plain = *w != '\0';
+    for (const char *p = w; *p; p++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=+,:@%-", *p))
+            plain = false;
+    if (plain) {
+        fputs(w, out);
+        return;
+    }
+    fputc('\'', out);
+    for (const char *p = w; *p; p++) {
+        if (*p == '\'')
+            fputs("'\\''", out);
+        else
+            fputc(*p, out);
+    }
+    fputc('\'', out);
+}
+
+static void print_command(diag *d, char *const *argv)
+{
+    FILE *out = d && d->out ? d->out : stderr;
+    fputs("tec: running:", out);
+    for (int i = 0; argv[i]; i++) {
+        fputc(' ', out);
+        print_quoted(out, argv[i]);
+    }
+    fputc('\n', out);
+    fflush(out);
+}
+
+/* ---------------------------------------------------------------- compiler identity */
+
+/* `CC --version`'s first line plus the resolved program's size and mtime,
+ * computed once per process and compiler: what makes "the same compiler"
+ * for the cache key. */
+typedef struct cg_cc_identity {
+    char *cc;                      /* the compiler words, space-joined */
+    char *identity;
+    struct cg_cc_identity *next;
+} cg_cc_identity;
+
+static pthread_mutex_t identity_lock = PTHREAD_MUTEX_INITIALIZER;
+static cg_cc_identity *identities;
+
+static char *compute_identity(const cg_argv *cc, diag *d)
+{
+    cg_argv a = {0};
+    for (int i = 0; i < cc->n; i++)
+        argv_push(&a, cc->v[i]);
+    argv_push(&a, "--version");
+    if (a.oom) {
+        argv_free(&a);
+        oom(d);
+        return NULL;
+    }
+    cg_run_result r;
+    run_capture(a.v, &r);
+    argv_free(&a);
+    if (r.spawn_errno) {
+        free(r.output.p);
+        report_spawn_error(d, cc->v[0], r.spawn_errno);
+        return NULL;
+    }
+    cg_text id = {0};
+    const char *out = r.output.p ? r.output.p : "";
+    size_t first = strcspn(out, "\n");
+    text_putn(&id, "version: ", 9);
+    text_putn(&id, out, first);
+    text_printf(&id, " (exit %d, signal %d)\n", r.exit_status, r.signal);
+    free(r.output.p);
+
+    int err;
+    char *full = resolve_program(cc->v[0], &err);
+    char *real = full ? realpath(full, NULL) : NULL;
+    struct stat st;
+    if (real && stat(real, &st) == 0)
+        text_printf(&id, "program: %s size %lld mtime %lld.%09ld\n", real, (long long)st.st_size,
+                    (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+    else
+        text_printf(&id, "program: %s (not resolved)\n", cc->v[0]);
+    free(full);
+    free(real);
+    if (id.oom) {
+        free(id.p);
+        oom(d);
+        return NULL;
+    }
+    return id.p;
+}
+
+/* The identity of the compiler `cc` (malloc'ed copy), or NULL after a
+ * diagnostic (the compiler cannot be run). */
+static char *compiler_identity(const cg_argv *cc, diag *d)
+{
+    cg_text key = {0};
+    for (int i = 0; i < cc->n; i++) {
+        text_putn(&key, cc->v[i], strlen(cc->v[i]));
+        text_putn(&key, "\x1f", 1);
+    }
+    if (key.oom) {
+        free(key.p);
+        oom(d);
+        return NULL;
+    }
+    char *result = NULL;
+    pthread_mutex_lock(&identity_lock);
+    for (cg_cc_identity *c = identities; c; c = c->next)
+        if (strcmp(c->cc, key.p) == 0) {
+            result = strdup(c->identity);
+            break;
+        }
+    pthread_mutex_unlock(&identity_lock);
+    if (result) {
+        free(key.p);
+        return result;
+    }
+    /* Computed outside the lock; two threads may both compute it once. */
+    char *id = compute_identity(cc, d);
+    if (!id) {
+        free(key.p);
+        return NULL;
+    }
+    cg_cc_identity *c = malloc(sizeof *c);
+    result = strdup(id);
+    if (c) {
+        c->cc = key.p;
+        c->identity = id;
+        pthread_mutex_lock(&identity_lock);
+        c->next = identities;
+        identities = c;
+        pthread_mutex_unlock(&identity_lock);
+    } else {
+        free(key.p);
+        free(id);
+    }
+    if (!result)
+        oom(d);
+    return result;
+}
+
+/* ---------------------------------------------------------------- command line */
+
+static const char *compiler_words(const cg_options *o)
+{
+    if (o && o->cc && *o->cc)
+        return o->cc;
+    const char *env = getenv("CC");
+    return env && *env ? env : TEC_DEFAULT_CC;
+}
+
+/* cc words, optimization flags and the fixed flags: everything of the
+ * command line except the output and input files. */
+static bool base_argv(const cg_options *o, cg_argv *cc, cg_argv *flags, diag *d)
+{
+    argv_push_words(cc, compiler_words(o));
+    if (o && o->opt_flags)
+        argv_push_words(flags, o->opt_flags);
+    for (size_t i = 0; i < sizeof cg_fixed_flags / sizeof *cg_fixed_flags; i++)
+        argv_push(flags, cg_fixed_flags[i]);
+    if (cc->oom || flags->oom) {
+        oom(d);
+        return false;
+    }
+    if (cc->n == 0) {
+        diag_error(d, diag_noloc(), "cannot run C compiler '': the compiler command is empty "
+                   "(set CC or install gcc)");
+        return false;
+    }
+    return true;
+}
+
+/* Appends the first lines of the compiler's output, indented, to msg. */
+static void first_lines(cg_text *msg, const char *out, int max_lines)
+{
+    int n = 0;
+    while (out && *out && n < max_lines) {
+        size_t len = strcspn(out, "\n");
+        text_putn(msg, "\n  ", 3);
+        text_putn(msg, out, len);
+        out += len;
+        if (*out == '\n')
+            out++;
+        n++;
+    }
+    if (out && *out)
+        text_putn(msg, "\n  ...", 6);
+}
+
+/* Writes text to the new file `path` (which must not exist yet). */
+static bool write_new_file(const char *path, const char *text, diag *d)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        diag_error(d, diag_noloc(), "cannot create %s: %s", path, strerror(errno));
+        return false;
+    }
+    size_t len = strlen(text), done = 0;
+    while (done < len) {
+        ssize_t n = write(fd, text + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            diag_error(d, diag_noloc(), "cannot write %s: %s", path,
+                       n < 0 ? strerror(errno) : "short write");
+            close(fd);
+            return false;
+        }
+        done += (size_t)n;
+    }
+    if (close(fd) != 0) {
+        diag_error(d, diag_noloc(), "cannot write %s: %s", path, strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+/* Compiles c_source into `final_path`.  Source and object are made in a
+ * private temporary directory inside `dir` (so the final rename stays on
+ * one file system and is atomic, and the linker creates the object fresh
+ * with the usual permissions); the object is then renamed into place. */
+static bool compile_into(const char *c_source, const char *dir, const char *final_path,
+                         const cg_argv *cc, const cg_argv *flags, const cg_options *o, diag *d)
+{
+    char *tmp = path_join(dir, ".tec-XXXXXX");
+    char *src = NULL, *obj = NULL;
+    cg_argv a = {0};
+    bool ok = false, have_tmp = false;
+    if (!tmp) {
+        oom(d);
+        goto out;
+    }
+    if (!mkdtemp(tmp)) {
+        diag_error(d, diag_noloc(), "cannot create %s: cannot make a temporary directory in %s: %s",
+                   final_path, dir, strerror(errno));
+        goto out;
+    }
+    have_tmp = true;
+    src = path_join(tmp, "kernels.c");
+    obj = path_join(tmp, "kernels.so");
+    if (!src || !obj) {
+        oom(d);
+        goto out;
+    }
+    if (!write_new_file(src, c_source, d))
+        goto out;
+    for (int i = 0; i < cc->n; i++)
+        argv_push(&a, cc->v[i]);
+    for (int i = 0; i < flags->n; i++)
+        argv_push(&a, flags->v[i]);
+    argv_push(&a, "-o");
+    argv_push(&a, obj);
+    argv_push(&a, src);
+    argv_push(&a, "-lm");
+    if (a.oom) {
+        oom(d);
+        goto out;
+    }
+    if (o && o->verbose)
+        print_command(d, a.v);
+    cg_run_result r;
+    run_capture(a.v, &r);
+    if (r.spawn_errno) {
+        report_spawn_error(d, cc->v[0], r.spawn_errno);
+    } else if (r.signal || r.exit_status != 0) {
+        cg_text msg = {0};
+        if (r.signal)
+            text_printf(&msg, "\n  %s was killed by signal %d", cc->v[0], r.signal);
+        else
+            text_printf(&msg, "\n  %s exited with status %d", cc->v[0], r.exit_status);
+        first_lines(&msg, r.output.p, 10);
+        text_printf(&msg, "\n  (tec --emit=c shows the generated source)");
+        diag_internal(d, "codegen", "the C compiler failed on generated code%s",
+                      msg.p ? msg.p : "");
+        free(msg.p);
+    } else if (rename(obj, final_path) != 0) {
+        diag_error(d, diag_noloc(), "cannot create %s: %s", final_path, strerror(errno));
+    } else {
+        ok = true;
+    }
+    free(r.output.p);
+out:
+    if (have_tmp) {
+        if (src)
+            unlink(src);
+        if (obj)
+            unlink(obj);
+        rmdir(tmp);
+    }
+    argv_free(&a);
+    free(tmp);
+    free(src);
+    free(obj);
+    return ok;
+}
+
+/* ---------------------------------------------------------------- the cache */
+
+char *cg_cache_dir(const cg_options *o, diag *d)
+{
+    if (o && o->cache_dir && *o->cache_dir)
+        return strdup(o->cache_dir);
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    if (xdg && xdg[0] == '/')  /* the XDG spec ignores relative values */
+        return path_join(xdg, "tec");
+    const char *home = getenv("HOME");
+    if (home && *home) {
+        char *cache = path_join(home, ".cache");
+        char *dir = cache ? path_join(cache, "tec") : NULL;
+        free(cache);
+        return dir;
+    }
+    diag_error(d, diag_noloc(), "no directory for the kernel cache: neither XDG_CACHE_HOME nor "
+               "HOME is set (set one of them, or use --no-cache)");
+    return NULL;
+}
+
+/* mkdir -p with mode 0700 for what it creates. */
+static bool make_dirs(const char *path, diag *d)
+{
+    char *p = strdup(path);
+    if (!p) {
+        oom(d);
+        return false;
+    }
+    for (char *s = p + 1; ; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char c = *s;
+        *s = '\0';
+        if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+            diag_error(d, diag_noloc(), "cannot create the kernel cache directory %s: %s", p,
+                       strerror(errno));
+            free(p);
+            return false;
+        }
+        *s = c;
+        if (c == '\0')
+            break;
+    }
+    free(p);
+    return true;
+}
+
+/* Creates the cache directory if needed and refuses one that someone else
+ * could write into: a planted .so there would run inside tec. */
+static bool private_dir(const char *dir, diag *d)
+{
+    if (!make_dirs(dir, d))
+        return false;
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        diag_error(d, diag_noloc(), "cannot use the kernel cache directory %s: %s", dir,
+                   strerror(errno));
+        return false;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        diag_error(d, diag_noloc(), "cannot use the kernel cache directory %s: not a directory",
+                   dir);
+        return false;
+    }
+    if (st.st_uid != geteuid()) {
+        diag_error(d, diag_noloc(), "refusing to use the kernel cache directory %s: it is owned "
+                   "by uid %ld, not by you (uid %ld); remove it, set XDG_CACHE_HOME, or use "
+                   "--no-cache", dir, (long)st.st_uid, (long)geteuid());
+        return false;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        diag_error(d, diag_noloc(), "refusing to use the kernel cache directory %s: it is "
+                   "writable by group or others (mode %04o); run chmod 700 on it, or use "
+                   "--no-cache", dir, (unsigned)(st.st_mode & 07777));
+        return false;
+    }
+    return true;
+}
+
+/* With -march=native and friends the output depends on the CPU: key on
+ * its model and feature flags too (a cache in a shared home directory must
+ * not hand one machine's instructions to another). */
+static void cpu_fields(cg_text *key, const cg_argv *flags)
+{
+    bool native = false;
+    for (int i = 0; i < flags->n; i++)
+        native |= strstr(flags->v[i], "native") != NULL;
+    if (!native)
+        return;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[8192];
+    bool model = false, feat = false;
+    while ((!model || !feat) && fgets(line, sizeof line, f)) {
+        if (!model && strncmp(line, "model name", 10) == 0) {
+            text_field(key, "cpu-model", line, strlen(line));
+            model = true;
+        } else if (!feat && strncmp(line, "flags", 5) == 0) {
+            text_field(key, "cpu-flags", line, strlen(line));
+            feat = true;
+        }
+    }
+    fclose(f);
+}
+
+/* The cache key: SHA-256 of every input that affects the .so, as 64 hex
+ * digits. */
+static bool cache_key(const char *c_source, const cg_argv *cc, const cg_argv *flags,
+                      const char *identity, char hex[65], diag *d)
+{
+    cg_text key = {0};
+    text_printf(&key, "tec kernel cache v1\n");
+    text_field(&key, "tec-version", PACKAGE_VERSION, strlen(PACKAGE_VERSION));
+    for (int i = 0; i < cc->n; i++)
+        text_field(&key, "cc", cc->v[i], strlen(cc->v[i]));
+    for (int i = 0; i < flags->n; i++)
+        text_field(&key, "flag", flags->v[i], strlen(flags->v[i]));
+    text_field(&key, "flag", "-lm", 3);
+    text_field(&key, "cc-identity", identity, strlen(identity));
+    for (size_t i = 0; i < sizeof cg_env_keys / sizeof *cg_env_keys; i++) {
+        const char *v = getenv(cg_env_keys[i]);
+        if (v)
+            text_field(&key, cg_env_keys[i], v, strlen(v));
+    }
+    struct utsname u;
+    if (uname(&u) == 0)
+        text_field(&key, "machine", u.machine, strlen(u.machine));
+    cpu_fields(&key, flags);
+    cg_sha256_ctx s;
+    cg_sha256_init(&s);
+    cg_sha256_update(&s, key.p ? key.p : "", key.len);
+    free(key.p);
+    if (key.oom) {
+        oom(d);
+        return false;
+    }
+    char len[64];
+    snprintf(len, sizeof len, "source %zu:", strlen(c_source));
+    cg_sha256_update(&s, len, strlen(len));
+    cg_sha256_update(&s, c_source, strlen(c_source));
+    uint8_t digest[32];
+    cg_sha256_final(&s, digest);
+    cg_sha256_to_hex(digest, hex);
+    return true;
+}
+
+/* A cached entry counts only if the dynamic loader accepts it (a file cut
+ * short by a full disk or a crash must not poison the cache).  RTLD_LAZY:
+ * the runtime hooks it may need are checked when the kernels load. */
+static bool entry_loads(const char *path)
+{
+    void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+    if (!h)
+        return false;
+    dlclose(h);
+    return true;
+}
+
+/* ---------------------------------------------------------------- no-cache temporaries */
+
+/* Temporary directories made for no-cache builds, removed when their
+ * kernels have been loaded (cg_release_temp) or at exit. */
+typedef struct cg_temp_dir {
+    char *dir, *so;
+    struct cg_temp_dir *next;
+} cg_temp_dir;
+
+static pthread_mutex_t temp_lock = PTHREAD_MUTEX_INITIALIZER;
+static cg_temp_dir *temps;
+static bool temp_atexit_done;
+
+static void remove_temp(cg_temp_dir *t)
+{
+    unlink(t->so);
+    rmdir(t->dir);
+    free(t->dir);
+    free(t->so);
+    free(t);
+}
+
+static void remove_all_temps(void)
+{
+    pthread_mutex_lock(&temp_lock);
+    while (temps) {
+        cg_temp_dir *t = temps;
+        temps = t->next;
+        remove_temp(t);
+    }
+    pthread_mutex_unlock(&temp_lock);
+}
+
+void cg_release_temp(const char *so_path)
+{
+    if (!so_path)
+        return;
+    cg_temp_dir *found = NULL;
+    pthread_mutex_lock(&temp_lock);
+    for (cg_temp_dir **p = &temps; *p; p = &(*p)->next)
+        if (strcmp((*p)->so, so_path) == 0) {
+            found = *p;
+            *p = found->next;
+            break;
+        }
+    pthread_mutex_unlock(&temp_lock);
+    if (found)
+        remove_temp(found);
+}
+
+static char *compile_no_cache(const char *c_source, const cg_argv *cc, const cg_argv *flags,
+                              const cg_options *o, diag *d)
+{
+    const char *tmpdir = getenv("TMPDIR");
+    if (!tmpdir || tmpdir[0] != '/')
+        tmpdir = "/tmp";
+    char *dir = path_join(tmpdir, "tec-XXXXXX");
+    if (!dir) {
+        oom(d);
+        return NULL;
+    }
+    if (!mkdtemp(dir)) {
+        diag_error(d, diag_noloc(), "cannot create a temporary directory in %s: %s", tmpdir,
+                   strerror(errno));
+        free(dir);
+        return NULL;
+    }
+    char *so = path_join(dir, "kernels.so");
+    cg_temp_dir *t = malloc(sizeof *t);
+    char *result = so ? strdup(so) : NULL;
+    if (!so || !t || !result) {
+        oom(d);
+        free(so);
+        free(t);
+        free(result);
+        rmdir(dir);
+        free(dir);
+        return NULL;
+    }
+    if (!compile_into(c_source, dir, so, cc, flags, o, d)) {
+        free(so);
+        free(t);
+        free(result);
+        rmdir(dir);
+        free(dir);
+        return NULL;
+    }
+    t->dir = dir;
+    t->so = so;
+    pthread_mutex_lock(&temp_lock);
+    t->next = temps;
+    temps = t;
+    if (!temp_atexit_done)
+        temp_atexit_done = atexit(remove_all_temps) == 0;
+    pthread_mutex_unlock(&temp_lock);
+    return result;
+}
+
+/* ---------------------------------------------------------------- entry points */
+
+char *cg_compile(const char *c_source, const cg_options *o, diag *d)
+{
+    cg_argv cc = {0}, flags = {0};
+    char *dir = NULL, *path = NULL, *identity = NULL, *result = NULL;
+    if (!c_source) {
+        diag_internal(d, "codegen", "cg_compile called without source");
+        return NULL;
+    }
+    if (!base_argv(o, &cc, &flags, d))
+        goto out;
+    if (o && o->no_cache) {
+        result = compile_no_cache(c_source, &cc, &flags, o, d);
+        goto out;
+    }
+    if (!(dir = cg_cache_dir(o, d)) || !private_dir(dir, d))
+        goto out;
+    if (!(identity = compiler_identity(&cc, d)))
+        goto out;
+    char hex[65], name[80];
+    if (!cache_key(c_source, &cc, &flags, identity, hex, d))
+        goto out;
+    snprintf(name, sizeof name, "%s.so", hex);
+    if (!(path = path_join(dir, name))) {
+        oom(d);
+        goto out;
+    }
+    if (access(path, F_OK) == 0) {
+        if (entry_loads(path)) {
+            if (o && o->verbose) {
+                fprintf(d->out ? d->out : stderr, "tec: kernel cache hit: %s\n", path);
+                fflush(d->out ? d->out : stderr);
+            }
+            result = path;
+            path = NULL;
+            goto out;
+        }
+        if (o && o->verbose)
+            fprintf(d->out ? d->out : stderr, "tec: kernel cache entry %s does not load (%s); "
+                    "rebuilding it\n", path, dlerror());
+        unlink(path);
+    }
+    if (compile_into(c_source, dir, path, &cc, &flags, o, d)) {
+        result = path;
+        path = NULL;
+    }
+out:
+    argv_free(&cc);
+    argv_free(&flags);
+    free(dir);
+    free(path);
+    free(identity);
+    return result;
+}
+
+bool cg_compile_to(const char *c_source, const char *out_path, const cg_options *o, diag *d)
+{
+    if (!c_source || !out_path || !*out_path) {
+        diag_internal(d, "codegen", "cg_compile_to called without source or output path");
+        return false;
+    }
+    cg_argv cc = {0}, flags = {0};
+    bool ok = false;
+    char *copy = strdup(out_path);
+    if (!copy) {
+        oom(d);
+        return false;
+    }
+    /* The temporaries go beside the output so the final rename stays
+     * within one file system. */
+    char *slash = strrchr(copy, '/');
+    const char *dir = ".";
+    if (slash == copy)
+        dir = "/";
+    else if (slash) {
+        *slash = '\0';
+        dir = copy;
+    }
+    if (base_argv(o, &cc, &flags, d))
+        ok = compile_into(c_source, dir, out_path, &cc, &flags, o, d);
+    argv_free(&cc);
+    argv_free(&flags);
+    free(copy);
+    return ok;
+}

@@ -1,0 +1,1935 @@
+/* codegen/emit_c.c — the C backend: one C function per IR function.
+ *
+ * The output is meant to be read (tec --emit=c shows it), so it is indented,
+ * names follow the IR's names, and each kernel starts with a comment that
+ * says where it came from and what its return codes mean.  It is also meant
+ * to compute exactly what the interpreter (ir/interp.c) computes; every
+ * choice below that matters for that says so.
+ *
+ * Structure of a kernel (see codegen.h for the calling convention):
+ *
+ *   int32_t tec_k0_matmul(const float *restrict A, ..., float *restrict C)
+ *   {
+ *       for (int64_t i = 0; i < 16; ++i) { ... }
+ *       return 0;
+ *   }
+ *
+ * Heap-allocated temporaries are tracked in a small per-call table
+ * (tec_heap) so every exit path, including failed asserts, frees them.
+ * A kernel that divides by a value not known to be nonzero is split into a
+ * body function and a wrapper that catches the division by zero with
+ * setjmp/longjmp: the division may sit deep inside an expression (even a
+ * guard of a padded load), and stopping right there is the only way to
+ * never compute with a made-up quotient.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "codegen/codegen.h"
+
+#include <gmp.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+/* Temporaries of at most this many bytes with scope STACK become C arrays;
+ * larger ones are calloc'ed so deep kernels never overflow a thread's
+ * stack (thread pool stacks may be small). */
+#define CG_STACK_ALLOC_MAX 16384
+
+/* ---------------------------------------------------------------- growable text */
+
+/* A malloc'ed, NUL-terminated string that grows as text is appended.  An
+ * allocation failure is remembered (oom) and reported once at the end. */
+typedef struct cg_str {
+    char *p;
+    size_t len, cap;
+    bool oom;
+} cg_str;
+
+static void str_putn(cg_str *s, const char *t, size_t n)
+{
+    if (s->oom)
+        return;
+    if (s->len + n + 1 > s->cap) {
+        size_t cap = s->cap ? s->cap : 256;
+        while (s->len + n + 1 > cap)
+            cap *= 2;
+        char *p = realloc(s->p, cap);
+        if (!p) {
+            s->oom = true;
+            return;
+        }
+        s->p = p;
+        s->cap = cap;
+    }
+    memcpy(s->p + s->len, t, n);
+    s->len += n;
+    s->p[s->len] = '\0';
+}
+
+static void str_puts(cg_str *s, const char *t) { str_putn(s, t, strlen(t)); }
+
+static void str_printf(cg_str *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void str_printf(cg_str *s, const char *fmt, ...)
+{
+    char small[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        s->oom = true;
+        return;
+    }
+    if ((size_t)n < sizeof small) {
+        str_putn(s, small, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        s->oom = true;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    str_putn(s, big, (size_t)n);
+    free(big);
+}
+
+/* Appends text that ends up inside a C comment: "*" followed by "/" would
+ * end the comment early and control characters would break the layout. */
+static void str_put_comment_text(cg_str *s, const char *t)
+{
+    for (const char *p = t; p && *p; p++) {
+        if (p[0] == '*' && p[1] == '/')
+            str_puts(s, "* ");
+        else if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            str_putn(s, " ", 1);
+        else
+            str_putn(s, p, 1);
+    }
+}
+
+/* ---------------------------------------------------------------- names */
+
+static bool is_ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* Identifiers a user name must not become: C keywords, what the generated
+ * code itself calls or names, and object-like macros of the headers it
+ * includes (or predefined ones: `linux` is 1 under -std=gnu11). */
+static const char *const reserved_names[] = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do",
+    "double", "else", "enum", "extern", "float", "for", "goto", "if",
+    "inline", "int", "long", "register", "restrict", "return", "short",
+    "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
+    "unsigned", "void", "volatile", "while", "asm", "typeof", "bool", "true",
+    "false", "alignas", "alignof", "noreturn", "static_assert",
+    "exp", "expf", "log", "logf", "sqrt", "sqrtf", "tanh", "tanhf", "erf",
+    "erff", "fabs", "fabsf", "floor", "floorf", "ceil", "ceilf", "sin",
+    "sinf", "cos", "cosf", "pow", "powf", "fmin", "fminf", "fmax", "fmaxf",
+    "trunc", "truncf", "calloc", "free", "setjmp", "longjmp", "main",
+    "NAN", "INFINITY", "NULL", "NFDBITS", "WUNTRACED", "WSTOPPED",
+    "WCONTINUED", "WEXITED", "WNOHANG", "WNOWAIT", "linux", "unix", "i386",
+    "math_errhandling", "errno",
+};
+
+static bool is_reserved(const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof reserved_names / sizeof *reserved_names; i++)
+        if (strcmp(name, reserved_names[i]) == 0)
+            return true;
+    /* tec_ names belong to the generated code; *_t names are typedefs of
+     * the headers (int64_t, size_t, jmp_buf's friends) or POSIX's. */
+    if (strncmp(name, "tec_", 4) == 0 || (n >= 2 && strcmp(name + n - 2, "_t") == 0))
+        return true;
+    /* Header macros are upper case with underscores (INT64_MAX, M_PI,
+     * FP_NAN, EXIT_FAILURE, HUGE_VAL ...). */
+    bool lower = false, underscore = false;
+    for (const char *p = name; *p; p++) {
+        lower |= *p >= 'a' && *p <= 'z';
+        underscore |= *p == '_';
+    }
+    return !lower && underscore;
+}
+
+/* The C spelling of an IR name: letters, digits and '_' kept, everything
+ * else (the '.' of hierarchical names) replaced by '_'; a leading digit or
+ * underscore gets a "v" in front (leading underscores are the C library's);
+ * reserved names get a trailing '_'.  Malloc'ed, or NULL. */
+static char *c_ident(const char *name)
+{
+    if (!name || !*name)
+        name = "v";
+    size_t n = strlen(name);
+    char *s = malloc(n + 3);
+    if (!s)
+        return NULL;
+    size_t k = 0;
+    if (!((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z')))
+        s[k++] = 'v';
+    for (size_t i = 0; i < n; i++)
+        s[k++] = is_ident_char(name[i]) ? name[i] : '_';
+    s[k] = '\0';
+    if (is_reserved(s)) {
+        s[k++] = '_';
+        s[k] = '\0';
+    }
+    return s;
+}
+
+char *cg_symbol_name(const ir_module *m, int index)
+{
+    const char *name = index >= 0 && index < m->nfuncs && m->funcs[index]->name
+                           ? m->funcs[index]->name : "";
+    size_t n = strlen(name);
+    if (n > 200)  /* a symbol stays readable; the index keeps it unique */
+        n = 200;
+    char *s = malloc(n + 32);
+    if (!s)
+        return NULL;
+    int k = snprintf(s, 32, "tec_k%d%s", index, n ? "_" : "");
+    for (size_t i = 0; i < n; i++)
+        s[k++] = is_ident_char(name[i]) ? name[i] : '_';
+    s[k] = '\0';
+    return s;
+}
+
+/* ---------------------------------------------------------------- failure codes */
+
+typedef struct assert_list {
+    const ir_stmt **items;
+    int n, cap;
+    bool oom;
+} assert_list;
+
+static bool collect_assert(const ir_stmt *s, void *ctx)
+{
+    assert_list *l = ctx;
+    if (s->kind != IR_S_ASSERT || l->oom)
+        return true;
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 8;
+        const ir_stmt **p = realloc(l->items, sizeof *p * (size_t)cap);
+        if (!p) {
+            l->oom = true;
+            return true;
+        }
+        l->items = p;
+        l->cap = cap;
+    }
+    l->items[l->n++] = s;
+    return true;
+}
+
+/* The ASSERT statements of f in ir_stmt_walk's pre-order: that order is
+ * the numbering of the failure codes. */
+static assert_list function_asserts(const ir_func *f)
+{
+    assert_list l = {0};
+    ir_stmt_walk(f->body, collect_assert, NULL, &l);
+    return l;
+}
+
+int cg_assert_count(const ir_func *f)
+{
+    assert_list l = function_asserts(f);
+    free(l.items);
+    return l.n;
+}
+
+const char *cg_assert_message(const ir_func *f, int k)
+{
+    assert_list l = function_asserts(f);
+    const char *msg = k >= 1 && k <= l.n ? l.items[k - 1]->msg : NULL;
+    free(l.items);
+    if (k >= 1 && k <= l.n && !msg)
+        msg = "(no message)";
+    return msg;
+}
+
+int32_t cg_oom_code(const ir_func *f) { return cg_assert_count(f) + 1; }
+int32_t cg_divzero_code(const ir_func *f) { return cg_assert_count(f) + 2; }
+int32_t cg_cast_code(const ir_func *f) { return cg_assert_count(f) + 3; }
+
+void cg_format_failure(const char *func_name, int nasserts, int32_t code, const char *assert_msg,
+                       char *buf, size_t len)
+{
+    if (!buf || len == 0)
+        return;
+    const char *f = func_name ? func_name : "?";
+    if (code >= 1 && code <= nasserts)
+        snprintf(buf, len, "in @%s: assert failed: %s", f, assert_msg ? assert_msg : "(no message)");
+    else if (code == nasserts + 1)
+        snprintf(buf, len, "in @%s: out of memory", f);
+    else if (code == nasserts + 2)
+        snprintf(buf, len, "in @%s: integer division by zero", f);
+    else if (code == nasserts + 3)
+        snprintf(buf, len, "in @%s: cast of a float to an integer type is out of range", f);
+    else
+        snprintf(buf, len, "in @%s: internal error: codegen: kernel returned unknown status %d", f,
+                 (int)code);
+}
+
+void cg_failure_message(const ir_func *f, int32_t code, char *buf, size_t len)
+{
+    cg_format_failure(f->name, cg_assert_count(f), code, cg_assert_message(f, code), buf, len);
+}
+
+/* ---------------------------------------------------------------- the emitter */
+
+/* One name in scope in the C being written: an IR variable or buffer
+ * (key) and its C spelling. */
+typedef struct cg_binding {
+    const void *key;
+    char *cname;
+} cg_binding;
+
+/* A small set of pointers (few distinct vars and buffers per function). */
+typedef struct cg_ptrset {
+    const void **items;
+    int n, cap;
+} cg_ptrset;
+
+/* Helper functions the generated file defines only when it uses them. */
+enum {
+    H_FLOORDIV_I64, H_FLOORMOD_I64, H_FLOORDIV_I32, H_FLOORMOD_I32,
+    H_FLOORDIV_I64_CHK, H_FLOORMOD_I64_CHK, H_FLOORDIV_I32_CHK, H_FLOORMOD_I32_CHK,
+    H_RSQRT_F32, H_RSQRT_F64, H_SIGMOID_F32, H_SIGMOID_F64, H_ABS_I64, H_ABS_I32,
+    H_COUNT
+};
+
+/* The whole state of one cg_emit_c call: module-wide (helpers and hooks
+ * used) and per function (scopes, failure exits, usage facts). */
+typedef struct cg_emitter {
+    const ir_module *m;
+    diag *d;
+    bool failed;
+    bool oom;
+    bool helper_used[H_COUNT];
+    bool min_used[IR_NDTYPES], max_used[IR_NDTYPES];
+    bool cast_used[IR_NDTYPES][IR_NDTYPES];   /* [to][from]: checked float -> int */
+    bool hook_used[IR_NINTRINSICS];
+    bool setjmp_used;
+    bool ivdep_used;
+
+    /* current function */
+    const ir_func *f;
+    int indent;
+    cg_binding *binds;
+    int nbinds, capbinds;
+    assert_list asserts;
+    const ir_stmt **heap;        /* heap ALLOC statements, slot = position */
+    int nheap, capheap;
+    bool split;                  /* body function + setjmp wrapper */
+    bool plain_next;             /* the next i64 constant may print as a plain int */
+    cg_ptrset used_vars, used_bufs, read_bufs, written_bufs;
+} cg_emitter;
+
+static bool set_has(const cg_ptrset *s, const void *p)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->items[i] == p)
+            return true;
+    return false;
+}
+
+static void set_add(cg_emitter *e, cg_ptrset *s, const void *p)
+{
+    if (!p || set_has(s, p))
+        return;
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 16;
+        const void **q = realloc(s->items, sizeof *q * (size_t)cap);
+        if (!q) {
+            e->oom = true;
+            return;
+        }
+        s->items = q;
+        s->cap = cap;
+    }
+    s->items[s->n++] = p;
+}
+
+static const char *func_name(const cg_emitter *e) { return e->f && e->f->name ? e->f->name : "?"; }
+
+static void internal(cg_emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void internal(cg_emitter *e, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    e->failed = true;
+    diag_internal(e->d, "codegen", "in @%s: %s", func_name(e), msg);
+}
+
+/* The function's "loc" attribute (file:line:col) as a diagnostic
+ * location; `file` receives the file part. */
+static diag_loc func_loc(const ir_func *f, char *file, size_t filelen)
+{
+    diag_loc loc = diag_noloc();
+    const char *l = f ? ir_func_attr(f, "loc") : NULL;
+    if (!l)
+        return loc;
+    const char *c2 = strrchr(l, ':');
+    if (!c2 || c2 == l)
+        return loc;
+    const char *c1 = c2 - 1;
+    while (c1 > l && *c1 != ':')
+        c1--;
+    if (*c1 != ':' || c1 == l)
+        return loc;
+    int line = atoi(c1 + 1), col = atoi(c2 + 1);
+    size_t n = (size_t)(c1 - l);
+    if (line <= 0 || n + 1 > filelen)
+        return loc;
+    memcpy(file, l, n);
+    file[n] = '\0';
+    loc.file = file;
+    loc.line = line;
+    loc.col = col > 0 ? col : 1;
+    return loc;
+}
+
+/* An error in what the user asked for (not a tec bug), at the function's
+ * source location when it has one. */
+static void user_error(cg_emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void user_error(cg_emitter *e, const char *fmt, ...)
+{
+    char msg[512], file[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    e->failed = true;
+    diag_error(e->d, func_loc(e->f, file, sizeof file), "%s", msg);
+}
+
+/* ---------------------------------------------------------------- scopes */
+
+static bool name_visible(const cg_emitter *e, const char *cname)
+{
+    for (int i = 0; i < e->nbinds; i++)
+        if (strcmp(e->binds[i].cname, cname) == 0)
+            return true;
+    return false;
+}
+
+/* Brings `key` into scope under the C spelling of `irname`, made distinct
+ * from every name visible here (a suffix _1, _2 ...) so an inner binding
+ * never hides an outer one it still needs.  Returns the C name. */
+static const char *bind(cg_emitter *e, const void *key, const char *irname)
+{
+    char *base = c_ident(irname);
+    if (!base) {
+        e->oom = true;
+        return "tec_oom";
+    }
+    char *name = base;
+    for (int k = 1; name_visible(e, name); k++) {
+        if (name != base)
+            free(name);
+        size_t n = strlen(base) + 24;
+        name = malloc(n);
+        if (!name) {
+            free(base);
+            e->oom = true;
+            return "tec_oom";
+        }
+        snprintf(name, n, "%s_%d", base, k);
+    }
+    if (name != base)
+        free(base);
+    if (e->nbinds == e->capbinds) {
+        int cap = e->capbinds ? 2 * e->capbinds : 32;
+        cg_binding *b = realloc(e->binds, sizeof *b * (size_t)cap);
+        if (!b) {
+            free(name);
+            e->oom = true;
+            return "tec_oom";
+        }
+        e->binds = b;
+        e->capbinds = cap;
+    }
+    e->binds[e->nbinds++] = (cg_binding){key, name};
+    return name;
+}
+
+static void unbind(cg_emitter *e, int n)
+{
+    while (n-- > 0 && e->nbinds > 0)
+        free(e->binds[--e->nbinds].cname);
+}
+
+/* The C name of a variable or buffer in scope, innermost first. */
+static const char *lookup(const cg_emitter *e, const void *key)
+{
+    for (int i = e->nbinds - 1; i >= 0; i--)
+        if (e->binds[i].key == key)
+            return e->binds[i].cname;
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- constants */
+
+static bool is_supported_dtype(ir_dtype t) { return t >= 0 && t < IR_NDTYPES && ir_dtype_ctype(t); }
+
+/* An integer constant of dtype t.  i64 uses INT64_C so the constant has the
+ * 64-bit type whatever it is combined with. */
+static void put_int(cg_str *s, int64_t v, ir_dtype t)
+{
+    if (t == IR_BOOL)
+        str_puts(s, v ? "1" : "0");
+    else if (t == IR_I32) {
+        int32_t w = (int32_t)v;
+        if (w == INT32_MIN)
+            str_puts(s, "INT32_MIN");
+        else
+            str_printf(s, "%d", (int)w);
+    } else if (v == INT64_MIN)
+        str_puts(s, "INT64_MIN");
+    else if (v < 0)
+        str_printf(s, "-INT64_C(%lld)", (long long)-v);
+    else
+        str_printf(s, "INT64_C(%lld)", (long long)v);
+}
+
+/* A float constant that reads back as exactly the same value: the shortest
+ * %g form that round-trips (0.1f, not 0.100000001f), with a suffix f for
+ * f32.  Infinities and NaN through math.h's macros. */
+static void put_float(cg_str *s, double v, ir_dtype t)
+{
+    bool f32 = t == IR_F32;
+    if (isnan(v)) {
+        str_puts(s, f32 ? "NAN" : "(double)NAN");
+        return;
+    }
+    if (isinf(v)) {
+        str_puts(s, v < 0 ? "-" : "");
+        str_puts(s, f32 ? "INFINITY" : "(double)INFINITY");
+        return;
+    }
+    char buf[64];
+    if (f32) {
+        float x = (float)v;
+        for (int p = 1; p <= 9; p++) {
+            snprintf(buf, sizeof buf, "%.*g", p, (double)x);
+            float y = strtof(buf, NULL);
+            if (y == x && signbit(y) == signbit(x))
+                break;
+        }
+    } else {
+        for (int p = 1; p <= 17; p++) {
+            snprintf(buf, sizeof buf, "%.*g", p, v);
+            double y = strtod(buf, NULL);
+            if (y == v && signbit(y) == signbit(v))
+                break;
+        }
+    }
+    if (!strpbrk(buf, ".e"))
+        strcat(buf, ".0");
+    str_puts(s, buf);
+    if (f32)
+        str_puts(s, "f");
+}
+
+/* A nonnegative count (extents, strides): plain decimal when it fits an
+ * int, so loops read `i < 16`; the other operand is int64_t, which makes
+ * the arithmetic 64-bit either way. */
+static void put_count(cg_str *s, int64_t v)
+{
+    if (v >= INT32_MIN && v <= INT32_MAX)
+        str_printf(s, "%lld", (long long)v);
+    else
+        put_int(s, v, IR_I64);
+}
+
+/* ---------------------------------------------------------------- expressions */
+
+/* C precedence levels (higher binds tighter). */
+enum {
+    P_TOP = 0, P_SELECT = 3, P_OR = 4, P_AND = 5, P_EQ = 9, P_REL = 10,
+    P_ADD = 12, P_MUL = 13, P_UNARY = 14, P_PRIMARY = 16
+};
+
+static bool is_comparison(ir_expr_kind k)
+{
+    return k == IR_EQ || k == IR_NE || k == IR_LT || k == IR_LE || k == IR_GT || k == IR_GE;
+}
+
+/* A division whose divisor is not a nonzero constant needs the checked
+ * helper (and so the setjmp wrapper). */
+static bool div_is_checked(const ir_expr *x)
+{
+    return (x->kind == IR_FLOORDIV || x->kind == IR_FLOORMOD) && ir_dtype_is_int(x->dtype) &&
+           !(x->b && x->b->kind == IR_INT && x->b->ival != 0);
+}
+
+/* A float -> integer cast is checked like the interpreter does: a value
+ * with no integer of the target type stops the kernel (C would make the
+ * result undefined). */
+static bool cast_is_checked(const ir_expr *x)
+{
+    return x->kind == IR_CAST && x->a && ir_dtype_is_int(x->dtype) &&
+           (x->a->dtype == IR_F32 || x->a->dtype == IR_F64);
+}
+
+/* Folds an integer expression made only of constants and + - * and
+ * negation, wrapping as the interpreter does.  Generated C never spells out
+ * such arithmetic: when it overflows (INT64_MAX + 1 before simplify has
+ * run) the C compiler would warn about it, although -fwrapv defines it. */
+static bool fold_int(const ir_expr *x, int64_t *out)
+{
+    if (!x || !ir_dtype_is_int(x->dtype))
+        return false;
+    int64_t a, b;
+    uint64_t r;
+    switch (x->kind) {
+    case IR_INT:
+        *out = x->ival;
+        break;
+    case IR_NEG:
+        if (!fold_int(x->a, &a))
+            return false;
+        *out = (int64_t)(0 - (uint64_t)a);
+        break;
+    case IR_ADD: case IR_SUB: case IR_MUL:
+        if (!fold_int(x->a, &a) || !fold_int(x->b, &b))
+            return false;
+        r = x->kind == IR_ADD ? (uint64_t)a + (uint64_t)b
+            : x->kind == IR_SUB ? (uint64_t)a - (uint64_t)b : (uint64_t)a * (uint64_t)b;
+        *out = (int64_t)r;
+        break;
+    default:
+        return false;
+    }
+    if (x->dtype == IR_I32)
+        *out = (int32_t)(uint32_t)(uint64_t)*out;
+    return true;
+}
+
+/* A constant's C text; its precedence follows from its first character
+ * ("-1.5f" and "(double)NAN" are unary expressions). */
+static void put_const(cg_str *s, const ir_expr *x)
+{
+    if (x->kind == IR_FLOAT)
+        put_float(s, x->fval, x->dtype);
+    else if (ir_dtype_is_float(x->dtype))
+        put_float(s, (double)x->ival, x->dtype);
+    else
+        put_int(s, x->ival, x->dtype);
+}
+
+/* The precedence of the C text emit_expr writes for x. */
+static int expr_prec(const ir_expr *x)
+{
+    int64_t folded;
+    if (x->kind != IR_INT && fold_int(x, &folded)) {
+        ir_expr k = {.kind = IR_INT, .dtype = x->dtype, .ival = folded};
+        return expr_prec(&k);
+    }
+    switch (x->kind) {
+    case IR_INT:
+    case IR_FLOAT: {
+        char buf[64];
+        cg_str t = {0};
+        put_const(&t, x);
+        snprintf(buf, sizeof buf, "%s", t.p ? t.p : "");
+        free(t.p);
+        return buf[0] == '-' || buf[0] == '(' ? P_UNARY : P_PRIMARY;
+    }
+    case IR_ADD: case IR_SUB: return P_ADD;
+    case IR_MUL: case IR_DIV: return P_MUL;
+    case IR_LT: case IR_LE: case IR_GT: case IR_GE: return P_REL;
+    case IR_EQ: case IR_NE: return P_EQ;
+    case IR_AND: return P_AND;
+    case IR_OR: return P_OR;
+    case IR_NEG: case IR_NOT: return P_UNARY;
+    case IR_SELECT: return P_SELECT;
+    case IR_CAST:
+        if (x->a && x->dtype == x->a->dtype)
+            return expr_prec(x->a);
+        if (cast_is_checked(x))
+            return P_PRIMARY;
+        return x->dtype == IR_BOOL ? P_EQ : P_UNARY;
+    case IR_LOAD:
+        return x->dtype == IR_BOOL ? P_EQ : P_PRIMARY;
+    default: return P_PRIMARY;
+    }
+}
+
+static const char *dtype_suffix(ir_dtype t)
+{
+    switch (t) {
+    case IR_BOOL: return "u8";
+    case IR_I32: return "i32";
+    case IR_I64: return "i64";
+    case IR_F32: return "f32";
+    case IR_F64: return "f64";
+    default: return "x";
+    }
+}
+
+static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec);
+
+static void emit_operand(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec, bool force_paren)
+{
+    if (!x) {
+        internal(e, "expression operand missing");
+        str_puts(s, "0");
+        return;
+    }
+    bool paren = force_paren || expr_prec(x) < min_prec;
+    if (paren)
+        str_puts(s, "(");
+    emit_expr(e, s, x, paren ? P_TOP : min_prec);
+    if (paren)
+        str_puts(s, ")");
+}
+
+/* Emits an operand that C converts to int64_t before any arithmetic (an
+ * operand of + - * or a comparison whose other operand is a 64-bit
+ * expression, a function argument, an assigned value): an i64 constant
+ * there reads better as a plain decimal ("i < n - 1") and means the same.
+ * Every i64 expression other than a bare constant has C type int64_t, so
+ * "the other operand is not a constant" is the test. */
+static void emit_operand_plain(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec, bool plain)
+{
+    e->plain_next = plain;
+    emit_operand(e, s, x, min_prec, false);
+    e->plain_next = false;
+}
+
+static bool is_int_const(const ir_expr *x) { return x && x->kind == IR_INT; }
+
+/* An index as an int64_t, so offset arithmetic is 64-bit.  A small
+ * constant may be written as a plain decimal (A[3], A[i * 4 + 2]) where it
+ * is not the left operand of the stride multiplication, since the other
+ * operand then makes the arithmetic 64-bit already. */
+static void emit_index(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec, bool plain_ok)
+{
+    if (plain_ok && x && x->kind == IR_INT && ir_dtype_is_int(x->dtype) && x->ival >= 0 &&
+        x->ival <= INT32_MAX) {
+        str_printf(s, "%lld", (long long)x->ival);
+        return;
+    }
+    if (x && x->dtype != IR_I64) {
+        bool paren = P_UNARY < min_prec;
+        str_puts(s, paren ? "((int64_t)" : "(int64_t)");
+        emit_operand(e, s, x, P_UNARY, false);
+        if (paren)
+            str_puts(s, ")");
+        return;
+    }
+    emit_operand(e, s, x, min_prec, false);
+}
+
+/* The row-major flat offset of the first k+1 indices in Horner form,
+ * ((i0 * n1 + i1) * n2 + i2), exact because every partial offset is below
+ * the buffer's element count, which fits in int64_t (checked). */
+static void emit_offset(cg_emitter *e, cg_str *s, const ir_buffer *b, ir_expr *const *idx, int k,
+                        int min_prec)
+{
+    if (k == 0) {
+        /* With fewer than 2^31 elements every partial offset fits an int. */
+        int64_t numel = 1;
+        for (int d = 0; d < b->ndim && numel <= INT32_MAX; d++)
+            numel = b->shape[d] > 0 && b->shape[d] <= INT32_MAX ? numel * b->shape[d] : INT64_MAX;
+        emit_index(e, s, idx[0], min_prec, b->ndim == 1 || numel <= INT32_MAX);
+        return;
+    }
+    bool paren = P_ADD < min_prec;
+    if (paren)
+        str_puts(s, "(");
+    if (b->shape[k] == 1) {
+        emit_offset(e, s, b, idx, k - 1, P_ADD);
+    } else {
+        emit_offset(e, s, b, idx, k - 1, P_MUL);
+        str_puts(s, " * ");
+        put_count(s, b->shape[k]);
+    }
+    str_puts(s, " + ");
+    emit_index(e, s, idx[k], P_MUL, true);
+    if (paren)
+        str_puts(s, ")");
+}
+
+/* buf[offset] for a load or store with nidx indices. */
+static void emit_access(cg_emitter *e, cg_str *s, const ir_buffer *b, ir_expr *const *idx, int nidx)
+{
+    const char *name = b ? lookup(e, b) : NULL;
+    if (!name) {
+        internal(e, "buffer '%s' is accessed outside its scope (not a parameter or a live alloc)",
+                 b && b->name ? b->name : "?");
+        str_puts(s, "tec_unknown[0]");
+        return;
+    }
+    str_puts(s, name);
+    str_puts(s, "[");
+    if (nidx != b->ndim) {
+        internal(e, "buffer '%s' has %d dimensions but is indexed with %d indices", b->name,
+                 b->ndim, nidx);
+        str_puts(s, "0");
+    } else if (nidx == 0)
+        str_puts(s, "0");
+    else
+        emit_offset(e, s, b, idx, nidx - 1, P_TOP);
+    str_puts(s, "]");
+}
+
+/* The libm function for a pure math intrinsic at dtype t (NULL: helper). */
+static const char *math_function(cg_emitter *e, ir_intrin fn, ir_dtype t)
+{
+    bool f32 = t == IR_F32;
+    if (fn == IR_FN_ABS && ir_dtype_is_int(t)) {
+        e->helper_used[t == IR_I64 ? H_ABS_I64 : H_ABS_I32] = true;
+        return t == IR_I64 ? "tec_abs_i64" : "tec_abs_i32";
+    }
+    switch (fn) {
+    case IR_FN_EXP: return f32 ? "expf" : "exp";
+    case IR_FN_LOG: return f32 ? "logf" : "log";
+    case IR_FN_SQRT: return f32 ? "sqrtf" : "sqrt";
+    case IR_FN_TANH: return f32 ? "tanhf" : "tanh";
+    case IR_FN_ERF: return f32 ? "erff" : "erf";
+    case IR_FN_ABS: return f32 ? "fabsf" : "fabs";
+    case IR_FN_FLOOR: return f32 ? "floorf" : "floor";
+    case IR_FN_CEIL: return f32 ? "ceilf" : "ceil";
+    case IR_FN_SIN: return f32 ? "sinf" : "sin";
+    case IR_FN_COS: return f32 ? "cosf" : "cos";
+    case IR_FN_POW: return f32 ? "powf" : "pow";
+    case IR_FN_RSQRT:
+        e->helper_used[f32 ? H_RSQRT_F32 : H_RSQRT_F64] = true;
+        return f32 ? "tec_rsqrt_f32" : "tec_rsqrt_f64";
+    case IR_FN_SIGMOID:
+        e->helper_used[f32 ? H_SIGMOID_F32 : H_SIGMOID_F64] = true;
+        return f32 ? "tec_sigmoid_f32" : "tec_sigmoid_f64";
+    default: return NULL;
+    }
+}
+
+static void emit_args(cg_emitter *e, cg_str *s, ir_expr *const *args, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (i)
+            str_puts(s, ", ");
+        emit_operand_plain(e, s, args[i], P_SELECT, true);   /* prototype converts */
+    }
+}
+
+static void emit_call(cg_emitter *e, cg_str *s, const ir_expr *x)
+{
+    if (x->fn < 0 || x->fn >= IR_NINTRINSICS) {
+        internal(e, "unknown intrinsic #%d", (int)x->fn);
+        str_puts(s, "0");
+        return;
+    }
+    const char *iname = ir_intrin_name(x->fn);
+    if (x->nargs != ir_intrin_arity(x->fn)) {
+        internal(e, "%s takes %d arguments, not %d", iname, ir_intrin_arity(x->fn), x->nargs);
+        str_puts(s, "0");
+        return;
+    }
+    if (ir_intrin_class(x->fn) == 'r') {
+        internal(e, "runtime call %s used as a value (only allowed as a statement)", iname);
+        str_puts(s, "0");
+        return;
+    }
+    bool int_abs = x->fn == IR_FN_ABS && ir_dtype_is_int(x->dtype);
+    if (x->dtype != IR_F32 && x->dtype != IR_F64 && !int_abs) {
+        internal(e, "%s on %s (math intrinsics take f32 or f64)", iname, ir_dtype_name(x->dtype));
+        str_puts(s, "0");
+        return;
+    }
+    str_puts(s, math_function(e, x->fn, x->dtype));
+    str_puts(s, "(");
+    emit_args(e, s, x->args, x->nargs);
+    str_puts(s, ")");
+}
+
+/* floordiv/floormod/min/max through the helpers of the file's prelude. */
+static void emit_helper_call(cg_emitter *e, cg_str *s, const ir_expr *x)
+{
+    const char *op = x->kind == IR_FLOORDIV ? "floordiv"
+                     : x->kind == IR_FLOORMOD ? "floormod"
+                     : x->kind == IR_MIN ? "min" : "max";
+    bool checked = false;
+    if (x->kind == IR_FLOORDIV || x->kind == IR_FLOORMOD) {
+        if (!ir_dtype_is_int(x->dtype)) {
+            internal(e, "%s on %s (integers only)", op, ir_dtype_name(x->dtype));
+            str_puts(s, "0");
+            return;
+        }
+        checked = div_is_checked(x);
+        bool i64 = x->dtype == IR_I64, div = x->kind == IR_FLOORDIV;
+        int h = checked ? (div ? (i64 ? H_FLOORDIV_I64_CHK : H_FLOORDIV_I32_CHK)
+                               : (i64 ? H_FLOORMOD_I64_CHK : H_FLOORMOD_I32_CHK))
+                        : (div ? (i64 ? H_FLOORDIV_I64 : H_FLOORDIV_I32)
+                               : (i64 ? H_FLOORMOD_I64 : H_FLOORMOD_I32));
+        e->helper_used[h] = true;
+    } else if (ir_dtype_is_float(x->dtype)) {
+        /* C99 fmin/fmax, as the interpreter: a NaN operand yields the
+         * other operand. */
+        bool f32 = x->dtype == IR_F32;
+        str_puts(s, x->kind == IR_MIN ? (f32 ? "fminf(" : "fmin(") : (f32 ? "fmaxf(" : "fmax("));
+        emit_operand(e, s, x->a, P_SELECT, false);
+        str_puts(s, ", ");
+        emit_operand(e, s, x->b, P_SELECT, false);
+        str_puts(s, ")");
+        return;
+    } else if (x->kind == IR_MIN) {
+        e->min_used[x->dtype] = true;
+    } else {
+        e->max_used[x->dtype] = true;
+    }
+    str_printf(s, "tec_%s_%s%s(", op, dtype_suffix(x->dtype), checked ? "_chk" : "");
+    emit_operand_plain(e, s, x->a, P_SELECT, true);   /* prototype converts */
+    str_puts(s, ", ");
+    emit_operand_plain(e, s, x->b, P_SELECT, true);
+    str_puts(s, checked ? ", tec_jb)" : ")");
+}
+
+static const char *binary_op(ir_expr_kind k)
+{
+    switch (k) {
+    case IR_ADD: return " + ";
+    case IR_SUB: return " - ";
+    case IR_MUL: return " * ";
+    case IR_DIV: return " / ";
+    case IR_EQ: return " == ";
+    case IR_NE: return " != ";
+    case IR_LT: return " < ";
+    case IR_LE: return " <= ";
+    case IR_GT: return " > ";
+    case IR_GE: return " >= ";
+    case IR_AND: return " && ";
+    case IR_OR: return " || ";
+    default: return " ? ";
+    }
+}
+
+static void emit_binary(cg_emitter *e, cg_str *s, const ir_expr *x)
+{
+    int p = expr_prec(x);
+    int lmin = p, rmin = p + 1;
+    bool lforce = false, rforce = false;
+    if (is_comparison(x->kind)) {
+        /* Nested comparisons and !a == b are legal but read wrong (and
+         * -Wparentheses says so): parenthesize them. */
+        lmin = rmin = P_ADD;
+        lforce = x->a && x->a->kind == IR_NOT;
+        rforce = x->b && x->b->kind == IR_NOT;
+    } else if (x->kind == IR_OR) {
+        lforce = x->a && x->a->kind == IR_AND;
+        rforce = x->b && x->b->kind == IR_AND;
+    }
+    if (x->kind == IR_DIV && !ir_dtype_is_float(x->dtype))
+        internal(e, "'/' on %s (float division only; use floordiv)", ir_dtype_name(x->dtype));
+    bool arith = x->kind != IR_AND && x->kind != IR_OR;
+    e->plain_next = arith && !lforce && !is_int_const(x->b);
+    emit_operand(e, s, x->a, lmin, lforce);
+    str_puts(s, binary_op(x->kind));
+    e->plain_next = arith && !rforce && !is_int_const(x->a);
+    emit_operand(e, s, x->b, rmin, rforce);
+    e->plain_next = false;
+}
+
+static void emit_cast(cg_emitter *e, cg_str *s, const ir_expr *x)
+{
+    if (!x->a) {
+        internal(e, "cast without operand");
+        str_puts(s, "0");
+        return;
+    }
+    if (x->a->dtype == x->dtype) {
+        emit_expr(e, s, x->a, P_TOP);
+        return;
+    }
+    if (x->dtype == IR_BOOL) {
+        /* To bool means "is nonzero", as C's _Bool (a plain (uint8_t)
+         * cast would turn 2.5 into 2). */
+        emit_operand(e, s, x->a, P_ADD, false);
+        str_puts(s, " != 0");
+        return;
+    }
+    if (cast_is_checked(x)) {
+        e->cast_used[x->dtype][x->a->dtype] = true;
+        str_printf(s, "tec_cast_%s_%s(", dtype_suffix(x->dtype), dtype_suffix(x->a->dtype));
+        emit_operand(e, s, x->a, P_SELECT, false);
+        str_puts(s, ", tec_jb)");
+        return;
+    }
+    str_printf(s, "(%s)", ir_dtype_ctype(x->dtype));
+    emit_operand(e, s, x->a, P_UNARY, false);
+}
+
+/* Writes x at a position that requires precedence >= min_prec (the caller
+ * has already parenthesized when needed). */
+static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec)
+{
+    (void)min_prec;
+    bool plain = e->plain_next;
+    e->plain_next = false;
+    if (!x) {
+        internal(e, "missing expression");
+        str_puts(s, "0");
+        return;
+    }
+    if (!is_supported_dtype(x->dtype)) {
+        user_error(e, "codegen: the C backend does not support %s values yet (in @%s)",
+                   x->dtype >= 0 && x->dtype < IR_NDTYPES ? ir_dtype_name(x->dtype) : "unknown",
+                   func_name(e));
+        str_puts(s, "0");
+        return;
+    }
+    int64_t folded;
+    if (x->kind != IR_INT && fold_int(x, &folded)) {
+        ir_expr k = {.kind = IR_INT, .dtype = x->dtype, .ival = folded};
+        e->plain_next = plain;
+        emit_expr(e, s, &k, min_prec);
+        return;
+    }
+    switch (x->kind) {
+    case IR_INT:
+        if (plain && x->dtype == IR_I64 && x->ival >= -INT32_MAX && x->ival <= INT32_MAX)
+            str_printf(s, "%lld", (long long)x->ival);
+        else
+            put_const(s, x);
+        return;
+    case IR_FLOAT:
+        if (!ir_dtype_is_float(x->dtype)) {
+            internal(e, "float constant of type %s", ir_dtype_name(x->dtype));
+            str_puts(s, "0");
+            return;
+        }
+        put_const(s, x);
+        return;
+    case IR_VAR: {
+        const char *name = x->var ? lookup(e, x->var) : NULL;
+        if (!name) {
+            internal(e, "variable '%s' is used outside its binding",
+                     x->var && x->var->name ? x->var->name : "?");
+            str_puts(s, "0");
+            return;
+        }
+        str_puts(s, name);
+        return;
+    }
+    case IR_LOAD:
+        emit_access(e, s, x->buf, x->args, x->nargs);
+        if (x->dtype == IR_BOOL)  /* any nonzero byte reads as true (1) */
+            str_puts(s, " != 0");
+        return;
+    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV:
+    case IR_EQ: case IR_NE: case IR_LT: case IR_LE: case IR_GT: case IR_GE:
+    case IR_AND: case IR_OR:
+        emit_binary(e, s, x);
+        return;
+    case IR_FLOORDIV: case IR_FLOORMOD: case IR_MIN: case IR_MAX:
+        emit_helper_call(e, s, x);
+        return;
+    case IR_NEG: case IR_NOT:
+        str_puts(s, x->kind == IR_NEG ? "-" : "!");
+        /* "- -x" must not become "--x": parenthesize a negative operand. */
+        emit_operand(e, s, x->a, x->kind == IR_NEG ? P_UNARY + 1 : P_UNARY, false);
+        return;
+    case IR_SELECT:
+        /* C's ?: evaluates only the chosen arm, as the IR requires. */
+        emit_operand(e, s, x->c, P_OR, false);
+        str_puts(s, " ? ");
+        emit_operand(e, s, x->a, P_OR, false);
+        str_puts(s, " : ");
+        emit_operand(e, s, x->b, P_OR, false);
+        return;
+    case IR_CAST:
+        emit_cast(e, s, x);
+        return;
+    case IR_CALL:
+        emit_call(e, s, x);
+        return;
+    default:
+        internal(e, "unknown expression kind #%d", (int)x->kind);
+        str_puts(s, "0");
+        return;
+    }
+}
+
+/* ---------------------------------------------------------------- statements */
+
+static void put_indent(cg_emitter *e, cg_str *s)
+{
+    for (int i = 0; i < e->indent; i++)
+        str_puts(s, "    ");
+}
+
+static void line(cg_emitter *e, cg_str *s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void line(cg_emitter *e, cg_str *s, const char *fmt, ...)
+{
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    put_indent(e, s);
+    if (n >= 0 && (size_t)n < sizeof small) {
+        str_puts(s, small);
+    } else if (n >= 0) {
+        char *big = malloc((size_t)n + 1);
+        if (!big) {
+            s->oom = true;
+            return;
+        }
+        va_start(ap, fmt);
+        vsnprintf(big, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+        str_puts(s, big);
+        free(big);
+    }
+    str_puts(s, "\n");
+}
+
+/* An expression rendered on its own (for use inside a line); `plain`: it
+ * is assigned to a variable of its own type, see emit_operand_plain. */
+static char *expr_text_plain(cg_emitter *e, const ir_expr *x, int min_prec, bool plain)
+{
+    cg_str t = {0};
+    emit_operand_plain(e, &t, x, min_prec, plain);
+    if (t.oom || !t.p) {
+        e->oom = true;
+        free(t.p);
+        return strdup("0");
+    }
+    return t.p;
+}
+
+static char *expr_text(cg_emitter *e, const ir_expr *x, int min_prec)
+{
+    return expr_text_plain(e, x, min_prec, false);
+}
+
+/* `if (cond)` leaving the kernel with failure code `code`: directly, or
+ * through the exit that frees heap temporaries. */
+static void emit_fail_if(cg_emitter *e, cg_str *s, const char *cond, int code, const char *why)
+{
+    cg_str c = {0};
+    str_put_comment_text(&c, why);
+    if (e->nheap > 0) {
+        line(e, s, "if (%s) {", cond);
+        line(e, s, "    tec_rc = %d;   /* %s */", code, c.p ? c.p : "");
+        line(e, s, "    goto tec_exit;");
+        line(e, s, "}");
+    } else {
+        line(e, s, "if (%s)", cond);
+        line(e, s, "    return %d;   /* %s */", code, c.p ? c.p : "");
+    }
+    free(c.p);
+}
+
+static bool contains_load(const ir_expr *x, void *found)
+{
+    if (x->kind == IR_LOAD)
+        *(bool *)found = true;
+    return !*(bool *)found;
+}
+
+static void emit_stmt(cg_emitter *e, cg_str *s, const ir_stmt *st);
+
+/* `(void)name;` keeps -Wunused-variable quiet for a binding the body does
+ * not read (a broadcast's iteration variable, say). */
+static void mark_unused(cg_emitter *e, cg_str *s, const void *key, const cg_ptrset *used,
+                        const char *cname)
+{
+    if (!set_has(used, key))
+        line(e, s, "(void)%s;", cname);
+}
+
+static const char *var_ctype(cg_emitter *e, const ir_var *v)
+{
+    if (!v) {
+        internal(e, "statement without its variable");
+        return "int64_t";
+    }
+    if (!is_supported_dtype(v->dtype)) {
+        user_error(e, "codegen: the C backend does not support %s variables yet ('%s' in @%s)",
+                   v->dtype >= 0 && v->dtype < IR_NDTYPES ? ir_dtype_name(v->dtype) : "unknown",
+                   v->name ? v->name : "?", func_name(e));
+        return "int64_t";
+    }
+    return ir_dtype_ctype(v->dtype);
+}
+
+static void emit_body(cg_emitter *e, cg_str *s, const ir_stmt *body)
+{
+    e->indent++;
+    if (body)
+        emit_stmt(e, s, body);
+    e->indent--;
+}
+
+/* A loop bound: plain decimal for small constants, otherwise the
+ * expression. */
+static char *bound_text(cg_emitter *e, const ir_expr *x)
+{
+    if (x && x->kind == IR_INT && ir_dtype_is_int(x->dtype) && x->ival >= INT32_MIN &&
+        x->ival <= INT32_MAX) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%lld", (long long)x->ival);
+        return strdup(buf);
+    }
+    return expr_text(e, x, P_REL + 1);
+}
+
+static void emit_for(cg_emitter *e, cg_str *s, const ir_stmt *st)
+{
+    const char *ct = var_ctype(e, st->var);
+    if (st->var && !ir_dtype_is_int(st->var->dtype))
+        internal(e, "loop variable '%s' is %s, not an integer", st->var->name,
+                 ir_dtype_name(st->var->dtype));
+    /* lo and hi are evaluated outside the loop variable's scope. */
+    char *lo = bound_text(e, st->lo);
+    char *hi = bound_text(e, st->hi);
+    bool hi_loads = false;
+    if (st->hi)
+        ir_expr_walk(st->hi, contains_load, &hi_loads);
+    const char *v = bind(e, st->var, st->var ? st->var->name : "i");
+    switch (st->for_kind) {
+    case IR_FOR_PARALLEL:
+        line(e, s, "/* parallel loop: runs serially until kernels get a thread pool */");
+        break;
+    case IR_FOR_VECTORIZED:
+        line(e, s, "TEC_IVDEP   /* vectorized: no loop-carried dependences */");
+        e->ivdep_used = true;
+        break;
+    case IR_FOR_UNROLLED:
+        line(e, s, "#pragma GCC unroll 4");
+        break;
+    default:
+        break;
+    }
+    if (hi_loads)  /* the IR evaluates hi once; C would re-read it every iteration */
+        line(e, s, "for (%s %s = %s, tec_end_%s = %s; %s < tec_end_%s; ++%s) {", ct, v,
+             lo ? lo : "0", v, hi ? hi : "0", v, v, v);
+    else
+        line(e, s, "for (%s %s = %s; %s < %s; ++%s) {", ct, v, lo ? lo : "0", v, hi ? hi : "0", v);
+    free(lo);
+    free(hi);
+    emit_body(e, s, st->nbody > 0 ? st->body[0] : NULL);
+    line(e, s, "}");
+    unbind(e, 1);
+}
+
+static void emit_block(cg_emitter *e, cg_str *s, const ir_stmt *st)
+{
+    cg_str c = {0};
+    str_put_comment_text(&c, st->name ? st->name : "");
+    line(e, s, "{   /* block %s */", c.p ? c.p : "");
+    free(c.p);
+    e->indent++;
+    /* Bindings are expressions of the enclosing loop variables: render
+     * them all before any iteration variable comes into scope. */
+    char **texts = calloc((size_t)(st->niters > 0 ? st->niters : 1), sizeof *texts);
+    if (!texts) {
+        e->oom = true;
+        e->indent--;
+        return;
+    }
+    for (int i = 0; i < st->niters; i++)
+        texts[i] = expr_text_plain(e, st->iters[i].binding, P_TOP, true);
+    cg_str cond = {0};
+    int nreduce = 0;
+    for (int i = 0; i < st->niters; i++) {
+        const ir_itervar *it = &st->iters[i];
+        const char *ct = var_ctype(e, it->var);
+        const char *v = bind(e, it->var, it->var ? it->var->name : "v");
+        line(e, s, "const %s %s = %s;%s", ct, v, texts[i] ? texts[i] : "0",
+             it->kind == IR_ITER_REDUCE ? "   /* reduce */" : "");
+        mark_unused(e, s, it->var, &e->used_vars, v);
+        if (it->kind == IR_ITER_REDUCE) {
+            str_printf(&cond, "%s%s == 0", nreduce ? " && " : "", v);
+            nreduce++;
+        }
+        free(texts[i]);
+    }
+    free(texts);
+    if (st->init) {
+        /* TensorIR's rule: init runs when every reduce iteration variable
+         * is at its first value. */
+        if (nreduce > 0)
+            line(e, s, "if (%s) {", cond.p ? cond.p : "1");
+        else
+            line(e, s, "{   /* init: no reduce iteration variables, so it always runs */");
+        emit_body(e, s, st->init);
+        line(e, s, "}");
+    }
+    free(cond.p);
+    if (st->nbody > 0 && st->body[0])
+        emit_stmt(e, s, st->body[0]);
+    unbind(e, st->niters);
+    e->indent--;
+    line(e, s, "}");
+}
+
+static void emit_store(cg_emitter *e, cg_str *s, const ir_stmt *st)
+{
+    cg_str t = {0};
+    emit_access(e, &t, st->buf, st->args, st->nargs);
+    str_puts(&t, " = ");
+    emit_operand_plain(e, &t, st->value, P_SELECT, true);
+    if (t.oom)
+        e->oom = true;
+    line(e, s, "%s;", t.p ? t.p : "");
+    free(t.p);
+}
+
+/* Element count of b, checked with GMP against what int64_t offsets and
+ * size_t byte counts can hold. */
+static bool buffer_numel(cg_emitter *e, const ir_buffer *b, int64_t *numel)
+{
+    mpz_t n, bytes;
+    mpz_init_set_ui(n, 1);
+    bool ok = true;
+    for (int i = 0; i < b->ndim; i++) {
+        if (b->shape[i] < 1) {
+            internal(e, "buffer '%s' has extent %lld in dimension %d", b->name,
+                     (long long)b->shape[i], i);
+            ok = false;
+            break;
+        }
+        mpz_mul_si(n, n, (long)b->shape[i]);
+    }
+    mpz_init(bytes);
+    mpz_mul_ui(bytes, n, (unsigned long)(is_supported_dtype(b->dtype) ? ir_dtype_size(b->dtype) : 1));
+    if (ok && (!mpz_fits_slong_p(n) || mpz_sizeinbase(bytes, 2) > 8 * sizeof(size_t) - 1)) {
+        char *txt = mpz_get_str(NULL, 10, n);
+        user_error(e, "codegen: buffer '%s' of @%s has %s elements, more than this machine can "
+                   "address", b->name, func_name(e), txt ? txt : "too many");
+        free(txt);
+        ok = false;
+    }
+    if (ok)
+        *numel = (int64_t)mpz_get_si(n);
+    mpz_clear(n);
+    mpz_clear(bytes);
+    return ok;
+}
+
+static bool buffer_dtype_ok(cg_emitter *e, const ir_buffer *b)
+{
+    if (is_supported_dtype(b->dtype))
+        return true;
+    user_error(e, "codegen: the C backend does not support %s buffers yet ('%s' in @%s)",
+               b->dtype >= 0 && b->dtype < IR_NDTYPES ? ir_dtype_name(b->dtype) : "unknown",
+               b->name ? b->name : "?", func_name(e));
+    return false;
+}
+
+static void shape_text(cg_str *s, const ir_buffer *b)
+{
+    str_printf(s, "%s[", is_supported_dtype(b->dtype) || (b->dtype >= 0 && b->dtype < IR_NDTYPES)
+                             ? ir_dtype_name(b->dtype) : "?");
+    for (int i = 0; i < b->ndim; i++)
+        str_printf(s, "%s%lld", i ? ", " : "", (long long)b->shape[i]);
+    str_puts(s, "]");
+}
+
+static bool alloc_on_heap(const ir_buffer *b, int64_t numel)
+{
+    return b->scope != IR_SCOPE_STACK ||
+           numel > CG_STACK_ALLOC_MAX / (is_supported_dtype(b->dtype) ? ir_dtype_size(b->dtype) : 1);
+}
+
+static int heap_slot(const cg_emitter *e, const ir_stmt *st)
+{
+    for (int i = 0; i < e->nheap; i++)
+        if (e->heap[i] == st)
+            return i;
+    return -1;
+}
+
+static void emit_alloc(cg_emitter *e, cg_str *s, const ir_stmt *st)
+{
+    const ir_buffer *b = st->buf;
+    int64_t numel = 1;
+    if (!b) {
+        internal(e, "alloc without a buffer");
+        return;
+    }
+    if (!buffer_dtype_ok(e, b) || !buffer_numel(e, b, &numel))
+        return;
+    const char *ct = ir_dtype_ctype(b->dtype);
+    cg_str info = {0};
+    str_put_comment_text(&info, b->name);
+    str_puts(&info, ": ");
+    shape_text(&info, b);
+    str_printf(&info, ", %s", b->scope == IR_SCOPE_STACK ? "stack" : "global");
+    line(e, s, "{");
+    e->indent++;
+    const char *v = bind(e, b, b->name);
+    int slot = heap_slot(e, st);
+    if (!alloc_on_heap(b, numel)) {
+        line(e, s, "%s %s[%lld] = {0};   /* alloc %s, zeroed */", ct, v, (long long)numel,
+             info.p ? info.p : "");
+        mark_unused(e, s, b, &e->read_bufs, v);   /* written only: "set but not used" */
+    } else if (slot < 0) {
+        internal(e, "heap alloc of '%s' was not seen by the pre-scan", b->name);
+    } else {
+        line(e, s, "%s *restrict %s = calloc(%lld, sizeof *%s);   /* alloc %s, zeroed */", ct, v,
+             (long long)numel, v, info.p ? info.p : "");
+        char cond[300];
+        snprintf(cond, sizeof cond, "%s == NULL", v);
+        emit_fail_if(e, s, cond, e->asserts.n + 1, "out of memory");
+        line(e, s, "tec_heap[%d] = %s;", slot, v);
+    }
+    free(info.p);
+    if (st->nbody > 0 && st->body[0])
+        emit_stmt(e, s, st->body[0]);
+    if (alloc_on_heap(b, numel) && slot >= 0) {
+        line(e, s, "free(%s);", v);
+        line(e, s, "tec_heap[%d] = NULL;", slot);
+    }
+    unbind(e, 1);
+    e->indent--;
+    line(e, s, "}");
+}
+
+static void emit_let(cg_emitter *e, cg_str *s, const ir_stmt *st)
+{
+    const char *ct = var_ctype(e, st->var);
+    char *value = expr_text_plain(e, st->value, P_SELECT, true);
+    line(e, s, "{");
+    e->indent++;
+    const char *v = bind(e, st->var, st->var ? st->var->name : "t");
+    line(e, s, "const %s %s = %s;", ct, v, value ? value : "0");
+    free(value);
+    mark_unused(e, s, st->var, &e->used_vars, v);
+    if (st->nbody > 0 && st->body[0])
+        emit_stmt(e, s, st->body[0]);
+    unbind(e, 1);
+    e->indent--;
+    line(e, s, "}");
+}
+
+static void emit_if(cg_emitter *e, cg_str *s, const ir_stmt *st)
+{
+    char *cond = expr_text(e, st->cond, P_TOP);
+    line(e, s, "if (%s) {", cond ? cond : "0");
+    free(cond);
+    emit_body(e, s, st->nbody > 0 ? st->body[0] : NULL);
+    if (st->orelse) {
+        line(e, s, "} else {");
+        emit_body(e, s, st->orelse);
+    }
+    line(e, s, "}");
+}
+
+static void emit_eval(cg_emitter *e, cg_str *s, const ir_stmt *st)
+{
+    const ir_expr *x = st->value;
+    if (x && x->kind == IR_CALL && x->fn >= 0 && x->fn < IR_NINTRINSICS &&
+        ir_intrin_class(x->fn) == 'r') {
+        if (x->nargs != ir_intrin_arity(x->fn)) {
+            internal(e, "%s takes %d arguments, not %d", ir_intrin_name(x->fn),
+                     ir_intrin_arity(x->fn), x->nargs);
+            return;
+        }
+        for (int i = 0; i < x->nargs; i++)
+            if (!x->args[i] || !ir_dtype_is_int(x->args[i]->dtype)) {
+                internal(e, "argument %d of %s is not an integer", i + 1, ir_intrin_name(x->fn));
+                return;
+            }
+        e->hook_used[x->fn] = true;
+        cg_str t = {0};
+        str_printf(&t, "%s(", ir_intrin_name(x->fn));
+        emit_args(e, &t, x->args, x->nargs);
+        str_puts(&t, ");");
+        if (t.oom)
+            e->oom = true;
+        line(e, s, "%s", t.p ? t.p : "");
+        free(t.p);
+        return;
+    }
+    /* A pure expression as a statement has no effect; keep it visible. */
+    char *text = expr_text(e, x, P_UNARY);
+    line(e, s, "(void)%s;", text ? text : "0");
+    free(text);
+}
+
+static void emit_assert(cg_emitter *e, cg_str *s, const ir_stmt *st)
+{
+    int k = 0;
+    for (int i = 0; i < e->asserts.n; i++)
+        if (e->asserts.items[i] == st) {
+            k = i + 1;
+            break;
+        }
+    if (k == 0) {
+        internal(e, "assert not seen by the pre-scan");
+        return;
+    }
+    char *cond = expr_text(e, st->cond, P_UNARY);
+    cg_str neg = {0};
+    str_printf(&neg, "!%s", cond ? cond : "0");
+    free(cond);
+    char why[600];
+    snprintf(why, sizeof why, "assert %d: %s", k, st->msg ? st->msg : "(no message)");
+    emit_fail_if(e, s, neg.p ? neg.p : "1", k, why);
+    if (neg.oom)
+        e->oom = true;
+    free(neg.p);
+}
+
+static void emit_stmt(cg_emitter *e, cg_str *s, const ir_stmt *st)
+{
+    if (!st)
+        return;
+    switch (st->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < st->nbody; i++)
+            emit_stmt(e, s, st->body[i]);
+        return;
+    case IR_S_FOR: emit_for(e, s, st); return;
+    case IR_S_BLOCK: emit_block(e, s, st); return;
+    case IR_S_STORE: emit_store(e, s, st); return;
+    case IR_S_ALLOC: emit_alloc(e, s, st); return;
+    case IR_S_LET: emit_let(e, s, st); return;
+    case IR_S_IF: emit_if(e, s, st); return;
+    case IR_S_EVAL: emit_eval(e, s, st); return;
+    case IR_S_ASSERT: emit_assert(e, s, st); return;
+    default:
+        internal(e, "unknown statement kind #%d", (int)st->kind);
+        return;
+    }
+}
+
+/* ---------------------------------------------------------------- pre-scan of a function */
+
+static bool scan_expr(const ir_expr *x, void *ctx)
+{
+    cg_emitter *e = ctx;
+    if (x->kind == IR_VAR)
+        set_add(e, &e->used_vars, x->var);
+    else if (x->kind == IR_LOAD) {
+        set_add(e, &e->used_bufs, x->buf);
+        set_add(e, &e->read_bufs, x->buf);
+    }
+    else if (div_is_checked(x) || cast_is_checked(x))
+        e->split = true;
+    return true;
+}
+
+static bool scan_stmt(const ir_stmt *st, void *ctx)
+{
+    cg_emitter *e = ctx;
+    if (st->kind == IR_S_STORE) {
+        set_add(e, &e->used_bufs, st->buf);
+        set_add(e, &e->written_bufs, st->buf);
+    } else if (st->kind == IR_S_ALLOC && st->buf) {
+        int64_t numel = 1;
+        const ir_buffer *b = st->buf;
+        /* Overflowing sizes are reported when the alloc is emitted. */
+        for (int i = 0; i < b->ndim && numel <= INT64_MAX / 2; i++)
+            numel = b->shape[i] > 0 && numel <= INT64_MAX / b->shape[i] ? numel * b->shape[i]
+                                                                        : INT64_MAX / 2 + 1;
+        if (alloc_on_heap(b, numel) && heap_slot(e, st) < 0) {
+            if (e->nheap == e->capheap) {
+                int cap = e->capheap ? 2 * e->capheap : 8;
+                const ir_stmt **p = realloc(e->heap, sizeof *p * (size_t)cap);
+                if (!p) {
+                    e->oom = true;
+                    return true;
+                }
+                e->heap = p;
+                e->capheap = cap;
+            }
+            e->heap[e->nheap++] = st;
+        }
+    }
+    return true;
+}
+
+static void reset_function(cg_emitter *e)
+{
+    unbind(e, e->nbinds);
+    free(e->asserts.items);
+    e->asserts = (assert_list){0};
+    e->nheap = 0;
+    e->split = false;
+    e->used_vars.n = e->used_bufs.n = e->read_bufs.n = e->written_bufs.n = 0;
+    e->indent = 0;
+}
+
+/* ---------------------------------------------------------------- functions */
+
+static void emit_func_comment(cg_emitter *e, cg_str *s, int index)
+{
+    const ir_func *f = e->f;
+    str_puts(s, "/* @");
+    str_put_comment_text(s, f->name);
+    str_printf(s, " (kernel %d)\n", index);
+    for (int i = 0; i < f->nattrs; i++) {
+        str_puts(s, " *   ");
+        str_put_comment_text(s, f->attrs[i].key);
+        str_puts(s, ": ");
+        str_put_comment_text(s, f->attrs[i].value);
+        str_puts(s, "\n");
+    }
+    for (int i = 0; i < f->nparams; i++) {
+        const ir_buffer *b = f->params[i];
+        str_puts(s, i == 0 ? " *   params: " : ",\n *           ");
+        str_put_comment_text(s, b->name);
+        str_puts(s, " ");
+        shape_text(s, b);
+        str_puts(s, set_has(&e->written_bufs, b) ? " (written)" : " (read)");
+    }
+    if (f->nparams > 0)
+        str_puts(s, "\n");
+    bool fails = e->asserts.n > 0 || e->nheap > 0 || e->split;
+    str_puts(s, fails ? " *   returns 0 on success, or\n" : " *   returns 0\n");
+    for (int i = 0; i < e->asserts.n; i++) {
+        str_printf(s, " *     %d: assert failed: ", i + 1);
+        str_put_comment_text(s, e->asserts.items[i]->msg ? e->asserts.items[i]->msg
+                                                         : "(no message)");
+        str_puts(s, "\n");
+    }
+    /* Only the codes this kernel can return; the numbering is fixed. */
+    if (e->nheap > 0)
+        str_printf(s, " *     %d: out of memory\n", e->asserts.n + 1);
+    if (e->split) {
+        str_printf(s, " *     %d: integer division by zero\n", e->asserts.n + 2);
+        str_printf(s, " *     %d: float to integer cast out of range\n", e->asserts.n + 3);
+    }
+    str_puts(s, " */\n");
+}
+
+/* "const float *restrict A, float *restrict C" */
+static void emit_param_list(cg_emitter *e, cg_str *s, bool bind_names)
+{
+    const ir_func *f = e->f;
+    for (int i = 0; i < f->nparams; i++) {
+        const ir_buffer *b = f->params[i];
+        const char *v = bind_names ? bind(e, b, b->name) : lookup(e, b);
+        str_printf(s, "%s%s%s *restrict %s", i ? ", " : "",
+                   set_has(&e->written_bufs, b) ? "" : "const ", ir_dtype_ctype(b->dtype),
+                   v ? v : "tec_p");
+    }
+}
+
+/* The body of a kernel: statements, then the exit that frees temporaries. */
+static void emit_func_body(cg_emitter *e, cg_str *s)
+{
+    e->indent = 1;
+    if (e->nheap > 0 && !e->split) {
+        line(e, s, "int32_t tec_rc = 0;");
+        line(e, s, "void *tec_heap[%d] = {0};   /* live heap temporaries, freed on every exit */",
+             e->nheap);
+    } else if (e->nheap > 0) {
+        line(e, s, "int32_t tec_rc = 0;");
+    }
+    for (int i = 0; i < e->f->nparams; i++)
+        mark_unused(e, s, e->f->params[i], &e->used_bufs, lookup(e, e->f->params[i]));
+    if (e->f->body)
+        emit_stmt(e, s, e->f->body);
+    if (e->nheap > 0) {
+        str_puts(s, "tec_exit:\n");
+        line(e, s, "for (int tec_i = 0; tec_i < %d; ++tec_i)", e->nheap);
+        line(e, s, "    free(tec_heap[tec_i]);");
+        line(e, s, "return tec_rc;");
+    } else {
+        line(e, s, "return 0;");
+    }
+}
+
+static void emit_func(cg_emitter *e, cg_str *s, int index)
+{
+    const ir_func *f = e->m->funcs[index];
+    e->f = f;
+    reset_function(e);
+    e->asserts = function_asserts(f);
+    if (e->asserts.oom)
+        e->oom = true;
+    ir_stmt_walk(f->body, scan_stmt, scan_expr, e);
+    for (int i = 0; i < f->nparams; i++)
+        if (!f->params[i]) {
+            internal(e, "parameter %d is missing", i);
+            return;
+        }
+    bool ok = true;
+    for (int i = 0; i < f->nparams; i++) {
+        int64_t numel;
+        ok = buffer_dtype_ok(e, f->params[i]) && buffer_numel(e, f->params[i], &numel) && ok;
+    }
+    if (!ok)
+        return;
+    char *sym = cg_symbol_name(e->m, index);
+    if (!sym) {
+        e->oom = true;
+        return;
+    }
+    emit_func_comment(e, s, index);
+    if (!e->split) {
+        str_printf(s, "int32_t %s(", sym);
+        emit_param_list(e, s, true);
+        str_puts(s, f->nparams ? ")\n{\n" : "void)\n{\n");
+        emit_func_body(e, s);
+        str_puts(s, "}\n");
+    } else {
+        /* The body runs under the wrapper's setjmp; a checked division by
+         * zero longjmps back, and the wrapper frees what was allocated. */
+        e->setjmp_used = true;
+        str_printf(s, "static int32_t %s_body(", sym);
+        emit_param_list(e, s, true);
+        str_printf(s, "%s%sjmp_buf tec_jb)\n{\n", f->nparams ? ", " : "",
+                   e->nheap ? "void *volatile *tec_heap, " : "");
+        emit_func_body(e, s);
+        str_puts(s, "}\n\n");
+        str_printf(s, "int32_t %s(", sym);
+        emit_param_list(e, s, false);
+        str_puts(s, f->nparams ? ")\n{\n" : "void)\n{\n");
+        e->indent = 1;
+        line(e, s, "jmp_buf tec_jb;");
+        if (e->nheap)
+            line(e, s, "void *volatile tec_heap[%d] = {0};", e->nheap);
+        cg_str call = {0};
+        str_printf(&call, "return %s_body(", sym);
+        for (int i = 0; i < f->nparams; i++)
+            str_printf(&call, "%s%s", i ? ", " : "", lookup(e, f->params[i]));
+        str_printf(&call, "%s%stec_jb);", f->nparams ? ", " : "", e->nheap ? "tec_heap, " : "");
+        if (call.oom)
+            e->oom = true;
+        /* longjmp's value says why the body stopped. */
+        static const char *const why[2] = {"integer division by zero",
+                                           "float to integer cast out of range"};
+        line(e, s, "switch (setjmp(tec_jb)) {");
+        line(e, s, "case 0:");
+        line(e, s, "    %s", call.p ? call.p : "");
+        for (int k = 0; k < 2; k++) {
+            line(e, s, k == 0 ? "case 1:   /* %s */" : "default:   /* %s */", why[k]);
+            if (e->nheap) {
+                line(e, s, "    for (int tec_i = 0; tec_i < %d; ++tec_i)", e->nheap);
+                line(e, s, "        free(tec_heap[tec_i]);");
+            }
+            line(e, s, "    return %d;", e->asserts.n + 2 + k);
+        }
+        line(e, s, "}");
+        free(call.p);
+        str_puts(s, "}\n");
+    }
+    free(sym);
+}
+
+/* ---------------------------------------------------------------- the file */
+
+static void emit_helpers(cg_emitter *e, cg_str *s)
+{
+    bool *h = e->helper_used;
+    /* Checked helpers and i32 ones are written in terms of the i64 ones. */
+    h[H_FLOORDIV_I32] |= h[H_FLOORDIV_I32_CHK];
+    h[H_FLOORMOD_I32] |= h[H_FLOORMOD_I32_CHK];
+    h[H_FLOORDIV_I64] |= h[H_FLOORDIV_I64_CHK] || h[H_FLOORDIV_I32];
+    h[H_FLOORMOD_I64] |= h[H_FLOORMOD_I64_CHK] || h[H_FLOORMOD_I32];
+
+    if (h[H_FLOORDIV_I64])
+        str_puts(s,
+            "/* Integer division rounding toward -infinity (C's / truncates toward\n"
+            " * zero).  b == -1 is done by hand: INT64_MIN / -1 wraps instead of\n"
+            " * trapping. */\n"
+            "static inline int64_t tec_floordiv_i64(int64_t a, int64_t b)\n"
+            "{\n"
+            "    if (b == -1)\n"
+            "        return (int64_t)(0 - (uint64_t)a);\n"
+            "    int64_t q = a / b;\n"
+            "    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;\n"
+            "}\n\n");
+    if (h[H_FLOORMOD_I64])
+        str_puts(s,
+            "/* a - b * floordiv(a, b): the result has the sign of b. */\n"
+            "static inline int64_t tec_floormod_i64(int64_t a, int64_t b)\n"
+            "{\n"
+            "    if (b == -1)\n"
+            "        return 0;\n"
+            "    int64_t r = a % b;\n"
+            "    return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;\n"
+            "}\n\n");
+    if (h[H_FLOORDIV_I32])
+        str_puts(s,
+            "static inline int32_t tec_floordiv_i32(int32_t a, int32_t b)\n"
+            "{\n"
+            "    return (int32_t)tec_floordiv_i64(a, b);\n"
+            "}\n\n");
+    if (h[H_FLOORMOD_I32])
+        str_puts(s,
+            "static inline int32_t tec_floormod_i32(int32_t a, int32_t b)\n"
+            "{\n"
+            "    return (int32_t)tec_floormod_i64(a, b);\n"
+            "}\n\n");
+    static const struct { int id; const char *op, *t; } chk[] = {
+        {H_FLOORDIV_I64_CHK, "floordiv", "i64"}, {H_FLOORMOD_I64_CHK, "floormod", "i64"},
+        {H_FLOORDIV_I32_CHK, "floordiv", "i32"}, {H_FLOORMOD_I32_CHK, "floormod", "i32"},
+    };
+    bool any_chk = false;
+    for (size_t i = 0; i < sizeof chk / sizeof *chk; i++) {
+        if (!h[chk[i].id])
+            continue;
+        if (!any_chk)
+            str_puts(s, "/* Divisors that may be zero: stop the kernel (see its wrapper). */\n");
+        any_chk = true;
+        const char *ct = strcmp(chk[i].t, "i64") == 0 ? "int64_t" : "int32_t";
+        str_printf(s,
+            "static inline %s tec_%s_%s_chk(%s a, %s b, jmp_buf jb)\n"
+            "{\n"
+            "    if (b == 0)\n"
+            "        longjmp(jb, 1);\n"
+            "    return tec_%s_%s(a, b);\n"
+            "}\n\n", ct, chk[i].op, chk[i].t, ct, ct, chk[i].op, chk[i].t);
+    }
+    bool any_cast = false;
+    for (int to = 0; to < IR_NDTYPES; to++)
+        for (int from = 0; from < IR_NDTYPES; from++) {
+            if (!e->cast_used[to][from])
+                continue;
+            if (!any_cast)
+                str_puts(s, "/* Float to integer, truncating toward zero; NaN and values out of\n"
+                            " * the target's range stop the kernel (see its wrapper). */\n");
+            any_cast = true;
+            const char *tt = ir_dtype_ctype((ir_dtype)to), *ft = ir_dtype_ctype((ir_dtype)from);
+            const char *lim = to == IR_I32 ? "2147483648.0" : "9223372036854775808.0";
+            str_printf(s,
+                "static inline %s tec_cast_%s_%s(%s x, jmp_buf jb)\n"
+                "{\n"
+                "    double t = trunc((double)x);\n"
+                "    if (!(t >= -%s && t < %s))\n"
+                "        longjmp(jb, 2);\n"
+                "    return (%s)t;\n"
+                "}\n\n", tt, dtype_suffix((ir_dtype)to), dtype_suffix((ir_dtype)from), ft, lim,
+                lim, tt);
+        }
+    if (h[H_ABS_I64] || h[H_ABS_I32])
+        str_puts(s,
+            "/* |x| with abs(INT64_MIN) wrapping to itself instead of trapping. */\n"
+            "static inline int64_t tec_abs_i64(int64_t x)\n"
+            "{\n"
+            "    return x < 0 ? (int64_t)(0 - (uint64_t)x) : x;\n"
+            "}\n\n");
+    if (h[H_ABS_I32])
+        str_puts(s, "static inline int32_t tec_abs_i32(int32_t x) { return (int32_t)tec_abs_i64(x); }\n\n");
+    for (int t = 0; t < IR_NDTYPES; t++) {
+        if (!is_supported_dtype((ir_dtype)t))
+            continue;
+        const char *ct = ir_dtype_ctype((ir_dtype)t), *sfx = dtype_suffix((ir_dtype)t);
+        if (e->min_used[t])
+            str_printf(s, "static inline %s tec_min_%s(%s a, %s b) { return a < b ? a : b; }\n",
+                       ct, sfx, ct, ct);
+        if (e->max_used[t])
+            str_printf(s, "static inline %s tec_max_%s(%s a, %s b) { return a > b ? a : b; }\n",
+                       ct, sfx, ct, ct);
+        if (e->min_used[t] || e->max_used[t])
+            str_puts(s, "\n");
+    }
+    if (h[H_RSQRT_F32])
+        str_puts(s, "static inline float tec_rsqrt_f32(float x) { return 1.0f / sqrtf(x); }\n");
+    if (h[H_RSQRT_F64])
+        str_puts(s, "static inline double tec_rsqrt_f64(double x) { return 1.0 / sqrt(x); }\n");
+    if (h[H_SIGMOID_F32])
+        str_puts(s, "static inline float tec_sigmoid_f32(float x) { return 1.0f / (1.0f + expf(-x)); }\n");
+    if (h[H_SIGMOID_F64])
+        str_puts(s, "static inline double tec_sigmoid_f64(double x) { return 1.0 / (1.0 + exp(-x)); }\n");
+    if (h[H_RSQRT_F32] || h[H_RSQRT_F64] || h[H_SIGMOID_F32] || h[H_SIGMOID_F64])
+        str_puts(s, "\n");
+}
+
+static void emit_prelude(cg_emitter *e, cg_str *s)
+{
+    str_puts(s, "/* Generated by tec " PACKAGE_VERSION " from module \"");
+    str_put_comment_text(s, e->m->name ? e->m->name : "");
+    str_printf(s, "\" (%d kernel%s).\n", e->m->nfuncs, e->m->nfuncs == 1 ? "" : "s");
+    str_puts(s,
+        " *\n"
+        " * Each kernel takes one pointer per buffer parameter (dense row-major\n"
+        " * storage; parameters never alias) and returns 0 or the failure code its\n"
+        " * comment lists.  Arithmetic is the IR's: f32 stays in float, integers\n"
+        " * wrap (-fwrapv), floordiv/floormod round toward -infinity.  Build with\n"
+        " * -ffp-contract=off to get the interpreter's results bit for bit. */\n\n");
+    str_puts(s, "#include <math.h>\n");
+    if (e->setjmp_used)
+        str_puts(s, "#include <setjmp.h>\n");
+    str_puts(s, "#include <stdint.h>\n#include <stdlib.h>\n\n");
+    bool hooks = false;
+    for (int i = 0; i < IR_NINTRINSICS; i++)
+        hooks |= e->hook_used[i];
+    if (hooks) {
+        str_puts(s, "/* Runtime hooks, resolved from the tec process when the kernels load. */\n");
+        for (int i = 0; i < IR_NINTRINSICS; i++) {
+            if (!e->hook_used[i])
+                continue;
+            str_printf(s, "extern void %s(", ir_intrin_name((ir_intrin)i));
+            for (int a = 0; a < ir_intrin_arity((ir_intrin)i); a++)
+                str_printf(s, "%sint64_t", a ? ", " : "");
+            str_puts(s, ir_intrin_arity((ir_intrin)i) ? ");\n" : "void);\n");
+        }
+        str_puts(s, "\n");
+    }
+    if (e->ivdep_used)
+        str_puts(s,
+            "/* GCC's \"#pragma GCC ivdep\", or clang's equivalent: the loop that\n"
+            " * follows carries no dependence between iterations. */\n"
+            "#if defined(__clang__)\n"
+            "#define TEC_IVDEP _Pragma(\"clang loop vectorize(assume_safety)\")\n"
+            "#else\n"
+            "#define TEC_IVDEP _Pragma(\"GCC ivdep\")\n"
+            "#endif\n\n");
+    emit_helpers(e, s);
+}
+
+char *cg_emit_c(const ir_module *m, diag *d)
+{
+    cg_emitter e = {.m = m, .d = d};
+    cg_str funcs = {0};
+    for (int i = 0; i < m->nfuncs; i++) {
+        if (!m->funcs[i]) {
+            diag_internal(d, "codegen", "function #%d of module '%s' is missing", i,
+                          m->name ? m->name : "?");
+            e.failed = true;
+            continue;
+        }
+        if (i > 0)
+            str_puts(&funcs, "\n");
+        emit_func(&e, &funcs, i);
+    }
+    reset_function(&e);
+    free(e.binds);
+    free(e.heap);
+    free(e.used_vars.items);
+    free(e.used_bufs.items);
+    free(e.read_bufs.items);
+    free(e.written_bufs.items);
+
+    cg_str out = {0};
+    if (!e.failed) {
+        emit_prelude(&e, &out);
+        if (funcs.p)
+            str_puts(&out, funcs.p);
+    }
+    free(funcs.p);
+    if (!e.failed && (e.oom || funcs.oom || out.oom)) {
+        diag_error(d, diag_noloc(), "codegen: out of memory while writing the C source");
+        e.failed = true;
+    }
+    if (e.failed) {
+        free(out.p);
+        return NULL;
+    }
+    return out.p ? out.p : strdup("");
+}

@@ -1,0 +1,228 @@
+/* codegen/loader.c — loads compiled kernels with dlopen and calls them
+ * through libffi.
+ *
+ * Kernels have the signature int32_t k(T0 *, T1 *, ...), so what differs
+ * between them is only the number of pointer arguments.  One ffi_cif per
+ * distinct count is prepared at load time and shared by every kernel with
+ * that count; a call only builds the argument array.
+ */
+#include "codegen/codegen.h"
+
+#include <dlfcn.h>
+#include <ffi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A prepared call interface for kernels taking `nargs` pointers. */
+typedef struct cg_sig {
+    int nargs;
+    ffi_cif cif;
+    ffi_type **arg_types;   /* nargs x &ffi_type_pointer; must outlive cif */
+} cg_sig;
+
+/* One loaded kernel, with what is needed to explain its failure codes
+ * without the module. */
+typedef struct cg_kernel {
+    char *func_name;
+    void *fn;
+    int sig;                /* index into cg_library.sigs */
+    int nparams;
+    int nasserts;
+    char **assert_msgs;     /* nasserts messages */
+} cg_kernel;
+
+struct cg_library {
+    void *handle;
+    char *path;
+    cg_kernel *kernels;
+    int nkernels;
+    cg_sig *sigs;
+    int nsigs;
+};
+
+static void oom(diag *d) { diag_error(d, diag_noloc(), "codegen: out of memory"); }
+
+void cg_unload(cg_library *lib)
+{
+    if (!lib)
+        return;
+    for (int i = 0; i < lib->nkernels; i++) {
+        cg_kernel *k = &lib->kernels[i];
+        free(k->func_name);
+        for (int j = 0; j < k->nasserts; j++)
+            free(k->assert_msgs[j]);
+        free(k->assert_msgs);
+    }
+    free(lib->kernels);
+    for (int i = 0; i < lib->nsigs; i++)
+        free(lib->sigs[i].arg_types);
+    free(lib->sigs);
+    if (lib->handle)
+        dlclose(lib->handle);
+    free(lib->path);
+    free(lib);
+}
+
+/* The index of the prepared interface for `nargs` pointers, preparing it
+ * on first use; -1 after a diagnostic. */
+static int signature(cg_library *lib, int nargs, diag *d)
+{
+    for (int i = 0; i < lib->nsigs; i++)
+        if (lib->sigs[i].nargs == nargs)
+            return i;
+    cg_sig *s = realloc(lib->sigs, sizeof *s * (size_t)(lib->nsigs + 1));
+    if (!s) {
+        oom(d);
+        return -1;
+    }
+    lib->sigs = s;
+    cg_sig *g = &lib->sigs[lib->nsigs];
+    memset(g, 0, sizeof *g);
+    g->nargs = nargs;
+    g->arg_types = malloc(sizeof *g->arg_types * (size_t)(nargs ? nargs : 1));
+    if (!g->arg_types) {
+        oom(d);
+        return -1;
+    }
+    for (int i = 0; i < nargs; i++)
+        g->arg_types[i] = &ffi_type_pointer;
+    ffi_status st = ffi_prep_cif(&g->cif, FFI_DEFAULT_ABI, (unsigned)nargs, &ffi_type_sint32,
+                                 g->arg_types);
+    if (st != FFI_OK) {
+        diag_internal(d, "codegen", "libffi cannot prepare a call with %d pointer arguments "
+                      "(ffi_prep_cif status %d)", nargs, (int)st);
+        free(g->arg_types);
+        return -1;
+    }
+    return lib->nsigs++;
+}
+
+static bool load_kernel(cg_library *lib, const ir_module *m, int index, diag *d)
+{
+    const ir_func *f = m->funcs[index];
+    cg_kernel *k = &lib->kernels[index];
+    char *sym = cg_symbol_name(m, index);
+    k->func_name = strdup(f->name ? f->name : "?");
+    if (!sym || !k->func_name) {
+        free(sym);
+        oom(d);
+        return false;
+    }
+    dlerror();
+    k->fn = dlsym(lib->handle, sym);
+    if (!k->fn) {
+        const char *why = dlerror();
+        diag_internal(d, "codegen", "kernel '%s' of @%s is missing from %s: %s", sym,
+                      k->func_name, lib->path, why ? why : "symbol is NULL");
+        free(sym);
+        return false;
+    }
+    free(sym);
+    k->nparams = f->nparams;
+    if ((k->sig = signature(lib, f->nparams, d)) < 0)
+        return false;
+    int n = cg_assert_count(f);
+    k->assert_msgs = calloc((size_t)(n ? n : 1), sizeof *k->assert_msgs);
+    if (!k->assert_msgs) {
+        oom(d);
+        return false;
+    }
+    for (int j = 0; j < n; j++) {
+        k->assert_msgs[j] = strdup(cg_assert_message(f, j + 1));
+        if (!k->assert_msgs[j]) {
+            k->nasserts = j;
+            oom(d);
+            return false;
+        }
+    }
+    k->nasserts = n;
+    return true;
+}
+
+cg_library *cg_load(const char *so_path, const ir_module *m, diag *d)
+{
+    cg_library *lib = calloc(1, sizeof *lib);
+    if (!lib || !(lib->path = strdup(so_path))) {
+        free(lib);
+        oom(d);
+        cg_release_temp(so_path);
+        return NULL;
+    }
+    /* RTLD_NOW: a missing runtime hook is reported here, not as a crash in
+     * the middle of a run.  RTLD_LOCAL: kernels of different modules may
+     * share symbol names. */
+    lib->handle = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
+    /* A no-cache build can go as soon as it is mapped (or failed to be). */
+    cg_release_temp(so_path);
+    if (!lib->handle) {
+        const char *why = dlerror();
+        diag_error(d, diag_noloc(), "cannot load compiled kernels: %s", why ? why : so_path);
+        cg_unload(lib);
+        return NULL;
+    }
+    lib->kernels = calloc((size_t)(m->nfuncs ? m->nfuncs : 1), sizeof *lib->kernels);
+    if (!lib->kernels) {
+        oom(d);
+        cg_unload(lib);
+        return NULL;
+    }
+    lib->nkernels = m->nfuncs;
+    for (int i = 0; i < m->nfuncs; i++) {
+        if (!m->funcs[i]) {
+            diag_internal(d, "codegen", "function #%d of the module is missing", i);
+            cg_unload(lib);
+            return NULL;
+        }
+        if (!load_kernel(lib, m, i, d)) {
+            cg_unload(lib);
+            return NULL;
+        }
+    }
+    return lib;
+}
+
+bool cg_call(cg_library *lib, int func_index, void *const *data, char *err, size_t errlen)
+{
+    if (!lib || func_index < 0 || func_index >= lib->nkernels) {
+        snprintf(err, errlen, "internal error: codegen: no compiled kernel #%d", func_index);
+        return false;
+    }
+    const cg_kernel *k = &lib->kernels[func_index];
+    void *small[16];
+    void **args = small;
+    if (k->nparams > 16 && !(args = malloc(sizeof *args * (size_t)k->nparams))) {
+        snprintf(err, errlen, "in @%s: out of memory", k->func_name);
+        return false;
+    }
+    /* libffi wants the address of each argument value; the values are the
+     * storage pointers themselves. */
+    for (int i = 0; i < k->nparams; i++)
+        args[i] = (void *)&data[i];
+    /* A return value narrower than a register is widened to ffi_arg. */
+    ffi_arg rc = 0;
+    ffi_call(&lib->sigs[k->sig].cif, FFI_FN(k->fn), &rc, args);
+    if (args != small)
+        free(args);
+    int32_t code = (int32_t)rc;
+    if (code == 0)
+        return true;
+    cg_format_failure(k->func_name, k->nasserts, code,
+                      code >= 1 && code <= k->nasserts ? k->assert_msgs[code - 1] : NULL, err,
+                      errlen);
+    return false;
+}
+
+cg_library *cg_build(const ir_module *m, const cg_options *o, diag *d)
+{
+    char *src = cg_emit_c(m, d);
+    if (!src)
+        return NULL;
+    char *so = cg_compile(src, o, d);
+    free(src);
+    if (!so)
+        return NULL;
+    cg_library *lib = cg_load(so, m, d);
+    free(so);
+    return lib;
+}
