@@ -1,0 +1,244 @@
+/* frontend/compile.c — fe_compile: files, imports, -D, and the phases.
+ *
+ * Phases: parse the main file and, depth first, every file it imports
+ * (each file once, however often it is imported; an import cycle is an
+ * error); if all parsed, elaborate (frontend/sema.c).  Syntax errors stop
+ * before elaboration, so a broken statement does not cascade into "unknown
+ * name" errors. */
+#include "frontend/frontend.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/parse.h"
+#include "frontend/sema.h"
+
+/* A file already read, under its canonical path. */
+typedef struct loaded {
+    const char *key;
+    fe_file *file;
+} loaded;
+
+/* Loading state: the files read so far and the import chain (for cycle
+ * messages). */
+typedef struct loader {
+    fe_ctx *c;
+    loaded *files;
+    int nfiles, capfiles;
+    fe_file **chain;
+    int nchain, capchain;
+    int nsources0;         /* d->nsources before fe_compile */
+} loader;
+
+static const char *dir_of(ir_arena *a, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return "";
+    if (slash == path)
+        return "/";
+    return ir_strndup(a, path, (size_t)(slash - path));
+}
+
+static const char *path_join(ir_arena *a, const char *dir, const char *name)
+{
+    if (!*dir || name[0] == '/')
+        return name;
+    if (strcmp(dir, "/") == 0)
+        return ir_sprintf(a, "/%s", name);
+    return ir_sprintf(a, "%s/%s", dir, name);
+}
+
+static const char *canonical(ir_arena *a, const char *path)
+{
+    char buf[PATH_MAX];
+    return realpath(path, buf) ? ir_strdup(a, buf) : path;
+}
+
+/* Reads a whole file into the arena; NULL with errno set on failure. */
+static char *read_file(ir_arena *a, const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n == cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        if (got == 0)
+            break;
+        n += got;
+    }
+    int err = ferror(f) ? EIO : buf ? 0 : ENOMEM;
+    fclose(f);
+    if (err) {
+        free(buf);
+        errno = err;
+        return NULL;
+    }
+    char *text = ir_strndup(a, buf, n);
+    free(buf);
+    *len = n;
+    return text;
+}
+
+static void load_imports(loader *ld, fe_file *f);
+
+static fe_file *new_file(loader *ld, const char *name, const char *text, size_t len)
+{
+    fe_ctx *c = ld->c;
+    fe_file *f = ir_alloc(c->a, sizeof *f);
+    f->name = name;
+    f->dir = dir_of(c->a, name);
+    f->text = text;
+    f->len = len;
+    IR_PUSH(c->a, c->files, c->nfiles, c->capfiles, f);
+    return f;
+}
+
+static void parse_and_import(loader *ld, fe_file *f)
+{
+    fe_parse_file(f, ld->c->a, ld->c->d);
+    f->import_state = 1;
+    IR_PUSH(ld->c->a, ld->chain, ld->nchain, ld->capchain, f);
+    load_imports(ld, f);
+    ld->nchain--;
+    f->import_state = 2;
+}
+
+/* Resolves `import "path"` in f: f's directory, then the include dirs. */
+static void resolve_import(loader *ld, fe_file *f, fe_stmt *s)
+{
+    fe_ctx *c = ld->c;
+    const char *searched = "";
+    const char *found = NULL;
+    /* An absolute path is only looked for where it says. */
+    bool absolute = s->name[0] == '/';
+    int ndirs = absolute ? 1 : 1 + (c->o ? c->o->ninclude : 0);
+    for (int i = 0; i < ndirs && !found; i++) {
+        const char *dir = absolute ? dir_of(c->a, s->name) : i == 0 ? f->dir : c->o->include_dirs[i - 1];
+        const char *path = absolute ? s->name : path_join(c->a, dir, s->name);
+        FILE *probe = fopen(path, "rb");
+        if (probe) {
+            fclose(probe);
+            found = path;
+        }
+        searched = ir_sprintf(c->a, "%s%s%s", searched, *searched ? ", " : "", *dir ? dir : ".");
+    }
+    if (!found) {
+        fe_error(c, s->name_span, "cannot find import \"%s\" (searched: %s)", s->name, searched);
+        return;
+    }
+    const char *key = canonical(c->a, found);
+    for (int i = 0; i < ld->nfiles; i++)
+        if (strcmp(ld->files[i].key, key) == 0) {
+            fe_file *g = ld->files[i].file;
+            if (g->import_state == 1) {
+                const char *cycle = "";
+                int start = 0;
+                for (int k = 0; k < ld->nchain; k++)
+                    if (ld->chain[k] == g)
+                        start = k;
+                for (int k = start; k < ld->nchain; k++)
+                    cycle = ir_sprintf(c->a, "%s%s -> ", cycle, ld->chain[k]->name);
+                fe_error(c, s->name_span, "import cycle: %s%s", cycle, g->name);
+                return;
+            }
+            s->imported = g;
+            return;
+        }
+    size_t len;
+    char *text = read_file(c->a, found, &len);
+    if (!text) {
+        fe_error(c, s->name_span, "cannot read import \"%s\" (%s): %s", s->name, found, strerror(errno));
+        return;
+    }
+    fe_file *g = new_file(ld, found, text, len);
+    loaded l = {key, g};
+    IR_PUSH(c->a, ld->files, ld->nfiles, ld->capfiles, l);
+    diag_add_source(c->d, g->name, g->text, g->len);
+    s->imported = g;
+    parse_and_import(ld, g);
+}
+
+static void load_imports(loader *ld, fe_file *f)
+{
+    for (int i = 0; i < f->nstmts; i++)
+        if (f->stmts[i]->kind == FE_S_IMPORT)
+            resolve_import(ld, f, f->stmts[i]);
+}
+
+/* "net" for "dir/net.te"; "stdin" for standard input. */
+static const char *module_name(ir_arena *a, const char *filename)
+{
+    if (strcmp(filename, "<stdin>") == 0 || strcmp(filename, "-") == 0)
+        return "stdin";
+    const char *base = strrchr(filename, '/');
+    base = base ? base + 1 : filename;
+    const char *dot = strrchr(base, '.');
+    if (!dot || dot == base)
+        return base;
+    return ir_strndup(a, base, (size_t)(dot - base));
+}
+
+ir_module *fe_compile(const char *filename, const char *text, size_t len,
+                      const fe_options *o, diag *d)
+{
+    int nerrors0 = d->nerrors;
+    int nsources0 = d->nsources;
+    diag_add_source(d, filename, text, len);
+    int nsources_main = d->nsources;
+
+    fe_ctx c = {0};
+    c.a = ir_arena_new();
+    c.d = d;
+    c.o = o;
+    c.m = ir_module_new(module_name(c.a, filename));
+    if (o && o->ndefines)
+        c.define_used = ir_alloc(c.a, sizeof(bool) * (size_t)o->ndefines);
+
+    loader ld = {.c = &c, .nsources0 = nsources0};
+    /* The main file keeps the caller's name and directory. */
+    c.main = new_file(&ld, ir_strdup(c.a, filename), text, len);
+    if (strcmp(filename, "<stdin>") == 0)
+        c.main->dir = "";
+    loaded l = {canonical(c.a, filename), c.main};
+    IR_PUSH(c.a, ld.files, ld.nfiles, ld.capfiles, l);
+    parse_and_import(&ld, c.main);
+
+    bool parsed = c.errors == 0;
+    for (int i = 0; i < c.nfiles; i++)
+        parsed = parsed && c.files[i]->syntax_ok;
+    bool ok = parsed && fe_elaborate(&c);
+    if (parsed && o)
+        for (int i = 0; i < o->ndefines; i++)
+            if (!c.define_used[i]) {
+                diag_error(d, diag_noloc(), "-D %s=%s: the program has no 'let %s'", o->defines[i].name,
+                           o->defines[i].value, o->defines[i].name);
+                ok = false;
+            }
+    ok = ok && d->nerrors == nerrors0;
+
+    /* Imported texts live in c.a: forget them before it is freed. */
+    if (d->nsources > nsources_main)
+        d->nsources = nsources_main;
+    ir_arena_free(c.a);
+    if (!ok) {
+        ir_module_free(c.m);
+        return NULL;
+    }
+    return c.m;
+}

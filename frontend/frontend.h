@@ -1,0 +1,41 @@
+/* frontend/frontend.h — from .te source text to an IR module.
+ *
+ * The frontend parses a program and its imports, elaborates it (evaluates
+ * lets, loops and ifs, binds the sizes of every call, instantiates layers
+ * with hierarchical names) and lowers every kernel stage to an IR function
+ * called from the module's graph.  The language is described in
+ * doc/language.md.
+ */
+#ifndef TEC_FRONTEND_H
+#define TEC_FRONTEND_H
+
+#include <stddef.h>
+
+#include "ir/diag.h"
+#include "ir/ir.h"
+
+/* -D NAME=VALUE: overrides the top-level `let NAME`. */
+typedef struct fe_define {
+    const char *name;
+    const char *value;
+} fe_define;
+
+typedef struct fe_options {
+    const char *const *include_dirs;  /* searched for `import "x.te"` after
+                                         the importing file's directory */
+    int ninclude;
+    const fe_define *defines;
+    int ndefines;
+} fe_options;
+
+/* Parses and elaborates a .te program into an IR module (graph + one
+ * function per layer stage).  Returns NULL after reporting every error
+ * through d.  `filename` is "<stdin>" for standard input; it names the
+ * file in messages and is the base for relative imports.  `o` may be NULL.
+ * The text is registered with diag_add_source(d, ...) so carets show the
+ * line; it must outlive d as usual.  Imported files are read, shown in
+ * messages while fe_compile runs, and released before it returns. */
+ir_module *fe_compile(const char *filename, const char *text, size_t len,
+                      const fe_options *o, diag *d);
+
+#endif

@@ -1,0 +1,933 @@
+/* frontend/kernel.c — index statements: `T[i, j] op= expr`.
+ *
+ * Analysis of one statement in one def instance (sizes are bound):
+ *   1. the left side: a new tensor, plain distinct index variables;
+ *   2. index variables: names bound to nothing; each one's range comes from
+ *      every place it is a whole index (all must agree) or, on the left of
+ *      the def's output, from the declared output type;
+ *   3. the right side becomes a typed fe_kexpr; compound indices are range
+ *      checked by interval arithmetic (out of range needs `else`), indices
+ *      that read tensors are checked at run time;
+ *   4. the left tensor is defined (its shape is its variables' ranges) and
+ *      the statement joins the open stage. */
+#include "frontend/sema.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One index variable while its statement is analysed. */
+typedef struct kvar {
+    const char *name;
+    bool has_range;
+    int64_t extent;
+    const char *src;       /* the tensor that gave the range */
+    int src_dim;
+    fe_span first;         /* first use */
+    bool on_lhs;
+} kvar;
+
+/* Analysis state of one statement. */
+typedef struct kctx {
+    fe_ctx *c;
+    fe_inst *in;
+    const fe_stmt *s;
+    fe_stage *st;
+    kvar *vars;
+    int nvars, capvars;
+    bool failed;           /* an error was reported */
+    bool poisoned;         /* uses a value that failed before: silent */
+} kctx;
+
+bool fe_math_fn(const char *name, int *arity)
+{
+    static const struct { const char *name; int arity; } fns[] = {
+        {"exp", 1}, {"log", 1}, {"sqrt", 1}, {"rsqrt", 1}, {"tanh", 1}, {"erf", 1},
+        {"sigmoid", 1}, {"abs", 1}, {"floor", 1}, {"ceil", 1}, {"sin", 1}, {"cos", 1},
+        {"pow", 2}, {"max", 2}, {"min", 2}, {"select", 3},
+    };
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        if (strcmp(fns[i].name, name) == 0) {
+            *arity = fns[i].arity;
+            return true;
+        }
+    return false;
+}
+
+static void kerr(kctx *k, fe_span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void kerr(kctx *k, fe_span sp, const char *fmt, ...)
+{
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fe_error(k->c, sp, "%s", buf);
+    k->failed = true;
+}
+
+static const char *text(kctx *k, fe_span sp) { return fe_span_text(k->c->a, sp); }
+
+/* ---------------------------------------------------------------- index variables */
+
+static int find_var(kctx *k, const char *name)
+{
+    for (int i = 0; i < k->nvars; i++)
+        if (strcmp(k->vars[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int add_var(kctx *k, const char *name, fe_span at)
+{
+    int i = find_var(k, name);
+    if (i >= 0)
+        return i;
+    kvar v = {.name = name, .first = at};
+    IR_PUSH(k->c->a, k->vars, k->nvars, k->capvars, v);
+    return k->nvars - 1;
+}
+
+/* Is `name` an index variable (bound to nothing)? */
+static bool is_index_name(kctx *k, const char *name)
+{
+    return !fe_env_find(k->in->env, name);
+}
+
+/* A tensor bound to `name`, or NULL (no error reported). */
+static fe_tensor *tensor_of(kctx *k, const char *name)
+{
+    fe_binding *b = fe_env_find(k->in->env, name);
+    return b && b->v.kind == FE_V_TENSOR ? b->v.t : NULL;
+}
+
+/* var is a whole index of dimension d of tensor `tname` (extent ext). */
+static void range_from(kctx *k, int var, const char *tname, int d, int64_t ext, fe_span at)
+{
+    kvar *v = &k->vars[var];
+    if (!v->has_range) {
+        v->has_range = true;
+        v->extent = ext;
+        v->src = tname;
+        v->src_dim = d;
+        return;
+    }
+    if (v->extent != ext)
+        kerr(k, at, "index '%s' is used for dimension %d of %s (size %lld) and dimension %d of %s (size %lld); the sizes must agree",
+             v->name, v->src_dim, v->src, (long long)v->extent, d, tname, (long long)ext);
+}
+
+/* Finds the index variables of x and their ranges. */
+static void collect(kctx *k, const fe_expr *x)
+{
+    if (!x)
+        return;
+    switch (x->kind) {
+    case FE_E_NAME:
+        if (is_index_name(k, x->name))
+            add_var(k, x->name, x->span);
+        return;
+    case FE_E_ACCESS: {
+        fe_binding *b = fe_env_find(k->in->env, x->name);
+        if (b && b->v.kind == FE_V_POISON)
+            k->poisoned = true;   /* its definition failed: stay quiet */
+        fe_tensor *t = tensor_of(k, x->name);
+        for (int d = 0; d < x->nidx; d++) {
+            const fe_expr *ix = x->idx[d];
+            if (ix->kind == FE_E_NAME && is_index_name(k, ix->name)) {
+                int v = add_var(k, ix->name, ix->span);
+                if (t && t->ndim == x->nidx)
+                    range_from(k, v, x->name, d, t->shape[d], ix->span);
+            } else {
+                collect(k, ix);
+            }
+        }
+        collect(k, x->dflt);
+        return;
+    }
+    case FE_E_CALL:
+        for (int i = 0; i < x->nargs; i++)
+            collect(k, x->args[i].value);
+        return;
+    default:
+        collect(k, x->a);
+        collect(k, x->b);
+        collect(k, x->c);
+        return;
+    }
+}
+
+/* ---------------------------------------------------------------- types */
+
+static fe_kexpr *knew(kctx *k, fe_kkind kind, ir_dtype t, fe_flex flex)
+{
+    fe_kexpr *e = ir_alloc(k->c->a, sizeof *e);
+    e->kind = kind;
+    e->dtype = t;
+    e->flex = flex;
+    return e;
+}
+
+static const char *dtype_desc(const fe_kexpr *e)
+{
+    if (e->flex == FE_FLEX_INT)
+        return "an integer";
+    if (e->flex == FE_FLEX_FLOAT)
+        return "a number";
+    return ir_dtype_name(e->dtype);
+}
+
+/* Gives a flexible expression the dtype t (recursively).  False after an
+ * error (a floating-point constant where an integer is needed). */
+static bool coerce(kctx *k, fe_kexpr *e, ir_dtype t, const fe_expr *where)
+{
+    if (!e->flex)
+        return true;
+    if (e->kind == FE_K_FLOAT && !ir_dtype_is_float(t)) {
+        kerr(k, where->span, "'%s' is a floating-point value but %s is needed here; cast it, e.g. %s(...)",
+             text(k, where->span), ir_dtype_name(t), ir_dtype_name(t));
+        return false;
+    }
+    if (e->kind == FE_K_CALL && !ir_dtype_is_float(t) && !(e->fn == IR_FN_ABS)) {
+        kerr(k, where->span, "'%s' is a floating-point value but %s is needed here; cast it, e.g. %s(...)",
+             text(k, where->span), ir_dtype_name(t), ir_dtype_name(t));
+        return false;
+    }
+    if (e->kind == FE_K_INT && t == IR_I32 && (e->ival < INT32_MIN || e->ival > INT32_MAX)) {
+        kerr(k, where->span, "%lld does not fit in i32", (long long)e->ival);
+        return false;
+    }
+    e->flex = FE_FLEX_NONE;
+    e->dtype = t;
+    bool ok = true;
+    if (e->kind == FE_K_INT && ir_dtype_is_float(t)) {
+        e->kind = FE_K_FLOAT;
+        e->fval = (double)e->ival;
+    }
+    for (int i = 0; i < e->nargs && e->kind == FE_K_CALL; i++)
+        ok &= coerce(k, e->args[i], t, where);
+    if (e->kind != FE_K_SELECT && e->a)
+        ok &= coerce(k, e->a, t, where);
+    if (e->b)
+        ok &= coerce(k, e->b, t, where);
+    if (e->kind == FE_K_SELECT && e->a)
+        ok &= coerce(k, e->a, t, where);
+    return ok;
+}
+
+/* The default dtype of a flexible expression with no context. */
+static ir_dtype flex_default(const fe_kexpr *e)
+{
+    return e->flex == FE_FLEX_FLOAT ? IR_F64 : IR_I64;
+}
+
+/* Makes a and b agree: a flexible side takes the other's dtype; two typed
+ * sides must be equal. */
+static bool unify(kctx *k, const fe_expr *x, const fe_expr *xa, const fe_expr *xb, fe_kexpr *a,
+                  fe_kexpr *b)
+{
+    if (a->flex && b->flex)
+        return true;
+    if (a->flex)
+        return coerce(k, a, b->dtype, xa);
+    if (b->flex)
+        return coerce(k, b, a->dtype, xb);
+    if (a->dtype != b->dtype) {
+        ir_dtype want = ir_dtype_is_float(a->dtype) ? a->dtype : b->dtype;
+        kerr(k, x->opspan.file ? x->opspan : x->span,
+             "mixed dtypes in '%s': '%s' is %s but '%s' is %s; add a cast, e.g. %s(%s)",
+             text(k, x->span), text(k, xa->span), ir_dtype_name(a->dtype), text(k, xb->span),
+             ir_dtype_name(b->dtype), ir_dtype_name(want),
+             text(k, want == a->dtype ? xb->span : xa->span));
+        return false;
+    }
+    return true;
+}
+
+static fe_flex join_flex(const fe_kexpr *a, const fe_kexpr *b)
+{
+    if (!a->flex || !b->flex)
+        return FE_FLEX_NONE;
+    return a->flex == FE_FLEX_FLOAT || b->flex == FE_FLEX_FLOAT ? FE_FLEX_FLOAT : FE_FLEX_INT;
+}
+
+static bool numeric(kctx *k, const fe_kexpr *e, const fe_expr *x, const char *op)
+{
+    if (!e->flex && e->dtype == IR_BOOL) {
+        kerr(k, x->span, "'%s' is a condition (bool), but '%s' needs a number; use select(cond, a, b) or cast it, e.g. f32(...)",
+             text(k, x->span), op);
+        return false;
+    }
+    return true;
+}
+
+/* A condition: a bool, or a number compared with 0. */
+static fe_kexpr *to_bool(kctx *k, fe_kexpr *e, const fe_expr *x)
+{
+    if (!e->flex && e->dtype == IR_BOOL)
+        return e;
+    if (e->flex && !coerce(k, e, flex_default(e), x))
+        return NULL;
+    fe_kexpr *zero = knew(k, ir_dtype_is_float(e->dtype) ? FE_K_FLOAT : FE_K_INT, e->dtype, FE_FLEX_NONE);
+    fe_kexpr *r = knew(k, FE_K_BIN, IR_BOOL, FE_FLEX_NONE);
+    r->op = FE_OP_NE;
+    r->a = e;
+    r->b = zero;
+    return r;
+}
+
+/* ---------------------------------------------------------------- intervals */
+
+typedef struct ival {
+    int64_t lo, hi;
+} ival;
+
+typedef enum { IV_OK, IV_UNKNOWN, IV_OVERFLOW } iv_status;
+
+static int64_t floordiv64(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    if (a % b != 0 && ((a < 0) != (b < 0)))
+        q--;
+    return q;
+}
+
+/* The range of an integer index expression: exact bounds of every
+ * operation on intervals.  UNKNOWN when it reads tensors (checked at run
+ * time). */
+static iv_status interval(kctx *k, const fe_kexpr *e, ival *r)
+{
+    ival a, b;
+    iv_status s;
+    switch (e->kind) {
+    case FE_K_INT:
+        r->lo = r->hi = e->ival;
+        return IV_OK;
+    case FE_K_VAR:
+        r->lo = 0;
+        r->hi = k->vars[e->var].extent - 1;
+        return IV_OK;
+    case FE_K_CAST:
+        if (!ir_dtype_is_int(e->a->dtype))
+            return IV_UNKNOWN;
+        return interval(k, e->a, r);
+    case FE_K_UN:
+        if ((s = interval(k, e->a, &a)) != IV_OK)
+            return s;
+        if (a.lo == INT64_MIN || a.hi == INT64_MIN)
+            return IV_OVERFLOW;
+        r->lo = -a.hi;
+        r->hi = -a.lo;
+        return IV_OK;
+    case FE_K_SELECT:
+        if ((s = interval(k, e->a, &a)) != IV_OK || (s = interval(k, e->b, &b)) != IV_OK)
+            return s;
+        r->lo = a.lo < b.lo ? a.lo : b.lo;
+        r->hi = a.hi > b.hi ? a.hi : b.hi;
+        return IV_OK;
+    case FE_K_BIN:
+        break;
+    default:
+        return IV_UNKNOWN;
+    }
+    if ((s = interval(k, e->a, &a)) != IV_OK || (s = interval(k, e->b, &b)) != IV_OK)
+        return s;
+    if (e->use_irop) {
+        bool mx = e->irop == IR_MAX;
+        r->lo = mx ? (a.lo > b.lo ? a.lo : b.lo) : (a.lo < b.lo ? a.lo : b.lo);
+        r->hi = mx ? (a.hi > b.hi ? a.hi : b.hi) : (a.hi < b.hi ? a.hi : b.hi);
+        return IV_OK;
+    }
+    switch (e->op) {
+    case FE_OP_ADD:
+        if (__builtin_add_overflow(a.lo, b.lo, &r->lo) || __builtin_add_overflow(a.hi, b.hi, &r->hi))
+            return IV_OVERFLOW;
+        return IV_OK;
+    case FE_OP_SUB:
+        if (__builtin_sub_overflow(a.lo, b.hi, &r->lo) || __builtin_sub_overflow(a.hi, b.lo, &r->hi))
+            return IV_OVERFLOW;
+        return IV_OK;
+    case FE_OP_MUL:
+    case FE_OP_DIV: {
+        if (e->op == FE_OP_DIV && b.lo <= 0 && b.hi >= 0)
+            return IV_UNKNOWN;   /* the divisor may be 0: left to run time */
+        int64_t p[4];
+        int64_t xs[2] = {a.lo, a.hi}, ys[2] = {b.lo, b.hi};
+        for (int i = 0; i < 4; i++) {
+            int64_t x = xs[i / 2], y = ys[i % 2];
+            if (e->op == FE_OP_MUL) {
+                if (__builtin_mul_overflow(x, y, &p[i]))
+                    return IV_OVERFLOW;
+            } else {
+                if (x == INT64_MIN && y == -1)
+                    return IV_OVERFLOW;
+                p[i] = floordiv64(x, y);
+            }
+        }
+        r->lo = r->hi = p[0];
+        for (int i = 1; i < 4; i++) {
+            if (p[i] < r->lo)
+                r->lo = p[i];
+            if (p[i] > r->hi)
+                r->hi = p[i];
+        }
+        return IV_OK;
+    }
+    case FE_OP_MOD:
+        if (b.lo > 0) {
+            if (a.lo >= 0 && a.hi < b.lo) {
+                *r = a;
+            } else {
+                r->lo = 0;
+                r->hi = b.hi - 1;
+            }
+            return IV_OK;
+        }
+        if (b.hi < 0) {
+            r->lo = b.lo + 1;
+            r->hi = 0;
+            return IV_OK;
+        }
+        return IV_UNKNOWN;
+    default:
+        return IV_UNKNOWN;
+    }
+}
+
+/* ---------------------------------------------------------------- the right side */
+
+static fe_kexpr *build(kctx *k, const fe_expr *x);
+
+/* An index expression: an i64 value. */
+static fe_kexpr *build_index(kctx *k, const fe_expr *x, const char *tname, int d)
+{
+    fe_kexpr *e = build(k, x);
+    if (!e)
+        return NULL;
+    if (e->flex) {
+        if (!coerce(k, e, IR_I64, x))
+            return NULL;
+        return e;
+    }
+    if (e->dtype == IR_I64)
+        return e;
+    if (e->dtype == IR_I32) {
+        fe_kexpr *c = knew(k, FE_K_CAST, IR_I64, FE_FLEX_NONE);
+        c->a = e;
+        return c;
+    }
+    kerr(k, x->span, "index %d of %s must be an integer, but '%s' is %s", d, tname, text(k, x->span),
+         ir_dtype_name(e->dtype));
+    return NULL;
+}
+
+static bool reads_tensor(const fe_kexpr *e)
+{
+    if (!e)
+        return false;
+    if (e->kind == FE_K_LOAD)
+        return true;
+    for (int i = 0; i < e->nargs; i++)
+        if (reads_tensor(e->args[i]))
+            return true;
+    return reads_tensor(e->a) || reads_tensor(e->b) || reads_tensor(e->c);
+}
+
+static fe_kexpr *build_access(kctx *k, const fe_expr *x)
+{
+    fe_binding *b = fe_env_find(k->in->env, x->name);
+    if (!b) {
+        if (strcmp(x->name, k->s->name) == 0)
+            kerr(k, x->span, "'%s' is read on the right of its own definition; each tensor is defined by one statement (use a reduction such as += instead)",
+                 x->name);
+        else
+            kerr(k, x->span, "unknown tensor '%s'%s", x->name, fe_suggest(k->c, k->in->env, x->name));
+        return NULL;
+    }
+    if (b->v.kind == FE_V_POISON) {
+        k->poisoned = true;
+        return NULL;
+    }
+    if (b->v.kind != FE_V_TENSOR) {
+        kerr(k, x->span, "'%s' is %s (at %s:%d:%d), not a tensor", x->name, fe_bkind_name(b->kind),
+             b->loc.file ? b->loc.file->name : "?", b->loc.line, b->loc.col);
+        return NULL;
+    }
+    fe_tensor *t = b->v.t;
+    if (x->nidx != t->ndim) {
+        kerr(k, x->span, "%s has rank %d (%s) but is read with %d ind%s", x->name, t->ndim,
+             fe_shape_str(k->c->a, t->dtype, t->ndim, t->shape), x->nidx, x->nidx == 1 ? "ex" : "ices");
+        return NULL;
+    }
+    if (t->dead || (!t->buf && t->stage != k->st)) {
+        kerr(k, x->span, "internal error: frontend: tensor '%s' is not available here", x->name);
+        return NULL;
+    }
+    fe_kexpr *e = knew(k, FE_K_LOAD, t->dtype, FE_FLEX_NONE);
+    e->t = t;
+    e->nargs = x->nidx;
+    e->args = ir_alloc(k->c->a, sizeof(fe_kexpr *) * (size_t)(x->nidx ? x->nidx : 1));
+    e->check = ir_alloc(k->c->a, sizeof(fe_check) * (size_t)(x->nidx ? x->nidx : 1));
+    e->idx_text = ir_alloc(k->c->a, sizeof(char *) * (size_t)(x->nidx ? x->nidx : 1));
+    e->text = text(k, x->span);
+    e->tname = x->name;
+    bool ok = true;
+    for (int d = 0; d < x->nidx; d++) {
+        e->args[d] = build_index(k, x->idx[d], x->name, d);
+        e->idx_text[d] = text(k, x->idx[d]->span);
+        ok = ok && e->args[d];
+    }
+    if (x->dflt) {
+        e->dflt = build(k, x->dflt);
+        if (!e->dflt)
+            return NULL;
+        if (!e->dflt->flex && e->dflt->dtype != t->dtype) {
+            kerr(k, x->dflt->span, "the default '%s' of %s is %s but %s is %s; add a cast, e.g. %s(...)",
+                 text(k, x->dflt->span), x->name, ir_dtype_name(e->dflt->dtype), x->name,
+                 ir_dtype_name(t->dtype), ir_dtype_name(t->dtype));
+            return NULL;
+        }
+        if (!coerce(k, e->dflt, t->dtype, x->dflt))
+            return NULL;
+    }
+    if (!ok)
+        return NULL;
+    /* Graph values the stage reads become its function's parameters. */
+    if (t->buf) {
+        bool seen = false;
+        for (int i = 0; i < k->st->nuses; i++)
+            seen |= k->st->uses[i].t == t;
+        if (!seen) {
+            fe_sarg u = {t, x->name};
+            IR_PUSH(k->c->a, k->st->uses, k->st->nuses, k->st->capuses, u);
+        }
+    }
+    for (int d = 0; d < x->nidx; d++) {
+        fe_kexpr *ix = e->args[d];
+        if (ix->kind == FE_K_VAR) {
+            e->check[d] = FE_CHK_NONE;   /* a whole index: in range by its range */
+            continue;
+        }
+        ival r;
+        iv_status s = reads_tensor(ix) ? IV_UNKNOWN : interval(k, ix, &r);
+        if (s == IV_OVERFLOW) {
+            kerr(k, x->idx[d]->span, "index '%s' of %s may overflow 64 bits", e->idx_text[d], x->name);
+            return NULL;
+        }
+        if (s == IV_UNKNOWN) {
+            e->check[d] = x->dflt ? FE_CHK_GUARD : FE_CHK_ASSERT;
+            continue;
+        }
+        if (r.lo >= 0 && r.hi < t->shape[d]) {
+            e->check[d] = FE_CHK_NONE;
+            continue;
+        }
+        if (x->dflt) {
+            e->check[d] = FE_CHK_GUARD;
+            continue;
+        }
+        kerr(k, x->span,
+             "read of %s in %s may fall outside dimension %d (size %lld): index ranges over [%lld, %lld]; add a default, e.g. %s[...] else 0",
+             e->text, k->in->op, d, (long long)t->shape[d], (long long)r.lo, (long long)r.hi, x->name);
+        return NULL;
+    }
+    return e;
+}
+
+static bool call_arity(kctx *k, const fe_expr *x, int arity)
+{
+    for (int i = 0; i < x->nargs; i++)
+        if (x->args[i].name) {
+            kerr(k, x->args[i].span, "%s takes no keyword arguments", x->name);
+            return false;
+        }
+    if (x->nargs != arity) {
+        kerr(k, x->span, "%s takes %d argument%s but %d %s given", x->name, arity, arity == 1 ? "" : "s",
+             x->nargs, x->nargs == 1 ? "was" : "were");
+        return false;
+    }
+    return true;
+}
+
+static fe_kexpr *build_select(kctx *k, const fe_expr *x, const fe_expr *xc, const fe_expr *xa,
+                              const fe_expr *xb)
+{
+    fe_kexpr *c = build(k, xc), *a = build(k, xa), *b = build(k, xb);
+    if (!c || !a || !b)
+        return NULL;
+    if (!(c = to_bool(k, c, xc)) || !unify(k, x, xa, xb, a, b))
+        return NULL;
+    fe_kexpr *e = knew(k, FE_K_SELECT, a->flex ? b->dtype : a->dtype, join_flex(a, b));
+    if (!a->flex)
+        e->dtype = a->dtype;
+    e->c = c;
+    e->a = a;
+    e->b = b;
+    return e;
+}
+
+static fe_kexpr *build_call(kctx *k, const fe_expr *x)
+{
+    int arity;
+    if (!fe_math_fn(x->name, &arity)) {
+        bool is_def = false;
+        for (int i = 0; i < k->c->ndefs; i++)
+            is_def |= strcmp(k->c->defs[i]->name, x->name) == 0;
+        if (is_def)
+            kerr(k, x->span, "'%s' is a def: call it in a statement of its own (r = %s(...)) and index the result",
+                 x->name, x->name);
+        else
+            kerr(k, x->span, "unknown function '%s' (the elementwise functions are exp, log, sqrt, rsqrt, tanh, erf, sigmoid, abs, floor, ceil, sin, cos, pow, max, min and select)",
+                 x->name);
+        return NULL;
+    }
+    if (!call_arity(k, x, arity))
+        return NULL;
+    if (arity == 3)
+        return build_select(k, x, x->args[0].value, x->args[1].value, x->args[2].value);
+    fe_kexpr *args[2];
+    for (int i = 0; i < arity; i++)
+        if (!(args[i] = build(k, x->args[i].value)) || !numeric(k, args[i], x->args[i].value, x->name))
+            return NULL;
+    if (strcmp(x->name, "max") == 0 || strcmp(x->name, "min") == 0) {
+        if (!unify(k, x, x->args[0].value, x->args[1].value, args[0], args[1]))
+            return NULL;
+        fe_kexpr *e = knew(k, FE_K_BIN, args[0]->flex ? args[1]->dtype : args[0]->dtype,
+                           join_flex(args[0], args[1]));
+        e->use_irop = true;
+        e->irop = x->name[1] == 'a' ? IR_MAX : IR_MIN;
+        e->a = args[0];
+        e->b = args[1];
+        return e;
+    }
+    if (arity == 2 && !unify(k, x, x->args[0].value, x->args[1].value, args[0], args[1]))
+        return NULL;
+    ir_intrin fn;
+    ir_intrin_parse(x->name, &fn);
+    fe_kexpr *e = knew(k, FE_K_CALL, args[0]->dtype, FE_FLEX_NONE);
+    e->fn = fn;
+    e->nargs = arity;
+    e->args = ir_alloc(k->c->a, sizeof(fe_kexpr *) * 2);
+    e->args[0] = args[0];
+    e->args[1] = arity > 1 ? args[1] : NULL;
+    bool flex = args[0]->flex && (arity == 1 || args[1]->flex);
+    if (flex) {
+        /* abs keeps an integer argument's kind; the rest are float math */
+        e->flex = fn == IR_FN_ABS && join_flex(args[0], arity > 1 ? args[1] : args[0]) == FE_FLEX_INT
+                      ? FE_FLEX_INT
+                      : FE_FLEX_FLOAT;
+        return e;
+    }
+    e->dtype = args[0]->flex ? args[1]->dtype : args[0]->dtype;
+    if (!ir_dtype_is_float(e->dtype) && fn != IR_FN_ABS) {
+        kerr(k, x->span, "%s needs a floating-point argument, but '%s' is %s; cast it, e.g. f32(...)",
+             x->name, text(k, x->args[0].value->span), ir_dtype_name(e->dtype));
+        return NULL;
+    }
+    return e;
+}
+
+static fe_kexpr *build(kctx *k, const fe_expr *x)
+{
+    switch (x->kind) {
+    case FE_E_INT: {
+        fe_kexpr *e = knew(k, FE_K_INT, IR_I64, FE_FLEX_INT);
+        e->ival = x->ival;
+        return e;
+    }
+    case FE_E_FLOAT: {
+        fe_kexpr *e = knew(k, FE_K_FLOAT, IR_F64, FE_FLEX_FLOAT);
+        e->fval = x->fval;
+        return e;
+    }
+    case FE_E_NAME: {
+        fe_binding *b = fe_env_find(k->in->env, x->name);
+        if (!b) {
+            fe_kexpr *e = knew(k, FE_K_VAR, IR_I64, FE_FLEX_INT);
+            e->var = find_var(k, x->name);
+            return e;
+        }
+        switch (b->v.kind) {
+        case FE_V_INT: {
+            fe_kexpr *e = knew(k, FE_K_INT, IR_I64, FE_FLEX_INT);
+            e->ival = b->v.i;
+            return e;
+        }
+        case FE_V_FLOAT: {
+            fe_kexpr *e = knew(k, FE_K_FLOAT, IR_F64, FE_FLEX_FLOAT);
+            e->fval = b->v.f;
+            return e;
+        }
+        case FE_V_POISON:
+            k->poisoned = true;
+            return NULL;
+        case FE_V_TENSOR:
+            if (b->v.t->ndim == 0) {
+                fe_expr acc = *x;
+                acc.kind = FE_E_ACCESS;
+                return build_access(k, &acc);
+            }
+            kerr(k, x->span, "tensor '%s' (%s) must be indexed, e.g. %s[...]", x->name,
+                 fe_shape_str(k->c->a, b->v.t->dtype, b->v.t->ndim, b->v.t->shape), x->name);
+            return NULL;
+        }
+        return NULL;
+    }
+    case FE_E_ACCESS:
+        return build_access(k, x);
+    case FE_E_CALL:
+        return build_call(k, x);
+    case FE_E_CAST: {
+        fe_kexpr *a = build(k, x->a);
+        if (!a)
+            return NULL;
+        if (a->flex) {
+            ir_dtype via = ir_dtype_is_float(x->dtype) || a->flex == FE_FLEX_INT ? x->dtype : IR_F64;
+            if (!coerce(k, a, via, x->a))
+                return NULL;
+        }
+        fe_kexpr *e = knew(k, FE_K_CAST, x->dtype, FE_FLEX_NONE);
+        e->a = a;
+        return e;
+    }
+    case FE_E_UNARY: {
+        fe_kexpr *a = build(k, x->a);
+        if (!a)
+            return NULL;
+        if (x->op == FE_OP_NOT) {
+            if (a->flex || a->dtype != IR_BOOL) {
+                kerr(k, x->span, "'!' needs a condition, but '%s' is %s", text(k, x->a->span), dtype_desc(a));
+                return NULL;
+            }
+            fe_kexpr *e = knew(k, FE_K_UN, IR_BOOL, FE_FLEX_NONE);
+            e->op = FE_OP_NOT;
+            e->a = a;
+            return e;
+        }
+        if (!numeric(k, a, x->a, "-"))
+            return NULL;
+        if (a->kind == FE_K_FLOAT || (a->kind == FE_K_INT && a->ival != INT64_MIN)) {
+            a->ival = -a->ival;   /* a negative literal is a constant */
+            a->fval = -a->fval;
+            return a;
+        }
+        fe_kexpr *e = knew(k, FE_K_UN, a->dtype, a->flex);
+        e->op = FE_OP_NEG;
+        e->a = a;
+        return e;
+    }
+    case FE_E_COND:
+        return build_select(k, x, x->c, x->a, x->b);
+    case FE_E_BINARY: {
+        fe_kexpr *a = build(k, x->a), *b = build(k, x->b);
+        if (!a || !b)
+            return NULL;
+        fe_op op = x->op;
+        if (op == FE_OP_AND || op == FE_OP_OR) {
+            for (int i = 0; i < 2; i++) {
+                fe_kexpr *v = i ? b : a;
+                if (v->flex || v->dtype != IR_BOOL) {
+                    kerr(k, (i ? x->b : x->a)->span, "'%s' needs conditions, but '%s' is %s",
+                         fe_op_text(op), text(k, (i ? x->b : x->a)->span), dtype_desc(v));
+                    return NULL;
+                }
+            }
+            fe_kexpr *e = knew(k, FE_K_BIN, IR_BOOL, FE_FLEX_NONE);
+            e->op = op;
+            e->a = a;
+            e->b = b;
+            return e;
+        }
+        if (!numeric(k, a, x->a, fe_op_text(op)) || !numeric(k, b, x->b, fe_op_text(op)) ||
+            !unify(k, x, x->a, x->b, a, b))
+            return NULL;
+        if (op >= FE_OP_EQ && op <= FE_OP_GE) {
+            if (a->flex && b->flex) {
+                ir_dtype t = join_flex(a, b) == FE_FLEX_FLOAT ? IR_F64 : IR_I64;
+                if (!coerce(k, a, t, x->a) || !coerce(k, b, t, x->b))
+                    return NULL;
+            }
+            fe_kexpr *e = knew(k, FE_K_BIN, IR_BOOL, FE_FLEX_NONE);
+            e->op = op;
+            e->a = a;
+            e->b = b;
+            return e;
+        }
+        fe_kexpr *e = knew(k, FE_K_BIN, a->flex ? b->dtype : a->dtype, join_flex(a, b));
+        e->op = op;
+        e->a = a;
+        e->b = b;
+        return e;
+    }
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- the statement */
+
+/* Checks the left side; returns false (after an error, or silently for a
+ * poisoned name) if the statement cannot define it. */
+static bool check_lhs(kctx *k)
+{
+    const fe_stmt *s = k->s;
+    fe_binding *b = fe_env_find(k->in->env, s->name);
+    if (b) {
+        if (b->v.kind == FE_V_POISON) {
+            k->poisoned = true;
+            return false;
+        }
+        switch (b->kind) {
+        case FE_B_INPUT:
+            kerr(k, s->name_span, "cannot assign to '%s': it is an input of %s", s->name,
+                 k->in->def ? k->in->op : "the program");
+            break;
+        case FE_B_PARAM:
+            kerr(k, s->name_span, "cannot assign to param '%s' (params are the layer's weights)", s->name);
+            break;
+        case FE_B_LOCAL:
+        case FE_B_VALUE:
+            kerr(k, s->name_span,
+                 "tensor '%s' is already defined (at %s:%d:%d); each tensor is defined by exactly one statement",
+                 s->name, b->loc.file ? b->loc.file->name : "?", b->loc.line, b->loc.col);
+            break;
+        default:
+            kerr(k, s->name_span, "'%s' is %s (at %s:%d:%d), not a tensor that can be assigned", s->name,
+                 fe_bkind_name(b->kind), b->loc.file ? b->loc.file->name : "?", b->loc.line, b->loc.col);
+            break;
+        }
+        return false;
+    }
+    bool ok = true;
+    for (int d = 0; d < s->nidx; d++) {
+        const fe_expr *ix = s->idx[d];
+        if (ix->kind != FE_E_NAME) {
+            kerr(k, ix->span, "the indices on the left of '%s' must be plain index variables, e.g. %s[i, j]",
+                 s->name, s->name);
+            ok = false;
+            continue;
+        }
+        fe_binding *ib = fe_env_find(k->in->env, ix->name);
+        if (ib) {
+            kerr(k, ix->span, "'%s' is %s, so it cannot be an index variable on the left of '%s'", ix->name,
+                 fe_bkind_name(ib->kind), s->name);
+            ok = false;
+            continue;
+        }
+        if (find_var(k, ix->name) >= 0) {
+            kerr(k, ix->span, "index '%s' appears twice on the left of '%s'", ix->name, s->name);
+            ok = false;
+            continue;
+        }
+        int v = add_var(k, ix->name, ix->span);
+        k->vars[v].on_lhs = true;
+    }
+    return ok;
+}
+
+static bool is_output(kctx *k)
+{
+    return k->in->def && k->in->out_typed && strcmp(k->s->name, k->in->def->out) == 0;
+}
+
+void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
+{
+    if (!in->stage) {
+        in->stage = ir_alloc(c->a, sizeof(fe_stage));
+        in->stage->loc = s->span;
+    }
+    kctx k = {.c = c, .in = in, .s = s, .st = in->stage};
+    bool ok = check_lhs(&k);
+    bool out = is_output(&k);
+    if (ok && out && s->nidx != in->out_ndim) {
+        kerr(&k, s->name_span, "%s is declared %s (rank %d) but is assigned with %d ind%s", s->name,
+             fe_span_text(c->a, in->def->out_type->span), in->out_ndim, s->nidx, s->nidx == 1 ? "ex" : "ices");
+        ok = false;
+    }
+    if (ok && out)
+        for (int d = 0; d < s->nidx; d++)
+            range_from(&k, d, s->name, d, in->out_shape[d], s->idx[d]->span);
+    if (ok)
+        collect(&k, s->value);
+    if (ok && !k.failed && !k.poisoned) {
+        for (int v = 0; v < k.nvars; v++)
+            if (!k.vars[v].has_range) {
+                kerr(&k, k.vars[v].first,
+                     "cannot infer the range of index '%s': use it alone as a whole index of some tensor (as in T[%s]), not only inside index expressions",
+                     k.vars[v].name, k.vars[v].name);
+            }
+        if (s->op == FE_AS_SET)
+            for (int v = 0; v < k.nvars && !k.failed; v++)
+                if (!k.vars[v].on_lhs)
+                    kerr(&k, k.vars[v].first,
+                         "index '%s' appears only on the right of '=': use a reduction (+=, max=, ...)",
+                         k.vars[v].name);
+    }
+    fe_kexpr *rhs = ok && !k.failed && !k.poisoned ? build(&k, s->value) : NULL;
+
+    ir_dtype dtype = IR_F32;
+    if (rhs) {
+        if (out) {
+            dtype = in->out_dtype;
+        } else if (!rhs->flex) {
+            dtype = rhs->dtype;
+        } else if (in->out_typed) {
+            dtype = in->out_dtype;
+        } else {
+            dtype = rhs->flex == FE_FLEX_FLOAT ? IR_F32 : IR_I64;
+        }
+        if (!rhs->flex && rhs->dtype == IR_BOOL) {
+            kerr(&k, s->value->span, "the right side of '%s' is a condition (bool); use select(cond, a, b) or cast it, e.g. %s(...)",
+                 s->name, ir_dtype_name(dtype == IR_BOOL ? IR_F32 : dtype));
+            rhs = NULL;
+        } else if (!rhs->flex && rhs->dtype != dtype) {
+            kerr(&k, s->op_span, "mixed dtypes: %s is %s but the right side is %s; add a cast, e.g. %s(...)",
+                 s->name, ir_dtype_name(dtype), ir_dtype_name(rhs->dtype), ir_dtype_name(dtype));
+            rhs = NULL;
+        } else if (!coerce(&k, rhs, dtype, s->value)) {
+            rhs = NULL;
+        }
+    }
+    fe_stage *st = in->stage;
+    if (!rhs || k.failed || k.poisoned) {
+        st->poisoned = true;
+        if (!fe_env_find(in->env, s->name)) {
+            fe_value pv = {.kind = FE_V_POISON};
+            fe_env_bind(c, in->env, s->name, FE_B_LOCAL, pv, s->name_span);
+        }
+        return;
+    }
+
+    /* The statement's variables: left side first, then the reduced ones. */
+    fe_kstmt *ks = ir_alloc(c->a, sizeof *ks);
+    ks->op = s->op;
+    ks->rhs = rhs;
+    ks->span = s->span;
+    ks->nvars = k.nvars;
+    ks->vars = ir_alloc(c->a, sizeof(fe_kvar) * (size_t)(k.nvars ? k.nvars : 1));
+    ks->nlhs = s->nidx;
+    ks->lhs_vars = ir_alloc(c->a, sizeof(int) * (size_t)(s->nidx ? s->nidx : 1));
+    int64_t *shape = ir_alloc(c->a, sizeof(int64_t) * (size_t)(s->nidx ? s->nidx : 1));
+    for (int v = 0; v < k.nvars; v++) {
+        ks->vars[v].name = k.vars[v].name;
+        ks->vars[v].extent = k.vars[v].extent;
+        ks->vars[v].reduce = !k.vars[v].on_lhs;
+    }
+    for (int d = 0; d < s->nidx; d++) {
+        ks->lhs_vars[d] = d;    /* check_lhs added the left variables first */
+        shape[d] = k.vars[d].extent;
+    }
+    fe_tensor *t = ir_alloc(c->a, sizeof *t);
+    t->name = s->name;
+    t->dtype = dtype;
+    t->ndim = s->nidx;
+    t->shape = shape;
+    t->stage = st;
+    t->loc = s->name_span;
+    ks->lhs = t;
+    IR_PUSH(c->a, st->stmts, st->nstmts, st->capstmts, ks);
+    IR_PUSH(c->a, st->defined, st->ndefined, st->capdefined, t);
+    st->end_off = s->span.end;
+    fe_value tv = {.kind = FE_V_TENSOR, .t = t};
+    fe_env_bind(c, in->env, s->name, FE_B_LOCAL, tv, s->name_span);
+}

@@ -1,0 +1,257 @@
+/* frontend/lower.c — a stage of analysed index statements to an IR function.
+ *
+ * Each statement becomes one loop nest: a FOR per left-hand variable
+ * (outermost first), then one per reduced variable (first appearance
+ * first); innermost a BLOCK named after the defined tensor whose iteration
+ * variables are bound to the loops.  A reduction's block has an `init`
+ * storing the identity (TensorComprehensions semantics: the statement
+ * defines the tensor, it does not accumulate into older contents). */
+#include "frontend/sema.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Lowering state of one function. */
+typedef struct lctx {
+    ir_module *m;
+    const char **names;    /* every name used in the function */
+    int nnames, capnames;
+    ir_var **iters;        /* the current statement's block variables */
+    ir_stmt **asserts;     /* run-time index checks of the current statement */
+    int nasserts, capasserts;
+    const char *op;
+} lctx;
+
+static bool name_taken(const lctx *l, const char *s)
+{
+    for (int i = 0; i < l->nnames; i++)
+        if (strcmp(l->names[i], s) == 0)
+            return true;
+    return false;
+}
+
+/* base, or base_1, base_2 ... : unique in the function. */
+static const char *unique(lctx *l, const char *base)
+{
+    const char *s = base;
+    for (int k = 1; name_taken(l, s); k++)
+        s = ir_sprintf(l->m->arena, "%s_%d", base, k);
+    s = ir_strdup(l->m->arena, s);
+    IR_PUSH(l->m->arena, l->names, l->nnames, l->capnames, s);
+    return s;
+}
+
+static ir_expr *cp(lctx *l, ir_expr *e) { return ir_expr_copy(l->m, e); }
+
+/* 0 <= idx && idx < n */
+static ir_expr *in_range(lctx *l, ir_expr *idx, int64_t n)
+{
+    ir_expr *lo = ir_binary(l->m, IR_LE, ir_int(l->m, 0), cp(l, idx));
+    ir_expr *hi = ir_binary(l->m, IR_LT, cp(l, idx), ir_int(l->m, n));
+    return ir_binary(l->m, IR_AND, lo, hi);
+}
+
+static ir_expr *lower_expr(lctx *l, const fe_kexpr *k);
+
+static ir_expr *lower_load(lctx *l, const fe_kexpr *k)
+{
+    ir_module *m = l->m;
+    ir_expr **idx = ir_alloc(m->arena, sizeof(ir_expr *) * (size_t)(k->nargs ? k->nargs : 1));
+    for (int d = 0; d < k->nargs; d++)
+        idx[d] = lower_expr(l, k->args[d]);
+    ir_expr *guard = NULL;
+    for (int d = 0; d < k->nargs; d++) {
+        if (k->check[d] == FE_CHK_NONE)
+            continue;
+        ir_expr *ok = in_range(l, idx[d], k->t->shape[d]);
+        if (k->check[d] == FE_CHK_GUARD) {
+            guard = guard ? ir_binary(m, IR_AND, guard, ok) : ok;
+        } else {
+            const char *msg = ir_sprintf(m->arena, "%s: index %s of %s (dimension %d) is out of range [0, %lld)",
+                                         l->op, k->idx_text[d], k->tname, d, (long long)k->t->shape[d]);
+            IR_PUSH(m->arena, l->asserts, l->nasserts, l->capasserts, ir_assert(m, ok, msg));
+        }
+    }
+    ir_expr *load = ir_load(m, k->t->fbuf, idx, k->nargs);
+    return guard ? ir_select(m, guard, load, lower_expr(l, k->dflt)) : load;
+}
+
+static ir_expr_kind compare_kind(fe_op op)
+{
+    switch (op) {
+    case FE_OP_EQ: return IR_EQ;
+    case FE_OP_NE: return IR_NE;
+    case FE_OP_LT: return IR_LT;
+    case FE_OP_LE: return IR_LE;
+    case FE_OP_GT: return IR_GT;
+    default: return IR_GE;
+    }
+}
+
+static ir_expr *lower_binary(lctx *l, const fe_kexpr *k)
+{
+    ir_module *m = l->m;
+    ir_expr *a = lower_expr(l, k->a), *b = lower_expr(l, k->b);
+    if (k->use_irop)
+        return ir_binary(m, k->irop, a, b);
+    bool fl = ir_dtype_is_float(a->dtype);
+    switch (k->op) {
+    case FE_OP_ADD: return ir_binary(m, IR_ADD, a, b);
+    case FE_OP_SUB: return ir_binary(m, IR_SUB, a, b);
+    case FE_OP_MUL: return ir_binary(m, IR_MUL, a, b);
+    case FE_OP_DIV: return ir_binary(m, fl ? IR_DIV : IR_FLOORDIV, a, b);
+    case FE_OP_MOD:
+        if (!fl)
+            return ir_binary(m, IR_FLOORMOD, a, b);
+        {   /* a - b * floor(a / b): the sign of b, like the integer rule */
+            ir_expr *q = ir_binary(m, IR_DIV, cp(l, a), cp(l, b));
+            ir_expr *fq = ir_call(m, IR_FN_FLOOR, &q, 1);
+            return ir_binary(m, IR_SUB, a, ir_binary(m, IR_MUL, b, fq));
+        }
+    case FE_OP_AND: return ir_binary(m, IR_AND, a, b);
+    case FE_OP_OR: return ir_binary(m, IR_OR, a, b);
+    default: return ir_binary(m, compare_kind(k->op), a, b);
+    }
+}
+
+static ir_expr *lower_expr(lctx *l, const fe_kexpr *k)
+{
+    ir_module *m = l->m;
+    switch (k->kind) {
+    case FE_K_INT:
+        return ir_dtype_is_float(k->dtype) ? ir_float(m, (double)k->ival, k->dtype)
+                                           : ir_int_typed(m, k->ival, k->dtype);
+    case FE_K_FLOAT:
+        return ir_float(m, k->fval, k->dtype);
+    case FE_K_VAR:
+        return ir_cast(m, ir_varref(m, l->iters[k->var]), k->dtype);
+    case FE_K_LOAD:
+        return lower_load(l, k);
+    case FE_K_BIN:
+        return lower_binary(l, k);
+    case FE_K_UN:
+        return ir_unary(m, k->op == FE_OP_NOT ? IR_NOT : IR_NEG, lower_expr(l, k->a));
+    case FE_K_SELECT:
+        return ir_select(m, lower_expr(l, k->c), lower_expr(l, k->a), lower_expr(l, k->b));
+    case FE_K_CAST:
+        return ir_cast(m, lower_expr(l, k->a), k->dtype);
+    case FE_K_IABS:
+    case FE_K_CALL: {
+        ir_expr *args[2];
+        for (int i = 0; i < k->nargs; i++)
+            args[i] = lower_expr(l, k->args[i]);
+        if (k->kind == FE_K_IABS || (k->fn == IR_FN_ABS && !ir_dtype_is_float(k->dtype))) {
+            /* the ABS intrinsic is for floats: integers use a select */
+            ir_expr *zero = ir_int_typed(m, 0, args[0]->dtype);
+            ir_expr *neg = ir_binary(m, IR_LT, cp(l, args[0]), zero);
+            return ir_select(m, neg, ir_unary(m, IR_NEG, cp(l, args[0])), args[0]);
+        }
+        return ir_call(m, k->fn, args, k->nargs);
+    }
+    }
+    return NULL;
+}
+
+/* The identity of a reduction, in dtype t. */
+static ir_expr *identity(lctx *l, fe_assign_op op, ir_dtype t)
+{
+    ir_module *m = l->m;
+    if (ir_dtype_is_float(t)) {
+        double v = op == FE_AS_ADD ? 0.0 : op == FE_AS_MUL ? 1.0 : op == FE_AS_MAX ? -INFINITY : INFINITY;
+        return ir_float(m, v, t);
+    }
+    int64_t v = op == FE_AS_ADD ? 0 : op == FE_AS_MUL ? 1
+                : op == FE_AS_MAX ? (t == IR_I32 ? INT32_MIN : INT64_MIN)
+                                  : (t == IR_I32 ? INT32_MAX : INT64_MAX);
+    return ir_int_typed(m, v, t);
+}
+
+static ir_expr **lhs_index(lctx *l, const fe_kstmt *ks)
+{
+    ir_expr **idx = ir_alloc(l->m->arena, sizeof(ir_expr *) * (size_t)(ks->nlhs ? ks->nlhs : 1));
+    for (int d = 0; d < ks->nlhs; d++)
+        idx[d] = ir_varref(l->m, l->iters[ks->lhs_vars[d]]);
+    return idx;
+}
+
+static ir_stmt *lower_kstmt(lctx *l, const fe_kstmt *ks)
+{
+    ir_module *m = l->m;
+    int n = ks->nvars;
+    ir_var **loops = ir_alloc(m->arena, sizeof(ir_var *) * (size_t)(n ? n : 1));
+    l->iters = ir_alloc(m->arena, sizeof(ir_var *) * (size_t)(n ? n : 1));
+    ir_itervar *iv = ir_alloc(m->arena, sizeof(ir_itervar) * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++)
+        loops[i] = ir_var_new(m, unique(l, ks->vars[i].name), IR_I64);
+    for (int i = 0; i < n; i++) {
+        l->iters[i] = ir_var_new(m, unique(l, ir_sprintf(m->arena, "v%s", ks->vars[i].name)), IR_I64);
+        iv[i].var = l->iters[i];
+        iv[i].kind = ks->vars[i].reduce ? IR_ITER_REDUCE : IR_ITER_SPATIAL;
+        iv[i].extent = ks->vars[i].extent;
+        iv[i].binding = ir_varref(m, loops[i]);
+    }
+    l->nasserts = 0;
+    l->asserts = NULL;
+    l->capasserts = 0;
+    ir_buffer *buf = ks->lhs->fbuf;
+    ir_expr *value = lower_expr(l, ks->rhs);
+    ir_stmt *init = NULL;
+    if (ks->op != FE_AS_SET) {
+        ir_expr *cur = ir_load(m, buf, lhs_index(l, ks), ks->nlhs);
+        ir_expr_kind k = ks->op == FE_AS_ADD ? IR_ADD : ks->op == FE_AS_MUL ? IR_MUL
+                         : ks->op == FE_AS_MAX ? IR_MAX : IR_MIN;
+        value = ir_binary(m, k, cur, value);
+        init = ir_store(m, buf, lhs_index(l, ks), ks->nlhs, identity(l, ks->op, buf->dtype));
+    }
+    ir_stmt *body = ir_store(m, buf, lhs_index(l, ks), ks->nlhs, value);
+    if (l->nasserts) {
+        ir_stmt *seq = ir_seq_new(m);
+        for (int i = 0; i < l->nasserts; i++)
+            ir_seq_append(m, seq, l->asserts[i]);
+        ir_seq_append(m, seq, body);
+        body = seq;
+    }
+    ir_stmt *s = ir_block(m, buf->name, iv, n, init, body);
+    for (int i = n - 1; i >= 0; i--)
+        s = ir_for(m, loops[i], ir_int(m, 0), ir_int(m, ks->vars[i].extent), IR_FOR_SERIAL, s);
+    return s;
+}
+
+/* Function-local temporaries up to this size live on the stack. */
+enum { FE_STACK_BYTES = 16384 };
+
+void fe_lower_stage(ir_module *m, ir_func *f, const fe_stage *st, const fe_sarg *params,
+                    int nparams, const char *op)
+{
+    lctx l = {.m = m, .op = op};
+    for (int i = 0; i < nparams; i++) {
+        fe_tensor *t = params[i].t;
+        ir_buffer *b = ir_buffer_new(m, unique(&l, params[i].name), t->dtype, t->ndim, t->shape, IR_BUF_ARG);
+        ir_func_add_param(m, f, b);
+        t->fbuf = b;
+    }
+    ir_buffer **locals = ir_alloc(m->arena, sizeof(ir_buffer *) * (size_t)(st->ndefined + 1));
+    int nlocals = 0;
+    for (int i = 0; i < st->ndefined; i++) {
+        fe_tensor *t = st->defined[i];
+        if (t->buf)
+            continue;   /* a graph value: one of the parameters */
+        ir_buffer *b = ir_buffer_new(m, unique(&l, t->name), t->dtype, t->ndim, t->shape, IR_BUF_LOCAL);
+        int64_t bytes = ir_buffer_numel(b) * ir_dtype_size(b->dtype);
+        b->scope = bytes <= FE_STACK_BYTES ? IR_SCOPE_STACK : IR_SCOPE_GLOBAL;
+        t->fbuf = b;
+        locals[nlocals++] = b;
+    }
+    ir_stmt *body;
+    if (st->nstmts == 1) {
+        body = lower_kstmt(&l, st->stmts[0]);
+    } else {
+        body = ir_seq_new(m);
+        for (int i = 0; i < st->nstmts; i++)
+            ir_seq_append(m, body, lower_kstmt(&l, st->stmts[i]));
+    }
+    for (int i = nlocals - 1; i >= 0; i--)
+        body = ir_alloc_stmt(m, locals[i], body);
+    f->body = body;
+}

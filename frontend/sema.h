@@ -1,0 +1,241 @@
+/* frontend/sema.h — elaboration of .te programs (internal to frontend/).
+ *
+ * Elaboration runs the program at compile time: lets, loops and ifs are
+ * evaluated, every call binds the sizes of its arguments and instantiates
+ * its def under a hierarchical layer name.  Index statements are analysed
+ * per instance (their ranges depend on the bound sizes) into typed kernel
+ * statements (fe_kstmt), collected into stages; a stage is lowered to one
+ * IR function (frontend/lower.c) and called from the graph.
+ *
+ *   compile.c  fe_compile: files, imports, -D, the driver of the phases
+ *   sema.c     environments, compile-time evaluation, calls, layers, graph
+ *   kernel.c   index statements: index variables, ranges, types
+ *   lower.c    stages to IR functions
+ */
+#ifndef TEC_FE_SEMA_H
+#define TEC_FE_SEMA_H
+
+#include "frontend/ast.h"
+#include "frontend/frontend.h"
+
+typedef struct fe_stage fe_stage;
+typedef struct fe_inst fe_inst;
+
+/* A tensor during elaboration: a graph value (program input, param, call
+ * result) or a temporary defined by an index statement of an open stage. */
+typedef struct fe_tensor {
+    const char *name;      /* the source name that defined it */
+    ir_dtype dtype;
+    int ndim;
+    int64_t *shape;
+    ir_buffer *buf;        /* graph buffer; NULL while local to a stage */
+    fe_stage *stage;       /* the stage defining it, while that is open */
+    fe_span loc;           /* where it was defined */
+    bool dead;             /* local of a closed stage that nobody needed */
+    ir_buffer *fbuf;       /* lowering scratch: its buffer in the function */
+} fe_tensor;
+
+typedef enum { FE_V_INT, FE_V_FLOAT, FE_V_TENSOR, FE_V_POISON } fe_vkind;
+
+/* A compile-time value.  POISON stands for the result of something that
+ * already failed: its uses are not reported again. */
+typedef struct fe_value {
+    fe_vkind kind;
+    int64_t i;
+    double f;
+    fe_tensor *t;
+} fe_value;
+
+/* What a name is bound to, for messages and for the rules of index
+ * statements (index variables are the names bound to nothing). */
+typedef enum {
+    FE_B_LET, FE_B_ATTR, FE_B_SIZE, FE_B_LOOP,
+    FE_B_INPUT, FE_B_PARAM, FE_B_VALUE, FE_B_LOCAL
+} fe_bkind;
+
+typedef struct fe_binding {
+    const char *name;      /* NULL: removed (a finished loop's variable) */
+    fe_bkind kind;
+    fe_value v;
+    fe_span loc;
+    const char *origin;    /* SIZE: "A: f32[64, 32]", where it was bound */
+} fe_binding;
+
+/* A scope: a def instance's names, or the program's; parent holds the
+ * top-level lets. */
+typedef struct fe_env {
+    fe_binding *b;
+    int n, cap;
+    struct fe_env *parent;
+} fe_env;
+
+/* ---------------------------------------------------------------- kernels */
+
+typedef enum {
+    FE_K_INT, FE_K_FLOAT, FE_K_VAR, FE_K_LOAD, FE_K_BIN, FE_K_UN,
+    FE_K_SELECT, FE_K_CALL, FE_K_CAST, FE_K_IABS
+} fe_kkind;
+
+/* How a read's index is checked against its dimension. */
+typedef enum { FE_CHK_NONE, FE_CHK_GUARD, FE_CHK_ASSERT } fe_check;
+
+/* "Flexible" constants (literals, sizes, attributes, index variables used
+ * as values) take the dtype their context needs. */
+typedef enum { FE_FLEX_NONE, FE_FLEX_INT, FE_FLEX_FLOAT } fe_flex;
+
+/* A typed kernel expression (the right side of an index statement). */
+typedef struct fe_kexpr {
+    fe_kkind kind;
+    ir_dtype dtype;
+    fe_flex flex;
+    int64_t ival;          /* INT */
+    double fval;           /* FLOAT */
+    int var;               /* VAR: index into the statement's vars */
+    fe_tensor *t;          /* LOAD */
+    struct fe_kexpr **args;/* LOAD indices, CALL arguments */
+    int nargs;
+    fe_check *check;       /* LOAD: per dimension */
+    struct fe_kexpr *dflt; /* LOAD: value when out of range */
+    fe_op op;              /* BIN, UN (DIV and MOD resolve by dtype) */
+    ir_expr_kind irop;     /* BIN: MIN/MAX when op is not meaningful */
+    bool use_irop;
+    ir_intrin fn;          /* CALL */
+    struct fe_kexpr *a, *b, *c;   /* operands; SELECT c ? a : b */
+    const char *text;      /* LOAD: source text of the read */
+    const char *tname;     /* LOAD: the tensor's name there */
+    const char **idx_text; /* LOAD: each index's source text */
+} fe_kexpr;
+
+/* An index variable of one statement. */
+typedef struct fe_kvar {
+    const char *name;
+    int64_t extent;
+    bool reduce;
+} fe_kvar;
+
+/* One analysed index statement: T[lhs vars] op= rhs. */
+typedef struct fe_kstmt {
+    fe_tensor *lhs;
+    int *lhs_vars;
+    int nlhs;
+    fe_assign_op op;
+    fe_kexpr *rhs;
+    fe_kvar *vars;         /* the LHS vars in order, then the reduced ones
+                              in order of first appearance */
+    int nvars;
+    fe_span span;
+} fe_kstmt;
+
+/* A tensor a stage reads or writes, under the name the stage uses. */
+typedef struct fe_sarg {
+    fe_tensor *t;
+    const char *name;
+} fe_sarg;
+
+/* A run of consecutive index statements: one IR function. */
+struct fe_stage {
+    fe_kstmt **stmts;
+    int nstmts, capstmts;
+    fe_tensor **defined;   /* its temporaries, in definition order */
+    int ndefined, capdefined;
+    fe_sarg *uses;         /* graph tensors it reads, first use first */
+    int nuses, capuses;
+    fe_span loc;           /* its first statement */
+    int end_off;           /* end of its last statement */
+    bool poisoned;         /* a statement failed: not lowered */
+};
+
+/* Names referenced in a body, for deciding which temporaries a later
+ * statement (or the caller) still needs. */
+typedef struct fe_ref {
+    const char *name;
+    int off;
+} fe_ref;
+
+/* One def instance (a layer), or the program itself (def NULL). */
+struct fe_inst {
+    fe_def *def;
+    const char *layer;     /* full hierarchical name; "" for the program */
+    const char *op;        /* the def's name; "main" for the program */
+    fe_span call;          /* the call site */
+    fe_env *env;
+    fe_stage *stage;       /* the open stage, if any */
+    fe_sarg *inputs;       /* the def's tensor parameters */
+    int ninputs, capinputs;
+    fe_sarg *weights;      /* its `param`s, in declaration order */
+    int nweights, capweights;
+    bool out_typed;        /* the def declares its output's type */
+    ir_dtype out_dtype;
+    int out_ndim;
+    int64_t *out_shape;
+    fe_ref *refs;
+    int nrefs;
+    fe_inst *parent;
+    int depth;
+};
+
+/* The whole compilation. */
+typedef struct fe_ctx {
+    ir_arena *a;           /* syntax tree and scratch */
+    ir_module *m;
+    diag *d;
+    const fe_options *o;
+    fe_file *main;
+    fe_file **files;       /* every file read */
+    int nfiles, capfiles;
+    fe_env *globals;       /* top-level lets */
+    fe_def **defs;
+    int ndefs, capdefs;
+    const char **layers;   /* layer names taken, and where */
+    fe_span *layer_locs;
+    int nlayers, caplayers;
+    diag_loc *reported;    /* locations already reported (no repeats
+                              when a def is instantiated many times) */
+    int nreported, capreported;
+    bool *define_used;
+    int errors;            /* errors reported by elaboration */
+    fe_inst *inst;         /* the innermost instance */
+} fe_ctx;
+
+/* ---------------------------------------------------------------- sema.c */
+
+/* Reports an error at sp (once per location); inside a def instance a note
+ * names the layer and the call site. */
+void fe_error(fe_ctx *c, fe_span sp, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void fe_note(fe_ctx *c, fe_span sp, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+fe_binding *fe_env_find(fe_env *e, const char *name);
+fe_binding *fe_env_bind(fe_ctx *c, fe_env *e, const char *name, fe_bkind k,
+                        fe_value v, fe_span loc);
+const char *fe_bkind_name(fe_bkind k);
+/* " (did you mean 'x'?)" for a close name in scope, or "". */
+const char *fe_suggest(fe_ctx *c, fe_env *e, const char *name);
+
+/* Evaluates a compile-time expression; false after reporting an error
+ * (or silently when it uses a poisoned value). */
+bool fe_eval(fe_ctx *c, fe_env *e, const fe_expr *x, fe_value *out);
+/* "f32[64, 32]" */
+const char *fe_shape_str(ir_arena *a, ir_dtype t, int ndim, const int64_t *shape);
+
+/* Runs the program; false if anything failed. */
+bool fe_elaborate(fe_ctx *c);
+
+/* ---------------------------------------------------------------- kernel.c */
+
+/* Analyses one index statement in instance i and adds it to the open
+ * stage (opening one if needed). */
+void fe_index_stmt(fe_ctx *c, fe_inst *i, const fe_stmt *s);
+/* The math function a call in a kernel names, with its arity; false if
+ * there is none of that name. */
+bool fe_math_fn(const char *name, int *arity);
+
+/* ---------------------------------------------------------------- lower.c */
+
+/* Builds f's parameters and body: params[i] become ARG buffers in order;
+ * the stage's other temporaries are function-local (ALLOC). */
+void fe_lower_stage(ir_module *m, ir_func *f, const fe_stage *st,
+                    const fe_sarg *params, int nparams, const char *op);
+
+#endif
