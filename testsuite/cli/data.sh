@@ -34,4 +34,19 @@ cp a_ok.npy w/stray.npy
 expect_status 1 "$TEC" "$srcdir/examples/mlp.te" --weights w
 grep -q "^tec: error: --weights w: stray.npy matches no parameter of the program" err ||
     { cat err; fail "extra weight"; }
+
+# The README's example: the saved product equals numpy's on the same
+# (default) inputs.
+expect_status 0 "$TEC" -O2 "$mm" --save-outputs mmout
+"$PYTHON" - "$srcdir/testsuite" <<'PY' || fail "examples/matmul.te differs from numpy"
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from tecref import default
+A = default("A", (128, 256)).astype(np.float64)
+B = default("B", (256, 64)).astype(np.float64)
+C = np.load("mmout/C.npy")
+err = np.max(np.abs(C - A @ B)) / np.max(np.abs(A @ B))
+assert err < 1e-5, err
+PY
 echo ok

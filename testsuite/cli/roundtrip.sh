@@ -7,4 +7,8 @@ for f in "$srcdir"/examples/*.te; do
         cmp a.tir b.tir || fail "$f $o: print -> parse -> print is not a fixed point"
     done
 done
+
+# The exact round trip of the README, at the default level on both sides.
+"$TEC" --emit=tir "$srcdir/examples/conv.te" | "$TEC" -x tir --emit=tir - >c.tir || fail "conv pipe"
+"$TEC" --emit=tir "$srcdir/examples/conv.te" | cmp - c.tir || fail "conv: printed IR changes when read back"
 echo ok
