@@ -30,7 +30,6 @@ typedef struct loader {
     int nfiles, capfiles;
     fe_file **chain;
     int nchain, capchain;
-    int nsources0;         /* d->nsources before fe_compile */
 } loader;
 
 static const char *dir_of(ir_arena *a, const char *path)
@@ -198,7 +197,6 @@ ir_module *fe_compile(const char *filename, const char *text, size_t len,
                       const fe_options *o, diag *d)
 {
     int nerrors0 = d->nerrors;
-    int nsources0 = d->nsources;
     diag_add_source(d, filename, text, len);
     int nsources_main = d->nsources;
 
@@ -210,7 +208,7 @@ ir_module *fe_compile(const char *filename, const char *text, size_t len,
     if (o && o->ndefines)
         c.define_used = ir_alloc(c.a, sizeof(bool) * (size_t)o->ndefines);
 
-    loader ld = {.c = &c, .nsources0 = nsources0};
+    loader ld = {.c = &c};
     /* The main file keeps the caller's name and directory. */
     c.main = new_file(&ld, ir_strdup(c.a, filename), text, len);
     if (strcmp(filename, "<stdin>") == 0)

@@ -461,7 +461,10 @@ static fe_kexpr *build_access(kctx *k, const fe_expr *x)
         return NULL;
     }
     if (t->dead || (!t->buf && t->stage != k->st)) {
-        kerr(k, x->span, "internal error: frontend: tensor '%s' is not available here", x->name);
+        diag_internal(k->c->d, "frontend", "in %s: tensor '%s' is read after its stage was closed",
+                      k->in->op, x->name);
+        k->c->errors++;
+        k->failed = true;
         return NULL;
     }
     fe_kexpr *e = knew(k, FE_K_LOAD, t->dtype, FE_FLEX_NONE);

@@ -136,12 +136,11 @@ static ir_expr *lower_expr(lctx *l, const fe_kexpr *k)
         return ir_select(m, lower_expr(l, k->c), lower_expr(l, k->a), lower_expr(l, k->b));
     case FE_K_CAST:
         return ir_cast(m, lower_expr(l, k->a), k->dtype);
-    case FE_K_IABS:
     case FE_K_CALL: {
         ir_expr *args[2];
         for (int i = 0; i < k->nargs; i++)
             args[i] = lower_expr(l, k->args[i]);
-        if (k->kind == FE_K_IABS || (k->fn == IR_FN_ABS && !ir_dtype_is_float(k->dtype))) {
+        if (k->fn == IR_FN_ABS && !ir_dtype_is_float(k->dtype)) {
             /* the ABS intrinsic is for floats: integers use a select */
             ir_expr *zero = ir_int_typed(m, 0, args[0]->dtype);
             ir_expr *neg = ir_binary(m, IR_LT, cp(l, args[0]), zero);

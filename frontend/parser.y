@@ -5,7 +5,7 @@
  * syntax error is skipped up to the end of its line, a def, for or if whose
  * header is broken resumes at its '{', so one run reports several errors. */
 
-%require "3.0"
+%require "3.6"    /* parse.error detailed */
 %define api.pure full
 %define api.prefix {fe_yy}
 %define api.token.prefix {TOK_}
@@ -250,6 +250,7 @@ else_part:
 
 block:
     '{' stmts '}'               { $$ = $2; }
+  | '{' stmts error '}'         { $$ = $2; yyerrok; }   /* resync at the '}' */
   ;
 
 stmts:

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,74 @@ void fe_note(fe_ctx *c, fe_span sp, const char *fmt, ...)
 static const char *loc_str(fe_ctx *c, fe_span sp)
 {
     return ir_sprintf(c->a, "%s:%d:%d", sp.file ? sp.file->name : "?", sp.line, sp.col);
+}
+
+/* ---------------------------------------------------------------- name tables */
+
+static const char fe_map_tomb[] = "";
+
+static uint64_t hash_name(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325u;   /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3u;
+    return h;
+}
+
+/* The slot of key, or of the empty slot where it would go. */
+static int map_slot(const fe_map *m, const char *key)
+{
+    int mask = m->cap - 1, tomb = -1;
+    for (int i = (int)(hash_name(key) & (uint64_t)mask);; i = (i + 1) & mask) {
+        if (!m->keys[i])
+            return tomb >= 0 ? tomb : i;
+        if (m->keys[i] == fe_map_tomb) {
+            if (tomb < 0)
+                tomb = i;
+        } else if (strcmp(m->keys[i], key) == 0) {
+            return i;
+        }
+    }
+}
+
+static void *map_get(const fe_map *m, const char *key)
+{
+    if (!m->cap)
+        return NULL;
+    int i = map_slot(m, key);
+    return m->keys[i] && m->keys[i] != fe_map_tomb ? m->vals[i] : NULL;
+}
+
+static void map_put(fe_ctx *c, fe_map *m, const char *key, void *val)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        fe_map old = *m;
+        m->cap = old.cap ? old.cap * 2 : 64;
+        m->keys = ir_alloc(c->a, sizeof(char *) * (size_t)m->cap);
+        m->vals = ir_alloc(c->a, sizeof(void *) * (size_t)m->cap);
+        m->n = 0;
+        for (int i = 0; i < old.cap; i++)
+            if (old.keys[i] && old.keys[i] != fe_map_tomb) {
+                int j = map_slot(m, old.keys[i]);
+                m->keys[j] = old.keys[i];
+                m->vals[j] = old.vals[i];
+                m->n++;
+            }
+    }
+    int i = map_slot(m, key);
+    if (!m->keys[i])
+        m->n++;
+    m->keys[i] = key;
+    m->vals[i] = val;
+}
+
+static void map_del(fe_map *m, const char *key)
+{
+    if (!m->cap)
+        return;
+    int i = map_slot(m, key);
+    if (m->keys[i] && m->keys[i] != fe_map_tomb)
+        m->keys[i] = fe_map_tomb;
 }
 
 /* ---------------------------------------------------------------- scopes */
@@ -608,6 +677,20 @@ static bool referenced_after(const fe_inst *in, const char *name, int off)
     return false;
 }
 
+/* Is t needed after offset off: referenced later under its own name or
+ * under any other name bound to it (`u = t`)? */
+static bool needed_after(const fe_inst *in, const fe_tensor *t, int off)
+{
+    if (referenced_after(in, t->name, off))
+        return true;
+    for (int i = 0; i < in->env->n; i++) {
+        const fe_binding *b = &in->env->b[i];
+        if (b->name && b->v.kind == FE_V_TENSOR && b->v.t == t && referenced_after(in, b->name, off))
+            return true;
+    }
+    return false;
+}
+
 /* ---------------------------------------------------------------- layers and graph buffers */
 
 static const char *join_name(fe_ctx *c, const char *prefix, const char *name)
@@ -619,27 +702,42 @@ static const char *join_name(fe_ctx *c, const char *prefix, const char *name)
  * is taken. */
 static bool claim_layer(fe_ctx *c, const char *layer, fe_span loc)
 {
-    for (int i = 0; i < c->nlayers; i++)
-        if (strcmp(c->layers[i], layer) == 0) {
-            fe_error(c, loc, "duplicate layer name '%s' (first used at %s)", layer,
-                     loc_str(c, c->layer_locs[i]));
-            if (c->layer_locs[i].file)
-                fe_note(c, c->layer_locs[i], "layer '%s' was first named here", layer);
-            return false;
-        }
-    int n = c->nlayers, cap = c->caplayers;
-    IR_PUSH(c->a, c->layers, c->nlayers, c->caplayers, layer);
-    IR_PUSH(c->a, c->layer_locs, n, cap, loc);
+    fe_span *first = map_get(&c->layers, layer);
+    if (first) {
+        fe_error(c, loc, "duplicate layer name '%s' (first used at %s)", layer, loc_str(c, *first));
+        if (first->file)
+            fe_note(c, *first, "layer '%s' was first named here", layer);
+        return false;
+    }
+    fe_span *at = ir_alloc(c->a, sizeof *at);
+    *at = loc;
+    map_put(c, &c->layers, layer, at);
     return true;
+}
+
+static ir_buffer *find_buffer(fe_ctx *c, const char *name) { return map_get(&c->bufs, name); }
+
+/* Adds b to the graph (its name must be free). */
+static void add_buffer(fe_ctx *c, ir_buffer *b)
+{
+    ir_graph_add_buffer(c->m, b);
+    map_put(c, &c->bufs, b->name, b);
+}
+
+static void rename_buffer(fe_ctx *c, ir_buffer *b, const char *name)
+{
+    map_del(&c->bufs, b->name);
+    b->name = ir_strdup(c->m->arena, name);
+    map_put(c, &c->bufs, b->name, b);
 }
 
 /* A free name for a TEMP graph buffer: base, else base.out, base.out2 ... */
 static const char *free_buffer_name(fe_ctx *c, const char *base)
 {
-    if (!ir_graph_find_buffer(c->m, base))
+    if (!find_buffer(c, base))
         return base;
     const char *s = ir_sprintf(c->a, "%s.out", base);
-    for (int k = 2; ir_graph_find_buffer(c->m, s); k++)
+    for (int k = 2; find_buffer(c, s); k++)
         s = ir_sprintf(c->a, "%s.out%d", base, k);
     return s;
 }
@@ -649,12 +747,12 @@ static const char *free_buffer_name(fe_ctx *c, const char *base)
  * name matters has it. */
 static bool reserve_name(fe_ctx *c, const char *name)
 {
-    ir_buffer *b = ir_graph_find_buffer(c->m, name);
+    ir_buffer *b = find_buffer(c, name);
     if (!b)
         return true;
     if (b->role != IR_BUF_TEMP)
         return false;
-    b->name = ir_strdup(c->m->arena, free_buffer_name(c, ir_sprintf(c->a, "%s", name)));
+    rename_buffer(c, b, free_buffer_name(c, name));
     return true;
 }
 
@@ -662,7 +760,7 @@ static ir_buffer *temp_buffer(fe_ctx *c, const char *base, fe_tensor *t)
 {
     ir_buffer *b = ir_buffer_new(c->m, free_buffer_name(c, base), t->dtype, t->ndim, t->shape,
                                  IR_BUF_TEMP);
-    ir_graph_add_buffer(c->m, b);
+    add_buffer(c, b);
     return b;
 }
 
@@ -787,10 +885,8 @@ static bool has_sarg(const fe_sarg *arr, int n, const fe_tensor *t)
 
 static const char *free_func_name(fe_ctx *c, const char *base)
 {
-    if (!ir_module_find_func(c->m, base))
-        return base;
     const char *s = base;
-    for (int k = 1; ir_module_find_func(c->m, s); k++)
+    for (int k = 1; map_get(&c->funcs, s); k++)
         s = ir_sprintf(c->a, "%s.%d", base, k);
     return s;
 }
@@ -822,7 +918,7 @@ static void close_stage(fe_ctx *c, fe_inst *in)
             t->dead = true;
             continue;
         }
-        if (t != out_t && !referenced_after(in, t->name, st->end_off)) {
+        if (t != out_t && !needed_after(in, t, st->end_off)) {
             t->dead = true;
             continue;
         }
@@ -863,6 +959,7 @@ static void close_stage(fe_ctx *c, fe_inst *in)
         add_sarg(c, &params, &np, &cap, outs[i].t, outs[i].name);
 
     ir_func *f = ir_func_new(c->m, free_func_name(c, layer));
+    map_put(c, &c->funcs, f->name, f);
     ir_func_set_attr(c->m, f, "layer", layer);
     ir_func_set_attr(c->m, f, "op", in->op);
     ir_func_set_attr(c->m, f, "loc", loc_str(c, kernel ? in->call : st->loc));
@@ -1170,7 +1267,7 @@ static void elab_input(fe_ctx *c, fe_inst *in, const fe_stmt *s)
     }
     fe_tensor *t = new_tensor(c, s->name, s->type->dtype, s->type->ndims, shape, s->name_span);
     t->buf = ir_buffer_new(c->m, s->name, t->dtype, t->ndim, t->shape, IR_BUF_INPUT);
-    ir_graph_add_buffer(c->m, t->buf);
+    add_buffer(c, t->buf);
     if (!apply_init(c, in->env, &s->init, t->buf, -1, 1)) {
         fe_env_bind(c, in->env, s->name, FE_B_INPUT, poison(), s->name_span);
         return;
@@ -1203,7 +1300,7 @@ static void elab_param(fe_ctx *c, fe_inst *in, const fe_stmt *s)
     }
     fe_tensor *t = new_tensor(c, s->name, s->type->dtype, s->type->ndims, shape, s->name_span);
     t->buf = ir_buffer_new(c->m, full, t->dtype, t->ndim, t->shape, IR_BUF_PARAM);
-    ir_graph_add_buffer(c->m, t->buf);
+    add_buffer(c, t->buf);
     /* Default: uniform(-b, b), b = 1/sqrt(fan_in), fan_in = numel/shape[0]
      * for rank >= 2 (PyTorch's rule for linear and conv weights), else 1. */
     double b = 1;
@@ -1239,7 +1336,8 @@ static void elab_output(fe_ctx *c, fe_inst *in, const fe_stmt *s)
     }
     ir_buffer *buf = b->v.t->buf;
     if (!buf) {
-        fe_error(c, s->name_span, "internal error: frontend: '%s' has no buffer", s->name);
+        diag_internal(c->d, "frontend", "output '%s' has no graph buffer", s->name);
+        c->errors++;
         return;
     }
     if (buf->role == IR_BUF_INPUT || buf->role == IR_BUF_PARAM) {
@@ -1251,25 +1349,28 @@ static void elab_output(fe_ctx *c, fe_inst *in, const fe_stmt *s)
         fe_error(c, s->name_span, "'%s' is already an output (as '%s')", s->name, buf->name);
         return;
     }
-    /* The output is named by the program: `as "name"`, else the variable. */
+    /* The output is named by the program: `as "name"`, else the variable
+     * (else, when an input or param has that name, `<name>.out`). */
     const char *name = s->name;
-    fe_span at = s->name_span;
     if (s->as) {
         name = expand_layer_name(c, in->env, s->as, s->as_span);
-        at = s->as_span;
         if (!name || !valid_layer_name(c, name, s->as_span))
             return;
     }
-    ir_buffer *other = ir_graph_find_buffer(c->m, name);
-    if (other && other != buf) {
-        if (other->role != IR_BUF_TEMP) {
-            fe_error(c, at, "output name '%s' is already used by the %s %s; choose another with `output %s as \"NAME\"`",
-                     name, ir_buf_role_name(other->role), other->name, s->name);
+    ir_buffer *other = find_buffer(c, name);
+    if (other && other != buf && other->role != IR_BUF_TEMP) {
+        if (s->as) {
+            fe_error(c, s->as_span, "output name '%s' is already used by the %s %s", name,
+                     ir_buf_role_name(other->role), other->name);
             return;
         }
-        other->name = ir_strdup(c->m->arena, free_buffer_name(c, name));
+        name = free_buffer_name(c, ir_sprintf(c->a, "%s.out", name));
+        other = find_buffer(c, name);
     }
-    buf->name = ir_strdup(c->m->arena, name);
+    if (other && other != buf)
+        rename_buffer(c, other, free_buffer_name(c, name));
+    if (other != buf)
+        rename_buffer(c, buf, name);
     buf->role = IR_BUF_OUTPUT;
 }
 
@@ -1613,7 +1714,8 @@ static bool bind_args(fe_ctx *c, fe_inst *caller, const fe_expr *call, fe_def *d
         }
         fe_tensor *t = b->v.t;
         if (!t->buf) {
-            fe_error(c, x->span, "internal error: frontend: tensor '%s' has no buffer", x->name);
+            diag_internal(c->d, "frontend", "argument '%s' of %s has no graph buffer", x->name, def->name);
+            c->errors++;
             ok = false;
             continue;
         }

@@ -73,7 +73,7 @@ typedef struct fe_env {
 
 typedef enum {
     FE_K_INT, FE_K_FLOAT, FE_K_VAR, FE_K_LOAD, FE_K_BIN, FE_K_UN,
-    FE_K_SELECT, FE_K_CALL, FE_K_CAST, FE_K_IABS
+    FE_K_SELECT, FE_K_CALL, FE_K_CAST
 } fe_kkind;
 
 /* How a read's index is checked against its dimension. */
@@ -174,6 +174,14 @@ struct fe_inst {
     int depth;
 };
 
+/* A hash table from names to pointers (graph buffers, functions, layers
+ * of a big network are looked up once per layer: no linear scans). */
+typedef struct fe_map {
+    const char **keys;     /* NULL: empty; fe_map_tomb: deleted */
+    void **vals;
+    int cap, n;            /* n counts live and deleted slots */
+} fe_map;
+
 /* The whole compilation. */
 typedef struct fe_ctx {
     ir_arena *a;           /* syntax tree and scratch */
@@ -186,9 +194,9 @@ typedef struct fe_ctx {
     fe_env *globals;       /* top-level lets */
     fe_def **defs;
     int ndefs, capdefs;
-    const char **layers;   /* layer names taken, and where */
-    fe_span *layer_locs;
-    int nlayers, caplayers;
+    fe_map layers;         /* layer name -> fe_span * where it was named */
+    fe_map bufs;           /* graph buffer name -> ir_buffer * */
+    fe_map funcs;          /* function name -> ir_func * */
     diag_loc *reported;    /* locations already reported (no repeats
                               when a def is instantiated many times) */
     int nreported, capreported;
