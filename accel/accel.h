@@ -213,6 +213,15 @@ bool acc_model_network(const acc_config *c, const acc_options *o,
                        const acc_layer *layers, int n, acc_result *results,
                        acc_result *total, int64_t *evals, char *err, size_t errlen);
 
+/* Sums results of layers that run one after the other (the network total
+ * of acc_model_network, or the total of one compiled function's layers):
+ * counts, cycles, energy and latency add; utilization, mapping efficiency
+ * and bandwidth are recomputed from the sums; EDP is total energy times
+ * total latency.  The sum's name is "total", its kind GEMM, and M, N, K,
+ * batch and tiling are 0. */
+bool acc_results_sum(const acc_config *c, const acc_result *rs, int n, acc_result *total,
+                     char *err, size_t errlen);
+
 /* ---------------------------------------------------------------- reports */
 
 /* One row per layer plus a "total" row; same columns in CSV and JSON. */

@@ -676,15 +676,38 @@ static void total_add(acc_result *t, const acc_result *r, ovf *o)
     t->latency_us += r->latency_us;
 }
 
-bool acc_model_network(const acc_config *c, const acc_options *opt, const acc_layer *layers,
-                       int n, acc_result *results, acc_result *total, int64_t *evals,
-                       char *err, size_t errlen)
+bool acc_results_sum(const acc_config *c, const acc_result *rs, int n, acc_result *total,
+                     char *err, size_t errlen)
 {
     memset(total, 0, sizeof *total);
     total->name = "total";
     total->kind = ACC_LAYER_GEMM;
     total->dataflow = c->dataflow;
     ovf o = {false};
+    for (int i = 0; i < n; i++)
+        total_add(total, &rs[i], &o);
+    if (o.hit)
+        return fail(err, errlen, "network totals do not fit in 64 bits");
+    /* Ratios are recomputed from the sums: averaging the layers' ratios
+     * would weight a tiny layer like a large one. */
+    double peak = (double)(c->rows * c->cols * c->depth);
+    total->mapping_efficiency =
+        total->mac_slots ? (double)total->macs / (double)total->mac_slots : 0;
+    total->compute_utilization =
+        total->compute_cycles ? (double)total->macs / (peak * (double)total->compute_cycles) : 0;
+    total->utilization =
+        total->total_cycles ? (double)total->macs / (peak * (double)total->total_cycles) : 0;
+    int64_t dram = dram_total(total);
+    total->dram_bw_needed =
+        total->compute_cycles ? (double)dram / (double)total->compute_cycles : 0;
+    total->edp = total->energy_pj * total->latency_us;
+    return true;
+}
+
+bool acc_model_network(const acc_config *c, const acc_options *opt, const acc_layer *layers,
+                       int n, acc_result *results, acc_result *total, int64_t *evals,
+                       char *err, size_t errlen)
+{
     for (int i = 0; i < n; i++) {
         int same = -1;
         for (int j = 0; j < i && same < 0; j++)
@@ -699,20 +722,6 @@ bool acc_model_network(const acc_config *c, const acc_options *opt, const acc_la
             if (evals)
                 (*evals)++;
         }
-        total_add(total, &results[i], &o);
     }
-    if (o.hit)
-        return fail(err, errlen, "network totals do not fit in 64 bits");
-    double peak = (double)(c->rows * c->cols * c->depth);
-    total->mapping_efficiency =
-        total->mac_slots ? (double)total->macs / (double)total->mac_slots : 0;
-    total->compute_utilization =
-        total->compute_cycles ? (double)total->macs / (peak * (double)total->compute_cycles) : 0;
-    total->utilization =
-        total->total_cycles ? (double)total->macs / (peak * (double)total->total_cycles) : 0;
-    int64_t dram = dram_total(total);
-    total->dram_bw_needed =
-        total->compute_cycles ? (double)dram / (double)total->compute_cycles : 0;
-    total->edp = total->energy_pj * total->latency_us;
-    return true;
+    return acc_results_sum(c, results, n, total, err, errlen);
 }

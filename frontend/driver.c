@@ -17,6 +17,7 @@
 #include "ir/ir.h"
 #include "passes/passes.h"
 #include "runtime/exec.h"
+#include "runtime/profile.h"
 
 enum { EXIT_USER = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 70 };
 
@@ -42,6 +43,11 @@ typedef struct options {
     int nincludes;
     rt_named_path *inputs;
     int ninputs;
+    /* profiling (doc/profile.md) */
+    bool profile, calibrate, counters;
+    int repeat;                   /* 0: not given */
+    int pad_to;
+    const char *report_csv, *report_json, *trace, *plot_dir;
 } options;
 
 static void usage(FILE *out)
@@ -71,6 +77,16 @@ static void usage(FILE *out)
         "  --weights DIR          parameters from DIR/<parameter name>.npy\n"
         "  --save-outputs DIR     write every output to DIR/<name>.npy\n"
         "  --interp               run with the IR interpreter instead of compiled code\n"
+        "  --repeat N             run N times after a warm-up; print the median time\n"
+        "\n"
+        "Profiling (doc/profile.md):\n"
+        "  --profile              per-layer MACs, FLOPs, bytes, time and roofline table\n"
+        "  --report=FILE.csv|FILE.json  also write the report to FILE (may be repeated)\n"
+        "  --trace=FILE.json      Chrome trace-event file, one slice per layer run\n"
+        "  --plot=DIR             per-layer and roofline charts (PNG, SVG) via gnuplot\n"
+        "  --counters             hardware counters (cycles, instructions, LLC misses)\n"
+        "  --pad-to N             report GEMM dimensions padded to multiples of N\n"
+        "  --calibrate            measure this machine's peak FLOP/s and bandwidth (cached)\n"
         "\n"
         "  -h, --help             this help\n"
         "  --version              print the version\n"
@@ -98,6 +114,8 @@ static void *xrealloc(void *p, size_t n)
     return p;
 }
 
+static bool ends_with(const char *s, const char *suffix);
+
 /* NAME=VALUE with a non-empty NAME; returns false if there is no '='. */
 static bool split_assign(char *arg, const char **name, const char **value)
 {
@@ -113,8 +131,20 @@ static bool split_assign(char *arg, const char **name, const char **value)
 enum {
     OPT_EMIT = 256, OPT_PASSES, OPT_DUMP_IR, OPT_DUMP_DIR, OPT_VERIFY_EACH,
     OPT_LIST_PASSES, OPT_INPUT, OPT_WEIGHTS, OPT_SAVE_OUTPUTS, OPT_INTERP,
-    OPT_NO_CACHE, OPT_VERSION,
+    OPT_NO_CACHE, OPT_VERSION, OPT_PROFILE, OPT_REPEAT, OPT_REPORT, OPT_TRACE, OPT_PLOT,
+    OPT_CALIBRATE, OPT_COUNTERS, OPT_PAD_TO,
 };
+
+/* A positive decimal count no larger than max, or -1. */
+static int parse_count(const char *s, int max)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 1 || v > max)
+        return -1;
+    return (int)v;
+}
 
 /* Returns -1 to continue, or an exit status. */
 static int parse_args(int argc, char **argv, options *o)
@@ -134,6 +164,14 @@ static int parse_args(int argc, char **argv, options *o)
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, OPT_VERSION},
+        {"profile", no_argument, 0, OPT_PROFILE},
+        {"repeat", required_argument, 0, OPT_REPEAT},
+        {"report", required_argument, 0, OPT_REPORT},
+        {"trace", required_argument, 0, OPT_TRACE},
+        {"plot", required_argument, 0, OPT_PLOT},
+        {"calibrate", no_argument, 0, OPT_CALIBRATE},
+        {"counters", no_argument, 0, OPT_COUNTERS},
+        {"pad-to", required_argument, 0, OPT_PAD_TO},
         {0, 0, 0, 0},
     };
     opterr = 0;
@@ -186,6 +224,29 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_NO_CACHE: o->no_cache = true; break;
         case OPT_WEIGHTS: o->weights_dir = optarg; break;
         case OPT_SAVE_OUTPUTS: o->save_outputs = optarg; break;
+        case OPT_PROFILE: o->profile = true; break;
+        case OPT_CALIBRATE: o->calibrate = true; break;
+        case OPT_COUNTERS: o->counters = o->profile = true; break;
+        case OPT_TRACE: o->trace = optarg; o->profile = true; break;
+        case OPT_PLOT: o->plot_dir = optarg; o->profile = true; break;
+        case OPT_REPEAT:
+            if ((o->repeat = parse_count(optarg, 1000000)) < 0)
+                return usage_error("--repeat expects a count from 1 to 1000000, got '%s'", optarg);
+            break;
+        case OPT_PAD_TO:
+            if ((o->pad_to = parse_count(optarg, 1 << 20)) < 0)
+                return usage_error("--pad-to expects a positive size, got '%s'", optarg);
+            o->profile = true;
+            break;
+        case OPT_REPORT:
+            if (ends_with(optarg, ".csv"))
+                o->report_csv = optarg;
+            else if (ends_with(optarg, ".json"))
+                o->report_json = optarg;
+            else
+                return usage_error("--report=%s: the file name must end in .csv or .json", optarg);
+            o->profile = true;
+            break;
         case OPT_INPUT: {
             const char *name, *path;
             if (!split_assign(optarg, &name, &path) || !*path)
@@ -216,11 +277,16 @@ static int parse_args(int argc, char **argv, options *o)
             return usage_error("unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (optind == argc && o->calibrate)
+        return -1;   /* tec --calibrate alone */
     if (optind == argc)
         return usage_error("%s", "no input file");
     if (optind + 1 < argc)
         return usage_error("more than one input file ('%s' ...)", argv[optind + 1]);
     o->input_file = argv[optind];
+    if (o->profile && o->emit != EMIT_RUN && (o->report_csv || o->report_json || o->trace ||
+                                             o->plot_dir))
+        return usage_error("%s", "--report, --trace and --plot need a run (not --emit)");
     if (o->emit == EMIT_SO && !o->output_file)
         return usage_error("%s", "--emit=so needs -o FILE");
     return -1;
@@ -302,6 +368,17 @@ int main(int argc, char **argv)
     int st = parse_args(argc, argv, &o);
     if (st >= 0)
         return st;
+    if (o.calibrate) {
+        diag cd;
+        diag_init(&cd, stderr);
+        rt_calibration cal;
+        if (rt_calibrate(&cal, stderr, &cd) && rt_calibration_save(&cal, &cd))
+            rt_calibration_print(stdout, &cal);
+        st = status_of(&cd);
+        diag_fini(&cd);
+        if (st || !o.input_file)
+            return st;
+    }
 
     diag d;
     diag_init(&d, stderr);
@@ -310,6 +387,9 @@ int main(int argc, char **argv)
     char exe_dir[4096];
     rt_iface iface = {0};
     cg_library *lib = NULL;
+    rt_shapes *shapes = NULL;
+    rt_profile *prof = NULL;
+    char *prof_pipeline = NULL;
     char *so_path = NULL, *csrc = NULL;
     rt_run *run = NULL;
     const char *display = strcmp(o.input_file, "-") == 0 ? "<stdin>" : o.input_file;
@@ -348,6 +428,23 @@ int main(int argc, char **argv)
         .base = base, .verify_each = o.verify_each,
     };
     const char *pipeline = o.passes ? o.passes : pass_pipeline(o.opt_level);
+    if (o.profile) {
+        /* Shapes as declared, before flatten; instrument runs last. */
+        if (!(shapes = rt_shapes_record(m))) {
+            diag_error(&d, diag_noloc(), "out of memory");
+            goto done;
+        }
+        if (!strstr(pipeline, "instrument")) {
+            size_t n = strlen(pipeline) + 16;
+            prof_pipeline = malloc(n);
+            if (!prof_pipeline) {
+                diag_error(&d, diag_noloc(), "out of memory");
+                goto done;
+            }
+            snprintf(prof_pipeline, n, "%s%sinstrument", pipeline, *pipeline ? "," : "");
+            pipeline = prof_pipeline;
+        }
+    }
     if (!pass_run_pipeline(m, pipeline, &po, &d))
         goto done;
 
@@ -363,7 +460,7 @@ int main(int argc, char **argv)
         goto done;
     }
 
-    char oflags[8];
+    char oflags[16];
     snprintf(oflags, sizeof oflags, "-O%d", o.opt_level < 1 ? 1 : o.opt_level);
     cg_options co = {.opt_flags = oflags, .verbose = o.verbose, .no_cache = o.no_cache};
     if (!o.interp || o.emit != EMIT_RUN) {
@@ -394,14 +491,38 @@ int main(int argc, char **argv)
 
     rt_run_options ro = {o.inputs, o.ninputs, o.weights_dir, lib};
     run = rt_run_new(m, &iface, &ro, &d);
-    if (!run || !rt_run_execute(run, &ro, &d))
+    if (!run)
         goto done;
+    double median_us = 0;
+    if (o.profile) {
+        rt_profile_options pro = {.repeat = o.repeat ? o.repeat : 1, .counters = o.counters,
+                                  .pad_to = o.pad_to};
+        if (!(prof = rt_profile_new(m, shapes, &pro, &d)) || !rt_profile_run(prof, run, &ro, &d))
+            goto done;
+    } else if (o.repeat) {
+        if (!rt_time_runs(run, &ro, o.repeat, &median_us, &d))
+            goto done;
+    } else if (!rt_run_execute(run, &ro, &d)) {
+        goto done;
+    }
     if (o.save_outputs && !rt_run_save_outputs(run, o.save_outputs, &d))
         goto done;
     rt_run_print_summary(run, stdout);
+    if (o.repeat && !o.profile)
+        printf("time: median of %d runs after a warm-up: %.1f us\n", o.repeat, median_us);
+    if (prof) {
+        rt_report_options rep = {.table = stdout, .csv = o.report_csv, .json = o.report_json,
+                                 .trace = o.trace, .plot_dir = o.plot_dir};
+        fputc('\n', stdout);
+        rt_profile_report(prof, &rep, &d);
+        rt_profile_check(prof, &d);
+    }
 
 done:
     st = status_of(&d);
+    rt_profile_free(prof);
+    rt_shapes_free(shapes);
+    free(prof_pipeline);
     rt_run_free(run);
     if (lib)
         cg_unload(lib);

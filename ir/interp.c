@@ -12,6 +12,7 @@
  * ir_interp_func, which frees what was allocated.
  */
 #include "ir/interp.h"
+#include "runtime/profile.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -824,10 +825,20 @@ static ival eval_call(interp *ip, const rexpr *e)
 {
     ival r, x = {0}, y = {0};
     if (ir_intrin_class(e->fn) == 'r') {
-        /* Profiling hooks do nothing here, but their arguments are
-         * evaluated so that a bad argument is still caught. */
-        for (int i = 0; i < e->nargs; i++)
-            eval(ip, e->args[i]);
+        /* Profiling hooks: the same runtime functions compiled kernels call
+         * (runtime/profile.c), so interpreted runs are profiled too. */
+        int64_t a[2] = {0, 0};
+        for (int i = 0; i < e->nargs; i++) {
+            ival v = eval(ip, e->args[i]);
+            if (i < 2)
+                a[i] = v.i;
+        }
+        if (e->fn == IR_FN_PROF_ENTER)
+            tec_prof_enter(a[0]);
+        else if (e->fn == IR_FN_PROF_EXIT)
+            tec_prof_exit(a[0]);
+        else if (e->fn == IR_FN_PROF_COUNT)
+            tec_prof_count(a[0], a[1]);
         r.i = 0;
         return r;
     }

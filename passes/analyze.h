@@ -52,6 +52,8 @@ typedef struct pass_bufinfo {
                                   function touches the whole buffer (an upper bound) */
     int member;                /* fused-group member that touches it first (0) */
     bool read, written;        /* some site loads / stores it */
+    bool write_first;          /* the first site touching it stores without loading it:
+                                  its old contents are never read (an accumulator with init) */
 } pass_bufinfo;
 
 /* Where `instrument` puts a site's counter update: just before `anchor`
@@ -183,7 +185,8 @@ void pass_stats_print(FILE *out, const pass_stats *st);
 /* The instrument pass (passes/instrument.c): removes any profiling calls,
  * then wraps every function's body in tec_prof_enter(i) / tec_prof_exit(i)
  * (i = its index in m->funcs) and inserts one tec_prof_count(site, n) per
- * site where its plan says.  pass_instrument_dynamic forces dynamic plans. */
+ * site where its plan says.  pass_instrument_dynamic (registered as
+ * "instrument-dyn") forces dynamic plans. */
 bool pass_instrument(ir_module *m, diag *d);
 bool pass_instrument_dynamic(ir_module *m, diag *d);
 bool pass_instrument_with(ir_module *m, const pass_analyze_options *o, diag *d);

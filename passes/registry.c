@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "passes/analyze.h"
 #include "passes/passes.h"
 
 /* Every pass, once.  Adding a pass is one line here (and its file). */
@@ -17,6 +18,9 @@ static const pass_info pass_list[] = {
      "remove stores to never-read local buffers, unused lets and allocations, empty loops"},
     {"hoist", pass_hoist, "move loop-invariant lets out of loops"},
     {"flatten", pass_flatten, "make every buffer 1-D with row-major linear indices"},
+    {"instrument", pass_instrument, "insert profiling calls: layer enter/exit, site counters"},
+    {"instrument-dyn", pass_instrument_dynamic,
+     "instrument, counting every site inside its loops (tests counters against the analysis)"},
 };
 
 #define NPASSES ((int)(sizeof pass_list / sizeof pass_list[0]))

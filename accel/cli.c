@@ -1,0 +1,452 @@
+/* accel/cli.c — `tec --accel`: the accelerator model on a compiled network
+ * or a SCALE-Sim topology, with reports, topology export and sweeps (see
+ * accel/cli.h). */
+#include "accel/cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "accel/plot.h"
+#include "accel/workload.h"
+
+/* The accel library writes complete GNU-style messages ("f.cfg:3: error: ...",
+ * "tec: error: ..."); they are passed on as written and counted as errors. */
+static bool acc_fail(diag *d, const char *err)
+{
+    d->nerrors++;
+    if (err && *err)
+        fprintf(d->out, "%s\n", err);
+    return false;
+}
+
+static bool ends_with_ci(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n > k && strcasecmp(s + n - k, suffix) == 0;
+}
+
+/* ---------------------------------------------------------------- options */
+
+static bool parse_export_format(const char *s, acc_topo_format *f)
+{
+    if (!s)
+        *f = ACC_TOPO_AUTO;
+    else if (strcmp(s, "conv") == 0)
+        *f = ACC_TOPO_CONV;
+    else if (strcmp(s, "gemm") == 0)
+        *f = ACC_TOPO_GEMM;
+    else
+        return false;
+    return true;
+}
+
+bool acc_cli_check_options(const acc_cli_options *o, diag *d)
+{
+    int before = d->nerrors;
+    acc_search s;
+    acc_topo_format tf;
+    if (!o->config || !*o->config)
+        diag_error(d, diag_noloc(), "the accelerator model needs a config: --accel CFG "
+                   "(presets are in accel/configs)");
+    if (o->search && !acc_search_parse(o->search, &s))
+        diag_error(d, diag_noloc(), "bad --search '%s' (expected none, dram or edp)",
+                   o->search);
+    if (o->pad_to < 0 || o->pad_to > 1000000)
+        diag_error(d, diag_noloc(), "bad --pad-to %d (expected 1 to 1000000)", o->pad_to);
+    if (o->report && !ends_with_ci(o->report, ".csv") && !ends_with_ci(o->report, ".json"))
+        diag_error(d, diag_noloc(), "--accel-report needs a file name ending in .csv or "
+                   ".json, not '%s'", o->report);
+    if (!parse_export_format(o->export_format, &tf))
+        diag_error(d, diag_noloc(), "bad --export-format '%s' (expected conv or gemm)",
+                   o->export_format);
+    if (o->sweep_out && !*o->sweep_out)
+        diag_error(d, diag_noloc(), "--sweep-out needs a directory name");
+    if (!o->sweep && (o->sweep_out || o->sweep_arrays || o->sweep_dataflows || o->sweep_srams))
+        diag_error(d, diag_noloc(), "--sweep-out, --sweep-arrays, --sweep-dataflows and "
+                   "--sweep-sram need --sweep");
+    acc_sweep_spec spec;
+    char err[512];
+    if (o->sweep && !acc_sweep_spec_parse(o->sweep_arrays, o->sweep_dataflows, o->sweep_srams,
+                                          &spec, err, sizeof err))
+        acc_fail(d, err);
+    return d->nerrors == before;
+}
+
+bool acc_cli_load(const acc_cli_options *o, acc_config *c, acc_options *ao, diag *d)
+{
+    char err[1024] = "";
+    if (!acc_cli_check_options(o, d))
+        return false;
+    if (!acc_config_load(o->config, c, err, sizeof err))
+        return acc_fail(d, err);
+    memset(ao, 0, sizeof *ao);
+    ao->pad_to = o->pad_to;
+    ao->search = ACC_SEARCH_NONE;
+    if (o->search)
+        acc_search_parse(o->search, &ao->search);
+    return true;
+}
+
+/* ---------------------------------------------------------------- topology export */
+
+/* Writes the layers as a SCALE-Sim topology.  In the convolution format, a
+ * GEMM without convolution geometry is written as the equivalent 1x1
+ * convolution over a 1 x M image with K channels and N filters, so a CNN
+ * whose classifier is a matmul still exports as one file. */
+static bool export_topology(const acc_cli_options *o, const acc_layer *ls, int n, diag *d)
+{
+    acc_topo_format fmt = ACC_TOPO_AUTO;
+    if (!parse_export_format(o->export_format, &fmt)) {
+        diag_error(d, diag_noloc(), "bad --export-format '%s' (expected conv or gemm)",
+                   o->export_format);
+        return false;
+    }
+    if (fmt == ACC_TOPO_AUTO) {
+        fmt = ACC_TOPO_GEMM;
+        for (int i = 0; i < n; i++)
+            if (ls[i].kind == ACC_LAYER_GEMM && ls[i].has_conv)
+                fmt = ACC_TOPO_CONV;
+    }
+    acc_layer *copy = malloc((size_t)(n > 0 ? n : 1) * sizeof *copy);
+    if (!copy) {
+        diag_error(d, diag_noloc(), "out of memory");
+        return false;
+    }
+    memcpy(copy, ls, (size_t)n * sizeof *copy);
+    for (int i = 0; fmt == ACC_TOPO_CONV && i < n; i++) {
+        acc_layer *l = &copy[i];
+        int64_t ch, nf;
+        if (l->kind != ACC_LAYER_GEMM || l->has_conv ||
+            __builtin_mul_overflow(l->K, l->batch, &ch) ||
+            __builtin_mul_overflow(l->N, l->batch, &nf))
+            continue;
+        l->conv = (acc_conv){1, l->M, 1, 1, ch, nf, 1, 1};
+        l->has_conv = true;
+    }
+    char err[1024] = "";
+    bool ok = acc_write_topology(o->export_topology, fmt, copy, n, err, sizeof err);
+    free(copy);       /* names belong to ls */
+    return ok || acc_fail(d, err);
+}
+
+/* ---------------------------------------------------------------- reports */
+
+static bool write_report(const char *path, const acc_config *c, const acc_result *rs, int n,
+                         const acc_result *total, diag *d)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        diag_error(d, diag_noloc(), "cannot write %s: %s", path, strerror(errno));
+        return false;
+    }
+    if (ends_with_ci(path, ".json"))
+        acc_write_json(f, c, rs, n, total);
+    else
+        acc_write_csv(f, rs, n, total);
+    bool bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        diag_error(d, diag_noloc(), "cannot write %s: %s", path,
+                   errno ? strerror(errno) : "write error");
+        return false;
+    }
+    return true;
+}
+
+const char *const acc_cli_column_titles[ACC_CLI_NCOLS] = {
+    "acc cycles", "acc util%", "acc DRAM rd", "acc DRAM wr", "acc uJ", "acc EDP pJ*us"};
+
+void acc_cli_columns(const acc_result *r, char cells[ACC_CLI_NCOLS][32])
+{
+    snprintf(cells[0], 32, "%" PRId64, r->total_cycles);
+    if (r->kind == ACC_LAYER_GEMM)
+        snprintf(cells[1], 32, "%.1f", 100.0 * r->utilization);
+    else
+        snprintf(cells[1], 32, "vector");
+    snprintf(cells[2], 32, "%" PRId64, acc_result_dram_reads(r));
+    snprintf(cells[3], 32, "%" PRId64, acc_result_dram_writes(r));
+    snprintf(cells[4], 32, "%.3f", r->energy_pj / 1e6);
+    snprintf(cells[5], 32, "%.4g", r->edp);
+}
+
+void acc_cli_print_summary(FILE *out, const acc_config *c, const acc_result *t)
+{
+    fprintf(out, "accelerator %s %" PRId64 "x%" PRId64, c->run_name, c->rows, c->cols);
+    if (c->depth > 1)
+        fprintf(out, "x%" PRId64, c->depth);
+    fprintf(out, " %s: %" PRId64 " cycles (%" PRId64 " compute, %" PRId64 " stall), "
+                 "utilization %.1f%%, SRAM %" PRId64 " reads %" PRId64 " writes, DRAM %" PRId64
+                 " reads %" PRId64 " writes (words), %.3f uJ, %.3f us, EDP %.6g pJ*us\n",
+            acc_dataflow_name(c->dataflow), t->total_cycles, t->compute_cycles,
+            t->stall_cycles, 100.0 * t->utilization, acc_result_sram_reads(t),
+            acc_result_sram_writes(t), acc_result_dram_reads(t), acc_result_dram_writes(t),
+            t->energy_pj / 1e6, t->latency_us, t->edp);
+}
+
+/* ---------------------------------------------------------------- sweeps */
+
+/* Creates DIR unless it is already a directory. */
+static bool make_dir(const char *dir, diag *d)
+{
+    struct stat st;
+    if (mkdir(dir, 0777) == 0)
+        return true;
+    if (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+        return true;
+    diag_error(d, diag_noloc(), "cannot create directory %s: %s", dir,
+               errno == EEXIST ? "a file of that name exists" : strerror(errno));
+    return false;
+}
+
+/* The long-format CSV of a sweep: one row per layer and configuration, and
+ * a "total" row per configuration. */
+static void sweep_row(FILE *f, int id, const char *label, const acc_config *c, int64_t sram_kb,
+                      const acc_result *r, bool total)
+{
+    bool gemm = !total && r->kind == ACC_LAYER_GEMM;
+    fprintf(f, "%d,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%" PRId64 ",", id, label, c->rows,
+            c->cols, c->depth, acc_dataflow_name(c->dataflow), sram_kb);
+    /* Layer names may hold commas or quotes: CSV-quote them. */
+    const char *name = total ? "total" : r->name ? r->name : "?";
+    if (strpbrk(name, ",\"\n")) {
+        fputc('"', f);
+        for (const char *s = name; *s; s++) {
+            if (*s == '"')
+                fputc('"', f);
+            fputc(*s, f);
+        }
+        fputc('"', f);
+    } else {
+        fputs(name, f);
+    }
+    fprintf(f, ",%s,", total ? "total" : gemm ? "gemm" : "vector");
+    if (gemm)
+        fprintf(f, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64, r->M, r->N, r->K, r->batch);
+    else
+        fputs(",,,", f);
+    fprintf(f, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%.9g,%" PRId64 ",%" PRId64
+               ",%.9g,%.9g,%.9g\n",
+            r->macs, r->compute_cycles, r->stall_cycles, r->total_cycles, r->utilization,
+            acc_result_dram_reads(r), acc_result_dram_writes(r), r->energy_pj, r->latency_us,
+            r->edp);
+}
+
+static bool run_sweep(const acc_config *base, const acc_options *ao, const acc_layer *ls, int n,
+                      const acc_cli_options *o, FILE *out, diag *d)
+{
+    char err[1024] = "";
+    acc_sweep_spec s;
+    if (!acc_sweep_spec_parse(o->sweep_arrays, o->sweep_dataflows, o->sweep_srams, &s, err,
+                              sizeof err))
+        return acc_fail(d, err);
+    if (n < 1) {
+        diag_error(d, diag_noloc(), "--sweep: the network has no layers to model");
+        return false;
+    }
+    const char *dir = o->sweep_out ? o->sweep_out : "accel-sweep";
+    if (!make_dir(dir, d))
+        return false;
+    int nc = acc_sweep_count(&s);
+    acc_result *rs = calloc((size_t)nc * (size_t)n, sizeof *rs);
+    acc_result *tot = calloc((size_t)nc, sizeof *tot);
+    char (*labels)[64] = calloc((size_t)nc, sizeof *labels);
+    const char **lab = calloc((size_t)nc, sizeof *lab);
+    const char **names = calloc((size_t)n, sizeof *names);
+    acc_config *cfgs = calloc((size_t)nc, sizeof *cfgs);
+    int64_t *srams = calloc((size_t)nc, sizeof *srams);
+    char csv_path[4096];
+    FILE *csv = NULL;
+    bool ok = rs && tot && labels && lab && names && cfgs && srams;
+    if (!ok)
+        diag_error(d, diag_noloc(), "out of memory");
+    int id = 0;
+    for (int i = 0; ok && i < s.nshapes; i++)
+        for (int df = 0; ok && df < s.ndataflows; df++)
+            for (int k = 0; ok && k < s.nsrams; k++, id++) {
+                acc_config *c = &cfgs[id];
+                *c = *base;
+                c->rows = s.rows[i];
+                c->cols = s.cols[i];
+                c->dataflow = s.dataflows[df];
+                for (int op = 0; op < ACC_NOPERANDS; op++)
+                    c->sram_bytes[op] = s.sram_kb[k] * 1024;
+                srams[id] = s.sram_kb[k];
+                if (c->depth > 1)
+                    snprintf(labels[id], sizeof labels[id], "%" PRId64 "x%" PRId64 "x%" PRId64
+                             " %s %" PRId64 "kB", c->rows, c->cols, c->depth,
+                             acc_dataflow_name(c->dataflow), s.sram_kb[k]);
+                else
+                    snprintf(labels[id], sizeof labels[id], "%" PRId64 "x%" PRId64 " %s %"
+                             PRId64 "kB", c->rows, c->cols, acc_dataflow_name(c->dataflow),
+                             s.sram_kb[k]);
+                lab[id] = labels[id];
+                ok = (acc_config_check(c, err, sizeof err) &&
+                      acc_model_network(c, ao, ls, n, &rs[(size_t)id * n], &tot[id], NULL, err,
+                                        sizeof err)) ||
+                     acc_fail(d, err);
+            }
+    if (ok && (size_t)snprintf(csv_path, sizeof csv_path, "%s/sweep.csv", dir) >=
+                  sizeof csv_path) {
+        diag_error(d, diag_noloc(), "path too long: %s/sweep.csv", dir);
+        ok = false;
+    }
+    if (ok && !(csv = fopen(csv_path, "w"))) {
+        diag_error(d, diag_noloc(), "cannot write %s: %s", csv_path, strerror(errno));
+        ok = false;
+    }
+    if (ok) {
+        fputs("config,label,rows,cols,depth,dataflow,sram_kb,layer,kind,M,N,K,batch,macs,"
+              "compute_cycles,stall_cycles,total_cycles,utilization,dram_reads,dram_writes,"
+              "energy_pj,latency_us,edp\n", csv);
+        for (int c = 0; c < nc; c++) {
+            for (int l = 0; l < n; l++)
+                sweep_row(csv, c, lab[c], &cfgs[c], srams[c], &rs[(size_t)c * n + l], false);
+            sweep_row(csv, c, lab[c], &cfgs[c], srams[c], &tot[c], true);
+        }
+        bool bad = ferror(csv);
+        if (fclose(csv) != 0 || bad) {
+            diag_error(d, diag_noloc(), "cannot write %s", csv_path);
+            ok = false;
+        }
+    }
+    if (ok) {
+        for (int l = 0; l < n; l++)
+            names[l] = ls[l].name;
+        acc_plot_input pi = {nc, n, lab, names, rs, tot};
+        ok = acc_plot_sweep(dir, &pi, err, sizeof err) || acc_fail(d, err);
+    }
+    if (ok && out) {
+        int best = 0;
+        for (int c = 1; c < nc; c++)
+            if (tot[c].edp < tot[best].edp)
+                best = c;
+        fprintf(out, "sweep: %d configurations x %d layers in %s/sweep.csv; charts "
+                     "%s/{configs,layers}_{latency,energy,edp}.{png,svg}\n"
+                     "sweep: lowest EDP %.6g pJ*us on %s (%.3f us, %.3f uJ)\n",
+                nc, n, dir, dir, tot[best].edp, lab[best], tot[best].latency_us,
+                tot[best].energy_pj / 1e6);
+    }
+    free(rs);
+    free(tot);
+    free(labels);
+    free(lab);
+    free(names);
+    free(cfgs);
+    free(srams);
+    return ok;
+}
+
+/* ---------------------------------------------------------------- running */
+
+/* Everything after the layers are known: export, model, table, report,
+ * sweep. */
+static bool run_layers(const acc_cli_options *o, const acc_config *c, const acc_options *ao,
+                       const acc_layer *ls, int n, FILE *out, diag *d)
+{
+    if (o->export_topology && !export_topology(o, ls, n, d))
+        return false;
+    acc_result *rs = calloc((size_t)(n > 0 ? n : 1), sizeof *rs);
+    acc_result total;
+    char err[1024] = "";
+    if (!rs) {
+        diag_error(d, diag_noloc(), "out of memory");
+        return false;
+    }
+    bool ok = acc_model_network(c, ao, ls, n, rs, &total, NULL, err, sizeof err) ||
+              acc_fail(d, err);
+    if (ok && out)
+        acc_print_table(out, c, rs, n, &total);
+    if (ok && o->report)
+        ok = write_report(o->report, c, rs, n, &total, d);
+    if (ok && o->sweep)
+        ok = run_sweep(c, ao, ls, n, o, out, d);
+    free(rs);
+    return ok;
+}
+
+bool acc_cli_run_module(const ir_module *m, const acc_cli_options *o, FILE *out, diag *d)
+{
+    acc_config c;
+    acc_options ao;
+    if (!acc_cli_load(o, &c, &ao, d))
+        return false;
+    acc_workload w;
+    if (!acc_workload_from_module(m, c.word_bytes, &w, d))
+        return false;
+    bool ok = run_layers(o, &c, &ao, w.layers, w.nlayers, out, d);
+    acc_workload_free(&w);
+    return ok;
+}
+
+bool acc_cli_run_topology(const acc_cli_options *o, FILE *out, diag *d)
+{
+    if (!o->topology) {
+        diag_error(d, diag_noloc(), "internal use: acc_cli_run_topology needs --topology FILE");
+        return false;
+    }
+    acc_config c;
+    acc_options ao;
+    if (!acc_cli_load(o, &c, &ao, d))
+        return false;
+    acc_layer *ls = NULL;
+    int n = 0;
+    char err[1024] = "";
+    if (!acc_read_topology(o->topology, ACC_TOPO_AUTO, &ls, &n, err, sizeof err))
+        return acc_fail(d, err);
+    bool ok = run_layers(o, &c, &ao, ls, n, out, d);
+    acc_layers_free(ls, n);
+    return ok;
+}
+
+bool acc_model_module(const ir_module *m, const acc_config *c, const acc_options *o,
+                      acc_result **per_func, acc_result *total, diag *d)
+{
+    *per_func = NULL;
+    acc_workload w;
+    if (!acc_workload_from_module(m, c->word_bytes, &w, d))
+        return false;
+    int n = w.nlayers;
+    acc_result *rs = calloc((size_t)(n > 0 ? n : 1), sizeof *rs);
+    acc_result *sel = calloc((size_t)(n > 0 ? n : 1), sizeof *sel);
+    acc_result *pf = calloc((size_t)(m->nfuncs > 0 ? m->nfuncs : 1), sizeof *pf);
+    char err[1024] = "";
+    bool ok = rs && sel && pf;
+    if (!ok)
+        diag_error(d, diag_noloc(), "out of memory");
+    ok = ok && (acc_model_network(c, o, w.layers, n, rs, total, NULL, err, sizeof err) ||
+                acc_fail(d, err));
+    for (int f = 0; ok && f < m->nfuncs; f++) {
+        int k = 0, ngemm = 0, g = -1;
+        for (int i = 0; i < n; i++)
+            if (w.func[i] == f) {
+                sel[k++] = rs[i];
+                if (rs[i].kind == ACC_LAYER_GEMM)
+                    ngemm++, g = i;
+            }
+        ok = acc_results_sum(c, sel, k, &pf[f], err, sizeof err) || acc_fail(d, err);
+        /* Names point into the module, which outlives the results. */
+        pf[f].name = acc_func_layer_name(m->funcs[f]);
+        pf[f].kind = ngemm ? ACC_LAYER_GEMM : ACC_LAYER_VECTOR;
+        if (ngemm == 1) {
+            pf[f].M = rs[g].M;
+            pf[f].N = rs[g].N;
+            pf[f].K = rs[g].K;
+            pf[f].batch = rs[g].batch;
+            pf[f].tiling = rs[g].tiling;
+            memcpy(pf[f].resident, rs[g].resident, sizeof pf[f].resident);
+        }
+    }
+    total->name = "total";
+    free(rs);
+    free(sel);
+    acc_workload_free(&w);
+    if (!ok) {
+        free(pf);
+        return false;
+    }
+    *per_func = pf;
+    return true;
+}

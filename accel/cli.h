@@ -1,0 +1,71 @@
+/* accel/cli.h — what `tec --accel CFG` does with a compiled network or a
+ * SCALE-Sim topology: model it, print the per-layer table, write reports,
+ * export the topology, sweep configurations and draw charts.
+ *
+ * The driver fills acc_cli_options from the command line, checks them with
+ * acc_cli_check_options before compiling (usage errors), and then calls
+ * acc_cli_run_module on the optimized module, or acc_cli_run_topology when
+ * --topology is given without a program.  The --profile table adds
+ * accelerator columns from acc_model_module (per function, keyed like the
+ * profile's rows) and acc_cli_columns. */
+#ifndef TEC_ACCEL_CLI_H
+#define TEC_ACCEL_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "accel/accel.h"
+#include "ir/diag.h"
+#include "ir/ir.h"
+
+/* The accelerator options of the command line; NULL/0 means not given. */
+typedef struct acc_cli_options {
+    const char *config;            /* --accel CFG: a SCALE-Sim .cfg (required) */
+    const char *report;            /* --accel-report=FILE.csv|FILE.json */
+    const char *topology;          /* --topology FILE: SCALE-Sim CSV instead of a program */
+    const char *export_topology;   /* --export-topology FILE */
+    const char *export_format;     /* --export-format conv|gemm (default: conv when
+                                      any layer is a convolution, else gemm) */
+    bool sweep;                    /* --sweep */
+    const char *sweep_out;         /* --sweep-out DIR (default "accel-sweep") */
+    const char *sweep_arrays;      /* --sweep-arrays 8x8,32x32 (default 8x8..128x128) */
+    const char *sweep_dataflows;   /* --sweep-dataflows os,ws (default os,ws,is) */
+    const char *sweep_srams;       /* --sweep-sram 32,256 (kB; default 16..1024) */
+    int pad_to;                    /* --pad-to N: pad M, N, K to multiples of N */
+    const char *search;            /* --search none|dram|edp (default none) */
+} acc_cli_options;
+
+/* Checks everything that can be checked without reading files: a config is
+ * given, names and lists parse, the report ends in .csv or .json.  Reports
+ * "tec: error: ..." for each problem; the driver exits 2 when false. */
+bool acc_cli_check_options(const acc_cli_options *o, diag *d);
+
+/* Loads o->config and turns the options into model options. */
+bool acc_cli_load(const acc_cli_options *o, acc_config *c, acc_options *ao, diag *d);
+
+/* Models the compiled network (accel/workload.h): prints the per-layer
+ * table with totals to `out` (NULL: no table), then writes the report, the
+ * exported topology and the sweep with its charts, as the options ask. */
+bool acc_cli_run_module(const ir_module *m, const acc_cli_options *o, FILE *out, diag *d);
+
+/* The same for the layers of o->topology (format from its header). */
+bool acc_cli_run_topology(const acc_cli_options *o, FILE *out, diag *d);
+
+/* Per-function results for the --profile table: (*per_func)[i] belongs to
+ * m->funcs[i] and sums every layer of every call of it; its name is the
+ * function's layer name, its kind GEMM when it has a GEMM-like block, and
+ * M, N, K, batch and tiling are those of its GEMM when it has exactly one.
+ * *per_func is malloc'ed (the caller frees it); total is the network. */
+bool acc_model_module(const ir_module *m, const acc_config *c, const acc_options *o,
+                      acc_result **per_func, acc_result *total, diag *d);
+
+/* Accelerator columns for a per-layer table: titles and one row's cells. */
+#define ACC_CLI_NCOLS 6
+extern const char *const acc_cli_column_titles[ACC_CLI_NCOLS];
+void acc_cli_columns(const acc_result *r, char cells[ACC_CLI_NCOLS][32]);
+
+/* One line with the network totals:
+ *   "accelerator NAME RxC os: 123 cycles (...), utilization 45.6%, ..." */
+void acc_cli_print_summary(FILE *out, const acc_config *c, const acc_result *total);
+
+#endif

@@ -1,0 +1,873 @@
+/* accel/workload.c — the layers of a compiled IR module as the accelerator
+ * model sees them: GEMM-like blocks become (M, N, K, batch), everything
+ * else becomes vector-unit work.  The rules are in accel/workload.h and
+ * doc/accel.md ("Layers from the compiler"). */
+#include "accel/workload.h"
+
+#include <gmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes/analyze.h"
+
+/* ---------------------------------------------------------------- exact counts */
+
+/* Element and MAC counts are products of extents and can pass 2^63 for
+ * absurd shapes, so they are computed with GMP and range-checked once. */
+static bool z_to_i64(const mpz_t z, int64_t *out)
+{
+    if (mpz_sgn(z) < 0 || mpz_sizeinbase(z, 2) > 63)
+        return false;
+    uint64_t v = 0;
+    size_t count = 0;
+    mpz_export(&v, &count, -1, sizeof v, 0, 0, z);
+    *out = (int64_t)v;
+    return true;
+}
+
+static void z_set_u64(mpz_t z, uint64_t v)
+{
+    mpz_import(z, 1, -1, sizeof v, 0, 0, &v);
+}
+
+static void z_mul_u64(mpz_t z, uint64_t v)
+{
+    mpz_t t;
+    mpz_init(t);
+    z_set_u64(t, v);
+    mpz_mul(z, z, t);
+    mpz_clear(t);
+}
+
+/* ---------------------------------------------------------------- diagnostics */
+
+/* The function's source location from its "loc" attribute
+ * ("file:line:col"; the file name may itself contain ':'). */
+static diag_loc func_loc(const ir_func *f)
+{
+    diag_loc loc = diag_noloc();
+    const char *s = ir_func_attr(f, "loc");
+    if (!s)
+        return loc;
+    const char *c2 = strrchr(s, ':');
+    if (!c2 || c2 == s)
+        return loc;
+    const char *c1 = c2 - 1;
+    while (c1 > s && *c1 != ':')
+        c1--;
+    if (*c1 != ':' || c1 == s)
+        return loc;
+    char *end;
+    long line = strtol(c1 + 1, &end, 10);
+    if (end != c2 || line < 1)
+        return loc;
+    long col = strtol(c2 + 1, &end, 10);
+    if (*end || col < 0)
+        return loc;
+    /* The attribute string lives in the module's arena, so the file name
+     * can point into a copy kept in a small static ring. */
+    static char files[4][1024];
+    static int k;
+    k = (k + 1) % 4;
+    size_t n = (size_t)(c1 - s);
+    if (n >= sizeof files[k])
+        return loc;
+    memcpy(files[k], s, n);
+    files[k][n] = '\0';
+    loc.file = files[k];
+    loc.line = (int)line;
+    loc.col = (int)col;
+    return loc;
+}
+
+const char *acc_func_layer_name(const ir_func *f)
+{
+    const char *l = ir_func_attr(f, "layer");
+    return l && *l ? l : f->name;
+}
+
+/* ---------------------------------------------------------------- block structure */
+
+static const ir_expr *strip_casts(const ir_expr *e)
+{
+    while (e && e->kind == IR_CAST)
+        e = e->a;
+    return e;
+}
+
+/* Is `load` (casts allowed) a read of exactly the element `st` writes? */
+static bool same_access(const ir_expr *load, const ir_stmt *st)
+{
+    load = strip_casts(load);
+    if (!load || load->kind != IR_LOAD || load->buf != st->buf || load->nargs != st->nargs)
+        return false;
+    for (int i = 0; i < st->nargs; i++)
+        if (!ir_expr_equal(load->args[i], st->args[i]))
+            return false;
+    return true;
+}
+
+/* A block's body when it is a single store (a one-element SEQ is fine). */
+static const ir_stmt *single_store(const ir_stmt *blk)
+{
+    if (blk->nbody != 1)
+        return NULL;
+    const ir_stmt *s = blk->body[0];
+    while (s && s->kind == IR_S_SEQ && s->nbody == 1)
+        s = s->body[0];
+    return s && s->kind == IR_S_STORE ? s : NULL;
+}
+
+/* Matches Y[i] = Y[i] + a * b (either order of the sum, casts around the
+ * accumulator load, the product or the whole value). */
+static bool match_mac(const ir_stmt *blk, const ir_stmt **st, const ir_expr **a,
+                      const ir_expr **b)
+{
+    const ir_stmt *s = single_store(blk);
+    if (!s)
+        return false;
+    const ir_expr *v = strip_casts(s->value);
+    if (!v || v->kind != IR_ADD)
+        return false;
+    const ir_expr *prod;
+    if (same_access(v->a, s))
+        prod = v->b;
+    else if (same_access(v->b, s))
+        prod = v->a;
+    else
+        return false;
+    prod = strip_casts(prod);
+    if (!prod || prod->kind != IR_MUL)
+        return false;
+    *st = s;
+    *a = prod->a;
+    *b = prod->b;
+    return true;
+}
+
+static bool find_block(const ir_stmt *s, void *ctx)
+{
+    bool *found = ctx;
+    if (s->kind == IR_S_BLOCK)
+        *found = true;
+    return !*found;
+}
+
+/* Does s contain a block (s itself excluded)? */
+static bool has_inner_block(const ir_stmt *s)
+{
+    bool found = false;
+    ir_stmt_walk(s->init, find_block, NULL, &found);
+    for (int i = 0; i < s->nbody && !found; i++)
+        ir_stmt_walk(s->body[i], find_block, NULL, &found);
+    return found;
+}
+
+/* ---------------------------------------------------------------- operands */
+
+/* Which iteration variables an operand's loads are indexed by.  An index
+ * may use a block iteration variable or a loop variable that an iteration
+ * variable's binding uses (passes may leave either); both count for the
+ * iteration variable. */
+typedef struct mark_ctx {
+    const ir_stmt *blk;
+    bool *used;                /* one per iteration variable */
+} mark_ctx;
+
+static bool mark_index_var(const ir_expr *e, void *p)
+{
+    mark_ctx *c = p;
+    if (e->kind != IR_VAR)
+        return true;
+    for (int i = 0; i < c->blk->niters; i++) {
+        const ir_itervar *iv = &c->blk->iters[i];
+        if (iv->var == e->var || (iv->binding && ir_expr_uses_var(iv->binding, e->var)))
+            c->used[i] = true;
+    }
+    return true;
+}
+
+static bool mark_operand(const ir_expr *e, void *p)
+{
+    if (e->kind != IR_LOAD)
+        return true;           /* select conditions do not mark: only indices do */
+    for (int i = 0; i < e->nargs; i++)
+        ir_expr_walk(e->args[i], mark_index_var, p);
+    return false;
+}
+
+static bool first_load_visit(const ir_expr *e, void *p)
+{
+    const ir_expr **out = p;
+    if (*out)
+        return false;
+    if (e->kind == IR_LOAD) {
+        *out = e;
+        return false;
+    }
+    return true;
+}
+
+/* The operand's main load: the first one in pre-order (for a padded read
+ * select(cond, x[..], 0) that is x). */
+static const ir_expr *first_load(const ir_expr *e)
+{
+    const ir_expr *out = NULL;
+    ir_expr_walk(e, first_load_visit, &out);
+    return out;
+}
+
+/* The role of buffer b of f at a call site: the graph buffer passed for it
+ * tells whether it is a weight (PARAM). */
+static ir_buf_role call_role(const ir_func *f, const ir_graph_call *call, const ir_buffer *b)
+{
+    if (call)
+        for (int i = 0; i < f->nparams && i < call->nargs; i++)
+            if (f->params[i] == b)
+                return call->args[i]->role;
+    return b->role;
+}
+
+/* ---------------------------------------------------------------- convolution geometry */
+
+/* Adds scale * e to the affine form (coef per iteration variable, c0).
+ * False when e is not affine in the iteration variables. */
+static bool affine_add(const ir_stmt *blk, const ir_expr *e, int64_t scale, int64_t *coef,
+                       int64_t *c0)
+{
+    int64_t t;
+    switch (e->kind) {
+    case IR_INT:
+        if (__builtin_mul_overflow(scale, e->ival, &t) || __builtin_add_overflow(*c0, t, c0))
+            return false;
+        return true;
+    case IR_VAR:
+        for (int i = 0; i < blk->niters; i++) {
+            const ir_itervar *iv = &blk->iters[i];
+            const ir_expr *bd = iv->binding;
+            if (iv->var == e->var || (bd && bd->kind == IR_VAR && bd->var == e->var))
+                return !__builtin_add_overflow(coef[i], scale, &coef[i]);
+        }
+        return false;
+    case IR_ADD:
+        return affine_add(blk, e->a, scale, coef, c0) && affine_add(blk, e->b, scale, coef, c0);
+    case IR_SUB:
+        return affine_add(blk, e->a, scale, coef, c0) &&
+               scale != INT64_MIN && affine_add(blk, e->b, -scale, coef, c0);
+    case IR_NEG:
+        return scale != INT64_MIN && affine_add(blk, e->a, -scale, coef, c0);
+    case IR_MUL:
+        if (e->a->kind == IR_INT)
+            return !__builtin_mul_overflow(scale, e->a->ival, &t) &&
+                   affine_add(blk, e->b, t, coef, c0);
+        if (e->b->kind == IR_INT)
+            return !__builtin_mul_overflow(scale, e->b->ival, &t) &&
+                   affine_add(blk, e->a, t, coef, c0);
+        return false;
+    case IR_CAST:
+        return ir_dtype_is_int(e->dtype) && ir_dtype_is_int(e->a->dtype) &&
+               affine_add(blk, e->a, scale, coef, c0);
+    default:
+        return false;
+    }
+}
+
+/* One spatial dimension of a convolution window: E outputs, a filter of R
+ * taps, stride s; `dim` and `key` order dimensions (outer first). */
+typedef struct win_dim {
+    int64_t E, R, s;
+    int dim;
+    int64_t key;
+} win_dim;
+
+/* Roles of iteration variables in the GEMM view. */
+typedef enum { ROLE_M, ROLE_N, ROLE_K, ROLE_BATCH } dim_role;
+
+/* Recovers SCALE-Sim convolution geometry from the input operand's load.
+ * In each index dimension (one dimension once buffers are flattened), an
+ * output variable p (role M) and a reduction variable r form a window when
+ * coef(p) = s * coef(r) with 1 <= s < extent(r): the stride is s and the
+ * window overlaps, which is what makes a convolution more than a GEMM.  An
+ * M variable without such a partner is a window of one tap: its stride is
+ * its coefficient when it is alone in an unflattened dimension, else 1 (the
+ * same GEMM and the same distinct input; the flat index cannot tell a
+ * strided 1x1 convolution from a smaller image).  The geometry is kept only
+ * when it has one or two window dimensions (at least one real window, or two
+ * image dimensions), covers every M variable, and acc_conv_to_gemm gives
+ * back exactly M, N, K and batch. */
+static bool conv_geometry(const ir_stmt *blk, const ir_expr *in, const dim_role *role,
+                          const acc_block_info *g, acc_conv *cv)
+{
+    int nv = blk->niters, nd = in->nargs;
+    if (nd < 1 || nv < 1)
+        return false;
+    int64_t *coef = calloc((size_t)nd * (size_t)nv, sizeof *coef);
+    bool *paired = calloc((size_t)nv, sizeof *paired);
+    int *seen = calloc((size_t)nv, sizeof *seen);
+    win_dim dims[3];
+    int ndims = 0, npairs = 0;
+    bool ok = coef && paired && seen;
+    for (int d = 0; ok && d < nd; d++) {
+        int64_t c0 = 0;
+        ok = affine_add(blk, in->args[d], 1, coef + (size_t)d * nv, &c0);
+    }
+    for (int d = 0; ok && d < nd; d++) {
+        const int64_t *a = coef + (size_t)d * nv;
+        int live = 0;          /* variables of extent > 1 in this dimension */
+        for (int i = 0; i < nv; i++)
+            if (a[i] && blk->iters[i].extent > 1) {
+                live++;
+                if (a[i] < 0 && (role[i] == ROLE_M || role[i] == ROLE_K))
+                    ok = false;    /* a flipped window: not SCALE-Sim's form */
+            }
+        /* Output variables in decreasing coefficient order, so that an outer
+         * window claims its reduction partner first. */
+        for (int pass = 0; ok && pass < nv; pass++) {
+            int p = -1;
+            for (int i = 0; i < nv; i++)
+                if (role[i] == ROLE_M && a[i] > 0 && blk->iters[i].extent > 1 &&
+                    seen[i] == 0 && (p < 0 || a[i] > a[p]))
+                    p = i;
+            if (p < 0)
+                break;
+            seen[p] = 1;
+            int r = -1;
+            for (int i = 0; i < nv; i++) {
+                int64_t span;
+                if (role[i] != ROLE_K || paired[i] || a[i] <= 0 || blk->iters[i].extent < 2 ||
+                    a[i] > a[p] || a[p] % a[i] != 0)
+                    continue;
+                if (!__builtin_mul_overflow(a[i], blk->iters[i].extent, &span) && span <= a[p])
+                    continue;      /* no overlap: a reshaped GEMM, not a window */
+                if (r < 0 || a[i] > a[r])
+                    r = i;
+            }
+            if (ndims == 3) {
+                ok = false;
+                break;
+            }
+            win_dim *w = &dims[ndims++];
+            w->E = blk->iters[p].extent;
+            w->dim = d;
+            w->key = a[p];
+            if (r >= 0) {
+                paired[r] = true;
+                npairs++;
+                w->R = blk->iters[r].extent;
+                w->s = a[p] / a[r];
+            } else {
+                w->R = 1;
+                w->s = nd > 1 && live == 1 ? a[p] : 1;
+            }
+        }
+    }
+    /* Every M variable must be in exactly one window dimension. */
+    for (int i = 0; ok && i < nv; i++)
+        if (role[i] == ROLE_M && blk->iters[i].extent > 1) {
+            int n = 0;
+            for (int d = 0; d < nd; d++)
+                n += coef[(size_t)d * nv + i] != 0;
+            ok = n == 1;
+        }
+    ok = ok && ndims >= 1 && ndims <= 2 && (npairs >= 1 || ndims == 2);
+    free(coef);
+    free(paired);
+    free(seen);
+    if (!ok)
+        return false;
+    if (ndims == 2 && (dims[0].dim > dims[1].dim ||
+                       (dims[0].dim == dims[1].dim && dims[0].key < dims[1].key))) {
+        win_dim t = dims[0];
+        dims[0] = dims[1];
+        dims[1] = t;
+    }
+    win_dim one = {1, 1, 1, 0, 0};
+    const win_dim *h = ndims == 2 ? &dims[0] : &one, *w = &dims[ndims - 1];
+    int64_t rs, kc, ih, iw, ch, nf;
+    if (__builtin_mul_overflow(h->R, w->R, &rs) || g->K % rs != 0)
+        return false;
+    kc = g->K / rs;
+    /* The rows a window actually touches, (E - 1) * s + R, as in the
+     * ResNet fixtures: padding is part of the ifmap. */
+    if (__builtin_mul_overflow(h->E - 1, h->s, &ih) || __builtin_add_overflow(ih, h->R, &ih) ||
+        __builtin_mul_overflow(w->E - 1, w->s, &iw) || __builtin_add_overflow(iw, w->R, &iw) ||
+        __builtin_mul_overflow(kc, g->batch, &ch) || __builtin_mul_overflow(g->N, g->batch, &nf))
+        return false;
+    acc_conv c = {ih, iw, h->R, w->R, ch, nf, h->s, w->s};
+    acc_layer check;
+    memset(&check, 0, sizeof check);
+    char err[256];
+    if (!acc_conv_to_gemm(&c, g->batch, &check, err, sizeof err) || check.M != g->M ||
+        check.N != g->N || check.K != g->K || check.batch != g->batch)
+        return false;
+    *cv = c;
+    return true;
+}
+
+/* ---------------------------------------------------------------- one block */
+
+bool acc_classify_block(const ir_func *f, const ir_graph_call *call, const ir_stmt *blk,
+                        acc_block_info *out, diag *d)
+{
+    memset(out, 0, sizeof *out);
+    int nv = blk->niters;
+    mpz_t inst;
+    mpz_init_set_ui(inst, 1);
+    for (int i = 0; i < nv; i++)
+        z_mul_u64(inst, (uint64_t)(blk->iters[i].extent > 0 ? blk->iters[i].extent : 0));
+    bool ok = z_to_i64(inst, &out->instances);
+    mpz_clear(inst);
+
+    const ir_stmt *st;
+    const ir_expr *a, *b, *la = NULL, *lb = NULL;
+    bool reduce = false;
+    for (int i = 0; i < nv; i++)
+        reduce |= blk->iters[i].kind == IR_ITER_REDUCE;
+    if (ok && reduce && match_mac(blk, &st, &a, &b)) {
+        la = first_load(a);
+        lb = first_load(b);
+    }
+    if (ok && la && lb) {
+        /* The weight is the operand a graph PARAM feeds; by default the
+         * second, as in x[..] * w[..]. */
+        if (call_role(f, call, la->buf) == IR_BUF_PARAM &&
+            call_role(f, call, lb->buf) != IR_BUF_PARAM) {
+            const ir_expr *t = a;
+            a = b;
+            b = t;
+            t = la;
+            la = lb;
+            lb = t;
+        }
+        size_t n = (size_t)(nv ? nv : 1);
+        bool *ua = calloc(n, sizeof *ua), *ub = calloc(n, sizeof *ub);
+        dim_role *role = calloc(n, sizeof *role);
+        if (!ua || !ub || !role) {
+            free(ua), free(ub), free(role);
+            diag_error(d, diag_noloc(), "out of memory");
+            return false;
+        }
+        mark_ctx ca = {blk, ua}, cb = {blk, ub};
+        ir_expr_walk(a, mark_operand, &ca);
+        ir_expr_walk(b, mark_operand, &cb);
+        mpz_t dim[4];
+        for (int k = 0; k < 4; k++)
+            mpz_init_set_ui(dim[k], 1);
+        for (int i = 0; i < nv; i++) {
+            const ir_itervar *iv = &blk->iters[i];
+            if (iv->kind == IR_ITER_REDUCE)
+                role[i] = ROLE_K;
+            else if (ua[i] == ub[i])
+                role[i] = ROLE_BATCH;   /* both: groups, heads; neither: replicas */
+            else if (ub[i])
+                role[i] = ROLE_N;
+            else
+                role[i] = ROLE_M;
+            z_mul_u64(dim[role[i]], (uint64_t)(iv->extent > 0 ? iv->extent : 0));
+        }
+        ok = z_to_i64(dim[ROLE_M], &out->M) && z_to_i64(dim[ROLE_N], &out->N) &&
+             z_to_i64(dim[ROLE_K], &out->K) && z_to_i64(dim[ROLE_BATCH], &out->batch);
+        for (int k = 0; k < 4; k++)
+            mpz_clear(dim[k]);
+        /* Dot products (M = N = 1) have no reuse for an array to exploit;
+         * an empty domain is no work at all. */
+        out->gemm = ok && !(out->M == 1 && out->N == 1) && out->instances > 0;
+        if (out->gemm)
+            out->has_conv = conv_geometry(blk, la, role, out, &out->conv);
+        else
+            out->M = out->N = out->K = out->batch = 0;
+        free(ua);
+        free(ub);
+        free(role);
+    }
+    if (!ok)
+        diag_error(d, func_loc(f), "layer %s: block %s: its size does not fit in 64 bits",
+                   acc_func_layer_name(f), blk->name ? blk->name : "?");
+    return ok;
+}
+
+/* ---------------------------------------------------------------- one function */
+
+/* A growable set of statements: those inside GEMM-like blocks, whose work
+ * the array does (the vector unit skips them). */
+typedef struct stmt_set {
+    const ir_stmt **v;
+    int n, cap;
+    bool oom;
+} stmt_set;
+
+static bool set_add(const ir_stmt *s, void *ctx)
+{
+    stmt_set *S = ctx;
+    if (S->n == S->cap) {
+        int cap = S->cap ? 2 * S->cap : 32;
+        const ir_stmt **v = realloc(S->v, (size_t)cap * sizeof *v);
+        if (!v) {
+            S->oom = true;
+            return false;
+        }
+        S->v = v;
+        S->cap = cap;
+    }
+    S->v[S->n++] = s;
+    return true;
+}
+
+static bool set_has(const stmt_set *S, const ir_stmt *s)
+{
+    for (int i = 0; i < S->n; i++)
+        if (S->v[i] == s)
+            return true;
+    return false;
+}
+
+/* What the walk of one function call finds. */
+typedef struct call_walk {
+    const ir_func *f;
+    const ir_graph_call *call;
+    diag *d;
+    acc_block_info *gemms;
+    const char **gemm_names;   /* block names, parallel to gemms */
+    int ngemms, capgemms;
+    stmt_set inside;           /* statements of the GEMM blocks */
+    bool failed;
+} call_walk;
+
+static bool add_gemm(call_walk *w, const acc_block_info *bi, const char *name)
+{
+    if (w->ngemms == w->capgemms) {
+        int cap = w->capgemms ? 2 * w->capgemms : 4;
+        acc_block_info *g = realloc(w->gemms, (size_t)cap * sizeof *g);
+        if (g)
+            w->gemms = g;
+        const char **nm = g ? realloc(w->gemm_names, (size_t)cap * sizeof *nm) : NULL;
+        if (nm)
+            w->gemm_names = nm;
+        if (!g || !nm) {
+            diag_error(w->d, diag_noloc(), "out of memory");
+            return false;
+        }
+        w->capgemms = cap;
+    }
+    w->gemms[w->ngemms] = *bi;
+    w->gemm_names[w->ngemms++] = name;
+    return true;
+}
+
+/* ir_stmt_walk callback: classifies every innermost block (a block holding
+ * other blocks, like TensorIR's root, is only a container). */
+static bool visit_block(const ir_stmt *s, void *ctx)
+{
+    call_walk *w = ctx;
+    if (w->failed)
+        return false;
+    if (s->kind != IR_S_BLOCK || has_inner_block(s))
+        return true;
+    acc_block_info bi;
+    if (!acc_classify_block(w->f, w->call, s, &bi, w->d)) {
+        w->failed = true;
+        return false;
+    }
+    if (bi.gemm) {
+        if (!add_gemm(w, &bi, s->name ? s->name : "block")) {
+            w->failed = true;
+            return false;
+        }
+        ir_stmt_walk(s, set_add, NULL, &w->inside);
+        if (w->inside.oom) {
+            diag_error(w->d, diag_noloc(), "out of memory");
+            w->failed = true;
+        }
+    }
+    return false;
+}
+
+/* The vector unit's share of one call of function fi: every counted site
+ * (passes/analyze.h) outside the GEMM blocks.
+ *   operations: the site's FLOPs, at least one per element a store writes
+ *     (a copy or a select still passes through the unit);
+ *   elements read: per buffer, the loads of the site, at most the buffer's
+ *     size (each distinct element streams in once), not counting the
+ *     accumulator load of a reduction (Y[i] = Y[i] + ..., max(Y[i], ...)),
+ *     which stays in a register;
+ *   elements written: the site's stores, at most the buffer's size.
+ * A reduction's init is folded into its updates (same elements). */
+typedef struct vec_work {
+    mpz_t ops, rd, wr;
+    bool any;
+} vec_work;
+
+/* Loads of exactly the element a store writes (a reduction's accumulator,
+ * whatever the reduction: +=, max=, ...). */
+typedef struct acc_ctx {
+    const ir_stmt *store;
+    uint64_t n;
+} acc_ctx;
+
+static bool count_acc(const ir_expr *e, void *p)
+{
+    acc_ctx *c = p;
+    if (e->kind == IR_LOAD && same_access(e, c->store))
+        c->n++;
+    return true;
+}
+
+static bool vector_work(const pass_stats *ps, int fi, const call_walk *w, vec_work *v, diag *d)
+{
+    const pass_funcinfo *fn = &ps->funcs[fi];
+    int nb = fn->nbufs;
+    mpz_t exec, part, *per = malloc(sizeof *per * (size_t)(nb ? nb : 1));
+    if (!per) {
+        diag_error(d, diag_noloc(), "out of memory");
+        return false;
+    }
+    mpz_inits(exec, part, NULL);
+    for (int b = 0; b < nb; b++)
+        mpz_init(per[b]);
+    bool ok = true;
+    for (int k = 0; ok && k < fn->nsites; k++) {
+        const pass_site *s = &ps->sites[fn->first_site + k];
+        if (set_has(&w->inside, s->stmt))
+            continue;
+        if (!s->is_static) {
+            diag_error(d, func_loc(w->f), "layer %s: how often a statement runs depends on "
+                       "the data (a loop bound or condition loads memory); the accelerator "
+                       "model needs counts known before running", acc_func_layer_name(w->f));
+            ok = false;
+            break;
+        }
+        z_set_u64(exec, s->count);
+        mpz_t ops;
+        mpz_init(ops);
+        for (int b = 0; b < nb; b++)
+            mpz_set_ui(per[b], 0);
+        for (int p = 0; p < s->nparts; p++) {
+            const pass_part *pp = &s->parts[p];
+            uint64_t den = pp->den ? pp->den : 1;
+            /* executions of this part: exec * num / den */
+            mpz_set(part, exec);
+            z_mul_u64(part, pp->num);
+            mpz_fdiv_q_ui(part, part, den);
+            mpz_t t;
+            mpz_init_set(t, part);
+            z_mul_u64(t, pp->flops);
+            mpz_add(ops, ops, t);
+            for (int b = 0; b < nb; b++) {
+                mpz_set(t, part);
+                z_mul_u64(t, pp->loads[b]);
+                mpz_add(per[b], per[b], t);
+            }
+            mpz_clear(t);
+        }
+        bool store = s->stmt->kind == IR_S_STORE && s->store_buf >= 0 && s->store_buf < nb;
+        if (store && !s->in_init && mpz_cmp(ops, exec) < 0)
+            mpz_set(ops, exec);
+        mpz_add(v->ops, v->ops, ops);
+        mpz_clear(ops);
+        if (s->in_init)
+            continue;
+        if (store) {
+            acc_ctx ac = {s->stmt, 0};
+            ir_expr_walk(s->stmt->value, count_acc, &ac);
+            mpz_set(part, exec);
+            z_mul_u64(part, ac.n);
+            mpz_sub(per[s->store_buf], per[s->store_buf], part);
+            if (mpz_sgn(per[s->store_buf]) < 0)
+                mpz_set_ui(per[s->store_buf], 0);
+        }
+        for (int b = 0; b < nb; b++) {
+            mpz_t cap;
+            mpz_init(cap);
+            z_set_u64(cap, (uint64_t)ir_buffer_numel(fn->bufs[b].buf));
+            if (mpz_cmp(per[b], cap) > 0)
+                mpz_set(per[b], cap);
+            mpz_add(v->rd, v->rd, per[b]);
+            if (store && b == s->store_buf) {
+                if (mpz_cmp(exec, cap) < 0)
+                    mpz_set(cap, exec);
+                mpz_add(v->wr, v->wr, cap);
+            }
+            mpz_clear(cap);
+        }
+        v->any = true;
+    }
+    for (int b = 0; b < nb; b++)
+        mpz_clear(per[b]);
+    free(per);
+    mpz_clears(exec, part, NULL);
+    return ok;
+}
+
+/* ---------------------------------------------------------------- the module */
+
+/* Appends layers to a growing array. */
+typedef struct layer_list {
+    acc_layer *v;
+    int *func;
+    int n, cap;
+} layer_list;
+
+static acc_layer *push_layer(layer_list *L, int func, diag *d)
+{
+    if (L->n == L->cap) {
+        int cap = L->cap ? 2 * L->cap : 16;
+        acc_layer *v = realloc(L->v, (size_t)cap * sizeof *v);
+        if (v)
+            L->v = v;
+        int *fn = v ? realloc(L->func, (size_t)cap * sizeof *fn) : NULL;
+        if (fn)
+            L->func = fn;
+        if (!v || !fn) {
+            diag_error(d, diag_noloc(), "out of memory");
+            return NULL;
+        }
+        L->cap = cap;
+    }
+    acc_layer *l = &L->v[L->n];
+    memset(l, 0, sizeof *l);
+    L->func[L->n++] = func;
+    return l;
+}
+
+static char *dup_name(const char *a, const char *b, diag *d)
+{
+    size_t n = strlen(a) + (b ? strlen(b) + 1 : 0) + 1;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, b ? "%s.%s" : "%s", a, b);
+    else
+        diag_error(d, diag_noloc(), "out of memory");
+    return s;
+}
+
+/* The name of GEMM i of a function: the layer's name when it has one GEMM;
+ * else LAYER.BLOCK, with the GEMM's position added to repeated block names. */
+static char *gemm_name(const char *layer, const call_walk *w, int i, diag *d)
+{
+    if (w->ngemms == 1)
+        return dup_name(layer, NULL, d);
+    int same = 0;
+    for (int j = 0; j < w->ngemms; j++)
+        same += strcmp(w->gemm_names[j], w->gemm_names[i]) == 0;
+    if (same == 1)
+        return dup_name(layer, w->gemm_names[i], d);
+    char pos[32];
+    snprintf(pos, sizeof pos, "%d", i);
+    char *bn = dup_name(w->gemm_names[i], pos, d);
+    char *s = bn ? dup_name(layer, bn, d) : NULL;
+    free(bn);
+    return s;
+}
+
+/* The layers of one call of m->funcs[fi]. */
+static bool call_layers(const pass_stats *ps, int fi, const ir_graph_call *call,
+                        int64_t word_bytes, layer_list *L, diag *d)
+{
+    const ir_func *f = ps->m->funcs[fi];
+    call_walk w = {.f = f, .call = call, .d = d};
+    ir_stmt_walk(f->body, visit_block, NULL, &w);
+    bool ok = !w.failed;
+    const char *layer = acc_func_layer_name(f);
+    for (int i = 0; ok && i < w.ngemms; i++) {
+        acc_layer *l = push_layer(L, fi, d);
+        ok = l && (l->name = gemm_name(layer, &w, i, d)) != NULL;
+        if (!ok)
+            break;
+        const acc_block_info *g = &w.gemms[i];
+        l->kind = ACC_LAYER_GEMM;
+        l->M = g->M;
+        l->N = g->N;
+        l->K = g->K;
+        l->batch = g->batch;
+        l->has_conv = g->has_conv;
+        l->conv = g->conv;
+    }
+    vec_work v = {.any = false};
+    mpz_inits(v.ops, v.rd, v.wr, NULL);
+    ok = ok && vector_work(ps, fi, &w, &v, d);
+    if (ok && v.any) {
+        acc_layer *l = push_layer(L, fi, d);
+        ok = l && (l->name = dup_name(layer, w.ngemms ? "vector" : NULL, d)) != NULL;
+        if (ok) {
+            l->kind = ACC_LAYER_VECTOR;
+            z_mul_u64(v.rd, (uint64_t)word_bytes);
+            z_mul_u64(v.wr, (uint64_t)word_bytes);
+            if (!(z_to_i64(v.ops, &l->vector_ops) && z_to_i64(v.rd, &l->vector_read_bytes) &&
+                  z_to_i64(v.wr, &l->vector_write_bytes))) {
+                diag_error(d, func_loc(f), "layer %s: vector work does not fit in 64 bits",
+                           layer);
+                ok = false;
+            }
+        }
+    }
+    mpz_clears(v.ops, v.rd, v.wr, NULL);
+    free(w.gemms);
+    free(w.gemm_names);
+    free(w.inside.v);
+    return ok;
+}
+
+static int func_index(const ir_module *m, const ir_func *f)
+{
+    for (int i = 0; i < m->nfuncs; i++)
+        if (m->funcs[i] == f)
+            return i;
+    return -1;
+}
+
+bool acc_workload_from_analysis(const pass_stats *ps, int64_t word_bytes, acc_workload *w,
+                                diag *d)
+{
+    const ir_module *m = ps->m;
+    memset(w, 0, sizeof *w);
+    if (word_bytes < 1) {
+        diag_internal(d, "accel workload", "word size %lld", (long long)word_bytes);
+        return false;
+    }
+    layer_list L = {0};
+    bool ok = true;
+    if (m->graph.ncalls > 0) {
+        for (int c = 0; ok && c < m->graph.ncalls; c++) {
+            const ir_graph_call *call = &m->graph.calls[c];
+            int fi = func_index(m, call->fn);
+            if (fi < 0) {
+                diag_internal(d, "accel workload", "graph call %d names a function that is "
+                              "not in the module", c);
+                ok = false;
+                break;
+            }
+            ok = call_layers(ps, fi, call, word_bytes, &L, d);
+        }
+    } else {
+        for (int fi = 0; ok && fi < m->nfuncs; fi++)
+            ok = call_layers(ps, fi, NULL, word_bytes, &L, d);
+    }
+    w->layers = L.v;
+    w->func = L.func;
+    w->nlayers = L.n;
+    if (!ok) {
+        acc_workload_free(w);
+        return false;
+    }
+    return true;
+}
+
+bool acc_workload_from_module(const ir_module *m, int64_t word_bytes, acc_workload *w,
+                              diag *d)
+{
+    memset(w, 0, sizeof *w);
+    pass_stats *ps = pass_analyze(m, NULL, d);
+    if (!ps)
+        return false;
+    bool ok = acc_workload_from_analysis(ps, word_bytes, w, d);
+    pass_stats_free(ps);
+    return ok;
+}
+
+void acc_workload_free(acc_workload *w)
+{
+    acc_layers_free(w->layers, w->nlayers);
+    free(w->func);
+    memset(w, 0, sizeof *w);
+}

@@ -1,0 +1,1473 @@
+/* runtime/report.c — turns a finished profile into report rows (per layer,
+ * fused group, block of the layer hierarchy, and the network) and writes
+ * them as an aligned table, CSV, JSON and a Chrome trace (doc/profile.md
+ * defines every column). */
+#define _GNU_SOURCE   /* vasprintf */
+#include "runtime/profile.h"
+
+#include <errno.h>
+#include <gmp.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- small helpers */
+
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0)
+        s = NULL;
+    va_end(ap);
+    return s;
+}
+
+/* A set of pointers, in insertion order. */
+typedef struct pset {
+    const void **p;
+    int n, cap;
+} pset;
+
+static bool pset_has(const pset *s, const void *x)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->p[i] == x)
+            return true;
+    return false;
+}
+
+static bool pset_add(pset *s, const void *x)
+{
+    if (pset_has(s, x))
+        return true;
+    if (s->n == s->cap) {
+        int nc = s->cap ? s->cap * 2 : 8;
+        const void **np = realloc(s->p, sizeof *np * (size_t)nc);
+        if (!np)
+            return false;
+        s->p = np;
+        s->cap = nc;
+    }
+    s->p[s->n++] = x;
+    return true;
+}
+
+static bool pset_union(pset *dst, const pset *src)
+{
+    for (int i = 0; i < src->n; i++)
+        if (!pset_add(dst, src->p[i]))
+            return false;
+    return true;
+}
+
+static void pset_free(pset *s)
+{
+    free(s->p);
+    s->p = NULL;
+    s->n = s->cap = 0;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static void mpz_set_u64(mpz_t z, uint64_t v)
+{
+    mpz_import(z, 1, -1, sizeof v, 0, 0, &v);
+}
+
+static uint64_t mpz_get_u64_sat(const mpz_t z)
+{
+    if (mpz_sgn(z) <= 0)
+        return 0;
+    if (mpz_sizeinbase(z, 2) > 64)
+        return UINT64_MAX;
+    uint64_t v = 0;
+    mpz_export(&v, NULL, -1, sizeof v, 0, 0, z);
+    return v;
+}
+
+/* a * num / den, exactly, saturating at UINT64_MAX. */
+static uint64_t scale_u64(uint64_t a, uint64_t num, uint64_t den)
+{
+    if (den == 0)
+        return a;
+    mpz_t x, y;
+    mpz_inits(x, y, NULL);
+    mpz_set_u64(x, a);
+    mpz_set_u64(y, num);
+    mpz_mul(x, x, y);
+    mpz_set_u64(y, den);
+    mpz_fdiv_q(x, x, y);
+    uint64_t r = mpz_get_u64_sat(x);
+    mpz_clears(x, y, NULL);
+    return r;
+}
+
+static uint64_t round_up(uint64_t v, uint64_t to)
+{
+    if (to <= 1 || v % to == 0)
+        return v;
+    return sat_mul(v / to + 1, to);
+}
+
+static uint64_t numel_u64(const ir_buffer *b)
+{
+    uint64_t n = 1;
+    for (int i = 0; i < b->ndim; i++)
+        n = sat_mul(n, b->shape[i] > 0 ? (uint64_t)b->shape[i] : 0);
+    return n;
+}
+
+/* ---------------------------------------------------------------- per-function work */
+
+/* What one function contributes to one run of the graph. */
+typedef struct fwork {
+    pass_totals all;
+    uint64_t *loads, *stores;      /* [nbufs] elements, all members */
+    pass_totals *mem;              /* [nmembers] */
+    uint8_t *rd, *wr;              /* [nmembers * nbufs]: member reads / writes buffer */
+    uint64_t *dram_rd, *dram_wr;   /* [nmembers] */
+    uint64_t *pad_macs, *pad_flops;/* [nmembers] extra work when GEMM dims are padded */
+} fwork;
+
+/* Extra bookkeeping of a row while the rows are built. */
+typedef struct rowx {
+    pset params;                   /* graph PARAM buffers it reads */
+    pset acts;                     /* buffers it writes */
+    pset reads;                    /* buffers it reads */
+    int *funcs;                    /* functions whose time adds up to its time */
+    int nfuncs, capfuncs;
+    char *home;                    /* block that holds a group's time ("" for none) */
+    bool leaf;                     /* a layer (fused member or not): counted in totals */
+    int group_row;                 /* member rows: their group's row, else -1 */
+} rowx;
+
+typedef struct builder {
+    const rt_profile *p;
+    const pass_stats *st;
+    const ir_module *m;
+    const uint64_t *counts;
+    diag *d;
+    fwork *fw;
+    uint64_t *pad_numel;           /* [graph buffers]: padded element count, 0 = as is */
+    rt_row *rows;
+    rowx *x;
+    int n, cap;
+    bool oom;
+} builder;
+
+static int graph_index(const ir_module *m, const ir_buffer *b)
+{
+    for (int i = 0; i < m->graph.nbufs; i++)
+        if (m->graph.bufs[i] == b)
+            return i;
+    return -1;
+}
+
+static bool fwork_init(builder *b, int f)
+{
+    const pass_funcinfo *fi = &b->st->funcs[f];
+    fwork *w = &b->fw[f];
+    size_t nb = (size_t)fi->nbufs + 1, nm = (size_t)fi->nmembers;
+    w->loads = calloc(nb, sizeof *w->loads);
+    w->stores = calloc(nb, sizeof *w->stores);
+    w->mem = calloc(nm, sizeof *w->mem);
+    w->rd = calloc(nm * nb, 1);
+    w->wr = calloc(nm * nb, 1);
+    w->dram_rd = calloc(nm, sizeof *w->dram_rd);
+    w->dram_wr = calloc(nm, sizeof *w->dram_wr);
+    w->pad_macs = calloc(nm, sizeof *w->pad_macs);
+    w->pad_flops = calloc(nm, sizeof *w->pad_flops);
+    if (!w->loads || !w->stores || !w->mem || !w->rd || !w->wr || !w->dram_rd || !w->dram_wr ||
+        !w->pad_macs || !w->pad_flops) {
+        b->oom = true;
+        return false;
+    }
+    w->all.loads = w->loads;
+    w->all.stores = w->stores;
+    if (!pass_func_totals(b->st, f, b->counts, -1, &w->all, b->d))
+        return false;
+    for (int mi = 0; mi < fi->nmembers; mi++)
+        if (!pass_func_totals(b->st, f, b->counts, fi->nmembers > 1 ? mi : -1, &w->mem[mi], b->d))
+            return false;
+    for (int i = 0; i < fi->nsites; i++) {
+        const pass_site *s = &b->st->sites[fi->first_site + i];
+        int mi = fi->nmembers > 1 ? s->member : 0;
+        for (int p = 0; p < s->nparts; p++)
+            for (int k = 0; k < fi->nbufs; k++)
+                if (s->parts[p].loads[k])
+                    w->rd[(size_t)mi * nb + (size_t)k] = 1;
+        if (s->store_buf >= 0)
+            w->wr[(size_t)mi * nb + (size_t)s->store_buf] = 1;
+    }
+    return true;
+}
+
+static void fwork_free(fwork *w)
+{
+    free(w->loads);
+    free(w->stores);
+    free(w->mem);
+    free(w->rd);
+    free(w->wr);
+    free(w->dram_rd);
+    free(w->dram_wr);
+    free(w->pad_macs);
+    free(w->pad_flops);
+}
+
+/* ---------------------------------------------------------------- padding (--pad-to) */
+
+/* For every GEMM-like site: the extra MACs (and 2 FLOPs each for floats)
+ * when M, N and K are rounded up to multiples of pad, and the padded sizes
+ * of the weight and output tensors (doc/profile.md, "Padding"). */
+static void apply_padding(builder *b, uint64_t pad)
+{
+    const ir_module *m = b->m;
+    for (int f = 0; f < b->st->nfuncs; f++) {
+        const pass_funcinfo *fi = &b->st->funcs[f];
+        if (fi->ncalls == 0)
+            continue;
+        for (int i = 0; i < fi->nsites; i++) {
+            const pass_site *s = &b->st->sites[fi->first_site + i];
+            const pass_gemm *g = &s->gemm;
+            if (!s->macs || !g->valid)
+                continue;
+            uint64_t pm = round_up(g->m, pad), pn = round_up(g->n, pad), pk = round_up(g->k, pad);
+            uint64_t num = sat_mul(sat_mul(sat_mul(g->batch, pm), pn), pk);
+            uint64_t den = sat_mul(sat_mul(sat_mul(g->batch, g->m), g->n), g->k);
+            bool known;
+            uint64_t n = pass_site_executions(b->st, s, b->counts, &known);
+            if (!known || den == 0)
+                continue;
+            uint64_t extra = scale_u64(n, num, den) - n;
+            int mi = fi->nmembers > 1 ? s->member : 0;
+            b->fw[f].pad_macs[mi] = sat_add(b->fw[f].pad_macs[mi], extra);
+            if (ir_dtype_is_float(s->stmt->buf->dtype))
+                b->fw[f].pad_flops[mi] = sat_add(b->fw[f].pad_flops[mi], sat_mul(extra, 2));
+            /* Weights are the [N, K] (or [M, K]) matrix, the output [M, N]. */
+            struct { int buf; uint64_t plain, padded; } t[3] = {
+                {g->b_buf, sat_mul(g->n, g->k), sat_mul(pn, pk)},
+                {g->a_buf, sat_mul(g->m, g->k), sat_mul(pm, pk)},
+                {g->out_buf, sat_mul(sat_mul(g->batch, g->m), g->n), sat_mul(sat_mul(g->batch, pm), pn)},
+            };
+            for (int k = 0; k < 3; k++) {
+                if (t[k].buf < 0 || fi->bufs[t[k].buf].param < 0)
+                    continue;
+                for (int c = 0; c < m->graph.ncalls; c++) {
+                    const ir_graph_call *call = &m->graph.calls[c];
+                    if (call->fn != fi->fn || fi->bufs[t[k].buf].param >= call->nargs)
+                        continue;
+                    const ir_buffer *gb = call->args[fi->bufs[t[k].buf].param];
+                    int gi = graph_index(m, gb);
+                    bool weight = k < 2 && gb->role == IR_BUF_PARAM;
+                    bool out = k == 2 && gb->role != IR_BUF_PARAM;
+                    if (gi >= 0 && (weight || out) && numel_u64(gb) == t[k].plain)
+                        b->pad_numel[gi] = t[k].padded;
+                }
+            }
+        }
+    }
+}
+
+static uint64_t padded_numel(const builder *b, const ir_buffer *gb)
+{
+    int gi = graph_index(b->m, gb);
+    return gi >= 0 && b->pad_numel[gi] ? b->pad_numel[gi] : numel_u64(gb);
+}
+
+static uint64_t buffer_bytes(const builder *b, const ir_buffer *buf)
+{
+    uint64_t n = buf->role == IR_BUF_LOCAL ? numel_u64(buf) : padded_numel(b, buf);
+    return sat_mul(n, (uint64_t)ir_dtype_size(buf->dtype));
+}
+
+/* ---------------------------------------------------------------- DRAM model */
+
+/* Graph buffers in order of last use (most recent last), for the LRU model
+ * of the last-level cache. */
+typedef struct lru {
+    const ir_buffer **b;
+    uint64_t *bytes;
+    int n;
+} lru;
+
+static bool lru_resident(const lru *c, const ir_buffer *b, uint64_t llc)
+{
+    uint64_t above = 0;
+    for (int i = c->n - 1; i >= 0; i--) {
+        above = sat_add(above, c->bytes[i]);
+        if (c->b[i] == b)
+            return above <= llc;
+    }
+    return false;
+}
+
+static void lru_touch(lru *c, const ir_buffer *b, uint64_t bytes)
+{
+    int i = 0;
+    while (i < c->n && c->b[i] != b)
+        i++;
+    if (i < c->n) {
+        memmove(&c->b[i], &c->b[i + 1], sizeof *c->b * (size_t)(c->n - i - 1));
+        memmove(&c->bytes[i], &c->bytes[i + 1], sizeof *c->bytes * (size_t)(c->n - i - 1));
+        c->n--;
+    }
+    c->b[c->n] = b;
+    c->bytes[c->n] = bytes;
+    c->n++;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* Every graph call in order, from a cold cache (doc/profile.md, "DRAM"). */
+static bool dram_model(builder *b)
+{
+    const ir_module *m = b->m;
+    uint64_t llc = b->p->llc_bytes ? b->p->llc_bytes : 1;
+    lru cache = {calloc((size_t)m->graph.nbufs + 1, sizeof(void *)),
+                 calloc((size_t)m->graph.nbufs + 1, sizeof(uint64_t)), 0};
+    if (!cache.b || !cache.bytes) {
+        free(cache.b);
+        free(cache.bytes);
+        b->oom = true;
+        return false;
+    }
+    for (int c = 0; c < m->graph.ncalls; c++) {
+        const ir_graph_call *call = &m->graph.calls[c];
+        int f = -1;
+        for (int k = 0; k < m->nfuncs; k++)
+            if (m->funcs[k] == call->fn)
+                f = k;
+        if (f < 0)
+            continue;
+        const pass_funcinfo *fi = &b->st->funcs[f];
+        fwork *w = &b->fw[f];
+        uint64_t ncalls = (uint64_t)(fi->ncalls > 0 ? fi->ncalls : 1);
+        /* The working set: distinct graph buffers the call touches. */
+        pset seen = {0};
+        uint64_t ws = 0;
+        for (int k = 0; k < fi->nbufs; k++) {
+            const pass_bufinfo *bi = &fi->bufs[k];
+            if (bi->param < 0 || bi->param >= call->nargs || !(bi->read || bi->written))
+                continue;
+            const ir_buffer *gb = call->args[bi->param];
+            if (!pset_has(&seen, gb)) {
+                if (!pset_add(&seen, gb))
+                    b->oom = true;
+                ws = sat_add(ws, buffer_bytes(b, gb));
+            }
+        }
+        uint64_t passes = ws <= llc ? 1 : ws / llc + (ws % llc != 0);
+        for (int k = 0; k < fi->nbufs; k++) {
+            const pass_bufinfo *bi = &fi->bufs[k];
+            if (bi->param < 0 || bi->param >= call->nargs || !(bi->read || bi->written))
+                continue;
+            const ir_buffer *gb = call->args[bi->param];
+            uint64_t fp = buffer_bytes(b, gb), size = (uint64_t)ir_dtype_size(gb->dtype);
+            uint64_t lb = sat_mul(w->loads[k], size) / ncalls;
+            uint64_t sb = sat_mul(w->stores[k], size) / ncalls;
+            int mi = fi->nmembers > 1 ? bi->member : 0;
+            if (bi->read && !bi->write_first) {
+                uint64_t rd;
+                if (ws <= llc)
+                    rd = lru_resident(&cache, gb, llc) ? 0 : min_u64(lb, fp);
+                else
+                    rd = min_u64(lb, sat_mul(fp, passes));
+                w->dram_rd[mi] = sat_add(w->dram_rd[mi], rd);
+            }
+            if (bi->written) {
+                uint64_t wr = ws <= llc ? min_u64(sb, fp) : min_u64(sb, sat_mul(fp, passes));
+                w->dram_wr[mi] = sat_add(w->dram_wr[mi], wr);
+            }
+        }
+        for (int i = 0; i < seen.n; i++)
+            lru_touch(&cache, seen.p[i], buffer_bytes(b, seen.p[i]));
+        pset_free(&seen);
+    }
+    free(cache.b);
+    free(cache.bytes);
+    return !b->oom;
+}
+
+/* ---------------------------------------------------------------- rows */
+
+static int add_row(builder *b, rt_row_kind kind, const char *name, const char *op)
+{
+    if (b->n == b->cap) {
+        int nc = b->cap ? b->cap * 2 : 16;
+        rt_row *nr = realloc(b->rows, sizeof *nr * (size_t)nc);
+        rowx *nx = nr ? realloc(b->x, sizeof *nx * (size_t)nc) : NULL;
+        if (nr)
+            b->rows = nr;
+        if (!nr || !nx) {
+            b->oom = true;
+            return -1;
+        }
+        b->x = nx;
+        b->cap = nc;
+    }
+    int i = b->n++;
+    rt_row *r = &b->rows[i];
+    memset(r, 0, sizeof *r);
+    memset(&b->x[i], 0, sizeof b->x[i]);
+    b->x[i].group_row = -1;
+    r->kind = kind;
+    r->name = strdup(name);
+    r->op = op;
+    r->time_us = r->gflops = r->intensity = r->attainable_gflops = r->roof_pct = NAN;
+    for (int k = 0; k < RT_NHW; k++)
+        r->hw[k] = NAN;
+    if (!r->name)
+        b->oom = true;
+    return i;
+}
+
+static int find_row(const builder *b, rt_row_kind kind, const char *name, bool member)
+{
+    for (int i = 0; i < b->n; i++)
+        if (b->rows[i].kind == kind && strcmp(b->rows[i].name, name) == 0 &&
+            (b->x[i].group_row >= 0) == member)
+            return i;
+    return -1;
+}
+
+static void add_func(builder *b, int row, int f)
+{
+    rowx *x = &b->x[row];
+    for (int i = 0; i < x->nfuncs; i++)
+        if (x->funcs[i] == f)
+            return;
+    if (x->nfuncs == x->capfuncs) {
+        int nc = x->capfuncs ? x->capfuncs * 2 : 4;
+        int *np = realloc(x->funcs, sizeof *np * (size_t)nc);
+        if (!np) {
+            b->oom = true;
+            return;
+        }
+        x->funcs = np;
+        x->capfuncs = nc;
+    }
+    x->funcs[x->nfuncs++] = f;
+}
+
+static void add_numbers(rt_row *r, const pass_totals *t, uint64_t pad_macs, uint64_t pad_flops,
+                        uint64_t dram_rd, uint64_t dram_wr)
+{
+    r->macs = sat_add(r->macs, sat_add(t->macs, pad_macs));
+    r->flops = sat_add(r->flops, sat_add(t->flops, pad_flops));
+    r->load_bytes = sat_add(r->load_bytes, t->load_bytes);
+    r->store_bytes = sat_add(r->store_bytes, t->store_bytes);
+    r->dram_read = sat_add(r->dram_read, dram_rd);
+    r->dram_write = sat_add(r->dram_write, dram_wr);
+    r->approx |= t->approx;
+    r->unknown |= t->unknown;
+}
+
+/* Which buffers member mi of function f reads and writes, over all calls. */
+static void add_buffers(builder *b, int row, int f, int mi)
+{
+    const pass_funcinfo *fi = &b->st->funcs[f];
+    const fwork *w = &b->fw[f];
+    size_t nb = (size_t)fi->nbufs + 1;
+    rowx *x = &b->x[row];
+    bool member_row = x->group_row >= 0;
+    for (int c = 0; c < b->m->graph.ncalls; c++) {
+        const ir_graph_call *call = &b->m->graph.calls[c];
+        if (call->fn != fi->fn)
+            continue;
+        for (int k = 0; k < fi->nbufs; k++) {
+            const pass_bufinfo *bi = &fi->bufs[k];
+            bool rd = false, wr = false;
+            for (int q = 0; q < fi->nmembers; q++)
+                if (mi < 0 || q == mi) {
+                    rd |= w->rd[(size_t)q * nb + (size_t)k] != 0;
+                    wr |= w->wr[(size_t)q * nb + (size_t)k] != 0;
+                }
+            const ir_buffer *buf = bi->buf;
+            if (bi->param >= 0) {
+                if (bi->param >= call->nargs)
+                    continue;
+                buf = call->args[bi->param];
+            } else if (!member_row) {
+                continue;   /* a layer's own temporaries are internal to it */
+            }
+            bool ok = true;
+            if (rd && buf->role == IR_BUF_PARAM)
+                ok &= pset_add(&x->params, buf);
+            if (rd)
+                ok &= pset_add(&x->reads, buf);
+            if (wr && buf->role != IR_BUF_PARAM)
+                ok &= pset_add(&x->acts, buf);
+            if (!ok)
+                b->oom = true;
+        }
+    }
+}
+
+/* The block a fused group's time belongs to: the longest dotted prefix
+ * that is a proper block of every member ("" when they share none). */
+static char *common_home(const pass_funcinfo *fi)
+{
+    const char *first = fi->members[0].layer;
+    size_t len = strlen(first);
+    for (int i = 1; i < fi->nmembers; i++) {
+        const char *s = fi->members[i].layer;
+        size_t k = 0;
+        while (k < len && s[k] == first[k])
+            k++;
+        len = k;
+    }
+    for (; len > 0; len--) {
+        bool boundary = true;
+        for (int i = 0; i < fi->nmembers && boundary; i++)
+            boundary = strlen(fi->members[i].layer) > len && fi->members[i].layer[len] == '.';
+        if (boundary)
+            break;
+    }
+    return strndup(first, len);
+}
+
+static void build_units(builder *b)
+{
+    const pass_stats *st = b->st;
+    for (int c = 0; c < b->m->graph.ncalls && !b->oom; c++) {
+        int f = -1;
+        for (int k = 0; k < st->nfuncs; k++)
+            if (st->funcs[k].fn == b->m->graph.calls[c].fn)
+                f = k;
+        if (f < 0 || st->funcs[f].first_call != c)
+            continue;   /* each function once, at its first call */
+        const pass_funcinfo *fi = &st->funcs[f];
+        fwork *w = &b->fw[f];
+        if (!fi->fused) {
+            int r = find_row(b, RT_ROW_LAYER, fi->layer, false);
+            if (r < 0) {
+                r = add_row(b, RT_ROW_LAYER, fi->layer, fi->op);
+                if (r < 0)
+                    return;
+                b->x[r].leaf = true;
+            }
+            add_numbers(&b->rows[r], &w->all, w->pad_macs[0], w->pad_flops[0], w->dram_rd[0],
+                        w->dram_wr[0]);
+            add_func(b, r, f);
+            add_buffers(b, r, f, -1);
+            continue;
+        }
+        int g = add_row(b, RT_ROW_GROUP, fi->layer, "fused");
+        if (g < 0)
+            return;
+        b->x[g].home = common_home(fi);
+        add_func(b, g, f);
+        add_buffers(b, g, f, -1);
+        size_t len = 0;
+        for (int i = 0; i < fi->nmembers; i++)
+            len += strlen(fi->members[i].layer) + 1;
+        b->rows[g].members = calloc(len + 1, 1);
+        if (!b->rows[g].members || !b->x[g].home) {
+            b->oom = true;
+            return;
+        }
+        for (int i = 0; i < fi->nmembers; i++) {
+            if (i)
+                strcat(b->rows[g].members, ",");
+            strcat(b->rows[g].members, fi->members[i].layer);
+            int r = add_row(b, RT_ROW_LAYER, fi->members[i].layer,
+                            *fi->members[i].op ? fi->members[i].op : fi->op);
+            if (r < 0)
+                return;
+            b->x[r].leaf = true;
+            b->x[r].group_row = g;
+            b->rows[r].group = strdup(fi->layer);
+            add_numbers(&b->rows[r], &w->mem[i], w->pad_macs[i], w->pad_flops[i], w->dram_rd[i],
+                        w->dram_wr[i]);
+            add_numbers(&b->rows[g], &w->mem[i], w->pad_macs[i], w->pad_flops[i], w->dram_rd[i],
+                        w->dram_wr[i]);
+            add_buffers(b, r, f, i);
+        }
+    }
+}
+
+/* Adds the numbers and sets of leaf row `from` to row `to`. */
+static void merge_into(builder *b, int to, int from)
+{
+    rt_row *t = &b->rows[to], *s = &b->rows[from];
+    pass_totals tot = {.macs = s->macs, .flops = s->flops, .load_bytes = s->load_bytes,
+                       .store_bytes = s->store_bytes, .approx = s->approx, .unknown = s->unknown};
+    add_numbers(t, &tot, 0, 0, s->dram_read, s->dram_write);
+    if (!pset_union(&b->x[to].params, &b->x[from].params) ||
+        !pset_union(&b->x[to].acts, &b->x[from].acts) ||
+        !pset_union(&b->x[to].reads, &b->x[from].reads))
+        b->oom = true;
+}
+
+static int ensure_block(builder *b, const char *name)
+{
+    int r = find_row(b, RT_ROW_BLOCK, name, false);
+    if (r < 0)
+        r = add_row(b, RT_ROW_BLOCK, name, "");
+    return r;
+}
+
+/* Block rows: every proper dotted prefix of a layer name. */
+static void build_blocks(builder *b)
+{
+    int nunits = b->n;
+    for (int i = 0; i < nunits && !b->oom; i++) {
+        if (!b->x[i].leaf)
+            continue;
+        char *name = strdup(b->rows[i].name);
+        if (!name) {
+            b->oom = true;
+            return;
+        }
+        for (char *dot = strchr(name, '.'); dot && !b->oom; dot = strchr(dot + 1, '.')) {
+            *dot = 0;
+            int r = ensure_block(b, name);
+            if (r >= 0) {
+                merge_into(b, r, i);
+                if (b->x[i].group_row < 0)
+                    for (int k = 0; k < b->x[i].nfuncs; k++)
+                        add_func(b, r, b->x[i].funcs[k]);
+            }
+            *dot = '.';
+        }
+        free(name);
+    }
+    /* A group's time belongs to the blocks around its home. */
+    for (int g = 0; g < nunits && !b->oom; g++) {
+        if (b->rows[g].kind != RT_ROW_GROUP || !b->x[g].home[0])
+            continue;
+        char *home = strdup(b->x[g].home);
+        if (!home) {
+            b->oom = true;
+            return;
+        }
+        size_t len = strlen(home);
+        for (size_t k = 0; k <= len; k++) {
+            if (home[k] != '.' && home[k] != 0)
+                continue;
+            char c = home[k];
+            home[k] = 0;
+            int r = ensure_block(b, home);
+            if (r >= 0)
+                add_func(b, r, b->x[g].funcs[0]);
+            home[k] = c;
+        }
+        free(home);
+    }
+}
+
+static char *shape_of(const builder *b, const ir_buffer *buf)
+{
+    const char *s = NULL;
+    if (buf->role != IR_BUF_LOCAL) {
+        s = rt_shapes_find(b->p->shapes, buf->name);
+    } else {   /* an alloc: find its function */
+        for (int f = 0; f < b->st->nfuncs && !s; f++)
+            for (int k = 0; k < b->st->funcs[f].nbufs && !s; k++)
+                if (b->st->funcs[f].bufs[k].buf == buf) {
+                    char *key = xasprintf("@%s/%s", b->st->funcs[f].fn->name, buf->name);
+                    s = key ? rt_shapes_find(b->p->shapes, key) : NULL;
+                    free(key);
+                }
+    }
+    if (s)
+        return strdup(s);
+    char *t = xasprintf("%s[", ir_dtype_name(buf->dtype));
+    for (int i = 0; t && i < buf->ndim; i++) {
+        char *n = xasprintf("%s%s%lld", t, i ? ", " : "", (long long)buf->shape[i]);
+        free(t);
+        t = n;
+    }
+    char *n = t ? xasprintf("%s]", t) : NULL;
+    free(t);
+    return n;
+}
+
+/* Parameters, activations and shapes from a row's buffer sets. */
+static void finish_sets(builder *b, int i)
+{
+    rt_row *r = &b->rows[i];
+    rowx *x = &b->x[i];
+    for (int k = 0; k < x->params.n; k++) {
+        const ir_buffer *buf = x->params.p[k];
+        uint64_t n = padded_numel(b, buf);
+        r->params = sat_add(r->params, n);
+        r->param_bytes = sat_add(r->param_bytes, sat_mul(n, (uint64_t)ir_dtype_size(buf->dtype)));
+    }
+    char *out = NULL;
+    for (int k = 0; k < x->acts.n; k++) {
+        const ir_buffer *buf = x->acts.p[k];
+        r->act_bytes = sat_add(r->act_bytes, buffer_bytes(b, buf));
+        char *s = shape_of(b, buf);
+        char *n = s ? (out ? xasprintf("%s, %s", out, s) : strdup(s)) : NULL;
+        free(s);
+        free(out);
+        out = n;
+        if (!out)
+            b->oom = true;
+    }
+    r->output = out;
+    r->inputs = calloc((size_t)x->reads.n + 1, sizeof *r->inputs);
+    if (!r->inputs) {
+        b->oom = true;
+        return;
+    }
+    for (int k = 0; k < x->reads.n; k++) {
+        const ir_buffer *buf = x->reads.p[k];
+        if (buf->role == IR_BUF_PARAM || pset_has(&x->acts, buf))
+            continue;
+        if (!(r->inputs[r->ninputs++] = shape_of(b, buf)))
+            b->oom = true;
+    }
+}
+
+/* Median over runs of the summed time of the row's functions. */
+static double row_time(const builder *b, const rowx *x)
+{
+    const rt_profile *p = b->p;
+    if (x->nfuncs == 0 || p->nruns == 0)
+        return NAN;
+    uint64_t *v = calloc((size_t)p->nruns, sizeof *v);
+    if (!v)
+        return NAN;
+    for (int r = 0; r < p->nruns; r++)
+        for (int k = 0; k < x->nfuncs; k++)
+            v[r] += p->func_ns[(size_t)r * (size_t)p->nfuncs + (size_t)x->funcs[k]];
+    double t = rt_median_u64(v, p->nruns) / 1e3;
+    free(v);
+    return t;
+}
+
+static void row_hw(const builder *b, const rowx *x, rt_row *r)
+{
+    const rt_profile *p = b->p;
+    if (!p->hw_ok || x->nfuncs == 0 || p->nruns == 0)
+        return;
+    uint64_t *v = calloc((size_t)p->nruns, sizeof *v);
+    if (!v)
+        return;
+    for (int h = 0; h < RT_NHW; h++) {
+        for (int run = 0; run < p->nruns; run++) {
+            v[run] = 0;
+            for (int k = 0; k < x->nfuncs; k++)
+                v[run] += p->hw[((size_t)run * (size_t)p->nfuncs + (size_t)x->funcs[k]) * RT_NHW + h];
+        }
+        r->hw[h] = rt_median_u64(v, p->nruns);
+    }
+    free(v);
+}
+
+/* Intensity, attainable and achieved GFLOP/s, bound and % of roof. */
+static void roofline(const rt_profile *p, rt_row *r)
+{
+    uint64_t traffic = sat_add(r->dram_read, r->dram_write);
+    r->intensity = traffic ? (double)r->flops / (double)traffic : (r->flops ? INFINITY : NAN);
+    if (!isnan(r->time_us) && r->time_us > 0)
+        r->gflops = (double)r->flops / (r->time_us * 1e3);
+    if (!p->have_calib || isnan(r->intensity) || r->flops == 0)
+        return;
+    double peak = p->calib.peak_gflops[0], bw = p->calib.bw_gbs[0];
+    double mem_roof = isinf(r->intensity) ? INFINITY : r->intensity * bw;
+    r->attainable_gflops = mem_roof < peak ? mem_roof : peak;
+    r->bound = mem_roof < peak ? "memory" : "compute";
+    if (!isnan(r->gflops))
+        r->roof_pct = 100.0 * r->gflops / r->attainable_gflops;
+}
+
+static int depth_of(const char *name)
+{
+    int d = 0;
+    for (; *name; name++)
+        d += *name == '.';
+    return d;
+}
+
+/* Emits the blocks around `path` not yet emitted, then nothing else. */
+static void emit_blocks(builder *b, const char *path, bool inclusive, int *order, int *n,
+                        bool *done)
+{
+    char *s = strdup(path);
+    if (!s) {
+        b->oom = true;
+        return;
+    }
+    size_t len = strlen(s);
+    for (size_t k = 0; k <= len; k++) {
+        if (s[k] != '.' && !(inclusive && s[k] == 0 && len))
+            continue;
+        char c = s[k];
+        s[k] = 0;
+        int r = find_row(b, RT_ROW_BLOCK, s, false);
+        if (r >= 0 && !done[r]) {
+            done[r] = true;
+            b->rows[r].depth = depth_of(s);
+            order[(*n)++] = r;
+        }
+        s[k] = c;
+    }
+    free(s);
+}
+
+/* Table order: blocks before their first layer, members after their group. */
+static bool order_rows(builder *b)
+{
+    int *order = calloc((size_t)b->n + 1, sizeof *order);
+    bool *done = calloc((size_t)b->n + 1, sizeof *done);
+    if (!order || !done) {
+        free(order);
+        free(done);
+        b->oom = true;
+        return false;
+    }
+    int n = 0;
+    for (int i = 0; i < b->n; i++) {
+        rt_row *r = &b->rows[i];
+        if (done[i] || r->kind == RT_ROW_BLOCK || b->x[i].group_row >= 0)
+            continue;
+        if (r->kind == RT_ROW_GROUP) {
+            emit_blocks(b, b->x[i].home, true, order, &n, done);
+            r->depth = *b->x[i].home ? depth_of(b->x[i].home) + 1 : 0;
+            done[i] = true;
+            order[n++] = i;
+            for (int k = 0; k < b->n; k++)
+                if (b->x[k].group_row == i) {
+                    b->rows[k].depth = r->depth + 1;
+                    done[k] = true;
+                    order[n++] = k;
+                }
+            continue;
+        }
+        emit_blocks(b, r->name, false, order, &n, done);
+        r->depth = depth_of(r->name);
+        done[i] = true;
+        order[n++] = i;
+    }
+    for (int i = 0; i < b->n; i++)   /* anything left (should not happen) */
+        if (!done[i])
+            order[n++] = i;
+    rt_row *rows = malloc(sizeof *rows * (size_t)(b->n + 1));
+    rowx *x = malloc(sizeof *x * (size_t)(b->n + 1));
+    int *where = malloc(sizeof *where * (size_t)(b->n + 1));
+    if (!rows || !x || !where) {
+        free(rows);
+        free(x);
+        free(where);
+        free(order);
+        free(done);
+        b->oom = true;
+        return false;
+    }
+    for (int i = 0; i < n; i++) {
+        rows[i] = b->rows[order[i]];
+        x[i] = b->x[order[i]];
+        where[order[i]] = i;
+    }
+    for (int i = 0; i < n; i++)
+        if (x[i].group_row >= 0)
+            x[i].group_row = where[x[i].group_row];
+    free(b->rows);
+    free(b->x);
+    b->rows = rows;
+    b->x = x;
+    b->cap = b->n + 1;
+    free(order);
+    free(done);
+    free(where);
+    return true;
+}
+
+static void add_total(builder *b)
+{
+    const char *name = b->m->name && *b->m->name ? b->m->name : "network";
+    int t = add_row(b, RT_ROW_TOTAL, name, "");
+    if (t < 0)
+        return;
+    for (int i = 0; i < t; i++)
+        if (b->x[i].leaf)
+            merge_into(b, t, i);
+    for (int f = 0; f < b->st->nfuncs; f++)
+        if (b->st->funcs[f].ncalls > 0)
+            add_func(b, t, f);
+}
+
+bool rt_rows_build(const rt_profile *p, rt_rows *out, diag *d)
+{
+    out->rows = NULL;
+    out->n = 0;
+    builder b = {.p = p, .st = p->st, .m = p->m, .d = d,
+                 .counts = p->nruns > 0 ? p->run_counts : NULL};
+    b.fw = calloc((size_t)p->st->nfuncs + 1, sizeof *b.fw);
+    b.pad_numel = calloc((size_t)p->m->graph.nbufs + 1, sizeof *b.pad_numel);
+    bool ok = b.fw && b.pad_numel;
+    for (int f = 0; ok && f < p->st->nfuncs; f++)
+        ok = fwork_init(&b, f);
+    if (ok && p->o.pad_to > 1)
+        apply_padding(&b, (uint64_t)p->o.pad_to);
+    ok = ok && dram_model(&b);
+    if (ok) {
+        build_units(&b);
+        build_blocks(&b);
+        ok = !b.oom && order_rows(&b);
+    }
+    if (ok) {
+        add_total(&b);
+        for (int i = 0; i < b.n && !b.oom; i++) {
+            finish_sets(&b, i);
+            rt_row *r = &b.rows[i];
+            r->time_us = row_time(&b, &b.x[i]);
+            if (r->kind == RT_ROW_TOTAL && p->nruns > 0) {   /* the whole graph, measured */
+                uint64_t *v = malloc(sizeof *v * (size_t)p->nruns);
+                if (v) {
+                    memcpy(v, p->run_ns, sizeof *v * (size_t)p->nruns);
+                    r->time_us = rt_median_u64(v, p->nruns) / 1e3;
+                    free(v);
+                }
+            }
+            row_hw(&b, &b.x[i], r);
+            roofline(p, r);
+        }
+        ok = !b.oom;
+    }
+    for (int f = 0; b.fw && f < p->st->nfuncs; f++)
+        fwork_free(&b.fw[f]);
+    free(b.fw);
+    free(b.pad_numel);
+    for (int i = 0; i < b.n; i++) {
+        pset_free(&b.x[i].params);
+        pset_free(&b.x[i].acts);
+        pset_free(&b.x[i].reads);
+        free(b.x[i].funcs);
+        free(b.x[i].home);
+    }
+    free(b.x);
+    out->rows = b.rows;
+    out->n = b.n;
+    if (!ok) {
+        if (b.oom)
+            diag_error(d, diag_noloc(), "out of memory while building the profile report");
+        rt_rows_free(out);
+    }
+    return ok;
+}
+
+void rt_rows_free(rt_rows *r)
+{
+    for (int i = 0; i < r->n; i++) {
+        rt_row *row = &r->rows[i];
+        free(row->name);
+        free(row->group);
+        free(row->members);
+        for (int k = 0; k < row->ninputs; k++)
+            free(row->inputs[k]);
+        free(row->inputs);
+        free(row->output);
+    }
+    free(r->rows);
+    r->rows = NULL;
+    r->n = 0;
+}
+
+/* ---------------------------------------------------------------- the table */
+
+static void fmt_count(char *b, size_t n, uint64_t v)
+{
+    static const char suffix[] = "KMGTPE";
+    if (v < 10000) {
+        snprintf(b, n, "%llu", (unsigned long long)v);
+        return;
+    }
+    double x = (double)v;
+    int s = -1;
+    while (x >= 1000 && s < 5) {
+        x /= 1000;
+        s++;
+    }
+    snprintf(b, n, x < 100 ? "%.2f%c" : "%.1f%c", x, suffix[s]);
+}
+
+static void fmt_bytes(char *b, size_t n, uint64_t v)
+{
+    static const char *suffix[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (v < 10240) {
+        snprintf(b, n, "%lluB", (unsigned long long)v);
+        return;
+    }
+    double x = (double)v;
+    int s = -1;
+    while (x >= 1024 && s < 5) {
+        x /= 1024;
+        s++;
+    }
+    snprintf(b, n, x < 100 ? "%.2f%s" : "%.1f%s", x, suffix[s]);
+}
+
+static void fmt_double(char *b, size_t n, double v, const char *fmt)
+{
+    if (isnan(v))
+        snprintf(b, n, "-");
+    else if (isinf(v))
+        snprintf(b, n, "inf");
+    else
+        snprintf(b, n, fmt, v);
+}
+
+/* Shapes without spaces: "f32[1,3,8,8]". */
+static void compact(char *dst, size_t n, const char *src)
+{
+    size_t k = 0;
+    for (; src && *src && k + 1 < n; src++)
+        if (*src != ' ')
+            dst[k++] = *src;
+    dst[k] = 0;
+}
+
+enum { NCOLS_BASE = 17, MAXCOLS = NCOLS_BASE + RT_NHW, CELL = 96 };
+
+static const char *const col_title[MAXCOLS] = {
+    "layer", "op", "input", "output", "MACs", "FLOPs", "params", "param mem", "act mem",
+    "loads", "stores", "DRAM rd", "DRAM wr", "time(us)", "GFLOP/s", "FLOP/B", "bound",
+    "cycles", "instrs", "LLC miss",
+};
+
+static void row_cells(const rt_profile *p, const rt_row *r, char cells[][CELL], int ncols)
+{
+    char name[CELL];
+    snprintf(name, sizeof name, "%*s%s%s", r->depth * 2, "", r->name,
+             r->approx ? " ~" : r->unknown ? " ?" : "");
+    snprintf(cells[0], CELL, "%s", name);
+    snprintf(cells[1], CELL, "%s", r->kind == RT_ROW_BLOCK ? "" : r->op ? r->op : "");
+    char in[CELL] = "";
+    for (int i = 0; i < r->ninputs; i++) {   /* as many as fit the cell */
+        char c[CELL];
+        compact(c, sizeof c, r->inputs[i]);
+        size_t len = strlen(in), add = strlen(c) + (i ? 1 : 0);
+        if (len + add + 1 > sizeof in)
+            break;
+        if (i)
+            in[len++] = ' ';
+        memcpy(in + len, c, strlen(c) + 1);
+    }
+    bool layerish = r->kind == RT_ROW_LAYER || r->kind == RT_ROW_GROUP;
+    snprintf(cells[2], CELL, "%s", layerish ? in : "");
+    if (layerish)
+        compact(cells[3], CELL, r->output);
+    else
+        cells[3][0] = 0;
+    fmt_count(cells[4], CELL, r->macs);
+    fmt_count(cells[5], CELL, r->flops);
+    fmt_count(cells[6], CELL, r->params);
+    fmt_bytes(cells[7], CELL, r->param_bytes);
+    fmt_bytes(cells[8], CELL, r->act_bytes);
+    fmt_bytes(cells[9], CELL, r->load_bytes);
+    fmt_bytes(cells[10], CELL, r->store_bytes);
+    fmt_bytes(cells[11], CELL, r->dram_read);
+    fmt_bytes(cells[12], CELL, r->dram_write);
+    fmt_double(cells[13], CELL, r->time_us, "%.1f");
+    fmt_double(cells[14], CELL, r->gflops, "%.2f");
+    fmt_double(cells[15], CELL, r->intensity, "%.2f");
+    if (r->bound && !isnan(r->roof_pct))
+        snprintf(cells[16], CELL, "%s %.0f%%", r->bound, r->roof_pct);
+    else
+        snprintf(cells[16], CELL, "%s", r->bound ? r->bound : "-");
+    for (int h = 0; h < RT_NHW && NCOLS_BASE + h < ncols; h++) {
+        if (isnan(r->hw[h]))
+            snprintf(cells[NCOLS_BASE + h], CELL, "-");
+        else
+            fmt_count(cells[NCOLS_BASE + h], CELL, (uint64_t)r->hw[h]);
+    }
+    (void)p;
+}
+
+static void print_table(FILE *out, const rt_profile *p, const rt_rows *rows)
+{
+    int ncols = p->hw_ok ? MAXCOLS : NCOLS_BASE;
+    int width[MAXCOLS];
+    char (*cells)[MAXCOLS][CELL] = calloc((size_t)rows->n + 1, sizeof *cells);
+    if (!cells)
+        return;
+    for (int c = 0; c < ncols; c++)
+        width[c] = (int)strlen(col_title[c]);
+    for (int i = 0; i < rows->n; i++) {
+        row_cells(p, &rows->rows[i], cells[i], ncols);
+        for (int c = 0; c < ncols; c++) {
+            int w = (int)strlen(cells[i][c]);
+            if (w > width[c])
+                width[c] = w;
+        }
+    }
+    for (int c = 0; c < ncols; c++)
+        fprintf(out, c < 4 ? "%-*s%s" : "%*s%s", width[c], col_title[c], c + 1 < ncols ? "  " : "\n");
+    for (int i = 0; i < rows->n; i++) {
+        if (rows->rows[i].kind == RT_ROW_TOTAL) {
+            int total = 0;
+            for (int c = 0; c < ncols; c++)
+                total += width[c] + (c + 1 < ncols ? 2 : 0);
+            for (int k = 0; k < total; k++)
+                fputc('-', out);
+            fputc('\n', out);
+        }
+        for (int c = 0; c < ncols; c++)
+            fprintf(out, c < 4 ? "%-*s%s" : "%*s%s", width[c], cells[i][c],
+                    c + 1 < ncols ? "  " : "\n");
+    }
+    free(cells);
+}
+
+static void print_notes(FILE *out, const rt_profile *p, const rt_rows *rows)
+{
+    fprintf(out, "time: median of %d run%s after a warm-up run; FLOPs count a multiply-add as 2; "
+            "DRAM: cache model with a %.1f MiB last-level cache (doc/profile.md)\n",
+            p->nruns, p->nruns == 1 ? "" : "s", (double)p->llc_bytes / (1 << 20));
+    bool approx = false, unknown = false, groups = false;
+    for (int i = 0; i < rows->n; i++) {
+        approx |= rows->rows[i].approx;
+        unknown |= rows->rows[i].unknown;
+        groups |= rows->rows[i].kind == RT_ROW_GROUP;
+    }
+    if (groups)
+        fprintf(out, "fused groups: time is measured for the group; its layers' MACs and bytes "
+                "are attributed to each member\n");
+    if (approx)
+        fprintf(out, "~ marks upper bounds: loads or FLOPs under a select whose condition reads "
+                "memory are counted as always executed\n");
+    if (unknown)
+        fprintf(out, "? marks incomplete counts: a data-dependent count had no counter (was the "
+                "instrument pass run?)\n");
+    if (p->o.pad_to > 1)
+        fprintf(out, "--pad-to %d: MACs, FLOPs, parameter and activation memory of GEMM-like "
+                "layers are those of M, N, K padded to multiples of %d; time, loads, stores and "
+                "DRAM traffic are for the unpadded program\n", p->o.pad_to, p->o.pad_to);
+    if (p->have_calib)
+        fprintf(out, "roofline: %.1f GFLOP/s peak, %.1f GB/s (1 thread, %s; tec --calibrate)\n",
+                p->calib.peak_gflops[0], p->calib.bw_gbs[0], p->calib.cpu);
+    else
+        fprintf(out, "roofline: this machine is not calibrated; run 'tec --calibrate' once to "
+                "get bound and %% of roof\n");
+    if (p->o.counters && !p->hw_ok)
+        fprintf(out, "%s\n", p->hw_note);
+}
+
+/* ---------------------------------------------------------------- CSV */
+
+static void csv_field(FILE *f, const char *s)
+{
+    if (!s)
+        return;
+    if (!strpbrk(s, ",\"\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void csv_double(FILE *f, double v)
+{
+    if (!isnan(v) && !isinf(v))
+        fprintf(f, "%.6g", v);
+    else if (isinf(v))
+        fputs("inf", f);
+}
+
+static const char *kind_name(rt_row_kind k)
+{
+    switch (k) {
+    case RT_ROW_LAYER: return "layer";
+    case RT_ROW_GROUP: return "group";
+    case RT_ROW_BLOCK: return "block";
+    default: return "total";
+    }
+}
+
+static void write_csv(FILE *f, const rt_profile *p, const rt_rows *rows)
+{
+    fputs("kind,name,op,group,input_shapes,output_shape,macs,flops,params,param_bytes,"
+          "activation_bytes,load_bytes,store_bytes,dram_read_bytes,dram_write_bytes,time_us,"
+          "gflops,intensity,attainable_gflops,bound,roof_pct,approx", f);
+    if (p->hw_ok)
+        fputs(",cycles,instructions,llc_misses", f);
+    fputc('\n', f);
+    for (int i = 0; i < rows->n; i++) {
+        const rt_row *r = &rows->rows[i];
+        fprintf(f, "%s,", kind_name(r->kind));
+        csv_field(f, r->name);
+        fputc(',', f);
+        csv_field(f, r->op);
+        fputc(',', f);
+        csv_field(f, r->group ? r->group : r->members);
+        fputc(',', f);
+        char *in = NULL;
+        bool layerish = r->kind == RT_ROW_LAYER || r->kind == RT_ROW_GROUP;
+        for (int k = 0; layerish && k < r->ninputs; k++) {
+            char *n = in ? xasprintf("%s; %s", in, r->inputs[k]) : strdup(r->inputs[k]);
+            free(in);
+            in = n;
+        }
+        csv_field(f, in);
+        free(in);
+        fputc(',', f);
+        csv_field(f, layerish ? r->output : NULL);
+        fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,",
+                (unsigned long long)r->macs, (unsigned long long)r->flops,
+                (unsigned long long)r->params, (unsigned long long)r->param_bytes,
+                (unsigned long long)r->act_bytes, (unsigned long long)r->load_bytes,
+                (unsigned long long)r->store_bytes, (unsigned long long)r->dram_read,
+                (unsigned long long)r->dram_write);
+        csv_double(f, r->time_us);
+        fputc(',', f);
+        csv_double(f, r->gflops);
+        fputc(',', f);
+        csv_double(f, r->intensity);
+        fputc(',', f);
+        csv_double(f, r->attainable_gflops);
+        fputc(',', f);
+        csv_field(f, r->bound);
+        fputc(',', f);
+        csv_double(f, r->roof_pct);
+        fprintf(f, ",%d", r->approx);
+        for (int h = 0; p->hw_ok && h < RT_NHW; h++) {
+            fputc(',', f);
+            csv_double(f, r->hw[h]);
+        }
+        fputc('\n', f);
+    }
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+static void json_str(FILE *f, const char *s)
+{
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", f);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_num(FILE *f, double v)
+{
+    if (isnan(v) || isinf(v))
+        fputs("null", f);
+    else
+        fprintf(f, "%.6g", v);
+}
+
+static void json_row(FILE *f, const rt_profile *p, const rt_row *r, const char *indent)
+{
+    fprintf(f, "%s{\"name\": ", indent);
+    json_str(f, r->name);
+    fputs(", \"op\": ", f);
+    json_str(f, r->kind == RT_ROW_BLOCK ? NULL : r->op);
+    if (r->kind == RT_ROW_LAYER) {
+        fputs(", \"group\": ", f);
+        json_str(f, r->group);
+    }
+    if (r->kind == RT_ROW_GROUP) {
+        fputs(", \"members\": [", f);
+        char *m = r->members ? strdup(r->members) : NULL;
+        int k = 0;
+        for (char *s = m ? strtok(m, ",") : NULL; s; s = strtok(NULL, ","), k++) {
+            fputs(k ? ", " : "", f);
+            json_str(f, s);
+        }
+        free(m);
+        fputc(']', f);
+    }
+    if (r->kind == RT_ROW_LAYER || r->kind == RT_ROW_GROUP) {
+        fputs(", \"input_shapes\": [", f);
+        for (int k = 0; k < r->ninputs; k++) {
+            fputs(k ? ", " : "", f);
+            json_str(f, r->inputs[k]);
+        }
+        fputs("], \"output_shape\": ", f);
+        json_str(f, r->output);
+    }
+    fprintf(f, ", \"macs\": %llu, \"flops\": %llu, \"params\": %llu, \"param_bytes\": %llu, "
+            "\"activation_bytes\": %llu, \"load_bytes\": %llu, \"store_bytes\": %llu, "
+            "\"dram_read_bytes\": %llu, \"dram_write_bytes\": %llu, \"time_us\": ",
+            (unsigned long long)r->macs, (unsigned long long)r->flops,
+            (unsigned long long)r->params, (unsigned long long)r->param_bytes,
+            (unsigned long long)r->act_bytes, (unsigned long long)r->load_bytes,
+            (unsigned long long)r->store_bytes, (unsigned long long)r->dram_read,
+            (unsigned long long)r->dram_write);
+    json_num(f, r->time_us);
+    fputs(", \"gflops\": ", f);
+    json_num(f, r->gflops);
+    fputs(", \"intensity\": ", f);
+    json_num(f, r->intensity);
+    fputs(", \"attainable_gflops\": ", f);
+    json_num(f, r->attainable_gflops);
+    fputs(", \"bound\": ", f);
+    json_str(f, r->bound);
+    fputs(", \"roof_pct\": ", f);
+    json_num(f, r->roof_pct);
+    fprintf(f, ", \"approx\": %s", r->approx ? "true" : "false");
+    if (p->hw_ok) {
+        fputs(", \"counters\": {\"cycles\": ", f);
+        json_num(f, r->hw[RT_HW_CYCLES]);
+        fputs(", \"instructions\": ", f);
+        json_num(f, r->hw[RT_HW_INSTRUCTIONS]);
+        fputs(", \"llc_misses\": ", f);
+        json_num(f, r->hw[RT_HW_LLC_MISSES]);
+        fputc('}', f);
+    }
+    fputc('}', f);
+}
+
+static void json_list(FILE *f, const rt_profile *p, const rt_rows *rows, const char *key,
+                      bool (*want)(const rt_row *), bool last)
+{
+    fprintf(f, "  \"%s\": [", key);
+    int k = 0;
+    for (int i = 0; i < rows->n; i++) {
+        if (!want(&rows->rows[i]))
+            continue;
+        fputs(k++ ? ",\n" : "\n", f);
+        json_row(f, p, &rows->rows[i], "    ");
+    }
+    fprintf(f, "%s]%s\n", k ? "\n  " : "", last ? "" : ",");
+}
+
+static bool is_layer(const rt_row *r) { return r->kind == RT_ROW_LAYER; }
+static bool is_group(const rt_row *r) { return r->kind == RT_ROW_GROUP; }
+static bool is_block(const rt_row *r) { return r->kind == RT_ROW_BLOCK; }
+
+static void write_json(FILE *f, const rt_profile *p, const rt_rows *rows)
+{
+    const rt_row *t = &rows->rows[rows->n - 1];
+    fputs("{\n  \"network\": ", f);
+    json_str(f, t->name);
+    fprintf(f, ",\n  \"runs\": %d,\n  \"pad_to\": %d,\n  \"machine\": {\"calibrated\": %s, "
+            "\"cpu\": ", p->nruns, p->o.pad_to, p->have_calib ? "true" : "false");
+    json_str(f, p->have_calib ? p->calib.cpu : NULL);
+    fputs(", \"peak_gflops\": ", f);
+    json_num(f, p->have_calib ? p->calib.peak_gflops[0] : NAN);
+    fputs(", \"bandwidth_gbs\": ", f);
+    json_num(f, p->have_calib ? p->calib.bw_gbs[0] : NAN);
+    fprintf(f, ", \"llc_bytes\": %llu, \"counters\": ", (unsigned long long)p->llc_bytes);
+    json_str(f, p->hw_ok ? "perf_event" : p->o.counters ? p->hw_note : NULL);
+    fputs("},\n  \"totals\": ", f);
+    json_row(f, p, t, "");
+    fputs(",\n", f);
+    json_list(f, p, rows, "layers", is_layer, false);
+    json_list(f, p, rows, "groups", is_group, false);
+    json_list(f, p, rows, "blocks", is_block, true);
+    fputs("}\n", f);
+}
+
+/* ---------------------------------------------------------------- trace */
+
+static void write_trace(FILE *f, const rt_profile *p)
+{
+    const char *net = p->m->name && *p->m->name ? p->m->name : "network";
+    fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", f);
+    fputs("{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 1, \"args\": "
+          "{\"name\": ", f);
+    char *title = xasprintf("tec %s", net);
+    json_str(f, title ? title : "tec");
+    free(title);
+    fputs("}},\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 1, \"args\": "
+          "{\"name\": \"layers\"}}", f);
+    uint64_t n = p->nevents < p->capevents ? p->nevents : p->capevents;
+    for (uint64_t i = 0; i < n; i++) {
+        const rt_trace_event *e = &p->events[i];
+        const pass_funcinfo *fi = &p->st->funcs[e->func];
+        fputs(",\n{\"name\": ", f);
+        json_str(f, fi->layer);
+        fputs(", \"cat\": ", f);
+        json_str(f, fi->fused ? "fused" : *fi->op ? fi->op : "layer");
+        fprintf(f, ", \"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": %.3f, \"dur\": %.3f, "
+                "\"args\": {\"function\": ", (double)e->start_ns / 1e3, (double)e->dur_ns / 1e3);
+        json_str(f, fi->fn->name);
+        fprintf(f, ", \"run\": %d", e->run + 1);
+        if (fi->fused) {
+            fputs(", \"members\": ", f);
+            json_str(f, ir_func_attr(fi->fn, "members"));
+        }
+        fputs("}}", f);
+    }
+    fputs("\n]}\n", f);
+}
+
+/* ---------------------------------------------------------------- files */
+
+typedef void (*writer_fn)(FILE *f, const rt_profile *p, const rt_rows *rows);
+
+static void trace_writer(FILE *f, const rt_profile *p, const rt_rows *rows)
+{
+    (void)rows;
+    write_trace(f, p);
+}
+
+static bool write_file(const char *path, writer_fn fn, const rt_profile *p, const rt_rows *rows,
+                       diag *d)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        diag_error(d, diag_noloc(), "cannot write %s: %s", path, strerror(errno));
+        return false;
+    }
+    fn(f, p, rows);
+    bool ok = !ferror(f);
+    ok = fclose(f) == 0 && ok;
+    if (!ok)
+        diag_error(d, diag_noloc(), "cannot write %s: %s", path, strerror(errno));
+    return ok;
+}
+
+bool rt_profile_report(const rt_profile *p, const rt_report_options *o, diag *d)
+{
+    rt_rows rows;
+    if (!rt_rows_build(p, &rows, d))
+        return false;
+    bool ok = true;
+    if (o->table) {
+        print_table(o->table, p, &rows);
+        print_notes(o->table, p, &rows);
+    }
+    if (o->csv)
+        ok &= write_file(o->csv, write_csv, p, &rows, d);
+    if (o->json)
+        ok &= write_file(o->json, write_json, p, &rows, d);
+    if (o->trace)
+        ok &= write_file(o->trace, trace_writer, p, &rows, d);
+    if (o->plot_dir)
+        ok &= rt_plot(p, &rows, o->plot_dir, d);
+    rt_rows_free(&rows);
+    return ok;
+}

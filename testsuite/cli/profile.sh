@@ -1,0 +1,143 @@
+# tec --profile: the report's numbers against hand-computed ones, the report
+# files (CSV, JSON, trace), repeats, padding, the interpreter path, run-time
+# counters against the analysis, calibration, plots and usage errors.
+. "$srcdir/testsuite/cli/lib.inc"
+mm=$srcdir/examples/matmul.te
+mlp=$srcdir/examples/mlp.te
+
+# matmul.te: M = 128, K = 256, N = 64.  MACs = M*N*K = 2097152, FLOPs twice
+# that; no parameters (A and B are inputs); the output C is 128*64 floats.
+expect_status 0 "$TEC" -O2 --profile "$mm" --report=mm.json --report=mm.csv --trace=mm-trace.json
+grep -q '^C: f32\[128, 64\]' out || fail "no output summary"
+grep -q '^layer ' out || fail "no report table"
+"$PYTHON" - <<'PY' || fail "matmul JSON report"
+import json
+r = json.load(open("mm.json"))
+t = r["totals"]
+assert r["network"] == "matmul", r["network"]
+assert t["macs"] == 128 * 64 * 256, t["macs"]
+assert t["flops"] == 2 * 128 * 64 * 256, t["flops"]
+assert t["params"] == 0 and t["param_bytes"] == 0, t
+assert t["activation_bytes"] == 128 * 64 * 4, t["activation_bytes"]
+assert t["time_us"] > 0, t["time_us"]
+assert len(r["layers"]) == 1, r["layers"]
+l = r["layers"][0]
+for k in ["name", "op", "group", "input_shapes", "output_shape", "macs", "flops", "params",
+          "param_bytes", "activation_bytes", "load_bytes", "store_bytes", "dram_read_bytes",
+          "dram_write_bytes", "time_us", "gflops", "intensity", "bound"]:
+    assert k in l, k
+assert l["op"] == "matmul" and l["group"] is None, l
+assert l["input_shapes"] == ["f32[128, 256]", "f32[256, 64]"], l["input_shapes"]
+assert l["output_shape"] == "f32[128, 64]", l["output_shape"]
+assert l["macs"] == t["macs"]
+# loads: A, B and the accumulator once per MAC; stores: one per MAC + inits
+assert l["load_bytes"] == 3 * 4 * 128 * 64 * 256, l["load_bytes"]
+assert l["store_bytes"] == 4 * (128 * 64 * 256 + 128 * 64), l["store_bytes"]
+# cold cache, everything fits: A and B read once, C written once
+assert l["dram_read_bytes"] == 4 * (128 * 256 + 256 * 64), l["dram_read_bytes"]
+assert l["dram_write_bytes"] == 4 * 128 * 64, l["dram_write_bytes"]
+PY
+head -1 mm.csv >header
+printf '%s\n' "kind,name,op,group,input_shapes,output_shape,macs,flops,params,param_bytes,activation_bytes,load_bytes,store_bytes,dram_read_bytes,dram_write_bytes,time_us,gflops,intensity,attainable_gflops,bound,roof_pct,approx" >want
+diff -u want header || fail "CSV header"
+grep -q '^layer,C,matmul,,' mm.csv || fail "no CSV row for layer C"
+"$PYTHON" - <<'PY' || fail "trace"
+import json
+t = json.load(open("mm-trace.json"))
+slices = [e for e in t["traceEvents"] if e["ph"] == "X"]
+assert len(slices) == 1, slices
+assert slices[0]["name"] == "C" and slices[0]["dur"] > 0, slices[0]
+PY
+
+# mlp.te: two linear layers and a relu under block "net"; --repeat 3 gives
+# one trace slice per layer per measured run.  Parameters: 784*128 + 128 +
+# 128*10 + 10 = 101770, as PyTorch counts them.
+expect_status 0 "$TEC" -O2 --profile --repeat 3 "$mlp" --report=mlp.json --trace=mlp-trace.json
+"$PYTHON" - <<'PY' || fail "mlp report"
+import json
+r = json.load(open("mlp.json"))
+assert r["runs"] == 3, r["runs"]
+assert r["totals"]["params"] == 101770, r["totals"]["params"]
+assert r["totals"]["macs"] == 8 * 784 * 128 + 8 * 128 * 10, r["totals"]["macs"]
+assert [l["name"] for l in r["layers"]] == ["net.fc1", "net.act", "net.fc2"], r["layers"]
+assert [b["name"] for b in r["blocks"]] == ["net"], r["blocks"]
+assert r["blocks"][0]["macs"] == r["totals"]["macs"]
+t = json.load(open("mlp-trace.json"))
+slices = [e for e in t["traceEvents"] if e["ph"] == "X"]
+assert len(slices) == 9, len(slices)
+assert sorted({s["args"]["run"] for s in slices}) == [1, 2, 3]
+PY
+
+# The interpreter calls the same hooks: the same counts.
+expect_status 0 "$TEC" --interp --profile "$mm" --report=interp.json
+"$PYTHON" -c "
+import json
+a, b = json.load(open('mm.json')), json.load(open('interp.json'))
+assert a['totals']['macs'] == b['totals']['macs'] and a['totals']['flops'] == b['totals']['flops']
+assert b['totals']['time_us'] > 0
+" || fail "interpreted profile"
+
+# Counters inside the loop nests (instrument-dyn) must agree with the
+# static analysis; tec checks every site and exits 1 on a disagreement.
+expect_status 0 "$TEC" -O2 --profile --passes=simplify,flatten,instrument-dyn "$srcdir/examples/conv.te"
+grep -q 'error' err && { cat err; fail "dynamic counts disagree"; }
+
+# --pad-to 48: M 128 -> 144, N 64 -> 96, K 256 -> 288.
+expect_status 0 "$TEC" -O2 --pad-to 48 "$mm" --report=pad.json
+"$PYTHON" -c "
+import json
+t = json.load(open('pad.json'))['totals']
+assert t['macs'] == 144 * 96 * 288, t['macs']
+assert t['activation_bytes'] == 144 * 96 * 4, t['activation_bytes']
+" || fail "padding"
+
+# --repeat without --profile: a median time, no table.
+expect_status 0 "$TEC" -O2 --repeat 3 "$mm"
+grep -q '^time: median of 3 runs after a warm-up: ' out || fail "--repeat timing"
+grep -q '^layer ' out && fail "--repeat alone printed a profile"
+
+# Hardware counters: columns, or a note saying why not.
+expect_status 0 "$TEC" -O2 --counters "$mm"
+grep -q 'cycles' out || grep -q '^hardware counters unavailable: perf_event_open: ' out ||
+    fail "--counters gave neither counters nor a reason"
+
+# The roofline: calibrate once (cached), then every layer has a bound.
+expect_status 0 "$TEC" --calibrate
+grep -q '^peak FP32 ' out || fail "calibrate output"
+[ -f "$XDG_CACHE_HOME/tec/calibration.json" ] || fail "no cached calibration"
+expect_status 0 "$TEC" -O2 --profile "$mlp" --report=roof.json
+"$PYTHON" -c "
+import json
+r = json.load(open('roof.json'))
+assert r['machine']['calibrated'] and r['machine']['peak_gflops'] > 0
+for l in r['layers']:
+    assert l['bound'] in ('memory', 'compute'), l
+    assert l['intensity'] > 0 and l['gflops'] > 0, l
+" || fail "roofline fields"
+
+# Plots (when gnuplot is installed).
+if command -v gnuplot >/dev/null 2>&1; then
+    expect_status 0 "$TEC" -O2 --plot=plots "$mlp"
+    for c in macs memory dram_reads dram_writes time roofline; do
+        for e in png svg; do
+            [ -s "plots/$c.$e" ] || fail "no plots/$c.$e"
+        done
+    done
+    head -c 8 plots/macs.png | od -An -c | grep -q 'P   N   G' || fail "macs.png is not a PNG"
+    grep -q '<svg' plots/roofline.svg || fail "roofline.svg is not SVG"
+fi
+
+# Usage errors.
+expect_status 2 "$TEC" --report=out.txt "$mm"
+expect_err "tec: error: --report=out.txt: the file name must end in .csv or .json
+tec: try 'tec --help'"
+expect_status 2 "$TEC" --repeat 0 "$mm"
+expect_err "tec: error: --repeat expects a count from 1 to 1000000, got '0'
+tec: try 'tec --help'"
+expect_status 2 "$TEC" --pad-to x "$mm"
+expect_err "tec: error: --pad-to expects a positive size, got 'x'
+tec: try 'tec --help'"
+expect_status 1 "$TEC" --trace=no/such/dir/t.json "$mm"
+grep -q "^tec: error: cannot write no/such/dir/t.json: No such file or directory" err ||
+    { cat err; fail "unwritable trace"; }
+echo ok
