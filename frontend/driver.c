@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "accel/cli.h"
 #include "codegen/codegen.h"
 #include "frontend/frontend.h"
 #include "ir/diag.h"
@@ -48,6 +49,9 @@ typedef struct options {
     int repeat;                   /* 0: not given */
     int pad_to;
     const char *report_csv, *report_json, *trace, *plot_dir;
+    /* the accelerator model (doc/accel.md); accel_on when any option of it is given */
+    acc_cli_options accel;
+    bool accel_on;
 } options;
 
 static void usage(FILE *out)
@@ -87,6 +91,21 @@ static void usage(FILE *out)
         "  --counters             hardware counters (cycles, instructions, LLC misses)\n"
         "  --pad-to N             report GEMM dimensions padded to multiples of N\n"
         "  --calibrate            measure this machine's peak FLOP/s and bandwidth (cached)\n"
+        "\n"
+        "Accelerator model (doc/accel.md):\n"
+        "  --accel CFG            model the network on the systolic array of CFG (a SCALE-Sim\n"
+        "                         .cfg; presets in accel/configs): per-layer table, no run;\n"
+        "                         with --profile, accelerator columns in the profile table\n"
+        "  --accel-report=FILE.csv|FILE.json  per-layer accelerator report\n"
+        "  --search none|dram|edp choose tiling factors minimizing DRAM traffic or EDP\n"
+        "  --topology FILE        model a SCALE-Sim topology CSV instead of a program\n"
+        "  --export-topology FILE write the network's GEMM layers as a SCALE-Sim topology\n"
+        "  --export-format conv|gemm  format of --export-topology\n"
+        "  --sweep                model every configuration of the sweep lists below\n"
+        "  --sweep-out DIR        sweep CSV and charts (default accel-sweep)\n"
+        "  --sweep-arrays LIST    e.g. 8x8,32x32,128x128\n"
+        "  --sweep-dataflows LIST e.g. os,ws,is\n"
+        "  --sweep-sram LIST      SRAM sizes in kB, e.g. 64,256\n"
         "\n"
         "  -h, --help             this help\n"
         "  --version              print the version\n"
@@ -132,7 +151,9 @@ enum {
     OPT_EMIT = 256, OPT_PASSES, OPT_DUMP_IR, OPT_DUMP_DIR, OPT_VERIFY_EACH,
     OPT_LIST_PASSES, OPT_INPUT, OPT_WEIGHTS, OPT_SAVE_OUTPUTS, OPT_INTERP,
     OPT_NO_CACHE, OPT_VERSION, OPT_PROFILE, OPT_REPEAT, OPT_REPORT, OPT_TRACE, OPT_PLOT,
-    OPT_CALIBRATE, OPT_COUNTERS, OPT_PAD_TO,
+    OPT_CALIBRATE, OPT_COUNTERS, OPT_PAD_TO, OPT_ACCEL, OPT_ACCEL_REPORT, OPT_SEARCH,
+    OPT_TOPOLOGY, OPT_EXPORT_TOPOLOGY, OPT_EXPORT_FORMAT, OPT_SWEEP, OPT_SWEEP_OUT,
+    OPT_SWEEP_ARRAYS, OPT_SWEEP_DATAFLOWS, OPT_SWEEP_SRAM,
 };
 
 /* A positive decimal count no larger than max, or -1. */
@@ -172,6 +193,17 @@ static int parse_args(int argc, char **argv, options *o)
         {"calibrate", no_argument, 0, OPT_CALIBRATE},
         {"counters", no_argument, 0, OPT_COUNTERS},
         {"pad-to", required_argument, 0, OPT_PAD_TO},
+        {"accel", required_argument, 0, OPT_ACCEL},
+        {"accel-report", required_argument, 0, OPT_ACCEL_REPORT},
+        {"search", required_argument, 0, OPT_SEARCH},
+        {"topology", required_argument, 0, OPT_TOPOLOGY},
+        {"export-topology", required_argument, 0, OPT_EXPORT_TOPOLOGY},
+        {"export-format", required_argument, 0, OPT_EXPORT_FORMAT},
+        {"sweep", no_argument, 0, OPT_SWEEP},
+        {"sweep-out", required_argument, 0, OPT_SWEEP_OUT},
+        {"sweep-arrays", required_argument, 0, OPT_SWEEP_ARRAYS},
+        {"sweep-dataflows", required_argument, 0, OPT_SWEEP_DATAFLOWS},
+        {"sweep-sram", required_argument, 0, OPT_SWEEP_SRAM},
         {0, 0, 0, 0},
     };
     opterr = 0;
@@ -236,8 +268,19 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_PAD_TO:
             if ((o->pad_to = parse_count(optarg, 1 << 20)) < 0)
                 return usage_error("--pad-to expects a positive size, got '%s'", optarg);
-            o->profile = true;
+            o->accel.pad_to = o->pad_to;
             break;
+        case OPT_ACCEL: o->accel.config = optarg; o->accel_on = true; break;
+        case OPT_ACCEL_REPORT: o->accel.report = optarg; o->accel_on = true; break;
+        case OPT_SEARCH: o->accel.search = optarg; o->accel_on = true; break;
+        case OPT_TOPOLOGY: o->accel.topology = optarg; o->accel_on = true; break;
+        case OPT_EXPORT_TOPOLOGY: o->accel.export_topology = optarg; o->accel_on = true; break;
+        case OPT_EXPORT_FORMAT: o->accel.export_format = optarg; o->accel_on = true; break;
+        case OPT_SWEEP: o->accel.sweep = true; o->accel_on = true; break;
+        case OPT_SWEEP_OUT: o->accel.sweep_out = optarg; o->accel_on = true; break;
+        case OPT_SWEEP_ARRAYS: o->accel.sweep_arrays = optarg; o->accel_on = true; break;
+        case OPT_SWEEP_DATAFLOWS: o->accel.sweep_dataflows = optarg; o->accel_on = true; break;
+        case OPT_SWEEP_SRAM: o->accel.sweep_srams = optarg; o->accel_on = true; break;
         case OPT_REPORT:
             if (ends_with(optarg, ".csv"))
                 o->report_csv = optarg;
@@ -277,8 +320,20 @@ static int parse_args(int argc, char **argv, options *o)
             return usage_error("unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind == argc && o->calibrate)
-        return -1;   /* tec --calibrate alone */
+    if (o->pad_to && !o->accel_on)
+        o->profile = true;   /* --pad-to alone pads the profile's GEMMs */
+    if (o->accel_on) {
+        diag d;
+        diag_init(&d, stderr);
+        bool ok = acc_cli_check_options(&o->accel, &d);
+        diag_fini(&d);
+        if (!ok)
+            return EXIT_USAGE;
+    }
+    if (optind == argc && (o->calibrate || o->accel.topology))
+        return -1;   /* tec --calibrate or tec --topology FILE --accel CFG alone */
+    if (o->accel.topology && optind < argc)
+        return usage_error("--topology replaces the program: remove '%s'", argv[optind]);
     if (optind == argc)
         return usage_error("%s", "no input file");
     if (optind + 1 < argc)
@@ -357,6 +412,35 @@ static const char *module_base(const char *path)
     return slash ? slash + 1 : path;
 }
 
+/* The accelerator columns of the --profile table: the model's result for
+ * each function of the module, and the network's total. */
+typedef struct accel_columns {
+    const ir_module *m;
+    acc_config config;
+    acc_result *per_func;     /* [m->nfuncs] */
+    acc_result total;
+} accel_columns;
+
+static bool accel_columns_init(accel_columns *a, const ir_module *m, const acc_cli_options *o,
+                               diag *d)
+{
+    acc_options ao;
+    a->m = m;
+    return acc_cli_load(o, &a->config, &ao, d) &&
+           acc_model_module(m, &a->config, &ao, &a->per_func, &a->total, d);
+}
+
+static void accel_cells(void *ctx, const ir_func *fn, char cells[][RT_EXTRA_CELL])
+{
+    const accel_columns *a = ctx;
+    const acc_result *r = fn ? NULL : &a->total;
+    for (int i = 0; fn && i < a->m->nfuncs; i++)
+        if (a->m->funcs[i] == fn)
+            r = &a->per_func[i];
+    if (r)
+        acc_cli_columns(r, cells);
+}
+
 static int status_of(const diag *d)
 {
     return d->ninternal ? EXIT_INTERNAL : d->nerrors ? EXIT_USER : 0;
@@ -380,6 +464,15 @@ int main(int argc, char **argv)
             return st;
     }
 
+    if (o.accel.topology) {
+        diag td;
+        diag_init(&td, stderr);
+        acc_cli_run_topology(&o.accel, stdout, &td);
+        st = status_of(&td);
+        diag_fini(&td);
+        return st;
+    }
+
     diag d;
     diag_init(&d, stderr);
     ir_module *m = NULL;
@@ -392,6 +485,7 @@ int main(int argc, char **argv)
     char *prof_pipeline = NULL;
     char *so_path = NULL, *csrc = NULL;
     rt_run *run = NULL;
+    accel_columns acols = {0};
     const char *display = strcmp(o.input_file, "-") == 0 ? "<stdin>" : o.input_file;
 
     size_t len = 0;
@@ -446,6 +540,13 @@ int main(int argc, char **argv)
         }
     }
     if (!pass_run_pipeline(m, pipeline, &po, &d))
+        goto done;
+    if (o.accel_on && !o.profile && o.emit == EMIT_RUN) {
+        /* The model needs no run: the workload comes from the IR. */
+        acc_cli_run_module(m, &o.accel, stdout, &d);
+        goto done;
+    }
+    if (o.accel_on && o.profile && !accel_columns_init(&acols, m, &o.accel, &d))
         goto done;
 
     if (o.emit == EMIT_TIR) {
@@ -513,13 +614,25 @@ int main(int argc, char **argv)
     if (prof) {
         rt_report_options rep = {.table = stdout, .csv = o.report_csv, .json = o.report_json,
                                  .trace = o.trace, .plot_dir = o.plot_dir};
+        if (acols.per_func) {
+            rep.nextra = ACC_CLI_NCOLS;
+            rep.extra_titles = acc_cli_column_titles;
+            rep.extra_cells = accel_cells;
+            rep.extra_ctx = &acols;
+        }
         fputc('\n', stdout);
         rt_profile_report(prof, &rep, &d);
+        if (acols.per_func)
+            acc_cli_print_summary(stdout, &acols.config, &acols.total);
         rt_profile_check(prof, &d);
+        /* Reports, topology export and sweeps of the accelerator model. */
+        if (acols.per_func && (o.accel.report || o.accel.export_topology || o.accel.sweep))
+            acc_cli_run_module(m, &o.accel, NULL, &d);
     }
 
 done:
     st = status_of(&d);
+    free(acols.per_func);
     rt_profile_free(prof);
     rt_shapes_free(shapes);
     free(prof_pipeline);

@@ -160,6 +160,7 @@ typedef struct rt_row {
     double time_us, gflops, intensity, attainable_gflops, roof_pct;
     const char *bound;         /* "memory", "compute" or NULL */
     double hw[RT_NHW];
+    const ir_func *fn;         /* the one function a layer or group row times, else NULL */
     bool approx;               /* some counts are upper bounds */
     bool unknown;              /* some counts are missing */
 } rt_row;
@@ -173,11 +174,20 @@ typedef struct rt_rows {
 bool rt_rows_build(const rt_profile *p, rt_rows *out, diag *d);
 void rt_rows_free(rt_rows *r);
 
+enum { RT_EXTRA_CELL = 32, RT_MAX_EXTRA = 8 };
+
 typedef struct rt_report_options {
     FILE *table;               /* the aligned table, or NULL */
     const char *csv, *json;    /* --report files, or NULL */
     const char *trace;         /* Chrome trace-event JSON, or NULL */
     const char *plot_dir;      /* gnuplot charts, or NULL */
+    /* Extra table columns (the accelerator model's, with --accel): for each
+     * row that times one function, extra_cells(extra_ctx, fn, cells) fills
+     * nextra cells; for the network's total row it is called with NULL. */
+    int nextra;
+    const char *const *extra_titles;
+    void (*extra_cells)(void *ctx, const ir_func *fn, char cells[][RT_EXTRA_CELL]);
+    void *extra_ctx;
 } rt_report_options;
 
 bool rt_profile_report(const rt_profile *p, const rt_report_options *o, diag *d);

@@ -568,12 +568,14 @@ static void build_units(builder *b)
                         w->dram_wr[0]);
             add_func(b, r, f);
             add_buffers(b, r, f, -1);
+            b->rows[r].fn = b->x[r].nfuncs == 1 ? fi->fn : NULL;
             continue;
         }
         int g = add_row(b, RT_ROW_GROUP, fi->layer, "fused");
         if (g < 0)
             return;
         b->x[g].home = common_home(fi);
+        b->rows[g].fn = fi->fn;
         add_func(b, g, f);
         add_buffers(b, g, f, -1);
         size_t len = 0;
@@ -1096,17 +1098,40 @@ static void row_cells(const rt_profile *p, const rt_row *r, char cells[][CELL], 
     (void)p;
 }
 
-static void print_table(FILE *out, const rt_profile *p, const rt_rows *rows)
+/* The row's extra cells (empty where the row times no single function). */
+static void extra_cells(const rt_report_options *o, const rt_row *r, char cells[][CELL])
 {
-    int ncols = p->hw_ok ? MAXCOLS : NCOLS_BASE;
-    int width[MAXCOLS];
-    char (*cells)[MAXCOLS][CELL] = calloc((size_t)rows->n + 1, sizeof *cells);
+    char x[RT_MAX_EXTRA][RT_EXTRA_CELL];
+    bool any = r->fn || r->kind == RT_ROW_TOTAL;
+    for (int k = 0; k < o->nextra; k++)
+        x[k][0] = 0;
+    if (any)
+        o->extra_cells(o->extra_ctx, r->kind == RT_ROW_TOTAL ? NULL : r->fn, x);
+    for (int k = 0; k < o->nextra; k++)
+        snprintf(cells[k], CELL, "%.*s", RT_EXTRA_CELL - 1, x[k]);
+}
+
+static void print_table(const rt_report_options *o, const rt_profile *p, const rt_rows *rows)
+{
+    FILE *out = o->table;
+    int nbase = p->hw_ok ? MAXCOLS : NCOLS_BASE;
+    int nextra = o->extra_cells ? o->nextra : 0;
+    if (nextra > RT_MAX_EXTRA)
+        nextra = RT_MAX_EXTRA;
+    int ncols = nbase + nextra;
+    const char *title[MAXCOLS + RT_MAX_EXTRA];
+    int width[MAXCOLS + RT_MAX_EXTRA];
+    char (*cells)[MAXCOLS + RT_MAX_EXTRA][CELL] = calloc((size_t)rows->n + 1, sizeof *cells);
     if (!cells)
         return;
-    for (int c = 0; c < ncols; c++)
-        width[c] = (int)strlen(col_title[c]);
+    for (int c = 0; c < ncols; c++) {
+        title[c] = c < nbase ? col_title[c] : o->extra_titles[c - nbase];
+        width[c] = (int)strlen(title[c]);
+    }
     for (int i = 0; i < rows->n; i++) {
-        row_cells(p, &rows->rows[i], cells[i], ncols);
+        row_cells(p, &rows->rows[i], cells[i], nbase);
+        if (nextra)
+            extra_cells(o, &rows->rows[i], cells[i] + nbase);
         for (int c = 0; c < ncols; c++) {
             int w = (int)strlen(cells[i][c]);
             if (w > width[c])
@@ -1114,7 +1139,7 @@ static void print_table(FILE *out, const rt_profile *p, const rt_rows *rows)
         }
     }
     for (int c = 0; c < ncols; c++)
-        fprintf(out, c < 4 ? "%-*s%s" : "%*s%s", width[c], col_title[c], c + 1 < ncols ? "  " : "\n");
+        fprintf(out, c < 4 ? "%-*s%s" : "%*s%s", width[c], title[c], c + 1 < ncols ? "  " : "\n");
     for (int i = 0; i < rows->n; i++) {
         if (rows->rows[i].kind == RT_ROW_TOTAL) {
             int total = 0;
@@ -1457,7 +1482,7 @@ bool rt_profile_report(const rt_profile *p, const rt_report_options *o, diag *d)
         return false;
     bool ok = true;
     if (o->table) {
-        print_table(o->table, p, &rows);
+        print_table(o, p, &rows);
         print_notes(o->table, p, &rows);
     }
     if (o->csv)
