@@ -843,8 +843,12 @@ static bool is_accumulator(const ir_expr *e, const ir_stmt *store)
     return true;
 }
 
-/* X[i] = X[i] + a*b (either order, casts allowed, also X[i] - a*b): the
- * product, or NULL. */
+/* X[i] = X[i] + a*b (either order, casts allowed, also X[i] - a*b) with a
+ * and b different expressions: the product, or NULL.  A sum of squares
+ * (X[i] + d*d, a variance) is not a multiply-accumulate in the MAC
+ * convention of doc/profile.md: PyTorch-side counters count the products
+ * of convolutions, linear layers and matmuls, never a normalization's
+ * statistics. */
 static const ir_expr *mac_product(const ir_stmt *store)
 {
     const ir_expr *v = strip_cast(store->value);
@@ -860,7 +864,7 @@ static const ir_expr *mac_product(const ir_stmt *store)
         p = v->b;
     }
     p = strip_cast(p);
-    return p && p->kind == IR_MUL ? p : NULL;
+    return p && p->kind == IR_MUL && !ir_expr_equal(p->a, p->b) ? p : NULL;
 }
 
 static int innermost_block(const walker *w)

@@ -397,6 +397,59 @@ static void test_softmax(void)
     report("softmax: FLOPs by the table (max, sub, exp, add, div = 1 each)", before);
 }
 
+/* ---------------------------------------------------------------- a variance */
+
+/* v[r] += (x[r, j] - 1) * (x[r, j] - 1), then w[r] += x[r, j] * y[r, j]: the
+ * sum of squares is not a MAC (doc/profile.md), the dot product is. */
+static const char *variance_tir =
+    "module \"var\"\n"
+    "func @var(x: f32[4, 10], y: f32[4, 10], v: f32[4], w: f32[4]) attrs(layer = \"ln\", op = \"layernorm\") {\n"
+    "  for r in 0..4 {\n"
+    "    for j in 0..10 {\n"
+    "      block v(vr: spatial[4] = r, vj: reduce[10] = j) reads(v, x) writes(v) {\n"
+    "        init {\n"
+    "          v[vr] = 0.0f\n"
+    "        }\n"
+    "        v[vr] = v[vr] + (x[vr, vj] - 1.0f) * (x[vr, vj] - 1.0f)\n"
+    "      }\n"
+    "    }\n"
+    "  }\n"
+    "  for r in 0..4 {\n"
+    "    for j in 0..10 {\n"
+    "      block w(vr: spatial[4] = r, vj: reduce[10] = j) reads(w, x, y) writes(w) {\n"
+    "        init {\n"
+    "          w[vr] = 0.0f\n"
+    "        }\n"
+    "        w[vr] = w[vr] + x[vr, vj] * y[vr, vj]\n"
+    "      }\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
+    "graph {\n"
+    "  input x: f32[4, 10] init(-3, 3)\n"
+    "  input y: f32[4, 10] init(-3, 3)\n"
+    "  output v: f32[4]\n"
+    "  output w: f32[4]\n"
+    "  call @var(x, y, v, w)\n"
+    "}\n";
+
+static void test_variance(void)
+{
+    int before = failures;
+    ir_module *m = parse("variance.tir", variance_tir);
+    pass_stats *st = m ? analyze(m) : NULL;
+    CHECK(st != NULL);
+    if (st) {
+        uint64_t loads[8], stores[8];
+        pass_totals t = totals(st, 0, NULL, -1, loads, stores);
+        CHECK_EQ(t.macs, 40);                  /* the dot product only */
+        CHECK_EQ(t.flops, 40 * 4 + 40 * 2);    /* (sub, sub, mul, add), then a MAC */
+    }
+    pass_stats_free(st);
+    ir_module_free(m);
+    report("variance: a sum of squares is not a MAC, a dot product is", before);
+}
+
 /* ---------------------------------------------------------------- a data-dependent gather */
 
 /* An embedding bag: for each t, sum lens[t] rows of the table, but only
@@ -832,6 +885,7 @@ int main(void)
     test_matmul();
     test_conv();
     test_softmax();
+    test_variance();
     test_ragged();
     test_disagreement();
     test_overflow();
