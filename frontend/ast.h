@@ -139,13 +139,21 @@ struct fe_def {
 
 /* ---------------------------------------------------------------- statements */
 
+/* One range of a `where` clause: `r in lo..hi` (index r over [lo, hi)). */
+typedef struct fe_range {
+    const char *name;
+    fe_span name_span;
+    fe_expr *lo, *hi;
+    fe_span span;          /* the whole `r in lo..hi` */
+} fe_range;
+
 typedef enum {
     FE_S_IMPORT,   /* import "path"            name = path */
     FE_S_LET,      /* let name = value */
     FE_S_DEF,      /* def */
     FE_S_INPUT,    /* input name: type [= init] */
     FE_S_OUTPUT,   /* output name [as "str"] */
-    FE_S_PARAM,    /* param name: type [= init] */
+    FE_S_PARAM,    /* param (or state) name: type [= init] */
     FE_S_INDEX,    /* name[idx] op value */
     FE_S_ASSIGN,   /* name = value [as "str"] */
     FE_S_FOR,      /* for name in lo..hi { body } */
@@ -166,8 +174,11 @@ struct fe_stmt {
     int nidx;
     fe_assign_op op;       /* INDEX */
     fe_span op_span;
+    fe_range **ranges;     /* INDEX: its `where` clause */
+    int nranges;
     fe_type *type;         /* INPUT, PARAM */
     fe_init init;          /* INPUT, PARAM */
+    bool state;            /* PARAM: declared `state` (not trainable) */
     const char *as;        /* OUTPUT, ASSIGN: decoded string, or NULL */
     fe_span as_span;
     fe_expr *lo, *hi;      /* FOR */

@@ -3,11 +3,14 @@
  * Analysis of one statement in one def instance (sizes are bound):
  *   1. the left side: a new tensor, plain distinct index variables;
  *   2. index variables: names bound to nothing; each one's range comes from
- *      every place it is a whole index (all must agree) or, on the left of
- *      the def's output, from the declared output type;
- *   3. the right side becomes a typed fe_kexpr; compound indices are range
- *      checked by interval arithmetic (out of range needs `else`), indices
- *      that read tensors are checked at run time;
+ *      every place it is a whole index (all must agree; bare uses inside
+ *      the guarded branches of a select do not count), on the left of the
+ *      def's output from the declared output type, or from the statement's
+ *      `where` clause (which must agree with the others);
+ *   3. the right side becomes a typed fe_kexpr; indices are range checked
+ *      by interval arithmetic over the variables' ranges, narrowed inside
+ *      guarded select branches (out of range needs `else`); indices that
+ *      read tensors are checked at run time;
  *   4. the left tensor is defined (its shape is its variables' ranges) and
  *      the statement joins the open stage. */
 #include "frontend/sema.h"
@@ -21,11 +24,15 @@
 typedef struct kvar {
     const char *name;
     bool has_range;
-    int64_t extent;
+    int64_t lo, extent;    /* the range [lo, lo + extent) */
     const char *src;       /* the tensor that gave the range */
     int src_dim;
     fe_span first;         /* first use */
     bool on_lhs;
+    bool guarded_use;      /* a whole index inside a guarded branch */
+    int64_t cur_lo, cur_hi;   /* its values where the expression being built
+                                 is evaluated: the range, narrowed inside
+                                 the branches of guarded selects */
 } kvar;
 
 /* Analysis state of one statement. */
@@ -38,6 +45,8 @@ typedef struct kctx {
     int nvars, capvars;
     bool failed;           /* an error was reported */
     bool poisoned;         /* uses a value that failed before: silent */
+    int guarded;           /* collect: inside this many guarded branches */
+    bool dead;             /* build: inside a branch that is never chosen */
 } kctx;
 
 bool fe_math_fn(const char *name, int *arity)
@@ -118,11 +127,210 @@ static void range_from(kctx *k, int var, const char *tname, int d, int64_t ext, 
              v->name, v->src_dim, v->src, (long long)v->extent, d, tname, (long long)ext);
 }
 
+static void collect(kctx *k, const fe_expr *x);
+
+/* ---------------------------------------------------------------- guards */
+
+/* c*var + off, an affine index expression of one variable (var NULL and
+ * c 0 for a compile-time integer). */
+typedef struct affine {
+    const char *var;
+    int64_t c, off;
+} affine;
+
+static int64_t floordiv64(int64_t a, int64_t b);
+
+/* x as an affine expression of at most one index variable, or false (also
+ * on overflow).  Reports nothing: a condition that is not of this form is
+ * just not a guard. */
+static bool affine_of(kctx *k, const fe_expr *x, affine *r)
+{
+    affine a, b;
+    switch (x->kind) {
+    case FE_E_INT:
+        *r = (affine){NULL, 0, x->ival};
+        return true;
+    case FE_E_NAME: {
+        fe_binding *bd = fe_env_find(k->in->env, x->name);
+        if (!bd) {
+            *r = (affine){x->name, 1, 0};
+            return true;
+        }
+        if (bd->v.kind != FE_V_INT)
+            return false;
+        *r = (affine){NULL, 0, bd->v.i};
+        return true;
+    }
+    case FE_E_UNARY:
+        if (x->op != FE_OP_NEG || !affine_of(k, x->a, &a) || a.c == INT64_MIN || a.off == INT64_MIN)
+            return false;
+        *r = (affine){a.var, -a.c, -a.off};
+        return true;
+    case FE_E_BINARY:
+        break;
+    default:
+        return false;
+    }
+    if (!affine_of(k, x->a, &a) || !affine_of(k, x->b, &b))
+        return false;
+    switch (x->op) {
+    case FE_OP_ADD:
+    case FE_OP_SUB:
+        if (a.var && b.var && strcmp(a.var, b.var) != 0)
+            return false;
+        if (x->op == FE_OP_SUB) {
+            if (b.c == INT64_MIN || b.off == INT64_MIN)
+                return false;
+            b.c = -b.c;
+            b.off = -b.off;
+        }
+        r->var = a.var ? a.var : b.var;
+        if (__builtin_add_overflow(a.c, b.c, &r->c) || __builtin_add_overflow(a.off, b.off, &r->off))
+            return false;
+        break;
+    case FE_OP_MUL: {
+        if (a.var && b.var)
+            return false;
+        const affine *v = a.var ? &a : &b;
+        int64_t f = a.var ? b.off : a.off;
+        r->var = v->var;
+        if (__builtin_mul_overflow(v->c, f, &r->c) || __builtin_mul_overflow(v->off, f, &r->off))
+            return false;
+        break;
+    }
+    case FE_OP_DIV:
+    case FE_OP_MOD:
+        if (a.var || b.var || b.off == 0 || (a.off == INT64_MIN && b.off == -1))
+            return false;
+        r->var = NULL;
+        r->c = 0;
+        r->off = floordiv64(a.off, b.off);
+        if (x->op == FE_OP_MOD && (__builtin_mul_overflow(r->off, b.off, &r->off) ||
+                                   __builtin_sub_overflow(a.off, r->off, &r->off)))
+            return false;
+        break;
+    default:
+        return false;
+    }
+    if (r->c == 0)
+        r->var = NULL;
+    return true;
+}
+
+/* The values [lo, hi] an index variable is narrowed to. */
+typedef struct narrow {
+    const char *var;
+    int64_t lo, hi;
+} narrow;
+
+/* Where the comparison x holds (or, when negate, fails): false unless both
+ * sides are affine in one and the same index variable (and it does not
+ * cancel out). */
+static bool comparison_narrow(kctx *k, const fe_expr *x, bool negate, narrow *n)
+{
+    if (x->kind != FE_E_BINARY || x->op < FE_OP_LT || x->op > FE_OP_GE)
+        return false;
+    affine a, b;
+    if (!affine_of(k, x->a, &a) || !affine_of(k, x->b, &b) ||
+        (a.var && b.var && strcmp(a.var, b.var) != 0))
+        return false;
+    /* a op b  <=>  c*v op m  with c*v + off = a - b and m = -off */
+    int64_t c, off, m;
+    if (__builtin_sub_overflow(a.c, b.c, &c) || __builtin_sub_overflow(a.off, b.off, &off) ||
+        c == 0 || off == INT64_MIN)
+        return false;
+    m = -off;
+    fe_op op = x->op;
+    if (negate)
+        op = op == FE_OP_LT ? FE_OP_GE : op == FE_OP_LE ? FE_OP_GT : op == FE_OP_GT ? FE_OP_LE : FE_OP_LT;
+    if (op == FE_OP_LT || op == FE_OP_GT) {   /* < and > as <= and >= */
+        if (__builtin_add_overflow(m, op == FE_OP_LT ? -1 : 1, &m))
+            return false;
+        op = op == FE_OP_LT ? FE_OP_LE : FE_OP_GE;
+    }
+    if (m == INT64_MIN && c == -1)
+        return false;
+    int64_t q = floordiv64(m, c);
+    n->var = a.var ? a.var : b.var;
+    n->lo = INT64_MIN;
+    n->hi = INT64_MAX;
+    if ((op == FE_OP_LE) == (c > 0))
+        n->hi = q;                          /* v <= floor(m / c) */
+    else
+        n->lo = q + (m % c != 0);           /* v >= ceil(m / c) */
+    return true;
+}
+
+/* What a select's condition says about the index variables in each of its
+ * branches: every comparison of an `&&` narrows the true branch; a single
+ * comparison also narrows the false branch. */
+typedef struct guard {
+    narrow t[8];
+    int nt;
+    narrow f;
+    bool has_f;
+} guard;
+
+static void true_narrows(kctx *k, const fe_expr *x, guard *g)
+{
+    if (x->kind == FE_E_BINARY && x->op == FE_OP_AND) {
+        true_narrows(k, x->a, g);
+        true_narrows(k, x->b, g);
+    } else if (g->nt < (int)(sizeof g->t / sizeof g->t[0]) && comparison_narrow(k, x, false, &g->t[g->nt])) {
+        g->nt++;
+    }
+}
+
+static guard guard_of(kctx *k, const fe_expr *cond)
+{
+    guard g = {.nt = 0};
+    true_narrows(k, cond, &g);
+    g.has_f = comparison_narrow(k, cond, true, &g.f);
+    return g;
+}
+
+/* The condition and branches of a select (`c ? a : b` or select(c, a, b)),
+ * or false. */
+static bool select_parts(const fe_expr *x, const fe_expr **c, const fe_expr **a, const fe_expr **b)
+{
+    if (x->kind == FE_E_COND) {
+        *c = x->c;
+        *a = x->a;
+        *b = x->b;
+        return true;
+    }
+    if (x->kind == FE_E_CALL && strcmp(x->name, "select") == 0 && x->nargs == 3 && !x->args[0].name &&
+        !x->args[1].name && !x->args[2].name) {
+        *c = x->args[0].value;
+        *a = x->args[1].value;
+        *b = x->args[2].value;
+        return true;
+    }
+    return false;
+}
+
+/* collect() of one branch of a select: a bare use inside a guarded branch
+ * does not define its variable's range. */
+static void collect_branch(kctx *k, const fe_expr *x, bool guarded)
+{
+    k->guarded += guarded;
+    collect(k, x);
+    k->guarded -= guarded;
+}
+
 /* Finds the index variables of x and their ranges. */
 static void collect(kctx *k, const fe_expr *x)
 {
     if (!x)
         return;
+    const fe_expr *sc, *sa, *sb;
+    if (select_parts(x, &sc, &sa, &sb)) {
+        guard g = guard_of(k, sc);
+        collect(k, sc);
+        collect_branch(k, sa, g.nt > 0);
+        collect_branch(k, sb, g.has_f);
+        return;
+    }
     switch (x->kind) {
     case FE_E_NAME:
         if (is_index_name(k, x->name))
@@ -137,7 +345,9 @@ static void collect(kctx *k, const fe_expr *x)
             const fe_expr *ix = x->idx[d];
             if (ix->kind == FE_E_NAME && is_index_name(k, ix->name)) {
                 int v = add_var(k, ix->name, ix->span);
-                if (t && t->ndim == x->nidx)
+                if (k->guarded)
+                    k->vars[v].guarded_use = true;
+                else if (t && t->ndim == x->nidx)
                     range_from(k, v, x->name, d, t->shape[d], ix->span);
             } else {
                 collect(k, ix);
@@ -305,8 +515,8 @@ static iv_status interval(kctx *k, const fe_kexpr *e, ival *r)
         r->lo = r->hi = e->ival;
         return IV_OK;
     case FE_K_VAR:
-        r->lo = 0;
-        r->hi = k->vars[e->var].extent - 1;
+        r->lo = k->vars[e->var].cur_lo;
+        r->hi = k->vars[e->var].cur_hi;
         return IV_OK;
     case FE_K_CAST:
         if (!ir_dtype_is_int(e->a->dtype))
@@ -508,10 +718,12 @@ static fe_kexpr *build_access(kctx *k, const fe_expr *x)
     }
     for (int d = 0; d < x->nidx; d++) {
         fe_kexpr *ix = e->args[d];
-        if (ix->kind == FE_K_VAR) {
-            e->check[d] = FE_CHK_NONE;   /* a whole index: in range by its range */
+        if (k->dead) {
+            e->check[d] = FE_CHK_NONE;   /* in a branch that is never chosen */
             continue;
         }
+        /* Every index, a whole one too, is checked over the values its
+           variables take here: their ranges, narrowed in guarded branches. */
         ival r;
         iv_status s = reads_tensor(ix) ? IV_UNKNOWN : interval(k, ix, &r);
         if (s == IV_OVERFLOW) {
@@ -553,10 +765,44 @@ static bool call_arity(kctx *k, const fe_expr *x, int arity)
     return true;
 }
 
+/* build() of one branch of a select, with the variables narrowed to the
+ * values they take when that branch is chosen. */
+static fe_kexpr *build_branch(kctx *k, const fe_expr *x, const narrow *n, int nn)
+{
+    int64_t *saved = ir_alloc(k->c->a, sizeof(int64_t) * 2 * (size_t)(k->nvars ? k->nvars : 1));
+    for (int v = 0; v < k->nvars; v++) {
+        saved[2 * v] = k->vars[v].cur_lo;
+        saved[2 * v + 1] = k->vars[v].cur_hi;
+    }
+    bool dead = k->dead;
+    for (int i = 0; i < nn; i++) {
+        int v = find_var(k, n[i].var);
+        if (v < 0)
+            continue;
+        kvar *kv = &k->vars[v];
+        if (n[i].lo > kv->cur_lo)
+            kv->cur_lo = n[i].lo;
+        if (n[i].hi < kv->cur_hi)
+            kv->cur_hi = n[i].hi;
+        if (kv->cur_lo > kv->cur_hi)
+            k->dead = true;   /* never chosen: its reads need no checks */
+    }
+    fe_kexpr *e = build(k, x);
+    for (int v = 0; v < k->nvars; v++) {
+        k->vars[v].cur_lo = saved[2 * v];
+        k->vars[v].cur_hi = saved[2 * v + 1];
+    }
+    k->dead = dead;
+    return e;
+}
+
 static fe_kexpr *build_select(kctx *k, const fe_expr *x, const fe_expr *xc, const fe_expr *xa,
                               const fe_expr *xb)
 {
-    fe_kexpr *c = build(k, xc), *a = build(k, xa), *b = build(k, xb);
+    guard g = guard_of(k, xc);
+    fe_kexpr *c = build(k, xc);
+    fe_kexpr *a = build_branch(k, xa, g.t, g.nt);
+    fe_kexpr *b = build_branch(k, xb, &g.f, g.has_f);
     if (!c || !a || !b)
         return NULL;
     if (!(c = to_bool(k, c, xc)) || !unify(k, x, xa, xb, a, b))
@@ -828,6 +1074,85 @@ static bool check_lhs(kctx *k)
     return ok;
 }
 
+/* A bound of a where range: a compile-time integer. */
+static bool range_bound(kctx *k, const fe_expr *x, int64_t *out)
+{
+    fe_value v;
+    int errors = k->c->errors;
+    if (!fe_eval(k->c, k->in->env, x, &v)) {
+        if (k->c->errors > errors)
+            k->failed = true;
+        else
+            k->poisoned = true;
+        return false;
+    }
+    if (v.kind != FE_V_INT) {
+        kerr(k, x->span, "a range bound must be an integer, but '%s' is %g", text(k, x->span), v.f);
+        return false;
+    }
+    *out = v.i;
+    return true;
+}
+
+/* Gives the variables of the where clause their ranges; one that also has
+ * a bare use (or is a dimension of the declared output) must get the same
+ * range there. */
+static void apply_where(kctx *k)
+{
+    const fe_stmt *s = k->s;
+    for (int i = 0; i < s->nranges; i++) {
+        const fe_range *r = s->ranges[i];
+        fe_binding *b = fe_env_find(k->in->env, r->name);
+        if (b) {
+            if (b->v.kind == FE_V_POISON)
+                k->poisoned = true;
+            else
+                kerr(k, r->name_span, "'%s' is %s (at %s:%d:%d), not an index variable; where gives ranges to index variables",
+                     r->name, fe_bkind_name(b->kind), b->loc.file ? b->loc.file->name : "?", b->loc.line,
+                     b->loc.col);
+            continue;
+        }
+        bool twice = false;
+        for (int j = 0; j < i; j++)
+            twice |= strcmp(s->ranges[j]->name, r->name) == 0;
+        if (twice) {
+            kerr(k, r->name_span, "index '%s' is given two ranges in the where clause", r->name);
+            continue;
+        }
+        int v = find_var(k, r->name);
+        if (v < 0) {
+            kerr(k, r->name_span, "the where clause gives a range to '%s', but the statement does not use it",
+                 r->name);
+            continue;
+        }
+        int64_t lo, hi, ext;
+        bool ok_lo = range_bound(k, r->lo, &lo), ok_hi = range_bound(k, r->hi, &hi);
+        if (!ok_lo || !ok_hi)
+            continue;
+        if (hi <= lo || __builtin_sub_overflow(hi, lo, &ext)) {
+            kerr(k, r->span, "the range %lld..%lld of index '%s' is %s", (long long)lo, (long long)hi,
+                 r->name, hi <= lo ? "empty (it runs from lo up to, not including, hi)" : "too large");
+            continue;
+        }
+        kvar *kv = &k->vars[v];
+        if (kv->on_lhs && lo != 0) {
+            kerr(k, r->span, "index '%s' is on the left of '%s', so its range must start at 0, not %lld",
+                 r->name, s->name, (long long)lo);
+            continue;
+        }
+        if (kv->has_range) {
+            if (lo != 0 || ext != kv->extent)
+                kerr(k, r->span, "index '%s' ranges over %lld..%lld by its where clause but is used for dimension %d of %s (size %lld); the ranges must agree",
+                     r->name, (long long)lo, (long long)hi, kv->src_dim, kv->src, (long long)kv->extent);
+            continue;
+        }
+        kv->has_range = true;
+        kv->lo = lo;
+        kv->extent = ext;
+        kv->src = "the where clause";
+    }
+}
+
 static bool is_output(kctx *k)
 {
     return k->in->def && k->in->out_typed && strcmp(k->s->name, k->in->def->out) == 0;
@@ -852,12 +1177,18 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
             range_from(&k, d, s->name, d, in->out_shape[d], s->idx[d]->span);
     if (ok)
         collect(&k, s->value);
+    if (ok)
+        apply_where(&k);
     if (ok && !k.failed && !k.poisoned) {
         for (int v = 0; v < k.nvars; v++)
-            if (!k.vars[v].has_range) {
+            if (!k.vars[v].has_range && k.vars[v].guarded_use) {
                 kerr(&k, k.vars[v].first,
-                     "cannot infer the range of index '%s': use it alone as a whole index of some tensor (as in T[%s]), not only inside index expressions",
+                     "cannot infer the range of index '%s': it is a whole index only inside guarded branches of a select, which do not define ranges; give it one with `where %s in LO..HI`",
                      k.vars[v].name, k.vars[v].name);
+            } else if (!k.vars[v].has_range) {
+                kerr(&k, k.vars[v].first,
+                     "cannot infer the range of index '%s': use it alone as a whole index of some tensor (as in T[%s]), or give it a range with `where %s in LO..HI`",
+                     k.vars[v].name, k.vars[v].name, k.vars[v].name);
             }
         if (s->op == FE_AS_SET)
             for (int v = 0; v < k.nvars && !k.failed; v++)
@@ -865,6 +1196,10 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
                     kerr(&k, k.vars[v].first,
                          "index '%s' appears only on the right of '=': use a reduction (+=, max=, ...)",
                          k.vars[v].name);
+        for (int v = 0; v < k.nvars; v++) {
+            k.vars[v].cur_lo = k.vars[v].lo;
+            k.vars[v].cur_hi = k.vars[v].lo + k.vars[v].extent - 1;
+        }
     }
     fe_kexpr *rhs = ok && !k.failed && !k.poisoned ? build(&k, s->value) : NULL;
 
@@ -913,6 +1248,7 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
     int64_t *shape = ir_alloc(c->a, sizeof(int64_t) * (size_t)(s->nidx ? s->nidx : 1));
     for (int v = 0; v < k.nvars; v++) {
         ks->vars[v].name = k.vars[v].name;
+        ks->vars[v].lo = k.vars[v].lo;
         ks->vars[v].extent = k.vars[v].extent;
         ks->vars[v].reduce = !k.vars[v].on_lhs;
     }

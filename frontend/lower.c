@@ -18,6 +18,7 @@ typedef struct lctx {
     const char **names;    /* every name used in the function */
     int nnames, capnames;
     ir_var **iters;        /* the current statement's block variables */
+    const int64_t *lo;     /* and the first value of each index variable */
     ir_stmt **asserts;     /* run-time index checks of the current statement */
     int nasserts, capasserts;
     const char *op;
@@ -124,8 +125,13 @@ static ir_expr *lower_expr(lctx *l, const fe_kexpr *k)
                                            : ir_int_typed(m, k->ival, k->dtype);
     case FE_K_FLOAT:
         return ir_float(m, k->fval, k->dtype);
-    case FE_K_VAR:
-        return ir_cast(m, ir_varref(m, l->iters[k->var]), k->dtype);
+    case FE_K_VAR: {
+        /* block variables run from 0: a `where` range lo..hi adds lo */
+        ir_expr *v = ir_varref(m, l->iters[k->var]);
+        if (l->lo[k->var])
+            v = ir_binary(m, IR_ADD, v, ir_int(m, l->lo[k->var]));
+        return ir_cast(m, v, k->dtype);
+    }
     case FE_K_LOAD:
         return lower_load(l, k);
     case FE_K_BIN:
@@ -180,6 +186,10 @@ static ir_stmt *lower_kstmt(lctx *l, const fe_kstmt *ks)
     int n = ks->nvars;
     ir_var **loops = ir_alloc(m->arena, sizeof(ir_var *) * (size_t)(n ? n : 1));
     l->iters = ir_alloc(m->arena, sizeof(ir_var *) * (size_t)(n ? n : 1));
+    int64_t *lo = ir_alloc(m->arena, sizeof(int64_t) * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++)
+        lo[i] = ks->vars[i].lo;
+    l->lo = lo;
     ir_itervar *iv = ir_alloc(m->arena, sizeof(ir_itervar) * (size_t)(n ? n : 1));
     for (int i = 0; i < n; i++)
         loops[i] = ir_var_new(m, unique(l, ks->vars[i].name), IR_I64);

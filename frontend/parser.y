@@ -50,6 +50,7 @@
     fe_arg *arg;
     fe_param *param;
     fe_assign_op aop;
+    fe_range *range;
 }
 
 %code {
@@ -133,10 +134,11 @@ static void note_kind(fe_stmt **body, int n, bool *calls, bool *index)
 %token ADDEQ "'+='" MULEQ "'*='" MAXEQ "'max='" MINEQ "'min='"
 %token DEF "'def'" LET "'let'" PARAM "'param'" INPUT "'input'" OUTPUT "'output'"
 %token IMPORT "'import'" FOR "'for'" IN "'in'" IF "'if'" ELSE "'else'" AS "'as'"
-%token UNIFORM "'uniform'"
+%token UNIFORM "'uniform'" WHERE "'where'" STATE "'state'"
 
 %type <expr> expr uexpr postfix
-%type <vec> exprs exprs1 args args1 stmts params params1 block else_part
+%type <vec> exprs exprs1 args args1 stmts params params1 block else_part where_opt ranges
+%type <range> range
 %type <stmt> stmt if_stmt
 %type <type> type
 %type <init> init_opt
@@ -191,6 +193,14 @@ stmt:
         $$->type = $4;
         $$->init = $5;
     }
+  | STATE IDENT ':' type init_opt NEWLINE {
+        $$ = fe_stmt_new(A, FE_S_PARAM, SP(@$));
+        $$->name = $2;
+        $$->name_span = SP(@2);
+        $$->type = $4;
+        $$->init = $5;
+        $$->state = true;
+    }
   | OUTPUT IDENT as_opt NEWLINE {
         $$ = fe_stmt_new(A, FE_S_OUTPUT, SP(@$));
         $$->name = $2;
@@ -198,7 +208,7 @@ stmt:
         $$->as = $3;
         $$->as_span = SP(@3);
     }
-  | IDENT '[' exprs ']' assign_op expr NEWLINE {
+  | IDENT '[' exprs ']' assign_op expr where_opt NEWLINE {
         $$ = fe_stmt_new(A, FE_S_INDEX, SP(@$));
         $$->name = $1;
         $$->name_span = SP(@1);
@@ -207,6 +217,8 @@ stmt:
         $$->op = $5;
         $$->op_span = SP(@5);
         $$->value = $6;
+        $$->ranges = (fe_range **)$7->v;
+        $$->nranges = $7->n;
     }
   | IDENT '=' expr as_opt NEWLINE {
         $$ = fe_stmt_new(A, FE_S_ASSIGN, SP(@$));
@@ -373,6 +385,27 @@ init_opt:
         $$.kind = FE_INIT_CONST;
         $$.lo = $2;
         $$.span = SP(@2);
+    }
+  ;
+
+where_opt:
+    %empty                      { $$ = fe_vec_new(A); }
+  | WHERE ranges                { $$ = $2; }
+  ;
+
+ranges:
+    range                       { $$ = fe_vec_new(A); fe_vec_push(A, $$, $1); }
+  | ranges ',' range            { $$ = $1; fe_vec_push(A, $$, $3); }
+  ;
+
+range:
+    IDENT IN expr DOTDOT expr {
+        $$ = ir_alloc(A, sizeof *$$);
+        $$->name = $1;
+        $$->name_span = SP(@1);
+        $$->lo = $3;
+        $$->hi = $5;
+        $$->span = SP(@$);
     }
   ;
 

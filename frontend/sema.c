@@ -30,12 +30,12 @@ static bool already_reported(fe_ctx *c, diag_loc l)
     return false;
 }
 
-void fe_error(fe_ctx *c, fe_span sp, const char *fmt, ...)
+bool fe_error(fe_ctx *c, fe_span sp, const char *fmt, ...)
 {
     c->errors++;
     diag_loc l = fe_loc(sp);
     if (l.line > 0 && already_reported(c, l))
-        return;
+        return false;
     char buf[2048];
     va_list ap;
     va_start(ap, fmt);
@@ -47,6 +47,7 @@ void fe_error(fe_ctx *c, fe_span sp, const char *fmt, ...)
     bool same = at.line == l.line && at.col == l.col && at.file && l.file && strcmp(at.file, l.file) == 0;
     if (in && in->def && !same)
         diag_note(c->d, fe_loc(in->call), "in layer '%s', a call to %s", in->layer, in->op);
+    return true;
 }
 
 void fe_note(fe_ctx *c, fe_span sp, const char *fmt, ...)
@@ -286,6 +287,121 @@ static int64_t checked_numel(int ndim, const int64_t *shape)
         if (__builtin_mul_overflow(n, shape[i], &n))
             return -1;
     return n;
+}
+
+/* ---------------------------------------------------------------- overloads */
+
+/* Do a and b have the same ranks of tensor parameters, in order (what
+ * tells overloads of one name apart)? */
+static bool same_ranks(const fe_def *a, const fe_def *b)
+{
+    for (int i = 0, j = 0;; i++, j++) {
+        while (i < a->nparams && a->params[i].type->kind != FE_T_TENSOR)
+            i++;
+        while (j < b->nparams && b->params[j].type->kind != FE_T_TENSOR)
+            j++;
+        if (i == a->nparams || j == b->nparams)
+            return i == a->nparams && j == b->nparams;
+        if (a->params[i].type->ndims != b->params[j].type->ndims)
+            return false;
+    }
+}
+
+/* "relu(x: f32[N, C])" */
+static const char *def_signature(fe_ctx *c, const fe_def *d)
+{
+    const char *s = "";
+    for (int i = 0; i < d->nparams; i++)
+        s = ir_sprintf(c->a, "%s%s%s: %s", s, i ? ", " : "", d->params[i].name,
+                       fe_span_text(c->a, d->params[i].type->span));
+    return ir_sprintf(c->a, "%s(%s)", d->name, s);
+}
+
+/* The tensor an argument names, or NULL. */
+static fe_tensor *arg_tensor(fe_inst *caller, const fe_arg *a)
+{
+    if (a->value->kind != FE_E_NAME)
+        return NULL;
+    fe_binding *b = fe_env_find(caller->env, a->value->name);
+    return b && b->v.kind == FE_V_TENSOR ? b->v.t : NULL;
+}
+
+/* Can def take the call's tensors?  Every tensor parameter must be given
+ * (by position or keyword) a tensor of its rank, and no positional tensor
+ * may sit where def has an attribute or no parameter at all.  Everything
+ * else about the arguments is checked once the def is chosen. */
+static bool ranks_match(fe_inst *caller, const fe_expr *call, const fe_def *def)
+{
+    int npos = 0;
+    while (npos < call->nargs && !call->args[npos].name)
+        npos++;
+    for (int j = def->nparams; j < npos; j++)
+        if (arg_tensor(caller, &call->args[j]))
+            return false;
+    for (int j = 0; j < def->nparams; j++) {
+        const fe_param *p = &def->params[j];
+        const fe_arg *a = j < npos ? &call->args[j] : NULL;
+        for (int i = npos; i < call->nargs && !a; i++)
+            if (call->args[i].name && strcmp(call->args[i].name, p->name) == 0)
+                a = &call->args[i];
+        fe_tensor *t = a ? arg_tensor(caller, a) : NULL;
+        if (p->type->kind != FE_T_TENSOR) {
+            if (j < npos && t)
+                return false;
+            continue;
+        }
+        if (!t || t->ndim != p->type->ndims)
+            return false;
+    }
+    return true;
+}
+
+/* The def a call `name(...)` runs: the only def of that name, or the
+ * overload whose tensor ranks match the arguments.  NULL after an error (or
+ * silently, when an argument failed before). */
+static fe_def *resolve_call(fe_ctx *c, fe_inst *caller, const fe_expr *call)
+{
+    fe_def *only = NULL, *match = NULL;
+    int ndefs = 0, nmatch = 0;
+    for (int i = 0; i < c->ndefs; i++) {
+        fe_def *d = c->defs[i];
+        if (strcmp(d->name, call->name) != 0)
+            continue;
+        only = d;
+        ndefs++;
+        if (ranks_match(caller, call, d)) {
+            match = d;
+            nmatch++;
+        }
+    }
+    if (ndefs <= 1)
+        return only;   /* one def: bind_args explains any mismatch */
+    const char *given = "";
+    for (int i = 0; i < call->nargs; i++) {
+        const fe_expr *x = call->args[i].value;
+        fe_binding *b = x->kind == FE_E_NAME ? fe_env_find(caller->env, x->name) : NULL;
+        if (x->kind == FE_E_NAME && !b) {
+            fe_error(c, x->span, "unknown name '%s'%s", x->name, fe_suggest(c, caller->env, x->name));
+            return NULL;
+        }
+        if (b && b->v.kind == FE_V_POISON)
+            return NULL;
+        if (b && b->v.kind == FE_V_TENSOR)
+            given = ir_sprintf(c->a, "%s%s%s: %s", given, *given ? ", " : "", x->name, tensor_str(c, b->v.t));
+    }
+    if (nmatch == 1)
+        return match;
+    bool shown = nmatch == 0
+        ? fe_error(c, call->span, "in call to %s: no definition of %s takes tensors of these ranks (%s)",
+                   call->name, call->name, *given ? given : "no tensors")
+        : fe_error(c, call->span, "in call to %s: %d definitions of %s take these tensors (%s)",
+                   call->name, nmatch, call->name, given);
+    for (int i = 0; i < c->ndefs && shown; i++) {
+        fe_def *d = c->defs[i];
+        if (strcmp(d->name, call->name) == 0 && (nmatch == 0 || ranks_match(caller, call, d)))
+            fe_note(c, d->span, "candidate: %s", def_signature(c, d));
+    }
+    return NULL;
 }
 
 /* ---------------------------------------------------------------- compile-time evaluation */
@@ -854,6 +970,12 @@ static bool apply_init(fe_ctx *c, fe_env *e, const fe_init *init, ir_buffer *b,
             return false;
         hi = lo;
     }
+    if (!isfinite(lo) || !isfinite(hi)) {
+        /* default data is lo + (hi - lo) * u: an infinite bound gives NaN */
+        fe_error(c, init->span, "the initializer of %s gives %g; default data must be finite", b->name,
+                 isfinite(lo) ? hi : lo);
+        return false;
+    }
     b->has_init = true;
     b->init_lo = lo;
     b->init_hi = hi;
@@ -1277,8 +1399,9 @@ static void elab_input(fe_ctx *c, fe_inst *in, const fe_stmt *s)
 
 static void elab_param(fe_ctx *c, fe_inst *in, const fe_stmt *s)
 {
+    const char *what = s->state ? "state" : "param";
     if (!in->def) {
-        fe_error(c, s->span, "param is only allowed inside a def (use input for the program's data)");
+        fe_error(c, s->span, "%s is only allowed inside a def (use input for the program's data)", what);
         return;
     }
     fe_binding *old = fe_env_find(in->env, s->name);
@@ -1288,18 +1411,19 @@ static void elab_param(fe_ctx *c, fe_inst *in, const fe_stmt *s)
         return;
     }
     int64_t *shape;
-    if (!eval_shape(c, in->env, s->type, "param", s->name, &shape)) {
+    if (!eval_shape(c, in->env, s->type, what, s->name, &shape)) {
         fe_env_bind(c, in->env, s->name, FE_B_PARAM, poison(), s->name_span);
         return;
     }
     const char *full = join_name(c, in->layer, s->name);
     if (!reserve_name(c, full)) {
-        fe_error(c, s->name_span, "param name '%s' is already used by another buffer", full);
+        fe_error(c, s->name_span, "%s name '%s' is already used by another buffer", what, full);
         fe_env_bind(c, in->env, s->name, FE_B_PARAM, poison(), s->name_span);
         return;
     }
     fe_tensor *t = new_tensor(c, s->name, s->type->dtype, s->type->ndims, shape, s->name_span);
     t->buf = ir_buffer_new(c->m, full, t->dtype, t->ndim, t->shape, IR_BUF_PARAM);
+    t->buf->state = s->state;
     add_buffer(c, t->buf);
     /* Default: uniform(-b, b), b = 1/sqrt(fan_in), fan_in = numel/shape[0]
      * for rank >= 2 (PyTorch's rule for linear and conv weights), else 1. */
@@ -1395,7 +1519,12 @@ static void elab_assign(fe_ctx *c, fe_inst *in, const fe_stmt *s)
     const fe_expr *x = s->value;
     if (x->kind == FE_E_CALL) {
         int arity;
-        fe_def *def = find_def(c, x->name);
+        fe_def *def = resolve_call(c, in, x);
+        if (!def && find_def(c, x->name)) {
+            if (check_rebind(c, in, s))
+                fe_env_bind(c, in->env, s->name, FE_B_VALUE, poison(), s->name_span);
+            return;
+        }
         if (!def) {
             if (fe_math_fn(x->name, &arity) || strcmp(x->name, "select") == 0)
                 fe_error(c, x->span, "'%s' is an elementwise function: use it inside an index statement, e.g. y[i] = %s(x[i])",
@@ -1847,10 +1976,15 @@ static void collect_defs(fe_ctx *c)
             if (s->kind != FE_S_DEF || !s->def->name)
                 continue;
             fe_def *d = s->def;
-            fe_def *old = find_def(c, d->name);
+            fe_def *old = NULL;
+            for (int j = 0; j < c->ndefs && !old; j++)
+                if (strcmp(c->defs[j]->name, d->name) == 0 && same_ranks(c->defs[j], d))
+                    old = c->defs[j];
             if (old) {
-                fe_error(c, d->span, "redefinition of '%s'", d->name);
-                fe_note(c, old->span, "'%s' was first defined here", d->name);
+                /* overloads differ in the ranks of their tensor parameters */
+                if (fe_error(c, d->span, "redefinition of '%s' (a def of that name with the same tensor ranks exists)",
+                             d->name))
+                    fe_note(c, old->span, "'%s' was first defined here: %s", d->name, def_signature(c, old));
                 continue;
             }
             for (int j = 0; j < d->nparams; j++)

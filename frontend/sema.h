@@ -106,10 +106,11 @@ typedef struct fe_kexpr {
     const char **idx_text; /* LOAD: each index's source text */
 } fe_kexpr;
 
-/* An index variable of one statement. */
+/* An index variable of one statement: it runs over [lo, lo + extent)
+ * (lo is 0 unless a `where` clause says otherwise). */
 typedef struct fe_kvar {
     const char *name;
-    int64_t extent;
+    int64_t lo, extent;
     bool reduce;
 } fe_kvar;
 
@@ -208,8 +209,9 @@ typedef struct fe_ctx {
 /* ---------------------------------------------------------------- sema.c */
 
 /* Reports an error at sp (once per location); inside a def instance a note
- * names the layer and the call site. */
-void fe_error(fe_ctx *c, fe_span sp, const char *fmt, ...)
+ * names the layer and the call site.  False if it was reported before (so
+ * notes that would follow it are left out too). */
+bool fe_error(fe_ctx *c, fe_span sp, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void fe_note(fe_ctx *c, fe_span sp, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -227,6 +227,10 @@ struct ir_buffer {
      * file: uniform in [init_lo, init_hi) by runtime/random.c's formula. */
     bool has_init;
     double init_lo, init_hi;
+    /* A PARAM that is not trained (PyTorch's registered buffers, e.g.
+     * BatchNorm's running statistics): loaded like any param, but not
+     * counted among the model's parameters.  Printed `state`. */
+    bool state;
 };
 
 int64_t ir_buffer_numel(const ir_buffer *b);  /* product of shape, >= 1 */

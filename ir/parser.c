@@ -1631,7 +1631,7 @@ static bool parse_init_bound(parser *p, double *v)
     return true;
 }
 
-/* ROLE NAME ':' TYPE [init '(' LO ',' HI ')'] */
+/* ROLE NAME ':' TYPE [state] [init '(' LO ',' HI ')'] */
 static void parse_graph_buffer(parser *p, ir_buf_role role)
 {
     next(p);
@@ -1645,6 +1645,14 @@ static void parse_graph_buffer(parser *p, ir_buf_role role)
     bool ok = parse_type(p, &dt, &ndim, &shape);
     if (p->panic)
         return;
+    bool state = false;
+    if (at_word(p, "state")) {
+        if (role != IR_BUF_PARAM)
+            error_at(p, tok_loc(p, peek(p, 0)), "only a param can be state, not %s '%s'",
+                     ir_buf_role_name(role), name);
+        next(p);
+        state = true;
+    }
     double lo = 0, hi = 0;
     bool has_init = false;
     if (at_word(p, "init")) {
@@ -1664,6 +1672,7 @@ static void parse_graph_buffer(parser *p, ir_buf_role role)
         return;
     }
     ir_buffer *b = ir_buffer_new(p->m, name, dt, ndim, shape, role);
+    b->state = state && role == IR_BUF_PARAM;
     b->has_init = has_init;
     b->init_lo = lo;
     b->init_hi = hi;

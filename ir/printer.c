@@ -546,6 +546,8 @@ static void print_graph(FILE *out, const ir_graph *g)
         print_name(out, b->name);
         fputs(": ", out);
         print_type(out, b);
+        if (b->state)
+            fputs(" state", out);
         if (b->has_init) {
             fputs(" init(", out);
             print_number(out, b->init_lo);

@@ -828,6 +828,9 @@ static void verify_graph(verifier *v)
             fail(v, "graph buffer '%s' has role %s (graph buffers are input, param, output or "
                     "temp)", bname(b),
                  (unsigned)b->role < IR_NBUF_ROLES ? ir_buf_role_name(b->role) : "?");
+        if (b->state && b->role != IR_BUF_PARAM)
+            fail(v, "graph buffer '%s' is marked state but has role %s (only params are state)",
+                 bname(b), (unsigned)b->role < IR_NBUF_ROLES ? ir_buf_role_name(b->role) : "?");
         check_shape(v, b);
         for (int j = 0; j < i; j++)
             if (g->bufs[j] && g->bufs[j]->name && b->name && strcmp(g->bufs[j]->name, b->name) == 0)

@@ -654,6 +654,156 @@ static void test_imports(void)
     report("imports: include dirs, imported once, lets visible, -D reaches them");
 }
 
+/* False (after showing the diagnostics and reporting the test failed) if a
+ * program that must compile did not. */
+static bool compiled(const ir_module *m, const char *test)
+{
+    CHECK(m != NULL);
+    if (!m) {
+        printf("%s", diag_text ? diag_text : "");
+        report(test);
+    }
+    return m != NULL;
+}
+
+/* Does f contain a float constant equal to v (an infinity, say)? */
+static bool has_float_const(const ir_expr *e, void *p)
+{
+    double *want = p;
+    if (e->kind == IR_FLOAT && e->fval == *want)
+        *want = NAN;   /* found: NaN marks it */
+    return true;
+}
+
+static bool func_has_float(const ir_func *f, double v)
+{
+    double want = v;
+    ir_stmt_walk(f->body, NULL, has_float_const, &want);
+    return isnan(want);
+}
+
+/* inf, where ranges (also not starting at 0), guarded selects. */
+static void test_ranges_and_guards(void)
+{
+    ir_module *m = compile(
+        "def maxpool(x: f32[N, C, H, W], k: int, stride: int, pad: int = 0)\n"
+        "    -> y: f32[N, C, (H + 2*pad - k) / stride + 1, (W + 2*pad - k) / stride + 1] {\n"
+        "    y[n, c, p, q] max= x[n, c, p*stride + r - pad, q*stride + s - pad] else -inf\n"
+        "        where r in 0..k, s in 0..k\n"
+        "}\n"
+        "def ahead(x: f32[L]) -> y: f32[L] {\n"
+        "    y[i] += x[i + d] else 0 where d in 1..3\n"
+        "}\n"
+        "def concat(a: f32[C1, W], b: f32[C2, W]) -> y: f32[C1 + C2, W] {\n"
+        "    y[c, w] = c < C1 ? a[c, w] : b[c - C1, w]\n"
+        "}\n"
+        "input x: f32[1, 2, 5, 6]\n"
+        "input v: f32[7]\n"
+        "input a: f32[2, 3]\n"
+        "input b: f32[4, 3]\n"
+        "pool = maxpool(x, 3, 2, pad=1)\n"
+        "sums = ahead(v)\n"
+        "cat = concat(a, b)\n"
+        "masked[i] = select(i >= 2, v[i], -inf) where i in 0..7\n"
+        "output pool\n"
+        "output sums\n"
+        "output cat\n"
+        "output masked\n");
+    if (!compiled(m, "ranges and guards"))
+        return;
+    ir_func *fp = func_of_layer(m, "pool"), *fa = func_of_layer(m, "sums");
+    ir_func *fc = func_of_layer(m, "cat"), *fm = func_of_layer(m, "masked");
+    CHECK(fp && fa && fc && fm);
+    if (!fp || !fa || !fc || !fm) {
+        ir_module_free(m);
+        report("ranges and guards");
+        return;
+    }
+    int64_t ps[] = {1, 2, 3, 3};
+    CHECK(shape_is(ir_graph_find_buffer(m, "pool"), 4, ps));
+    walk_stats w = stats_of(fp);
+    CHECK(w.nblocks == 1 && w.nstmt[IR_S_FOR] == 6);
+    if (w.nblocks == 1) {   /* r and s are reduced over [0, 3) */
+        const ir_stmt *blk = w.blocks[0];
+        CHECK(blk->niters == 6 && blk->iters[4].kind == IR_ITER_REDUCE && blk->iters[4].extent == 3 &&
+              blk->iters[5].extent == 3);
+    }
+    CHECK(func_has_float(fp, -INFINITY));   /* the identity of max= and the default */
+    w = stats_of(fa);   /* d in 1..3: a loop of 2, the index adds 1 */
+    CHECK(w.nblocks == 1 && w.nblocks && w.blocks[0]->niters == 2 && w.blocks[0]->iters[1].extent == 2);
+    w = stats_of(fc);   /* no range checks: the guard's select only */
+    CHECK(w.nexpr[IR_SELECT] == 1 && w.nstmt[IR_S_ASSERT] == 0);
+    CHECK(func_has_float(fm, -INFINITY));
+
+    void **data = graph_data(m);
+    char err[256];
+    CHECK(ir_interp_module(m, data, err, sizeof err));
+    const float *x = data[buf_index(m, "x")], *pool = data[buf_index(m, "pool")];
+    double worst = 0;
+    for (int c = 0; c < 2; c++)
+        for (int p = 0; p < 3; p++)
+            for (int q = 0; q < 3; q++) {
+                float best = -INFINITY;
+                for (int r = 0; r < 3; r++)
+                    for (int s = 0; s < 3; s++) {
+                        int h = p * 2 + r - 1, wi = q * 2 + s - 1;
+                        if (h >= 0 && h < 5 && wi >= 0 && wi < 6)
+                            best = fmaxf(best, x[(c * 5 + h) * 6 + wi]);
+                    }
+                worst = fmax(worst, fabs(best - pool[(c * 3 + p) * 3 + q]));
+            }
+    const float *v = data[buf_index(m, "v")], *sums = data[buf_index(m, "sums")];
+    for (int i = 0; i < 7; i++) {
+        float want = (i + 1 < 7 ? v[i + 1] : 0) + (i + 2 < 7 ? v[i + 2] : 0);
+        worst = fmax(worst, fabs(want - sums[i]));
+    }
+    const float *a = data[buf_index(m, "a")], *b = data[buf_index(m, "b")];
+    const float *cat = data[buf_index(m, "cat")];
+    for (int c = 0; c < 6; c++)
+        for (int k = 0; k < 3; k++)
+            worst = fmax(worst, fabs(cat[c * 3 + k] - (c < 2 ? a[c * 3 + k] : b[(c - 2) * 3 + k])));
+    CHECK(worst < 1e-6);
+    const float *masked = data[buf_index(m, "masked")];
+    CHECK(masked[0] == -INFINITY && masked[1] == -INFINITY && masked[2] == v[2]);
+    free_data(m, data);
+    ir_module_free(m);
+    report("inf, where ranges (from 0 and from 1), guarded selects: structure and values");
+}
+
+/* Overloads by rank; `state` marks graph params. */
+static void test_overloads_and_state(void)
+{
+    ir_module *m = compile(
+        "def relu(x: f32[N, C]) -> y: f32[N, C] { y[n, c] = max(x[n, c], 0) }\n"
+        "def relu(x: f32[N, C, H, W]) -> y: f32[N, C, H, W] { y[n, c, h, w] = max(x[n, c, h, w], 0) }\n"
+        "def bn(x: f32[N, C], eps: float = 1e-5) -> y: f32[N, C] {\n"
+        "    param weight: f32[C] = 1\n"
+        "    state running_var: f32[C] = uniform(0.5, 1.5)\n"
+        "    y[n, c] = x[n, c] * rsqrt(running_var[c] + eps) * weight[c]\n"
+        "}\n"
+        "input m: f32[2, 3]\n"
+        "input t: f32[1, 2, 2, 2]\n"
+        "r2 = relu(m)\n"
+        "r4 = relu(t)\n"
+        "n = bn(r2, eps=0.5)\n"
+        "output r4\n"
+        "output n\n");
+    if (!compiled(m, "overloads and state"))
+        return;
+    ir_func *f2 = func_of_layer(m, "r2"), *f4 = func_of_layer(m, "r4");
+    CHECK(f2 && f4 && strcmp(ir_func_attr(f2, "op"), "relu") == 0 && strcmp(ir_func_attr(f4, "op"), "relu") == 0);
+    CHECK(f2 && f4 && f2->params[0]->ndim == 2 && f4->params[0]->ndim == 4);
+    ir_buffer *w = ir_graph_find_buffer(m, "n.weight"), *rv = ir_graph_find_buffer(m, "n.running_var");
+    CHECK(w && rv && w->role == IR_BUF_PARAM && rv->role == IR_BUF_PARAM);
+    CHECK(w && rv && !w->state && rv->state && rv->init_lo == 0.5 && rv->init_hi == 1.5);
+    char *text = ir_module_to_string(m);
+    CHECK(text && strstr(text, "  param n.running_var: f32[3] state init(0.5, 1.5)\n"));
+    CHECK(text && strstr(text, "  param n.weight: f32[3] init(1, 1)\n"));
+    free(text);
+    ir_module_free(m);
+    report("overloads: a call runs the def of its ranks; state params are marked");
+}
+
 /* Each program must fail with exactly this first line. */
 static void test_messages(void)
 {
@@ -670,7 +820,7 @@ static void test_messages(void)
         {"input x: f32[4]\noutput x\n", "t.te:2:8: error: 'x' is a program input; an output must be computed by the program"},
         {"input x: f32[4]\ny[i] = x[i] + z[i]\noutput y\n", "t.te:2:15: error: unknown tensor 'z'"},
         {"input x: f32[4]\ny[i] = exp(i)\noutput y\n",
-         "t.te:2:3: error: cannot infer the range of index 'i': use it alone as a whole index of some tensor (as in T[i]), not only inside index expressions"},
+         "t.te:2:3: error: cannot infer the range of index 'i': use it alone as a whole index of some tensor (as in T[i]), or give it a range with `where i in LO..HI`"},
         {"input x: i64[4]\ny[i] = exp(x[i])\noutput y\n",
          "t.te:2:8: error: exp needs a floating-point argument, but 'x[i]' is i64; cast it, e.g. f32(...)"},
         {"input x: f32[4]\ny[i] = x[i] > 0\noutput y\n",
@@ -683,6 +833,20 @@ static void test_messages(void)
          "t.te:5:13: error: invalid layer name \"a b\": use non-empty parts separated by '.', without spaces or quotes"},
         {"def f(x: f32[N]) -> y {\n    z[i] = x[i]\n}\ninput x: f32[4]\na = f(x)\noutput a\n",
          "t.te:2:5: warning: 'z' is computed but never used"},
+        {"input x: i32[4]\ny[i] = max(x[i], -inf)\noutput y\n",
+         "t.te:2:18: error: '-inf' is a floating-point value but i32 is needed here; cast it, e.g. i32(...)"},
+        {"input x: f32[4]\ny[i] += x[i + j] else 0 where j in 0..0\noutput y\n",
+         "t.te:2:31: error: the range 0..0 of index 'j' is empty (it runs from lo up to, not including, hi)"},
+        {"input x: f32[4]\ny[i] = x[i] where i in 0..5\noutput y\n",
+         "t.te:2:19: error: index 'i' ranges over 0..5 by its where clause but is used for dimension 0 of x (size 4); the ranges must agree"},
+        {"input x: f32[4]\ny[i] = x[i] + (i <= 3 ? x[i + 1] : 0)\noutput y\n",
+         "t.te:2:25: error: read of x[i + 1] in main may fall outside dimension 0 (size 4): index ranges over [1, 4]; add a default, e.g. x[...] else 0"},
+        {"input x: f32[4]\ny[i] = x[i] + (2 - i <= i ? x[i - 2] : 0)\noutput y\n",
+         "t.te:2:29: error: read of x[i - 2] in main may fall outside dimension 0 (size 4): index ranges over [-1, 1]; add a default, e.g. x[...] else 0"},
+        {"input v: f32[7]\nm[i] = select(i >= 2, v[i], -inf)\noutput m\n",
+         "t.te:2:3: error: cannot infer the range of index 'i': it is a whole index only inside guarded branches of a select, which do not define ranges; give it one with `where i in LO..HI`"},
+        {"def f(x: f32[N]) -> y: f32[N] { y[i] = x[i] }\ninput x: f32[2, 2]\ny = f(x)\noutput y\n",
+         "t.te:3:7: error: in call to f: argument x has rank 2 (f32[2, 2]) but the parameter is declared f32[N] (rank 1)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ir_module *m = compile(cases[i].src);
@@ -737,6 +901,8 @@ int main(void)
     test_alias();
     test_types();
     test_imports();
+    test_ranges_and_guards();
+    test_overloads_and_state();
     test_messages();
     test_robustness();
     free(diag_text);

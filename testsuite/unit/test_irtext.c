@@ -484,6 +484,7 @@ static ir_module *kitchen_sink(void)
     gb[1]->has_init = true;
     gb[1]->init_lo = -0.125;
     gb[1]->init_hi = 1e-7;
+    gb[8]->state = true;
     for (size_t b = 0; b < sizeof gb / sizeof *gb; b++)
         ir_graph_add_buffer(m, gb[b]);
     ir_graph_add_call(m, f, gb, 9);
@@ -737,6 +738,8 @@ static void check_parser_errors(void)
                       "t.tir:3:13: error: select condition is i64, not bool");
     check_parse_error(HDR "  A[0, 0] = tec_prof_enter(1)\n}\n",
                       "t.tir:3:13: error: tec_prof_enter can only be called by an evaluate statement");
+    check_parse_error("module \"t\"\ngraph {\n  input X: f32[4] state init(-1, 1)\n}\n",
+                      "t.tir:3:19: error: only a param can be state, not input 'X'");
     check_parse_error(HDR "}\ngraph {\n  input X: f32[4, 4]\n  input Y: f32[3]\n  call @f(X, Y)\n}\n",
                       "t.tir:7:14: error: 'Y' is f32[3], but parameter 'I' of @f is i64[4]");
 
@@ -896,6 +899,12 @@ static void check_verifier(void)
     b.block->body[0] = ir_if(b.m, ir_int(b.m, 1), block_body(&b), NULL);
     check_verify(&b, NULL,
                  "tec: internal error: verifier: in @f: the condition of an if is i64, not bool: 1");
+
+    b = make_base();
+    b.m->graph.bufs[0]->state = true;
+    check_verify(&b, NULL,
+                 "tec: internal error: verifier: in graph: graph buffer 'X' is marked state but has "
+                 "role input (only params are state)");
 
     b = make_base();
     b.m->graph.calls[0].nargs = 1;
@@ -1124,7 +1133,7 @@ static void check_kitchen_sink(void)
         "  for z in 0..0 {\n  }\n",
         "    block o() reads() writes(o) {\n",
         "  input x: f32[8] init(-1, 1)\n  param d: f64[8] init(-0.125, 1e-07)\n",
-        "  param \"0-weight\": f32[4, 4]\n",
+        "  param \"0-weight\": f32[4, 4] state\n",
         "  call @\"sink-1\"(x, d, n, q, flags, h, g, s, \"0-weight\")\n  call @fill(y)\n}\n",
     };
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
