@@ -155,7 +155,11 @@ typedef struct rt_row {
     char **inputs;             /* shapes of the tensors it reads (not parameters) */
     int ninputs;
     char *output;              /* shape(s) of what it writes, comma-separated */
-    uint64_t macs, flops, params, param_bytes, act_bytes;
+    uint64_t macs, flops;
+    uint64_t params;           /* trainable parameter elements (PyTorch's parameters()) */
+    uint64_t state;            /* non-trainable weight elements (`state`: BN running stats) */
+    uint64_t param_bytes;      /* bytes of both: the weight memory it reads */
+    uint64_t act_bytes;
     uint64_t load_bytes, store_bytes, dram_read, dram_write;
     double time_us, gflops, intensity, attainable_gflops, roof_pct;
     const char *bound;         /* "memory", "compute" or NULL */

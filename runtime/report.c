@@ -711,7 +711,10 @@ static void finish_sets(builder *b, int i)
     for (int k = 0; k < x->params.n; k++) {
         const ir_buffer *buf = x->params.p[k];
         uint64_t n = padded_numel(b, buf);
-        r->params = sat_add(r->params, n);
+        if (buf->state)
+            r->state = sat_add(r->state, n);
+        else
+            r->params = sat_add(r->params, n);
         r->param_bytes = sat_add(r->param_bytes, sat_mul(n, (uint64_t)ir_dtype_size(buf->dtype)));
     }
     char *out = NULL;
@@ -1229,7 +1232,7 @@ static const char *kind_name(rt_row_kind k)
 
 static void write_csv(FILE *f, const rt_profile *p, const rt_rows *rows)
 {
-    fputs("kind,name,op,group,input_shapes,output_shape,macs,flops,params,param_bytes,"
+    fputs("kind,name,op,group,input_shapes,output_shape,macs,flops,params,state,param_bytes,"
           "activation_bytes,load_bytes,store_bytes,dram_read_bytes,dram_write_bytes,time_us,"
           "gflops,intensity,attainable_gflops,bound,roof_pct,approx", f);
     if (p->hw_ok)
@@ -1255,9 +1258,10 @@ static void write_csv(FILE *f, const rt_profile *p, const rt_rows *rows)
         free(in);
         fputc(',', f);
         csv_field(f, layerish ? r->output : NULL);
-        fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,",
+        fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,",
                 (unsigned long long)r->macs, (unsigned long long)r->flops,
-                (unsigned long long)r->params, (unsigned long long)r->param_bytes,
+                (unsigned long long)r->params, (unsigned long long)r->state,
+                (unsigned long long)r->param_bytes,
                 (unsigned long long)r->act_bytes, (unsigned long long)r->load_bytes,
                 (unsigned long long)r->store_bytes, (unsigned long long)r->dram_read,
                 (unsigned long long)r->dram_write);
@@ -1342,11 +1346,13 @@ static void json_row(FILE *f, const rt_profile *p, const rt_row *r, const char *
         fputs("], \"output_shape\": ", f);
         json_str(f, r->output);
     }
-    fprintf(f, ", \"macs\": %llu, \"flops\": %llu, \"params\": %llu, \"param_bytes\": %llu, "
+    fprintf(f, ", \"macs\": %llu, \"flops\": %llu, \"params\": %llu, \"state\": %llu, "
+            "\"param_bytes\": %llu, "
             "\"activation_bytes\": %llu, \"load_bytes\": %llu, \"store_bytes\": %llu, "
             "\"dram_read_bytes\": %llu, \"dram_write_bytes\": %llu, \"time_us\": ",
             (unsigned long long)r->macs, (unsigned long long)r->flops,
-            (unsigned long long)r->params, (unsigned long long)r->param_bytes,
+            (unsigned long long)r->params, (unsigned long long)r->state,
+            (unsigned long long)r->param_bytes,
             (unsigned long long)r->act_bytes, (unsigned long long)r->load_bytes,
             (unsigned long long)r->store_bytes, (unsigned long long)r->dram_read,
             (unsigned long long)r->dram_write);

@@ -38,7 +38,7 @@ assert l["dram_read_bytes"] == 4 * (128 * 256 + 256 * 64), l["dram_read_bytes"]
 assert l["dram_write_bytes"] == 4 * 128 * 64, l["dram_write_bytes"]
 PY
 head -1 mm.csv >header
-printf '%s\n' "kind,name,op,group,input_shapes,output_shape,macs,flops,params,param_bytes,activation_bytes,load_bytes,store_bytes,dram_read_bytes,dram_write_bytes,time_us,gflops,intensity,attainable_gflops,bound,roof_pct,approx" >want
+printf '%s\n' "kind,name,op,group,input_shapes,output_shape,macs,flops,params,state,param_bytes,activation_bytes,load_bytes,store_bytes,dram_read_bytes,dram_write_bytes,time_us,gflops,intensity,attainable_gflops,bound,roof_pct,approx" >want
 diff -u want header || fail "CSV header"
 grep -q '^layer,C,matmul,,' mm.csv || fail "no CSV row for layer C"
 "$PYTHON" - <<'PY' || fail "trace"
@@ -126,6 +126,23 @@ if command -v gnuplot >/dev/null 2>&1; then
     head -c 8 plots/macs.png | od -An -c | grep -q 'P   N   G' || fail "macs.png is not a PNG"
     grep -q '<svg' plots/roofline.svg || fail "roofline.svg is not SVG"
 fi
+
+# `param` weights are parameters, `state` weights are not (PyTorch's
+# parameters() and buffers); param_bytes has both.
+cat >bn.te <<'EOF'
+def bn(x: f32[N, C]) -> y: f32[N, C] {
+    param weight: f32[C]
+    state running_var: f32[C] = uniform(0.5, 1.5)
+    y[n, c] = x[n, c] * weight[c] / sqrt(running_var[c])
+}
+input x: f32[2, 3]
+y = bn(x)
+output y
+EOF
+expect_status 0 "$TEC" --profile bn.te --report=bn.json --report=bn.csv
+[ "$("$PYTHON" -c "import json; t = json.load(open('bn.json'))['totals']; print(t['params'], t['state'], t['param_bytes'])")" = "3 3 24" ] ||
+    fail "bn.json: params, state and param_bytes are not 3 3 24"
+grep -q '^layer,y,bn,,"f32\[2, 3\]","f32\[2, 3\]",0,18,3,3,24,' bn.csv || { cat bn.csv; fail "bn.csv"; }
 
 # Usage errors.
 expect_status 2 "$TEC" --report=out.txt "$mm"

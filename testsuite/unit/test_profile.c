@@ -856,9 +856,9 @@ static void test_reports(void)
         CHECK(rt_profile_report(p.prof, &o, &p.d));
         char *c = slurp(csv), *j = slurp(json), *t = slurp(trace);
         CHECK(c && strncmp(c, "kind,name,op,group,input_shapes,output_shape,macs,flops,params,"
-                              "param_bytes,activation_bytes,load_bytes,store_bytes,"
-                              "dram_read_bytes,dram_write_bytes,time_us,", 130) == 0);
-        CHECK(c && strstr(c, "\nlayer,a,relu,,f32[1024],f32[1024],0,1024,0,0,4096,4096,4096,"));
+                              "state,param_bytes,activation_bytes,load_bytes,store_bytes,"
+                              "dram_read_bytes,dram_write_bytes,time_us,", 136) == 0);
+        CHECK(c && strstr(c, "\nlayer,a,relu,,f32[1024],f32[1024],0,1024,0,0,0,4096,4096,4096,"));
         CHECK(j && strstr(j, "\"network\": \"chain\""));
         CHECK(j && strstr(j, "\"totals\": {\"name\": \"chain\", \"op\": \"\", \"macs\": 0, "
                              "\"flops\": 2048, \"params\": 0"));
