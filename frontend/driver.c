@@ -46,6 +46,7 @@ typedef struct options {
     int ninputs;
     /* profiling (doc/profile.md) */
     bool profile, calibrate, counters;
+    bool no_run;                  /* --no-run: the profile's static counts only */
     int repeat;                   /* 0: not given */
     int pad_to;
     const char *report_csv, *report_json, *trace, *plot_dir;
@@ -90,6 +91,7 @@ static void usage(FILE *out)
         "  --plot=DIR             per-layer and roofline charts (PNG, SVG) via gnuplot\n"
         "  --counters             hardware counters (cycles, instructions, LLC misses)\n"
         "  --pad-to N             report GEMM dimensions padded to multiples of N\n"
+        "  --no-run               with --profile: static counts only, nothing is run\n"
         "  --calibrate            measure this machine's peak FLOP/s and bandwidth (cached)\n"
         "\n"
         "Accelerator model (doc/accel.md):\n"
@@ -153,7 +155,7 @@ enum {
     OPT_NO_CACHE, OPT_VERSION, OPT_PROFILE, OPT_REPEAT, OPT_REPORT, OPT_TRACE, OPT_PLOT,
     OPT_CALIBRATE, OPT_COUNTERS, OPT_PAD_TO, OPT_ACCEL, OPT_ACCEL_REPORT, OPT_SEARCH,
     OPT_TOPOLOGY, OPT_EXPORT_TOPOLOGY, OPT_EXPORT_FORMAT, OPT_SWEEP, OPT_SWEEP_OUT,
-    OPT_SWEEP_ARRAYS, OPT_SWEEP_DATAFLOWS, OPT_SWEEP_SRAM,
+    OPT_SWEEP_ARRAYS, OPT_SWEEP_DATAFLOWS, OPT_SWEEP_SRAM, OPT_NO_RUN,
 };
 
 /* A positive decimal count no larger than max, or -1. */
@@ -193,6 +195,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"calibrate", no_argument, 0, OPT_CALIBRATE},
         {"counters", no_argument, 0, OPT_COUNTERS},
         {"pad-to", required_argument, 0, OPT_PAD_TO},
+        {"no-run", no_argument, 0, OPT_NO_RUN},
         {"accel", required_argument, 0, OPT_ACCEL},
         {"accel-report", required_argument, 0, OPT_ACCEL_REPORT},
         {"search", required_argument, 0, OPT_SEARCH},
@@ -259,6 +262,7 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_PROFILE: o->profile = true; break;
         case OPT_CALIBRATE: o->calibrate = true; break;
         case OPT_COUNTERS: o->counters = o->profile = true; break;
+        case OPT_NO_RUN: o->no_run = true; break;
         case OPT_TRACE: o->trace = optarg; o->profile = true; break;
         case OPT_PLOT: o->plot_dir = optarg; o->profile = true; break;
         case OPT_REPEAT:
@@ -342,6 +346,11 @@ static int parse_args(int argc, char **argv, options *o)
     if (o->profile && o->emit != EMIT_RUN && (o->report_csv || o->report_json || o->trace ||
                                              o->plot_dir))
         return usage_error("%s", "--report, --trace and --plot need a run (not --emit)");
+    if (o->no_run && !o->profile)
+        return usage_error("%s", "--no-run needs --profile (or --report, --plot, --pad-to)");
+    if (o->no_run && (o->counters || o->trace || o->repeat || o->save_outputs || o->interp))
+        return usage_error("%s", "--no-run cannot be combined with --counters, --trace, "
+                           "--repeat, --save-outputs or --interp");
     if (o->emit == EMIT_SO && !o->output_file)
         return usage_error("%s", "--emit=so needs -o FILE");
     return -1;
@@ -439,6 +448,31 @@ static void accel_cells(void *ctx, const ir_func *fn, char cells[][RT_EXTRA_CELL
             r = &a->per_func[i];
     if (r)
         acc_cli_columns(r, cells);
+}
+
+/* The profile's table and reports, with the accelerator's columns, then the
+ * check of the run's counters against the analysis. */
+static void report_profile(rt_profile *prof, const options *o, accel_columns *acols,
+                           const ir_module *m, diag *d)
+{
+    rt_report_options rep = {.table = stdout, .csv = o->report_csv, .json = o->report_json,
+                             .trace = o->trace, .plot_dir = o->plot_dir};
+    if (acols->per_func) {
+        rep.nextra = ACC_CLI_NCOLS;
+        rep.extra_titles = acc_cli_column_titles;
+        rep.extra_cells = accel_cells;
+        rep.extra_ctx = acols;
+    }
+    if (prof->nruns)
+        fputc('\n', stdout);
+    rt_profile_report(prof, &rep, d);
+    if (acols->per_func)
+        acc_cli_print_summary(stdout, &acols->config, &acols->total);
+    if (prof->nruns)
+        rt_profile_check(prof, d);
+    /* Reports, topology export and sweeps of the accelerator model. */
+    if (acols->per_func && (o->accel.report || o->accel.export_topology || o->accel.sweep))
+        acc_cli_run_module(m, &o->accel, NULL, d);
 }
 
 static int status_of(const diag *d)
@@ -548,6 +582,12 @@ int main(int argc, char **argv)
     }
     if (o.accel_on && o.profile && !accel_columns_init(&acols, m, &o.accel, &d))
         goto done;
+    if (o.no_run && o.emit == EMIT_RUN) {
+        rt_profile_options pro = {.repeat = 1, .pad_to = o.pad_to};
+        if ((prof = rt_profile_new(m, shapes, &pro, &d)))
+            report_profile(prof, &o, &acols, m, &d);
+        goto done;
+    }
 
     if (o.emit == EMIT_TIR) {
         FILE *out = o.output_file ? fopen(o.output_file, "w") : stdout;
@@ -611,24 +651,8 @@ int main(int argc, char **argv)
     rt_run_print_summary(run, stdout);
     if (o.repeat && !o.profile)
         printf("time: median of %d runs after a warm-up: %.1f us\n", o.repeat, median_us);
-    if (prof) {
-        rt_report_options rep = {.table = stdout, .csv = o.report_csv, .json = o.report_json,
-                                 .trace = o.trace, .plot_dir = o.plot_dir};
-        if (acols.per_func) {
-            rep.nextra = ACC_CLI_NCOLS;
-            rep.extra_titles = acc_cli_column_titles;
-            rep.extra_cells = accel_cells;
-            rep.extra_ctx = &acols;
-        }
-        fputc('\n', stdout);
-        rt_profile_report(prof, &rep, &d);
-        if (acols.per_func)
-            acc_cli_print_summary(stdout, &acols.config, &acols.total);
-        rt_profile_check(prof, &d);
-        /* Reports, topology export and sweeps of the accelerator model. */
-        if (acols.per_func && (o.accel.report || o.accel.export_topology || o.accel.sweep))
-            acc_cli_run_module(m, &o.accel, NULL, &d);
-    }
+    if (prof)
+        report_profile(prof, &o, &acols, m, &d);
 
 done:
     st = status_of(&d);

@@ -68,7 +68,8 @@ bool rt_calibration_save(const rt_calibration *c, diag *d);
 /* False when nothing is cached for this CPU (no diagnostic). */
 bool rt_calibration_load(rt_calibration *c);
 void rt_calibration_print(FILE *out, const rt_calibration *c);
-/* TEC_LLC_BYTES, else the last-level cache the C library reports, else 8 MiB. */
+/* TEC_LLC_BYTES, else the highest-level cache sysfs lists for CPU 0, else the
+ * one the C library reports, else 8 MiB. */
 uint64_t rt_llc_bytes(void);
 
 /* ---------------------------------------------------------------- profiles */

@@ -1161,9 +1161,13 @@ static void print_table(const rt_report_options *o, const rt_profile *p, const r
 
 static void print_notes(FILE *out, const rt_profile *p, const rt_rows *rows)
 {
-    fprintf(out, "time: median of %d run%s after a warm-up run; FLOPs count a multiply-add as 2; "
-            "DRAM: cache model with a %.1f MiB last-level cache (doc/profile.md)\n",
-            p->nruns, p->nruns == 1 ? "" : "s", (double)p->llc_bytes / (1 << 20));
+    if (p->nruns)
+        fprintf(out, "time: median of %d run%s after a warm-up run; ", p->nruns,
+                p->nruns == 1 ? "" : "s");
+    else
+        fprintf(out, "not run (--no-run): static counts, no times; ");
+    fprintf(out, "FLOPs count a multiply-add as 2; DRAM: cache model with a %.1f MiB "
+            "last-level cache (doc/profile.md)\n", (double)p->llc_bytes / (1 << 20));
     bool approx = false, unknown = false, groups = false;
     for (int i = 0; i < rows->n; i++) {
         approx |= rows->rows[i].approx;

@@ -144,6 +144,21 @@ expect_status 0 "$TEC" --profile bn.te --report=bn.json --report=bn.csv
     fail "bn.json: params, state and param_bytes are not 3 3 24"
 grep -q '^layer,y,bn,,"f32\[2, 3\]","f32\[2, 3\]",0,18,3,3,24,' bn.csv || { cat bn.csv; fail "bn.csv"; }
 
+# --no-run: the same static counts as a run, no times, no kernel compiled.
+expect_status 0 env CC=/nonexistent/cc "$TEC" -O2 --profile --no-run "$mm" --report=static.json
+grep -q '^not run (--no-run): static counts, no times' out || { cat out; fail "no --no-run note"; }
+"$PYTHON" - <<'PY' || fail "--no-run JSON differs from the run's"
+import json
+a, b = json.load(open("mm.json")), json.load(open("static.json"))
+for k in ["macs", "flops", "params", "param_bytes", "activation_bytes", "load_bytes",
+          "store_bytes", "dram_read_bytes", "dram_write_bytes"]:
+    assert a["totals"][k] == b["totals"][k], k
+assert b["totals"]["time_us"] is None and b["runs"] == 0, b["totals"]
+PY
+expect_status 2 "$TEC" --no-run "$mm"
+expect_err "tec: error: --no-run needs --profile (or --report, --plot, --pad-to)
+tec: try 'tec --help'"
+
 # Usage errors.
 expect_status 2 "$TEC" --report=out.txt "$mm"
 expect_err "tec: error: --report=out.txt: the file name must end in .csv or .json
