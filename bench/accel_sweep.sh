@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/accel_sweep.sh — speed of the accelerator model (issue #5, item 6):
+# bench/accel_sweep.sh — speed of the accelerator model:
 # raw layer evaluations per second, and a sweep of 105 configurations
 # (5 array shapes x 3 dataflows x 7 SRAM sizes) over ResNet-50 with each
 # tiling-search objective.  Prints timings; asserts nothing about them.

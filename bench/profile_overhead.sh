@@ -12,7 +12,7 @@
 # Compilation is not timed (the kernel cache is warmed first).
 #
 # Exit status 1 when the overhead exceeds MAX_OVERHEAD percent (default 3),
-# the goal of issue #4.  Environment: TEC (the tec binary, default ./tec).
+# the goal tec sets itself.  Environment: TEC (the tec binary, default ./tec).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 TEC=${TEC:-$here/tec}
