@@ -1,0 +1,220 @@
+#!/bin/bash
+# testsuite/models/check-torch.sh — the model tests of `make check-torch`:
+# the same models as run-models.sh, but against PyTorch run live.
+#
+#   testsuite/models/check-torch.sh
+#
+# 1. unit/torch_ref: testsuite/models/test_torch_ref.py (the script's parts;
+#    GPT-2 against an independent NumPy forward; the zoo's published counts).
+# 2. torch_ref/*: the command line of tools/torch_ref.py on the tiny model:
+#    --compare, --export-weights and --torch-init through tec --weights, and
+#    its errors.
+# 3. live/NAME: for every testsuite/models/NAME/meta.json, regenerates the
+#    references with the recorded model, program and options, checks that
+#    the committed ones are up to date, and compares tec -O2 with them;
+#    live/gpt2-T1024 does GPT-2 once more at its full context, with the
+#    logits of every position (without the recorded -D T=... and -D P=...).
+#
+# Prints PASS/FAIL lines and "N passed, N failed"; exits 1 if any failed.
+# Without PyTorch it prints "SKIP: ..." and exits 0.  Environment as for
+# run-models.sh (srcdir, builddir, TEC, PYTHON, OUT).
+. "$(dirname "$0")/common.sh"
+OUT=${OUT:-$builddir/testsuite/out}/torch
+REF=$srcdir/tools/torch_ref.py
+COMPARE=$srcdir/testsuite/compare.py
+TINY=$here/tiny/tiny.te
+export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$OUT/cache}
+rm -rf "$OUT"
+mkdir -p "$OUT" || exit 1
+
+if ! "$PYTHON" -c 'import torch, torchvision' 2>/dev/null; then
+    echo "SKIP: models against live PyTorch ($PYTHON has no torch/torchvision;"
+    echo "      apt-get install python3-torch python3-torchvision)"
+    exit 0
+fi
+
+# expect LOG STATUS cmd...: runs cmd (output to LOG); fails unless it exits
+# with STATUS.
+expect() {
+    local log=$1 want=$2
+    shift 2
+    echo "\$ $*" >>"$log"
+    "$@" >>"$log" 2>&1
+    local got=$?
+    [ "$got" = "$want" ] || { echo "exit status $got, expected $want" >>"$log"; return 1; }
+}
+
+# has LOG TEXT: LOG contains the line TEXT.
+has() {
+    grep -qxF -- "$2" "$1" || { echo "missing the line: $2" >>"$1"; return 1; }
+}
+
+# ---------------------------------------------------------------- 1
+log=$OUT/unit.log
+"$PYTHON" "$here/test_torch_ref.py" >"$log" 2>&1
+report unit/torch_ref $? "$log"
+
+# ---------------------------------------------------------------- 2
+t=$OUT/tiny
+mkdir -p "$t"
+
+log=$t/compare.log
+: >"$log"
+expect "$log" 0 "$TEC" -O2 "$TINY" --save-outputs "$t/got" &&
+    expect "$log" 0 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$TINY" --compare "$t/got" &&
+    grep -q "^logits: PASS: max relative error .* (limit 0.0001)$" "$log" &&
+    "$PYTHON" -c 'import numpy as np, sys; a = np.load(sys.argv[1]); a[1, 2] *= 1.001; np.save(sys.argv[1], a)' "$t/got/logits.npy" &&
+    expect "$log" 1 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$TINY" --compare "$t/got" &&
+    grep -q "^logits: FAIL: max relative error" "$log"
+report torch_ref/compare $? "$log"
+
+# Default data exported as files must give tec the same outputs as no files.
+log=$t/weights.log
+: >"$log"
+expect "$log" 0 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$TINY" --export-weights "$t/w" &&
+    expect "$log" 0 ls "$t/w/conv1.weight.npy" "$t/w/bn1.running_var.npy" "$t/w/fc.bias.npy" &&
+    expect "$log" 2 ls "$t/w/bn1.num_batches_tracked.npy" &&
+    expect "$log" 0 "$TEC" -O0 "$TINY" --weights "$t/w" --save-outputs "$t/got-w" &&
+    expect "$log" 0 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$TINY" --compare "$t/got-w"
+report torch_ref/export-weights $? "$log"
+
+# PyTorch's own initialization: the reference must follow the weights.
+log=$t/torch-init.log
+: >"$log"
+expect "$log" 0 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$TINY" --torch-init --seed 7 \
+        --export-weights "$t/wt" --out "$t/ref-t" &&
+    expect "$log" 0 "$TEC" -O2 "$TINY" --weights "$t/wt" --save-outputs "$t/got-t" &&
+    expect "$log" 0 "$PYTHON" "$COMPARE" "$t/ref-t/expected" "$t/got-t" &&
+    expect "$log" 1 "$PYTHON" "$COMPARE" "$t/ref-t/expected" "$t/got" &&
+    grep -q '"weights": "torch-init, seed 7"' "$t/ref-t/meta.json"
+report torch_ref/torch-init $? "$log"
+
+# A parameter renamed and one resized in the tec program.
+log=$t/mismatch.log
+: >"$log"
+sed -e 's/as "fc"/as "head"/' -e 's/conv(image, 8,/conv(image, 6,/' "$TINY" >"$t/bad.te"
+expect "$log" 1 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$t/bad.te" --out "$t/bad" &&
+    has "$log" "torch_ref.py: error: tec's parameters do not match the PyTorch model's state_dict:" &&
+    has "$log" "  missing in tec: fc.weight [5, 8]" &&
+    has "$log" "  not in PyTorch: head.bias [5]" &&
+    has "$log" "  shape of conv1.weight: tec [6, 3, 3, 3], PyTorch [8, 3, 3, 3]" &&
+    has "$log" "  shape of bn1.running_var: tec [6], PyTorch [8]" &&
+    expect "$log" 2 ls "$t/bad"
+report torch_ref/mismatch $? "$log"
+
+# Other errors: tec's own diagnostics passed on, stray weight files, usage.
+log=$t/errors.log
+: >"$log"
+echo 'input x: f32[2' >"$t/syntax.te"
+touch "$t/w/stray.npy"
+expect "$log" 1 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$t/syntax.te" --out "$t/x" &&
+    grep -q "^torch_ref.py: error: .* failed (exit status 1):" "$log" &&
+    grep -q "syntax.te:1:" "$log" &&
+    expect "$log" 1 "$PYTHON" "$REF" tiny --tec "$t/no-such-tec" --program "$TINY" --out "$t/x" &&
+    grep -q "^torch_ref.py: error: cannot run $t/no-such-tec: No such file or directory" "$log" &&
+    expect "$log" 1 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$TINY" --export-weights "$t/w" &&
+    has "$log" "torch_ref.py: error: $t/w: stray.npy names no parameter of the program (tec --weights rejects stray files); use an empty directory" &&
+    expect "$log" 1 "$PYTHON" "$REF" nosuch --tec "$TEC" --program "$TINY" --out "$t/x" &&
+    grep -q "^torch_ref.py: error: unknown model 'nosuch'" "$log" &&
+    expect "$log" 2 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$TINY" &&
+    grep -q "nothing to do" "$log" &&
+    expect "$log" 2 "$PYTHON" "$REF" tiny --program "$TINY" --torch-init --out "$t/x" &&
+    expect "$log" 2 "$PYTHON" "$REF" tiny --program "$TINY" -D T --out "$t/x"
+report torch_ref/errors $? "$log"
+
+# --model-file: a model defined outside the script.
+log=$t/model-file.log
+: >"$log"
+cat >"$t/net.py" <<'EOF'
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.bn1(self.conv1(x))).mean(dim=(2, 3)))
+
+def build(defines):
+    return Net()
+EOF
+expect "$log" 0 "$PYTHON" "$REF" mynet --model-file "$t/net.py" --tec "$TEC" --program "$TINY" \
+        --out "$t/ref-m" &&
+    expect "$log" 0 "$PYTHON" "$COMPARE" "$here/tiny/expected" "$t/ref-m/expected"
+report torch_ref/model-file $? "$log"
+
+# ---------------------------------------------------------------- 3
+
+# same_counts LIVE COMMITTED: two meta.json files agree on what
+# run-models.sh checks besides the outputs (the options, the shapes and the
+# parameter and MAC counts).
+same_counts() {
+    "$PYTHON" - "$1" "$2" <<'EOF'
+import json, sys
+live, old = (json.load(open(p)) for p in sys.argv[1:])
+keys = ["tec_args", "inputs", "outputs", "parameters", "torch_parameters",
+        "macs", "layer_macs"]
+stale = [k for k in keys if live.get(k) != old.get(k)]
+for k in stale:
+    print("%s differs: live %s, committed %s" % (k, json.dumps(live.get(k))[:200],
+                                                json.dumps(old.get(k))[:200]))
+sys.exit(1 if stale else 0)
+EOF
+}
+
+# live DIR MODEL MODELFILE PROGRAM ARGS...: tec -O2, then one PyTorch run
+# that regenerates the references into DIR and compares tec's outputs.
+live() {
+    local dir=$1 model=$2 mfile=$3 program=$4
+    shift 4
+    local mf=()
+    [ -n "$mfile" ] && mf=(--model-file "$mfile")
+    mkdir -p "$dir" &&
+        expect "$log" 0 "$TEC" -O2 "$@" "$program" --save-outputs "$dir/got" &&
+        expect "$log" 0 "$PYTHON" "$REF" "$model" "${mf[@]}" --tec "$TEC" --program "$program" \
+            "$@" --out "$dir" --compare "$dir/got"
+}
+
+for meta in "$here"/*/meta.json; do
+    [ -f "$meta" ] || continue
+    name=$(basename "$(dirname "$meta")")
+    log=$OUT/live-$name.log
+    : >"$log"
+    if ! mapfile -t f < <(meta_fields "$meta" 2>>"$log") || [ ${#f[@]} -lt 3 ]; then
+        report "live/$name" 1 "$log"
+        continue
+    fi
+    # Weights kept in NAME/weights are not PyTorch's to regenerate.
+    if [ -d "$here/$name/weights" ]; then
+        echo "SKIP: live/$name (its weights come from $here/$name/weights)"
+        continue
+    fi
+    live "$OUT/live-$name" "${f[0]}" "${f[1]}" "${f[2]}" "${f[@]:3}" &&
+        expect "$log" 0 "$PYTHON" "$COMPARE" "$OUT/live-$name/expected" "$here/$name/expected" &&
+        expect "$log" 0 same_counts "$OUT/live-$name/meta.json" "$meta"
+    report "live/$name" $? "$log"
+    if [ "$name" = gpt2 ]; then
+        # The recorded options without their -D T=... and -D P=..., then
+        # T=1024: every position's logits.
+        args=()
+        set -- "${f[@]:3}"
+        while [ $# -gt 0 ]; do
+            if [ "$1" = -D ] && [ $# -gt 1 ] && [[ $2 == [TP]=* ]]; then
+                shift 2
+            else
+                args+=("$1")
+                shift
+            fi
+        done
+        log=$OUT/live-gpt2-T1024.log
+        : >"$log"
+        live "$OUT/live-gpt2-T1024" "${f[0]}" "${f[1]}" "${f[2]}" "${args[@]}" -D T=1024
+        report "live/gpt2-T1024" $? "$log"
+    fi
+done
+
+summary
