@@ -40,6 +40,8 @@ struct fe_file {
     bool syntax_ok;        /* parsed without errors */
     int import_state;      /* 0 new, 1 being imported, 2 done (cycle check) */
     bool lets_done;        /* its top-level lets were evaluated */
+    struct fe_env *scope;  /* the lets its code sees: its own top-level lets
+                              and those of the files it imports (sema) */
 };
 
 /* ---------------------------------------------------------------- expressions */
@@ -157,7 +159,8 @@ typedef enum {
     FE_S_INDEX,    /* name[idx] op value */
     FE_S_ASSIGN,   /* name = value [as "str"] */
     FE_S_FOR,      /* for name in lo..hi { body } */
-    FE_S_IF        /* if cond { body } [else { orelse }] */
+    FE_S_IF,       /* if cond { body } [else { orelse }] */
+    FE_S_ASSERT    /* assert cond [, "str"]     as = the message */
 } fe_stmt_kind;
 
 typedef enum {
@@ -179,10 +182,11 @@ struct fe_stmt {
     fe_type *type;         /* INPUT, PARAM */
     fe_init init;          /* INPUT, PARAM */
     bool state;            /* PARAM: declared `state` (not trainable) */
-    const char *as;        /* OUTPUT, ASSIGN: decoded string, or NULL */
+    const char *as;        /* OUTPUT, ASSIGN: decoded string, or NULL;
+                              ASSERT: its message, or NULL */
     fe_span as_span;
     fe_expr *lo, *hi;      /* FOR */
-    fe_expr *cond;         /* IF */
+    fe_expr *cond;         /* IF, ASSERT */
     fe_stmt **body;        /* FOR, IF */
     int nbody;
     fe_stmt **orelse;      /* IF */

@@ -134,7 +134,7 @@ static void note_kind(fe_stmt **body, int n, bool *calls, bool *index)
 %token ADDEQ "'+='" MULEQ "'*='" MAXEQ "'max='" MINEQ "'min='"
 %token DEF "'def'" LET "'let'" PARAM "'param'" INPUT "'input'" OUTPUT "'output'"
 %token IMPORT "'import'" FOR "'for'" IN "'in'" IF "'if'" ELSE "'else'" AS "'as'"
-%token UNIFORM "'uniform'" WHERE "'where'" STATE "'state'"
+%token UNIFORM "'uniform'" WHERE "'where'" STATE "'state'" ASSERT "'assert'"
 
 %type <expr> expr uexpr postfix
 %type <vec> exprs exprs1 args args1 stmts params params1 block else_part where_opt ranges
@@ -236,6 +236,16 @@ stmt:
         $$->hi = $6;
         $$->body = (fe_stmt **)$7->v;
         $$->nbody = $7->n;
+    }
+  | ASSERT expr NEWLINE {
+        $$ = fe_stmt_new(A, FE_S_ASSERT, SP(@$));
+        $$->cond = $2;
+    }
+  | ASSERT expr ',' STRING NEWLINE {
+        $$ = fe_stmt_new(A, FE_S_ASSERT, SP(@$));
+        $$->cond = $2;
+        $$->as = $4;
+        $$->as_span = SP(@4);
     }
   | FOR error block NEWLINE     { $$ = NULL; }
   | if_stmt NEWLINE             { $$ = $1; }

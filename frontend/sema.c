@@ -233,8 +233,57 @@ static const char *closest(const char *name, const char **cands, int n)
     return found;
 }
 
+/* Does file `from` see the lets of file `to`: is it `to`, or does it import
+ * `to`, directly or through other files?  seen marks the files visited. */
+static bool file_sees(fe_ctx *c, const fe_file *from, const fe_file *to, bool *seen)
+{
+    if (from == to)
+        return true;
+    for (int i = 0; i < c->nfiles; i++)
+        if (c->files[i] == from) {
+            if (seen[i])
+                return false;
+            seen[i] = true;
+        }
+    for (int i = 0; i < from->nstmts; i++) {
+        const fe_stmt *s = from->stmts[i];
+        if (s->kind == FE_S_IMPORT && s->imported && file_sees(c, s->imported, to, seen))
+            return true;
+    }
+    return false;
+}
+
+/* Why `name` is unknown in e when some file has a top-level `let name`:
+ * the let runs later, or its file is not imported where e's code is
+ * written.  "" if no file has such a let. */
+static const char *let_elsewhere(fe_ctx *c, fe_env *e, const char *name)
+{
+    while (e->parent)
+        e = e->parent;
+    const fe_file *from = e->file;
+    const char *unimported = "";
+    bool *seen = ir_alloc(c->a, sizeof(bool) * (size_t)(c->nfiles + 1));
+    for (int f = 0; f < c->nfiles && from; f++)
+        for (int i = 0; i < c->files[f]->nstmts; i++) {
+            const fe_stmt *s = c->files[f]->stmts[i];
+            if (s->kind != FE_S_LET || strcmp(s->name, name) != 0)
+                continue;
+            memset(seen, 0, sizeof(bool) * (size_t)c->nfiles);
+            if (file_sees(c, from, c->files[f], seen))
+                return ir_sprintf(c->a, " (the let '%s' at %s is not defined yet at this point)", name,
+                                  loc_str(c, s->name_span));
+            if (!*unimported)
+                unimported = ir_sprintf(c->a, " (a let of %s, at %s, which %s does not import)",
+                                        c->files[f]->name, loc_str(c, s->name_span), from->name);
+        }
+    return unimported;
+}
+
 const char *fe_suggest(fe_ctx *c, fe_env *e, const char *name)
 {
+    const char *elsewhere = let_elsewhere(c, e, name);
+    if (*elsewhere)
+        return elsewhere;
     const char **cands = NULL;
     int n = 0, cap = 0;
     for (; e; e = e->parent)
@@ -1210,9 +1259,11 @@ static fe_expr *ip_binary(interp_parser *p, int level)
 
 static fe_expr *ip_expr(interp_parser *p) { return ip_binary(p, 0); }
 
-/* Expands "{expr}" in an `as` string; NULL after an error. */
-static const char *expand_layer_name(fe_ctx *c, fe_env *e, const char *decoded, fe_span sp)
+/* Expands "{expr}" in a string: an `as` layer name (layer set: the values
+ * must be integers) or an assert's message.  NULL after an error. */
+static const char *expand_string(fe_ctx *c, fe_env *e, const char *decoded, fe_span sp, bool layer)
 {
+    const char *what = layer ? "layer name" : "assert message";
     if (!strchr(decoded, '{') && !strchr(decoded, '}') && !strchr(decoded, '\\'))
         return decoded;
     /* Work on the token's source text so positions are exact. */
@@ -1234,30 +1285,33 @@ static const char *expand_layer_name(fe_ctx *c, fe_env *e, const char *decoded, 
                 close++;
             interp_parser p = {c, sp, s, i + 1, close, false};
             if (close >= n - 1) {
-                fe_error(c, ip_span(&p, i, i + 1), "unterminated '{' in layer name");
+                fe_error(c, ip_span(&p, i, i + 1), "unterminated '{' in %s", what);
                 return NULL;
             }
             fe_expr *x = ip_expr(&p);
             ip_skip(&p);
             if (!x || p.bad || p.pos != close) {
                 fe_error(c, ip_span(&p, i + 1, close),
-                         "cannot read '%.*s' in layer name: expected an integer expression of names, numbers, + - * / %% and ()",
-                         close - i - 1, s + i + 1);
+                         "cannot read '%.*s' in %s: expected an integer expression of names, numbers, + - * / %% and ()",
+                         close - i - 1, s + i + 1, what);
                 return NULL;
             }
             fe_value v;
             if (!fe_eval(c, e, x, &v))
                 return NULL;
-            if (v.kind != FE_V_INT) {
+            if (v.kind != FE_V_INT && layer) {
                 fe_error(c, x->span, "'%.*s' in a layer name must be an integer, but it is %g",
                          close - i - 1, s + i + 1, v.f);
                 return NULL;
             }
-            snprintf(piece, sizeof piece, "%lld", (long long)v.i);
+            if (v.kind == FE_V_INT)
+                snprintf(piece, sizeof piece, "%lld", (long long)v.i);
+            else
+                snprintf(piece, sizeof piece, "%g", v.f);
             i = close;
         } else if (s[i] == '}') {
             interp_parser p = {c, sp, s, i, i, false};
-            fe_error(c, ip_span(&p, i, i + 1), "unmatched '}' in layer name (write \\} for a brace)");
+            fe_error(c, ip_span(&p, i, i + 1), "unmatched '}' in %s (write \\} for a brace)", what);
             return NULL;
         }
         size_t k = strlen(add);
@@ -1311,9 +1365,11 @@ static bool define_value(fe_ctx *c, const fe_define *df, fe_value *v)
     return false;
 }
 
+/* `let NAME = expr`: global (at the top level of a file) binds NAME in that
+ * file's scope, where -D may override it; otherwise a local value of `in`. */
 static void elab_let(fe_ctx *c, fe_inst *in, const fe_stmt *s, bool global)
 {
-    fe_env *e = global ? c->globals : in->env;
+    fe_env *e = global ? s->span.file->scope : in->env;
     fe_binding *old = env_find_local(e, s->name);
     if (old && (global || old->kind == FE_B_LET || old->kind == FE_B_LOOP || old->kind == FE_B_SIZE ||
                 old->kind == FE_B_ATTR)) {
@@ -1337,33 +1393,95 @@ static void elab_let(fe_ctx *c, fe_inst *in, const fe_stmt *s, bool global)
                 fe_env_bind(c, e, s->name, FE_B_LET, v, s->name_span);
                 return;
             }
-    ok = fe_eval(c, global ? c->globals : in->env, s->value, &v);
+    ok = fe_eval(c, e, s->value, &v);
     fe_env_bind(c, e, s->name, FE_B_LET, ok ? v : poison(), s->name_span);
 }
 
-/* Evaluates the lets of an imported file (once). */
-static void run_import(fe_ctx *c, fe_inst *in, fe_file *f)
+static bool same_place(fe_span a, fe_span b) { return a.file == b.file && a.off == b.off; }
+
+/* Does f have a top-level `let name` (which hides imported lets of that
+ * name in all of f)? */
+static bool defines_let(const fe_file *f, const char *name)
 {
-    if (f->lets_done)
-        return;
-    f->lets_done = true;
-    for (int i = 0; i < f->nstmts; i++) {
-        fe_stmt *s = f->stmts[i];
-        switch (s->kind) {
-        case FE_S_DEF:
-            break;
-        case FE_S_LET:
-            elab_let(c, in, s, true);
-            break;
-        case FE_S_IMPORT:
-            if (s->imported)
-                run_import(c, in, s->imported);
-            break;
-        default:
-            fe_error(c, s->span, "only def, let and import may appear at the top level of an imported file");
-            break;
+    for (int i = 0; i < f->nstmts; i++)
+        if (f->stmts[i]->kind == FE_S_LET && strcmp(f->stmts[i]->name, name) == 0)
+            return true;
+    return false;
+}
+
+static bool elab_assert(fe_ctx *c, fe_env *e, const fe_stmt *s, const char *def);
+
+/* `import "f"` in the file whose scope is `into`: runs f's top-level lets
+ * (once, however often f is imported), then makes the lets f sees visible
+ * in `into`, except those `into`'s file defines itself.  Two different
+ * imported lets of one name are an error at the import of the second. */
+static void run_import(fe_ctx *c, fe_inst *in, fe_env *into, const fe_stmt *imp)
+{
+    fe_file *f = imp->imported;
+    if (!f->lets_done) {
+        f->lets_done = true;
+        for (int i = 0; i < f->nstmts; i++) {
+            fe_stmt *s = f->stmts[i];
+            switch (s->kind) {
+            case FE_S_DEF:
+                break;
+            case FE_S_LET:
+                elab_let(c, in, s, true);
+                break;
+            case FE_S_IMPORT:
+                if (s->imported)
+                    run_import(c, in, f->scope, s);
+                break;
+            case FE_S_ASSERT:
+                elab_assert(c, f->scope, s, NULL);
+                break;
+            default:
+                fe_error(c, s->span, "only def, let, import and assert may appear at the top level of an imported file");
+                break;
+            }
         }
     }
+    for (int i = 0; i < f->scope->n; i++) {
+        const fe_binding *b = &f->scope->b[i];
+        if (defines_let(into->file, b->name))
+            continue;
+        fe_binding *old = env_find_local(into, b->name);
+        if (!old) {
+            fe_binding copy = *b;
+            IR_PUSH(c->a, into->b, into->n, into->cap, copy);
+        } else if (!same_place(old->loc, b->loc)) {
+            fe_error(c, imp->name_span,
+                     "import \"%s\" brings in the let '%s' (at %s), but %s already imports the let '%s' (at %s); rename one, or define '%s' in %s, which hides both",
+                     imp->name, b->name, loc_str(c, b->loc), into->file->name, b->name, loc_str(c, old->loc),
+                     b->name, into->file->name);
+        }
+    }
+}
+
+/* `assert cond, "message"` in scope e (inside def, if not NULL): true if
+ * cond holds; false after an error naming the def, the message, the
+ * condition and the values of its names (or silently, when cond uses a
+ * value that failed before). */
+static bool elab_assert(fe_ctx *c, fe_env *e, const fe_stmt *s, const char *def)
+{
+    fe_value v;
+    if (!fe_eval(c, e, s->cond, &v))
+        return false;
+    if (truthy(v))
+        return true;
+    const char *head = def ? ir_sprintf(c->a, "assertion failed in %s", def) : "assertion failed";
+    const char *cond = fe_span_text(c->a, s->cond->span);
+    const char *with = values_of_names(c, e, s->cond);
+    if (*with)
+        with = ir_sprintf(c->a, " with %s", with);
+    if (!s->as) {
+        fe_error(c, s->span, "%s: %s%s", head, cond, with);
+        return false;
+    }
+    const char *msg = expand_string(c, e, s->as, s->as_span, false);
+    if (msg)
+        fe_error(c, s->span, "%s: %s (%s%s)", head, msg, cond, with);
+    return false;
 }
 
 static void elab_input(fe_ctx *c, fe_inst *in, const fe_stmt *s)
@@ -1477,7 +1595,7 @@ static void elab_output(fe_ctx *c, fe_inst *in, const fe_stmt *s)
      * (else, when an input or param has that name, `<name>.out`). */
     const char *name = s->name;
     if (s->as) {
-        name = expand_layer_name(c, in->env, s->as, s->as_span);
+        name = expand_string(c, in->env, s->as, s->as_span, true);
         if (!name || !valid_layer_name(c, name, s->as_span))
             return;
     }
@@ -1536,7 +1654,7 @@ static void elab_assign(fe_ctx *c, fe_inst *in, const fe_stmt *s)
             return;
         }
         close_stage(c, in);
-        const char *local = s->as ? expand_layer_name(c, in->env, s->as, s->as_span) : s->name;
+        const char *local = s->as ? expand_string(c, in->env, s->as, s->as_span, true) : s->name;
         fe_value v = poison();
         if (local && (!s->as || valid_layer_name(c, local, s->as_span)))
             v = instantiate(c, in, s, def, join_name(c, in->layer, local));
@@ -1603,7 +1721,11 @@ static void elab_stmt(fe_ctx *c, fe_inst *in, fe_stmt *s, bool top)
         if (!top)
             fe_error(c, s->span, "import is only allowed at the top level of a file");
         else if (s->imported)
-            run_import(c, in, s->imported);
+            run_import(c, in, s->span.file->scope, s);
+        break;
+    case FE_S_ASSERT:
+        if (!elab_assert(c, in->env, s, in->def ? in->op : NULL))
+            in->stopped = true;
         break;
     case FE_S_LET:
         elab_let(c, in, s, top && !in->def);
@@ -1646,7 +1768,7 @@ static void elab_stmt(fe_ctx *c, fe_inst *in, fe_stmt *s, bool top)
 
 static void elab_stmts(fe_ctx *c, fe_inst *in, fe_stmt **ss, int n, bool top)
 {
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n && !in->stopped; i++)
         elab_stmt(c, in, ss[i], top);
 }
 
@@ -1917,7 +2039,7 @@ static fe_value instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def
     in->layer = layer;
     in->op = def->name;
     in->call = call->span;
-    in->env = env_new(c, c->globals);
+    in->env = env_new(c, def->span.file->scope);
     in->parent = caller;
     in->depth = caller->depth + 1;
     def_refs(c, def);
@@ -1925,16 +2047,26 @@ static fe_value instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def
     in->nrefs = def->nrefs;
     if (!bind_args(c, caller, call, def, in))
         return poison();
+    /* The asserts that open the body are preconditions: they run before
+       the output type, whose dimensions they may guard. */
+    int npre = 0;
+    while (npre < def->nbody && def->body[npre]->kind == FE_S_ASSERT)
+        npre++;
     c->inst = in;
-    bool out_ok = !def->out_type || eval_out_type(c, in, call);
+    elab_stmts(c, in, def->body, npre, false);
+    bool out_ok = !in->stopped && (!def->out_type || eval_out_type(c, in, call));
     c->inst = caller;
     if (!out_ok)
         return poison();
 
     c->inst = in;
-    elab_stmts(c, in, def->body, def->nbody, false);
+    elab_stmts(c, in, def->body + npre, def->nbody - npre, false);
+    if (in->stopped && in->stage)
+        in->stage->poisoned = true;   /* cut short: nothing of it is lowered */
     close_stage(c, in);
     c->inst = caller;
+    if (in->stopped)
+        return poison();
 
     fe_binding *b = env_find_local(in->env, def->out);
     if (!b || (b->v.kind == FE_V_TENSOR && b->v.t->dead)) {
@@ -1998,15 +2130,20 @@ static void collect_defs(fe_ctx *c)
 
 bool fe_elaborate(fe_ctx *c)
 {
-    c->globals = env_new(c, NULL);
+    for (int i = 0; i < c->nfiles; i++) {
+        c->files[i]->scope = env_new(c, NULL);
+        c->files[i]->scope->file = c->files[i];
+    }
     collect_defs(c);
     fe_def prog = {.name = "main", .body = c->main->stmts, .nbody = c->main->nstmts};
     def_refs(c, &prog);
-    fe_inst in = {.layer = "", .op = "main", .env = env_new(c, c->globals),
+    fe_inst in = {.layer = "", .op = "main", .env = env_new(c, c->main->scope),
                   .refs = prog.refs, .nrefs = prog.nrefs};
     c->inst = &in;
     c->main->lets_done = true;
     elab_stmts(c, &in, c->main->stmts, c->main->nstmts, true);
+    if (in.stopped && in.stage)
+        in.stage->poisoned = true;
     close_stage(c, &in);
     c->inst = NULL;
     bool any_output = false;

@@ -61,12 +61,15 @@ typedef struct fe_binding {
     const char *origin;    /* SIZE: "A: f32[64, 32]", where it was bound */
 } fe_binding;
 
-/* A scope: a def instance's names, or the program's; parent holds the
- * top-level lets. */
+/* A scope: a def instance's names, or the program's, whose parent is the
+ * scope of the file the def (or the program) is written in; or that file
+ * scope itself (file set, no parent): the file's top-level lets and those
+ * of the files it imports. */
 typedef struct fe_env {
     fe_binding *b;
     int n, cap;
     struct fe_env *parent;
+    const fe_file *file;   /* a file's scope: that file */
 } fe_env;
 
 /* ---------------------------------------------------------------- kernels */
@@ -173,6 +176,7 @@ struct fe_inst {
     int nrefs;
     fe_inst *parent;
     int depth;
+    bool stopped;          /* an assert failed: the rest is not elaborated */
 };
 
 /* A hash table from names to pointers (graph buffers, functions, layers
@@ -192,7 +196,6 @@ typedef struct fe_ctx {
     fe_file *main;
     fe_file **files;       /* every file read */
     int nfiles, capfiles;
-    fe_env *globals;       /* top-level lets */
     fe_def **defs;
     int ndefs, capdefs;
     fe_map layers;         /* layer name -> fe_span * where it was named */

@@ -610,11 +610,26 @@ static void write_file(const char *dir, const char *name, const char *text)
     }
 }
 
+/* Creates a directory from the template dir ("...XXXXXX"); false after a
+ * failed check if it cannot. */
+static bool make_temp_dir(char *dir)
+{
+    bool made = mkdtemp(dir) != NULL;
+    CHECK(made);
+    return made;
+}
+
+static void remove_dir(const char *dir)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 static void test_imports(void)
 {
     char dir[] = "/tmp/tec-fe-XXXXXX";
-    if (!mkdtemp(dir)) {
-        CHECK(!"mkdtemp");
+    if (!make_temp_dir(dir)) {
         report("imports");
         return;
     }
@@ -648,10 +663,69 @@ static void test_imports(void)
     m = compile_opts("import \"bad.te\"\n", &o);
     snprintf(want, sizeof want, "%s/bad.te:3:1: error: syntax error, unexpected '}'", inc);
     CHECK(!m && strcmp(first_line(), want) == 0);
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0);
+    remove_dir(dir);
     report("imports: include dirs, imported once, lets visible, -D reaches them");
+}
+
+/* Top-level lets belong to their file: a def sees the lets of its own file
+ * and of the files that file imports; a file's own let hides an imported
+ * one of the same name (there only); -D sets every let of its name. */
+static void test_let_scopes(void)
+{
+    char dir[] = "/tmp/tec-fe-XXXXXX";
+    if (!make_temp_dir(dir)) {
+        report("let scopes");
+        return;
+    }
+    write_file(dir, "wide.te", "let W = 3\ndef widen(x: f32[N]) -> y: f32[N * W] {\n    y[i] = x[i / W]\n}\n");
+    write_file(dir, "checked.te", "let B = 4\nassert B % 2 == 0, \"B must be even\"\n");
+    const char *incs[] = {dir};
+    fe_options o = {incs, 1, NULL, 0};
+    int64_t seven[] = {7}, twentyone[] = {21}, two[] = {2}, four[] = {4};
+    /* the program's W is 7 (before and after the import), widen's is 3 */
+    const char *progs[] = {
+        "import \"wide.te\"\nlet W = 7\ninput v: f32[W]\nw = widen(v)\noutput w\n",
+        "let W = 7\nimport \"wide.te\"\ninput v: f32[W]\nw = widen(v)\noutput w\n",
+    };
+    for (int k = 0; k < 2; k++) {
+        ir_module *m = compile_opts(progs[k], &o);
+        CHECK(m && shape_is(ir_graph_find_buffer(m, "v"), 1, seven) &&
+              shape_is(ir_graph_find_buffer(m, "w"), 1, twentyone));
+        ir_module_free(m);
+    }
+    fe_define dw = {"W", "2"};
+    fe_options od = {incs, 1, &dw, 1};
+    ir_module *m = compile_opts(progs[0], &od);
+    CHECK(m && shape_is(ir_graph_find_buffer(m, "v"), 1, two) && shape_is(ir_graph_find_buffer(m, "w"), 1, four));
+    ir_module_free(m);
+    /* the program's lets do not reach an imported def (here its index
+       variable i, and W where widen has its own) */
+    m = compile_opts("import \"wide.te\"\nlet i = 1\nlet N = 5\ninput v: f32[2]\nw = widen(v)\noutput w\n", &o);
+    int64_t six[] = {6};
+    CHECK(m && shape_is(ir_graph_find_buffer(m, "w"), 1, six));
+    ir_module_free(m);
+    /* an assert at the top level of an imported file checks its lets */
+    m = compile_opts("import \"checked.te\"\ninput v: f32[B]\noutput v\n", &o);
+    CHECK(!m && strstr(first_line(), "'v' is a program input"));
+    fe_define db = {"B", "3"};
+    fe_options ob = {incs, 1, &db, 1};
+    m = compile_opts("import \"checked.te\"\ninput v: f32[B]\nw[i] = v[i]\noutput w\n", &ob);
+    char want[1024];
+    snprintf(want, sizeof want, "%s/checked.te:2:1: error: assertion failed: B must be even (B %% 2 == 0 with B = 3)", dir);
+    CHECK(!m && strcmp(first_line(), want) == 0);
+    /* a let of a file that is not imported, or not run yet, is named */
+    m = compile_opts("import \"wide.te\"\nlet K = 2\ninput v: f32[W * K]\noutput v\n", &o);
+    CHECK(!m && strstr(first_line(), "'v' is a program input"));
+    write_file(dir, "usesK.te", "def f(x: f32[N]) -> y: f32[N * K] {\n    y[i] = x[i / K]\n}\n");
+    m = compile_opts("import \"usesK.te\"\nlet K = 2\ninput v: f32[2]\nw = f(v)\noutput w\n", &o);
+    snprintf(want, sizeof want,
+             "%s/usesK.te:1:32: error: unknown name 'K' (a let of t.te, at t.te:2:5, which %s/usesK.te does not import)",
+             dir, dir);
+    CHECK(!m && strcmp(first_line(), want) == 0);
+    if (m || strcmp(first_line(), want) != 0)
+        printf("  got '%s'\n", first_line());
+    remove_dir(dir);
+    report("let scopes: per file, own lets hide imported ones, -D sets all, asserts in imported files");
 }
 
 /* False (after showing the diagnostics and reporting the test failed) if a
@@ -847,6 +921,16 @@ static void test_messages(void)
          "t.te:2:3: error: cannot infer the range of index 'i': it is a whole index only inside guarded branches of a select, which do not define ranges; give it one with `where i in LO..HI`"},
         {"def f(x: f32[N]) -> y: f32[N] { y[i] = x[i] }\ninput x: f32[2, 2]\ny = f(x)\noutput y\n",
          "t.te:3:7: error: in call to f: argument x has rank 2 (f32[2, 2]) but the parameter is declared f32[N] (rank 1)"},
+        {"def f(x: f32[N]) -> y: f32[N * K] { y[i] = x[i / K] }\ninput x: f32[2]\ny = f(x)\nlet K = 2\noutput y\n",
+         "t.te:1:32: error: unknown name 'K' (the let 'K' at t.te:4:5 is not defined yet at this point)"},
+        {"let N = 2\nassert N > 2, \"N is {N}, at most {N + 1 - 1}\"\n",
+         "t.te:2:1: error: assertion failed: N is 2, at most 2 (N > 2 with N = 2)"},
+        {"def f(x: f32[N], k: int) -> y: f32[N / k] {\n    assert k != 0\n    y[i] = x[i * k]\n}\ninput x: f32[4]\ny = f(x, 0)\noutput y\n",
+         "t.te:2:5: error: assertion failed in f: k != 0 with k = 0"},
+        {"input x: f32[4]\nassert x > 0\n",
+         "t.te:2:8: error: 'x' is a tensor (f32[4]), but a compile-time number is needed here"},
+        {"let N = 2\nassert N > 2, \"{M}\"\n", "t.te:2:17: error: unknown name 'M'"},
+        {"let T = 1\nassert T > 2, \"T is {T\"\n", "t.te:2:21: error: unterminated '{' in assert message"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ir_module *m = compile(cases[i].src);
@@ -901,6 +985,7 @@ int main(void)
     test_alias();
     test_types();
     test_imports();
+    test_let_scopes();
     test_ranges_and_guards();
     test_overloads_and_state();
     test_messages();
