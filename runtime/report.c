@@ -1185,8 +1185,9 @@ static void print_notes(FILE *out, const rt_profile *p, const rt_rows *rows)
                 "instrument pass run?)\n");
     if (p->o.pad_to > 1)
         fprintf(out, "--pad-to %d: MACs, FLOPs, parameter and activation memory of GEMM-like "
-                "layers are those of M, N, K padded to multiples of %d; time, loads, stores and "
-                "DRAM traffic are for the unpadded program\n", p->o.pad_to, p->o.pad_to);
+                "layers are those of M, N, K padded to multiples of %d, and the DRAM model uses "
+                "the padded tensor sizes; time, loads and stores are for the unpadded program\n",
+                p->o.pad_to, p->o.pad_to);
     if (p->have_calib)
         fprintf(out, "roofline: %.1f GFLOP/s peak, %.1f GB/s (1 thread, %s; tec --calibrate)\n",
                 p->calib.peak_gflops[0], p->calib.bw_gbs[0], p->calib.cpu);
