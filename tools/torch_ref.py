@@ -15,6 +15,13 @@ writes OUT/expected/OUTPUT.npy and OUT/meta.json.  Other modes:
                            default data for the parameters (needs --export-weights)
     --compare DIR          compare tec's --save-outputs DIR with the reference
                            (max |got - ref| / max |ref| per output, limit 1e-4)
+    --input NAME=FILE.npy  feed FILE to input NAME instead of tec's default
+                           data, as tec --input does (the same dtype and shape
+                           checks; repeatable; not with --out)
+    --weights DIR          read the parameters from DIR/NAME.npy, as tec
+                           --weights does (the same checks), instead of
+                           filling them: the files tec read, e.g. an earlier
+                           --export-weights --torch-init or your own export
 
 MODEL is one of resnet18 resnet50 efficientnet_b0 googlenet mobilenet_v2 gpt2
 tiny (a small conv/bn/relu/pool/linear net for testing this script), or any
@@ -409,8 +416,8 @@ def torch_modules():
                                % (n, self.ctx))
             vocab = self.wte.weight.shape[0]
             if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab):
-                raise RefError("gpt2: token ids must be in [0, %d); tec's input "
-                               "holds ids from %d to %d (check its init range)"
+                raise RefError("gpt2: token ids must be in [0, %d); the input "
+                               "holds ids from %d to %d"
                                % (vocab, int(ids.min()), int(ids.max())))
             p = n if self.positions is None else self.positions
             if not 1 <= p <= n:
@@ -567,14 +574,42 @@ def fill_weights(weights, params, torch_init):
             t.copy_(torch.from_numpy(v.astype(np.float64)).to(t.dtype))
 
 
+def stray_files(wdir, tec):
+    """The .npy files in WDIR that name no parameter in TEC, sorted."""
+    try:
+        files = os.listdir(wdir)
+    except OSError as e:
+        raise RefError("--weights %s: %s" % (wdir, e.strerror or e))
+    return sorted(f for f in files if f.endswith(".npy") and f[:-4] not in tec)
+
+
+def read_weights(weights, params, wdir):
+    """Gives every weight the contents of WDIR/NAME.npy, with tec --weights's
+    checks: a file for every parameter, of its dtype and shape, and no
+    file that names no parameter."""
+    import torch
+    tec = {b.name: b for b in params}
+    what = "--weights " + wdir
+    stray = stray_files(wdir, tec)
+    if stray:
+        raise RefError("%s: %s matches no parameter of the program" % (what, stray[0]))
+    with torch.no_grad():
+        for name, t in weights.items():
+            path = os.path.join(wdir, name + ".npy")
+            if not os.path.exists(path):
+                raise RefError("%s: no file for parameter %s (%s): %s"
+                               % (what, name, tec[name].describe(), path))
+            a = load_npy(what, path, tec[name])
+            t.copy_(torch.from_numpy(a.astype(np.float64)).to(t.dtype))
+
+
 def export_weights(weights, params, wdir):
     """DIR/NAME.npy for every parameter, in tec's dtype, ready for --weights.
     A stray .npy file would make tec reject the directory, so it is an error
     here rather than deleted."""
     tec = {b.name: b for b in params}
     os.makedirs(wdir, exist_ok=True)
-    stray = sorted(f for f in os.listdir(wdir)
-                   if f.endswith(".npy") and f[:-4] not in tec)
+    stray = stray_files(wdir, tec)
     if stray:
         raise RefError("%s: %s names no parameter of the program (tec --weights "
                        "rejects stray files); use an empty directory"
@@ -631,19 +666,71 @@ def count_macs(model):
     return per_layer, handles
 
 
-def torch_input(buf):
+def dtype_name(dt):
+    """A NumPy dtype as tec names it (f32, i64, ...), or NumPy's own
+    name (uint8, >f4) for one tec cannot read."""
+    for name, t in NP_DTYPES.items():
+        if dt == np.dtype(t):
+            return name
+    return dt.str if dt.byteorder == ">" else dt.name
+
+
+def load_npy(what, path, buf):
+    """The array in PATH after the checks tec makes on a file it reads for
+    BUF: a .npy file of exactly BUF's dtype and shape (tec never converts a
+    file).  WHAT starts each error message (the option that named PATH)."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(6) != b"\x93NUMPY":
+                raise RefError("%s: %s is not a .npy file" % (what, path))
+            f.seek(0)
+            a = np.load(f, allow_pickle=False)
+    except OSError as e:
+        raise RefError("%s: cannot read %s: %s" % (what, path, e.strerror or e))
+    except ValueError as e:
+        raise RefError("%s: %s: %s" % (what, path, e))
+    if a.dtype != np.dtype(np_dtype(buf)) or a.shape != buf.shape:
+        got = "%s[%s]" % (dtype_name(a.dtype), ", ".join(str(d) for d in a.shape))
+        raise RefError("%s: %s is %s but the program declares %s"
+                       % (what, path, got, buf.describe()))
+    return a
+
+
+def load_inputs(specs, inputs):
+    """The arrays of --input NAME=FILE.npy, {name: ndarray}: NAME must be an
+    input of the program, given once, and its file must pass load_npy."""
+    declared = {b.name: b for b in inputs}
+    arrays = {}
+    for spec in specs:
+        name, path = spec.split("=", 1)
+        what = "--input " + spec
+        if name not in declared:
+            raise RefError("%s: the program has no input named '%s' (its inputs: %s)"
+                           % (what, name, ", ".join(declared) or "none"))
+        if name in arrays:
+            raise RefError("%s: input %s is given twice" % (what, name))
+        arrays[name] = load_npy(what, path, declared[name])
+    return arrays
+
+
+def torch_input(buf, given):
+    """The tensor forward gets for input BUF: the --input file's array if
+    one was GIVEN, else tec's default data; floats widened to float64,
+    token ids left integers."""
     import torch
-    v = tec_default(buf)
+    v = given[buf.name] if buf.name in given else tec_default(buf)
     if np.issubdtype(v.dtype, np.floating):
         return torch.from_numpy(v.astype(np.float64))
-    return torch.from_numpy(v)
+    return torch.from_numpy(np.ascontiguousarray(v))
 
 
-def run_model(model, inputs, outputs):
-    """Runs the model on tec's default inputs (graph order = forward's
-    positional arguments); returns {output name: float64/int ndarray}."""
+def run_model(model, inputs, outputs, given=None):
+    """Runs the model on tec's inputs (graph order = forward's positional
+    arguments): the arrays in GIVEN by input name, default data for the
+    rest.  Returns {output name: float64/int ndarray}."""
     import torch
-    args = [torch_input(b) for b in inputs]
+    given = given or {}
+    args = [torch_input(b, given) for b in inputs]
     per_layer, handles = count_macs(model)
     try:
         with torch.no_grad():
@@ -651,7 +738,7 @@ def run_model(model, inputs, outputs):
     except RefError:
         raise
     except Exception as e:
-        raise RefError("the PyTorch model failed on tec's inputs (%s): %s: %s"
+        raise RefError("the PyTorch model failed on the inputs (%s): %s: %s"
                        % (", ".join(b.name + " " + b.describe() for b in inputs),
                           type(e).__name__, e))
     finally:
@@ -725,7 +812,8 @@ def make_meta(a, bufs, weights, model, per_layer):
         "tec_args": tec_args(a),
         "inputs": {b.name: desc(b) for b in bufs if b.role == "input"},
         "outputs": {b.name: desc(b) for b in bufs if b.role == "output"},
-        "weights": ("torch-init, seed %d" % a.seed) if a.torch_init else "tec default data",
+        "weights": (("files in %s" % program_path(a.weights)) if a.weights else
+                    ("torch-init, seed %d" % a.seed) if a.torch_init else "tec default data"),
         # tec's parameter count: every state_dict tensor tec has (BatchNorm
         # running statistics included, num_batches_tracked and tied copies
         # not); torch_parameters is sum(p.numel() for p in parameters()),
@@ -818,6 +906,10 @@ def parse_args(argv):
                    help="compare tec's --save-outputs DIR with the reference")
     p.add_argument("--model-file", metavar="FILE.py",
                    help="a file whose build(defines) returns the nn.Module")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                   help="contents of input NAME, as for tec --input (repeatable)")
+    p.add_argument("--weights", metavar="DIR",
+                   help="parameters from DIR/NAME.npy, as for tec --weights")
     a = p.parse_args(argv)
     if not (a.out or a.export_weights or a.compare):
         p.error("nothing to do: give --out, --export-weights or --compare")
@@ -827,6 +919,17 @@ def parse_args(argv):
     for d in a.define:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.+", d):
             p.error("-D %s: expected NAME=VALUE" % d)
+    for i in a.input:
+        if not re.fullmatch(r"[^=]+=.+", i):
+            p.error("--input %s: expected NAME=FILE.npy" % i)
+    if a.weights and (a.export_weights or a.torch_init):
+        p.error("--weights reads the parameters from files; it cannot be used "
+                "with --export-weights or --torch-init")
+    if a.input and a.out:
+        # run-models.sh runs tec on default inputs only, so a reference made
+        # from a file would be checked against the wrong outputs.
+        p.error("--input cannot be used with --out (the model tests run tec "
+                "on default inputs); use --compare")
     if a.program is None:
         a.program = os.path.join(TOP, "examples", a.model + ".te")
     return a
@@ -843,6 +946,7 @@ def main(argv):
     outputs = [b for b in bufs if b.role == "output"]
     if not outputs:
         raise RefError("%s has no outputs" % a.program)
+    given = load_inputs(a.input, inputs)
     try:
         import torch
     except ImportError:
@@ -853,17 +957,30 @@ def main(argv):
                         [tuple(d.split("=", 1)) for d in a.define])
     weights = weight_tensors(model)
     check_params(weights, params, buffer_names(model))
-    fill_weights(weights, params, a.torch_init)
+    if a.weights:
+        read_weights(weights, params, a.weights)
+    else:
+        fill_weights(weights, params, a.torch_init)
     if a.export_weights:
         export_weights(weights, params, a.export_weights)
-    ref, per_layer = run_model(model, inputs, outputs)
+    ref, per_layer = run_model(model, inputs, outputs, given)
     if a.out:
         write_reference(a.out, outputs, ref)
         write_meta(a.out, make_meta(a, bufs, weights, model, per_layer))
     if a.compare:
         if not os.path.isdir(a.compare):
             raise RefError("%s: no such directory" % a.compare)
-        return 0 if compare(a.compare, outputs, ref) else 1
+        if compare(a.compare, outputs, ref):
+            return 0
+        # The usual cause: tec read files that the reference did not.
+        generated = [("input " + b.name) for b in inputs if b.name not in given]
+        if params and not (a.weights or a.export_weights):
+            generated.insert(0, "the weights")
+        if generated:
+            print("note: the reference used tec's default data for %s; if tec "
+                  "read files there (--weights, --input), give this script the "
+                  "same ones" % " and ".join(generated))
+        return 1
     return 0
 
 

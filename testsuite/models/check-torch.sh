@@ -7,8 +7,8 @@
 # 1. unit/torch_ref: testsuite/models/test_torch_ref.py (the script's parts;
 #    GPT-2 against an independent NumPy forward; the zoo's published counts).
 # 2. torch_ref/*: the command line of tools/torch_ref.py on the tiny model:
-#    --compare, --export-weights and --torch-init through tec --weights, and
-#    its errors.
+#    --compare, --input, --export-weights and --torch-init through tec
+#    --weights, and its errors.
 # 3. live/NAME: for every testsuite/models/NAME/meta.json, regenerates the
 #    references with the recorded model, program and options, checks that
 #    the committed ones are up to date, and compares tec -O2 with them;
@@ -67,6 +67,29 @@ expect "$log" 0 "$TEC" -O2 "$TINY" --save-outputs "$t/got" &&
     expect "$log" 1 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$TINY" --compare "$t/got" &&
     grep -q "^logits: FAIL: max relative error" "$log"
 report torch_ref/compare $? "$log"
+
+# --input: one file feeds tec and the reference.  The reference must use it
+# (tec's outputs on it differ from those on default data by far more than
+# the limit), and it gets tec's dtype and shape checks.
+log=$t/input.log
+: >"$log"
+"$PYTHON" -c 'import numpy as np, sys; np.save(sys.argv[1], np.random.default_rng(3).standard_normal((2, 3, 8, 8)).astype("<f4")); np.save(sys.argv[2], np.zeros((2, 3, 8, 8)))' \
+        "$t/x.npy" "$t/x64.npy" >>"$log" 2>&1 &&
+    expect "$log" 0 "$TEC" -O2 "$TINY" --input image="$t/x.npy" --save-outputs "$t/got-x" &&
+    expect "$log" 0 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$TINY" --compare "$t/got-x" \
+        --input image="$t/x.npy" &&
+    expect "$log" 1 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$TINY" --compare "$t/got-x" &&
+    expect "$log" 1 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$TINY" --compare "$t/got" \
+        --input image="$t/x.npy" &&
+    expect "$log" 1 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$TINY" --compare "$t/got-x" \
+        --input image="$t/x64.npy" &&
+    has "$log" "torch_ref.py: error: --input image=$t/x64.npy: $t/x64.npy is f64[2, 3, 8, 8] but the program declares f32[2, 3, 8, 8]" &&
+    expect "$log" 1 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$TINY" --compare "$t/got-x" \
+        --input img="$t/x.npy" &&
+    has "$log" "torch_ref.py: error: --input img=$t/x.npy: the program has no input named 'img' (its inputs: image)" &&
+    expect "$log" 2 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$TINY" --out "$t/x" \
+        --input image="$t/x.npy"
+report torch_ref/input $? "$log"
 
 # Default data exported as files must give tec the same outputs as no files.
 log=$t/weights.log

@@ -7,6 +7,7 @@ against an independent NumPy forward pass, the zoo against the parameter and
 MAC counts torchvision publishes."""
 import math
 import os
+import shutil
 import sys
 
 import numpy as np
@@ -159,6 +160,51 @@ msg = error_of(tr.run_model, tiny, inp, [tr.GraphBuf("output", "logits", "f32", 
 check("run: an output shape mismatch is an error",
       msg == "output logits: PyTorch gives [2, 5], tec declares f32[10]", msg)
 
+# ---------------------------------------------------------------- --input
+
+import tempfile  # noqa: E402
+
+tmp = tempfile.mkdtemp()
+
+
+def npy(name, a):
+    path = os.path.join(tmp, name)
+    np.save(path, a)
+    return path
+
+
+x = np.random.default_rng(5).standard_normal((2, 3, 8, 8)).astype(np.float32)
+xf = npy("x.npy", x)
+given = tr.load_inputs(["image=" + xf], inp)
+check("--input: the file's array, as saved", given["image"].dtype == np.float32
+      and np.array_equal(given["image"], x))
+with torch.no_grad():
+    tiny.bn1.running_var.fill_(1.0)     # the range above made some negative
+    want = tiny(torch.from_numpy(x.astype(np.float64))).numpy()
+logits = [tr.GraphBuf("output", "logits", "f32", (2, 5), None)]
+out_x, _ = tr.run_model(tiny, inp, logits, given)
+out_d, _ = tr.run_model(tiny, inp, logits)
+check("--input: forward runs on the file, not on default data",
+      np.array_equal(out_x["logits"], want) and np.all(np.isfinite(want))
+      and not np.allclose(out_x["logits"], out_d["logits"]))
+declares = " but the program declares f32[2, 3, 8, 8]"
+none = os.path.join(tmp, "none.npy")
+for path, want in [
+        (npy("x64.npy", x.astype(np.float64)), "%s is f64[2, 3, 8, 8]" + declares),
+        (npy("xs.npy", x[:1]), "%s is f32[1, 3, 8, 8]" + declares),
+        (npy("be.npy", x.astype(">f4")), "%s is >f4[2, 3, 8, 8]" + declares),
+        (npy("u8.npy", x.astype(np.uint8)), "%s is uint8[2, 3, 8, 8]" + declares),
+        (__file__, "%s is not a .npy file"),
+        (none, "cannot read %s: No such file or directory")]:
+    msg = error_of(tr.load_inputs, ["image=" + path], inp)
+    check("--input: error for %s" % os.path.basename(path),
+          msg == "--input image=%s: %s" % (path, want % path), msg)
+msg = error_of(tr.load_inputs, ["img=" + xf], inp)
+check("--input: an input the program does not have", msg ==
+      "--input img=%s: the program has no input named 'img' (its inputs: image)" % xf, msg)
+msg = error_of(tr.load_inputs, ["image=" + xf, "image=" + xf], inp)
+check("--input: an input given twice", msg == "--input image=%s: input image is given twice" % xf, msg)
+
 # ---------------------------------------------------------------- GPT-2
 
 GPT2 = tr.torch_modules()["gpt2"]
@@ -249,7 +295,18 @@ msg = error_of(small, torch.zeros(17, dtype=torch.int64))
 check("gpt2: longer than the context is an error",
       msg == "gpt2: sequence length 17 exceeds the context of 16", msg)
 msg = error_of(small, torch.tensor([0, 37]))
-check("gpt2: token id out of range is an error", msg is not None and "[0, 37)" in msg, msg)
+check("gpt2: token id out of range is an error", msg == "gpt2: token ids must be in "
+      "[0, 37); the input holds ids from 0 to 37", msg)
+small.positions = 3
+given = tr.load_inputs(["ids=" + npy("ids.npy", tok[None, :].astype(np.int64))], inp)
+out, _ = tr.run_model(small, inp, outs, given)
+want, want_hid = gpt2_numpy(sd, tok, 3, 2)
+check("gpt2: --input token ids (i64) feed the forward",
+      rel_err(out["logits"][0], want[-3:]) < 1e-12 and rel_err(out["hidden"][0], want_hid) < 1e-12)
+msg = error_of(tr.load_inputs, ["ids=" + npy("ids32.npy", tok[None, :].astype(np.int32))], inp)
+check("gpt2: --input ids must be i64", msg is not None and msg.endswith(
+    "ids32.npy is i32[1, 11] but the program declares i64[1, 11]"), msg)
+small.positions = None
 
 full = tr.build_model("gpt2", None, [("T", "64"), ("P", "2")])
 check("gpt2: -D P=2 sets the positions", full.positions == 2, full.positions)
@@ -287,5 +344,6 @@ for name, (nparams, gmacs) in ZOO.items():
           sum(p.numel() for p in m.parameters()) == nparams
           and round(total, 2) == gmacs, "%.4f GMACs" % total)
 
+shutil.rmtree(tmp)
 print("%d failed" % failures)
 sys.exit(1 if failures else 0)
