@@ -27,7 +27,12 @@ MODEL is one of resnet18 resnet50 efficientnet_b0 googlenet mobilenet_v2 gpt2
 tiny (a small conv/bn/relu/pool/linear net for testing this script), or any
 name together with --model-file FILE.py, a file defining build(defines) that
 returns an nn.Module.  gpt2 reads -D P=N as examples/gpt2.te does (logits of
-the last N positions).  doc/models.md explains the conventions.
+the last N positions).  doc/models.md explains the conventions; its section
+5 checks a model by hand:
+
+    torch_ref.py resnet18 --export-weights W --torch-init
+    tec -O2 examples/resnet18.te --weights W --input image=x.npy --save-outputs out
+    torch_ref.py resnet18 --weights W --input image=x.npy --compare out
 
 Needs Debian's python3-torch and python3-torchvision (run it with
 /usr/bin/python3).  Every problem is reported as `torch_ref.py: error: ...`

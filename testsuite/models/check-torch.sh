@@ -8,7 +8,7 @@
 #    GPT-2 against an independent NumPy forward; the zoo's published counts).
 # 2. torch_ref/*: the command line of tools/torch_ref.py on the tiny model:
 #    --compare, --input, --export-weights and --torch-init through tec
-#    --weights, and its errors.
+#    --weights, --weights read back, and its errors.
 # 3. live/NAME: for every testsuite/models/NAME/meta.json, regenerates the
 #    references with the recorded model, program and options, checks that
 #    the committed ones are up to date, and compares tec -O2 with them;
@@ -111,6 +111,26 @@ expect "$log" 0 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$TINY" --torch-ini
     expect "$log" 1 "$PYTHON" "$COMPARE" "$t/ref-t/expected" "$t/got" &&
     grep -q '"weights": "torch-init, seed 7"' "$t/ref-t/meta.json"
 report torch_ref/torch-init $? "$log"
+
+# --weights: the reference reads the files tec read.  Without them it runs
+# on default data, fails, and says so; a file tec would reject is rejected.
+log=$t/read-weights.log
+: >"$log"
+expect "$log" 0 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$TINY" --weights "$t/wt" \
+        --compare "$t/got-t" &&
+    expect "$log" 1 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$TINY" --compare "$t/got-t" &&
+    has "$log" "note: the reference used tec's default data for the weights and input image; if tec read files there (--weights, --input), give this script the same ones" &&
+    cp -r "$t/wt" "$t/wt2" && rm "$t/wt2/fc.bias.npy" &&
+    expect "$log" 1 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$TINY" --weights "$t/wt2" \
+        --compare "$t/got-t" &&
+    has "$log" "torch_ref.py: error: --weights $t/wt2: no file for parameter fc.bias (f32[5]): $t/wt2/fc.bias.npy" &&
+    touch "$t/wt/stray.npy" &&
+    expect "$log" 1 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$TINY" --weights "$t/wt" \
+        --compare "$t/got-t" &&
+    has "$log" "torch_ref.py: error: --weights $t/wt: stray.npy matches no parameter of the program" &&
+    expect "$log" 2 "$PYTHON" "$REF" tiny --tec "$TEC" --program "$TINY" --weights "$t/wt" \
+        --torch-init --export-weights "$t/wt3"
+report torch_ref/read-weights $? "$log"
 
 # A parameter renamed and one resized in the tec program.
 log=$t/mismatch.log

@@ -205,6 +205,29 @@ check("--input: an input the program does not have", msg ==
 msg = error_of(tr.load_inputs, ["image=" + xf, "image=" + xf], inp)
 check("--input: an input given twice", msg == "--input image=%s: input image is given twice" % xf, msg)
 
+# ---------------------------------------------------------------- --weights
+
+wdir = os.path.join(tmp, "w")
+tr.export_weights(tw, tparams, wdir)
+fresh = tr.build_model("tiny", None, [])
+fw = tr.weight_tensors(fresh)
+tr.read_weights(fw, tparams, wdir)
+check("--weights: every parameter read back, exactly",
+      all(torch.equal(fw[n], tw[n]) for n in tw) and not torch.equal(fw["fc.weight"], tr.weight_tensors(
+          tr.build_model("tiny", None, []))["fc.weight"]))
+os.rename(os.path.join(wdir, "fc.bias.npy"), os.path.join(wdir, "head.bias.npy"))
+msg = error_of(tr.read_weights, fw, tparams, wdir)
+check("--weights: a stray file", msg == "--weights %s: head.bias.npy matches no parameter "
+      "of the program" % wdir, msg)
+os.remove(os.path.join(wdir, "head.bias.npy"))
+msg = error_of(tr.read_weights, fw, tparams, wdir)
+check("--weights: a missing file", msg == "--weights %s: no file for parameter fc.bias (f32[5]): %s"
+      % (wdir, os.path.join(wdir, "fc.bias.npy")), msg)
+np.save(os.path.join(wdir, "fc.bias.npy"), np.zeros(5))
+msg = error_of(tr.read_weights, fw, tparams, wdir)
+check("--weights: a file of another dtype", msg == "--weights %s: %s is f64[5] but the program "
+      "declares f32[5]" % (wdir, os.path.join(wdir, "fc.bias.npy")), msg)
+
 # ---------------------------------------------------------------- GPT-2
 
 GPT2 = tr.torch_modules()["gpt2"]
