@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <gmp.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1235,11 +1236,51 @@ static const char *kind_name(rt_row_kind k)
     }
 }
 
+/* The row's numbers in report order, named as in the CSV header and the
+ * JSON keys (one table for both writers). */
+typedef struct report_col {
+    const char *key;
+    size_t offset;         /* of a uint64_t (count_cols) or a double (rate_cols) in rt_row */
+} report_col;
+
+static const report_col count_cols[] = {
+    {"macs", offsetof(rt_row, macs)},
+    {"flops", offsetof(rt_row, flops)},
+    {"params", offsetof(rt_row, params)},
+    {"state", offsetof(rt_row, state)},
+    {"param_bytes", offsetof(rt_row, param_bytes)},
+    {"activation_bytes", offsetof(rt_row, act_bytes)},
+    {"load_bytes", offsetof(rt_row, load_bytes)},
+    {"store_bytes", offsetof(rt_row, store_bytes)},
+    {"dram_read_bytes", offsetof(rt_row, dram_read)},
+    {"dram_write_bytes", offsetof(rt_row, dram_write)},
+};
+static const report_col rate_cols[] = {
+    {"time_us", offsetof(rt_row, time_us)},
+    {"gflops", offsetof(rt_row, gflops)},
+    {"intensity", offsetof(rt_row, intensity)},
+    {"attainable_gflops", offsetof(rt_row, attainable_gflops)},
+};
+#define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
+
+static unsigned long long count_of_col(const rt_row *r, size_t k)
+{
+    return *(const uint64_t *)((const char *)r + count_cols[k].offset);
+}
+
+static double rate_of_col(const rt_row *r, size_t k)
+{
+    return *(const double *)((const char *)r + rate_cols[k].offset);
+}
+
 static void write_csv(FILE *f, const rt_profile *p, const rt_rows *rows)
 {
-    fputs("kind,name,op,group,input_shapes,output_shape,macs,flops,params,state,param_bytes,"
-          "activation_bytes,load_bytes,store_bytes,dram_read_bytes,dram_write_bytes,time_us,"
-          "gflops,intensity,attainable_gflops,bound,roof_pct,approx", f);
+    fputs("kind,name,op,group,input_shapes,output_shape", f);
+    for (size_t k = 0; k < NELEMS(count_cols); k++)
+        fprintf(f, ",%s", count_cols[k].key);
+    for (size_t k = 0; k < NELEMS(rate_cols); k++)
+        fprintf(f, ",%s", rate_cols[k].key);
+    fputs(",bound,roof_pct,approx", f);
     if (p->hw_ok)
         fputs(",cycles,instructions,llc_misses", f);
     fputc('\n', f);
@@ -1263,20 +1304,12 @@ static void write_csv(FILE *f, const rt_profile *p, const rt_rows *rows)
         free(in);
         fputc(',', f);
         csv_field(f, layerish ? r->output : NULL);
-        fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,",
-                (unsigned long long)r->macs, (unsigned long long)r->flops,
-                (unsigned long long)r->params, (unsigned long long)r->state,
-                (unsigned long long)r->param_bytes,
-                (unsigned long long)r->act_bytes, (unsigned long long)r->load_bytes,
-                (unsigned long long)r->store_bytes, (unsigned long long)r->dram_read,
-                (unsigned long long)r->dram_write);
-        csv_double(f, r->time_us);
-        fputc(',', f);
-        csv_double(f, r->gflops);
-        fputc(',', f);
-        csv_double(f, r->intensity);
-        fputc(',', f);
-        csv_double(f, r->attainable_gflops);
+        for (size_t k = 0; k < NELEMS(count_cols); k++)
+            fprintf(f, ",%llu", count_of_col(r, k));
+        for (size_t k = 0; k < NELEMS(rate_cols); k++) {
+            fputc(',', f);
+            csv_double(f, rate_of_col(r, k));
+        }
         fputc(',', f);
         csv_field(f, r->bound);
         fputc(',', f);
@@ -1351,23 +1384,12 @@ static void json_row(FILE *f, const rt_profile *p, const rt_row *r, const char *
         fputs("], \"output_shape\": ", f);
         json_str(f, r->output);
     }
-    fprintf(f, ", \"macs\": %llu, \"flops\": %llu, \"params\": %llu, \"state\": %llu, "
-            "\"param_bytes\": %llu, "
-            "\"activation_bytes\": %llu, \"load_bytes\": %llu, \"store_bytes\": %llu, "
-            "\"dram_read_bytes\": %llu, \"dram_write_bytes\": %llu, \"time_us\": ",
-            (unsigned long long)r->macs, (unsigned long long)r->flops,
-            (unsigned long long)r->params, (unsigned long long)r->state,
-            (unsigned long long)r->param_bytes,
-            (unsigned long long)r->act_bytes, (unsigned long long)r->load_bytes,
-            (unsigned long long)r->store_bytes, (unsigned long long)r->dram_read,
-            (unsigned long long)r->dram_write);
-    json_num(f, r->time_us);
-    fputs(", \"gflops\": ", f);
-    json_num(f, r->gflops);
-    fputs(", \"intensity\": ", f);
-    json_num(f, r->intensity);
-    fputs(", \"attainable_gflops\": ", f);
-    json_num(f, r->attainable_gflops);
+    for (size_t k = 0; k < NELEMS(count_cols); k++)
+        fprintf(f, ", \"%s\": %llu", count_cols[k].key, count_of_col(r, k));
+    for (size_t k = 0; k < NELEMS(rate_cols); k++) {
+        fprintf(f, ", \"%s\": ", rate_cols[k].key);
+        json_num(f, rate_of_col(r, k));
+    }
     fputs(", \"bound\": ", f);
     json_str(f, r->bound);
     fputs(", \"roof_pct\": ", f);
