@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "codegen/target.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
 
@@ -32,8 +33,9 @@
 
 /* The C source of every function of m (malloc'ed; the caller frees), or
  * NULL after a diagnostic: an error for what the C backend does not support
- * (f16/bf16 buffers), an internal error for malformed IR. */
-char *cg_emit_c(const ir_module *m, diag *d);
+ * (f16/bf16 buffers), an internal error for malformed IR.  Vectorized
+ * loops use t's vector width (t NULL: 16-byte vectors, the x86-64 baseline). */
+char *cg_emit_c(const ir_module *m, const cg_target *t, diag *d);
 
 /* The C symbol of m->funcs[index]: "tec_k<index>_<name>" with every
  * character of the name that is not a letter, digit or '_' replaced by '_'
@@ -68,6 +70,7 @@ typedef struct cg_options {
     const char *cache_dir;  /* NULL: $XDG_CACHE_HOME/tec or $HOME/.cache/tec */
     bool verbose;           /* print the compiler command line to stderr */
     bool no_cache;          /* build in a private temp dir, removed once loaded */
+    const cg_target *target;   /* NULL: the x86-64 baseline, no -march */
 } cg_options;
 
 /* Builds a shared object from C source; returns its path (malloc'ed) or

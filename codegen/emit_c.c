@@ -315,6 +315,7 @@ enum {
  * used) and per function (scopes, failure exits, usage facts). */
 typedef struct cg_emitter {
     const ir_module *m;
+    const cg_target *target;     /* NULL: 16-byte vectors */
     diag *d;
     bool failed;
     bool oom;
@@ -1893,9 +1894,9 @@ static void emit_prelude(cg_emitter *e, cg_str *s)
     emit_helpers(e, s);
 }
 
-char *cg_emit_c(const ir_module *m, diag *d)
+char *cg_emit_c(const ir_module *m, const cg_target *t, diag *d)
 {
-    cg_emitter e = {.m = m, .d = d};
+    cg_emitter e = {.m = m, .d = d, .target = t};
     cg_str funcs = {0};
     for (int i = 0; i < m->nfuncs; i++) {
         if (!m->funcs[i]) {

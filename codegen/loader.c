@@ -215,7 +215,7 @@ bool cg_call(cg_library *lib, int func_index, void *const *data, char *err, size
 
 cg_library *cg_build(const ir_module *m, const cg_options *o, diag *d)
 {
-    char *src = cg_emit_c(m, d);
+    char *src = cg_emit_c(m, o ? o->target : NULL, d);
     if (!src)
         return NULL;
     char *so = cg_compile(src, o, d);

@@ -51,7 +51,7 @@ int tec_run(tec_program *p, int interpret)
 {
     if (!interpret && !p->lib) {
         cg_options co = {.opt_flags = "-O2"};
-        char *src = cg_emit_c(p->m, &p->d);
+        char *src = cg_emit_c(p->m, NULL, &p->d);
         char *so = src ? cg_compile(src, &co, &p->d) : NULL;
         p->lib = so ? cg_load(so, p->m, &p->d) : NULL;
         free(src);

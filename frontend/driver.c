@@ -605,7 +605,7 @@ int main(int argc, char **argv)
     snprintf(oflags, sizeof oflags, "-O%d", o.opt_level < 1 ? 1 : o.opt_level);
     cg_options co = {.opt_flags = oflags, .verbose = o.verbose, .no_cache = o.no_cache};
     if (!o.interp || o.emit != EMIT_RUN) {
-        csrc = cg_emit_c(m, &d);
+        csrc = cg_emit_c(m, NULL, &d);
         if (!csrc)
             goto done;
     }
