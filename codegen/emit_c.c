@@ -325,6 +325,14 @@ typedef struct cg_emitter {
     bool hook_used[IR_NINTRINSICS];
     bool setjmp_used;
     bool ivdep_used;
+    /* vector types used: [dtype][log2(lanes)], and their max/min helpers */
+    bool vtype_used[IR_NDTYPES][8];
+    bool vminmax_used[IR_NDTYPES][8];
+    bool bcast_used[IR_NDTYPES][8];
+    bool omp_used;                 /* a parallel loop: tec_num_threads */
+    int par_depth;                 /* inside an OpenMP parallel loop */
+    ir_module *scratch;            /* copies made while emitting vector loops */
+    struct cg_vec *vec;            /* the vectorized loop being emitted, or NULL */
 
     /* current function */
     const ir_func *f;
@@ -1193,8 +1201,25 @@ static char *bound_text(cg_emitter *e, const ir_expr *x)
     return expr_text(e, x, P_REL + 1);
 }
 
+static bool emit_vector_loop(cg_emitter *e, cg_str *s, const ir_stmt *st);
+static void emit_unrolled_loop(cg_emitter *e, cg_str *s, const ir_stmt *st, int64_t lo, int64_t hi);
+static bool emit_parallel_loop(cg_emitter *e, cg_str *s, const ir_stmt *st);
+
+/* Loops that codegen unrolls itself (an unrolled loop with constant bounds
+ * and at most this many iterations; longer ones get GCC's unroll pragma). */
+#define CG_UNROLL_MAX 64
+
 static void emit_for(cg_emitter *e, cg_str *s, const ir_stmt *st)
 {
+    if (st->for_kind == IR_FOR_VECTORIZED && emit_vector_loop(e, s, st))
+        return;
+    if (st->for_kind == IR_FOR_UNROLLED && st->lo && st->hi && st->lo->kind == IR_INT &&
+        st->hi->kind == IR_INT && st->hi->ival - st->lo->ival <= CG_UNROLL_MAX) {
+        emit_unrolled_loop(e, s, st, st->lo->ival, st->hi->ival);
+        return;
+    }
+    if (st->for_kind == IR_FOR_PARALLEL && emit_parallel_loop(e, s, st))
+        return;
     const char *ct = var_ctype(e, st->var);
     if (st->var && !ir_dtype_is_int(st->var->dtype))
         internal(e, "loop variable '%s' is %s, not an integer", st->var->name,
@@ -1208,14 +1233,14 @@ static void emit_for(cg_emitter *e, cg_str *s, const ir_stmt *st)
     const char *v = bind(e, st->var, st->var ? st->var->name : "i");
     switch (st->for_kind) {
     case IR_FOR_PARALLEL:
-        line(e, s, "/* parallel loop: runs serially until kernels get a thread pool */");
+        line(e, s, "/* parallel loop: runs serially (its body can leave the kernel early) */");
         break;
     case IR_FOR_VECTORIZED:
         line(e, s, "TEC_IVDEP   /* vectorized: no loop-carried dependences */");
         e->ivdep_used = true;
         break;
     case IR_FOR_UNROLLED:
-        line(e, s, "#pragma GCC unroll 4");
+        line(e, s, "#pragma GCC unroll 8");
         break;
     default:
         break;
@@ -1384,6 +1409,25 @@ static void emit_alloc(cg_emitter *e, cg_str *s, const ir_stmt *st)
         line(e, s, "%s %s[%lld] = {0};   /* alloc %s, zeroed */", ct, v, (long long)numel,
              info.p ? info.p : "");
         mark_unused(e, s, b, &e->read_bufs, v);   /* written only: "set but not used" */
+    } else if (e->par_depth > 0) {
+        /* one per thread; a failure is reported after the parallel loop */
+        line(e, s, "%s *restrict %s = calloc(%lld, sizeof *%s);   /* alloc %s, zeroed */", ct, v,
+             (long long)numel, v, info.p ? info.p : "");
+        line(e, s, "if (%s != NULL) {", v);
+        e->indent++;
+        if (st->nbody > 0 && st->body[0])
+            emit_stmt(e, s, st->body[0]);
+        line(e, s, "free(%s);", v);
+        e->indent--;
+        line(e, s, "} else {");
+        line(e, s, "    #pragma omp atomic write");
+        line(e, s, "    tec_prc = 1;");
+        line(e, s, "}");
+        free(info.p);
+        unbind(e, 1);
+        e->indent--;
+        line(e, s, "}");
+        return;
     } else if (slot < 0) {
         internal(e, "heap alloc of '%s' was not seen by the pre-scan", b->name);
     } else {
@@ -1513,6 +1557,623 @@ static void emit_stmt(cg_emitter *e, cg_str *s, const ir_stmt *st)
         internal(e, "unknown statement kind #%d", (int)st->kind);
         return;
     }
+}
+
+/* ---------------------------------------------------------------- unrolled and parallel loops */
+
+/* An unrolled loop with constant bounds: one copy of the body per
+ * iteration, each binding the loop variable to its constant, so indices
+ * fold and a register tile's elements become distinct values. */
+static void emit_unrolled_loop(cg_emitter *e, cg_str *s, const ir_stmt *st, int64_t lo, int64_t hi)
+{
+    const char *ct = var_ctype(e, st->var);
+    line(e, s, "/* unrolled: %s in %lld..%lld */", st->var->name, (long long)lo, (long long)hi);
+    for (int64_t k = lo; k < hi; k++) {
+        line(e, s, "{");
+        e->indent++;
+        const char *v = bind(e, st->var, st->var->name);
+        line(e, s, "const %s %s = %lld;", ct, v, (long long)k);
+        mark_unused(e, s, st->var, &e->used_vars, v);
+        if (st->nbody > 0 && st->body[0])
+            emit_stmt(e, s, st->body[0]);
+        unbind(e, 1);
+        e->indent--;
+        line(e, s, "}");
+    }
+}
+
+/* Whether running s's iterations on several threads keeps every exit and
+ * side effect right: no assert or checked division (those leave the kernel
+ * at once), and no runtime hook (its counters are not shared-memory safe).
+ * Heap temporaries are fine: each thread allocates its own, and a failed
+ * allocation is reported after the loop (emit_alloc). */
+static bool stmt_leaves_early(const ir_stmt *st, void *ctx)
+{
+    bool *bad = ctx;
+    if (st->kind == IR_S_ASSERT || st->kind == IR_S_EVAL)
+        *bad = true;
+    return !*bad;
+}
+
+static bool expr_leaves_early(const ir_expr *x, void *ctx)
+{
+    bool *bad = ctx;
+    *bad |= div_is_checked(x) || cast_is_checked(x);
+    return !*bad;
+}
+
+/* A parallel loop becomes an OpenMP worksharing loop (GCC outlines the body
+ * and runs it on libgomp's thread pool); tec_num_threads is set by the
+ * loader (--threads, TEC_NUM_THREADS).  Returns false when the loop must
+ * run serially (see stmt_leaves_early). */
+static bool emit_parallel_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
+{
+    bool bad = false;
+    if (st->nbody > 0 && st->body[0])
+        ir_stmt_walk(st->body[0], stmt_leaves_early, expr_leaves_early, &bad);
+    if (bad || e->par_depth > 0 || !st->var || !ir_dtype_is_int(st->var->dtype))
+        return false;
+    const char *ct = var_ctype(e, st->var);
+    char *lo = bound_text(e, st->lo);
+    char *hi = bound_text(e, st->hi);
+    e->omp_used = true;
+    line(e, s, "{");
+    e->indent++;
+    line(e, s, "const %s tec_lo = %s, tec_hi = %s;", ct, lo ? lo : "0", hi ? hi : "0");
+    line(e, s, "int32_t tec_prc = 0;   /* set by a thread whose allocation failed */");
+    free(lo);
+    free(hi);
+    const char *v = bind(e, st->var, st->var->name);
+    line(e, s, "#pragma omp parallel for num_threads(tec_num_threads) schedule(static)");
+    line(e, s, "for (%s %s = tec_lo; %s < tec_hi; ++%s) {", ct, v, v, v);
+    e->par_depth++;
+    emit_body(e, s, st->nbody > 0 ? st->body[0] : NULL);
+    e->par_depth--;
+    line(e, s, "}");
+    unbind(e, 1);
+    emit_fail_if(e, s, "tec_prc != 0", e->asserts.n + 1, "out of memory");
+    e->indent--;
+    line(e, s, "}");
+    return true;
+}
+
+/* ---------------------------------------------------------------- vectorized loops
+ *
+ * A vectorized loop over v in [lo, hi) with constant bounds runs in chunks
+ * of W lanes (W = the target's vector bytes / element size, or the largest
+ * power of two <= the trip count), then a scalar tail.  Inside a chunk the
+ * body is a sequence of stores, lets and ifs whose condition does not
+ * depend on v (blocks are unfolded first: iteration variables become their
+ * bindings, the init an if).  Expressions that do not depend on v are
+ * scalars (C broadcasts them); loads whose flat offset is v + c are vector
+ * loads, other affine offsets gathers; + - * / neg min max are vector
+ * operations (GCC vector extensions); anything else (math calls, casts,
+ * selects, non-affine indices) is computed lane by lane, which is exact and
+ * keeps a select's unchosen arm unevaluated.  Bodies outside that shape
+ * (inner loops, allocations, stores of a value to one place from every
+ * lane) run as a plain loop. */
+
+typedef struct cg_vec {
+    const ir_var *v;            /* the loop variable */
+    ir_dtype dt;                /* element type of the vectors */
+    int lanes;
+    int log2;
+    char vt[24], mt[24];        /* vector and mask type names */
+    const ir_var **vvars;       /* lets holding vectors */
+    int nvvars, capvvars;
+} cg_vec;
+
+static bool vec_is_vvar(const cg_vec *c, const ir_var *v)
+{
+    for (int i = 0; i < c->nvvars; i++)
+        if (c->vvars[i] == v)
+            return true;
+    return false;
+}
+
+typedef struct dep_ctx {
+    const cg_vec *c;
+    bool dep;
+} dep_ctx;
+
+static bool dep_visit(const ir_expr *x, void *p)
+{
+    dep_ctx *d = p;
+    if (x->kind == IR_VAR && (x->var == d->c->v || vec_is_vvar(d->c, x->var)))
+        d->dep = true;
+    return !d->dep;
+}
+
+/* Whether x's value differs between lanes. */
+static bool vec_dep(const cg_vec *c, const ir_expr *x)
+{
+    dep_ctx d = {c, false};
+    if (x)
+        ir_expr_walk(x, dep_visit, &d);
+    return d.dep;
+}
+
+/* x = coef * v + (terms without v), with coef an exact constant. */
+static bool vec_affine(const cg_vec *c, const ir_expr *x, int64_t *coef)
+{
+    if (!vec_dep(c, x)) {
+        *coef = 0;
+        return true;
+    }
+    int64_t a, b;
+    switch (x->kind) {
+    case IR_VAR:
+        *coef = 1;
+        return x->var == c->v;
+    case IR_ADD: case IR_SUB:
+        if (!vec_affine(c, x->a, &a) || !vec_affine(c, x->b, &b))
+            return false;
+        *coef = x->kind == IR_ADD ? a + b : a - b;
+        return true;
+    case IR_NEG:
+        if (!vec_affine(c, x->a, &a))
+            return false;
+        *coef = -a;
+        return true;
+    case IR_MUL:
+        if (x->a->kind == IR_INT && vec_affine(c, x->b, &b)) {
+            *coef = x->a->ival * b;
+            return true;
+        }
+        if (x->b->kind == IR_INT && vec_affine(c, x->a, &a)) {
+            *coef = x->b->ival * a;
+            return true;
+        }
+        return false;
+    case IR_CAST:
+        return ir_dtype_is_int(x->dtype) && x->a && ir_dtype_is_int(x->a->dtype) &&
+               ir_dtype_size(x->dtype) >= ir_dtype_size(x->a->dtype) && vec_affine(c, x->a, coef);
+    default:
+        return false;
+    }
+}
+
+/* The coefficient of v in the row-major flat offset of buf[idx]. */
+static bool vec_access_coef(const cg_vec *c, const ir_buffer *b, ir_expr *const *idx, int n,
+                            int64_t *coef)
+{
+    int64_t total = 0, stride = 1;
+    for (int k = n - 1; k >= 0; k--) {
+        int64_t ck;
+        if (!vec_affine(c, idx[k], &ck))
+            return false;
+        total += ck * stride;
+        stride *= b->shape[k];
+    }
+    *coef = total;
+    return true;
+}
+
+/* Whether the node x (its operands aside) is a vector operation; other
+ * nodes that depend on v are computed lane by lane. */
+static bool vec_node_ok(const cg_vec *c, const ir_expr *x)
+{
+    if (x->dtype != c->dt)
+        return false;
+    int64_t coef;
+    switch (x->kind) {
+    case IR_VAR:
+        return vec_is_vvar(c, x->var);
+    case IR_LOAD:
+        return vec_access_coef(c, x->buf, x->args, x->nargs, &coef);
+    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_MIN: case IR_MAX: case IR_NEG:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void bind_text(cg_emitter *e, const void *key, const char *text)
+{
+    if (e->nbinds == e->capbinds) {
+        int cap = e->capbinds ? 2 * e->capbinds : 32;
+        cg_binding *b = realloc(e->binds, sizeof *b * (size_t)cap);
+        if (!b) {
+            e->oom = true;
+            return;
+        }
+        e->binds = b;
+        e->capbinds = cap;
+    }
+    char *t = strdup(text);
+    if (!t) {
+        e->oom = true;
+        return;
+    }
+    e->binds[e->nbinds++] = (cg_binding){key, t};
+}
+
+/* The scalar expression x for lane l: v reads (v + l), vector lets t[l]. */
+static void emit_lane(cg_emitter *e, cg_str *s, const ir_expr *x, int l, int min_prec)
+{
+    cg_vec *c = e->vec;
+    char buf[160];
+    int pushed = 0;
+    const char *vname = lookup(e, c->v);
+    snprintf(buf, sizeof buf, "(%s + %d)", vname ? vname : "0", l);
+    bind_text(e, c->v, buf);
+    pushed++;
+    for (int i = 0; i < c->nvvars; i++) {
+        const char *n = lookup(e, c->vvars[i]);
+        snprintf(buf, sizeof buf, "%s[%d]", n ? n : "0", l);
+        bind_text(e, c->vvars[i], buf);
+        pushed++;
+    }
+    cg_vec *saved = e->vec;
+    e->vec = NULL;
+    emit_operand(e, s, x, min_prec, false);
+    e->vec = saved;
+    unbind(e, pushed);
+}
+
+static void emit_vexpr(cg_emitter *e, cg_str *s, const ir_expr *x);
+
+/* An operand of a vector operation: a vector, or a scalar C broadcasts. */
+static void emit_voperand(cg_emitter *e, cg_str *s, const ir_expr *x)
+{
+    if (!vec_dep(e->vec, x)) {
+        cg_vec *saved = e->vec;
+        e->vec = NULL;
+        emit_operand(e, s, x, P_UNARY, true);
+        e->vec = saved;
+    } else
+        emit_vexpr(e, s, x);
+}
+
+/* x as a value of the vector type (always parenthesized or a primary). */
+static void emit_vexpr(cg_emitter *e, cg_str *s, const ir_expr *x)
+{
+    cg_vec *c = e->vec;
+    if (!vec_dep(c, x)) {
+        e->bcast_used[c->dt][c->log2] = true;
+        str_printf(s, "tec_bcast_%s(", c->vt + 4);
+        cg_vec *saved = e->vec;
+        e->vec = NULL;
+        emit_operand(e, s, x, P_SELECT, false);
+        e->vec = saved;
+        str_puts(s, ")");
+        return;
+    }
+    if (!vec_node_ok(c, x)) {
+        str_printf(s, "((%s){", c->vt);
+        for (int l = 0; l < c->lanes; l++) {
+            str_puts(s, l ? ", " : "");
+            emit_lane(e, s, x, l, P_SELECT);
+        }
+        str_puts(s, "})");
+        return;
+    }
+    int64_t coef = 0;
+    switch (x->kind) {
+    case IR_VAR:
+        str_puts(s, lookup(e, x->var) ? lookup(e, x->var) : "0");
+        return;
+    case IR_LOAD: {
+        vec_access_coef(c, x->buf, x->args, x->nargs, &coef);
+        cg_vec *saved = e->vec;
+        e->vec = NULL;
+        cg_str a = {0};
+        emit_access(e, &a, x->buf, x->args, x->nargs);
+        e->vec = saved;
+        if (coef == 1) {
+            str_printf(s, "(*(const %s *)&%s)", c->vt, a.p ? a.p : "0");
+        } else {
+            str_printf(s, "((%s){", c->vt);
+            for (int l = 0; l < c->lanes; l++)
+                str_printf(s, "%s(&%s)[%lld]", l ? ", " : "", a.p ? a.p : "0",
+                           (long long)(coef * l));
+            str_puts(s, "})");
+        }
+        free(a.p);
+        return;
+    }
+    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV:
+        str_puts(s, "(");
+        emit_voperand(e, s, x->a);
+        str_puts(s, binary_op(x->kind));
+        emit_voperand(e, s, x->b);
+        str_puts(s, ")");
+        return;
+    case IR_NEG:
+        str_puts(s, "(-");
+        emit_vexpr(e, s, x->a);
+        str_puts(s, ")");
+        return;
+    case IR_MIN: case IR_MAX:
+        e->vminmax_used[c->dt][c->log2] = true;
+        str_printf(s, "tec_v%s_%s(", x->kind == IR_MIN ? "min" : "max", c->vt + 4);
+        emit_vexpr(e, s, x->a);
+        str_puts(s, ", ");
+        emit_vexpr(e, s, x->b);
+        str_puts(s, ")");
+        return;
+    default:
+        internal(e, "vector expression of kind %s", ir_expr_kind_name(x->kind));
+        str_puts(s, "0");
+        return;
+    }
+}
+
+/* Unfolds blocks (iteration variables become their bindings, the init an
+ * if on the reduce bindings) and inlines integer lets that depend on v, so
+ * every index is an expression of v and invariant names. */
+static ir_stmt *vec_prepare(cg_emitter *e, const cg_vec *c, const ir_stmt *st, bool *ok)
+{
+    ir_module *m = e->scratch;
+    if (!st || !*ok)
+        return NULL;
+    switch (st->kind) {
+    case IR_S_SEQ: {
+        ir_stmt *q = ir_seq_new(m);
+        for (int i = 0; i < st->nbody; i++) {
+            ir_stmt *b = vec_prepare(e, c, st->body[i], ok);
+            if (b)
+                ir_seq_append(m, q, b);
+        }
+        return q;
+    }
+    case IR_S_BLOCK: {
+        ir_var **from = ir_alloc(m->arena, sizeof *from * (size_t)(st->niters + 1));
+        ir_expr **to = ir_alloc(m->arena, sizeof *to * (size_t)(st->niters + 1));
+        ir_expr *cond = NULL;
+        for (int i = 0; i < st->niters; i++) {
+            from[i] = st->iters[i].var;
+            to[i] = st->iters[i].binding;
+            if (st->iters[i].kind == IR_ITER_REDUCE) {
+                ir_expr *z = ir_binary(m, IR_EQ, ir_expr_copy(m, st->iters[i].binding),
+                                       ir_int_typed(m, 0, st->iters[i].binding->dtype));
+                cond = cond ? ir_binary(m, IR_AND, cond, z) : z;
+            }
+        }
+        ir_stmt *body = st->nbody ? ir_stmt_subst(m, st->body[0], from, to, st->niters) : NULL;
+        body = vec_prepare(e, c, body, ok);
+        if (!st->init)
+            return body;
+        ir_stmt *init = vec_prepare(e, c, ir_stmt_subst(m, st->init, from, to, st->niters), ok);
+        ir_stmt *q = ir_seq_new(m);
+        ir_seq_append(m, q, cond ? ir_if(m, cond, init, NULL) : init);
+        if (body)
+            ir_seq_append(m, q, body);
+        return q;
+    }
+    case IR_S_LET:
+        if (st->var && ir_dtype_is_int(st->var->dtype) && vec_dep(c, st->value)) {
+            ir_var *from[1] = {st->var};
+            ir_expr *to[1] = {st->value};
+            return vec_prepare(e, c, ir_stmt_subst(m, st->body[0], from, to, 1), ok);
+        } else {
+            ir_stmt *q = ir_stmt_copy(m, st);
+            q->body[0] = vec_prepare(e, c, st->body[0], ok);
+            return q;
+        }
+    case IR_S_IF: {
+        ir_stmt *q = ir_stmt_copy(m, st);
+        q->body[0] = vec_prepare(e, c, st->body[0], ok);
+        q->orelse = vec_prepare(e, c, st->orelse, ok);
+        return q;
+    }
+    case IR_S_STORE:
+        return ir_stmt_copy(m, st);
+    default:
+        *ok = false;   /* loops, allocations, asserts, calls: a plain loop */
+        return NULL;
+    }
+}
+
+/* Whether a prepared body fits the vector form, and its element type. */
+static bool vec_check(cg_vec *c, const ir_stmt *st, bool *have_dt)
+{
+    if (!st)
+        return true;
+    switch (st->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < st->nbody; i++)
+            if (!vec_check(c, st->body[i], have_dt))
+                return false;
+        return true;
+    case IR_S_IF:
+        return !vec_dep(c, st->cond) && vec_check(c, st->body[0], have_dt) &&
+               vec_check(c, st->orelse, have_dt);
+    case IR_S_LET:
+        if (vec_dep(c, st->value)) {
+            if (!ir_dtype_is_float(st->var->dtype) || (*have_dt && st->var->dtype != c->dt))
+                return false;
+            c->dt = st->var->dtype;
+            *have_dt = true;
+        }
+        return vec_check(c, st->body[0], have_dt);
+    case IR_S_STORE: {
+        int64_t coef = 1;
+        bool affine = vec_access_coef(c, st->buf, st->args, st->nargs, &coef);
+        if (affine && coef == 0)
+            return false;   /* every lane stores to one element: not a vector store */
+        if (!ir_dtype_is_float(st->buf->dtype) || (*have_dt && st->buf->dtype != c->dt))
+            return false;
+        c->dt = st->buf->dtype;
+        *have_dt = true;
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+static void vec_push_vvar(cg_emitter *e, cg_vec *c, const ir_var *v)
+{
+    if (c->nvvars == c->capvvars) {
+        int cap = c->capvvars ? 2 * c->capvvars : 8;
+        const ir_var **p = realloc(c->vvars, sizeof *p * (size_t)cap);
+        if (!p) {
+            e->oom = true;
+            return;
+        }
+        c->vvars = p;
+        c->capvvars = cap;
+    }
+    c->vvars[c->nvvars++] = v;
+}
+
+static void emit_vstmt(cg_emitter *e, cg_str *s, const ir_stmt *st)
+{
+    cg_vec *c = e->vec;
+    if (!st)
+        return;
+    switch (st->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < st->nbody; i++)
+            emit_vstmt(e, s, st->body[i]);
+        return;
+    case IR_S_IF: {
+        e->vec = NULL;
+        char *cond = expr_text(e, st->cond, P_TOP);
+        e->vec = c;
+        line(e, s, "if (%s) {", cond ? cond : "0");
+        free(cond);
+        e->indent++;
+        emit_vstmt(e, s, st->body[0]);
+        e->indent--;
+        if (st->orelse) {
+            line(e, s, "} else {");
+            e->indent++;
+            emit_vstmt(e, s, st->orelse);
+            e->indent--;
+        }
+        line(e, s, "}");
+        return;
+    }
+    case IR_S_LET: {
+        bool vector = vec_dep(c, st->value);
+        cg_str t = {0};
+        if (vector)
+            emit_vexpr(e, &t, st->value);
+        else {
+            e->vec = NULL;
+            emit_operand_plain(e, &t, st->value, P_SELECT, true);
+            e->vec = c;
+        }
+        line(e, s, "{");
+        e->indent++;
+        const char *v = bind(e, st->var, st->var->name);
+        line(e, s, "const %s %s = %s;", vector ? c->vt : var_ctype(e, st->var), v,
+             t.p ? t.p : "0");
+        free(t.p);
+        line(e, s, "(void)%s;", v);
+        if (vector)
+            vec_push_vvar(e, c, st->var);
+        emit_vstmt(e, s, st->body[0]);
+        if (vector)
+            c->nvvars--;
+        unbind(e, 1);
+        e->indent--;
+        line(e, s, "}");
+        return;
+    }
+    case IR_S_STORE: {
+        cg_str val = {0}, a = {0};
+        emit_vexpr(e, &val, st->value);
+        int64_t coef = 0;
+        bool affine = vec_access_coef(c, st->buf, st->args, st->nargs, &coef);
+        e->vec = NULL;
+        if (affine)
+            emit_access(e, &a, st->buf, st->args, st->nargs);
+        e->vec = c;
+        if (affine && coef == 1) {
+            line(e, s, "*(%s *)&%s = %s;", c->vt, a.p ? a.p : "0", val.p ? val.p : "0");
+        } else {
+            line(e, s, "{");
+            e->indent++;
+            line(e, s, "const %s tec_t = %s;", c->vt, val.p ? val.p : "0");
+            for (int l = 0; l < c->lanes; l++) {
+                if (affine) {
+                    line(e, s, "(&%s)[%lld] = tec_t[%d];", a.p ? a.p : "0", (long long)(coef * l), l);
+                } else {
+                    ir_expr xs = {.kind = IR_LOAD, .dtype = st->buf->dtype, .buf = st->buf,
+                                  .args = st->args, .nargs = st->nargs};
+                    cg_str ls = {0};
+                    emit_lane(e, &ls, &xs, l, P_TOP);
+                    line(e, s, "%s = tec_t[%d];", ls.p ? ls.p : "0", l);
+                    free(ls.p);
+                }
+            }
+            e->indent--;
+            line(e, s, "}");
+        }
+        free(val.p);
+        free(a.p);
+        return;
+    }
+    default:
+        internal(e, "statement %s in a vector loop", ir_stmt_kind_name(st->kind));
+        return;
+    }
+}
+
+static int ilog2(int x)
+{
+    int k = 0;
+    while ((1 << (k + 1)) <= x)
+        k++;
+    return k;
+}
+
+static bool emit_vector_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
+{
+    if (e->vec || !st->lo || !st->hi || st->lo->kind != IR_INT || st->hi->kind != IR_INT ||
+        st->nbody < 1 || !st->var || !ir_dtype_is_int(st->var->dtype))
+        return false;
+    int64_t lo = st->lo->ival, hi = st->hi->ival;
+    if (hi - lo < 2)
+        return false;
+    if (!e->scratch && !(e->scratch = ir_module_new("codegen-scratch"))) {
+        e->oom = true;
+        return false;
+    }
+    cg_vec c = {.v = st->var};
+    bool ok = true, have_dt = false;
+    ir_stmt *body = vec_prepare(e, &c, st->body[0], &ok);
+    if (!ok || !vec_check(&c, body, &have_dt) || !have_dt)
+        return false;
+    int vbytes = e->target && e->target->vector_bytes ? e->target->vector_bytes : 16;
+    int maxl = vbytes / ir_dtype_size(c.dt);
+    int64_t n = hi - lo;
+    c.lanes = maxl;
+    while (c.lanes > 2 && c.lanes > n)
+        c.lanes /= 2;
+    if (c.lanes < 2)
+        return false;
+    c.log2 = ilog2(c.lanes);
+    snprintf(c.vt, sizeof c.vt, "tec_%sx%d", dtype_suffix(c.dt), c.lanes);
+    e->vtype_used[c.dt][c.log2] = true;
+
+    const char *ct = var_ctype(e, st->var);
+    int64_t nvec = n / c.lanes * c.lanes;
+    line(e, s, "/* vectorized: %s in %lld..%lld, %d lanes%s */", st->var->name, (long long)lo,
+         (long long)hi, c.lanes, nvec < n ? " and a scalar tail" : "");
+    const char *v = bind(e, st->var, st->var->name);
+    line(e, s, "for (%s %s = %lld; %s < %lld; %s += %d) {", ct, v, (long long)lo, v,
+         (long long)(lo + nvec), v, c.lanes);
+    e->indent++;
+    e->vec = &c;
+    emit_vstmt(e, s, body);
+    e->vec = NULL;
+    e->indent--;
+    line(e, s, "}");
+    unbind(e, 1);
+    free(c.vvars);
+    if (nvec < n) {
+        v = bind(e, st->var, st->var->name);
+        line(e, s, "for (%s %s = %lld; %s < %lld; ++%s) {", ct, v, (long long)(lo + nvec), v,
+             (long long)hi, v);
+        emit_body(e, s, st->body[0]);
+        line(e, s, "}");
+        unbind(e, 1);
+    }
+    return true;
 }
 
 /* ---------------------------------------------------------------- pre-scan of a function */
@@ -1851,6 +2512,53 @@ static void emit_helpers(cg_emitter *e, cg_str *s)
         str_puts(s, "\n");
 }
 
+/* GCC vector types (4-byte alignment: loads and stores may be unaligned;
+ * may_alias: they read and write arrays of their element type), and the
+ * helpers vector loops use. */
+static void emit_vector_types(cg_emitter *e, cg_str *s)
+{
+    bool any = false;
+    for (int t = 0; t < IR_NDTYPES; t++)
+        for (int k = 0; k < 8; k++) {
+            if (!e->vtype_used[t][k])
+                continue;
+            int lanes = 1 << k, size = ir_dtype_size((ir_dtype)t);
+            const char *ct = ir_dtype_ctype((ir_dtype)t);
+            const char *it = size == 8 ? "int64_t" : "int32_t";
+            const char *sf = dtype_suffix((ir_dtype)t);
+            if (!any)
+                str_puts(s, "/* Vector types of vectorized loops. */\n");
+            any = true;
+            str_printf(s, "typedef %s tec_%sx%d __attribute__((vector_size(%d), aligned(%d), may_alias));\n",
+                       ct, sf, lanes, lanes * size, size);
+            str_printf(s, "typedef %s tec_m%sx%d __attribute__((vector_size(%d), aligned(%d), may_alias));\n",
+                       it, sf, lanes, lanes * size, size);
+            if (e->bcast_used[t][k]) {
+                str_printf(s, "static inline tec_%sx%d tec_bcast_%sx%d(%s x) { return (tec_%sx%d){",
+                           sf, lanes, sf, lanes, ct, sf, lanes);
+                for (int l = 0; l < lanes; l++)
+                    str_puts(s, l ? ", x" : "x");
+                str_puts(s, "}; }\n");
+            }
+            if (e->vminmax_used[t][k])
+                for (int mx = 0; mx < 2; mx++)
+                    /* fmin/fmax lane by lane: a NaN operand yields the other one */
+                    str_printf(s,
+                        "static inline tec_%sx%d tec_v%s_%sx%d(tec_%sx%d a, tec_%sx%d b)\n"
+                        "{\n"
+                        "    tec_m%sx%d m = (a %s b) | (b != b);\n"
+                        "    return (tec_%sx%d)(((tec_m%sx%d)a & m) | ((tec_m%sx%d)b & ~m));\n"
+                        "}\n",
+                        sf, lanes, mx ? "max" : "min", sf, lanes, sf, lanes, sf, lanes, sf, lanes,
+                        mx ? ">" : "<", sf, lanes, sf, lanes, sf, lanes);
+        }
+    if (any)
+        str_puts(s, "\n");
+    if (e->omp_used)
+        str_puts(s, "/* Threads of parallel loops; the loader sets it (--threads). */\n"
+                    "int tec_num_threads = 1;\n\n");
+}
+
 static void emit_prelude(cg_emitter *e, cg_str *s)
 {
     str_puts(s, "/* Generated by tec " PACKAGE_VERSION " from module \"");
@@ -1891,6 +2599,7 @@ static void emit_prelude(cg_emitter *e, cg_str *s)
             "#else\n"
             "#define TEC_IVDEP _Pragma(\"GCC ivdep\")\n"
             "#endif\n\n");
+    emit_vector_types(e, s);
     emit_helpers(e, s);
 }
 
@@ -1910,6 +2619,8 @@ char *cg_emit_c(const ir_module *m, const cg_target *t, diag *d)
         emit_func(&e, &funcs, i);
     }
     reset_function(&e);
+    if (e.scratch)
+        ir_module_free(e.scratch);
     free(e.binds);
     free(e.heap);
     free(e.used_vars.items);

@@ -627,37 +627,50 @@ ir_expr *ir_expr_copy(ir_module *m, const ir_expr *e)
     return ir_expr_subst(m, e, NULL, NULL, 0);
 }
 
-static ir_stmt *stmt_copy_opt(ir_module *m, const ir_stmt *s)
+ir_stmt *ir_stmt_copy(ir_module *m, const ir_stmt *s)
 {
-    return s ? ir_stmt_copy(m, s) : NULL;
+    return ir_stmt_subst(m, s, NULL, NULL, 0);
 }
 
-ir_stmt *ir_stmt_copy(ir_module *m, const ir_stmt *s)
+static ir_stmt *stmt_subst_opt(ir_module *m, const ir_stmt *s, ir_var **from, ir_expr **to, int n)
+{
+    return s ? ir_stmt_subst(m, s, from, to, n) : NULL;
+}
+
+ir_stmt *ir_stmt_subst(ir_module *m, const ir_stmt *s, ir_var **from, ir_expr **to, int n)
 {
     ir_stmt *c = stmt_new(m, s->kind);
     *c = *s;
     c->body = ir_alloc(m->arena, sizeof(ir_stmt *) * (size_t)(s->nbody ? s->nbody : 1));
     for (int i = 0; i < s->nbody; i++)
-        c->body[i] = ir_stmt_copy(m, s->body[i]);
+        c->body[i] = ir_stmt_subst(m, s->body[i], from, to, n);
     c->capbody = s->nbody ? s->nbody : 1;
-    c->lo = s->lo ? ir_expr_copy(m, s->lo) : NULL;
-    c->hi = s->hi ? ir_expr_copy(m, s->hi) : NULL;
+    c->lo = s->lo ? ir_expr_subst(m, s->lo, from, to, n) : NULL;
+    c->hi = s->hi ? ir_expr_subst(m, s->hi, from, to, n) : NULL;
     if (s->niters) {
         c->iters = ir_alloc(m->arena, sizeof(ir_itervar) * (size_t)s->niters);
         for (int i = 0; i < s->niters; i++) {
             c->iters[i] = s->iters[i];
-            c->iters[i].binding = ir_expr_copy(m, s->iters[i].binding);
+            c->iters[i].binding = ir_expr_subst(m, s->iters[i].binding, from, to, n);
         }
     }
     if (s->nargs) {
         c->args = ir_alloc(m->arena, sizeof(ir_expr *) * (size_t)s->nargs);
         for (int i = 0; i < s->nargs; i++)
-            c->args[i] = ir_expr_copy(m, s->args[i]);
+            c->args[i] = ir_expr_subst(m, s->args[i], from, to, n);
     }
-    c->value = s->value ? ir_expr_copy(m, s->value) : NULL;
-    c->cond = s->cond ? ir_expr_copy(m, s->cond) : NULL;
-    c->init = stmt_copy_opt(m, s->init);
-    c->orelse = stmt_copy_opt(m, s->orelse);
+    c->value = s->value ? ir_expr_subst(m, s->value, from, to, n) : NULL;
+    c->cond = s->cond ? ir_expr_subst(m, s->cond, from, to, n) : NULL;
+    c->init = stmt_subst_opt(m, s->init, from, to, n);
+    c->orelse = stmt_subst_opt(m, s->orelse, from, to, n);
+    if (s->kind == IR_S_BLOCK) {   /* the lists may grow: give them their own storage */
+        c->reads = ir_alloc(m->arena, sizeof(ir_buffer *) * (size_t)(s->nreads ? s->nreads : 1));
+        c->writes = ir_alloc(m->arena, sizeof(ir_buffer *) * (size_t)(s->nwrites ? s->nwrites : 1));
+        for (int i = 0; i < s->nreads; i++)
+            c->reads[i] = s->reads[i];
+        for (int i = 0; i < s->nwrites; i++)
+            c->writes[i] = s->writes[i];
+    }
     return c;
 }
 

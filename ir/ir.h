@@ -433,6 +433,10 @@ ir_expr *ir_expr_copy(ir_module *m, const ir_expr *e);
 ir_expr *ir_expr_subst(ir_module *m, const ir_expr *e, ir_var **from,
                        ir_expr **to, int n);
 ir_stmt *ir_stmt_copy(ir_module *m, const ir_stmt *s);
+/* A deep copy of s with the variables `from` replaced by copies of `to`
+ * (loop, let and iteration variables themselves are kept: bind new ones
+ * by substituting before, or rename after). */
+ir_stmt *ir_stmt_subst(ir_module *m, const ir_stmt *s, ir_var **from, ir_expr **to, int n);
 bool ir_expr_equal(const ir_expr *a, const ir_expr *b);   /* structural */
 bool ir_expr_uses_var(const ir_expr *e, const ir_var *v);
 bool ir_expr_is_int(const ir_expr *e, int64_t v);         /* INT constant v */

@@ -8,12 +8,15 @@
 
 #include "passes/analyze.h"
 #include "passes/passes.h"
+#include "passes/schedule/schedule.h"
 
 /* Every pass, once.  Adding a pass is one line here (and its file). */
 static const pass_info pass_list[] = {
     {"simplify", pass_simplify,
      "fold constants and index arithmetic; "
      "decide guards, branches and loops from ranges"},
+    {"schedule", pass_schedule,
+     "apply each function's schedule (split, reorder, cache_read, vectorize, ...)"},
     {"dce", pass_dce,
      "remove stores to never-read local buffers, unused lets and allocations, empty loops"},
     {"hoist", pass_hoist, "move loop-invariant lets out of loops"},
@@ -47,9 +50,9 @@ const pass_info *pass_lookup(const char *name)
 const char *pass_pipeline(int opt_level)
 {
     switch (opt_level <= 0 ? 0 : opt_level >= 3 ? 3 : opt_level) {
-    case 0: return "flatten";
-    case 1: return "simplify,dce,flatten,simplify";
-    default: return "simplify,hoist,dce,flatten,simplify";
+    case 0: return "schedule,flatten";
+    case 1: return "simplify,schedule,dce,flatten,simplify";
+    default: return "simplify,schedule,hoist,dce,flatten,simplify";
     }
 }
 

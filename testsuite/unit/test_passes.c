@@ -605,8 +605,8 @@ static void test_manager(void)
     for (int i = 0; i < n; i++)
         CHECK(pass_lookup(t[i].name) == &t[i] && t[i].description && t[i].run);
     CHECK(pass_lookup("frobnicate") == NULL);
-    CHECK(strcmp(pass_pipeline(0), "flatten") == 0);
-    CHECK(strcmp(pass_pipeline(1), "simplify,dce,flatten,simplify") == 0);
+    CHECK(strcmp(pass_pipeline(0), "schedule,flatten") == 0);
+    CHECK(strcmp(pass_pipeline(1), "simplify,schedule,dce,flatten,simplify") == 0);
     CHECK(strcmp(pass_pipeline(7), pass_pipeline(3)) == 0);
 
     /* an unknown pass is reported before anything runs */

@@ -1,0 +1,338 @@
+/* passes/schedule/cache.c — cache_read and cache_write: stage what one
+ * block reads from (or writes to) a buffer during one iteration of a loop
+ * in a local buffer.
+ *
+ * The local buffer has one dimension per loop inside the given loop that
+ * the access's indices use, in loop order, as long as that loop's extent:
+ * for C[i, j] += A[i, k] * B[k, j] tiled as kc, ic, jr, ir, ki, ii, ji,
+ * cache_read(B, kc) gives Bp[jr][ki][ji] and cache_read(A, ic) gives
+ * Ap[ir][ki][ii] (BLIS's packed panels), cache_write(C, ir) gives the
+ * register tile Cl[ii][ji].  A fill nest copies the buffer in before the
+ * loop's body (out-of-range elements read as 0); for cache_write a
+ * write-back nest copies the tile out after it (in-range elements only).
+ * Every access of the block to the buffer then reads or writes the local
+ * buffer at (loop - lower bound) of each dimension's loop. */
+#include <string.h>
+
+#include "passes/passes.h"
+#include "passes/schedule/schedule.h"
+
+/* The one block under *at that accesses buf (error if none or several). */
+typedef struct acc_ctx {
+    const ir_buffer *buf;
+    const ir_stmt *block, *cur;
+    int nblocks;
+    bool writes;              /* some block under the loop stores to buf */
+    const ir_expr **idx;      /* indices of the first access */
+    int nidx;
+    bool differ;              /* another access has other indices */
+    const ir_stmt *cur_block;
+} acc_ctx;
+
+static void scan_expr(acc_ctx *a, const ir_expr *x)
+{
+    if (!x)
+        return;
+    if (x->kind == IR_LOAD && x->buf == a->buf) {
+        if (a->block != a->cur_block) {
+            a->nblocks++;
+            if (!a->block)
+                a->block = a->cur_block;
+        }
+        if (!a->idx) {
+            a->idx = (const ir_expr **)x->args;
+            a->nidx = x->nargs;
+        } else
+            for (int i = 0; i < x->nargs && i < a->nidx; i++)
+                a->differ |= !ir_expr_equal(a->idx[i], x->args[i]);
+    }
+    for (int i = 0; i < x->nargs; i++)
+        scan_expr(a, x->args[i]);
+    scan_expr(a, x->a);
+    scan_expr(a, x->b);
+    scan_expr(a, x->c);
+}
+
+static void scan_stmt(acc_ctx *a, const ir_stmt *s)
+{
+    if (!s)
+        return;
+    const ir_stmt *saved = a->cur_block;
+    if (s->kind == IR_S_BLOCK)
+        a->cur_block = s;
+    if (s->kind == IR_S_STORE && s->buf == a->buf) {
+        a->writes = true;
+        if (a->block != a->cur_block) {
+            a->nblocks++;
+            if (!a->block)
+                a->block = a->cur_block;
+        }
+        if (!a->idx) {
+            a->idx = (const ir_expr **)s->args;
+            a->nidx = s->nargs;
+        } else
+            for (int i = 0; i < s->nargs && i < a->nidx; i++)
+                a->differ |= !ir_expr_equal(a->idx[i], s->args[i]);
+    }
+    for (int i = 0; i < s->nargs; i++)
+        scan_expr(a, s->args[i]);
+    scan_expr(a, s->value);
+    scan_expr(a, s->cond);
+    for (int i = 0; i < s->nbody; i++)
+        scan_stmt(a, s->body[i]);
+    scan_stmt(a, s->init);
+    scan_stmt(a, s->orelse);
+    a->cur_block = saved;
+}
+
+static ir_buffer *find_buffer(sch_ctx *c, const char *name)
+{
+    for (int i = 0; i < c->f->nparams; i++)
+        if (strcmp(c->f->params[i]->name, name) == 0)
+            return c->f->params[i];
+    return NULL;
+}
+
+/* x = coef * v + (terms without v)? */
+static bool affine_coef(const ir_expr *x, const ir_var *v, int64_t *coef)
+{
+    int64_t a, b;
+    if (!ir_expr_uses_var(x, v)) {
+        *coef = 0;
+        return true;
+    }
+    switch (x->kind) {
+    case IR_VAR: *coef = 1; return true;
+    case IR_ADD: case IR_SUB:
+        if (!affine_coef(x->a, v, &a) || !affine_coef(x->b, v, &b))
+            return false;
+        *coef = x->kind == IR_ADD ? a + b : a - b;
+        return true;
+    case IR_MUL:
+        if (x->a->kind == IR_INT && affine_coef(x->b, v, &b)) {
+            *coef = x->a->ival * b;
+            return true;
+        }
+        if (x->b->kind == IR_INT && affine_coef(x->a, v, &a)) {
+            *coef = x->b->ival * a;
+            return true;
+        }
+        return false;
+    default:
+        return false;
+    }
+}
+
+static ir_expr *in_range(ir_module *m, ir_expr **idx, const ir_buffer *b)
+{
+    ir_expr *cond = NULL;
+    for (int d = 0; d < b->ndim; d++) {
+        ir_expr *ok = ir_binary(m, IR_AND, ir_binary(m, IR_GE, ir_expr_copy(m, idx[d]), ir_int(m, 0)),
+                                ir_binary(m, IR_LT, ir_expr_copy(m, idx[d]), ir_int(m, b->shape[d])));
+        cond = cond ? ir_binary(m, IR_AND, cond, ok) : ok;
+    }
+    return cond;
+}
+
+/* Shared by cache_read and cache_write. */
+static bool stage(sch_ctx *c, const char *bufname, const char *blockname, const char *loop,
+                  const char *name, bool write)
+{
+    const char *what = write ? "cache_write" : "cache_read";
+    sch_path lp;
+    if (!sch_find_loop(c, loop, &lp))
+        return false;
+    ir_stmt *l = *lp.slot[lp.n - 1];
+    ir_buffer *buf = NULL;
+    if (write) {
+        sch_path bp;
+        if (!sch_find_block(c, blockname, &bp))
+            return false;
+        const ir_stmt *b = *bp.slot[bp.n - 1];
+        if (b->nwrites != 1) {
+            sch_error(c, "%s: block '%s' writes %d buffers, not one", what, blockname, b->nwrites);
+            return false;
+        }
+        buf = b->writes[0];
+    } else if (!(buf = find_buffer(c, bufname))) {
+        sch_error(c, "%s: no buffer parameter '%s' in @%s", what, bufname, c->f->name);
+        return false;
+    }
+    if (sch_name_used(c->f, name)) {
+        sch_error(c, "the name '%s' is already used in @%s", name, c->f->name);
+        return false;
+    }
+    acc_ctx a = {.buf = buf};
+    scan_stmt(&a, l->body[0]);
+    if (!a.block) {
+        sch_error(c, "%s: loop '%s' does not access '%s'", what, loop, buf->name);
+        return false;
+    }
+    if (a.nblocks > 1) {
+        sch_error(c, "%s: several blocks inside loop '%s' access '%s'", what, loop, buf->name);
+        return false;
+    }
+    if (write && strcmp(a.block->name, blockname) != 0) {
+        sch_error(c, "%s: loop '%s' does not enclose block '%s'", what, loop, blockname);
+        return false;
+    }
+    if (!write && a.writes) {
+        sch_error(c, "cache_read: '%s' is written inside loop '%s'", buf->name, loop);
+        return false;
+    }
+    if (a.differ) {
+        sch_error(c, "%s: block '%s' accesses '%s' with different indices", what, a.block->name,
+                  buf->name);
+        return false;
+    }
+    /* the path from the loop to the block, for its loops and bindings */
+    sch_path bp;
+    sch_ctx quiet = *c;
+    if (!sch_find_block(&quiet, a.block->name, &bp))
+        return false;
+    int at = -1;
+    for (int k = 0; k < bp.n; k++)
+        if (*bp.slot[k] == l)
+            at = k;
+    if (at < 0) {
+        sch_error(c, "%s: loop '%s' does not enclose block '%s'", what, loop, a.block->name);
+        return false;
+    }
+    ir_module *m = c->m;
+    ir_expr **idx = ir_alloc(m->arena, sizeof *idx * (size_t)(a.nidx ? a.nidx : 1));
+    for (int d = 0; d < a.nidx; d++)
+        idx[d] = pass_simplify_expr(m, sch_unbind(m, &bp, a.idx[d]));
+    /* dimensions: the loops inside `l` the indices use, in loop order */
+    ir_stmt *dims[64];
+    int ndims = 0;
+    for (int k = at + 1; k < bp.n; k++) {
+        ir_stmt *s = *bp.slot[k];
+        if (s->kind != IR_S_FOR)
+            continue;
+        bool used = false;
+        for (int d = 0; d < a.nidx; d++)
+            used |= ir_expr_uses_var(idx[d], s->var);
+        if (!used)
+            continue;
+        if (sch_extent(s) < 0 || ndims == 64) {
+            sch_error(c, "%s: loop '%s' has bounds that are not constants", what, s->var->name);
+            return false;
+        }
+        dims[ndims++] = s;
+    }
+    if (write) {
+        /* distinct tile elements must be distinct elements of the buffer */
+        for (int i = 0; i < ndims; i++) {
+            int where = -1;
+            int64_t coef = 0;
+            for (int d = 0; d < a.nidx; d++) {
+                int64_t k;
+                if (!affine_coef(idx[d], dims[i]->var, &k)) {
+                    sch_error(c, "cache_write: index %d of '%s' is not affine in loop '%s'", d + 1,
+                              buf->name, dims[i]->var->name);
+                    return false;
+                }
+                if (k != 0) {
+                    if (where >= 0) {
+                        sch_error(c, "cache_write: loop '%s' moves along two dimensions of '%s'",
+                                  dims[i]->var->name, buf->name);
+                        return false;
+                    }
+                    where = d;
+                    coef = k;
+                }
+            }
+            for (int j = 0; j < ndims; j++) {
+                int64_t k2;
+                if (j == i || !affine_coef(idx[where], dims[j]->var, &k2) || k2 == 0)
+                    continue;
+                /* two loops along one dimension: the outer must step past the inner's span */
+                int64_t span = k2 * (sch_extent(dims[j]) - 1);
+                if (j > i && (coef <= 0 || k2 < 0 || coef <= span)) {
+                    sch_error(c, "cache_write: loops '%s' and '%s' overlap in dimension %d of '%s'",
+                              dims[i]->var->name, dims[j]->var->name, where + 1, buf->name);
+                    return false;
+                }
+            }
+        }
+    }
+    int64_t shape[64];
+    for (int i = 0; i < ndims; i++)
+        shape[i] = sch_extent(dims[i]);
+    ir_buffer *local = ir_buffer_new(m, name, buf->dtype, ndims, shape, IR_BUF_LOCAL);
+    local->scope = IR_SCOPE_STACK;
+    /* the block's accesses: local[loop - lo, ...] */
+    ir_expr **lidx = ir_alloc(m->arena, sizeof *lidx * (size_t)(ndims ? ndims : 1));
+    for (int i = 0; i < ndims; i++) {
+        lidx[i] = ir_varref(m, dims[i]->var);
+        if (dims[i]->lo->ival)
+            lidx[i] = ir_binary(m, IR_SUB, lidx[i], ir_int(m, dims[i]->lo->ival));
+    }
+    sch_replace_access(m, (ir_stmt *)a.block, buf, local, lidx, ndims);
+    ir_block_update_access(m, (ir_stmt *)a.block);
+    /* fill (and write-back) nests over new loop variables */
+    ir_stmt *nests[2] = {NULL, NULL};
+    for (int w = 0; w < (write ? 2 : 1); w++) {
+        ir_var *from[64];
+        ir_expr *to[64];
+        ir_var *vars[64];
+        for (int i = 0; i < ndims; i++) {
+            char *vn = ir_sprintf(m->arena, "%s_%s%s", dims[i]->var->name, name, w ? "_out" : "");
+            vars[i] = ir_var_new(m, vn, dims[i]->var->dtype);
+            from[i] = dims[i]->var;
+            to[i] = ir_binary(m, IR_ADD, ir_varref(m, vars[i]), ir_int(m, dims[i]->lo->ival));
+        }
+        ir_expr **gidx = ir_alloc(m->arena, sizeof *gidx * (size_t)(a.nidx ? a.nidx : 1));
+        for (int d = 0; d < a.nidx; d++)
+            gidx[d] = pass_simplify_expr(m, ir_expr_subst(m, idx[d], from, to, ndims));
+        ir_itervar *iters = ir_alloc(m->arena, sizeof *iters * (size_t)(ndims ? ndims : 1));
+        ir_expr **tidx = ir_alloc(m->arena, sizeof *tidx * (size_t)(ndims ? ndims : 1));
+        for (int i = 0; i < ndims; i++) {
+            ir_var *iv = ir_var_new(m, ir_sprintf(m->arena, "v%s", vars[i]->name), IR_I64);
+            iters[i] = (ir_itervar){iv, IR_ITER_SPATIAL, shape[i], ir_varref(m, vars[i])};
+            tidx[i] = ir_varref(m, iv);
+        }
+        ir_expr *ok = in_range(m, gidx, buf);
+        ir_stmt *body;
+        if (w == 0) {
+            ir_expr *val = ir_load(m, buf, gidx, a.nidx);
+            ir_expr *zero = ir_dtype_is_float(buf->dtype) ? ir_float(m, 0.0, buf->dtype)
+                                                          : ir_int_typed(m, 0, buf->dtype);
+            body = ir_store(m, local, tidx, ndims, ok ? ir_select(m, ok, val, zero) : val);
+        } else {
+            body = ir_store(m, buf, gidx, a.nidx, ir_load(m, local, tidx, ndims));
+            if (ok)
+                body = ir_if(m, ok, body, NULL);
+        }
+        /* block iteration variables stand for the loops in the indices */
+        ir_var *ivf[64];
+        ir_expr *ivt[64];
+        for (int i = 0; i < ndims; i++) {
+            ivf[i] = vars[i];
+            ivt[i] = tidx[i];
+        }
+        body = ir_stmt_subst(m, body, ivf, ivt, ndims);
+        ir_stmt *nest = ir_block(m, ir_sprintf(m->arena, "%s_%s", name, w ? "out" : "in"), iters,
+                                 ndims, NULL, body);
+        for (int i = ndims - 1; i >= 0; i--)
+            nest = ir_for(m, vars[i], ir_int(m, 0), ir_int(m, shape[i]), IR_FOR_SERIAL, nest);
+        nests[w] = nest;
+    }
+    ir_stmt *seq = ir_seq_new(m);
+    ir_seq_append(m, seq, nests[0]);
+    ir_seq_append(m, seq, l->body[0]);
+    if (nests[1])
+        ir_seq_append(m, seq, nests[1]);
+    l->body[0] = ir_alloc_stmt(m, local, seq);
+    return true;
+}
+
+bool sch_cache_read(sch_ctx *c, const char *buffer, const char *loop, const char *name)
+{
+    return stage(c, buffer, NULL, loop, name, false);
+}
+
+bool sch_cache_write(sch_ctx *c, const char *block, const char *loop, const char *name)
+{
+    return stage(c, NULL, block, loop, name, true);
+}

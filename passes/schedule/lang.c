@@ -1,0 +1,329 @@
+/* passes/schedule/lang.c — the schedule language: parsing, printing, and
+ * the `schedule` pass that applies a function's schedule.
+ *
+ *   schedule  = { line } ;
+ *   line      = [ results "=" ] primitive "(" arg { "," arg } ")" [ "#" comment ] NEWLINE ;
+ *   results   = name { "," name } ;
+ *   arg       = name | integer ;
+ *
+ * doc/schedule.md lists the primitives. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes/passes.h"
+#include "passes/schedule/schedule.h"
+
+static const struct { const char *name; int nargs, nresults; } kinds[] = {
+#define X(e, n, a, r) {n, a, r},
+    SCH_KINDS(X)
+#undef X
+};
+
+const char *sch_kind_name(sch_kind k) { return kinds[k].name; }
+
+typedef struct lexer {
+    ir_module *m;
+    diag *d;
+    const char *s;
+    diag_loc loc;       /* of *s */
+    bool ok;
+} lexer;
+
+static void advance(lexer *x)
+{
+    if (*x->s == '\n') {
+        x->loc.line++;
+        x->loc.col = 1;
+    } else
+        x->loc.col++;
+    x->s++;
+}
+
+static void blanks(lexer *x)
+{
+    while (*x->s == ' ' || *x->s == '\t' || *x->s == '\r')
+        advance(x);
+    if (*x->s == '#')
+        while (*x->s && *x->s != '\n')
+            advance(x);
+}
+
+static char *word(lexer *x)
+{
+    const char *b = x->s;
+    while (isalnum((unsigned char)*x->s) || *x->s == '_' || *x->s == '.')
+        advance(x);
+    return ir_strndup(x->m->arena, b, (size_t)(x->s - b));
+}
+
+static void skip_line(lexer *x)
+{
+    while (*x->s && *x->s != '\n')
+        advance(x);
+}
+
+static void syntax(lexer *x, const char *fmt, const char *arg)
+{
+    diag_error(x->d, x->loc, fmt, arg);
+    x->ok = false;
+    skip_line(x);
+}
+
+static const char *tok_text(const lexer *x, char *buf, size_t n)
+{
+    if (!*x->s || *x->s == '\n')
+        return "end of line";
+    snprintf(buf, n, "'%c'", *x->s);
+    return buf;
+}
+
+/* One line; false at the end of the text. */
+static bool parse_line(lexer *x, sch_list *out)
+{
+    blanks(x);
+    if (!*x->s)
+        return false;
+    if (*x->s == '\n') {
+        advance(x);
+        return true;
+    }
+    char tb[8];
+    const char *names[16];
+    diag_loc locs[16];
+    int n = 0;
+    for (;;) {
+        blanks(x);
+        if (!(isalpha((unsigned char)*x->s) || *x->s == '_')) {
+            syntax(x, "schedule: expected a primitive or a name, found %s", tok_text(x, tb, sizeof tb));
+            return true;
+        }
+        if (n == 16) {
+            syntax(x, "schedule: too many names before '=' (at most %s)", "16");
+            return true;
+        }
+        locs[n] = x->loc;
+        names[n++] = word(x);
+        blanks(x);
+        if (*x->s == ',') {
+            advance(x);
+            continue;
+        }
+        break;
+    }
+    const char **results = NULL;
+    int nresults = 0;
+    diag_loc ploc = locs[0];
+    const char *prim = names[0];
+    if (*x->s == '=') {
+        advance(x);
+        blanks(x);
+        results = ir_alloc(x->m->arena, sizeof *results * (size_t)n);
+        for (int i = 0; i < n; i++)
+            results[i] = names[i];
+        nresults = n;
+        ploc = x->loc;
+        if (!(isalpha((unsigned char)*x->s) || *x->s == '_')) {
+            syntax(x, "schedule: expected a primitive after '=', found %s", tok_text(x, tb, sizeof tb));
+            return true;
+        }
+        prim = word(x);
+    } else if (n > 1) {
+        x->loc = locs[1];
+        syntax(x, "schedule: expected '=' after the names %s", "of the results");
+        return true;
+    }
+    int k = -1;
+    for (int i = 0; i < SCH_NKINDS; i++)
+        if (strcmp(prim, kinds[i].name) == 0)
+            k = i;
+    if (k < 0) {
+        diag_error(x->d, ploc, "schedule: unknown primitive '%s' (known: split, fuse, reorder, "
+                   "vectorize, unroll, parallel, decompose_reduction, cache_read, cache_write)",
+                   prim);
+        x->ok = false;
+        skip_line(x);
+        return true;
+    }
+    blanks(x);
+    if (*x->s != '(') {
+        syntax(x, "schedule: expected '(' after the primitive, found %s", tok_text(x, tb, sizeof tb));
+        return true;
+    }
+    advance(x);
+    sch_step st = {.kind = (sch_kind)k, .loc = ploc, .results = results, .nresults = nresults};
+    st.args = ir_alloc(x->m->arena, sizeof *st.args * 32);
+    st.ints = ir_alloc(x->m->arena, sizeof *st.ints * 32);
+    for (;;) {
+        blanks(x);
+        if (st.nargs == 32) {
+            syntax(x, "schedule: too many arguments (at most %s)", "32");
+            return true;
+        }
+        if (isdigit((unsigned char)*x->s) || *x->s == '-') {
+            char *end;
+            long long v = strtoll(x->s, &end, 10);
+            st.ints[st.nargs++] = v;
+            while (x->s < end)
+                advance(x);
+        } else if (isalpha((unsigned char)*x->s) || *x->s == '_') {
+            st.args[st.nargs++] = word(x);
+        } else {
+            syntax(x, "schedule: expected a name or a number, found %s", tok_text(x, tb, sizeof tb));
+            return true;
+        }
+        blanks(x);
+        if (*x->s == ',') {
+            advance(x);
+            continue;
+        }
+        if (*x->s == ')') {
+            advance(x);
+            break;
+        }
+        syntax(x, "schedule: expected ',' or ')', found %s", tok_text(x, tb, sizeof tb));
+        return true;
+    }
+    blanks(x);
+    if (*x->s && *x->s != '\n') {
+        syntax(x, "schedule: unexpected %s after the primitive (one per line)", tok_text(x, tb, sizeof tb));
+        return true;
+    }
+    int want = kinds[k].nargs;
+    if ((want >= 0 && st.nargs != want) || (want < 0 && st.nargs < 1)) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "%d", st.nargs);
+        diag_error(x->d, ploc, "schedule: %s takes %d argument%s, not %s", prim,
+                   want < 0 ? 1 : want, want == 1 ? "" : "s", msg);
+        x->ok = false;
+        return true;
+    }
+    if (nresults != kinds[k].nresults) {
+        if (kinds[k].nresults == 0)
+            diag_error(x->d, ploc, "schedule: %s gives no result to name", prim);
+        else
+            diag_error(x->d, ploc, "schedule: %s gives %d result%s: write '%s = %s(...)'", prim,
+                       kinds[k].nresults, kinds[k].nresults == 1 ? "" : "s",
+                       kinds[k].nresults == 1 ? "name" : "outer, inner", prim);
+        x->ok = false;
+        return true;
+    }
+    /* argument types: split's second is a number, everything else a name */
+    for (int i = 0; i < st.nargs; i++) {
+        bool number = st.kind == SCH_SPLIT && i == 1;
+        if (number != (st.args[i] == NULL)) {
+            diag_error(x->d, ploc, "schedule: argument %d of %s must be a %s", i + 1, prim,
+                       number ? "number (the factor)" : "name");
+            x->ok = false;
+            return true;
+        }
+    }
+    IR_PUSH(x->m->arena, out->steps, out->n, out->cap, st);
+    return true;
+}
+
+bool sch_parse(ir_module *m, const char *text, diag_loc start, sch_list *out, diag *d)
+{
+    lexer x = {m, d, text, start, true};
+    if (x.loc.line == 0) {
+        x.loc.line = 1;
+        x.loc.col = 1;
+    }
+    while (parse_line(&x, out))
+        ;
+    return x.ok;
+}
+
+void sch_print(FILE *out, const sch_list *l, int indent)
+{
+    for (int i = 0; i < l->n; i++) {
+        const sch_step *s = &l->steps[i];
+        fprintf(out, "%*s", indent, "");
+        for (int r = 0; r < s->nresults; r++)
+            fprintf(out, "%s%s", r ? ", " : "", s->results[r]);
+        if (s->nresults)
+            fprintf(out, " = ");
+        fprintf(out, "%s(", sch_kind_name(s->kind));
+        for (int a = 0; a < s->nargs; a++) {
+            if (s->args[a])
+                fprintf(out, "%s%s", a ? ", " : "", s->args[a]);
+            else
+                fprintf(out, "%s%lld", a ? ", " : "", (long long)s->ints[a]);
+        }
+        fprintf(out, ")\n");
+    }
+}
+
+bool sch_apply_step(ir_module *m, ir_func *f, const sch_step *s, diag *d)
+{
+    sch_ctx c = {m, f, d, s->loc};
+    switch (s->kind) {
+    case SCH_SPLIT: return sch_split(&c, s->args[0], s->ints[1], s->results[0], s->results[1]);
+    case SCH_FUSE: return sch_fuse(&c, s->args[0], s->args[1], s->results[0]);
+    case SCH_REORDER: return sch_reorder(&c, s->args, s->nargs);
+    case SCH_VECTORIZE: return sch_set_kind(&c, s->args[0], IR_FOR_VECTORIZED);
+    case SCH_UNROLL: return sch_set_kind(&c, s->args[0], IR_FOR_UNROLLED);
+    case SCH_PARALLEL: return sch_set_kind(&c, s->args[0], IR_FOR_PARALLEL);
+    case SCH_DECOMPOSE_REDUCTION: return sch_decompose_reduction(&c, s->args[0], s->args[1]);
+    case SCH_CACHE_READ: return sch_cache_read(&c, s->args[0], s->args[1], s->results[0]);
+    case SCH_CACHE_WRITE: return sch_cache_write(&c, s->args[0], s->args[1], s->results[0]);
+    default: return false;
+    }
+}
+
+/* "file:line:col" -> a location (file NULL when malformed). */
+static diag_loc parse_loc(ir_module *m, const char *text)
+{
+    diag_loc l = {0, 0, 0};
+    if (!text)
+        return l;
+    const char *c2 = strrchr(text, ':');
+    if (!c2 || c2 == text)
+        return l;
+    const char *c1 = c2 - 1;
+    while (c1 > text && *c1 != ':')
+        c1--;
+    if (*c1 != ':')
+        return l;
+    l.file = ir_strndup(m->arena, text, (size_t)(c1 - text));
+    l.line = atoi(c1 + 1);
+    l.col = atoi(c2 + 1);
+    return l;
+}
+
+static void drop_attr(ir_func *f, const char *key)
+{
+    for (int i = 0; i < f->nattrs; i++)
+        if (strcmp(f->attrs[i].key, key) == 0) {
+            for (int j = i + 1; j < f->nattrs; j++)
+                f->attrs[j - 1] = f->attrs[j];
+            f->nattrs--;
+            return;
+        }
+}
+
+bool pass_schedule(ir_module *m, diag *d)
+{
+    bool ok = true;
+    for (int i = 0; i < m->nfuncs; i++) {
+        ir_func *f = m->funcs[i];
+        const char *text = ir_func_attr(f, "schedule");
+        if (!text)
+            continue;
+        diag_loc start = parse_loc(m, ir_func_attr(f, "schedule_loc"));
+        sch_list l = {0};
+        if (!sch_parse(m, text, start, &l, d)) {
+            ok = false;
+            continue;
+        }
+        for (int k = 0; k < l.n; k++)
+            if (!sch_apply_step(m, f, &l.steps[k], d)) {
+                ok = false;
+                break;
+            }
+        sch_update_blocks(m, f->body);
+        drop_attr(f, "schedule");
+        drop_attr(f, "schedule_loc");
+    }
+    return ok;
+}
