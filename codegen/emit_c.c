@@ -1763,6 +1763,8 @@ static bool vec_node_ok(const cg_vec *c, const ir_expr *x)
         return vec_access_coef(c, x->buf, x->args, x->nargs, &coef);
     case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_MIN: case IR_MAX: case IR_NEG:
         return true;
+    case IR_SELECT:   /* one condition for every lane: C's ?: on vectors */
+        return !vec_dep(c, x->c);
     default:
         return false;
     }
@@ -1884,6 +1886,19 @@ static void emit_vexpr(cg_emitter *e, cg_str *s, const ir_expr *x)
         emit_vexpr(e, s, x->a);
         str_puts(s, ")");
         return;
+    case IR_SELECT: {
+        cg_vec *saved = e->vec;
+        e->vec = NULL;
+        str_puts(s, "(");
+        emit_operand(e, s, x->c, P_OR, false);
+        e->vec = saved;
+        str_puts(s, " ? ");
+        emit_vexpr(e, s, x->a);
+        str_puts(s, " : ");
+        emit_vexpr(e, s, x->b);
+        str_puts(s, ")");
+        return;
+    }
     case IR_MIN: case IR_MAX:
         e->vminmax_used[c->dt][c->log2] = true;
         str_printf(s, "tec_v%s_%s(", x->kind == IR_MIN ? "min" : "max", c->vt + 4);

@@ -134,6 +134,52 @@ static ir_expr *in_range(ir_module *m, ir_expr **idx, const ir_buffer *b)
     return cond;
 }
 
+static bool reads_local_only(const ir_stmt *b)
+{
+    for (int i = 0; i < b->nreads; i++)
+        if (b->reads[i]->role != IR_BUF_LOCAL)
+            return false;
+    for (int i = 0; i < b->nwrites; i++)
+        if (b->writes[i]->role != IR_BUF_LOCAL)
+            return false;
+    return true;
+}
+
+/* After cache_write, a split's tail guard `binding < extent` on a spatial
+ * iteration variable that indexes the staged buffer directly is no longer
+ * needed when the block touches local buffers only: its out-of-range
+ * instances write tile elements that the write-back skips, and every local
+ * index is in range by construction.  Dropping the guard keeps the tile's
+ * inner loop free of branches. */
+static void drop_tail_guards(ir_module *m, const sch_path *bp, int at, const ir_stmt *b,
+                             const ir_buffer *buf, const ir_expr **idx, int nidx)
+{
+    if (!reads_local_only(b))
+        return;
+    for (int k = bp->n - 2; k > at; k--) {
+        ir_stmt *s = *bp->slot[k];
+        if (s->kind != IR_S_IF || s->orelse || !s->cond || s->cond->kind != IR_LT ||
+            !s->cond->b || s->cond->b->kind != IR_INT)
+            break;   /* only the guards right around the block */
+        bool dropped = false;
+        for (int i = 0; i < b->niters && !dropped; i++) {
+            const ir_itervar *it = &b->iters[i];
+            bool direct = false;
+            for (int d = 0; d < nidx; d++)
+                direct |= idx[d]->kind == IR_VAR && idx[d]->var == it->var;
+            if (it->kind == IR_ITER_SPATIAL && direct && it->extent == s->cond->b->ival &&
+                ir_expr_equal(it->binding, s->cond->a)) {
+                *bp->slot[k] = s->body[0];
+                dropped = true;
+            }
+        }
+        (void)m;
+        (void)buf;
+        if (!dropped)
+            break;
+    }
+}
+
 /* Shared by cache_read and cache_write. */
 static bool stage(sch_ctx *c, const char *bufname, const char *blockname, const char *loop,
                   const char *name, bool write)
@@ -318,6 +364,8 @@ static bool stage(sch_ctx *c, const char *bufname, const char *blockname, const 
             nest = ir_for(m, vars[i], ir_int(m, 0), ir_int(m, shape[i]), IR_FOR_SERIAL, nest);
         nests[w] = nest;
     }
+    if (write)
+        drop_tail_guards(m, &bp, at, a.block, buf, a.idx, a.nidx);
     ir_stmt *seq = ir_seq_new(m);
     ir_seq_append(m, seq, nests[0]);
     ir_seq_append(m, seq, l->body[0]);
