@@ -55,9 +55,11 @@ extern char **environ;
  *                      (kernels never read errno; the values are the same);
  *   -fwrapv            integer overflow wraps, as in the interpreter, instead
  *                      of being undefined behaviour the optimizer exploits;
+ *   -fopenmp           parallel loops are OpenMP worksharing loops (libgomp);
  *   -fPIC -shared      a shared object for dlopen. */
 static const char *const cg_fixed_flags[] = {
     "-std=gnu11", "-fPIC", "-shared", "-ffp-contract=off", "-fno-math-errno", "-fwrapv",
+    "-fopenmp",
 };
 
 /* Environment variables that change what the compiler produces. */
