@@ -11,7 +11,9 @@
  * loop's body (out-of-range elements read as 0); for cache_write a
  * write-back nest copies the tile out after it (in-range elements only).
  * Every access of the block to the buffer then reads or writes the local
- * buffer at (loop - lower bound) of each dimension's loop. */
+ * buffer at (loop - lower bound) of each dimension's loop.  Split guards
+ * around the block stay: a block instance whose bindings leave their
+ * ranges does not exist, even when it would only touch a padded tile. */
 #include <string.h>
 
 #include "passes/passes.h"
@@ -132,52 +134,6 @@ static ir_expr *in_range(ir_module *m, ir_expr **idx, const ir_buffer *b)
         cond = cond ? ir_binary(m, IR_AND, cond, ok) : ok;
     }
     return cond;
-}
-
-static bool reads_local_only(const ir_stmt *b)
-{
-    for (int i = 0; i < b->nreads; i++)
-        if (b->reads[i]->role != IR_BUF_LOCAL)
-            return false;
-    for (int i = 0; i < b->nwrites; i++)
-        if (b->writes[i]->role != IR_BUF_LOCAL)
-            return false;
-    return true;
-}
-
-/* After cache_write, a split's tail guard `binding < extent` on a spatial
- * iteration variable that indexes the staged buffer directly is no longer
- * needed when the block touches local buffers only: its out-of-range
- * instances write tile elements that the write-back skips, and every local
- * index is in range by construction.  Dropping the guard keeps the tile's
- * inner loop free of branches. */
-static void drop_tail_guards(ir_module *m, const sch_path *bp, int at, const ir_stmt *b,
-                             const ir_buffer *buf, const ir_expr **idx, int nidx)
-{
-    if (!reads_local_only(b))
-        return;
-    for (int k = bp->n - 2; k > at; k--) {
-        ir_stmt *s = *bp->slot[k];
-        if (s->kind != IR_S_IF || s->orelse || !s->cond || s->cond->kind != IR_LT ||
-            !s->cond->b || s->cond->b->kind != IR_INT)
-            break;   /* only the guards right around the block */
-        bool dropped = false;
-        for (int i = 0; i < b->niters && !dropped; i++) {
-            const ir_itervar *it = &b->iters[i];
-            bool direct = false;
-            for (int d = 0; d < nidx; d++)
-                direct |= idx[d]->kind == IR_VAR && idx[d]->var == it->var;
-            if (it->kind == IR_ITER_SPATIAL && direct && it->extent == s->cond->b->ival &&
-                ir_expr_equal(it->binding, s->cond->a)) {
-                *bp->slot[k] = s->body[0];
-                dropped = true;
-            }
-        }
-        (void)m;
-        (void)buf;
-        if (!dropped)
-            break;
-    }
 }
 
 /* Shared by cache_read and cache_write. */
@@ -364,8 +320,6 @@ static bool stage(sch_ctx *c, const char *bufname, const char *blockname, const 
             nest = ir_for(m, vars[i], ir_int(m, 0), ir_int(m, shape[i]), IR_FOR_SERIAL, nest);
         nests[w] = nest;
     }
-    if (write)
-        drop_tail_guards(m, &bp, at, a.block, buf, a.idx, a.nidx);
     ir_stmt *seq = ir_seq_new(m);
     ir_seq_append(m, seq, nests[0]);
     ir_seq_append(m, seq, l->body[0]);
