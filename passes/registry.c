@@ -17,6 +17,8 @@ static const pass_info pass_list[] = {
      "decide guards, branches and loops from ranges"},
     {"schedule", pass_schedule,
      "apply each function's schedule (split, reorder, cache_read, vectorize, ...)"},
+    {"autoschedule", pass_autoschedule,
+     "choose a schedule for every function without one (tiles, packing, vectors, threads)"},
     {"dce", pass_dce,
      "remove stores to never-read local buffers, unused lets and allocations, empty loops"},
     {"hoist", pass_hoist, "move loop-invariant lets out of loops"},
@@ -52,7 +54,7 @@ const char *pass_pipeline(int opt_level)
     switch (opt_level <= 0 ? 0 : opt_level >= 3 ? 3 : opt_level) {
     case 0: return "schedule,flatten";
     case 1: return "simplify,schedule,dce,flatten,simplify";
-    default: return "simplify,schedule,hoist,dce,flatten,simplify";
+    default: return "simplify,schedule,autoschedule,simplify,hoist,dce,flatten,simplify";
     }
 }
 

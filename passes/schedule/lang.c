@@ -139,7 +139,7 @@ static bool parse_line(lexer *x, sch_list *out)
             k = i;
     if (k < 0) {
         diag_error(x->d, ploc, "schedule: unknown primitive '%s' (known: split, fuse, reorder, "
-                   "vectorize, unroll, parallel, decompose_reduction, cache_read, cache_write)",
+                   "vectorize, unroll, parallel, decompose_reduction, cache_read, cache_write, pad)",
                    prim);
         x->ok = false;
         skip_line(x);
@@ -267,6 +267,7 @@ bool sch_apply_step(ir_module *m, ir_func *f, const sch_step *s, diag *d)
     case SCH_DECOMPOSE_REDUCTION: return sch_decompose_reduction(&c, s->args[0], s->args[1]);
     case SCH_CACHE_READ: return sch_cache_read(&c, s->args[0], s->args[1], s->results[0]);
     case SCH_CACHE_WRITE: return sch_cache_write(&c, s->args[0], s->args[1], s->results[0]);
+    case SCH_PAD: return sch_pad(&c, s->args[0], s->results[0]);
     default: return false;
     }
 }
@@ -324,6 +325,7 @@ bool pass_schedule(ir_module *m, diag *d)
         sch_update_blocks(m, f->body);
         drop_attr(f, "schedule");
         drop_attr(f, "schedule_loc");
+        ir_func_set_attr(m, f, "scheduled", "user");
     }
     return ok;
 }

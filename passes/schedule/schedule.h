@@ -33,7 +33,8 @@
     X(PARALLEL, "parallel", 1, 0)                             \
     X(DECOMPOSE_REDUCTION, "decompose_reduction", 2, 0)       \
     X(CACHE_READ, "cache_read", 2, 1)                         \
-    X(CACHE_WRITE, "cache_write", 2, 1)
+    X(CACHE_WRITE, "cache_write", 2, 1)                       \
+    X(PAD, "pad", 1, 1)
 
 /* X(ENUM, name, number of arguments (-1: one or more), number of results) */
 typedef enum {
@@ -117,8 +118,13 @@ bool sch_set_kind(sch_ctx *c, const char *loop, ir_for_kind kind);
 bool sch_decompose_reduction(sch_ctx *c, const char *block, const char *loop);
 bool sch_cache_read(sch_ctx *c, const char *buffer, const char *loop, const char *name);
 bool sch_cache_write(sch_ctx *c, const char *block, const char *loop, const char *name);
+bool sch_pad(sch_ctx *c, const char *buffer, const char *name);
 
-/* The `schedule` pass: applies every function's "schedule" attribute. */
+/* The `schedule` pass: applies every function's "schedule" attribute and
+ * marks the function `scheduled = "user"`. */
 bool pass_schedule(ir_module *m, diag *d);
+/* The `autoschedule` pass (passes/schedule/auto.c): a schedule for every
+ * function that has none, kept in its "schedule_auto" attribute. */
+bool pass_autoschedule(ir_module *m, diag *d);
 
 #endif

@@ -1,0 +1,428 @@
+/* passes/schedule/auto.c — the automatic scheduler (-O2, -O3): a schedule
+ * for every function that has none, in the schedule language, from the IR
+ * alone and a model of the target.
+ *
+ * Each block of a function is classified by its loop nest:
+ *
+ *   contraction  Y[..] = Y[..] + U[..] * V[..] with an init (matmul,
+ *                linear, batched matmul, convolution): a register tile of
+ *                mr rows of the innermost U-only loop by nr = 2 vectors of
+ *                the innermost V-only loop, V packed per column panel, the
+ *                init decomposed out of the reduce loops, the tile's rows
+ *                unrolled and columns vectorized — the BLIS micro-kernel
+ *                structure, as bench/gemm.te writes it by hand;
+ *   other        (elementwise, pooling, normalization, depthwise
+ *                convolution): a spatial loop innermost and vectorized.
+ *
+ * and the outermost loop with enough iterations runs in parallel.  The
+ * chosen steps are kept in the function's "schedule_auto" attribute (tec
+ * --dump-schedule prints them as `schedule` blocks a user can copy, edit and
+ * pin).  A step the primitives refuse ends that block's schedule with the
+ * steps before it; it never fails the compilation. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/target.h"
+#include "passes/passes.h"
+#include "passes/schedule/schedule.h"
+
+/* Registers of the target that the register tile may take. */
+#define TILE_MAX_VECTORS 24
+
+typedef struct auto_ctx {
+    ir_module *m;
+    ir_func *f;
+    diag quiet;            /* refusals are not errors here */
+    int lanes;             /* f32 lanes of a vector */
+    int threads;
+    char *text;            /* the schedule, as text */
+    size_t len, cap;
+    int nnames;            /* counter for fresh names */
+} auto_ctx;
+
+static void text_add(auto_ctx *a, const char *s)
+{
+    size_t n = strlen(s);
+    if (a->len + n + 1 > a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 256;
+        while (cap < a->len + n + 1)
+            cap *= 2;
+        char *p = realloc(a->text, cap);
+        if (!p)
+            return;
+        a->text = p;
+        a->cap = cap;
+    }
+    memcpy(a->text + a->len, s, n + 1);
+    a->len += n;
+}
+
+/* A name not used in the function yet, from `base`. */
+static const char *fresh(auto_ctx *a, const char *base)
+{
+    if (!sch_name_used(a->f, base))
+        return ir_strdup(a->m->arena, base);
+    for (int k = 1;; k++) {
+        char *n = ir_sprintf(a->m->arena, "%s_%d", base, k);
+        if (!sch_name_used(a->f, n))
+            return n;
+    }
+}
+
+/* Parses and applies one line of schedule; records it when it worked. */
+static bool step(auto_ctx *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool step(auto_ctx *a, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    sch_list l = {0};
+    diag_loc here = {"auto", 1, 1};
+    a->quiet.nerrors = 0;
+    if (!sch_parse(a->m, line, here, &l, &a->quiet) || l.n != 1 ||
+        !sch_apply_step(a->m, a->f, &l.steps[0], &a->quiet))
+        return false;
+    text_add(a, line);
+    text_add(a, "\n");
+    return true;
+}
+
+/* ---------------------------------------------------------------- the nest of a block */
+
+typedef struct nest {
+    ir_stmt *loops[32];    /* outermost first, each the only statement of the one before */
+    int n;
+    ir_stmt *block;
+} nest;
+
+/* Perfect nests from *s down: every block whose loops are directly nested. */
+static void collect(ir_stmt *s, nest *cur, nest *out, int *nout, int max)
+{
+    if (!s)
+        return;
+    if (s->kind == IR_S_BLOCK) {
+        if (*nout < max) {
+            out[*nout] = *cur;
+            out[*nout].block = s;
+            (*nout)++;
+        }
+        return;
+    }
+    if (s->kind == IR_S_FOR && cur->n < 32) {
+        cur->loops[cur->n++] = s;
+        collect(s->body[0], cur, out, nout, max);
+        cur->n--;
+        return;
+    }
+    /* anything else breaks the nest: what is below starts a new one */
+    nest fresh_nest = {.n = 0};
+    for (int i = 0; i < s->nbody; i++)
+        collect(s->body[i], s->kind == IR_S_SEQ ? cur : &fresh_nest, out, nout, max);
+    if (s->kind == IR_S_SEQ && cur->n > 0) {
+        /* a sequence inside a loop: the loop is shared, not a perfect nest */
+    }
+}
+
+static bool uses(const ir_expr *x, const ir_var *v) { return x && ir_expr_uses_var(x, v); }
+
+static const ir_expr *unguarded_load(const ir_expr *x, bool *guarded)
+{
+    if (x->kind == IR_LOAD)
+        return x;
+    if (x->kind == IR_SELECT && x->a->kind == IR_LOAD &&
+        (x->b->kind == IR_FLOAT || x->b->kind == IR_INT)) {
+        *guarded = true;
+        return x->a;
+    }
+    return NULL;
+}
+
+static bool load_uses(const ir_expr *ld, const ir_var *v)
+{
+    for (int i = 0; i < ld->nargs; i++)
+        if (uses(ld->args[i], v))
+            return true;
+    return false;
+}
+
+static int64_t extent(const ir_stmt *l) { return sch_extent(l); }
+
+/* The iteration variable bound to loop l in block b (bindings are plain
+ * loop variables after simplify), or NULL. */
+static const ir_itervar *iter_of(const ir_stmt *b, const ir_stmt *l)
+{
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].binding->kind == IR_VAR && b->iters[i].binding->var == l->var)
+            return &b->iters[i];
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- contractions */
+
+static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool check_only)
+{
+    ir_stmt *b = ns->block;
+    ir_stmt *body = b->nbody ? b->body[0] : NULL;
+    if (!b->init || !body || body->kind != IR_S_STORE || !body->value ||
+        body->value->kind != IR_ADD || body->value->a->kind != IR_LOAD ||
+        body->value->a->buf != body->buf || body->value->b->kind != IR_MUL ||
+        !ir_dtype_is_float(body->buf->dtype))
+        return false;
+    const ir_expr *prod = body->value->b;
+    bool g1 = false, g2 = false;
+    const ir_expr *o1 = unguarded_load(prod->a, &g1), *o2 = unguarded_load(prod->b, &g2);
+    if (!o1 || !o2 || ns->n < 2)
+        return false;
+    /* every loop binds one iteration variable */
+    const ir_itervar *it[32];
+    for (int i = 0; i < ns->n; i++)
+        if (!(it[i] = iter_of(b, ns->loops[i])) || extent(ns->loops[i]) < 1)
+            return false;
+    /* the vector operand V: the one that owns Y's last dimension (then,
+     * if its dimension does not split into vectors, the other) */
+    const ir_var *ylast = NULL;
+    if (body->nargs > 0 && body->args[body->nargs - 1]->kind == IR_VAR)
+        ylast = body->args[body->nargs - 1]->var;
+    const ir_expr *V = o2, *U = o1;
+    if (ylast && load_uses(o1, ylast) && !load_uses(o2, ylast)) {
+        V = o1;
+        U = o2;
+    }
+    if (g1 || g2)
+        return false;   /* pad first */
+    if (swap) {
+        const ir_expr *t = V;
+        V = U;
+        U = t;
+    }
+    /* classify the loops */
+    int nloop = -1, mloop = -1;
+    int kind[32];   /* 0 batch, 1 M (U only), 2 N (V only), 3 reduce */
+    for (int i = 0; i < ns->n; i++) {
+        const ir_var *iv = it[i]->var;
+        if (it[i]->kind == IR_ITER_REDUCE) {
+            kind[i] = 3;
+            continue;
+        }
+        bool inU = load_uses(U, iv), inV = load_uses(V, iv);
+        kind[i] = inV && !inU ? 2 : inU && !inV ? 1 : 0;
+    }
+    /* innermost N loop and innermost M loop (by position in Y's index) */
+    for (int d = body->nargs - 1; d >= 0; d--) {
+        for (int i = 0; i < ns->n; i++) {
+            if (body->args[d]->kind != IR_VAR || body->args[d]->var != it[i]->var)
+                continue;
+            if (kind[i] == 2 && nloop < 0)
+                nloop = i;
+            if (kind[i] == 1 && mloop < 0)
+                mloop = i;
+        }
+    }
+    if (nloop < 0 || mloop < 0)
+        return false;
+    int64_t nn = extent(ns->loops[nloop]), mm = extent(ns->loops[mloop]);
+    int L = a->lanes;
+    int nr = nn % (2 * L) == 0 ? 2 * L : nn % L == 0 ? L : 0;
+    if (!nr)
+        return false;
+    if (check_only)
+        return true;
+    static const int mrs[] = {8, 7, 6, 12, 5, 4, 3, 2};
+    int mr = 0;
+    for (size_t i = 0; i < sizeof mrs / sizeof *mrs && !mr; i++)
+        if (mm % mrs[i] == 0 && mrs[i] * (nr / L) <= TILE_MAX_VECTORS)
+            mr = mrs[i];
+    if (!mr)
+        mr = mm < 6 ? (int)mm : 6;   /* a guarded tail */
+    const char *nname = ns->loops[nloop]->var->name, *mname = ns->loops[mloop]->var->name;
+    const char *jr = fresh(a, ir_sprintf(a->m->arena, "%s_o", nname));
+    const char *ji = fresh(a, ir_sprintf(a->m->arena, "%s_i", nname));
+    const char *ir = fresh(a, ir_sprintf(a->m->arena, "%s_o", mname));
+    const char *ii = fresh(a, ir_sprintf(a->m->arena, "%s_i", mname));
+    const char *bname = b->name;
+    if (!step(a, "%s, %s = split(%s, %d)", jr, ji, nname, nr) ||
+        !step(a, "%s, %s = split(%s, %d)", ir, ii, mname, mr))
+        return true;
+    /* order: batch, other N, jr, other M, ir, reduce, ii, ji */
+    char order[1024] = "";
+    int pos = 0;
+    const char *first_outer = NULL, *first_reduce = NULL;
+    int64_t outer_ext[40];
+    const char *outer_names[40];
+    int nouter = 0;
+#define ADD(name, ext)                                                                 \
+    do {                                                                               \
+        pos += snprintf(order + pos, sizeof order - (size_t)pos, "%s%s", pos ? ", " : "", name); \
+        if (nouter < 40) {                                                             \
+            outer_names[nouter] = name;                                                \
+            outer_ext[nouter++] = ext;                                                 \
+        }                                                                              \
+    } while (0)
+    for (int pass = 0; pass < 5; pass++)
+        for (int i = 0; i < ns->n; i++) {
+            int k = kind[i];
+            const char *nm = ns->loops[i]->var->name;
+            if (pass == 0 && k == 0)
+                ADD(nm, extent(ns->loops[i]));
+            else if (pass == 1 && k == 2 && i != nloop)
+                ADD(nm, extent(ns->loops[i]));
+            else if (pass == 2 && i == nloop)
+                ADD(jr, nn / nr);
+            else if (pass == 3 && k == 1 && i != mloop)
+                ADD(nm, extent(ns->loops[i]));
+            else if (pass == 4 && i == mloop)
+                ADD(ir, (mm + mr - 1) / mr);
+        }
+    int nspatial_outer = nouter;
+    for (int i = 0; i < ns->n; i++)
+        if (kind[i] == 3) {
+            pos += snprintf(order + pos, sizeof order - (size_t)pos, ", %s", ns->loops[i]->var->name);
+            if (!first_reduce)
+                first_reduce = ns->loops[i]->var->name;
+        }
+    pos += snprintf(order + pos, sizeof order - (size_t)pos, ", %s, %s", ii, ji);
+#undef ADD
+    (void)first_outer;
+    if (!step(a, "reorder(%s)", order))
+        return true;
+    const char *vp = fresh(a, ir_sprintf(a->m->arena, "%sp", V->buf->name));
+    bool packed = step(a, "%s = cache_read(%s, %s)", vp, V->buf->name, jr);
+    const char *cl = fresh(a, ir_sprintf(a->m->arena, "%s_tile", body->buf->name));
+    if (!step(a, "%s = cache_write(%s, %s)", cl, bname, ir))
+        return true;
+    if (first_reduce)
+        step(a, "decompose_reduction(%s, %s)", bname, first_reduce);
+    step(a, "unroll(%s)", ii);
+    const char *jv = fresh(a, ir_sprintf(a->m->arena, "%s_v", nname));
+    const char *jl = fresh(a, ir_sprintf(a->m->arena, "%s_l", nname));
+    if (step(a, "%s, %s = split(%s, %d)", jv, jl, ji, L)) {
+        step(a, "unroll(%s)", jv);
+        step(a, "vectorize(%s)", jl);
+    }
+    /* the copies: their innermost loops run along the vector dimension */
+    step(a, "vectorize(%s_%s)", ji, cl);
+    step(a, "vectorize(%s_%s_out)", ji, cl);
+    if (packed)
+        step(a, "vectorize(%s_%s)", ji, vp);
+    /* threads: the outermost spatial loop with enough iterations */
+    for (int want = 2 * a->threads; want >= a->threads && a->threads > 1; want -= a->threads)
+        for (int i = 0; i < nspatial_outer; i++)
+            if (outer_ext[i] >= want) {
+                if (step(a, "parallel(%s)", outer_names[i]))
+                    return true;
+            }
+    return true;
+}
+
+/* ---------------------------------------------------------------- everything else */
+
+static void schedule_simple(auto_ctx *a, nest *ns)
+{
+    ir_stmt *b = ns->block;
+    if (ns->n == 0)
+        return;
+    const ir_itervar *it[32];
+    for (int i = 0; i < ns->n; i++)
+        if (!(it[i] = iter_of(b, ns->loops[i])) || extent(ns->loops[i]) < 1)
+            return;
+    /* the innermost spatial loop that indexes the last dimension of a store */
+    int vi = -1;
+    ir_stmt *st = b->nbody ? b->body[0] : NULL;
+    if (st && st->kind == IR_S_STORE && st->nargs > 0 && st->args[st->nargs - 1]->kind == IR_VAR)
+        for (int i = 0; i < ns->n; i++)
+            if (it[i]->kind == IR_ITER_SPATIAL && st->args[st->nargs - 1]->var == it[i]->var)
+                vi = i;
+    int64_t work = 1;
+    for (int i = 0; i < ns->n; i++)
+        work *= extent(ns->loops[i]);
+    if (vi >= 0 && extent(ns->loops[vi]) >= a->lanes / 2 && ir_dtype_is_float(st->buf->dtype)) {
+        if (vi != ns->n - 1) {
+            /* move it innermost (the reduce loops of pooling and depthwise
+             * convolutions then run outside the vector) */
+            char order[1024] = "";
+            int pos = 0;
+            for (int i = 0; i < ns->n; i++)
+                if (i != vi)
+                    pos += snprintf(order + pos, sizeof order - (size_t)pos, "%s%s",
+                                    pos ? ", " : "", ns->loops[i]->var->name);
+            snprintf(order + pos, sizeof order - (size_t)pos, ", %s", ns->loops[vi]->var->name);
+            if (step(a, "reorder(%s)", order))
+                step(a, "vectorize(%s)", ns->loops[vi]->var->name);
+        } else
+            step(a, "vectorize(%s)", ns->loops[vi]->var->name);
+    }
+    if (a->threads > 1 && work >= 16384) {
+        /* re-find the loops: reorder moved variables between loop nodes */
+        for (int i = 0; i < ns->n; i++) {
+            ir_stmt *l = ns->loops[i];
+            const ir_itervar *iv = iter_of(b, l);
+            if (!iv || iv->kind != IR_ITER_SPATIAL || l->for_kind == IR_FOR_VECTORIZED)
+                continue;
+            if (extent(l) >= a->threads && step(a, "parallel(%s)", l->var->name))
+                break;
+        }
+    }
+}
+
+/* Inputs read through guards (padded convolutions and pooling) are padded
+ * once, so no guard is left in an inner loop. */
+static bool guarded_read(const ir_expr *x, void *p)
+{
+    const ir_buffer *b = ((const ir_buffer **)p)[0];
+    if (x->kind == IR_SELECT && x->a && x->a->kind == IR_LOAD && x->a->buf == b &&
+        (x->b->kind == IR_FLOAT || x->b->kind == IR_INT))
+        ((const ir_buffer **)p)[1] = b;
+    return true;
+}
+
+static void pad_inputs(auto_ctx *a)
+{
+    for (int i = 0; i < a->f->nparams; i++) {
+        const ir_buffer *pb[2] = {a->f->params[i], NULL};
+        ir_stmt_walk(a->f->body, NULL, guarded_read, pb);
+        if (pb[1])
+            step(a, "%s = pad(%s)", fresh(a, ir_sprintf(a->m->arena, "%s_pad", pb[0]->name)),
+                 pb[0]->name);
+    }
+}
+
+static bool has_attr(const ir_func *f, const char *k) { return ir_func_attr(f, k) != NULL; }
+
+bool pass_autoschedule(ir_module *m, diag *d)
+{
+    (void)d;
+    cg_target t;
+    cg_target_native(&t);
+    FILE *null = fopen("/dev/null", "w");
+    if (!null)
+        return true;   /* no schedule is still a correct program */
+    for (int fi = 0; fi < m->nfuncs; fi++) {
+        ir_func *f = m->funcs[fi];
+        if (has_attr(f, "scheduled") || has_attr(f, "schedule_auto") || !f->body)
+            continue;
+        auto_ctx a = {.m = m, .f = f, .lanes = cg_target_lanes(&t, 4), .threads = t.cores};
+        diag_init(&a.quiet, null);
+        a.quiet.max_errors = 1;
+        nest cur = {.n = 0};
+        nest nests[256];
+        pad_inputs(&a);
+        int nn = 0;
+        collect(f->body, &cur, nests, &nn, 256);
+        for (int i = 0; i < nn; i++) {
+            bool swap = !schedule_contraction(&a, &nests[i], false, true);
+            if (!schedule_contraction(&a, &nests[i], swap, false))
+                schedule_simple(&a, &nests[i]);
+        }
+        sch_update_blocks(m, f->body);
+        if (a.text && a.len)
+            ir_func_set_attr(m, f, "schedule_auto", ir_strndup(m->arena, a.text, a.len - 1));
+        free(a.text);
+        diag_fini(&a.quiet);
+    }
+    fclose(null);
+    return true;
+}

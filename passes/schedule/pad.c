@@ -1,0 +1,263 @@
+/* passes/schedule/pad.c — pad: copy an input buffer once into a local
+ * buffer with a border wide enough for every read of the function, filled
+ * with the value its guarded reads default to, so that
+ *
+ *     select(0 <= p*2 + r - 1 && ..., x[c, p*2 + r - 1, ...], 0.0f)
+ *
+ * becomes the unguarded read xp[c, p*2 + r, ...]: a padded convolution or
+ * pooling window without a test in its inner loop.
+ *
+ * A read is guarded when it is the chosen arm of a select whose condition
+ * only says that the read's indices are inside the buffer (conjuncts
+ * `e >= 0`, `0 <= e`, `e < n`, `e <= n - 1` on its index expressions) and
+ * whose other arm is a constant; all guarded reads must default to the same
+ * constant.  Index ranges come from the block iteration variables' extents,
+ * so every index must be affine in them. */
+#include <string.h>
+
+#include "passes/passes.h"
+#include "passes/schedule/schedule.h"
+
+/* [lo, hi] of an affine expression of iteration variables with known
+ * extents. */
+typedef struct range_env {
+    const ir_var **vars;
+    const int64_t *ext;
+    int n;
+} range_env;
+
+static bool range_of(const range_env *env, const ir_expr *x, int64_t *lo, int64_t *hi)
+{
+    int64_t a0, a1, b0, b1;
+    switch (x->kind) {
+    case IR_INT:
+        *lo = *hi = x->ival;
+        return true;
+    case IR_VAR:
+        for (int i = env->n - 1; i >= 0; i--)
+            if (env->vars[i] == x->var) {
+                *lo = 0;
+                *hi = env->ext[i] - 1;
+                return true;
+            }
+        return false;
+    case IR_ADD: case IR_SUB:
+        if (!range_of(env, x->a, &a0, &a1) || !range_of(env, x->b, &b0, &b1))
+            return false;
+        if (x->kind == IR_ADD) {
+            *lo = a0 + b0;
+            *hi = a1 + b1;
+        } else {
+            *lo = a0 - b1;
+            *hi = a1 - b0;
+        }
+        return true;
+    case IR_MUL:
+        if (x->a->kind == IR_INT && range_of(env, x->b, &b0, &b1)) {
+            int64_t k = x->a->ival;
+            *lo = k >= 0 ? k * b0 : k * b1;
+            *hi = k >= 0 ? k * b1 : k * b0;
+            return true;
+        }
+        if (x->b->kind == IR_INT && range_of(env, x->a, &a0, &a1)) {
+            int64_t k = x->b->ival;
+            *lo = k >= 0 ? k * a0 : k * a1;
+            *hi = k >= 0 ? k * a1 : k * a0;
+            return true;
+        }
+        return false;
+    default:
+        return false;
+    }
+}
+
+/* Is `c` a conjunction of range tests on ld's indices? */
+static bool is_range_test(const ir_expr *c, const ir_expr *ld)
+{
+    if (c->kind == IR_AND)
+        return is_range_test(c->a, ld) && is_range_test(c->b, ld);
+    for (int d = 0; d < ld->nargs; d++) {
+        const ir_expr *e = ld->args[d];
+        int64_t n = ld->buf->shape[d];
+        if (c->kind == IR_GE && ir_expr_equal(c->a, e) && ir_expr_is_int(c->b, 0))
+            return true;
+        if (c->kind == IR_LE && ir_expr_is_int(c->a, 0) && ir_expr_equal(c->b, e))
+            return true;
+        if (c->kind == IR_LT && ir_expr_equal(c->a, e) && ir_expr_is_int(c->b, n))
+            return true;
+        if (c->kind == IR_LE && ir_expr_equal(c->a, e) && ir_expr_is_int(c->b, n - 1))
+            return true;
+        if (c->kind == IR_GT && ir_expr_is_int(c->a, n) && ir_expr_equal(c->b, e))
+            return true;
+    }
+    return false;
+}
+
+typedef struct pad_ctx {
+    sch_ctx *c;
+    ir_buffer *buf;
+    int64_t lo[16], hi[16];
+    bool any;
+    bool ok;
+    bool have_fill;
+    double fill;
+    const ir_var *vars[256];
+    int64_t ext[256];
+    int nvars;
+    /* rewriting */
+    ir_buffer *to;
+    bool rewrite;
+} pad_ctx;
+
+static void visit_expr(pad_ctx *p, ir_expr **slot)
+{
+    ir_expr *x = *slot;
+    if (!x || !p->ok)
+        return;
+    range_env env = {p->vars, p->ext, p->nvars};
+    if (x->kind == IR_SELECT && x->a && x->a->kind == IR_LOAD && x->a->buf == p->buf &&
+        (x->b->kind == IR_FLOAT || x->b->kind == IR_INT) && is_range_test(x->c, x->a)) {
+        double v = x->b->kind == IR_FLOAT ? x->b->fval : (double)x->b->ival;
+        if (!p->rewrite) {
+            if (p->have_fill && !(v == p->fill || (v != v && p->fill != p->fill))) {
+                sch_error(p->c, "cannot pad '%s': its guarded reads default to different values",
+                          p->buf->name);
+                p->ok = false;
+                return;
+            }
+            p->have_fill = true;
+            p->fill = v;
+        } else {
+            *slot = x = x->a;   /* the border holds the default */
+        }
+    }
+    if (x->kind == IR_LOAD && x->buf == p->buf) {
+        if (!p->rewrite) {
+            for (int d = 0; d < x->nargs; d++) {
+                int64_t lo, hi;
+                if (!range_of(&env, x->args[d], &lo, &hi)) {
+                    sch_error(p->c, "cannot pad '%s': index %d of a read is not an affine "
+                              "expression of iteration variables", p->buf->name, d + 1);
+                    p->ok = false;
+                    return;
+                }
+                if (lo < p->lo[d])
+                    p->lo[d] = lo;
+                if (hi > p->hi[d])
+                    p->hi[d] = hi;
+            }
+            p->any = true;
+        } else {
+            x->buf = p->to;
+            for (int d = 0; d < x->nargs; d++)
+                if (p->lo[d] != 0)
+                    x->args[d] = ir_binary(p->c->m, IR_ADD, x->args[d], ir_int(p->c->m, -p->lo[d]));
+        }
+    }
+    for (int i = 0; i < x->nargs; i++)
+        visit_expr(p, &x->args[i]);
+    visit_expr(p, &x->a);
+    visit_expr(p, &x->b);
+    visit_expr(p, &x->c);
+}
+
+static void visit_stmt(pad_ctx *p, ir_stmt *s)
+{
+    if (!s || !p->ok)
+        return;
+    int mark = p->nvars;
+    if (s->kind == IR_S_BLOCK)
+        for (int i = 0; i < s->niters && p->nvars < 256; i++) {
+            p->vars[p->nvars] = s->iters[i].var;
+            p->ext[p->nvars++] = s->iters[i].extent;
+        }
+    if (s->kind == IR_S_STORE && s->buf == p->buf && !p->rewrite) {
+        sch_error(p->c, "cannot pad '%s': the function writes it", p->buf->name);
+        p->ok = false;
+        return;
+    }
+    for (int i = 0; i < s->nargs; i++)
+        visit_expr(p, &s->args[i]);
+    visit_expr(p, &s->value);
+    visit_expr(p, &s->cond);
+    for (int i = 0; i < s->nbody; i++)
+        visit_stmt(p, s->body[i]);
+    visit_stmt(p, s->init);
+    visit_stmt(p, s->orelse);
+    p->nvars = mark;
+}
+
+bool sch_pad(sch_ctx *c, const char *buffer, const char *name)
+{
+    ir_buffer *buf = NULL;
+    for (int i = 0; i < c->f->nparams; i++)
+        if (strcmp(c->f->params[i]->name, buffer) == 0)
+            buf = c->f->params[i];
+    if (!buf) {
+        sch_error(c, "pad: no buffer parameter '%s' in @%s", buffer, c->f->name);
+        return false;
+    }
+    if (buf->ndim > 16 || buf->ndim < 1) {
+        sch_error(c, "pad: buffer '%s' has %d dimensions (1 to 16 can be padded)", buffer, buf->ndim);
+        return false;
+    }
+    if (sch_name_used(c->f, name)) {
+        sch_error(c, "the name '%s' is already used in @%s", name, c->f->name);
+        return false;
+    }
+    pad_ctx p = {.c = c, .buf = buf, .ok = true};
+    for (int d = 0; d < buf->ndim; d++) {
+        p.lo[d] = 0;
+        p.hi[d] = buf->shape[d] - 1;
+    }
+    visit_stmt(&p, c->f->body);
+    if (!p.ok)
+        return false;
+    if (!p.any) {
+        sch_error(c, "pad: @%s does not read '%s'", c->f->name, buffer);
+        return false;
+    }
+    ir_module *m = c->m;
+    int64_t shape[16];
+    for (int d = 0; d < buf->ndim; d++)
+        shape[d] = p.hi[d] - p.lo[d] + 1;
+    ir_buffer *xp = ir_buffer_new(m, name, buf->dtype, buf->ndim, shape, IR_BUF_LOCAL);
+    xp->scope = IR_SCOPE_GLOBAL;
+    p.rewrite = true;
+    p.to = xp;
+    visit_stmt(&p, c->f->body);
+    /* the fill: xp[t] = t - border inside ? buf[t - border] : default */
+    ir_itervar *iters = ir_alloc(m->arena, sizeof *iters * (size_t)buf->ndim);
+    ir_var *loops[16];
+    ir_expr *src[16], *dst[16];
+    ir_expr *cond = NULL;
+    for (int d = 0; d < buf->ndim; d++) {
+        char *ln = ir_sprintf(m->arena, "%s_%d", name, d);
+        loops[d] = ir_var_new(m, ln, IR_I64);
+        ir_var *iv = ir_var_new(m, ir_sprintf(m->arena, "v%s", ln), IR_I64);
+        iters[d] = (ir_itervar){iv, IR_ITER_SPATIAL, shape[d], ir_varref(m, loops[d])};
+        dst[d] = ir_varref(m, iv);
+        src[d] = p.lo[d] ? ir_binary(m, IR_ADD, ir_varref(m, iv), ir_int(m, p.lo[d])) : ir_varref(m, iv);
+        if (p.lo[d] < 0 || p.hi[d] >= buf->shape[d]) {
+            ir_expr *in = ir_binary(m, IR_AND, ir_binary(m, IR_GE, ir_expr_copy(m, src[d]), ir_int(m, 0)),
+                                    ir_binary(m, IR_LT, ir_expr_copy(m, src[d]), ir_int(m, buf->shape[d])));
+            cond = cond ? ir_binary(m, IR_AND, cond, in) : in;
+        }
+    }
+    ir_expr *val = ir_load(m, buf, src, buf->ndim);
+    if (cond) {
+        ir_expr *dflt = ir_dtype_is_float(buf->dtype) ? ir_float(m, p.have_fill ? p.fill : 0.0, buf->dtype)
+                                                      : ir_int_typed(m, (int64_t)p.fill, buf->dtype);
+        val = ir_select(m, cond, val, dflt);
+    }
+    ir_stmt *nest = ir_block(m, name, iters, buf->ndim, NULL, ir_store(m, xp, dst, buf->ndim, val));
+    for (int d = buf->ndim - 1; d >= 0; d--)
+        nest = ir_for(m, loops[d], ir_int(m, 0), ir_int(m, shape[d]),
+                      d == buf->ndim - 1 && shape[d] >= 8 ? IR_FOR_VECTORIZED : IR_FOR_SERIAL, nest);
+    ir_stmt *seq = ir_seq_new(m);
+    ir_seq_append(m, seq, nest);
+    ir_seq_append(m, seq, c->f->body);
+    c->f->body = ir_alloc_stmt(m, xp, seq);
+    sch_update_blocks(m, c->f->body);
+    return true;
+}
