@@ -1980,6 +1980,22 @@ static ir_stmt *vec_prepare(cg_emitter *e, const cg_vec *c, const ir_stmt *st, b
     }
 }
 
+/* A conjunction of comparisons of expressions affine in v: true for every
+ * lane of a chunk when it is true for the first and the last (a split's
+ * tail guard). */
+static bool vec_monotone(const cg_vec *c, const ir_expr *x)
+{
+    int64_t ka, kb;
+    switch (x->kind) {
+    case IR_AND:
+        return vec_monotone(c, x->a) && vec_monotone(c, x->b);
+    case IR_LT: case IR_LE: case IR_GT: case IR_GE:
+        return ir_dtype_is_int(x->a->dtype) && vec_affine(c, x->a, &ka) && vec_affine(c, x->b, &kb);
+    default:
+        return !vec_dep(c, x);
+    }
+}
+
 /* Whether a prepared body fits the vector form, and its element type. */
 static bool vec_check(cg_vec *c, const ir_stmt *st, bool *have_dt)
 {
@@ -1992,8 +2008,9 @@ static bool vec_check(cg_vec *c, const ir_stmt *st, bool *have_dt)
                 return false;
         return true;
     case IR_S_IF:
-        return !vec_dep(c, st->cond) && vec_check(c, st->body[0], have_dt) &&
-               vec_check(c, st->orelse, have_dt);
+        if (vec_dep(c, st->cond) && (st->orelse || c->nvvars > 0 || !vec_monotone(c, st->cond)))
+            return false;
+        return vec_check(c, st->body[0], have_dt) && vec_check(c, st->orelse, have_dt);
     case IR_S_LET:
         if (vec_dep(c, st->value)) {
             if (!ir_dtype_is_float(st->var->dtype) || (*have_dt && st->var->dtype != c->dt))
@@ -2044,6 +2061,36 @@ static void emit_vstmt(cg_emitter *e, cg_str *s, const ir_stmt *st)
             emit_vstmt(e, s, st->body[i]);
         return;
     case IR_S_IF: {
+        if (vec_dep(c, st->cond)) {
+            /* all lanes pass: vectors; otherwise lane by lane */
+            cg_str t = {0};
+            str_puts(&t, "(");
+            emit_lane(e, &t, st->cond, 0, P_AND);
+            str_puts(&t, ") && (");
+            emit_lane(e, &t, st->cond, c->lanes - 1, P_AND);
+            str_puts(&t, ")");
+            line(e, s, "if (%s) {", t.p ? t.p : "0");
+            free(t.p);
+            e->indent++;
+            emit_vstmt(e, s, st->body[0]);
+            e->indent--;
+            line(e, s, "} else {");
+            e->indent++;
+            line(e, s, "for (int64_t tec_l = 0; tec_l < %d; ++tec_l) {", c->lanes);
+            e->indent++;
+            char buf[160];
+            snprintf(buf, sizeof buf, "(%s + tec_l)", lookup(e, c->v) ? lookup(e, c->v) : "0");
+            bind_text(e, c->v, buf);
+            e->vec = NULL;
+            emit_stmt(e, s, st);
+            e->vec = c;
+            unbind(e, 1);
+            e->indent--;
+            line(e, s, "}");
+            e->indent--;
+            line(e, s, "}");
+            return;
+        }
         e->vec = NULL;
         char *cond = expr_text(e, st->cond, P_TOP);
         e->vec = c;

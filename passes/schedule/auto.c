@@ -340,6 +340,7 @@ static void schedule_simple(auto_ctx *a, nest *ns)
     for (int i = 0; i < ns->n; i++)
         work *= extent(ns->loops[i]);
     if (vi >= 0 && extent(ns->loops[vi]) >= a->lanes / 2 && ir_dtype_is_float(st->buf->dtype)) {
+        const char *vname = ns->loops[vi]->var->name;   /* reorder moves variables between loop nodes */
         if (vi != ns->n - 1) {
             /* move it innermost (the reduce loops of pooling and depthwise
              * convolutions then run outside the vector) */
@@ -349,11 +350,11 @@ static void schedule_simple(auto_ctx *a, nest *ns)
                 if (i != vi)
                     pos += snprintf(order + pos, sizeof order - (size_t)pos, "%s%s",
                                     pos ? ", " : "", ns->loops[i]->var->name);
-            snprintf(order + pos, sizeof order - (size_t)pos, ", %s", ns->loops[vi]->var->name);
+            snprintf(order + pos, sizeof order - (size_t)pos, ", %s", vname);
             if (step(a, "reorder(%s)", order))
-                step(a, "vectorize(%s)", ns->loops[vi]->var->name);
+                step(a, "vectorize(%s)", vname);
         } else
-            step(a, "vectorize(%s)", ns->loops[vi]->var->name);
+            step(a, "vectorize(%s)", vname);
     }
     if (a->threads > 1 && work >= 16384) {
         /* re-find the loops: reorder moved variables between loop nodes */
