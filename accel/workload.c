@@ -613,6 +613,23 @@ static bool count_acc(const ir_expr *e, void *p)
     return true;
 }
 
+/* A schedule's staging (cache_read, cache_write, pad, a decomposed init of a
+ * tile): a store into a local buffer of a constant or of a (guarded) load,
+ * or a write-back of a local buffer's element.  The CPU moves data into
+ * scratch that the array's SRAM model already accounts for, so it is no
+ * vector-unit work: the model describes the network, not the CPU schedule. */
+static bool is_staging(const ir_stmt *st)
+{
+    if (!st || st->kind != IR_S_STORE || !st->value)
+        return false;
+    const ir_expr *v = st->value;
+    if (v->kind == IR_SELECT && (v->b->kind == IR_FLOAT || v->b->kind == IR_INT))
+        v = v->a;
+    if (st->buf->role == IR_BUF_LOCAL)
+        return v->kind == IR_LOAD || v->kind == IR_FLOAT || v->kind == IR_INT;
+    return v->kind == IR_LOAD && v->buf->role == IR_BUF_LOCAL;
+}
+
 static bool vector_work(const pass_stats *ps, int fi, const call_walk *w, vec_work *v, diag *d)
 {
     const pass_funcinfo *fn = &ps->funcs[fi];
@@ -628,7 +645,7 @@ static bool vector_work(const pass_stats *ps, int fi, const call_walk *w, vec_wo
     bool ok = true;
     for (int k = 0; ok && k < fn->nsites; k++) {
         const pass_site *s = &ps->sites[fn->first_site + k];
-        if (set_has(&w->inside, s->stmt))
+        if (set_has(&w->inside, s->stmt) || is_staging(s->stmt))
             continue;
         if (!s->is_static) {
             diag_error(d, func_loc(w->f), "layer %s: how often a statement runs depends on "

@@ -888,13 +888,6 @@ static bool find_first_load(const ir_expr *e, void *ctx)
     return !*first;
 }
 
-static int first_load_buf(const walker *w, const ir_expr *e)
-{
-    const ir_expr *l = NULL;
-    ir_expr_walk(e, find_first_load, &l);
-    return l ? buf_index(w->fi, l->buf) : -1;
-}
-
 /* Is the store inside a reduction?  Inside a block: one of its iter vars is
  * REDUCE.  Outside blocks: some enclosing loop variable is not used by the
  * stored indices. */
@@ -920,6 +913,52 @@ static bool in_reduction(const walker *w, const ir_stmt *store)
             return true;
     }
     return false;
+}
+
+/* A local buffer that a schedule staged (cache_read's packed operand,
+ * cache_write's tile, pad's bordered copy) stands for the buffer it is a
+ * copy of: the block that fills or writes it back is one store between it
+ * and that buffer (possibly under a select or an if). */
+typedef struct origin_ctx {
+    const ir_buffer *local, *origin;
+} origin_ctx;
+
+static const ir_expr *copied_load(const ir_expr *x)
+{
+    if (x && x->kind == IR_SELECT)
+        x = x->a;
+    return x && x->kind == IR_LOAD ? x : NULL;
+}
+
+static bool origin_visit(const ir_stmt *s, void *p)
+{
+    origin_ctx *o = p;
+    if (o->origin || s->kind != IR_S_STORE)
+        return !o->origin;
+    const ir_expr *ld = copied_load(s->value);
+    if (!ld)
+        return true;
+    if (s->buf == o->local && ld->buf->role != IR_BUF_LOCAL)
+        o->origin = ld->buf;        /* fill: local = buffer */
+    else if (ld->buf == o->local && s->buf->role != IR_BUF_LOCAL)
+        o->origin = s->buf;         /* write-back: buffer = local */
+    return !o->origin;
+}
+
+static int origin_index(const walker *w, const ir_buffer *b)
+{
+    if (!b || b->role != IR_BUF_LOCAL || !w->fi->fn->body)
+        return buf_index(w->fi, b);
+    origin_ctx o = {b, NULL};
+    ir_stmt_walk(w->fi->fn->body, origin_visit, NULL, &o);
+    return buf_index(w->fi, o.origin ? o.origin : b);
+}
+
+static const ir_buffer *first_load(const ir_expr *e)
+{
+    const ir_expr *l = NULL;
+    ir_expr_walk(e, find_first_load, &l);
+    return l ? l->buf : NULL;
 }
 
 static void gemm_of(walker *w, const ir_stmt *store, const ir_expr *prod, pass_gemm *g)
@@ -948,9 +987,9 @@ static void gemm_of(walker *w, const ir_stmt *store, const ir_expr *prod, pass_g
                mpz_to_u64(dims[2], &g->n) && mpz_to_u64(dims[3], &g->k);
     for (int i = 0; i < 4; i++)
         mpz_clear(dims[i]);
-    g->a_buf = first_load_buf(w, fa);
-    g->b_buf = first_load_buf(w, fb);
-    g->out_buf = buf_index(w->fi, store->buf);
+    g->a_buf = origin_index(w, first_load(fa));
+    g->b_buf = origin_index(w, first_load(fb));
+    g->out_buf = origin_index(w, store->buf);
 }
 
 /* ---------------------------------------------------------------- sites */

@@ -125,6 +125,26 @@ static bool affine_coef(const ir_expr *x, const ir_var *v, int64_t *coef)
     }
 }
 
+/* Loop variable v as the block sees it: when an iteration variable's
+ * binding is v + (terms of other loops), that is `iv - terms`, so the
+ * access still says which iteration variables it depends on (what the
+ * profile's GEMM shapes and the accelerator model read); otherwise v. */
+static ir_expr *block_index(ir_module *m, const ir_stmt *b, ir_var *v)
+{
+    for (int i = 0; i < b->niters; i++) {
+        const ir_expr *bind = b->iters[i].binding;
+        int64_t k;
+        if (!affine_coef(bind, v, &k) || k != 1)
+            continue;
+        ir_var *from[1] = {v};
+        ir_expr *to[1] = {ir_int(m, 0)};
+        ir_expr *rest = pass_simplify_expr(m, ir_expr_subst(m, bind, from, to, 1));
+        ir_expr *iv = ir_varref(m, b->iters[i].var);
+        return ir_expr_is_int(rest, 0) ? iv : ir_binary(m, IR_SUB, iv, rest);
+    }
+    return ir_varref(m, v);
+}
+
 static ir_expr *in_range(ir_module *m, ir_expr **idx, const ir_buffer *b)
 {
     ir_expr *cond = NULL;
@@ -266,7 +286,7 @@ static bool stage(sch_ctx *c, const char *bufname, const char *blockname, const 
     /* the block's accesses: local[loop - lo, ...] */
     ir_expr **lidx = ir_alloc(m->arena, sizeof *lidx * (size_t)(ndims ? ndims : 1));
     for (int i = 0; i < ndims; i++) {
-        lidx[i] = ir_varref(m, dims[i]->var);
+        lidx[i] = block_index(m, a.block, dims[i]->var);
         if (dims[i]->lo->ival)
             lidx[i] = ir_binary(m, IR_SUB, lidx[i], ir_int(m, dims[i]->lo->ival));
     }
