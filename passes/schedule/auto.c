@@ -226,7 +226,10 @@ static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool check_on
         return false;
     int64_t nn = extent(ns->loops[nloop]), mm = extent(ns->loops[mloop]);
     int L = a->lanes;
-    int nr = nn % (2 * L) == 0 ? 2 * L : nn % L == 0 ? L : 0;
+    /* two vectors of columns, one if that divides and two does not; a
+     * guarded tail otherwise (codegen runs whole vectors where every lane
+     * passes the guard) */
+    int nr = nn % (2 * L) == 0 ? 2 * L : nn % L == 0 ? L : nn >= 2 * L ? 2 * L : nn >= L ? L : 0;
     if (!nr)
         return false;
     if (check_only)
