@@ -2076,17 +2076,16 @@ static void emit_vstmt(cg_emitter *e, cg_str *s, const ir_stmt *st)
             e->indent--;
             line(e, s, "} else {");
             e->indent++;
-            line(e, s, "for (int64_t tec_l = 0; tec_l < %d; ++tec_l) {", c->lanes);
-            e->indent++;
-            char buf[160];
-            snprintf(buf, sizeof buf, "(%s + tec_l)", lookup(e, c->v) ? lookup(e, c->v) : "0");
-            bind_text(e, c->v, buf);
-            e->vec = NULL;
-            emit_stmt(e, s, st);
-            e->vec = c;
-            unbind(e, 1);
-            e->indent--;
-            line(e, s, "}");
+            /* one copy per lane, so a register tile's indices stay constant */
+            for (int l = 0; l < c->lanes; l++) {
+                char buf[160];
+                snprintf(buf, sizeof buf, "(%s + %d)", lookup(e, c->v) ? lookup(e, c->v) : "0", l);
+                bind_text(e, c->v, buf);
+                e->vec = NULL;
+                emit_stmt(e, s, st);
+                e->vec = c;
+                unbind(e, 1);
+            }
             e->indent--;
             line(e, s, "}");
             return;
