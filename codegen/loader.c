@@ -140,8 +140,23 @@ static bool load_kernel(cg_library *lib, const ir_module *m, int index, diag *d)
     return true;
 }
 
+/* Kernels with parallel loops use the OpenMP runtime (libgomp).  It is
+ * pinned in the process the first time kernels load (RTLD_NODELETE), so
+ * unloading a kernel library never unloads a runtime whose worker threads
+ * are alive, and its thread pool is reused by every library loaded later.
+ * Where it cannot be found, the kernel library's own dependency loads it. */
+static void pin_openmp_runtime(void)
+{
+    static bool done;
+    if (done)
+        return;
+    done = true;
+    (void)dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
+}
+
 cg_library *cg_load(const char *so_path, const ir_module *m, diag *d)
 {
+    pin_openmp_runtime();
     cg_library *lib = calloc(1, sizeof *lib);
     if (!lib || !(lib->path = strdup(so_path))) {
         free(lib);
