@@ -108,6 +108,11 @@ bool cg_call(cg_library *lib, int func_index, void *const *data, char *err, size
 
 void cg_unload(cg_library *lib);
 
+/* Loads the OpenMP runtime that kernels' parallel loops use and keeps it
+ * for the life of the process (called before any kernel library is
+ * opened; idempotent). */
+void cg_pin_openmp_runtime(void);
+
 /* Emits, compiles and loads m in one step (the usual path). */
 cg_library *cg_build(const ir_module *m, const cg_options *o, diag *d);
 

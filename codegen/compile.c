@@ -764,6 +764,7 @@ static bool cache_key(const char *c_source, const cg_argv *cc, const cg_argv *fl
  * the runtime hooks it may need are checked when the kernels load. */
 static bool entry_loads(const char *path)
 {
+    cg_pin_openmp_runtime();
     void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
     if (!h)
         return false;

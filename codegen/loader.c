@@ -145,7 +145,7 @@ static bool load_kernel(cg_library *lib, const ir_module *m, int index, diag *d)
  * unloading a kernel library never unloads a runtime whose worker threads
  * are alive, and its thread pool is reused by every library loaded later.
  * Where it cannot be found, the kernel library's own dependency loads it. */
-static void pin_openmp_runtime(void)
+void cg_pin_openmp_runtime(void)
 {
     static bool done;
     if (done)
@@ -156,7 +156,7 @@ static void pin_openmp_runtime(void)
 
 cg_library *cg_load(const char *so_path, const ir_module *m, diag *d)
 {
-    pin_openmp_runtime();
+    cg_pin_openmp_runtime();
     cg_library *lib = calloc(1, sizeof *lib);
     if (!lib || !(lib->path = strdup(so_path))) {
         free(lib);
