@@ -8,11 +8,11 @@
  *
  * Cache: $XDG_CACHE_HOME/tec (or $HOME/.cache/tec), mode 0700, one entry
  * <sha256>.so per distinct (tec version, compiler argv, compiler identity,
- * environment that steers the compiler, C source).  An entry is built in a
- * temporary directory inside the cache and renamed into place, so readers
- * only ever see complete files; concurrent writers of the same key race
- * harmlessly (both produce the same content).  An entry is reused only if
- * it loads.
+ * environment that steers the compiler, machine and target, C source).  An
+ * entry is built in a temporary directory inside the cache and renamed into
+ * place, so readers only ever see complete files; concurrent writers of the
+ * same key race harmlessly (both produce the same content).  An entry is
+ * reused only if it loads.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1  /* pipe2 */
@@ -49,18 +49,46 @@
 extern char **environ;
 
 /* Flags every kernel is built with, after the user's optimization flags.
- *   -ffp-contract=off  no fused multiply-add: a*b+c must round twice, as the
- *                      interpreter computes it, so results match bit for bit;
  *   -fno-math-errno    sqrtf and friends may become single instructions
  *                      (kernels never read errno; the values are the same);
  *   -fwrapv            integer overflow wraps, as in the interpreter, instead
  *                      of being undefined behaviour the optimizer exploits;
  *   -fopenmp           parallel loops are OpenMP worksharing loops (libgomp);
- *   -fPIC -shared      a shared object for dlopen. */
+ *   -fPIC -shared      a shared object for dlopen.
+ * The NULL slot is -ffp-contract=off or =fast (fp_contract_flag); after the
+ * list comes, with a target, -march=<target->march>. */
 static const char *const cg_fixed_flags[] = {
-    "-std=gnu11", "-fPIC", "-shared", "-ffp-contract=off", "-fno-math-errno", "-fwrapv",
+    "-std=gnu11", "-fPIC", "-shared", NULL /* -ffp-contract= */, "-fno-math-errno", "-fwrapv",
     "-fopenmp",
 };
+
+/* Floating-point contraction by optimization level: the last -O word of
+ * opt_flags decides, as it does for the compiler.
+ *   -O0, -O1 (and -O, -Os, -Og, none): -ffp-contract=off, no fused
+ *       multiply-add: a*b+c rounds twice, as the interpreter computes it,
+ *       so results match the interpreter bit for bit;
+ *   -O2, -O3 (and higher, -Ofast): -ffp-contract=fast, a*b+c may become
+ *       one FMA instruction (one rounding): faster, and within rounding
+ *       error of the interpreter rather than equal to it. */
+static const char *fp_contract_flag(const char *opt_flags)
+{
+    bool fast = false;
+    for (const char *s = opt_flags; s && *s;) {
+        while (*s == ' ' || *s == '\t')
+            s++;
+        size_t n = strcspn(s, " \t");
+        if (n >= 2 && s[0] == '-' && s[1] == 'O') {
+            if (n == 6 && strncmp(s, "-Ofast", 6) == 0)
+                fast = true;
+            else if (n >= 3 && s[2] >= '0' && s[2] <= '9')
+                fast = atoi(s + 2) >= 2;
+            else
+                fast = false;   /* -O, -Os, -Og, -Oz */
+        }
+        s += n;
+    }
+    return fast ? "-ffp-contract=fast" : "-ffp-contract=off";
+}
 
 /* Environment variables that change what the compiler produces. */
 static const char *const cg_env_keys[] = {
@@ -474,7 +502,13 @@ static bool base_argv(const cg_options *o, cg_argv *cc, cg_argv *flags, diag *d)
     if (o && o->opt_flags)
         argv_push_words(flags, o->opt_flags);
     for (size_t i = 0; i < sizeof cg_fixed_flags / sizeof *cg_fixed_flags; i++)
-        argv_push(flags, cg_fixed_flags[i]);
+        argv_push(flags, cg_fixed_flags[i] ? cg_fixed_flags[i]
+                                           : fp_contract_flag(o ? o->opt_flags : NULL));
+    if (o && o->target && o->target->march[0]) {
+        char march[64];
+        snprintf(march, sizeof march, "-march=%s", o->target->march);
+        argv_push(flags, march);
+    }
     if (cc->oom || flags->oom) {
         oom(d);
         return false;
@@ -568,6 +602,7 @@ static bool compile_into(const char *c_source, const char *dir, const char *fina
     argv_push(&a, "-o");
     argv_push(&a, obj);
     argv_push(&a, src);
+    argv_push(&a, "-lmvec");   /* vector math of vectorized loops (glibc) */
     argv_push(&a, "-lm");
     if (a.oom) {
         oom(d);
@@ -721,7 +756,7 @@ static void cpu_fields(cg_text *key, const cg_argv *flags)
 /* The cache key: SHA-256 of every input that affects the .so, as 64 hex
  * digits. */
 static bool cache_key(const char *c_source, const cg_argv *cc, const cg_argv *flags,
-                      const char *identity, char hex[65], diag *d)
+                      const cg_target *target, const char *identity, char hex[65], diag *d)
 {
     cg_text key = {0};
     text_printf(&key, "tec kernel cache v1\n");
@@ -731,6 +766,15 @@ static bool cache_key(const char *c_source, const cg_argv *cc, const cg_argv *fl
     for (int i = 0; i < flags->n; i++)
         text_field(&key, "flag", flags->v[i], strlen(flags->v[i]));
     text_field(&key, "flag", "-lm", 3);
+    /* The target reaches the object through -march (above) and the C
+     * source (vector width, the schedule's tiles); its name is keyed too,
+     * so two targets never share an entry.  Cores and cache sizes only act
+     * through the source. */
+    if (target) {
+        text_field(&key, "target", target->name, strnlen(target->name, sizeof target->name));
+        text_field(&key, "march", target->march, strnlen(target->march, sizeof target->march));
+        text_printf(&key, "vector-bytes %d fma %d\n", target->vector_bytes, (int)target->fma);
+    }
     text_field(&key, "cc-identity", identity, strlen(identity));
     for (size_t i = 0; i < sizeof cg_env_keys / sizeof *cg_env_keys; i++) {
         const char *v = getenv(cg_env_keys[i]);
@@ -891,7 +935,7 @@ char *cg_compile(const char *c_source, const cg_options *o, diag *d)
     if (!(identity = compiler_identity(&cc, d)))
         goto out;
     char hex[65], name[80];
-    if (!cache_key(c_source, &cc, &flags, identity, hex, d))
+    if (!cache_key(c_source, &cc, &flags, o ? o->target : NULL, identity, hex, d))
         goto out;
     snprintf(name, sizeof name, "%s.so", hex);
     if (!(path = path_join(dir, name))) {

@@ -329,6 +329,7 @@ typedef struct cg_emitter {
     bool vtype_used[IR_NDTYPES][8];
     bool vminmax_used[IR_NDTYPES][8];
     bool bcast_used[IR_NDTYPES][8];
+    bool vmath_used[IR_NINTRINSICS][IR_NDTYPES][8];   /* libmvec functions */
     bool omp_used;                 /* a parallel loop: tec_num_threads */
     int par_depth;                 /* inside an OpenMP parallel loop */
     ir_module *scratch;            /* copies made while emitting vector loops */
@@ -1659,6 +1660,7 @@ typedef struct cg_vec {
     int lanes;
     int log2;
     char vt[24], mt[24];        /* vector and mask type names */
+    bool mvec;                  /* libmvec has functions of this width */
     const ir_var **vvars;       /* lets holding vectors */
     int nvvars, capvvars;
 } cg_vec;
@@ -1749,6 +1751,28 @@ static bool vec_access_coef(const cg_vec *c, const ir_buffer *b, ir_expr *const 
     return true;
 }
 
+/* glibc's vector math (libmvec) for a math intrinsic, or NULL: the vector
+ * function ABI names _ZGV<isa>N<lanes>v_<name>, isa d for 32-byte and e for
+ * 64-byte vectors.  sigmoid is 1 / (1 + exp(-x)), as in the scalar helper. */
+static const char *vmath_name(ir_intrin fn)
+{
+    switch (fn) {
+    case IR_FN_EXP: case IR_FN_SIGMOID: return "exp";
+    case IR_FN_LOG: return "log";
+    case IR_FN_TANH: return "tanh";
+    case IR_FN_ERF: return "erf";
+    case IR_FN_SIN: return "sin";
+    case IR_FN_COS: return "cos";
+    default: return NULL;
+    }
+}
+
+static void put_vmath_symbol(cg_str *s, const char *name, ir_dtype t, int lanes)
+{
+    int bytes = lanes * ir_dtype_size(t);
+    str_printf(s, "_ZGV%cN%dv_%s%s", bytes == 64 ? 'e' : 'd', lanes, name, t == IR_F32 ? "f" : "");
+}
+
 /* Whether the node x (its operands aside) is a vector operation; other
  * nodes that depend on v are computed lane by lane. */
 static bool vec_node_ok(const cg_vec *c, const ir_expr *x)
@@ -1765,6 +1789,8 @@ static bool vec_node_ok(const cg_vec *c, const ir_expr *x)
         return true;
     case IR_SELECT:   /* one condition for every lane: C's ?: on vectors */
         return !vec_dep(c, x->c);
+    case IR_CALL:
+        return c->mvec && vmath_name(x->fn) != NULL && x->nargs == 1;
     default:
         return false;
     }
@@ -1897,6 +1923,20 @@ static void emit_vexpr(cg_emitter *e, cg_str *s, const ir_expr *x)
         str_puts(s, " : ");
         emit_vexpr(e, s, x->b);
         str_puts(s, ")");
+        return;
+    }
+    case IR_CALL: {
+        const char *name = vmath_name(x->fn);
+        e->vmath_used[x->fn == IR_FN_SIGMOID ? IR_FN_EXP : x->fn][c->dt][c->log2] = true;
+        const char *one = c->dt == IR_F32 ? "1.0f" : "1.0";
+        if (x->fn == IR_FN_SIGMOID)
+            str_printf(s, "(%s / (%s + (%s)", one, one, c->vt);
+        else
+            str_printf(s, "((%s)", c->vt);
+        put_vmath_symbol(s, name, c->dt, c->lanes);
+        str_printf(s, "((tec_n%s)%s", c->vt + 4, x->fn == IR_FN_SIGMOID ? "(-" : "");
+        emit_vexpr(e, s, x->args[0]);
+        str_puts(s, x->fn == IR_FN_SIGMOID ? "))))" : "))");
         return;
     }
     case IR_MIN: case IR_MAX:
@@ -2209,6 +2249,7 @@ static bool emit_vector_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
         return false;
     c.log2 = ilog2(c.lanes);
     snprintf(c.vt, sizeof c.vt, "tec_%sx%d", dtype_suffix(c.dt), c.lanes);
+    c.mvec = c.lanes * ir_dtype_size(c.dt) >= 32 && c.lanes * ir_dtype_size(c.dt) <= vbytes;
     e->vtype_used[c.dt][c.log2] = true;
 
     const char *ct = var_ctype(e, st->var);
@@ -2594,6 +2635,23 @@ static void emit_vector_types(cg_emitter *e, cg_str *s)
                        ct, sf, lanes, lanes * size, size);
             str_printf(s, "typedef %s tec_m%sx%d __attribute__((vector_size(%d), aligned(%d), may_alias));\n",
                        it, sf, lanes, lanes * size, size);
+            bool calls = false;
+            for (int f = 0; f < IR_NINTRINSICS; f++)
+                calls |= e->vmath_used[f][t][k];
+            if (calls) {
+                /* the vector function ABI passes naturally aligned vectors */
+                str_printf(s, "typedef %s tec_n%sx%d __attribute__((vector_size(%d)));\n", ct, sf,
+                           lanes, lanes * size);
+                for (int f = 0; f < IR_NINTRINSICS; f++) {
+                    if (!e->vmath_used[f][t][k])
+                        continue;
+                    cg_str sym = {0};
+                    put_vmath_symbol(&sym, vmath_name((ir_intrin)f), (ir_dtype)t, lanes);
+                    str_printf(s, "extern tec_n%sx%d %s(tec_n%sx%d);\n", sf, lanes,
+                               sym.p ? sym.p : "", sf, lanes);
+                    free(sym.p);
+                }
+            }
             if (e->bcast_used[t][k]) {
                 str_printf(s, "static inline tec_%sx%d tec_bcast_%sx%d(%s x) { return (tec_%sx%d){",
                            sf, lanes, sf, lanes, ct, sf, lanes);
