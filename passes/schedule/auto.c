@@ -163,7 +163,7 @@ static const ir_itervar *iter_of(const ir_stmt *b, const ir_stmt *l)
 
 /* ---------------------------------------------------------------- contractions */
 
-static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool check_only)
+static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, bool check_only)
 {
     ir_stmt *b = ns->block;
     ir_stmt *body = b->nbody ? b->body[0] : NULL;
@@ -229,7 +229,9 @@ static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool check_on
     /* two vectors of columns, one if that divides and two does not; a
      * guarded tail otherwise (codegen runs whole vectors where every lane
      * passes the guard) */
-    int nr = nn % (2 * L) == 0 ? 2 * L : nn % L == 0 ? L : nn >= 2 * L ? 2 * L : nn >= L ? L : 0;
+    int nr = nn % (2 * L) == 0 ? 2 * L : nn % L == 0 ? L : 0;
+    if (!nr && tails)
+        nr = nn >= 2 * L ? 2 * L : nn >= L ? L : 0;
     if (!nr)
         return false;
     if (check_only)
@@ -417,8 +419,12 @@ bool pass_autoschedule(ir_module *m, diag *d)
         int nn = 0;
         collect(f->body, &cur, nests, &nn, 256);
         for (int i = 0; i < nn; i++) {
-            bool swap = !schedule_contraction(&a, &nests[i], false, true);
-            if (!schedule_contraction(&a, &nests[i], swap, false))
+            /* columns that split into whole vectors first, either operand;
+             * then a guarded tail */
+            int k = 0;
+            while (k < 4 && !schedule_contraction(&a, &nests[i], k & 1, k >= 2, true))
+                k++;
+            if (k == 4 || !schedule_contraction(&a, &nests[i], k & 1, k >= 2, false))
                 schedule_simple(&a, &nests[i]);
         }
         sch_update_blocks(m, f->body);
