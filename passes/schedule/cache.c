@@ -156,6 +156,26 @@ static ir_expr *in_range(ir_module *m, ir_expr **idx, const ir_buffer *b)
     return cond;
 }
 
+/* A reduction whose reduce loops all run inside the cached loop writes its
+ * init to every tile element before any update, in every iteration of that
+ * loop: the tile needs no fill from the buffer (which may not hold anything
+ * yet). */
+static bool init_covers_tile(const sch_path *bp, int at, const ir_stmt *b)
+{
+    if (!b->init)
+        return false;
+    for (int i = 0; i < b->niters; i++) {
+        if (b->iters[i].kind != IR_ITER_REDUCE)
+            continue;
+        for (int k = 0; k <= at; k++) {
+            const ir_stmt *s = *bp->slot[k];
+            if (s->kind == IR_S_FOR && ir_expr_uses_var(b->iters[i].binding, s->var))
+                return false;
+        }
+    }
+    return true;
+}
+
 /* Shared by cache_read and cache_write. */
 static bool stage(sch_ctx *c, const char *bufname, const char *blockname, const char *loop,
                   const char *name, bool write)
@@ -341,7 +361,8 @@ static bool stage(sch_ctx *c, const char *bufname, const char *blockname, const 
         nests[w] = nest;
     }
     ir_stmt *seq = ir_seq_new(m);
-    ir_seq_append(m, seq, nests[0]);
+    if (!(write && init_covers_tile(&bp, at, a.block)))
+        ir_seq_append(m, seq, nests[0]);
     ir_seq_append(m, seq, l->body[0]);
     if (nests[1])
         ir_seq_append(m, seq, nests[1]);
