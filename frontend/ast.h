@@ -160,7 +160,9 @@ typedef enum {
     FE_S_ASSIGN,   /* name = value [as "str"] */
     FE_S_FOR,      /* for name in lo..hi { body } */
     FE_S_IF,       /* if cond { body } [else { orelse }] */
-    FE_S_ASSERT    /* assert cond [, "str"]     as = the message */
+    FE_S_ASSERT,   /* assert cond [, "str"]     as = the message */
+    FE_S_SCHEDULE  /* schedule name { text }    name = a def's name, or
+                      (sched_layer) a layer's name; text = the raw body */
 } fe_stmt_kind;
 
 typedef enum {
@@ -193,6 +195,9 @@ struct fe_stmt {
     int norelse;
     fe_def *def;           /* DEF */
     fe_file *imported;     /* IMPORT: the resolved file, NULL if not found */
+    bool sched_layer;      /* SCHEDULE: named by a layer (a string), not a def */
+    const char *text;      /* SCHEDULE: the body between the braces, as written */
+    fe_span text_span;     /* SCHEDULE: the body, from the character after '{' */
 };
 
 /* ---------------------------------------------------------------- helpers */

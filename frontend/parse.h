@@ -24,7 +24,13 @@ typedef struct fe_parser {
     int line, col, off;    /* position of the next character */
     int depth;             /* nesting of ( and [ */
     int last;              /* the last token returned (0 at the start) */
+    int prev;              /* the token before it */
     int end_line, end_col, end_off;   /* just after the last real token */
+    /* A schedule body being scanned: where its '{' is, where the text
+     * starts (just after the '{'), and the nesting of braces inside it. */
+    int sched_line, sched_col;
+    int body_line, body_col, body_off;
+    int sched_depth;
 } fe_parser;
 
 /* Parses f->text into f->stmts; reports errors through d and returns false

@@ -135,6 +135,8 @@ static void note_kind(fe_stmt **body, int n, bool *calls, bool *index)
 %token DEF "'def'" LET "'let'" PARAM "'param'" INPUT "'input'" OUTPUT "'output'"
 %token IMPORT "'import'" FOR "'for'" IN "'in'" IF "'if'" ELSE "'else'" AS "'as'"
 %token UNIFORM "'uniform'" WHERE "'where'" STATE "'state'" ASSERT "'assert'"
+%token SCHEDULE "'schedule'"
+%token <str> SCHED_BODY "'{'"   /* a schedule's body, braces excluded (lexer.l) */
 
 %type <expr> expr uexpr postfix
 %type <vec> exprs exprs1 args args1 stmts params params1 block else_part where_opt ranges
@@ -246,6 +248,21 @@ stmt:
         $$->cond = $2;
         $$->as = $4;
         $$->as_span = SP(@4);
+    }
+  | SCHEDULE IDENT SCHED_BODY NEWLINE {
+        $$ = fe_stmt_new(A, FE_S_SCHEDULE, SP(@$));
+        $$->name = $2;
+        $$->name_span = SP(@2);
+        $$->text = $3;
+        $$->text_span = SP(@3);
+    }
+  | SCHEDULE STRING SCHED_BODY NEWLINE {
+        $$ = fe_stmt_new(A, FE_S_SCHEDULE, SP(@$));
+        $$->name = $2;
+        $$->name_span = SP(@2);
+        $$->sched_layer = true;
+        $$->text = $3;
+        $$->text_span = SP(@3);
     }
   | FOR error block NEWLINE     { $$ = NULL; }
   | if_stmt NEWLINE             { $$ = $1; }

@@ -1435,8 +1435,10 @@ static void run_import(fe_ctx *c, fe_inst *in, fe_env *into, const fe_stmt *imp)
             case FE_S_ASSERT:
                 elab_assert(c, f->scope, s, NULL);
                 break;
+            case FE_S_SCHEDULE:
+                break;   /* collect_schedules */
             default:
-                fe_error(c, s->span, "only def, let, import and assert may appear at the top level of an imported file");
+                fe_error(c, s->span, "only def, let, import, assert and schedule may appear at the top level of an imported file");
                 break;
             }
         }
@@ -1753,6 +1755,8 @@ static void elab_stmt(fe_ctx *c, fe_inst *in, fe_stmt *s, bool top)
     case FE_S_FOR:
         elab_for(c, in, s);
         break;
+    case FE_S_SCHEDULE:
+        break;   /* collect_schedules and apply_schedules */
     case FE_S_IF: {
         fe_value v;
         if (!fe_eval(c, in->env, s->cond, &v))
@@ -2128,6 +2132,133 @@ static void collect_defs(fe_ctx *c)
         }
 }
 
+/* ---------------------------------------------------------------- schedules */
+
+/* `schedule` statements below the top level of a file (in a def, a loop or
+ * an if) are errors. */
+static void nested_schedules(fe_ctx *c, fe_stmt **ss, int n)
+{
+    for (int i = 0; i < n; i++) {
+        fe_stmt *s = ss[i];
+        if (s->kind == FE_S_SCHEDULE)
+            fe_error(c, s->span, "schedule is only allowed at the top level of a file");
+        if (s->kind == FE_S_DEF && s->def)
+            nested_schedules(c, s->def->body, s->def->nbody);
+        nested_schedules(c, s->body, s->nbody);
+        nested_schedules(c, s->orelse, s->norelse);
+    }
+}
+
+/* Gathers the top-level `schedule` statements of file f and, at its
+ * imports, of the files it imports (each file once: seen): a def's must
+ * name a def that makes kernels (has index statements), and a def or a
+ * layer has at most one.  Layer names are checked after elaboration. */
+static void collect_schedules(fe_ctx *c, fe_file *f, bool *seen)
+{
+    for (int k = 0; k < c->nfiles; k++)
+        if (c->files[k] == f) {
+            if (seen[k])
+                return;
+            seen[k] = true;
+        }
+    for (int i = 0; i < f->nstmts; i++) {
+        fe_stmt *s = f->stmts[i];
+        if (s->kind == FE_S_IMPORT && s->imported) {
+            collect_schedules(c, s->imported, seen);
+            continue;
+        }
+        if (s->kind != FE_S_SCHEDULE) {
+            if (s->kind == FE_S_DEF && s->def)
+                nested_schedules(c, s->def->body, s->def->nbody);
+            nested_schedules(c, s->body, s->nbody);
+            nested_schedules(c, s->orelse, s->norelse);
+            continue;
+        }
+        fe_map *map = s->sched_layer ? &c->sched_layers : &c->sched_defs;
+        const char *what = s->sched_layer ? "layer" : "def";
+        fe_stmt *first = map_get(map, s->name);
+        if (first) {
+            fe_error(c, s->name_span, "second schedule for %s '%s' (the first is at %s)", what, s->name,
+                     loc_str(c, first->name_span));
+            continue;
+        }
+        if (!s->sched_layer) {
+            bool known = false, kernels = false;
+            for (int j = 0; j < c->ndefs; j++)
+                if (strcmp(c->defs[j]->name, s->name) == 0) {
+                    known = true;
+                    kernels |= c->defs[j]->has_index;
+                }
+            if (!known) {
+                fe_error(c, s->name_span, "schedule for unknown def '%s'%s", s->name, suggest_def(c, s->name));
+                continue;
+            }
+            if (!kernels) {
+                fe_error(c, s->name_span,
+                         "schedule for def '%s', which has no kernel of its own (it only calls other defs; schedule those)",
+                         s->name);
+                continue;
+            }
+        }
+        map_put(c, map, s->name, s);
+        IR_PUSH(c->a, c->scheds, c->nscheds, c->capscheds, s);
+    }
+}
+
+/* Gives every IR function its schedule: the one of its layer, else the one
+ * of the def it was made by (its "op"), as the attributes "schedule" (the
+ * body's text as written) and "schedule_loc" (FILE:LINE:COL of the body's
+ * first character).  A layer schedule that matches no function is an
+ * error. */
+static void apply_schedules(fe_ctx *c)
+{
+    if (!c->nscheds)
+        return;
+    ir_module *m = c->m;
+    fe_map used = {0};
+    for (int i = 0; i < m->nfuncs; i++) {
+        ir_func *f = m->funcs[i];
+        const char *layer = ir_func_attr(f, "layer"), *op = ir_func_attr(f, "op");
+        fe_stmt *s = layer ? map_get(&c->sched_layers, layer) : NULL;
+        if (s)
+            map_put(c, &used, s->name, s);
+        else
+            s = op ? map_get(&c->sched_defs, op) : NULL;
+        if (!s)
+            continue;
+        ir_func_set_attr(m, f, "schedule", s->text);
+        ir_func_set_attr(m, f, "schedule_loc", loc_str(c, s->text_span));
+    }
+    for (int k = 0; k < c->nscheds; k++) {
+        fe_stmt *s = c->scheds[k];
+        if (!s->sched_layer || map_get(&used, s->name))
+            continue;
+        if (map_get(&c->layers, s->name)) {
+            /* a layer made of calls: its work is in its sublayers */
+            const char *sub = NULL;
+            size_t n = strlen(s->name);
+            for (int i = 0; i < m->nfuncs && !sub; i++) {
+                const char *layer = ir_func_attr(m->funcs[i], "layer");
+                if (layer && strncmp(layer, s->name, n) == 0 && layer[n] == '.')
+                    sub = layer;
+            }
+            if (sub)
+                fe_error(c, s->name_span,
+                         "schedule for layer '%s', which has no kernel of its own (it is made of calls; schedule its layers, such as '%s')",
+                         s->name, sub);
+            else
+                fe_error(c, s->name_span, "schedule for layer '%s', which has no kernel of its own", s->name);
+            continue;
+        }
+        const char **cands = ir_alloc(c->a, sizeof(char *) * (size_t)(m->nfuncs + 1));
+        for (int i = 0; i < m->nfuncs; i++)
+            cands[i] = ir_func_attr(m->funcs[i], "layer");
+        const char *near = closest(s->name, cands, m->nfuncs);
+        fe_error(c, s->name_span, "schedule for unknown layer '%s'%s", s->name,
+                 near ? ir_sprintf(c->a, " (did you mean '%s'?)", near) : "");
+    }
+}
+
 bool fe_elaborate(fe_ctx *c)
 {
     for (int i = 0; i < c->nfiles; i++) {
@@ -2135,6 +2266,7 @@ bool fe_elaborate(fe_ctx *c)
         c->files[i]->scope->file = c->files[i];
     }
     collect_defs(c);
+    collect_schedules(c, c->main, ir_alloc(c->a, sizeof(bool) * (size_t)c->nfiles));
     fe_def prog = {.name = "main", .body = c->main->stmts, .nbody = c->main->nstmts};
     def_refs(c, &prog);
     fe_inst in = {.layer = "", .op = "main", .env = env_new(c, c->main->scope),
@@ -2146,6 +2278,8 @@ bool fe_elaborate(fe_ctx *c)
         in.stage->poisoned = true;
     close_stage(c, &in);
     c->inst = NULL;
+    if (c->errors == 0)
+        apply_schedules(c);   /* every layer exists now */
     bool any_output = false;
     for (int i = 0; i < c->m->graph.nbufs; i++)
         any_output |= c->m->graph.bufs[i]->role == IR_BUF_OUTPUT;

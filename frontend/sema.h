@@ -201,6 +201,11 @@ typedef struct fe_ctx {
     fe_map layers;         /* layer name -> fe_span * where it was named */
     fe_map bufs;           /* graph buffer name -> ir_buffer * */
     fe_map funcs;          /* function name -> ir_func * */
+    fe_map sched_defs;     /* def name -> its `schedule` statement */
+    fe_map sched_layers;   /* layer name -> its `schedule` statement */
+    fe_stmt **scheds;      /* the accepted schedules, in the order they
+                              are read (an imported file's at its import) */
+    int nscheds, capscheds;
     diag_loc *reported;    /* locations already reported (no repeats
                               when a def is instantiated many times) */
     int nreported, capreported;
