@@ -424,8 +424,17 @@ bool pass_autoschedule(ir_module *m, diag *d)
             int k = 0;
             while (k < 4 && !schedule_contraction(&a, &nests[i], k & 1, k >= 2, true))
                 k++;
-            if (k == 4 || !schedule_contraction(&a, &nests[i], k & 1, k >= 2, false))
-                schedule_simple(&a, &nests[i]);
+            if (k < 4 && schedule_contraction(&a, &nests[i], k & 1, k >= 2, false))
+                continue;
+            /* an elementwise block after a contraction (a bias): computed in
+             * the tile's write-back */
+            const char *bn = nests[i].block->name;
+            bool local = false;
+            for (int r = 0; r < nests[i].block->nreads; r++)
+                local |= nests[i].block->reads[r]->role == IR_BUF_LOCAL;
+            if (local && step(&a, "reverse_compute_inline(%s)", bn))
+                continue;
+            schedule_simple(&a, &nests[i]);
         }
         sch_update_blocks(m, f->body);
         if (a.text && a.len)

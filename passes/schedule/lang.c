@@ -139,7 +139,7 @@ static bool parse_line(lexer *x, sch_list *out)
             k = i;
     if (k < 0) {
         diag_error(x->d, ploc, "schedule: unknown primitive '%s' (known: split, fuse, reorder, "
-                   "vectorize, unroll, parallel, decompose_reduction, cache_read, cache_write, pad)",
+                   "vectorize, unroll, parallel, decompose_reduction, cache_read, cache_write, pad, reverse_compute_inline)",
                    prim);
         x->ok = false;
         skip_line(x);
@@ -268,6 +268,7 @@ bool sch_apply_step(ir_module *m, ir_func *f, const sch_step *s, diag *d)
     case SCH_CACHE_READ: return sch_cache_read(&c, s->args[0], s->args[1], s->results[0]);
     case SCH_CACHE_WRITE: return sch_cache_write(&c, s->args[0], s->args[1], s->results[0]);
     case SCH_PAD: return sch_pad(&c, s->args[0], s->results[0]);
+    case SCH_REVERSE_COMPUTE_INLINE: return sch_reverse_compute_inline(&c, s->args[0]);
     default: return false;
     }
 }

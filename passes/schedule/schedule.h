@@ -34,7 +34,8 @@
     X(DECOMPOSE_REDUCTION, "decompose_reduction", 2, 0)       \
     X(CACHE_READ, "cache_read", 2, 1)                         \
     X(CACHE_WRITE, "cache_write", 2, 1)                       \
-    X(PAD, "pad", 1, 1)
+    X(PAD, "pad", 1, 1)                                       \
+    X(REVERSE_COMPUTE_INLINE, "reverse_compute_inline", 1, 0)
 
 /* X(ENUM, name, number of arguments (-1: one or more), number of results) */
 typedef enum {
@@ -119,6 +120,7 @@ bool sch_decompose_reduction(sch_ctx *c, const char *block, const char *loop);
 bool sch_cache_read(sch_ctx *c, const char *buffer, const char *loop, const char *name);
 bool sch_cache_write(sch_ctx *c, const char *block, const char *loop, const char *name);
 bool sch_pad(sch_ctx *c, const char *buffer, const char *name);
+bool sch_reverse_compute_inline(sch_ctx *c, const char *block);
 
 /* The `schedule` pass: applies every function's "schedule" attribute and
  * marks the function `scheduled = "user"`. */

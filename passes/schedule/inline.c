@@ -1,0 +1,195 @@
+/* passes/schedule/inline.c — reverse_compute_inline: an elementwise block
+ * that reads a local buffer T is computed where T's final value is stored,
+ * and its own loop nest goes away:
+ *
+ *     t_tile_out:  t[s, o] = t_tile[...]          y[s, o] = t_tile[...] + bias[o]
+ *     y:           y[s, o] = t[s, o] + bias[o]  ->  (gone)
+ *
+ * (a linear layer's bias added in the write-back of its accumulator tile).
+ * Legal when the block's iteration variables are all spatial and it stores
+ * its output at exactly them; it reads T only at the same indices; T is a
+ * local buffer written by exactly one store, in a block with only spatial
+ * iteration variables that does not read T (so that store is T's final
+ * value, once per element) and read by nothing else. */
+#include <string.h>
+
+#include "passes/passes.h"
+#include "passes/schedule/schedule.h"
+
+typedef struct find_ctx {
+    const ir_buffer *t;
+    const ir_stmt *skip;          /* the consumer block */
+    ir_stmt **store_slot;         /* the one store to t */
+    const ir_stmt *store_block;   /* its block */
+    int nstores, nloads_elsewhere;
+    const ir_stmt *cur_block;
+} find_ctx;
+
+static bool loads_buf(const ir_expr *x, const ir_buffer *b)
+{
+    if (!x)
+        return false;
+    if (x->kind == IR_LOAD && x->buf == b)
+        return true;
+    for (int i = 0; i < x->nargs; i++)
+        if (loads_buf(x->args[i], b))
+            return true;
+    return loads_buf(x->a, b) || loads_buf(x->b, b) || loads_buf(x->c, b);
+}
+
+static void find_uses(find_ctx *f, ir_stmt **slot)
+{
+    ir_stmt *s = *slot;
+    if (!s || s == f->skip)
+        return;
+    const ir_stmt *saved = f->cur_block;
+    if (s->kind == IR_S_BLOCK)
+        f->cur_block = s;
+    if (s->kind == IR_S_STORE && s->buf == f->t) {
+        f->nstores++;
+        f->store_slot = slot;
+        f->store_block = f->cur_block;
+    }
+    bool loads = loads_buf(s->value, f->t) || loads_buf(s->cond, f->t);
+    for (int i = 0; i < s->nargs; i++)
+        loads |= loads_buf(s->args[i], f->t);
+    if (loads)
+        f->nloads_elsewhere++;
+    for (int i = 0; i < s->nbody; i++)
+        find_uses(f, &s->body[i]);
+    find_uses(f, &s->init);
+    find_uses(f, &s->orelse);
+    f->cur_block = saved;
+}
+
+/* g with loads of t replaced by v. */
+static ir_expr *replace_loads(ir_module *m, const ir_expr *g, const ir_buffer *t, const ir_expr *v)
+{
+    if (!g)
+        return NULL;
+    if (g->kind == IR_LOAD && g->buf == t)
+        return ir_expr_copy(m, v);
+    ir_expr *c = ir_expr_copy(m, g);
+    for (int i = 0; i < c->nargs; i++)
+        c->args[i] = replace_loads(m, g->args[i], t, v);
+    c->a = replace_loads(m, g->a, t, v);
+    c->b = replace_loads(m, g->b, t, v);
+    c->c = replace_loads(m, g->c, t, v);
+    return c;
+}
+
+static bool identity_index(const ir_stmt *b, ir_expr *const *idx, int n)
+{
+    if (n != b->niters)
+        return false;
+    for (int d = 0; d < n; d++) {
+        bool same = idx[d]->kind == IR_VAR && idx[d]->var == b->iters[d].var;
+        bool unit = b->iters[d].extent == 1 && ir_expr_is_int(idx[d], 0);   /* simplified */
+        if (!same && !unit)
+            return false;
+    }
+    return true;
+}
+
+typedef struct tload_ctx {
+    const ir_stmt *b;
+    const ir_buffer *t;
+    bool ok;
+} tload_ctx;
+
+static bool check_tloads(const ir_expr *x, void *p)
+{
+    tload_ctx *c = p;
+    if (x->kind == IR_LOAD && x->buf == c->t && !identity_index(c->b, x->args, x->nargs))
+        c->ok = false;
+    return c->ok;
+}
+
+bool sch_reverse_compute_inline(sch_ctx *c, const char *block)
+{
+    sch_path p;
+    if (!sch_find_block(c, block, &p))
+        return false;
+    ir_stmt *b = *p.slot[p.n - 1];
+    ir_stmt *st = b->nbody ? b->body[0] : NULL;
+    if (b->init || !st || st->kind != IR_S_STORE) {
+        sch_error(c, "cannot inline block '%s': it is not one store without an init", block);
+        return false;
+    }
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].kind != IR_ITER_SPATIAL) {
+            sch_error(c, "cannot inline block '%s': it reduces over '%s'", block, b->iters[i].var->name);
+            return false;
+        }
+    if (!identity_index(b, st->args, st->nargs)) {
+        sch_error(c, "cannot inline block '%s': it does not store '%s' at its iteration "
+                  "variables in order", block, st->buf->name);
+        return false;
+    }
+    /* T: the local buffer the block reads at its own indices */
+    const ir_buffer *t = NULL;
+    for (int i = 0; i < b->nreads; i++)
+        if (b->reads[i]->role == IR_BUF_LOCAL && b->reads[i] != st->buf) {
+            if (t) {
+                sch_error(c, "cannot inline block '%s': it reads two local buffers", block);
+                return false;
+            }
+            t = b->reads[i];
+        }
+    if (!t) {
+        sch_error(c, "cannot inline block '%s': it reads no local buffer", block);
+        return false;
+    }
+    tload_ctx tl = {b, t, true};
+    ir_expr_walk(st->value, check_tloads, &tl);
+    if (!tl.ok) {
+        sch_error(c, "cannot inline block '%s': it reads '%s' at other indices than its own",
+                  block, t->name);
+        return false;
+    }
+    find_ctx f = {.t = t, .skip = b};
+    find_uses(&f, &c->f->body);
+    const ir_stmt *pb = f.store_block;
+    bool final = f.nstores == 1 && pb && !loads_buf((*f.store_slot)->value, t);
+    for (int i = 0; final && i < pb->niters; i++)
+        final = pb->iters[i].kind == IR_ITER_SPATIAL;
+    if (!final || f.nloads_elsewhere) {
+        sch_error(c, "cannot inline block '%s': '%s' is not stored once per element by a "
+                  "block without reduction (cache_write a reduction first) or is read elsewhere",
+                  block, t->name);
+        return false;
+    }
+    ir_module *m = c->m;
+    ir_stmt *ps = *f.store_slot;
+    if (ps->nargs != b->niters) {
+        sch_error(c, "cannot inline block '%s': '%s' has another rank than it", block, t->name);
+        return false;
+    }
+    /* y[e] = g(iters := e, t[...] := v) */
+    ir_var *from[64];
+    ir_expr *to[64];
+    int n = b->niters < 64 ? b->niters : 64;
+    for (int d = 0; d < n; d++) {
+        from[d] = b->iters[d].var;
+        to[d] = ps->args[d];
+    }
+    ir_expr *g = replace_loads(m, st->value, t, ps->value);
+    g = ir_expr_subst(m, g, from, to, n);
+    ir_expr **idx = ir_alloc(m->arena, sizeof *idx * (size_t)(n ? n : 1));
+    for (int d = 0; d < n; d++)
+        idx[d] = ir_expr_copy(m, ps->args[d]);
+    *f.store_slot = ir_store(m, st->buf, idx, n, g);
+    /* remove the consumer's loop nest: up from the block while the parent
+     * holds nothing else */
+    int k = p.n - 1;
+    while (k > 0) {
+        ir_stmt *parent = *p.slot[k - 1];
+        if (parent->kind == IR_S_SEQ || parent->kind == IR_S_ALLOC || parent->kind == IR_S_BLOCK ||
+            (parent->kind == IR_S_IF && parent->orelse))
+            break;
+        k--;
+    }
+    *p.slot[k] = ir_seq_new(m);
+    sch_update_blocks(m, c->f->body);
+    return true;
+}
