@@ -307,6 +307,14 @@ static void drop_attr(ir_func *f, const char *key)
 bool pass_schedule(ir_module *m, diag *d)
 {
     bool ok = true;
+    /* Schedules name the loops of the simplified IR (unit loops gone, index
+     * arithmetic folded) at every -O level: simplify first when there is a
+     * schedule (the -O1 and higher pipelines have just done so). */
+    bool any = false;
+    for (int i = 0; i < m->nfuncs; i++)
+        any |= ir_func_attr(m->funcs[i], "schedule") != NULL;
+    if (any && !pass_simplify(m, d))
+        return false;
     for (int i = 0; i < m->nfuncs; i++) {
         ir_func *f = m->funcs[i];
         const char *text = ir_func_attr(f, "schedule");
