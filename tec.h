@@ -30,8 +30,10 @@ tec_program *tec_compile(const char *filename, const char *text, size_t len,
 void tec_print_ir(const tec_program *p, FILE *out);
 
 /* Runs the program on its default inputs and parameters, compiled to C when
- * `interpret` is 0 and with the IR interpreter otherwise.  Returns 0 on
- * success, 1 after printing an error. */
+ * `interpret` is 0 (for this machine, -march=native; parallel loops run on
+ * $TEC_NUM_THREADS threads, else on every processor the process may use)
+ * and with the IR interpreter otherwise.  Returns 0 on success, 1 after
+ * printing an error. */
 int tec_run(tec_program *p, int interpret);
 
 /* After a successful tec_run: the number of outputs, and output i's name,

@@ -1,9 +1,10 @@
 /* codegen/codegen.h — IR to C, the C compiler and the kernel cache, and
  * loading the compiled kernels with dlopen + libffi.
  *
- *   char *src = cg_emit_c(m, d);                    IR module -> C text
+ *   char *src = cg_emit_c(m, target, d);            IR module -> C text
  *   char *so  = cg_compile(src, &opts, d);          C text -> cached .so
  *   cg_library *lib = cg_load(so, m, d);            .so -> callable kernels
+ *   cg_set_threads(lib, n);                         threads of parallel loops
  *   cg_call(lib, i, data, err, sizeof err);         run m->funcs[i]
  *   cg_unload(lib);
  *
@@ -63,14 +64,21 @@ void cg_format_failure(const char *func_name, int nasserts, int32_t code, const 
 
 /* ---------------------------------------------------------------- C -> shared object */
 
-/* How to run the C compiler and where to keep what it builds. */
+/* How to run the C compiler and where to keep what it builds.  The command
+ * is  CC OPT_FLAGS -std=gnu11 -fPIC -shared -ffp-contract=X -fno-math-errno
+ * -fwrapv -fopenmp [-march=M] -o OUT SRC -lmvec -lm  with X = off when the
+ * last -O of opt_flags is below -O2 (results equal the interpreter's bit
+ * for bit) and fast from -O2 on (a*b+c may be one fused multiply-add). */
 typedef struct cg_options {
     const char *cc;         /* NULL: $CC from the environment, else TEC_DEFAULT_CC (config.h) */
     const char *opt_flags;  /* e.g. "-O2"; split on spaces into argv */
     const char *cache_dir;  /* NULL: $XDG_CACHE_HOME/tec or $HOME/.cache/tec */
     bool verbose;           /* print the compiler command line to stderr */
     bool no_cache;          /* build in a private temp dir, removed once loaded */
-    const cg_target *target;   /* NULL: the x86-64 baseline, no -march */
+    const cg_target *target;   /* NULL: no -march (the compiler's default,
+                                  usually the x86-64 baseline); else
+                                  -march=target->march, and the target's name
+                                  and -march value are in the cache key */
 } cg_options;
 
 /* Builds a shared object from C source; returns its path (malloc'ed) or
@@ -106,6 +114,12 @@ cg_library *cg_load(const char *so_path, const ir_module *m, diag *d);
  * read-only state. */
 bool cg_call(cg_library *lib, int func_index, void *const *data, char *err, size_t errlen);
 
+/* Sets the number of threads the library's parallel loops run on (its
+ * exported `int tec_num_threads`; n is clamped to 1..CG_MAX_THREADS).
+ * Returns whether the library has parallel loops; without them it does
+ * nothing.  A library starts at 1 thread.  Not while kernels of lib run. */
+bool cg_set_threads(cg_library *lib, int n);
+
 void cg_unload(cg_library *lib);
 
 /* Loads the OpenMP runtime that kernels' parallel loops use and keeps it
@@ -113,7 +127,8 @@ void cg_unload(cg_library *lib);
  * opened; idempotent). */
 void cg_pin_openmp_runtime(void);
 
-/* Emits, compiles and loads m in one step (the usual path). */
+/* Emits, compiles and loads m in one step (the usual path); parallel loops
+ * get o->target's cores as threads (1 without a target). */
 cg_library *cg_build(const ir_module *m, const cg_options *o, diag *d);
 
 #endif

@@ -90,6 +90,10 @@ static const char *fp_contract_flag(const char *opt_flags)
     return fast ? "-ffp-contract=fast" : "-ffp-contract=off";
 }
 
+/* Libraries every kernel is linked with, after the source: libmvec for the
+ * vector math of vectorized loops (glibc), libm. */
+static const char *const cg_libs[] = {"-lmvec", "-lm"};
+
 /* Environment variables that change what the compiler produces. */
 static const char *const cg_env_keys[] = {
     "CPATH", "C_INCLUDE_PATH", "GCC_EXEC_PREFIX", "COMPILER_PATH", "LIBRARY_PATH",
@@ -602,8 +606,8 @@ static bool compile_into(const char *c_source, const char *dir, const char *fina
     argv_push(&a, "-o");
     argv_push(&a, obj);
     argv_push(&a, src);
-    argv_push(&a, "-lmvec");   /* vector math of vectorized loops (glibc) */
-    argv_push(&a, "-lm");
+    for (size_t i = 0; i < sizeof cg_libs / sizeof *cg_libs; i++)
+        argv_push(&a, cg_libs[i]);
     if (a.oom) {
         oom(d);
         goto out;
@@ -765,7 +769,8 @@ static bool cache_key(const char *c_source, const cg_argv *cc, const cg_argv *fl
         text_field(&key, "cc", cc->v[i], strlen(cc->v[i]));
     for (int i = 0; i < flags->n; i++)
         text_field(&key, "flag", flags->v[i], strlen(flags->v[i]));
-    text_field(&key, "flag", "-lm", 3);
+    for (size_t i = 0; i < sizeof cg_libs / sizeof *cg_libs; i++)
+        text_field(&key, "flag", cg_libs[i], strlen(cg_libs[i]));
     /* The target reaches the object through -march (above) and the C
      * source (vector width, the schedule's tiles); its name is keyed too,
      * so two targets never share an entry.  Cores and cache sizes only act

@@ -39,6 +39,7 @@ struct cg_library {
     int nkernels;
     cg_sig *sigs;
     int nsigs;
+    int *num_threads;       /* the library's tec_num_threads, NULL without parallel loops */
 };
 
 static void oom(diag *d) { diag_error(d, diag_noloc(), "codegen: out of memory"); }
@@ -176,6 +177,10 @@ cg_library *cg_load(const char *so_path, const ir_module *m, diag *d)
         cg_unload(lib);
         return NULL;
     }
+    /* Emitted only by modules with parallel loops (an exported int,
+     * initially 1): the thread count cg_set_threads writes. */
+    dlerror();
+    lib->num_threads = dlsym(lib->handle, "tec_num_threads");
     lib->kernels = calloc((size_t)(m->nfuncs ? m->nfuncs : 1), sizeof *lib->kernels);
     if (!lib->kernels) {
         oom(d);
@@ -195,6 +200,14 @@ cg_library *cg_load(const char *so_path, const ir_module *m, diag *d)
         }
     }
     return lib;
+}
+
+bool cg_set_threads(cg_library *lib, int n)
+{
+    if (!lib || !lib->num_threads)
+        return false;
+    *lib->num_threads = n < 1 ? 1 : n > CG_MAX_THREADS ? CG_MAX_THREADS : n;
+    return true;
 }
 
 bool cg_call(cg_library *lib, int func_index, void *const *data, char *err, size_t errlen)
@@ -239,5 +252,7 @@ cg_library *cg_build(const ir_module *m, const cg_options *o, diag *d)
         return NULL;
     cg_library *lib = cg_load(so, m, d);
     free(so);
+    if (lib)
+        cg_set_threads(lib, o && o->target ? o->target->cores : 1);
     return lib;
 }

@@ -50,14 +50,26 @@ void tec_print_ir(const tec_program *p, FILE *out) { ir_print_module(out, p->m);
 int tec_run(tec_program *p, int interpret)
 {
     if (!interpret && !p->lib) {
-        cg_options co = {.opt_flags = "-O2"};
-        char *src = cg_emit_c(p->m, NULL, &p->d);
+        /* This machine, with as many threads as tec itself would use
+         * (TEC_NUM_THREADS, else every processor this process may use). */
+        cg_target t;
+        cg_target_native(&t);
+        int threads;
+        const char *source;
+        char err[256];
+        if (!cg_resolve_threads(NULL, &t, &threads, &source, err, sizeof err)) {
+            diag_error(&p->d, diag_noloc(), "%s", err);
+            return 1;
+        }
+        cg_options co = {.opt_flags = "-O2", .target = &t};
+        char *src = cg_emit_c(p->m, &t, &p->d);
         char *so = src ? cg_compile(src, &co, &p->d) : NULL;
         p->lib = so ? cg_load(so, p->m, &p->d) : NULL;
         free(src);
         free(so);
         if (!p->lib)
             return 1;
+        cg_set_threads(p->lib, threads);
     }
     rt_run_free(p->run);
     rt_run_options ro = {.lib = interpret ? NULL : p->lib};

@@ -37,6 +37,13 @@ typedef struct options {
     bool verify_each;
     bool interp;
     bool verbose, no_cache;
+    /* the machine kernels are built for, and the threads of parallel loops */
+    const char *target_name;      /* --target (default "native") */
+    cg_target target;
+    bool print_target;
+    const char *threads_arg;      /* --threads */
+    int threads;
+    const char *threads_source;   /* "--threads", "TEC_NUM_THREADS" or "cores" */
     const char *weights_dir, *save_outputs;
     fe_define *defines;
     int ndefines;
@@ -74,14 +81,19 @@ static void usage(FILE *out)
         "  --verify-each          verify the IR after every pass\n"
         "  --emit=tir|c|so        print the IR or C (or write the .so with -o) and stop\n"
         "  -o FILE                output file for --emit\n"
+        "  --target=NAME          build kernels for NAME: native (default, this machine),\n"
+        "                         x86-64, x86-64-v2, x86-64-v3 or x86-64-v4\n"
+        "  --print-target         print the target (ISA, vector width, cores, caches), exit\n"
         "  --no-cache             do not use the kernel cache\n"
-        "  -v, --verbose          show the C compiler's command line\n"
+        "  -v, --verbose          show the target and the C compiler's command line\n"
         "\n"
         "Running:\n"
         "  --input NAME=FILE.npy  contents of input NAME (default: the documented formula)\n"
         "  --weights DIR          parameters from DIR/<parameter name>.npy\n"
         "  --save-outputs DIR     write every output to DIR/<name>.npy\n"
         "  --interp               run with the IR interpreter instead of compiled code\n"
+        "  --threads N            threads of parallel loops, 1 to 1024 (default: every\n"
+        "                         processor tec may use; or TEC_NUM_THREADS)\n"
         "  --repeat N             run N times after a warm-up; print the median time\n"
         "\n"
         "Profiling (doc/profile.md):\n"
@@ -112,7 +124,8 @@ static void usage(FILE *out)
         "  -h, --help             this help\n"
         "  --version              print the version\n"
         "\n"
-        "Environment: CC (the C compiler for kernels), XDG_CACHE_HOME (kernel cache).\n"
+        "Environment: CC (the C compiler for kernels), XDG_CACHE_HOME (kernel cache),\n"
+        "TEC_NUM_THREADS (threads of parallel loops, when --threads is not given).\n"
         "See tec(1) and doc/ in the source tree.\n",
         out);
 }
@@ -155,7 +168,8 @@ enum {
     OPT_NO_CACHE, OPT_VERSION, OPT_PROFILE, OPT_REPEAT, OPT_REPORT, OPT_TRACE, OPT_PLOT,
     OPT_CALIBRATE, OPT_COUNTERS, OPT_PAD_TO, OPT_ACCEL, OPT_ACCEL_REPORT, OPT_SEARCH,
     OPT_TOPOLOGY, OPT_EXPORT_TOPOLOGY, OPT_EXPORT_FORMAT, OPT_SWEEP, OPT_SWEEP_OUT,
-    OPT_SWEEP_ARRAYS, OPT_SWEEP_DATAFLOWS, OPT_SWEEP_SRAM, OPT_NO_RUN,
+    OPT_SWEEP_ARRAYS, OPT_SWEEP_DATAFLOWS, OPT_SWEEP_SRAM, OPT_NO_RUN, OPT_TARGET,
+    OPT_PRINT_TARGET, OPT_THREADS,
 };
 
 /* A positive decimal count no larger than max, or -1. */
@@ -207,6 +221,9 @@ static int parse_args(int argc, char **argv, options *o)
         {"sweep-arrays", required_argument, 0, OPT_SWEEP_ARRAYS},
         {"sweep-dataflows", required_argument, 0, OPT_SWEEP_DATAFLOWS},
         {"sweep-sram", required_argument, 0, OPT_SWEEP_SRAM},
+        {"target", required_argument, 0, OPT_TARGET},
+        {"print-target", no_argument, 0, OPT_PRINT_TARGET},
+        {"threads", required_argument, 0, OPT_THREADS},
         {0, 0, 0, 0},
     };
     opterr = 0;
@@ -257,6 +274,9 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_VERIFY_EACH: o->verify_each = true; break;
         case OPT_INTERP: o->interp = true; break;
         case OPT_NO_CACHE: o->no_cache = true; break;
+        case OPT_TARGET: o->target_name = optarg; break;
+        case OPT_PRINT_TARGET: o->print_target = true; break;
+        case OPT_THREADS: o->threads_arg = optarg; break;
         case OPT_WEIGHTS: o->weights_dir = optarg; break;
         case OPT_SAVE_OUTPUTS: o->save_outputs = optarg; break;
         case OPT_PROFILE: o->profile = true; break;
@@ -323,6 +343,26 @@ static int parse_args(int argc, char **argv, options *o)
         default:
             return usage_error("unknown option '%s'", argv[optind - 1]);
         }
+    }
+    {
+        diag td;
+        diag_init(&td, stderr);
+        bool ok = cg_target_from_name(o->target_name ? o->target_name : "native", &o->target, &td);
+        diag_fini(&td);
+        if (!ok) {
+            fprintf(stderr, "tec: try 'tec --help'\n");
+            return EXIT_USAGE;
+        }
+    }
+    char terr[256];
+    if (!cg_resolve_threads(o->threads_arg, &o->target, &o->threads, &o->threads_source, terr,
+                            sizeof terr))
+        return usage_error("%s", terr);
+    if (o->print_target) {
+        cg_target_print(stdout, &o->target);
+        printf("threads: %d (%s)\n", o->threads,
+               strcmp(o->threads_source, "cores") == 0 ? "default: the cores" : o->threads_source);
+        return 0;
     }
     if (o->pad_to && !o->accel_on)
         o->profile = true;   /* --pad-to alone pads the profile's GEMMs */
@@ -603,9 +643,15 @@ int main(int argc, char **argv)
 
     char oflags[16];
     snprintf(oflags, sizeof oflags, "-O%d", o.opt_level < 1 ? 1 : o.opt_level);
-    cg_options co = {.opt_flags = oflags, .verbose = o.verbose, .no_cache = o.no_cache};
+    cg_options co = {.opt_flags = oflags, .verbose = o.verbose, .no_cache = o.no_cache,
+                     .target = &o.target};
     if (!o.interp || o.emit != EMIT_RUN) {
-        csrc = cg_emit_c(m, NULL, &d);
+        if (o.verbose) {
+            char line[512];
+            cg_target_describe(&o.target, line, sizeof line);
+            fprintf(stderr, "tec: target: %s\n", line);
+        }
+        csrc = cg_emit_c(m, &o.target, &d);
         if (!csrc)
             goto done;
     }
@@ -625,9 +671,21 @@ int main(int argc, char **argv)
         goto done;
     }
     if (!o.interp) {
+        char missing[256];
+        if (!cg_target_runs_here(&o.target, missing, sizeof missing)) {
+            diag_error(&d, diag_noloc(), "cannot run kernels built for --target=%s on this "
+                       "machine: it lacks %s (use another --target, or build them with "
+                       "--emit=so)", o.target.name, missing);
+            goto done;
+        }
         so_path = cg_compile(csrc, &co, &d);
         if (!so_path || !(lib = cg_load(so_path, m, &d)))
             goto done;
+        if (cg_set_threads(lib, o.threads) && o.verbose)
+            fprintf(stderr, "tec: parallel loops run on %d thread%s (%s)\n", o.threads,
+                    o.threads == 1 ? "" : "s",
+                    strcmp(o.threads_source, "cores") == 0 ? "default: the cores"
+                                                           : o.threads_source);
     }
 
     rt_run_options ro = {o.inputs, o.ninputs, o.weights_dir, lib};

@@ -18,44 +18,6 @@
 #define TEC_X86 1
 #endif
 
-/* The kernel's description of CPU 0's caches: the size of the highest-level
- * one, or 0.  Preferred to sysconf, which in some virtual machines derives
- * the size from cpuid and reports the host's whole L3 (seen: 384 MiB for a
- * guest whose kernel says 32 MiB). */
-static uint64_t sysfs_llc_bytes(void)
-{
-    uint64_t best = 0;
-    int best_level = 0;
-    for (int i = 0; i < 16; i++) {
-        char path[96], buf[64];
-        int level = 0;
-        unsigned long long v = 0;
-        char unit = 0;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            break;
-        if (fgets(buf, sizeof buf, f))
-            level = atoi(buf);
-        fclose(f);
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        if (!(f = fopen(path, "r")))
-            continue;
-        if (fgets(buf, sizeof buf, f) && sscanf(buf, "%llu%c", &v, &unit) >= 1) {
-            if (unit == 'K')
-                v <<= 10;
-            else if (unit == 'M')
-                v <<= 20;
-            if (level > best_level && v > 0) {
-                best_level = level;
-                best = v;
-            }
-        }
-        fclose(f);
-    }
-    return best;
-}
-
 uint64_t rt_llc_bytes(void)
 {
     const char *env = getenv("TEC_LLC_BYTES");
@@ -65,9 +27,14 @@ uint64_t rt_llc_bytes(void)
         if (*end == 0 && v > 0)
             return v;
     }
-    uint64_t sys = sysfs_llc_bytes();
-    if (sys > 0)
-        return sys;
+    /* The kernel's description (codegen/target.c), preferred to sysconf,
+     * which in some virtual machines derives the size from cpuid and
+     * reports the host's whole L3 (seen: 384 MiB for a guest whose kernel
+     * says 32 MiB). */
+    cg_caches c;
+    cg_sysfs_caches(&c);
+    if (c.llc > 0)
+        return (uint64_t)c.llc;
 #ifdef _SC_LEVEL3_CACHE_SIZE
     long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
     if (l3 > 0)
