@@ -311,6 +311,12 @@ enum {
     H_COUNT
 };
 
+/* A heap ALLOC inside a parallel loop and its offset in a thread's slab. */
+typedef struct cg_slab {
+    const ir_stmt *st;
+    int64_t offset;
+} cg_slab;
+
 /* The whole state of one cg_emit_c call: module-wide (helpers and hooks
  * used) and per function (scopes, failure exits, usage facts). */
 typedef struct cg_emitter {
@@ -332,6 +338,9 @@ typedef struct cg_emitter {
     bool vmath_used[IR_NINTRINSICS][IR_NDTYPES][8];   /* libmvec functions */
     bool omp_used;                 /* a parallel loop: tec_num_threads */
     int par_depth;                 /* inside an OpenMP parallel loop */
+    struct cg_slab *slab;          /* heap allocs of the parallel loop being emitted */
+    int nslab, capslab;
+    int64_t slab_bytes;            /* per thread */
     ir_module *scratch;            /* copies made while emitting vector loops */
     struct cg_vec *vec;            /* the vectorized loop being emitted, or NULL */
 
@@ -1411,19 +1420,20 @@ static void emit_alloc(cg_emitter *e, cg_str *s, const ir_stmt *st)
              info.p ? info.p : "");
         mark_unused(e, s, b, &e->read_bufs, v);   /* written only: "set but not used" */
     } else if (e->par_depth > 0) {
-        /* one per thread; a failure is reported after the parallel loop */
-        line(e, s, "%s *restrict %s = calloc(%lld, sizeof *%s);   /* alloc %s, zeroed */", ct, v,
-             (long long)numel, v, info.p ? info.p : "");
-        line(e, s, "if (%s != NULL) {", v);
-        e->indent++;
+        /* this thread's part of the loop's slab (emit_parallel_loop) */
+        int64_t off = -1;
+        for (int i = 0; i < e->nslab; i++)
+            if (e->slab[i].st == st)
+                off = e->slab[i].offset;
+        if (off < 0)
+            internal(e, "heap alloc of '%s' in a parallel loop was not planned", b->name);
+        line(e, s, "%s *restrict %s = (%s *)(tec_slab + (size_t)omp_get_thread_num() * %lldu + %lldu);"
+             "   /* alloc %s */", ct, v, ct, (long long)e->slab_bytes, (long long)off,
+             info.p ? info.p : "");
+        line(e, s, "memset(%s, 0, %lld * sizeof *%s);   /* zeroed, as allocs are */", v,
+             (long long)numel, v);
         if (st->nbody > 0 && st->body[0])
             emit_stmt(e, s, st->body[0]);
-        line(e, s, "free(%s);", v);
-        e->indent--;
-        line(e, s, "} else {");
-        line(e, s, "    #pragma omp atomic write");
-        line(e, s, "    tec_prc = 1;");
-        line(e, s, "}");
         free(info.p);
         unbind(e, 1);
         e->indent--;
@@ -1607,6 +1617,50 @@ static bool expr_leaves_early(const ir_expr *x, void *ctx)
  * and runs it on libgomp's thread pool); tec_num_threads is set by the
  * loader (--threads, TEC_NUM_THREADS).  Returns false when the loop must
  * run serially (see stmt_leaves_early). */
+/* Heap temporaries inside a parallel loop live in one slab allocated
+ * before it: each thread owns tec_num_threads-th of it, each alloc an
+ * aligned offset of that share.  (A calloc per iteration would mmap and
+ * munmap large buffers on every iteration, and every munmap stops all the
+ * other threads to flush their TLBs.) */
+typedef struct par_slab_ctx {
+    cg_emitter *e;
+    int64_t bytes;        /* per thread */
+} par_slab_ctx;
+
+static int64_t alloc_bytes(const ir_buffer *b)
+{
+    int64_t n = 1;
+    for (int i = 0; i < b->ndim && n <= INT64_MAX / 2; i++)
+        n = b->shape[i] > 0 && n <= INT64_MAX / b->shape[i] ? n * b->shape[i] : INT64_MAX / 2 + 1;
+    return n <= (INT64_MAX / 16) / 8 ? n * ir_dtype_size(b->dtype) : -1;
+}
+
+static bool slab_visit(const ir_stmt *st, void *p)
+{
+    par_slab_ctx *c = p;
+    if (st->kind == IR_S_ALLOC && st->buf && is_supported_dtype(st->buf->dtype)) {
+        int64_t bytes = alloc_bytes(st->buf);
+        if (bytes >= 0 && alloc_on_heap(st->buf, bytes / ir_dtype_size(st->buf->dtype)) &&
+            c->bytes >= 0 && bytes <= INT64_MAX / 4 - c->bytes) {
+            cg_emitter *e = c->e;
+            if (e->nslab == e->capslab) {
+                int cap = e->capslab ? 2 * e->capslab : 8;
+                cg_slab *q = realloc(e->slab, sizeof *q * (size_t)cap);
+                if (!q) {
+                    e->oom = true;
+                    return false;
+                }
+                e->slab = q;
+                e->capslab = cap;
+            }
+            e->slab[e->nslab++] = (cg_slab){st, c->bytes};
+            c->bytes += (bytes + 63) / 64 * 64;
+        } else if (bytes < 0 || (alloc_on_heap(st->buf, 1) && c->bytes < 0))
+            c->bytes = -1;
+    }
+    return true;
+}
+
 static bool emit_parallel_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
 {
     bool bad = false;
@@ -1614,6 +1668,12 @@ static bool emit_parallel_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
         ir_stmt_walk(st->body[0], stmt_leaves_early, expr_leaves_early, &bad);
     if (bad || e->par_depth > 0 || !st->var || !ir_dtype_is_int(st->var->dtype))
         return false;
+    e->nslab = 0;
+    par_slab_ctx sc = {e, 0};
+    if (st->nbody > 0 && st->body[0])
+        ir_stmt_walk(st->body[0], slab_visit, NULL, &sc);
+    if (sc.bytes < 0)
+        return false;   /* sizes too large to plan: serially */
     const char *ct = var_ctype(e, st->var);
     char *lo = bound_text(e, st->lo);
     char *hi = bound_text(e, st->hi);
@@ -1621,9 +1681,15 @@ static bool emit_parallel_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
     line(e, s, "{");
     e->indent++;
     line(e, s, "const %s tec_lo = %s, tec_hi = %s;", ct, lo ? lo : "0", hi ? hi : "0");
-    line(e, s, "int32_t tec_prc = 0;   /* set by a thread whose allocation failed */");
     free(lo);
     free(hi);
+    if (sc.bytes > 0) {
+        e->slab_bytes = sc.bytes;
+        line(e, s, "/* heap temporaries of the loop: %lld bytes per thread */", (long long)sc.bytes);
+        line(e, s, "char *tec_slab = aligned_alloc(64, (size_t)tec_num_threads * %lldu);",
+             (long long)sc.bytes);
+        emit_fail_if(e, s, "tec_slab == NULL", e->asserts.n + 1, "out of memory");
+    }
     const char *v = bind(e, st->var, st->var->name);
     line(e, s, "#pragma omp parallel for num_threads(tec_num_threads) schedule(static)");
     line(e, s, "for (%s %s = tec_lo; %s < tec_hi; ++%s) {", ct, v, v, v);
@@ -1632,7 +1698,9 @@ static bool emit_parallel_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
     e->par_depth--;
     line(e, s, "}");
     unbind(e, 1);
-    emit_fail_if(e, s, "tec_prc != 0", e->asserts.n + 1, "out of memory");
+    if (sc.bytes > 0)
+        line(e, s, "free(tec_slab);");
+    e->nslab = 0;
     e->indent--;
     line(e, s, "}");
     return true;
@@ -2675,7 +2743,8 @@ static void emit_vector_types(cg_emitter *e, cg_str *s)
         str_puts(s, "\n");
     if (e->omp_used)
         str_puts(s, "/* Threads of parallel loops; the loader sets it (--threads). */\n"
-                    "int tec_num_threads = 1;\n\n");
+                    "int tec_num_threads = 1;\n"
+                    "extern int omp_get_thread_num(void);\n\n");
 }
 
 static void emit_prelude(cg_emitter *e, cg_str *s)
@@ -2693,7 +2762,10 @@ static void emit_prelude(cg_emitter *e, cg_str *s)
     str_puts(s, "#include <math.h>\n");
     if (e->setjmp_used)
         str_puts(s, "#include <setjmp.h>\n");
-    str_puts(s, "#include <stdint.h>\n#include <stdlib.h>\n\n");
+    str_puts(s, "#include <stdint.h>\n#include <stdlib.h>\n");
+    if (e->omp_used)
+        str_puts(s, "#include <string.h>\n");
+    str_puts(s, "\n");
     bool hooks = false;
     for (int i = 0; i < IR_NINTRINSICS; i++)
         hooks |= e->hook_used[i];
@@ -2740,6 +2812,7 @@ char *cg_emit_c(const ir_module *m, const cg_target *t, diag *d)
     reset_function(&e);
     if (e.scratch)
         ir_module_free(e.scratch);
+    free(e.slab);
     free(e.binds);
     free(e.heap);
     free(e.used_vars.items);

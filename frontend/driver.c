@@ -593,7 +593,7 @@ int main(int argc, char **argv)
         *dot = 0;
     pass_options po = {
         .dump_ir = o.dump_ir, .dump_out = stderr, .dump_dir = o.dump_dir,
-        .base = base, .verify_each = o.verify_each,
+        .base = base, .verify_each = o.verify_each, .target = &o.target,
     };
     const char *pipeline = o.passes ? o.passes : pass_pipeline(o.opt_level);
     if (o.profile) {

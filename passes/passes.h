@@ -45,7 +45,12 @@ typedef struct pass_options {
     const char *base;       /* module base name for dump files; NULL: the
                                module's name */
     bool verify_each;       /* run ir_verify after every pass */
+    const struct cg_target *target;   /* the machine the code is for (autoschedule);
+                                         NULL: this one */
 } pass_options;
+
+/* The target of the pipeline being run (pass_options.target), or NULL. */
+const struct cg_target *pass_target(void);
 
 /* Runs a comma-separated pipeline ("" runs nothing).  Every name, in the
  * pipeline and in o->dump_ir, is checked before anything runs; an unknown

@@ -228,7 +228,24 @@ static void dump_stream(const ir_module *m, const pass_options *o, const char *p
 
 /* ---------------------------------------------------------------- the pass manager */
 
+/* Passes take (module, diag); the few facts of a run that a pass needs
+ * beyond the module are read through accessors while the pipeline runs. */
+static const struct cg_target *current_target;
+
+const struct cg_target *pass_target(void) { return current_target; }
+
+static bool run_pipeline(ir_module *m, const char *pipeline, const pass_options *o, diag *d);
+
 bool pass_run_pipeline(ir_module *m, const char *pipeline, const pass_options *o, diag *d)
+{
+    const struct cg_target *saved = current_target;
+    current_target = o ? o->target : NULL;
+    bool ok = run_pipeline(m, pipeline, o, d);
+    current_target = saved;
+    return ok;
+}
+
+static bool run_pipeline(ir_module *m, const char *pipeline, const pass_options *o, diag *d)
 {
     static const pass_options none = {0};
     if (!o)

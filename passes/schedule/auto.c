@@ -402,7 +402,10 @@ bool pass_autoschedule(ir_module *m, diag *d)
 {
     (void)d;
     cg_target t;
-    cg_target_native(&t);
+    if (pass_target())
+        t = *pass_target();
+    else
+        cg_target_native(&t);
     FILE *null = fopen("/dev/null", "w");
     if (!null)
         return true;   /* no schedule is still a correct program */

@@ -105,6 +105,31 @@ static bool check_tloads(const ir_expr *x, void *p)
     return c->ok;
 }
 
+/* Whether `target` lies inside the ALLOC of b under s. */
+static bool contains(const ir_stmt *s, const ir_stmt *target)
+{
+    if (!s)
+        return false;
+    if (s == target)
+        return true;
+    for (int i = 0; i < s->nbody; i++)
+        if (contains(s->body[i], target))
+            return true;
+    return contains(s->init, target) || contains(s->orelse, target);
+}
+
+static bool inside_alloc(const ir_stmt *s, const ir_buffer *b, const ir_stmt *target)
+{
+    if (!s)
+        return false;
+    if (s->kind == IR_S_ALLOC && s->buf == b)
+        return contains(s, target);
+    for (int i = 0; i < s->nbody; i++)
+        if (inside_alloc(s->body[i], b, target))
+            return true;
+    return inside_alloc(s->init, b, target) || inside_alloc(s->orelse, b, target);
+}
+
 bool sch_reverse_compute_inline(sch_ctx *c, const char *block)
 {
     sch_path p;
@@ -157,6 +182,11 @@ bool sch_reverse_compute_inline(sch_ctx *c, const char *block)
         sch_error(c, "cannot inline block '%s': '%s' is not stored once per element by a "
                   "block without reduction (cache_write a reduction first) or is read elsewhere",
                   block, t->name);
+        return false;
+    }
+    /* the output must be in scope where the producer stores */
+    if (st->buf->role == IR_BUF_LOCAL && !inside_alloc(c->f->body, st->buf, *f.store_slot)) {
+        sch_error(c, "cannot inline block '%s': '%s' is not allocated where '%s' is stored", block, st->buf->name, t->name);
         return false;
     }
     ir_module *m = c->m;

@@ -213,8 +213,9 @@ bool sch_pad(sch_ctx *c, const char *buffer, const char *name)
     visit_stmt(&p, c->f->body);
     if (!p.ok)
         return false;
-    if (!p.any) {
-        sch_error(c, "pad: @%s does not read '%s'", c->f->name, buffer);
+    if (!p.any || !p.have_fill) {
+        sch_error(c, "pad: @%s has no read of '%s' guarded by its bounds (nothing to pad)",
+                  c->f->name, buffer);
         return false;
     }
     ir_module *m = c->m;
