@@ -34,6 +34,7 @@ typedef struct options {
     const char *output_file;      /* -o */
     const char *passes;           /* --passes */
     const char *dump_ir, *dump_dir;
+    bool dump_schedule;
     bool verify_each;
     bool interp;
     bool verbose, no_cache;
@@ -78,6 +79,8 @@ static void usage(FILE *out)
         "  --list-passes          list the passes and the pipelines, then exit\n"
         "  --dump-ir=PASS,...|all print the IR after these passes to stderr\n"
         "  --dump-dir=DIR         write the IR after every pass to DIR/NAME.NN.PASS.tir\n"
+        "  --dump-schedule        print the schedule -O2/-O3 chose for each kernel (stderr),\n"
+        "                         as `schedule` blocks to copy into the program\n"
         "  --verify-each          verify the IR after every pass\n"
         "  --emit=tir|c|so        print the IR or C (or write the .so with -o) and stop\n"
         "  -o FILE                output file for --emit\n"
@@ -162,6 +165,32 @@ static bool split_assign(char *arg, const char **name, const char **value)
     return true;
 }
 
+/* --dump-schedule: each function's automatic schedule as a `schedule`
+ * block naming its layer, which a user can paste into the program (a
+ * written schedule wins over the automatic one). */
+static void dump_schedules(FILE *out, const ir_module *m)
+{
+    for (int i = 0; i < m->nfuncs; i++) {
+        const ir_func *f = m->funcs[i];
+        const char *layer = ir_func_attr(f, "layer");
+        const char *text = ir_func_attr(f, "schedule_auto");
+        const char *op = ir_func_attr(f, "op");
+        if (ir_func_attr(f, "scheduled")) {
+            fprintf(out, "# @%s: scheduled by the program\n", f->name);
+            continue;
+        }
+        fprintf(out, "# @%s%s%s\n", f->name, op ? ", op " : "", op ? op : "");
+        fprintf(out, "schedule \"%s\" {\n", layer ? layer : f->name);
+        for (const char *p = text; p && *p;) {
+            const char *nl = strchr(p, '\n');
+            int n = nl ? (int)(nl - p) : (int)strlen(p);
+            fprintf(out, "    %.*s\n", n, p);
+            p = nl ? nl + 1 : p + n;
+        }
+        fprintf(out, "}\n");
+    }
+}
+
 enum {
     OPT_EMIT = 256, OPT_PASSES, OPT_DUMP_IR, OPT_DUMP_DIR, OPT_VERIFY_EACH,
     OPT_LIST_PASSES, OPT_INPUT, OPT_WEIGHTS, OPT_SAVE_OUTPUTS, OPT_INTERP,
@@ -169,7 +198,7 @@ enum {
     OPT_CALIBRATE, OPT_COUNTERS, OPT_PAD_TO, OPT_ACCEL, OPT_ACCEL_REPORT, OPT_SEARCH,
     OPT_TOPOLOGY, OPT_EXPORT_TOPOLOGY, OPT_EXPORT_FORMAT, OPT_SWEEP, OPT_SWEEP_OUT,
     OPT_SWEEP_ARRAYS, OPT_SWEEP_DATAFLOWS, OPT_SWEEP_SRAM, OPT_NO_RUN, OPT_TARGET,
-    OPT_PRINT_TARGET, OPT_THREADS,
+    OPT_PRINT_TARGET, OPT_THREADS, OPT_DUMP_SCHEDULE,
 };
 
 /* A positive decimal count no larger than max, or -1. */
@@ -190,6 +219,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"emit", required_argument, 0, OPT_EMIT},
         {"passes", required_argument, 0, OPT_PASSES},
         {"dump-ir", required_argument, 0, OPT_DUMP_IR},
+        {"dump-schedule", no_argument, 0, OPT_DUMP_SCHEDULE},
         {"dump-dir", required_argument, 0, OPT_DUMP_DIR},
         {"verify-each", no_argument, 0, OPT_VERIFY_EACH},
         {"list-passes", no_argument, 0, OPT_LIST_PASSES},
@@ -270,6 +300,7 @@ static int parse_args(int argc, char **argv, options *o)
             break;
         case OPT_PASSES: o->passes = optarg; break;
         case OPT_DUMP_IR: o->dump_ir = optarg; break;
+        case OPT_DUMP_SCHEDULE: o->dump_schedule = true; break;
         case OPT_DUMP_DIR: o->dump_dir = optarg; break;
         case OPT_VERIFY_EACH: o->verify_each = true; break;
         case OPT_INTERP: o->interp = true; break;
@@ -615,6 +646,8 @@ int main(int argc, char **argv)
     }
     if (!pass_run_pipeline(m, pipeline, &po, &d))
         goto done;
+    if (o.dump_schedule)
+        dump_schedules(stderr, m);
     if (o.accel_on && !o.profile && o.emit == EMIT_RUN) {
         /* The model needs no run: the workload comes from the IR. */
         acc_cli_run_module(m, &o.accel, stdout, &d);
