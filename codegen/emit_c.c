@@ -1729,17 +1729,10 @@ typedef struct cg_vec {
     int log2;
     char vt[24], mt[24];        /* vector and mask type names */
     bool mvec;                  /* libmvec has functions of this width */
-    const ir_var **vvars;       /* lets holding vectors */
-    int nvvars, capvvars;
+    cg_ptrset vvars;            /* lets holding vectors */
 } cg_vec;
 
-static bool vec_is_vvar(const cg_vec *c, const ir_var *v)
-{
-    for (int i = 0; i < c->nvvars; i++)
-        if (c->vvars[i] == v)
-            return true;
-    return false;
-}
+static bool vec_is_vvar(const cg_vec *c, const ir_var *v) { return set_has(&c->vvars, v); }
 
 typedef struct dep_ctx {
     const cg_vec *c;
@@ -1894,10 +1887,10 @@ static void emit_lane(cg_emitter *e, cg_str *s, const ir_expr *x, int l, int min
     snprintf(buf, sizeof buf, "(%s + %d)", vname ? vname : "0", l);
     bind_text(e, c->v, buf);
     pushed++;
-    for (int i = 0; i < c->nvvars; i++) {
-        const char *n = lookup(e, c->vvars[i]);
+    for (int i = 0; i < c->vvars.n; i++) {
+        const char *n = lookup(e, c->vvars.items[i]);
         snprintf(buf, sizeof buf, "%s[%d]", n ? n : "0", l);
-        bind_text(e, c->vvars[i], buf);
+        bind_text(e, c->vvars.items[i], buf);
         pushed++;
     }
     cg_vec *saved = e->vec;
@@ -2116,7 +2109,7 @@ static bool vec_check(cg_vec *c, const ir_stmt *st, bool *have_dt)
                 return false;
         return true;
     case IR_S_IF:
-        if (vec_dep(c, st->cond) && (st->orelse || c->nvvars > 0 || !vec_monotone(c, st->cond)))
+        if (vec_dep(c, st->cond) && (st->orelse || c->vvars.n > 0 || !vec_monotone(c, st->cond)))
             return false;
         return vec_check(c, st->body[0], have_dt) && vec_check(c, st->orelse, have_dt);
     case IR_S_LET:
@@ -2141,21 +2134,6 @@ static bool vec_check(cg_vec *c, const ir_stmt *st, bool *have_dt)
     default:
         return false;
     }
-}
-
-static void vec_push_vvar(cg_emitter *e, cg_vec *c, const ir_var *v)
-{
-    if (c->nvvars == c->capvvars) {
-        int cap = c->capvvars ? 2 * c->capvvars : 8;
-        const ir_var **p = realloc(c->vvars, sizeof *p * (size_t)cap);
-        if (!p) {
-            e->oom = true;
-            return;
-        }
-        c->vvars = p;
-        c->capvvars = cap;
-    }
-    c->vvars[c->nvvars++] = v;
 }
 
 static void emit_vstmt(cg_emitter *e, cg_str *s, const ir_stmt *st)
@@ -2233,10 +2211,10 @@ static void emit_vstmt(cg_emitter *e, cg_str *s, const ir_stmt *st)
         free(t.p);
         line(e, s, "(void)%s;", v);
         if (vector)
-            vec_push_vvar(e, c, st->var);
+            set_add(e, &c->vvars, st->var);
         emit_vstmt(e, s, st->body[0]);
         if (vector)
-            c->nvvars--;
+            c->vvars.n--;
         unbind(e, 1);
         e->indent--;
         line(e, s, "}");
@@ -2334,7 +2312,7 @@ static bool emit_vector_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
     e->indent--;
     line(e, s, "}");
     unbind(e, 1);
-    free(c.vvars);
+    free(c.vvars.items);
     if (nvec < n) {
         v = bind(e, st->var, st->var->name);
         line(e, s, "for (%s %s = %lld; %s < %lld; ++%s) {", ct, v, (long long)(lo + nvec), v,

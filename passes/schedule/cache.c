@@ -31,23 +31,29 @@ typedef struct acc_ctx {
     const ir_stmt *cur_block;
 } acc_ctx;
 
+/* One access of the buffer: its block, and whether its indices are the
+ * first access's. */
+static void note_access(acc_ctx *a, ir_expr *const *args, int nargs)
+{
+    if (a->block != a->cur_block) {
+        a->nblocks++;
+        if (!a->block)
+            a->block = a->cur_block;
+    }
+    if (!a->idx) {
+        a->idx = (const ir_expr **)args;
+        a->nidx = nargs;
+    } else
+        for (int i = 0; i < nargs && i < a->nidx; i++)
+            a->differ |= !ir_expr_equal(a->idx[i], args[i]);
+}
+
 static void scan_expr(acc_ctx *a, const ir_expr *x)
 {
     if (!x)
         return;
-    if (x->kind == IR_LOAD && x->buf == a->buf) {
-        if (a->block != a->cur_block) {
-            a->nblocks++;
-            if (!a->block)
-                a->block = a->cur_block;
-        }
-        if (!a->idx) {
-            a->idx = (const ir_expr **)x->args;
-            a->nidx = x->nargs;
-        } else
-            for (int i = 0; i < x->nargs && i < a->nidx; i++)
-                a->differ |= !ir_expr_equal(a->idx[i], x->args[i]);
-    }
+    if (x->kind == IR_LOAD && x->buf == a->buf)
+        note_access(a, x->args, x->nargs);
     for (int i = 0; i < x->nargs; i++)
         scan_expr(a, x->args[i]);
     scan_expr(a, x->a);
@@ -64,17 +70,7 @@ static void scan_stmt(acc_ctx *a, const ir_stmt *s)
         a->cur_block = s;
     if (s->kind == IR_S_STORE && s->buf == a->buf) {
         a->writes = true;
-        if (a->block != a->cur_block) {
-            a->nblocks++;
-            if (!a->block)
-                a->block = a->cur_block;
-        }
-        if (!a->idx) {
-            a->idx = (const ir_expr **)s->args;
-            a->nidx = s->nargs;
-        } else
-            for (int i = 0; i < s->nargs && i < a->nidx; i++)
-                a->differ |= !ir_expr_equal(a->idx[i], s->args[i]);
+        note_access(a, s->args, s->nargs);
     }
     for (int i = 0; i < s->nargs; i++)
         scan_expr(a, s->args[i]);
