@@ -337,6 +337,7 @@ typedef struct cg_emitter {
     bool bcast_used[IR_NDTYPES][8];
     bool vmath_used[IR_NINTRINSICS][IR_NDTYPES][8];   /* libmvec functions */
     bool omp_used;                 /* a parallel loop: tec_num_threads */
+    bool intrin_used;              /* x86 intrinsics (vector square roots) */
     int par_depth;                 /* inside an OpenMP parallel loop */
     struct cg_slab *slab;          /* heap allocs of the parallel loop being emitted */
     int nslab, capslab;
@@ -1729,6 +1730,7 @@ typedef struct cg_vec {
     int log2;
     char vt[24], mt[24];        /* vector and mask type names */
     bool mvec;                  /* libmvec has functions of this width */
+    int vbytes;                 /* the target's vector width */
     cg_ptrset vvars;            /* lets holding vectors */
 } cg_vec;
 
@@ -1851,6 +1853,8 @@ static bool vec_node_ok(const cg_vec *c, const ir_expr *x)
     case IR_SELECT:   /* one condition for every lane: C's ?: on vectors */
         return !vec_dep(c, x->c);
     case IR_CALL:
+        if (x->nargs == 1 && (x->fn == IR_FN_SQRT || x->fn == IR_FN_RSQRT))
+            return c->lanes * ir_dtype_size(c->dt) <= (c->vbytes ? c->vbytes : 16);
         return c->mvec && vmath_name(x->fn) != NULL && x->nargs == 1;
     default:
         return false;
@@ -1987,6 +1991,23 @@ static void emit_vexpr(cg_emitter *e, cg_str *s, const ir_expr *x)
         return;
     }
     case IR_CALL: {
+        if (x->fn == IR_FN_SQRT || x->fn == IR_FN_RSQRT) {
+            /* the square-root instruction of the vector's width (exact, as sqrtf) */
+            int bytes = c->lanes * ir_dtype_size(c->dt);
+            bool f32 = c->dt == IR_F32;
+            const char *fn = bytes == 64 ? (f32 ? "_mm512_sqrt_ps" : "_mm512_sqrt_pd")
+                           : bytes == 32 ? (f32 ? "_mm256_sqrt_ps" : "_mm256_sqrt_pd")
+                                         : (f32 ? "_mm_sqrt_ps" : "_mm_sqrt_pd");
+            const char *mt = bytes == 64 ? (f32 ? "__m512" : "__m512d")
+                           : bytes == 32 ? (f32 ? "__m256" : "__m256d") : (f32 ? "__m128" : "__m128d");
+            e->intrin_used = true;
+            if (x->fn == IR_FN_RSQRT)
+                str_printf(s, "(%s / ", f32 ? "1.0f" : "1.0");
+            str_printf(s, "((%s)%s((%s)", c->vt, fn, mt);
+            emit_vexpr(e, s, x->args[0]);
+            str_puts(s, x->fn == IR_FN_RSQRT ? ")))" : "))");
+            return;
+        }
         const char *name = vmath_name(x->fn);
         e->vmath_used[x->fn == IR_FN_SIGMOID ? IR_FN_EXP : x->fn][c->dt][c->log2] = true;
         const char *one = c->dt == IR_F32 ? "1.0f" : "1.0";
@@ -2296,6 +2317,7 @@ static bool emit_vector_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
     c.log2 = ilog2(c.lanes);
     snprintf(c.vt, sizeof c.vt, "tec_%sx%d", dtype_suffix(c.dt), c.lanes);
     c.mvec = c.lanes * ir_dtype_size(c.dt) >= 32 && c.lanes * ir_dtype_size(c.dt) <= vbytes;
+    c.vbytes = vbytes;
     e->vtype_used[c.dt][c.log2] = true;
 
     const char *ct = var_ctype(e, st->var);
@@ -2740,6 +2762,8 @@ static void emit_prelude(cg_emitter *e, cg_str *s)
     str_puts(s, "#include <math.h>\n");
     if (e->setjmp_used)
         str_puts(s, "#include <setjmp.h>\n");
+    if (e->intrin_used)
+        str_puts(s, "#include <immintrin.h>\n");
     str_puts(s, "#include <stdint.h>\n#include <stdlib.h>\n");
     if (e->omp_used)
         str_puts(s, "#include <string.h>\n");

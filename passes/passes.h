@@ -67,6 +67,7 @@ bool pass_simplify(ir_module *m, diag *d);   /* passes/simplify.c */
 bool pass_flatten(ir_module *m, diag *d);    /* passes/flatten.c */
 bool pass_dce(ir_module *m, diag *d);        /* passes/dce.c */
 bool pass_hoist(ir_module *m, diag *d);      /* passes/hoist.c */
+bool pass_fuse(ir_module *m, diag *d);       /* passes/fuse.c */
 
 /* Simplifies one expression with no knowledge of variable ranges (every
  * variable may take any value of its dtype).  Returns e itself when nothing

@@ -19,6 +19,8 @@ static const pass_info pass_list[] = {
      "apply each function's schedule (split, reorder, cache_read, vectorize, ...)"},
     {"autoschedule", pass_autoschedule,
      "choose a schedule for every function without one (tiles, packing, vectors, threads)"},
+    {"fuse", pass_fuse,
+     "compute elementwise layers (batchnorm, relu, ...) inside the tile of the layer before"},
     {"dce", pass_dce,
      "remove stores to never-read local buffers, unused lets and allocations, empty loops"},
     {"hoist", pass_hoist, "move loop-invariant lets out of loops"},
@@ -54,7 +56,7 @@ const char *pass_pipeline(int opt_level)
     switch (opt_level <= 0 ? 0 : opt_level >= 3 ? 3 : opt_level) {
     case 0: return "schedule,flatten";
     case 1: return "simplify,schedule,dce,flatten,simplify";
-    default: return "simplify,schedule,autoschedule,simplify,hoist,dce,flatten,simplify";
+    default: return "simplify,schedule,autoschedule,fuse,simplify,hoist,dce,flatten,simplify";
     }
 }
 

@@ -1,0 +1,472 @@
+/* passes/fuse.c — fuse: elementwise layers computed inside the accumulator
+ * tile of the layer before them (conv -> batchnorm -> relu), so their
+ * inputs never go to memory.
+ *
+ * A graph call C is fused into the call P that writes its input T when
+ *   - C's kernel is one block with only spatial iteration variables that
+ *     stores its output at exactly them and reads T only there;
+ *   - T is a temporary that P writes and nothing but C reads;
+ *   - P's kernel writes T in exactly one place, the write-back of a tile
+ *     (a store `T[e] = tile[...]` of a local buffer, which cache_write
+ *     makes: the automatic schedule of every contraction has one).
+ * Then P's kernel updates the tile in place with C's computation, in a loop
+ * nest of its own right before the write-back (so the profile still
+ * attributes C's FLOPs and parameters to C: the function's `members`,
+ * `member_ops` and `block.NAME` attributes), and the write-back stores C's
+ * output; C's call goes.  Chains fuse one link at a time. */
+#include <stdio.h>
+#include <string.h>
+
+#include "passes/passes.h"
+
+/* ---------------------------------------------------------------- the consumer */
+
+static bool identity_index(const ir_stmt *b, ir_expr *const *idx, int n)
+{
+    if (n != b->niters)
+        return false;
+    for (int d = 0; d < n; d++) {
+        bool same = idx[d]->kind == IR_VAR && idx[d]->var == b->iters[d].var;
+        bool unit = b->iters[d].extent == 1 && ir_expr_is_int(idx[d], 0);
+        if (!same && !unit)
+            return false;
+    }
+    return true;
+}
+
+typedef struct blocks_ctx {
+    const ir_stmt *b;
+    int n;
+} blocks_ctx;
+
+static bool count_blocks(const ir_stmt *s, void *p)
+{
+    blocks_ctx *c = p;
+    if (s->kind == IR_S_BLOCK) {
+        c->b = s;
+        c->n++;
+    }
+    return true;
+}
+
+typedef struct load_ctx {
+    const ir_buffer *t;
+    const ir_stmt *b;
+    bool ok;
+    int n;
+} load_ctx;
+
+static bool check_load(const ir_expr *x, void *p)
+{
+    load_ctx *c = p;
+    if (x->kind == IR_LOAD && x->buf == c->t) {
+        c->n++;
+        c->ok &= identity_index(c->b, x->args, x->nargs);
+    }
+    return true;
+}
+
+/* The elementwise block of C's kernel and its input parameter index, or
+ * NULL. */
+static const ir_stmt *elementwise(const ir_func *f, int *tparam)
+{
+    blocks_ctx bc = {NULL, 0};
+    ir_stmt_walk(f->body, count_blocks, NULL, &bc);
+    const ir_stmt *b = bc.b;
+    if (bc.n != 1 || b->init || b->nbody < 1 || !b->body[0] || b->body[0]->kind != IR_S_STORE)
+        return NULL;
+    const ir_stmt *st = b->body[0];
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].kind != IR_ITER_SPATIAL)
+            return NULL;
+    if (!identity_index(b, st->args, st->nargs) || st->buf->role != IR_BUF_ARG)
+        return NULL;
+    for (int p = 0; p < f->nparams; p++) {
+        if (f->params[p] == st->buf || f->params[p]->ndim != st->buf->ndim)
+            continue;
+        load_ctx lc = {f->params[p], b, true, 0};
+        ir_expr_walk(st->value, check_load, &lc);
+        if (lc.n > 0 && lc.ok) {
+            *tparam = p;
+            return b;
+        }
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- the producer's write-back */
+
+typedef struct wb_ctx {
+    const ir_buffer *t;
+    ir_stmt **store_slot;       /* the store to t */
+    ir_stmt **nest_slot;        /* the statement holding its loop nest, in a SEQ */
+    ir_stmt **cand_nest;        /* while walking: outermost loop below the last SEQ */
+    int nstores, nloads;
+    const ir_stmt *block;
+    const ir_stmt *cur_block;
+} wb_ctx;
+
+static bool loads_of(const ir_expr *x, const ir_buffer *b)
+{
+    if (!x)
+        return false;
+    if (x->kind == IR_LOAD && x->buf == b)
+        return true;
+    for (int i = 0; i < x->nargs; i++)
+        if (loads_of(x->args[i], b))
+            return true;
+    return loads_of(x->a, b) || loads_of(x->b, b) || loads_of(x->c, b);
+}
+
+static void find_wb(wb_ctx *w, ir_stmt **slot, bool in_seq)
+{
+    ir_stmt *s = *slot;
+    if (!s)
+        return;
+    ir_stmt **saved_nest = w->cand_nest;
+    const ir_stmt *saved_block = w->cur_block;
+    if (in_seq && s->kind == IR_S_FOR)
+        w->cand_nest = slot;
+    if (s->kind == IR_S_BLOCK)
+        w->cur_block = s;
+    if (s->kind == IR_S_STORE && s->buf == w->t) {
+        w->nstores++;
+        w->store_slot = slot;
+        w->nest_slot = w->cand_nest;
+        w->block = w->cur_block;
+    }
+    bool l = loads_of(s->value, w->t) || loads_of(s->cond, w->t);
+    for (int i = 0; i < s->nargs; i++)
+        l |= loads_of(s->args[i], w->t);
+    w->nloads += l;
+    for (int i = 0; i < s->nbody; i++)
+        find_wb(w, &s->body[i], s->kind == IR_S_SEQ);
+    find_wb(w, &s->init, false);
+    find_wb(w, &s->orelse, false);
+    w->cand_nest = saved_nest;
+    w->cur_block = saved_block;
+}
+
+/* ---------------------------------------------------------------- rewriting */
+
+/* Replaces loads of `from` by copies of `to`. */
+static ir_expr *replace_loads(ir_module *m, const ir_expr *x, const ir_buffer *from, const ir_expr *to)
+{
+    if (!x)
+        return NULL;
+    if (x->kind == IR_LOAD && x->buf == from)
+        return ir_expr_copy(m, to);
+    ir_expr *c = ir_expr_copy(m, x);
+    for (int i = 0; i < c->nargs; i++)
+        c->args[i] = replace_loads(m, x->args[i], from, to);
+    c->a = replace_loads(m, x->a, from, to);
+    c->b = replace_loads(m, x->b, from, to);
+    c->c = replace_loads(m, x->c, from, to);
+    return c;
+}
+
+/* Replaces buffer `from` by `to` in loads (parameters of C become P's). */
+static void rename_bufs(ir_expr *x, ir_buffer **from, ir_buffer **to, int n)
+{
+    if (!x)
+        return;
+    if (x->kind == IR_LOAD)
+        for (int i = 0; i < n; i++)
+            if (x->buf == from[i]) {
+                x->buf = to[i];
+                break;
+            }
+    for (int i = 0; i < x->nargs; i++)
+        rename_bufs(x->args[i], from, to, n);
+    rename_bufs(x->a, from, to, n);
+    rename_bufs(x->b, from, to, n);
+    rename_bufs(x->c, from, to, n);
+}
+
+/* Fresh copies of every loop and iteration variable in s (names suffixed),
+ * so the copy can sit beside the original. */
+static ir_stmt *fresh_copy(ir_module *m, const ir_stmt *s, const char *suffix)
+{
+    ir_var *from[256];
+    ir_expr *to[256];
+    int n = 0;
+    const ir_stmt *stack[256];
+    int top = 0;
+    stack[top++] = s;
+    while (top > 0 && n < 256) {
+        const ir_stmt *q = stack[--top];
+        if (!q)
+            continue;
+        if ((q->kind == IR_S_FOR || q->kind == IR_S_LET) && q->var && n < 256) {
+            from[n] = q->var;
+            to[n++] = ir_varref(m, ir_var_new(m, ir_sprintf(m->arena, "%s%s", q->var->name, suffix),
+                                              q->var->dtype));
+        }
+        if (q->kind == IR_S_BLOCK)
+            for (int i = 0; i < q->niters && n < 256; i++) {
+                from[n] = q->iters[i].var;
+                to[n++] = ir_varref(m, ir_var_new(m, ir_sprintf(m->arena, "%s%s",
+                                                                q->iters[i].var->name, suffix),
+                                                  IR_I64));
+            }
+        for (int i = 0; i < q->nbody && top < 255; i++)
+            stack[top++] = q->body[i];
+        if (top < 255)
+            stack[top++] = q->orelse;
+    }
+    ir_stmt *c = ir_stmt_subst(m, s, from, to, n);
+    /* the binders themselves */
+    stack[0] = c;
+    top = 1;
+    while (top > 0) {
+        ir_stmt *q = (ir_stmt *)stack[--top];
+        if (!q)
+            continue;
+        for (int k = 0; k < n; k++) {
+            if ((q->kind == IR_S_FOR || q->kind == IR_S_LET) && q->var == from[k])
+                q->var = to[k]->var;
+            if (q->kind == IR_S_BLOCK)
+                for (int i = 0; i < q->niters; i++)
+                    if (q->iters[i].var == from[k])
+                        q->iters[i].var = to[k]->var;
+        }
+        for (int i = 0; i < q->nbody && top < 255; i++)
+            stack[top++] = q->body[i];
+        if (top < 255)
+            stack[top++] = q->orelse;
+    }
+    return c;
+}
+
+static ir_stmt *find_store(ir_stmt *s, const ir_buffer *b)
+{
+    if (!s)
+        return NULL;
+    if (s->kind == IR_S_STORE && s->buf == b)
+        return s;
+    for (int i = 0; i < s->nbody; i++) {
+        ir_stmt *r = find_store(s->body[i], b);
+        if (r)
+            return r;
+    }
+    return find_store(s->orelse, b);
+}
+
+static ir_stmt *find_block_stmt(ir_stmt *s)
+{
+    if (!s)
+        return NULL;
+    if (s->kind == IR_S_BLOCK)
+        return s;
+    for (int i = 0; i < s->nbody; i++) {
+        ir_stmt *r = find_block_stmt(s->body[i]);
+        if (r)
+            return r;
+    }
+    return NULL;
+}
+
+static void append_attr(ir_module *m, ir_func *f, const char *key, const char *first, const char *add)
+{
+    const char *old = ir_func_attr(f, key);
+    ir_func_set_attr(m, f, key, ir_sprintf(m->arena, "%s,%s", old ? old : first, add));
+}
+
+static bool graph_reads(const ir_module *m, const ir_buffer *b, int except)
+{
+    for (int c = 0; c < m->graph.ncalls; c++) {
+        if (c == except)
+            continue;
+        const ir_graph_call *call = &m->graph.calls[c];
+        for (int a = 0; a < call->nargs; a++)
+            if (call->args[a] == b)
+                return true;
+    }
+    return false;
+}
+
+/* Fuses call ci into the call that writes its input; true if it did. */
+static bool fuse_call(ir_module *m, int ci)
+{
+    ir_graph_call *C = &m->graph.calls[ci];
+    ir_func *fc = C->fn;
+    int tp;
+    const ir_stmt *cb = elementwise(fc, &tp);
+    if (!cb)
+        return false;
+    ir_buffer *T = C->args[tp];
+    const ir_stmt *cst = cb->body[0];
+    int yp = -1;
+    for (int p = 0; p < fc->nparams; p++)
+        if (fc->params[p] == cst->buf)
+            yp = p;
+    if (T->role != IR_BUF_TEMP || yp < 0)
+        return false;
+    /* the producer: the one earlier call that passes T */
+    int pi = -1;
+    for (int c = 0; c < ci; c++)
+        for (int a = 0; a < m->graph.calls[c].nargs; a++)
+            if (m->graph.calls[c].args[a] == T)
+                pi = pi == -1 ? c : -2;
+    if (pi < 0)
+        return false;
+    /* T goes away: nobody else may read it */
+    for (int c = 0; c < m->graph.ncalls; c++)
+        for (int a = 0; c != pi && c != ci && a < m->graph.calls[c].nargs; a++)
+            if (m->graph.calls[c].args[a] == T)
+                return false;
+    /* C now runs when P does: its other inputs must exist by then, and
+     * what it writes must not be touched in between */
+    for (int p = 0; p < fc->nparams; p++) {
+        if (p == tp)
+            continue;
+        ir_buffer *b = C->args[p];
+        for (int c = pi; c < ci; c++)
+            for (int a = 0; a < m->graph.calls[c].nargs; a++)
+                if (m->graph.calls[c].args[a] == b && (c != pi || p == yp))
+                    return false;
+        if (p == yp)
+            continue;
+        if (b->role != IR_BUF_INPUT && b->role != IR_BUF_PARAM) {
+            bool before = false;
+            for (int c = 0; c < pi && !before; c++)
+                for (int a = 0; a < m->graph.calls[c].nargs; a++)
+                    before |= m->graph.calls[c].args[a] == b;
+            if (!before)
+                return false;
+        }
+    }
+    ir_graph_call *P = &m->graph.calls[pi];
+    ir_func *fp = P->fn;
+    /* P's kernel must serve this call only */
+    for (int c = 0; c < m->graph.ncalls; c++)
+        if (c != pi && m->graph.calls[c].fn == fp)
+            return false;
+    if (fc->nparams > 1)
+        for (int c = 0; c < m->graph.ncalls; c++)
+            if (c != ci && m->graph.calls[c].fn == fc)
+                return false;
+    int tpp = -1;
+    for (int a = 0; a < P->nargs; a++)
+        if (P->args[a] == T)
+            tpp = a;
+    ir_buffer *pt = fp->params[tpp];
+    wb_ctx w = {.t = pt};
+    find_wb(&w, &fp->body, false);
+    if (w.nstores != 1 || w.nloads || !w.nest_slot || !w.block)
+        return false;
+    ir_stmt *wst = *w.store_slot;
+    if (wst->value->kind != IR_LOAD || wst->value->buf->role != IR_BUF_LOCAL ||
+        wst->nargs != cb->niters)
+        return false;
+    for (int i = 0; i < w.block->niters; i++)
+        if (w.block->iters[i].kind != IR_ITER_SPATIAL)
+            return false;
+    /* nothing else may read the graph buffers C writes before C runs */
+    (void)graph_reads;
+    /* C's parameters other than T join P's, named after C's layer */
+    const char *clayer = ir_func_attr(fc, "layer");
+    const char *player = ir_func_attr(fp, "layer");
+    const char *cop = ir_func_attr(fc, "op");
+    const char *pop = ir_func_attr(fp, "op");
+    if (!clayer || !player)
+        return false;
+    ir_buffer *from[64], *to[64];
+    int nmap = 0;
+    ir_buffer *newargs[64];
+    int nnew = 0;
+    for (int p = 0; p < fc->nparams && nmap < 64; p++) {
+        if (p == tp)
+            continue;
+        ir_buffer *ob = fc->params[p];
+        ir_buffer *nb = ir_buffer_new(m, ir_sprintf(m->arena, "%s.%s", clayer, ob->name), ob->dtype,
+                                      ob->ndim, ob->shape, IR_BUF_ARG);
+        from[nmap] = ob;
+        to[nmap++] = nb;
+        newargs[nnew++] = C->args[p];
+    }
+    ir_buffer *ynew = NULL;
+    for (int k = 0; k < nmap; k++)
+        if (from[k] == cst->buf)
+            ynew = to[k];
+    /* the in-place update: a copy of the write-back nest storing into the tile */
+    ir_stmt *upd = fresh_copy(m, *w.nest_slot, "_f");
+    ir_stmt *ust = find_store(upd, pt);
+    ir_stmt *ublk = find_block_stmt(upd);
+    if (!ust || !ublk)
+        return false;
+    ir_var *cv[64];
+    ir_expr *ce[64];
+    int n = cb->niters < 64 ? cb->niters : 64;
+    for (int d = 0; d < n; d++) {
+        cv[d] = cb->iters[d].var;
+        ce[d] = ust->args[d];
+    }
+    ir_expr *g = replace_loads(m, cst->value, fc->params[tp], ust->value);
+    g = ir_expr_subst(m, g, cv, ce, n);
+    rename_bufs(g, from, to, nmap);
+    ir_expr *tile = ust->value;   /* tile[...] */
+    ust->buf = tile->buf;
+    ust->args = tile->args;
+    ust->nargs = tile->nargs;
+    ust->value = g;
+    /* named after C's layer, so every fused layer's block has a name of its own */
+    char *bname = ir_sprintf(m->arena, "%s", clayer);
+    for (char *q = bname; *q; q++)
+        if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')))
+            *q = '_';
+    ublk->name = bname;
+    ir_block_update_access(m, ublk);
+    /* the write-back stores C's output */
+    wst->buf = ynew;
+    ir_block_update_access(m, (ir_stmt *)w.block);
+    ir_stmt *seq = ir_seq_new(m);
+    ir_seq_append(m, seq, upd);
+    ir_seq_append(m, seq, *w.nest_slot);
+    *w.nest_slot = seq;
+    /* parameters and the call */
+    int k = 0;
+    for (int p = 0; p < fp->nparams; p++)
+        if (p != tpp)
+            fp->params[k++] = fp->params[p];
+    fp->nparams = k;
+    for (int i = 0; i < nmap; i++)
+        ir_func_add_param(m, fp, to[i]);
+    ir_buffer **args = ir_alloc(m->arena, sizeof *args * (size_t)(fp->nparams + 1));
+    k = 0;
+    for (int a = 0; a < P->nargs; a++)
+        if (a != tpp)
+            args[k++] = P->args[a];
+    for (int i = 0; i < nnew; i++)
+        args[k++] = newargs[i];
+    P->args = args;
+    P->nargs = k;
+    append_attr(m, fp, "members", player, clayer);
+    append_attr(m, fp, "member_ops", pop ? pop : "", cop ? cop : "");
+    ir_func_set_attr(m, fp, ir_sprintf(m->arena, "block.%s", ublk->name), clayer);
+    ir_func_set_attr(m, fp, "fused", "fuse");
+    /* drop C's call */
+    for (int c = ci + 1; c < m->graph.ncalls; c++)
+        m->graph.calls[c - 1] = m->graph.calls[c];
+    m->graph.ncalls--;
+    return true;
+}
+
+bool pass_fuse(ir_module *m, diag *d)
+{
+    (void)d;
+    for (int ci = 0; ci < m->graph.ncalls;)
+        if (!fuse_call(m, ci))
+            ci++;
+    /* kernels no call uses any more */
+    int k = 0;
+    for (int f = 0; f < m->nfuncs; f++) {
+        bool used = false;
+        for (int c = 0; c < m->graph.ncalls && !used; c++)
+            used = m->graph.calls[c].fn == m->funcs[f];
+        if (used)
+            m->funcs[k++] = m->funcs[f];
+    }
+    m->nfuncs = k;
+    return true;
+}
