@@ -173,6 +173,15 @@ static void dump_schedules(FILE *out, const ir_module *m)
     for (int i = 0; i < m->nfuncs; i++) {
         const ir_func *f = m->funcs[i];
         const char *layer = ir_func_attr(f, "layer");
+        const char *members = ir_func_attr(f, "members");
+        char first[512];
+        if (members) {   /* a fused group: its kernel is its first member's */
+            snprintf(first, sizeof first, "%s", members);
+            char *comma = strchr(first, ',');
+            if (comma)
+                *comma = 0;
+            layer = first;
+        }
         const char *text = ir_func_attr(f, "schedule_auto");
         const char *op = ir_func_attr(f, "op");
         if (ir_func_attr(f, "scheduled")) {

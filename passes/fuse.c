@@ -441,8 +441,24 @@ static bool fuse_call(ir_module *m, int ci)
         args[k++] = newargs[i];
     P->args = args;
     P->nargs = k;
+    /* the group's name: the members joined by '+', each after the first
+     * without the dotted prefix it shares with the first
+     * (layer1.0.conv1+bn1+relu) */
+    const char *first = ir_func_attr(fp, "members");
+    char firstbuf[512];
+    snprintf(firstbuf, sizeof firstbuf, "%s", first ? first : player);
+    char *comma = strchr(firstbuf, ',');
+    if (comma)
+        *comma = 0;
+    size_t cut = 0;
+    for (size_t k = 0; firstbuf[k] && firstbuf[k] == clayer[k]; k++)
+        if (clayer[k] == '.')
+            cut = k + 1;
+    ir_func_set_attr(m, fp, "layer", ir_sprintf(m->arena, "%s+%s", player, clayer + cut));
     append_attr(m, fp, "members", player, clayer);
-    append_attr(m, fp, "member_ops", pop ? pop : "", cop ? cop : "");
+    append_attr(m, fp, "member_ops", ir_func_attr(fp, "member_ops") ? "" : pop ? pop : "",
+                cop ? cop : "");
+    ir_func_set_attr(m, fp, "op", "fused");
     ir_func_set_attr(m, fp, ir_sprintf(m->arena, "block.%s", ublk->name), clayer);
     ir_func_set_attr(m, fp, "fused", "fuse");
     /* drop C's call */
