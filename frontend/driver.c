@@ -564,8 +564,12 @@ int main(int argc, char **argv)
 {
     options o = {.opt_level = 1};
     int st = parse_args(argc, argv, &o);
-    if (st >= 0)
+    if (st >= 0) {   /* a usage error, --help, --version ...: nothing else was set up */
+        free(o.defines);
+        free(o.includes);
+        free(o.inputs);
         return st;
+    }
     if (o.calibrate) {
         diag cd;
         diag_init(&cd, stderr);
