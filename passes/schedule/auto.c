@@ -323,6 +323,89 @@ static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, b
     return true;
 }
 
+/* ---------------------------------------------------------------- matrix-vector products */
+
+/* A contraction without a row loop (a linear layer on one vector): the
+ * vector operand's columns in tiles of 8 vectors, enough independent
+ * accumulators to hide the FMA latency, packed per tile; the reduce loop
+ * runs over the tile. */
+static bool schedule_gemv(auto_ctx *a, nest *ns)
+{
+    ir_stmt *b = ns->block;
+    ir_stmt *body = b->nbody ? b->body[0] : NULL;
+    if (!b->init || !body || body->kind != IR_S_STORE || !body->value ||
+        body->value->kind != IR_ADD || body->value->a->kind != IR_LOAD ||
+        body->value->a->buf != body->buf || body->value->b->kind != IR_MUL ||
+        !ir_dtype_is_float(body->buf->dtype) || body->nargs < 1 ||
+        body->args[body->nargs - 1]->kind != IR_VAR)
+        return false;
+    const ir_expr *prod = body->value->b;
+    if (prod->a->kind != IR_LOAD || prod->b->kind != IR_LOAD)
+        return false;
+    const ir_var *ylast = body->args[body->nargs - 1]->var;
+    const ir_expr *V = load_uses(prod->a, ylast) ? prod->a : prod->b;
+    const ir_expr *U = V == prod->a ? prod->b : prod->a;
+    if (load_uses(U, ylast))
+        return false;
+    int nloop = -1, first_reduce = -1;
+    for (int i = 0; i < ns->n; i++) {
+        const ir_itervar *it = iter_of(b, ns->loops[i]);
+        if (!it || extent(ns->loops[i]) < 1)
+            return false;
+        if (it->var == ylast)
+            nloop = i;
+        else if (it->kind == IR_ITER_REDUCE) {
+            if (first_reduce < 0)
+                first_reduce = i;
+        } else if (load_uses(U, it->var) != load_uses(V, it->var))
+            return false;   /* a row loop: the GEMM schedule's case */
+    }
+    int L = a->lanes;
+    int64_t nn = nloop >= 0 ? extent(ns->loops[nloop]) : 0;
+    if (nloop < 0 || first_reduce < 0 || nn < L)
+        return false;
+    int nr = nn >= 8 * L ? 8 * L : (int)(nn / L) * L;
+    const char *nname = ns->loops[nloop]->var->name;
+    const char *jr = fresh(a, ir_sprintf(a->m->arena, "%s_o", nname));
+    const char *ji = fresh(a, ir_sprintf(a->m->arena, "%s_i", nname));
+    if (!step(a, "%s, %s = split(%s, %d)", jr, ji, nname, nr))
+        return true;
+    char order[1024] = "";
+    int pos = 0;
+    for (int pass = 0; pass < 3; pass++)
+        for (int i = 0; i < ns->n; i++) {
+            const ir_itervar *it = pass == 1 || i == nloop ? NULL : iter_of(b, ns->loops[i]);
+            const char *nm = i == nloop ? (pass == 1 ? jr : NULL)
+                           : pass == 0 && it && it->kind == IR_ITER_SPATIAL ? ns->loops[i]->var->name
+                           : pass == 2 && it && it->kind == IR_ITER_REDUCE ? ns->loops[i]->var->name
+                           : NULL;
+            if (nm)
+                pos += snprintf(order + pos, sizeof order - (size_t)pos, "%s%s", pos ? ", " : "", nm);
+        }
+    snprintf(order + pos, sizeof order - (size_t)pos, ", %s", ji);
+    if (!step(a, "reorder(%s)", order))
+        return true;
+    const char *vp = fresh(a, ir_sprintf(a->m->arena, "%sp", V->buf->name));
+    bool packed = step(a, "%s = cache_read(%s, %s)", vp, V->buf->name, jr);
+    const char *cl = fresh(a, ir_sprintf(a->m->arena, "%s_tile", body->buf->name));
+    if (!step(a, "%s = cache_write(%s, %s)", cl, b->name, jr))
+        return true;
+    step(a, "decompose_reduction(%s, %s)", b->name, ns->loops[first_reduce]->var->name);
+    const char *jv = fresh(a, ir_sprintf(a->m->arena, "%s_v", nname));
+    const char *jl = fresh(a, ir_sprintf(a->m->arena, "%s_l", nname));
+    if (step(a, "%s, %s = split(%s, %d)", jv, jl, ji, L)) {
+        step(a, "unroll(%s)", jv);
+        step(a, "vectorize(%s)", jl);
+    }
+    step(a, "vectorize(%s_%s)", ji, cl);
+    step(a, "vectorize(%s_%s_out)", ji, cl);
+    if (packed)
+        step(a, "vectorize(%s_%s)", ji, vp);
+    if (a->threads > 1 && (nn + nr - 1) / nr >= a->threads)
+        step(a, "parallel(%s)", jr);
+    return true;
+}
+
 /* ---------------------------------------------------------------- everything else */
 
 static void schedule_simple(auto_ctx *a, nest *ns)
@@ -428,6 +511,8 @@ bool pass_autoschedule(ir_module *m, diag *d)
             while (k < 4 && !schedule_contraction(&a, &nests[i], k & 1, k >= 2, true))
                 k++;
             if (k < 4 && schedule_contraction(&a, &nests[i], k & 1, k >= 2, false))
+                continue;
+            if (k == 4 && schedule_gemv(&a, &nests[i]))
                 continue;
             /* an elementwise block after a contraction (a bias): computed in
              * the tile's write-back */
