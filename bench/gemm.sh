@@ -169,7 +169,9 @@ say "OpenBLAS:  $openblas_config; kernels: $openblas_core"
 if [ -n "$blas_env_note" ]; then
     say "           (the environment set$blas_env_note; unset for the OpenBLAS runs only)"
 fi
-say "tec:       commit $commit, ${TEC_GEMM#"$srcdir"/}$prog_state, -O3, target $target"
+built=$(date -u -r "$(command -v "$TEC")" '+%Y-%m-%d %H:%M UTC' 2>/dev/null || echo '?')
+say "tec:       HEAD $commit (binary built $built from the working tree), ${TEC_GEMM#"$srcdir"/}$prog_state,"
+say "           -O3, target $target"
 say ""
 say "OpenBLAS time: one cblas_sgemm call (row-major, alpha 1, beta 0), each call timed alone;"
 say "  median of >= 20 calls after a warm-up call, enough calls to fill ${min_time} s."
