@@ -139,7 +139,8 @@ static bool parse_line(lexer *x, sch_list *out)
             k = i;
     if (k < 0) {
         diag_error(x->d, ploc, "schedule: unknown primitive '%s' (known: split, fuse, reorder, "
-                   "vectorize, unroll, parallel, decompose_reduction, cache_read, cache_write, pad, reverse_compute_inline)",
+                   "vectorize, unroll, parallel, decompose_reduction, cache_read, cache_write, pad, reverse_compute_inline, "
+                   "partition)",
                    prim);
         x->ok = false;
         skip_line(x);
@@ -208,12 +209,14 @@ static bool parse_line(lexer *x, sch_list *out)
         x->ok = false;
         return true;
     }
-    /* argument types: split's second is a number, everything else a name */
+    /* argument types: split's and partition's second is a number,
+     * everything else a name */
     for (int i = 0; i < st.nargs; i++) {
-        bool number = st.kind == SCH_SPLIT && i == 1;
+        bool number = (st.kind == SCH_SPLIT || st.kind == SCH_PARTITION) && i == 1;
         if (number != (st.args[i] == NULL)) {
             diag_error(x->d, ploc, "schedule: argument %d of %s must be a %s", i + 1, prim,
-                       number ? "number (the factor)" : "name");
+                       number ? (st.kind == SCH_SPLIT ? "number (the factor)" : "number (the point)")
+                              : "name");
             x->ok = false;
             return true;
         }
@@ -269,6 +272,7 @@ bool sch_apply_step(ir_module *m, ir_func *f, const sch_step *s, diag *d)
     case SCH_CACHE_WRITE: return sch_cache_write(&c, s->args[0], s->args[1], s->results[0]);
     case SCH_PAD: return sch_pad(&c, s->args[0], s->results[0]);
     case SCH_REVERSE_COMPUTE_INLINE: return sch_reverse_compute_inline(&c, s->args[0]);
+    case SCH_PARTITION: return sch_partition(&c, s->args[0], s->ints[1]);
     default: return false;
     }
 }

@@ -3,7 +3,7 @@
  *
  * A schedule is a list of primitive applications (split, reorder, fuse,
  * vectorize, unroll, parallel, decompose_reduction, cache_read,
- * cache_write) on one IR function.  Each primitive is an IR -> IR function
+ * cache_write, pad, reverse_compute_inline, partition) on one IR function.  Each primitive is an IR -> IR function
  * that checks its own legality: one that cannot prove itself safe reports a
  * located error and leaves the function unchanged, so no schedule can
  * change a result.  Loops are named by their loop variables, blocks by
@@ -35,7 +35,8 @@
     X(CACHE_READ, "cache_read", 2, 1)                         \
     X(CACHE_WRITE, "cache_write", 2, 1)                       \
     X(PAD, "pad", 1, 1)                                       \
-    X(REVERSE_COMPUTE_INLINE, "reverse_compute_inline", 1, 0)
+    X(REVERSE_COMPUTE_INLINE, "reverse_compute_inline", 1, 0) \
+    X(PARTITION, "partition", 2, 0)
 
 /* X(ENUM, name, number of arguments (-1: one or more), number of results) */
 typedef enum {
@@ -121,6 +122,7 @@ bool sch_cache_read(sch_ctx *c, const char *buffer, const char *loop, const char
 bool sch_cache_write(sch_ctx *c, const char *block, const char *loop, const char *name);
 bool sch_pad(sch_ctx *c, const char *buffer, const char *name);
 bool sch_reverse_compute_inline(sch_ctx *c, const char *block);
+bool sch_partition(sch_ctx *c, const char *loop, int64_t point);
 
 /* The `schedule` pass: applies every function's "schedule" attribute and
  * marks the function `scheduled = "user"`. */
