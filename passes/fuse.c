@@ -96,13 +96,16 @@ static const ir_stmt *elementwise(const ir_func *f, int *tparam)
 
 /* ---------------------------------------------------------------- the producer's write-back */
 
+/* The stores to t: one write-back, or one per part of a partitioned loop
+ * (each a copy of the first). */
+#define WB_MAX 8
 typedef struct wb_ctx {
     const ir_buffer *t;
-    ir_stmt **store_slot;       /* the store to t */
-    ir_stmt **nest_slot;        /* the statement holding its loop nest, in a SEQ */
-    ir_stmt **cand_nest;        /* while walking: outermost loop below the last SEQ */
+    ir_stmt **store_slot[WB_MAX];   /* the stores to t */
+    ir_stmt **nest_slot[WB_MAX];    /* the statement holding each one's loop nest, in a SEQ */
+    const ir_stmt *block[WB_MAX];
+    ir_stmt **cand_nest;            /* while walking: outermost loop below the last SEQ */
     int nstores, nloads;
-    const ir_stmt *block;
     const ir_stmt *cur_block;
 } wb_ctx;
 
@@ -130,10 +133,12 @@ static void find_wb(wb_ctx *w, ir_stmt **slot, bool in_seq)
     if (s->kind == IR_S_BLOCK)
         w->cur_block = s;
     if (s->kind == IR_S_STORE && s->buf == w->t) {
+        if (w->nstores < WB_MAX) {
+            w->store_slot[w->nstores] = slot;
+            w->nest_slot[w->nstores] = w->cand_nest;
+            w->block[w->nstores] = w->cur_block;
+        }
         w->nstores++;
-        w->store_slot = slot;
-        w->nest_slot = w->cand_nest;
-        w->block = w->cur_block;
     }
     bool l = loads_of(s->value, w->t) || loads_of(s->cond, w->t);
     for (int i = 0; i < s->nargs; i++)
@@ -353,15 +358,17 @@ static bool fuse_call(ir_module *m, int ci)
     ir_buffer *pt = fp->params[tpp];
     wb_ctx w = {.t = pt};
     find_wb(&w, &fp->body, false);
-    if (w.nstores != 1 || w.nloads || !w.nest_slot || !w.block)
+    if (w.nstores < 1 || w.nstores > WB_MAX || w.nloads)
         return false;
-    ir_stmt *wst = *w.store_slot;
-    if (wst->value->kind != IR_LOAD || wst->value->buf->role != IR_BUF_LOCAL ||
-        wst->nargs != cb->niters)
-        return false;
-    for (int i = 0; i < w.block->niters; i++)
-        if (w.block->iters[i].kind != IR_ITER_SPATIAL)
+    for (int k = 0; k < w.nstores; k++) {
+        const ir_stmt *wst = *w.store_slot[k];
+        if (!w.nest_slot[k] || !w.block[k] || wst->value->kind != IR_LOAD ||
+            wst->value->buf->role != IR_BUF_LOCAL || wst->nargs != cb->niters)
             return false;
+        for (int i = 0; i < w.block[k]->niters; i++)
+            if (w.block[k]->iters[i].kind != IR_ITER_SPATIAL)
+                return false;
+    }
     /* nothing else may read the graph buffers C writes before C runs */
     (void)graph_reads;
     /* C's parameters other than T join P's, named after C's layer */
@@ -389,41 +396,46 @@ static bool fuse_call(ir_module *m, int ci)
     for (int k = 0; k < nmap; k++)
         if (from[k] == cst->buf)
             ynew = to[k];
-    /* the in-place update: a copy of the write-back nest storing into the tile */
-    ir_stmt *upd = fresh_copy(m, *w.nest_slot, "_f");
-    ir_stmt *ust = find_store(upd, pt);
-    ir_stmt *ublk = find_block_stmt(upd);
-    if (!ust || !ublk)
-        return false;
-    ir_var *cv[64];
-    ir_expr *ce[64];
-    int n = cb->niters < 64 ? cb->niters : 64;
-    for (int d = 0; d < n; d++) {
-        cv[d] = cb->iters[d].var;
-        ce[d] = ust->args[d];
-    }
-    ir_expr *g = replace_loads(m, cst->value, fc->params[tp], ust->value);
-    g = ir_expr_subst(m, g, cv, ce, n);
-    rename_bufs(g, from, to, nmap);
-    ir_expr *tile = ust->value;   /* tile[...] */
-    ust->buf = tile->buf;
-    ust->args = tile->args;
-    ust->nargs = tile->nargs;
-    ust->value = g;
     /* named after C's layer, so every fused layer's block has a name of its own */
     char *bname = ir_sprintf(m->arena, "%s", clayer);
     for (char *q = bname; *q; q++)
         if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')))
             *q = '_';
-    ublk->name = bname;
-    ir_block_update_access(m, ublk);
-    /* the write-back stores C's output */
-    wst->buf = ynew;
-    ir_block_update_access(m, (ir_stmt *)w.block);
-    ir_stmt *seq = ir_seq_new(m);
-    ir_seq_append(m, seq, upd);
-    ir_seq_append(m, seq, *w.nest_slot);
-    *w.nest_slot = seq;
+    for (int k = 0; k < w.nstores; k++) {
+        /* the in-place update: a copy of the write-back nest storing into the tile */
+        ir_stmt *upd = fresh_copy(m, *w.nest_slot[k], "_f");
+        ir_stmt *ust = find_store(upd, pt);
+        ir_stmt *ublk = find_block_stmt(upd);
+        if (!ust || !ublk)
+            return false;   /* before anything changed: the first copy is like the others */
+        ir_var *cv[64];
+        ir_expr *ce[64];
+        int n = cb->niters < 64 ? cb->niters : 64;
+        for (int d = 0; d < n; d++) {
+            cv[d] = cb->iters[d].var;
+            ce[d] = ust->args[d];
+        }
+        ir_expr *g = replace_loads(m, cst->value, fc->params[tp], ust->value);
+        g = ir_expr_subst(m, g, cv, ce, n);
+        rename_bufs(g, from, to, nmap);
+        ir_expr *tile = ust->value;   /* tile[...] */
+        ust->buf = tile->buf;
+        ust->args = tile->args;
+        ust->nargs = tile->nargs;
+        ust->value = g;
+        ublk->name = k == 0 ? bname : k == 1 ? ir_sprintf(m->arena, "%s_tail", bname)
+                                             : ir_sprintf(m->arena, "%s_tail_%d", bname, k);
+        ir_block_update_access(m, ublk);
+        ir_func_set_attr(m, fp, ir_sprintf(m->arena, "block.%s", ublk->name), clayer);
+        /* the write-back stores C's output */
+        ir_stmt *wst = *w.store_slot[k];
+        wst->buf = ynew;
+        ir_block_update_access(m, (ir_stmt *)w.block[k]);
+        ir_stmt *seq = ir_seq_new(m);
+        ir_seq_append(m, seq, upd);
+        ir_seq_append(m, seq, *w.nest_slot[k]);
+        *w.nest_slot[k] = seq;
+    }
     /* parameters and the call */
     int k = 0;
     for (int p = 0; p < fp->nparams; p++)
@@ -459,7 +471,6 @@ static bool fuse_call(ir_module *m, int ci)
     append_attr(m, fp, "member_ops", ir_func_attr(fp, "member_ops") ? "" : pop ? pop : "",
                 cop ? cop : "");
     ir_func_set_attr(m, fp, "op", "fused");
-    ir_func_set_attr(m, fp, ir_sprintf(m->arena, "block.%s", ublk->name), clayer);
     ir_func_set_attr(m, fp, "fused", "fuse");
     /* drop C's call */
     for (int c = ci + 1; c < m->graph.ncalls; c++)

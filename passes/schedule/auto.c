@@ -314,12 +314,18 @@ static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, b
     if (packed)
         step(a, "vectorize(%s_%s)", ji, vp);
     /* threads: the outermost spatial loop with enough iterations */
-    for (int want = 2 * a->threads; want >= a->threads && a->threads > 1; want -= a->threads)
-        for (int i = 0; i < nspatial_outer; i++)
-            if (outer_ext[i] >= want) {
-                if (step(a, "parallel(%s)", outer_names[i]))
-                    return true;
-            }
+    bool par = false;
+    for (int want = 2 * a->threads; want >= a->threads && a->threads > 1 && !par; want -= a->threads)
+        for (int i = 0; i < nspatial_outer && !par; i++)
+            if (outer_ext[i] >= want)
+                par = step(a, "parallel(%s)", outer_names[i]);
+    /* tails: the last row tile and the last column tile run in copies of
+     * their own, so the guards leave every other tile (rows first: the
+     * column loop's copy then holds both parts) */
+    if (mm % mr != 0 && mm > mr)
+        step(a, "partition(%s, %lld)", ir, (long long)(mm / mr));
+    if (nn % nr != 0 && nn > nr)
+        step(a, "partition(%s, %lld)", jr, (long long)(nn / nr));
     return true;
 }
 
@@ -408,6 +414,41 @@ static bool schedule_gemv(auto_ctx *a, nest *ns)
 
 /* ---------------------------------------------------------------- everything else */
 
+/* A reduction whose vector loop now runs inside its reduce loops (depthwise
+ * convolution, pooling): one row of outputs accumulates in a local tile,
+ * its init decomposed out of the reduce loops and its write-back
+ * vectorized, so each output is stored once and the fuse pass can compute
+ * the layers after it (batchnorm, relu6) in that write-back. */
+static void reduce_in_tile(auto_ctx *a, ir_stmt *b, const char *vname)
+{
+    if (!b->init)
+        return;
+    /* the loops from the function body down to the block, after reorder */
+    sch_ctx c = {a->m, a->f, &a->quiet, {"auto", 1, 1}};
+    sch_path p;
+    if (!sch_find_block(&c, b->name, &p))
+        return;
+    const char *outer = NULL, *first_reduce = NULL;
+    for (int k = 0; k < p.n && !first_reduce; k++) {
+        const ir_stmt *l = *p.slot[k];
+        if (l->kind != IR_S_FOR)
+            continue;
+        const ir_itervar *it = iter_of(b, l);
+        if (it && it->kind == IR_ITER_REDUCE)
+            first_reduce = l->var->name;
+        else
+            outer = l->var->name;
+    }
+    if (!outer || !first_reduce)
+        return;
+    const char *tile = fresh(a, ir_sprintf(a->m->arena, "%s_tile", b->body[0]->buf->name));
+    if (!step(a, "%s = cache_write(%s, %s)", tile, b->name, outer))
+        return;
+    if (step(a, "decompose_reduction(%s, %s)", b->name, first_reduce))
+        step(a, "vectorize(%s_init)", vname);
+    step(a, "vectorize(%s_%s_out)", vname, tile);
+}
+
 static void schedule_simple(auto_ctx *a, nest *ns)
 {
     ir_stmt *b = ns->block;
@@ -439,8 +480,8 @@ static void schedule_simple(auto_ctx *a, nest *ns)
                     pos += snprintf(order + pos, sizeof order - (size_t)pos, "%s%s",
                                     pos ? ", " : "", ns->loops[i]->var->name);
             snprintf(order + pos, sizeof order - (size_t)pos, ", %s", vname);
-            if (step(a, "reorder(%s)", order))
-                step(a, "vectorize(%s)", vname);
+            if (step(a, "reorder(%s)", order) && step(a, "vectorize(%s)", vname))
+                reduce_in_tile(a, b, vname);
         } else
             step(a, "vectorize(%s)", vname);
     }
