@@ -468,7 +468,7 @@ static void schedule_simple(auto_ctx *a, nest *ns)
     int64_t work = 1;
     for (int i = 0; i < ns->n; i++)
         work *= extent(ns->loops[i]);
-    if (vi >= 0 && extent(ns->loops[vi]) >= a->lanes / 2 && ir_dtype_is_float(st->buf->dtype)) {
+    if (vi >= 0 && extent(ns->loops[vi]) >= a->lanes / 4 && ir_dtype_is_float(st->buf->dtype)) {
         const char *vname = ns->loops[vi]->var->name;   /* reorder moves variables between loop nodes */
         if (vi != ns->n - 1) {
             /* move it innermost (the reduce loops of pooling and depthwise

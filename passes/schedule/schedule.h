@@ -3,8 +3,9 @@
  *
  * A schedule is a list of primitive applications (split, reorder, fuse,
  * vectorize, unroll, parallel, decompose_reduction, cache_read,
- * cache_write, pad, reverse_compute_inline, partition) on one IR function.  Each primitive is an IR -> IR function
- * that checks its own legality: one that cannot prove itself safe reports a
+ * cache_write, pad, reverse_compute_inline, partition) on one IR
+ * function.  Each primitive is an IR -> IR function that checks its own
+ * legality: one that cannot prove itself safe reports a
  * located error and leaves the function unchanged, so no schedule can
  * change a result.  Loops are named by their loop variables, blocks by
  * their names, as `tec --emit=tir` prints them.
