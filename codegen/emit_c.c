@@ -1711,12 +1711,14 @@ static bool emit_parallel_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
  *
  * A vectorized loop over v in [lo, hi) with constant bounds runs in chunks
  * of W lanes (W = the target's vector bytes / element size, or the largest
- * power of two <= the trip count), then a scalar tail.  Inside a chunk the
+ * power of two <= the trip count), then one chunk of each narrower width
+ * down to 4 lanes that fits what is left, then a scalar tail.  Inside a chunk the
  * body is a sequence of stores, lets and ifs whose condition does not
  * depend on v (blocks are unfolded first: iteration variables become their
  * bindings, the init an if).  Expressions that do not depend on v are
  * scalars (C broadcasts them); loads whose flat offset is v + c are vector
- * loads, other affine offsets gathers; + - * / neg min max are vector
+ * loads, 2v + c two vector loads and a shuffle, other affine offsets
+ * gathers; + - * / neg min max are vector
  * operations (GCC vector extensions); anything else (math calls, casts,
  * selects, non-affine indices) is computed lane by lane, which is exact and
  * keeps a select's unchosen arm unevaluated.  Bodies outside that shape
@@ -1955,6 +1957,16 @@ static void emit_vexpr(cg_emitter *e, cg_str *s, const ir_expr *x)
         e->vec = saved;
         if (coef == 1) {
             str_printf(s, "(*(const %s *)&%s)", c->vt, a.p ? a.p : "0");
+        } else if (coef == 2 && c->lanes >= 2) {
+            /* every other element: two vector loads, [0, L) and [L-1, 2L-1),
+             * which read exactly the span of the lanes, and one shuffle
+             * (lane l is element 2l: of the first vector while 2l < L, else
+             * element 2l-L+1 of the second, index 2l+1 of the pair) */
+            str_printf(s, "__builtin_shuffle((*(const %s *)&%s), (*(const %s *)&(&%s)[%d]), (%s){",
+                       c->vt, a.p ? a.p : "0", c->vt, a.p ? a.p : "0", c->lanes - 1, c->mt);
+            for (int l = 0; l < c->lanes; l++)
+                str_printf(s, "%s%d", l ? ", " : "", l < c->lanes / 2 ? 2 * l : 2 * l + 1);
+            str_puts(s, "})");
         } else {
             str_printf(s, "((%s){", c->vt);
             for (int l = 0; l < c->lanes; l++)
@@ -2309,35 +2321,52 @@ static bool emit_vector_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
     int vbytes = e->target && e->target->vector_bytes ? e->target->vector_bytes : 16;
     int maxl = vbytes / ir_dtype_size(c.dt);
     int64_t n = hi - lo;
-    c.lanes = maxl;
-    while (c.lanes > 2 && c.lanes > n)
-        c.lanes /= 2;
-    if (c.lanes < 2)
+    int lanes = maxl;
+    while (lanes > 2 && lanes > n)
+        lanes /= 2;
+    if (lanes < 2)
         return false;
-    c.log2 = ilog2(c.lanes);
-    snprintf(c.vt, sizeof c.vt, "tec_%sx%d", dtype_suffix(c.dt), c.lanes);
-    c.mvec = c.lanes * ir_dtype_size(c.dt) >= 32 && c.lanes * ir_dtype_size(c.dt) <= vbytes;
-    c.vbytes = vbytes;
-    e->vtype_used[c.dt][c.log2] = true;
-
     const char *ct = var_ctype(e, st->var);
-    int64_t nvec = n / c.lanes * c.lanes;
-    line(e, s, "/* vectorized: %s in %lld..%lld, %d lanes%s */", st->var->name, (long long)lo,
-         (long long)hi, c.lanes, nvec < n ? " and a scalar tail" : "");
-    const char *v = bind(e, st->var, st->var->name);
-    line(e, s, "for (%s %s = %lld; %s < %lld; %s += %d) {", ct, v, (long long)lo, v,
-         (long long)(lo + nvec), v, c.lanes);
-    e->indent++;
-    e->vec = &c;
-    emit_vstmt(e, s, body);
-    e->vec = NULL;
-    e->indent--;
-    line(e, s, "}");
-    unbind(e, 1);
-    free(c.vvars.items);
-    if (nvec < n) {
-        v = bind(e, st->var, st->var->name);
-        line(e, s, "for (%s %s = %lld; %s < %lld; ++%s) {", ct, v, (long long)(lo + nvec), v,
+    /* whole vectors, then one vector of each smaller width down to 4 lanes
+     * that still fits (56 = 3 x 16 + 8), then scalars */
+    int64_t at = lo, left = n;
+    int tail_lanes = 0;
+    for (int l = lanes / 2; l >= 4; l /= 2)
+        if (left % lanes / l % 2)
+            tail_lanes += l;
+    int64_t scalars = n % lanes - tail_lanes;
+    line(e, s, "/* vectorized: %s in %lld..%lld, %d lanes%s%s */", st->var->name, (long long)lo,
+         (long long)hi, lanes, tail_lanes ? ", narrower vectors" : "",
+         scalars ? " and a scalar tail" : "");
+    for (int l = lanes; l >= 2 && (l == lanes || l >= 4); l /= 2) {
+        if (left < l)
+            continue;
+        int64_t count = l == lanes ? left / l * l : l;
+        c.lanes = l;
+        c.log2 = ilog2(l);
+        snprintf(c.vt, sizeof c.vt, "tec_%sx%d", dtype_suffix(c.dt), l);
+        snprintf(c.mt, sizeof c.mt, "tec_m%sx%d", dtype_suffix(c.dt), l);
+        c.mvec = l * ir_dtype_size(c.dt) >= 32 && l * ir_dtype_size(c.dt) <= vbytes;
+        c.vbytes = vbytes;
+        c.vvars = (cg_ptrset){0};
+        e->vtype_used[c.dt][c.log2] = true;
+        const char *v = bind(e, st->var, st->var->name);
+        line(e, s, "for (%s %s = %lld; %s < %lld; %s += %d) {", ct, v, (long long)at, v,
+             (long long)(at + count), v, l);
+        e->indent++;
+        e->vec = &c;
+        emit_vstmt(e, s, body);
+        e->vec = NULL;
+        e->indent--;
+        line(e, s, "}");
+        unbind(e, 1);
+        free(c.vvars.items);
+        at += count;
+        left -= count;
+    }
+    if (left > 0) {
+        const char *v = bind(e, st->var, st->var->name);
+        line(e, s, "for (%s %s = %lld; %s < %lld; ++%s) {", ct, v, (long long)at, v,
              (long long)hi, v);
         emit_body(e, s, st->body[0]);
         line(e, s, "}");

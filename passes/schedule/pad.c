@@ -187,6 +187,42 @@ static void visit_stmt(pad_ctx *p, ir_stmt *s)
     p->nvars = mark;
 }
 
+/* The innermost loop of the nest that fills xp (shape `shape`): over
+ * [from, to) of the last dimension, named NAME_<last><suffix>, inside the
+ * loops `outer` of the other dimensions. */
+static ir_stmt *fill_loop(ir_module *m, const pad_ctx *p, ir_buffer *buf, ir_buffer *xp,
+                          const char *name, const int64_t *shape, ir_var *const *outer,
+                          const char *suffix, int64_t from, int64_t to)
+{
+    ir_itervar *iters = ir_alloc(m->arena, sizeof *iters * (size_t)buf->ndim);
+    ir_expr *src[16], *dst[16];
+    ir_expr *cond = NULL;
+    int last = buf->ndim - 1;
+    ir_var *inner = ir_var_new(m, ir_sprintf(m->arena, "%s_%d%s", name, last, suffix), IR_I64);
+    for (int d = 0; d < buf->ndim; d++) {
+        ir_var *loop = d == last ? inner : outer[d];
+        ir_var *iv = ir_var_new(m, ir_sprintf(m->arena, "v%s", loop->name), IR_I64);
+        iters[d] = (ir_itervar){iv, IR_ITER_SPATIAL, shape[d], ir_varref(m, loop)};
+        dst[d] = ir_varref(m, iv);
+        src[d] = p->lo[d] ? ir_binary(m, IR_ADD, ir_varref(m, iv), ir_int(m, p->lo[d])) : ir_varref(m, iv);
+        if (p->lo[d] < 0 || p->hi[d] >= buf->shape[d]) {
+            ir_expr *in = ir_binary(m, IR_AND, ir_binary(m, IR_GE, ir_expr_copy(m, src[d]), ir_int(m, 0)),
+                                    ir_binary(m, IR_LT, ir_expr_copy(m, src[d]), ir_int(m, buf->shape[d])));
+            cond = cond ? ir_binary(m, IR_AND, cond, in) : in;
+        }
+    }
+    ir_expr *val = ir_load(m, buf, src, buf->ndim);
+    if (cond) {
+        ir_expr *dflt = ir_dtype_is_float(buf->dtype) ? ir_float(m, p->have_fill ? p->fill : 0.0, buf->dtype)
+                                                      : ir_int_typed(m, (int64_t)p->fill, buf->dtype);
+        val = ir_select(m, cond, val, dflt);
+    }
+    const char *bname = *suffix ? ir_sprintf(m->arena, "%s%s", name, suffix) : name;
+    ir_stmt *blk = ir_block(m, bname, iters, buf->ndim, NULL, ir_store(m, xp, dst, buf->ndim, val));
+    return ir_for(m, inner, ir_int(m, from), ir_int(m, to),
+                  to - from >= 8 ? IR_FOR_VECTORIZED : IR_FOR_SERIAL, blk);
+}
+
 bool sch_pad(sch_ctx *c, const char *buffer, const char *name)
 {
     ir_buffer *buf = NULL;
@@ -227,34 +263,30 @@ bool sch_pad(sch_ctx *c, const char *buffer, const char *name)
     p.rewrite = true;
     p.to = xp;
     visit_stmt(&p, c->f->body);
-    /* the fill: xp[t] = t - border inside ? buf[t - border] : default */
-    ir_itervar *iters = ir_alloc(m->arena, sizeof *iters * (size_t)buf->ndim);
-    ir_var *loops[16];
-    ir_expr *src[16], *dst[16];
-    ir_expr *cond = NULL;
-    for (int d = 0; d < buf->ndim; d++) {
-        char *ln = ir_sprintf(m->arena, "%s_%d", name, d);
-        loops[d] = ir_var_new(m, ln, IR_I64);
-        ir_var *iv = ir_var_new(m, ir_sprintf(m->arena, "v%s", ln), IR_I64);
-        iters[d] = (ir_itervar){iv, IR_ITER_SPATIAL, shape[d], ir_varref(m, loops[d])};
-        dst[d] = ir_varref(m, iv);
-        src[d] = p.lo[d] ? ir_binary(m, IR_ADD, ir_varref(m, iv), ir_int(m, p.lo[d])) : ir_varref(m, iv);
-        if (p.lo[d] < 0 || p.hi[d] >= buf->shape[d]) {
-            ir_expr *in = ir_binary(m, IR_AND, ir_binary(m, IR_GE, ir_expr_copy(m, src[d]), ir_int(m, 0)),
-                                    ir_binary(m, IR_LT, ir_expr_copy(m, src[d]), ir_int(m, buf->shape[d])));
-            cond = cond ? ir_binary(m, IR_AND, cond, in) : in;
-        }
-    }
-    ir_expr *val = ir_load(m, buf, src, buf->ndim);
-    if (cond) {
-        ir_expr *dflt = ir_dtype_is_float(buf->dtype) ? ir_float(m, p.have_fill ? p.fill : 0.0, buf->dtype)
-                                                      : ir_int_typed(m, (int64_t)p.fill, buf->dtype);
-        val = ir_select(m, cond, val, dflt);
-    }
-    ir_stmt *nest = ir_block(m, name, iters, buf->ndim, NULL, ir_store(m, xp, dst, buf->ndim, val));
-    for (int d = buf->ndim - 1; d >= 0; d--)
-        nest = ir_for(m, loops[d], ir_int(m, 0), ir_int(m, shape[d]),
-                      d == buf->ndim - 1 && shape[d] >= 8 ? IR_FOR_VECTORIZED : IR_FOR_SERIAL, nest);
+    /* the fill: xp[t] = t - border inside ? buf[t - border] : default; the
+     * last dimension's loop in three parts (left border, inside, right
+     * border), so that simplify drops its test from the inside part, which
+     * then copies whole vectors */
+    int last = buf->ndim - 1;
+    int64_t in_lo = -p.lo[last], in_hi = in_lo + buf->shape[last];
+    if (in_lo < 0)
+        in_lo = 0;
+    if (in_hi > shape[last])
+        in_hi = shape[last];
+    ir_var *outer[16];
+    for (int d = 0; d < last; d++)
+        outer[d] = ir_var_new(m, ir_sprintf(m->arena, "%s_%d", name, d), IR_I64);
+    ir_stmt *nest = ir_seq_new(m);
+    static const char *const part_suffix[3] = {"_lo", "", "_hi"};
+    int64_t part_from[3] = {0, in_lo, in_hi}, part_to[3] = {in_lo, in_hi, shape[last]};
+    for (int part = 0; part < 3; part++)
+        if (part_to[part] > part_from[part])
+            ir_seq_append(m, nest, fill_loop(m, &p, buf, xp, name, shape, outer, part_suffix[part],
+                                             part_from[part], part_to[part]));
+    if (nest->nbody == 1)
+        nest = nest->body[0];
+    for (int d = last - 1; d >= 0; d--)
+        nest = ir_for(m, outer[d], ir_int(m, 0), ir_int(m, shape[d]), IR_FOR_SERIAL, nest);
     ir_stmt *seq = ir_seq_new(m);
     ir_seq_append(m, seq, nest);
     ir_seq_append(m, seq, c->f->body);
