@@ -1962,11 +1962,11 @@ static void emit_vexpr(cg_emitter *e, cg_str *s, const ir_expr *x)
              * which read exactly the span of the lanes, and one shuffle
              * (lane l is element 2l: of the first vector while 2l < L, else
              * element 2l-L+1 of the second, index 2l+1 of the pair) */
-            str_printf(s, "__builtin_shuffle((*(const %s *)&%s), (*(const %s *)&(&%s)[%d]), (%s){",
+            str_printf(s, "TEC_SHUFFLE2((*(const %s *)&%s), (*(const %s *)&(&%s)[%d]), %s",
                        c->vt, a.p ? a.p : "0", c->vt, a.p ? a.p : "0", c->lanes - 1, c->mt);
             for (int l = 0; l < c->lanes; l++)
-                str_printf(s, "%s%d", l ? ", " : "", l < c->lanes / 2 ? 2 * l : 2 * l + 1);
-            str_puts(s, "})");
+                str_printf(s, ", %d", l < c->lanes / 2 ? 2 * l : 2 * l + 1);
+            str_puts(s, ")");
         } else {
             str_printf(s, "((%s){", c->vt);
             for (int l = 0; l < c->lanes; l++)
@@ -2726,7 +2726,13 @@ static void emit_vector_types(cg_emitter *e, cg_str *s)
             const char *it = size == 8 ? "int64_t" : "int32_t";
             const char *sf = dtype_suffix((ir_dtype)t);
             if (!any)
-                str_puts(s, "/* Vector types of vectorized loops. */\n");
+                str_puts(s, "/* Vector types of vectorized loops; TEC_SHUFFLE2(a, b, mask type,\n"
+                            " * lanes...) picks lanes of a and b (b's numbered after a's). */\n"
+                            "#ifdef __clang__\n"
+                            "#define TEC_SHUFFLE2(a, b, mt, ...) __builtin_shufflevector(a, b, __VA_ARGS__)\n"
+                            "#else\n"
+                            "#define TEC_SHUFFLE2(a, b, mt, ...) __builtin_shuffle(a, b, (mt){__VA_ARGS__})\n"
+                            "#endif\n");
             any = true;
             str_printf(s, "typedef %s tec_%sx%d __attribute__((vector_size(%d), aligned(%d), may_alias));\n",
                        ct, sf, lanes, lanes * size, size);
