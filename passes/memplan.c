@@ -8,11 +8,15 @@
  * Inputs, params and outputs keep storage of their own: inputs and params
  * must keep their values from run to run, outputs are read after the run.
  *
- * A temp is placed only when the first call that passes it writes it before
- * reading it — the first access to the parameter in the callee, in program
- * order, is a store whose indices and value do not load it.  Its old bytes
- * (another temp's dead data) are then never seen.  A temp that some call
- * reads before any call writes it keeps its own (zeroed) storage.
+ * A placed temp's bytes hold another temp's dead data until it is written,
+ * so every element must be written before it is read.  The lowering
+ * guarantees that (a layer's comprehension defines every element of its
+ * output; reductions carry an init); the pass adds a syntactic check: a
+ * temp is placed only when, in the first call that passes it, the first
+ * access to the parameter in the callee's text is a store whose indices
+ * and value do not load it.  That rejects kernels that accumulate into or
+ * read a temp before defining it, which keep their own (zeroed) storage.
+ * TEC_POISON_ARENA=1 (runtime/exec.c) tests the rest at run time.
  *
  * The offsets and the arena size go into the IR (`arena N` in the graph,
  * `arena(OFFSET)` on each placed temp); the verifier checks the plan and
@@ -156,14 +160,8 @@ static int first_access(const ir_stmt *s, const ir_buffer *b)
     int a = first_access(s->init, b);
     for (int i = 0; a == ACC_NONE && i < s->nbody; i++)
         a = first_access(s->body[i], b);
-    /* IF: the then-branch may not run, so a store there proves nothing
-     * about the else-branch and what follows: only a load counts. */
-    if (s->kind == IR_S_IF) {
-        int e = first_access(s->orelse, b);
-        if (a == ACC_LOAD || e == ACC_LOAD)
-            return ACC_LOAD;
-        return a == ACC_STORE && e == ACC_STORE ? ACC_STORE : ACC_NONE;
-    }
+    if (a == ACC_NONE)
+        a = first_access(s->orelse, b);
     return a;
 }
 
