@@ -169,7 +169,6 @@ static bool place_in_arena(rt_run *r, diag *d)
     }
     memset(r->arena, 0, alloc ? alloc : 64);
     ir_graph_live_ranges(g, r->first_use, last);
-    free(last);
     const char *poison = getenv("TEC_POISON_ARENA");
     r->poison = poison && *poison && strcmp(poison, "0") != 0;
     for (int i = 0; i < r->nbufs; i++) {
@@ -182,11 +181,13 @@ static bool place_in_arena(rt_run *r, diag *d)
             n > g->arena_bytes - b->arena_offset || b->ndim > RT_MAX_DIMS) {
             diag_internal(d, "runtime", "buffer %s is not an aligned temp inside the arena",
                           b->name);
+            free(last);
             return false;
         }
         rt_tensor *t = calloc(1, sizeof *t);
         if (!t) {
             diag_error(d, diag_noloc(), "out of memory");
+            free(last);
             return false;
         }
         t->dtype = b->dtype;
@@ -197,6 +198,27 @@ static bool place_in_arena(rt_run *r, diag *d)
         r->bufs[i] = t;
         r->in_arena[i] = true;
     }
+    /* A pass that changed the calls after memplan could have made two
+     * placed temps live together: never run such a plan. */
+    for (int i = 0; i < r->nbufs; i++) {
+        if (!r->in_arena[i] || r->first_use[i] < 0)
+            continue;
+        for (int j = i + 1; j < r->nbufs; j++) {
+            if (!r->in_arena[j] || r->first_use[j] < 0 || r->first_use[j] > last[i] ||
+                r->first_use[i] > last[j])
+                continue;
+            const rt_tensor *a = r->bufs[i], *b = r->bufs[j];
+            if ((char *)a->data < (char *)b->data + b->nbytes &&
+                (char *)b->data < (char *)a->data + a->nbytes) {
+                diag_internal(d, "runtime", "the memory plan is stale: temps %s and %s are live "
+                              "at the same call but share arena bytes (did a pass change the "
+                              "graph's calls after memplan?)", g->bufs[i]->name, g->bufs[j]->name);
+                free(last);
+                return false;
+            }
+        }
+    }
+    free(last);
     return true;
 }
 

@@ -60,4 +60,11 @@ unset TEC_POISON_ARENA
 # --passes without memplan: no plan.
 expect_status 0 "$TEC" --passes=simplify,flatten --emit=tir "$mlp"
 if grep -q 'arena' out; then fail "a plan without the memplan pass"; fi
+# A pass that changes the graph's calls after memplan (fuse moves a residual
+# add's other input into the conv's call) drops the plan; memplan again
+# makes a new one.
+expect_status 0 "$TEC" --verify-each --passes=simplify,schedule,autoschedule,memplan,fuse --emit=tir "$r18"
+if grep -q 'arena' out; then fail "a stale plan survived fuse"; fi
+expect_status 0 "$TEC" --verify-each --passes=simplify,schedule,autoschedule,memplan,fuse,memplan --emit=tir "$r18"
+grep -q '^  arena [0-9]*$' out || fail "no plan after memplan,fuse,memplan"
 exit 0
