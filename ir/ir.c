@@ -275,6 +275,40 @@ void ir_graph_add_buffer(ir_module *m, ir_buffer *b)
     PUSH(m, m->graph.bufs, m->graph.nbufs, m->graph.capbufs, b);
 }
 
+int64_t ir_buffer_bytes(const ir_buffer *b)
+{
+    if ((unsigned)b->dtype >= IR_NDTYPES || b->ndim < 0 || (b->ndim && !b->shape))
+        return -1;
+    int64_t n = ir_dtype_size(b->dtype);
+    for (int i = 0; i < b->ndim; i++)
+        if (b->shape[i] < 0 || __builtin_mul_overflow(n, b->shape[i], &n))
+            return -1;
+    return n;
+}
+
+int ir_graph_buffer_index(const ir_graph *g, const ir_buffer *b)
+{
+    for (int i = 0; i < g->nbufs; i++)
+        if (g->bufs[i] == b)
+            return i;
+    return -1;
+}
+
+void ir_graph_live_ranges(const ir_graph *g, int *first, int *last)
+{
+    for (int i = 0; i < g->nbufs; i++)
+        first[i] = last[i] = -1;
+    for (int c = 0; c < g->ncalls; c++)
+        for (int a = 0; a < g->calls[c].nargs; a++) {
+            int i = g->calls[c].args ? ir_graph_buffer_index(g, g->calls[c].args[a]) : -1;
+            if (i < 0)
+                continue;
+            if (first[i] < 0)
+                first[i] = c;
+            last[i] = c;
+        }
+}
+
 ir_buffer *ir_graph_find_buffer(const ir_module *m, const char *name)
 {
     for (int i = 0; i < m->graph.nbufs; i++)

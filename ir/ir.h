@@ -231,9 +231,16 @@ struct ir_buffer {
      * BatchNorm's running statistics): loaded like any param, but not
      * counted among the model's parameters.  Printed `state`. */
     bool state;
+    /* A TEMP graph buffer that the memory plan (passes/memplan.c) placed in
+     * the graph's arena: its storage is arena bytes [arena_offset,
+     * arena_offset + ir_buffer_bytes).  Printed `arena(OFFSET)`. */
+    bool in_arena;
+    int64_t arena_offset;
 };
 
 int64_t ir_buffer_numel(const ir_buffer *b);  /* product of shape, >= 1 */
+/* numel x element size, or -1 when that does not fit in an int64_t. */
+int64_t ir_buffer_bytes(const ir_buffer *b);
 
 /* ---------------------------------------------------------------- statements */
 
@@ -351,13 +358,27 @@ typedef struct ir_graph_call {
     int nargs;
 } ir_graph_call;
 
-/* What runs: graph buffers and the calls in program order. */
+/* What runs: graph buffers and the calls in program order.
+ *
+ * Memory plan.  With has_arena, the executor allocates one block of
+ * arena_bytes (IR_ARENA_ALIGN-aligned) for the run and places every buffer
+ * marked in_arena at its offset; the others get storage of their own.  The
+ * plan is sound when every placed buffer is a TEMP lying inside the arena
+ * at an offset that is a multiple of IR_ARENA_ALIGN, and two placed
+ * buffers whose live ranges (ir_graph_live_ranges) share a call never share
+ * a byte.  The verifier checks exactly that.  It relies on the calls
+ * running one after the other in graph order, and on a temp's first call
+ * writing it before anything reads it (its contents before that are
+ * undefined). */
+#define IR_ARENA_ALIGN 64
 typedef struct ir_graph {
     ir_buffer **bufs;
     int nbufs;
     ir_graph_call *calls;
     int ncalls;
     int capbufs, capcalls;
+    bool has_arena;
+    int64_t arena_bytes;   /* a multiple of IR_ARENA_ALIGN */
 } ir_graph;
 
 typedef struct ir_module {
@@ -389,6 +410,12 @@ ir_buffer *ir_buffer_new(ir_module *m, const char *name, ir_dtype t, int ndim,
 void ir_func_add_param(ir_module *m, ir_func *f, ir_buffer *b);
 void ir_graph_add_buffer(ir_module *m, ir_buffer *b);
 ir_buffer *ir_graph_find_buffer(const ir_module *m, const char *name);
+/* Index of b in g->bufs, or -1. */
+int ir_graph_buffer_index(const ir_graph *g, const ir_buffer *b);
+/* Live ranges of the graph's buffers: first[i] and last[i] (arrays of
+ * g->nbufs) receive the indices of the first and the last call that passes
+ * g->bufs[i], or -1 and -1 when no call does. */
+void ir_graph_live_ranges(const ir_graph *g, int *first, int *last);
 void ir_graph_add_call(ir_module *m, ir_func *f, ir_buffer **args, int nargs);
 
 ir_var *ir_var_new(ir_module *m, const char *name, ir_dtype t);

@@ -112,6 +112,7 @@ typedef struct parser {
     pending_call *calls;
     int ncalls, capcalls;
     bool seen_graph;
+    bool seen_arena;
     /* Declarations that had errors, so their uses are not reported again. */
     const char **bad_graph_bufs;
     int nbad_graph_bufs, capbad_graph_bufs;
@@ -1631,7 +1632,50 @@ static bool parse_init_bound(parser *p, double *v)
     return true;
 }
 
-/* ROLE NAME ':' TYPE [state] [init '(' LO ',' HI ')'] */
+/* A byte count or offset of the memory plan: plain digits, >= 0. */
+static bool parse_bytes(parser *p, const char *what, int64_t *out)
+{
+    token *t = peek(p, 0);
+    if (t->kind != T_NUMBER) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "expected %s", what);
+        syntax_error(p, msg);
+        return false;
+    }
+    next(p);
+    const char *s = p->text + t->off;
+    bool ok = t->len <= 19;
+    for (int i = 0; i < t->len && ok; i++)
+        ok = is_digit(s[i]);
+    char digits[32];
+    snprintf(digits, sizeof digits, "%.*s", t->len < 31 ? t->len : 31, s);
+    errno = 0;
+    long long v = ok ? strtoll(digits, NULL, 10) : -1;
+    if (!ok || errno == ERANGE || v < 0) {
+        error_at(p, tok_loc(p, t), "%s '%.*s' is not a non-negative integer", what, t->len, s);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* arena BYTES: the size of the graph's memory arena. */
+static void parse_graph_arena(parser *p)
+{
+    token *at = next(p);
+    int64_t n;
+    if (!parse_bytes(p, "an arena size in bytes", &n))
+        return;
+    if (p->seen_arena) {
+        error_at(p, tok_loc(p, at), "the graph already declares its arena");
+        return;
+    }
+    p->seen_arena = true;
+    p->m->graph.has_arena = true;
+    p->m->graph.arena_bytes = n;
+}
+
+/* ROLE NAME ':' TYPE [state] [init '(' LO ',' HI ')'] [arena '(' OFFSET ')'] */
 static void parse_graph_buffer(parser *p, ir_buf_role role)
 {
     next(p);
@@ -1663,6 +1707,18 @@ static void parse_graph_buffer(parser *p, ir_buf_role role)
             return;
         has_init = true;
     }
+    int64_t offset = 0;
+    bool in_arena = false;
+    if (at_word(p, "arena")) {
+        token *at = next(p);
+        if (!expect_open(p, "arena") || !parse_bytes(p, "an arena offset", &offset) ||
+            !expect(p, ')', "expected ')' after the arena offset"))
+            return;
+        if (role != IR_BUF_TEMP)
+            error_at(p, tok_loc(p, at), "only a temp can live in the arena, not %s '%s'",
+                     ir_buf_role_name(role), name);
+        in_arena = role == IR_BUF_TEMP;
+    }
     if (!ok) {
         VEC_PUSH(p->bad_graph_bufs, p->nbad_graph_bufs, p->capbad_graph_bufs, name);
         return;
@@ -1676,6 +1732,8 @@ static void parse_graph_buffer(parser *p, ir_buf_role role)
     b->has_init = has_init;
     b->init_lo = lo;
     b->init_hi = hi;
+    b->in_arena = in_arena;
+    b->arena_offset = offset;
     ir_graph_add_buffer(p->m, b);
 }
 
@@ -1745,8 +1803,11 @@ static void parse_graph(parser *p)
             }
         if (!done && is_word_tok(t, "call"))
             parse_graph_call(p);
+        else if (!done && is_word_tok(t, "arena"))
+            parse_graph_arena(p);
         else if (!done)
-            syntax_error(p, "expected a graph buffer (input, param, output, temp) or a call");
+            syntax_error(p, "expected a graph buffer (input, param, output, temp), a call or "
+                            "the arena");
         recover(p);
         if (p->cur == before)
             next(p);

@@ -538,6 +538,8 @@ void ir_print_func(FILE *out, const ir_func *f)
 static void print_graph(FILE *out, const ir_graph *g)
 {
     fputs("graph {\n", out);
+    if (g->has_arena)
+        fprintf(out, "  arena %" PRId64 "\n", g->arena_bytes);
     for (int i = 0; i < g->nbufs && g->bufs; i++) {
         const ir_buffer *b = g->bufs[i];
         if (!b)
@@ -555,6 +557,8 @@ static void print_graph(FILE *out, const ir_graph *g)
             print_number(out, b->init_hi);
             fputc(')', out);
         }
+        if (b->in_arena)
+            fprintf(out, " arena(%" PRId64 ")", b->arena_offset);
         fputc('\n', out);
     }
     for (int i = 0; i < g->ncalls && g->calls; i++) {
@@ -582,7 +586,7 @@ void ir_print_module(FILE *out, const ir_module *m)
         if (m->funcs[i])
             ir_print_func(out, m->funcs[i]);
     }
-    if (m->graph.nbufs > 0 || m->graph.ncalls > 0) {
+    if (m->graph.nbufs > 0 || m->graph.ncalls > 0 || m->graph.has_arena) {
         fputc('\n', out);
         print_graph(out, &m->graph);
     }

@@ -813,6 +813,74 @@ static void verify_call(verifier *v, const ir_graph *g, const ir_graph_call *c)
     }
 }
 
+/* The memory plan (see ir.h): placed buffers are temps inside the arena,
+ * aligned, and two of them that are live at the same call share no byte. */
+static void verify_plan(verifier *v, const ir_graph *g)
+{
+    bool any = false;
+    for (int i = 0; i < g->nbufs; i++)
+        any |= g->bufs[i] && g->bufs[i]->in_arena;
+    if (!any && !g->has_arena)
+        return;
+    if (!g->has_arena) {
+        fail(v, "buffers are placed in the arena, but the graph has no arena");
+        return;
+    }
+    if (g->arena_bytes < 0 || g->arena_bytes % IR_ARENA_ALIGN != 0)
+        fail(v, "the arena's size %lld is not a multiple of %d bytes", (long long)g->arena_bytes,
+             IR_ARENA_ALIGN);
+    int *first = malloc(sizeof(int) * (size_t)(g->nbufs + 1));
+    int *last = malloc(sizeof(int) * (size_t)(g->nbufs + 1));
+    int64_t *bytes = malloc(sizeof(int64_t) * (size_t)(g->nbufs + 1));
+    if (!first || !last || !bytes) {
+        fputs("tec: error: out of memory\n", stderr);
+        exit(70);
+    }
+    ir_graph_live_ranges(g, first, last);
+    for (int i = 0; i < g->nbufs; i++) {
+        const ir_buffer *b = g->bufs[i];
+        bytes[i] = -1;
+        if (!b || !b->in_arena)
+            continue;
+        if (b->role != IR_BUF_TEMP) {
+            fail(v, "graph buffer '%s' is placed in the arena but has role %s (only temps are)",
+                 bname(b), (unsigned)b->role < IR_NBUF_ROLES ? ir_buf_role_name(b->role) : "?");
+            continue;
+        }
+        int64_t n = ir_buffer_bytes(b);
+        if (n < 0 || b->arena_offset < 0 || b->arena_offset % IR_ARENA_ALIGN != 0 ||
+            b->arena_offset > g->arena_bytes || n > g->arena_bytes - b->arena_offset) {
+            fail(v, "temp '%s' (%lld bytes) at arena offset %lld is not an aligned part of the "
+                    "%lld-byte arena (offsets are multiples of %d)", bname(b), (long long)n,
+                 (long long)b->arena_offset, (long long)g->arena_bytes, IR_ARENA_ALIGN);
+            continue;
+        }
+        bytes[i] = n;
+    }
+    for (int i = 0; i < g->nbufs; i++) {
+        if (bytes[i] < 0 || first[i] < 0)
+            continue;
+        for (int j = i + 1; j < g->nbufs; j++) {
+            if (bytes[j] < 0 || first[j] < 0 || first[j] > last[i] || first[i] > last[j])
+                continue;
+            const ir_buffer *a = g->bufs[i], *b = g->bufs[j];
+            if (a->arena_offset < b->arena_offset + bytes[j] &&
+                b->arena_offset < a->arena_offset + bytes[i])
+                fail(v, "temps '%s' (calls %d..%d) and '%s' (calls %d..%d) are live at the same "
+                        "time but share arena bytes [%lld, %lld)", bname(a), first[i] + 1,
+                     last[i] + 1, bname(b), first[j] + 1, last[j] + 1,
+                     (long long)(a->arena_offset > b->arena_offset ? a->arena_offset
+                                                                    : b->arena_offset),
+                     (long long)(a->arena_offset + bytes[i] < b->arena_offset + bytes[j]
+                                     ? a->arena_offset + bytes[i]
+                                     : b->arena_offset + bytes[j]));
+        }
+    }
+    free(first);
+    free(last);
+    free(bytes);
+}
+
 static void verify_graph(verifier *v)
 {
     const ir_graph *g = &v->m->graph;
@@ -853,6 +921,7 @@ static void verify_graph(verifier *v)
         if (!written)
             fail(v, "output '%s' is not written by any call", bname(b));
     }
+    verify_plan(v, g);
 }
 
 bool ir_verify(const ir_module *m, const char *after, struct diag *d)

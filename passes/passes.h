@@ -68,6 +68,23 @@ bool pass_flatten(ir_module *m, diag *d);    /* passes/flatten.c */
 bool pass_dce(ir_module *m, diag *d);        /* passes/dce.c */
 bool pass_hoist(ir_module *m, diag *d);      /* passes/hoist.c */
 bool pass_fuse(ir_module *m, diag *d);       /* passes/fuse.c */
+bool pass_memplan(ir_module *m, diag *d);    /* passes/memplan.c */
+
+/* The memory planner of passes/memplan.c, on its own (unit-tested): one
+ * item per buffer, live from call `first` to call `last` (inclusive; first
+ * < 0 or first > last: never live) and `bytes` long.  Items whose live
+ * ranges share a call get disjoint byte ranges; never-live items get offset
+ * 0.  Offsets are multiples of align (a power of two).  Greedy by size, as
+ * TFLite's arena planner: the largest item first, each at the lowest
+ * offset where it fits between the items already placed that are live with
+ * it.  Returns the arena size (every item ends inside it; a multiple of
+ * align), or -1 if a size overflows. */
+typedef struct pass_mem_item {
+    int64_t bytes;
+    int first, last;
+    int64_t offset;            /* result */
+} pass_mem_item;
+int64_t pass_memplan_solve(pass_mem_item *items, int n, int64_t align);
 
 /* Simplifies one expression with no knowledge of variable ranges (every
  * variable may take any value of its dtype).  Returns e itself when nothing

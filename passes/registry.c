@@ -2,6 +2,7 @@
  * manager that runs a pipeline with dumps and verification.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -25,6 +26,8 @@ static const pass_info pass_list[] = {
      "remove stores to never-read local buffers, unused lets and allocations, empty loops"},
     {"hoist", pass_hoist, "move loop-invariant lets out of loops"},
     {"flatten", pass_flatten, "make every buffer 1-D with row-major linear indices"},
+    {"memplan", pass_memplan,
+     "place graph temporaries with disjoint lifetimes in one shared arena (64-byte aligned)"},
     {"instrument", pass_instrument, "insert profiling calls: layer enter/exit, site counters"},
     {"instrument-dyn", pass_instrument_dynamic,
      "instrument, counting every site inside its loops (tests counters against the analysis)"},
@@ -48,15 +51,15 @@ const pass_info *pass_lookup(const char *name)
 
 /* -O0 only makes buffers 1-D (the generated C is then easiest to read);
  * -O1 cleans up before flattening (so dce sees whole buffers) and
- * simplifies again after it, when the linear indices are new.  The
- * optimizer proper (fusion, tiling, vectorization, parallelization) will
- * extend -O2 and -O3. */
+ * simplifies again after it, when the linear indices are new.  -O2 and -O3
+ * add the schedules, fusion and, last, once the graph's calls are final,
+ * memory planning. */
 const char *pass_pipeline(int opt_level)
 {
     switch (opt_level <= 0 ? 0 : opt_level >= 3 ? 3 : opt_level) {
     case 0: return "schedule,flatten";
     case 1: return "simplify,schedule,dce,flatten,simplify";
-    default: return "simplify,schedule,autoschedule,fuse,simplify,hoist,dce,flatten,simplify";
+    default: return "simplify,schedule,autoschedule,fuse,simplify,hoist,dce,flatten,simplify,memplan";
     }
 }
 
@@ -238,6 +241,56 @@ const struct cg_target *pass_target(void) { return current_target; }
 
 static bool run_pipeline(ir_module *m, const char *pipeline, const pass_options *o, diag *d);
 
+/* ---------------------------------------------------------------- the memory plan */
+
+/* The graph's calls (function and arguments), flattened, to see whether a
+ * pass changed them: a memory plan (memplan) is only valid for the calls it
+ * was made for. */
+typedef struct call_snapshot {
+    const void **items;
+    size_t n;
+} call_snapshot;
+
+static bool snapshot_calls(const ir_graph *g, call_snapshot *s)
+{
+    size_t n = 1;
+    for (int c = 0; c < g->ncalls; c++)
+        n += 2 + (size_t)g->calls[c].nargs;
+    s->n = 0;
+    s->items = malloc(sizeof *s->items * n);
+    if (!s->items)
+        return false;
+    for (int c = 0; c < g->ncalls; c++) {
+        s->items[s->n++] = g->calls[c].fn;
+        s->items[s->n++] = (const void *)(intptr_t)g->calls[c].nargs;
+        for (int a = 0; a < g->calls[c].nargs; a++)
+            s->items[s->n++] = g->calls[c].args[a];
+    }
+    return true;
+}
+
+static bool same_calls(const ir_graph *g, const call_snapshot *s)
+{
+    call_snapshot now;
+    if (!snapshot_calls(g, &now))
+        return false;
+    bool same = now.n == s->n && memcmp(now.items, s->items, sizeof *s->items * s->n) == 0;
+    free(now.items);
+    return same;
+}
+
+/* A pass that changed the graph's calls drops the memory plan made before
+ * it (a temp may now be live longer): run memplan again after such passes. */
+static void drop_plan(ir_graph *g)
+{
+    g->has_arena = false;
+    g->arena_bytes = 0;
+    for (int i = 0; i < g->nbufs; i++) {
+        g->bufs[i]->in_arena = false;
+        g->bufs[i]->arena_offset = 0;
+    }
+}
+
 bool pass_run_pipeline(ir_module *m, const char *pipeline, const pass_options *o, diag *d)
 {
     const struct cg_target *saved = current_target;
@@ -263,7 +316,17 @@ static bool run_pipeline(ir_module *m, const char *pipeline, const pass_options 
     for (int i = 0; ok && i < passes.n; i++) {
         const pass_info *p = pass_lookup(passes.names[i]);
         int before = d->nerrors;
+        call_snapshot calls = {NULL, 0};
+        bool planned = m->graph.has_arena && p->run != pass_memplan;
+        if (planned && !snapshot_calls(&m->graph, &calls)) {
+            diag_error(d, diag_noloc(), "out of memory");
+            ok = false;
+            break;
+        }
         ok = p->run(m, d);
+        if (ok && planned && !same_calls(&m->graph, &calls))
+            drop_plan(&m->graph);
+        free(calls.items);
         if (!ok && d->nerrors == before)   /* a pass must say why it failed */
             diag_internal(d, p->name, "the pass failed without a diagnostic");
         if (ok && o->verify_each)

@@ -144,6 +144,84 @@ static rt_tensor *new_tensor(const ir_buffer *b, const rt_iface_buf *f, diag *d)
     return t;
 }
 
+/* The memory plan's arena, and a view into it for every placed temp. */
+static bool place_in_arena(rt_run *r, diag *d)
+{
+    const ir_graph *g = &r->m->graph;
+    if (!g->has_arena)
+        return true;
+    if (g->arena_bytes < 0 || (uint64_t)g->arena_bytes > (uint64_t)PTRDIFF_MAX - 64) {
+        diag_internal(d, "runtime", "the graph's arena of %lld bytes is too large",
+                      (long long)g->arena_bytes);
+        return false;
+    }
+    r->arena_bytes = (size_t)g->arena_bytes;
+    size_t alloc = (r->arena_bytes + 63) / 64 * 64;
+    r->arena = aligned_alloc(64, alloc ? alloc : 64);
+    r->in_arena = calloc((size_t)r->nbufs + 1, sizeof *r->in_arena);
+    r->first_use = calloc((size_t)r->nbufs + 1, sizeof *r->first_use);
+    int *last = calloc((size_t)r->nbufs + 1, sizeof *last);
+    if (!r->arena || !r->in_arena || !r->first_use || !last) {
+        free(last);
+        diag_error(d, diag_noloc(), "out of memory allocating the %zu-byte activation arena",
+                   r->arena_bytes);
+        return false;
+    }
+    memset(r->arena, 0, alloc ? alloc : 64);
+    ir_graph_live_ranges(g, r->first_use, last);
+    const char *poison = getenv("TEC_POISON_ARENA");
+    r->poison = poison && *poison && strcmp(poison, "0") != 0;
+    for (int i = 0; i < r->nbufs; i++) {
+        const ir_buffer *b = g->bufs[i];
+        if (!b->in_arena)
+            continue;
+        int64_t n = ir_buffer_bytes(b);
+        if (b->role != IR_BUF_TEMP || n < 0 || b->arena_offset < 0 ||
+            b->arena_offset % 64 != 0 || b->arena_offset > g->arena_bytes ||
+            n > g->arena_bytes - b->arena_offset || b->ndim > RT_MAX_DIMS) {
+            diag_internal(d, "runtime", "buffer %s is not an aligned temp inside the arena",
+                          b->name);
+            free(last);
+            return false;
+        }
+        rt_tensor *t = calloc(1, sizeof *t);
+        if (!t) {
+            diag_error(d, diag_noloc(), "out of memory");
+            free(last);
+            return false;
+        }
+        t->dtype = b->dtype;
+        t->ndim = b->ndim;
+        memcpy(t->shape, b->shape, sizeof(int64_t) * (size_t)b->ndim);
+        t->data = (char *)r->arena + b->arena_offset;
+        t->nbytes = (size_t)n;
+        r->bufs[i] = t;
+        r->in_arena[i] = true;
+    }
+    /* A pass that changed the calls after memplan could have made two
+     * placed temps live together: never run such a plan. */
+    for (int i = 0; i < r->nbufs; i++) {
+        if (!r->in_arena[i] || r->first_use[i] < 0)
+            continue;
+        for (int j = i + 1; j < r->nbufs; j++) {
+            if (!r->in_arena[j] || r->first_use[j] < 0 || r->first_use[j] > last[i] ||
+                r->first_use[i] > last[j])
+                continue;
+            const rt_tensor *a = r->bufs[i], *b = r->bufs[j];
+            if ((char *)a->data < (char *)b->data + b->nbytes &&
+                (char *)b->data < (char *)a->data + a->nbytes) {
+                diag_internal(d, "runtime", "the memory plan is stale: temps %s and %s are live "
+                              "at the same call but share arena bytes (did a pass change the "
+                              "graph's calls after memplan?)", g->bufs[i]->name, g->bufs[j]->name);
+                free(last);
+                return false;
+            }
+        }
+    }
+    free(last);
+    return true;
+}
+
 rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
                    const rt_run_options *o, diag *d)
 {
@@ -166,11 +244,13 @@ rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
     }
     if (o->weights_dir && !check_extra_weights(r, o->weights_dir, d))
         goto fail;
-    if (d->nerrors > errors)
+    if (d->nerrors > errors || !place_in_arena(r, d))
         goto fail;
 
     for (int i = 0; i < m->graph.nbufs; i++) {
         const ir_buffer *b = m->graph.bufs[i];
+        if (r->bufs[i])   /* in the arena */
+            continue;
         const rt_iface_buf *f = iface_find(iface, b->name);
         const char *file = NULL;
         char *owned = NULL;
@@ -229,6 +309,10 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
     const ir_graph *g = &r->m->graph;
     for (int c = 0; c < g->ncalls; c++) {
         const ir_graph_call *call = &g->calls[c];
+        if (r->poison)
+            for (int i = 0; i < r->nbufs; i++)
+                if (r->in_arena[i] && r->first_use[i] == c)
+                    memset(r->bufs[i]->data, 0xff, r->bufs[i]->nbytes);
         void *data[call->nargs + 1];
         for (int a = 0; a < call->nargs; a++) {
             int bi = buffer_index(r, call->args[a]);
@@ -334,8 +418,15 @@ void rt_run_free(rt_run *r)
 {
     if (!r)
         return;
-    for (int i = 0; i < r->nbufs; i++)
-        rt_tensor_free(r->bufs[i]);
+    for (int i = 0; i < r->nbufs; i++) {
+        if (r->in_arena && r->in_arena[i])
+            free(r->bufs[i]);   /* a view: the arena owns the data */
+        else
+            rt_tensor_free(r->bufs[i]);
+    }
     free(r->bufs);
+    free(r->arena);
+    free(r->in_arena);
+    free(r->first_use);
     free(r);
 }

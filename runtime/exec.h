@@ -47,12 +47,25 @@ typedef struct rt_run_options {
     struct cg_library *lib;      /* NULL: run the IR interpreter */
 } rt_run_options;
 
-/* One execution of a graph: a tensor per graph buffer of m, in order. */
+/* One execution of a graph: a tensor per graph buffer of m, in order.
+ * With a memory plan (the graph's arena, passes/memplan.c), the temps placed
+ * in the arena are views into one block allocated here: their tensors do
+ * not own their data.  Planned temps share bytes, so the calls must run in
+ * graph order (rt_run_execute does). */
 typedef struct rt_run {
     const ir_module *m;
     const rt_iface *iface;
     rt_tensor **bufs;
     int nbufs;
+    void *arena;               /* 64-byte aligned, arena_bytes long, or NULL */
+    size_t arena_bytes;
+    bool *in_arena;            /* [nbufs]: bufs[i] is a view into the arena */
+    /* TEC_POISON_ARENA=1 in the environment: before each call, the planned
+     * temps it is the first to pass are filled with 0xff bytes (NaN for
+     * floats, -1 for integers), so a kernel that reads a temp before writing
+     * it gives a visibly wrong result — a test of the plan's assumption. */
+    bool poison;
+    int *first_use;            /* [nbufs]: first call passing bufs[i], or -1 */
 } rt_run;
 
 /* Allocates every buffer and fills inputs and parameters.  Errors (a missing,

@@ -162,6 +162,9 @@ typedef struct rt_row {
     uint64_t param_bytes;      /* bytes of both: the weight memory it reads */
     uint64_t act_bytes;
     uint64_t load_bytes, store_bytes, dram_read, dram_write;
+    /* The network's row only: activation memory with and without the memory
+     * plan (rt_activation_memory). */
+    uint64_t act_mem, act_mem_unplanned;
     double time_us, gflops, intensity, attainable_gflops, roof_pct;
     const char *bound;         /* "memory", "compute" or NULL */
     double hw[RT_NHW];
@@ -174,6 +177,19 @@ typedef struct rt_rows {
     rt_row *rows;
     int n;
 } rt_rows;
+
+/* Activation memory of a graph (doc/profile.md): the bytes the executor
+ * allocates for its inputs, temporaries and outputs.  Unplanned: each in
+ * storage of its own.  Planned: the temporaries of the memory plan share the
+ * graph's arena (passes/memplan.c), the others keep their own storage;
+ * equal to unplanned when the graph has no plan. */
+typedef struct rt_act_memory {
+    uint64_t planned, unplanned;
+    uint64_t arena;            /* the arena's bytes (0 without a plan) */
+    int temps, placed;         /* temporaries, and those placed in the arena */
+    bool has_plan;
+} rt_act_memory;
+void rt_activation_memory(const ir_module *m, rt_act_memory *out);
 
 /* Builds every row from a finished profile (report.c). */
 bool rt_rows_build(const rt_profile *p, rt_rows *out, diag *d);

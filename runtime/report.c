@@ -900,12 +900,38 @@ static bool order_rows(builder *b)
     return true;
 }
 
+void rt_activation_memory(const ir_module *m, rt_act_memory *out)
+{
+    memset(out, 0, sizeof *out);
+    const ir_graph *g = &m->graph;
+    out->has_plan = g->has_arena;
+    out->arena = g->has_arena && g->arena_bytes > 0 ? (uint64_t)g->arena_bytes : 0;
+    out->planned = out->arena;
+    for (int i = 0; i < g->nbufs; i++) {
+        const ir_buffer *b = g->bufs[i];
+        if (b->role != IR_BUF_INPUT && b->role != IR_BUF_TEMP && b->role != IR_BUF_OUTPUT)
+            continue;
+        int64_t n = ir_buffer_bytes(b);
+        uint64_t bytes = n < 0 ? UINT64_MAX : (uint64_t)n;
+        out->unplanned = sat_add(out->unplanned, bytes);
+        out->temps += b->role == IR_BUF_TEMP;
+        if (g->has_arena && b->in_arena)
+            out->placed++;
+        else
+            out->planned = sat_add(out->planned, bytes);
+    }
+}
+
 static void add_total(builder *b)
 {
     const char *name = b->m->name && *b->m->name ? b->m->name : "network";
     int t = add_row(b, RT_ROW_TOTAL, name, "");
     if (t < 0)
         return;
+    rt_act_memory am;
+    rt_activation_memory(b->m, &am);
+    b->rows[t].act_mem = am.planned;
+    b->rows[t].act_mem_unplanned = am.unplanned;
     for (int i = 0; i < t; i++)
         if (b->x[i].leaf)
             merge_into(b, t, i);
@@ -1162,6 +1188,20 @@ static void print_table(const rt_report_options *o, const rt_profile *p, const r
 
 static void print_notes(FILE *out, const rt_profile *p, const rt_rows *rows)
 {
+    rt_act_memory am;
+    rt_activation_memory(p->m, &am);
+    char planned[32], unplanned[32], arena[32];
+    fmt_bytes(planned, sizeof planned, am.planned);
+    fmt_bytes(unplanned, sizeof unplanned, am.unplanned);
+    fmt_bytes(arena, sizeof arena, am.arena);
+    if (am.has_plan)
+        fprintf(out, "activations: %s planned (%s unplanned): inputs, outputs and temporaries; "
+                "%d of %d temporaries share a %s arena (memplan)\n", planned, unplanned,
+                am.placed, am.temps, arena);
+    else
+        fprintf(out, "activations: %s planned (%s unplanned): inputs, outputs and temporaries; "
+                "no memory plan (the memplan pass, at -O2 and -O3, shares temporaries' "
+                "storage)\n", planned, unplanned);
     if (p->nruns)
         fprintf(out, "time: median of %d run%s after a warm-up run; ", p->nruns,
                 p->nruns == 1 ? "" : "s");
@@ -1280,7 +1320,7 @@ static void write_csv(FILE *f, const rt_profile *p, const rt_rows *rows)
         fprintf(f, ",%s", count_cols[k].key);
     for (size_t k = 0; k < NELEMS(rate_cols); k++)
         fprintf(f, ",%s", rate_cols[k].key);
-    fputs(",bound,roof_pct,approx", f);
+    fputs(",bound,roof_pct,approx,activation_memory_bytes,activation_memory_unplanned_bytes", f);
     if (p->hw_ok)
         fputs(",cycles,instructions,llc_misses", f);
     fputc('\n', f);
@@ -1315,6 +1355,11 @@ static void write_csv(FILE *f, const rt_profile *p, const rt_rows *rows)
         fputc(',', f);
         csv_double(f, r->roof_pct);
         fprintf(f, ",%d", r->approx);
+        if (r->kind == RT_ROW_TOTAL)
+            fprintf(f, ",%llu,%llu", (unsigned long long)r->act_mem,
+                    (unsigned long long)r->act_mem_unplanned);
+        else
+            fputs(",,", f);
         for (int h = 0; p->hw_ok && h < RT_NHW; h++) {
             fputc(',', f);
             csv_double(f, r->hw[h]);
@@ -1395,6 +1440,9 @@ static void json_row(FILE *f, const rt_profile *p, const rt_row *r, const char *
     fputs(", \"roof_pct\": ", f);
     json_num(f, r->roof_pct);
     fprintf(f, ", \"approx\": %s", r->approx ? "true" : "false");
+    if (r->kind == RT_ROW_TOTAL)
+        fprintf(f, ", \"activation_memory_bytes\": %llu, \"activation_memory_unplanned_bytes\": %llu",
+                (unsigned long long)r->act_mem, (unsigned long long)r->act_mem_unplanned);
     if (p->hw_ok) {
         fputs(", \"counters\": {\"cycles\": ", f);
         json_num(f, r->hw[RT_HW_CYCLES]);

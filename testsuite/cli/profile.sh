@@ -49,7 +49,7 @@ assert l["load_bytes"] >= 3 * 4 * 128 * 64 * 256, l["load_bytes"]
 assert l["dram_write_bytes"] == 4 * 128 * 64, l["dram_write_bytes"]
 PY
 head -1 mm.csv >header
-printf '%s\n' "kind,name,op,group,input_shapes,output_shape,macs,flops,params,state,param_bytes,activation_bytes,load_bytes,store_bytes,dram_read_bytes,dram_write_bytes,time_us,gflops,intensity,attainable_gflops,bound,roof_pct,approx" >want
+printf '%s\n' "kind,name,op,group,input_shapes,output_shape,macs,flops,params,state,param_bytes,activation_bytes,load_bytes,store_bytes,dram_read_bytes,dram_write_bytes,time_us,gflops,intensity,attainable_gflops,bound,roof_pct,approx,activation_memory_bytes,activation_memory_unplanned_bytes" >want
 diff -u want header || fail "CSV header"
 grep -q '^layer,C,matmul,,' mm.csv || fail "no CSV row for layer C"
 "$PYTHON" - <<'PY' || fail "trace"

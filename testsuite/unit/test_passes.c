@@ -947,6 +947,177 @@ static char *run_line_pipeline(const char *text)
     return s;
 }
 
+
+/* ---------------------------------------------------------------- memplan */
+
+/* Checks a plan: aligned offsets, every item inside the arena, never-live
+ * items at 0, and no shared byte between two items live at the same call. */
+static bool plan_ok(const pass_mem_item *it, int n, int64_t align, int64_t arena)
+{
+    if (arena < 0 || arena % align != 0)
+        return false;
+    for (int i = 0; i < n; i++) {
+        bool live = it[i].first >= 0 && it[i].first <= it[i].last;
+        if (it[i].offset < 0 || it[i].offset % align != 0 ||
+            it[i].offset + it[i].bytes > arena || (!live && it[i].offset != 0))
+            return false;
+        for (int j = 0; live && j < i; j++) {
+            bool lj = it[j].first >= 0 && it[j].first <= it[j].last;
+            if (!lj || it[j].first > it[i].last || it[i].first > it[j].last)
+                continue;
+            if (it[i].bytes > 0 && it[j].bytes > 0 && it[i].offset < it[j].offset + it[j].bytes &&
+                it[j].offset < it[i].offset + it[i].bytes)
+                return false;
+        }
+    }
+    return true;
+}
+
+static const char memplan_module[] =
+    "module \"mp\"\n"
+    "func @dbl(x: f32[16], y: f32[16]) {\n"
+    "  for i in 0..16 {\n"
+    "    y[i] = x[i] * 2.0f\n"
+    "  }\n"
+    "}\n"
+    "func @add(a: f32[16], b: f32[16], c: f32[16]) {\n"
+    "  for i in 0..16 {\n"
+    "    c[i] = a[i] + b[i]\n"
+    "  }\n"
+    "}\n"
+    "graph {\n"
+    "  input x: f32[16] init(-1, 1)\n"
+    "  temp t1: f32[16]\n"
+    "  temp t2: f32[16]\n"
+    "  temp t3: f32[16]\n"
+    "  temp t4: f32[16]\n"
+    "  output y: f32[16]\n"
+    "  call @dbl(x, t1)\n"
+    "  call @dbl(t1, t2)\n"
+    "  call @dbl(t2, t3)\n"
+    "  call @add(t3, t1, t4)\n"
+    "  call @dbl(t4, y)\n"
+    "}\n";
+
+/* Runs m's graph with the interpreter, the placed temps in an arena as the
+ * executor places them (filled with 0xff first); returns y's data. */
+static bool interp_planned(const ir_module *m, float *y)
+{
+    const ir_graph *g = &m->graph;
+    void **data = calloc((size_t)g->nbufs, sizeof *data);
+    unsigned char *arena = g->has_arena ? malloc((size_t)g->arena_bytes + 1) : NULL;
+    if (arena)
+        memset(arena, 0xff, (size_t)g->arena_bytes + 1);
+    for (int i = 0; i < g->nbufs; i++) {
+        const ir_buffer *b = g->bufs[i];
+        data[i] = b->in_arena ? (void *)(arena + b->arena_offset)
+                              : calloc((size_t)ir_buffer_numel(b), sizeof(float));
+        if (b->role == IR_BUF_INPUT)
+            for (int k = 0; k < 16; k++)
+                ((float *)data[i])[k] = (float)k - 7.5f;
+    }
+    char err[256];
+    bool ok = ir_interp_module(m, data, err, sizeof err);
+    for (int i = 0; i < g->nbufs; i++) {
+        if (g->bufs[i]->role == IR_BUF_OUTPUT)
+            memcpy(y, data[i], 16 * sizeof(float));
+        if (!g->bufs[i]->in_arena)
+            free(data[i]);
+    }
+    free(arena);
+    free(data);
+    return ok;
+}
+
+static void test_memplan(void)
+{
+    int before = failures;
+    /* random problems: the plan is always sound, and never worse than giving
+     * every live item its own aligned slot */
+    for (int trial = 0; trial < 2000; trial++) {
+        int n = 1 + (int)(rng() % 40);
+        int64_t align = (int64_t)1 << (rng() % 8);
+        int ncalls = 1 + (int)(rng() % 30);
+        pass_mem_item it[40];
+        int64_t slots = 0;
+        for (int i = 0; i < n; i++) {
+            int a = (int)(rng() % (uint64_t)ncalls), b = (int)(rng() % (uint64_t)ncalls);
+            it[i].first = a < b ? a : b;
+            it[i].last = a < b ? b : a;
+            if (rng() % 8 == 0)
+                it[i].first = it[i].last = -1;
+            it[i].bytes = rng() % 4 == 0 ? 64 * (int64_t)(rng() % 8) : (int64_t)(rng() % 5000);
+            it[i].offset = 12345;
+            slots += (it[i].bytes + align - 1) / align * align;
+        }
+        int64_t arena = pass_memplan_solve(it, n, align);
+        bool ok = plan_ok(it, n, align, arena) && arena <= slots;
+        CHECK(ok);
+        if (!ok)
+            break;
+    }
+    /* a chain: each item lives two calls; two slots suffice */
+    pass_mem_item chain[6];
+    for (int i = 0; i < 6; i++)
+        chain[i] = (pass_mem_item){100, i, i + 1, -1};
+    CHECK(pass_memplan_solve(chain, 6, 64) == 256);
+    CHECK(chain[0].offset == 0 && chain[1].offset == 128 && chain[2].offset == 0);
+    /* largest first: the big one gets 0, the small ones fit above it */
+    pass_mem_item mix[3] = {{10, 0, 2, -1}, {1000, 1, 1, -1}, {10, 2, 3, -1}};
+    CHECK(pass_memplan_solve(mix, 3, 64) == 1088);
+    CHECK(mix[1].offset == 0 && mix[0].offset == 1024 && mix[2].offset == 0);
+    /* errors: an alignment that is not a power of two, overflow */
+    CHECK(pass_memplan_solve(mix, 3, 48) == -1);
+    pass_mem_item huge[2] = {{INT64_MAX - 100, 0, 1, -1}, {1000, 1, 2, -1}};
+    CHECK(pass_memplan_solve(huge, 2, 64) == -1);
+    CHECK(pass_memplan_solve(NULL, 0, 64) == 0);
+
+    /* the pass: t1 (calls 1..4) and t3 (3..4) are live together, t2 (2..3)
+     * dies before t4 (4..5) is born, so they share */
+    ir_module *m = parse("memplan", memplan_module);
+    CHECK(m != NULL);
+    if (m) {
+        float want[16], got[16];
+        CHECK(interp_planned(m, want));
+        CHECK(run(m, "memplan"));
+        const ir_graph *g = &m->graph;
+        ir_buffer *t1 = ir_graph_find_buffer(m, "t1"), *t2 = ir_graph_find_buffer(m, "t2");
+        ir_buffer *t3 = ir_graph_find_buffer(m, "t3"), *t4 = ir_graph_find_buffer(m, "t4");
+        CHECK(g->has_arena && g->arena_bytes == 192);
+        CHECK(t1->in_arena && t2->in_arena && t3->in_arena && t4->in_arena);
+        CHECK(!ir_graph_find_buffer(m, "x")->in_arena && !ir_graph_find_buffer(m, "y")->in_arena);
+        CHECK(t2->arena_offset == t4->arena_offset);
+        CHECK(t1->arena_offset != t3->arena_offset && t2->arena_offset != t3->arena_offset);
+        for (int i = 0; i < g->nbufs; i++)
+            CHECK(g->bufs[i]->arena_offset % 64 == 0);
+        CHECK(interp_planned(m, got));
+        CHECK(memcmp(want, got, sizeof want) == 0);
+        /* the text round-trips */
+        char *text = ir_module_to_string(m);
+        ir_module *m2 = parse("memplan2", text);
+        char *text2 = m2 ? ir_module_to_string(m2) : NULL;
+        CHECK(text2 && strcmp(text, text2) == 0);
+        CHECK(text && strstr(text, "  arena 192\n") && strstr(text, "  temp t1: f32[16] arena("));
+        free(text);
+        free(text2);
+        ir_module_free(m2);
+        /* a plan that overlaps two live temps fails verification */
+        t3->arena_offset = t1->arena_offset;
+        FILE *err = tmpfile();
+        diag d;
+        diag_init(&d, err);
+        CHECK(!ir_verify(m, "test", &d));
+        char *msg = read_stream(err);
+        CHECK(msg && strstr(msg, "are live at the same time but share arena bytes"));
+        free(msg);
+        diag_fini(&d);
+        fclose(err);
+        ir_module_free(m);
+    }
+    printf("%s memplan: random plans are sound, the pass shares dead temps' storage\n",
+           failures == before ? "ok  " : "FAIL");
+}
+
 static void test_tir_files(const char *srcdir)
 {
     char dirname[4096];
@@ -1004,6 +1175,7 @@ int main(int argc, char **argv)
         run_case(&cases[i]);
     test_manager();
     test_random();
+    test_memplan();
     test_tir_files(argc > 1 ? argv[1] : ".");
     if (failures)
         printf("%d failure(s)\n", failures);
