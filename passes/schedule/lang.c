@@ -138,9 +138,12 @@ static bool parse_line(lexer *x, sch_list *out)
         if (strcmp(prim, kinds[i].name) == 0)
             k = i;
     if (k < 0) {
-        diag_error(x->d, ploc, "schedule: unknown primitive '%s' (known: split, fuse, reorder, "
-                   "vectorize, unroll, parallel, decompose_reduction, cache_read, cache_write, pad, reverse_compute_inline)",
-                   prim);
+        char known[512] = "";
+        for (int i = 0; i < SCH_NKINDS; i++) {
+            size_t used = strlen(known);
+            snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", kinds[i].name);
+        }
+        diag_error(x->d, ploc, "schedule: unknown primitive '%s' (known: %s)", prim, known);
         x->ok = false;
         skip_line(x);
         return true;
@@ -269,6 +272,10 @@ bool sch_apply_step(ir_module *m, ir_func *f, const sch_step *s, diag *d)
     case SCH_CACHE_WRITE: return sch_cache_write(&c, s->args[0], s->args[1], s->results[0]);
     case SCH_PAD: return sch_pad(&c, s->args[0], s->results[0]);
     case SCH_REVERSE_COMPUTE_INLINE: return sch_reverse_compute_inline(&c, s->args[0]);
+    case SCH_COMPUTE_INLINE: return sch_compute_inline(&c, s->args[0]);
+    case SCH_RFACTOR: return sch_rfactor(&c, s->args[0], s->args[1]);
+    case SCH_COMPUTE_AT: return sch_compute_at(&c, s->args[0], s->args[1], false);
+    case SCH_REVERSE_COMPUTE_AT: return sch_compute_at(&c, s->args[0], s->args[1], true);
     default: return false;
     }
 }
