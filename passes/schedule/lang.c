@@ -311,6 +311,30 @@ static void drop_attr(ir_func *f, const char *key)
         }
 }
 
+/* --dump-ir=schedule-steps: the function after one step, headed by the
+ * step's number, location and text. */
+static void dump_step(FILE *out, ir_module *m, ir_func *f, const sch_step *s, int number)
+{
+    sch_update_blocks(m, f->body);
+    sch_list one = {(sch_step *)s, 1, 1};
+    fprintf(out, "# -- @%s after schedule step %d, %s:%d:%d: ", f->name, number,
+            s->loc.file ? s->loc.file : "<schedule>", s->loc.line, s->loc.col);
+    fflush(out);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem) {
+        sch_print(mem, &one, 0);
+        fclose(mem);
+    }
+    if (text && len && text[len - 1] == '\n')
+        text[len - 1] = 0;
+    fprintf(out, "%s --\n", text ? text : "?");
+    free(text);
+    ir_print_func(out, f);
+    fflush(out);
+}
+
 bool pass_schedule(ir_module *m, diag *d)
 {
     bool ok = true;
@@ -333,11 +357,15 @@ bool pass_schedule(ir_module *m, diag *d)
             ok = false;
             continue;
         }
-        for (int k = 0; k < l.n; k++)
+        FILE *dump = pass_step_dump();
+        for (int k = 0; k < l.n; k++) {
             if (!sch_apply_step(m, f, &l.steps[k], d)) {
                 ok = false;
                 break;
             }
+            if (dump)
+                dump_step(dump, m, f, &l.steps[k], k + 1);
+        }
         sch_update_blocks(m, f->body);
         drop_attr(f, "schedule");
         drop_attr(f, "schedule_loc");

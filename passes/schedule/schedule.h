@@ -2,8 +2,9 @@
  * language.
  *
  * A schedule is a list of primitive applications (split, reorder, fuse,
- * vectorize, unroll, parallel, decompose_reduction, cache_read,
- * cache_write) on one IR function.  Each primitive is an IR -> IR function
+ * vectorize, unroll, parallel, decompose_reduction, rfactor, cache_read,
+ * cache_write, pad, compute_inline, reverse_compute_inline, compute_at,
+ * reverse_compute_at) on one IR function.  Each primitive is an IR -> IR function
  * that checks its own legality: one that cannot prove itself safe reports a
  * located error and leaves the function unchanged, so no schedule can
  * change a result.  Loops are named by their loop variables, blocks by
