@@ -122,6 +122,7 @@ static bool elementwise_block(sch_ctx *c, const char *what, const char *name, mo
         return false;
     ir_stmt *b = mv->b = *mv->p.slot[mv->p.n - 1];
     ir_stmt *st = mv->st = b->nbody ? b->body[0] : NULL;
+    ir_block_update_access(c->m, b);   /* an earlier step may have changed what it reads */
     if (b->init || !st || st->kind != IR_S_STORE) {
         sch_error(c, "cannot %s block '%s': it is not one store without an init", what, name);
         return false;

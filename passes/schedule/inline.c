@@ -340,6 +340,12 @@ static void inline_stmt(const inl_subst *s, ir_stmt *st)
         st->value = inline_loads(s, st->value);
     if (st->cond)
         st->cond = inline_loads(s, st->cond);
+    if (st->lo)
+        st->lo = inline_loads(s, st->lo);
+    if (st->hi)
+        st->hi = inline_loads(s, st->hi);
+    for (int i = 0; i < st->niters; i++)
+        st->iters[i].binding = inline_loads(s, st->iters[i].binding);
     for (int i = 0; i < st->nbody; i++)
         inline_stmt(s, st->body[i]);
     inline_stmt(s, st->init);

@@ -294,10 +294,11 @@ bool sch_rfactor(sch_ctx *c, const char *block, const char *loop)
                           "variable '%s'", block, b->iters[i].var->name);
                 return false;
             }
-    /* the nest is the chain below the deepest sequence over the block */
+    /* the nest is the chain below the deepest sequence or allocation over
+     * the block: the partials' allocation and the final nest go there */
     int top = 0;
     for (int k = 0; k < bp.n - 1; k++)
-        if ((*bp.slot[k])->kind == IR_S_SEQ)
+        if ((*bp.slot[k])->kind == IR_S_SEQ || (*bp.slot[k])->kind == IR_S_ALLOC)
             top = k + 1;
     ir_stmt *red[64];      /* the loops reduce variables use, outermost first */
     int nred = 0;
@@ -307,10 +308,9 @@ bool sch_rfactor(sch_ctx *c, const char *block, const char *loop)
             sch_error(c, "cannot rfactor block '%s': it is inside block '%s'", block, s->name);
             return false;
         }
-        if (k >= top && (s->kind == IR_S_ALLOC || s->kind == IR_S_LET ||
+        if (k >= top && (s->kind == IR_S_LET ||
                          (s->kind == IR_S_IF && bp.slot[k + 1] != &s->body[0]))) {
             sch_error(c, "cannot rfactor block '%s': %s between its loops and the block", block,
-                      s->kind == IR_S_ALLOC ? "a buffer is allocated" :
                       s->kind == IR_S_LET ? "a let is" : "an else branch is");
             return false;
         }

@@ -11,4 +11,5 @@ save(outdir(), "expected",
      b=x.max(axis=1).astype(np.float32),
      c=(x @ v).astype(np.float32),
      d=(t * 3.0 + t * x + 1.0).astype(np.float32),
-     e=(x * x - 0.5 * x * x).astype(np.float32))
+     e=(x * x - 0.5 * x * x).astype(np.float32),
+     f=(x * x).sum(axis=1).astype(np.float32))
