@@ -78,6 +78,7 @@ static void usage(FILE *out)
         "  --passes=LIST          run these passes instead of the -O pipeline\n"
         "  --list-passes          list the passes and the pipelines, then exit\n"
         "  --dump-ir=PASS,...|all print the IR after these passes to stderr\n"
+        "                         (schedule-steps: after each step of a written schedule)\n"
         "  --dump-dir=DIR         write the IR after every pass to DIR/NAME.NN.PASS.tir\n"
         "  --dump-schedule        print the schedule -O2/-O3 chose for each kernel (stderr),\n"
         "                         as `schedule` blocks to copy into the program\n"

@@ -37,7 +37,8 @@ const char *pass_pipeline(int opt_level);
 /* How pass_run_pipeline shows its work. */
 typedef struct pass_options {
     const char *dump_ir;    /* NULL, "all", or comma-separated pass names:
-                               print the IR after those passes to dump_out */
+                               print the IR after those passes to dump_out;
+                               "schedule-steps": after each schedule step */
     FILE *dump_out;         /* stderr in the CLI; NULL means stderr */
     const char *dump_dir;   /* NULL, or a directory (created if missing):
                                <base>.00.input.tir, then
@@ -51,6 +52,10 @@ typedef struct pass_options {
 
 /* The target of the pipeline being run (pass_options.target), or NULL. */
 const struct cg_target *pass_target(void);
+/* Where the `schedule` pass prints the function after each step of a
+ * written schedule (--dump-ir=schedule-steps), or NULL. */
+FILE *pass_step_dump(void);
+#define PASS_DUMP_SCHEDULE_STEPS "schedule-steps"
 
 /* Runs a comma-separated pipeline ("" runs nothing).  Every name, in the
  * pipeline and in o->dump_ir, is checked before anything runs; an unknown

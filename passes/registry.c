@@ -149,10 +149,17 @@ static bool split_names(const char *list, const char *what, name_list *out, diag
     }
 }
 
+/* Names --dump-ir takes besides the passes: "all", and "schedule-steps"
+ * (the IR after each step of a written schedule). */
+static bool dump_only_name(const char *name)
+{
+    return strcmp(name, "all") == 0 || strcmp(name, PASS_DUMP_SCHEDULE_STEPS) == 0;
+}
+
 static bool check_known(const name_list *l, bool allow_all, diag *d)
 {
     for (int i = 0; i < l->n; i++)
-        if (!pass_lookup(l->names[i]) && !(allow_all && strcmp(l->names[i], "all") == 0)) {
+        if (!pass_lookup(l->names[i]) && !(allow_all && dump_only_name(l->names[i]))) {
             diag_error(d, diag_noloc(), "unknown pass '%s' (see tec --list-passes)",
                        l->names[i]);
             return false;
@@ -236,8 +243,10 @@ static void dump_stream(const ir_module *m, const pass_options *o, const char *p
 /* Passes take (module, diag); the few facts of a run that a pass needs
  * beyond the module are read through accessors while the pipeline runs. */
 static const struct cg_target *current_target;
+static FILE *current_step_dump;
 
 const struct cg_target *pass_target(void) { return current_target; }
+FILE *pass_step_dump(void) { return current_step_dump; }
 
 static bool run_pipeline(ir_module *m, const char *pipeline, const pass_options *o, diag *d);
 
@@ -294,9 +303,12 @@ static void drop_plan(ir_graph *g)
 bool pass_run_pipeline(ir_module *m, const char *pipeline, const pass_options *o, diag *d)
 {
     const struct cg_target *saved = current_target;
+    FILE *saved_dump = current_step_dump;
     current_target = o ? o->target : NULL;
+    current_step_dump = NULL;
     bool ok = run_pipeline(m, pipeline, o, d);
     current_target = saved;
+    current_step_dump = saved_dump;
     return ok;
 }
 
@@ -311,6 +323,9 @@ static bool run_pipeline(ir_module *m, const char *pipeline, const pass_options 
     bool ok = check_known(&passes, false, d);
     if (ok && o->dump_ir)
         ok = split_names(o->dump_ir, "--dump-ir", &dumps, d) && check_known(&dumps, true, d);
+    for (int i = 0; ok && i < dumps.n; i++)
+        if (strcmp(dumps.names[i], PASS_DUMP_SCHEDULE_STEPS) == 0)
+            current_step_dump = o->dump_out ? o->dump_out : stderr;
     if (ok && o->dump_dir)
         ok = ensure_dir(o->dump_dir, d) && dump_file(m, o, 0, "input", d);
     for (int i = 0; ok && i < passes.n; i++) {

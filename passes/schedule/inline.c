@@ -223,3 +223,241 @@ bool sch_reverse_compute_inline(sch_ctx *c, const char *block)
     sch_update_blocks(m, c->f->body);
     return true;
 }
+
+/* ---------------------------------------------------------------- compute_inline */
+
+/* compute_inline(B): an elementwise block that stores a local buffer T at
+ * its own indices, T[v...] = f(v...), is computed wherever T is read, and
+ * its loop nest goes away:
+ *
+ *     t:  t[vr, vj] = x[vr, vj] * 2          (gone)
+ *     y:  y[vr, vj] = t[vr, vj] + 1     ->   y[vr, vj] = x[vr, vj] * 2 + 1
+ *
+ * A load T[e...] becomes f(e...).  Legal when B has only spatial iteration
+ * variables, no init, and one store at exactly them, covering T (extents =
+ * T's shape; guards only those of a split that drop instances outside the
+ * extents); T is a local buffer (a parameter's values are the function's
+ * result or input) stored by nothing else and read only after B's nest, in
+ * the same sequence; f does not read T, and nothing from B's nest on
+ * writes a buffer f reads (so f gives at each load what T held).  T's
+ * allocation goes when nothing uses T any more. */
+
+/* A guard a split put around b: conjunctions of `binding < extent`. */
+static bool domain_guard(const ir_stmt *b, const ir_expr *cond)
+{
+    if (cond->kind == IR_AND)
+        return domain_guard(b, cond->a) && domain_guard(b, cond->b);
+    if (cond->kind != IR_LT || cond->b->kind != IR_INT)
+        return false;
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].extent == cond->b->ival && ir_expr_equal(b->iters[i].binding, cond->a))
+            return true;
+    return false;
+}
+
+typedef struct inl_scan {
+    const ir_buffer *t;
+    const ir_buffer *const *reads;   /* what f reads */
+    int nreads;
+    int ntstores, ntloads, nwrites_read;
+} inl_scan;
+
+static void scan_expr_loads(inl_scan *s, const ir_expr *x)
+{
+    if (!x)
+        return;
+    if (x->kind == IR_LOAD && x->buf == s->t)
+        s->ntloads++;
+    for (int i = 0; i < x->nargs; i++)
+        scan_expr_loads(s, x->args[i]);
+    scan_expr_loads(s, x->a);
+    scan_expr_loads(s, x->b);
+    scan_expr_loads(s, x->c);
+}
+
+static void scan_stmt_uses(inl_scan *s, const ir_stmt *st)
+{
+    if (!st)
+        return;
+    if (st->kind == IR_S_STORE) {
+        if (st->buf == s->t)
+            s->ntstores++;
+        for (int i = 0; i < s->nreads; i++)
+            if (st->buf == s->reads[i])
+                s->nwrites_read++;
+    }
+    for (int i = 0; i < st->nargs; i++)
+        scan_expr_loads(s, st->args[i]);
+    scan_expr_loads(s, st->value);
+    scan_expr_loads(s, st->cond);
+    scan_expr_loads(s, st->lo);
+    scan_expr_loads(s, st->hi);
+    for (int i = 0; i < st->niters; i++)
+        scan_expr_loads(s, st->iters[i].binding);
+    for (int i = 0; i < st->nbody; i++)
+        scan_stmt_uses(s, st->body[i]);
+    scan_stmt_uses(s, st->init);
+    scan_stmt_uses(s, st->orelse);
+}
+
+typedef struct inl_subst {
+    ir_module *m;
+    const ir_buffer *t;
+    const ir_stmt *b;      /* the producer */
+    const ir_expr *f;
+} inl_subst;
+
+/* x with every load t[e...] replaced by f(e...). */
+static ir_expr *inline_loads(const inl_subst *s, const ir_expr *x)
+{
+    if (!x)
+        return NULL;
+    ir_expr *c = ir_expr_copy(s->m, x);
+    for (int i = 0; i < c->nargs; i++)
+        c->args[i] = inline_loads(s, x->args[i]);
+    c->a = inline_loads(s, x->a);
+    c->b = inline_loads(s, x->b);
+    c->c = inline_loads(s, x->c);
+    if (c->kind != IR_LOAD || c->buf != s->t)
+        return c;
+    ir_var *from[64];
+    ir_expr *to[64];
+    int n = s->b->niters;
+    for (int d = 0; d < n; d++) {
+        from[d] = s->b->iters[d].var;
+        to[d] = c->args[d];
+    }
+    return ir_expr_subst(s->m, s->f, from, to, n);
+}
+
+static void inline_stmt(const inl_subst *s, ir_stmt *st)
+{
+    if (!st)
+        return;
+    for (int i = 0; i < st->nargs; i++)
+        st->args[i] = inline_loads(s, st->args[i]);
+    if (st->value)
+        st->value = inline_loads(s, st->value);
+    if (st->cond)
+        st->cond = inline_loads(s, st->cond);
+    if (st->lo)
+        st->lo = inline_loads(s, st->lo);
+    if (st->hi)
+        st->hi = inline_loads(s, st->hi);
+    for (int i = 0; i < st->niters; i++)
+        st->iters[i].binding = inline_loads(s, st->iters[i].binding);
+    for (int i = 0; i < st->nbody; i++)
+        inline_stmt(s, st->body[i]);
+    inline_stmt(s, st->init);
+    inline_stmt(s, st->orelse);
+}
+
+/* Replaces the allocation of t by its body. */
+static bool drop_alloc(ir_stmt **slot, const ir_buffer *t)
+{
+    ir_stmt *s = *slot;
+    if (!s)
+        return false;
+    if (s->kind == IR_S_ALLOC && s->buf == t) {
+        *slot = s->body[0];
+        return true;
+    }
+    for (int i = 0; i < s->nbody; i++)
+        if (drop_alloc(&s->body[i], t))
+            return true;
+    return drop_alloc(&s->init, t) || drop_alloc(&s->orelse, t);
+}
+
+bool sch_compute_inline(sch_ctx *c, const char *block)
+{
+    sch_path p;
+    if (!sch_find_block(c, block, &p))
+        return false;
+    ir_stmt *b = *p.slot[p.n - 1];
+    ir_stmt *st = b->nbody ? b->body[0] : NULL;
+    if (b->init || !st || st->kind != IR_S_STORE) {
+        sch_error(c, "cannot inline block '%s': it is not one store without an init", block);
+        return false;
+    }
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].kind != IR_ITER_SPATIAL) {
+            sch_error(c, "cannot inline block '%s': it reduces over '%s'", block, b->iters[i].var->name);
+            return false;
+        }
+    ir_buffer *t = st->buf;
+    if (t->role != IR_BUF_LOCAL) {
+        sch_error(c, "cannot inline block '%s': '%s' is a parameter of @%s, not a local buffer",
+                  block, t->name, c->f->name);
+        return false;
+    }
+    if (!identity_index(b, st->args, st->nargs)) {
+        sch_error(c, "cannot inline block '%s': it does not store '%s' at its iteration "
+                  "variables in order", block, t->name);
+        return false;
+    }
+    for (int d = 0; d < b->niters; d++)
+        if (b->iters[d].extent != t->shape[d]) {
+            sch_error(c, "cannot inline block '%s': it does not store every element of '%s'",
+                      block, t->name);
+            return false;
+        }
+    if (loads_buf(st->value, t)) {
+        sch_error(c, "cannot inline block '%s': it reads '%s', the buffer it stores", block, t->name);
+        return false;
+    }
+    /* the producer's nest: up from the block while the parent holds nothing else */
+    int k = p.n - 1;
+    while (k > 0) {
+        ir_stmt *parent = *p.slot[k - 1];
+        if (parent->kind == IR_S_SEQ || parent->kind == IR_S_ALLOC || parent->kind == IR_S_BLOCK ||
+            (parent->kind == IR_S_IF && parent->orelse))
+            break;
+        if (parent->kind == IR_S_IF && !domain_guard(b, parent->cond)) {
+            sch_error(c, "cannot inline block '%s': guard '%s' may leave elements of '%s' unset",
+                      block, sch_expr_text(c->m, parent->cond), t->name);
+            return false;
+        }
+        if (parent->kind == IR_S_LET) {
+            sch_error(c, "cannot inline block '%s': a let is between its loops and the block", block);
+            return false;
+        }
+        k--;
+    }
+    ir_stmt *seq = k > 0 ? *p.slot[k - 1] : NULL;
+    if (!seq || seq->kind != IR_S_SEQ) {
+        sch_error(c, "cannot inline block '%s': nothing after it reads '%s'", block, t->name);
+        return false;
+    }
+    int ip = (int)(p.slot[k] - seq->body);
+    /* every use of t and every write of what f reads, outside B's nest */
+    ir_block_update_access(c->m, b);
+    inl_scan all = {.t = t, .reads = (const ir_buffer *const *)b->reads, .nreads = b->nreads};
+    ir_stmt *nest = *p.slot[k];
+    *p.slot[k] = ir_seq_new(c->m);   /* out of the way while counting */
+    scan_stmt_uses(&all, c->f->body);
+    inl_scan after = {.t = t, .reads = all.reads, .nreads = all.nreads};
+    for (int i = ip + 1; i < seq->nbody; i++)
+        scan_stmt_uses(&after, seq->body[i]);
+    *p.slot[k] = nest;
+    if (all.ntstores) {
+        sch_error(c, "cannot inline block '%s': '%s' is stored elsewhere too", block, t->name);
+        return false;
+    }
+    if (after.ntloads == 0 || after.ntloads != all.ntloads) {
+        sch_error(c, "cannot inline block '%s': '%s' is %s", block, t->name,
+                  after.ntloads ? "read before the block's nest or outside its sequence"
+                                : "not read after the block");
+        return false;
+    }
+    if (after.nwrites_read) {
+        sch_error(c, "cannot inline block '%s': a buffer it reads is written after it", block);
+        return false;
+    }
+    inl_subst s = {c->m, t, b, st->value};
+    for (int i = ip + 1; i < seq->nbody; i++)
+        inline_stmt(&s, seq->body[i]);
+    *p.slot[k] = ir_seq_new(c->m);
+    drop_alloc(&c->f->body, t);
+    sch_update_blocks(c->m, c->f->body);
+    return true;
+}

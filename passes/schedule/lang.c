@@ -138,10 +138,12 @@ static bool parse_line(lexer *x, sch_list *out)
         if (strcmp(prim, kinds[i].name) == 0)
             k = i;
     if (k < 0) {
-        diag_error(x->d, ploc, "schedule: unknown primitive '%s' (known: split, fuse, reorder, "
-                   "vectorize, unroll, parallel, decompose_reduction, cache_read, cache_write, pad, reverse_compute_inline, "
-                   "partition)",
-                   prim);
+        char known[512] = "";
+        for (int i = 0; i < SCH_NKINDS; i++) {
+            size_t used = strlen(known);
+            snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", kinds[i].name);
+        }
+        diag_error(x->d, ploc, "schedule: unknown primitive '%s' (known: %s)", prim, known);
         x->ok = false;
         skip_line(x);
         return true;
@@ -272,6 +274,10 @@ bool sch_apply_step(ir_module *m, ir_func *f, const sch_step *s, diag *d)
     case SCH_CACHE_WRITE: return sch_cache_write(&c, s->args[0], s->args[1], s->results[0]);
     case SCH_PAD: return sch_pad(&c, s->args[0], s->results[0]);
     case SCH_REVERSE_COMPUTE_INLINE: return sch_reverse_compute_inline(&c, s->args[0]);
+    case SCH_COMPUTE_INLINE: return sch_compute_inline(&c, s->args[0]);
+    case SCH_RFACTOR: return sch_rfactor(&c, s->args[0], s->args[1]);
+    case SCH_COMPUTE_AT: return sch_compute_at(&c, s->args[0], s->args[1], false);
+    case SCH_REVERSE_COMPUTE_AT: return sch_compute_at(&c, s->args[0], s->args[1], true);
     case SCH_PARTITION: return sch_partition(&c, s->args[0], s->ints[1]);
     default: return false;
     }
@@ -308,6 +314,30 @@ static void drop_attr(ir_func *f, const char *key)
         }
 }
 
+/* --dump-ir=schedule-steps: the function after one step, headed by the
+ * step's number, location and text. */
+static void dump_step(FILE *out, ir_module *m, ir_func *f, const sch_step *s, int number)
+{
+    sch_update_blocks(m, f->body);
+    sch_list one = {(sch_step *)s, 1, 1};
+    fprintf(out, "# -- @%s after schedule step %d, %s:%d:%d: ", f->name, number,
+            s->loc.file ? s->loc.file : "<schedule>", s->loc.line, s->loc.col);
+    fflush(out);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem) {
+        sch_print(mem, &one, 0);
+        fclose(mem);
+    }
+    if (text && len && text[len - 1] == '\n')
+        text[len - 1] = 0;
+    fprintf(out, "%s --\n", text ? text : "?");
+    free(text);
+    ir_print_func(out, f);
+    fflush(out);
+}
+
 bool pass_schedule(ir_module *m, diag *d)
 {
     bool ok = true;
@@ -330,11 +360,15 @@ bool pass_schedule(ir_module *m, diag *d)
             ok = false;
             continue;
         }
-        for (int k = 0; k < l.n; k++)
+        FILE *dump = pass_step_dump();
+        for (int k = 0; k < l.n; k++) {
             if (!sch_apply_step(m, f, &l.steps[k], d)) {
                 ok = false;
                 break;
             }
+            if (dump)
+                dump_step(dump, m, f, &l.steps[k], k + 1);
+        }
         sch_update_blocks(m, f->body);
         drop_attr(f, "schedule");
         drop_attr(f, "schedule_loc");

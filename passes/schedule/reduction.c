@@ -7,6 +7,7 @@
  * loops are at their first value when the original init would run, so they
  * become their lower bounds, and the reduce bindings that depend on loops
  * outside become the nest's condition. */
+#include <math.h>
 #include <string.h>
 
 #include "passes/passes.h"
@@ -138,5 +139,391 @@ bool sch_decompose_reduction(sch_ctx *c, const char *block, const char *loop)
     ir_seq_append(m, seq, nest);
     ir_seq_append(m, seq, *bp.slot[at]);
     *bp.slot[at] = seq;
+    return true;
+}
+
+/* ---------------------------------------------------------------- rfactor */
+
+/* rfactor(B, l): block B reduces into X over several loops, l one of them.
+ * Partial results, one per iteration of l, go to a local buffer X_rf (X's
+ * dimensions and one more, l's); a second block, B again, reduces them into
+ * X:
+ *
+ *     for r, jo, ji:                       for r, jo, ji:
+ *       block s(vr, vj = jo*16 + ji):        block s_rf(vr_rf, vjo_rf: reduce, vji_rf: spatial):
+ *         init: s[vr] = 0                      init: s_rf[vr_rf, vji_rf] = 0
+ *         s[vr] = s[vr] + x[vr, vj]   ->       s_rf[vr_rf, vji_rf] = s_rf[...] + x[vr_rf, vjo_rf*16 + vji_rf]
+ *                                           for r_wb, ji_wb:
+ *                                             block s(vr, vji_wb: reduce):
+ *                                               init: s[vr] = 0
+ *                                               s[vr] = s[vr] + s_rf[vr, vji_wb]
+ *
+ * In the partial block every loop a reduce variable uses becomes an
+ * iteration variable of its own: l a spatial one (so l can be vectorized or
+ * run in parallel), the others reduce.  Its init is the identity of the
+ * operation (0 for +, 1 for *, -inf for max, +inf for min), whatever B's
+ * init was; B's init moves to the final block.
+ *
+ * Legal when B's body is one update X[idx] = X[idx] op e (op + * max min, e
+ * not reading X) at indices of its spatial variables; every loop a reduce
+ * variable uses serves no spatial one, has constant bounds and encloses
+ * only B's nest; each reduce variable is bound to a sum of its loops with
+ * positive coefficients that is 0 when they are at their lower bounds (so
+ * the first instance of every partial is where the loops start, and no
+ * later one); and every guard around B that mentions a reduce loop is
+ * proven to hold when the other reduce loops are at their lower bounds (so
+ * every partial has that first instance and is initialized).  Reordering
+ * the operations changes the rounding of + and *, as any reordering of a
+ * reduction does. */
+
+static bool loads_buffer(const ir_expr *x, const ir_buffer *b)
+{
+    if (!x)
+        return false;
+    if (x->kind == IR_LOAD && x->buf == b)
+        return true;
+    for (int i = 0; i < x->nargs; i++)
+        if (loads_buffer(x->args[i], b))
+            return true;
+    return loads_buffer(x->a, b) || loads_buffer(x->b, b) || loads_buffer(x->c, b);
+}
+
+static bool same_indices(ir_expr *const *a, ir_expr *const *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!ir_expr_equal(a[i], b[i]))
+            return false;
+    return true;
+}
+
+/* st is X[idx] = X[idx] op e (or e op X[idx]): its op and e. */
+static bool reduction_update(const ir_stmt *st, ir_expr_kind *op, const ir_expr **rhs)
+{
+    if (!st || st->kind != IR_S_STORE)
+        return false;
+    const ir_expr *v = st->value;
+    if (v->kind != IR_ADD && v->kind != IR_MUL && v->kind != IR_MAX && v->kind != IR_MIN)
+        return false;
+    for (int side = 0; side < 2; side++) {
+        const ir_expr *acc = side ? v->b : v->a, *other = side ? v->a : v->b;
+        if (acc->kind == IR_LOAD && acc->buf == st->buf && acc->nargs == st->nargs &&
+            same_indices(acc->args, st->args, st->nargs) && !loads_buffer(other, st->buf)) {
+            *op = v->kind;
+            *rhs = other;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The identity of op on dtype t, or NULL. */
+static ir_expr *identity(ir_module *m, ir_expr_kind op, ir_dtype t)
+{
+    if (ir_dtype_is_float(t)) {
+        double v = op == IR_ADD ? 0.0 : op == IR_MUL ? 1.0 : op == IR_MAX ? -INFINITY : INFINITY;
+        return ir_float(m, v, t);
+    }
+    if (t == IR_I32)
+        return ir_int_typed(m, op == IR_ADD ? 0 : op == IR_MUL ? 1 : op == IR_MAX ? INT32_MIN : INT32_MAX, t);
+    if (t == IR_I64)
+        return ir_int_typed(m, op == IR_ADD ? 0 : op == IR_MUL ? 1 : op == IR_MAX ? INT64_MIN : INT64_MAX, t);
+    return NULL;
+}
+
+static bool any_binding_uses(const ir_stmt *b, ir_iter_kind kind, const ir_var *v)
+{
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].kind == kind && ir_expr_uses_var(b->iters[i].binding, v))
+            return true;
+    return false;
+}
+
+static bool uses_reduce_loop(const ir_expr *x, ir_stmt *const *loops, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (ir_expr_uses_var(x, loops[i]->var))
+            return true;
+    return false;
+}
+
+bool sch_rfactor(sch_ctx *c, const char *block, const char *loop)
+{
+    sch_path bp;
+    if (!sch_find_block(c, block, &bp))
+        return false;
+    ir_stmt *b = *bp.slot[bp.n - 1];
+    int at = -1;
+    for (int k = 0; k < bp.n - 1; k++)
+        if ((*bp.slot[k])->kind == IR_S_FOR && strcmp((*bp.slot[k])->var->name, loop) == 0)
+            at = k;
+    if (at < 0) {
+        sch_path lp;
+        if (sch_find_loop(c, loop, &lp))
+            sch_error(c, "cannot rfactor block '%s' over loop '%s': the loop does not enclose "
+                      "the block", block, loop);
+        return false;
+    }
+    ir_stmt *l = *bp.slot[at];
+    ir_stmt *st = b->nbody == 1 ? b->body[0] : NULL;
+    ir_expr_kind op;
+    const ir_expr *rhs;
+    if (!reduction_update(st, &op, &rhs)) {
+        sch_error(c, "cannot rfactor block '%s': its body is not one update X[...] = X[...] op "
+                  "value (op one of + * max min)", block);
+        return false;
+    }
+    ir_buffer *x = st->buf;
+    ir_module *m = c->m;
+    ir_expr *id = identity(m, op, x->dtype);
+    if (!id) {
+        sch_error(c, "cannot rfactor block '%s': no identity for %s on %s", block,
+                  ir_expr_kind_name(op), ir_dtype_name(x->dtype));
+        return false;
+    }
+    if (b->init && !(b->init->kind == IR_S_STORE && b->init->buf == x &&
+                     b->init->nargs == st->nargs && same_indices(b->init->args, st->args, st->nargs) &&
+                     !loads_buffer(b->init->value, x))) {
+        sch_error(c, "cannot rfactor block '%s': its init is not one store to the element it "
+                  "updates", block);
+        return false;
+    }
+    for (int i = 0; i < b->niters; i++)
+        for (int d = 0; d < st->nargs; d++)
+            if (b->iters[i].kind == IR_ITER_REDUCE && ir_expr_uses_var(st->args[d], b->iters[i].var)) {
+                sch_error(c, "cannot rfactor block '%s': it stores at an index that uses reduce "
+                          "variable '%s'", block, b->iters[i].var->name);
+                return false;
+            }
+    /* the nest is the chain below the deepest sequence or allocation over
+     * the block: the partials' allocation and the final nest go there */
+    int top = 0;
+    for (int k = 0; k < bp.n - 1; k++)
+        if ((*bp.slot[k])->kind == IR_S_SEQ || (*bp.slot[k])->kind == IR_S_ALLOC)
+            top = k + 1;
+    ir_stmt *red[64];      /* the loops reduce variables use, outermost first */
+    int nred = 0;
+    for (int k = 0; k < bp.n - 1; k++) {
+        ir_stmt *s = *bp.slot[k];
+        if (s->kind == IR_S_BLOCK) {
+            sch_error(c, "cannot rfactor block '%s': it is inside block '%s'", block, s->name);
+            return false;
+        }
+        if (k >= top && (s->kind == IR_S_LET ||
+                         (s->kind == IR_S_IF && bp.slot[k + 1] != &s->body[0]))) {
+            sch_error(c, "cannot rfactor block '%s': %s between its loops and the block", block,
+                      s->kind == IR_S_LET ? "a let is" : "an else branch is");
+            return false;
+        }
+        if (s->kind != IR_S_FOR || !any_binding_uses(b, IR_ITER_REDUCE, s->var))
+            continue;
+        if (any_binding_uses(b, IR_ITER_SPATIAL, s->var)) {
+            sch_error(c, "cannot rfactor block '%s': loop '%s' serves both spatial and reduce "
+                      "variables", block, s->var->name);
+            return false;
+        }
+        if (k < top) {
+            sch_error(c, "cannot rfactor block '%s': its reduce loop '%s' encloses other "
+                      "statements", block, s->var->name);
+            return false;
+        }
+        if (sch_extent(s) < 1) {
+            sch_error(c, "cannot rfactor block '%s': its reduce loop '%s' has bounds that are "
+                      "not constants", block, s->var->name);
+            return false;
+        }
+        if (nred == 64) {
+            sch_error(c, "cannot rfactor block '%s': too many reduce loops", block);
+            return false;
+        }
+        red[nred++] = s;
+    }
+    if (!any_binding_uses(b, IR_ITER_REDUCE, l->var)) {
+        sch_error(c, "cannot rfactor block '%s' over loop '%s': it is not a reduce loop of the "
+                  "block", block, loop);
+        return false;
+    }
+    /* each reduce variable: positive sum of its loops, 0 at their start */
+    for (int i = 0; i < b->niters; i++) {
+        const ir_itervar *it = &b->iters[i];
+        if (it->kind != IR_ITER_REDUCE)
+            continue;
+        sch_affine a;
+        bool ok = sch_affine_of(it->binding, &a);
+        int64_t start = a.c;
+        for (int t = 0; ok && t < a.n; t++) {
+            const ir_stmt *s = NULL;
+            for (int r = 0; r < nred; r++)
+                if (red[r]->var == a.var[t])
+                    s = red[r];
+            ok = s && a.coef[t] > 0 && !__builtin_mul_overflow(a.coef[t], s->lo->ival, &(int64_t){0});
+            if (ok)
+                start += a.coef[t] * s->lo->ival;
+        }
+        if (!ok || start != 0) {
+            sch_error(c, "cannot rfactor block '%s': reduce variable '%s' is not bound to a sum "
+                      "of its loops with positive coefficients starting at 0", block,
+                      it->var->name);
+            return false;
+        }
+    }
+    /* guards: every partial's first instance exists */
+    sch_range rg[SCH_RANGES_MAX];
+    int nrg;
+    sch_path_ranges(&bp, bp.n - 1, rg, &nrg);
+    for (int k = top; k < bp.n - 1; k++) {
+        ir_stmt *s = *bp.slot[k];
+        if (s->kind != IR_S_IF || !uses_reduce_loop(s->cond, red, nred))
+            continue;
+        ir_var *from[64];
+        ir_expr *to[64];
+        int n = 0;
+        for (int r = 0; r < nred; r++)
+            if (red[r] != l) {
+                from[n] = red[r]->var;
+                to[n++] = red[r]->lo;
+            }
+        ir_expr *first = pass_simplify_expr(m, ir_expr_subst(m, s->cond, from, to, n));
+        if (!sch_always(first, rg, nrg)) {
+            sch_error(c, "cannot rfactor block '%s' over loop '%s': cannot prove that guard "
+                      "'%s' holds where the other reduce loops start", block, loop,
+                      sch_expr_text(m, s->cond));
+            return false;
+        }
+    }
+    /* names */
+    const char *rf_name = ir_sprintf(m->arena, "%s_rf", x->name);
+    const char *rf_block = ir_sprintf(m->arena, "%s_rf", block);
+    if (sch_name_used(c->f, rf_name)) {
+        sch_error(c, "cannot rfactor block '%s': the name '%s' is already used in @%s", block,
+                  rf_name, c->f->name);
+        return false;
+    }
+    if (sch_block_named(c->f->body, rf_block)) {
+        sch_error(c, "cannot rfactor block '%s': there is a block '%s' already", block, rf_block);
+        return false;
+    }
+    const char *wb_names[128];
+    int nwb = 0;
+    for (int k = top; k < bp.n - 1; k++) {
+        ir_stmt *s = *bp.slot[k];
+        if (s->kind == IR_S_FOR && (s == l || any_binding_uses(b, IR_ITER_SPATIAL, s->var))) {
+            wb_names[nwb] = ir_sprintf(m->arena, "%s_wb", s->var->name);
+            if (sch_name_used(c->f, wb_names[nwb])) {
+                sch_error(c, "cannot rfactor block '%s': the name '%s' is already used in @%s",
+                          block, wb_names[nwb], c->f->name);
+                return false;
+            }
+            nwb++;
+        }
+    }
+
+    /* the partial results' buffer: X's dimensions, then l's */
+    int64_t extent = sch_extent(l);
+    int64_t *shape = ir_alloc(m->arena, sizeof *shape * (size_t)(x->ndim + 1));
+    int64_t bytes = ir_dtype_size(x->dtype) * extent;
+    for (int d = 0; d < x->ndim; d++) {
+        shape[d] = x->shape[d];
+        if (__builtin_mul_overflow(bytes, x->shape[d], &bytes))
+            bytes = INT64_MAX;
+    }
+    shape[x->ndim] = extent;
+    ir_buffer *rf = ir_buffer_new(m, rf_name, x->dtype, x->ndim + 1, shape, IR_BUF_LOCAL);
+    rf->scope = bytes <= 16384 ? IR_SCOPE_STACK : IR_SCOPE_GLOBAL;
+
+    /* the partial block: spatial variables renamed, one variable per reduce loop */
+    ir_itervar *iters = ir_alloc(m->arena, sizeof *iters * (size_t)(b->niters + nred));
+    int niters = 0;
+    ir_var *lvar[64];
+    ir_expr *lval[64];
+    ir_var *ivfrom[128];
+    ir_expr *ivto[128];
+    ir_var *lv_rf = NULL;
+    for (int r = 0; r < nred; r++) {
+        ir_var *v = ir_var_new(m, sch_fresh_name(m, c->f, ir_sprintf(m->arena, "v%s_rf", red[r]->var->name)), IR_I64);
+        if (red[r] == l)
+            lv_rf = v;
+        lvar[r] = red[r]->var;
+        lval[r] = red[r]->lo->ival ? ir_binary(m, IR_ADD, ir_varref(m, v), ir_int(m, red[r]->lo->ival))
+                                   : ir_varref(m, v);
+    }
+    int nsp = 0;
+    for (int i = 0; i < b->niters; i++) {
+        const ir_itervar *it = &b->iters[i];
+        ivfrom[i] = it->var;
+        if (it->kind == IR_ITER_SPATIAL) {
+            ir_var *v = ir_var_new(m, sch_fresh_name(m, c->f, ir_sprintf(m->arena, "%s_rf", it->var->name)), it->var->dtype);
+            iters[niters++] = (ir_itervar){v, IR_ITER_SPATIAL, it->extent, ir_expr_copy(m, it->binding)};
+            ivto[i] = ir_varref(m, v);
+            nsp++;
+        } else {
+            ivto[i] = pass_simplify_expr(m, ir_expr_subst(m, it->binding, lvar, lval, nred));
+        }
+    }
+    for (int r = 0; r < nred; r++) {
+        ir_var *v = lval[r]->kind == IR_VAR ? lval[r]->var : lval[r]->a->var;
+        ir_expr *bind = red[r]->lo->ival ? ir_binary(m, IR_SUB, ir_varref(m, red[r]->var), ir_int(m, red[r]->lo->ival))
+                                         : ir_varref(m, red[r]->var);
+        iters[niters++] = (ir_itervar){v, red[r] == l ? IR_ITER_SPATIAL : IR_ITER_REDUCE, sch_extent(red[r]), bind};
+    }
+    ir_expr **ridx = ir_alloc(m->arena, sizeof *ridx * (size_t)(x->ndim + 1));
+    for (int d = 0; d < st->nargs; d++)
+        ridx[d] = ir_expr_subst(m, st->args[d], ivfrom, ivto, b->niters);
+    ridx[st->nargs] = ir_varref(m, lv_rf);
+    int nr = st->nargs + 1;
+    ir_expr *partial = ir_binary(m, op, ir_load(m, rf, ridx, nr),
+                                 ir_expr_subst(m, rhs, ivfrom, ivto, b->niters));
+    ir_stmt *rf_store = ir_store(m, rf, ridx, nr, partial);
+    ir_stmt *rf_init = ir_store(m, rf, ridx, nr, id);
+    *bp.slot[bp.n - 1] = ir_block(m, rf_block, iters, niters, rf_init, rf_store);
+
+    /* the final block, under copies of l and the spatial loops */
+    ir_var *lfrom[128];
+    ir_expr *lto[128];
+    int nl = 0;
+    ir_var *lwb = NULL;
+    for (int k = top, w = 0; k < bp.n - 1; k++) {
+        ir_stmt *s = *bp.slot[k];
+        if (s->kind == IR_S_FOR && (s == l || any_binding_uses(b, IR_ITER_SPATIAL, s->var))) {
+            ir_var *v = ir_var_new(m, wb_names[w++], s->var->dtype);
+            if (s == l)
+                lwb = v;
+            lfrom[nl] = s->var;
+            lto[nl++] = ir_varref(m, v);
+        }
+    }
+    ir_itervar *fiters = ir_alloc(m->arena, sizeof *fiters * (size_t)(nsp + 1));
+    int nf = 0;
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].kind == IR_ITER_SPATIAL)
+            fiters[nf++] = (ir_itervar){b->iters[i].var, IR_ITER_SPATIAL, b->iters[i].extent,
+                                        ir_expr_subst(m, b->iters[i].binding, lfrom, lto, nl)};
+    ir_var *vl = ir_var_new(m, sch_fresh_name(m, c->f, ir_sprintf(m->arena, "v%s", lwb->name)), IR_I64);
+    fiters[nf++] = (ir_itervar){vl, IR_ITER_REDUCE, extent,
+                                l->lo->ival ? ir_binary(m, IR_SUB, ir_varref(m, lwb), ir_int(m, l->lo->ival))
+                                            : ir_varref(m, lwb)};
+    ir_expr **fidx = ir_alloc(m->arena, sizeof *fidx * (size_t)nr);
+    for (int d = 0; d < st->nargs; d++)
+        fidx[d] = ir_expr_copy(m, st->args[d]);
+    fidx[st->nargs] = ir_varref(m, vl);
+    ir_expr *combine = ir_binary(m, op, ir_load(m, x, st->args, st->nargs), ir_load(m, rf, fidx, nr));
+    ir_stmt *nest = ir_block(m, block, fiters, nf, b->init ? ir_stmt_copy(m, b->init) : NULL,
+                             ir_store(m, x, st->args, st->nargs, combine));
+    for (int k = bp.n - 2; k >= top; k--) {
+        ir_stmt *s = *bp.slot[k];
+        if (s->kind == IR_S_FOR) {
+            for (int i = 0; i < nl; i++)
+                if (lfrom[i] == s->var)
+                    nest = ir_for(m, lto[i]->var, ir_expr_subst(m, s->lo, lfrom, lto, nl),
+                                  ir_expr_subst(m, s->hi, lfrom, lto, nl),
+                                  s == l ? IR_FOR_SERIAL : s->for_kind, nest);
+        } else if (s->kind == IR_S_IF && !uses_reduce_loop(s->cond, red, nred)) {
+            /* a guard of spatial loops only; the others were proven to hold */
+            nest = ir_if(m, ir_expr_subst(m, s->cond, lfrom, lto, nl), nest, NULL);
+        }
+    }
+    ir_stmt *seq = ir_seq_new(m);
+    ir_seq_append(m, seq, *bp.slot[top]);
+    ir_seq_append(m, seq, nest);
+    *bp.slot[top] = ir_alloc_stmt(m, rf, seq);
     return true;
 }

@@ -2,12 +2,12 @@
  * language.
  *
  * A schedule is a list of primitive applications (split, reorder, fuse,
- * vectorize, unroll, parallel, decompose_reduction, cache_read,
- * cache_write, pad, reverse_compute_inline, partition) on one IR
- * function.  Each primitive is an IR -> IR function that checks its own
- * legality: one that cannot prove itself safe reports a
- * located error and leaves the function unchanged, so no schedule can
- * change a result.  Loops are named by their loop variables, blocks by
+ * vectorize, unroll, parallel, decompose_reduction, rfactor, cache_read,
+ * cache_write, pad, compute_inline, reverse_compute_inline, compute_at,
+ * reverse_compute_at, partition) on one IR function.  Each primitive is an
+ * IR -> IR function that checks its own legality: one that cannot prove
+ * itself safe reports a located error and leaves the function unchanged,
+ * so no schedule can change a result.  Loops are named by their loop variables, blocks by
  * their names, as `tec --emit=tir` prints them.
  *
  * The user writes schedules in .te (`schedule NAME { ... }`, which the
@@ -37,6 +37,10 @@
     X(CACHE_WRITE, "cache_write", 2, 1)                       \
     X(PAD, "pad", 1, 1)                                       \
     X(REVERSE_COMPUTE_INLINE, "reverse_compute_inline", 1, 0) \
+    X(COMPUTE_INLINE, "compute_inline", 1, 0)                 \
+    X(RFACTOR, "rfactor", 2, 0)                               \
+    X(COMPUTE_AT, "compute_at", 2, 0)                         \
+    X(REVERSE_COMPUTE_AT, "reverse_compute_at", 2, 0) \
     X(PARTITION, "partition", 2, 0)
 
 /* X(ENUM, name, number of arguments (-1: one or more), number of results) */
@@ -113,6 +117,44 @@ void sch_update_blocks(ir_module *m, ir_stmt *s);
  * its binding: an expression of loop variables. */
 ir_expr *sch_unbind(ir_module *m, const sch_path *p, const ir_expr *x);
 
+/* An affine form c + sum coef[i] * var[i] of variables (distinct, nonzero
+ * coefficients). */
+#define SCH_AFFINE_MAX 32
+typedef struct sch_affine {
+    int64_t c;
+    int n;
+    const ir_var *var[SCH_AFFINE_MAX];
+    int64_t coef[SCH_AFFINE_MAX];
+} sch_affine;
+/* x as an affine form of its variables (+, -, negation, products by
+ * constants); false when it is not one or a coefficient overflows. */
+bool sch_affine_of(const ir_expr *x, sch_affine *a);
+int64_t sch_affine_coef(const sch_affine *a, const ir_var *v);
+ir_expr *sch_affine_expr(ir_module *m, const sch_affine *a);
+
+/* A variable's inclusive range [lo, hi]. */
+#define SCH_RANGES_MAX 128
+typedef struct sch_range {
+    const ir_var *var;
+    int64_t lo, hi;
+} sch_range;
+/* The ranges of the loops with constant bounds among the first `upto`
+ * statements of p. */
+void sch_path_ranges(const sch_path *p, int upto, sch_range *r, int *n);
+/* Bounds of an integer expression whose variables have the ranges r
+ * (interval arithmetic); false when a variable has no range or the
+ * expression is outside what the analysis knows. */
+bool sch_bounds(const ir_expr *x, const sch_range *r, int n, int64_t *lo, int64_t *hi);
+/* Whether cond holds for every value of its variables in their ranges
+ * (false: not proven). */
+bool sch_always(const ir_expr *cond, const sch_range *r, int n);
+/* Whether a block under s is called name. */
+bool sch_block_named(const ir_stmt *s, const char *name);
+/* x as the printer writes it (for diagnostics). */
+const char *sch_expr_text(ir_module *m, const ir_expr *x);
+/* base, or base_1, base_2, ...: the first name f does not use. */
+const char *sch_fresh_name(ir_module *m, const ir_func *f, const char *base);
+
 /* The primitives (one file per family). */
 bool sch_split(sch_ctx *c, const char *loop, int64_t factor, const char *outer, const char *inner);
 bool sch_fuse(sch_ctx *c, const char *outer, const char *inner, const char *fused);
@@ -123,6 +165,9 @@ bool sch_cache_read(sch_ctx *c, const char *buffer, const char *loop, const char
 bool sch_cache_write(sch_ctx *c, const char *block, const char *loop, const char *name);
 bool sch_pad(sch_ctx *c, const char *buffer, const char *name);
 bool sch_reverse_compute_inline(sch_ctx *c, const char *block);
+bool sch_compute_inline(sch_ctx *c, const char *block);
+bool sch_rfactor(sch_ctx *c, const char *block, const char *loop);
+bool sch_compute_at(sch_ctx *c, const char *block, const char *loop, bool reverse);
 bool sch_partition(sch_ctx *c, const char *loop, int64_t point);
 
 /* The `schedule` pass: applies every function's "schedule" attribute and

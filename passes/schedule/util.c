@@ -1,6 +1,7 @@
 /* passes/schedule/util.c — finding loops and blocks, and rewriting accesses:
  * what every schedule primitive shares. */
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -238,5 +239,247 @@ ir_expr *sch_unbind(ir_module *m, const sch_path *p, const ir_expr *x)
             r = ir_expr_subst(m, r, from, to, 1);
         }
     }
+    return r;
+}
+
+/* ---------------------------------------------------------------- affine forms and ranges */
+
+static bool affine_add(sch_affine *a, const ir_var *v, int64_t coef)
+{
+    for (int i = 0; i < a->n; i++)
+        if (a->var[i] == v)
+            return !__builtin_add_overflow(a->coef[i], coef, &a->coef[i]);
+    if (a->n == SCH_AFFINE_MAX)
+        return false;
+    a->var[a->n] = v;
+    a->coef[a->n++] = coef;
+    return true;
+}
+
+/* a += scale * x */
+static bool affine_acc(const ir_expr *x, int64_t scale, sch_affine *a)
+{
+    int64_t k;
+    switch (x->kind) {
+    case IR_INT:
+        return !__builtin_mul_overflow(x->ival, scale, &k) && !__builtin_add_overflow(a->c, k, &a->c);
+    case IR_VAR:
+        return affine_add(a, x->var, scale);
+    case IR_ADD:
+        return affine_acc(x->a, scale, a) && affine_acc(x->b, scale, a);
+    case IR_SUB:
+        return affine_acc(x->a, scale, a) && !__builtin_mul_overflow(scale, -1, &k) &&
+               affine_acc(x->b, k, a);
+    case IR_NEG:
+        return !__builtin_mul_overflow(scale, -1, &k) && affine_acc(x->a, k, a);
+    case IR_MUL:
+        if (x->a->kind == IR_INT)
+            return !__builtin_mul_overflow(scale, x->a->ival, &k) && affine_acc(x->b, k, a);
+        if (x->b->kind == IR_INT)
+            return !__builtin_mul_overflow(scale, x->b->ival, &k) && affine_acc(x->a, k, a);
+        return false;
+    default:
+        return false;
+    }
+}
+
+bool sch_affine_of(const ir_expr *x, sch_affine *a)
+{
+    a->c = 0;
+    a->n = 0;
+    if (!x || !affine_acc(x, 1, a))
+        return false;
+    /* drop terms that cancelled */
+    int n = 0;
+    for (int i = 0; i < a->n; i++)
+        if (a->coef[i] != 0) {
+            a->var[n] = a->var[i];
+            a->coef[n++] = a->coef[i];
+        }
+    a->n = n;
+    return true;
+}
+
+int64_t sch_affine_coef(const sch_affine *a, const ir_var *v)
+{
+    for (int i = 0; i < a->n; i++)
+        if (a->var[i] == v)
+            return a->coef[i];
+    return 0;
+}
+
+ir_expr *sch_affine_expr(ir_module *m, const sch_affine *a)
+{
+    ir_expr *x = NULL;
+    for (int i = 0; i < a->n; i++) {
+        ir_expr *t = ir_varref(m, (ir_var *)a->var[i]);
+        if (a->coef[i] != 1)
+            t = ir_binary(m, IR_MUL, t, ir_int(m, a->coef[i]));
+        x = x ? ir_binary(m, IR_ADD, x, t) : t;
+    }
+    if (!x)
+        return ir_int(m, a->c);
+    if (a->c > 0)
+        x = ir_binary(m, IR_ADD, x, ir_int(m, a->c));
+    else if (a->c < 0 && a->c != INT64_MIN)
+        x = ir_binary(m, IR_SUB, x, ir_int(m, -a->c));
+    else if (a->c < 0)
+        x = ir_binary(m, IR_ADD, x, ir_int(m, a->c));
+    return x;
+}
+
+void sch_path_ranges(const sch_path *p, int upto, sch_range *r, int *n)
+{
+    *n = 0;
+    for (int k = 0; k < upto && k < p->n; k++) {
+        const ir_stmt *s = *p->slot[k];
+        int64_t e = sch_extent(s);
+        if (s->kind == IR_S_FOR && e > 0 && *n < SCH_RANGES_MAX)
+            r[(*n)++] = (sch_range){s->var, s->lo->ival, s->hi->ival - 1};
+    }
+}
+
+static bool mul_range(int64_t alo, int64_t ahi, int64_t blo, int64_t bhi, int64_t *lo, int64_t *hi)
+{
+    int64_t p[4];
+    if (__builtin_mul_overflow(alo, blo, &p[0]) || __builtin_mul_overflow(alo, bhi, &p[1]) ||
+        __builtin_mul_overflow(ahi, blo, &p[2]) || __builtin_mul_overflow(ahi, bhi, &p[3]))
+        return false;
+    *lo = *hi = p[0];
+    for (int i = 1; i < 4; i++) {
+        *lo = p[i] < *lo ? p[i] : *lo;
+        *hi = p[i] > *hi ? p[i] : *hi;
+    }
+    return true;
+}
+
+static int64_t floordiv64(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+bool sch_bounds(const ir_expr *x, const sch_range *r, int n, int64_t *lo, int64_t *hi)
+{
+    int64_t alo, ahi, blo, bhi;
+    switch (x->kind) {
+    case IR_INT:
+        *lo = *hi = x->ival;
+        return true;
+    case IR_VAR:
+        for (int i = 0; i < n; i++)
+            if (r[i].var == x->var) {
+                *lo = r[i].lo;
+                *hi = r[i].hi;
+                return true;
+            }
+        return false;
+    case IR_NEG:
+        if (!sch_bounds(x->a, r, n, &alo, &ahi) || alo == INT64_MIN)
+            return false;
+        *lo = -ahi;
+        *hi = -alo;
+        return true;
+    default:
+        break;
+    }
+    if (x->kind != IR_ADD && x->kind != IR_SUB && x->kind != IR_MUL && x->kind != IR_MIN &&
+        x->kind != IR_MAX && x->kind != IR_FLOORDIV && x->kind != IR_FLOORMOD)
+        return false;
+    if (!sch_bounds(x->a, r, n, &alo, &ahi) || !sch_bounds(x->b, r, n, &blo, &bhi))
+        return false;
+    switch (x->kind) {
+    case IR_ADD:
+        return !__builtin_add_overflow(alo, blo, lo) && !__builtin_add_overflow(ahi, bhi, hi);
+    case IR_SUB:
+        return !__builtin_sub_overflow(alo, bhi, lo) && !__builtin_sub_overflow(ahi, blo, hi);
+    case IR_MUL:
+        return mul_range(alo, ahi, blo, bhi, lo, hi);
+    case IR_MIN:
+        *lo = alo < blo ? alo : blo;
+        *hi = ahi < bhi ? ahi : bhi;
+        return true;
+    case IR_MAX:
+        *lo = alo > blo ? alo : blo;
+        *hi = ahi > bhi ? ahi : bhi;
+        return true;
+    case IR_FLOORDIV:   /* by a positive constant: monotone */
+        if (blo != bhi || blo <= 0)
+            return false;
+        *lo = floordiv64(alo, blo);
+        *hi = floordiv64(ahi, blo);
+        return true;
+    case IR_FLOORMOD:
+        if (blo != bhi || blo <= 0)
+            return false;
+        if (alo >= 0 && ahi < blo) {
+            *lo = alo;
+            *hi = ahi;
+        } else {
+            *lo = 0;
+            *hi = blo - 1;
+        }
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool sch_always(const ir_expr *cond, const sch_range *r, int n)
+{
+    int64_t alo, ahi, blo, bhi;
+    switch (cond->kind) {
+    case IR_AND:
+        return sch_always(cond->a, r, n) && sch_always(cond->b, r, n);
+    case IR_OR:
+        return sch_always(cond->a, r, n) || sch_always(cond->b, r, n);
+    case IR_LT: case IR_LE: case IR_GT: case IR_GE:
+        if (!sch_bounds(cond->a, r, n, &alo, &ahi) || !sch_bounds(cond->b, r, n, &blo, &bhi))
+            return false;
+        switch (cond->kind) {
+        case IR_LT: return ahi < blo;
+        case IR_LE: return ahi <= blo;
+        case IR_GT: return alo > bhi;
+        default: return alo >= bhi;
+        }
+    default:
+        return false;
+    }
+}
+
+bool sch_block_named(const ir_stmt *s, const char *name)
+{
+    if (!s)
+        return false;
+    if (s->kind == IR_S_BLOCK && s->name && strcmp(s->name, name) == 0)
+        return true;
+    for (int i = 0; i < s->nbody; i++)
+        if (sch_block_named(s->body[i], name))
+            return true;
+    return sch_block_named(s->init, name) || sch_block_named(s->orelse, name);
+}
+
+const char *sch_fresh_name(ir_module *m, const ir_func *f, const char *base)
+{
+    if (!sch_name_used(f, base))
+        return base;
+    for (int i = 1;; i++) {
+        const char *n = ir_sprintf(m->arena, "%s_%d", base, i);
+        if (!sch_name_used(f, n))
+            return n;
+    }
+}
+
+const char *sch_expr_text(ir_module *m, const ir_expr *x)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return "?";
+    ir_print_expr(f, x);
+    fclose(f);
+    const char *r = ir_strdup(m->arena, buf ? buf : "?");
+    free(buf);
     return r;
 }

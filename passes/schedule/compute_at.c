@@ -1,0 +1,632 @@
+/* passes/schedule/compute_at.c — compute_at and reverse_compute_at: an
+ * elementwise block moves under a loop of the block it feeds (compute_at)
+ * or of the block that feeds it (reverse_compute_at), and computes there,
+ * in each iteration of the loop, only the elements that iteration needs or
+ * has made.
+ *
+ *     compute_at(t, i_1):                  for i_1:
+ *       for i, j:   t[i, j] = f(x)            for j in 0..37: t[i_1, j] = f(x)
+ *       for i_1, j_1: y[...] = g(t[i_1, j_1])   for j_1: y[i_1, j_1] = g(t[i_1, j_1])
+ *
+ * compute_at(B, l): B stores local buffer T at its own indices; every read
+ * of T is inside l, after B's nest in the same sequence.  For one iteration
+ * of l the indices of the reads, affine in the loops, cover a box: inside
+ * l's loops (constant bounds) move, the loops around l are fixed.  B's new
+ * nest, at the start of l's body, runs over that box (one loop per
+ * dimension, named after B's loop for that dimension), clipped to T's
+ * shape.  Boxes of several iterations may overlap: B then computes an
+ * element again, from inputs nothing has changed, so with the same value;
+ * under a parallel loop the boxes of its iterations must be disjoint.
+ *
+ * reverse_compute_at(C, l): C stores its output at its own indices and
+ * reads T only at them; T is stored by one block B inside l (its reduce
+ * loops, if any, inside l too).  In one iteration of l, B stores the
+ * elements outer + y of T, with y the loops inside l that its indices use
+ * (each index: loops around l, plus at most one loop inside l with
+ * coefficient 1) where B's guards hold; C's new nest, at the end of l's
+ * body, runs over exactly those elements with copies of those loops and
+ * guards, after they are final.
+ *
+ * For both, the moved block is one store without init, has only spatial
+ * iteration variables whose extents are the buffer's shape, and nothing
+ * between its old and new places writes what it reads or touches what it
+ * writes.  doc/schedule.md has the user's view. */
+#include <string.h>
+
+#include "passes/passes.h"
+#include "passes/schedule/schedule.h"
+
+static bool loads_buffer(const ir_expr *x, const ir_buffer *b)
+{
+    if (!x)
+        return false;
+    if (x->kind == IR_LOAD && x->buf == b)
+        return true;
+    for (int i = 0; i < x->nargs; i++)
+        if (loads_buffer(x->args[i], b))
+            return true;
+    return loads_buffer(x->a, b) || loads_buffer(x->b, b) || loads_buffer(x->c, b);
+}
+
+/* Accesses of a buffer under a statement. */
+typedef struct uses {
+    const ir_buffer *buf;
+    int loads, stores;
+} uses;
+
+static void count_expr(uses *u, const ir_expr *x)
+{
+    if (!x)
+        return;
+    if (x->kind == IR_LOAD && x->buf == u->buf)
+        u->loads++;
+    for (int i = 0; i < x->nargs; i++)
+        count_expr(u, x->args[i]);
+    count_expr(u, x->a);
+    count_expr(u, x->b);
+    count_expr(u, x->c);
+}
+
+static void count_stmt(uses *u, const ir_stmt *s)
+{
+    if (!s)
+        return;
+    if (s->kind == IR_S_STORE && s->buf == u->buf)
+        u->stores++;
+    for (int i = 0; i < s->nargs; i++)
+        count_expr(u, s->args[i]);
+    count_expr(u, s->value);
+    count_expr(u, s->cond);
+    count_expr(u, s->lo);
+    count_expr(u, s->hi);
+    for (int i = 0; i < s->niters; i++)
+        count_expr(u, s->iters[i].binding);
+    for (int i = 0; i < s->nbody; i++)
+        count_stmt(u, s->body[i]);
+    count_stmt(u, s->init);
+    count_stmt(u, s->orelse);
+}
+
+static uses count(const ir_buffer *b, const ir_stmt *s)
+{
+    uses u = {b, 0, 0};
+    count_stmt(&u, s);
+    return u;
+}
+
+/* A guard a split put around b: conjunctions of `binding < extent`. */
+static bool domain_guard(const ir_stmt *b, const ir_expr *cond)
+{
+    if (cond->kind == IR_AND)
+        return domain_guard(b, cond->a) && domain_guard(b, cond->b);
+    if (cond->kind != IR_LT || cond->b->kind != IR_INT)
+        return false;
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].extent == cond->b->ival && ir_expr_equal(b->iters[i].binding, cond->a))
+            return true;
+    return false;
+}
+
+/* The block that moves: where its nest starts in which sequence. */
+typedef struct moving {
+    sch_path p;
+    ir_stmt *b, *st;       /* the block and its store */
+    int root;              /* p.slot[root]: the nest, a child of the sequence */
+    ir_stmt *seq;
+    int index;             /* of the nest in seq */
+} moving;
+
+static bool elementwise_block(sch_ctx *c, const char *what, const char *name, moving *mv)
+{
+    if (!sch_find_block(c, name, &mv->p))
+        return false;
+    ir_stmt *b = mv->b = *mv->p.slot[mv->p.n - 1];
+    ir_stmt *st = mv->st = b->nbody ? b->body[0] : NULL;
+    ir_block_update_access(c->m, b);   /* an earlier step may have changed what it reads */
+    if (b->init || !st || st->kind != IR_S_STORE) {
+        sch_error(c, "cannot %s block '%s': it is not one store without an init", what, name);
+        return false;
+    }
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].kind != IR_ITER_SPATIAL) {
+            sch_error(c, "cannot %s block '%s': it reduces over '%s'", what, name, b->iters[i].var->name);
+            return false;
+        }
+    bool identity = st->nargs == b->niters && st->nargs == st->buf->ndim;
+    for (int d = 0; identity && d < st->nargs; d++)
+        identity = st->args[d]->kind == IR_VAR && st->args[d]->var == b->iters[d].var &&
+                   b->iters[d].extent == st->buf->shape[d];
+    if (!identity) {
+        sch_error(c, "cannot %s block '%s': it does not store every element of '%s' at its "
+                  "iteration variables in order", what, name, st->buf->name);
+        return false;
+    }
+    if (loads_buffer(st->value, st->buf)) {
+        sch_error(c, "cannot %s block '%s': it reads '%s', the buffer it stores", what, name, st->buf->name);
+        return false;
+    }
+    int k = mv->p.n - 1;
+    while (k > 0) {
+        ir_stmt *parent = *mv->p.slot[k - 1];
+        if (parent->kind == IR_S_SEQ)
+            break;
+        if (parent->kind == IR_S_IF && parent->orelse == NULL && domain_guard(b, parent->cond)) {
+            k--;
+            continue;
+        }
+        if (parent->kind != IR_S_FOR) {
+            sch_error(c, "cannot %s block '%s': %s is between its loops and the block", what, name,
+                      parent->kind == IR_S_IF ? "a guard that is not a split's" : ir_stmt_kind_name(parent->kind));
+            return false;
+        }
+        k--;
+    }
+    if (k == 0) {
+        sch_error(c, "cannot %s block '%s': it is all of @%s", what, name, c->f->name);
+        return false;
+    }
+    mv->root = k;
+    mv->seq = *mv->p.slot[k - 1];
+    mv->index = (int)(mv->p.slot[k] - mv->seq->body);
+    return true;
+}
+
+/* Whether any store under s writes one of the buffers b reads (other than skip). */
+static bool writes_reads_of(const ir_stmt *s, const ir_stmt *b, const ir_buffer *skip)
+{
+    for (int i = 0; i < b->nreads; i++)
+        if (b->reads[i] != skip && count(b->reads[i], s).stores)
+            return true;
+    return false;
+}
+
+/* ---------------------------------------------------------------- regions */
+
+/* What the loads of T under a loop need in one of its iterations. */
+typedef struct region {
+    sch_ctx *c;
+    const ir_buffer *t;
+    int ndim;
+    bool have, ok;
+    sch_affine outer[16];   /* per dimension: the part of the loops around l, constant = lowest */
+    int64_t hi[16];         /* highest constant */
+    sch_path path;          /* from l's body down to the statement being read */
+    sch_range inner[SCH_RANGES_MAX];
+    int ninner;
+} region;
+
+static void region_access(region *r, const ir_expr *const *args)
+{
+    for (int d = 0; d < r->ndim && r->ok; d++) {
+        ir_expr *x = pass_simplify_expr(r->c->m, sch_unbind(r->c->m, &r->path, args[d]));
+        sch_affine a, out = {0};
+        if (!sch_affine_of(x, &a)) {
+            sch_error(r->c, "cannot compute the region of '%s' read: index '%s' is not affine in "
+                      "the loops", r->t->name, sch_expr_text(r->c->m, x));
+            r->ok = false;
+            return;
+        }
+        int64_t lo = a.c, hi = a.c;
+        out.c = 0;
+        for (int i = 0; i < a.n; i++) {
+            int j = 0;
+            while (j < r->ninner && r->inner[j].var != a.var[i])
+                j++;
+            if (j == r->ninner) {
+                out.var[out.n] = a.var[i];
+                out.coef[out.n++] = a.coef[i];
+                continue;
+            }
+            int64_t p = a.coef[i] * r->inner[j].lo, q = a.coef[i] * r->inner[j].hi;
+            lo += p < q ? p : q;
+            hi += p < q ? q : p;
+        }
+        if (!r->have) {
+            r->outer[d] = out;
+            r->outer[d].c = lo;
+            r->hi[d] = hi;
+            continue;
+        }
+        bool same = out.n == r->outer[d].n;
+        for (int i = 0; same && i < out.n; i++)
+            same = sch_affine_coef(&r->outer[d], out.var[i]) == out.coef[i];
+        if (!same) {
+            sch_error(r->c, "cannot compute the region of '%s' read: dimension %d is read at "
+                      "indices that differ by more than a constant", r->t->name, d + 1);
+            r->ok = false;
+            return;
+        }
+        r->outer[d].c = lo < r->outer[d].c ? lo : r->outer[d].c;
+        r->hi[d] = hi > r->hi[d] ? hi : r->hi[d];
+    }
+    r->have = true;
+}
+
+static void region_expr(region *r, const ir_expr *x)
+{
+    if (!x || !r->ok)
+        return;
+    if (x->kind == IR_LOAD && x->buf == r->t)
+        region_access(r, (const ir_expr *const *)x->args);
+    for (int i = 0; i < x->nargs; i++)
+        region_expr(r, x->args[i]);
+    region_expr(r, x->a);
+    region_expr(r, x->b);
+    region_expr(r, x->c);
+}
+
+static void region_stmt(region *r, ir_stmt **slot)
+{
+    ir_stmt *s = *slot;
+    if (!s || !r->ok || r->path.n == 128)
+        return;
+    r->path.slot[r->path.n++] = slot;
+    int saved = r->ninner;
+    if (s->kind == IR_S_FOR) {
+        if (sch_extent(s) < 1) {
+            sch_error(r->c, "cannot compute the region of '%s' read: loop '%s' has bounds that "
+                      "are not constants", r->t->name, s->var->name);
+            r->ok = false;
+        } else if (r->ninner < SCH_RANGES_MAX)
+            r->inner[r->ninner++] = (sch_range){s->var, s->lo->ival, s->hi->ival - 1};
+    }
+    for (int i = 0; i < s->nargs; i++)
+        region_expr(r, s->args[i]);
+    region_expr(r, s->value);
+    region_expr(r, s->cond);
+    for (int i = 0; i < s->nbody; i++)
+        region_stmt(r, &s->body[i]);
+    if (s->init)
+        region_stmt(r, &s->init);
+    if (s->orelse)
+        region_stmt(r, &s->orelse);
+    r->ninner = saved;
+    r->path.n--;
+}
+
+/* The loop `name` inside seq's child after (or before) index; its path. */
+static bool find_target_loop(sch_ctx *c, const char *what, const moving *mv, const char *name,
+                             bool after, sch_path *lp, int *child)
+{
+    if (!sch_find_loop(c, name, lp))
+        return false;
+    for (int k = 0; k + 1 < lp->n; k++)
+        if (*lp->slot[k] == mv->seq) {
+            *child = (int)(lp->slot[k + 1] - mv->seq->body);
+            if (after ? *child > mv->index : *child < mv->index)
+                return true;
+        }
+    sch_error(c, "cannot %s block '%s' at loop '%s': the loop is not %s the block's nest in "
+              "the same sequence", what, mv->b->name, name, after ? "after" : "before");
+    return false;
+}
+
+/* Loop names for the new nest: the moved block's loop for dimension d if
+ * its binding was one, else BLOCK_axD; fresh in f (the old nest is gone). */
+static ir_var *nest_var(sch_ctx *c, const moving *mv, int d)
+{
+    const ir_expr *bind = mv->b->iters[d].binding;
+    const char *base = bind->kind == IR_VAR ? bind->var->name
+                                            : ir_sprintf(c->m->arena, "%s_ax%d", mv->b->name, d);
+    return ir_var_new(c->m, sch_fresh_name(c->m, c->f, base), IR_I64);
+}
+
+static bool compute_at(sch_ctx *c, const char *block, const char *loop)
+{
+    const char *what = "compute_at";
+    moving mv;
+    if (!elementwise_block(c, what, block, &mv))
+        return false;
+    const ir_buffer *t = mv.st->buf;
+    if (t->role != IR_BUF_LOCAL || t->ndim > 16) {
+        sch_error(c, "cannot compute_at block '%s': '%s' is %s", block, t->name,
+                  t->role != IR_BUF_LOCAL ? "a parameter, not a local buffer" : "of too high a rank");
+        return false;
+    }
+    sch_path lp;
+    int child;
+    if (!find_target_loop(c, what, &mv, loop, true, &lp, &child))
+        return false;
+    ir_stmt *l = *lp.slot[lp.n - 1];
+    uses all = count(t, c->f->body), in = count(t, l->body[0]);
+    if (all.stores != 1 || in.loads != all.loads) {
+        sch_error(c, "cannot compute_at block '%s' at loop '%s': '%s' is %s", block, loop, t->name,
+                  all.stores != 1 ? "stored by other statements too" : "read outside the loop");
+        return false;
+    }
+    for (int i = mv.index + 1; i <= child; i++)
+        if (writes_reads_of(mv.seq->body[i], mv.b, NULL)) {
+            sch_error(c, "cannot compute_at block '%s' at loop '%s': a buffer it reads is written "
+                      "in between", block, loop);
+            return false;
+        }
+    region r = {.c = c, .t = t, .ndim = t->ndim, .ok = true};
+    region_stmt(&r, &l->body[0]);
+    if (!r.ok)
+        return false;
+    ir_module *m = c->m;
+    sch_range rg[SCH_RANGES_MAX];
+    int nrg;
+    sch_path_ranges(&lp, lp.n, rg, &nrg);
+    /* under a parallel loop, the boxes of its iterations must be disjoint */
+    for (int k = 0; k < lp.n; k++) {
+        const ir_stmt *s = *lp.slot[k];
+        if (s->kind != IR_S_FOR || s->for_kind != IR_FOR_PARALLEL)
+            continue;
+        bool disjoint = false;
+        for (int d = 0; d < t->ndim; d++) {
+            int64_t k1 = sch_affine_coef(&r.outer[d], s->var);
+            int64_t ext = r.hi[d] - r.outer[d].c + 1;
+            disjoint |= k1 >= ext || -k1 >= ext;
+        }
+        if (!disjoint) {
+            sch_error(c, "cannot compute_at block '%s' at loop '%s': the regions of the "
+                      "iterations of parallel loop '%s' overlap", block, loop, s->var->name);
+            return false;
+        }
+    }
+    /* the old nest goes; then the new one, over the box */
+    *mv.p.slot[mv.root] = ir_seq_new(m);
+    ir_var *vars[16];
+    ir_expr *bind[16];
+    ir_expr *guard = NULL;
+    int64_t ext[16];
+    for (int d = 0; d < t->ndim; d++) {
+        vars[d] = nest_var(c, &mv, d);
+        ext[d] = r.hi[d] - r.outer[d].c + 1;
+        bool whole = r.outer[d].n == 0 && r.outer[d].c <= 0 && r.hi[d] >= t->shape[d] - 1;
+        if (whole) {
+            ext[d] = t->shape[d];
+            bind[d] = ir_varref(m, vars[d]);
+            continue;
+        }
+        /* one element: no loop */
+        bind[d] = ext[d] == 1 ? sch_affine_expr(m, &r.outer[d])
+                              : ir_binary(m, IR_ADD, sch_affine_expr(m, &r.outer[d]), ir_varref(m, vars[d]));
+        bind[d] = pass_simplify_expr(m, bind[d]);
+        if (nrg < SCH_RANGES_MAX)
+            rg[nrg] = (sch_range){vars[d], 0, ext[d] - 1};
+        ir_expr *in[2] = {ir_binary(m, IR_GE, ir_expr_copy(m, bind[d]), ir_int(m, 0)),
+                          ir_binary(m, IR_LT, ir_expr_copy(m, bind[d]), ir_int(m, t->shape[d]))};
+        for (int i = 0; i < 2; i++)
+            if (!sch_always(in[i], rg, nrg + 1))
+                guard = guard ? ir_binary(m, IR_AND, guard, in[i]) : in[i];
+    }
+    ir_itervar *iters = ir_alloc(m->arena, sizeof *iters * (size_t)mv.b->niters);
+    for (int d = 0; d < mv.b->niters; d++)
+        iters[d] = (ir_itervar){mv.b->iters[d].var, IR_ITER_SPATIAL, mv.b->iters[d].extent, bind[d]};
+    ir_stmt *nest = ir_block(m, mv.b->name, iters, mv.b->niters, NULL, mv.st);
+    if (guard)
+        nest = ir_if(m, guard, nest, NULL);
+    for (int d = t->ndim - 1; d >= 0; d--)
+        if (ext[d] > 1 || ir_expr_uses_var(bind[d], vars[d]))
+            nest = ir_for(m, vars[d], ir_int(m, 0), ir_int(m, ext[d]), IR_FOR_SERIAL, nest);
+    ir_stmt *seq = ir_seq_new(m);
+    ir_seq_append(m, seq, nest);
+    ir_seq_append(m, seq, l->body[0]);
+    l->body[0] = seq;
+    return true;
+}
+
+/* ---------------------------------------------------------------- reverse_compute_at */
+
+/* The one block under s that stores a buffer c reads; its path from s. */
+typedef struct producer {
+    const ir_stmt *consumer;
+    const ir_buffer *t;
+    const ir_stmt *b;
+    sch_path path;
+    sch_path at;
+    int nproducers;
+} producer;
+
+static void find_producer(producer *p, ir_stmt **slot)
+{
+    ir_stmt *s = *slot;
+    if (!s || p->path.n == 128)
+        return;
+    p->path.slot[p->path.n++] = slot;
+    if (s->kind == IR_S_BLOCK && s->nbody && s->body[0]->kind == IR_S_STORE) {
+        for (int i = 0; i < p->consumer->nreads; i++)
+            if (p->consumer->reads[i] == s->body[0]->buf) {
+                p->nproducers++;
+                p->t = s->body[0]->buf;
+                p->b = s;
+                p->at = p->path;
+            }
+    }
+    for (int i = 0; i < s->nbody; i++)
+        find_producer(p, &s->body[i]);
+    if (s->orelse)
+        find_producer(p, &s->orelse);
+    p->path.n--;
+}
+
+/* c reads t only at its own iteration variables. */
+static bool reads_at_own_indices(const ir_stmt *c, const ir_buffer *t, const ir_expr *x)
+{
+    if (!x)
+        return true;
+    if (x->kind == IR_LOAD && x->buf == t) {
+        if (x->nargs != c->niters)
+            return false;
+        for (int d = 0; d < x->nargs; d++)
+            if (x->args[d]->kind != IR_VAR || x->args[d]->var != c->iters[d].var)
+                return false;
+        return true;
+    }
+    for (int i = 0; i < x->nargs; i++)
+        if (!reads_at_own_indices(c, t, x->args[i]))
+            return false;
+    return reads_at_own_indices(c, t, x->a) && reads_at_own_indices(c, t, x->b) &&
+           reads_at_own_indices(c, t, x->c);
+}
+
+static bool reverse_compute_at(sch_ctx *c, const char *block, const char *loop)
+{
+    const char *what = "reverse_compute_at";
+    moving mv;
+    if (!elementwise_block(c, what, block, &mv))
+        return false;
+    sch_path lp;
+    int child;
+    if (!find_target_loop(c, what, &mv, loop, false, &lp, &child))
+        return false;
+    ir_stmt *l = *lp.slot[lp.n - 1];
+    ir_block_update_access(c->m, mv.b);
+    producer pr = {.consumer = mv.b};
+    find_producer(&pr, &l->body[0]);
+    if (pr.nproducers != 1) {
+        sch_error(c, "cannot reverse_compute_at block '%s' at loop '%s': %s block in the loop "
+                  "stores a buffer it reads", block, loop, pr.nproducers ? "more than one" : "no");
+        return false;
+    }
+    const ir_buffer *t = pr.t, *y = mv.st->buf;
+    const ir_stmt *b = pr.b;
+    if (count(t, c->f->body).stores != 1 || t->ndim != mv.b->niters || t->ndim > 16) {
+        sch_error(c, "cannot reverse_compute_at block '%s' at loop '%s': '%s' is stored by "
+                  "other statements too, or its rank is not the block's", block, loop, t->name);
+        return false;
+    }
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] != mv.b->iters[d].extent) {
+            sch_error(c, "cannot reverse_compute_at block '%s': its iteration domain is not the "
+                      "shape of '%s'", block, t->name);
+            return false;
+        }
+    if (!reads_at_own_indices(mv.b, t, mv.st->value)) {
+        sch_error(c, "cannot reverse_compute_at block '%s': it reads '%s' at other indices than "
+                  "its own", block, t->name);
+        return false;
+    }
+    for (int i = child; i < mv.index; i++) {
+        uses u = count(y, mv.seq->body[i]);
+        if (u.loads || u.stores || writes_reads_of(mv.seq->body[i], mv.b, i == child ? t : NULL) ||
+            (i > child && count(t, mv.seq->body[i]).stores)) {
+            sch_error(c, "cannot reverse_compute_at block '%s' at loop '%s': a statement in "
+                      "between uses '%s' or writes what the block reads", block, loop, y->name);
+            return false;
+        }
+    }
+    /* the loops inside l down to the producer, and their roles */
+    ir_module *m = c->m;
+    ir_stmt *inner[128];
+    int ninner = 0;
+    for (int k = 0; k < pr.at.n - 1; k++) {
+        ir_stmt *s = *pr.at.slot[k];
+        if (s->kind == IR_S_FOR)
+            inner[ninner++] = s;
+        else if (s->kind == IR_S_LET || s->kind == IR_S_BLOCK ||
+                 (s->kind == IR_S_IF && pr.at.slot[k + 1] != &s->body[0])) {
+            sch_error(c, "cannot reverse_compute_at block '%s' at loop '%s': a %s is between "
+                      "the loop and block '%s'", block, loop,
+                      s->kind == IR_S_IF ? "else branch" : ir_stmt_kind_name(s->kind), b->name);
+            return false;
+        }
+    }
+    for (int i = 0; i < b->niters; i++)
+        for (int k = 0; k < lp.n; k++) {
+            const ir_stmt *s = *lp.slot[k];
+            if (b->iters[i].kind == IR_ITER_REDUCE && s->kind == IR_S_FOR &&
+                ir_expr_uses_var(b->iters[i].binding, s->var)) {
+                sch_error(c, "cannot reverse_compute_at block '%s' at loop '%s': '%s' is not "
+                          "final after one iteration (block '%s' reduces over loop '%s')", block,
+                          loop, t->name, b->name, s->var->name);
+                return false;
+            }
+        }
+    /* each dimension: loops around l plus at most one inner loop with coefficient 1 */
+    const ir_stmt *bst = b->body[0];
+    sch_path full = lp;
+    for (int k = 0; k < pr.at.n && full.n < 128; k++)
+        full.slot[full.n++] = pr.at.slot[k];
+    ir_stmt *dim_loop[16] = {0};
+    sch_affine outer[16];
+    bool used[128] = {false};
+    for (int d = 0; d < t->ndim; d++) {
+        ir_expr *x = pass_simplify_expr(m, sch_unbind(m, &full, bst->args[d]));
+        if (!sch_affine_of(x, &outer[d])) {
+            sch_error(c, "cannot reverse_compute_at block '%s' at loop '%s': block '%s' stores "
+                      "'%s' at index '%s', not affine in the loops", block, loop, b->name,
+                      t->name, sch_expr_text(m, x));
+            return false;
+        }
+        for (int j = 0; j < ninner; j++) {
+            int64_t k1 = sch_affine_coef(&outer[d], inner[j]->var);
+            if (k1 == 0)
+                continue;
+            if (k1 != 1 || dim_loop[d] || used[j] || sch_extent(inner[j]) < 1) {
+                sch_error(c, "cannot reverse_compute_at block '%s' at loop '%s': the elements "
+                          "of '%s' one iteration stores are not a box of its loops", block, loop,
+                          t->name);
+                return false;
+            }
+            dim_loop[d] = inner[j];
+            used[j] = true;
+        }
+        for (int i = 0; i < outer[d].n; i++) {
+            bool known = false;
+            for (int k = 0; k < lp.n; k++)
+                known |= (*lp.slot[k])->kind == IR_S_FOR && (*lp.slot[k])->var == outer[d].var[i];
+            for (int j = 0; j < ninner; j++)
+                known |= inner[j]->var == outer[d].var[i];
+            if (!known) {
+                sch_error(c, "cannot reverse_compute_at block '%s' at loop '%s': block '%s' "
+                          "stores '%s' at an index that uses '%s', not a loop", block, loop,
+                          b->name, t->name, outer[d].var[i]->name);
+                return false;
+            }
+        }
+    }
+    /* guards inside l may only test those loops (they are copied) */
+    for (int k = 0; k < pr.at.n - 1; k++) {
+        const ir_stmt *s = *pr.at.slot[k];
+        for (int j = 0; s->kind == IR_S_IF && j < ninner; j++)
+            if (!used[j] && ir_expr_uses_var(s->cond, inner[j]->var)) {
+                sch_error(c, "cannot reverse_compute_at block '%s' at loop '%s': guard '%s' "
+                          "tests loop '%s', which no index of '%s' uses", block, loop,
+                          sch_expr_text(m, s->cond), inner[j]->var->name, t->name);
+                return false;
+            }
+    }
+    /* the old nest goes; the new one copies the index loops and guards */
+    *mv.p.slot[mv.root] = ir_seq_new(m);
+    ir_var *from[128];
+    ir_expr *to[128];
+    ir_var *nv[128] = {0};
+    int nsub = 0;
+    for (int d = 0; d < t->ndim; d++)
+        if (dim_loop[d]) {
+            for (int j = 0; j < ninner; j++)
+                if (inner[j] == dim_loop[d]) {
+                    nv[j] = nest_var(c, &mv, d);
+                    from[nsub] = inner[j]->var;
+                    to[nsub++] = ir_varref(m, nv[j]);
+                }
+        }
+    ir_itervar *iters = ir_alloc(m->arena, sizeof *iters * (size_t)mv.b->niters);
+    for (int d = 0; d < mv.b->niters; d++)
+        iters[d] = (ir_itervar){mv.b->iters[d].var, IR_ITER_SPATIAL, mv.b->iters[d].extent,
+                                pass_simplify_expr(m, ir_expr_subst(m, sch_affine_expr(m, &outer[d]), from, to, nsub))};
+    ir_stmt *nest = ir_block(m, mv.b->name, iters, mv.b->niters, NULL, mv.st);
+    for (int k = pr.at.n - 2; k >= 0; k--) {
+        ir_stmt *s = *pr.at.slot[k];
+        if (s->kind == IR_S_IF)
+            nest = ir_if(m, ir_expr_subst(m, s->cond, from, to, nsub), nest, NULL);
+        else if (s->kind == IR_S_FOR)
+            for (int j = 0; j < ninner; j++)
+                if (inner[j] == s && nv[j])
+                    nest = ir_for(m, nv[j], ir_expr_copy(m, s->lo), ir_expr_copy(m, s->hi),
+                                  IR_FOR_SERIAL, nest);
+    }
+    ir_stmt *seq = ir_seq_new(m);
+    ir_seq_append(m, seq, l->body[0]);
+    ir_seq_append(m, seq, nest);
+    l->body[0] = seq;
+    return true;
+}
+
+bool sch_compute_at(sch_ctx *c, const char *block, const char *loop, bool reverse)
+{
+    return reverse ? reverse_compute_at(c, block, loop) : compute_at(c, block, loop);
+}
