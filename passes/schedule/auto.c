@@ -335,6 +335,81 @@ static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, b
  * vector operand's columns in tiles of 8 vectors, enough independent
  * accumulators to hide the FMA latency, packed per tile; the reduce loop
  * runs over the tile. */
+/* Whether load ld reads along v contiguously: v is its last index and no
+ * other index uses it. */
+static bool last_index_is(const ir_expr *ld, const ir_var *v)
+{
+    if (ld->nargs < 1 || ld->args[ld->nargs - 1]->kind != IR_VAR ||
+        ld->args[ld->nargs - 1]->var != v)
+        return false;
+    for (int d = 0; d < ld->nargs - 1; d++)
+        if (uses(ld->args[d], v))
+            return false;
+    return true;
+}
+
+/* Dot products: a contraction y[o] += U[k] * V[o, k] with no row loop
+ * whose operands both run along k contiguously (a linear layer on one
+ * vector, weights [out, in]).  Packing V into column tiles would transpose
+ * the whole weight on every call; instead 16-lane partial sums along k
+ * (rfactor) for a tile of mr outputs in registers, and one horizontal sum
+ * per output after the k loop. */
+static bool schedule_dot(auto_ctx *a, nest *ns)
+{
+    ir_stmt *b = ns->block;
+    ir_stmt *body = b->nbody ? b->body[0] : NULL;
+    if (ns->n != 2 || !b->init || !body || body->kind != IR_S_STORE || !body->value ||
+        body->value->kind != IR_ADD || body->value->a->kind != IR_LOAD ||
+        body->value->a->buf != body->buf || body->value->b->kind != IR_MUL ||
+        !ir_dtype_is_float(body->buf->dtype) || body->nargs < 1 ||
+        body->args[body->nargs - 1]->kind != IR_VAR)
+        return false;
+    const ir_expr *prod = body->value->b;
+    if (prod->a->kind != IR_LOAD || prod->b->kind != IR_LOAD)
+        return false;
+    const ir_itervar *it0 = iter_of(b, ns->loops[0]), *it1 = iter_of(b, ns->loops[1]);
+    if (!it0 || !it1 || it0->kind != IR_ITER_SPATIAL || it1->kind != IR_ITER_REDUCE ||
+        body->args[body->nargs - 1]->var != it0->var)
+        return false;
+    if (!last_index_is(prod->a, it1->var) || !last_index_is(prod->b, it1->var))
+        return false;
+    int L = a->lanes;
+    int64_t nn = extent(ns->loops[0]), kk = extent(ns->loops[1]);
+    if (kk < 2 * L || nn < 2)
+        return false;
+    static const int mrs[] = {8, 10, 6, 12, 7, 5, 4, 9, 3, 2};
+    int mr = 0;
+    for (size_t i = 0; i < sizeof mrs / sizeof *mrs && !mr; i++)
+        if (nn % mrs[i] == 0)
+            mr = mrs[i];
+    if (!mr)
+        mr = nn < 8 ? (int)nn : 8;   /* a guarded tail, partitioned below */
+    const char *on = ns->loops[0]->var->name, *kn = ns->loops[1]->var->name;
+    const char *oo = fresh(a, ir_sprintf(a->m->arena, "%s_o", on));
+    const char *oi = fresh(a, ir_sprintf(a->m->arena, "%s_i", on));
+    const char *ko = fresh(a, ir_sprintf(a->m->arena, "%s_o", kn));
+    const char *ki = fresh(a, ir_sprintf(a->m->arena, "%s_i", kn));
+    if (!step(a, "%s, %s = split(%s, %d)", ko, ki, kn, L) ||
+        !step(a, "%s, %s = split(%s, %d)", oo, oi, on, mr) ||
+        !step(a, "reorder(%s, %s, %s, %s)", oo, ko, oi, ki) ||
+        !step(a, "rfactor(%s, %s)", b->name, ki))
+        return true;
+    const char *rf = ir_sprintf(a->m->arena, "%s_rf", b->name);
+    const char *tl = fresh(a, ir_sprintf(a->m->arena, "%s_tile", rf));
+    if (step(a, "%s = cache_write(%s, %s)", tl, rf, oo) &&
+        step(a, "decompose_reduction(%s, %s)", rf, ko)) {
+        step(a, "vectorize(%s_init)", ki);
+        step(a, "unroll(%s)", oi);
+        step(a, "vectorize(%s)", ki);
+        step(a, "vectorize(%s_%s_out)", ki, tl);
+    }
+    if (a->threads > 1 && (nn + mr - 1) / mr >= 2 * a->threads)
+        step(a, "parallel(%s)", oo);
+    if (nn % mr != 0 && nn > mr)
+        step(a, "partition(%s, %lld)", oo, (long long)(nn / mr));
+    return true;
+}
+
 static bool schedule_gemv(auto_ctx *a, nest *ns)
 {
     ir_stmt *b = ns->block;
@@ -553,7 +628,7 @@ bool pass_autoschedule(ir_module *m, diag *d)
                 k++;
             if (k < 4 && schedule_contraction(&a, &nests[i], k & 1, k >= 2, false))
                 continue;
-            if (k == 4 && schedule_gemv(&a, &nests[i]))
+            if (k == 4 && (schedule_dot(&a, &nests[i]) || schedule_gemv(&a, &nests[i])))
                 continue;
             /* an elementwise block after a contraction (a bias): computed in
              * the tile's write-back */
