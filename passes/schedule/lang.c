@@ -278,7 +278,12 @@ bool sch_apply_step(ir_module *m, ir_func *f, const sch_step *s, diag *d)
     case SCH_RFACTOR: return sch_rfactor(&c, s->args[0], s->args[1]);
     case SCH_COMPUTE_AT: return sch_compute_at(&c, s->args[0], s->args[1], false);
     case SCH_REVERSE_COMPUTE_AT: return sch_compute_at(&c, s->args[0], s->args[1], true);
-    case SCH_PARTITION: return sch_partition(&c, s->args[0], s->ints[1]);
+    case SCH_PARTITION:
+        if (s->nargs > 2) {
+            sch_error(&c, "partition takes a loop and an optional point, not %d arguments", s->nargs);
+            return false;
+        }
+        return sch_partition(&c, s->args[0], s->nargs == 2 ? s->ints[1] : 0, s->nargs == 1);
     default: return false;
     }
 }

@@ -5,6 +5,13 @@
  *                             for j_o in 0..1570 { body }
  *                             for j_o_tail in 1570..1571 { copy of body }
  *
+ * `partition(l)` finds the point itself: the first iteration of l in which
+ * some guard inside l (an `if` of affine comparisons, as split leaves) may
+ * fail for some values of the loops around it, found by interval bounds;
+ * when there is none, or the guards may fail from the first iteration on,
+ * the loop stays as it is — so one schedule serves sizes the tiles divide
+ * and sizes they do not.
+ *
  * The same iterations run in the same order, so the transformation is legal
  * for every loop with constant bounds.  What it buys: `simplify` decides
  * the guards that a non-dividing split left around the blocks (`j < N`)
@@ -150,7 +157,93 @@ static void rename_stmt(renames *r, ir_stmt *s)
     rename_stmt(r, s->orelse);
 }
 
-bool sch_partition(sch_ctx *c, const char *loop, int64_t point)
+/* ---------------------------------------------------------------- the point of the last whole tile */
+
+typedef struct point_ctx {
+    const ir_var *l;
+    sch_range ranges[SCH_RANGES_MAX];
+    int nranges;
+    int64_t point;          /* the first value of l where a guard may fail */
+} point_ctx;
+
+/* A conjunct `lhs < rhs` (or <=, >, >=) of a guard: where it holds for all
+ * values of the other variables, for l = v: a*v + max(rest) < 0. */
+static void guard_point(point_ctx *p, const ir_expr *cond)
+{
+    if (cond->kind == IR_AND) {
+        guard_point(p, cond->a);
+        guard_point(p, cond->b);
+        return;
+    }
+    const ir_expr *lhs, *rhs;
+    int64_t strict;   /* holds iff lhs - rhs + strict <= 0 ... as lhs - rhs < 1 - strict */
+    switch (cond->kind) {
+    case IR_LT: lhs = cond->a; rhs = cond->b; strict = 0; break;
+    case IR_LE: lhs = cond->a; rhs = cond->b; strict = 1; break;
+    case IR_GT: lhs = cond->b; rhs = cond->a; strict = 0; break;
+    case IR_GE: lhs = cond->b; rhs = cond->a; strict = 1; break;
+    default: return;
+    }
+    sch_affine fa, fb;
+    if (!sch_affine_of(lhs, &fa) || !sch_affine_of(rhs, &fb))
+        return;
+    /* d = lhs - rhs - strict; the guard holds iff d < 0 */
+    int64_t a = sch_affine_coef(&fa, p->l) - sch_affine_coef(&fb, p->l);
+    if (a <= 0)
+        return;   /* holds for small l or not at all: no tail to cut off */
+    int64_t restmax = fa.c - fb.c - strict;
+    for (int i = 0; i < fa.n; i++)
+        if (fa.var[i] != p->l) {
+            int64_t lo, hi;
+            if (!sch_bounds(&(ir_expr){.kind = IR_VAR, .var = (ir_var *)fa.var[i]}, p->ranges,
+                            p->nranges, &lo, &hi))
+                return;
+            restmax += fa.coef[i] > 0 ? fa.coef[i] * hi : fa.coef[i] * lo;
+        }
+    for (int i = 0; i < fb.n; i++)
+        if (fb.var[i] != p->l) {
+            int64_t lo, hi;
+            if (!sch_bounds(&(ir_expr){.kind = IR_VAR, .var = (ir_var *)fb.var[i]}, p->ranges,
+                            p->nranges, &lo, &hi))
+                return;
+            restmax -= fb.coef[i] > 0 ? fb.coef[i] * lo : fb.coef[i] * hi;
+        }
+    /* a*v + restmax < 0  <=>  v <= floor((-restmax - 1) / a) */
+    int64_t num = -restmax - 1;
+    int64_t last = num >= 0 ? num / a : -((-num + a - 1) / a);
+    if (last + 1 < p->point)
+        p->point = last + 1;
+}
+
+static void find_guards(point_ctx *p, const ir_stmt *s)
+{
+    if (!s)
+        return;
+    int mark = p->nranges;
+    if (s->kind == IR_S_FOR && sch_extent(s) > 0 && p->nranges < SCH_RANGES_MAX)
+        p->ranges[p->nranges++] = (sch_range){s->var, s->lo->ival, s->hi->ival - 1};
+    if (s->kind == IR_S_IF && s->cond)
+        guard_point(p, s->cond);
+    for (int i = 0; i < s->nbody; i++)
+        find_guards(p, s->body[i]);
+    if (s->kind == IR_S_BLOCK)
+        find_guards(p, s->init);
+    find_guards(p, s->orelse);
+    p->nranges = mark;
+}
+
+/* The first value of loop l (path p) where a guard inside it may fail, or
+ * l's upper bound when every guard holds throughout. */
+static int64_t last_whole_point(const sch_path *path, const ir_stmt *l)
+{
+    point_ctx p = {.l = l->var, .point = l->hi->ival};
+    sch_path_ranges(path, path->n - 1, p.ranges, &p.nranges);
+    p.ranges[p.nranges++] = (sch_range){l->var, l->lo->ival, l->hi->ival - 1};
+    find_guards(&p, l->body[0]);
+    return p.point;
+}
+
+bool sch_partition(sch_ctx *c, const char *loop, int64_t point, bool automatic)
 {
     sch_path p;
     if (!sch_find_loop(c, loop, &p))
@@ -161,6 +254,11 @@ bool sch_partition(sch_ctx *c, const char *loop, int64_t point)
         return false;
     }
     int64_t lo = l->lo->ival, hi = l->hi->ival;
+    if (automatic) {
+        point = last_whole_point(&p, l);
+        if (point <= lo || point >= hi)
+            return true;   /* every iteration whole, or none: nothing to cut off */
+    }
     if (point <= lo || point >= hi) {
         sch_error(c, "cannot partition loop '%s' at %lld: the point must lie inside %lld..%lld, "
                   "with iterations on both sides", loop, (long long)point, (long long)lo,

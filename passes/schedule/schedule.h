@@ -41,7 +41,7 @@
     X(RFACTOR, "rfactor", 2, 0)                               \
     X(COMPUTE_AT, "compute_at", 2, 0)                         \
     X(REVERSE_COMPUTE_AT, "reverse_compute_at", 2, 0) \
-    X(PARTITION, "partition", 2, 0)
+    X(PARTITION, "partition", -1, 0)
 
 /* X(ENUM, name, number of arguments (-1: one or more), number of results) */
 typedef enum {
@@ -168,7 +168,9 @@ bool sch_reverse_compute_inline(sch_ctx *c, const char *block);
 bool sch_compute_inline(sch_ctx *c, const char *block);
 bool sch_rfactor(sch_ctx *c, const char *block, const char *loop);
 bool sch_compute_at(sch_ctx *c, const char *block, const char *loop, bool reverse);
-bool sch_partition(sch_ctx *c, const char *loop, int64_t point);
+/* partition(l, P), or with `automatic` partition(l): P is the first
+ * iteration where a guard inside l may fail (no change when there is none). */
+bool sch_partition(sch_ctx *c, const char *loop, int64_t point, bool automatic);
 
 /* The `schedule` pass: applies every function's "schedule" attribute and
  * marks the function `scheduled = "user"`. */
