@@ -670,7 +670,7 @@ int main(int argc, char **argv)
     if (o.accel_on && o.profile && !accel_columns_init(&acols, m, &o.accel, &d))
         goto done;
     if (o.no_run && o.emit == EMIT_RUN) {
-        rt_profile_options pro = {.repeat = 1, .pad_to = o.pad_to};
+        rt_profile_options pro = {.repeat = 1, .pad_to = o.pad_to, .threads = o.threads};
         if ((prof = rt_profile_new(m, shapes, &pro, &d)))
             report_profile(prof, &o, &acols, m, &d);
         goto done;
@@ -742,7 +742,7 @@ int main(int argc, char **argv)
     double median_us = 0;
     if (o.profile) {
         rt_profile_options pro = {.repeat = o.repeat ? o.repeat : 1, .counters = o.counters,
-                                  .pad_to = o.pad_to};
+                                  .pad_to = o.pad_to, .threads = o.interp ? 1 : o.threads};
         if (!(prof = rt_profile_new(m, shapes, &pro, &d)) || !rt_profile_run(prof, run, &ro, &d))
             goto done;
     } else if (o.repeat) {

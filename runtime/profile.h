@@ -78,6 +78,8 @@ typedef struct rt_profile_options {
     int repeat;                /* measured runs (>= 1); one warm-up run precedes them */
     bool counters;             /* hardware counters through perf_event_open */
     int pad_to;                /* report GEMM dimensions padded to multiples (0: off) */
+    int threads;               /* threads the kernels' parallel loops ran on (0: 1); the
+                                  roofline is that many threads' (rt_roof) */
 } rt_profile_options;
 
 /* One layer-stage execution in a measured run (for the trace). */

@@ -781,6 +781,22 @@ static void row_hw(const builder *b, const rowx *x, rt_row *r)
     free(v);
 }
 
+/* The roof of `threads` threads: the calibration's one-thread and
+ * all-threads figures, linear in between (and the all-threads figure
+ * beyond). */
+static void roof_of(const rt_profile *p, double *peak, double *bw)
+{
+    int t = p->o.threads > 1 ? p->o.threads : 1, all = p->calib.threads > 1 ? p->calib.threads : 1;
+    if (t >= all || all == 1) {
+        *peak = p->calib.peak_gflops[all == 1 ? 0 : 1];
+        *bw = p->calib.bw_gbs[all == 1 ? 0 : 1];
+        return;
+    }
+    double f = (double)(t - 1) / (double)(all - 1);
+    *peak = p->calib.peak_gflops[0] + f * (p->calib.peak_gflops[1] - p->calib.peak_gflops[0]);
+    *bw = p->calib.bw_gbs[0] + f * (p->calib.bw_gbs[1] - p->calib.bw_gbs[0]);
+}
+
 /* Intensity, attainable and achieved GFLOP/s, bound and % of roof. */
 static void roofline(const rt_profile *p, rt_row *r)
 {
@@ -790,7 +806,8 @@ static void roofline(const rt_profile *p, rt_row *r)
         r->gflops = (double)r->flops / (r->time_us * 1e3);
     if (!p->have_calib || isnan(r->intensity) || r->flops == 0)
         return;
-    double peak = p->calib.peak_gflops[0], bw = p->calib.bw_gbs[0];
+    double peak, bw;
+    roof_of(p, &peak, &bw);
     double mem_roof = isinf(r->intensity) ? INFINITY : r->intensity * bw;
     r->attainable_gflops = mem_roof < peak ? mem_roof : peak;
     r->bound = mem_roof < peak ? "memory" : "compute";
@@ -1229,9 +1246,13 @@ static void print_notes(FILE *out, const rt_profile *p, const rt_rows *rows)
                 "layers are those of M, N, K padded to multiples of %d, and the DRAM model uses "
                 "the padded tensor sizes; time, loads and stores are for the unpadded program\n",
                 p->o.pad_to, p->o.pad_to);
-    if (p->have_calib)
-        fprintf(out, "roofline: %.1f GFLOP/s peak, %.1f GB/s (1 thread, %s; tec --calibrate)\n",
-                p->calib.peak_gflops[0], p->calib.bw_gbs[0], p->calib.cpu);
+    if (p->have_calib) {
+        double peak, bw;
+        roof_of(p, &peak, &bw);
+        int t = p->o.threads > 1 ? p->o.threads : 1;
+        fprintf(out, "roofline: %.1f GFLOP/s peak, %.1f GB/s (%d thread%s, %s; tec --calibrate)\n",
+                peak, bw, t, t == 1 ? "" : "s", p->calib.cpu);
+    }
     else
         fprintf(out, "roofline: this machine is not calibrated; run 'tec --calibrate' once to "
                 "get bound and %% of roof\n");
@@ -1481,10 +1502,14 @@ static void write_json(FILE *f, const rt_profile *p, const rt_rows *rows)
     fprintf(f, ",\n  \"runs\": %d,\n  \"pad_to\": %d,\n  \"machine\": {\"calibrated\": %s, "
             "\"cpu\": ", p->nruns, p->o.pad_to, p->have_calib ? "true" : "false");
     json_str(f, p->have_calib ? p->calib.cpu : NULL);
+    double peak = NAN, bw = NAN;
+    if (p->have_calib)
+        roof_of(p, &peak, &bw);
+    fprintf(f, ", \"threads\": %d", p->o.threads > 1 ? p->o.threads : 1);
     fputs(", \"peak_gflops\": ", f);
-    json_num(f, p->have_calib ? p->calib.peak_gflops[0] : NAN);
+    json_num(f, peak);
     fputs(", \"bandwidth_gbs\": ", f);
-    json_num(f, p->have_calib ? p->calib.bw_gbs[0] : NAN);
+    json_num(f, bw);
     fprintf(f, ", \"llc_bytes\": %llu, \"counters\": ", (unsigned long long)p->llc_bytes);
     json_str(f, p->hw_ok ? "perf_event" : p->o.counters ? p->hw_note : NULL);
     fputs("},\n  \"totals\": ", f);
