@@ -22,7 +22,11 @@
 # and PyTorch's latency (bench/models_torch.py: tools/torch_ref.py's model
 # in float32, eval mode, the same input shapes and data, inference_mode,
 # torch.set_num_threads(N), the median of R runs after warm-up runs).
-# PyTorch runs with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset, once in
+# PyTorch runs with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset, for N
+# threads with torch.set_num_threads(N) and OPENBLAS_NUM_THREADS=N (and
+# MKL_NUM_THREADS=N): OpenBLAS, which serves its linear layers, keeps a
+# thread pool of its own that otherwise uses every core, so GPT-2 "on one
+# thread" ran on two (216 ms, against 396 ms on one core).  It runs once in
 # each environment of TORCH_ENVS (default "OMP_WAIT_POLICY=PASSIVE" and
 # "OMP_WAIT_POLICY=ACTIVE", separated by '|'), and the table gives its best
 # time per model and thread count and the environment that gave it: with
@@ -118,7 +122,7 @@ echo "# date:    $(date '+%Y-%m-%d %H:%M %Z')"
 echo "# machine: ${cpu:-unknown CPU}, nproc $(nproc), $(uname -sr)"
 echo "# tec:     commit $commit, kernels built by $(${CC:-cc} --version | head -1)"
 if [ -n "$torch_version" ]; then
-    echo "# PyTorch: $torch_version ($PYTHON), environment: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset; the best of: ${TORCH_ENVS//|/, } (column PT env)"
+    echo "# PyTorch: $torch_version ($PYTHON), environment: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset, OPENBLAS_NUM_THREADS and MKL_NUM_THREADS = the thread count; the best of: ${TORCH_ENVS//|/, } (column PT env)"
 else
     echo "# PyTorch: not installed for $PYTHON (apt-get install python3-torch python3-torchvision): tec's numbers only"
 fi
@@ -173,14 +177,17 @@ for m in $models; do
     if [ -n "$torch_version" ]; then
         IFS='|' read -r -a envs <<<"$TORCH_ENVS"
         for tenv in "${envs[@]}"; do
-            echo "... $m: PyTorch ($tenv)" >&2
-            # shellcheck disable=SC2086
-            env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $tenv "$PYTHON" \
-                "$srcdir/bench/models_torch.py" "$m" --tec "$TEC" --program "$prog" \
-                --threads "$(echo $THREADS | tr ' ' ,)" --repeat "$REPEAT" --cap "$CAP" \
-                >"$tmp/torch.one" 2>"$tmp/torch.err" ||
-                errors+=("$m: PyTorch ($tenv) failed: $(tail -3 "$tmp/torch.err")")
-            sed -n "s/^torch-result /torch-result env=${tenv// /,} /p" "$tmp/torch.one" >>"$tmp/torch"
+            for t in $THREADS; do
+                echo "... $m: PyTorch ($tenv, $t thread(s))" >&2
+                # shellcheck disable=SC2086
+                env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=$t \
+                    MKL_NUM_THREADS=$t $tenv "$PYTHON" \
+                    "$srcdir/bench/models_torch.py" "$m" --tec "$TEC" --program "$prog" \
+                    --threads "$t" --repeat "$REPEAT" --cap "$CAP" \
+                    >"$tmp/torch.one" 2>"$tmp/torch.err" ||
+                    errors+=("$m: PyTorch ($tenv, $t thread(s)) failed: $(tail -3 "$tmp/torch.err")")
+                sed -n "s/^torch-result /torch-result env=${tenv// /,} /p" "$tmp/torch.one" >>"$tmp/torch"
+            done
         done
     fi
     for t in $THREADS; do
