@@ -46,6 +46,19 @@ fi
 export CC="clang -fsanitize=thread"
 export OMP_TOOL_LIBRARIES=$archer
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 ignore_noninstrumented_modules=1${TSAN_OPTIONS:+ $TSAN_OPTIONS}"
+# First a planted race: if ThreadSanitizer does not stop tec on it, the
+# setup is broken and the other tests' silence proves nothing.
+set +e
+TEC_NUM_THREADS=2 XDG_CACHE_HOME=$work/cache ./tec -x tir -O2 "$srcdir/testsuite/tsan_race.tir" \
+    >"$work/race.log" 2>&1
+race=$?
+set -e
+if [ "$race" != 66 ] || ! grep -q "WARNING: ThreadSanitizer: data race" "$work/race.log"; then
+    echo "check-tsan: ThreadSanitizer did not catch the planted race in testsuite/tsan_race.tir (exit status $race):" >&2
+    tail -20 "$work/race.log" >&2
+    exit 1
+fi
+echo "check-tsan: the planted race is caught (exit status 66)"
 tests=${TSAN_TESTS:-'^(run/|tir/passes/(schedule|autoschedule)|tir/codegen/|models/(resnet18|googlenet|mobilenet_v2))'}
 echo "check-tsan: tests matching $tests"
 TESTS=$tests make -s check-local
