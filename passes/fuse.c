@@ -152,6 +152,96 @@ static void find_wb(wb_ctx *w, ir_stmt **slot, bool in_seq)
     w->cur_block = saved_block;
 }
 
+/* ---------------------------------------------------------------- inference batchnorm */
+
+/* A load of a 1-D buffer (a per-channel table). */
+static const ir_expr *channel_load(const ir_expr *x)
+{
+    return x && x->kind == IR_LOAD && x->nargs == 1 && x->buf->ndim == 1 ? x : NULL;
+}
+
+/* g = (t - m[e]) / sqrt(v[e] + eps) * w[e] + b[e], inference batchnorm on
+ * t, with m, v, w, b loads of the same index e: *m.. set, and t returned. */
+static const ir_expr *match_batchnorm(const ir_expr *g, const ir_expr **m, const ir_expr **v,
+                                      const ir_expr **w, const ir_expr **b, const ir_expr **eps)
+{
+    if (!g || g->kind != IR_ADD || !(*b = channel_load(g->b)))
+        return NULL;
+    const ir_expr *mul = g->a;
+    if (mul->kind != IR_MUL || !(*w = channel_load(mul->b)))
+        return NULL;
+    const ir_expr *div = mul->a;
+    if (div->kind != IR_DIV || div->a->kind != IR_SUB || !(*m = channel_load(div->a->b)))
+        return NULL;
+    const ir_expr *sq = div->b;
+    if (sq->kind != IR_CALL || sq->fn != IR_FN_SQRT || sq->nargs != 1 || sq->args[0]->kind != IR_ADD ||
+        !(*v = channel_load(sq->args[0]->a)) || sq->args[0]->b->kind != IR_FLOAT)
+        return NULL;
+    *eps = sq->args[0]->b;
+    const ir_expr *e = (*m)->args[0];
+    if (!ir_expr_equal((*v)->args[0], e) || !ir_expr_equal((*w)->args[0], e) ||
+        !ir_expr_equal((*b)->args[0], e) || (*m)->buf->shape[0] != (*v)->buf->shape[0] ||
+        (*m)->buf->shape[0] != (*w)->buf->shape[0] || (*m)->buf->shape[0] != (*b)->buf->shape[0] ||
+        (*m)->dtype != div->a->a->dtype)
+        return NULL;
+    return div->a->a;
+}
+
+/* Inference batchnorm folded to one multiply-add per element: a prologue
+ * block over the channels computes scale = w / sqrt(v + eps) and shift =
+ * b - m * scale into local tables once per call (named after the layer,
+ * so the profile charges them to it), and g becomes t * scale[e] +
+ * shift[e].  The tables are allocated around the whole function body.
+ * The first call (*tables NULL) makes the tables and the prologue; later
+ * ones (the other write-backs of a partitioned kernel) use them.  Returns
+ * the new g, or g itself when it is not a batchnorm. */
+static ir_expr *fold_batchnorm(ir_module *m, ir_func *fp, ir_expr *g, const char *bname,
+                               const char *clayer, ir_buffer **tables)
+{
+    const ir_expr *mean, *var, *w, *b, *eps;
+    const ir_expr *t = match_batchnorm(g, &mean, &var, &w, &b, &eps);
+    if (!t)
+        return g;
+    int64_t nc = mean->buf->shape[0];
+    ir_dtype dt = mean->dtype;
+    if (tables[0])
+        goto use;
+    ir_buffer *scale = tables[0] =
+        ir_buffer_new(m, ir_sprintf(m->arena, "%s_scale", bname), dt, 1, &nc, IR_BUF_LOCAL);
+    ir_buffer *shift = tables[1] =
+        ir_buffer_new(m, ir_sprintf(m->arena, "%s_shift", bname), dt, 1, &nc, IR_BUF_LOCAL);
+    scale->scope = shift->scope = IR_SCOPE_STACK;
+    /* the prologue: for c: scale[c] = w[c] / sqrt(v[c] + eps); shift[c] = b[c] - m[c] * scale[c] */
+    ir_var *lc = ir_var_new(m, ir_sprintf(m->arena, "%s_c", bname), IR_I64);
+    ir_var *vc = ir_var_new(m, ir_sprintf(m->arena, "v%s_c", bname), IR_I64);
+    ir_itervar *it = ir_alloc(m->arena, sizeof *it);
+    *it = (ir_itervar){vc, IR_ITER_SPATIAL, nc, ir_varref(m, lc)};
+    ir_expr *at[1] = {ir_varref(m, vc)};
+    ir_expr *vpe = ir_binary(m, IR_ADD, ir_load(m, var->buf, at, 1), ir_expr_copy(m, eps));
+    ir_expr *sq = ir_call(m, IR_FN_SQRT, &vpe, 1);
+    ir_expr *sc = ir_binary(m, IR_DIV, ir_load(m, w->buf, at, 1), sq);
+    ir_stmt *seq = ir_seq_new(m);
+    ir_seq_append(m, seq, ir_store(m, scale, at, 1, sc));
+    ir_expr *sh = ir_binary(m, IR_SUB, ir_load(m, b->buf, at, 1),
+                            ir_binary(m, IR_MUL, ir_load(m, mean->buf, at, 1), ir_load(m, scale, at, 1)));
+    ir_seq_append(m, seq, ir_store(m, shift, at, 1, sh));
+    const char *pname = ir_sprintf(m->arena, "%s_fold", bname);
+    ir_stmt *blk = ir_block(m, pname, it, 1, NULL, seq);
+    ir_block_update_access(m, blk);
+    ir_stmt *loop = ir_for(m, lc, ir_int(m, 0), ir_int(m, nc), IR_FOR_SERIAL, blk);
+    ir_stmt *body = ir_seq_new(m);
+    ir_seq_append(m, body, loop);
+    ir_seq_append(m, body, fp->body);
+    fp->body = ir_alloc_stmt(m, scale, ir_alloc_stmt(m, shift, body));
+    ir_func_set_attr(m, fp, ir_sprintf(m->arena, "block.%s", pname), clayer);
+use:;
+    /* t * scale[e] + shift[e] */
+    ir_expr *e[1] = {ir_expr_copy(m, mean->args[0])};
+    ir_expr *e2[1] = {ir_expr_copy(m, mean->args[0])};
+    return ir_binary(m, IR_ADD, ir_binary(m, IR_MUL, ir_expr_copy(m, t), ir_load(m, tables[0], e, 1)),
+                     ir_load(m, tables[1], e2, 1));
+}
+
 /* ---------------------------------------------------------------- rewriting */
 
 /* Replaces loads of `from` by copies of `to`. */
@@ -401,6 +491,7 @@ static bool fuse_call(ir_module *m, int ci)
     for (char *q = bname; *q; q++)
         if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')))
             *q = '_';
+    ir_buffer *bn_tables[2] = {NULL, NULL};
     for (int k = 0; k < w.nstores; k++) {
         /* the in-place update: a copy of the write-back nest storing into the tile */
         ir_stmt *upd = fresh_copy(m, *w.nest_slot[k], "_f");
@@ -418,6 +509,7 @@ static bool fuse_call(ir_module *m, int ci)
         ir_expr *g = replace_loads(m, cst->value, fc->params[tp], ust->value);
         g = ir_expr_subst(m, g, cv, ce, n);
         rename_bufs(g, from, to, nmap);
+        g = fold_batchnorm(m, fp, g, bname, clayer, bn_tables);
         ir_expr *tile = ust->value;   /* tile[...] */
         ust->buf = tile->buf;
         ust->args = tile->args;
