@@ -374,6 +374,25 @@ static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, b
  * vector operand's columns in tiles of 8 vectors, enough independent
  * accumulators to hide the FMA latency, packed per tile; the reduce loop
  * runs over the tile. */
+/* The store of a block that accumulates a product of two plain loads into
+ * a float output indexed last by a variable, Y[.., v] = Y[.., v] + P * Q
+ * with an init (the shape of a matrix-vector product), and *prod = P * Q;
+ * else NULL. */
+static const ir_stmt *vector_product(const ir_stmt *b, const ir_expr **prod)
+{
+    const ir_stmt *body = b->nbody ? b->body[0] : NULL;
+    if (!b->init || !body || body->kind != IR_S_STORE || !body->value ||
+        body->value->kind != IR_ADD || body->value->a->kind != IR_LOAD ||
+        body->value->a->buf != body->buf || body->value->b->kind != IR_MUL ||
+        !ir_dtype_is_float(body->buf->dtype) || body->nargs < 1 ||
+        body->args[body->nargs - 1]->kind != IR_VAR)
+        return NULL;
+    *prod = body->value->b;
+    if ((*prod)->a->kind != IR_LOAD || (*prod)->b->kind != IR_LOAD)
+        return NULL;
+    return body;
+}
+
 /* Whether load ld reads along v contiguously: v is its last index and no
  * other index uses it. */
 static bool last_index_is(const ir_expr *ld, const ir_var *v)
@@ -396,15 +415,9 @@ static bool last_index_is(const ir_expr *ld, const ir_var *v)
 static bool schedule_dot(auto_ctx *a, nest *ns)
 {
     ir_stmt *b = ns->block;
-    ir_stmt *body = b->nbody ? b->body[0] : NULL;
-    if (ns->n != 2 || !b->init || !body || body->kind != IR_S_STORE || !body->value ||
-        body->value->kind != IR_ADD || body->value->a->kind != IR_LOAD ||
-        body->value->a->buf != body->buf || body->value->b->kind != IR_MUL ||
-        !ir_dtype_is_float(body->buf->dtype) || body->nargs < 1 ||
-        body->args[body->nargs - 1]->kind != IR_VAR)
-        return false;
-    const ir_expr *prod = body->value->b;
-    if (prod->a->kind != IR_LOAD || prod->b->kind != IR_LOAD)
+    const ir_expr *prod;
+    const ir_stmt *body = vector_product(b, &prod);
+    if (ns->n != 2 || !body)
         return false;
     const ir_itervar *it0 = iter_of(b, ns->loops[0]), *it1 = iter_of(b, ns->loops[1]);
     if (!it0 || !it1 || it0->kind != IR_ITER_SPATIAL || it1->kind != IR_ITER_REDUCE ||
@@ -452,15 +465,9 @@ static bool schedule_dot(auto_ctx *a, nest *ns)
 static bool schedule_gemv(auto_ctx *a, nest *ns)
 {
     ir_stmt *b = ns->block;
-    ir_stmt *body = b->nbody ? b->body[0] : NULL;
-    if (!b->init || !body || body->kind != IR_S_STORE || !body->value ||
-        body->value->kind != IR_ADD || body->value->a->kind != IR_LOAD ||
-        body->value->a->buf != body->buf || body->value->b->kind != IR_MUL ||
-        !ir_dtype_is_float(body->buf->dtype) || body->nargs < 1 ||
-        body->args[body->nargs - 1]->kind != IR_VAR)
-        return false;
-    const ir_expr *prod = body->value->b;
-    if (prod->a->kind != IR_LOAD || prod->b->kind != IR_LOAD)
+    const ir_expr *prod;
+    const ir_stmt *body = vector_product(b, &prod);
+    if (!body)
         return false;
     const ir_var *ylast = body->args[body->nargs - 1]->var;
     const ir_expr *V = load_uses(prod->a, ylast) ? prod->a : prod->b;
