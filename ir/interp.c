@@ -1157,8 +1157,10 @@ bool ir_interp_module(const ir_module *m, void **graph_data, char *err, size_t e
         errlen = sizeof dummy;
     }
     err[0] = '\0';
-    for (int ci = 0; ci < m->graph.ncalls; ci++) {
-        const ir_graph_call *c = &m->graph.calls[ci];
+    /* The load calls first, then the run's: ci counts both. */
+    for (int ci = 0; ci < m->graph.nloads + m->graph.ncalls; ci++) {
+        const ir_graph_call *c = ci < m->graph.nloads ? &m->graph.loads[ci]
+                                                      : &m->graph.calls[ci - m->graph.nloads];
         if (!c->fn) {
             snprintf(err, errlen, "call %d of the graph has no function", ci);
             return false;

@@ -317,12 +317,22 @@ ir_buffer *ir_graph_find_buffer(const ir_module *m, const char *name)
     return NULL;
 }
 
-void ir_graph_add_call(ir_module *m, ir_func *f, ir_buffer **args, int nargs)
+static ir_graph_call new_call(ir_module *m, ir_func *f, ir_buffer **args, int nargs)
 {
     ir_graph_call c = {f, ir_alloc(m->arena, sizeof(ir_buffer *) * (size_t)(nargs ? nargs : 1)), nargs};
     if (nargs)
         memcpy(c.args, args, sizeof(ir_buffer *) * (size_t)nargs);
-    PUSH(m, m->graph.calls, m->graph.ncalls, m->graph.capcalls, c);
+    return c;
+}
+
+void ir_graph_add_call(ir_module *m, ir_func *f, ir_buffer **args, int nargs)
+{
+    PUSH(m, m->graph.calls, m->graph.ncalls, m->graph.capcalls, new_call(m, f, args, nargs));
+}
+
+void ir_graph_add_load(ir_module *m, ir_func *f, ir_buffer **args, int nargs)
+{
+    PUSH(m, m->graph.loads, m->graph.nloads, m->graph.caploads, new_call(m, f, args, nargs));
 }
 
 ir_var *ir_var_new(ir_module *m, const char *name, ir_dtype t)
@@ -738,6 +748,26 @@ bool ir_expr_equal(const ir_expr *a, const ir_expr *b)
             return false;
     return ir_expr_equal(a->a, b->a) && ir_expr_equal(a->b, b->b) &&
            ir_expr_equal(a->c, b->c);
+}
+
+typedef struct stores_ctx {
+    const ir_buffer *b;
+    bool found;
+} stores_ctx;
+
+static bool stores_visit(const ir_stmt *s, void *p)
+{
+    stores_ctx *c = p;
+    if (s->kind == IR_S_STORE && s->buf == c->b)
+        c->found = true;
+    return !c->found;
+}
+
+bool ir_stmt_stores_to(const ir_stmt *s, const ir_buffer *b)
+{
+    stores_ctx c = {b, false};
+    ir_stmt_walk(s, stores_visit, NULL, &c);
+    return c.found;
 }
 
 typedef struct uses_ctx {

@@ -184,13 +184,17 @@ struct ir_expr {
 
 /* ---------------------------------------------------------------- buffers */
 
-/* What a buffer is to the module.  Graph buffers are INPUT, PARAM, OUTPUT or
- * TEMP; a function's parameters are ARG; ALLOC statements declare LOCAL ones. */
+/* What a buffer is to the module.  Graph buffers are INPUT, PARAM, OUTPUT,
+ * TEMP or CONST; a function's parameters are ARG; ALLOC statements declare
+ * LOCAL ones.  A CONST is computed from params once, when the program is
+ * loaded, by the graph's load calls (packed weights): not a parameter of
+ * the model, read-only while it runs. */
 #define IR_BUF_ROLES(X)        \
     X(INPUT, "input")          \
     X(PARAM, "param")          \
     X(OUTPUT, "output")        \
     X(TEMP, "temp")            \
+    X(CONST, "const")          \
     X(ARG, "arg")              \
     X(LOCAL, "local")
 
@@ -376,7 +380,13 @@ typedef struct ir_graph {
     int nbufs;
     ir_graph_call *calls;
     int ncalls;
-    int capbufs, capcalls;
+    /* Load calls run once, in order, when the program is loaded (before
+     * the first run): they compute the CONST buffers from params.  They
+     * are not part of a run, so nothing that describes a run (analysis,
+     * profile, memory plan, accelerator model) sees them. */
+    ir_graph_call *loads;
+    int nloads;
+    int capbufs, capcalls, caploads;
     bool has_arena;
     int64_t arena_bytes;   /* a multiple of IR_ARENA_ALIGN */
 } ir_graph;
@@ -417,6 +427,7 @@ int ir_graph_buffer_index(const ir_graph *g, const ir_buffer *b);
  * g->bufs[i], or -1 and -1 when no call does. */
 void ir_graph_live_ranges(const ir_graph *g, int *first, int *last);
 void ir_graph_add_call(ir_module *m, ir_func *f, ir_buffer **args, int nargs);
+void ir_graph_add_load(ir_module *m, ir_func *f, ir_buffer **args, int nargs);
 
 ir_var *ir_var_new(ir_module *m, const char *name, ir_dtype t);
 
@@ -466,6 +477,7 @@ ir_stmt *ir_stmt_copy(ir_module *m, const ir_stmt *s);
 ir_stmt *ir_stmt_subst(ir_module *m, const ir_stmt *s, ir_var **from, ir_expr **to, int n);
 bool ir_expr_equal(const ir_expr *a, const ir_expr *b);   /* structural */
 bool ir_expr_uses_var(const ir_expr *e, const ir_var *v);
+bool ir_stmt_stores_to(const ir_stmt *s, const ir_buffer *b);   /* a STORE to b below s */
 bool ir_expr_is_int(const ir_expr *e, int64_t v);         /* INT constant v */
 
 /* Pre-order walks; the callback returns false to skip a node's children. */

@@ -79,6 +79,7 @@ typedef struct pending_call {
     ir_buffer **args;
     diag_loc *arg_locs;
     int nargs;
+    bool at_load;          /* a load call */
 } pending_call;
 
 /* Deeper nesting than this (of expressions or statements) is an error, so
@@ -1746,18 +1747,20 @@ static bool is_bad_graph_buf(const parser *p, const char *name)
 }
 
 /* call @NAME '(' [NAME {',' NAME}] ')'; the function is resolved later. */
+/* call @f(a, b), or load @f(a, b) */
 static void parse_graph_call(parser *p)
 {
-    next(p);
+    token *kt = next(p);
     token *ft = peek(p, 0);
     if (ft->kind != T_FUNC) {
-        syntax_error(p, "expected a function name such as @main after 'call'");
+        syntax_error(p, is_word_tok(kt, "load") ? "expected a function name such as @pack after 'load'"
+                                                : "expected a function name such as @main after 'call'");
         return;
     }
     next(p);
     if (!expect(p, '(', "expected '(' after the function name"))
         return;
-    pending_call c = {ft->str, tok_loc(p, ft), NULL, NULL, 0};
+    pending_call c = {ft->str, tok_loc(p, ft), NULL, NULL, 0, is_word_tok(kt, "load")};
     int cap = 0, lcap = 0, nlocs = 0;
     bool ok = true;
     if (!at(p, ')')) {
@@ -1801,13 +1804,13 @@ static void parse_graph(parser *p)
                 parse_graph_buffer(p, (ir_buf_role)r);
                 done = true;
             }
-        if (!done && is_word_tok(t, "call"))
+        if (!done && (is_word_tok(t, "call") || is_word_tok(t, "load")))
             parse_graph_call(p);
         else if (!done && is_word_tok(t, "arena"))
             parse_graph_arena(p);
         else if (!done)
-            syntax_error(p, "expected a graph buffer (input, param, output, temp), a call or "
-                            "the arena");
+            syntax_error(p, "expected a graph buffer (input, param, output, temp, const), a "
+                            "call, a load or the arena");
         recover(p);
         if (p->cur == before)
             next(p);
@@ -1852,7 +1855,9 @@ static void resolve_calls(parser *p)
                 ok = false;
             }
         }
-        if (ok)
+        if (ok && c->at_load)
+            ir_graph_add_load(p->m, f, c->args, c->nargs);
+        else if (ok)
             ir_graph_add_call(p->m, f, c->args, c->nargs);
     }
 }

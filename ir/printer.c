@@ -535,6 +535,20 @@ void ir_print_func(FILE *out, const ir_func *f)
     fputs("}\n", out);
 }
 
+/* `call @f(a, b)`, or `load @f(a, b)` for a load call. */
+static void print_call(FILE *out, const char *keyword, const ir_graph_call *c)
+{
+    fprintf(out, "  %s ", keyword);
+    print_func_name(out, c->fn ? c->fn->name : NULL);
+    fputc('(', out);
+    for (int j = 0; j < c->nargs && c->args; j++) {
+        if (j)
+            fputs(", ", out);
+        print_name(out, c->args[j] ? c->args[j]->name : NULL);
+    }
+    fputs(")\n", out);
+}
+
 static void print_graph(FILE *out, const ir_graph *g)
 {
     fputs("graph {\n", out);
@@ -561,18 +575,10 @@ static void print_graph(FILE *out, const ir_graph *g)
             fprintf(out, " arena(%" PRId64 ")", b->arena_offset);
         fputc('\n', out);
     }
-    for (int i = 0; i < g->ncalls && g->calls; i++) {
-        const ir_graph_call *c = &g->calls[i];
-        fputs("  call ", out);
-        print_func_name(out, c->fn ? c->fn->name : NULL);
-        fputc('(', out);
-        for (int j = 0; j < c->nargs && c->args; j++) {
-            if (j)
-                fputs(", ", out);
-            print_name(out, c->args[j] ? c->args[j]->name : NULL);
-        }
-        fputs(")\n", out);
-    }
+    for (int i = 0; i < g->nloads && g->loads; i++)
+        print_call(out, "load", &g->loads[i]);
+    for (int i = 0; i < g->ncalls && g->calls; i++)
+        print_call(out, "call", &g->calls[i]);
     fputs("}\n", out);
 }
 
@@ -586,7 +592,7 @@ void ir_print_module(FILE *out, const ir_module *m)
         if (m->funcs[i])
             ir_print_func(out, m->funcs[i]);
     }
-    if (m->graph.nbufs > 0 || m->graph.ncalls > 0 || m->graph.has_arena) {
+    if (m->graph.nbufs > 0 || m->graph.ncalls > 0 || m->graph.nloads > 0 || m->graph.has_arena) {
         fputc('\n', out);
         print_graph(out, &m->graph);
     }

@@ -754,20 +754,6 @@ static void verify_func(verifier *v, const ir_func *f)
     verify_stmt(v, f->body);
 }
 
-/* Does f store to its parameter `param`? */
-static bool func_writes(const ir_func *f, const ir_buffer *param)
-{
-    access a = {0};
-    collect_stmt(&a, f->body);
-    bool found = false;
-    for (int i = 0; i < a.nstores; i++)
-        found |= a.stores[i] == param;
-    free(a.loads);
-    free(a.stores);
-    free(a.allocs);
-    return found;
-}
-
 static bool is_module_func(const ir_module *m, const ir_func *f)
 {
     for (int i = 0; i < m->nfuncs; i++)
@@ -892,9 +878,9 @@ static void verify_graph(verifier *v)
             continue;
         }
         if (b->role != IR_BUF_INPUT && b->role != IR_BUF_PARAM && b->role != IR_BUF_OUTPUT &&
-            b->role != IR_BUF_TEMP)
-            fail(v, "graph buffer '%s' has role %s (graph buffers are input, param, output or "
-                    "temp)", bname(b),
+            b->role != IR_BUF_TEMP && b->role != IR_BUF_CONST)
+            fail(v, "graph buffer '%s' has role %s (graph buffers are input, param, output, "
+                    "temp or const)", bname(b),
                  (unsigned)b->role < IR_NBUF_ROLES ? ir_buf_role_name(b->role) : "?");
         if (b->state && b->role != IR_BUF_PARAM)
             fail(v, "graph buffer '%s' is marked state but has role %s (only params are state)",
@@ -904,22 +890,52 @@ static void verify_graph(verifier *v)
             if (g->bufs[j] && g->bufs[j]->name && b->name && strcmp(g->bufs[j]->name, b->name) == 0)
                 fail(v, "two graph buffers are named '%s'", b->name);
     }
+    for (int i = 0; i < g->nloads; i++)
+        verify_call(v, g, &g->loads[i]);
     for (int i = 0; i < g->ncalls; i++)
         verify_call(v, g, &g->calls[i]);
+    /* Load calls compute consts from params and consts; runs only read them. */
+    for (int i = 0; i < g->nloads; i++) {
+        const ir_graph_call *call = &g->loads[i];
+        if (!call->fn || !is_module_func(v->m, call->fn) || call->nargs != call->fn->nparams)
+            continue;
+        for (int j = 0; j < call->nargs; j++) {
+            const ir_buffer *a = call->args[j];
+            if (!a || a->role == IR_BUF_PARAM || a->role == IR_BUF_CONST)
+                continue;
+            fail(v, "load call @%s is passed %s '%s' (load calls see only params and consts)",
+                 call->fn->name, (unsigned)a->role < IR_NBUF_ROLES ? ir_buf_role_name(a->role) : "?",
+                 bname(a));
+        }
+    }
+    for (int i = 0; i < g->ncalls; i++) {
+        const ir_graph_call *call = &g->calls[i];
+        if (!call->fn || !is_module_func(v->m, call->fn) || call->nargs != call->fn->nparams)
+            continue;
+        for (int j = 0; j < call->nargs; j++)
+            if (call->args[j] && call->args[j]->role == IR_BUF_CONST &&
+                ir_stmt_stores_to(call->fn->body, call->fn->params[j]))
+                fail(v, "call @%s stores to const '%s' (only load calls may)", call->fn->name,
+                     bname(call->args[j]));
+    }
     for (int i = 0; i < g->nbufs; i++) {
         const ir_buffer *b = g->bufs[i];
-        if (!b || b->role != IR_BUF_OUTPUT)
+        if (!b || (b->role != IR_BUF_OUTPUT && b->role != IR_BUF_CONST))
             continue;
+        bool load = b->role == IR_BUF_CONST;
+        const ir_graph_call *calls = load ? g->loads : g->calls;
+        int ncalls = load ? g->nloads : g->ncalls;
         bool written = false;
-        for (int c = 0; c < g->ncalls && !written; c++) {
-            const ir_graph_call *call = &g->calls[c];
+        for (int c = 0; c < ncalls && !written; c++) {
+            const ir_graph_call *call = &calls[c];
             if (!call->fn || !is_module_func(v->m, call->fn) || call->nargs != call->fn->nparams)
                 continue;
             for (int j = 0; j < call->nargs && !written; j++)
-                written = call->args[j] == b && func_writes(call->fn, call->fn->params[j]);
+                written = call->args[j] == b && ir_stmt_stores_to(call->fn->body, call->fn->params[j]);
         }
         if (!written)
-            fail(v, "output '%s' is not written by any call", bname(b));
+            fail(v, "%s '%s' is not written by any %scall", load ? "const" : "output", bname(b),
+                 load ? "load " : "");
     }
     verify_plan(v, g);
 }

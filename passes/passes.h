@@ -74,6 +74,7 @@ bool pass_dce(ir_module *m, diag *d);        /* passes/dce.c */
 bool pass_hoist(ir_module *m, diag *d);      /* passes/hoist.c */
 bool pass_fuse(ir_module *m, diag *d);       /* passes/fuse.c */
 bool pass_memplan(ir_module *m, diag *d);    /* passes/memplan.c */
+bool pass_prepack(ir_module *m, diag *d);    /* passes/prepack.c */
 
 /* The memory planner of passes/memplan.c, on its own (unit-tested): one
  * item per buffer, live from call `first` to call `last` (inclusive; first

@@ -25,6 +25,8 @@ static const pass_info pass_list[] = {
     {"dce", pass_dce,
      "remove stores to never-read local buffers, unused lets and allocations, empty loops"},
     {"hoist", pass_hoist, "move loop-invariant lets out of loops"},
+    {"prepack", pass_prepack,
+     "compute what kernels derive from weights alone (packed panels) once, at load"},
     {"flatten", pass_flatten, "make every buffer 1-D with row-major linear indices"},
     {"memplan", pass_memplan,
      "place graph temporaries with disjoint lifetimes in one shared arena (64-byte aligned)"},
@@ -52,14 +54,17 @@ const pass_info *pass_lookup(const char *name)
 /* -O0 only makes buffers 1-D (the generated C is then easiest to read);
  * -O1 cleans up before flattening (so dce sees whole buffers) and
  * simplifies again after it, when the linear indices are new.  -O2 and -O3
- * add the schedules, fusion and, last, once the graph's calls are final,
- * memory planning. */
+ * add the schedules, fusion, computing weight-only work at load (prepack,
+ * before flatten so packed buffers keep their dimensions) and, last, once
+ * the graph's calls are final, memory planning. */
 const char *pass_pipeline(int opt_level)
 {
     switch (opt_level <= 0 ? 0 : opt_level >= 3 ? 3 : opt_level) {
     case 0: return "schedule,flatten";
     case 1: return "simplify,schedule,dce,flatten,simplify";
-    default: return "simplify,schedule,autoschedule,fuse,simplify,hoist,dce,flatten,simplify,memplan";
+    default:
+        return "simplify,schedule,autoschedule,fuse,simplify,hoist,dce,prepack,flatten,simplify,"
+               "memplan";
     }
 }
 

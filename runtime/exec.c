@@ -222,6 +222,9 @@ static bool place_in_arena(rt_run *r, diag *d)
     return true;
 }
 
+static bool run_calls(rt_run *r, const ir_graph_call *calls, int n, bool load,
+                      const rt_run_options *o, diag *d);
+
 rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
                    const rt_run_options *o, diag *d)
 {
@@ -290,6 +293,9 @@ rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
                           (long long)ir_buffer_numel(m->graph.bufs[i]));
             goto fail;
         }
+    /* The consts (packed weights), once: every run reads them. */
+    if (!run_calls(r, m->graph.loads, m->graph.nloads, true, o, d))
+        goto fail;
     return r;
 fail:
     rt_run_free(r);
@@ -304,12 +310,14 @@ static int buffer_index(const rt_run *r, const ir_buffer *b)
     return -1;
 }
 
-bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
+/* Runs calls[0..n) one after the other: the graph's calls, or its load calls
+ * (`load` true: they see no arena, which holds only temps). */
+static bool run_calls(rt_run *r, const ir_graph_call *calls, int n, bool load,
+                      const rt_run_options *o, diag *d)
 {
-    const ir_graph *g = &r->m->graph;
-    for (int c = 0; c < g->ncalls; c++) {
-        const ir_graph_call *call = &g->calls[c];
-        if (r->poison)
+    for (int c = 0; c < n; c++) {
+        const ir_graph_call *call = &calls[c];
+        if (r->poison && !load)
             for (int i = 0; i < r->nbufs; i++)
                 if (r->in_arena[i] && r->first_use[i] == c)
                     memset(r->bufs[i]->data, 0xff, r->bufs[i]->nbytes);
@@ -317,8 +325,8 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
         for (int a = 0; a < call->nargs; a++) {
             int bi = buffer_index(r, call->args[a]);
             if (bi < 0) {
-                diag_internal(d, "runtime", "call %d to @%s passes a buffer that is not in the graph",
-                              c, call->fn->name);
+                diag_internal(d, "runtime", "%s %d to @%s passes a buffer that is not in the graph",
+                              load ? "load call" : "call", c, call->fn->name);
                 return false;
             }
             data[a] = r->bufs[bi]->data;
@@ -336,11 +344,17 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
         }
         if (!ok) {
             const char *layer = ir_func_attr(call->fn, "layer");
-            diag_error(d, diag_noloc(), "in layer %s: %s", layer ? layer : call->fn->name, err);
+            diag_error(d, diag_noloc(), "in layer %s%s: %s", layer ? layer : call->fn->name,
+                       load ? " (at load)" : "", err);
             return false;
         }
     }
     return true;
+}
+
+bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
+{
+    return run_calls(r, r->m->graph.calls, r->m->graph.ncalls, false, o, d);
 }
 
 static bool make_dir(const char *dir, diag *d)

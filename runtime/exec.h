@@ -68,8 +68,10 @@ typedef struct rt_run {
     int *first_use;            /* [nbufs]: first call passing bufs[i], or -1 */
 } rt_run;
 
-/* Allocates every buffer and fills inputs and parameters.  Errors (a missing,
- * extra or mis-shaped file, an unknown input name) are reported through d. */
+/* Allocates every buffer, fills inputs and parameters, and runs the graph's
+ * load calls, which compute the consts (packed weights) from the params.
+ * Errors (a missing, extra or mis-shaped file, an unknown input name) are
+ * reported through d. */
 rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
                    const rt_run_options *o, diag *d);
 /* Runs the graph's calls in order. */

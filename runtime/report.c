@@ -230,6 +230,39 @@ static void fwork_free(fwork *w)
     free(w->pad_flops);
 }
 
+/* The params a const is made from: those passed to the load calls that
+ * store to it, and through consts they are passed, theirs (a layer that
+ * reads packed weights has the weights' parameters).  `depth` bounds
+ * hand-written cycles. */
+static bool add_const_sources(const ir_module *m, pset *ps, const ir_buffer *c, int depth)
+{
+    bool ok = true;
+    for (int l = 0; l < m->graph.nloads && depth < 16; l++) {
+        const ir_graph_call *call = &m->graph.loads[l];
+        bool makes = false;
+        for (int j = 0; j < call->nargs && !makes; j++)
+            makes = call->args[j] == c && j < call->fn->nparams && ir_stmt_stores_to(call->fn->body, call->fn->params[j]);
+        for (int j = 0; makes && j < call->nargs; j++) {
+            const ir_buffer *a = call->args[j];
+            if (a->role == IR_BUF_PARAM)
+                ok &= pset_add(ps, a);
+            else if (a->role == IR_BUF_CONST && a != c)
+                ok &= add_const_sources(m, ps, a, depth + 1);
+        }
+    }
+    return ok;
+}
+
+/* The one param a const is made from, or NULL. */
+static const ir_buffer *const_source(const ir_module *m, const ir_buffer *c)
+{
+    pset ps = {0};
+    const ir_buffer *src = add_const_sources(m, &ps, c, 0) && ps.n == 1 ? ps.p[0] : NULL;
+    free(ps.p);
+    return src;
+}
+
+
 /* ---------------------------------------------------------------- padding (--pad-to) */
 
 /* For every GEMM-like site: the extra MACs (and 2 FLOPs each for floats)
@@ -273,6 +306,9 @@ static void apply_padding(builder *b, uint64_t pad)
                     if (call->fn != fi->fn || fi->bufs[t[k].buf].param >= call->nargs)
                         continue;
                     const ir_buffer *gb = call->args[fi->bufs[t[k].buf].param];
+                    /* packed weights: their parameter is padded */
+                    if (gb->role == IR_BUF_CONST && const_source(m, gb))
+                        gb = const_source(m, gb);
                     int gi = graph_index(m, gb);
                     bool weight = k < 2 && gb->role == IR_BUF_PARAM;
                     bool out = k == 2 && gb->role != IR_BUF_PARAM;
@@ -512,9 +548,11 @@ static void add_buffers(builder *b, int row, int f, int mi)
             bool ok = true;
             if (rd && buf->role == IR_BUF_PARAM)
                 ok &= pset_add(&x->params, buf);
+            if (rd && buf->role == IR_BUF_CONST)
+                ok &= add_const_sources(b->m, &x->params, buf, 0);
             if (rd)
                 ok &= pset_add(&x->reads, buf);
-            if (wr && buf->role != IR_BUF_PARAM)
+            if (wr && buf->role != IR_BUF_PARAM && buf->role != IR_BUF_CONST)
                 ok &= pset_add(&x->acts, buf);
             if (!ok)
                 b->oom = true;
@@ -738,7 +776,7 @@ static void finish_sets(builder *b, int i)
     }
     for (int k = 0; k < x->reads.n; k++) {
         const ir_buffer *buf = x->reads.p[k];
-        if (buf->role == IR_BUF_PARAM || pset_has(&x->acts, buf))
+        if (buf->role == IR_BUF_PARAM || buf->role == IR_BUF_CONST || pset_has(&x->acts, buf))
             continue;
         if (!(r->inputs[r->ninputs++] = shape_of(b, buf)))
             b->oom = true;
@@ -1219,6 +1257,20 @@ static void print_notes(FILE *out, const rt_profile *p, const rt_rows *rows)
         fprintf(out, "activations: %s planned (%s unplanned): inputs, outputs and temporaries; "
                 "no memory plan (the memplan pass, at -O2 and -O3, shares temporaries' "
                 "storage)\n", planned, unplanned);
+    uint64_t const_bytes = 0;
+    int nconst = 0;
+    for (int i = 0; i < p->m->graph.nbufs; i++)
+        if (p->m->graph.bufs[i]->role == IR_BUF_CONST) {
+            int64_t n = ir_buffer_bytes(p->m->graph.bufs[i]);
+            const_bytes = sat_add(const_bytes, n < 0 ? UINT64_MAX : (uint64_t)n);
+            nconst++;
+        }
+    if (nconst) {
+        char cb[32];
+        fmt_bytes(cb, sizeof cb, const_bytes);
+        fprintf(out, "made at load: %s in %d const%s from the weights (packed panels, folded "
+                "batchnorm: prepack), besides the parameters\n", cb, nconst, nconst == 1 ? "" : "s");
+    }
     if (p->nruns)
         fprintf(out, "time: median of %d run%s after a warm-up run; ", p->nruns,
                 p->nruns == 1 ? "" : "s");

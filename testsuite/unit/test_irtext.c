@@ -827,6 +827,18 @@ static void check_verify(base *b, const char *after, const char *want)
 
 static ir_stmt *block_body(base *b) { return b->block->body[0]; }
 
+/* The base module with a param P, a const C and `load @f(P, C)`. */
+static base make_load_base(void)
+{
+    base b = make_base();
+    ir_buffer *P = ir_buffer_new(b.m, "P", IR_F32, 2, (int64_t[]){4, 4}, IR_BUF_PARAM);
+    ir_buffer *C = ir_buffer_new(b.m, "C", IR_F32, 1, (int64_t[]){16}, IR_BUF_CONST);
+    ir_graph_add_buffer(b.m, P);
+    ir_graph_add_buffer(b.m, C);
+    ir_graph_add_load(b.m, b.f, (ir_buffer *[]){P, C}, 2);
+    return b;
+}
+
 static void check_verifier(void)
 {
     base b = make_base();
@@ -926,6 +938,25 @@ static void check_verifier(void)
     b.m->graph.ncalls = 0;
     check_verify(&b, NULL,
                  "tec: internal error: verifier: in graph: output 'Y' is not written by any call");
+
+    /* load calls: params in, consts out; runs only read consts */
+    b = make_load_base();
+    check_verify(&b, NULL, NULL);
+    b = make_load_base();
+    b.m->graph.loads[0].args[0] = b.X;
+    check_verify(&b, NULL,
+                 "tec: internal error: verifier: in graph: load call @f is passed input 'X' "
+                 "(load calls see only params and consts)");
+    b = make_load_base();
+    b.m->graph.calls[0].args[1] = b.m->graph.loads[0].args[1];
+    check_verify(&b, NULL,
+                 "tec: internal error: verifier: in graph: call @f stores to const 'C' (only load "
+                 "calls may)");
+    b = make_load_base();
+    b.m->graph.nloads = 0;
+    check_verify(&b, NULL,
+                 "tec: internal error: verifier: in graph: const 'C' is not written by any load "
+                 "call");
 
     b = make_base();
     ir_module *other = ir_module_new("other");
