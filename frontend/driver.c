@@ -173,6 +173,11 @@ static void dump_schedules(FILE *out, const ir_module *m)
 {
     for (int i = 0; i < m->nfuncs; i++) {
         const ir_func *f = m->funcs[i];
+        bool at_load = false;   /* prepack's functions: no schedule of their own */
+        for (int l = 0; l < m->graph.nloads; l++)
+            at_load |= m->graph.loads[l].fn == f;
+        if (at_load)
+            continue;
         const char *layer = ir_func_attr(f, "layer");
         const char *members = ir_func_attr(f, "members");
         char first[512];

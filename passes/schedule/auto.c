@@ -40,6 +40,8 @@ typedef struct auto_ctx {
     char *text;            /* the schedule, as text */
     size_t len, cap;
     int nnames;            /* counter for fresh names */
+    const ir_buffer *vector_operand;   /* of the last contraction checked */
+    int64_t vector_columns;            /* its extent along the vectors */
 } auto_ctx;
 
 static void text_add(auto_ctx *a, const char *s)
@@ -273,6 +275,8 @@ static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, b
         nr = nn >= 2 * L ? 2 * L : nn >= L ? L : 0;
     if (!nr)
         return false;
+    a->vector_operand = V->buf;
+    a->vector_columns = nn;
     if (check_only)
         return true;
     static const int mrs[] = {8, 7, 6, 12, 5, 4, 3, 2};
@@ -643,6 +647,25 @@ static void pad_inputs(auto_ctx *a)
 
 static bool has_attr(const ir_func *f, const char *k) { return ir_func_attr(f, k) != NULL; }
 
+/* Is parameter b of f a param of the graph in every call of f (a weight,
+ * constant from run to run)? */
+static bool is_weight(const ir_module *m, const ir_func *f, const ir_buffer *b)
+{
+    int k = 0;
+    while (k < f->nparams && f->params[k] != b)
+        k++;
+    bool called = false;
+    for (int c = 0; c < m->graph.ncalls && k < f->nparams; c++) {
+        const ir_graph_call *call = &m->graph.calls[c];
+        if (call->fn != f || k >= call->nargs)
+            continue;
+        if (call->args[k]->role != IR_BUF_PARAM && call->args[k]->role != IR_BUF_CONST)
+            return false;
+        called = true;
+    }
+    return called;
+}
+
 bool pass_autoschedule(ir_module *m, diag *d)
 {
     (void)d;
@@ -672,6 +695,14 @@ bool pass_autoschedule(ir_module *m, diag *d)
             int k = 0;
             while (k < 4 && !schedule_contraction(&a, &nests[i], k & 1, k >= 2, true))
                 k++;
+            /* Columns of a weight in vectors, with a guarded tail, rather
+             * than the other operand's, when the tail is a small part:
+             * prepack packs a weight once, at load, and the tile writes
+             * back along the output's rows (GPT-2's LM head: 50257 columns
+             * of the tied embedding). */
+            if (k == 1 && schedule_contraction(&a, &nests[i], false, true, true) &&
+                is_weight(m, f, a.vector_operand) && a.vector_columns >= 32 * a.lanes)
+                k = 2;
             if (k < 4 && schedule_contraction(&a, &nests[i], k & 1, k >= 2, false))
                 continue;
             if (k == 4 && (schedule_dot(&a, &nests[i]) || schedule_gemv(&a, &nests[i])))
