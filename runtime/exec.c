@@ -225,6 +225,50 @@ static bool place_in_arena(rt_run *r, diag *d)
 static bool run_calls(rt_run *r, const ir_graph_call *calls, int n, bool load,
                       const rt_run_options *o, diag *d);
 
+static bool passes(const ir_graph_call *c, const ir_buffer *b)
+{
+    for (int a = 0; a < c->nargs; a++)
+        if (c->args[a] == b)
+            return true;
+    return false;
+}
+
+/* The load calls, once: they make the consts (packed weights) that every
+ * run reads.  A param that no call of a run passes has done its work after
+ * the last load call that reads it, and its storage goes then; a const's
+ * storage comes when its first load call runs: packed weights take the
+ * place of their params instead of doubling the weights' memory. */
+static bool run_loads(rt_run *r, const rt_run_options *o, diag *d)
+{
+    const ir_graph *g = &r->m->graph;
+    for (int l = 0; l < g->nloads; l++) {
+        /* a const's storage, when its first load call needs it */
+        for (int a = 0; a < g->loads[l].nargs; a++) {
+            int i = ir_graph_buffer_index(g, g->loads[l].args[a]);
+            if (i >= 0 && !r->bufs[i] && g->bufs[i]->role == IR_BUF_CONST &&
+                !(r->bufs[i] = new_tensor(g->bufs[i], NULL, d)))
+                return false;
+        }
+        if (!run_calls(r, &g->loads[l], 1, true, o, d))
+            return false;
+        for (int i = 0; i < g->nbufs; i++) {
+            const ir_buffer *b = g->bufs[i];
+            if (b->role != IR_BUF_PARAM || !r->bufs[i] || !passes(&g->loads[l], b))
+                continue;
+            bool later = false;
+            for (int k = l + 1; k < g->nloads && !later; k++)
+                later = passes(&g->loads[k], b);
+            for (int c = 0; c < g->ncalls && !later; c++)
+                later = passes(&g->calls[c], b);
+            if (!later) {
+                rt_tensor_free(r->bufs[i]);
+                r->bufs[i] = NULL;
+            }
+        }
+    }
+    return true;
+}
+
 rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
                    const rt_run_options *o, diag *d)
 {
@@ -252,7 +296,7 @@ rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
 
     for (int i = 0; i < m->graph.nbufs; i++) {
         const ir_buffer *b = m->graph.bufs[i];
-        if (r->bufs[i])   /* in the arena */
+        if (r->bufs[i] || b->role == IR_BUF_CONST)   /* in the arena; made at load */
             continue;
         const rt_iface_buf *f = iface_find(iface, b->name);
         const char *file = NULL;
@@ -287,14 +331,14 @@ rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
     if (d->nerrors > errors)
         goto fail;
     for (int i = 0; i < m->graph.nbufs; i++)
-        if (rt_tensor_numel(r->bufs[i]) != ir_buffer_numel(m->graph.bufs[i])) {
+        if (m->graph.bufs[i]->role != IR_BUF_CONST &&
+            rt_tensor_numel(r->bufs[i]) != ir_buffer_numel(m->graph.bufs[i])) {
             diag_internal(d, "runtime", "buffer %s has %lld elements but the module says %lld",
                           m->graph.bufs[i]->name, (long long)rt_tensor_numel(r->bufs[i]),
                           (long long)ir_buffer_numel(m->graph.bufs[i]));
             goto fail;
         }
-    /* The consts (packed weights), once: every run reads them. */
-    if (!run_calls(r, m->graph.loads, m->graph.nloads, true, o, d))
+    if (!run_loads(r, o, d))
         goto fail;
     return r;
 fail:
@@ -327,6 +371,11 @@ static bool run_calls(rt_run *r, const ir_graph_call *calls, int n, bool load,
             if (bi < 0) {
                 diag_internal(d, "runtime", "%s %d to @%s passes a buffer that is not in the graph",
                               load ? "load call" : "call", c, call->fn->name);
+                return false;
+            }
+            if (!r->bufs[bi]) {   /* a const no load call made, or a freed param */
+                diag_internal(d, "runtime", "%s %d to @%s passes %s, which has no storage",
+                              load ? "load call" : "call", c, call->fn->name, call->args[a]->name);
                 return false;
             }
             data[a] = r->bufs[bi]->data;

@@ -69,7 +69,9 @@ typedef struct rt_run {
 } rt_run;
 
 /* Allocates every buffer, fills inputs and parameters, and runs the graph's
- * load calls, which compute the consts (packed weights) from the params.
+ * load calls, which compute the consts (packed weights) from the params;
+ * then frees the params that only load calls read (their bufs[i] become
+ * NULL).
  * Errors (a missing, extra or mis-shaped file, an unknown input name) are
  * reported through d. */
 rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
