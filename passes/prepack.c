@@ -7,7 +7,8 @@
  * of the alloc's body that touches L (its *fill*)
  *   - stores to L and nothing else, and never reads L;
  *   - reads only parameters that every graph call binds to a param or a
- *     const (weights, never activations);
+ *     const that no call of the run stores to (weights, never
+ *     activations);
  *   - uses no variable bound outside it except the enclosing loops';
  * and nothing else in the function stores to L.  Then L's contents depend
  * only on the weights and on the enclosing loops the fill uses (its
@@ -381,6 +382,23 @@ static const char *unique_buffer_name(ir_module *m, const char *base)
     return name;
 }
 
+static bool param_named(const ir_func *f, const char *name)
+{
+    for (int i = 0; i < f->nparams; i++)
+        if (strcmp(f->params[i]->name, name) == 0)
+            return true;
+    return false;
+}
+
+/* A name for a new parameter of f: base, or base2, base3, ... */
+static const char *fresh_param(ir_module *m, const ir_func *f, const char *base)
+{
+    const char *name = base;
+    for (int k = 2; param_named(f, name); k++)
+        name = ir_sprintf(m->arena, "%s%d", base, k);
+    return name;
+}
+
 /* The load function: for deps { fill, storing P[dep - lo..., idx] }. */
 static ir_func *make_load_func(ir_module *m, const ir_func *f, const candidate *c,
                                const ir_buffer *l, ir_buffer **pg)
@@ -401,7 +419,7 @@ static ir_func *make_load_func(ir_module *m, const ir_func *f, const candidate *
     }
     int64_t shape[2 * MAX_DEPTH];
     int ndim = packed_shape(c, l, shape);
-    *pg = ir_buffer_new(m, l->name, l->dtype, ndim, shape, IR_BUF_ARG);
+    *pg = ir_buffer_new(m, fresh_param(m, g, l->name), l->dtype, ndim, shape, IR_BUF_ARG);
     ir_func_add_param(m, g, *pg);
     /* fresh loop variables for the dependences */
     ir_var *from[MAX_DEPTH];
@@ -476,7 +494,8 @@ static void apply(ir_module *m, ir_func *f, candidate *c)
     /* F: no fill, no alloc; L[idx] reads P[dep - lo..., idx]. */
     *c->fill_slot = ir_seq_new(m);
     *c->alloc_slot = a->body[0];
-    ir_buffer *pf = ir_buffer_new(m, l->name, l->dtype, pg->ndim, pg->shape, IR_BUF_ARG);
+    ir_buffer *pf = ir_buffer_new(m, fresh_param(m, f, l->name), l->dtype, pg->ndim, pg->shape,
+                                  IR_BUF_ARG);
     ir_func_add_param(m, f, pf);
     ir_expr *prefix[MAX_DEPTH];
     for (int i = 0; i < c->ndeps; i++) {
@@ -515,8 +534,20 @@ static void apply(ir_module *m, ir_func *f, candidate *c)
             }
 }
 
-/* Which of F's parameters every call binds to a param or a const; false
- * when nothing calls F. */
+/* Does some call of the run store to graph buffer b? */
+static bool stored_by_run(const ir_module *m, const ir_buffer *b)
+{
+    for (int c = 0; c < m->graph.ncalls; c++) {
+        const ir_graph_call *call = &m->graph.calls[c];
+        for (int j = 0; j < call->nargs && j < call->fn->nparams; j++)
+            if (call->args[j] == b && ir_stmt_stores_to(call->fn->body, call->fn->params[j]))
+                return true;
+    }
+    return false;
+}
+
+/* Which of F's parameters every call binds to a param or a const that no
+ * call of the run stores to (a weight); false when nothing calls F. */
 static bool constant_params(const ir_module *m, const ir_func *f, bool *constant)
 {
     int ncalls = 0;
@@ -528,8 +559,9 @@ static bool constant_params(const ir_module *m, const ir_func *f, bool *constant
             continue;
         ncalls++;
         for (int j = 0; j < call->nargs && j < f->nparams; j++)
-            constant[j] &= call->args[j]->role == IR_BUF_PARAM ||
-                           call->args[j]->role == IR_BUF_CONST;
+            constant[j] &= (call->args[j]->role == IR_BUF_PARAM ||
+                            call->args[j]->role == IR_BUF_CONST) &&
+                           !stored_by_run(m, call->args[j]);
     }
     return ncalls > 0;
 }
