@@ -33,12 +33,17 @@ typedef struct acc_cli_options {
     const char *sweep_srams;       /* --sweep-sram 32,256 (kB; default 16..1024) */
     int pad_to;                    /* --pad-to N: pad M, N, K to multiples of N */
     const char *search;            /* --search none|dram|edp (default none) */
+    bool strict;                   /* --strict: input warnings (unknown config keys) are errors */
+    const char *mode;              /* --accel-mode tec|scalesim (default tec) */
 } acc_cli_options;
 
 /* Checks everything that can be checked without reading files: a config is
  * given, names and lists parse, the report ends in .csv or .json.  Reports
  * "tec: error: ..." for each problem; the driver exits 2 when false. */
 bool acc_cli_check_options(const acc_cli_options *o, diag *d);
+
+/* --accel-mode=scalesim: SCALE-Sim's numbers instead of tec's model. */
+bool acc_cli_scalesim_mode(const acc_cli_options *o);
 
 /* Loads o->config and turns the options into model options. */
 bool acc_cli_load(const acc_cli_options *o, acc_config *c, acc_options *ao, diag *d);

@@ -72,3 +72,19 @@ grep -q "need --sweep" err || fail "no message for a sweep list without --sweep"
 expect_status 2 "$TEC" --topology t.csv --accel "$cfg" "$srcdir/examples/conv.te"
 grep -q "topology replaces the program" err || fail "no message for --topology with a program"
 echo ok
+
+# A misspelled key warns (it would silently fall back to USER bandwidth);
+# --strict makes it an error.
+sed 's/InterfaceBandwidth/InterfaceBandwith/' "$srcdir/testsuite/accel/scalesim/os_32x32.cfg" >typo.cfg
+expect_status 0 "$TEC" --topology "$srcdir/testsuite/accel/small_gemm.csv" --accel typo.cfg
+grep -q "^typo.cfg:18: warning: unknown key InterfaceBandwith in \[run_presets\] is ignored (did you mean InterfaceBandwidth?)$" err ||
+    { cat err; fail "no warning for a misspelled key"; }
+expect_status 1 "$TEC" --strict --topology "$srcdir/testsuite/accel/small_gemm.csv" --accel typo.cfg
+expect_err "typo.cfg:18: error: unknown key InterfaceBandwith in [run_presets] is ignored (did you mean InterfaceBandwidth?)"
+
+# A convolution whose output size differs between floor and ceil semantics
+# (8x8 input, 3x3 filter, stride 2: 3x3 against SCALE-Sim's 4x4) gets a note.
+printf '%s\n' "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides," \
+    "odd, 8, 8, 3, 3, 1, 4, 2," >odd.csv
+expect_status 0 "$TEC" --topology odd.csv --accel "$cfg"
+expect_err "odd.csv: note: layer odd: output 3x3 under floor((H - R) / S) + 1, 4x4 under SCALE-Sim's ceil((H - R + S) / S), which counts a partial last window; tec's model uses floor"

@@ -1,0 +1,32 @@
+# --accel-mode=scalesim reproduces SCALE-Sim v2's reports: on the GEMM
+# topology and three configs whose SCALE-Sim output is in
+# testsuite/accel/scalesim/, every column of COMPUTE_REPORT.csv,
+# BANDWIDTH_REPORT.csv and DETAILED_ACCESS_REPORT.csv is equal, byte for byte.
+. "$srcdir/testsuite/cli/lib.inc"
+ref=$srcdir/testsuite/accel/scalesim
+for run in os32:os_32x32 ws128:ws_128x128 is16:is_16x16; do
+    name=${run%%:*} cfg=${run#*:}
+    expect_status 0 "$TEC" --topology "$ref/gemm_mnk.csv" --accel "$ref/$cfg.cfg" \
+        --accel-mode=scalesim --accel-report="$name"
+    for rep in COMPUTE_REPORT BANDWIDTH_REPORT DETAILED_ACCESS_REPORT; do
+        cmp "$ref/${name}_gemm/$rep.csv" "$name/$rep.csv" ||
+            { diff "$ref/${name}_gemm/$rep.csv" "$name/$rep.csv"; fail "$name: $rep.csv differs"; }
+    done
+done
+
+# The table: layer rows with SCALE-Sim's cycles, and a total.
+expect_status 0 "$TEC" --topology "$ref/gemm_mnk.csv" --accel "$ref/os_32x32.cfg" \
+    --accel-mode=scalesim
+set -- $(awk '$1 == "gemm_64x64x64"' out)
+[ "$6 $7" = "503 50.89" ] || { cat out; fail "os32 gemm_64x64x64: cycles/util $6 $7, expected 503 50.89"; }
+
+# Usage: scalesim mode needs a CALC config, and its report is a directory.
+expect_status 1 "$TEC" --topology "$ref/gemm_mnk.csv" --accel "$srcdir/accel/configs/edge_os_32x32.cfg" \
+    --accel-mode=scalesim
+expect_err "tec: error: $srcdir/accel/configs/edge_os_32x32.cfg: --accel-mode=scalesim reproduces SCALE-Sim's CALC bandwidth mode; set InterfaceBandwidth: CALC in [run_presets]"
+expect_status 2 "$TEC" --topology "$ref/gemm_mnk.csv" --accel "$ref/os_32x32.cfg" \
+    --accel-mode=scalesim --accel-report=r.csv
+grep -q "^tec: error: with --accel-mode=scalesim, --accel-report names the directory" err ||
+    { cat err; fail "no usage error for a .csv report in scalesim mode"; }
+expect_status 2 "$TEC" --topology "$ref/gemm_mnk.csv" --accel "$ref/os_32x32.cfg" --accel-mode=fast
+grep -q "^tec: error: bad --accel-mode 'fast' (expected tec or scalesim)" err || { cat err; fail "bad mode"; }
