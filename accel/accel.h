@@ -266,6 +266,9 @@ typedef struct acc_ss_report {
  * how; doc/accel.md lists the differences from tec's own model. */
 bool acc_scalesim_layer(const acc_config *c, const acc_layer *l, acc_ss_report *r,
                         char *err, size_t errlen);
+/* Do two layers give the same SCALE-Sim report (same conv geometry or, for
+ * plain GEMMs, the same M, N, K and batch)? */
+bool acc_same_scalesim_layer(const acc_layer *a, const acc_layer *b);
 /* Writes DIR/COMPUTE_REPORT.csv, BANDWIDTH_REPORT.csv and
  * DETAILED_ACCESS_REPORT.csv in SCALE-Sim's format; layer i is written
  * rows[i] times (its groups), with consecutive LayerIDs. */

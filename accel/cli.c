@@ -380,7 +380,15 @@ static bool run_scalesim(const acc_cli_options *o, const acc_config *c, const ac
             nvec++;
             continue;
         }
-        ok = acc_scalesim_layer(c, &ls[i], &rs[ng], err, sizeof err) || acc_fail(d, err);
+        /* identical layers (ResNet's repeated blocks) are modeled once */
+        int same = -1;
+        for (int j = 0; j < ng && same < 0; j++)
+            if (acc_same_scalesim_layer(gl[j], &ls[i]))
+                same = j;
+        if (same >= 0)
+            rs[ng] = rs[same];
+        else
+            ok = acc_scalesim_layer(c, &ls[i], &rs[ng], err, sizeof err) || acc_fail(d, err);
         rows[ng] = ls[i].batch;
         gl[ng++] = &ls[i];
     }

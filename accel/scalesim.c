@@ -29,25 +29,54 @@ typedef struct ss_layer {
     int64_t ih, iw, fh, fw, ch, nf, sh, sw;
     int64_t eh, ew;          /* ofmap rows and columns: ceil((H - R + S) / S) */
     int64_t px, win;         /* ofmap pixels per filter, window size fh*fw*ch */
+    /* im2col in two halves, so an address is a sum: pixel i's window
+     * corner (row, column, address) and window element j's offset */
+    int64_t *pix_r, *pix_c, *pix_a;
+    int64_t *win_r, *win_c, *win_a;
 } ss_layer;
 
 /* The ifmap address of im2col entry (pixel i, window element j), or -1 for
- * a window that runs past the ifmap (ceil output sizes make such windows). */
-static int64_t ifmap_addr(const ss_layer *L, int64_t i, int64_t j)
+ * a window that runs past the ifmap (ceil output sizes make such windows);
+ * SCALE-Sim's operand_matrix.calc_ifmap_elem_addr. */
+static inline int64_t ifmap_addr(const ss_layer *L, int64_t i, int64_t j)
 {
-    int64_t orow = i / L->ew, ocol = i % L->ew;
-    int64_t irow = orow * L->sh, icol = ocol * L->sw;
-    int64_t crow = j / (L->fw * L->ch), k = j % (L->fw * L->ch);
-    int64_t ccol = k / L->ch, cch = k % L->ch;
-    if (crow + irow >= L->ih || ccol + icol >= L->iw)
+    if (L->pix_r[i] + L->win_r[j] >= L->ih || L->pix_c[i] + L->win_c[j] >= L->iw)
         return -1;
-    return ((irow + crow) * L->iw + icol + ccol) * L->ch + cch;
+    return L->pix_a[i] + L->win_a[j];
+}
+
+static bool im2col_tables(ss_layer *L)
+{
+    L->pix_r = malloc((size_t)L->px * 3 * sizeof(int64_t));
+    L->win_r = malloc((size_t)L->win * 3 * sizeof(int64_t));
+    if (!L->pix_r || !L->win_r)
+        return false;
+    L->pix_c = L->pix_r + L->px, L->pix_a = L->pix_c + L->px;
+    L->win_c = L->win_r + L->win, L->win_a = L->win_c + L->win;
+    for (int64_t i = 0; i < L->px; i++) {
+        L->pix_r[i] = i / L->ew * L->sh;
+        L->pix_c[i] = i % L->ew * L->sw;
+        L->pix_a[i] = (L->pix_r[i] * L->iw + L->pix_c[i]) * L->ch;
+    }
+    for (int64_t j = 0; j < L->win; j++) {
+        int64_t k = j % (L->fw * L->ch);
+        L->win_r[j] = j / (L->fw * L->ch);
+        L->win_c[j] = k / L->ch;
+        L->win_a[j] = (L->win_r[j] * L->iw + L->win_c[j]) * L->ch + k % L->ch;
+    }
+    return true;
+}
+
+static void im2col_free(ss_layer *L)
+{
+    free(L->pix_r);
+    free(L->win_r);
 }
 
 /* The three matrices: ifmap px x win, filter win x nf, ofmap px x nf. */
 typedef enum { MAT_IFMAP, MAT_FILTER, MAT_OFMAP } ss_mat;
 
-static int64_t mat_addr(const ss_layer *L, ss_mat m, int64_t r, int64_t c)
+static inline int64_t mat_addr(const ss_layer *L, ss_mat m, int64_t r, int64_t c)
 {
     switch (m) {
     case MAT_IFMAP: return ifmap_addr(L, r, c);
@@ -80,14 +109,17 @@ typedef struct ss_block {
  * line by line, and within a line by array column. */
 typedef void (*ss_visit)(void *ctx, int64_t line, int64_t addr);
 
-static int64_t block_addr(const ss_layer *L, const ss_block *b, int64_t r, int64_t c)
+static inline int64_t block_addr(const ss_layer *L, const ss_block *b, int64_t r, int64_t c)
 {
     return b->transposed ? mat_addr(L, b->mat, b->c0 + c, b->r0 + r)
                          : mat_addr(L, b->mat, b->r0 + r, b->c0 + c);
 }
 
-static void block_walk(const ss_layer *L, const ss_block *b, int64_t base, ss_visit visit,
-                       void *ctx)
+/* Inlined into each walk so that the visitor is a direct call. */
+#define WALK_INLINE static inline __attribute__((always_inline))
+
+WALK_INLINE void block_walk(const ss_layer *L, const ss_block *b, int64_t base, ss_visit visit,
+                            void *ctx)
 {
     if (!b->flipped) {
         /* line t holds (t - c, c) for every column c */
@@ -191,8 +223,8 @@ static ss_block fold_block(acc_dataflow df, const ss_folds *f, acc_operand op, i
 }
 
 /* Calls visit for every valid demand of operand op over the whole layer. */
-static void operand_walk(const acc_config *c, const ss_layer *L, const ss_folds *f,
-                         acc_operand op, ss_visit visit, void *ctx)
+WALK_INLINE void operand_walk(const acc_config *c, const ss_layer *L, const ss_folds *f,
+                              acc_operand op, ss_visit visit, void *ctx)
 {
     int64_t fold = 0;
     for (int64_t fc = 0; fc < f->fc; fc++)
@@ -208,7 +240,7 @@ typedef struct first_last {
     int64_t first, last;
 } first_last;
 
-static void visit_first_last(void *ctx, int64_t line, int64_t addr)
+static inline void visit_first_last(void *ctx, int64_t line, int64_t addr)
 {
     (void)addr;
     first_last *fl = ctx;
@@ -227,10 +259,14 @@ static void visit_first_last(void *ctx, int64_t line, int64_t addr)
  * DRAM reads) and forgotten.  The prefetch windows give the DRAM start and
  * stop cycles. */
 typedef struct rdbuf {
-    uint32_t *stamp;          /* per address: 1 + group it was last read in */
+    /* per address: 1 + the group it was last read in, modulo 255 (a byte
+     * keeps the array in cache; every 255 groups it is cleared, so a stale
+     * stamp never equals the current one) */
+    uint8_t *stamp;
+    int64_t nstamp;
     int64_t per_set;
     int64_t in_group;         /* distinct addresses in the current group */
-    uint32_t group;
+    uint8_t group;            /* the current group modulo 255 */
     int64_t reads;            /* DRAM reads so far */
     bool seen_first, active_done;
     int64_t first_cycle;
@@ -248,7 +284,7 @@ static void rdbuf_trace(rdbuf *b, int64_t start, int64_t end)
     b->any_trace = true;
 }
 
-static void visit_read(void *ctx, int64_t line, int64_t addr)
+static inline void visit_read(void *ctx, int64_t line, int64_t addr)
 {
     rdbuf *b = ctx;
     if (!b->seen_first) {
@@ -271,8 +307,11 @@ static void visit_read(void *ctx, int64_t line, int64_t addr)
     rdbuf_trace(b, b->pf_start, b->pf_end);
     b->pf_start = b->pf_end + 1;
     b->pf_end = line;
-    b->group++;
     b->in_group = 0;
+    if (++b->group == 255) {
+        b->group = 0;
+        memset(b->stamp, 0, (size_t)b->nstamp);
+    }
 }
 
 /* complete_all_prefetches: the sets not yet prefetched go now. */
@@ -344,7 +383,7 @@ static int64_t wr_drain(wrbuf *w, int64_t start)
     return start + n - 1;
 }
 
-static void visit_write(void *ctx, int64_t line, int64_t addr)
+static inline void visit_write(void *ctx, int64_t line, int64_t addr)
 {
     (void)addr;
     wrbuf *w = ctx;
@@ -391,10 +430,12 @@ static bool ss_layer_of(const acc_layer *l, ss_layer *L, char *err, size_t errle
         int64_t g = l->batch;
         if (g < 1 || cv->channels % g || cv->num_filters % g)
             return ss_fail(err, errlen, l->name, "groups do not divide channels and filters");
-        *L = (ss_layer){cv->ifmap_h, cv->ifmap_w, cv->filt_h, cv->filt_w, cv->channels / g,
-                        cv->num_filters / g, cv->stride_h, cv->stride_w, 0, 0, 0, 0};
+        *L = (ss_layer){.ih = cv->ifmap_h, .iw = cv->ifmap_w, .fh = cv->filt_h,
+                        .fw = cv->filt_w, .ch = cv->channels / g, .nf = cv->num_filters / g,
+                        .sh = cv->stride_h, .sw = cv->stride_w};
     } else {
-        *L = (ss_layer){l->M, l->K, 1, l->K, 1, l->N, 1, 1, 0, 0, 0, 0};
+        *L = (ss_layer){.ih = l->M, .iw = l->K, .fh = 1, .fw = l->K, .ch = 1, .nf = l->N,
+                        .sh = 1, .sw = 1};
     }
     L->eh = acc_conv_out_ceil(L->ih, L->fh, L->sh);
     L->ew = acc_conv_out_ceil(L->iw, L->fw, L->sw);
@@ -408,6 +449,9 @@ static bool ss_layer_of(const acc_layer *l, ss_layer *L, char *err, size_t errle
     return true;
 }
 
+static bool model_layer(const acc_config *c, const acc_layer *l, const ss_layer *Lp,
+                        acc_ss_report *r, char *err, size_t errlen);
+
 bool acc_scalesim_layer(const acc_config *c, const acc_layer *l, acc_ss_report *r,
                         char *err, size_t errlen)
 {
@@ -419,6 +463,20 @@ bool acc_scalesim_layer(const acc_config *c, const acc_layer *l, acc_ss_report *
     ss_layer L;
     if (!ss_layer_of(l, &L, err, errlen))
         return false;
+    if (!im2col_tables(&L)) {
+        im2col_free(&L);
+        return ss_fail(err, errlen, l->name, "out of memory");
+    }
+    bool ok = model_layer(c, l, &L, r, err, errlen);
+    im2col_free(&L);
+    return ok;
+}
+
+/* acc_scalesim_layer once the im2col tables are built. */
+static bool model_layer(const acc_config *c, const acc_layer *l, const ss_layer *Lp,
+                        acc_ss_report *r, char *err, size_t errlen)
+{
+    const ss_layer L = *Lp;
     ss_folds f;
     folds_init(c, &L, &f);
     const int64_t R = f.R, C = f.C, nfolds = f.fr * f.fc;
@@ -472,12 +530,25 @@ bool acc_scalesim_layer(const acc_config *c, const acc_layer *l, acc_ss_report *
         r->sram_bw[op] = (double)r->sram_count[op] / (double)r->total_cycles;
 
     /* SRAM start and stop: the first and last line with a valid demand, read
-     * responses one cycle later (the hit latency), writes at once. */
+     * responses one cycle later (the hit latency), writes at once.  Folds
+     * occupy consecutive lines, so only the first and last folds with a
+     * valid demand need a walk. */
     for (int op = 0; op < ACC_NOPERANDS; op++) {
         first_last fl = {-1, -1};
-        operand_walk(c, &L, &f, (acc_operand)op, visit_first_last, &fl);
+        for (int64_t k = 0; k < nfolds && fl.first < 0; k++) {
+            ss_block b = fold_block(c->dataflow, &f, (acc_operand)op, k % f.fr, k / f.fr);
+            block_walk(&L, &b, k * f.lines, visit_first_last, &fl);
+        }
+        int64_t first = fl.first;
+        for (int64_t k = nfolds - 1; k >= 0 && fl.first >= 0; k--) {
+            fl.first = -1;
+            ss_block b = fold_block(c->dataflow, &f, (acc_operand)op, k % f.fr, k / f.fr);
+            block_walk(&L, &b, k * f.lines, visit_first_last, &fl);
+            if (fl.first >= 0)
+                break;
+        }
         int64_t lat = op == ACC_OFMAP ? 0 : 1;
-        r->sram_start[op] = fl.first + lat;
+        r->sram_start[op] = first + lat;
         r->sram_stop[op] = fl.last + lat;
     }
 
@@ -485,7 +556,8 @@ bool acc_scalesim_layer(const acc_config *c, const acc_layer *l, acc_ss_report *
     int64_t addr_space[2] = {L.ih * L.iw * L.ch, L.win * L.nf};
     for (int op = ACC_IFMAP; op <= ACC_FILTER; op++) {
         rdbuf b = {0};
-        b.stamp = calloc((size_t)addr_space[op], sizeof *b.stamp);
+        b.nstamp = addr_space[op];
+        b.stamp = calloc((size_t)b.nstamp, sizeof *b.stamp);
         if (!b.stamp)
             return ss_fail(err, errlen, l->name, "out of memory");
         b.per_set = (c->sram_bytes[op] / c->word_bytes) / 100;
@@ -520,6 +592,16 @@ bool acc_scalesim_layer(const acc_config *c, const acc_layer *l, acc_ss_report *
         r->dram_bw[op] = (double)r->dram_count[op] /
                          (double)(r->dram_stop[op] - r->dram_start[op] + 1);
     return true;
+}
+
+bool acc_same_scalesim_layer(const acc_layer *a, const acc_layer *b)
+{
+    if (a->kind != ACC_LAYER_GEMM || b->kind != ACC_LAYER_GEMM ||
+        a->has_conv != b->has_conv || a->batch != b->batch)
+        return false;
+    if (a->has_conv)
+        return memcmp(&a->conv, &b->conv, sizeof a->conv) == 0;
+    return a->M == b->M && a->N == b->N && a->K == b->K;
 }
 
 /* ---------------------------------------------------------------- reports */

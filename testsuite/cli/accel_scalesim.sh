@@ -1,16 +1,20 @@
 # --accel-mode=scalesim reproduces SCALE-Sim v2's reports: on the GEMM
-# topology and three configs whose SCALE-Sim output is in
+# and convolution topologies on three configs whose SCALE-Sim output is in
 # testsuite/accel/scalesim/, every column of COMPUTE_REPORT.csv,
 # BANDWIDTH_REPORT.csv and DETAILED_ACCESS_REPORT.csv is equal, byte for byte.
 . "$srcdir/testsuite/cli/lib.inc"
 ref=$srcdir/testsuite/accel/scalesim
 for run in os32:os_32x32 ws128:ws_128x128 is16:is_16x16; do
     name=${run%%:*} cfg=${run#*:}
-    expect_status 0 "$TEC" --topology "$ref/gemm_mnk.csv" --accel "$ref/$cfg.cfg" \
-        --accel-mode=scalesim --accel-report="$name"
-    for rep in COMPUTE_REPORT BANDWIDTH_REPORT DETAILED_ACCESS_REPORT; do
-        cmp "$ref/${name}_gemm/$rep.csv" "$name/$rep.csv" ||
-            { diff "$ref/${name}_gemm/$rep.csv" "$name/$rep.csv"; fail "$name: $rep.csv differs"; }
+    for topo in gemm:gemm_mnk conv:conv_small; do
+        kind=${topo%%:*} csv=${topo#*:}
+        expect_status 0 "$TEC" --topology "$ref/$csv.csv" --accel "$ref/$cfg.cfg" \
+            --accel-mode=scalesim --accel-report="${name}_$kind"
+        for rep in COMPUTE_REPORT BANDWIDTH_REPORT DETAILED_ACCESS_REPORT; do
+            cmp "$ref/${name}_$kind/$rep.csv" "${name}_$kind/$rep.csv" || {
+                diff "$ref/${name}_$kind/$rep.csv" "${name}_$kind/$rep.csv"
+                fail "${name}_$kind: $rep.csv differs"; }
+        done
     done
 done
 
