@@ -188,7 +188,8 @@ void acc_cli_columns(const acc_result *r, char cells[ACC_CLI_NCOLS][32])
     snprintf(cells[5], 32, "%.4g", r->edp);
 }
 
-void acc_cli_print_summary(FILE *out, const acc_config *c, const acc_result *t)
+void acc_cli_print_summary(FILE *out, const acc_config *c, acc_search search,
+                           const acc_result *t)
 {
     fprintf(out, "accelerator %s %" PRId64 "x%" PRId64, c->run_name, c->rows, c->cols);
     if (c->depth > 1)
@@ -200,6 +201,11 @@ void acc_cli_print_summary(FILE *out, const acc_config *c, const acc_result *t)
             t->stall_cycles, 100.0 * t->utilization, acc_result_sram_reads(t),
             acc_result_sram_writes(t), acc_result_dram_reads(t), acc_result_dram_writes(t),
             t->energy_pj / 1e6, t->latency_us, t->edp);
+    fprintf(out, "accelerator: %.1f%% of the cycles stall; tiling %s\n",
+            t->total_cycles ? 100.0 * (double)t->stall_cycles / (double)t->total_cycles : 0.0,
+            search == ACC_SEARCH_NONE ? "untiled (--search none)"
+            : search == ACC_SEARCH_DRAM ? "searched for the least DRAM traffic (--search dram)"
+                                        : "searched for the least EDP (--search edp)");
 }
 
 /* ---------------------------------------------------------------- sweeps */

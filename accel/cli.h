@@ -69,8 +69,10 @@ bool acc_model_module(const ir_module *m, const acc_config *c, const acc_options
 extern const char *const acc_cli_column_titles[ACC_CLI_NCOLS];
 void acc_cli_columns(const acc_result *r, char cells[ACC_CLI_NCOLS][32]);
 
-/* One line with the network totals:
- *   "accelerator NAME RxC os: 123 cycles (...), utilization 45.6%, ..." */
-void acc_cli_print_summary(FILE *out, const acc_config *c, const acc_result *total);
+/* Two lines with the network totals and the tiling search they come from:
+ *   "accelerator NAME RxC os: 123 cycles (...), utilization 45.6%, ..."
+ *   "accelerator: 12.3% of the cycles stall; tiling searched for ..." */
+void acc_cli_print_summary(FILE *out, const acc_config *c, acc_search search,
+                           const acc_result *total);
 
 #endif

@@ -517,6 +517,7 @@ static const char *module_base(const char *path)
 typedef struct accel_columns {
     const ir_module *m;
     acc_config config;
+    acc_search search;        /* the tiling search the columns were modeled with */
     acc_result *per_func;     /* [m->nfuncs] */
     acc_result total;
 } accel_columns;
@@ -526,8 +527,15 @@ static bool accel_columns_init(accel_columns *a, const ir_module *m, const acc_c
 {
     acc_options ao;
     a->m = m;
-    return acc_cli_load(o, &a->config, &ao, d) &&
-           acc_model_module(m, &a->config, &ao, &a->per_func, &a->total, d);
+    if (!acc_cli_load(o, &a->config, &ao, d))
+        return false;
+    /* The profile describes the accelerator at its best: without --search,
+     * the tiling that minimizes EDP (never worse than untiled; the summary
+     * says which search ran). */
+    if (!o->search)
+        ao.search = ACC_SEARCH_EDP;
+    a->search = ao.search;
+    return acc_model_module(m, &a->config, &ao, &a->per_func, &a->total, d);
 }
 
 static void accel_cells(void *ctx, const ir_func *fn, char cells[][RT_EXTRA_CELL])
@@ -558,7 +566,7 @@ static void report_profile(rt_profile *prof, const options *o, accel_columns *ac
         fputc('\n', stdout);
     rt_profile_report(prof, &rep, d);
     if (acols->per_func)
-        acc_cli_print_summary(stdout, &acols->config, &acols->total);
+        acc_cli_print_summary(stdout, &acols->config, acols->search, &acols->total);
     if (prof->nruns)
         rt_profile_check(prof, d);
     /* Reports, topology export and sweeps of the accelerator model. */

@@ -50,14 +50,25 @@ for c in configs layers; do
     done
 done
 
-# With --profile: the run's table gains the accelerator columns, with the
-# same total cycles per layer as the model alone (968 compute + 488 stall),
-# and a summary line.
-expect_status 0 "$TEC" --profile --accel "$cfg" "$srcdir/examples/conv.te"
+# With --profile --search none: the run's table gains the accelerator
+# columns, with the same total cycles per layer as the model alone (968
+# compute + 488 stall), and a summary line.
+expect_status 0 "$TEC" --profile --search none --accel "$cfg" "$srcdir/examples/conv.te"
 grep -q 'acc cycles  *acc util%' out || { cat out; fail "no accelerator columns in the profile"; }
 set -- $(awk '$1 == "conv" { print; exit }' out)
 [ "$(eval echo \${$(($# - 5))})" = 1456 ] || { cat out; fail "profile: conv acc cycles differ from 1456"; }
 grep -q '^accelerator edge_os_32x32 32x32 os: ' out || { cat out; fail "no accelerator summary"; }
+grep -q '^accelerator: .* of the cycles stall; tiling untiled (--search none)$' out ||
+    { cat out; fail "the summary does not say the tiling is untiled"; }
+untiled_edp=$(sed -n 's/^accelerator edge.*EDP \([0-9.e+]*\) pJ\*us$/\1/p' out)
+# Without --search the profile describes the accelerator at its best: the
+# EDP-searched tiling, never worse than untiled, and says so.
+expect_status 0 "$TEC" --profile --accel "$cfg" "$srcdir/examples/conv.te"
+grep -q '^accelerator: .* of the cycles stall; tiling searched for the least EDP (--search edp)$' out ||
+    { cat out; fail "the summary does not name the EDP search"; }
+edp=$(sed -n 's/^accelerator edge.*EDP \([0-9.e+]*\) pJ\*us$/\1/p' out)
+awk -v a="$edp" -v b="$untiled_edp" 'BEGIN { exit !(a + 0 <= b + 0 && a + 0 > 0) }' ||
+    fail "searched EDP $edp exceeds untiled $untiled_edp"
 
 # Errors.
 expect_status 1 "$TEC" --accel no-such.cfg "$srcdir/examples/conv.te"
