@@ -430,8 +430,7 @@ static bool run_scalesim(const acc_cli_options *o, const acc_config *c, const ac
             fprintf(out, " %12" PRId64, tot[k]);
         fputc('\n', out);
         if (nvec)
-            fprintf(out, "(%d vector layers have no SCALE-Sim form and are not modeled)\n",
-                    nvec);
+            fprintf(out, "vector layers left out (SCALE-Sim has no form for them): %d\n", nvec);
     }
     if (ok && o->report)
         ok = make_dir(o->report, d) &&

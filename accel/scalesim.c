@@ -540,12 +540,11 @@ static bool model_layer(const acc_config *c, const acc_layer *l, const ss_layer 
             block_walk(&L, &b, k * f.lines, visit_first_last, &fl);
         }
         int64_t first = fl.first;
-        for (int64_t k = nfolds - 1; k >= 0 && fl.first >= 0; k--) {
-            fl.first = -1;
+        /* the last fold may hold only windows past the ifmap (ceil sizes) */
+        fl.first = -1;
+        for (int64_t k = nfolds - 1; k >= 0 && first >= 0 && fl.first < 0; k--) {
             ss_block b = fold_block(c->dataflow, &f, (acc_operand)op, k % f.fr, k / f.fr);
             block_walk(&L, &b, k * f.lines, visit_first_last, &fl);
-            if (fl.first >= 0)
-                break;
         }
         int64_t lat = op == ACC_OFMAP ? 0 : 1;
         r->sram_start[op] = first + lat;
