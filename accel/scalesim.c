@@ -87,15 +87,14 @@ static inline int64_t mat_addr(const ss_layer *L, ss_mat m, int64_t r, int64_t c
 
 /* ---------------------------------------------------------------- demand lines of one fold */
 
-/* How one operand's demand lines of one fold are laid out.  A block of the
- * operand matrix (rows r0.., columns c0.., `rows` x `cols` valid, padded
- * with -1 to `prows` x `width`) becomes lines:
- *   - skewed: entry (r, c) of the block is demanded at line pre + r + c,
- *     array column c, when `transposed` the block is taken from the
- *     transposed matrix (entry (r, c) is matrix (c0 + c... see below));
- *   - flipped: entry (r, c) at line pre + (prows - 1 - r) + (skew ? c : 0).
- * Entry (r, c) of the block is matrix element (r0 + r, c0 + c), or
- * (c0 + c, r0 + r) of the matrix when transposed. */
+/* How one operand's demand lines of one fold are laid out.  The fold uses a
+ * block of the operand matrix: `rows` x `cols` valid entries from (r0, c0),
+ * padded with -1 to `prows` x `width`.  Entry (r, c) of the block is matrix
+ * element (r0 + r, c0 + c), or (c0 + c, r0 + r) when `transposed`, and array
+ * column c demands it at line
+ *   pre + r + c                           streaming operands (skewed), or
+ *   pre + (prows - 1 - r) (+ c if skew)   `flipped`: the stationary operand,
+ *                                         and the OS ofmap, which is skewed. */
 typedef struct ss_block {
     ss_mat mat;
     bool transposed;
@@ -439,11 +438,16 @@ static bool ss_layer_of(const acc_layer *l, ss_layer *L, char *err, size_t errle
     }
     L->eh = acc_conv_out_ceil(L->ih, L->fh, L->sh);
     L->ew = acc_conv_out_ceil(L->iw, L->fw, L->sw);
-    L->px = L->eh * L->ew;
-    L->win = L->fh * L->fw * L->ch;
     /* addresses must fit the stamp arrays; SCALE-Sim itself uses int32 */
-    if (L->ih * L->iw * L->ch >= INT32_MAX || L->win * L->nf >= INT32_MAX ||
-        L->px * L->nf >= INT32_MAX)
+    int64_t ifmap_words, rs, filter_words, ofmap_words;
+    if (__builtin_mul_overflow(L->ih, L->iw, &ifmap_words) ||
+        __builtin_mul_overflow(ifmap_words, L->ch, &ifmap_words) ||
+        __builtin_mul_overflow(L->fh, L->fw, &rs) ||
+        __builtin_mul_overflow(rs, L->ch, &L->win) ||
+        __builtin_mul_overflow(L->win, L->nf, &filter_words) ||
+        __builtin_mul_overflow(L->eh, L->ew, &L->px) ||
+        __builtin_mul_overflow(L->px, L->nf, &ofmap_words) || ifmap_words >= INT32_MAX ||
+        filter_words >= INT32_MAX || ofmap_words >= INT32_MAX)
         return ss_fail(err, errlen, l->name, "operand matrices past 2^31 entries "
                        "(SCALE-Sim's own limit)");
     return true;

@@ -45,3 +45,8 @@ set -- $(awk '$1 == "conv"' out)
 grep -q '^vector layers left out (SCALE-Sim has no form for them): 1$' out || { cat out; fail "vector note"; }
 # The profile's accelerator columns are tec's model, never SCALE-Sim's.
 expect_status 2 "$TEC" --profile --accel "$ref/os_32x32.cfg" --accel-mode=scalesim "$srcdir/examples/conv.te"
+# A layer past SCALE-Sim's own int32 matrices is a clear error, not a crash.
+printf '%s\n' "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides," \
+    "huge, 50000, 50000, 1, 1, 1, 1, 1," >huge.csv
+expect_status 1 "$TEC" --topology huge.csv --accel "$ref/os_32x32.cfg" --accel-mode=scalesim
+expect_err "tec: error: accelerator model (scalesim mode): layer huge: operand matrices past 2^31 entries (SCALE-Sim's own limit)"
