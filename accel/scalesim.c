@@ -563,7 +563,8 @@ static bool model_layer(const acc_config *c, const acc_layer *l, const ss_layer 
         b.stamp = calloc((size_t)b.nstamp, sizeof *b.stamp);
         if (!b.stamp)
             return ss_fail(err, errlen, l->name, "out of memory");
-        b.per_set = (c->sram_bytes[op] / c->word_bytes) / 100;
+        /* SCALE-Sim's word is one byte whatever WordBytes says */
+        b.per_set = c->sram_bytes[op] / 100;
         if (b.per_set < 1)
             b.per_set = 1;
         operand_walk(c, &L, &f, (acc_operand)op, visit_read, &b);
@@ -576,7 +577,7 @@ static bool model_layer(const acc_config *c, const acc_layer *l, const ss_layer 
 
     /* DRAM writes through the write buffer, drained from the last line. */
     wrbuf w = {0};
-    w.total = c->sram_bytes[ACC_OFMAP] / c->word_bytes;
+    w.total = c->sram_bytes[ACC_OFMAP];
     w.drain_size = w.total - (w.total + 1) / 2;
     w.bw = C;
     w.free_space = w.total;

@@ -50,3 +50,7 @@ printf '%s\n' "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Widt
     "huge, 50000, 50000, 1, 1, 1, 1, 1," >huge.csv
 expect_status 1 "$TEC" --topology huge.csv --accel "$ref/os_32x32.cfg" --accel-mode=scalesim
 expect_err "tec: error: accelerator model (scalesim mode): layer huge: operand matrices past 2^31 entries (SCALE-Sim's own limit)"
+# tec's WordBytes does not change SCALE-Sim's numbers: its word is a byte.
+{ cat "$ref/os_32x32.cfg"; printf '[tec_architecture]\nWordBytes = 2\n'; } >wb2.cfg
+expect_status 0 "$TEC" --topology "$ref/gemm_mnk.csv" --accel wb2.cfg --accel-mode=scalesim --accel-report=wb2
+cmp "$ref/os32_gemm/DETAILED_ACCESS_REPORT.csv" wb2/DETAILED_ACCESS_REPORT.csv || fail "WordBytes changed the reports"
