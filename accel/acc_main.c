@@ -23,7 +23,8 @@ static const char usage[] =
     "  --sweep-sram LIST         kB per buffer, e.g. 32,256 (default 16..1024)\n"
     "  --bench N                 time N rounds of per-layer evaluations (no reuse)\n"
     "  --time                    print evaluations per second to stderr\n"
-    "  --quiet                   no table on stdout\n";
+    "  --quiet                   no table on stdout\n"
+    "  --strict                  unknown config keys and sections are errors, not warnings\n";
 
 /* Command-line choices. */
 typedef struct cli {
@@ -31,7 +32,7 @@ typedef struct cli {
     const char *sweep_arrays, *sweep_dataflows, *sweep_srams;
     acc_topo_format format, export_format;
     acc_options opt;
-    bool sweep, time, quiet;
+    bool sweep, time, quiet, strict;
     long bench;
 } cli;
 
@@ -68,6 +69,7 @@ static int parse_args(int argc, char **argv, cli *a)
         if (strcmp(o, "--sweep") == 0) { a->sweep = true; continue; }
         if (strcmp(o, "--time") == 0) { a->time = true; continue; }
         if (strcmp(o, "--quiet") == 0) { a->quiet = true; continue; }
+        if (strcmp(o, "--strict") == 0) { a->strict = true; continue; }
         if (i + 1 >= argc)
             return usage_error("option %s needs a value (or is unknown)", o);
         const char *v = argv[++i];
@@ -168,7 +170,7 @@ int main(int argc, char **argv)
     acc_config c;
     acc_layer *ls = NULL;
     int n = 0;
-    if (!acc_config_load(a.config, &c, err, sizeof err) ||
+    if (!acc_config_load(a.config, a.strict, stderr, &c, err, sizeof err) ||
         !acc_read_topology(a.topology, a.format, &ls, &n, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         return 1;

@@ -70,8 +70,12 @@ typedef struct acc_config {
 void acc_config_default(acc_config *c);
 /* Reads a SCALE-Sim .cfg plus tec's [tec_architecture], [tec_energy] and
  * [tec_vector] sections.  On failure *c is unspecified and err says, e.g.,
- * "f.cfg: error: missing key ArrayHeight in [architecture_presets]". */
-bool acc_config_load(const char *path, acc_config *c, char *err, size_t errlen);
+ * "f.cfg: error: missing key ArrayHeight in [architecture_presets]".
+ * Unknown keys and sections outside tec's own, and a missing
+ * InterfaceBandwidth, are warnings written to warn ("f.cfg:7: warning: ...";
+ * NULL drops them), or errors when strict. */
+bool acc_config_load(const char *path, bool strict, FILE *warn, acc_config *c, char *err,
+                     size_t errlen);
 /* Checks ranges after a program edited a config (sweeps); "tec: error: ...". */
 bool acc_config_check(const acc_config *c, char *err, size_t errlen);
 /* Writes c back as a .cfg that acc_config_load reads to the same values. */
@@ -142,6 +146,14 @@ bool acc_read_topology(const char *path, acc_topo_format fmt,
  * (name.g0, name.g1, ...). */
 bool acc_write_topology(const char *path, acc_topo_format fmt,
                         const acc_layer *layers, int n, char *err, size_t errlen);
+
+/* Output size along one dimension of an ifmap of `in` rows (padding
+ * included) under a filter of `filt` taps and stride `stride`: tec's
+ * floor((in - filt) / stride) + 1, and SCALE-Sim's
+ * ceil((in - filt + stride) / stride), which counts a last partial window
+ * when the stride does not divide in - filt. */
+int64_t acc_conv_out_floor(int64_t in, int64_t filt, int64_t stride);
+int64_t acc_conv_out_ceil(int64_t in, int64_t filt, int64_t stride);
 
 /* ---------------------------------------------------------------- model */
 
@@ -231,6 +243,37 @@ void acc_write_json(FILE *out, const acc_config *c, const acc_result *rs, int n,
 /* Aligned human-readable table with totals. */
 void acc_print_table(FILE *out, const acc_config *c, const acc_result *rs, int n,
                      const acc_result *total);
+
+/* ---------------------------------------------------------------- SCALE-Sim mode */
+
+/* One layer's items of SCALE-Sim v2's three reports (COMPUTE_REPORT,
+ * BANDWIDTH_REPORT, DETAILED_ACCESS_REPORT) in its CALC bandwidth mode,
+ * per operand (ifmap, filter, ofmap): counts are SRAM reads (ofmap: writes)
+ * and DRAM reads (ofmap: writes) in words; utilizations in percent. */
+typedef struct acc_ss_report {
+    int64_t total_cycles, stall_cycles;
+    double overall_util, mapping_eff, compute_util;
+    int64_t sram_start[ACC_NOPERANDS], sram_stop[ACC_NOPERANDS];
+    int64_t sram_count[ACC_NOPERANDS];
+    int64_t dram_start[ACC_NOPERANDS], dram_stop[ACC_NOPERANDS];
+    int64_t dram_count[ACC_NOPERANDS];
+    double sram_bw[ACC_NOPERANDS], dram_bw[ACC_NOPERANDS];
+} acc_ss_report;
+
+/* SCALE-Sim's numbers for one group of a GEMM layer (a layer of batch G is
+ * G such SCALE-Sim layers): its conv geometry when it has one (ceil output
+ * sizes), else SCALE-Sim's reading of an M,N,K row.  accel/scalesim.c says
+ * how; doc/accel.md lists the differences from tec's own model. */
+bool acc_scalesim_layer(const acc_config *c, const acc_layer *l, acc_ss_report *r,
+                        char *err, size_t errlen);
+/* Do two layers give the same SCALE-Sim report (same conv geometry or, for
+ * plain GEMMs, the same M, N, K and batch)? */
+bool acc_same_scalesim_layer(const acc_layer *a, const acc_layer *b);
+/* Writes DIR/COMPUTE_REPORT.csv, BANDWIDTH_REPORT.csv and
+ * DETAILED_ACCESS_REPORT.csv in SCALE-Sim's format; layer i is written
+ * rows[i] times (its groups), with consecutive LayerIDs. */
+bool acc_scalesim_write_reports(const char *dir, const acc_ss_report *rs, const int64_t *rows,
+                                int n, char *err, size_t errlen);
 
 /* ---------------------------------------------------------------- sweeps */
 

@@ -44,9 +44,20 @@ static bool parse_export_format(const char *s, acc_topo_format *f)
     return true;
 }
 
+bool acc_cli_scalesim_mode(const acc_cli_options *o)
+{
+    return o->mode && strcmp(o->mode, "scalesim") == 0;
+}
+
 bool acc_cli_check_options(const acc_cli_options *o, diag *d)
 {
     int before = d->nerrors;
+    bool ss = acc_cli_scalesim_mode(o);
+    if (o->mode && !ss && strcmp(o->mode, "tec") != 0)
+        diag_error(d, diag_noloc(), "bad --accel-mode '%s' (expected tec or scalesim)", o->mode);
+    if (ss && (o->search || o->pad_to || o->sweep))
+        diag_error(d, diag_noloc(), "--search, --pad-to and --sweep belong to tec's own model, "
+                   "not to --accel-mode=scalesim");
     acc_search s;
     acc_topo_format tf;
     if (!o->config || !*o->config)
@@ -57,9 +68,14 @@ bool acc_cli_check_options(const acc_cli_options *o, diag *d)
                    o->search);
     if (o->pad_to < 0 || o->pad_to > 1000000)
         diag_error(d, diag_noloc(), "bad --pad-to %d (expected 1 to 1000000)", o->pad_to);
-    if (o->report && !ends_with_ci(o->report, ".csv") && !ends_with_ci(o->report, ".json"))
+    bool tec_report = o->report && (ends_with_ci(o->report, ".csv") ||
+                                    ends_with_ci(o->report, ".json"));
+    if (o->report && !ss && !tec_report)
         diag_error(d, diag_noloc(), "--accel-report needs a file name ending in .csv or "
                    ".json, not '%s'", o->report);
+    if (o->report && ss && (tec_report || !*o->report))
+        diag_error(d, diag_noloc(), "with --accel-mode=scalesim, --accel-report names the "
+                   "directory for SCALE-Sim's three report CSVs, not '%s'", o->report);
     if (!parse_export_format(o->export_format, &tf))
         diag_error(d, diag_noloc(), "bad --export-format '%s' (expected conv or gemm)",
                    o->export_format);
@@ -81,7 +97,7 @@ bool acc_cli_load(const acc_cli_options *o, acc_config *c, acc_options *ao, diag
     char err[1024] = "";
     if (!acc_cli_check_options(o, d))
         return false;
-    if (!acc_config_load(o->config, c, err, sizeof err))
+    if (!acc_config_load(o->config, o->strict, d->out, c, err, sizeof err))
         return acc_fail(d, err);
     memset(ao, 0, sizeof *ao);
     ao->pad_to = o->pad_to;
@@ -172,7 +188,8 @@ void acc_cli_columns(const acc_result *r, char cells[ACC_CLI_NCOLS][32])
     snprintf(cells[5], 32, "%.4g", r->edp);
 }
 
-void acc_cli_print_summary(FILE *out, const acc_config *c, const acc_result *t)
+void acc_cli_print_summary(FILE *out, const acc_config *c, acc_search search,
+                           const acc_result *t)
 {
     fprintf(out, "accelerator %s %" PRId64 "x%" PRId64, c->run_name, c->rows, c->cols);
     if (c->depth > 1)
@@ -184,6 +201,11 @@ void acc_cli_print_summary(FILE *out, const acc_config *c, const acc_result *t)
             t->stall_cycles, 100.0 * t->utilization, acc_result_sram_reads(t),
             acc_result_sram_writes(t), acc_result_dram_reads(t), acc_result_dram_writes(t),
             t->energy_pj / 1e6, t->latency_us, t->edp);
+    fprintf(out, "accelerator: %.1f%% of the cycles stall; tiling %s\n",
+            t->total_cycles ? 100.0 * (double)t->stall_cycles / (double)t->total_cycles : 0.0,
+            search == ACC_SEARCH_NONE ? "untiled (--search none)"
+            : search == ACC_SEARCH_DRAM ? "searched for the least DRAM traffic (--search dram)"
+                                        : "searched for the least EDP (--search edp)");
 }
 
 /* ---------------------------------------------------------------- sweeps */
@@ -339,6 +361,87 @@ static bool run_sweep(const acc_config *base, const acc_options *ao, const acc_l
     return ok;
 }
 
+/* ---------------------------------------------------------------- SCALE-Sim mode */
+
+/* SCALE-Sim's numbers for every GEMM layer: a table, and its three report
+ * CSVs in o->report (a directory).  Vector layers have no SCALE-Sim form. */
+static bool run_scalesim(const acc_cli_options *o, const acc_config *c, const acc_layer *ls,
+                         int n, FILE *out, diag *d)
+{
+    if (!c->bw_unlimited) {
+        diag_error(d, diag_noloc(), "%s: --accel-mode=scalesim reproduces SCALE-Sim's CALC "
+                   "bandwidth mode; set InterfaceBandwidth: CALC in [run_presets]", o->config);
+        return false;
+    }
+    acc_ss_report *rs = calloc((size_t)(n > 0 ? n : 1), sizeof *rs);
+    int64_t *rows = calloc((size_t)(n > 0 ? n : 1), sizeof *rows);
+    const acc_layer **gl = calloc((size_t)(n > 0 ? n : 1), sizeof *gl);
+    char err[1024] = "";
+    bool ok = rs && rows && gl;
+    if (!ok)
+        diag_error(d, diag_noloc(), "out of memory");
+    int ng = 0, nvec = 0;
+    for (int i = 0; ok && i < n; i++) {
+        if (ls[i].kind != ACC_LAYER_GEMM) {
+            nvec++;
+            continue;
+        }
+        /* identical layers (ResNet's repeated blocks) are modeled once */
+        int same = -1;
+        for (int j = 0; j < ng && same < 0; j++)
+            if (acc_same_scalesim_layer(gl[j], &ls[i]))
+                same = j;
+        if (same >= 0)
+            rs[ng] = rs[same];
+        else
+            ok = acc_scalesim_layer(c, &ls[i], &rs[ng], err, sizeof err) || acc_fail(d, err);
+        rows[ng] = ls[i].batch;
+        gl[ng++] = &ls[i];
+    }
+    if (ok && out) {
+        fprintf(out, "SCALE-Sim v2 (CALC) mode: %s %" PRId64 "x%" PRId64 " %s, SRAM "
+                "%" PRId64 "/%" PRId64 "/%" PRId64 " kB; a layer of batch G is G SCALE-Sim "
+                "layers, its counts are their sums\n", c->run_name, c->rows, c->cols,
+                acc_dataflow_name(c->dataflow), c->sram_bytes[0] / 1024,
+                c->sram_bytes[1] / 1024, c->sram_bytes[2] / 1024);
+        fprintf(out, "%-24s %7s %6s %6s %5s %12s %6s %6s %6s %12s %12s %12s %12s %12s %12s\n",
+                "layer", "M", "N", "K", "batch", "cycles", "util%", "map%", "cutil%",
+                "SRAM if rd", "SRAM fl rd", "SRAM of wr", "DRAM if rd", "DRAM fl rd",
+                "DRAM of wr");
+        int64_t tot[7] = {0};
+        for (int i = 0; i < ng; i++) {
+            const acc_ss_report *r = &rs[i];
+            int64_t g = rows[i];
+            int64_t v[7] = {g * r->total_cycles, g * r->sram_count[0], g * r->sram_count[1],
+                            g * r->sram_count[2], g * r->dram_count[0], g * r->dram_count[1],
+                            g * r->dram_count[2]};
+            fprintf(out, "%-24s %7" PRId64 " %6" PRId64 " %6" PRId64 " %5" PRId64 " %12" PRId64
+                    " %6.2f %6.2f %6.2f", gl[i]->name, gl[i]->M, gl[i]->N, gl[i]->K, g, v[0],
+                    r->overall_util, r->mapping_eff, r->compute_util);
+            for (int k = 1; k < 7; k++)
+                fprintf(out, " %12" PRId64, v[k]);
+            fputc('\n', out);
+            for (int k = 0; k < 7; k++)
+                tot[k] += v[k];
+        }
+        fprintf(out, "%-24s %7s %6s %6s %5s %12" PRId64 " %6s %6s %6s", "total", "-", "-", "-",
+                "-", tot[0], "-", "-", "-");
+        for (int k = 1; k < 7; k++)
+            fprintf(out, " %12" PRId64, tot[k]);
+        fputc('\n', out);
+        if (nvec)
+            fprintf(out, "vector layers left out (SCALE-Sim has no form for them): %d\n", nvec);
+    }
+    if (ok && o->report)
+        ok = make_dir(o->report, d) &&
+             (acc_scalesim_write_reports(o->report, rs, rows, ng, err, sizeof err) ||
+              acc_fail(d, err));
+    free(rs);
+    free(rows);
+    free(gl);
+    return ok;
+}
+
 /* ---------------------------------------------------------------- running */
 
 /* Everything after the layers are known: export, model, table, report,
@@ -348,6 +451,8 @@ static bool run_layers(const acc_cli_options *o, const acc_config *c, const acc_
 {
     if (o->export_topology && !export_topology(o, ls, n, d))
         return false;
+    if (acc_cli_scalesim_mode(o))
+        return run_scalesim(o, c, ls, n, out, d);
     acc_result *rs = calloc((size_t)(n > 0 ? n : 1), sizeof *rs);
     acc_result total;
     char err[1024] = "";
@@ -381,6 +486,29 @@ bool acc_cli_run_module(const ir_module *m, const acc_cli_options *o, FILE *out,
     return ok;
 }
 
+/* A convolution row whose output size differs between tec's floor and
+ * SCALE-Sim's ceil semantics gets a note: the two models then do different
+ * work, silently otherwise. */
+static void note_ceil_outputs(const char *path, const acc_layer *ls, int n, bool ss, diag *d)
+{
+    for (int i = 0; i < n; i++) {
+        const acc_conv *cv = &ls[i].conv;
+        if (!ls[i].has_conv)
+            continue;
+        int64_t fh = acc_conv_out_floor(cv->ifmap_h, cv->filt_h, cv->stride_h);
+        int64_t fw = acc_conv_out_floor(cv->ifmap_w, cv->filt_w, cv->stride_w);
+        int64_t ch = acc_conv_out_ceil(cv->ifmap_h, cv->filt_h, cv->stride_h);
+        int64_t cw = acc_conv_out_ceil(cv->ifmap_w, cv->filt_w, cv->stride_w);
+        if (fh == ch && fw == cw)
+            continue;
+        fprintf(d->out, "%s: note: layer %s: output %" PRId64 "x%" PRId64 " under "
+                "floor((H - R) / S) + 1, %" PRId64 "x%" PRId64 " under SCALE-Sim's "
+                "ceil((H - R + S) / S), which counts a partial last window; %s\n",
+                path, ls[i].name, fh, fw, ch, cw,
+                ss ? "--accel-mode=scalesim uses ceil" : "tec's model uses floor");
+    }
+}
+
 bool acc_cli_run_topology(const acc_cli_options *o, FILE *out, diag *d)
 {
     if (!o->topology) {
@@ -396,6 +524,7 @@ bool acc_cli_run_topology(const acc_cli_options *o, FILE *out, diag *d)
     char err[1024] = "";
     if (!acc_read_topology(o->topology, ACC_TOPO_AUTO, &ls, &n, err, sizeof err))
         return acc_fail(d, err);
+    note_ceil_outputs(o->topology, ls, n, acc_cli_scalesim_mode(o), d);
     bool ok = run_layers(o, &c, &ao, ls, n, out, d);
     acc_layers_free(ls, n);
     return ok;

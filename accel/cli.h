@@ -33,12 +33,17 @@ typedef struct acc_cli_options {
     const char *sweep_srams;       /* --sweep-sram 32,256 (kB; default 16..1024) */
     int pad_to;                    /* --pad-to N: pad M, N, K to multiples of N */
     const char *search;            /* --search none|dram|edp (default none) */
+    bool strict;                   /* --strict: input warnings (unknown config keys) are errors */
+    const char *mode;              /* --accel-mode tec|scalesim (default tec) */
 } acc_cli_options;
 
 /* Checks everything that can be checked without reading files: a config is
  * given, names and lists parse, the report ends in .csv or .json.  Reports
  * "tec: error: ..." for each problem; the driver exits 2 when false. */
 bool acc_cli_check_options(const acc_cli_options *o, diag *d);
+
+/* --accel-mode=scalesim: SCALE-Sim's numbers instead of tec's model. */
+bool acc_cli_scalesim_mode(const acc_cli_options *o);
 
 /* Loads o->config and turns the options into model options. */
 bool acc_cli_load(const acc_cli_options *o, acc_config *c, acc_options *ao, diag *d);
@@ -64,8 +69,10 @@ bool acc_model_module(const ir_module *m, const acc_config *c, const acc_options
 extern const char *const acc_cli_column_titles[ACC_CLI_NCOLS];
 void acc_cli_columns(const acc_result *r, char cells[ACC_CLI_NCOLS][32]);
 
-/* One line with the network totals:
- *   "accelerator NAME RxC os: 123 cycles (...), utilization 45.6%, ..." */
-void acc_cli_print_summary(FILE *out, const acc_config *c, const acc_result *total);
+/* Two lines with the network totals and the tiling search they come from:
+ *   "accelerator NAME RxC os: 123 cycles (...), utilization 45.6%, ..."
+ *   "accelerator: 12.3% of the cycles stall; tiling searched for ..." */
+void acc_cli_print_summary(FILE *out, const acc_config *c, acc_search search,
+                           const acc_result *total);
 
 #endif

@@ -3,6 +3,7 @@
  * sections.  doc/accel.md lists every key. */
 #include "accel/accel.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <ini.h>
 #include <math.h>
@@ -19,7 +20,8 @@ typedef enum {
     KEY_DATAFLOW,   /* os | ws | is */
     KEY_BWMODE,     /* USER | CALC */
     KEY_BANDWIDTH,  /* positive reals, comma separated (per bank): minimum */
-    KEY_STRING
+    KEY_STRING,
+    KEY_IGNORED     /* a SCALE-Sim key tec does not model: accepted, unused */
 } key_type;
 
 /* Where a key's value goes in acc_config (offsetof from the struct start). */
@@ -27,7 +29,7 @@ typedef enum {
     F_RUN_NAME, F_ROWS, F_COLS, F_DEPTH, F_SRAM_IFMAP, F_SRAM_FILTER,
     F_SRAM_OFMAP, F_DATAFLOW, F_BWMODE, F_BANDWIDTH, F_WORD_BYTES, F_CLOCK,
     F_LANES, F_MAC_PJ, F_REG_PJ, F_SRAM_READ_PJ, F_SRAM_WRITE_PJ,
-    F_DRAM_READ_PJ, F_DRAM_WRITE_PJ, F_VECTOR_OP_PJ, F_STATIC_MW
+    F_DRAM_READ_PJ, F_DRAM_WRITE_PJ, F_VECTOR_OP_PJ, F_STATIC_MW, F_NONE
 } key_field;
 
 /* One known key: its section, canonical spelling (keys match without case,
@@ -55,6 +57,10 @@ static const key_def keys[] = {
     {"architecture_presets", "Dataflow", KEY_DATAFLOW, 0, F_DATAFLOW, true},
     /* required unless InterfaceBandwidth = CALC (checked after parsing) */
     {"architecture_presets", "Bandwidth", KEY_BANDWIDTH, 0, F_BANDWIDTH, false},
+    {"architecture_presets", "IfmapOffset", KEY_IGNORED, 0, F_NONE, false},
+    {"architecture_presets", "FilterOffset", KEY_IGNORED, 0, F_NONE, false},
+    {"architecture_presets", "OfmapOffset", KEY_IGNORED, 0, F_NONE, false},
+    {"architecture_presets", "MemoryBanks", KEY_IGNORED, 0, F_NONE, false},
     {"run_presets", "InterfaceBandwidth", KEY_BWMODE, 0, F_BWMODE, false},
     {"tec_architecture", "ClockMHz", KEY_REAL_POS, 0, F_CLOCK, false},
     {"tec_architecture", "WordBytes", KEY_INT, 64, F_WORD_BYTES, false},
@@ -71,10 +77,17 @@ static const key_def keys[] = {
 };
 #define NKEYS ((int)(sizeof keys / sizeof keys[0]))
 
+/* Sections of SCALE-Sim (and its later versions) that tec does not model:
+ * accepted whole, whatever their keys. */
+static const char *const ignored_sections[] = {"network_presets", "sparsity", "layout"};
+#define NIGNORED ((int)(sizeof ignored_sections / sizeof ignored_sections[0]))
+
 /* State of one load: the file, the line the reader is on, which keys were
  * seen, and the first error (later ones are not reported). */
 typedef struct cfg_load {
     const char *path;
+    bool strict;          /* warnings are errors */
+    FILE *warn;           /* where warnings go (NULL: dropped) */
     FILE *f;
     int line;
     bool seen[NKEYS];
@@ -95,13 +108,78 @@ static void load_error(cfg_load *L, const char *fmt, ...)
         return;
     L->failed = true;
     L->err_line = L->line;
-    int k = snprintf(L->err, L->errlen, "%s:%d: error: ", L->path, L->line);
+    int k = L->line > 0 ? snprintf(L->err, L->errlen, "%s:%d: error: ", L->path, L->line)
+                        : snprintf(L->err, L->errlen, "%s: error: ", L->path);
     if (k < 0 || (size_t)k >= L->errlen)
         return;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(L->err + k, L->errlen - (size_t)k, fmt, ap);
     va_end(ap);
+}
+
+static void load_warning(cfg_load *L, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A suspicious but readable input: an error under strict, else one
+ * "file:line: warning: ..." line (no line number when line is 0). */
+static void load_warning(cfg_load *L, int line, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (L->strict) {
+        int saved = L->line;
+        L->line = line;
+        load_error(L, "%s", msg);
+        L->line = saved;
+        return;
+    }
+    if (!L->warn)
+        return;
+    if (line > 0)
+        fprintf(L->warn, "%s:%d: warning: %s\n", L->path, line, msg);
+    else
+        fprintf(L->warn, "%s: warning: %s\n", L->path, msg);
+}
+
+/* Edit distance of two key names, without case, capped at 3 (only "close"
+ * matters: a misspelling is one or two edits away). */
+static int key_distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 64 || m > 64 || (n > m ? n - m : m - n) > 2)
+        return 3;
+    int prev[65], cur[65];
+    for (size_t j = 0; j <= m; j++)
+        prev[j] = (int)j;
+    for (size_t i = 1; i <= n; i++) {
+        cur[0] = (int)i;
+        for (size_t j = 1; j <= m; j++) {
+            int sub = prev[j - 1] + (tolower((unsigned char)a[i - 1]) !=
+                                     tolower((unsigned char)b[j - 1]));
+            int del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, sizeof(int) * (m + 1));
+    }
+    return prev[m] < 3 ? prev[m] : 3;
+}
+
+/* The known key of `section` closest to `name` (at most two edits), or NULL. */
+static const char *closest_key(const char *section, const char *name)
+{
+    const char *best = NULL;
+    int bd = 3;
+    for (int i = 0; i < NKEYS; i++)
+        if (strcasecmp(section, keys[i].section) == 0) {
+            int dist = key_distance(name, keys[i].name);
+            if (dist < bd)
+                bd = dist, best = keys[i].name;
+        }
+    return best;
 }
 
 /* The fgets-style reader inih calls once per line; counting lines here gives
@@ -230,20 +308,35 @@ static int cfg_handler(void *user, const char *section, const char *name,
             strcasecmp(name, keys[i].name) == 0)
             break;
     if (i == NKEYS) {
-        /* SCALE-Sim files carry keys tec does not model (memory offsets,
-         * banks, sparsity, layouts): ignore those.  tec's own sections are
-         * ours, so a typo there is an error rather than a silent default. */
-        if (!is_tec_section(section))
-            return 1;
+        /* SCALE-Sim's sections that tec does not model are accepted whole.
+         * Any other unknown key or section is most likely a typo whose key
+         * would silently take its default (a misspelled InterfaceBandwidth
+         * turns CALC into USER): a warning, an error under --strict.  tec's
+         * own sections are ours, so a typo there is always an error. */
+        for (int j = 0; j < NIGNORED; j++)
+            if (strcasecmp(section, ignored_sections[j]) == 0)
+                return 1;
         bool known_section = false;
         for (int j = 0; j < NKEYS; j++)
             if (strcasecmp(section, keys[j].section) == 0)
                 known_section = true;
+        const char *near = known_section ? closest_key(section, name) : NULL;
+        char hint[96] = "";
+        if (near)
+            snprintf(hint, sizeof hint, " (did you mean %s?)", near);
+        if (is_tec_section(section)) {
+            if (known_section)
+                load_error(L, "unknown key %s in [%s]%s", name, section, hint);
+            else
+                load_error(L, "unknown section [%s]", section);
+            return 0;
+        }
         if (known_section)
-            load_error(L, "unknown key %s in [%s]", name, section);
+            load_warning(L, L->line, "unknown key %s in [%s] is ignored%s", name, section,
+                         hint);
         else
-            load_error(L, "unknown section [%s]", section);
-        return 0;
+            load_warning(L, L->line, "unknown section [%s] is ignored", section);
+        return L->failed ? 0 : 1;
     }
     const key_def *k = &keys[i];
     if (L->seen[i]) {
@@ -299,6 +392,8 @@ static int cfg_handler(void *user, const char *section, const char *name,
     case KEY_STRING:
         snprintf(c->run_name, sizeof c->run_name, "%s", value);
         break;
+    case KEY_IGNORED:
+        break;
     }
     if (expect) {
         load_error(L, "bad value '%s' for %s in [%s]: expected %s", value,
@@ -316,10 +411,12 @@ static int find_key(const char *name)
     return -1;
 }
 
-bool acc_config_load(const char *path, acc_config *c, char *err, size_t errlen)
+bool acc_config_load(const char *path, bool strict, FILE *warn, acc_config *c, char *err,
+                     size_t errlen)
 {
     acc_config_default(c);
-    cfg_load L = {.path = path, .c = c, .err = err, .errlen = errlen};
+    cfg_load L = {.path = path, .strict = strict, .warn = warn, .c = c, .err = err,
+                  .errlen = errlen};
     L.f = fopen(path, "r");
     if (!L.f) {
         snprintf(err, errlen, "%s: error: cannot open: %s", path, strerror(errno));
@@ -354,6 +451,12 @@ bool acc_config_load(const char *path, acc_config *c, char *err, size_t errlen)
             return false;
         }
     c->bw_unlimited = L.bw_calc;
+    if (!L.seen[find_key("InterfaceBandwidth")]) {
+        load_warning(&L, 0, "missing key InterfaceBandwidth in [run_presets]: "
+                     "bandwidth mode USER (stalls at Bandwidth words per cycle)");
+        if (L.failed)
+            return false;
+    }
     int bw = find_key("Bandwidth");
     if (!L.bw_calc && !L.seen[bw]) {
         snprintf(err, errlen,

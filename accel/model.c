@@ -154,6 +154,22 @@ static bool fail(char *err, size_t errlen, const char *fmt, ...)
 
 /* ---------------------------------------------------------------- one tile-GEMM on the array */
 
+/* A GEMM layer as the model sees it. */
+typedef struct gemm {
+    int64_t M, N, K, batch;   /* padded */
+    int64_t macs, pad_macs;   /* useful; extra from padding (whole layer) */
+    /* Distinct ifmap words per batch element: M*K for a plain GEMM; for a
+     * convolution the im2col matrix repeats pixels, and SRAM holds each
+     * pixel once: min(H*W*C/groups, M*K) (equation (7)). */
+    int64_t ifmap_unique;
+    /* A convolution's sliding window: the ifmap words of the input rows
+     * that the windows of one fold of pixels span (OS: R pixels, IS: C),
+     * 0 for a plain GEMM.  When two such bands fit in half the ifmap
+     * buffer, a sweep over the pixels fetches each word once (equation
+     * (7b)). */
+    int64_t ifmap_band;
+} gemm;
+
 /* What the array does for one tile-GEMM of m x n x k (equations (1)-(4) of
  * doc/accel.md), or a sum of such. */
 typedef struct array_cost {
@@ -164,9 +180,26 @@ typedef struct array_cost {
     int64_t rd_filter;
     int64_t rd_ofmap;      /* partial sums read back to accumulate */
     int64_t wr_ofmap;      /* outputs and partial sums written */
+    /* DRAM traffic of each operand if its tile is streamed (equation (7b)) */
+    int64_t st_rd_ifmap, st_rd_filter, st_rd_ofmap, st_wr_ofmap;
 } array_cost;
 
-static void tile_on_array(const acc_config *c, int64_t m, int64_t n, int64_t k,
+/* Words of an operand of `size` distinct words that `sweeps` consecutive
+ * sweeps fetch through a buffer half of `keep` words: the first sweep
+ * fetches everything, later ones all but the part the buffer keeps. */
+static int64_t sweep_words(int64_t size, int64_t sweeps, int64_t keep, ovf *o)
+{
+    return add(o, size, mul(o, sweeps - 1, max64(0, size - keep)));
+}
+
+/* Half of operand op's buffer, in words: what double buffering leaves for
+ * the data in use. */
+static int64_t half_buffer_words(const acc_config *c, acc_operand op)
+{
+    return c->sram_bytes[op] / 2 / c->word_bytes;
+}
+
+static void tile_on_array(const acc_config *c, const gemm *g, int64_t m, int64_t n, int64_t k,
                           array_cost *a, ovf *o)
 {
     const int64_t R = c->rows, C = c->cols, D = c->depth;
@@ -202,6 +235,57 @@ static void tile_on_array(const acc_config *c, int64_t m, int64_t n, int64_t k,
         a->rd_ofmap = mul(o, fr - 1, mn);
         break;
     }
+    /* (7b) A streamed operand passes through half its buffer, which keeps
+     * what fits.  Folds run column folds outer, row folds inner.  One sweep
+     * of the ifmap fetches its distinct words when the tile spans the whole
+     * im2col matrix and two sliding-window bands fit (else its m*k im2col
+     * words); OS and WS sweep it once per column fold, IS holds it (one
+     * sweep).  The OS filter block of a column fold (k x C) is swept by the
+     * F_r row folds in a row; WS holds the filter; IS sweeps it once per
+     * column fold.  WS and IS accumulate each column block of outputs over
+     * F_r row folds, spilling the part that does not fit. */
+    const int64_t Bi = half_buffer_words(c, ACC_IFMAP), Bf = half_buffer_words(c, ACC_FILTER),
+                  Bo = half_buffer_words(c, ACC_OFMAP);
+    int64_t sweep_if = mk;
+    if (m == g->M && k == g->K && g->ifmap_band > 0 && c->dataflow != ACC_DF_WS) {
+        /* the part of the band the buffer holds is reused: all of it when
+         * it fits, else the fraction Bi / band */
+        int64_t extra = mk - g->ifmap_unique;
+        int64_t miss = g->ifmap_band <= Bi
+                           ? 0
+                           : (int64_t)((unsigned __int128)extra *
+                                       (unsigned __int128)(g->ifmap_band - Bi) /
+                                       (unsigned __int128)g->ifmap_band);
+        sweep_if = g->ifmap_unique + miss;
+    }
+    int64_t cfull = n / C, clast = n % C;    /* column blocks: full ones and a last */
+    switch (c->dataflow) {
+    case ACC_DF_OS:
+        a->st_rd_ifmap = sweep_words(sweep_if, fc, Bi, o);
+        a->st_rd_filter = add(o, mul(o, cfull, sweep_words(mul(o, k, C), fr, Bf, o)),
+                              clast ? sweep_words(mul(o, k, clast), fr, Bf, o) : 0);
+        a->st_wr_ofmap = mn;
+        a->st_rd_ofmap = 0;
+        break;
+    case ACC_DF_WS:
+        a->st_rd_ifmap = sweep_words(mk, fc, Bi, o);
+        a->st_rd_filter = kn;
+        break;
+    default:
+        a->st_rd_ifmap = sweep_if;
+        a->st_rd_filter = sweep_words(kn, fc, Bf, o);
+        break;
+    }
+    if (c->dataflow != ACC_DF_OS) {
+        /* output column blocks: WS m x C (C filters), IS C pixels x n */
+        int64_t full_blk = c->dataflow == ACC_DF_WS ? mul(o, m, C) : mul(o, C, n);
+        int64_t nfull = c->dataflow == ACC_DF_WS ? n / C : m / C;
+        int64_t rest = c->dataflow == ACC_DF_WS ? mul(o, m, n % C) : mul(o, m % C, n);
+        int64_t spill_full = max64(0, full_blk - Bo), spill_rest = max64(0, rest - Bo);
+        int64_t spill = add(o, mul(o, nfull, spill_full), spill_rest);
+        a->st_rd_ofmap = mul(o, fr - 1, spill);
+        a->st_wr_ofmap = add(o, mn, a->st_rd_ofmap);
+    }
 }
 
 static void cost_add_scaled(array_cost *sum, const array_cost *a, int64_t times, ovf *o)
@@ -213,6 +297,10 @@ static void cost_add_scaled(array_cost *sum, const array_cost *a, int64_t times,
     sum->rd_filter = add(o, sum->rd_filter, mul(o, a->rd_filter, times));
     sum->rd_ofmap = add(o, sum->rd_ofmap, mul(o, a->rd_ofmap, times));
     sum->wr_ofmap = add(o, sum->wr_ofmap, mul(o, a->wr_ofmap, times));
+    sum->st_rd_ifmap = add(o, sum->st_rd_ifmap, mul(o, a->st_rd_ifmap, times));
+    sum->st_rd_filter = add(o, sum->st_rd_filter, mul(o, a->st_rd_filter, times));
+    sum->st_rd_ofmap = add(o, sum->st_rd_ofmap, mul(o, a->st_rd_ofmap, times));
+    sum->st_wr_ofmap = add(o, sum->st_wr_ofmap, mul(o, a->st_wr_ofmap, times));
 }
 
 /* A GEMM cut into tiles: along each dimension nX-1 full tiles of tX and one
@@ -225,9 +313,10 @@ typedef struct tiled {
     array_cost arr;           /* summed over all tiles of one element */
 } tiled;
 
-static void tiled_init(const acc_config *c, int64_t M, int64_t N, int64_t K,
-                       int64_t tm, int64_t tn, int64_t tk, tiled *t, ovf *o)
+static void tiled_init(const acc_config *c, const gemm *g, int64_t tm, int64_t tn,
+                       int64_t tk, tiled *t, ovf *o)
 {
+    const int64_t M = g->M, N = g->N, K = g->K;
     t->M = M, t->N = N, t->K = K;
     t->tm = min64(tm, M), t->tn = min64(tn, N), t->tk = min64(tk, K);
     t->nm = cdiv(M, t->tm), t->nn = cdiv(N, t->tn), t->nk = cdiv(K, t->tk);
@@ -244,7 +333,7 @@ static void tiled_init(const acc_config *c, int64_t M, int64_t N, int64_t K,
         if (count == 0)
             continue;
         array_cost a;
-        tile_on_array(c, (cls & 1) ? t->em : t->tm, (cls & 2) ? t->en : t->tn,
+        tile_on_array(c, g, (cls & 1) ? t->em : t->tm, (cls & 2) ? t->en : t->tn,
                       (cls & 4) ? t->ek : t->tk, &a, o);
         cost_add_scaled(&t->arr, &a, count, o);
     }
@@ -293,15 +382,6 @@ static int64_t refetch_factor(acc_loop_order ord, const tiled *t, acc_operand op
 
 /* ---------------------------------------------------------------- one layer under one tiling */
 
-/* A GEMM layer as the model sees it. */
-typedef struct gemm {
-    int64_t M, N, K, batch;   /* padded */
-    int64_t macs, pad_macs;   /* useful; extra from padding (whole layer) */
-    /* Distinct ifmap words per batch element: M*K for a plain GEMM; for a
-     * convolution the im2col matrix repeats pixels, and SRAM holds each
-     * pixel once: min(H*W*C/groups, M*K) (equation (7)). */
-    int64_t ifmap_unique;
-} gemm;
 
 /* Words of the part of the ifmap that an m x k tile of the im2col matrix
  * covers, assuming the distinct pixels spread evenly over the matrix. */
@@ -339,18 +419,17 @@ static void finish(const acc_config *c, const gemm *g, const tiled *t,
     r->vector_ops = 0;
     r->compute_cycles = mul(o, t->arr.cycles, G);
 
-    const int64_t arr_rd[ACC_NOPERANDS] = {t->arr.rd_ifmap, t->arr.rd_filter,
-                                           t->arr.rd_ofmap};
+    const int64_t st_rd[2] = {t->arr.st_rd_ifmap, t->arr.st_rd_filter};
     for (int op = 0; op < ACC_NOPERANDS; op++)
         r->resident[op] = tile_fits(c, (acc_operand)op, tile[op], o);
 
     /* DRAM (equations (6)-(8)): a resident operand is fetched whole
-     * refetch_factor times; a streamed one is fetched as often as the
-     * array reads it. */
+     * refetch_factor times; a streamed one as its sweeps through half the
+     * buffer need (7b). */
     for (int op = ACC_IFMAP; op <= ACC_FILTER; op++) {
         int64_t per = r->resident[op]
                           ? mul(o, size[op], refetch_factor(ord, t, (acc_operand)op, o))
-                          : arr_rd[op];
+                          : st_rd[op];
         r->dram_reads[op] = mul(o, per, G);
         r->dram_writes[op] = 0;
     }
@@ -360,8 +439,10 @@ static void finish(const acc_config *c, const gemm *g, const tiled *t,
         cw = mul(o, size[ACC_OFMAP], f);
         cr = mul(o, size[ACC_OFMAP], f - 1);
     } else {
-        cw = t->arr.wr_ofmap;
-        cr = t->arr.rd_ofmap;
+        /* outputs, and the partial sums that do not fit (7b), plus those
+         * of k tiles after the first (5) */
+        cw = t->arr.st_wr_ofmap;
+        cr = add(o, t->arr.st_rd_ofmap, mul(o, mul(o, g->M, g->N), t->nk - 1));
     }
     r->dram_writes[ACC_OFMAP] = mul(o, cw, G);
     r->dram_reads[ACC_OFMAP] = mul(o, cr, G);
@@ -417,8 +498,8 @@ static void finish(const acc_config *c, const gemm *g, const tiled *t,
 
 /* ---------------------------------------------------------------- layers */
 
-static bool check_gemm_layer(const acc_layer *l, const acc_options *opt, gemm *g,
-                             char *err, size_t errlen)
+static bool check_gemm_layer(const acc_config *c, const acc_layer *l, const acc_options *opt,
+                             gemm *g, char *err, size_t errlen)
 {
     const char *nm = l->name ? l->name : "?";
     if (l->M < 1 || l->N < 1 || l->K < 1 || l->batch < 1)
@@ -439,10 +520,21 @@ static bool check_gemm_layer(const acc_layer *l, const acc_options *opt, gemm *g
     g->macs = useful;
     g->pad_macs = all - useful;
     g->ifmap_unique = mul(&o, g->M, g->K);
+    g->ifmap_band = 0;
     if (l->has_conv && l->conv.channels % l->batch == 0) {
         int64_t px = mul(&o, mul(&o, l->conv.ifmap_h, l->conv.ifmap_w),
                          l->conv.channels / l->batch);
         g->ifmap_unique = min64(px, g->ifmap_unique);
+        /* the band of input rows one fold of pixels (OS: R, IS: C) spans:
+         * its output rows, plus one where the fold straddles a row */
+        const acc_conv *cv = &l->conv;
+        int64_t eh = acc_conv_out_floor(cv->ifmap_h, cv->filt_h, cv->stride_h);
+        int64_t ew = acc_conv_out_floor(cv->ifmap_w, cv->filt_w, cv->stride_w);
+        int64_t pix = c->dataflow == ACC_DF_IS ? c->cols : c->rows;
+        int64_t rows_out = min64(eh, cdiv(pix, ew) + 1);
+        int64_t rows_in = min64(cv->ifmap_h, (rows_out - 1) * cv->stride_h + cv->filt_h);
+        g->ifmap_band = min64(g->ifmap_unique,
+                              mul(&o, mul(&o, rows_in, cv->ifmap_w), cv->channels / l->batch));
     }
     if (o.hit)
         return fail(err, errlen, "layer %s: MAC count of %lldx%lldx%lld batch %lld "
@@ -471,7 +563,7 @@ bool acc_model_tiling(const acc_config *c, const acc_options *opt, const acc_lay
         return fail(err, errlen, "layer %s: a tiling applies to GEMM layers only",
                     l->name ? l->name : "?");
     gemm g;
-    if (!check_gemm_layer(l, opt, &g, err, errlen))
+    if (!check_gemm_layer(c, l, opt, &g, err, errlen))
         return false;
     if (tl->tm < 1 || tl->tn < 1 || tl->tk < 1 || (unsigned)tl->order >= ACC_NORDERS)
         return fail(err, errlen, "layer %s: bad tiling %lldx%lldx%lld (tile sizes must be positive)",
@@ -479,7 +571,7 @@ bool acc_model_tiling(const acc_config *c, const acc_options *opt, const acc_lay
                     (long long)tl->tk);
     ovf o = {false};
     tiled t;
-    tiled_init(c, g.M, g.N, g.K, tl->tm, tl->tn, tl->tk, &t, &o);
+    tiled_init(c, &g, tl->tm, tl->tn, tl->tk, &t, &o);
     result_init(r, l);
     finish(c, &g, &t, tl->order, r, &o);
     if (o.hit)
@@ -561,7 +653,7 @@ static void search_tiling(const acc_config *c, acc_search s, const gemm *g,
                     !tile_fits(c, ACC_OFMAP, mul(o, cm[i], cn[j]), o))
                     break;
                 tiled t;
-                tiled_init(c, g->M, g->N, g->K, cm[i], cn[j], ck[k], &t, o);
+                tiled_init(c, g, cm[i], cn[j], ck[k], &t, o);
                 for (int ord = 0; ord < ACC_NORDERS; ord++) {
                     cand.name = r->name;
                     cand.kind = r->kind;
@@ -614,13 +706,13 @@ bool acc_model_layer(const acc_config *c, const acc_options *opt, const acc_laye
     if (l->has_tiling)
         return acc_model_tiling(c, opt, l, &l->tiling, r, err, errlen);
     gemm g;
-    if (!check_gemm_layer(l, opt, &g, err, errlen))
+    if (!check_gemm_layer(c, l, opt, &g, err, errlen))
         return false;
     ovf o = {false};
     tiled t;
     /* The untiled default: one tile per GEMM, operands that do not fit are
      * streamed (section "Tiling" of doc/accel.md). */
-    tiled_init(c, g.M, g.N, g.K, g.M, g.N, g.K, &t, &o);
+    tiled_init(c, &g, g.M, g.N, g.K, &t, &o);
     result_init(r, l);
     finish(c, &g, &t, ACC_ORDER_MNK, r, &o);
     acc_search s = opt ? opt->search : ACC_SEARCH_NONE;

@@ -17,6 +17,16 @@ static const char *const conv_cols[] = {
     "Channels", "Num Filter", "Strides", "Stride Width"};
 static const char *const gemm_cols[] = {"Layer name", "M", "N", "K"};
 
+int64_t acc_conv_out_floor(int64_t in, int64_t filt, int64_t stride)
+{
+    return (in - filt) / stride + 1;
+}
+
+int64_t acc_conv_out_ceil(int64_t in, int64_t filt, int64_t stride)
+{
+    return (in - filt + stride + stride - 1) / stride;
+}
+
 bool acc_conv_to_gemm(const acc_conv *cv, int64_t groups, acc_layer *l, char *err,
                       size_t errlen)
 {
@@ -34,8 +44,8 @@ bool acc_conv_to_gemm(const acc_conv *cv, int64_t groups, acc_layer *l, char *er
     }
     /* Output size of an unpadded convolution over the (already padded)
      * ifmap: floor((H - R) / S) + 1. */
-    int64_t oh = (cv->ifmap_h - cv->filt_h) / cv->stride_h + 1;
-    int64_t ow = (cv->ifmap_w - cv->filt_w) / cv->stride_w + 1;
+    int64_t oh = acc_conv_out_floor(cv->ifmap_h, cv->filt_h, cv->stride_h);
+    int64_t ow = acc_conv_out_floor(cv->ifmap_w, cv->filt_w, cv->stride_w);
     int64_t m, rs, k;
     if (__builtin_mul_overflow(oh, ow, &m) ||
         __builtin_mul_overflow(cv->filt_h, cv->filt_w, &rs) ||

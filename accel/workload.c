@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "passes/analyze.h"
+#include "passes/passes.h"
 
 /* ---------------------------------------------------------------- exact counts */
 
@@ -407,6 +408,34 @@ static bool conv_geometry(const ir_stmt *blk, const ir_expr *in, const dim_role 
 
 /* ---------------------------------------------------------------- one block */
 
+/* Simplifies the two factors knowing each iteration variable's range; the
+ * new nodes live in the returned scratch module (NULL when out of memory),
+ * which the caller frees after its last use of *a and *b. */
+static ir_module *simplified_operands(const ir_stmt *blk, const ir_expr **a, const ir_expr **b)
+{
+    ir_module *scratch = ir_module_new("accel-classify");
+    size_t n = (size_t)(blk->niters ? blk->niters : 1);
+    const ir_var **vars = calloc(n, sizeof *vars);
+    int64_t *lo = calloc(n, sizeof *lo), *hi = calloc(n, sizeof *hi);
+    if (!scratch || !vars || !lo || !hi) {
+        free(vars), free(lo), free(hi);
+        if (scratch)
+            ir_module_free(scratch);
+        return NULL;
+    }
+    int nv = 0;
+    for (int i = 0; i < blk->niters; i++)
+        if (blk->iters[i].extent > 0) {
+            vars[nv] = blk->iters[i].var;
+            lo[nv] = 0;
+            hi[nv++] = blk->iters[i].extent - 1;
+        }
+    *a = pass_simplify_expr_in(scratch, (ir_expr *)*a, nv, vars, lo, hi);
+    *b = pass_simplify_expr_in(scratch, (ir_expr *)*b, nv, vars, lo, hi);
+    free(vars), free(lo), free(hi);
+    return scratch;
+}
+
 bool acc_classify_block(const ir_func *f, const ir_graph_call *call, const ir_stmt *blk,
                         acc_block_info *out, diag *d)
 {
@@ -424,7 +453,17 @@ bool acc_classify_block(const ir_func *f, const ir_graph_call *call, const ir_st
     bool reduce = false;
     for (int i = 0; i < nv; i++)
         reduce |= blk->iters[i].kind == IR_ITER_REDUCE;
+    /* The operands are classified from their simplified form, whatever the
+     * pipeline ran: at -O0 a grouped-convolution index keeps
+     * floordiv(vf, 16) with vf in [0, 15], which names vf in the input
+     * although it is the constant 0. */
+    ir_module *scratch = NULL;
     if (ok && reduce && match_mac(blk, &st, &a, &b)) {
+        scratch = simplified_operands(blk, &a, &b);
+        if (!scratch) {
+            diag_error(d, diag_noloc(), "out of memory");
+            return false;
+        }
         la = first_load(a);
         lb = first_load(b);
     }
@@ -481,6 +520,8 @@ bool acc_classify_block(const ir_func *f, const ir_graph_call *call, const ir_st
         free(ub);
         free(role);
     }
+    if (scratch)
+        ir_module_free(scratch);
     if (!ok)
         diag_error(d, func_loc(f), "layer %s: block %s: its size does not fit in 64 bits",
                    acc_func_layer_name(f), blk->name ? blk->name : "?");

@@ -124,6 +124,9 @@ static void usage(FILE *out)
         "  --sweep-arrays LIST    e.g. 8x8,32x32,128x128\n"
         "  --sweep-dataflows LIST e.g. os,ws,is\n"
         "  --sweep-sram LIST      SRAM sizes in kB, e.g. 64,256\n"
+        "  --strict               unknown config keys and sections are errors, not warnings\n"
+        "  --accel-mode tec|scalesim  tec's model (default) or SCALE-Sim v2's numbers (CALC\n"
+        "                         configs; --accel-report=DIR then writes its three CSVs)\n"
         "\n"
         "  -h, --help             this help\n"
         "  --version              print the version\n"
@@ -212,7 +215,7 @@ enum {
     OPT_NO_CACHE, OPT_VERSION, OPT_PROFILE, OPT_REPEAT, OPT_REPORT, OPT_TRACE, OPT_PLOT,
     OPT_CALIBRATE, OPT_COUNTERS, OPT_PAD_TO, OPT_ACCEL, OPT_ACCEL_REPORT, OPT_SEARCH,
     OPT_TOPOLOGY, OPT_EXPORT_TOPOLOGY, OPT_EXPORT_FORMAT, OPT_SWEEP, OPT_SWEEP_OUT,
-    OPT_SWEEP_ARRAYS, OPT_SWEEP_DATAFLOWS, OPT_SWEEP_SRAM, OPT_NO_RUN, OPT_TARGET,
+    OPT_SWEEP_ARRAYS, OPT_SWEEP_DATAFLOWS, OPT_SWEEP_SRAM, OPT_STRICT, OPT_ACCEL_MODE, OPT_NO_RUN, OPT_TARGET,
     OPT_PRINT_TARGET, OPT_THREADS, OPT_DUMP_SCHEDULE,
 };
 
@@ -266,6 +269,8 @@ static int parse_args(int argc, char **argv, options *o)
         {"sweep-arrays", required_argument, 0, OPT_SWEEP_ARRAYS},
         {"sweep-dataflows", required_argument, 0, OPT_SWEEP_DATAFLOWS},
         {"sweep-sram", required_argument, 0, OPT_SWEEP_SRAM},
+        {"strict", no_argument, 0, OPT_STRICT},
+        {"accel-mode", required_argument, 0, OPT_ACCEL_MODE},
         {"target", required_argument, 0, OPT_TARGET},
         {"print-target", no_argument, 0, OPT_PRINT_TARGET},
         {"threads", required_argument, 0, OPT_THREADS},
@@ -351,6 +356,8 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_SWEEP_ARRAYS: o->accel.sweep_arrays = optarg; o->accel_on = true; break;
         case OPT_SWEEP_DATAFLOWS: o->accel.sweep_dataflows = optarg; o->accel_on = true; break;
         case OPT_SWEEP_SRAM: o->accel.sweep_srams = optarg; o->accel_on = true; break;
+        case OPT_STRICT: o->accel.strict = true; o->accel_on = true; break;
+        case OPT_ACCEL_MODE: o->accel.mode = optarg; o->accel_on = true; break;
         case OPT_REPORT:
             if (ends_with(optarg, ".csv"))
                 o->report_csv = optarg;
@@ -419,6 +426,9 @@ static int parse_args(int argc, char **argv, options *o)
         diag_fini(&d);
         if (!ok)
             return EXIT_USAGE;
+        if (o->profile && acc_cli_scalesim_mode(&o->accel))
+            return usage_error("%s", "--profile's accelerator columns come from tec's own "
+                               "model, not from --accel-mode=scalesim");
     }
     if (optind == argc && (o->calibrate || o->accel.topology))
         return -1;   /* tec --calibrate or tec --topology FILE --accel CFG alone */
@@ -512,6 +522,7 @@ static const char *module_base(const char *path)
 typedef struct accel_columns {
     const ir_module *m;
     acc_config config;
+    acc_search search;        /* the tiling search the columns were modeled with */
     acc_result *per_func;     /* [m->nfuncs] */
     acc_result total;
 } accel_columns;
@@ -521,8 +532,15 @@ static bool accel_columns_init(accel_columns *a, const ir_module *m, const acc_c
 {
     acc_options ao;
     a->m = m;
-    return acc_cli_load(o, &a->config, &ao, d) &&
-           acc_model_module(m, &a->config, &ao, &a->per_func, &a->total, d);
+    if (!acc_cli_load(o, &a->config, &ao, d))
+        return false;
+    /* The profile describes the accelerator at its best: without --search,
+     * the tiling that minimizes EDP (never worse than untiled; the summary
+     * says which search ran). */
+    if (!o->search)
+        ao.search = ACC_SEARCH_EDP;
+    a->search = ao.search;
+    return acc_model_module(m, &a->config, &ao, &a->per_func, &a->total, d);
 }
 
 static void accel_cells(void *ctx, const ir_func *fn, char cells[][RT_EXTRA_CELL])
@@ -553,7 +571,7 @@ static void report_profile(rt_profile *prof, const options *o, accel_columns *ac
         fputc('\n', stdout);
     rt_profile_report(prof, &rep, d);
     if (acols->per_func)
-        acc_cli_print_summary(stdout, &acols->config, &acols->total);
+        acc_cli_print_summary(stdout, &acols->config, acols->search, &acols->total);
     if (prof->nruns)
         rt_profile_check(prof, d);
     /* Reports, topology export and sweeps of the accelerator model. */

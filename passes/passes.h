@@ -97,6 +97,11 @@ int64_t pass_memplan_solve(pass_mem_item *items, int n, int64_t align);
  * changes; never modifies e's nodes, which may be shared.  For other stages
  * (lowering, codegen) that want a folded expression. */
 ir_expr *pass_simplify_expr(ir_module *m, ir_expr *e);
+/* The same knowing that each vars[i] lies in [lo[i], hi[i]] (a block's
+ * iteration ranges, say), so that floordiv(v, 16) with v in [0, 15] is 0.
+ * New nodes go to m's arena. */
+ir_expr *pass_simplify_expr_in(ir_module *m, ir_expr *e, int nvars, const ir_var *const *vars,
+                               const int64_t *lo, const int64_t *hi);
 
 /* ---------------------------------------------------------------- helpers shared by passes */
 

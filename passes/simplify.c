@@ -1499,7 +1499,15 @@ static ir_stmt *simp_stmt(simp_ctx *c, ir_stmt *s)
 
 ir_expr *pass_simplify_expr(ir_module *m, ir_expr *e)
 {
+    return pass_simplify_expr_in(m, e, 0, NULL, NULL, NULL);
+}
+
+ir_expr *pass_simplify_expr_in(ir_module *m, ir_expr *e, int nvars, const ir_var *const *vars,
+                               const int64_t *lo, const int64_t *hi)
+{
     simp_ctx c = {.m = m};
+    for (int i = 0; i < nvars; i++)
+        push_range(&c, vars[i], lo[i], hi[i]);
     return simp_expr(&c, e);
 }
 

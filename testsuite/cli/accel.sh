@@ -50,14 +50,25 @@ for c in configs layers; do
     done
 done
 
-# With --profile: the run's table gains the accelerator columns, with the
-# same total cycles per layer as the model alone (968 compute + 488 stall),
-# and a summary line.
-expect_status 0 "$TEC" --profile --accel "$cfg" "$srcdir/examples/conv.te"
+# With --profile --search none: the run's table gains the accelerator
+# columns, with the same total cycles per layer as the model alone (968
+# compute + 488 stall), and a summary line.
+expect_status 0 "$TEC" --profile --search none --accel "$cfg" "$srcdir/examples/conv.te"
 grep -q 'acc cycles  *acc util%' out || { cat out; fail "no accelerator columns in the profile"; }
 set -- $(awk '$1 == "conv" { print; exit }' out)
 [ "$(eval echo \${$(($# - 5))})" = 1456 ] || { cat out; fail "profile: conv acc cycles differ from 1456"; }
 grep -q '^accelerator edge_os_32x32 32x32 os: ' out || { cat out; fail "no accelerator summary"; }
+grep -q '^accelerator: .* of the cycles stall; tiling untiled (--search none)$' out ||
+    { cat out; fail "the summary does not say the tiling is untiled"; }
+untiled_edp=$(sed -n 's/^accelerator edge.*EDP \([0-9.e+]*\) pJ\*us$/\1/p' out)
+# Without --search the profile describes the accelerator at its best: the
+# EDP-searched tiling, never worse than untiled, and says so.
+expect_status 0 "$TEC" --profile --accel "$cfg" "$srcdir/examples/conv.te"
+grep -q '^accelerator: .* of the cycles stall; tiling searched for the least EDP (--search edp)$' out ||
+    { cat out; fail "the summary does not name the EDP search"; }
+edp=$(sed -n 's/^accelerator edge.*EDP \([0-9.e+]*\) pJ\*us$/\1/p' out)
+awk -v a="$edp" -v b="$untiled_edp" 'BEGIN { exit !(a + 0 <= b + 0 && a + 0 > 0) }' ||
+    fail "searched EDP $edp exceeds untiled $untiled_edp"
 
 # Errors.
 expect_status 1 "$TEC" --accel no-such.cfg "$srcdir/examples/conv.te"
@@ -72,3 +83,19 @@ grep -q "need --sweep" err || fail "no message for a sweep list without --sweep"
 expect_status 2 "$TEC" --topology t.csv --accel "$cfg" "$srcdir/examples/conv.te"
 grep -q "topology replaces the program" err || fail "no message for --topology with a program"
 echo ok
+
+# A misspelled key warns (it would silently fall back to USER bandwidth);
+# --strict makes it an error.
+sed 's/InterfaceBandwidth/InterfaceBandwith/' "$srcdir/testsuite/accel/scalesim/os_32x32.cfg" >typo.cfg
+expect_status 0 "$TEC" --topology "$srcdir/testsuite/accel/small_gemm.csv" --accel typo.cfg
+grep -q "^typo.cfg:18: warning: unknown key InterfaceBandwith in \[run_presets\] is ignored (did you mean InterfaceBandwidth?)$" err ||
+    { cat err; fail "no warning for a misspelled key"; }
+expect_status 1 "$TEC" --strict --topology "$srcdir/testsuite/accel/small_gemm.csv" --accel typo.cfg
+expect_err "typo.cfg:18: error: unknown key InterfaceBandwith in [run_presets] is ignored (did you mean InterfaceBandwidth?)"
+
+# A convolution whose output size differs between floor and ceil semantics
+# (8x8 input, 3x3 filter, stride 2: 3x3 against SCALE-Sim's 4x4) gets a note.
+printf '%s\n' "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides," \
+    "odd, 8, 8, 3, 3, 1, 4, 2," >odd.csv
+expect_status 0 "$TEC" --topology odd.csv --accel "$cfg"
+expect_err "odd.csv: note: layer odd: output 3x3 under floor((H - R) / S) + 1, 4x4 under SCALE-Sim's ceil((H - R + S) / S), which counts a partial last window; tec's model uses floor"

@@ -78,6 +78,11 @@ static const char *path_in(const char *dir, const char *name)
     return buf[k];
 }
 
+static bool load_cfg(const char *path, acc_config *c, char *err, size_t errlen)
+{
+    return acc_config_load(path, false, NULL, c, err, errlen);
+}
+
 static const char *write_tmp(const char *name, const char *text)
 {
     const char *p = path_in(tmpdir, name);
@@ -312,14 +317,62 @@ static void test_streaming(void)
     check_b("resident = s,r,r", !r.resident[0] && r.resident[1] && r.resident[2]);
     /* Fr = 8, Fc = 2, T = 32: 16 folds * (8 + 4 + 32 - 2) = 672 */
     check_i("compute_cycles", r.compute_cycles, 672);
-    /* a streamed ifmap comes from DRAM as often as the array reads it:
-     * Fc*M*K = 2048; the filter once (256) although the array reads it
-     * Fr*N*K = 2048 times */
-    check_ops("dram_reads", r.dram_reads, 2048, 256, 0);
+    /* (7b) a streamed ifmap is swept Fc = 2 times through half its buffer
+     * (512 words), which keeps 512 of its 1024 words: 1024 + 512 = 1536
+     * (without that reuse, Fc*M*K = 2048); the filter once (256) although
+     * the array reads it Fr*N*K = 2048 times */
+    check_ops("dram_reads", r.dram_reads, 1536, 256, 0);
     check_ops("sram_reads", r.sram_reads, 2048, 2048, 256);
     /* stalls at 4 words/cycle: filter tile first (256: 64 cycles), output
-     * last (256: 64 cycles), the 2048 words between take 512 <= 672 */
+     * last (256: 64 cycles), the 1536 words between take 384 <= 672 */
     check_i("stall_cycles", r.stall_cycles, 128);
+    end();
+}
+
+static void test_streamed_reuse(void)
+{
+    begin("(7b) streamed operands: fold-order reuse, partial fits, spilled partial sums");
+    char err[512];
+    acc_result r;
+    /* os 4x4, 256 B buffers (128 words each half), GEMM 16x64x64: the filter
+     * (64x64 = 4096) and ifmap (16x64 = 1024) do not fit; the filter block
+     * of one column fold is 64x4 = 256 words, swept by Fr = 4 row folds:
+     * 256 + 3*(256 - 128) = 640 per block, 16 blocks = 10240 (the array
+     * reads 4*4096 = 16384).  The ifmap is swept Fc = 16 times:
+     * 1024 + 15*(1024 - 128) = 14464 (the array reads 16384). */
+    acc_config c = small_config(ACC_DF_OS);
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        c.sram_bytes[op] = 256;
+    acc_layer l = gemm_layer("f", 16, 64, 64, 1);
+    r = model(&c, NULL, &l);
+    check_b("resident = s,s,s", !r.resident[0] && !r.resident[1] && !r.resident[2]);
+    check_ops("os dram_reads", r.dram_reads, 14464, 10240, 0);
+    check_ops("os dram_writes", r.dram_writes, 0, 0, 16 * 64);
+    /* ws, same buffers, GEMM 64x8x16: Fr = 4 row folds accumulate each
+     * column block of outputs (64 pixels x 4 filters = 256 words) over
+     * 4 folds; 128 fit, 128 spill after every fold but the last:
+     * reads 3*128 per block, writes 256 + 3*128, 2 blocks. */
+    c.dataflow = ACC_DF_WS;
+    l = gemm_layer("p", 64, 8, 16, 1);
+    r = model(&c, NULL, &l);
+    check_b("ofmap streamed", !r.resident[2]);
+    check_i("ws partial-sum reads", r.dram_reads[2], 2 * 3 * 128);
+    check_i("ws ofmap writes", r.dram_writes[2], 2 * (256 + 3 * 128));
+    /* os 4x4, 8 kB buffers (4096 words a half), a 3x3 convolution over a
+     * 34x34x8 ifmap, 64 filters: M = 32*32, K = 72, distinct ifmap
+     * 34*34*8 = 9248 > 4096, streamed.  A fold of 4 pixels spans 2 output
+     * rows, so 4 input rows: a band of 4*34*8 = 1088 words fits, and a
+     * sweep fetches each distinct word once; Fc = 16 sweeps keep 4096:
+     * 9248 + 15*(9248 - 4096) = 86528 (the array reads 16*1024*72). */
+    c.dataflow = ACC_DF_OS;
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        c.sram_bytes[op] = 8192;
+    acc_conv cv = {34, 34, 3, 3, 8, 64, 1, 1};
+    check_b("conv geometry", acc_conv_to_gemm(&cv, 1, &l, err, sizeof err));
+    l.name = "conv";
+    r = model(&c, NULL, &l);
+    check_b("ifmap streamed", !r.resident[0]);
+    check_i("sliding-window ifmap reads", r.dram_reads[0], 9248 + 15 * (9248 - 4096));
     end();
 }
 
@@ -427,24 +480,24 @@ static void test_config_presets(void)
     acc_config c;
     char dir[512];
     snprintf(dir, sizeof dir, "%s/accel/configs", srcdir);
-    bool ok = acc_config_load(path_in(dir, "edge_os_32x32.cfg"), &c, err, sizeof err);
+    bool ok = load_cfg(path_in(dir, "edge_os_32x32.cfg"), &c, err, sizeof err);
     check_b(err, ok);
     check_i("edge rows", c.rows, 32);
     check_i("edge dataflow", c.dataflow, ACC_DF_OS);
     check_i("edge ifmap bytes", c.sram_bytes[ACC_IFMAP], 64 * 1024);
     check_d("edge static mW", c.energy.static_mw, 20);
-    ok = acc_config_load(path_in(dir, "tpu_ws_128x128.cfg"), &c, err, sizeof err);
+    ok = load_cfg(path_in(dir, "tpu_ws_128x128.cfg"), &c, err, sizeof err);
     check_b(err, ok);
     check_i("tpu cols", c.cols, 128);
     check_i("tpu dataflow", c.dataflow, ACC_DF_WS);
     check_i("tpu word bytes", c.word_bytes, 2);
-    ok = acc_config_load(path_in(dir, "is_16x16.cfg"), &c, err, sizeof err);
+    ok = load_cfg(path_in(dir, "is_16x16.cfg"), &c, err, sizeof err);
     check_b(err, ok);
     check_i("is dataflow", c.dataflow, ACC_DF_IS);
-    ok = acc_config_load(path_in(dir, "tensorcore_16x16x16.cfg"), &c, err, sizeof err);
+    ok = load_cfg(path_in(dir, "tensorcore_16x16x16.cfg"), &c, err, sizeof err);
     check_b(err, ok);
     check_i("tensor core depth", c.depth, 16);
-    ok = acc_config_load(path_in(srcdir, "testsuite/accel/scalesim_plain.cfg"), &c, err,
+    ok = load_cfg(path_in(srcdir, "testsuite/accel/scalesim_plain.cfg"), &c, err,
                          sizeof err);
     check_b(err, ok);
     check_d("plain bandwidth", c.bandwidth, 10);
@@ -455,7 +508,7 @@ static void test_config_presets(void)
                               "[architecture_presets]\narrayheight = 8\nARRAYWIDTH: 4\n"
                               "ifmapsramszkB = 2\nfiltersramszkB = 2\nofmapsramszkB = 2\n"
                               "Dataflow = WS\nBandwidth = 30, 20,40\n");
-    ok = acc_config_load(p, &c, err, sizeof err);
+    ok = load_cfg(p, &c, err, sizeof err);
     check_b(err, ok);
     check_i("lower-case rows", c.rows, 8);
     check_i("upper-case cols", c.cols, 4);
@@ -463,16 +516,40 @@ static void test_config_presets(void)
     /* write and read back */
     FILE *f = fopen(path_in(tmpdir, "back.cfg"), "w");
     acc_config a;
-    acc_config_load(path_in(dir, "tensorcore_16x16x16.cfg"), &a, err, sizeof err);
+    load_cfg(path_in(dir, "tensorcore_16x16x16.cfg"), &a, err, sizeof err);
     acc_config_write(f, &a);
     fclose(f);
-    ok = acc_config_load(path_in(tmpdir, "back.cfg"), &c, err, sizeof err);
+    ok = load_cfg(path_in(tmpdir, "back.cfg"), &c, err, sizeof err);
     check_b(err, ok);
     check_b("written config reads back equal",
             ok && c.depth == a.depth && c.clock_mhz == a.clock_mhz &&
                 c.energy.dram_read_pj_per_byte == a.energy.dram_read_pj_per_byte &&
                 c.bandwidth == a.bandwidth && c.sram_bytes[2] == a.sram_bytes[2]);
     end();
+}
+
+/* Loads `text` twice: without strict it must load and warn exactly
+ * `warnings`; with strict it must fail with `strict_err` (%s: the path). */
+static void config_warning(const char *what, const char *text, const char *warnings,
+                           const char *strict_err)
+{
+    const char *p = write_tmp("warn.cfg", text);
+    char expect[2048], err[1024] = "";
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *w = open_memstream(&buf, &len);
+    acc_config c;
+    bool ok = acc_config_load(p, false, w, &c, err, sizeof err);
+    fclose(w);
+    check_b(what, ok);
+    snprintf(expect, sizeof expect, warnings, p, p);
+    check_s(what, buf, expect);
+    free(buf);
+    if (strict_err) {
+        check_b(what, !acc_config_load(p, true, NULL, &c, err, sizeof err));
+        snprintf(expect, sizeof expect, strict_err, p);
+        check_s(what, err, expect);
+    }
 }
 
 /* Loads `text` and checks that it fails with `want` (%s: the file's path). */
@@ -482,7 +559,7 @@ static void config_error(const char *what, const char *text, const char *want)
     char expect[1024], err[1024];
     snprintf(expect, sizeof expect, want, p);
     acc_config c;
-    if (acc_config_load(p, &c, err, sizeof err)) {
+    if (load_cfg(p, &c, err, sizeof err)) {
         group_fail++;
         printf("  %s: %s: loaded, expected an error\n", group_name, what);
         return;
@@ -494,6 +571,33 @@ static void config_error(const char *what, const char *text, const char *want)
     "[general]\nrun_name = x\n[architecture_presets]\nArrayHeight = 8\n"       \
     "ArrayWidth = 8\nIfmapSramSzkB = 8\nFilterSramSzkB = 8\nOfmapSramSzkB = 8\n" \
     "Dataflow = os\nBandwidth = 4\n"
+
+static void test_config_warnings(void)
+{
+    begin("config typos and missing keys warn (errors under strict)");
+    config_warning("misspelled InterfaceBandwidth",
+                   ARCH_OK "[run_presets]\nInterfaceBandwith: CALC\n",
+                   "%s:12: warning: unknown key InterfaceBandwith in [run_presets] is ignored "
+                   "(did you mean InterfaceBandwidth?)\n"
+                   "%s: warning: missing key InterfaceBandwidth in [run_presets]: bandwidth "
+                   "mode USER (stalls at Bandwidth words per cycle)\n",
+                   "%s:12: error: unknown key InterfaceBandwith in [run_presets] is ignored "
+                   "(did you mean InterfaceBandwidth?)");
+    config_warning("missing [run_presets]", ARCH_OK,
+                   "%s: warning: missing key InterfaceBandwidth in [run_presets]: bandwidth "
+                   "mode USER (stalls at Bandwidth words per cycle)\n",
+                   "%s: error: missing key InterfaceBandwidth in [run_presets]: bandwidth "
+                   "mode USER (stalls at Bandwidth words per cycle)");
+    config_warning("unknown section",
+                   ARCH_OK "[run_presets]\nInterfaceBandwidth = USER\n[archtecture]\nX = 1\n",
+                   "%s:14: warning: unknown section [archtecture] is ignored\n", NULL);
+    config_warning("SCALE-Sim keys tec does not model are silent",
+                   ARCH_OK "IfmapOffset: 0\nFilterOffset: 10000000\nOfmapOffset: 20000000\n"
+                   "MemoryBanks: 1\n[run_presets]\nInterfaceBandwidth = USER\n"
+                   "[sparsity]\nSparsitySupport = false\n[network_presets]\n"
+                   "TopologyCsvLoc = \"x.csv\"\n", "", NULL);
+    end();
+}
 
 static void test_config_errors(void)
 {
@@ -521,7 +625,7 @@ static void test_config_errors(void)
                  "%s:12: error: bad value '0' for ClockMHz in [tec_architecture]: expected "
                  "a positive number");
     config_error("unknown tec key", ARCH_OK "[tec_energy]\nMacPJJ = 1\n",
-                 "%s:12: error: unknown key MacPJJ in [tec_energy]");
+                 "%s:12: error: unknown key MacPJJ in [tec_energy] (did you mean MacPj?)");
     config_error("unknown tec section", ARCH_OK "[tec_power]\nStatic = 1\n",
                  "%s:12: error: unknown section [tec_power]");
     config_error("duplicate key", ARCH_OK "ArrayHeight = 16\n",
@@ -550,12 +654,12 @@ static void test_config_errors(void)
                               "Dataflow = os\n[run_presets]\nInterfaceBandwidth = CALC\n");
     acc_config c;
     char err[512];
-    check_b("CALC without Bandwidth loads", acc_config_load(p, &c, err, sizeof err));
+    check_b("CALC without Bandwidth loads", load_cfg(p, &c, err, sizeof err));
     check_b("CALC is unlimited", c.bw_unlimited);
     char want[600];
     snprintf(want, sizeof want, "%s: error: cannot open: No such file or directory",
              path_in(tmpdir, "none.cfg"));
-    check_b("missing file", !acc_config_load(path_in(tmpdir, "none.cfg"), &c, err, sizeof err));
+    check_b("missing file", !load_cfg(path_in(tmpdir, "none.cfg"), &c, err, sizeof err));
     check_s("missing file message", err, want);
     acc_config_default(&c);
     c.rows = 0;
@@ -804,6 +908,12 @@ static void test_search(void)
                         check_b("tiles within the dimensions", false);
                     improved += !is_default;
                 }
+                /* never below the compulsory traffic: every distinct input
+                 * word read, every output written, once */
+                int64_t cin = ifmap_tile(&ls[i], r0.M, r0.K) * r0.batch;
+                if (r0.dram_reads[0] < cin || r0.dram_reads[1] < r0.K * r0.N * r0.batch ||
+                    r0.dram_writes[2] < r0.M * r0.N * r0.batch)
+                    check_b("untiled DRAM traffic >= compulsory", false);
                 int64_t d0 = acc_result_dram_reads(&r0) + acc_result_dram_writes(&r0);
                 int64_t dd = acc_result_dram_reads(&rd) + acc_result_dram_writes(&rd);
                 if (dd > d0)
@@ -937,12 +1047,14 @@ int main(int argc, char **argv)
     test_conv_ifmap();
     test_tiling_orders();
     test_streaming();
+    test_streamed_reuse();
     test_depth_and_batch();
     test_vector();
     test_padding();
     test_model_errors();
     test_config_presets();
     test_config_errors();
+    test_config_warnings();
     test_topology_read();
     test_resnets();
     test_topology_errors();
