@@ -408,6 +408,18 @@ static bool coerce(kctx *k, fe_kexpr *e, ir_dtype t, const fe_expr *where)
         kerr(k, where->span, "%lld does not fit in i32", (long long)e->ival);
         return false;
     }
+    if (e->flex == FE_FLEX_INT && ir_dtype_is_float(t) && e->kind != FE_K_INT && e->kind != FE_K_VAR &&
+        e->kind != FE_K_SELECT) {
+        /* integer arithmetic keeps its meaning in a float context (7 / 2
+         * is 3, as in a let): computed in i64, then converted (a select
+         * computes nothing: its branches are converted) */
+        fe_kexpr *v = knew(k, e->kind, e->dtype, e->flex);
+        *v = *e;
+        if (!coerce(k, v, IR_I64, where))
+            return false;
+        *e = (fe_kexpr){.kind = FE_K_CAST, .dtype = t, .a = v};
+        return true;
+    }
     e->flex = FE_FLEX_NONE;
     e->dtype = t;
     bool ok = true;
@@ -931,11 +943,10 @@ static fe_kexpr *build(kctx *k, const fe_expr *x)
         fe_kexpr *a = build(k, x->a);
         if (!a)
             return NULL;
-        if (a->flex) {
-            ir_dtype via = ir_dtype_is_float(x->dtype) || a->flex == FE_FLEX_INT ? x->dtype : IR_F64;
-            if (!coerce(k, a, via, x->a))
-                return NULL;
-        }
+        /* a cast converts its operand's value: an operand without a dtype
+         * of its own is computed in i64 (integers) or f64, as in a let */
+        if (a->flex && !coerce(k, a, flex_default(a), x->a))
+            return NULL;
         fe_kexpr *e = knew(k, FE_K_CAST, x->dtype, FE_FLEX_NONE);
         e->a = a;
         return e;
