@@ -21,6 +21,10 @@ typedef struct lctx {
     const int64_t *lo;     /* and the first value of each index variable */
     ir_stmt **asserts;     /* run-time index checks of the current statement */
     int nasserts, capasserts;
+    ir_expr **path;        /* the conditions under which the expression
+                              being lowered is evaluated (select branches,
+                              right sides of && and ||) */
+    int npath, cappath;
     const char *op;
 } lctx;
 
@@ -55,6 +59,28 @@ static ir_expr *in_range(lctx *l, ir_expr *idx, int64_t n)
 
 static ir_expr *lower_expr(lctx *l, const fe_kexpr *k);
 
+/* A run-time check of a read holds only where the read happens: `!path ||
+ * ok`, so a select (or an && or ||) guarding the read guards its check. */
+static ir_expr *when_read(lctx *l, ir_expr *ok)
+{
+    if (!l->npath)
+        return ok;
+    ir_expr *path = cp(l, l->path[0]);
+    for (int i = 1; i < l->npath; i++)
+        path = ir_binary(l->m, IR_AND, path, cp(l, l->path[i]));
+    return ir_binary(l->m, IR_OR, ir_unary(l->m, IR_NOT, path), ok);
+}
+
+/* Lowers k where cond (or its negation) holds. */
+static ir_expr *lower_under(lctx *l, ir_expr *cond, bool negate, const fe_kexpr *k)
+{
+    ir_expr *c = negate ? ir_unary(l->m, IR_NOT, cp(l, cond)) : cond;
+    IR_PUSH(l->m->arena, l->path, l->npath, l->cappath, c);
+    ir_expr *r = lower_expr(l, k);
+    l->npath--;
+    return r;
+}
+
 static ir_expr *lower_load(lctx *l, const fe_kexpr *k)
 {
     ir_module *m = l->m;
@@ -71,7 +97,7 @@ static ir_expr *lower_load(lctx *l, const fe_kexpr *k)
         } else {
             const char *msg = ir_sprintf(m->arena, "%s: index %s of %s (dimension %d) is out of range [0, %lld)",
                                          l->op, k->idx_text[d], k->tname, d, (long long)k->t->shape[d]);
-            IR_PUSH(m->arena, l->asserts, l->nasserts, l->capasserts, ir_assert(m, ok, msg));
+            IR_PUSH(m->arena, l->asserts, l->nasserts, l->capasserts, ir_assert(m, when_read(l, ok), msg));
         }
     }
     ir_expr *load = ir_load(m, k->t->fbuf, idx, k->nargs);
@@ -93,7 +119,14 @@ static ir_expr_kind compare_kind(fe_op op)
 static ir_expr *lower_binary(lctx *l, const fe_kexpr *k)
 {
     ir_module *m = l->m;
-    ir_expr *a = lower_expr(l, k->a), *b = lower_expr(l, k->b);
+    ir_expr *a = lower_expr(l, k->a);
+    if (!k->use_irop && (k->op == FE_OP_AND || k->op == FE_OP_OR)) {
+        /* short-circuit: the right side is evaluated only when the left
+         * is true (&&) or false (||) */
+        ir_expr *b = lower_under(l, a, k->op == FE_OP_OR, k->b);
+        return ir_binary(m, k->op == FE_OP_AND ? IR_AND : IR_OR, a, b);
+    }
+    ir_expr *b = lower_expr(l, k->b);
     if (k->use_irop)
         return ir_binary(m, k->irop, a, b);
     bool fl = ir_dtype_is_float(a->dtype);
@@ -110,8 +143,6 @@ static ir_expr *lower_binary(lctx *l, const fe_kexpr *k)
             ir_expr *fq = ir_call(m, IR_FN_FLOOR, &q, 1);
             return ir_binary(m, IR_SUB, a, ir_binary(m, IR_MUL, b, fq));
         }
-    case FE_OP_AND: return ir_binary(m, IR_AND, a, b);
-    case FE_OP_OR: return ir_binary(m, IR_OR, a, b);
     default: return ir_binary(m, compare_kind(k->op), a, b);
     }
 }
@@ -139,7 +170,11 @@ static ir_expr *lower_expr(lctx *l, const fe_kexpr *k)
     case FE_K_UN:
         return ir_unary(m, k->op == FE_OP_NOT ? IR_NOT : IR_NEG, lower_expr(l, k->a));
     case FE_K_SELECT:
-        return ir_select(m, lower_expr(l, k->c), lower_expr(l, k->a), lower_expr(l, k->b));
+    {
+        ir_expr *c = lower_expr(l, k->c);
+        ir_expr *a = lower_under(l, c, false, k->a);
+        return ir_select(m, c, a, lower_under(l, c, true, k->b));
+    }
     case FE_K_CAST:
         return ir_cast(m, lower_expr(l, k->a), k->dtype);
     case FE_K_CALL: {
