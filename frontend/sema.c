@@ -1602,15 +1602,23 @@ static void elab_output(fe_ctx *c, fe_inst *in, const fe_stmt *s)
             return;
     }
     ir_buffer *other = find_buffer(c, name);
-    if (other && other != buf && other->role != IR_BUF_TEMP) {
-        if (s->as) {
-            fe_error(c, s->as_span, "output name '%s' is already used by the %s %s", name,
-                     ir_buf_role_name(other->role), other->name);
+    if (!s->as && other && other != buf && other->role != IR_BUF_TEMP) {
+        name = ir_sprintf(c->a, "%s.out", name);
+        ir_buffer *taken = find_buffer(c, name);
+        if (taken && taken != buf && taken->role != IR_BUF_TEMP) {
+            fe_error(c, s->name_span, "output %s would be named '%s' (the %s %s has the name %s), but the %s %s already has that name; name the output with `output %s as \"...\"`",
+                     s->name, name, ir_buf_role_name(other->role), other->name, other->name,
+                     ir_buf_role_name(taken->role), taken->name, s->name);
             return;
         }
-        name = free_buffer_name(c, ir_sprintf(c->a, "%s.out", name));
-        other = find_buffer(c, name);
+        other = taken;
     }
+    if (other && other != buf && other->role != IR_BUF_TEMP) {
+        fe_error(c, s->as_span, "output name '%s' is already used by the %s %s", name,
+                 ir_buf_role_name(other->role), other->name);
+        return;
+    }
+    /* a temporary's name matters to nobody: it moves aside */
     if (other && other != buf)
         rename_buffer(c, other, free_buffer_name(c, name));
     if (other != buf)
