@@ -379,15 +379,6 @@ static fe_kexpr *knew(kctx *k, fe_kkind kind, ir_dtype t, fe_flex flex)
     return e;
 }
 
-static const char *dtype_desc(const fe_kexpr *e)
-{
-    if (e->flex == FE_FLEX_INT)
-        return "an integer";
-    if (e->flex == FE_FLEX_FLOAT)
-        return "a number";
-    return ir_dtype_name(e->dtype);
-}
-
 /* Gives a flexible expression the dtype t (recursively).  False after an
  * error (a floating-point constant where an integer is needed). */
 static bool coerce(kctx *k, fe_kexpr *e, ir_dtype t, const fe_expr *where)
@@ -956,10 +947,8 @@ static fe_kexpr *build(kctx *k, const fe_expr *x)
         if (!a)
             return NULL;
         if (x->op == FE_OP_NOT) {
-            if (a->flex || a->dtype != IR_BOOL) {
-                kerr(k, x->span, "'!' needs a condition, but '%s' is %s", text(k, x->a->span), dtype_desc(a));
+            if (!(a = to_bool(k, a, x->a)))
                 return NULL;
-            }
             fe_kexpr *e = knew(k, FE_K_UN, IR_BOOL, FE_FLEX_NONE);
             e->op = FE_OP_NOT;
             e->a = a;
@@ -985,14 +974,9 @@ static fe_kexpr *build(kctx *k, const fe_expr *x)
             return NULL;
         fe_op op = x->op;
         if (op == FE_OP_AND || op == FE_OP_OR) {
-            for (int i = 0; i < 2; i++) {
-                fe_kexpr *v = i ? b : a;
-                if (v->flex || v->dtype != IR_BOOL) {
-                    kerr(k, (i ? x->b : x->a)->span, "'%s' needs conditions, but '%s' is %s",
-                         fe_op_text(op), text(k, (i ? x->b : x->a)->span), dtype_desc(v));
-                    return NULL;
-                }
-            }
+            /* a number used as a condition means "is not zero" */
+            if (!(a = to_bool(k, a, x->a)) || !(b = to_bool(k, b, x->b)))
+                return NULL;
             fe_kexpr *e = knew(k, FE_K_BIN, IR_BOOL, FE_FLEX_NONE);
             e->op = op;
             e->a = a;
