@@ -219,7 +219,7 @@ static int edit_distance(const char *a, const char *b)
 static const char *closest(const char *name, const char **cands, int n)
 {
     size_t len = strlen(name);
-    int limit = len <= 2 ? 0 : len <= 5 ? 1 : 2, best = limit + 1;
+    int limit = len <= 1 ? 0 : len <= 5 ? 1 : 2, best = limit + 1;
     const char *found = NULL;
     for (int i = 0; i < n; i++) {
         if (!cands[i] || strcmp(cands[i], name) == 0)
