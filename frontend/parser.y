@@ -62,7 +62,18 @@ static void fe_yyerror(FE_YYLTYPE *l, void *scanner, fe_parser *ctx, const char 
 {
     (void)scanner;
     diag_loc loc = {ctx->file->name, l->first_line, l->first_column};
-    diag_error(ctx->d, loc, "%s", msg);
+    const char *expecting = strstr(msg, ", expecting");
+    if (expecting && (strstr(expecting, "']'") || strstr(expecting, "')'")) &&
+        ctx->before_line && l->first_line > ctx->before_line) {
+        /* A newline inside brackets continues the line, so a missing ']'
+         * or ')' is only noticed at a later line: report it where the
+         * bracket should have been closed. */
+        diag_loc end = {ctx->file->name, ctx->before_line, ctx->before_col};
+        diag_error(ctx->d, end, "%.*s (on line %d)%s", (int)(expecting - msg), msg, l->first_line,
+                   expecting);
+    } else {
+        diag_error(ctx->d, loc, "%s", msg);
+    }
     ctx->nerrors++;
 }
 
