@@ -1082,7 +1082,8 @@ static bool range_bound(kctx *k, const fe_expr *x, int64_t *out)
         return false;
     }
     if (v.kind != FE_V_INT) {
-        kerr(k, x->span, "a range bound must be an integer, but '%s' is %g", text(k, x->span), v.f);
+        kerr(k, x->span, "a range bound must be an integer, but '%s' is %s", text(k, x->span),
+             fe_float_str(k->c->a, v.f));
         return false;
     }
     *out = v.i;

@@ -312,6 +312,12 @@ static const char *suggest_def(fe_ctx *c, const char *name)
 
 /* ---------------------------------------------------------------- shapes */
 
+const char *fe_float_str(ir_arena *a, double f)
+{
+    const char *s = ir_sprintf(a, "%g", f);
+    return s[strspn(s, "-0123456789")] ? s : ir_sprintf(a, "%s.0", s);
+}
+
 const char *fe_shape_str(ir_arena *a, ir_dtype t, int ndim, const int64_t *shape)
 {
     size_t cap = 16 + (size_t)ndim * 22, k = 0;
@@ -745,8 +751,8 @@ static bool eval_int(fe_ctx *c, fe_env *e, const fe_expr *x, const char *what, i
     if (!fe_eval(c, e, x, &v))
         return false;
     if (v.kind != FE_V_INT) {
-        fe_error(c, x->span, "%s must be an integer, but '%s' is %g", what,
-                 fe_span_text(c->a, x->span), v.f);
+        fe_error(c, x->span, "%s must be an integer, but '%s' is %s", what,
+                 fe_span_text(c->a, x->span), fe_float_str(c->a, v.f));
         return false;
     }
     *out = v.i;
@@ -975,8 +981,8 @@ static bool eval_shape(fe_ctx *c, fe_env *e, const fe_type *ty, const char *what
             continue;
         }
         if (v.kind != FE_V_INT) {
-            fe_error(c, ty->dims[i]->span, "dimension %d of %s %s must be an integer, but '%s' is %g",
-                     i, what, name, fe_span_text(c->a, ty->dims[i]->span), v.f);
+            fe_error(c, ty->dims[i]->span, "dimension %d of %s %s must be an integer, but '%s' is %s",
+                     i, what, name, fe_span_text(c->a, ty->dims[i]->span), fe_float_str(c->a, v.f));
             ok = false;
         } else if (v.i < 1) {
             fe_error(c, ty->dims[i]->span, "dimension %d of %s %s is %lld; every dimension must be >= 1",
@@ -1300,8 +1306,8 @@ static const char *expand_string(fe_ctx *c, fe_env *e, const char *decoded, fe_s
             if (!fe_eval(c, e, x, &v))
                 return NULL;
             if (v.kind != FE_V_INT && layer) {
-                fe_error(c, x->span, "'%.*s' in a layer name must be an integer, but it is %g",
-                         close - i - 1, s + i + 1, v.f);
+                fe_error(c, x->span, "'%.*s' in a layer name must be an integer, but it is %s",
+                         close - i - 1, s + i + 1, fe_float_str(c->a, v.f));
                 return NULL;
             }
             if (v.kind == FE_V_INT)
@@ -1343,24 +1349,57 @@ static void elab_stmts(fe_ctx *c, fe_inst *in, fe_stmt **ss, int n, bool top);
 static fe_value instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def *def,
                             const char *layer);
 
-/* The value of -D NAME=VALUE as a number. */
+/* Is s a number spelled as in the language, with an optional sign:
+ * digits (an integer), or digits.digits and/or an exponent (a float)? */
+static bool number_spelling(const char *s, bool *is_float)
+{
+    s += *s == '-';
+    size_t n = strspn(s, "0123456789");
+    if (!n)
+        return false;
+    s += n;
+    *is_float = *s == '.' || *s == 'e' || *s == 'E';
+    if (*s == '.') {
+        if (!(n = strspn(++s, "0123456789")))
+            return false;
+        s += n;
+    }
+    if (*s == 'e' || *s == 'E') {
+        s += 1 + (s[1] == '+' || s[1] == '-');
+        if (!(n = strspn(s, "0123456789")))
+            return false;
+        s += n;
+    }
+    return !*s;
+}
+
+/* The value of -D NAME=VALUE as a number, spelled as in a `let`: 1000 is
+ * an integer, 1e3 and 1000.0 are floats. */
 static bool define_value(fe_ctx *c, const fe_define *df, fe_value *v)
 {
     char *end;
+    bool is_float = false;
+    bool spelled = number_spelling(df->value, &is_float);
     errno = 0;
     long long i = strtoll(df->value, &end, 10);
-    if (*df->value && !*end && errno == 0) {
+    if (spelled && !is_float && errno == 0) {
         v->kind = FE_V_INT;
         v->i = i;
         return true;
     }
+    errno = 0;
     double f = strtod(df->value, &end);
-    if (*df->value && !*end) {
+    if (spelled && is_float && errno == 0) {
         v->kind = FE_V_FLOAT;
         v->f = f;
         return true;
     }
-    diag_error(c->d, diag_noloc(), "-D %s=%s: the value is not a number", df->name, df->value);
+    if (spelled)
+        diag_error(c->d, diag_noloc(), "-D %s=%s: %s", df->name, df->value,
+                   is_float ? "the floating-point value is out of range" : "the integer does not fit in 64 bits");
+    else
+        diag_error(c->d, diag_noloc(), "-D %s=%s: the value is not a number (write an integer such as 64, or a float such as 0.5 or 1e-5)",
+                   df->name, df->value);
     c->errors++;
     return false;
 }
@@ -1839,8 +1878,8 @@ static bool bind_tensor(fe_ctx *c, fe_inst *caller, fe_inst *callee, const fe_pa
         c->inst = callee;
         bool ok = fe_eval(c, ce, ty->dims[i], &v);
         if (ok && v.kind != FE_V_INT) {
-            fe_error(c, ty->dims[i]->span, "dimension %d of %s must be an integer, but '%s' is %g", i,
-                     p->name, fe_span_text(c->a, ty->dims[i]->span), v.f);
+            fe_error(c, ty->dims[i]->span, "dimension %d of %s must be an integer, but '%s' is %s", i,
+                     p->name, fe_span_text(c->a, ty->dims[i]->span), fe_float_str(c->a, v.f));
             ok = false;
         }
         c->inst = caller;
@@ -2007,8 +2046,8 @@ static bool eval_out_type(fe_ctx *c, fe_inst *callee, const fe_expr *call)
         if (!fe_eval(c, callee->env, ty->dims[i], &v))
             return false;
         if (v.kind != FE_V_INT) {
-            fe_error(c, ty->dims[i]->span, "dimension %d of %s's output must be an integer, but '%s' is %g",
-                     i, def->name, fe_span_text(c->a, ty->dims[i]->span), v.f);
+            fe_error(c, ty->dims[i]->span, "dimension %d of %s's output must be an integer, but '%s' is %s",
+                     i, def->name, fe_span_text(c->a, ty->dims[i]->span), fe_float_str(c->a, v.f));
             return false;
         }
         shape[i] = v.i;

@@ -234,6 +234,9 @@ const char *fe_suggest(fe_ctx *c, fe_env *e, const char *name);
 /* Evaluates a compile-time expression; false after reporting an error
  * (or silently when it uses a poisoned value). */
 bool fe_eval(fe_ctx *c, fe_env *e, const fe_expr *x, fe_value *out);
+/* A compile-time float as a message shows it: "1.5", "1000.0" (never
+ * spelled like an integer). */
+const char *fe_float_str(ir_arena *a, double f);
 /* "f32[64, 32]" */
 const char *fe_shape_str(ir_arena *a, ir_dtype t, int ndim, const int64_t *shape);
 
