@@ -1269,9 +1269,14 @@ static void apply_where(kctx *k)
     }
 }
 
-static bool is_output(kctx *k)
+/* The declared type of the def output this statement defines, or NULL. */
+static const fe_outtype *output_type(kctx *k)
 {
-    return k->in->def && k->in->out_typed && strcmp(k->s->name, k->in->def->out) == 0;
+    const fe_def *def = k->in->def;
+    for (int j = 0; def && j < def->nouts; j++)
+        if (k->in->outs[j].typed && strcmp(k->s->name, def->outs[j].name) == 0)
+            return &k->in->outs[j];
+    return NULL;
 }
 
 void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
@@ -1282,15 +1287,16 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
     }
     kctx k = {.c = c, .in = in, .s = s, .st = in->stage};
     bool ok = check_lhs(&k);
-    bool out = is_output(&k);
-    if (ok && out && s->nidx != in->out_ndim) {
+    const fe_outtype *out = output_type(&k);
+    if (ok && out && s->nidx != out->ndim) {
+        const fe_output *o = &in->def->outs[out - in->outs];
         kerr(&k, s->name_span, "%s is declared %s (rank %d) but is assigned with %d ind%s", s->name,
-             fe_span_text(c->a, in->def->out_type->span), in->out_ndim, s->nidx, s->nidx == 1 ? "ex" : "ices");
+             fe_span_text(c->a, o->type->span), out->ndim, s->nidx, s->nidx == 1 ? "ex" : "ices");
         ok = false;
     }
     if (ok && out)
         for (int d = 0; d < s->nidx; d++)
-            range_from(&k, d, s->name, d, in->out_shape[d], s->idx[d]->span);
+            range_from(&k, d, s->name, d, out->shape[d], s->idx[d]->span);
     if (ok)
         collect(&k, s->value);
     if (ok)
@@ -1326,11 +1332,11 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
     ir_dtype dtype = IR_F32;
     if (rhs) {
         if (out) {
-            dtype = in->out_dtype;
+            dtype = out->dtype;
         } else if (!rhs->flex) {
             dtype = rhs->dtype;
-        } else if (in->out_typed) {
-            dtype = in->out_dtype;
+        } else if (in->outs && in->outs[0].typed) {
+            dtype = in->outs[0].dtype;
         } else {
             dtype = rhs->flex == FE_FLEX_FLOAT ? IR_F32 : IR_I64;
         }

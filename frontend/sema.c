@@ -1068,6 +1068,17 @@ static const char *free_func_name(fe_ctx *c, const char *base)
     return s;
 }
 
+/* Is t bound to one of the outputs of in's def? */
+static bool def_output_of(fe_inst *in, const fe_tensor *t)
+{
+    for (int j = 0; in->def && j < in->def->nouts; j++) {
+        fe_binding *b = env_find_local(in->env, in->def->outs[j].name);
+        if (b && b->v.kind == FE_V_TENSOR && b->v.t == t)
+            return true;
+    }
+    return false;
+}
+
 /* Ends the open stage of `in`: decides which temporaries the rest of the
  * program still needs (they get graph buffers and become outputs of the
  * stage's function), lowers the stage and adds its call to the graph. */
@@ -1077,12 +1088,7 @@ static void close_stage(fe_ctx *c, fe_inst *in)
     if (!st)
         return;
     in->stage = NULL;
-    fe_tensor *out_t = NULL;
-    if (in->def) {
-        fe_binding *b = env_find_local(in->env, in->def->out);
-        if (b && b->v.kind == FE_V_TENSOR)
-            out_t = b->v.t;
-    }
+
     bool kernel = in->def && !in->def->has_calls;
     fe_tensor *first_out = NULL;
     fe_sarg *outs = NULL;
@@ -1095,11 +1101,13 @@ static void close_stage(fe_ctx *c, fe_inst *in)
             t->dead = true;
             continue;
         }
-        if (t != out_t && !needed_after(in, t, st->end_off)) {
+        bool is_out = def_output_of(in, t);
+        if (!is_out && !needed_after(in, t, st->end_off)) {
             t->dead = true;
             continue;
         }
-        const char *base = t == out_t ? in->layer : join_name(c, in->layer, t->name);
+        /* the result of a def of one output is named after the layer */
+        const char *base = is_out && in->def->nouts == 1 ? in->layer : join_name(c, in->layer, t->name);
         t->buf = temp_buffer(c, base, t);
         if (!first_out)
             first_out = t;
@@ -1346,8 +1354,8 @@ static bool valid_layer_name(fe_ctx *c, const char *name, fe_span sp)
 /* ---------------------------------------------------------------- statements */
 
 static void elab_stmts(fe_ctx *c, fe_inst *in, fe_stmt **ss, int n, bool top);
-static fe_value instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def *def,
-                            const char *layer);
+static void instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def *def,
+                        const char *layer, fe_value *results);
 
 /* Is s a number spelled as in the language, with an optional sign:
  * digits (an integer), or digits.digits and/or an exponent (a float)? */
@@ -1601,7 +1609,7 @@ static void elab_output(fe_ctx *c, fe_inst *in, const fe_stmt *s)
 {
     if (in->def) {
         fe_error(c, s->span, "output is only allowed at the top level of the program (a def's result is its '-> %s')",
-                 in->def->out);
+                 in->def->outs[0].name);
         return;
     }
     close_stage(c, in);
@@ -1665,6 +1673,15 @@ static void elab_output(fe_ctx *c, fe_inst *in, const fe_stmt *s)
     buf->role = IR_BUF_OUTPUT;
 }
 
+/* "v, i": the names of def's outputs. */
+static const char *output_names(fe_ctx *c, const fe_def *def)
+{
+    const char *s = def->outs[0].name;
+    for (int j = 1; j < def->nouts; j++)
+        s = ir_sprintf(c->a, "%s, %s", s, def->outs[j].name);
+    return s;
+}
+
 /* Can `name` in `in` be (re)bound by an assignment? */
 static bool check_rebind(fe_ctx *c, fe_inst *in, const fe_stmt *s)
 {
@@ -1703,12 +1720,33 @@ static void elab_assign(fe_ctx *c, fe_inst *in, const fe_stmt *s)
             return;
         }
         close_stage(c, in);
-        const char *local = s->as ? expand_string(c, in->env, s->as, s->as_span, true) : s->name;
-        fe_value v = poison();
-        if (local && (!s->as || valid_layer_name(c, local, s->as_span)))
-            v = instantiate(c, in, s, def, join_name(c, in->layer, local));
-        if (check_rebind(c, in, s))
-            fe_env_bind(c, in->env, s->name, FE_B_VALUE, v, s->name_span);
+        int nnames = s->names ? s->nnames : 1;
+        fe_value *vs = ir_alloc(c->a, sizeof(fe_value) * (size_t)(nnames > def->nouts ? nnames : def->nouts));
+        for (int j = 0; j < nnames; j++)
+            vs[j] = poison();
+        if (nnames != def->nouts) {
+            fe_error(c, s->name_span, "in call to %s: %s has %d output%s (%s) but %d name%s given",
+                     def->name, def->name, def->nouts, def->nouts == 1 ? "" : "s", output_names(c, def),
+                     nnames, nnames == 1 ? " is" : "s are");
+        } else {
+            /* the layer is named by `as`, else by the first name */
+            const char *local = s->as ? expand_string(c, in->env, s->as, s->as_span, true) : s->name;
+            if (local && (!s->as || valid_layer_name(c, local, s->as_span)))
+                instantiate(c, in, s, def, join_name(c, in->layer, local), vs);
+        }
+        for (int j = 0; j < nnames; j++) {
+            fe_stmt one = *s;
+            if (s->names) {
+                one.name = s->names[j];
+                one.name_span = s->name_spans[j];
+            }
+            if (check_rebind(c, in, &one))
+                fe_env_bind(c, in->env, one.name, FE_B_VALUE, vs[j], one.name_span);
+        }
+        return;
+    }
+    if (s->names) {
+        fe_error(c, s->name_spans[1], "several names take the outputs of a call, but this statement calls nothing");
         return;
     }
     if (s->as) {
@@ -2031,11 +2069,12 @@ static bool bind_args(fe_ctx *c, fe_inst *caller, const fe_expr *call, fe_def *d
     return ok;
 }
 
-/* The declared output shape, evaluated with the bound sizes. */
-static bool eval_out_type(fe_ctx *c, fe_inst *callee, const fe_expr *call)
+/* The declared type of output j, evaluated with the bound sizes. */
+static bool eval_out_type(fe_ctx *c, fe_inst *callee, const fe_expr *call, int j)
 {
     const fe_def *def = callee->def;
-    const fe_type *ty = def->out_type;
+    const fe_output *o = &def->outs[j];
+    const fe_type *ty = o->type;
     if (ty->kind != FE_T_TENSOR) {
         fe_error(c, ty->span, "the output of %s must be a tensor type", def->name);
         return false;
@@ -2057,34 +2096,65 @@ static bool eval_out_type(fe_ctx *c, fe_inst *callee, const fe_expr *call)
             const char *with = values_of_names(c, callee->env, ty->dims[i]);
             fe_error(c, call->span,
                      "in call to %s: output %s would have shape %s: dimension %d is %s = %lld%s%s; every dimension must be >= 1",
-                     def->name, def->out, fe_shape_str(c->a, ty->dtype, ty->ndims, shape), i,
+                     def->name, o->name, fe_shape_str(c->a, ty->dtype, ty->ndims, shape), i,
                      fe_span_text(c->a, ty->dims[i]->span), (long long)shape[i], *with ? " with " : "", with);
             return false;
         }
     if (checked_numel(ty->ndims, shape) < 0) {
-        fe_error(c, call->span, "in call to %s: output %s has more than 2^63 elements", def->name, def->out);
+        fe_error(c, call->span, "in call to %s: output %s has more than 2^63 elements", def->name, o->name);
         return false;
     }
-    callee->out_typed = true;
-    callee->out_dtype = ty->dtype;
-    callee->out_ndim = ty->ndims;
-    callee->out_shape = shape;
+    callee->outs[j] = (fe_outtype){true, ty->dtype, ty->ndims, shape};
     return true;
 }
 
-/* Elaborates def as layer `layer` for the call statement s; returns the
- * result (POISON after errors). */
-static fe_value instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def *def,
-                            const char *layer)
+/* The tensor bound to output j of in's def at the end of its body, checked
+ * against the declared type; NULL after an error (or silently for a
+ * poisoned value). */
+static fe_tensor *def_result(fe_ctx *c, fe_inst *in, int j)
+{
+    const fe_def *def = in->def;
+    const fe_output *o = &def->outs[j];
+    fe_binding *b = env_find_local(in->env, o->name);
+    if (!b || (b->v.kind == FE_V_TENSOR && b->v.t->dead)) {
+        fe_error(c, o->span, "%s never defines its output '%s'", def->name, o->name);
+        return NULL;
+    }
+    if (b->v.kind == FE_V_POISON)
+        return NULL;
+    if (b->v.kind != FE_V_TENSOR) {
+        fe_error(c, o->span, "the output '%s' of %s is %s, not a tensor", o->name, def->name,
+                 fe_bkind_name(b->kind));
+        return NULL;
+    }
+    fe_tensor *t = b->v.t;
+    const fe_outtype *ot = &in->outs[j];
+    if (ot->typed && (t->dtype != ot->dtype || t->ndim != ot->ndim ||
+                      memcmp(t->shape, ot->shape, sizeof(int64_t) * (size_t)t->ndim) != 0)) {
+        /* A composite's declared output type is checked, not imposed. */
+        fe_error(c, o->span, "%s's result is %s but its output is declared %s = %s", def->name,
+                 tensor_str(c, t), fe_span_text(c->a, o->type->span),
+                 fe_shape_str(c->a, ot->dtype, ot->ndim, ot->shape));
+        return NULL;
+    }
+    return t;
+}
+
+/* Elaborates def as layer `layer` for the call statement s; sets
+ * results[j] to the value of output j (POISON after errors). */
+static void instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def *def,
+                        const char *layer, fe_value *results)
 {
     const fe_expr *call = s->value;
+    for (int j = 0; j < def->nouts; j++)
+        results[j] = poison();
     for (fe_inst *p = caller; p; p = p->parent)
         if (p->def == def) {
             fe_error(c, call->span, "recursive call to %s (a def cannot contain itself)", def->name);
-            return poison();
+            return;
         }
     if (!claim_layer(c, layer, s->as ? s->as_span : s->name_span))
-        return poison();
+        return;
     fe_inst *in = ir_alloc(c->a, sizeof *in);
     in->def = def;
     in->layer = layer;
@@ -2096,8 +2166,9 @@ static fe_value instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def
     def_refs(c, def);
     in->refs = def->refs;
     in->nrefs = def->nrefs;
+    in->outs = ir_alloc(c->a, sizeof(fe_outtype) * (size_t)def->nouts);
     if (!bind_args(c, caller, call, def, in))
-        return poison();
+        return;
     /* The asserts that open the body are preconditions: they run before
        the output type, whose dimensions they may guard. */
     int npre = 0;
@@ -2105,10 +2176,12 @@ static fe_value instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def
         npre++;
     c->inst = in;
     elab_stmts(c, in, def->body, npre, false);
-    bool out_ok = !in->stopped && (!def->out_type || eval_out_type(c, in, call));
+    bool out_ok = !in->stopped;
+    for (int j = 0; j < def->nouts && out_ok; j++)
+        out_ok = !def->outs[j].type || eval_out_type(c, in, call, j);
     c->inst = caller;
     if (!out_ok)
-        return poison();
+        return;
 
     c->inst = in;
     elab_stmts(c, in, def->body + npre, def->nbody - npre, false);
@@ -2117,36 +2190,15 @@ static fe_value instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def
     close_stage(c, in);
     c->inst = caller;
     if (in->stopped)
-        return poison();
-
-    fe_binding *b = env_find_local(in->env, def->out);
-    if (!b || (b->v.kind == FE_V_TENSOR && b->v.t->dead)) {
-        c->inst = in;
-        fe_error(c, def->out_span, "%s never defines its output '%s'", def->name, def->out);
-        c->inst = caller;
-        return poison();
-    }
-    if (b->v.kind == FE_V_POISON)
-        return poison();
-    if (b->v.kind != FE_V_TENSOR) {
-        c->inst = in;
-        fe_error(c, def->out_span, "the output '%s' of %s is %s, not a tensor", def->out, def->name,
-                 fe_bkind_name(b->kind));
-        c->inst = caller;
-        return poison();
-    }
-    fe_tensor *t = b->v.t;
-    if (in->out_typed && (t->dtype != in->out_dtype || t->ndim != in->out_ndim ||
-                          memcmp(t->shape, in->out_shape, sizeof(int64_t) * (size_t)t->ndim) != 0)) {
-        /* A composite's declared output type is checked, not imposed. */
-        c->inst = in;
-        fe_error(c, def->out_span, "%s's result is %s but its output is declared %s = %s", def->name,
-                 tensor_str(c, t), fe_span_text(c->a, def->out_type->span),
-                 fe_shape_str(c->a, in->out_dtype, in->out_ndim, in->out_shape));
-        c->inst = caller;
-        return poison();
-    }
-    return tensor_value(t);
+        return;
+    fe_tensor **ts = ir_alloc(c->a, sizeof(fe_tensor *) * (size_t)def->nouts);
+    bool ok = true;
+    c->inst = in;
+    for (int j = 0; j < def->nouts; j++)
+        ok &= (ts[j] = def_result(c, in, j)) != NULL;
+    c->inst = caller;
+    for (int j = 0; ok && j < def->nouts; j++)
+        results[j] = tensor_value(ts[j]);
 }
 
 /* ---------------------------------------------------------------- the program */

@@ -156,6 +156,15 @@ typedef struct fe_ref {
     int off;
 } fe_ref;
 
+/* A def's output as one call sees it: its declared type evaluated with
+ * the bound sizes, or not typed (`-> y`: the body decides). */
+typedef struct fe_outtype {
+    bool typed;
+    ir_dtype dtype;
+    int ndim;
+    int64_t *shape;
+} fe_outtype;
+
 /* One def instance (a layer), or the program itself (def NULL). */
 struct fe_inst {
     fe_def *def;
@@ -168,10 +177,7 @@ struct fe_inst {
     int ninputs, capinputs;
     fe_sarg *weights;      /* its `param`s, in declaration order */
     int nweights, capweights;
-    bool out_typed;        /* the def declares its output's type */
-    ir_dtype out_dtype;
-    int out_ndim;
-    int64_t *out_shape;
+    struct fe_outtype *outs;  /* per output of the def, its declared type */
     fe_ref *refs;
     int nrefs;
     fe_inst *parent;
