@@ -2227,6 +2227,11 @@ static void collect_defs(fe_ctx *c)
                     if (strcmp(d->params[j].name, d->params[k].name) == 0)
                         fe_error(c, d->params[j].span, "%s has two parameters named '%s'", d->name,
                                  d->params[j].name);
+            for (int j = 0; j < d->nouts; j++)
+                for (int k = 0; k < j; k++)
+                    if (strcmp(d->outs[j].name, d->outs[k].name) == 0)
+                        fe_error(c, d->outs[j].span, "%s has two outputs named '%s'", d->name,
+                                 d->outs[j].name);
             IR_PUSH(c->a, c->defs, c->ndefs, c->capdefs, d);
         }
 }
