@@ -1,7 +1,8 @@
 /* frontend/kernel.c — index statements: `T[i, j] op= expr`.
  *
  * Analysis of one statement in one def instance (sizes are bound):
- *   1. the left side: a new tensor, plain distinct index variables;
+ *   1. the left side: a new tensor, plain distinct index variables (or
+ *      computed indices, a scatter: the tensor is a declared output);
  *   2. index variables: names bound to nothing; each one's range comes from
  *      every place it is a whole index (all must agree; bare uses inside
  *      the guarded branches of a select do not count), on the left of the
@@ -1130,6 +1131,17 @@ static fe_kexpr *build(kctx *k, const fe_expr *x)
 
 /* ---------------------------------------------------------------- the statement */
 
+/* Does the statement write at computed indices (`hist[bin[i]] += 1`,
+ * `out[idx[i], j] = v[i, j]`): is some index on its left more than a
+ * name? */
+static bool is_scatter(const fe_stmt *s)
+{
+    for (int d = 0; d < s->nidx; d++)
+        if (s->idx[d]->kind != FE_E_NAME)
+            return true;
+    return false;
+}
+
 /* Checks the left side; returns false (after an error, or silently for a
  * poisoned name) if the statement cannot define it. */
 static bool check_lhs(kctx *k)
@@ -1163,14 +1175,15 @@ static bool check_lhs(kctx *k)
         return false;
     }
     bool ok = true;
+    if (is_scatter(s)) {
+        /* a write at computed indices: every variable is a loop variable;
+         * one used alone gets the dimension it indexes */
+        for (int d = 0; d < s->nidx; d++)
+            collect(k, s->idx[d]);
+        return true;
+    }
     for (int d = 0; d < s->nidx; d++) {
         const fe_expr *ix = s->idx[d];
-        if (ix->kind != FE_E_NAME) {
-            kerr(k, ix->span, "the indices on the left of '%s' must be plain index variables, e.g. %s[i, j]",
-                 s->name, s->name);
-            ok = false;
-            continue;
-        }
         fe_binding *ib = fe_env_find(k->in->env, ix->name);
         if (ib) {
             kerr(k, ix->span, "'%s' is %s, so it cannot be an index variable on the left of '%s'", ix->name,
@@ -1187,6 +1200,45 @@ static bool check_lhs(kctx *k)
         k->vars[v].on_lhs = true;
     }
     return ok;
+}
+
+/* The left side of a write at computed indices, as a LOAD-shaped node
+ * (its tensor is set by the caller): each index is range-checked like a
+ * read's, at compile time where it can be (a write has no default) and at
+ * run time where it reads a tensor. */
+static fe_kexpr *build_scatter(kctx *k, const fe_outtype *out)
+{
+    const fe_stmt *s = k->s;
+    fe_kexpr *e = knew(k, FE_K_LOAD, out->dtype, FE_FLEX_NONE);
+    e->nargs = s->nidx;
+    e->args = ir_alloc(k->c->a, sizeof(fe_kexpr *) * (size_t)(s->nidx ? s->nidx : 1));
+    e->check = ir_alloc(k->c->a, sizeof(fe_check) * (size_t)(s->nidx ? s->nidx : 1));
+    e->idx_text = ir_alloc(k->c->a, sizeof(char *) * (size_t)(s->nidx ? s->nidx : 1));
+    e->tname = s->name;
+    e->text = s->name;
+    for (int d = 0; d < s->nidx; d++) {
+        if (!(e->args[d] = build_index(k, s->idx[d], s->name, d)))
+            return NULL;
+        e->idx_text[d] = text(k, s->idx[d]->span);
+        e->text = ir_sprintf(k->c->a, "%s%s%s", e->text, d ? ", " : "[", e->idx_text[d]);
+    }
+    e->text = ir_sprintf(k->c->a, "%s]", e->text);
+    for (int d = 0; d < s->nidx; d++) {
+        ival r;
+        iv_status st = reads_tensor(e->args[d]) ? IV_UNKNOWN : interval(k, e->args[d], &r);
+        if (st == IV_OVERFLOW) {
+            kerr(k, s->idx[d]->span, "index '%s' of %s may overflow 64 bits", e->idx_text[d], s->name);
+            return NULL;
+        }
+        e->check[d] = st == IV_UNKNOWN ? FE_CHK_ASSERT : FE_CHK_NONE;
+        if (st == IV_OK && (r.lo < 0 || r.hi >= out->shape[d])) {
+            kerr(k, s->idx[d]->span,
+                 "write of %s in %s may fall outside dimension %d (size %lld): index ranges over [%lld, %lld]; a write has no default, so the index must stay in range",
+                 e->text, k->in->op, d, (long long)out->shape[d], (long long)r.lo, (long long)r.hi);
+            return NULL;
+        }
+    }
+    return e;
 }
 
 /* A bound of a where range: a compile-time integer. */
@@ -1288,15 +1340,25 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
     kctx k = {.c = c, .in = in, .s = s, .st = in->stage};
     bool ok = check_lhs(&k);
     const fe_outtype *out = output_type(&k);
+    bool scatter = is_scatter(s);
+    if (ok && scatter && !out) {
+        kerr(&k, s->name_span, "'%s' is written at computed indices, so its shape must be declared: compute it in a def whose output it is, with a type (-> %s: f32[...])",
+             s->name, s->name);
+        ok = false;
+    }
     if (ok && out && s->nidx != out->ndim) {
         const fe_output *o = &in->def->outs[out - in->outs];
         kerr(&k, s->name_span, "%s is declared %s (rank %d) but is assigned with %d ind%s", s->name,
              fe_span_text(c->a, o->type->span), out->ndim, s->nidx, s->nidx == 1 ? "ex" : "ices");
         ok = false;
     }
-    if (ok && out)
-        for (int d = 0; d < s->nidx; d++)
-            range_from(&k, d, s->name, d, out->shape[d], s->idx[d]->span);
+    for (int d = 0; ok && out && d < s->nidx; d++) {
+        /* a variable alone on the left runs over its dimension */
+        const fe_expr *ix = s->idx[d];
+        int v = scatter ? (ix->kind == FE_E_NAME ? find_var(&k, ix->name) : -1) : d;
+        if (v >= 0)
+            range_from(&k, v, s->name, d, out->shape[d], ix->span);
+    }
     if (ok)
         collect(&k, s->value);
     if (ok)
@@ -1316,7 +1378,7 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
                      "cannot infer the range of index '%s': use it alone as a whole index of some tensor (as in T[%s]), or give it a range with `where %s in LO..HI`",
                      k.vars[v].name, k.vars[v].name, k.vars[v].name);
             }
-        if (s->op == FE_AS_SET)
+        if (s->op == FE_AS_SET && !scatter)
             for (int v = 0; v < k.nvars && !k.failed; v++)
                 if (!k.vars[v].on_lhs)
                     kerr(&k, k.vars[v].first,
@@ -1328,6 +1390,9 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
         }
     }
     fe_kexpr *rhs = ok && !k.failed && !k.poisoned ? build(&k, s->value) : NULL;
+    fe_kexpr *dst = rhs && scatter ? build_scatter(&k, out) : NULL;
+    if (scatter && !dst)
+        rhs = NULL;
 
     ir_dtype dtype = IR_F32;
     if (rhs) {
@@ -1380,7 +1445,7 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
     }
     for (int d = 0; d < s->nidx; d++) {
         ks->lhs_vars[d] = d;    /* check_lhs added the left variables first */
-        shape[d] = k.vars[d].extent;
+        shape[d] = scatter ? out->shape[d] : k.vars[d].extent;
     }
     fe_tensor *t = ir_alloc(c->a, sizeof *t);
     t->name = s->name;
@@ -1390,6 +1455,10 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
     t->stage = st;
     t->loc = s->name_span;
     ks->lhs = t;
+    if (dst) {
+        dst->t = t;
+        ks->scatter = dst;
+    }
     IR_PUSH(c->a, st->stmts, st->nstmts, st->capstmts, ks);
     IR_PUSH(c->a, st->defined, st->ndefined, st->capdefined, t);
     st->end_off = s->span.end;

@@ -215,6 +215,123 @@ static ir_expr **lhs_index(lctx *l, const fe_kstmt *ks)
     return idx;
 }
 
+/* for v... over shape { block name(spatial v...) { body(v...) } }: a loop
+ * nest over every element of a tensor of that shape. */
+static ir_stmt *each_element(lctx *l, const char *name, const int64_t *shape, int ndim,
+                             ir_stmt *(*body)(lctx *, ir_expr **, void *), void *arg)
+{
+    ir_module *m = l->m;
+    int n = ndim ? ndim : 1;
+    ir_var **loops = ir_alloc(m->arena, sizeof(ir_var *) * (size_t)n);
+    ir_itervar *iv = ir_alloc(m->arena, sizeof(ir_itervar) * (size_t)n);
+    ir_expr **idx = ir_alloc(m->arena, sizeof(ir_expr *) * (size_t)n);
+    for (int d = 0; d < ndim; d++) {
+        loops[d] = ir_var_new(m, unique(l, ir_sprintf(m->arena, "e%d", d)), IR_I64);
+        iv[d].var = ir_var_new(m, unique(l, ir_sprintf(m->arena, "ve%d", d)), IR_I64);
+        iv[d].kind = IR_ITER_SPATIAL;
+        iv[d].extent = shape[d];
+        iv[d].binding = ir_varref(m, loops[d]);
+        idx[d] = ir_varref(m, iv[d].var);
+    }
+    ir_stmt *s = ir_block(m, name, iv, ndim, NULL, body(l, idx, arg));
+    for (int d = ndim - 1; d >= 0; d--)
+        s = ir_for(m, loops[d], ir_int(m, 0), ir_int(m, shape[d]), IR_FOR_SERIAL, s);
+    return s;
+}
+
+/* What a write at computed indices starts from: the reduction's identity,
+ * 0 for `=`; and, for `=`, no element written yet. */
+typedef struct scatter_fill {
+    const fe_kstmt *ks;
+    ir_buffer *written;    /* `=`: the elements written so far */
+} scatter_fill;
+
+static ir_expr *identity(lctx *l, fe_assign_op op, ir_dtype t);
+
+static ir_stmt *fill_body(lctx *l, ir_expr **idx, void *arg)
+{
+    const scatter_fill *f = arg;
+    ir_module *m = l->m;
+    ir_buffer *buf = f->ks->lhs->fbuf;
+    int n = f->ks->nlhs;
+    ir_expr *v = f->ks->op == FE_AS_SET ? (ir_dtype_is_float(buf->dtype) ? ir_float(m, 0, buf->dtype)
+                                                                         : ir_int_typed(m, 0, buf->dtype))
+                                        : identity(l, f->ks->op, buf->dtype);
+    ir_stmt *st = ir_store(m, buf, idx, n, v);
+    if (!f->written)
+        return st;
+    ir_expr **idx2 = ir_alloc(m->arena, sizeof(ir_expr *) * (size_t)(n ? n : 1));
+    for (int d = 0; d < n; d++)
+        idx2[d] = cp(l, idx[d]);
+    ir_stmt *seq = ir_seq_new(m);
+    ir_seq_append(m, seq, st);
+    ir_seq_append(m, seq, ir_store(m, f->written, idx2, n, ir_int_typed(m, 0, IR_BOOL)));
+    return seq;
+}
+
+/* A write at computed indices (`hist[bin[i]] += 1`, `out[idx[i], j] =
+ * v[i, j]`): the tensor is filled with the reduction's identity (0 for
+ * `=`), then a nest over every variable (all of them reduce variables: no
+ * iteration owns an element) combines each value into the element its
+ * indices name.  Indices that read tensors are checked at run time; a
+ * second `=` to one element stops the kernel (a bool buffer remembers the
+ * elements written). */
+static ir_stmt *lower_scatter(lctx *l, const fe_kstmt *ks, ir_var **loops, ir_itervar *iv)
+{
+    ir_module *m = l->m;
+    const fe_kexpr *dst = ks->scatter;
+    ir_buffer *buf = ks->lhs->fbuf;
+    scatter_fill f = {ks, NULL};
+    if (ks->op == FE_AS_SET) {
+        f.written = ir_buffer_new(m, unique(l, ir_sprintf(m->arena, "%s_written", buf->name)), IR_BOOL,
+                                  buf->ndim, buf->shape, IR_BUF_LOCAL);
+        f.written->scope = ir_buffer_numel(f.written) <= 16384 ? IR_SCOPE_STACK : IR_SCOPE_GLOBAL;
+    }
+    ir_stmt *fill = each_element(l, ir_sprintf(m->arena, "%s_init", buf->name), buf->shape, buf->ndim,
+                                 fill_body, &f);
+    int n = ks->nlhs;
+    ir_expr **idx = ir_alloc(m->arena, sizeof(ir_expr *) * (size_t)(n ? n : 1));
+    for (int d = 0; d < n; d++) {
+        idx[d] = lower_expr(l, dst->args[d]);
+        if (dst->check[d] == FE_CHK_ASSERT) {
+            const char *msg = ir_sprintf(m->arena, "%s: index %s of %s (dimension %d) is out of range [0, %lld)",
+                                         l->op, dst->idx_text[d], dst->tname, d, (long long)buf->shape[d]);
+            IR_PUSH(m->arena, l->asserts, l->nasserts, l->capasserts,
+                    ir_assert(m, in_range(l, idx[d], buf->shape[d]), msg));
+        }
+    }
+    ir_expr *value = lower_expr(l, ks->rhs);
+    ir_stmt *body = ir_seq_new(m);
+    for (int i = 0; i < l->nasserts; i++)
+        ir_seq_append(m, body, l->asserts[i]);
+    if (f.written) {
+        ir_expr **widx = ir_alloc(m->arena, sizeof(ir_expr *) * (size_t)(n ? n : 1));
+        for (int d = 0; d < n; d++)
+            widx[d] = cp(l, idx[d]);
+        ir_expr *fresh = ir_binary(m, IR_EQ, ir_load(m, f.written, widx, n), ir_int_typed(m, 0, IR_BOOL));
+        ir_seq_append(m, body, ir_assert(m, fresh, ir_sprintf(m->arena, "%s: two writes to one element of %s (at %s)",
+                                                                  l->op, dst->tname, dst->text)));
+        for (int d = 0; d < n; d++)
+            widx[d] = cp(l, idx[d]);
+        ir_seq_append(m, body, ir_store(m, f.written, widx, n, ir_int_typed(m, 1, IR_BOOL)));
+    } else {
+        ir_expr **cidx = ir_alloc(m->arena, sizeof(ir_expr *) * (size_t)(n ? n : 1));
+        for (int d = 0; d < n; d++)
+            cidx[d] = cp(l, idx[d]);
+        ir_expr_kind k = ks->op == FE_AS_ADD ? IR_ADD : ks->op == FE_AS_MUL ? IR_MUL
+                         : ks->op == FE_AS_MAX ? IR_MAX : IR_MIN;
+        value = ir_binary(m, k, ir_load(m, buf, cidx, n), value);
+    }
+    ir_seq_append(m, body, ir_store(m, buf, idx, n, value));
+    ir_stmt *s = ir_block(m, buf->name, iv, ks->nvars, NULL, body);
+    for (int i = ks->nvars - 1; i >= 0; i--)
+        s = ir_for(m, loops[i], ir_int(m, 0), ir_int(m, ks->vars[i].extent), IR_FOR_SERIAL, s);
+    ir_stmt *seq = ir_seq_new(m);
+    ir_seq_append(m, seq, fill);
+    ir_seq_append(m, seq, s);
+    return f.written ? ir_alloc_stmt(m, f.written, seq) : seq;
+}
+
 static ir_stmt *lower_kstmt(lctx *l, const fe_kstmt *ks)
 {
     ir_module *m = l->m;
@@ -238,6 +355,8 @@ static ir_stmt *lower_kstmt(lctx *l, const fe_kstmt *ks)
     l->nasserts = 0;
     l->asserts = NULL;
     l->capasserts = 0;
+    if (ks->scatter)
+        return lower_scatter(l, ks, loops, iv);
     ir_buffer *buf = ks->lhs->fbuf;
     ir_expr *value = lower_expr(l, ks->rhs);
     ir_stmt *init = NULL;

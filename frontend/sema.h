@@ -122,6 +122,9 @@ typedef struct fe_kstmt {
     fe_tensor *lhs;
     int *lhs_vars;
     int nlhs;
+    fe_kexpr *scatter;     /* a write at computed indices: a LOAD-shaped
+                              node whose args and checks are the left
+                              side's indices (NULL: T[lhs vars]) */
     fe_assign_op op;
     fe_kexpr *rhs;
     fe_kvar *vars;         /* the LHS vars in order, then the reduced ones
