@@ -57,9 +57,11 @@ int32_t cg_cast_code(const ir_func *f);
  * interpreter's format ("in @f: assert failed: MSG", "in @f: out of
  * memory", "in @f: integer division by zero", ...). */
 void cg_failure_message(const ir_func *f, int32_t code, char *buf, size_t len);
-/* The same from the parts a loaded library keeps: assert_msg is the
- * message of assert `code` when 1 <= code <= nasserts. */
-void cg_format_failure(const char *func_name, int nasserts, int32_t code, const char *assert_msg,
+/* The same from the parts a loaded library keeps: detail is the message
+ * of assert `code` when 1 <= code <= nasserts, and for the cast code the
+ * interpreter's words for the cast that failed (ir_cast_failure), or NULL
+ * when not known. */
+void cg_format_failure(const char *func_name, int nasserts, int32_t code, const char *detail,
                        char *buf, size_t len);
 
 /* ---------------------------------------------------------------- C -> shared object */

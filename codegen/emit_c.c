@@ -264,20 +264,21 @@ int32_t cg_oom_code(const ir_func *f) { return cg_assert_count(f) + 1; }
 int32_t cg_divzero_code(const ir_func *f) { return cg_assert_count(f) + 2; }
 int32_t cg_cast_code(const ir_func *f) { return cg_assert_count(f) + 3; }
 
-void cg_format_failure(const char *func_name, int nasserts, int32_t code, const char *assert_msg,
+void cg_format_failure(const char *func_name, int nasserts, int32_t code, const char *detail,
                        char *buf, size_t len)
 {
     if (!buf || len == 0)
         return;
     const char *f = func_name ? func_name : "?";
     if (code >= 1 && code <= nasserts)
-        snprintf(buf, len, "in @%s: assert failed: %s", f, assert_msg ? assert_msg : "(no message)");
+        snprintf(buf, len, "in @%s: assert failed: %s", f, detail ? detail : "(no message)");
     else if (code == nasserts + 1)
         snprintf(buf, len, "in @%s: out of memory", f);
     else if (code == nasserts + 2)
         snprintf(buf, len, "in @%s: integer division by zero", f);
     else if (code == nasserts + 3)
-        snprintf(buf, len, "in @%s: cast of a float to an integer type is out of range", f);
+        snprintf(buf, len, "in @%s: %s", f,
+                 detail ? detail : "cast of a float to an integer type is out of range");
     else
         snprintf(buf, len, "in @%s: internal error: codegen: kernel returned unknown status %d", f,
                  (int)code);
@@ -2663,7 +2664,10 @@ static void emit_helpers(cg_emitter *e, cg_str *s)
                 continue;
             if (!any_cast)
                 str_puts(s, "/* Float to integer, truncating toward zero; NaN and values out of\n"
-                            " * the target's range stop the kernel (see its wrapper). */\n");
+                            " * the target's range stop the kernel (see its wrapper), leaving\n"
+                            " * the value and the target dtype for the message. */\n"
+                            "double tec_cast_value;\n"
+                            "int tec_cast_to;\n\n");
             any_cast = true;
             const char *tt = ir_dtype_ctype((ir_dtype)to), *ft = ir_dtype_ctype((ir_dtype)from);
             const char *lim = to == IR_I32 ? "2147483648.0" : "9223372036854775808.0";
@@ -2671,11 +2675,14 @@ static void emit_helpers(cg_emitter *e, cg_str *s)
                 "static inline %s tec_cast_%s_%s(%s x, jmp_buf jb)\n"
                 "{\n"
                 "    double t = trunc((double)x);\n"
-                "    if (!(t >= -%s && t < %s))\n"
+                "    if (!(t >= -%s && t < %s)) {\n"
+                "        tec_cast_value = (double)x;\n"
+                "        tec_cast_to = %d;\n"
                 "        longjmp(jb, 2);\n"
+                "    }\n"
                 "    return (%s)t;\n"
                 "}\n\n", tt, dtype_suffix((ir_dtype)to), dtype_suffix((ir_dtype)from), ft, lim,
-                lim, tt);
+                lim, to, tt);
         }
     if (h[H_ABS_I64] || h[H_ABS_I32])
         str_puts(s,

@@ -7,6 +7,7 @@
  * that count; a call only builds the argument array.
  */
 #include "codegen/codegen.h"
+#include "ir/interp.h"
 
 #include <dlfcn.h>
 #include <ffi.h>
@@ -40,6 +41,8 @@ struct cg_library {
     cg_sig *sigs;
     int nsigs;
     int *num_threads;       /* the library's tec_num_threads, NULL without parallel loops */
+    const double *cast_value;   /* tec_cast_value and tec_cast_to: the cast */
+    const int *cast_to;         /* that stopped a kernel; NULL without checked casts */
 };
 
 static void oom(diag *d) { diag_error(d, diag_noloc(), "codegen: out of memory"); }
@@ -187,6 +190,8 @@ cg_library *cg_load(const char *so_path, const ir_module *m, diag *d)
      * initially 1): the thread count cg_set_threads writes. */
     dlerror();
     lib->num_threads = dlsym(lib->handle, "tec_num_threads");
+    lib->cast_value = dlsym(lib->handle, "tec_cast_value");
+    lib->cast_to = dlsym(lib->handle, "tec_cast_to");
     lib->kernels = calloc((size_t)(m->nfuncs ? m->nfuncs : 1), sizeof *lib->kernels);
     if (!lib->kernels) {
         oom(d);
@@ -241,9 +246,14 @@ bool cg_call(cg_library *lib, int func_index, void *const *data, char *err, size
     int32_t code = (int32_t)rc;
     if (code == 0)
         return true;
-    cg_format_failure(k->func_name, k->nasserts, code,
-                      code >= 1 && code <= k->nasserts ? k->assert_msgs[code - 1] : NULL, err,
-                      errlen);
+    char cast[96];
+    const char *detail = code >= 1 && code <= k->nasserts ? k->assert_msgs[code - 1] : NULL;
+    if (code == k->nasserts + 3 && lib->cast_value && lib->cast_to &&
+        *lib->cast_to >= 0 && *lib->cast_to < IR_NDTYPES) {
+        ir_cast_failure(*lib->cast_value, (ir_dtype)*lib->cast_to, cast, sizeof cast);
+        detail = cast;
+    }
+    cg_format_failure(k->func_name, k->nasserts, code, detail, err, errlen);
     return false;
 }
 

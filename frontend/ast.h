@@ -121,14 +121,20 @@ typedef struct fe_param {
     fe_expr *dflt;         /* attributes only; may be NULL */
 } fe_param;
 
+/* An output of a def: `-> y: f32[N]`, `-> y`, or one of `-> (v, i: i64[N])`. */
+typedef struct fe_output {
+    const char *name;
+    fe_span span;
+    fe_type *type;         /* NULL: inferred (`-> y`) */
+} fe_output;
+
 struct fe_def {
     const char *name;
     fe_span span;          /* the name */
     fe_param *params;
     int nparams;
-    const char *out;       /* the output's name */
-    fe_span out_span;
-    fe_type *out_type;     /* NULL: inferred (`-> y`) */
+    fe_output *outs;       /* its outputs, in order (at least one) */
+    int nouts;
     fe_stmt **body;
     int nbody;
     fe_span body_span;     /* from '{' to '}' */
@@ -157,7 +163,7 @@ typedef enum {
     FE_S_OUTPUT,   /* output name [as "str"] */
     FE_S_PARAM,    /* param (or state) name: type [= init] */
     FE_S_INDEX,    /* name[idx] op value */
-    FE_S_ASSIGN,   /* name = value [as "str"] */
+    FE_S_ASSIGN,   /* name = value [as "str"]; name, name2 ... = call */
     FE_S_FOR,      /* for name in lo..hi { body } */
     FE_S_IF,       /* if cond { body } [else { orelse }] */
     FE_S_ASSERT,   /* assert cond [, "str"]     as = the message */
@@ -174,6 +180,10 @@ struct fe_stmt {
     fe_span span;          /* the whole statement (first line) */
     const char *name;
     fe_span name_span;
+    const char **names;    /* ASSIGN of a call's several results: every
+                              name (name is names[0]); else NULL */
+    fe_span *name_spans;
+    int nnames;
     fe_expr *value;
     fe_expr **idx;         /* INDEX: left-hand indices */
     int nidx;

@@ -371,6 +371,13 @@ static int parse_args(int argc, char **argv, options *o)
             const char *name, *path;
             if (!split_assign(optarg, &name, &path) || !*path)
                 return usage_error("--input expects NAME=FILE.npy, got '%s'", optarg);
+            for (int i = 0; i < o->ninputs; i++)
+                if (strcmp(o->inputs[i].name, name) == 0) {
+                    char msg[512];
+                    snprintf(msg, sizeof msg, "--input %s=%s: input %s is already given (--input %s=%s)",
+                             name, path, name, name, o->inputs[i].path);
+                    return usage_error("%s", msg);
+                }
             o->inputs = xrealloc(o->inputs, sizeof *o->inputs * (size_t)(o->ninputs + 1));
             o->inputs[o->ninputs++] = (rt_named_path){name, path};
             break;

@@ -1,7 +1,8 @@
 /* frontend/kernel.c — index statements: `T[i, j] op= expr`.
  *
  * Analysis of one statement in one def instance (sizes are bound):
- *   1. the left side: a new tensor, plain distinct index variables;
+ *   1. the left side: a new tensor, plain distinct index variables (or
+ *      computed indices, a scatter: the tensor is a declared output);
  *   2. index variables: names bound to nothing; each one's range comes from
  *      every place it is a whole index (all must agree; bare uses inside
  *      the guarded branches of a select do not count), on the left of the
@@ -30,6 +31,12 @@ typedef struct kvar {
     fe_span first;         /* first use */
     bool on_lhs;
     bool guarded_use;      /* a whole index inside a guarded branch */
+    const char *weak_src;  /* the first whole use inside a branch of a guard
+                              of several variables: the range only when
+                              nothing else gives one */
+    int weak_dim;
+    int64_t weak_ext;
+    fe_span weak_at;
     int64_t cur_lo, cur_hi;   /* its values where the expression being built
                                  is evaluated: the range, narrowed inside
                                  the branches of guarded selects */
@@ -46,6 +53,11 @@ typedef struct kctx {
     bool failed;           /* an error was reported */
     bool poisoned;         /* uses a value that failed before: silent */
     int guarded;           /* collect: inside this many guarded branches */
+    int weak;              /* collect: inside this many branches of guards
+                              of several variables */
+    struct bound *bounds;  /* build: the guards of several variables in
+                              force where the expression is evaluated */
+    int nbounds, capbounds;
     bool dead;             /* build: inside a branch that is never chosen */
 } kctx;
 
@@ -131,152 +143,147 @@ static void collect(kctx *k, const fe_expr *x);
 
 /* ---------------------------------------------------------------- guards */
 
-/* c*var + off, an affine index expression of one variable (var NULL and
- * c 0 for a compile-time integer). */
-typedef struct affine {
-    const char *var;
-    int64_t c, off;
-} affine;
+/* sum c[t]*var[t] + off: a linear form of index variables with
+ * compile-time integer coefficients (no zero coefficient, each variable
+ * once). */
+enum { LIN_MAX = 8 };
+typedef struct linear {
+    int n;
+    const char *var[LIN_MAX];
+    int64_t c[LIN_MAX];
+    int64_t off;
+} linear;
 
 static int64_t floordiv64(int64_t a, int64_t b);
 
-/* x as an affine expression of at most one index variable, or false (also
- * on overflow).  Reports nothing: a condition that is not of this form is
- * just not a guard. */
-static bool affine_of(kctx *k, const fe_expr *x, affine *r)
+/* r += f * a; false on overflow or too many variables. */
+static bool lin_add(linear *r, const linear *a, int64_t f)
 {
-    affine a, b;
+    int64_t t;
+    if (__builtin_mul_overflow(a->off, f, &t) || __builtin_add_overflow(r->off, t, &r->off))
+        return false;
+    for (int i = 0; i < a->n; i++) {
+        if (__builtin_mul_overflow(a->c[i], f, &t))
+            return false;
+        int j = 0;
+        while (j < r->n && strcmp(r->var[j], a->var[i]) != 0)
+            j++;
+        if (j == r->n) {
+            if (r->n == LIN_MAX)
+                return false;
+            r->var[r->n] = a->var[i];
+            r->c[r->n++] = 0;
+        }
+        if (__builtin_add_overflow(r->c[j], t, &r->c[j]))
+            return false;
+        if (r->c[j] == 0) {   /* cancelled out */
+            r->var[j] = r->var[--r->n];
+            r->c[j] = r->c[r->n];
+        }
+    }
+    return true;
+}
+
+/* r = a op b for + - and * (by a form without variables); false for other
+ * operators, a product of variables, or overflow. */
+static bool lin_binary(fe_op op, const linear *a, const linear *b, linear *r)
+{
+    *r = (linear){0};
+    if (op == FE_OP_ADD || op == FE_OP_SUB)
+        return lin_add(r, a, 1) && lin_add(r, b, op == FE_OP_SUB ? -1 : 1);
+    if (op == FE_OP_MUL && !(a->n && b->n))
+        return a->n ? lin_add(r, a, b->off) : lin_add(r, b, a->off);
+    return false;
+}
+
+/* x as a linear form of index variables, or false (also on overflow).
+ * Reports nothing: a condition that is not of this form is just not a
+ * guard. */
+static bool linear_of(kctx *k, const fe_expr *x, linear *r)
+{
+    linear a, b;
+    *r = (linear){0};
     switch (x->kind) {
     case FE_E_INT:
-        *r = (affine){NULL, 0, x->ival};
+        r->off = x->ival;
         return true;
     case FE_E_NAME: {
         fe_binding *bd = fe_env_find(k->in->env, x->name);
         if (!bd) {
-            *r = (affine){x->name, 1, 0};
+            *r = (linear){.n = 1, .var = {x->name}, .c = {1}};
             return true;
         }
         if (bd->v.kind != FE_V_INT)
             return false;
-        *r = (affine){NULL, 0, bd->v.i};
+        r->off = bd->v.i;
         return true;
     }
     case FE_E_UNARY:
-        if (x->op != FE_OP_NEG || !affine_of(k, x->a, &a) || a.c == INT64_MIN || a.off == INT64_MIN)
-            return false;
-        *r = (affine){a.var, -a.c, -a.off};
-        return true;
+        return x->op == FE_OP_NEG && linear_of(k, x->a, &a) && lin_add(r, &a, -1);
     case FE_E_BINARY:
         break;
     default:
         return false;
     }
-    if (!affine_of(k, x->a, &a) || !affine_of(k, x->b, &b))
+    if (!linear_of(k, x->a, &a) || !linear_of(k, x->b, &b))
         return false;
-    switch (x->op) {
-    case FE_OP_ADD:
-    case FE_OP_SUB:
-        if (a.var && b.var && strcmp(a.var, b.var) != 0)
-            return false;
-        if (x->op == FE_OP_SUB) {
-            if (b.c == INT64_MIN || b.off == INT64_MIN)
-                return false;
-            b.c = -b.c;
-            b.off = -b.off;
-        }
-        r->var = a.var ? a.var : b.var;
-        if (__builtin_add_overflow(a.c, b.c, &r->c) || __builtin_add_overflow(a.off, b.off, &r->off))
-            return false;
-        break;
-    case FE_OP_MUL: {
-        if (a.var && b.var)
-            return false;
-        const affine *v = a.var ? &a : &b;
-        int64_t f = a.var ? b.off : a.off;
-        r->var = v->var;
-        if (__builtin_mul_overflow(v->c, f, &r->c) || __builtin_mul_overflow(v->off, f, &r->off))
-            return false;
-        break;
-    }
-    case FE_OP_DIV:
-    case FE_OP_MOD:
-        if (a.var || b.var || b.off == 0 || (a.off == INT64_MIN && b.off == -1))
-            return false;
-        r->var = NULL;
-        r->c = 0;
-        r->off = floordiv64(a.off, b.off);
-        if (x->op == FE_OP_MOD && (__builtin_mul_overflow(r->off, b.off, &r->off) ||
-                                   __builtin_sub_overflow(a.off, r->off, &r->off)))
-            return false;
-        break;
-    default:
+    if (x->op != FE_OP_DIV && x->op != FE_OP_MOD)
+        return lin_binary(x->op, &a, &b, r);
+    if (a.n || b.n || b.off == 0 || (a.off == INT64_MIN && b.off == -1))
         return false;
-    }
-    if (r->c == 0)
-        r->var = NULL;
-    return true;
+    r->off = floordiv64(a.off, b.off);
+    return x->op == FE_OP_DIV || (!__builtin_mul_overflow(r->off, b.off, &r->off) &&
+                                  !__builtin_sub_overflow(a.off, r->off, &r->off));
 }
 
-/* The values [lo, hi] an index variable is narrowed to. */
-typedef struct narrow {
-    const char *var;
-    int64_t lo, hi;
-} narrow;
+/* A guard: the condition sum c[t]*var[t] <= m (lin.off is 0) where a
+ * branch is chosen. */
+typedef struct bound {
+    linear lin;
+    int64_t m;
+} bound;
 
-/* Where the comparison x holds (or, when negate, fails): false unless both
- * sides are affine in one and the same index variable (and it does not
- * cancel out). */
-static bool comparison_narrow(kctx *k, const fe_expr *x, bool negate, narrow *n)
+/* Where the comparison x holds (or, when negate, fails), as a bound:
+ * false unless both sides are linear in index variables that do not all
+ * cancel out. */
+static bool comparison_bound(kctx *k, const fe_expr *x, bool negate, bound *g)
 {
     if (x->kind != FE_E_BINARY || x->op < FE_OP_LT || x->op > FE_OP_GE)
         return false;
-    affine a, b;
-    if (!affine_of(k, x->a, &a) || !affine_of(k, x->b, &b) ||
-        (a.var && b.var && strcmp(a.var, b.var) != 0))
+    linear a, b, d = {0};
+    if (!linear_of(k, x->a, &a) || !linear_of(k, x->b, &b) || !lin_add(&d, &a, 1) ||
+        !lin_add(&d, &b, -1) || d.n == 0)
         return false;
-    /* a op b  <=>  c*v op m  with c*v + off = a - b and m = -off */
-    int64_t c, off, m;
-    if (__builtin_sub_overflow(a.c, b.c, &c) || __builtin_sub_overflow(a.off, b.off, &off) ||
-        c == 0 || off == INT64_MIN)
-        return false;
-    m = -off;
     fe_op op = x->op;
     if (negate)
         op = op == FE_OP_LT ? FE_OP_GE : op == FE_OP_LE ? FE_OP_GT : op == FE_OP_GT ? FE_OP_LE : FE_OP_LT;
-    if (op == FE_OP_LT || op == FE_OP_GT) {   /* < and > as <= and >= */
-        if (__builtin_add_overflow(m, op == FE_OP_LT ? -1 : 1, &m))
-            return false;
-        op = op == FE_OP_LT ? FE_OP_LE : FE_OP_GE;
-    }
-    if (m == INT64_MIN && c == -1)
+    /* d op 0, as L <= m: d < 0 is d <= -1, d > 0 is -d <= -1, d >= 0 is -d <= 0 */
+    int64_t m = op == FE_OP_LT || op == FE_OP_GT ? -1 : 0;
+    linear l = {0};
+    if (!lin_add(&l, &d, op == FE_OP_LT || op == FE_OP_LE ? 1 : -1) ||
+        __builtin_sub_overflow(m, l.off, &g->m))
         return false;
-    int64_t q = floordiv64(m, c);
-    n->var = a.var ? a.var : b.var;
-    n->lo = INT64_MIN;
-    n->hi = INT64_MAX;
-    if ((op == FE_OP_LE) == (c > 0))
-        n->hi = q;                          /* v <= floor(m / c) */
-    else
-        n->lo = q + (m % c != 0);           /* v >= ceil(m / c) */
+    l.off = 0;
+    g->lin = l;
     return true;
 }
 
-/* What a select's condition says about the index variables in each of its
- * branches: every comparison of an `&&` narrows the true branch; a single
- * comparison also narrows the false branch. */
+/* What a select's condition says about each of its branches: every
+ * comparison of an `&&` bounds the true branch; a single comparison also
+ * bounds the false branch (by its negation). */
 typedef struct guard {
-    narrow t[8];
+    bound t[8];
     int nt;
-    narrow f;
+    bound f;
     bool has_f;
 } guard;
 
-static void true_narrows(kctx *k, const fe_expr *x, guard *g)
+static void true_bounds(kctx *k, const fe_expr *x, guard *g)
 {
     if (x->kind == FE_E_BINARY && x->op == FE_OP_AND) {
-        true_narrows(k, x->a, g);
-        true_narrows(k, x->b, g);
-    } else if (g->nt < (int)(sizeof g->t / sizeof g->t[0]) && comparison_narrow(k, x, false, &g->t[g->nt])) {
+        true_bounds(k, x->a, g);
+        true_bounds(k, x->b, g);
+    } else if (g->nt < (int)(sizeof g->t / sizeof g->t[0]) && comparison_bound(k, x, false, &g->t[g->nt])) {
         g->nt++;
     }
 }
@@ -284,8 +291,8 @@ static void true_narrows(kctx *k, const fe_expr *x, guard *g)
 static guard guard_of(kctx *k, const fe_expr *cond)
 {
     guard g = {.nt = 0};
-    true_narrows(k, cond, &g);
-    g.has_f = comparison_narrow(k, cond, true, &g.f);
+    true_bounds(k, cond, &g);
+    g.has_f = comparison_bound(k, cond, true, &g.f);
     return g;
 }
 
@@ -310,12 +317,15 @@ static bool select_parts(const fe_expr *x, const fe_expr **c, const fe_expr **a,
 }
 
 /* collect() of one branch of a select: a bare use inside a guarded branch
- * does not define its variable's range. */
-static void collect_branch(kctx *k, const fe_expr *x, bool guarded)
+ * does not define its variable's range; inside a branch of a guard of
+ * several variables it does only when nothing else does. */
+static void collect_branch(kctx *k, const fe_expr *x, bool guarded, bool weak)
 {
     k->guarded += guarded;
+    k->weak += weak;
     collect(k, x);
     k->guarded -= guarded;
+    k->weak -= weak;
 }
 
 /* Finds the index variables of x and their ranges. */
@@ -325,10 +335,15 @@ static void collect(kctx *k, const fe_expr *x)
         return;
     const fe_expr *sc, *sa, *sb;
     if (select_parts(x, &sc, &sa, &sb)) {
+        /* only guards of one variable make a branch guarded: a guard of
+         * several gives none of them a range of its own */
         guard g = guard_of(k, sc);
+        bool one = false;
+        for (int i = 0; i < g.nt; i++)
+            one |= g.t[i].lin.n == 1;
         collect(k, sc);
-        collect_branch(k, sa, g.nt > 0);
-        collect_branch(k, sb, g.has_f);
+        collect_branch(k, sa, one, g.nt > 0);
+        collect_branch(k, sb, g.has_f && g.f.lin.n == 1, g.has_f);
         return;
     }
     switch (x->kind) {
@@ -345,10 +360,19 @@ static void collect(kctx *k, const fe_expr *x)
             const fe_expr *ix = x->idx[d];
             if (ix->kind == FE_E_NAME && is_index_name(k, ix->name)) {
                 int v = add_var(k, ix->name, ix->span);
-                if (k->guarded)
-                    k->vars[v].guarded_use = true;
-                else if (t && t->ndim == x->nidx)
+                kvar *kv = &k->vars[v];
+                if (k->guarded) {
+                    kv->guarded_use = true;
+                } else if (k->weak && t && t->ndim == x->nidx) {
+                    if (!kv->weak_src) {
+                        kv->weak_src = x->name;
+                        kv->weak_dim = d;
+                        kv->weak_ext = t->shape[d];
+                        kv->weak_at = ix->span;
+                    }
+                } else if (t && t->ndim == x->nidx) {
                     range_from(k, v, x->name, d, t->shape[d], ix->span);
+                }
             } else {
                 collect(k, ix);
             }
@@ -379,15 +403,6 @@ static fe_kexpr *knew(kctx *k, fe_kkind kind, ir_dtype t, fe_flex flex)
     return e;
 }
 
-static const char *dtype_desc(const fe_kexpr *e)
-{
-    if (e->flex == FE_FLEX_INT)
-        return "an integer";
-    if (e->flex == FE_FLEX_FLOAT)
-        return "a number";
-    return ir_dtype_name(e->dtype);
-}
-
 /* Gives a flexible expression the dtype t (recursively).  False after an
  * error (a floating-point constant where an integer is needed). */
 static bool coerce(kctx *k, fe_kexpr *e, ir_dtype t, const fe_expr *where)
@@ -407,6 +422,18 @@ static bool coerce(kctx *k, fe_kexpr *e, ir_dtype t, const fe_expr *where)
     if (e->kind == FE_K_INT && t == IR_I32 && (e->ival < INT32_MIN || e->ival > INT32_MAX)) {
         kerr(k, where->span, "%lld does not fit in i32", (long long)e->ival);
         return false;
+    }
+    if (e->flex == FE_FLEX_INT && ir_dtype_is_float(t) && e->kind != FE_K_INT && e->kind != FE_K_VAR &&
+        e->kind != FE_K_SELECT) {
+        /* integer arithmetic keeps its meaning in a float context (7 / 2
+         * is 3, as in a let): computed in i64, then converted (a select
+         * computes nothing: its branches are converted) */
+        fe_kexpr *v = knew(k, e->kind, e->dtype, e->flex);
+        *v = *e;
+        if (!coerce(k, v, IR_I64, where))
+            return false;
+        *e = (fe_kexpr){.kind = FE_K_CAST, .dtype = t, .a = v};
+        return true;
     }
     e->flex = FE_FLEX_NONE;
     e->dtype = t;
@@ -632,6 +659,66 @@ static fe_kexpr *build_index(kctx *k, const fe_expr *x, const char *tname, int d
     return NULL;
 }
 
+/* e as a linear form of the statement's index variables, or false. */
+static bool klinear_of(kctx *k, const fe_kexpr *e, linear *r)
+{
+    linear a, b;
+    *r = (linear){0};
+    switch (e->kind) {
+    case FE_K_INT:
+        r->off = e->ival;
+        return true;
+    case FE_K_VAR:
+        *r = (linear){.n = 1, .var = {k->vars[e->var].name}, .c = {1}};
+        return true;
+    case FE_K_CAST:
+        return ir_dtype_is_int(e->a->dtype) && klinear_of(k, e->a, r);
+    case FE_K_UN:
+        return e->op == FE_OP_NEG && klinear_of(k, e->a, &a) && lin_add(r, &a, -1);
+    case FE_K_BIN:
+        return !e->use_irop && klinear_of(k, e->a, &a) && klinear_of(k, e->b, &b) &&
+               lin_binary(e->op, &a, &b, r);
+    default:
+        return false;
+    }
+}
+
+/* Tightens the range r of index ix where a guard of several variables is
+ * in force and ix is s*L + off for the guard's L <= m: then ix <= s*m + off
+ * (s > 0) or ix >= s*m + off (s < 0).  So `i + j < N ? a[i + j] : 0` reads
+ * a in range. */
+static void refine_by_bounds(kctx *k, const fe_kexpr *ix, ival *r)
+{
+    linear l;
+    if (!k->nbounds || !klinear_of(k, ix, &l))
+        return;
+    for (int i = 0; i < k->nbounds; i++) {
+        const bound *b = &k->bounds[i];
+        if (l.n != b->lin.n)
+            continue;
+        int64_t s = 0, v;
+        bool same = true;
+        for (int t = 0; t < b->lin.n && same; t++) {
+            int j = 0;
+            while (j < l.n && strcmp(l.var[j], b->lin.var[t]) != 0)
+                j++;
+            if (j == l.n || l.c[j] % b->lin.c[t] != 0) {
+                same = false;
+                break;
+            }
+            if (t == 0)
+                s = l.c[j] / b->lin.c[t];
+            same = l.c[j] / b->lin.c[t] == s;
+        }
+        if (!same || s == 0 || __builtin_mul_overflow(s, b->m, &v) || __builtin_add_overflow(v, l.off, &v))
+            continue;
+        if (s > 0 && v < r->hi)
+            r->hi = v;
+        if (s < 0 && v > r->lo)
+            r->lo = v;
+    }
+}
+
 static bool reads_tensor(const fe_kexpr *e)
 {
     if (!e)
@@ -726,6 +813,8 @@ static fe_kexpr *build_access(kctx *k, const fe_expr *x)
            variables take here: their ranges, narrowed in guarded branches. */
         ival r;
         iv_status s = reads_tensor(ix) ? IV_UNKNOWN : interval(k, ix, &r);
+        if (s == IV_OK)
+            refine_by_bounds(k, ix, &r);
         if (s == IV_OVERFLOW) {
             kerr(k, x->idx[d]->span, "index '%s' of %s may overflow 64 bits", e->idx_text[d], x->name);
             return NULL;
@@ -767,7 +856,50 @@ static bool call_arity(kctx *k, const fe_expr *x, int arity)
 
 /* build() of one branch of a select, with the variables narrowed to the
  * values they take when that branch is chosen. */
-static fe_kexpr *build_branch(kctx *k, const fe_expr *x, const narrow *n, int nn)
+/* Narrows variable v to its values with c*v <= m. */
+static void narrow_var(kctx *k, int v, int64_t c, int64_t m)
+{
+    kvar *kv = &k->vars[v];
+    if (c < 0 && m == INT64_MIN && c == -1)
+        return;
+    int64_t q = floordiv64(m, c);
+    if (c > 0 && q < kv->cur_hi)
+        kv->cur_hi = q;                         /* v <= floor(m / c) */
+    if (c < 0 && q + (m % c != 0) > kv->cur_lo)
+        kv->cur_lo = q + (m % c != 0);          /* v >= ceil(m / c) */
+}
+
+/* Puts a guard in force: each of its variables is narrowed to the values
+ * it can take given the others' (c_t*v_t <= m - the least the other terms
+ * can be); a guard of several variables is also kept whole, for indices
+ * that are the same linear form (refine_by_bounds). */
+static void apply_bound(kctx *k, const bound *b)
+{
+    int idx[LIN_MAX];
+    for (int t = 0; t < b->lin.n; t++)
+        if ((idx[t] = find_var(k, b->lin.var[t])) < 0)
+            return;   /* not an index variable of this statement */
+    for (int t = 0; t < b->lin.n; t++) {
+        int64_t rest = b->m, least;
+        bool ok = true;
+        for (int u = 0; u < b->lin.n && ok; u++) {
+            if (u == t)
+                continue;
+            const kvar *kv = &k->vars[idx[u]];
+            ok = !__builtin_mul_overflow(b->lin.c[u], b->lin.c[u] > 0 ? kv->cur_lo : kv->cur_hi, &least) &&
+                 !__builtin_sub_overflow(rest, least, &rest);
+        }
+        if (ok)
+            narrow_var(k, idx[t], b->lin.c[t], rest);
+    }
+    if (b->lin.n > 1)
+        IR_PUSH(k->c->a, k->bounds, k->nbounds, k->capbounds, *b);
+    for (int t = 0; t < b->lin.n; t++)
+        if (k->vars[idx[t]].cur_lo > k->vars[idx[t]].cur_hi)
+            k->dead = true;   /* never chosen: its reads need no checks */
+}
+
+static fe_kexpr *build_branch(kctx *k, const fe_expr *x, const bound *g, int ng)
 {
     int64_t *saved = ir_alloc(k->c->a, sizeof(int64_t) * 2 * (size_t)(k->nvars ? k->nvars : 1));
     for (int v = 0; v < k->nvars; v++) {
@@ -775,24 +907,16 @@ static fe_kexpr *build_branch(kctx *k, const fe_expr *x, const narrow *n, int nn
         saved[2 * v + 1] = k->vars[v].cur_hi;
     }
     bool dead = k->dead;
-    for (int i = 0; i < nn; i++) {
-        int v = find_var(k, n[i].var);
-        if (v < 0)
-            continue;
-        kvar *kv = &k->vars[v];
-        if (n[i].lo > kv->cur_lo)
-            kv->cur_lo = n[i].lo;
-        if (n[i].hi < kv->cur_hi)
-            kv->cur_hi = n[i].hi;
-        if (kv->cur_lo > kv->cur_hi)
-            k->dead = true;   /* never chosen: its reads need no checks */
-    }
+    int nbounds = k->nbounds;
+    for (int i = 0; i < ng; i++)
+        apply_bound(k, &g[i]);
     fe_kexpr *e = build(k, x);
     for (int v = 0; v < k->nvars; v++) {
         k->vars[v].cur_lo = saved[2 * v];
         k->vars[v].cur_hi = saved[2 * v + 1];
     }
     k->dead = dead;
+    k->nbounds = nbounds;
     return e;
 }
 
@@ -931,11 +1055,10 @@ static fe_kexpr *build(kctx *k, const fe_expr *x)
         fe_kexpr *a = build(k, x->a);
         if (!a)
             return NULL;
-        if (a->flex) {
-            ir_dtype via = ir_dtype_is_float(x->dtype) || a->flex == FE_FLEX_INT ? x->dtype : IR_F64;
-            if (!coerce(k, a, via, x->a))
-                return NULL;
-        }
+        /* a cast converts its operand's value: an operand without a dtype
+         * of its own is computed in i64 (integers) or f64, as in a let */
+        if (a->flex && !coerce(k, a, flex_default(a), x->a))
+            return NULL;
         fe_kexpr *e = knew(k, FE_K_CAST, x->dtype, FE_FLEX_NONE);
         e->a = a;
         return e;
@@ -945,10 +1068,8 @@ static fe_kexpr *build(kctx *k, const fe_expr *x)
         if (!a)
             return NULL;
         if (x->op == FE_OP_NOT) {
-            if (a->flex || a->dtype != IR_BOOL) {
-                kerr(k, x->span, "'!' needs a condition, but '%s' is %s", text(k, x->a->span), dtype_desc(a));
+            if (!(a = to_bool(k, a, x->a)))
                 return NULL;
-            }
             fe_kexpr *e = knew(k, FE_K_UN, IR_BOOL, FE_FLEX_NONE);
             e->op = FE_OP_NOT;
             e->a = a;
@@ -974,14 +1095,9 @@ static fe_kexpr *build(kctx *k, const fe_expr *x)
             return NULL;
         fe_op op = x->op;
         if (op == FE_OP_AND || op == FE_OP_OR) {
-            for (int i = 0; i < 2; i++) {
-                fe_kexpr *v = i ? b : a;
-                if (v->flex || v->dtype != IR_BOOL) {
-                    kerr(k, (i ? x->b : x->a)->span, "'%s' needs conditions, but '%s' is %s",
-                         fe_op_text(op), text(k, (i ? x->b : x->a)->span), dtype_desc(v));
-                    return NULL;
-                }
-            }
+            /* a number used as a condition means "is not zero" */
+            if (!(a = to_bool(k, a, x->a)) || !(b = to_bool(k, b, x->b)))
+                return NULL;
             fe_kexpr *e = knew(k, FE_K_BIN, IR_BOOL, FE_FLEX_NONE);
             e->op = op;
             e->a = a;
@@ -1014,6 +1130,17 @@ static fe_kexpr *build(kctx *k, const fe_expr *x)
 }
 
 /* ---------------------------------------------------------------- the statement */
+
+/* Does the statement write at computed indices (`hist[bin[i]] += 1`,
+ * `out[idx[i], j] = v[i, j]`): is some index on its left more than a
+ * name? */
+static bool is_scatter(const fe_stmt *s)
+{
+    for (int d = 0; d < s->nidx; d++)
+        if (s->idx[d]->kind != FE_E_NAME)
+            return true;
+    return false;
+}
 
 /* Checks the left side; returns false (after an error, or silently for a
  * poisoned name) if the statement cannot define it. */
@@ -1048,14 +1175,15 @@ static bool check_lhs(kctx *k)
         return false;
     }
     bool ok = true;
+    if (is_scatter(s)) {
+        /* a write at computed indices: every variable is a loop variable;
+         * one used alone gets the dimension it indexes */
+        for (int d = 0; d < s->nidx; d++)
+            collect(k, s->idx[d]);
+        return true;
+    }
     for (int d = 0; d < s->nidx; d++) {
         const fe_expr *ix = s->idx[d];
-        if (ix->kind != FE_E_NAME) {
-            kerr(k, ix->span, "the indices on the left of '%s' must be plain index variables, e.g. %s[i, j]",
-                 s->name, s->name);
-            ok = false;
-            continue;
-        }
         fe_binding *ib = fe_env_find(k->in->env, ix->name);
         if (ib) {
             kerr(k, ix->span, "'%s' is %s, so it cannot be an index variable on the left of '%s'", ix->name,
@@ -1074,6 +1202,45 @@ static bool check_lhs(kctx *k)
     return ok;
 }
 
+/* The left side of a write at computed indices, as a LOAD-shaped node
+ * (its tensor is set by the caller): each index is range-checked like a
+ * read's, at compile time where it can be (a write has no default) and at
+ * run time where it reads a tensor. */
+static fe_kexpr *build_scatter(kctx *k, const fe_outtype *out)
+{
+    const fe_stmt *s = k->s;
+    fe_kexpr *e = knew(k, FE_K_LOAD, out->dtype, FE_FLEX_NONE);
+    e->nargs = s->nidx;
+    e->args = ir_alloc(k->c->a, sizeof(fe_kexpr *) * (size_t)(s->nidx ? s->nidx : 1));
+    e->check = ir_alloc(k->c->a, sizeof(fe_check) * (size_t)(s->nidx ? s->nidx : 1));
+    e->idx_text = ir_alloc(k->c->a, sizeof(char *) * (size_t)(s->nidx ? s->nidx : 1));
+    e->tname = s->name;
+    e->text = s->name;
+    for (int d = 0; d < s->nidx; d++) {
+        if (!(e->args[d] = build_index(k, s->idx[d], s->name, d)))
+            return NULL;
+        e->idx_text[d] = text(k, s->idx[d]->span);
+        e->text = ir_sprintf(k->c->a, "%s%s%s", e->text, d ? ", " : "[", e->idx_text[d]);
+    }
+    e->text = ir_sprintf(k->c->a, "%s]", e->text);
+    for (int d = 0; d < s->nidx; d++) {
+        ival r;
+        iv_status st = reads_tensor(e->args[d]) ? IV_UNKNOWN : interval(k, e->args[d], &r);
+        if (st == IV_OVERFLOW) {
+            kerr(k, s->idx[d]->span, "index '%s' of %s may overflow 64 bits", e->idx_text[d], s->name);
+            return NULL;
+        }
+        e->check[d] = st == IV_UNKNOWN ? FE_CHK_ASSERT : FE_CHK_NONE;
+        if (st == IV_OK && (r.lo < 0 || r.hi >= out->shape[d])) {
+            kerr(k, s->idx[d]->span,
+                 "write of %s in %s may fall outside dimension %d (size %lld): index ranges over [%lld, %lld]; a write has no default, so the index must stay in range",
+                 e->text, k->in->op, d, (long long)out->shape[d], (long long)r.lo, (long long)r.hi);
+            return NULL;
+        }
+    }
+    return e;
+}
+
 /* A bound of a where range: a compile-time integer. */
 static bool range_bound(kctx *k, const fe_expr *x, int64_t *out)
 {
@@ -1087,7 +1254,8 @@ static bool range_bound(kctx *k, const fe_expr *x, int64_t *out)
         return false;
     }
     if (v.kind != FE_V_INT) {
-        kerr(k, x->span, "a range bound must be an integer, but '%s' is %g", text(k, x->span), v.f);
+        kerr(k, x->span, "a range bound must be an integer, but '%s' is %s", text(k, x->span),
+             fe_float_str(k->c->a, v.f));
         return false;
     }
     *out = v.i;
@@ -1153,9 +1321,14 @@ static void apply_where(kctx *k)
     }
 }
 
-static bool is_output(kctx *k)
+/* The declared type of the def output this statement defines, or NULL. */
+static const fe_outtype *output_type(kctx *k)
 {
-    return k->in->def && k->in->out_typed && strcmp(k->s->name, k->in->def->out) == 0;
+    const fe_def *def = k->in->def;
+    for (int j = 0; def && j < def->nouts; j++)
+        if (k->in->outs[j].typed && strcmp(k->s->name, def->outs[j].name) == 0)
+            return &k->in->outs[j];
+    return NULL;
 }
 
 void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
@@ -1166,19 +1339,34 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
     }
     kctx k = {.c = c, .in = in, .s = s, .st = in->stage};
     bool ok = check_lhs(&k);
-    bool out = is_output(&k);
-    if (ok && out && s->nidx != in->out_ndim) {
-        kerr(&k, s->name_span, "%s is declared %s (rank %d) but is assigned with %d ind%s", s->name,
-             fe_span_text(c->a, in->def->out_type->span), in->out_ndim, s->nidx, s->nidx == 1 ? "ex" : "ices");
+    const fe_outtype *out = output_type(&k);
+    bool scatter = is_scatter(s);
+    if (ok && scatter && !out) {
+        kerr(&k, s->name_span, "'%s' is written at computed indices, so its shape must be declared: compute it in a def whose output it is, with a type (-> %s: f32[...])",
+             s->name, s->name);
         ok = false;
     }
-    if (ok && out)
-        for (int d = 0; d < s->nidx; d++)
-            range_from(&k, d, s->name, d, in->out_shape[d], s->idx[d]->span);
+    if (ok && out && s->nidx != out->ndim) {
+        const fe_output *o = &in->def->outs[out - in->outs];
+        kerr(&k, s->name_span, "%s is declared %s (rank %d) but is assigned with %d ind%s", s->name,
+             fe_span_text(c->a, o->type->span), out->ndim, s->nidx, s->nidx == 1 ? "ex" : "ices");
+        ok = false;
+    }
+    for (int d = 0; ok && out && d < s->nidx; d++) {
+        /* a variable alone on the left runs over its dimension */
+        const fe_expr *ix = s->idx[d];
+        int v = scatter ? (ix->kind == FE_E_NAME ? find_var(&k, ix->name) : -1) : d;
+        if (v >= 0)
+            range_from(&k, v, s->name, d, out->shape[d], ix->span);
+    }
     if (ok)
         collect(&k, s->value);
     if (ok)
         apply_where(&k);
+    for (int v = 0; ok && v < k.nvars; v++)
+        if (!k.vars[v].has_range && k.vars[v].weak_src)
+            range_from(&k, v, k.vars[v].weak_src, k.vars[v].weak_dim, k.vars[v].weak_ext,
+                       k.vars[v].weak_at);
     if (ok && !k.failed && !k.poisoned) {
         for (int v = 0; v < k.nvars; v++)
             if (!k.vars[v].has_range && k.vars[v].guarded_use) {
@@ -1190,7 +1378,7 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
                      "cannot infer the range of index '%s': use it alone as a whole index of some tensor (as in T[%s]), or give it a range with `where %s in LO..HI`",
                      k.vars[v].name, k.vars[v].name, k.vars[v].name);
             }
-        if (s->op == FE_AS_SET)
+        if (s->op == FE_AS_SET && !scatter)
             for (int v = 0; v < k.nvars && !k.failed; v++)
                 if (!k.vars[v].on_lhs)
                     kerr(&k, k.vars[v].first,
@@ -1202,15 +1390,18 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
         }
     }
     fe_kexpr *rhs = ok && !k.failed && !k.poisoned ? build(&k, s->value) : NULL;
+    fe_kexpr *dst = rhs && scatter ? build_scatter(&k, out) : NULL;
+    if (scatter && !dst)
+        rhs = NULL;
 
     ir_dtype dtype = IR_F32;
     if (rhs) {
         if (out) {
-            dtype = in->out_dtype;
+            dtype = out->dtype;
         } else if (!rhs->flex) {
             dtype = rhs->dtype;
-        } else if (in->out_typed) {
-            dtype = in->out_dtype;
+        } else if (in->outs && in->outs[0].typed) {
+            dtype = in->outs[0].dtype;
         } else {
             dtype = rhs->flex == FE_FLEX_FLOAT ? IR_F32 : IR_I64;
         }
@@ -1254,7 +1445,7 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
     }
     for (int d = 0; d < s->nidx; d++) {
         ks->lhs_vars[d] = d;    /* check_lhs added the left variables first */
-        shape[d] = k.vars[d].extent;
+        shape[d] = scatter ? out->shape[d] : k.vars[d].extent;
     }
     fe_tensor *t = ir_alloc(c->a, sizeof *t);
     t->name = s->name;
@@ -1264,6 +1455,10 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
     t->stage = st;
     t->loc = s->name_span;
     ks->lhs = t;
+    if (dst) {
+        dst->t = t;
+        ks->scatter = dst;
+    }
     IR_PUSH(c->a, st->stmts, st->nstmts, st->capstmts, ks);
     IR_PUSH(c->a, st->defined, st->ndefined, st->capdefined, t);
     st->end_off = s->span.end;

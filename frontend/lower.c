@@ -21,6 +21,10 @@ typedef struct lctx {
     const int64_t *lo;     /* and the first value of each index variable */
     ir_stmt **asserts;     /* run-time index checks of the current statement */
     int nasserts, capasserts;
+    ir_expr **path;        /* the conditions under which the expression
+                              being lowered is evaluated (select branches,
+                              right sides of && and ||) */
+    int npath, cappath;
     const char *op;
 } lctx;
 
@@ -55,6 +59,28 @@ static ir_expr *in_range(lctx *l, ir_expr *idx, int64_t n)
 
 static ir_expr *lower_expr(lctx *l, const fe_kexpr *k);
 
+/* A run-time check of a read holds only where the read happens: `!path ||
+ * ok`, so a select (or an && or ||) guarding the read guards its check. */
+static ir_expr *when_read(lctx *l, ir_expr *ok)
+{
+    if (!l->npath)
+        return ok;
+    ir_expr *path = cp(l, l->path[0]);
+    for (int i = 1; i < l->npath; i++)
+        path = ir_binary(l->m, IR_AND, path, cp(l, l->path[i]));
+    return ir_binary(l->m, IR_OR, ir_unary(l->m, IR_NOT, path), ok);
+}
+
+/* Lowers k where cond (or its negation) holds. */
+static ir_expr *lower_under(lctx *l, ir_expr *cond, bool negate, const fe_kexpr *k)
+{
+    ir_expr *c = negate ? ir_unary(l->m, IR_NOT, cp(l, cond)) : cond;
+    IR_PUSH(l->m->arena, l->path, l->npath, l->cappath, c);
+    ir_expr *r = lower_expr(l, k);
+    l->npath--;
+    return r;
+}
+
 static ir_expr *lower_load(lctx *l, const fe_kexpr *k)
 {
     ir_module *m = l->m;
@@ -71,7 +97,7 @@ static ir_expr *lower_load(lctx *l, const fe_kexpr *k)
         } else {
             const char *msg = ir_sprintf(m->arena, "%s: index %s of %s (dimension %d) is out of range [0, %lld)",
                                          l->op, k->idx_text[d], k->tname, d, (long long)k->t->shape[d]);
-            IR_PUSH(m->arena, l->asserts, l->nasserts, l->capasserts, ir_assert(m, ok, msg));
+            IR_PUSH(m->arena, l->asserts, l->nasserts, l->capasserts, ir_assert(m, when_read(l, ok), msg));
         }
     }
     ir_expr *load = ir_load(m, k->t->fbuf, idx, k->nargs);
@@ -93,7 +119,14 @@ static ir_expr_kind compare_kind(fe_op op)
 static ir_expr *lower_binary(lctx *l, const fe_kexpr *k)
 {
     ir_module *m = l->m;
-    ir_expr *a = lower_expr(l, k->a), *b = lower_expr(l, k->b);
+    ir_expr *a = lower_expr(l, k->a);
+    if (!k->use_irop && (k->op == FE_OP_AND || k->op == FE_OP_OR)) {
+        /* short-circuit: the right side is evaluated only when the left
+         * is true (&&) or false (||) */
+        ir_expr *b = lower_under(l, a, k->op == FE_OP_OR, k->b);
+        return ir_binary(m, k->op == FE_OP_AND ? IR_AND : IR_OR, a, b);
+    }
+    ir_expr *b = lower_expr(l, k->b);
     if (k->use_irop)
         return ir_binary(m, k->irop, a, b);
     bool fl = ir_dtype_is_float(a->dtype);
@@ -110,8 +143,6 @@ static ir_expr *lower_binary(lctx *l, const fe_kexpr *k)
             ir_expr *fq = ir_call(m, IR_FN_FLOOR, &q, 1);
             return ir_binary(m, IR_SUB, a, ir_binary(m, IR_MUL, b, fq));
         }
-    case FE_OP_AND: return ir_binary(m, IR_AND, a, b);
-    case FE_OP_OR: return ir_binary(m, IR_OR, a, b);
     default: return ir_binary(m, compare_kind(k->op), a, b);
     }
 }
@@ -139,7 +170,11 @@ static ir_expr *lower_expr(lctx *l, const fe_kexpr *k)
     case FE_K_UN:
         return ir_unary(m, k->op == FE_OP_NOT ? IR_NOT : IR_NEG, lower_expr(l, k->a));
     case FE_K_SELECT:
-        return ir_select(m, lower_expr(l, k->c), lower_expr(l, k->a), lower_expr(l, k->b));
+    {
+        ir_expr *c = lower_expr(l, k->c);
+        ir_expr *a = lower_under(l, c, false, k->a);
+        return ir_select(m, c, a, lower_under(l, c, true, k->b));
+    }
     case FE_K_CAST:
         return ir_cast(m, lower_expr(l, k->a), k->dtype);
     case FE_K_CALL: {
@@ -180,6 +215,123 @@ static ir_expr **lhs_index(lctx *l, const fe_kstmt *ks)
     return idx;
 }
 
+/* for v... over shape { block name(spatial v...) { body(v...) } }: a loop
+ * nest over every element of a tensor of that shape. */
+static ir_stmt *each_element(lctx *l, const char *name, const int64_t *shape, int ndim,
+                             ir_stmt *(*body)(lctx *, ir_expr **, void *), void *arg)
+{
+    ir_module *m = l->m;
+    int n = ndim ? ndim : 1;
+    ir_var **loops = ir_alloc(m->arena, sizeof(ir_var *) * (size_t)n);
+    ir_itervar *iv = ir_alloc(m->arena, sizeof(ir_itervar) * (size_t)n);
+    ir_expr **idx = ir_alloc(m->arena, sizeof(ir_expr *) * (size_t)n);
+    for (int d = 0; d < ndim; d++) {
+        loops[d] = ir_var_new(m, unique(l, ir_sprintf(m->arena, "e%d", d)), IR_I64);
+        iv[d].var = ir_var_new(m, unique(l, ir_sprintf(m->arena, "ve%d", d)), IR_I64);
+        iv[d].kind = IR_ITER_SPATIAL;
+        iv[d].extent = shape[d];
+        iv[d].binding = ir_varref(m, loops[d]);
+        idx[d] = ir_varref(m, iv[d].var);
+    }
+    ir_stmt *s = ir_block(m, name, iv, ndim, NULL, body(l, idx, arg));
+    for (int d = ndim - 1; d >= 0; d--)
+        s = ir_for(m, loops[d], ir_int(m, 0), ir_int(m, shape[d]), IR_FOR_SERIAL, s);
+    return s;
+}
+
+/* What a write at computed indices starts from: the reduction's identity,
+ * 0 for `=`; and, for `=`, no element written yet. */
+typedef struct scatter_fill {
+    const fe_kstmt *ks;
+    ir_buffer *written;    /* `=`: the elements written so far */
+} scatter_fill;
+
+static ir_expr *identity(lctx *l, fe_assign_op op, ir_dtype t);
+
+static ir_stmt *fill_body(lctx *l, ir_expr **idx, void *arg)
+{
+    const scatter_fill *f = arg;
+    ir_module *m = l->m;
+    ir_buffer *buf = f->ks->lhs->fbuf;
+    int n = f->ks->nlhs;
+    ir_expr *v = f->ks->op == FE_AS_SET ? (ir_dtype_is_float(buf->dtype) ? ir_float(m, 0, buf->dtype)
+                                                                         : ir_int_typed(m, 0, buf->dtype))
+                                        : identity(l, f->ks->op, buf->dtype);
+    ir_stmt *st = ir_store(m, buf, idx, n, v);
+    if (!f->written)
+        return st;
+    ir_expr **idx2 = ir_alloc(m->arena, sizeof(ir_expr *) * (size_t)(n ? n : 1));
+    for (int d = 0; d < n; d++)
+        idx2[d] = cp(l, idx[d]);
+    ir_stmt *seq = ir_seq_new(m);
+    ir_seq_append(m, seq, st);
+    ir_seq_append(m, seq, ir_store(m, f->written, idx2, n, ir_int_typed(m, 0, IR_BOOL)));
+    return seq;
+}
+
+/* A write at computed indices (`hist[bin[i]] += 1`, `out[idx[i], j] =
+ * v[i, j]`): the tensor is filled with the reduction's identity (0 for
+ * `=`), then a nest over every variable (all of them reduce variables: no
+ * iteration owns an element) combines each value into the element its
+ * indices name.  Indices that read tensors are checked at run time; a
+ * second `=` to one element stops the kernel (a bool buffer remembers the
+ * elements written). */
+static ir_stmt *lower_scatter(lctx *l, const fe_kstmt *ks, ir_var **loops, ir_itervar *iv)
+{
+    ir_module *m = l->m;
+    const fe_kexpr *dst = ks->scatter;
+    ir_buffer *buf = ks->lhs->fbuf;
+    scatter_fill f = {ks, NULL};
+    if (ks->op == FE_AS_SET) {
+        f.written = ir_buffer_new(m, unique(l, ir_sprintf(m->arena, "%s_written", buf->name)), IR_BOOL,
+                                  buf->ndim, buf->shape, IR_BUF_LOCAL);
+        f.written->scope = ir_buffer_numel(f.written) <= 16384 ? IR_SCOPE_STACK : IR_SCOPE_GLOBAL;
+    }
+    ir_stmt *fill = each_element(l, ir_sprintf(m->arena, "%s_init", buf->name), buf->shape, buf->ndim,
+                                 fill_body, &f);
+    int n = ks->nlhs;
+    ir_expr **idx = ir_alloc(m->arena, sizeof(ir_expr *) * (size_t)(n ? n : 1));
+    for (int d = 0; d < n; d++) {
+        idx[d] = lower_expr(l, dst->args[d]);
+        if (dst->check[d] == FE_CHK_ASSERT) {
+            const char *msg = ir_sprintf(m->arena, "%s: index %s of %s (dimension %d) is out of range [0, %lld)",
+                                         l->op, dst->idx_text[d], dst->tname, d, (long long)buf->shape[d]);
+            IR_PUSH(m->arena, l->asserts, l->nasserts, l->capasserts,
+                    ir_assert(m, in_range(l, idx[d], buf->shape[d]), msg));
+        }
+    }
+    ir_expr *value = lower_expr(l, ks->rhs);
+    ir_stmt *body = ir_seq_new(m);
+    for (int i = 0; i < l->nasserts; i++)
+        ir_seq_append(m, body, l->asserts[i]);
+    if (f.written) {
+        ir_expr **widx = ir_alloc(m->arena, sizeof(ir_expr *) * (size_t)(n ? n : 1));
+        for (int d = 0; d < n; d++)
+            widx[d] = cp(l, idx[d]);
+        ir_expr *fresh = ir_binary(m, IR_EQ, ir_load(m, f.written, widx, n), ir_int_typed(m, 0, IR_BOOL));
+        ir_seq_append(m, body, ir_assert(m, fresh, ir_sprintf(m->arena, "%s: two writes to one element of %s (at %s)",
+                                                                  l->op, dst->tname, dst->text)));
+        for (int d = 0; d < n; d++)
+            widx[d] = cp(l, idx[d]);
+        ir_seq_append(m, body, ir_store(m, f.written, widx, n, ir_int_typed(m, 1, IR_BOOL)));
+    } else {
+        ir_expr **cidx = ir_alloc(m->arena, sizeof(ir_expr *) * (size_t)(n ? n : 1));
+        for (int d = 0; d < n; d++)
+            cidx[d] = cp(l, idx[d]);
+        ir_expr_kind k = ks->op == FE_AS_ADD ? IR_ADD : ks->op == FE_AS_MUL ? IR_MUL
+                         : ks->op == FE_AS_MAX ? IR_MAX : IR_MIN;
+        value = ir_binary(m, k, ir_load(m, buf, cidx, n), value);
+    }
+    ir_seq_append(m, body, ir_store(m, buf, idx, n, value));
+    ir_stmt *s = ir_block(m, buf->name, iv, ks->nvars, NULL, body);
+    for (int i = ks->nvars - 1; i >= 0; i--)
+        s = ir_for(m, loops[i], ir_int(m, 0), ir_int(m, ks->vars[i].extent), IR_FOR_SERIAL, s);
+    ir_stmt *seq = ir_seq_new(m);
+    ir_seq_append(m, seq, fill);
+    ir_seq_append(m, seq, s);
+    return f.written ? ir_alloc_stmt(m, f.written, seq) : seq;
+}
+
 static ir_stmt *lower_kstmt(lctx *l, const fe_kstmt *ks)
 {
     ir_module *m = l->m;
@@ -203,6 +355,8 @@ static ir_stmt *lower_kstmt(lctx *l, const fe_kstmt *ks)
     l->nasserts = 0;
     l->asserts = NULL;
     l->capasserts = 0;
+    if (ks->scatter)
+        return lower_scatter(l, ks, loops, iv);
     ir_buffer *buf = ks->lhs->fbuf;
     ir_expr *value = lower_expr(l, ks->rhs);
     ir_stmt *init = NULL;

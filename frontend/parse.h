@@ -26,6 +26,7 @@ typedef struct fe_parser {
     int last;              /* the last token returned (0 at the start) */
     int prev;              /* the token before it */
     int end_line, end_col, end_off;   /* just after the last real token */
+    int before_line, before_col;      /* just after the token before it */
     /* A schedule body being scanned: where its '{' is, where the text
      * starts (just after the '{'), and the nesting of braces inside it. */
     int sched_line, sched_col;

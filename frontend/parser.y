@@ -49,6 +49,7 @@
     fe_def *def;
     fe_arg *arg;
     fe_param *param;
+    fe_output *output;
     fe_assign_op aop;
     fe_range *range;
 }
@@ -62,7 +63,18 @@ static void fe_yyerror(FE_YYLTYPE *l, void *scanner, fe_parser *ctx, const char 
 {
     (void)scanner;
     diag_loc loc = {ctx->file->name, l->first_line, l->first_column};
-    diag_error(ctx->d, loc, "%s", msg);
+    const char *expecting = strstr(msg, ", expecting");
+    if (expecting && (strstr(expecting, "']'") || strstr(expecting, "')'")) &&
+        ctx->before_line && l->first_line > ctx->before_line) {
+        /* A newline inside brackets continues the line, so a missing ']'
+         * or ')' is only noticed at a later line: report it where the
+         * bracket should have been closed. */
+        diag_loc end = {ctx->file->name, ctx->before_line, ctx->before_col};
+        diag_error(ctx->d, end, "%.*s (on line %d)%s", (int)(expecting - msg), msg, l->first_line,
+                   expecting);
+    } else {
+        diag_error(ctx->d, loc, "%s", msg);
+    }
     ctx->nerrors++;
 }
 
@@ -109,6 +121,16 @@ static void check_dtype(fe_parser *ctx, ir_dtype t, fe_yyloc l)
 }
 
 /* Marks the enclosing def's kind while statements are parsed. */
+/* A name and its place (an element of `names`: one target of an
+ * assignment of several results). */
+static fe_output *fe_name_at(ir_arena *a, char *name, fe_span sp)
+{
+    fe_output *o = ir_alloc(a, sizeof *o);
+    o->name = name;
+    o->span = sp;
+    return o;
+}
+
 static void note_kind(fe_stmt **body, int n, bool *calls, bool *index)
 {
     for (int i = 0; i < n; i++) {
@@ -147,6 +169,8 @@ static void note_kind(fe_stmt **body, int n, bool *calls, bool *index)
 %type <def> def
 %type <arg> arg
 %type <param> param
+%type <output> output
+%type <vec> outputs outputs1 names
 %type <aop> assign_op
 %type <str> as_opt
 
@@ -230,6 +254,21 @@ stmt:
         $$->as = $4;
         $$->as_span = SP(@4);
     }
+  | names '=' expr as_opt NEWLINE {
+        $$ = fe_stmt_new(A, FE_S_ASSIGN, SP(@$));
+        $$->nnames = $1->n;
+        $$->names = ir_alloc(A, sizeof(char *) * (size_t)$1->n);
+        $$->name_spans = ir_alloc(A, sizeof(fe_span) * (size_t)$1->n);
+        for (int i = 0; i < $1->n; i++) {
+            $$->names[i] = ((fe_output *)$1->v[i])->name;
+            $$->name_spans[i] = ((fe_output *)$1->v[i])->span;
+        }
+        $$->name = $$->names[0];
+        $$->name_span = $$->name_spans[0];
+        $$->value = $3;
+        $$->as = $4;
+        $$->as_span = SP(@4);
+    }
   | FOR IDENT IN expr DOTDOT expr block NEWLINE {
         $$ = fe_stmt_new(A, FE_S_FOR, SP(@$));
         $$->name = $2;
@@ -298,7 +337,7 @@ stmts:
   ;
 
 def:
-    DEF IDENT '(' params ')' ARROW IDENT block {
+    DEF IDENT '(' params ')' ARROW outputs block {
         $$ = ir_alloc(A, sizeof *$$);
         $$->name = $2;
         $$->span = SP(@2);
@@ -306,27 +345,13 @@ def:
         for (int i = 0; i < $4->n; i++)
             $$->params[i] = *(fe_param *)$4->v[i];
         $$->nparams = $4->n;
-        $$->out = $7;
-        $$->out_span = SP(@7);
+        $$->outs = ir_alloc(A, sizeof(fe_output) * (size_t)$7->n);
+        for (int i = 0; i < $7->n; i++)
+            $$->outs[i] = *(fe_output *)$7->v[i];
+        $$->nouts = $7->n;
         $$->body = (fe_stmt **)$8->v;
         $$->nbody = $8->n;
         $$->body_span = SP(@8);
-        note_kind($$->body, $$->nbody, &$$->has_calls, &$$->has_index);
-    }
-  | DEF IDENT '(' params ')' ARROW IDENT ':' type block {
-        $$ = ir_alloc(A, sizeof *$$);
-        $$->name = $2;
-        $$->span = SP(@2);
-        $$->params = ir_alloc(A, sizeof(fe_param) * (size_t)($4->n ? $4->n : 1));
-        for (int i = 0; i < $4->n; i++)
-            $$->params[i] = *(fe_param *)$4->v[i];
-        $$->nparams = $4->n;
-        $$->out = $7;
-        $$->out_span = SP(@7);
-        $$->out_type = $9;
-        $$->body = (fe_stmt **)$10->v;
-        $$->nbody = $10->n;
-        $$->body_span = SP(@10);
         note_kind($$->body, $$->nbody, &$$->has_calls, &$$->has_index);
     }
   | DEF error block {
@@ -336,6 +361,39 @@ def:
         $$->name = NULL;
         $$->span = SP(@1);
     }
+  ;
+
+outputs:
+    output                      { $$ = fe_vec_new(A); fe_vec_push(A, $$, $1); }
+  | '(' outputs1 ')'            { $$ = $2; }
+  ;
+
+outputs1:
+    output                      { $$ = fe_vec_new(A); fe_vec_push(A, $$, $1); }
+  | outputs1 ',' output         { $$ = $1; fe_vec_push(A, $$, $3); }
+  ;
+
+output:
+    IDENT {
+        $$ = ir_alloc(A, sizeof *$$);
+        $$->name = $1;
+        $$->span = SP(@1);
+    }
+  | IDENT ':' type {
+        $$ = ir_alloc(A, sizeof *$$);
+        $$->name = $1;
+        $$->span = SP(@1);
+        $$->type = $3;
+    }
+  ;
+
+names:
+    IDENT ',' IDENT {
+        $$ = fe_vec_new(A);
+        fe_vec_push(A, $$, fe_name_at(A, $1, SP(@1)));
+        fe_vec_push(A, $$, fe_name_at(A, $3, SP(@3)));
+    }
+  | names ',' IDENT             { $$ = $1; fe_vec_push(A, $$, fe_name_at(A, $3, SP(@3))); }
   ;
 
 params:

@@ -219,7 +219,7 @@ static int edit_distance(const char *a, const char *b)
 static const char *closest(const char *name, const char **cands, int n)
 {
     size_t len = strlen(name);
-    int limit = len <= 2 ? 0 : len <= 5 ? 1 : 2, best = limit + 1;
+    int limit = len <= 1 ? 0 : len <= 5 ? 1 : 2, best = limit + 1;
     const char *found = NULL;
     for (int i = 0; i < n; i++) {
         if (!cands[i] || strcmp(cands[i], name) == 0)
@@ -311,6 +311,12 @@ static const char *suggest_def(fe_ctx *c, const char *name)
 }
 
 /* ---------------------------------------------------------------- shapes */
+
+const char *fe_float_str(ir_arena *a, double f)
+{
+    const char *s = ir_sprintf(a, "%g", f);
+    return s[strspn(s, "-0123456789")] ? s : ir_sprintf(a, "%s.0", s);
+}
 
 const char *fe_shape_str(ir_arena *a, ir_dtype t, int ndim, const int64_t *shape)
 {
@@ -745,8 +751,8 @@ static bool eval_int(fe_ctx *c, fe_env *e, const fe_expr *x, const char *what, i
     if (!fe_eval(c, e, x, &v))
         return false;
     if (v.kind != FE_V_INT) {
-        fe_error(c, x->span, "%s must be an integer, but '%s' is %g", what,
-                 fe_span_text(c->a, x->span), v.f);
+        fe_error(c, x->span, "%s must be an integer, but '%s' is %s", what,
+                 fe_span_text(c->a, x->span), fe_float_str(c->a, v.f));
         return false;
     }
     *out = v.i;
@@ -975,8 +981,8 @@ static bool eval_shape(fe_ctx *c, fe_env *e, const fe_type *ty, const char *what
             continue;
         }
         if (v.kind != FE_V_INT) {
-            fe_error(c, ty->dims[i]->span, "dimension %d of %s %s must be an integer, but '%s' is %g",
-                     i, what, name, fe_span_text(c->a, ty->dims[i]->span), v.f);
+            fe_error(c, ty->dims[i]->span, "dimension %d of %s %s must be an integer, but '%s' is %s",
+                     i, what, name, fe_span_text(c->a, ty->dims[i]->span), fe_float_str(c->a, v.f));
             ok = false;
         } else if (v.i < 1) {
             fe_error(c, ty->dims[i]->span, "dimension %d of %s %s is %lld; every dimension must be >= 1",
@@ -1062,6 +1068,17 @@ static const char *free_func_name(fe_ctx *c, const char *base)
     return s;
 }
 
+/* Is t bound to one of the outputs of in's def? */
+static bool def_output_of(fe_inst *in, const fe_tensor *t)
+{
+    for (int j = 0; in->def && j < in->def->nouts; j++) {
+        fe_binding *b = env_find_local(in->env, in->def->outs[j].name);
+        if (b && b->v.kind == FE_V_TENSOR && b->v.t == t)
+            return true;
+    }
+    return false;
+}
+
 /* Ends the open stage of `in`: decides which temporaries the rest of the
  * program still needs (they get graph buffers and become outputs of the
  * stage's function), lowers the stage and adds its call to the graph. */
@@ -1071,12 +1088,7 @@ static void close_stage(fe_ctx *c, fe_inst *in)
     if (!st)
         return;
     in->stage = NULL;
-    fe_tensor *out_t = NULL;
-    if (in->def) {
-        fe_binding *b = env_find_local(in->env, in->def->out);
-        if (b && b->v.kind == FE_V_TENSOR)
-            out_t = b->v.t;
-    }
+
     bool kernel = in->def && !in->def->has_calls;
     fe_tensor *first_out = NULL;
     fe_sarg *outs = NULL;
@@ -1089,11 +1101,13 @@ static void close_stage(fe_ctx *c, fe_inst *in)
             t->dead = true;
             continue;
         }
-        if (t != out_t && !needed_after(in, t, st->end_off)) {
+        bool is_out = def_output_of(in, t);
+        if (!is_out && !needed_after(in, t, st->end_off)) {
             t->dead = true;
             continue;
         }
-        const char *base = t == out_t ? in->layer : join_name(c, in->layer, t->name);
+        /* the result of a def of one output is named after the layer */
+        const char *base = is_out && in->def->nouts == 1 ? in->layer : join_name(c, in->layer, t->name);
         t->buf = temp_buffer(c, base, t);
         if (!first_out)
             first_out = t;
@@ -1300,8 +1314,8 @@ static const char *expand_string(fe_ctx *c, fe_env *e, const char *decoded, fe_s
             if (!fe_eval(c, e, x, &v))
                 return NULL;
             if (v.kind != FE_V_INT && layer) {
-                fe_error(c, x->span, "'%.*s' in a layer name must be an integer, but it is %g",
-                         close - i - 1, s + i + 1, v.f);
+                fe_error(c, x->span, "'%.*s' in a layer name must be an integer, but it is %s",
+                         close - i - 1, s + i + 1, fe_float_str(c->a, v.f));
                 return NULL;
             }
             if (v.kind == FE_V_INT)
@@ -1340,27 +1354,60 @@ static bool valid_layer_name(fe_ctx *c, const char *name, fe_span sp)
 /* ---------------------------------------------------------------- statements */
 
 static void elab_stmts(fe_ctx *c, fe_inst *in, fe_stmt **ss, int n, bool top);
-static fe_value instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def *def,
-                            const char *layer);
+static void instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def *def,
+                        const char *layer, fe_value *results);
 
-/* The value of -D NAME=VALUE as a number. */
+/* Is s a number spelled as in the language, with an optional sign:
+ * digits (an integer), or digits.digits and/or an exponent (a float)? */
+static bool number_spelling(const char *s, bool *is_float)
+{
+    s += *s == '-';
+    size_t n = strspn(s, "0123456789");
+    if (!n)
+        return false;
+    s += n;
+    *is_float = *s == '.' || *s == 'e' || *s == 'E';
+    if (*s == '.') {
+        if (!(n = strspn(++s, "0123456789")))
+            return false;
+        s += n;
+    }
+    if (*s == 'e' || *s == 'E') {
+        s += 1 + (s[1] == '+' || s[1] == '-');
+        if (!(n = strspn(s, "0123456789")))
+            return false;
+        s += n;
+    }
+    return !*s;
+}
+
+/* The value of -D NAME=VALUE as a number, spelled as in a `let`: 1000 is
+ * an integer, 1e3 and 1000.0 are floats. */
 static bool define_value(fe_ctx *c, const fe_define *df, fe_value *v)
 {
     char *end;
+    bool is_float = false;
+    bool spelled = number_spelling(df->value, &is_float);
     errno = 0;
     long long i = strtoll(df->value, &end, 10);
-    if (*df->value && !*end && errno == 0) {
+    if (spelled && !is_float && errno == 0) {
         v->kind = FE_V_INT;
         v->i = i;
         return true;
     }
+    errno = 0;
     double f = strtod(df->value, &end);
-    if (*df->value && !*end) {
+    if (spelled && is_float && errno == 0) {
         v->kind = FE_V_FLOAT;
         v->f = f;
         return true;
     }
-    diag_error(c->d, diag_noloc(), "-D %s=%s: the value is not a number", df->name, df->value);
+    if (spelled)
+        diag_error(c->d, diag_noloc(), "-D %s=%s: %s", df->name, df->value,
+                   is_float ? "the floating-point value is out of range" : "the integer does not fit in 64 bits");
+    else
+        diag_error(c->d, diag_noloc(), "-D %s=%s: the value is not a number (write an integer such as 64, or a float such as 0.5 or 1e-5)",
+                   df->name, df->value);
     c->errors++;
     return false;
 }
@@ -1562,7 +1609,7 @@ static void elab_output(fe_ctx *c, fe_inst *in, const fe_stmt *s)
 {
     if (in->def) {
         fe_error(c, s->span, "output is only allowed at the top level of the program (a def's result is its '-> %s')",
-                 in->def->out);
+                 in->def->outs[0].name);
         return;
     }
     close_stage(c, in);
@@ -1602,20 +1649,37 @@ static void elab_output(fe_ctx *c, fe_inst *in, const fe_stmt *s)
             return;
     }
     ir_buffer *other = find_buffer(c, name);
-    if (other && other != buf && other->role != IR_BUF_TEMP) {
-        if (s->as) {
-            fe_error(c, s->as_span, "output name '%s' is already used by the %s %s", name,
-                     ir_buf_role_name(other->role), other->name);
+    if (!s->as && other && other != buf && other->role != IR_BUF_TEMP) {
+        name = ir_sprintf(c->a, "%s.out", name);
+        ir_buffer *taken = find_buffer(c, name);
+        if (taken && taken != buf && taken->role != IR_BUF_TEMP) {
+            fe_error(c, s->name_span, "output %s would be named '%s' (the %s %s has the name %s), but the %s %s already has that name; name the output with `output %s as \"...\"`",
+                     s->name, name, ir_buf_role_name(other->role), other->name, other->name,
+                     ir_buf_role_name(taken->role), taken->name, s->name);
             return;
         }
-        name = free_buffer_name(c, ir_sprintf(c->a, "%s.out", name));
-        other = find_buffer(c, name);
+        other = taken;
     }
+    if (other && other != buf && other->role != IR_BUF_TEMP) {
+        fe_error(c, s->as_span, "output name '%s' is already used by the %s %s", name,
+                 ir_buf_role_name(other->role), other->name);
+        return;
+    }
+    /* a temporary's name matters to nobody: it moves aside */
     if (other && other != buf)
         rename_buffer(c, other, free_buffer_name(c, name));
     if (other != buf)
         rename_buffer(c, buf, name);
     buf->role = IR_BUF_OUTPUT;
+}
+
+/* "v, i": the names of def's outputs. */
+static const char *output_names(fe_ctx *c, const fe_def *def)
+{
+    const char *s = def->outs[0].name;
+    for (int j = 1; j < def->nouts; j++)
+        s = ir_sprintf(c->a, "%s, %s", s, def->outs[j].name);
+    return s;
 }
 
 /* Can `name` in `in` be (re)bound by an assignment? */
@@ -1656,12 +1720,33 @@ static void elab_assign(fe_ctx *c, fe_inst *in, const fe_stmt *s)
             return;
         }
         close_stage(c, in);
-        const char *local = s->as ? expand_string(c, in->env, s->as, s->as_span, true) : s->name;
-        fe_value v = poison();
-        if (local && (!s->as || valid_layer_name(c, local, s->as_span)))
-            v = instantiate(c, in, s, def, join_name(c, in->layer, local));
-        if (check_rebind(c, in, s))
-            fe_env_bind(c, in->env, s->name, FE_B_VALUE, v, s->name_span);
+        int nnames = s->names ? s->nnames : 1;
+        fe_value *vs = ir_alloc(c->a, sizeof(fe_value) * (size_t)(nnames > def->nouts ? nnames : def->nouts));
+        for (int j = 0; j < nnames; j++)
+            vs[j] = poison();
+        if (nnames != def->nouts) {
+            fe_error(c, s->name_span, "in call to %s: %s has %d output%s (%s) but %d name%s given",
+                     def->name, def->name, def->nouts, def->nouts == 1 ? "" : "s", output_names(c, def),
+                     nnames, nnames == 1 ? " is" : "s are");
+        } else {
+            /* the layer is named by `as`, else by the first name */
+            const char *local = s->as ? expand_string(c, in->env, s->as, s->as_span, true) : s->name;
+            if (local && (!s->as || valid_layer_name(c, local, s->as_span)))
+                instantiate(c, in, s, def, join_name(c, in->layer, local), vs);
+        }
+        for (int j = 0; j < nnames; j++) {
+            fe_stmt one = *s;
+            if (s->names) {
+                one.name = s->names[j];
+                one.name_span = s->name_spans[j];
+            }
+            if (check_rebind(c, in, &one))
+                fe_env_bind(c, in->env, one.name, FE_B_VALUE, vs[j], one.name_span);
+        }
+        return;
+    }
+    if (s->names) {
+        fe_error(c, s->name_spans[1], "several names take the outputs of a call, but this statement calls nothing");
         return;
     }
     if (s->as) {
@@ -1831,8 +1916,8 @@ static bool bind_tensor(fe_ctx *c, fe_inst *caller, fe_inst *callee, const fe_pa
         c->inst = callee;
         bool ok = fe_eval(c, ce, ty->dims[i], &v);
         if (ok && v.kind != FE_V_INT) {
-            fe_error(c, ty->dims[i]->span, "dimension %d of %s must be an integer, but '%s' is %g", i,
-                     p->name, fe_span_text(c->a, ty->dims[i]->span), v.f);
+            fe_error(c, ty->dims[i]->span, "dimension %d of %s must be an integer, but '%s' is %s", i,
+                     p->name, fe_span_text(c->a, ty->dims[i]->span), fe_float_str(c->a, v.f));
             ok = false;
         }
         c->inst = caller;
@@ -1984,11 +2069,12 @@ static bool bind_args(fe_ctx *c, fe_inst *caller, const fe_expr *call, fe_def *d
     return ok;
 }
 
-/* The declared output shape, evaluated with the bound sizes. */
-static bool eval_out_type(fe_ctx *c, fe_inst *callee, const fe_expr *call)
+/* The declared type of output j, evaluated with the bound sizes. */
+static bool eval_out_type(fe_ctx *c, fe_inst *callee, const fe_expr *call, int j)
 {
     const fe_def *def = callee->def;
-    const fe_type *ty = def->out_type;
+    const fe_output *o = &def->outs[j];
+    const fe_type *ty = o->type;
     if (ty->kind != FE_T_TENSOR) {
         fe_error(c, ty->span, "the output of %s must be a tensor type", def->name);
         return false;
@@ -1999,8 +2085,8 @@ static bool eval_out_type(fe_ctx *c, fe_inst *callee, const fe_expr *call)
         if (!fe_eval(c, callee->env, ty->dims[i], &v))
             return false;
         if (v.kind != FE_V_INT) {
-            fe_error(c, ty->dims[i]->span, "dimension %d of %s's output must be an integer, but '%s' is %g",
-                     i, def->name, fe_span_text(c->a, ty->dims[i]->span), v.f);
+            fe_error(c, ty->dims[i]->span, "dimension %d of %s's output must be an integer, but '%s' is %s",
+                     i, def->name, fe_span_text(c->a, ty->dims[i]->span), fe_float_str(c->a, v.f));
             return false;
         }
         shape[i] = v.i;
@@ -2010,34 +2096,65 @@ static bool eval_out_type(fe_ctx *c, fe_inst *callee, const fe_expr *call)
             const char *with = values_of_names(c, callee->env, ty->dims[i]);
             fe_error(c, call->span,
                      "in call to %s: output %s would have shape %s: dimension %d is %s = %lld%s%s; every dimension must be >= 1",
-                     def->name, def->out, fe_shape_str(c->a, ty->dtype, ty->ndims, shape), i,
+                     def->name, o->name, fe_shape_str(c->a, ty->dtype, ty->ndims, shape), i,
                      fe_span_text(c->a, ty->dims[i]->span), (long long)shape[i], *with ? " with " : "", with);
             return false;
         }
     if (checked_numel(ty->ndims, shape) < 0) {
-        fe_error(c, call->span, "in call to %s: output %s has more than 2^63 elements", def->name, def->out);
+        fe_error(c, call->span, "in call to %s: output %s has more than 2^63 elements", def->name, o->name);
         return false;
     }
-    callee->out_typed = true;
-    callee->out_dtype = ty->dtype;
-    callee->out_ndim = ty->ndims;
-    callee->out_shape = shape;
+    callee->outs[j] = (fe_outtype){true, ty->dtype, ty->ndims, shape};
     return true;
 }
 
-/* Elaborates def as layer `layer` for the call statement s; returns the
- * result (POISON after errors). */
-static fe_value instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def *def,
-                            const char *layer)
+/* The tensor bound to output j of in's def at the end of its body, checked
+ * against the declared type; NULL after an error (or silently for a
+ * poisoned value). */
+static fe_tensor *def_result(fe_ctx *c, fe_inst *in, int j)
+{
+    const fe_def *def = in->def;
+    const fe_output *o = &def->outs[j];
+    fe_binding *b = env_find_local(in->env, o->name);
+    if (!b || (b->v.kind == FE_V_TENSOR && b->v.t->dead)) {
+        fe_error(c, o->span, "%s never defines its output '%s'", def->name, o->name);
+        return NULL;
+    }
+    if (b->v.kind == FE_V_POISON)
+        return NULL;
+    if (b->v.kind != FE_V_TENSOR) {
+        fe_error(c, o->span, "the output '%s' of %s is %s, not a tensor", o->name, def->name,
+                 fe_bkind_name(b->kind));
+        return NULL;
+    }
+    fe_tensor *t = b->v.t;
+    const fe_outtype *ot = &in->outs[j];
+    if (ot->typed && (t->dtype != ot->dtype || t->ndim != ot->ndim ||
+                      memcmp(t->shape, ot->shape, sizeof(int64_t) * (size_t)t->ndim) != 0)) {
+        /* A composite's declared output type is checked, not imposed. */
+        fe_error(c, o->span, "%s's result is %s but its output is declared %s = %s", def->name,
+                 tensor_str(c, t), fe_span_text(c->a, o->type->span),
+                 fe_shape_str(c->a, ot->dtype, ot->ndim, ot->shape));
+        return NULL;
+    }
+    return t;
+}
+
+/* Elaborates def as layer `layer` for the call statement s; sets
+ * results[j] to the value of output j (POISON after errors). */
+static void instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def *def,
+                        const char *layer, fe_value *results)
 {
     const fe_expr *call = s->value;
+    for (int j = 0; j < def->nouts; j++)
+        results[j] = poison();
     for (fe_inst *p = caller; p; p = p->parent)
         if (p->def == def) {
             fe_error(c, call->span, "recursive call to %s (a def cannot contain itself)", def->name);
-            return poison();
+            return;
         }
     if (!claim_layer(c, layer, s->as ? s->as_span : s->name_span))
-        return poison();
+        return;
     fe_inst *in = ir_alloc(c->a, sizeof *in);
     in->def = def;
     in->layer = layer;
@@ -2049,8 +2166,9 @@ static fe_value instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def
     def_refs(c, def);
     in->refs = def->refs;
     in->nrefs = def->nrefs;
+    in->outs = ir_alloc(c->a, sizeof(fe_outtype) * (size_t)def->nouts);
     if (!bind_args(c, caller, call, def, in))
-        return poison();
+        return;
     /* The asserts that open the body are preconditions: they run before
        the output type, whose dimensions they may guard. */
     int npre = 0;
@@ -2058,10 +2176,12 @@ static fe_value instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def
         npre++;
     c->inst = in;
     elab_stmts(c, in, def->body, npre, false);
-    bool out_ok = !in->stopped && (!def->out_type || eval_out_type(c, in, call));
+    bool out_ok = !in->stopped;
+    for (int j = 0; j < def->nouts && out_ok; j++)
+        out_ok = !def->outs[j].type || eval_out_type(c, in, call, j);
     c->inst = caller;
     if (!out_ok)
-        return poison();
+        return;
 
     c->inst = in;
     elab_stmts(c, in, def->body + npre, def->nbody - npre, false);
@@ -2070,36 +2190,15 @@ static fe_value instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def
     close_stage(c, in);
     c->inst = caller;
     if (in->stopped)
-        return poison();
-
-    fe_binding *b = env_find_local(in->env, def->out);
-    if (!b || (b->v.kind == FE_V_TENSOR && b->v.t->dead)) {
-        c->inst = in;
-        fe_error(c, def->out_span, "%s never defines its output '%s'", def->name, def->out);
-        c->inst = caller;
-        return poison();
-    }
-    if (b->v.kind == FE_V_POISON)
-        return poison();
-    if (b->v.kind != FE_V_TENSOR) {
-        c->inst = in;
-        fe_error(c, def->out_span, "the output '%s' of %s is %s, not a tensor", def->out, def->name,
-                 fe_bkind_name(b->kind));
-        c->inst = caller;
-        return poison();
-    }
-    fe_tensor *t = b->v.t;
-    if (in->out_typed && (t->dtype != in->out_dtype || t->ndim != in->out_ndim ||
-                          memcmp(t->shape, in->out_shape, sizeof(int64_t) * (size_t)t->ndim) != 0)) {
-        /* A composite's declared output type is checked, not imposed. */
-        c->inst = in;
-        fe_error(c, def->out_span, "%s's result is %s but its output is declared %s = %s", def->name,
-                 tensor_str(c, t), fe_span_text(c->a, def->out_type->span),
-                 fe_shape_str(c->a, in->out_dtype, in->out_ndim, in->out_shape));
-        c->inst = caller;
-        return poison();
-    }
-    return tensor_value(t);
+        return;
+    fe_tensor **ts = ir_alloc(c->a, sizeof(fe_tensor *) * (size_t)def->nouts);
+    bool ok = true;
+    c->inst = in;
+    for (int j = 0; j < def->nouts; j++)
+        ok &= (ts[j] = def_result(c, in, j)) != NULL;
+    c->inst = caller;
+    for (int j = 0; ok && j < def->nouts; j++)
+        results[j] = tensor_value(ts[j]);
 }
 
 /* ---------------------------------------------------------------- the program */
@@ -2128,6 +2227,11 @@ static void collect_defs(fe_ctx *c)
                     if (strcmp(d->params[j].name, d->params[k].name) == 0)
                         fe_error(c, d->params[j].span, "%s has two parameters named '%s'", d->name,
                                  d->params[j].name);
+            for (int j = 0; j < d->nouts; j++)
+                for (int k = 0; k < j; k++)
+                    if (strcmp(d->outs[j].name, d->outs[k].name) == 0)
+                        fe_error(c, d->outs[j].span, "%s has two outputs named '%s'", d->name,
+                                 d->outs[j].name);
             IR_PUSH(c->a, c->defs, c->ndefs, c->capdefs, d);
         }
 }

@@ -122,6 +122,9 @@ typedef struct fe_kstmt {
     fe_tensor *lhs;
     int *lhs_vars;
     int nlhs;
+    fe_kexpr *scatter;     /* a write at computed indices: a LOAD-shaped
+                              node whose args and checks are the left
+                              side's indices (NULL: T[lhs vars]) */
     fe_assign_op op;
     fe_kexpr *rhs;
     fe_kvar *vars;         /* the LHS vars in order, then the reduced ones
@@ -156,6 +159,15 @@ typedef struct fe_ref {
     int off;
 } fe_ref;
 
+/* A def's output as one call sees it: its declared type evaluated with
+ * the bound sizes, or not typed (`-> y`: the body decides). */
+typedef struct fe_outtype {
+    bool typed;
+    ir_dtype dtype;
+    int ndim;
+    int64_t *shape;
+} fe_outtype;
+
 /* One def instance (a layer), or the program itself (def NULL). */
 struct fe_inst {
     fe_def *def;
@@ -168,10 +180,7 @@ struct fe_inst {
     int ninputs, capinputs;
     fe_sarg *weights;      /* its `param`s, in declaration order */
     int nweights, capweights;
-    bool out_typed;        /* the def declares its output's type */
-    ir_dtype out_dtype;
-    int out_ndim;
-    int64_t *out_shape;
+    struct fe_outtype *outs;  /* per output of the def, its declared type */
     fe_ref *refs;
     int nrefs;
     fe_inst *parent;
@@ -234,6 +243,9 @@ const char *fe_suggest(fe_ctx *c, fe_env *e, const char *name);
 /* Evaluates a compile-time expression; false after reporting an error
  * (or silently when it uses a poisoned value). */
 bool fe_eval(fe_ctx *c, fe_env *e, const fe_expr *x, fe_value *out);
+/* A compile-time float as a message shows it: "1.5", "1000.0" (never
+ * spelled like an integer). */
+const char *fe_float_str(ir_arena *a, double f);
 /* "f32[64, 32]" */
 const char *fe_shape_str(ir_arena *a, ir_dtype t, int ndim, const int64_t *shape);
 

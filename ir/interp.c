@@ -247,6 +247,11 @@ static _Noreturn __attribute__((format(printf, 2, 3))) void fail(interp *ip, con
     longjmp(ip->fail, 1);
 }
 
+void ir_cast_failure(double value, ir_dtype to, char *buf, size_t len)
+{
+    snprintf(buf, len, "cast of %g to %s is out of range", value, ir_dtype_name(to));
+}
+
 /* Formats "A[2, 5]" (or a shape "[2, 5]" when name is NULL) into buf. */
 static void fmt_indexed(char *buf, size_t len, const char *name, const int64_t *ix, int n)
 {
@@ -889,7 +894,11 @@ static ival eval_cast(interp *ip, const rexpr *e)
             double lim = e->dtype == IR_I32 ? 2147483648.0 : 9223372036854775808.0;
             double t = trunc(x);
             if (!(t >= -lim && t < lim))
-                fail(ip, "cast of %g to %s is out of range", x, dt(e->dtype));
+            {
+                char msg[96];
+                ir_cast_failure(x, e->dtype, msg, sizeof msg);
+                fail(ip, "%s", msg);
+            }
             r.i = (int64_t)t;
         }
         break;

@@ -38,6 +38,11 @@ bool ir_interp_func(const ir_func *f, void *const *data, char *err, size_t errle
  * message. */
 bool ir_interp_module(const ir_module *m, void **graph_data, char *err, size_t errlen);
 
+/* "cast of -5e+09 to i32 is out of range": a float to integer cast whose
+ * value has no integer of the target type, in the words of the interpreter
+ * and of compiled kernels alike. */
+void ir_cast_failure(double value, ir_dtype to, char *buf, size_t len);
+
 /* IEEE binary16 and bfloat16 storage conversions (round to nearest even;
  * NaN stays NaN, overflow gives infinity).  Shared with runtime/tensor.c and
  * runtime/npy.c so that every component rounds the same way. */

@@ -460,18 +460,34 @@ void rt_run_print_summary(const rt_run *r, FILE *out)
             continue;
         rt_tensor t = logical_view(r, i);
         int64_t n = rt_tensor_numel(&t);
-        double sum = 0, mn = INFINITY, mx = -INFINITY;
-        for (int64_t k = 0; k < n; k++) {
-            double v = rt_tensor_get(&t, k);
-            sum += v;
-            mn = v < mn ? v : mn;
-            mx = v > mx ? v : mx;
-        }
         char *shape = rt_shape_str(t.dtype, t.ndim, t.shape);
-        fprintf(out, "%s: %s  min %.6g  max %.6g  mean %.6g  first [", b->name,
-                shape ? shape : "?", mn, mx, sum / (double)n);
-        for (int64_t k = 0; k < n && k < 4; k++)
-            fprintf(out, "%s%.6g", k ? ", " : "", rt_tensor_get(&t, k));
+        fprintf(out, "%s: %s  ", b->name, shape ? shape : "?");
+        if (ir_dtype_is_float(t.dtype)) {
+            double sum = 0, mn = INFINITY, mx = -INFINITY;
+            for (int64_t k = 0; k < n; k++) {
+                double v = rt_tensor_get(&t, k);
+                sum += v;
+                mn = v < mn ? v : mn;
+                mx = v > mx ? v : mx;
+            }
+            fprintf(out, "min %.6g  max %.6g  mean %.6g  first [", mn, mx, sum / (double)n);
+            for (int64_t k = 0; k < n && k < 4; k++)
+                fprintf(out, "%s%.6g", k ? ", " : "", rt_tensor_get(&t, k));
+        } else {
+            /* integers print exactly (339271727, not 3.39272e+08) */
+            double sum = 0;
+            int64_t mn = INT64_MAX, mx = INT64_MIN;
+            for (int64_t k = 0; k < n; k++) {
+                int64_t v = rt_tensor_get_int(&t, k);
+                sum += (double)v;
+                mn = v < mn ? v : mn;
+                mx = v > mx ? v : mx;
+            }
+            fprintf(out, "min %lld  max %lld  mean %.6g  first [", (long long)mn, (long long)mx,
+                    sum / (double)n);
+            for (int64_t k = 0; k < n && k < 4; k++)
+                fprintf(out, "%s%lld", k ? ", " : "", (long long)rt_tensor_get_int(&t, k));
+        }
         fprintf(out, "%s]\n", n > 4 ? ", ..." : "");
         free(shape);
     }

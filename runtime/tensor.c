@@ -100,6 +100,15 @@ double rt_tensor_get(const rt_tensor *t, int64_t i)
     }
 }
 
+int64_t rt_tensor_get_int(const rt_tensor *t, int64_t i)
+{
+    switch (t->dtype) {
+    case IR_I32: return ((const int32_t *)t->data)[i];
+    case IR_I64: return ((const int64_t *)t->data)[i];
+    default: return ((const uint8_t *)t->data)[i] != 0;
+    }
+}
+
 /* v truncated toward zero and clamped to [lo, hi]; NaN gives 0.  The limits
  * are compared as doubles: 2^63 and 2^31 are exact. */
 static int64_t saturate(double v, double lo, double hi, int64_t ilo, int64_t ihi)

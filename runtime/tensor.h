@@ -39,6 +39,8 @@ int64_t rt_tensor_numel(const rt_tensor *t);
 /* Element flat_index (row-major) as a double, whatever the dtype (i64
  * values beyond 2^53 are rounded).  flat_index must be in [0, numel). */
 double rt_tensor_get(const rt_tensor *t, int64_t flat_index);
+/* Element flat_index of an integer or bool tensor, exactly. */
+int64_t rt_tensor_get_int(const rt_tensor *t, int64_t flat_index);
 /* Stores v converted to the dtype: floats round to nearest, integers
  * truncate toward zero and saturate at the type's limits (NaN gives 0),
  * bool is v != 0. */

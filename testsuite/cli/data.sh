@@ -26,6 +26,9 @@ expect_status 1 "$TEC" "$mm" --input A=trunc.npy
 grep -q '^tec: error: trunc.npy: truncated' err || { cat err; fail "truncated file"; }
 expect_status 1 "$TEC" "$mm" --input A=garbage.npy
 grep -q '^tec: error: garbage.npy: ' err || { cat err; fail "garbage file"; }
+expect_status 2 "$TEC" "$mm" --input A=a_ok.npy --input A=a_shape.npy
+expect_err "tec: error: --input A=a_shape.npy: input A is already given (--input A=a_ok.npy)
+tec: try 'tec --help'"
 mkdir -p w
 expect_status 1 "$TEC" "$srcdir/examples/mlp.te" --weights w
 grep -q "^tec: error: --weights w: no file for parameter net.fc1.weight (f32\[128, 784\])" err ||
@@ -34,6 +37,12 @@ cp a_ok.npy w/stray.npy
 expect_status 1 "$TEC" "$srcdir/examples/mlp.te" --weights w
 grep -q "^tec: error: --weights w: stray.npy matches no parameter of the program" err ||
     { cat err; fail "extra weight"; }
+
+# The output summary prints integer tensors exactly, not with %g.
+printf 'input a: i64[3] = uniform(0, 1)\nb[i] = a[i] + 339271727 + i\noutput b\n' >ints.te
+expect_status 0 "$TEC" ints.te
+grep -qx 'b: i64\[3\]  min 339271727  max 339271729  mean 3.39272e+08  first \[339271727, 339271728, 339271729\]' out ||
+    { cat out; fail "integer summary"; }
 
 # The README's example: the saved product equals numpy's on the same
 # (default) inputs.

@@ -1,6 +1,7 @@
-# The printed IR of every example parses back to the same text, at -O0 and -O2.
+# The printed IR of every example, and of the language's run tests (every
+# form of the language), parses back to the same text, at -O0 and -O2.
 . "$srcdir/testsuite/cli/lib.inc"
-for f in "$srcdir"/examples/*.te; do
+for f in "$srcdir"/examples/*.te "$srcdir"/testsuite/run/lang_*.te; do
     for o in -O0 -O2; do
         "$TEC" $o --emit=tir "$f" >a.tir || fail "$f: --emit=tir"
         "$TEC" -x tir --passes= --emit=tir - <a.tir >b.tir || fail "$f: parsing the IR back"
