@@ -20,7 +20,7 @@
 #include "runtime/npy.h"
 
 /* The opsets of the default domain the importer knows. */
-enum { OX_MIN_OPSET = 7, OX_MAX_OPSET = 17 };
+enum { OX_MIN_OPSET = 1, OX_MAX_OPSET = 17 };
 /* Most elements a tensor may have (2^40: 4 TiB of f32). */
 #define OX_MAX_NUMEL ((int64_t)1 << 40)
 
@@ -99,11 +99,11 @@ void ox_type(ox_str *b, ir_dtype t, int ndim, const int64_t *shape)
     ox_printf(b, "]");
 }
 
-void ox_bcast_read(ox_str *b, const char *role, const ox_value *v, int R, const int64_t *oshape)
+void ox_bcast_read(ox_str *b, const char *role, const ox_value *v, int off, const int64_t *oshape)
 {
     ox_printf(b, "%s[", role);
     for (int k = 0; k < v->ndim; k++) {
-        int ok = R - v->ndim + k;
+        int ok = off + k;
         if (v->shape[k] == 1 && oshape[ok] != 1)
             ox_printf(b, "%s0", k ? ", " : "");
         else
@@ -176,6 +176,7 @@ static bool dtype_of(int32_t onnx_type, ir_dtype *out)
     case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: *out = IR_F64; return true;
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: *out = IR_I32; return true;
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: *out = IR_I64; return true;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: *out = IR_I32; return true;   /* 0 or 1 */
     default: return false;
     }
 }
@@ -261,8 +262,8 @@ static rt_tensor *tensor_from_proto(ox *x, const Onnx__TensorProto *t, char *err
 {
     ir_dtype dt;
     if (!t->has_data_type || !dtype_of(t->data_type, &dt)) {
-        snprintf(err, errlen, "dtype %s is not supported (tec takes float, double, int32 and "
-                 "int64 tensors)", onnx_type_name(t->has_data_type ? t->data_type : 0));
+        snprintf(err, errlen, "dtype %s is not supported (tec takes float, double, int32, "
+                 "int64 and bool tensors)", onnx_type_name(t->has_data_type ? t->data_type : 0));
         return NULL;
     }
     if (t->n_dims > RT_MAX_DIMS) {
@@ -280,7 +281,8 @@ static rt_tensor *tensor_from_proto(ox *x, const Onnx__TensorProto *t, char *err
                  shape_text(sb, sizeof sb, shape, (int)t->n_dims));
         return NULL;
     }
-    size_t esize = (size_t)ir_dtype_size(dt), want = (size_t)n * esize;
+    bool is_bool = t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
+    size_t esize = is_bool ? 1 : (size_t)ir_dtype_size(dt), want = (size_t)n * esize;
     const void *src = NULL;
     size_t have = 0;
     unsigned char *ext = NULL;
@@ -297,7 +299,7 @@ static rt_tensor *tensor_from_proto(ox *x, const Onnx__TensorProto *t, char *err
     } else if (dt == IR_F64) {
         src = t->double_data, have = t->n_double_data * 8;
     } else if (dt == IR_I32) {
-        src = t->int32_data, have = t->n_int32_data * 4;
+        src = t->int32_data, have = t->n_int32_data * (is_bool ? 1 : 4);
     } else {
         src = t->int64_data, have = t->n_int64_data * 8;
     }
@@ -308,7 +310,11 @@ static rt_tensor *tensor_from_proto(ox *x, const Onnx__TensorProto *t, char *err
         return NULL;
     }
     rt_tensor *r = rt_tensor_new(dt, (int)t->n_dims, shape, err, errlen);
-    if (r && want)
+    if (r && is_bool)   /* bytes, or int32_data values */
+        for (int64_t i = 0; i < n; i++)
+            ((int32_t *)r->data)[i] = (t->has_raw_data || ext ? ((const uint8_t *)src)[i]
+                                                              : t->int32_data[i]) != 0;
+    else if (r && want)
         memcpy(r->data, src, want);
     free(ext);
     return r;
@@ -757,7 +763,7 @@ static bool declare_input(ox *x, const Onnx__ValueInfoProto *vi)
     ox_value *v = new_value(x, vi->name);
     if (!tt->has_elem_type || !dtype_of(tt->elem_type, &v->dtype))
         return model_error(x, "graph input '%s': dtype %s is not supported (tec takes float, "
-                           "double, int32 and int64 tensors)", vi->name,
+                           "double, int32, int64 and bool tensors)", vi->name,
                            onnx_type_name(tt->has_elem_type ? tt->elem_type : 0));
     if (!tt->shape)
         return model_error(x, "graph input '%s' has no shape", vi->name);

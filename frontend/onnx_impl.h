@@ -108,9 +108,10 @@ bool ox_call_nn(ox_node *nd, ox_value *out, const char *op, const char *args,
  * "f32[2, 3]". */
 void ox_indices(ox_str *b, const char *prefix, int first, int n);
 void ox_type(ox_str *b, ir_dtype t, int ndim, const int64_t *shape);
-/* A read of role (shape of v) broadcast into an output of rank R and
- * shape oshape, with the output's indices i0 ... i{R-1}. */
-void ox_bcast_read(ox_str *b, const char *role, const ox_value *v, int R, const int64_t *oshape);
+/* A read of role (shape of v) broadcast into an output of shape oshape,
+ * with the output's indices i0, i1 ...: v's dimension k is the output's
+ * dimension off + k (numpy aligns the last ones: off = rank - v->ndim). */
+void ox_bcast_read(ox_str *b, const char *role, const ox_value *v, int off, const int64_t *oshape);
 /* A floating-point literal of the language ("1.5", "1e-05", "inf"). */
 void ox_float(ox_str *b, double v);
 

@@ -88,59 +88,95 @@ static bool broadcast(ox_node *nd, ox_value *const *v, int n, int *R, int64_t *s
     return true;
 }
 
-/* y[I] = a op b op c ... with numpy broadcasting: tmpl has $0, $1 ... for
- * the (broadcast) reads of the inputs; `fold` joins more than tmpl's
- * inputs (Sum, Max ...) as fold(fold(a, b), c) with the same template. */
-static bool elementwise_n(ox_node *nd, const char *base, const char *tmpl, bool float_only,
-                          bool variadic)
+/* How an elementwise op of several inputs combines them. */
+typedef struct combine {
+    const char *base;        /* the kernel's name */
+    const char *tmpl;        /* $0, $1 ... stand for the (broadcast) reads */
+    int nin;                 /* inputs; 0: any number, folded as tmpl($0=acc, $1=next) */
+    int typed_from;          /* the inputs from this one on share the output's dtype */
+    int out;                 /* the output's dtype: -1 the inputs', else an ir_dtype */
+    bool float_only;
+} combine;
+
+/* y[I] = tmpl(a[I], b[I], ...) with numpy broadcasting. */
+static bool elementwise_n(ox_node *nd, const combine *cb)
 {
-    int n = variadic ? nd->nin : 2;
-    if (n < 1)
-        return ox_fail(nd, "the op needs at least one input");
-    ox_value *v[64];
+    int n = cb->nin ? cb->nin : nd->nin;
+    if (n < 1 || n > 26)
+        return ox_fail(nd, "the op takes 1 to 26 inputs, not %d", n);
+    ox_value *v[26];
     for (int i = 0; i < n; i++)
         if (!(v[i] = ox_input(nd, i)))
             return false;
-    for (int i = 1; i < n; i++)
-        if (v[i]->dtype != v[0]->dtype)
+    ox_value *t = v[cb->typed_from];
+    for (int i = cb->typed_from + 1; i < n; i++)
+        if (v[i]->dtype != t->dtype)
             return ox_fail(nd, "inputs '%s' and '%s' have different dtypes (%s and %s)",
-                           v[0]->onnx, v[i]->onnx, ir_dtype_name(v[0]->dtype),
+                           t->onnx, v[i]->onnx, ir_dtype_name(t->dtype),
                            ir_dtype_name(v[i]->dtype));
-    if (float_only && !need_float(nd, v[0]))
+    if (cb->float_only && !need_float(nd, t))
         return false;
     ox_value *y = ox_output(nd, 0);
-    y->dtype = v[0]->dtype;
-    if (!broadcast(nd, v, n, &y->ndim, y->shape))
-        return false;
+    y->dtype = cb->out < 0 ? t->dtype : (ir_dtype)cb->out;
+    /* before opset 7, B may be aligned with A from an axis on (broadcast=1, axis) */
+    int off[26];
+    const Onnx__AttributeProto *legacy = nd->opset < 7 && n == 2 && ox_attr_int(nd, "broadcast", 0)
+                                             ? ox_attr(nd, "axis") : NULL;
+    if (legacy) {
+        int axis;
+        if (!ox_axis(nd, legacy->i, v[0]->ndim, &axis))
+            return false;
+        if (axis + v[1]->ndim > v[0]->ndim)
+            return ox_fail(nd, "B (rank %d) does not fit A (rank %d) from axis %d", v[1]->ndim,
+                           v[0]->ndim, axis);
+        for (int d = 0; d < v[1]->ndim; d++)
+            if (v[1]->shape[d] != 1 && v[1]->shape[d] != v[0]->shape[axis + d])
+                return ox_fail(nd, "B's dimension %d (%lld) does not match A's dimension %d (%lld)",
+                               d, (long long)v[1]->shape[d], axis + d,
+                               (long long)v[0]->shape[axis + d]);
+        y->ndim = v[0]->ndim;
+        memcpy(y->shape, v[0]->shape, sizeof y->shape);
+        off[0] = 0;
+        off[1] = axis;
+    } else {
+        if (!broadcast(nd, v, n, &y->ndim, y->shape))
+            return false;
+        for (int i = 0; i < n; i++)
+            off[i] = y->ndim - v[i]->ndim;
+    }
     ox_kernel k;
     ox_kernel_init(&k, nd);
-    ox_str reads[64] = {{0}};
-    for (int i = 0; i < n; i++) {
-        char role[8];
-        snprintf(role, sizeof role, "%c", 'a' + i % 26);
-        const char *r = ox_operand(&k, v[i], strdup(role));
-        ox_bcast_read(&reads[i], r, v[i], y->ndim, y->shape);
-    }
+    static const char *roles[26] = {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l",
+                                    "m", "n", "o", "p", "q", "r", "s", "t", "u", "v", "w", "x",
+                                    "y2", "z"};
+    ox_str reads[26] = {{0}};
+    for (int i = 0; i < n; i++)
+        ox_bcast_read(&reads[i], ox_operand(&k, v[i], roles[i]), v[i], off[i], y->shape);
     ox_str expr = {0};
-    ox_printf(&expr, "%s", reads[0].s);
-    for (int i = 1; i < n; i++) {
-        ox_str next = {0};
-        for (const char *p = tmpl; *p; p++) {
-            if (p[0] == '$' && p[1] == '0')
-                ox_printf(&next, "%s", expr.s), p++;
-            else if (p[0] == '$' && p[1] == '1')
-                ox_printf(&next, "%s", reads[i].s), p++;
+    if (cb->nin) {
+        for (const char *p = cb->tmpl; *p; p++)
+            if (p[0] == '$' && p[1] >= '0' && p[1] <= '9')
+                ox_printf(&expr, "%s", reads[*++p - '0'].s);
             else
-                ox_printf(&next, "%c", *p);
+                ox_printf(&expr, "%c", *p);
+    } else {
+        ox_printf(&expr, "%s", reads[0].s);
+        for (int i = 1; i < n; i++) {
+            ox_str next = {0};
+            for (const char *p = cb->tmpl; *p; p++)
+                if (p[0] == '$' && (p[1] == '0' || p[1] == '1'))
+                    ox_printf(&next, "%s", *++p == '0' ? expr.s : reads[i].s);
+                else
+                    ox_printf(&next, "%c", *p);
+            free(expr.s);
+            expr = next;
         }
-        free(expr.s);
-        expr = next;
-    }
-    if (strcmp(base, "mean") == 0 && n > 1) {
-        ox_str m = {0};
-        ox_printf(&m, "(%s) / %d", expr.s, n);
-        free(expr.s);
-        expr = m;
+        if (strcmp(cb->base, "mean") == 0 && n > 1) {
+            ox_str m = {0};
+            ox_printf(&m, "(%s) / %d", expr.s, n);
+            free(expr.s);
+            expr = m;
+        }
     }
     ox_printf(&k.body, "    y[");
     ox_indices(&k.body, "i", 0, y->ndim);
@@ -148,7 +184,7 @@ static bool elementwise_n(ox_node *nd, const char *base, const char *tmpl, bool 
     free(expr.s);
     for (int i = 0; i < n; i++)
         free(reads[i].s);
-    bool ok = ox_kernel_finish(&k, base, y, NULL);
+    bool ok = ox_kernel_finish(&k, cb->base, y, NULL);
     ox_kernel_free(&k);
     return ok;
 }
@@ -171,6 +207,10 @@ UNARY(op_softsign, "softsign", "$ / (1 + abs($))", true)
 UNARY(op_softplus, "softplus", "log(exp($) + 1)", true)
 UNARY(op_hardswish, "hardswish", "$ * max(0, min(1, $ / 6 + 0.5))", true)
 UNARY(op_copy, "copy", "$", false)
+UNARY(op_sign, "sign", "$ > 0 ? 1 : $ < 0 ? -1 : 0", false)
+/* round half to even: floor(x + 0.5), minus 1 at an exact half whose floor is odd */
+UNARY(op_round, "round", "floor($ + 0.5) - ($ + 0.5 == floor($ + 0.5) && "
+      "floor(($ + 0.5) / 2) * 2 != floor($ + 0.5) ? 1 : 0)", true)
 #undef UNARY
 
 /* A unary op whose template takes the node's float attributes. */
@@ -249,19 +289,40 @@ static bool op_dropout(ox_node *nd)
     return op_copy(nd);
 }
 
-#define BINARY(fn, base, tmpl, fl, var) \
-    static bool fn(ox_node *nd) { return elementwise_n(nd, base, tmpl, fl, var); }
-BINARY(op_add, "add", "$0 + $1", false, false)
-BINARY(op_sub, "sub", "$0 - $1", false, false)
-BINARY(op_mul, "mul", "$0 * $1", false, false)
-BINARY(op_div, "div", "$0 / $1", true, false)
-BINARY(op_pow, "pow", "pow($0, $1)", true, false)
-BINARY(op_prelu, "prelu", "$0 >= 0 ? $0 : $1 * $0", true, false)
-BINARY(op_max, "max", "max($0, $1)", false, true)
-BINARY(op_min, "min", "min($0, $1)", false, true)
-BINARY(op_sum, "sum", "$0 + $1", false, true)
-BINARY(op_mean, "mean", "$0 + $1", true, true)
-#undef BINARY
+/* ONNX's bool tensors are i32 0/1 in tec (doc/onnx.md). */
+#define COMBINE(fn, ...) \
+    static bool fn(ox_node *nd) { static const combine cb = {__VA_ARGS__}; return elementwise_n(nd, &cb); }
+COMBINE(op_add, "add", "$0 + $1", 2, 0, -1, false)
+COMBINE(op_sub, "sub", "$0 - $1", 2, 0, -1, false)
+COMBINE(op_mul, "mul", "$0 * $1", 2, 0, -1, false)
+COMBINE(op_div, "div", "$0 / $1", 2, 0, -1, true)
+COMBINE(op_pow, "pow", "pow($0, $1)", 2, 0, -1, true)
+COMBINE(op_prelu, "prelu", "$0 >= 0 ? $0 : $1 * $0", 2, 0, -1, true)
+COMBINE(op_max, "max", "max($0, $1)", 0, 0, -1, false)
+COMBINE(op_min, "min", "min($0, $1)", 0, 0, -1, false)
+COMBINE(op_sum, "sum", "$0 + $1", 0, 0, -1, false)
+COMBINE(op_mean, "mean", "$0 + $1", 0, 0, -1, true)
+COMBINE(op_equal, "equal", "$0 == $1 ? 1 : 0", 2, 0, IR_I32, false)
+COMBINE(op_less, "less", "$0 < $1 ? 1 : 0", 2, 0, IR_I32, false)
+COMBINE(op_lessorequal, "less_or_equal", "$0 <= $1 ? 1 : 0", 2, 0, IR_I32, false)
+COMBINE(op_greater, "greater", "$0 > $1 ? 1 : 0", 2, 0, IR_I32, false)
+COMBINE(op_greaterorequal, "greater_or_equal", "$0 >= $1 ? 1 : 0", 2, 0, IR_I32, false)
+COMBINE(op_and, "and", "$0 != 0 && $1 != 0 ? 1 : 0", 2, 0, IR_I32, false)
+COMBINE(op_or, "or", "$0 != 0 || $1 != 0 ? 1 : 0", 2, 0, IR_I32, false)
+COMBINE(op_xor, "xor", "($0 != 0 && $1 == 0) || ($0 == 0 && $1 != 0) ? 1 : 0", 2, 0, IR_I32, false)
+COMBINE(op_not, "not", "$0 == 0 ? 1 : 0", 1, 0, IR_I32, false)
+COMBINE(op_where, "where", "$0 != 0 ? $1 : $2", 3, 1, -1, false)
+
+/* Mod: the divisor's sign (the language's %), or with fmod=1 C's fmod,
+ * the dividend's sign. */
+static bool op_mod(ox_node *nd)
+{
+    static const combine floor_mod = {"mod", "$0 % $1", 2, 0, -1, false};
+    static const combine fmod = {"fmod", "$0 - $1 * ($0 / $1 >= 0 ? floor($0 / $1) : ceil($0 / $1))",
+                                 2, 0, -1, true};
+    return elementwise_n(nd, ox_attr_int(nd, "fmod", 0) ? &fmod : &floor_mod);
+}
+
 
 /* Cast changes the dtype: fix the output elementwise1 gave the input's. */
 static bool op_cast_typed(ox_node *nd)
@@ -270,10 +331,15 @@ static bool op_cast_typed(ox_node *nd)
     if (!x)
         return false;
     int64_t t = ox_attr_int(nd, "to", 0);
-    ir_dtype to = t == 1 ? IR_F32 : t == 11 ? IR_F64 : t == 6 ? IR_I32 : IR_I64;
-    if (t != 1 && t != 11 && t != 6 && t != 7)
+    static const char *names[] = {"FLOAT", "DOUBLE", "INT32", "INT64", "BOOL"};
+    static const int64_t codes[] = {1, 11, 6, 7, 9};
+    for (int i = 0; i < 5; i++)   /* before opset 6, `to` is a name */
+        if (strcmp(ox_attr_str(nd, "to", ""), names[i]) == 0)
+            t = codes[i];
+    ir_dtype to = t == 1 ? IR_F32 : t == 11 ? IR_F64 : t == 7 ? IR_I64 : IR_I32;
+    if (t != 1 && t != 11 && t != 6 && t != 7 && t != 9)
         return ox_fail(nd, "casting to ONNX dtype %lld is not supported (tec takes float, "
-                       "double, int32 and int64)", (long long)t);
+                       "double, int32, int64 and bool)", (long long)t);
     ox_value *y = ox_output(nd, 0);
     same_shape(y, x);
     y->dtype = to;
@@ -282,9 +348,9 @@ static bool op_cast_typed(ox_node *nd)
     ox_operand(&k, x, "x");
     ox_printf(&k.body, "    y[");
     ox_indices(&k.body, "i", 0, x->ndim);
-    ox_printf(&k.body, "] = %s(x[", ir_dtype_name(to));
+    ox_printf(&k.body, t == 9 ? "] = x[" : "] = %s(x[", ir_dtype_name(to));
     ox_indices(&k.body, "i", 0, x->ndim);
-    ox_printf(&k.body, "])\n");
+    ox_printf(&k.body, t == 9 ? "] != 0 ? 1 : 0\n" : "])\n");
     bool ok = ox_kernel_finish(&k, "cast", y, NULL);
     ox_kernel_free(&k);
     return ok;
@@ -578,7 +644,7 @@ static bool op_concat(ox_node *nd)
         if (!(v[i] = ox_input(nd, i)))
             return false;
     int axis;
-    if (!ox_axis(nd, ox_attr_int(nd, "axis", 0), v[0]->ndim, &axis))
+    if (!ox_axis(nd, ox_attr_int(nd, "axis", nd->opset < 4 ? 1 : 0), v[0]->ndim, &axis))
         return false;
     ox_value *y = ox_output(nd, 0);
     same_shape(y, v[0]);
@@ -864,7 +930,7 @@ static bool op_expand(ox_node *nd)
     ox_printf(&k.body, "    y[");
     ox_indices(&k.body, "i", 0, y->ndim);
     ox_printf(&k.body, "] = ");
-    ox_bcast_read(&k.body, "x", x, y->ndim, y->shape);
+    ox_bcast_read(&k.body, "x", x, y->ndim - x->ndim, y->shape);
     ox_printf(&k.body, "\n");
     bool ok = ox_kernel_finish(&k, "expand", y, NULL);
     ox_kernel_free(&k);
@@ -908,7 +974,7 @@ static bool op_pad(ox_node *nd)
     double value = 0;
     if (nd->opset < 11) {
         const int64_t *a;
-        n = ox_attr_ints(nd, "pads", &a);
+        n = ox_attr_ints(nd, nd->opset < 2 ? "paddings" : "pads", &a);
         if (n > 2 * RT_MAX_DIMS)
             return ox_fail(nd, "too many pads");
         memcpy(pads, a, sizeof(int64_t) * (size_t)n);
@@ -1433,7 +1499,7 @@ static bool normalize(ox_node *nd, const char *base, const bool *red, double eps
         if (per_channel)
             ox_printf(&k.body, "%s[i1]", rb[i]);
         else
-            ox_bcast_read(&k.body, rb[i], sb[i], x->ndim, x->shape);
+            ox_bcast_read(&k.body, rb[i], sb[i], x->ndim - sb[i]->ndim, x->shape);
     }
     ox_printf(&k.body, "\n");
     free(kept.s);
@@ -1600,7 +1666,7 @@ static bool op_gemm(ox_node *nd)
                 ox_float(&k.body, beta);
                 ox_printf(&k.body, " * ");
             }
-            ox_bcast_read(&k.body, cr, c, 2, y->shape);
+            ox_bcast_read(&k.body, cr, c, 2 - c->ndim, y->shape);
         }
         ox_printf(&k.body, "\n");
     }
@@ -1937,7 +2003,9 @@ static const op_entry ops[] = {
     {"Concat", op_concat}, {"Constant", op_constant}, {"ConstantOfShape", op_constantofshape},
     {"Conv", op_conv}, {"Cos", op_cos}, {"CumSum", op_cumsum},
     {"DepthToSpace", op_depthtospace}, {"Div", op_div}, {"Dropout", op_dropout},
-    {"Einsum", op_einsum}, {"Elu", op_elu}, {"Erf", op_erf}, {"Exp", op_exp},
+    {"Einsum", op_einsum}, {"Equal", op_equal}, {"Greater", op_greater},
+    {"GreaterOrEqual", op_greaterorequal}, {"Less", op_less}, {"LessOrEqual", op_lessorequal},
+    {"And", op_and}, {"Or", op_or}, {"Xor", op_xor}, {"Not", op_not}, {"Where", op_where}, {"Elu", op_elu}, {"Erf", op_erf}, {"Exp", op_exp},
     {"Expand", op_expand}, {"Flatten", op_flatten}, {"Floor", op_floor}, {"Gather", op_gather},
     {"Gemm", op_gemm}, {"GlobalAveragePool", op_globalaveragepool},
     {"GlobalMaxPool", op_globalmaxpool}, {"HardSigmoid", op_hardsigmoid},
@@ -1945,14 +2013,14 @@ static const op_entry ops[] = {
     {"InstanceNormalization", op_instancenorm}, {"LayerNormalization", op_layernorm},
     {"LeakyRelu", op_leakyrelu}, {"Log", op_log}, {"LogSoftmax", op_logsoftmax},
     {"MatMul", op_matmul}, {"Max", op_max}, {"MaxPool", op_maxpool}, {"Mean", op_mean},
-    {"Min", op_min}, {"Mul", op_mul}, {"Neg", op_neg}, {"PRelu", op_prelu}, {"Pad", op_pad},
+    {"Min", op_min}, {"Mod", op_mod}, {"Mul", op_mul}, {"Neg", op_neg}, {"PRelu", op_prelu}, {"Pad", op_pad},
     {"Pow", op_pow}, {"Range", op_range}, {"Reciprocal", op_reciprocal},
     {"ReduceL1", op_reducel1}, {"ReduceL2", op_reducel2}, {"ReduceLogSum", op_reducelogsum},
     {"ReduceLogSumExp", op_reducelogsumexp}, {"ReduceMax", op_reducemax},
     {"ReduceMean", op_reducemean}, {"ReduceMin", op_reducemin}, {"ReduceProd", op_reduceprod},
     {"ReduceSum", op_reducesum}, {"ReduceSumSquare", op_reducesumsquare}, {"Relu", op_relu},
     {"Reshape", op_reshape}, {"Selu", op_selu}, {"Shape", op_shape}, {"Sigmoid", op_sigmoid},
-    {"Sin", op_sin}, {"Slice", op_slice}, {"Softmax", op_softmax}, {"Softplus", op_softplus},
+    {"Sign", op_sign}, {"Round", op_round}, {"Sin", op_sin}, {"Slice", op_slice}, {"Softmax", op_softmax}, {"Softplus", op_softplus},
     {"Softsign", op_softsign}, {"SpaceToDepth", op_spacetodepth}, {"Split", op_split},
     {"Sqrt", op_sqrt}, {"Squeeze", op_squeeze}, {"Sub", op_sub}, {"Sum", op_sum},
     {"Tanh", op_tanh}, {"ThresholdedRelu", op_thresholdedrelu}, {"Tile", op_tile},
