@@ -627,7 +627,7 @@ static bool convert_pb_inputs(options *o, char **scratch, char **owned, diag *d)
  * for a run without --weights, to the scratch folder the run reads. */
 static char *import_onnx(options *o, char **scratch, diag *d)
 {
-    fe_onnx_options oo = {o->defines, o->ndefines, o->save_weights};
+    fe_onnx_options oo = {o->defines, o->ndefines, o->save_weights, o->inputs, o->ninputs};
     char *weights = NULL;
     if (o->emit == EMIT_RUN && !o->weights_dir) {
         const char *dir = scratch_dir(scratch, d);

@@ -807,6 +807,18 @@ static bool declare_input(ox *x, const Onnx__ValueInfoProto *vi)
                            shape_text(sb, sizeof sb, v->shape, v->ndim));
     ox_printf(&x->body, "input %s: %s\n", v->id, type.s);
     free(type.s);
+    /* a small input whose file is given is also known now */
+    for (int i = 0; i < x->o->ninputs; i++) {
+        if (strcmp(x->o->inputs[i].name, v->id) != 0 || numel_of(v->shape, v->ndim) > 64)
+            continue;
+        char err[512];
+        rt_tensor *t = rt_npy_read(x->o->inputs[i].path, err, sizeof err);
+        if (t && t->dtype == v->dtype && t->ndim == v->ndim &&
+            memcmp(t->shape, v->shape, sizeof(int64_t) * (size_t)v->ndim) == 0)
+            v->konst = t;
+        else   /* the run reports the mismatch */
+            rt_tensor_free(t);
+    }
     return true;
 }
 

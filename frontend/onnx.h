@@ -17,6 +17,7 @@
 
 #include "frontend/frontend.h"
 #include "ir/diag.h"
+#include "runtime/exec.h"
 
 typedef struct fe_onnx_options {
     /* -D NAME=VALUE: the sizes of the model's dynamic dimensions (an
@@ -26,6 +27,11 @@ typedef struct fe_onnx_options {
     /* where the initializers' contents are written (created if missing);
      * NULL writes nothing */
     const char *weights_dir;
+    /* --input NAME=FILE.npy: an input of at most 64 elements given a file
+     * is also known at import time, so it may be what an op needs to be
+     * constant (a shape, axes, pads, a clip bound) */
+    const rt_named_path *inputs;
+    int ninputs;
 } fe_onnx_options;
 
 /* Imports the model at path: returns the malloc'ed text of an equivalent

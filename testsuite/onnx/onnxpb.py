@@ -92,3 +92,16 @@ def op_types(model_bytes):
                         if nnum == 4:
                             ops.append(v.decode())
     return ops
+
+
+def input_names(model_bytes):
+    """The names of the graph's inputs that are not initializers."""
+    inputs, inits = [], set()
+    for num, _, graph in fields(model_bytes):
+        if num == 7:
+            for gnum, _, v in fields(graph):
+                if gnum == 11:
+                    inputs += [x.decode() for n, _, x in fields(v) if n == 1]
+                elif gnum == 5:
+                    inits |= set(x.decode() for n, _, x in fields(v) if n == 8)
+    return [n for n in inputs if n not in inits]
