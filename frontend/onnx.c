@@ -809,7 +809,8 @@ static bool declare_input(ox *x, const Onnx__ValueInfoProto *vi)
     free(type.s);
     /* a small input whose file is given is also known now */
     for (int i = 0; i < x->o->ninputs; i++) {
-        if (strcmp(x->o->inputs[i].name, v->id) != 0 || numel_of(v->shape, v->ndim) > 64)
+        if ((strcmp(x->o->inputs[i].name, v->id) != 0 &&
+             strcmp(x->o->inputs[i].name, vi->name) != 0) || numel_of(v->shape, v->ndim) > 64)
             continue;
         char err[512];
         rt_tensor *t = rt_npy_read(x->o->inputs[i].path, err, sizeof err);

@@ -277,16 +277,35 @@ static bool op_identity(ox_node *nd)
     return op_copy(nd);
 }
 
+/* Dropout at inference: y = x, and the optional mask is all true. */
 static bool op_dropout(ox_node *nd)
 {
-    if (ox_noutputs(nd) > 1)
-        return ox_fail(nd, "the mask output is not supported (inference only)");
     if (nd->nin > 2 && nd->in[2]) {
         int64_t t;
         if (ox_const_ints(nd, 2, &t, 1) != 1 || t)
             return ox_fail(nd, "training mode is not supported (inference only)");
     }
-    return op_copy(nd);
+    if (ox_attr_int(nd, "is_test", 1) == 0 && nd->opset < 7)
+        return ox_fail(nd, "training mode (is_test=0) is not supported (inference only)");
+    if (!op_copy(nd))
+        return false;
+    if (ox_noutputs(nd) < 2 || !*nd->n->output[1])
+        return true;
+    ox_value *x = nd->in[0];
+    ox_value *m = ox_output(nd, 1);
+    same_shape(m, x);
+    m->dtype = IR_I32;
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_printf(&k.body, "    y[");
+    ox_indices(&k.body, "i", 0, x->ndim);
+    ox_printf(&k.body, "] = 1 + 0 * i32(x[");
+    ox_indices(&k.body, "i", 0, x->ndim);
+    ox_printf(&k.body, "])\n");
+    bool ok = ox_kernel_finish(&k, "dropout_mask", m, "mask");
+    ox_kernel_free(&k);
+    return ok;
 }
 
 /* ONNX's bool tensors are i32 0/1 in tec (doc/onnx.md). */
@@ -296,7 +315,6 @@ COMBINE(op_add, "add", "$0 + $1", 2, 0, -1, false)
 COMBINE(op_sub, "sub", "$0 - $1", 2, 0, -1, false)
 COMBINE(op_mul, "mul", "$0 * $1", 2, 0, -1, false)
 COMBINE(op_div, "div", "$0 / $1", 2, 0, -1, true)
-COMBINE(op_pow, "pow", "pow($0, $1)", 2, 0, -1, true)
 COMBINE(op_prelu, "prelu", "$0 >= 0 ? $0 : $1 * $0", 2, 0, -1, true)
 COMBINE(op_max, "max", "max($0, $1)", 0, 0, -1, false)
 COMBINE(op_min, "min", "min($0, $1)", 0, 0, -1, false)
@@ -312,6 +330,23 @@ COMBINE(op_or, "or", "$0 != 0 || $1 != 0 ? 1 : 0", 2, 0, IR_I32, false)
 COMBINE(op_xor, "xor", "($0 != 0 && $1 == 0) || ($0 == 0 && $1 != 0) ? 1 : 0", 2, 0, IR_I32, false)
 COMBINE(op_not, "not", "$0 == 0 ? 1 : 0", 1, 0, IR_I32, false)
 COMBINE(op_where, "where", "$0 != 0 ? $1 : $2", 3, 1, -1, false)
+
+/* Pow: the exponent may have another dtype than the base; integer powers
+ * are computed in f64 and truncated (as ONNX's reference does). */
+static bool op_pow(ox_node *nd)
+{
+    ox_value *a = ox_input(nd, 0), *b = ox_input(nd, 1);
+    if (!a || !b)
+        return false;
+    char tmpl[96];
+    if (ir_dtype_is_float(a->dtype))
+        snprintf(tmpl, sizeof tmpl, a->dtype == b->dtype ? "pow($0, $1)" : "pow($0, %s($1))",
+                 ir_dtype_name(a->dtype));
+    else
+        snprintf(tmpl, sizeof tmpl, "%s(pow(f64($0), f64($1)))", ir_dtype_name(a->dtype));
+    combine cb = {"pow", tmpl, 2, 1, (int)a->dtype, false};   /* the base's dtype */
+    return elementwise_n(nd, &cb);
+}
 
 /* Mod: the divisor's sign (the language's %), or with fmod=1 C's fmod,
  * the dividend's sign. */
@@ -1128,6 +1163,21 @@ static bool op_shape(ox_node *nd)
     return ox_set_const(nd, 0, t);
 }
 
+static bool op_size(ox_node *nd)
+{
+    ox_value *x = ox_input(nd, 0);
+    if (!x)
+        return false;
+    int64_t n = 1;
+    char err[256];
+    for (int d = 0; d < x->ndim; d++)
+        n *= x->shape[d];
+    rt_tensor *t = rt_tensor_new(IR_I64, 0, &n, err, sizeof err);
+    if (t)
+        ((int64_t *)t->data)[0] = n;
+    return ox_set_const(nd, 0, t);
+}
+
 static bool op_constantofshape(ox_node *nd)
 {
     int64_t s[RT_MAX_DIMS + 1];
@@ -1510,6 +1560,49 @@ static bool normalize(ox_node *nd, const char *base, const bool *red, double eps
     return ok;
 }
 
+/* Output i of the node: the mean (i == 1) or 1 / sqrt(variance + eps)
+ * (i == 2) of x over red[], with those dimensions kept as 1. */
+static bool moments(ox_node *nd, int i, const bool *red, double eps)
+{
+    ox_value *x = nd->in[0];
+    ox_value *y = ox_output(nd, i);
+    same_shape(y, x);
+    int64_t count = 1;
+    for (int d = 0; d < x->ndim; d++)
+        if (red[d])
+            count *= x->shape[d], y->shape[d] = 1;
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_str kept = {0}, all = {0}, xr = {0};
+    for (int d = 0, o = 0; d < x->ndim; d++) {
+        ox_printf(&all, "%si%d", d ? ", " : "", d);
+        if (!red[d])
+            ox_printf(&kept, "%si%d", o++ ? ", " : "", d);
+    }
+    ox_printf(&xr, "x[");
+    for (int d = 0; d < x->ndim; d++)
+        ox_printf(&xr, "%s%s%d", d ? ", " : "", red[d] ? "r" : "i", d);
+    ox_printf(&xr, "]");
+    const char *K = kept.s ? kept.s : "";
+    ox_printf(&k.body, "    sum[%s] += %s\n", K, xr.s);
+    if (i == 1) {
+        ox_printf(&k.body, "    y[%s] = sum[%s] / %lld\n", all.s, K, (long long)count);
+    } else {
+        ox_printf(&k.body, "    sq[%s] += (%s - sum[%s] / %lld) * (%s - sum[%s] / %lld)\n", K, xr.s,
+                  K, (long long)count, xr.s, K, (long long)count);
+        ox_printf(&k.body, "    y[%s] = 1 / sqrt(sq[%s] / %lld + ", all.s, K, (long long)count);
+        ox_float(&k.body, eps);
+        ox_printf(&k.body, ")\n");
+    }
+    free(kept.s);
+    free(all.s);
+    free(xr.s);
+    bool ok = ox_kernel_finish(&k, i == 1 ? "mean" : "inv_std_dev", y, i == 1 ? "mean" : "inv_std_dev");
+    ox_kernel_free(&k);
+    return ok;
+}
+
 static bool op_instancenorm(ox_node *nd)
 {
     ox_value *x = ox_input(nd, 0), *s = ox_input(nd, 1), *b = ox_input(nd, 2);
@@ -1532,12 +1625,18 @@ static bool op_layernorm(ox_node *nd)
     if (!x || !s || !need_float(nd, x) ||
         !ox_axis(nd, ox_attr_int(nd, "axis", -1), x->ndim, &axis))
         return false;
-    if (ox_noutputs(nd) > 1)
-        return ox_fail(nd, "the mean and inverse-deviation outputs are not supported");
     bool red[RT_MAX_DIMS] = {0};
     for (int d = axis; d < x->ndim; d++)
         red[d] = true;
-    return normalize(nd, "layernorm", red, ox_attr_float(nd, "epsilon", 1e-5), s, b, false);
+    double eps = ox_attr_float(nd, "epsilon", 1e-5);
+    if (!normalize(nd, "layernorm", red, eps, s, b, false))
+        return false;
+    /* the optional Mean and InvStdDev outputs, of x's shape with the
+     * normalized dimensions 1 */
+    for (int i = 1; i < ox_noutputs(nd) && i <= 2; i++)
+        if (*nd->n->output[i] && !moments(nd, i, red, eps))
+            return false;
+    return true;
 }
 
 /* ---------------------------------------------------------------- contractions */
@@ -1682,10 +1781,18 @@ static bool op_einsum(ox_node *nd)
         return ox_fail(nd, "only equations without '...' are supported");
     char lhs[128], rhs[64] = "";
     const char *arrow = strstr(eq, "->");
-    if (!arrow)
-        return ox_fail(nd, "only equations with an explicit output ('->') are supported");
-    snprintf(lhs, sizeof lhs, "%.*s", (int)(arrow - eq), eq);
-    snprintf(rhs, sizeof rhs, "%s", arrow + 2);
+    snprintf(lhs, sizeof lhs, "%.*s", arrow ? (int)(arrow - eq) : (int)strlen(eq), eq);
+    if (arrow) {
+        snprintf(rhs, sizeof rhs, "%s", arrow + 2);
+    } else {   /* implicit output: the letters used once, in alphabetical order */
+        int count[128] = {0}, n = 0;
+        for (const char *p = lhs; *p; p++)
+            count[(unsigned char)*p & 127]++;
+        for (int c = 'A'; c <= 'z' && n < 63; c++)
+            if (count[c] == 1 && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+                rhs[n++] = (char)c;
+        rhs[n] = 0;
+    }
     ox_kernel k;
     ox_kernel_init(&k, nd);
     ox_str expr = {0};
@@ -1989,6 +2096,219 @@ static bool pool(ox_node *nd, bool is_max)
 static bool op_maxpool(ox_node *nd) { return pool(nd, true); }
 static bool op_averagepool(ox_node *nd) { return pool(nd, false); }
 
+/* Trilu: keeps the upper (upper=1) or lower triangle of the last two
+ * dimensions, shifted by k (a constant input). */
+static bool op_trilu(ox_node *nd)
+{
+    ox_value *x = ox_input(nd, 0);
+    int64_t kk = 0;
+    if (!x || (nd->nin > 1 && nd->in[1] && ox_const_ints(nd, 1, &kk, 1) != 1))
+        return false;
+    if (x->ndim < 2)
+        return ox_fail(nd, "the input must have at least 2 dimensions");
+    bool upper = ox_attr_int(nd, "upper", 1) != 0;
+    ox_value *y = ox_output(nd, 0);
+    same_shape(y, x);
+    int r = x->ndim - 2, c = x->ndim - 1;
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_printf(&k.body, "    y[");
+    ox_indices(&k.body, "i", 0, x->ndim);
+    ox_printf(&k.body, "] = i%d - i%d %s %lld ? x[", c, r, upper ? ">=" : "<=", (long long)kk);
+    ox_indices(&k.body, "i", 0, x->ndim);
+    ox_printf(&k.body, "] : 0\n");
+    bool ok = ox_kernel_finish(&k, "trilu", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* Hardmax: 1 at the first maximum along the axis, else 0. */
+static bool op_hardmax(ox_node *nd)
+{
+    ox_value *x = ox_input(nd, 0);
+    int axis;
+    if (!x || !need_float(nd, x) || !ox_axis(nd, ox_attr_int(nd, "axis", -1), x->ndim, &axis))
+        return false;
+    if (nd->opset < 13)
+        return ox_fail(nd, "Hardmax before opset 13 (over the input coerced to 2-D) is not "
+                       "supported");
+    ox_value *y = ox_output(nd, 0);
+    same_shape(y, x);
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_str kept = {0}, all = {0}, xr = {0};
+    for (int d = 0, o = 0; d < x->ndim; d++) {
+        ox_printf(&all, "%si%d", d ? ", " : "", d);
+        if (d != axis)
+            ox_printf(&kept, "%si%d", o++ ? ", " : "", d);
+    }
+    ox_printf(&xr, "x[");
+    for (int d = 0; d < x->ndim; d++)
+        ox_printf(&xr, "%s%s%d", d ? ", " : "", d == axis ? "r" : "i", d);
+    ox_printf(&xr, "]");
+    const char *K = kept.s ? kept.s : "";
+    ox_printf(&k.body, "    m[%s] max= %s\n", K, xr.s);
+    ox_printf(&k.body, "    first[%s] min= %s == m[%s] ? r%d : %lld\n", K, xr.s, K, axis,
+              (long long)x->shape[axis]);
+    ox_printf(&k.body, "    y[%s] = i%d == first[%s] ? 1 : 0\n", all.s, axis, K);
+    free(kept.s);
+    free(all.s);
+    free(xr.s);
+    bool ok = ox_kernel_finish(&k, "hardmax", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* GatherElements: y[i] = x[i with index[i] on the axis]. */
+static bool op_gatherelements(ox_node *nd)
+{
+    ox_value *x = ox_input(nd, 0), *ind = ox_input(nd, 1);
+    int axis;
+    if (!x || !ind || !ox_axis(nd, ox_attr_int(nd, "axis", 0), x->ndim, &axis))
+        return false;
+    if (ind->ndim != x->ndim || ir_dtype_is_float(ind->dtype))
+        return ox_fail(nd, "the indices must be integers of the data's rank");
+    for (int d = 0; d < x->ndim; d++)
+        if (d != axis && ind->shape[d] > x->shape[d])
+            return ox_fail(nd, "the indices' dimension %d is larger than the data's", d);
+    ox_value *y = ox_output(nd, 0);
+    same_shape(y, ind);
+    y->dtype = x->dtype;
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_operand(&k, ind, "indices");
+    ox_str iread = {0};
+    ox_printf(&iread, "indices[");
+    ox_indices(&iread, "i", 0, ind->ndim);
+    ox_printf(&iread, "]");
+    ox_printf(&k.body, "    y[");
+    ox_indices(&k.body, "i", 0, ind->ndim);
+    ox_printf(&k.body, "] = x[");
+    for (int d = 0; d < x->ndim; d++) {
+        if (d == axis)
+            ox_printf(&k.body, "%s%s < 0 ? %s + %lld : %s", d ? ", " : "", iread.s, iread.s,
+                      (long long)x->shape[d], iread.s);
+        else if (ind->shape[d] == x->shape[d])
+            ox_printf(&k.body, "%si%d", d ? ", " : "", d);
+        else
+            ox_printf(&k.body, "%si%d + 0", d ? ", " : "", d);
+    }
+    ox_printf(&k.body, "]\n");
+    free(iread.s);
+    bool ok = ox_kernel_finish(&k, "gather_elements", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* ConvTranspose: y[n, f, o] sums x[n, c, h] * W[c, f, r] over o = h*stride
+ * + r*dilation - pad, i.e. h = (o + pad - r*dilation) / stride where that
+ * divides. */
+static bool op_convtranspose(ox_node *nd)
+{
+    ox_value *x = ox_input(nd, 0), *wv = ox_input(nd, 1);
+    ox_value *bias = nd->nin > 2 ? nd->in[2] : NULL;
+    if (!x || !wv || !need_float(nd, x))
+        return false;
+    if (x->ndim < 3 || wv->ndim != x->ndim)
+        return ox_fail(nd, "x (rank %d) and W (rank %d) must have the same rank, at least 3",
+                       x->ndim, wv->ndim);
+    int nsp = x->ndim - 2;
+    int64_t g = ox_attr_int(nd, "group", 1), C = x->shape[1];
+    int64_t Fg = wv->shape[1], F = Fg * g, Cg = g >= 1 ? C / g : 0;
+    if (g < 1 || C % g || wv->shape[0] != C)
+        return ox_fail(nd, "x has %lld channels and W is [%lld, %lld, ...], which group=%lld "
+                       "does not fit", (long long)C, (long long)wv->shape[0], (long long)Fg,
+                       (long long)g);
+    if (bias && (bias->ndim != 1 || bias->shape[0] != F))
+        return ox_fail(nd, "the bias must have %lld entries", (long long)F);
+    int64_t s[RT_MAX_DIMS], dl[RT_MAX_DIMS], pb[RT_MAX_DIMS], pe[RT_MAX_DIMS], op[RT_MAX_DIMS],
+        out[RT_MAX_DIMS];
+    const int64_t *a;
+    int n;
+    for (int d = 0; d < nsp; d++)
+        s[d] = dl[d] = 1, pb[d] = pe[d] = op[d] = 0;
+    if ((n = ox_attr_ints(nd, "strides", &a)) == nsp)
+        memcpy(s, a, sizeof(int64_t) * (size_t)nsp);
+    if ((n = ox_attr_ints(nd, "dilations", &a)) == nsp)
+        memcpy(dl, a, sizeof(int64_t) * (size_t)nsp);
+    if ((n = ox_attr_ints(nd, "output_padding", &a)) == nsp)
+        memcpy(op, a, sizeof(int64_t) * (size_t)nsp);
+    if ((n = ox_attr_ints(nd, "pads", &a)) == 2 * nsp)
+        for (int d = 0; d < nsp; d++)
+            pb[d] = a[d], pe[d] = a[nsp + d];
+    const int64_t *os;
+    int nos = ox_attr_ints(nd, "output_shape", &os);
+    const char *ap = ox_attr_str(nd, "auto_pad", "NOTSET");
+    for (int d = 0; d < nsp; d++) {
+        if (s[d] < 1 || dl[d] < 1)
+            return ox_fail(nd, "strides and dilations must be >= 1");
+        int64_t H = x->shape[2 + d], ke = (wv->shape[2 + d] - 1) * dl[d] + 1;
+        int64_t full = s[d] * (H - 1) + op[d] + ke;
+        if (nos || strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
+            /* a negative total pads the end with zeros (ONNX's rule) */
+            int64_t want = nos ? os[nos - nsp + d] : H * s[d];
+            int64_t tot = full - want;
+            bool upper = strcmp(ap, "SAME_UPPER") == 0;
+            int64_t half = tot >= 0 ? tot / 2 : -((-tot + 1) / 2);   /* floor(tot / 2) */
+            pb[d] = upper ? half : tot - half;
+            pe[d] = tot - pb[d];
+        }
+        out[d] = full - pb[d] - pe[d];
+    }
+    ox_value *y = ox_output(nd, 0);
+    y->dtype = x->dtype;
+    y->ndim = x->ndim;
+    y->shape[0] = x->shape[0];
+    y->shape[1] = F;
+    for (int d = 0; d < nsp; d++)
+        y->shape[2 + d] = out[d];
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_operand(&k, wv, "weight");
+    if (bias)
+        ox_operand(&k, bias, "bias");
+    ox_str cond = {0}, pos = {0};
+    for (int d = 0; d < nsp; d++) {
+        ox_str h = {0};
+        ox_printf(&h, "o%d + %lld - r%d * %lld", d, (long long)pb[d], d, (long long)dl[d]);
+        if (s[d] != 1)
+            ox_printf(&cond, "%s(%s) %% %lld == 0", cond.s ? " && " : "", h.s, (long long)s[d]);
+        ox_printf(&pos, ", (%s) / %lld", h.s, (long long)s[d]);
+        free(h.s);
+    }
+    ox_printf(&k.body, "    %s[n, f", bias ? "t" : "y");
+    for (int d = 0; d < nsp; d++)
+        ox_printf(&k.body, ", o%d", d);
+    ox_printf(&k.body, "] += %s%s%sx[n, f / %lld * %lld + c%s] else 0%s * weight[f / %lld * %lld + c, "
+              "f %% %lld", cond.s ? "(" : "", cond.s ? cond.s : "", cond.s ? " ? " : "",
+              (long long)Fg, (long long)Cg, pos.s, cond.s ? " : 0)" : "", (long long)Fg, (long long)Cg, (long long)Fg);
+    for (int d = 0; d < nsp; d++)
+        ox_printf(&k.body, ", r%d", d);
+    ox_printf(&k.body, "] where f in 0..%lld, c in 0..%lld", (long long)F, (long long)Cg);
+    for (int d = 0; d < nsp; d++)
+        ox_printf(&k.body, ", o%d in 0..%lld, r%d in 0..%lld", d, (long long)out[d], d,
+                  (long long)wv->shape[2 + d]);
+    ox_printf(&k.body, "\n");
+    if (bias) {
+        ox_printf(&k.body, "    y[n, f");
+        for (int d = 0; d < nsp; d++)
+            ox_printf(&k.body, ", o%d", d);
+        ox_printf(&k.body, "] = t[n, f");
+        for (int d = 0; d < nsp; d++)
+            ox_printf(&k.body, ", o%d", d);
+        ox_printf(&k.body, "] + bias[f]\n");
+    }
+    free(cond.s);
+    free(pos.s);
+    bool ok = ox_kernel_finish(&k, "conv_transpose", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
 /* ---------------------------------------------------------------- the table */
 
 typedef struct op_entry {
@@ -2020,7 +2340,8 @@ static const op_entry ops[] = {
     {"ReduceMean", op_reducemean}, {"ReduceMin", op_reducemin}, {"ReduceProd", op_reduceprod},
     {"ReduceSum", op_reducesum}, {"ReduceSumSquare", op_reducesumsquare}, {"Relu", op_relu},
     {"Reshape", op_reshape}, {"Selu", op_selu}, {"Shape", op_shape}, {"Sigmoid", op_sigmoid},
-    {"Sign", op_sign}, {"Round", op_round}, {"Sin", op_sin}, {"Slice", op_slice}, {"Softmax", op_softmax}, {"Softplus", op_softplus},
+    {"Sign", op_sign}, {"Size", op_size}, {"Trilu", op_trilu}, {"Hardmax", op_hardmax},
+    {"GatherElements", op_gatherelements}, {"ConvTranspose", op_convtranspose}, {"Round", op_round}, {"Sin", op_sin}, {"Slice", op_slice}, {"Softmax", op_softmax}, {"Softplus", op_softplus},
     {"Softsign", op_softsign}, {"SpaceToDepth", op_spacetodepth}, {"Split", op_split},
     {"Sqrt", op_sqrt}, {"Squeeze", op_squeeze}, {"Sub", op_sub}, {"Sum", op_sum},
     {"Tanh", op_tanh}, {"ThresholdedRelu", op_thresholdedrelu}, {"Tile", op_tile},
