@@ -705,7 +705,8 @@ int main(int argc, char **argv)
     if (!convert_pb_inputs(&o, &scratch, pb_inputs, &d))
         goto done;
     size_t len = 0;
-    if (lang == LANG_ONNX) {
+    bool imported = lang == LANG_ONNX;
+    if (imported) {
         if (!(text = import_onnx(&o, &scratch, &d)))
             goto done;
         len = strlen(text);
@@ -727,6 +728,9 @@ int main(int argc, char **argv)
         add_default_includes(&o, exe_dir, sizeof exe_dir);
         fe_options fo = {o.includes, o.nincludes, o.defines, o.ndefines};
         m = fe_compile(display, text, len, &fo, &d);
+        if (!m && imported && !d.ninternal)
+            diag_internal(&d, "onnx", "the program imported from %s does not compile (see it "
+                          "with --emit=te)", display);
     }
     if (!m)
         goto done;

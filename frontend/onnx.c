@@ -923,7 +923,7 @@ static bool import_outputs(ox *x, const Onnx__GraphProto *g)
             ox_value *in[1] = {v};
             ox_node nd = {.x = x, .n = &fake, .opset = x->opset, .in = in, .nin = 1};
             nd.layer = fresh_layer(x, name);
-            if (!ox_find_op("Identity")(&nd))
+            if (!ox_copy(&nd))
                 return false;
             v = x->vals[x->nvals - 1];
         }

@@ -115,6 +115,9 @@ void ox_bcast_read(ox_str *b, const char *role, const ox_value *v, int off, cons
 /* A floating-point literal of the language ("1.5", "1e-05", "inf"). */
 void ox_float(ox_str *b, double v);
 
+/* A copy kernel of input 0 (a graph output that is a constant or an input). */
+bool ox_copy(ox_node *nd);
+
 /* The op table (frontend/onnx_ops.c): the function of op_type, or NULL. */
 typedef bool (*ox_op_fn)(ox_node *nd);
 ox_op_fn ox_find_op(const char *op_type);

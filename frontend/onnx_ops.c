@@ -270,11 +270,31 @@ static bool nn_unary(ox_node *nd, const char *op, const char *tmpl)
 static bool op_relu(ox_node *nd) { return nn_unary(nd, "relu", "max($, 0)"); }
 static bool op_sigmoid(ox_node *nd) { return nn_unary(nd, "sigmoid", "sigmoid($)"); }
 
+/* A copy of a constant is the constant (PyTorch exports shared weights
+ * through Identity nodes); of anything else, a copy kernel. */
+static bool copy_or_fold(ox_node *nd)
+{
+    ox_value *x = ox_input(nd, 0);
+    if (!x)
+        return false;
+    if (!x->konst || x->id)
+        return op_copy(nd);
+    char err[256];
+    rt_tensor *t = rt_tensor_new(x->dtype, x->ndim, x->shape, err, sizeof err);
+    if (!t)
+        return ox_fail(nd, "%s", err);
+    memcpy(t->data, x->konst->data, x->konst->nbytes);
+    return ox_set_const(nd, 0, t);
+}
+
+bool ox_copy(ox_node *nd)
+{
+    return op_copy(nd);
+}
+
 static bool op_identity(ox_node *nd)
 {
-    if (ox_noutputs(nd) > 1)
-        return ox_fail(nd, "the mask output is not supported (inference only)");
-    return op_copy(nd);
+    return copy_or_fold(nd);
 }
 
 /* Dropout at inference: y = x, and the optional mask is all true. */
@@ -287,7 +307,7 @@ static bool op_dropout(ox_node *nd)
     }
     if (ox_attr_int(nd, "is_test", 1) == 0 && nd->opset < 7)
         return ox_fail(nd, "training mode (is_test=0) is not supported (inference only)");
-    if (!op_copy(nd))
+    if (!copy_or_fold(nd))
         return false;
     if (ox_noutputs(nd) < 2 || !*nd->n->output[1])
         return true;
@@ -2037,6 +2057,17 @@ static bool pool(ox_node *nd, bool is_max)
     same_shape(y, x);
     for (int d = 0; d < w.nsp; d++)
         y->shape[2 + d] = w.out[d];
+    /* nn.te's maxpool2d: a square window, one stride, symmetric padding of
+     * at most half the window (its output size rule is ONNX's) */
+    if (is_max && w.nsp == 2 && x->dtype == IR_F32 && x->id && w.k[0] == w.k[1] &&
+        w.s[0] == w.s[1] && w.dil[0] == 1 && w.dil[1] == 1 && w.pb[0] == w.pb[1] &&
+        w.pe[0] == w.pb[0] && w.pe[1] == w.pb[1] && 2 * w.pb[0] <= w.k[0]) {
+        char args[300];
+        snprintf(args, sizeof args, "%s, %lld, %lld%s%.0lld%s", x->id, (long long)w.k[0],
+                 (long long)w.s[0], w.pb[0] ? ", pad=" : "", (long long)w.pb[0],
+                 ceil_mode ? ", ceil=1" : "");
+        return ox_call_nn(nd, y, "maxpool2d", args, NULL, NULL, 0);
+    }
     ox_kernel k;
     ox_kernel_init(&k, nd);
     ox_operand(&k, x, "x");
