@@ -12,9 +12,10 @@ the expected outputs at the suite's tolerance (rtol 1e-3, atol 1e-7).
                   [--jobs 2] [--timeout 60] [--only LIST] [TEST-REGEX]
 
 --only LIST runs just the tests named in LIST (one "suite/name" a line),
-each of which must pass (make check's supported subset).  Prints one line per
-test, then the pass count of the node tests of the ops doc/onnx.md lists and
-the overall pass count.  Exit status 1 when any test failed.
+each of which must pass (make check's supported subset): a skipped one fails,
+and only the lines of tests that did not pass are printed.  Prints one line
+per test, then the pass count of the node tests of the ops doc/onnx.md lists
+and the overall pass count.  Exit status 1 when any test failed.
 """
 import argparse
 import concurrent.futures
@@ -134,6 +135,11 @@ def main():
              for n in sorted(os.listdir(os.path.join(a.data, s)))]
     if a.only:
         wanted = set(ln.strip() for ln in open(a.only) if ln.strip() and ln[0] != "#")
+        missing = wanted - set("/".join(t) for t in tests)
+        for m in sorted(missing):
+            print("FAIL: %s: listed as supported but not in %s" % (m, a.data))
+        if missing:
+            return 1
         tests = [t for t in tests if "/".join(t) in wanted]
     if a.regex:
         tests = [t for t in tests if re.search(a.regex, "/".join(t))]
@@ -142,7 +148,11 @@ def main():
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
     listed_total = listed_pass = 0
     for t, (st, why) in zip(tests, results):
+        if a.only and st == "SKIP":
+            st, why = "FAIL", "listed as supported but skipped: " + why
         counts[st] += 1
+        if a.only and st == "PASS":
+            continue
         print("%s: %s%s" % (st, "/".join(t), ": " + why if why else ""))
         if t[0] == "node" and not t[1].endswith("_expanded"):
             ops = set(onnxpb.op_types(open(os.path.join(a.data, t[0], t[1], "model.onnx"),
