@@ -144,6 +144,17 @@ static bool elementwise_n(ox_node *nd, const combine *cb)
         for (int i = 0; i < n; i++)
             off[i] = y->ndim - v[i]->ndim;
     }
+    /* nn.te's add and mul: two f32 tensors of one shape, rank 2 to 4 */
+    if ((strcmp(cb->base, "add") == 0 || strcmp(cb->base, "mul") == 0) && v[0]->id &&
+        v[1]->id && v[0]->dtype == IR_F32 && v[0]->ndim == y->ndim && v[1]->ndim == y->ndim &&
+        y->ndim >= 2 && y->ndim <= 4 &&
+        memcmp(v[0]->shape, v[1]->shape, sizeof(int64_t) * (size_t)y->ndim) == 0) {
+        ox_str args = {0};
+        ox_printf(&args, "%s, %s", v[0]->id, v[1]->id);
+        bool ok = ox_call_nn(nd, y, cb->base, args.s, NULL, NULL, 0);
+        free(args.s);
+        return ok;
+    }
     ox_kernel k;
     ox_kernel_init(&k, nd);
     static const char *roles[26] = {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l",
@@ -1761,9 +1772,11 @@ static bool op_gemm(ox_node *nd)
         !b->id && c && c->konst && !c->id && c->ndim == 1 && c->shape[0] == N) {
         static const char *roles[] = {"weight", "bias"};
         rt_tensor *data[2] = {b->konst, c->konst};
-        char args[300];
-        snprintf(args, sizeof args, "%s, %lld", a->id, (long long)N);
-        return ox_call_nn(nd, y, "linear", args, roles, data, 2);
+        ox_str args = {0};
+        ox_printf(&args, "%s, %lld", a->id, (long long)N);
+        bool ok = ox_call_nn(nd, y, "linear", args.s, roles, data, 2);
+        free(args.s);
+        return ok;
     }
     ox_kernel k;
     ox_kernel_init(&k, nd);
@@ -2062,11 +2075,15 @@ static bool pool(ox_node *nd, bool is_max)
     if (is_max && w.nsp == 2 && x->dtype == IR_F32 && x->id && w.k[0] == w.k[1] &&
         w.s[0] == w.s[1] && w.dil[0] == 1 && w.dil[1] == 1 && w.pb[0] == w.pb[1] &&
         w.pe[0] == w.pb[0] && w.pe[1] == w.pb[1] && 2 * w.pb[0] <= w.k[0]) {
-        char args[300];
-        snprintf(args, sizeof args, "%s, %lld, %lld%s%.0lld%s", x->id, (long long)w.k[0],
-                 (long long)w.s[0], w.pb[0] ? ", pad=" : "", (long long)w.pb[0],
-                 ceil_mode ? ", ceil=1" : "");
-        return ox_call_nn(nd, y, "maxpool2d", args, NULL, NULL, 0);
+        ox_str args = {0};
+        ox_printf(&args, "%s, %lld, %lld", x->id, (long long)w.k[0], (long long)w.s[0]);
+        if (w.pb[0])
+            ox_printf(&args, ", pad=%lld", (long long)w.pb[0]);
+        if (ceil_mode)
+            ox_printf(&args, ", ceil=1");
+        bool ok = ox_call_nn(nd, y, "maxpool2d", args.s, NULL, NULL, 0);
+        free(args.s);
+        return ok;
     }
     ox_kernel k;
     ox_kernel_init(&k, nd);
