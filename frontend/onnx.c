@@ -101,6 +101,13 @@ void ox_type(ox_str *b, ir_dtype t, int ndim, const int64_t *shape)
 
 void ox_bcast_read(ox_str *b, const char *role, const ox_value *v, int off, const int64_t *oshape)
 {
+    if (ox_is_literal(v)) {
+        if (ir_dtype_is_float(v->dtype))
+            ox_float(b, rt_tensor_get(v->konst, 0));
+        else
+            ox_printf(b, "%lld", (long long)rt_tensor_get(v->konst, 0));
+        return;
+    }
     ox_printf(b, "%s[", role);
     for (int k = 0; k < v->ndim; k++) {
         int ok = off + k;
@@ -522,12 +529,13 @@ int ox_const_ints(ox_node *nd, int i, int64_t *out, int max)
     return (int)n;
 }
 
-bool ox_set_const(ox_node *nd, int i, rt_tensor *t)
+bool ox_set_const(ox_node *nd, int i, rt_tensor *t, bool weight)
 {
     if (!t)
         return false;
     ox_value *v = ox_output(nd, i);
     v->konst = t;
+    v->weight = weight;
     v->dtype = t->dtype;
     v->ndim = t->ndim;
     memcpy(v->shape, t->shape, sizeof v->shape);
@@ -608,8 +616,45 @@ void ox_kernel_free(ox_kernel *k)
     free(k->body.s);
 }
 
+bool ox_is_param(const ox_value *v)
+{
+    return v->konst && !v->id && v->uses <= 1;
+}
+
+bool ox_is_literal(const ox_value *v)
+{
+    return v->konst && !v->id && rt_tensor_numel(v->konst) == 1;
+}
+
+static const char *def_named(ox *x, const char *base, const char *text);
+
+/* A constant several nodes read: one layer whose output is its contents
+ * (its param `<initializer>.value`), so that its readers share it. */
+static bool share_constant(ox_node *nd, ox_value *v)
+{
+    ox *x = nd->x;
+    char *layer = fresh_layer(x, v->onnx);
+    ox_str text = {0};
+    ox_printf(&text, "() -> y: ");
+    ox_type(&text, v->dtype, v->ndim, v->shape);
+    ox_printf(&text, " {\n    %s value: ", v->weight ? "param" : "state");
+    ox_type(&text, v->dtype, v->ndim, v->shape);
+    ox_printf(&text, "\n    y[");
+    ox_indices(&text, "i", 0, v->ndim);
+    ox_printf(&text, "] = value[");
+    ox_indices(&text, "i", 0, v->ndim);
+    ox_printf(&text, "]\n}\n");
+    const char *name = def_named(x, "constant", text.s);
+    free(text.s);
+    v->id = fresh_id(x, v->onnx);
+    ox_printf(&x->body, "%s = %s() as \"%s\"\n", v->id, name, layer);
+    return write_weight(nd, layer, "value", v->konst);
+}
+
 const char *ox_operand(ox_kernel *k, ox_value *v, const char *role)
 {
+    if (v->konst && !v->id && v->uses > 1)
+        share_constant(k->nd, v);
     if (v->id || !v->konst) {
         ox_printf(&k->params, "%s%s: ", k->nargs ? ", " : "", role);
         ox_type(&k->params, v->dtype, v->ndim, v->shape);
@@ -621,7 +666,7 @@ const char *ox_operand(ox_kernel *k, ox_value *v, const char *role)
         if (k->data[i] == v->konst)
             return k->roles[i];
     ox_str line = {0};
-    ox_printf(&line, "    param %s: ", role);
+    ox_printf(&line, "    %s %s: ", v->weight ? "param" : "state", role);
     ox_type(&line, v->dtype, v->ndim, v->shape);
     ox_printf(&line, "\n%s", str_of(&k->body));
     free(k->body.s);
@@ -1017,6 +1062,7 @@ char *fe_onnx_import(const char *path, const fe_onnx_options *o, diag *d)
         if (!(v->konst = tensor_from_proto(&x, t, err, sizeof err)))
             model_error(&x, "initializer '%s': %s", t->name, err);
         else {
+            v->weight = true;
             v->dtype = v->konst->dtype;
             v->ndim = v->konst->ndim;
             memcpy(v->shape, v->konst->shape, sizeof v->shape);
@@ -1025,6 +1071,16 @@ char *fe_onnx_import(const char *path, const fe_onnx_options *o, diag *d)
     for (size_t i = 0; i < g->n_input && d->nerrors == errors; i++)
         if (!g->input[i]->name || !find_value(&x, g->input[i]->name))
             declare_input(&x, g->input[i]);
+    /* readers of each initializer; an Identity's output is a copy with
+     * readers of its own (exporters write one initializer for equal ones) */
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t k = 0; k < g->node[i]->n_input; k++) {
+            if (g->node[i]->op_type && strcmp(g->node[i]->op_type, "Identity") == 0)
+                continue;
+            ox_value *v = *g->node[i]->input[k] ? find_value(&x, g->node[i]->input[k]) : NULL;
+            if (v)
+                v->uses++;
+        }
     char *text = NULL;
     if (d->nerrors == errors && import_graph(&x, g) && import_outputs(&x, g)) {
         ox_str all = {0};

@@ -30,6 +30,10 @@ typedef struct ox_value {
     int64_t shape[RT_MAX_DIMS];
     rt_tensor *konst;        /* its contents when known at import time (initializers,
                                 Constant, Shape ...), else NULL */
+    int uses;                /* an initializer's: how many node inputs name it */
+    bool weight;             /* an initializer (or a copy or reshape of one): a
+                                `param`; other constants are computed from the
+                                graph (masks, positions) and are `state` */
 } ox_value;
 
 typedef struct ox ox;
@@ -71,8 +75,9 @@ bool ox_axis(ox_node *nd, int64_t axis, int rank, int *out);
 /* Checks a computed shape: every dimension >= 1, at most RT_MAX_DIMS. */
 bool ox_check_shape(ox_node *nd, const int64_t *shape, int ndim);
 
-/* A value known at import time, as the node's output i. */
-bool ox_set_const(ox_node *nd, int i, rt_tensor *t);
+/* A value known at import time, as the node's output i; weight: an
+ * initializer's copy (see ox_value). */
+bool ox_set_const(ox_node *nd, int i, rt_tensor *t, bool weight);
 
 /* ---------------------------------------------------------------- kernels
  *
@@ -90,8 +95,15 @@ typedef struct ox_kernel {
 } ox_kernel;
 
 void ox_kernel_init(ox_kernel *k, ox_node *nd);
+/* Whether v can be a `param` of the layer that reads it: a constant used by
+ * one node.  (A constant several nodes read — PyTorch's tied weights — is
+ * one layer of its own, so that it is one parameter.) */
+bool ox_is_param(const ox_value *v);
+/* Whether v is a one-element constant, written as a literal in reads. */
+bool ox_is_literal(const ox_value *v);
+
 /* Makes v available in the kernel under role: a tensor parameter, or a
- * `param` when v is a constant.  Returns role. */
+ * `param` when v is a constant read by this node only.  Returns role. */
 const char *ox_operand(ox_kernel *k, ox_value *v, const char *role);
 /* Writes the def (named after base) and its call, which defines output
  * out (given its dtype and shape) in layer suffix (NULL: the node's

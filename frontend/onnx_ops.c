@@ -161,8 +161,9 @@ static bool elementwise_n(ox_node *nd, const combine *cb)
                                     "m", "n", "o", "p", "q", "r", "s", "t", "u", "v", "w", "x",
                                     "y2", "z"};
     ox_str reads[26] = {{0}};
-    for (int i = 0; i < n; i++)
-        ox_bcast_read(&reads[i], ox_operand(&k, v[i], roles[i]), v[i], off[i], y->shape);
+    for (int i = 0; i < n; i++)   /* a one-element constant is a literal */
+        ox_bcast_read(&reads[i], ox_is_literal(v[i]) ? "" : ox_operand(&k, v[i], roles[i]), v[i],
+                      off[i], y->shape);
     ox_str expr = {0};
     if (cb->nin) {
         for (const char *p = cb->tmpl; *p; p++)
@@ -295,7 +296,7 @@ static bool copy_or_fold(ox_node *nd)
     if (!t)
         return ox_fail(nd, "%s", err);
     memcpy(t->data, x->konst->data, x->konst->nbytes);
-    return ox_set_const(nd, 0, t);
+    return ox_set_const(nd, 0, t, x->weight);
 }
 
 bool ox_copy(ox_node *nd)
@@ -487,6 +488,7 @@ static bool reshape_to(ox_node *nd, const char *base, const int64_t *shape, int 
             return ox_fail(nd, "%s", err);
         memcpy(t->data, x->konst->data, x->konst->nbytes);
         y->konst = t;
+        y->weight = x->weight;
         return true;
     }
     ox_str lin = {0};   /* the output element's row-major position */
@@ -1145,29 +1147,29 @@ static bool op_constant(ox_node *nd)
     const Onnx__AttributeProto *a;
     char err[256];
     if ((a = ox_attr(nd, "value")) && a->t)
-        return ox_set_const(nd, 0, ox_tensor_of(nd, a->t));
+        return ox_set_const(nd, 0, ox_tensor_of(nd, a->t), false);
     int64_t one = 1;
     if ((a = ox_attr(nd, "value_float")) && a->has_f) {
         rt_tensor *t = rt_tensor_new(IR_F32, 0, &one, err, sizeof err);
         rt_tensor_set(t, 0, a->f);
-        return ox_set_const(nd, 0, t);
+        return ox_set_const(nd, 0, t, false);
     }
     if ((a = ox_attr(nd, "value_int")) && a->has_i) {
         rt_tensor *t = rt_tensor_new(IR_I64, 0, &one, err, sizeof err);
         ((int64_t *)t->data)[0] = a->i;
-        return ox_set_const(nd, 0, t);
+        return ox_set_const(nd, 0, t, false);
     }
     if ((a = ox_attr(nd, "value_floats")) && a->n_floats) {
         int64_t n = (int64_t)a->n_floats;
         rt_tensor *t = rt_tensor_new(IR_F32, 1, &n, err, sizeof err);
         memcpy(t->data, a->floats, sizeof(float) * a->n_floats);
-        return ox_set_const(nd, 0, t);
+        return ox_set_const(nd, 0, t, false);
     }
     if ((a = ox_attr(nd, "value_ints")) && a->n_ints) {
         int64_t n = (int64_t)a->n_ints;
         rt_tensor *t = rt_tensor_new(IR_I64, 1, &n, err, sizeof err);
         memcpy(t->data, a->ints, sizeof(int64_t) * a->n_ints);
-        return ox_set_const(nd, 0, t);
+        return ox_set_const(nd, 0, t, false);
     }
     return ox_fail(nd, "the constant has no supported value attribute");
 }
@@ -1191,7 +1193,7 @@ static bool op_shape(ox_node *nd)
     rt_tensor *t = rt_tensor_new(IR_I64, 1, &n, err, sizeof err);
     for (int64_t i = 0; i < n && t; i++)
         ((int64_t *)t->data)[i] = x->shape[lo + i];
-    return ox_set_const(nd, 0, t);
+    return ox_set_const(nd, 0, t, false);
 }
 
 static bool op_size(ox_node *nd)
@@ -1206,7 +1208,7 @@ static bool op_size(ox_node *nd)
     rt_tensor *t = rt_tensor_new(IR_I64, 0, &n, err, sizeof err);
     if (t)
         ((int64_t *)t->data)[0] = n;
-    return ox_set_const(nd, 0, t);
+    return ox_set_const(nd, 0, t, false);
 }
 
 static bool op_constantofshape(ox_node *nd)
@@ -1226,7 +1228,7 @@ static bool op_constantofshape(ox_node *nd)
     for (int64_t i = 0; t && i < rt_tensor_numel(t); i++)
         rt_tensor_set(t, i, v ? rt_tensor_get(v, 0) : 0);
     rt_tensor_free(v);
-    return ox_set_const(nd, 0, t);
+    return ox_set_const(nd, 0, t, false);
 }
 
 static bool op_range(ox_node *nd)
@@ -1249,7 +1251,7 @@ static bool op_range(ox_node *nd)
     rt_tensor *t = rt_tensor_new(v[0]->dtype, 1, &n, err, sizeof err);
     for (int64_t i = 0; t && i < n; i++)
         rt_tensor_set(t, i, a + (double)i * d);
-    return ox_set_const(nd, 0, t);
+    return ox_set_const(nd, 0, t, false);
 }
 
 /* ---------------------------------------------------------------- reductions */
@@ -1507,7 +1509,7 @@ static bool op_batchnorm(ox_node *nd)
     double eps = ox_attr_float(nd, "epsilon", 1e-5);
     bool consts = true;
     for (int i = 1; i < 5; i++)
-        consts = consts && v[i]->konst && !v[i]->id;
+        consts = consts && ox_is_param(v[i]);
     ox_value *y = ox_output(nd, 0);
     same_shape(y, x);
     if (consts && x->ndim == 4 && x->dtype == IR_F32 && x->id) {
@@ -1768,8 +1770,8 @@ static bool op_gemm(ox_node *nd)
                                     (long long)N) : false;
     }
     /* torch.nn.Linear: nn.te's linear, with the weight and the bias as params */
-    if (!ta && tb && alpha == 1 && beta == 1 && a->id && a->dtype == IR_F32 && b->konst &&
-        !b->id && c && c->konst && !c->id && c->ndim == 1 && c->shape[0] == N) {
+    if (!ta && tb && alpha == 1 && beta == 1 && a->id && a->dtype == IR_F32 && ox_is_param(b) &&
+        c && ox_is_param(c) && c->ndim == 1 && c->shape[0] == N) {
         static const char *roles[] = {"weight", "bias"};
         rt_tensor *data[2] = {b->konst, c->konst};
         ox_str args = {0};
@@ -1984,8 +1986,7 @@ static bool op_conv(ox_node *nd)
     /* nn.te's conv2d: square kernel, one stride, dilation and padding */
     bool square = w.nsp == 2 && w.k[0] == w.k[1] && w.s[0] == w.s[1] && w.dil[0] == w.dil[1] &&
                   w.pb[0] == w.pb[1] && w.pe[0] == w.pb[0] && w.pe[1] == w.pb[1];
-    if (square && x->dtype == IR_F32 && x->id && wv->konst && !wv->id &&
-        (!bias || (bias->konst && !bias->id))) {
+    if (square && x->dtype == IR_F32 && x->id && ox_is_param(wv) && (!bias || ox_is_param(bias))) {
         static const char *roles[] = {"weight", "bias"};
         rt_tensor *data[2] = {wv->konst, bias ? bias->konst : NULL};
         ox_str args = {0};
