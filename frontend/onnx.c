@@ -973,8 +973,10 @@ static bool import_outputs(ox *x, const Onnx__GraphProto *g)
             v = x->vals[x->nvals - 1];
         }
         /* the output keeps its ONNX name where a buffer name may be it */
-        bool plain = *name && !strpbrk(name, " \t\"\\{}") && name[0] != '.' &&
-                     name[strlen(name) - 1] != '.' && !strstr(name, "..");
+        bool plain = *name && name[0] != '.' && name[strlen(name) - 1] != '.' &&
+                     !strstr(name, "..");
+        for (const char *p = name; *p; p++)
+            plain = plain && *p > ' ' && *p < 127 && !strchr("\"\\{}", *p);
         ox_printf(&x->body, "output %s as \"%s\"\n", v->id, plain ? name : v->id);
     }
     return true;
@@ -1084,9 +1086,12 @@ char *fe_onnx_import(const char *path, const fe_onnx_options *o, diag *d)
     char *text = NULL;
     if (d->nerrors == errors && import_graph(&x, g) && import_outputs(&x, g)) {
         ox_str all = {0};
+        char producer[64] = "";   /* printable ASCII of it */
+        for (size_t i = 0, k = 0; m->producer_name && m->producer_name[i] && k < 63; i++)
+            if (m->producer_name[i] >= ' ' && m->producer_name[i] < 127)
+                producer[k++] = m->producer_name[i], producer[k] = 0;
         ox_printf(&all, "# %s, imported from ONNX (opset %d%s%s) by tec\n", path, x.opset,
-                  m->producer_name && *m->producer_name ? ", produced by " : "",
-                  m->producer_name ? m->producer_name : "");
+                  *producer ? ", produced by " : "", producer);
         ox_printf(&all, "import \"nn.te\"\n\n%s%s%s\n%s", str_of(&x.head), x.head.len ? "\n" : "",
                   str_of(&x.defs_text), str_of(&x.body));
         text = all.s;
