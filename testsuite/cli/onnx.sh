@@ -55,3 +55,16 @@ expect_status 0 "$TEC" -D N=2 --profile m.onnx
 grep -q '^ *fc.MatMul  *matmul_1 ' out || { cat out; fail "no fc.MatMul row in the profile"; }
 expect_status 1 "$TEC" m.onnx --weights nowhere
 expect_status 2 "$TEC" --save-weights w m.onnx
+
+# An output name that is not printable ASCII does not reach the program:
+# the output takes its .te name.
+"$PYTHON" - "$srcdir/testsuite/onnx" <<'PY' || fail "cannot build the model"
+import sys
+sys.path.insert(0, sys.argv[1])
+from make_hostile import node, value_info, model
+open("odd.onnx", "wb").write(model([node("Relu", ["x"], ["y\xe7"], name="r")],
+                                   [value_info("x", [2, 3])], [value_info("y\xe7", [2, 3])]))
+PY
+expect_status 0 "$TEC" --emit=te odd.onnx
+grep -qx 'output y as "y"' out || { cat out; fail "the odd output name is not replaced"; }
+expect_status 0 "$TEC" odd.onnx
