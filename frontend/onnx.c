@@ -255,7 +255,8 @@ static unsigned char *read_external(ox *x, const Onnx__TensorProto *t, size_t wa
     FILE *f = fopen(path, "rb");
     unsigned char *buf = f ? malloc(want ? want : 1) : NULL;
     if (!f || !buf || fseek(f, offset, SEEK_SET) != 0 || fread(buf, 1, want, f) != want) {
-        snprintf(err, errlen, "cannot read %zu bytes of its external data from %s", want, path);
+        snprintf(err, errlen, "cannot read %zu bytes at offset %lld of its external data '%s' "
+                 "(in the model's folder)", want, offset, loc);
         free(buf);
         buf = NULL;
     }

@@ -1435,7 +1435,7 @@ static bool softmax_op(ox_node *nd, bool logsm)
     ox_kernel k;
     ox_kernel_init(&k, nd);
     ox_operand(&k, x, "x");
-    ox_str xr = {0}, xe = {0}, kept = {0}, all = {0};
+    ox_str xr = {0}, kept = {0}, all = {0};
     for (int d = 0, o = 0; d < x->ndim; d++) {
         ox_printf(&all, "%si%d", d ? ", " : "", d);
         if (!red[d])
@@ -1453,7 +1453,6 @@ static bool softmax_op(ox_node *nd, bool logsm)
     else
         ox_printf(&k.body, "    y[%s] = exp(x[%s] - m[%s]) / s[%s]\n", all.s, all.s, K, K);
     free(xr.s);
-    free(xe.s);
     free(kept.s);
     free(all.s);
     bool ok = ox_kernel_finish(&k, logsm ? "log_softmax" : "softmax", y, NULL);
