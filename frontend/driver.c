@@ -4,7 +4,10 @@
  * usage error; 70 an internal error (a bug in tec). */
 #include "config.h"
 
+#define _XOPEN_SOURCE 700   /* nftw */
+
 #include <errno.h>
+#include <ftw.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 #include "accel/cli.h"
 #include "codegen/codegen.h"
 #include "frontend/frontend.h"
+#include "frontend/onnx.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
 #include "passes/passes.h"
@@ -22,8 +26,8 @@
 
 enum { EXIT_USER = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 70 };
 
-typedef enum { EMIT_RUN, EMIT_TIR, EMIT_C, EMIT_SO } emit_kind;
-typedef enum { LANG_AUTO, LANG_TE, LANG_TIR } lang_kind;
+typedef enum { EMIT_RUN, EMIT_TE, EMIT_TIR, EMIT_C, EMIT_SO } emit_kind;
+typedef enum { LANG_AUTO, LANG_TE, LANG_TIR, LANG_ONNX } lang_kind;
 
 /* Everything the command line says, in one place. */
 typedef struct options {
@@ -46,6 +50,8 @@ typedef struct options {
     int threads;
     const char *threads_source;   /* "--threads", "TEC_NUM_THREADS" or "cores" */
     const char *weights_dir, *save_outputs;
+    const char *save_weights;     /* --save-weights: an ONNX model's initializers */
+    char *scratch_weights;        /* an ONNX model's weights for the run (malloc'ed) */
     fe_define *defines;
     int ndefines;
     const char **includes;
@@ -66,13 +72,13 @@ typedef struct options {
 static void usage(FILE *out)
 {
     fputs(
-        "usage: tec [options] FILE.te|FILE.tir|-\n"
+        "usage: tec [options] FILE.te|FILE.tir|FILE.onnx|-\n"
         "\n"
         "Compiles a tensor-expression program, runs it, and prints its outputs.\n"
         "\n"
         "Compilation:\n"
         "  -O0 -O1 -O2 -O3        optimization level (default -O1)\n"
-        "  -x te|tir              language of the input (default: from the file name)\n"
+        "  -x te|tir|onnx         language of the input (default: from the file name)\n"
         "  -D NAME=VALUE          override the shape parameter `let NAME`\n"
         "  -I DIR                 search DIR for imports\n"
         "  --passes=LIST          run these passes instead of the -O pipeline\n"
@@ -83,7 +89,9 @@ static void usage(FILE *out)
         "  --dump-schedule        print the schedule -O2/-O3 chose for each kernel (stderr),\n"
         "                         as `schedule` blocks to copy into the program\n"
         "  --verify-each          verify the IR after every pass\n"
-        "  --emit=tir|c|so        print the IR or C (or write the .so with -o) and stop\n"
+        "  --emit=te|tir|c|so     print the .te program (of an ONNX model), the IR or C\n"
+        "                         (or write the .so with -o) and stop\n"
+        "  --save-weights DIR     with an ONNX model: write its weights to DIR (doc/onnx.md)\n"
         "  -o FILE                output file for --emit\n"
         "  --target=NAME          build kernels for NAME: native (default, this machine),\n"
         "                         x86-64, x86-64-v2, x86-64-v3 or x86-64-v4\n"
@@ -92,7 +100,8 @@ static void usage(FILE *out)
         "  -v, --verbose          show the target and the C compiler's command line\n"
         "\n"
         "Running:\n"
-        "  --input NAME=FILE.npy  contents of input NAME (default: the documented formula)\n"
+        "  --input NAME=FILE.npy  contents of input NAME (default: the documented formula);\n"
+        "                         an ONNX TensorProto FILE.pb is read as well\n"
         "  --weights DIR          parameters from DIR/<parameter name>.npy\n"
         "  --save-outputs DIR     write every output to DIR/<name>.npy\n"
         "  --interp               run with the IR interpreter instead of compiled code\n"
@@ -215,8 +224,8 @@ enum {
     OPT_NO_CACHE, OPT_VERSION, OPT_PROFILE, OPT_REPEAT, OPT_REPORT, OPT_TRACE, OPT_PLOT,
     OPT_CALIBRATE, OPT_COUNTERS, OPT_PAD_TO, OPT_ACCEL, OPT_ACCEL_REPORT, OPT_SEARCH,
     OPT_TOPOLOGY, OPT_EXPORT_TOPOLOGY, OPT_EXPORT_FORMAT, OPT_SWEEP, OPT_SWEEP_OUT,
-    OPT_SWEEP_ARRAYS, OPT_SWEEP_DATAFLOWS, OPT_SWEEP_SRAM, OPT_STRICT, OPT_ACCEL_MODE, OPT_NO_RUN, OPT_TARGET,
-    OPT_PRINT_TARGET, OPT_THREADS, OPT_DUMP_SCHEDULE,
+    OPT_SWEEP_ARRAYS, OPT_SWEEP_DATAFLOWS, OPT_SWEEP_SRAM, OPT_STRICT, OPT_ACCEL_MODE, OPT_NO_RUN,
+    OPT_TARGET, OPT_PRINT_TARGET, OPT_THREADS, OPT_DUMP_SCHEDULE, OPT_SAVE_WEIGHTS,
 };
 
 /* A positive decimal count no larger than max, or -1. */
@@ -244,6 +253,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"input", required_argument, 0, OPT_INPUT},
         {"weights", required_argument, 0, OPT_WEIGHTS},
         {"save-outputs", required_argument, 0, OPT_SAVE_OUTPUTS},
+        {"save-weights", required_argument, 0, OPT_SAVE_WEIGHTS},
         {"interp", no_argument, 0, OPT_INTERP},
         {"no-cache", no_argument, 0, OPT_NO_CACHE},
         {"verbose", no_argument, 0, 'v'},
@@ -290,8 +300,10 @@ static int parse_args(int argc, char **argv, options *o)
                 o->lang = LANG_TE;
             else if (strcmp(optarg, "tir") == 0)
                 o->lang = LANG_TIR;
+            else if (strcmp(optarg, "onnx") == 0)
+                o->lang = LANG_ONNX;
             else
-                return usage_error("unknown language '-x %s' (use te or tir)", optarg);
+                return usage_error("unknown language '-x %s' (use te, tir or onnx)", optarg);
             break;
         case 'D': {
             const char *name, *value;
@@ -309,14 +321,16 @@ static int parse_args(int argc, char **argv, options *o)
             o->output_file = optarg;
             break;
         case OPT_EMIT:
-            if (strcmp(optarg, "tir") == 0)
+            if (strcmp(optarg, "te") == 0)
+                o->emit = EMIT_TE;
+            else if (strcmp(optarg, "tir") == 0)
                 o->emit = EMIT_TIR;
             else if (strcmp(optarg, "c") == 0)
                 o->emit = EMIT_C;
             else if (strcmp(optarg, "so") == 0)
                 o->emit = EMIT_SO;
             else
-                return usage_error("unknown --emit=%s (use tir, c or so)", optarg);
+                return usage_error("unknown --emit=%s (use te, tir, c or so)", optarg);
             break;
         case OPT_PASSES: o->passes = optarg; break;
         case OPT_DUMP_IR: o->dump_ir = optarg; break;
@@ -330,6 +344,7 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_THREADS: o->threads_arg = optarg; break;
         case OPT_WEIGHTS: o->weights_dir = optarg; break;
         case OPT_SAVE_OUTPUTS: o->save_outputs = optarg; break;
+        case OPT_SAVE_WEIGHTS: o->save_weights = optarg; break;
         case OPT_PROFILE: o->profile = true; break;
         case OPT_CALIBRATE: o->calibrate = true; break;
         case OPT_COUNTERS: o->counters = o->profile = true; break;
@@ -456,6 +471,8 @@ static int parse_args(int argc, char **argv, options *o)
                            "--repeat, --save-outputs or --interp");
     if (o->emit == EMIT_SO && !o->output_file)
         return usage_error("%s", "--emit=so needs -o FILE");
+    if (o->save_weights && (o->weights_dir || o->emit != EMIT_TE))
+        return usage_error("%s", "--save-weights goes with --emit=te (and not with --weights)");
     return -1;
 }
 
@@ -586,6 +603,76 @@ static void report_profile(rt_profile *prof, const options *o, accel_columns *ac
         acc_cli_run_module(m, &o->accel, NULL, d);
 }
 
+/* A private folder (under $TMPDIR) for an ONNX model's weights and the
+ * .npy copies of .pb inputs; removed, with its files, when tec ends. */
+static const char *scratch_dir(char **scratch, diag *d)
+{
+    if (*scratch)
+        return *scratch;
+    const char *tmp = getenv("TMPDIR");
+    char *dir = malloc(strlen(tmp && *tmp ? tmp : "/tmp") + 24);
+    sprintf(dir, "%s/tec-onnx-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        diag_error(d, diag_noloc(), "cannot create a folder in %s: %s", tmp && *tmp ? tmp : "/tmp",
+                   strerror(errno));
+        free(dir);
+        return NULL;
+    }
+    return *scratch = dir;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    remove(path);
+    return 0;
+}
+
+static void remove_scratch(char *dir)
+{
+    if (dir)
+        nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir);
+}
+
+/* --input NAME=FILE.pb: an ONNX TensorProto, read through a .npy copy in
+ * the scratch folder (owned[i] keeps its malloc'ed path). */
+static bool convert_pb_inputs(options *o, char **scratch, char **owned, diag *d)
+{
+    for (int i = 0; i < o->ninputs; i++) {
+        if (!ends_with(o->inputs[i].path, ".pb"))
+            continue;
+        const char *dir = scratch_dir(scratch, d);
+        if (!dir)
+            return false;
+        owned[i] = malloc(strlen(dir) + 32);
+        sprintf(owned[i], "%s/input-%d.npy", dir, i);
+        if (!fe_onnx_pb_to_npy(o->inputs[i].path, owned[i], d))
+            return false;
+        o->inputs[i].path = owned[i];
+    }
+    return true;
+}
+
+/* An ONNX model as a .te program.  Its weights go to --save-weights, or,
+ * for a run without --weights, to the scratch folder the run reads. */
+static char *import_onnx(options *o, char **scratch, diag *d)
+{
+    fe_onnx_options oo = {o->defines, o->ndefines, o->save_weights, o->inputs, o->ninputs};
+    char *weights = NULL;
+    if (o->emit == EMIT_RUN && !o->weights_dir) {
+        const char *dir = scratch_dir(scratch, d);
+        if (!dir)
+            return NULL;
+        weights = malloc(strlen(dir) + 16);
+        sprintf(weights, "%s/weights", dir);
+        oo.weights_dir = o->weights_dir = weights;
+    }
+    char *text = fe_onnx_import(o->input_file, &oo, d);
+    if (weights)   /* the run reads it: keep it with the scratch folder */
+        o->scratch_weights = weights;
+    return text;
+}
+
 static int status_of(const diag *d)
 {
     return d->ninternal ? EXIT_INTERNAL : d->nerrors ? EXIT_USER : 0;
@@ -635,17 +722,35 @@ int main(int argc, char **argv)
     char *so_path = NULL, *csrc = NULL;
     rt_run *run = NULL;
     accel_columns acols = {0};
+    char *scratch = NULL, **pb_inputs = NULL;
     const char *display = strcmp(o.input_file, "-") == 0 ? "<stdin>" : o.input_file;
 
+    lang_kind lang = o.lang;
+    if (lang == LANG_AUTO)
+        lang = ends_with(o.input_file, ".tir")    ? LANG_TIR
+               : ends_with(o.input_file, ".onnx") ? LANG_ONNX
+                                                  : LANG_TE;
+    pb_inputs = xrealloc(NULL, sizeof *pb_inputs * (size_t)(o.ninputs + 1));
+    memset(pb_inputs, 0, sizeof *pb_inputs * (size_t)(o.ninputs + 1));
+    if (!convert_pb_inputs(&o, &scratch, pb_inputs, &d))
+        goto done;
     size_t len = 0;
-    text = read_all(o.input_file, &len);
-    if (!text) {
+    bool imported = lang == LANG_ONNX;
+    if (imported) {
+        if (!(text = import_onnx(&o, &scratch, &d)))
+            goto done;
+        len = strlen(text);
+        lang = LANG_TE;
+    } else if (!(text = read_all(o.input_file, &len))) {
         diag_error(&d, diag_noloc(), "cannot read %s: %s", display, strerror(errno));
         goto done;
     }
-    lang_kind lang = o.lang;
-    if (lang == LANG_AUTO)
-        lang = ends_with(o.input_file, ".tir") ? LANG_TIR : LANG_TE;
+    if (o.emit == EMIT_TE) {
+        FILE *out = o.output_file ? fopen(o.output_file, "w") : stdout;
+        if (!out || fputs(text, out) < 0 || (out != stdout && fclose(out) != 0))
+            diag_error(&d, diag_noloc(), "cannot write %s: %s", o.output_file, strerror(errno));
+        goto done;
+    }
 
     if (lang == LANG_TIR) {
         m = ir_parse(display, text, len, &d);
@@ -653,6 +758,9 @@ int main(int argc, char **argv)
         add_default_includes(&o, exe_dir, sizeof exe_dir);
         fe_options fo = {o.includes, o.nincludes, o.defines, o.ndefines};
         m = fe_compile(display, text, len, &fo, &d);
+        if (!m && imported && !d.ninternal)
+            diag_internal(&d, "onnx", "the program imported from %s does not compile (see it "
+                          "with --emit=te)", display);
     }
     if (!m)
         goto done;
@@ -808,7 +916,12 @@ done:
     free(text);
     free(o.defines);
     free(o.includes);
+    for (int i = 0; pb_inputs && i < o.ninputs; i++)
+        free(pb_inputs[i]);
+    free(pb_inputs);
     free(o.inputs);
+    remove_scratch(scratch);
+    free(o.scratch_weights);
     diag_fini(&d);
     if (fflush(stdout) != 0 && st == 0) {
         fprintf(stderr, "tec: error: cannot write standard output: %s\n", strerror(errno));

@@ -14,6 +14,8 @@
 #    the committed ones are up to date, and compares tec -O2 with them;
 #    live/gpt2-T1024 does GPT-2 once more at its full context, with the
 #    logits of every position (without the recorded -D T=... and -D P=...).
+# 4. onnx/NAME: ResNet-18, MobileNetV2 and GPT-2 through torch.onnx.export
+#    and tec NAME.onnx (testsuite/models/onnx_torch.py).
 #
 # Prints PASS/FAIL lines and "N passed, N failed"; exits 1 if any failed.
 # Without PyTorch it prints "SKIP: ..." and exits 0.  Environment as for
@@ -258,6 +260,16 @@ for meta in "$here"/*/meta.json; do
         live "$OUT/live-gpt2-T1024" "${f[0]}" "${f[1]}" "${f[2]}" "${args[@]}" -D T=1024
         report "live/gpt2-T1024" $? "$log"
     fi
+done
+
+# ---------------------------------------------------------------- 4
+# onnx/NAME: ResNet-18, MobileNetV2 and GPT-2 exported with torch.onnx.export
+# and run as tec MODEL.onnx: outputs within 1e-4 of PyTorch's, MAC and
+# parameter totals those of examples/NAME.te (onnx_torch.py, doc/onnx.md).
+for name in resnet18 mobilenet_v2 gpt2; do
+    log=$OUT/onnx-$name.log
+    "$PYTHON" "$here/onnx_torch.py" --tec "$TEC" --out "$OUT/onnx" "$name" >"$log" 2>&1
+    report "onnx/$name" $? "$log"
 done
 
 summary

@@ -1,0 +1,1139 @@
+/* frontend/onnx.c — the ONNX importer: reads the model, checks it, and
+ * writes the .te program (frontend/onnx.h).  The ops themselves are in
+ * frontend/onnx_ops.c.
+ *
+ * Every dimension is known at import time (dynamic ones from -D), so the
+ * kernels written for nodes have concrete shapes; nn.te ops are called
+ * where one computes exactly what the node does. */
+#include "config.h"
+
+#include "frontend/onnx_impl.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "runtime/npy.h"
+
+/* The opsets of the default domain the importer knows. */
+enum { OX_MIN_OPSET = 1, OX_MAX_OPSET = 17 };
+/* Most elements a tensor may have (2^40: 4 TiB of f32). */
+#define OX_MAX_NUMEL ((int64_t)1 << 40)
+
+/* A set of names. */
+typedef struct ox_names {
+    char **s;
+    int n, cap;
+} ox_names;
+
+typedef struct ox_def {
+    char *name;
+    char *text;              /* everything after the name */
+} ox_def;
+
+struct ox {
+    const char *path;        /* the model, for messages */
+    char *dir;               /* its folder: external data must stay inside */
+    diag *d;
+    const fe_onnx_options *o;
+    int opset;
+    ox_value **vals;
+    int nvals, capvals;
+    ox_names ids;            /* .te names in use */
+    ox_names layers;         /* layer names in use */
+    ox_names lets;           /* lets made for dynamic dimensions */
+    ox_def *defs;
+    int ndefs, capdefs;
+    ox_str head, defs_text, body;
+    int nweights;
+};
+
+/* ---------------------------------------------------------------- text */
+
+void ox_printf(ox_str *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if (b->len + (size_t)n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + (size_t)n + 1)
+            cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            fputs("tec: error: out of memory\n", stderr);
+            exit(70);
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+static const char *str_of(const ox_str *b)
+{
+    return b->s ? b->s : "";
+}
+
+void ox_indices(ox_str *b, const char *prefix, int first, int n)
+{
+    for (int k = 0; k < n; k++)
+        ox_printf(b, "%s%s%d", k ? ", " : "", prefix, first + k);
+}
+
+void ox_type(ox_str *b, ir_dtype t, int ndim, const int64_t *shape)
+{
+    ox_printf(b, "%s[", ir_dtype_name(t));
+    for (int k = 0; k < ndim; k++)
+        ox_printf(b, "%s%lld", k ? ", " : "", (long long)shape[k]);
+    ox_printf(b, "]");
+}
+
+void ox_bcast_read(ox_str *b, const char *role, const ox_value *v, int off, const int64_t *oshape)
+{
+    if (ox_is_literal(v)) {
+        if (ir_dtype_is_float(v->dtype))
+            ox_float(b, rt_tensor_get(v->konst, 0));
+        else
+            ox_printf(b, "%lld", (long long)rt_tensor_get(v->konst, 0));
+        return;
+    }
+    ox_printf(b, "%s[", role);
+    for (int k = 0; k < v->ndim; k++) {
+        int ok = off + k;
+        if (v->shape[k] == 1 && oshape[ok] != 1)
+            ox_printf(b, "%s0", k ? ", " : "");
+        else
+            ox_printf(b, "%si%d", k ? ", " : "", ok);
+    }
+    ox_printf(b, "]");
+}
+
+void ox_float(ox_str *b, double v)
+{
+    if (isinf(v)) {
+        ox_printf(b, v < 0 ? "(-inf)" : "inf");
+        return;
+    }
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.9g", v);
+    /* the language's floats have digits on both sides of a point */
+    if (!strpbrk(buf, ".e"))
+        strcat(buf, ".0");
+    else if (strchr(buf, 'e') && !strchr(buf, '.')) {
+        char *e = strchr(buf, 'e');
+        memmove(e + 2, e, strlen(e) + 1);
+        e[0] = '.';
+        e[1] = '0';
+    }
+    ox_printf(b, buf[0] == '-' ? "(%s)" : "%s", buf);
+}
+
+/* ---------------------------------------------------------------- errors */
+
+static const char *node_name(const Onnx__NodeProto *n)
+{
+    if (n->name && *n->name)
+        return n->name;
+    return n->n_output && n->output[0] ? n->output[0] : "";
+}
+
+bool ox_fail(ox_node *nd, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    diag_loc loc = {nd->x->path, 0, 0};
+    diag_error(nd->x->d, loc, "node '%s' (%s, opset %d): %s", node_name(nd->n),
+               nd->n->op_type ? nd->n->op_type : "", nd->opset, msg);
+    return false;
+}
+
+static bool model_error(ox *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool model_error(ox *x, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    diag_loc loc = {x->path, 0, 0};
+    diag_error(x->d, loc, "%s", msg);
+    return false;
+}
+
+/* ---------------------------------------------------------------- tensors */
+
+static bool dtype_of(int32_t onnx_type, ir_dtype *out)
+{
+    switch (onnx_type) {
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: *out = IR_F32; return true;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: *out = IR_F64; return true;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: *out = IR_I32; return true;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: *out = IR_I64; return true;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: *out = IR_I32; return true;   /* 0 or 1 */
+    default: return false;
+    }
+}
+
+static const char *onnx_type_name(int32_t t)
+{
+    static const char *names[] = {"undefined", "float", "uint8", "int8", "uint16", "int16",
+                                  "int32", "int64", "string", "bool", "float16", "double",
+                                  "uint32", "uint64", "complex64", "complex128", "bfloat16"};
+    return t >= 0 && t < (int32_t)(sizeof names / sizeof *names) ? names[t] : "unknown";
+}
+
+/* Element count of a shape, or -1 when a dimension is below 1 or the count
+ * exceeds OX_MAX_NUMEL. */
+static int64_t numel_of(const int64_t *shape, int ndim)
+{
+    int64_t n = 1;
+    for (int k = 0; k < ndim; k++) {
+        if (shape[k] < 1 || shape[k] > OX_MAX_NUMEL || n > OX_MAX_NUMEL / shape[k])
+            return -1;
+        n *= shape[k];
+    }
+    return n;
+}
+
+static const char *shape_text(char *buf, size_t n, const int64_t *shape, int ndim)
+{
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < ndim && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? ", " : "", (long long)shape[i]);
+    if (k < n)
+        snprintf(buf + k, n - k, "]");
+    return buf;
+}
+
+/* The bytes of an external-data tensor, read from a file inside the
+ * model's folder; NULL with *err set. */
+static unsigned char *read_external(ox *x, const Onnx__TensorProto *t, size_t want,
+                                    char *err, size_t errlen)
+{
+    const char *loc = NULL;
+    long long offset = 0, length = -1;
+    for (size_t i = 0; i < t->n_external_data; i++) {
+        const Onnx__StringStringEntryProto *e = t->external_data[i];
+        if (!e->key || !e->value)
+            continue;
+        if (strcmp(e->key, "location") == 0)
+            loc = e->value;
+        else if (strcmp(e->key, "offset") == 0)
+            offset = atoll(e->value);
+        else if (strcmp(e->key, "length") == 0)
+            length = atoll(e->value);
+    }
+    if (!loc || !*loc) {
+        snprintf(err, errlen, "its external data has no location");
+        return NULL;
+    }
+    if (loc[0] == '/' || strstr(loc, "..")) {
+        snprintf(err, errlen, "its external data '%s' is outside the model's folder", loc);
+        return NULL;
+    }
+    if (offset < 0 || (length >= 0 && (size_t)length != want)) {
+        snprintf(err, errlen, "its external data '%s' has offset %lld and length %lld, but the "
+                 "tensor needs %zu bytes", loc, offset, length, want);
+        return NULL;
+    }
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", x->dir, loc);
+    FILE *f = fopen(path, "rb");
+    unsigned char *buf = f ? malloc(want ? want : 1) : NULL;
+    if (!f || !buf || fseek(f, offset, SEEK_SET) != 0 || fread(buf, 1, want, f) != want) {
+        snprintf(err, errlen, "cannot read %zu bytes at offset %lld of its external data '%s' "
+                 "(in the model's folder)", want, offset, loc);
+        free(buf);
+        buf = NULL;
+    }
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+/* A TensorProto's contents as a host tensor; NULL with *err set. */
+static rt_tensor *tensor_from_proto(ox *x, const Onnx__TensorProto *t, char *err, size_t errlen)
+{
+    ir_dtype dt;
+    if (!t->has_data_type || !dtype_of(t->data_type, &dt)) {
+        snprintf(err, errlen, "dtype %s is not supported (tec takes float, double, int32, "
+                 "int64 and bool tensors)", onnx_type_name(t->has_data_type ? t->data_type : 0));
+        return NULL;
+    }
+    if (t->n_dims > RT_MAX_DIMS) {
+        snprintf(err, errlen, "it has %zu dimensions (at most %d are supported)", t->n_dims,
+                 RT_MAX_DIMS);
+        return NULL;
+    }
+    int64_t shape[RT_MAX_DIMS];
+    for (size_t k = 0; k < t->n_dims; k++)
+        shape[k] = t->dims[k];
+    int64_t n = numel_of(shape, (int)t->n_dims);
+    char sb[256];
+    if (n < 0) {
+        snprintf(err, errlen, "its shape %s has a dimension below 1 or more than 2^40 elements",
+                 shape_text(sb, sizeof sb, shape, (int)t->n_dims));
+        return NULL;
+    }
+    bool is_bool = t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
+    size_t esize = is_bool ? 1 : (size_t)ir_dtype_size(dt), want = (size_t)n * esize;
+    const void *src = NULL;
+    size_t have = 0;
+    unsigned char *ext = NULL;
+    if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+        if (!(ext = read_external(x, t, want, err, errlen)))
+            return NULL;
+        src = ext;
+        have = want;
+    } else if (t->has_raw_data) {
+        src = t->raw_data.data;
+        have = t->raw_data.len;
+    } else if (dt == IR_F32) {
+        src = t->float_data, have = t->n_float_data * 4;
+    } else if (dt == IR_F64) {
+        src = t->double_data, have = t->n_double_data * 8;
+    } else if (dt == IR_I32) {
+        src = t->int32_data, have = t->n_int32_data * (is_bool ? 1 : 4);
+    } else {
+        src = t->int64_data, have = t->n_int64_data * 8;
+    }
+    if (have != want) {
+        snprintf(err, errlen, "its data has %zu bytes but its shape %s of %s needs %zu", have,
+                 shape_text(sb, sizeof sb, shape, (int)t->n_dims), ir_dtype_name(dt), want);
+        free(ext);
+        return NULL;
+    }
+    rt_tensor *r = rt_tensor_new(dt, (int)t->n_dims, shape, err, errlen);
+    if (r && is_bool)   /* bytes, or int32_data values */
+        for (int64_t i = 0; i < n; i++)
+            ((int32_t *)r->data)[i] = (t->has_raw_data || ext ? ((const uint8_t *)src)[i]
+                                                              : t->int32_data[i]) != 0;
+    else if (r && want)
+        memcpy(r->data, src, want);
+    free(ext);
+    return r;
+}
+
+rt_tensor *ox_tensor_of(ox_node *nd, const Onnx__TensorProto *t)
+{
+    char err[512];
+    rt_tensor *r = tensor_from_proto(nd->x, t, err, sizeof err);
+    if (!r)
+        ox_fail(nd, "tensor attribute: %s", err);
+    return r;
+}
+
+/* ---------------------------------------------------------------- names */
+
+static bool name_taken(const ox_names *ns, const char *s)
+{
+    for (int i = 0; i < ns->n; i++)
+        if (strcmp(ns->s[i], s) == 0)
+            return true;
+    return false;
+}
+
+/* Adds s (malloc'ed; the set owns it). */
+static char *claim(ox_names *ns, char *s)
+{
+    if (ns->n == ns->cap) {
+        ns->cap = ns->cap ? 2 * ns->cap : 64;
+        ns->s = realloc(ns->s, sizeof *ns->s * (size_t)ns->cap);
+    }
+    ns->s[ns->n++] = s;
+    return s;
+}
+
+static void free_names(ox_names *ns)
+{
+    for (int i = 0; i < ns->n; i++)
+        free(ns->s[i]);
+    free(ns->s);
+}
+
+/* Words a tensor cannot be called: keywords, dtypes, functions and defs. */
+static bool reserved(const char *s)
+{
+    static const char *words[] = {
+        "def", "let", "param", "state", "input", "output", "import", "for", "in", "if", "else",
+        "as", "uniform", "where", "assert", "schedule", "inf", "f32", "f64", "i32", "i64", "f16",
+        "bf16", "int", "float", "exp", "log", "sqrt", "rsqrt", "tanh", "erf", "sigmoid", "abs",
+        "floor", "ceil", "sin", "cos", "pow", "max", "min", "select", "conv2d", "linear",
+        "matmul", "bmm", "embedding", "batchnorm", "layernorm", "relu", "relu6", "silu", "gelu",
+        "gelu_tanh", "softmax", "causal_softmax", "maxpool2d", "avgpool2d", "global_avgpool",
+        "add", "mul", "scale_channels", "concat", "concat4", "flatten", "split_heads",
+        "merge_heads", "transpose_last"};
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (strcmp(s, words[i]) == 0)
+            return true;
+    return false;
+}
+
+/* A fresh .te identifier made from an ONNX name. */
+static char *fresh_id(ox *x, const char *onnx)
+{
+    size_t n = strlen(onnx);
+    char *s = malloc(n + 24);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = onnx[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (!ok && (k == 0 || s[k - 1] == '_'))
+            continue;          /* "/conv1/Conv_output_0" -> "conv1_Conv_output_0" */
+        s[k++] = ok ? c : '_';
+    }
+    while (k && s[k - 1] == '_')
+        k--;
+    s[k] = 0;
+    if (k == 0 || (s[0] >= '0' && s[0] <= '9') || reserved(s)) {
+        memmove(s + 2, s, k + 1);
+        s[0] = 't', s[1] = '_';
+        k += 2;
+    }
+    char *base = strdup(s);
+    for (int v = 2; name_taken(&x->ids, s) || name_taken(&x->lets, s); v++)
+        snprintf(s, n + 24, "%s_%d", base, v);
+    free(base);
+    return claim(&x->ids, s);
+}
+
+/* A fresh layer name made from a node name: "/layer1/layer1.0/conv1/Conv"
+ * -> "layer1.layer1.0.conv1.Conv"; characters other than letters, digits,
+ * '_', '-' and ':' become '_'. */
+static char *fresh_layer(ox *x, const char *name)
+{
+    size_t n = strlen(name);
+    char *s = malloc(n + 24);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i] == '/' ? '.' : name[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '-' || c == ':' || c == '.';
+        if (!ok)
+            c = '_';
+        if (c == '.' && (k == 0 || s[k - 1] == '.'))
+            continue;
+        s[k++] = c;
+    }
+    while (k && s[k - 1] == '.')
+        k--;
+    s[k] = 0;
+    if (k == 0)
+        strcpy(s, "node");
+    char *base = strdup(s);
+    for (int v = 2; name_taken(&x->layers, s); v++)
+        snprintf(s, n + 24, "%s_%d", base, v);
+    free(base);
+    return claim(&x->layers, s);
+}
+
+/* ---------------------------------------------------------------- values */
+
+static ox_value *find_value(ox *x, const char *name)
+{
+    for (int i = x->nvals - 1; i >= 0; i--)
+        if (strcmp(x->vals[i]->onnx, name) == 0)
+            return x->vals[i];
+    return NULL;
+}
+
+static ox_value *new_value(ox *x, const char *name)
+{
+    ox_value *v = calloc(1, sizeof *v);
+    v->onnx = name;
+    if (x->nvals == x->capvals) {
+        x->capvals = x->capvals ? 2 * x->capvals : 64;
+        x->vals = realloc(x->vals, sizeof *x->vals * (size_t)x->capvals);
+    }
+    x->vals[x->nvals++] = v;
+    return v;
+}
+
+ox_value *ox_input(ox_node *nd, int i)
+{
+    if (i < nd->nin && nd->in[i])
+        return nd->in[i];
+    ox_fail(nd, "input %d is missing", i + 1);
+    return NULL;
+}
+
+int ox_noutputs(ox_node *nd)
+{
+    int n = (int)nd->n->n_output;
+    while (n > 0 && !*nd->n->output[n - 1])
+        n--;
+    return n;
+}
+
+ox_value *ox_output(ox_node *nd, int i)
+{
+    return new_value(nd->x, nd->n->output[i]);
+}
+
+bool ox_axis(ox_node *nd, int64_t axis, int rank, int *out)
+{
+    if (axis < -rank || axis >= (rank ? rank : 1))
+        return ox_fail(nd, "axis %lld is out of range for rank %d", (long long)axis, rank);
+    *out = (int)(axis < 0 ? axis + rank : axis);
+    return true;
+}
+
+bool ox_check_shape(ox_node *nd, const int64_t *shape, int ndim)
+{
+    char sb[256];
+    if (ndim > RT_MAX_DIMS)
+        return ox_fail(nd, "the result has %d dimensions (at most %d are supported)", ndim,
+                       RT_MAX_DIMS);
+    if (numel_of(shape, ndim) < 0)
+        return ox_fail(nd, "the result's shape %s has a dimension below 1 (empty tensors are not "
+                       "supported) or more than 2^40 elements", shape_text(sb, sizeof sb, shape, ndim));
+    return true;
+}
+
+int ox_const_ints(ox_node *nd, int i, int64_t *out, int max)
+{
+    ox_value *v = ox_input(nd, i);
+    if (!v)
+        return -1;
+    if (!v->konst) {
+        ox_fail(nd, "input %d ('%s') must be a constant (an initializer or computed from "
+                "shapes), but it is computed at run time", i + 1, v->onnx);
+        return -1;
+    }
+    if (ir_dtype_is_float(v->konst->dtype) || v->konst->ndim > 1) {
+        ox_fail(nd, "input %d ('%s') must be a 1-D integer tensor", i + 1, v->onnx);
+        return -1;
+    }
+    int64_t n = rt_tensor_numel(v->konst);
+    if (n > max) {
+        ox_fail(nd, "input %d ('%s') has %lld values (at most %d)", i + 1, v->onnx, (long long)n,
+                max);
+        return -1;
+    }
+    for (int64_t k = 0; k < n; k++)
+        out[k] = v->konst->dtype == IR_I64 ? ((int64_t *)v->konst->data)[k]
+                                           : ((int32_t *)v->konst->data)[k];
+    return (int)n;
+}
+
+bool ox_set_const(ox_node *nd, int i, rt_tensor *t, bool weight)
+{
+    if (!t)
+        return false;
+    ox_value *v = ox_output(nd, i);
+    v->konst = t;
+    v->weight = weight;
+    v->dtype = t->dtype;
+    v->ndim = t->ndim;
+    memcpy(v->shape, t->shape, sizeof v->shape);
+    return true;
+}
+
+/* ---------------------------------------------------------------- attributes */
+
+const Onnx__AttributeProto *ox_attr(ox_node *nd, const char *name)
+{
+    for (size_t i = 0; i < nd->n->n_attribute; i++)
+        if (nd->n->attribute[i]->name && strcmp(nd->n->attribute[i]->name, name) == 0)
+            return nd->n->attribute[i];
+    return NULL;
+}
+
+int64_t ox_attr_int(ox_node *nd, const char *name, int64_t def)
+{
+    const Onnx__AttributeProto *a = ox_attr(nd, name);
+    return a && a->has_i ? a->i : def;
+}
+
+double ox_attr_float(ox_node *nd, const char *name, double def)
+{
+    const Onnx__AttributeProto *a = ox_attr(nd, name);
+    return a && a->has_f ? a->f : def;
+}
+
+const char *ox_attr_str(ox_node *nd, const char *name, const char *def)
+{
+    static char buf[4][256];
+    static int next;
+    const Onnx__AttributeProto *a = ox_attr(nd, name);
+    if (!a || !a->has_s)
+        return def;
+    char *b = buf[next++ % 4];
+    size_t n = a->s.len < 255 ? a->s.len : 255;
+    memcpy(b, a->s.data, n);
+    b[n] = 0;
+    return b;
+}
+
+int ox_attr_ints(ox_node *nd, const char *name, const int64_t **vals)
+{
+    const Onnx__AttributeProto *a = ox_attr(nd, name);
+    *vals = a ? a->ints : NULL;
+    return a ? (int)a->n_ints : 0;
+}
+
+/* ---------------------------------------------------------------- weights */
+
+/* Writes a param's contents as DIR/<layer>.<role>.npy. */
+static bool write_weight(ox_node *nd, const char *layer, const char *role, const rt_tensor *t)
+{
+    ox *x = nd->x;
+    x->nweights++;
+    if (!x->o->weights_dir)
+        return true;
+    char path[PATH_MAX], err[512];
+    snprintf(path, sizeof path, "%s/%s.%s.npy", x->o->weights_dir, layer, role);
+    if (!rt_npy_write(path, t, err, sizeof err))
+        return model_error(x, "cannot write the weights: %s", err);
+    return true;
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+void ox_kernel_init(ox_kernel *k, ox_node *nd)
+{
+    memset(k, 0, sizeof *k);
+    k->nd = nd;
+}
+
+void ox_kernel_free(ox_kernel *k)
+{
+    free(k->params.s);
+    free(k->args.s);
+    free(k->body.s);
+}
+
+bool ox_is_param(const ox_value *v)
+{
+    return v->konst && !v->id && v->uses <= 1;
+}
+
+bool ox_is_literal(const ox_value *v)
+{
+    return v->konst && !v->id && rt_tensor_numel(v->konst) == 1;
+}
+
+static const char *def_named(ox *x, const char *base, const char *text);
+
+/* A constant several nodes read: one layer whose output is its contents
+ * (its param `<initializer>.value`), so that its readers share it. */
+static bool share_constant(ox_node *nd, ox_value *v)
+{
+    ox *x = nd->x;
+    char *layer = fresh_layer(x, v->onnx);
+    ox_str text = {0};
+    ox_printf(&text, "() -> y: ");
+    ox_type(&text, v->dtype, v->ndim, v->shape);
+    ox_printf(&text, " {\n    %s value: ", v->weight ? "param" : "state");
+    ox_type(&text, v->dtype, v->ndim, v->shape);
+    ox_printf(&text, "\n    y[");
+    ox_indices(&text, "i", 0, v->ndim);
+    ox_printf(&text, "] = value[");
+    ox_indices(&text, "i", 0, v->ndim);
+    ox_printf(&text, "]\n}\n");
+    const char *name = def_named(x, "constant", text.s);
+    free(text.s);
+    v->id = fresh_id(x, v->onnx);
+    ox_printf(&x->body, "%s = %s() as \"%s\"\n", v->id, name, layer);
+    return write_weight(nd, layer, "value", v->konst);
+}
+
+const char *ox_operand(ox_kernel *k, ox_value *v, const char *role)
+{
+    if (v->konst && !v->id && v->uses > 1)
+        share_constant(k->nd, v);
+    if (v->id || !v->konst) {
+        ox_printf(&k->params, "%s%s: ", k->nargs ? ", " : "", role);
+        ox_type(&k->params, v->dtype, v->ndim, v->shape);
+        ox_printf(&k->args, "%s%s", k->nargs ? ", " : "", v->id);
+        k->nargs++;
+        return role;
+    }
+    for (int i = 0; i < k->nparams; i++)
+        if (k->data[i] == v->konst)
+            return k->roles[i];
+    ox_str line = {0};
+    ox_printf(&line, "    %s %s: ", v->weight ? "param" : "state", role);
+    ox_type(&line, v->dtype, v->ndim, v->shape);
+    ox_printf(&line, "\n%s", str_of(&k->body));
+    free(k->body.s);
+    k->body = line;
+    k->roles[k->nparams] = role;
+    k->data[k->nparams++] = v->konst;
+    return role;
+}
+
+/* The name of a def with this text, writing it if it is new. */
+static const char *def_named(ox *x, const char *base, const char *text)
+{
+    for (int i = 0; i < x->ndefs; i++)
+        if (strcmp(x->defs[i].text, text) == 0 &&
+            strncmp(x->defs[i].name, base, strlen(base)) == 0)
+            return x->defs[i].name;
+    int count = 1;
+    for (int i = 0; i < x->ndefs; i++)
+        if (strncmp(x->defs[i].name, base, strlen(base)) == 0)
+            count++;
+    char name[128];
+    snprintf(name, sizeof name, "%s_%d", base, count);
+    if (x->ndefs == x->capdefs) {
+        x->capdefs = x->capdefs ? 2 * x->capdefs : 32;
+        x->defs = realloc(x->defs, sizeof *x->defs * (size_t)x->capdefs);
+    }
+    x->defs[x->ndefs++] = (ox_def){strdup(name), strdup(text)};
+    ox_printf(&x->defs_text, "def %s%s\n", name, text);
+    return x->defs[x->ndefs - 1].name;
+}
+
+static const char *layer_of(ox_node *nd, const char *suffix, char *buf, size_t n)
+{
+    if (!suffix)
+        return nd->layer;
+    snprintf(buf, n, "%s.%s", nd->layer, suffix);
+    return claim(&nd->x->layers, strdup(buf));
+}
+
+bool ox_kernel_finish(ox_kernel *k, const char *base, ox_value *out, const char *suffix)
+{
+    ox_node *nd = k->nd;
+    if (!ox_check_shape(nd, out->shape, out->ndim))
+        return false;
+    ox_str text = {0};
+    ox_printf(&text, "(%s) -> y: ", str_of(&k->params));
+    ox_type(&text, out->dtype, out->ndim, out->shape);
+    ox_printf(&text, " {\n%s}\n", str_of(&k->body));
+    const char *name = def_named(nd->x, base, text.s);
+    free(text.s);
+    char lb[1024];
+    const char *layer = layer_of(nd, suffix, lb, sizeof lb);
+    out->id = fresh_id(nd->x, out->onnx);
+    ox_printf(&nd->x->body, "%s = %s(%s) as \"%s\"\n", out->id, name, str_of(&k->args), layer);
+    for (int i = 0; i < k->nparams; i++)
+        if (!write_weight(nd, layer, k->roles[i], k->data[i]))
+            return false;
+    return true;
+}
+
+bool ox_call_nn(ox_node *nd, ox_value *out, const char *op, const char *args,
+                const char *const *roles, rt_tensor *const *data, int nparams)
+{
+    if (!ox_check_shape(nd, out->shape, out->ndim))
+        return false;
+    out->id = fresh_id(nd->x, out->onnx);
+    ox_printf(&nd->x->body, "%s = %s(%s) as \"%s\"\n", out->id, op, args, nd->layer);
+    for (int i = 0; i < nparams; i++)
+        if (!write_weight(nd, nd->layer, roles[i], data[i]))
+            return false;
+    return true;
+}
+
+/* ---------------------------------------------------------------- the model */
+
+static unsigned char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0, got;
+    unsigned char *buf = malloc(cap);
+    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            unsigned char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        free(buf);
+        errno = EIO;
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+static int define_value(const fe_onnx_options *o, const char *name, bool *found)
+{
+    for (int i = 0; o && i < o->ndefines; i++)
+        if (strcmp(o->defines[i].name, name) == 0) {
+            *found = true;
+            return atoi(o->defines[i].value);
+        }
+    *found = false;
+    return 1;
+}
+
+static bool valid_let(const char *s)
+{
+    if (!*s || (*s >= '0' && *s <= '9') || reserved(s))
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_'))
+            return false;
+    return true;
+}
+
+/* A graph input: its dtype and shape (dynamic dimensions from -D, as lets
+ * of the program). */
+static bool declare_input(ox *x, const Onnx__ValueInfoProto *vi)
+{
+    const Onnx__TypeProto *tp = vi->type;
+    if (!vi->name || !*vi->name)
+        return model_error(x, "a graph input has no name");
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+        return model_error(x, "graph input '%s' is not a tensor (sequences, maps and optionals "
+                           "are not supported)", vi->name);
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    ox_value *v = new_value(x, vi->name);
+    if (!tt->has_elem_type || !dtype_of(tt->elem_type, &v->dtype))
+        return model_error(x, "graph input '%s': dtype %s is not supported (tec takes float, "
+                           "double, int32, int64 and bool tensors)", vi->name,
+                           onnx_type_name(tt->has_elem_type ? tt->elem_type : 0));
+    if (!tt->shape)
+        return model_error(x, "graph input '%s' has no shape", vi->name);
+    if (tt->shape->n_dim > RT_MAX_DIMS)
+        return model_error(x, "graph input '%s' has %zu dimensions (at most %d are supported)",
+                           vi->name, tt->shape->n_dim, RT_MAX_DIMS);
+    v->ndim = (int)tt->shape->n_dim;
+    ox_str type = {0};
+    ox_printf(&type, "%s[", ir_dtype_name(v->dtype));
+    for (int k = 0; k < v->ndim; k++) {
+        const Onnx__TensorShapeProto__Dimension *dm = tt->shape->dim[k];
+        if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+            v->shape[k] = dm->dim_value;
+            ox_printf(&type, "%s%lld", k ? ", " : "", (long long)dm->dim_value);
+            continue;
+        }
+        const char *param = dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
+                                ? dm->dim_param : "";
+        bool given;
+        if (!*param)
+            return model_error(x, "graph input '%s': dimension %d has neither a size nor a name",
+                               vi->name, k);
+        v->shape[k] = define_value(x->o, param, &given);
+        /* the let is the dimension's name, which -D sets */
+        if (!valid_let(param))
+            return model_error(x, "graph input '%s': the dynamic dimension '%s' is not a name "
+                               "-D can set (letters, digits and '_')", vi->name, param);
+        if (!name_taken(&x->lets, param)) {
+            claim(&x->lets, strdup(param));
+            ox_printf(&x->head, "let %s = %lld    # dynamic dimension (-D %s=N)\n", param,
+                      (long long)v->shape[k], param);
+        }
+        ox_printf(&type, "%s%s", k ? ", " : "", param);
+    }
+    ox_printf(&type, "]");
+    v->id = fresh_id(x, vi->name);
+    char sb[256];
+    if (numel_of(v->shape, v->ndim) < 0)
+        return model_error(x, "graph input '%s' has shape %s: every dimension must be >= 1 and "
+                           "the tensor at most 2^40 elements", vi->name,
+                           shape_text(sb, sizeof sb, v->shape, v->ndim));
+    ox_printf(&x->body, "input %s: %s\n", v->id, type.s);
+    free(type.s);
+    /* a small input whose file is given is also known now */
+    for (int i = 0; i < x->o->ninputs; i++) {
+        if ((strcmp(x->o->inputs[i].name, v->id) != 0 &&
+             strcmp(x->o->inputs[i].name, vi->name) != 0) || numel_of(v->shape, v->ndim) > 64)
+            continue;
+        char err[512];
+        rt_tensor *t = rt_npy_read(x->o->inputs[i].path, err, sizeof err);
+        if (t && t->dtype == v->dtype && t->ndim == v->ndim &&
+            memcmp(t->shape, v->shape, sizeof(int64_t) * (size_t)v->ndim) == 0)
+            v->konst = t;
+        else   /* the run reports the mismatch */
+            rt_tensor_free(t);
+    }
+    return true;
+}
+
+static bool import_node(ox *x, const Onnx__NodeProto *n)
+{
+    ox_node nd = {.x = x, .n = n, .opset = x->opset};
+    if (!n->op_type || !*n->op_type) {
+        nd.layer = "";
+        return ox_fail(&nd, "the node has no op type");
+    }
+    if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0)
+        return ox_fail(&nd, "op domain '%s' is not supported (only the default ONNX domain)",
+                       n->domain);
+    ox_op_fn fn = ox_find_op(n->op_type);
+    if (!fn)
+        return ox_fail(&nd, "op %s is not supported (doc/onnx.md lists the supported ops)",
+                       n->op_type);
+    for (size_t i = 0; i < n->n_output; i++)
+        if (*n->output[i] && find_value(x, n->output[i]))
+            return ox_fail(&nd, "output '%s' is already defined (each tensor must be defined "
+                           "once)", n->output[i]);
+    ox_value *in[64] = {0};
+    if (n->n_input > 64)
+        return ox_fail(&nd, "the node has %zu inputs (at most 64)", n->n_input);
+    for (size_t i = 0; i < n->n_input; i++)
+        if (*n->input[i])
+            in[i] = find_value(x, n->input[i]);
+    nd.in = in;
+    nd.nin = (int)n->n_input;
+    nd.layer = fresh_layer(x, node_name(n));
+    return fn(&nd);
+}
+
+/* The nodes in an order where every input is defined first (ONNX requires
+ * the given order to be one; a model that breaks the rule is still read),
+ * or false with an error naming a node whose input never appears. */
+static bool import_graph(ox *x, const Onnx__GraphProto *g)
+{
+    size_t n = g->n_node;
+    bool *done = calloc(n + 1, 1);
+    size_t ndone = 0;
+    bool ok = true;
+    while (ok && ndone < n) {
+        size_t before = ndone;
+        for (size_t i = 0; ok && i < n; i++) {
+            if (done[i])
+                continue;
+            const Onnx__NodeProto *nd = g->node[i];
+            bool ready = true;
+            for (size_t k = 0; k < nd->n_input && ready; k++)
+                if (*nd->input[k] && !find_value(x, nd->input[k]))
+                    ready = false;
+            if (!ready)
+                continue;
+            done[i] = true;
+            ndone++;
+            if (!import_node(x, nd))
+                ok = false;
+        }
+        if (ok && ndone == before) {
+            for (size_t i = 0; i < n; i++) {
+                if (done[i])
+                    continue;
+                const Onnx__NodeProto *bad = g->node[i];
+                for (size_t k = 0; k < bad->n_input; k++)
+                    if (*bad->input[k] && !find_value(x, bad->input[k])) {
+                        ox_node nd = {.x = x, .n = bad, .opset = x->opset};
+                        ox_fail(&nd, "input '%s' is not a graph input, an initializer or the "
+                                "output of a node that can run before it (is there a cycle?)",
+                                bad->input[k]);
+                        break;
+                    }
+                break;
+            }
+            ok = false;
+        }
+    }
+    free(done);
+    return ok;
+}
+
+static bool import_outputs(ox *x, const Onnx__GraphProto *g)
+{
+    if (g->n_output == 0)
+        return model_error(x, "the graph has no outputs");
+    for (size_t i = 0; i < g->n_output; i++) {
+        const char *name = g->output[i]->name ? g->output[i]->name : "";
+        ox_value *v = find_value(x, name);
+        if (!v)
+            return model_error(x, "graph output '%s' is not computed by any node", name);
+        if (!v->id || v->konst) {
+            /* a constant or a graph input as an output: a copy makes it one */
+            Onnx__NodeProto fake = ONNX__NODE_PROTO__INIT;
+            char *outs[1] = {(char *)name};
+            char *ins[1] = {(char *)name};
+            fake.name = (char *)name;
+            fake.op_type = "Identity";
+            fake.n_input = fake.n_output = 1;
+            fake.input = ins;
+            fake.output = outs;
+            ox_value *in[1] = {v};
+            ox_node nd = {.x = x, .n = &fake, .opset = x->opset, .in = in, .nin = 1};
+            nd.layer = fresh_layer(x, name);
+            if (!ox_copy(&nd))
+                return false;
+            v = x->vals[x->nvals - 1];
+        }
+        /* the output keeps its ONNX name where a buffer name may be it */
+        bool plain = *name && name[0] != '.' && name[strlen(name) - 1] != '.' &&
+                     !strstr(name, "..");
+        for (const char *p = name; *p; p++)
+            plain = plain && *p > ' ' && *p < 127 && !strchr("\"\\{}", *p);
+        ox_printf(&x->body, "output %s as \"%s\"\n", v->id, plain ? name : v->id);
+    }
+    return true;
+}
+
+static void free_ox(ox *x)
+{
+    for (int i = 0; i < x->nvals; i++) {
+        rt_tensor_free(x->vals[i]->konst);
+        free(x->vals[i]);
+    }
+    free(x->vals);
+    free_names(&x->ids);
+    free_names(&x->layers);
+    free_names(&x->lets);
+    for (int i = 0; i < x->ndefs; i++) {
+        free(x->defs[i].name);
+        free(x->defs[i].text);
+    }
+    free(x->defs);
+    free(x->head.s);
+    free(x->defs_text.s);
+    free(x->body.s);
+    free(x->dir);
+}
+
+static Onnx__ModelProto *load_model(ox *x, unsigned char **buf)
+{
+    size_t len = 0;
+    *buf = read_file(x->path, &len);
+    if (!*buf) {
+        diag_error(x->d, diag_noloc(), "cannot read %s: %s", x->path, strerror(errno));
+        return NULL;
+    }
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, *buf);
+    if (!m) {
+        model_error(x, "not an ONNX model: the file does not parse as an ONNX ModelProto "
+                    "(truncated, or not protobuf)");
+        return NULL;
+    }
+    x->opset = -1;
+    for (size_t i = 0; i < m->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *op = m->opset_import[i];
+        if (!op->domain || !*op->domain || strcmp(op->domain, "ai.onnx") == 0)
+            x->opset = op->has_version ? (int)op->version : 0;
+    }
+    if (x->opset < 0)
+        model_error(x, "the model imports no opset of the default ONNX domain");
+    else if (x->opset < OX_MIN_OPSET || x->opset > OX_MAX_OPSET)
+        model_error(x, "opset %d is not supported (tec imports opsets %d to %d)", x->opset,
+                    OX_MIN_OPSET, OX_MAX_OPSET);
+    else if (!m->graph)
+        model_error(x, "the model has no graph");
+    else
+        return m;
+    onnx__model_proto__free_unpacked(m, NULL);
+    return NULL;
+}
+
+char *fe_onnx_import(const char *path, const fe_onnx_options *o, diag *d)
+{
+    static const fe_onnx_options none = {0};
+    ox x = {.path = path, .d = d, .o = o ? o : &none};
+    const char *slash = strrchr(path, '/');
+    x.dir = slash ? strndup(path, (size_t)(slash - path + (slash == path))) : strdup(".");
+    int errors = d->nerrors;
+    unsigned char *buf = NULL;
+    Onnx__ModelProto *m = load_model(&x, &buf);
+    if (!m) {
+        free(buf);
+        free_ox(&x);
+        return NULL;
+    }
+    if (x.o->weights_dir && mkdir(x.o->weights_dir, 0777) != 0 && errno != EEXIST)
+        model_error(&x, "cannot create %s: %s", x.o->weights_dir, strerror(errno));
+    const Onnx__GraphProto *g = m->graph;
+    for (size_t i = 0; i < g->n_initializer && d->nerrors == errors; i++) {
+        const Onnx__TensorProto *t = g->initializer[i];
+        char err[512];
+        if (!t->name || !*t->name) {
+            model_error(&x, "initializer %zu has no name", i);
+            break;
+        }
+        ox_value *v = new_value(&x, t->name);
+        if (!(v->konst = tensor_from_proto(&x, t, err, sizeof err)))
+            model_error(&x, "initializer '%s': %s", t->name, err);
+        else {
+            v->weight = true;
+            v->dtype = v->konst->dtype;
+            v->ndim = v->konst->ndim;
+            memcpy(v->shape, v->konst->shape, sizeof v->shape);
+        }
+    }
+    for (size_t i = 0; i < g->n_input && d->nerrors == errors; i++)
+        if (!g->input[i]->name || !find_value(&x, g->input[i]->name))
+            declare_input(&x, g->input[i]);
+    /* readers of each initializer; an Identity's output is a copy with
+     * readers of its own (exporters write one initializer for equal ones) */
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t k = 0; k < g->node[i]->n_input; k++) {
+            if (g->node[i]->op_type && strcmp(g->node[i]->op_type, "Identity") == 0)
+                continue;
+            ox_value *v = *g->node[i]->input[k] ? find_value(&x, g->node[i]->input[k]) : NULL;
+            if (v)
+                v->uses++;
+        }
+    char *text = NULL;
+    if (d->nerrors == errors && import_graph(&x, g) && import_outputs(&x, g)) {
+        ox_str all = {0};
+        char producer[64] = "";   /* printable ASCII of it */
+        for (size_t i = 0, k = 0; m->producer_name && m->producer_name[i] && k < 63; i++)
+            if (m->producer_name[i] >= ' ' && m->producer_name[i] < 127)
+                producer[k++] = m->producer_name[i], producer[k] = 0;
+        ox_printf(&all, "# %s, imported from ONNX (opset %d%s%s) by tec\n", path, x.opset,
+                  *producer ? ", produced by " : "", producer);
+        ox_printf(&all, "import \"nn.te\"\n\n%s%s%s\n%s", str_of(&x.head), x.head.len ? "\n" : "",
+                  str_of(&x.defs_text), str_of(&x.body));
+        text = all.s;
+    }
+    onnx__model_proto__free_unpacked(m, NULL);
+    free(buf);
+    free_ox(&x);
+    if (d->nerrors > errors) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+bool fe_onnx_pb_to_npy(const char *pb_path, const char *npy_path, diag *d)
+{
+    ox x = {.path = pb_path, .d = d};
+    const char *slash = strrchr(pb_path, '/');
+    x.dir = slash ? strndup(pb_path, (size_t)(slash - pb_path + (slash == pb_path))) : strdup(".");
+    size_t len = 0;
+    unsigned char *buf = read_file(pb_path, &len);
+    bool ok = false;
+    if (!buf) {
+        diag_error(d, diag_noloc(), "cannot read %s: %s", pb_path, strerror(errno));
+    } else {
+        Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, len, buf);
+        char err[512];
+        rt_tensor *r = NULL;
+        if (!t)
+            model_error(&x, "not an ONNX TensorProto (the file does not parse)");
+        else if (!(r = tensor_from_proto(&x, t, err, sizeof err)))
+            model_error(&x, "%s", err);
+        else if (!rt_npy_write(npy_path, r, err, sizeof err))
+            diag_error(d, diag_noloc(), "%s", err);
+        else
+            ok = true;
+        rt_tensor_free(r);
+        if (t)
+            onnx__tensor_proto__free_unpacked(t, NULL);
+    }
+    free(buf);
+    free(x.dir);
+    return ok;
+}

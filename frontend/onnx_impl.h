@@ -1,0 +1,137 @@
+/* frontend/onnx_impl.h — what the importer's two halves share:
+ * frontend/onnx.c (the model, its tensors, the program text and the
+ * kernels written for nodes) and frontend/onnx_ops.c (one function per
+ * ONNX op). */
+#ifndef TEC_FRONTEND_ONNX_IMPL_H
+#define TEC_FRONTEND_ONNX_IMPL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "frontend/onnx.h"
+#include "onnx/onnx.pb-c.h"
+#include "runtime/tensor.h"
+
+/* A growing NUL-terminated string. */
+typedef struct ox_str {
+    char *s;
+    size_t len, cap;
+} ox_str;
+
+void ox_printf(ox_str *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* One tensor of the ONNX graph. */
+typedef struct ox_value {
+    const char *onnx;        /* its ONNX name */
+    char *id;                /* its .te name once a layer or input made it, else NULL */
+    ir_dtype dtype;
+    int ndim;
+    int64_t shape[RT_MAX_DIMS];
+    rt_tensor *konst;        /* its contents when known at import time (initializers,
+                                Constant, Shape ...), else NULL */
+    int uses;                /* an initializer's: how many node inputs name it */
+    bool weight;             /* an initializer (or a copy or reshape of one): a
+                                `param`; other constants are computed from the
+                                graph (masks, positions) and are `state` */
+} ox_value;
+
+typedef struct ox ox;
+
+/* The node being imported. */
+typedef struct ox_node {
+    ox *x;
+    const Onnx__NodeProto *n;
+    int opset;
+    const char *layer;       /* its layer name */
+    ox_value **in;           /* [nin]; NULL for an omitted optional input */
+    int nin;
+} ox_node;
+
+/* Reports "node 'NAME' (OP, opset N): MESSAGE"; returns false. */
+bool ox_fail(ox_node *nd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Attributes: the value, or def when the node does not have it. */
+int64_t ox_attr_int(ox_node *nd, const char *name, int64_t def);
+double ox_attr_float(ox_node *nd, const char *name, double def);
+const char *ox_attr_str(ox_node *nd, const char *name, const char *def);
+/* An INTS attribute: its count (0 when absent) and values. */
+int ox_attr_ints(ox_node *nd, const char *name, const int64_t **vals);
+const Onnx__AttributeProto *ox_attr(ox_node *nd, const char *name);
+/* A tensor attribute's contents (NULL with an error reported). */
+rt_tensor *ox_tensor_of(ox_node *nd, const Onnx__TensorProto *t);
+
+/* Input i, which must be present (else an error naming it); NULL after
+ * reporting. */
+ox_value *ox_input(ox_node *nd, int i);
+/* Output i's value, to be given a dtype and shape by the op. */
+ox_value *ox_output(ox_node *nd, int i);
+int ox_noutputs(ox_node *nd);
+/* The integers of a constant input (shapes, axes, pads ...): their count,
+ * or -1 after an error (the input is computed at run time). */
+int ox_const_ints(ox_node *nd, int i, int64_t *out, int max);
+/* Normalizes an axis in [-rank, rank) to [0, rank), or fails. */
+bool ox_axis(ox_node *nd, int64_t axis, int rank, int *out);
+/* Checks a computed shape: every dimension >= 1, at most RT_MAX_DIMS. */
+bool ox_check_shape(ox_node *nd, const int64_t *shape, int ndim);
+
+/* A value known at import time, as the node's output i; weight: an
+ * initializer's copy (see ox_value). */
+bool ox_set_const(ox_node *nd, int i, rt_tensor *t, bool weight);
+
+/* ---------------------------------------------------------------- kernels
+ *
+ * A kernel written for a node: a def whose tensor parameters are the
+ * node's computed inputs and whose `param`s are its constant inputs, with
+ * one output.  Identical defs are written once. */
+typedef struct ox_kernel {
+    ox_node *nd;
+    ox_str params;           /* "a: f32[2, 3], b: f32[3]" */
+    ox_str args;             /* "x, w" */
+    ox_str body;             /* the statements, each "    ...\n" */
+    const char *roles[16];   /* the param roles and their contents */
+    rt_tensor *data[16];
+    int nparams, nargs;
+} ox_kernel;
+
+void ox_kernel_init(ox_kernel *k, ox_node *nd);
+/* Whether v can be a `param` of the layer that reads it: a constant used by
+ * one node.  (A constant several nodes read — PyTorch's tied weights — is
+ * one layer of its own, so that it is one parameter.) */
+bool ox_is_param(const ox_value *v);
+/* Whether v is a one-element constant, written as a literal in reads. */
+bool ox_is_literal(const ox_value *v);
+
+/* Makes v available in the kernel under role: a tensor parameter, or a
+ * `param` when v is a constant read by this node only.  Returns role. */
+const char *ox_operand(ox_kernel *k, ox_value *v, const char *role);
+/* Writes the def (named after base) and its call, which defines output
+ * out (given its dtype and shape) in layer suffix (NULL: the node's
+ * layer; else "<layer>.<suffix>"). */
+bool ox_kernel_finish(ox_kernel *k, const char *base, ox_value *out, const char *suffix);
+void ox_kernel_free(ox_kernel *k);
+
+/* A call of a lib/nn.te op: `OUT = OP(ARGS) as "LAYER"`, with params
+ * (roles and contents) written as the layer's weights. */
+bool ox_call_nn(ox_node *nd, ox_value *out, const char *op, const char *args,
+                const char *const *roles, rt_tensor *const *data, int nparams);
+
+/* Index and type text: "i0, i1, i2" (prefix i, n names from first), and
+ * "f32[2, 3]". */
+void ox_indices(ox_str *b, const char *prefix, int first, int n);
+void ox_type(ox_str *b, ir_dtype t, int ndim, const int64_t *shape);
+/* A read of role (shape of v) broadcast into an output of shape oshape,
+ * with the output's indices i0, i1 ...: v's dimension k is the output's
+ * dimension off + k (numpy aligns the last ones: off = rank - v->ndim). */
+void ox_bcast_read(ox_str *b, const char *role, const ox_value *v, int off, const int64_t *oshape);
+/* A floating-point literal of the language ("1.5", "1e-05", "inf"). */
+void ox_float(ox_str *b, double v);
+
+/* A copy kernel of input 0 (a graph output that is a constant or an input). */
+bool ox_copy(ox_node *nd);
+
+/* The op table (frontend/onnx_ops.c): the function of op_type, or NULL. */
+typedef bool (*ox_op_fn)(ox_node *nd);
+ox_op_fn ox_find_op(const char *op_type);
+
+#endif

@@ -1,0 +1,123 @@
+#!/usr/bin/python3
+"""testsuite/onnx/make_hostile.py — writes the malformed and hostile ONNX
+models of testsuite/errors/onnx/ (each NAME.onnx has a NAME.err with the
+message tec must give, and tec must exit 1).  The models are built here
+with a few lines of protobuf encoding (field numbers from onnx.proto), so
+that each one breaks exactly one rule.
+
+    testsuite/onnx/make_hostile.py testsuite/errors/onnx
+"""
+import os
+import struct
+import sys
+
+
+def varint(v):
+    v &= (1 << 64) - 1
+    out = b""
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def field(num, value):
+    """One field: an int is a varint, bytes/str/list a length-delimited one."""
+    if isinstance(value, int):
+        return varint(num << 3) + varint(value)
+    if isinstance(value, str):
+        value = value.encode()
+    if isinstance(value, list):
+        value = b"".join(value)
+    return varint(num << 3 | 2) + varint(len(value)) + value
+
+
+FLOAT, UINT8, INT64 = 1, 2, 7
+
+
+def dim(d):
+    """A TensorShapeProto.Dimension: a size or a name."""
+    return field(1, d) if isinstance(d, int) else field(2, d)
+
+
+def value_info(name, shape, elem=FLOAT):
+    tensor = [field(1, elem), field(2, [field(1, dim(d)) for d in shape])]
+    return field(1, name) + field(2, [field(1, tensor)])
+
+
+def node(op, inputs, outputs, name="", attrs=()):
+    return ([field(1, i) for i in inputs] + [field(2, o) for o in outputs] +
+            [field(3, name or outputs[0]), field(4, op)] + [field(5, a) for a in attrs])
+
+
+def attr_ints(name, vals):
+    return [field(1, name), field(20, 7)] + [field(8, v) for v in vals]
+
+
+def tensor(name, dims, raw=None, extra=()):
+    t = [field(1, d) for d in dims] + [field(2, FLOAT), field(8, name)]
+    if raw is not None:
+        t.append(field(9, raw))
+    return t + list(extra)
+
+
+def model(nodes, inputs, outputs, inits=(), opset=13, graph=True):
+    g = ([field(1, n) for n in nodes] + [field(2, "g")] + [field(5, t) for t in inits] +
+         [field(11, i) for i in inputs] + [field(12, o) for o in outputs])
+    m = field(1, 8) + field(8, [field(1, ""), field(2, opset)])
+    return m + (field(7, g) if graph else b"")
+
+
+def floats(n):
+    return struct.pack("<%df" % n, *([0.5] * n))
+
+
+X = value_info("x", [2, 3])
+Y = value_info("y", [2, 3])
+RELU = model([node("Relu", ["x"], ["y"])], [X], [Y])
+
+CASES = {
+    # the protobuf itself
+    "truncated": RELU[:len(RELU) // 2],
+    "not_protobuf": b"this is not an ONNX model\n",
+    # field 7 (graph) sent as a varint, not a message
+    "wrong_field_type": field(1, 8) + field(8, [field(1, ""), field(2, 13)]) + field(7, 5),
+    "no_graph": model([], [], [], graph=False),
+    "opset_too_new": model([node("Relu", ["x"], ["y"])], [X], [Y], opset=99),
+    # the graph
+    "cycle": model([node("Relu", ["b"], ["a"]), node("Relu", ["a"], ["b"]),
+                    node("Add", ["x", "a"], ["y"])], [X], [Y]),
+    "undefined_input": model([node("Add", ["x", "nope"], ["y"])], [X], [Y]),
+    "defined_twice": model([node("Relu", ["x"], ["y"]), node("Neg", ["x"], ["y"])], [X], [Y]),
+    "unknown_op": model([node("FrobnicateTensor", ["x"], ["y"], name="frob")], [X], [Y]),
+    "unsupported_dtype": model([node("Relu", ["x"], ["y"])], [value_info("x", [2, 3], UINT8)],
+                               [Y]),
+    # tensors and shapes
+    "init_size_mismatch": model([node("Add", ["x", "w"], ["y"])], [X], [Y],
+                                [tensor("w", [2, 3], floats(4))]),
+    "huge_shape": model([node("Relu", ["x"], ["y"])],
+                        [value_info("x", [1 << 31, 1 << 31])], [Y]),
+    "external_outside": model([node("Add", ["x", "w"], ["y"])], [X], [Y],
+                              [tensor("w", [2, 3], None,
+                                      [field(13, [field(1, "location"),
+                                                  field(2, "../../../etc/passwd")]),
+                                       field(14, 1)])]),
+    "external_missing": model([node("Add", ["x", "w"], ["y"])], [X], [Y],
+                              [tensor("w", [2, 3], None,
+                                      [field(13, [field(1, "location"), field(2, "w.bin")]),
+                                       field(14, 1)])]),
+    "broadcast_mismatch": model([node("Add", ["x", "w"], ["y"], name="add1")], [X], [Y],
+                                [tensor("w", [4], floats(4))]),
+    "bad_perm": model([node("Transpose", ["x"], ["y"], name="t",
+                            attrs=[attr_ints("perm", [0, 0])])], [X], [Y]),
+}
+
+if __name__ == "__main__":
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for name, data in sorted(CASES.items()):
+        with open(os.path.join(out, name + ".onnx"), "wb") as f:
+            f.write(data)
