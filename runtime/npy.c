@@ -545,7 +545,20 @@ static bool write_data(FILE *f, const rt_tensor *t)
     return true;
 }
 
-bool rt_npy_write(const char *path, const rt_tensor *t, char *err, size_t errlen)
+/* "DIR/.NAME.XXXXXX" for path "DIR/NAME" (or ".NAME.XXXXXX" for "NAME"). */
+static char *temp_template(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
+    const char *base = path + dlen;
+    size_t n = dlen + 1 + strlen(base) + 8 + 1;
+    char *tmp = malloc(n);
+    if (tmp)
+        snprintf(tmp, n, "%.*s.%s.XXXXXX", (int)dlen, path, base);
+    return tmp;
+}
+
+char *rt_npy_write_temp(const char *path, const rt_tensor *t, char *err, size_t errlen)
 {
     if (err && errlen)
         err[0] = '\0';
@@ -554,41 +567,56 @@ bool rt_npy_write(const char *path, const rt_tensor *t, char *err, size_t errlen
         npy_err(err, errlen, path,
                 "cannot save %s data: NumPy has no such dtype; cast to f32 first",
                 (unsigned)t->dtype < IR_NDTYPES ? ir_dtype_name(t->dtype) : "unknown");
-        return false;
+        return NULL;
     }
     char head[1024];
     size_t hn = build_header(head, sizeof head, descr, t);
     if (!hn) {
         npy_err(err, errlen, path, "internal error: npy: header does not fit");
-        return false;
+        return NULL;
     }
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
+    char *tmp = temp_template(path);
     if (!tmp) {
         npy_err(err, errlen, path, "out of memory");
-        return false;
+        return NULL;
     }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        npy_err(err, errlen, path, "cannot write %s: %s", tmp, strerror(errno));
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        npy_err(err, errlen, path, "cannot create a temporary file beside it: %s",
+                strerror(errno));
         free(tmp);
-        return false;
+        return NULL;
     }
-    bool ok = fwrite(head, 1, hn, f) == hn && write_data(f, t) && fflush(f) == 0 &&
+    /* mkstemp's 0600, widened to what open(O_CREAT, 0666) would give. */
+    mode_t mask = umask(0);
+    umask(mask);
+    FILE *f = fchmod(fd, 0666 & ~mask) == 0 ? fdopen(fd, "wb") : NULL;
+    bool ok = f && fwrite(head, 1, hn, f) == hn && write_data(f, t) && fflush(f) == 0 &&
               fsync(fileno(f)) == 0;
     int saved = errno;
-    if (fclose(f) != 0 && ok) {
-        ok = false;
-        saved = errno;
-    }
-    if (ok && rename(tmp, path) != 0) {
+    if (!f)
+        close(fd);
+    else if (fclose(f) != 0 && ok) {
         ok = false;
         saved = errno;
     }
     if (!ok) {
         npy_err(err, errlen, path, "cannot write: %s", strerror(saved));
+        unlink(tmp);
+        free(tmp);
+        return NULL;
+    }
+    return tmp;
+}
+
+bool rt_npy_write(const char *path, const rt_tensor *t, char *err, size_t errlen)
+{
+    char *tmp = rt_npy_write_temp(path, t, err, errlen);
+    if (!tmp)
+        return false;
+    bool ok = rename(tmp, path) == 0;
+    if (!ok) {
+        npy_err(err, errlen, path, "cannot write: %s", strerror(errno));
         unlink(tmp);
     }
     free(tmp);
