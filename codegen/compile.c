@@ -570,10 +570,21 @@ static bool write_new_file(const char *path, const char *text, diag *d)
     return true;
 }
 
+/* Clears group and others' write permission, which a umask such as 002
+ * leaves on the linker's output: a shared object others can change is
+ * code they can run in tec (and the cache refuses such an entry). */
+static bool not_writable_by_others(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 &&
+           chmod(path, st.st_mode & 07777 & ~(mode_t)(S_IWGRP | S_IWOTH)) == 0;
+}
+
 /* Compiles c_source into `final_path`.  Source and object are made in a
  * private temporary directory inside `dir` (so the final rename stays on
  * one file system and is atomic, and the linker creates the object fresh
- * with the usual permissions); the object is then renamed into place. */
+ * with the usual permissions, less group and others' write); the object is
+ * then renamed into place. */
 static bool compile_into(const char *c_source, const char *dir, const char *final_path,
                          const cg_argv *cc, const cg_argv *flags, const cg_options *o, diag *d)
 {
@@ -629,7 +640,7 @@ static bool compile_into(const char *c_source, const char *dir, const char *fina
         diag_internal(d, "codegen", "the C compiler failed on generated code%s",
                       msg.p ? msg.p : "");
         free(msg.p);
-    } else if (rename(obj, final_path) != 0) {
+    } else if (!not_writable_by_others(obj) || rename(obj, final_path) != 0) {
         diag_error(d, diag_noloc(), "cannot create %s: %s", final_path, strerror(errno));
     } else {
         ok = true;
@@ -723,8 +734,9 @@ static bool private_dir(const char *dir, diag *d)
     }
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
         diag_error(d, diag_noloc(), "refusing to use the kernel cache directory %s: it is "
-                   "writable by group or others (mode %04o); run chmod 700 on it, or use "
-                   "--no-cache", dir, (unsigned)(st.st_mode & 07777));
+                   "writable by group or others (mode %04o), so anyone could have put kernels "
+                   "in it; remove it (tec makes it again, private), or use --no-cache", dir,
+                   (unsigned)(st.st_mode & 07777));
         return false;
     }
     return true;
@@ -808,17 +820,54 @@ static bool cache_key(const char *c_source, const cg_argv *cc, const cg_argv *fl
     return true;
 }
 
-/* A cached entry counts only if the dynamic loader accepts it (a file cut
- * short by a full disk or a crash must not poison the cache).  RTLD_LAZY:
- * the runtime hooks it may need are checked when the kernels load. */
-static bool entry_loads(const char *path)
+/* The symbol every cache entry defines: the key it was built for (added to
+ * the source after the key is computed from it). */
+#define CACHE_KEY_SYMBOL "tec_cache_key"
+
+/* Why the cache entry at path cannot be used for key hex, or NULL when it
+ * can.  Before anything is loaded (a constructor runs at dlopen), the
+ * entry must be a regular file of ours that no one else can write: a
+ * symbolic link, another user's file or a group- or world-writable one may
+ * have been planted while the directory was open (*untrusted: the user
+ * should hear of it).  Then it must load (a
+ * file cut short by a full disk or a crash must not poison the cache) and
+ * say it is the build of this key (a stray shared object lacks the
+ * kernels).  RTLD_LAZY: the runtime hooks it may need are checked when the
+ * kernels load. */
+static const char *entry_problem(const char *path, const char *hex, char *why, size_t n,
+                                 bool *untrusted)
 {
-    cg_pin_openmp_runtime();
-    void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
-    if (!h)
-        return false;
-    dlclose(h);
-    return true;
+    struct stat st;
+    *untrusted = true;
+    if (lstat(path, &st) != 0)
+        snprintf(why, n, "%s", strerror(errno));
+    else if (S_ISLNK(st.st_mode))
+        snprintf(why, n, "is a symbolic link");
+    else if (!S_ISREG(st.st_mode))
+        snprintf(why, n, "is not a regular file");
+    else if (st.st_uid != geteuid())
+        snprintf(why, n, "is owned by uid %ld, not by you", (long)st.st_uid);
+    else if (st.st_mode & (S_IWGRP | S_IWOTH))
+        snprintf(why, n, "is writable by group or others (mode %04o)",
+                 (unsigned)(st.st_mode & 07777));
+    else {
+        *untrusted = false;
+        cg_pin_openmp_runtime();
+        void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+        if (!h) {
+            const char *e = dlerror();
+            snprintf(why, n, "does not load (%s)", e ? e : "?");
+            return why;
+        }
+        const char *key = dlsym(h, CACHE_KEY_SYMBOL);
+        bool same = key && strcmp(key, hex) == 0;
+        dlclose(h);
+        if (same)
+            return NULL;
+        snprintf(why, n, "is not the build of its key (%s)",
+                 key ? "it names another" : "no " CACHE_KEY_SYMBOL);
+    }
+    return why;
 }
 
 /* ---------------------------------------------------------------- no-cache temporaries */
@@ -924,7 +973,7 @@ static char *compile_no_cache(const char *c_source, const cg_argv *cc, const cg_
 char *cg_compile(const char *c_source, const cg_options *o, diag *d)
 {
     cg_argv cc = {0}, flags = {0};
-    char *dir = NULL, *path = NULL, *identity = NULL, *result = NULL;
+    char *dir = NULL, *path = NULL, *identity = NULL, *result = NULL, *keyed = NULL;
     if (!c_source) {
         diag_internal(d, "codegen", "cg_compile called without source");
         return NULL;
@@ -947,8 +996,11 @@ char *cg_compile(const char *c_source, const cg_options *o, diag *d)
         oom(d);
         goto out;
     }
-    if (access(path, F_OK) == 0) {
-        if (entry_loads(path)) {
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        char why[512];
+        bool untrusted;
+        if (!entry_problem(path, hex, why, sizeof why, &untrusted)) {
             if (o && o->verbose) {
                 fprintf(d->out ? d->out : stderr, "tec: kernel cache hit: %s\n", path);
                 fflush(d->out ? d->out : stderr);
@@ -957,12 +1009,23 @@ char *cg_compile(const char *c_source, const cg_options *o, diag *d)
             path = NULL;
             goto out;
         }
-        if (o && o->verbose)
-            fprintf(d->out ? d->out : stderr, "tec: kernel cache entry %s does not load (%s); "
-                    "rebuilding it\n", path, dlerror());
+        if (untrusted)
+            diag_warning(d, diag_noloc(), "kernel cache entry %s %s; not loading it, rebuilding "
+                         "it", path, why);
+        else if (o && o->verbose)
+            fprintf(d->out ? d->out : stderr, "tec: kernel cache entry %s %s; rebuilding it\n",
+                    path, why);
         unlink(path);
     }
-    if (compile_into(c_source, dir, path, &cc, &flags, o, d)) {
+    /* The entry names its key, for entry_problem. */
+    size_t n = strlen(c_source) + 200;
+    if (!(keyed = malloc(n))) {
+        oom(d);
+        goto out;
+    }
+    snprintf(keyed, n, "%s\n/* The kernel cache key this object was built for. */\n"
+             "const char " CACHE_KEY_SYMBOL "[] = \"%s\";\n", c_source, hex);
+    if (compile_into(keyed, dir, path, &cc, &flags, o, d)) {
         result = path;
         path = NULL;
     }
@@ -972,6 +1035,7 @@ out:
     free(dir);
     free(path);
     free(identity);
+    free(keyed);
     return result;
 }
 
