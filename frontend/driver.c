@@ -415,6 +415,16 @@ static int parse_args(int argc, char **argv, options *o)
         if (!ok)
             return EXIT_USAGE;
     }
+    if (o->passes || o->dump_ir) {
+        diag pd;
+        diag_init(&pd, stderr);
+        bool ok = pass_check_names(o->passes, o->dump_ir, &pd);
+        diag_fini(&pd);
+        if (!ok) {
+            fprintf(stderr, "tec: try 'tec --help'\n");
+            return EXIT_USAGE;
+        }
+    }
     if (optind == argc && (o->calibrate || o->accel.topology))
         return -1;   /* tec --calibrate or tec --topology FILE --accel CFG alone */
     if (o->accel.topology && optind < argc)
@@ -434,6 +444,9 @@ static int parse_args(int argc, char **argv, options *o)
                            "--repeat, --save-outputs or --interp");
     if (o->emit == EMIT_SO && !o->output_file)
         return usage_error("%s", "--emit=so needs -o FILE");
+    if (o->emit == EMIT_RUN && o->output_file)
+        return usage_error("-o %s needs --emit=tir, c or so (outputs of a run: --save-outputs "
+                           "DIR)", o->output_file);
     return -1;
 }
 
@@ -626,7 +639,7 @@ int main(int argc, char **argv)
     }
     if (!m)
         goto done;
-    if (!ir_verify(m, lang == LANG_TIR ? NULL : "frontend", &d))
+    if (!(lang == LANG_TIR ? ir_verify_input(m, display, &d) : ir_verify(m, "frontend", &d)))
         goto done;
     if (!rt_iface_record(m, &iface, &d))
         goto done;

@@ -247,6 +247,7 @@ typedef struct verifier {
     diag *d;
     char where[160];        /* "verifier" or "verifier (after PASS)" */
     const char *ctx;        /* "@name", "graph", "module" */
+    const char *input;      /* the input file whose IR this is (a user's error), or NULL */
     int nproblems;
     vvar *vars;
     int nvars, capvars;
@@ -275,7 +276,10 @@ static void fail(verifier *v, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    diag_internal(v->d, v->where, "in %s: %s", v->ctx, msg);
+    if (v->input)
+        diag_error(v->d, (diag_loc){v->input, 0, 0}, "in %s: %s", v->ctx, msg);
+    else
+        diag_internal(v->d, v->where, "in %s: %s", v->ctx, msg);
 }
 
 /* The text of an expression, shortened, to name the offending node. */
@@ -924,11 +928,12 @@ static void verify_graph(verifier *v)
     verify_plan(v, g);
 }
 
-bool ir_verify(const ir_module *m, const char *after, struct diag *d)
+static bool verify(const ir_module *m, const char *after, const char *input, struct diag *d)
 {
     verifier v = {0};
     v.m = m;
     v.d = d;
+    v.input = input;
     if (after)
         snprintf(v.where, sizeof v.where, "verifier (after %s)", after);
     else
@@ -961,4 +966,14 @@ bool ir_verify(const ir_module *m, const char *after, struct diag *d)
     free(v.vars);
     free(v.bufs);
     return v.nproblems == 0;
+}
+
+bool ir_verify(const ir_module *m, const char *after, struct diag *d)
+{
+    return verify(m, after, NULL, d);
+}
+
+bool ir_verify_input(const ir_module *m, const char *file, struct diag *d)
+{
+    return verify(m, NULL, file, d);
 }
