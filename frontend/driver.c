@@ -38,6 +38,7 @@ typedef struct options {
     bool verify_each;
     bool interp;
     bool verbose, no_cache;
+    int cc_timeout;               /* --cc-timeout: as cg_options.cc_timeout */
     /* the machine kernels are built for, and the threads of parallel loops */
     const char *target_name;      /* --target (default "native") */
     cg_target target;
@@ -89,6 +90,7 @@ static void usage(FILE *out)
         "                         x86-64, x86-64-v2, x86-64-v3 or x86-64-v4\n"
         "  --print-target         print the target (ISA, vector width, cores, caches), exit\n"
         "  --no-cache             do not use the kernel cache\n"
+        "  --cc-timeout=SECONDS   stop the C compiler after SECONDS (default 600; 0: never)\n"
         "  -v, --verbose          show the target and the C compiler's command line\n"
         "\n"
         "Running:\n"
@@ -208,7 +210,7 @@ enum {
     OPT_CALIBRATE, OPT_COUNTERS, OPT_PAD_TO, OPT_ACCEL, OPT_ACCEL_REPORT, OPT_SEARCH,
     OPT_TOPOLOGY, OPT_EXPORT_TOPOLOGY, OPT_EXPORT_FORMAT, OPT_SWEEP, OPT_SWEEP_OUT,
     OPT_SWEEP_ARRAYS, OPT_SWEEP_DATAFLOWS, OPT_SWEEP_SRAM, OPT_NO_RUN, OPT_TARGET,
-    OPT_PRINT_TARGET, OPT_THREADS, OPT_DUMP_SCHEDULE,
+    OPT_PRINT_TARGET, OPT_THREADS, OPT_DUMP_SCHEDULE, OPT_CC_TIMEOUT,
 };
 
 /* A positive decimal count no larger than max, or -1. */
@@ -238,6 +240,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"save-outputs", required_argument, 0, OPT_SAVE_OUTPUTS},
         {"interp", no_argument, 0, OPT_INTERP},
         {"no-cache", no_argument, 0, OPT_NO_CACHE},
+        {"cc-timeout", required_argument, 0, OPT_CC_TIMEOUT},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, OPT_VERSION},
@@ -315,6 +318,13 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_VERIFY_EACH: o->verify_each = true; break;
         case OPT_INTERP: o->interp = true; break;
         case OPT_NO_CACHE: o->no_cache = true; break;
+        case OPT_CC_TIMEOUT:
+            /* 0 is "never", which cg_options spells as a negative limit. */
+            if (strcmp(optarg, "0") == 0)
+                o->cc_timeout = -1;
+            else if ((o->cc_timeout = parse_count(optarg, 86400)) < 0)
+                return usage_error("--cc-timeout expects seconds from 0 to 86400, got '%s'", optarg);
+            break;
         case OPT_TARGET: o->target_name = optarg; break;
         case OPT_PRINT_TARGET: o->print_target = true; break;
         case OPT_THREADS: o->threads_arg = optarg; break;
@@ -707,7 +717,7 @@ int main(int argc, char **argv)
     char oflags[16];
     snprintf(oflags, sizeof oflags, "-O%d", o.opt_level < 2 ? 1 : 3);
     cg_options co = {.opt_flags = oflags, .verbose = o.verbose, .no_cache = o.no_cache,
-                     .target = &o.target};
+                     .target = &o.target, .cc_timeout = o.cc_timeout};
     if (!o.interp || o.emit != EMIT_RUN) {
         if (o.verbose) {
             char line[512];
