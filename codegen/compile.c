@@ -868,6 +868,13 @@ char *cg_cache_dir(const cg_options *o, diag *d)
     if (xdg && xdg[0] == '/')  /* the XDG spec ignores relative values */
         return path_join(xdg, "tec");
     const char *home = getenv("HOME");
+    struct stat st;
+    if (home && *home && (stat(home, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        /* Not created: a home directory is the system's to make. */
+        diag_error(d, diag_noloc(), "no directory for the kernel cache: HOME (%s) is not a "
+                   "directory (set XDG_CACHE_HOME, or use --no-cache)", home);
+        return NULL;
+    }
     if (home && *home) {
         char *cache = path_join(home, ".cache");
         char *dir = cache ? path_join(cache, "tec") : NULL;

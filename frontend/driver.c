@@ -460,41 +460,6 @@ static int parse_args(int argc, char **argv, options *o)
     return -1;
 }
 
-/* Reads a whole file (or standard input for "-"); NUL-terminated. */
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += got;
-        if (cap - n - 1 == 0) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    int err = ferror(f);
-    if (f != stdin)
-        fclose(f);
-    if (!buf || err) {
-        free(buf);
-        errno = err ? EIO : ENOMEM;
-        return NULL;
-    }
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
-
 static bool ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), k = strlen(suffix);
@@ -631,9 +596,9 @@ int main(int argc, char **argv)
     const char *display = strcmp(o.input_file, "-") == 0 ? "<stdin>" : o.input_file;
 
     size_t len = 0;
-    text = read_all(o.input_file, &len);
+    text = fe_read_source(o.input_file, &len);
     if (!text) {
-        diag_error(&d, diag_noloc(), "cannot read %s: %s", display, strerror(errno));
+        diag_error(&d, diag_noloc(), "cannot read %s: %s", display, fe_read_error(errno));
         goto done;
     }
     lang_kind lang = o.lang;

@@ -1343,24 +1343,35 @@ static void elab_stmts(fe_ctx *c, fe_inst *in, fe_stmt **ss, int n, bool top);
 static fe_value instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def *def,
                             const char *layer);
 
-/* The value of -D NAME=VALUE as a number. */
+/* The value of -D NAME=VALUE as a number, written as in the language: a
+ * decimal integer (that fits in 64 bits), or a decimal float such as 0.5
+ * or 1e-3 (strtod alone would also take 0x10, inf and nan, and would turn
+ * an integer too large for 64 bits into a float). */
 static bool define_value(fe_ctx *c, const fe_define *df, fe_value *v)
 {
+    const char *s = df->value, *digits = s + (*s == '-' || *s == '+');
     char *end;
     errno = 0;
-    long long i = strtoll(df->value, &end, 10);
-    if (*df->value && !*end && errno == 0) {
+    if (*digits && strspn(digits, "0123456789") == strlen(digits)) {
+        long long i = strtoll(s, &end, 10);
+        if (errno == ERANGE) {
+            diag_error(c->d, diag_noloc(), "-D %s=%s: the integer does not fit in 64 bits",
+                       df->name, s);
+            c->errors++;
+            return false;
+        }
         v->kind = FE_V_INT;
         v->i = i;
         return true;
     }
-    double f = strtod(df->value, &end);
-    if (*df->value && !*end) {
+    double f = strtod(s, &end);
+    if (strpbrk(s, "0123456789") && strspn(s, "0123456789.eE+-") == strlen(s) && !*end &&
+        isfinite(f)) {
         v->kind = FE_V_FLOAT;
         v->f = f;
         return true;
     }
-    diag_error(c->d, diag_noloc(), "-D %s=%s: the value is not a number", df->name, df->value);
+    diag_error(c->d, diag_noloc(), "-D %s=%s: the value is not a number", df->name, s);
     c->errors++;
     return false;
 }
@@ -1685,6 +1696,9 @@ static void elab_assign(fe_ctx *c, fe_inst *in, const fe_stmt *s)
     fe_env_bind(c, in->env, s->name, FE_B_LET, v, s->name_span);
 }
 
+/* The most iterations all compile-time loops of a program may run. */
+#define FE_MAX_LOOP_ITERATIONS 1000000
+
 static void elab_for(fe_ctx *c, fe_inst *in, const fe_stmt *s)
 {
     int64_t lo, hi;
@@ -1704,6 +1718,12 @@ static void elab_for(fe_ctx *c, fe_inst *in, const fe_stmt *s)
         return;
     }
     for (int64_t k = lo; k < hi; k++) {
+        /* Nested loops multiply: bound them together, or 1e5 x 1e5 hangs. */
+        if (++c->loop_iterations > FE_MAX_LOOP_ITERATIONS) {
+            fe_error(c, s->span, "compile-time loops run more than %d iterations in all; "
+                     "this one is at %s = %lld", FE_MAX_LOOP_ITERATIONS, s->name, (long long)k);
+            break;
+        }
         fe_value v = {.kind = FE_V_INT, .i = k};
         fe_env_bind(c, in->env, s->name, FE_B_LOOP, v, s->name_span);
         int errors = c->errors;

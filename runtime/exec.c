@@ -65,35 +65,23 @@ static const rt_iface_buf *iface_find(const rt_iface *f, const char *name)
     return NULL;
 }
 
-static bool same_shape(const rt_tensor *t, ir_dtype dt, int ndim, const int64_t *shape)
-{
-    if (t->dtype != dt || t->ndim != ndim)
-        return false;
-    for (int i = 0; i < ndim; i++)
-        if (t->shape[i] != shape[i])
-            return false;
-    return true;
-}
-
 /* Reads `path` into a new tensor that must have exactly the declared type. */
 static rt_tensor *load_checked(const char *what, const char *name, const char *path,
                                const rt_iface_buf *f, diag *d)
 {
     char err[512];
-    rt_tensor *t = rt_npy_read(path, err, sizeof err);
-    if (!t) {
+    rt_npy_type want = {f->dtype, f->ndim, {0}}, got;
+    memcpy(want.shape, f->shape, sizeof(int64_t) * (size_t)f->ndim);
+    rt_tensor *t = rt_npy_read_as(path, &want, &got, err, sizeof err);
+    if (!t && err[0]) {
         diag_error(d, diag_noloc(), "%s", err);
-        return NULL;
-    }
-    if (!same_shape(t, f->dtype, f->ndim, f->shape)) {
-        char *want = rt_shape_str(f->dtype, f->ndim, f->shape);
-        char *got = rt_shape_str(t->dtype, t->ndim, t->shape);
+    } else if (!t) {
+        char *ws = rt_shape_str(f->dtype, f->ndim, f->shape);
+        char *gs = rt_shape_str(got.dtype, got.ndim, got.shape);
         diag_error(d, diag_noloc(), "%s %s: %s is %s but the program declares %s",
-                   what, name, path, got, want);
-        free(want);
-        free(got);
-        rt_tensor_free(t);
-        return NULL;
+                   what, name, path, gs, ws);
+        free(ws);
+        free(gs);
     }
     return t;
 }

@@ -384,13 +384,17 @@ static bool read_header(FILE *f, const char *path, npy_header *h, size_t *data_s
     return ok;
 }
 
-/* Counts the bytes left in f (after a short or complete read). */
+/* The most trailing bytes counted: a stream (a pipe) may never end. */
+#define NPY_MAX_TRAILING (1u << 20)
+
+/* Counts the bytes left in f (after a short or complete read), stopping
+ * past NPY_MAX_TRAILING. */
 static uint64_t count_rest(FILE *f)
 {
     char buf[4096];
     uint64_t n = 0;
     size_t k;
-    while ((k = fread(buf, 1, sizeof buf, f)) > 0)
+    while (n <= NPY_MAX_TRAILING && (k = fread(buf, 1, sizeof buf, f)) > 0)
         n += k;
     return n;
 }
@@ -401,8 +405,9 @@ static void size_error(const char *path, const npy_header *h, uint64_t need, uin
 {
     char tuple[RT_MAX_DIMS * 22 + 4];
     shape_tuple(tuple, sizeof tuple, h->ndim, h->shape);
-    npy_err(err, errlen, path, "%s: shape %s of %s needs %" PRIu64 " data bytes, file has %" PRIu64,
-            have < need ? "truncated" : "trailing data", tuple, h->descr, need, have);
+    npy_err(err, errlen, path, "%s: shape %s of %s needs %" PRIu64 " data bytes, file has %s%" PRIu64,
+            have < need ? "truncated" : "trailing data", tuple, h->descr, need,
+            have > need + NPY_MAX_TRAILING ? "more than " : "", have);
 }
 
 /* Bool bytes other than 0 and 1 are not NumPy booleans. */
@@ -462,7 +467,24 @@ static rt_tensor *read_data(FILE *f, const char *path, const npy_header *h, ir_d
     return t;
 }
 
+/* Does the header declare exactly the type `want`? */
+static bool has_type(const npy_header *h, ir_dtype dt, const rt_npy_type *want)
+{
+    if (dt != want->dtype || h->ndim != want->ndim)
+        return false;
+    for (int d = 0; d < h->ndim; d++)
+        if (h->shape[d] != want->shape[d])
+            return false;
+    return true;
+}
+
 rt_tensor *rt_npy_read(const char *path, char *err, size_t errlen)
+{
+    return rt_npy_read_as(path, NULL, NULL, err, errlen);
+}
+
+rt_tensor *rt_npy_read_as(const char *path, const rt_npy_type *want, rt_npy_type *got,
+                          char *err, size_t errlen)
 {
     if (err && errlen)
         err[0] = '\0';
@@ -482,6 +504,12 @@ rt_tensor *rt_npy_read(const char *path, char *err, size_t errlen)
         npy_err(err, errlen, path,
                 "Fortran order is not supported; save with np.ascontiguousarray");
         goto done;
+    }
+    if (want && !has_type(&h, dt, want)) {
+        got->dtype = dt;
+        got->ndim = h.ndim;
+        memcpy(got->shape, h.shape, sizeof(int64_t) * (size_t)h.ndim);
+        goto done;   /* err stays empty: the caller says what differs */
     }
     t = read_data(f, path, &h, dt, data_start, err, errlen);
     if (t == NULL)

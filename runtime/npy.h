@@ -22,6 +22,19 @@
 /* Reads path into a new tensor, or returns NULL with "PATH: ..." in err. */
 rt_tensor *rt_npy_read(const char *path, char *err, size_t errlen);
 
+/* The type an array must have. */
+typedef struct rt_npy_type {
+    ir_dtype dtype;
+    int ndim;
+    int64_t shape[RT_MAX_DIMS];
+} rt_npy_type;
+
+/* As rt_npy_read, but a file whose header declares another type than
+ * `want` is refused before any data is read or allocated (a header from a
+ * pipe could claim gigabytes): NULL with its type in *got and err empty. */
+rt_tensor *rt_npy_read_as(const char *path, const rt_npy_type *want, rt_npy_type *got,
+                          char *err, size_t errlen);
+
 /* Writes t to path as a version 1.0, little-endian, C-order .npy file.  The
  * data goes to a new temporary file of path's directory first (see
  * rt_npy_write_temp), which is then renamed over path, so a reader never
