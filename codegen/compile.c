@@ -765,9 +765,12 @@ static bool not_writable_by_others(const char *path)
  * private temporary directory inside `dir` (so the final rename stays on
  * one file system and is atomic, and the linker creates the object fresh
  * with the usual permissions, less group and others' write); the object is
- * then renamed into place. */
+ * then renamed into place.  With `vanished`, a build whose directory was
+ * removed under it (rm -rf of the cache) reports nothing and sets it, so
+ * that the caller can make the directory again and retry. */
 static bool compile_into(const char *c_source, const char *dir, const char *final_path,
-                         const cg_argv *cc, const cg_argv *flags, const cg_options *o, diag *d)
+                         const cg_argv *cc, const cg_argv *flags, const cg_options *o,
+                         bool *vanished, diag *d)
 {
     char *tmp = path_join(dir, ".tec-XXXXXX");
     char *src = NULL, *obj = NULL;
@@ -778,8 +781,11 @@ static bool compile_into(const char *c_source, const char *dir, const char *fina
         goto out;
     }
     if (!mkdtemp(tmp)) {
-        diag_error(d, diag_noloc(), "cannot create %s: cannot make a temporary directory in %s: %s",
-                   final_path, dir, strerror(errno));
+        if (vanished && errno == ENOENT)
+            *vanished = true;
+        else
+            diag_error(d, diag_noloc(), "cannot create %s: cannot make a temporary directory "
+                       "in %s: %s", final_path, dir, strerror(errno));
         goto out;
     }
     have_tmp = true;
@@ -811,7 +817,9 @@ static bool compile_into(const char *c_source, const char *dir, const char *fina
     run_capture(a.v, cc_timeout(o), slot, &r);
     release_build(slot);
     struct stat st;
-    if (r.spawn_errno) {
+    if (vanished && stat(tmp, &st) != 0 && errno == ENOENT) {
+        *vanished = true;
+    } else if (r.spawn_errno) {
         report_spawn_error(d, cc->v[0], r.spawn_errno);
     } else if (r.timed_out) {
         report_timeout(d, cc->v[0], cc_timeout(o));
@@ -1153,7 +1161,7 @@ static char *compile_no_cache(const char *c_source, const cg_argv *cc, const cg_
         free(dir);
         return NULL;
     }
-    if (!compile_into(c_source, dir, so, cc, flags, o, d)) {
+    if (!compile_into(c_source, dir, so, cc, flags, o, NULL, d)) {
         free(so);
         free(t);
         free(result);
@@ -1229,7 +1237,19 @@ char *cg_compile(const char *c_source, const cg_options *o, diag *d)
     }
     snprintf(keyed, n, "%s\n/* The kernel cache key this object was built for. */\n"
              "const char " CACHE_KEY_SYMBOL "[] = \"%s\";\n", c_source, hex);
-    if (compile_into(keyed, dir, path, &cc, &flags, o, d)) {
+    /* The cache may be removed while tec runs (rm -rf): make it again
+     * and build once more, rather than fail. */
+    bool vanished = false;
+    bool built = compile_into(keyed, dir, path, &cc, &flags, o, &vanished, d);
+    if (!built && vanished) {
+        vanished = false;
+        built = private_dir(dir, d) &&
+                compile_into(keyed, dir, path, &cc, &flags, o, &vanished, d);
+        if (vanished)
+            diag_error(d, diag_noloc(), "the kernel cache directory %s was removed twice "
+                       "while compiling (use --no-cache)", dir);
+    }
+    if (built) {
         result = path;
         path = NULL;
     }
@@ -1267,7 +1287,7 @@ bool cg_compile_to(const char *c_source, const char *out_path, const cg_options 
         dir = copy;
     }
     if (base_argv(o, &cc, &flags, d))
-        ok = compile_into(c_source, dir, out_path, &cc, &flags, o, d);
+        ok = compile_into(c_source, dir, out_path, &cc, &flags, o, NULL, d);
     argv_free(&cc);
     argv_free(&flags);
     free(copy);

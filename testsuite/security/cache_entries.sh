@@ -66,4 +66,14 @@ rm -rf cache
 [ -z "$(find cache/tec -name '*.so' -perm /022)" ] || fail "entry writable by the group under umask 002"
 (umask 002 && "$TEC" "$prog" >out 2>err) || fail "umask 002 second run"
 [ ! -s err ] || { cat err; fail "umask 002: entry not reused quietly"; }
+
+# The cache removed while tec compiles (rm -rf): made again, and built.
+rm -rf cache removed
+printf '#!/bin/sh\ncase "$1" in --version) exec %s --version;; esac\nif [ ! -e "%s/removed" ]; then touch "%s/removed"; rm -rf "%s/cache"; fi\nexec %s "$@"\n' \
+    "$cc" "$PWD" "$PWD" "$PWD" "$cc" >rmcache.sh
+chmod +x rmcache.sh
+CC=$PWD/rmcache.sh expect_status 0 "$TEC" "$prog"
+[ -e removed ] || fail "the cache was not removed during the build"
+diff -u want out || fail "cache removed: wrong output"
+[ "$(ls cache/tec/*.so | wc -l)" = 1 ] || fail "cache removed: no entry"
 echo ok
