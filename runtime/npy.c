@@ -51,6 +51,11 @@ npy_err(char *err, size_t errlen, const char *path, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
     va_end(ap);
+    /* Header text is quoted in messages: its control characters (escape
+     * sequences) must not reach the terminal. */
+    for (char *c = err; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
 }
 
 static bool host_is_little_endian(void)

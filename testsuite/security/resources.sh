@@ -26,6 +26,15 @@ expect_status 1 timeout 60 "$TEC" small.te --input x=<(header '(2, 3)'; head -c 
 grep -q 'trailing data: shape (2, 3) of <f4 needs 24 data bytes, file has more than [0-9]*$' err ||
     { cat err; fail "endless trailing stream"; }
 
+# Header text quoted in a message cannot send escape sequences to the terminal.
+"$PYTHON" -c '
+import struct
+h = b"{\x27descr\x27: \x27\x1b[31m<f4\x27, \x27fortran_order\x27: False, \x27shape\x27: (2, 3), }"
+h = h + b" " * (118 - len(h)) + b"\n"
+open("esc.npy", "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h + bytes(24))'
+expect_status 1 "$TEC" small.te --input x=esc.npy
+expect_err "tec: error: esc.npy: unsupported dtype '?[31m<f4' (tec reads <f2 <f4 <f8 <i4 <i8 |b1)"
+
 # Source files: at most 64 MiB (an endless one stops there), never a directory.
 expect_status 1 timeout 60 "$TEC" --emit=tir /dev/zero
 expect_err "tec: error: cannot read /dev/zero: larger than the 64 MiB a source file may have"
