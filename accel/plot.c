@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "runtime/profile.h"
+
 extern char **environ;
 
 /* ---------------------------------------------------------------- files */
@@ -43,22 +45,6 @@ static bool join(char *buf, size_t n, const char *dir, const char *name, char *e
         return false;
     }
     return true;
-}
-
-/* A string as a gnuplot single-quoted literal: only ' needs escaping, by
- * doubling it. */
-static void gp_quote(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'')
-            fputc('\'', f);
-        if (*s == '\n' || *s == '\r')
-            fputc(' ', f);
-        else
-            fputc(*s, f);
-    }
-    fputc('\'', f);
 }
 
 /* ---------------------------------------------------------------- data */
@@ -94,11 +80,9 @@ static bool write_configs_dat(const char *path, const acc_plot_input *in, char *
     for (int c = 0; c < in->nconfigs; c++) {
         double v[3];
         metric_values(&in->totals[c], v);
-        /* Data-file strings are double-quoted and cannot escape '"'. */
-        fprintf(f, "%d \"", c);
-        for (const char *s = in->config_labels[c]; *s; s++)
-            fputc(*s == '"' ? '\'' : *s, f);
-        fprintf(f, "\" %.9g %.9g %.9g\n", v[0], v[1], v[2]);
+        fprintf(f, "%d ", c);
+        rt_gp_datum(f, in->config_labels[c]);
+        fprintf(f, " %.9g %.9g %.9g\n", v[0], v[1], v[2]);
     }
     return close_w(f, path, err, errlen);
 }
@@ -140,7 +124,7 @@ static void set_output(FILE *f, const char *dir, const char *view, const metric 
     char name[4096];
     snprintf(name, sizeof name, "%s/%s_%s.%s", dir, view, m->file, png ? "png" : "svg");
     fputs("set output ", f);
-    gp_quote(f, name);
+    rt_gp_quote(f, name);
     fputc('\n', f);
 }
 
@@ -149,7 +133,7 @@ static void config_tics(FILE *f, const acc_plot_input *in)
     fputs("set xtics rotate by 90 right (", f);
     for (int c = 0; c < in->nconfigs; c++) {
         fputs(c ? ", " : "", f);
-        gp_quote(f, in->config_labels[c]);
+        rt_gp_quote(f, in->config_labels[c]);
         fprintf(f, " %d", c);
     }
     fputs(")\n", f);
@@ -169,7 +153,7 @@ static void configs_chart(FILE *f, const char *dir, const char *dat, const acc_p
     fprintf(f, "set title 'network %s per configuration'\nset ylabel '%s'\n", m->name,
             m->title);
     fputs("plot ", f);
-    gp_quote(f, dat);
+    rt_gp_quote(f, dat);
     fprintf(f, " using 1:($%d > 0 ? $%d : NaN) with boxes lc rgb '#3465a4'\n", k + 3, k + 3);
 }
 
@@ -188,14 +172,14 @@ static void layers_chart(FILE *f, const char *dir, const char *dat, const acc_pl
     fputs("set ytics (", f);
     for (int l = 0; l < in->nlayers; l++) {
         fputs(l ? ", " : "", f);
-        gp_quote(f, in->layer_names[l]);
+        rt_gp_quote(f, in->layer_names[l]);
         fprintf(f, " %d", l);
     }
     fputs(")\n", f);
     fprintf(f, "set title '%s per layer and configuration'\nset cblabel 'log10 %s'\n",
             m->name, m->title);
     fputs("plot ", f);
-    gp_quote(f, dat);
+    rt_gp_quote(f, dat);
     fprintf(f, " using 1:2:($%d > 0 ? log10($%d) : NaN) with image\n", k + 3, k + 3);
 }
 

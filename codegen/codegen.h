@@ -81,7 +81,12 @@ typedef struct cg_options {
                                   usually the x86-64 baseline); else
                                   -march=target->march, and the target's name
                                   and -march value are in the cache key */
+    int cc_timeout;         /* seconds the compiler may run before it is
+                               stopped (an error); 0: CG_DEFAULT_CC_TIMEOUT,
+                               negative: no limit */
 } cg_options;
+
+#define CG_DEFAULT_CC_TIMEOUT 600
 
 /* Builds a shared object from C source; returns its path (malloc'ed) or
  * NULL after a diagnostic.  With the cache, the path is the cache entry; a

@@ -27,13 +27,17 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/types.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -229,6 +233,7 @@ typedef struct cg_run_result {
     int spawn_errno;    /* nonzero: the program could not be started */
     int exit_status;    /* valid when !signaled */
     int signal;         /* nonzero: killed by this signal */
+    bool timed_out;     /* killed by tec after the time limit */
     cg_text output;     /* stdout and stderr, interleaved */
 } cg_run_result;
 
@@ -274,10 +279,109 @@ static char *resolve_program(const char *prog, int *err)
     }
 }
 
-/* Runs argv (PATH lookup for argv[0], as execvp) with stdin from /dev/null and stdout
- * and stderr captured.  Returns false only when it could not even try
- * (pipe or spawn-attribute failures: errno in spawn_errno as well). */
-static bool run_capture(char *const *argv, cg_run_result *r)
+/* ---------------------------------------------------------------- interruption
+ *
+ * A compiler runs in a process group of its own, so that the time limit
+ * stops it with everything it started (cc1, as, ld).  The terminal's
+ * SIGINT, SIGTERM and SIGHUP then no longer reach it: while builds run,
+ * tec's handler passes the signal on to their groups, removes their
+ * temporary directories, and lets the signal end tec as it would have.
+ * The handler is installed only where the signal's disposition is the
+ * default, so a program embedding tec keeps its own. */
+
+enum { MAX_BUILDS = 16 };
+
+/* One running compiler: its process group and the files to remove. */
+typedef struct build_slot {
+    volatile sig_atomic_t pgid;   /* 0: free */
+    char dir[PATH_MAX], src[PATH_MAX], obj[PATH_MAX];   /* "" when none */
+} build_slot;
+
+static build_slot builds[MAX_BUILDS];
+static pthread_mutex_t builds_lock = PTHREAD_MUTEX_INITIALIZER;
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP};
+
+static void on_signal(int sig)
+{
+    for (int i = 0; i < MAX_BUILDS; i++) {
+        pid_t g = (pid_t)builds[i].pgid;
+        if (g == 0)
+            continue;
+        if (g > 0)
+            kill(-g, SIGKILL);
+        if (builds[i].src[0])
+            unlink(builds[i].src);
+        if (builds[i].obj[0])
+            unlink(builds[i].obj);
+        if (builds[i].dir[0])
+            rmdir(builds[i].dir);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_once(void)
+{
+    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++) {
+        struct sigaction old, sa;
+        if (sigaction(forwarded[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
+            (old.sa_flags & SA_SIGINFO))
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(forwarded[i], &sa, NULL);
+    }
+}
+
+static void install_handlers(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, install_once);
+}
+
+/* The paths the handler removes for the build about to start (any may be
+ * NULL); returns its slot, or -1 when all are busy (the build then runs
+ * without cleanup on a signal). */
+static int claim_build(const char *dir, const char *src, const char *obj)
+{
+    install_handlers();
+    pthread_mutex_lock(&builds_lock);
+    int slot = -1;
+    for (int i = 0; i < MAX_BUILDS && slot < 0; i++)
+        if (builds[i].pgid == 0) {
+            slot = i;
+            builds[i].pgid = -1;   /* claimed, not started */
+            snprintf(builds[i].dir, PATH_MAX, "%s", dir ? dir : "");
+            snprintf(builds[i].src, PATH_MAX, "%s", src ? src : "");
+            snprintf(builds[i].obj, PATH_MAX, "%s", obj ? obj : "");
+        }
+    pthread_mutex_unlock(&builds_lock);
+    return slot;
+}
+
+static void release_build(int slot)
+{
+    if (slot < 0)
+        return;
+    pthread_mutex_lock(&builds_lock);
+    builds[slot].pgid = 0;
+    pthread_mutex_unlock(&builds_lock);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Runs argv (PATH lookup for argv[0], as execvp) with stdin from /dev/null
+ * and stdout and stderr captured, in a process group of its own registered
+ * in `slot` (-1: none).  After timeout seconds (0: no limit) the group is
+ * killed.  Returns false only when it could not even try (pipe or
+ * spawn-attribute failures: errno in spawn_errno as well). */
+static bool run_capture(char *const *argv, double timeout, int slot, cg_run_result *r)
 {
     memset(r, 0, sizeof *r);
     char *prog = resolve_program(argv[0], &r->spawn_errno);
@@ -291,6 +395,7 @@ static bool run_capture(char *const *argv, cg_run_result *r)
         return false;
     }
     posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
     if (posix_spawn_file_actions_init(&fa) != 0) {
         r->spawn_errno = errno;
         close(fds[0]);
@@ -298,21 +403,61 @@ static bool run_capture(char *const *argv, cg_run_result *r)
         free(prog);
         return false;
     }
+    if (posix_spawnattr_init(&at) != 0) {
+        r->spawn_errno = errno;
+        posix_spawn_file_actions_destroy(&fa);
+        close(fds[0]);
+        close(fds[1]);
+        free(prog);
+        return false;
+    }
+    /* The forwarded signals wait until the child's group is registered
+     * (the child starts with the mask tec had). */
+    sigset_t block, saved;
+    sigemptyset(&block);
+    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+        sigaddset(&block, forwarded[i]);
+    pthread_sigmask(SIG_BLOCK, &block, &saved);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setsigmask(&at, &saved);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
     pid_t pid;
-    int rc = posix_spawn(&pid, prog, &fa, NULL, argv, environ);
+    int rc = posix_spawn(&pid, prog, &fa, &at, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
     free(prog);
     close(fds[1]);
+    if (rc == 0 && slot >= 0)
+        builds[slot].pgid = pid;
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
     if (rc != 0) {
         close(fds[0]);
         r->spawn_errno = rc;
         return true;
     }
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     char buf[4096];
     for (;;) {
+        int wait_ms = -1;
+        if (timeout > 0) {
+            double left = timeout - seconds_since(&t0);
+            if (left <= 0) {
+                r->timed_out = true;
+                kill(-pid, SIGKILL);
+                break;
+            }
+            wait_ms = left > 1e6 ? 1000000000 : (int)(left * 1000) + 1;
+        }
+        struct pollfd pf = {fds[0], POLLIN, 0};
+        int pr = poll(&pf, 1, wait_ms);
+        if (pr < 0 && errno != EINTR)
+            break;
+        if (pr <= 0)
+            continue;
         ssize_t n = read(fds[0], buf, sizeof buf);
         if (n > 0) {
             /* Keep at most 64 KiB: only the first lines are ever shown. */
@@ -332,11 +477,26 @@ static bool run_capture(char *const *argv, cg_run_result *r)
             break;
         }
     }
+    if (slot >= 0)
+        builds[slot].pgid = -1;
     if (WIFSIGNALED(status))
         r->signal = WTERMSIG(status);
     else
         r->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
     return true;
+}
+
+/* The compiler's time limit in seconds (0: none). */
+static double cc_timeout(const cg_options *o)
+{
+    int t = o ? o->cc_timeout : 0;
+    return t == 0 ? CG_DEFAULT_CC_TIMEOUT : t < 0 ? 0 : t;
+}
+
+static void report_timeout(diag *d, const char *prog, double limit)
+{
+    diag_error(d, diag_noloc(), "the C compiler '%s' did not finish within %g seconds and was "
+               "stopped (--cc-timeout sets the limit)", prog, limit);
 }
 
 static void report_spawn_error(diag *d, const char *prog, int err)
@@ -392,7 +552,7 @@ typedef struct cg_cc_identity {
 static pthread_mutex_t identity_lock = PTHREAD_MUTEX_INITIALIZER;
 static cg_cc_identity *identities;
 
-static char *compute_identity(const cg_argv *cc, diag *d)
+static char *compute_identity(const cg_argv *cc, double timeout, diag *d)
 {
     cg_argv a = {0};
     for (int i = 0; i < cc->n; i++)
@@ -404,11 +564,16 @@ static char *compute_identity(const cg_argv *cc, diag *d)
         return NULL;
     }
     cg_run_result r;
-    run_capture(a.v, &r);
+    int slot = claim_build(NULL, NULL, NULL);
+    run_capture(a.v, timeout, slot, &r);
+    release_build(slot);
     argv_free(&a);
-    if (r.spawn_errno) {
+    if (r.spawn_errno || r.timed_out) {
         free(r.output.p);
-        report_spawn_error(d, cc->v[0], r.spawn_errno);
+        if (r.timed_out)
+            report_timeout(d, cc->v[0], timeout);
+        else
+            report_spawn_error(d, cc->v[0], r.spawn_errno);
         return NULL;
     }
     cg_text id = {0};
@@ -440,7 +605,7 @@ static char *compute_identity(const cg_argv *cc, diag *d)
 
 /* The identity of the compiler `cc` (malloc'ed copy), or NULL after a
  * diagnostic (the compiler cannot be run). */
-static char *compiler_identity(const cg_argv *cc, diag *d)
+static char *compiler_identity(const cg_argv *cc, double timeout, diag *d)
 {
     cg_text key = {0};
     for (int i = 0; i < cc->n; i++) {
@@ -465,7 +630,7 @@ static char *compiler_identity(const cg_argv *cc, diag *d)
         return result;
     }
     /* Computed outside the lock; two threads may both compute it once. */
-    char *id = compute_identity(cc, d);
+    char *id = compute_identity(cc, timeout, d);
     if (!id) {
         free(key.p);
         return NULL;
@@ -502,7 +667,15 @@ static const char *compiler_words(const cg_options *o)
  * command line except the output and input files. */
 static bool base_argv(const cg_options *o, cg_argv *cc, cg_argv *flags, diag *d)
 {
-    argv_push_words(cc, compiler_words(o));
+    /* A path naming an executable file is one word, spaces and all
+     * ("/opt/my tools/gcc"); otherwise the words are split ("ccache gcc"). */
+    const char *words = compiler_words(o);
+    struct stat st;
+    if (strchr(words, '/') && stat(words, &st) == 0 && S_ISREG(st.st_mode) &&
+        access(words, X_OK) == 0)
+        argv_push(cc, words);
+    else
+        argv_push_words(cc, words);
     if (o && o->opt_flags)
         argv_push_words(flags, o->opt_flags);
     for (size_t i = 0; i < sizeof cg_fixed_flags / sizeof *cg_fixed_flags; i++)
@@ -525,20 +698,28 @@ static bool base_argv(const cg_options *o, cg_argv *cc, cg_argv *flags, diag *d)
     return true;
 }
 
-/* Appends the first lines of the compiler's output, indented, to msg. */
-static void first_lines(cg_text *msg, const char *out, int max_lines)
+/* Appends the first lines of the compiler's output, indented, to msg:
+ * at most 200 bytes of each, control characters (escape sequences, binary
+ * output) shown as '?', so that what reaches the terminal is text. */
+static void first_lines(cg_text *msg, const char *out, size_t len, int max_lines)
 {
+    const char *end = out ? out + len : NULL;
     int n = 0;
-    while (out && *out && n < max_lines) {
-        size_t len = strcspn(out, "\n");
+    while (out && out < end && n < max_lines) {
+        const char *eol = memchr(out, '\n', (size_t)(end - out));
+        size_t line = eol ? (size_t)(eol - out) : (size_t)(end - out);
         text_putn(msg, "\n  ", 3);
-        text_putn(msg, out, len);
-        out += len;
-        if (*out == '\n')
-            out++;
+        for (size_t i = 0; i < line && i < 200; i++) {
+            unsigned char c = (unsigned char)out[i];
+            char shown = c == '\t' ? ' ' : c < 0x20 || c == 0x7f ? '?' : (char)c;
+            text_putn(msg, &shown, 1);
+        }
+        if (line > 200)
+            text_putn(msg, " ...", 4);
+        out += line + (eol ? 1 : 0);
         n++;
     }
-    if (out && *out)
+    if (out && out < end)
         text_putn(msg, "\n  ...", 6);
 }
 
@@ -570,12 +751,26 @@ static bool write_new_file(const char *path, const char *text, diag *d)
     return true;
 }
 
+/* Clears group and others' write permission, which a umask such as 002
+ * leaves on the linker's output: a shared object others can change is
+ * code they can run in tec (and the cache refuses such an entry). */
+static bool not_writable_by_others(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 &&
+           chmod(path, st.st_mode & 07777 & ~(mode_t)(S_IWGRP | S_IWOTH)) == 0;
+}
+
 /* Compiles c_source into `final_path`.  Source and object are made in a
  * private temporary directory inside `dir` (so the final rename stays on
  * one file system and is atomic, and the linker creates the object fresh
- * with the usual permissions); the object is then renamed into place. */
+ * with the usual permissions, less group and others' write); the object is
+ * then renamed into place.  With `vanished`, a build whose directory was
+ * removed under it (rm -rf of the cache) reports nothing and sets it, so
+ * that the caller can make the directory again and retry. */
 static bool compile_into(const char *c_source, const char *dir, const char *final_path,
-                         const cg_argv *cc, const cg_argv *flags, const cg_options *o, diag *d)
+                         const cg_argv *cc, const cg_argv *flags, const cg_options *o,
+                         bool *vanished, diag *d)
 {
     char *tmp = path_join(dir, ".tec-XXXXXX");
     char *src = NULL, *obj = NULL;
@@ -586,8 +781,11 @@ static bool compile_into(const char *c_source, const char *dir, const char *fina
         goto out;
     }
     if (!mkdtemp(tmp)) {
-        diag_error(d, diag_noloc(), "cannot create %s: cannot make a temporary directory in %s: %s",
-                   final_path, dir, strerror(errno));
+        if (vanished && errno == ENOENT)
+            *vanished = true;
+        else
+            diag_error(d, diag_noloc(), "cannot create %s: cannot make a temporary directory "
+                       "in %s: %s", final_path, dir, strerror(errno));
         goto out;
     }
     have_tmp = true;
@@ -615,21 +813,39 @@ static bool compile_into(const char *c_source, const char *dir, const char *fina
     if (o && o->verbose)
         print_command(d, a.v);
     cg_run_result r;
-    run_capture(a.v, &r);
-    if (r.spawn_errno) {
+    int slot = claim_build(tmp, src, obj);
+    run_capture(a.v, cc_timeout(o), slot, &r);
+    release_build(slot);
+    struct stat st;
+    if (vanished && stat(tmp, &st) != 0 && errno == ENOENT) {
+        *vanished = true;
+    } else if (r.spawn_errno) {
         report_spawn_error(d, cc->v[0], r.spawn_errno);
+    } else if (r.timed_out) {
+        report_timeout(d, cc->v[0], cc_timeout(o));
     } else if (r.signal || r.exit_status != 0) {
         cg_text msg = {0};
         if (r.signal)
             text_printf(&msg, "\n  %s was killed by signal %d", cc->v[0], r.signal);
         else
             text_printf(&msg, "\n  %s exited with status %d", cc->v[0], r.exit_status);
-        first_lines(&msg, r.output.p, 10);
-        text_printf(&msg, "\n  (tec --emit=c shows the generated source)");
-        diag_internal(d, "codegen", "the C compiler failed on generated code%s",
-                      msg.p ? msg.p : "");
+        first_lines(&msg, r.output.p, r.output.len, 10);
+        /* Messages about the generated file are tec's fault; a compiler
+         * that fails without naming it (CC=false, a bad flag in CC) is the
+         * user's setup. */
+        if (r.output.p && strstr(r.output.p, "kernels.c")) {
+            text_printf(&msg, "\n  (tec --emit=c shows the generated source)");
+            diag_internal(d, "codegen", "the C compiler failed on generated code%s",
+                          msg.p ? msg.p : "");
+        } else {
+            diag_error(d, diag_noloc(), "the C compiler '%s' failed before compiling the "
+                       "generated code (check CC)%s", cc->v[0], msg.p ? msg.p : "");
+        }
         free(msg.p);
-    } else if (rename(obj, final_path) != 0) {
+    } else if (stat(obj, &st) != 0) {
+        diag_error(d, diag_noloc(), "the C compiler '%s' exited with status 0 but wrote no "
+                   "shared object (is CC a C compiler?)", cc->v[0]);
+    } else if (!not_writable_by_others(obj) || rename(obj, final_path) != 0) {
         diag_error(d, diag_noloc(), "cannot create %s: %s", final_path, strerror(errno));
     } else {
         ok = true;
@@ -660,6 +876,13 @@ char *cg_cache_dir(const cg_options *o, diag *d)
     if (xdg && xdg[0] == '/')  /* the XDG spec ignores relative values */
         return path_join(xdg, "tec");
     const char *home = getenv("HOME");
+    struct stat st;
+    if (home && *home && (stat(home, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        /* Not created: a home directory is the system's to make. */
+        diag_error(d, diag_noloc(), "no directory for the kernel cache: HOME (%s) is not a "
+                   "directory (set XDG_CACHE_HOME, or use --no-cache)", home);
+        return NULL;
+    }
     if (home && *home) {
         char *cache = path_join(home, ".cache");
         char *dir = cache ? path_join(cache, "tec") : NULL;
@@ -723,8 +946,9 @@ static bool private_dir(const char *dir, diag *d)
     }
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
         diag_error(d, diag_noloc(), "refusing to use the kernel cache directory %s: it is "
-                   "writable by group or others (mode %04o); run chmod 700 on it, or use "
-                   "--no-cache", dir, (unsigned)(st.st_mode & 07777));
+                   "writable by group or others (mode %04o), so anyone could have put kernels "
+                   "in it; remove it (tec makes it again, private), or use --no-cache", dir,
+                   (unsigned)(st.st_mode & 07777));
         return false;
     }
     return true;
@@ -808,17 +1032,54 @@ static bool cache_key(const char *c_source, const cg_argv *cc, const cg_argv *fl
     return true;
 }
 
-/* A cached entry counts only if the dynamic loader accepts it (a file cut
- * short by a full disk or a crash must not poison the cache).  RTLD_LAZY:
- * the runtime hooks it may need are checked when the kernels load. */
-static bool entry_loads(const char *path)
+/* The symbol every cache entry defines: the key it was built for (added to
+ * the source after the key is computed from it). */
+#define CACHE_KEY_SYMBOL "tec_cache_key"
+
+/* Why the cache entry at path cannot be used for key hex, or NULL when it
+ * can.  Before anything is loaded (a constructor runs at dlopen), the
+ * entry must be a regular file of ours that no one else can write: a
+ * symbolic link, another user's file or a group- or world-writable one may
+ * have been planted while the directory was open (*untrusted: the user
+ * should hear of it).  Then it must load (a
+ * file cut short by a full disk or a crash must not poison the cache) and
+ * say it is the build of this key (a stray shared object lacks the
+ * kernels).  RTLD_LAZY: the runtime hooks it may need are checked when the
+ * kernels load. */
+static const char *entry_problem(const char *path, const char *hex, char *why, size_t n,
+                                 bool *untrusted)
 {
-    cg_pin_openmp_runtime();
-    void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
-    if (!h)
-        return false;
-    dlclose(h);
-    return true;
+    struct stat st;
+    *untrusted = true;
+    if (lstat(path, &st) != 0)
+        snprintf(why, n, "%s", strerror(errno));
+    else if (S_ISLNK(st.st_mode))
+        snprintf(why, n, "is a symbolic link");
+    else if (!S_ISREG(st.st_mode))
+        snprintf(why, n, "is not a regular file");
+    else if (st.st_uid != geteuid())
+        snprintf(why, n, "is owned by uid %ld, not by you", (long)st.st_uid);
+    else if (st.st_mode & (S_IWGRP | S_IWOTH))
+        snprintf(why, n, "is writable by group or others (mode %04o)",
+                 (unsigned)(st.st_mode & 07777));
+    else {
+        *untrusted = false;
+        cg_pin_openmp_runtime();
+        void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+        if (!h) {
+            const char *e = dlerror();
+            snprintf(why, n, "does not load (%s)", e ? e : "?");
+            return why;
+        }
+        const char *key = dlsym(h, CACHE_KEY_SYMBOL);
+        bool same = key && strcmp(key, hex) == 0;
+        dlclose(h);
+        if (same)
+            return NULL;
+        snprintf(why, n, "is not the build of its key (%s)",
+                 key ? "it names another" : "no " CACHE_KEY_SYMBOL);
+    }
+    return why;
 }
 
 /* ---------------------------------------------------------------- no-cache temporaries */
@@ -900,7 +1161,7 @@ static char *compile_no_cache(const char *c_source, const cg_argv *cc, const cg_
         free(dir);
         return NULL;
     }
-    if (!compile_into(c_source, dir, so, cc, flags, o, d)) {
+    if (!compile_into(c_source, dir, so, cc, flags, o, NULL, d)) {
         free(so);
         free(t);
         free(result);
@@ -924,7 +1185,7 @@ static char *compile_no_cache(const char *c_source, const cg_argv *cc, const cg_
 char *cg_compile(const char *c_source, const cg_options *o, diag *d)
 {
     cg_argv cc = {0}, flags = {0};
-    char *dir = NULL, *path = NULL, *identity = NULL, *result = NULL;
+    char *dir = NULL, *path = NULL, *identity = NULL, *result = NULL, *keyed = NULL;
     if (!c_source) {
         diag_internal(d, "codegen", "cg_compile called without source");
         return NULL;
@@ -937,7 +1198,7 @@ char *cg_compile(const char *c_source, const cg_options *o, diag *d)
     }
     if (!(dir = cg_cache_dir(o, d)) || !private_dir(dir, d))
         goto out;
-    if (!(identity = compiler_identity(&cc, d)))
+    if (!(identity = compiler_identity(&cc, cc_timeout(o), d)))
         goto out;
     char hex[65], name[80];
     if (!cache_key(c_source, &cc, &flags, o ? o->target : NULL, identity, hex, d))
@@ -947,8 +1208,11 @@ char *cg_compile(const char *c_source, const cg_options *o, diag *d)
         oom(d);
         goto out;
     }
-    if (access(path, F_OK) == 0) {
-        if (entry_loads(path)) {
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        char why[512];
+        bool untrusted;
+        if (!entry_problem(path, hex, why, sizeof why, &untrusted)) {
             if (o && o->verbose) {
                 fprintf(d->out ? d->out : stderr, "tec: kernel cache hit: %s\n", path);
                 fflush(d->out ? d->out : stderr);
@@ -957,12 +1221,35 @@ char *cg_compile(const char *c_source, const cg_options *o, diag *d)
             path = NULL;
             goto out;
         }
-        if (o && o->verbose)
-            fprintf(d->out ? d->out : stderr, "tec: kernel cache entry %s does not load (%s); "
-                    "rebuilding it\n", path, dlerror());
+        if (untrusted)
+            diag_warning(d, diag_noloc(), "kernel cache entry %s %s; not loading it, rebuilding "
+                         "it", path, why);
+        else if (o && o->verbose)
+            fprintf(d->out ? d->out : stderr, "tec: kernel cache entry %s %s; rebuilding it\n",
+                    path, why);
         unlink(path);
     }
-    if (compile_into(c_source, dir, path, &cc, &flags, o, d)) {
+    /* The entry names its key, for entry_problem. */
+    size_t n = strlen(c_source) + 200;
+    if (!(keyed = malloc(n))) {
+        oom(d);
+        goto out;
+    }
+    snprintf(keyed, n, "%s\n/* The kernel cache key this object was built for. */\n"
+             "const char " CACHE_KEY_SYMBOL "[] = \"%s\";\n", c_source, hex);
+    /* The cache may be removed while tec runs (rm -rf): make it again
+     * and build once more, rather than fail. */
+    bool vanished = false;
+    bool built = compile_into(keyed, dir, path, &cc, &flags, o, &vanished, d);
+    if (!built && vanished) {
+        vanished = false;
+        built = private_dir(dir, d) &&
+                compile_into(keyed, dir, path, &cc, &flags, o, &vanished, d);
+        if (vanished)
+            diag_error(d, diag_noloc(), "the kernel cache directory %s was removed twice "
+                       "while compiling (use --no-cache)", dir);
+    }
+    if (built) {
         result = path;
         path = NULL;
     }
@@ -972,6 +1259,7 @@ out:
     free(dir);
     free(path);
     free(identity);
+    free(keyed);
     return result;
 }
 
@@ -999,7 +1287,7 @@ bool cg_compile_to(const char *c_source, const char *out_path, const cg_options 
         dir = copy;
     }
     if (base_argv(o, &cc, &flags, d))
-        ok = compile_into(c_source, dir, out_path, &cc, &flags, o, d);
+        ok = compile_into(c_source, dir, out_path, &cc, &flags, o, NULL, d);
     argv_free(&cc);
     argv_free(&flags);
     free(copy);

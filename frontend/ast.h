@@ -86,6 +86,7 @@ struct fe_expr {
     fe_arg *args;          /* CALL */
     int nargs;
     ir_dtype dtype;        /* CAST */
+    int depth;             /* levels of operators below and at this node (parser) */
 };
 
 /* ---------------------------------------------------------------- types */

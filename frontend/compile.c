@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "frontend/parse.h"
 #include "frontend/sema.h"
@@ -57,40 +58,67 @@ static const char *canonical(ir_arena *a, const char *path)
     return realpath(path, buf) ? ir_strdup(a, buf) : path;
 }
 
-/* Reads a whole file into the arena; NULL with errno set on failure. */
-static char *read_file(ir_arena *a, const char *path, size_t *len)
+char *fe_read_source(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (!f)
         return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n == cap) {
+    struct stat st;
+    int err = 0;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))
+        err = EISDIR;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = err ? NULL : malloc(cap);
+    if (!buf && !err)
+        err = ENOMEM;
+    while (!err) {
+        if (n + 1 == cap) {
+            if (cap > FE_MAX_SOURCE_BYTES) {
+                err = EFBIG;
+                break;
+            }
             char *nb = realloc(buf, cap * 2);
             if (!nb) {
-                free(buf);
-                buf = NULL;
+                err = ENOMEM;
                 break;
             }
             buf = nb;
             cap *= 2;
         }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        if (got == 0)
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        if (got == 0) {
+            err = ferror(f) ? (errno ? errno : EIO) : 0;
             break;
+        }
         n += got;
     }
-    int err = ferror(f) ? EIO : buf ? 0 : ENOMEM;
-    fclose(f);
+    if (!err && n > FE_MAX_SOURCE_BYTES)
+        err = EFBIG;
+    if (f != stdin)
+        fclose(f);
     if (err) {
         free(buf);
         errno = err;
         return NULL;
     }
-    char *text = ir_strndup(a, buf, n);
-    free(buf);
+    buf[n] = 0;
     *len = n;
+    return buf;
+}
+
+const char *fe_read_error(int err)
+{
+    return err == EFBIG ? "larger than the 64 MiB a source file may have" : strerror(err);
+}
+
+/* Reads a whole file into the arena; NULL with errno set on failure. */
+static char *read_file(ir_arena *a, const char *path, size_t *len)
+{
+    char *buf = fe_read_source(path, len);
+    if (!buf)
+        return NULL;
+    char *text = ir_strndup(a, buf, *len);
+    free(buf);
     return text;
 }
 
@@ -124,6 +152,14 @@ static void resolve_import(loader *ld, fe_file *f, fe_stmt *s)
     fe_ctx *c = ld->c;
     const char *searched = "";
     const char *found = NULL;
+    /* Only .te files: another file's lines would be echoed in the syntax
+     * errors it causes (import "/etc/shadow"). */
+    size_t n = strlen(s->name);
+    if (n < 3 || strcmp(s->name + n - 3, ".te") != 0) {
+        fe_error(c, s->name_span, "cannot import \"%s\": an imported file must be a .te file",
+                 s->name);
+        return;
+    }
     /* An absolute path is only looked for where it says. */
     bool absolute = s->name[0] == '/';
     int ndirs = absolute ? 1 : 1 + (c->o ? c->o->ninclude : 0);
@@ -162,7 +198,8 @@ static void resolve_import(loader *ld, fe_file *f, fe_stmt *s)
     size_t len;
     char *text = read_file(c->a, found, &len);
     if (!text) {
-        fe_error(c, s->name_span, "cannot read import \"%s\" (%s): %s", s->name, found, strerror(errno));
+        fe_error(c, s->name_span, "cannot read import \"%s\" (%s): %s", s->name, found,
+                 fe_read_error(errno));
         return;
     }
     fe_file *g = new_file(ld, found, text, len);

@@ -42,6 +42,7 @@ typedef struct options {
     bool verify_each;
     bool interp;
     bool verbose, no_cache;
+    int cc_timeout;               /* --cc-timeout: as cg_options.cc_timeout */
     /* the machine kernels are built for, and the threads of parallel loops */
     const char *target_name;      /* --target (default "native") */
     cg_target target;
@@ -97,6 +98,7 @@ static void usage(FILE *out)
         "                         x86-64, x86-64-v2, x86-64-v3 or x86-64-v4\n"
         "  --print-target         print the target (ISA, vector width, cores, caches), exit\n"
         "  --no-cache             do not use the kernel cache\n"
+        "  --cc-timeout=SECONDS   stop the C compiler after SECONDS (default 600; 0: never)\n"
         "  -v, --verbose          show the target and the C compiler's command line\n"
         "\n"
         "Running:\n"
@@ -226,6 +228,7 @@ enum {
     OPT_TOPOLOGY, OPT_EXPORT_TOPOLOGY, OPT_EXPORT_FORMAT, OPT_SWEEP, OPT_SWEEP_OUT,
     OPT_SWEEP_ARRAYS, OPT_SWEEP_DATAFLOWS, OPT_SWEEP_SRAM, OPT_STRICT, OPT_ACCEL_MODE, OPT_NO_RUN,
     OPT_TARGET, OPT_PRINT_TARGET, OPT_THREADS, OPT_DUMP_SCHEDULE, OPT_SAVE_WEIGHTS,
+    OPT_CC_TIMEOUT,
 };
 
 /* A positive decimal count no larger than max, or -1. */
@@ -256,6 +259,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"save-weights", required_argument, 0, OPT_SAVE_WEIGHTS},
         {"interp", no_argument, 0, OPT_INTERP},
         {"no-cache", no_argument, 0, OPT_NO_CACHE},
+        {"cc-timeout", required_argument, 0, OPT_CC_TIMEOUT},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, OPT_VERSION},
@@ -339,6 +343,13 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_VERIFY_EACH: o->verify_each = true; break;
         case OPT_INTERP: o->interp = true; break;
         case OPT_NO_CACHE: o->no_cache = true; break;
+        case OPT_CC_TIMEOUT:
+            /* 0 is "never", which cg_options spells as a negative limit. */
+            if (strcmp(optarg, "0") == 0)
+                o->cc_timeout = -1;
+            else if ((o->cc_timeout = parse_count(optarg, 86400)) < 0)
+                return usage_error("--cc-timeout expects seconds from 0 to 86400, got '%s'", optarg);
+            break;
         case OPT_TARGET: o->target_name = optarg; break;
         case OPT_PRINT_TARGET: o->print_target = true; break;
         case OPT_THREADS: o->threads_arg = optarg; break;
@@ -452,6 +463,16 @@ static int parse_args(int argc, char **argv, options *o)
             return usage_error("%s", "--profile's accelerator columns come from tec's own "
                                "model, not from --accel-mode=scalesim");
     }
+    if (o->passes || o->dump_ir) {
+        diag pd;
+        diag_init(&pd, stderr);
+        bool ok = pass_check_names(o->passes, o->dump_ir, &pd);
+        diag_fini(&pd);
+        if (!ok) {
+            fprintf(stderr, "tec: try 'tec --help'\n");
+            return EXIT_USAGE;
+        }
+    }
     if (optind == argc && (o->calibrate || o->accel.topology))
         return -1;   /* tec --calibrate or tec --topology FILE --accel CFG alone */
     if (o->accel.topology && optind < argc)
@@ -473,42 +494,10 @@ static int parse_args(int argc, char **argv, options *o)
         return usage_error("%s", "--emit=so needs -o FILE");
     if (o->save_weights && (o->weights_dir || o->emit != EMIT_TE))
         return usage_error("%s", "--save-weights goes with --emit=te (and not with --weights)");
+    if (o->emit == EMIT_RUN && o->output_file)
+        return usage_error("-o %s needs --emit=tir, c or so (outputs of a run: --save-outputs "
+                           "DIR)", o->output_file);
     return -1;
-}
-
-/* Reads a whole file (or standard input for "-"); NUL-terminated. */
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += got;
-        if (cap - n - 1 == 0) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    int err = ferror(f);
-    if (f != stdin)
-        fclose(f);
-    if (!buf || err) {
-        free(buf);
-        errno = err ? EIO : ENOMEM;
-        return NULL;
-    }
-    buf[n] = 0;
-    *len = n;
-    return buf;
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -741,8 +730,8 @@ int main(int argc, char **argv)
             goto done;
         len = strlen(text);
         lang = LANG_TE;
-    } else if (!(text = read_all(o.input_file, &len))) {
-        diag_error(&d, diag_noloc(), "cannot read %s: %s", display, strerror(errno));
+    } else if (!(text = fe_read_source(o.input_file, &len))) {
+        diag_error(&d, diag_noloc(), "cannot read %s: %s", display, fe_read_error(errno));
         goto done;
     }
     if (o.emit == EMIT_TE) {
@@ -764,7 +753,7 @@ int main(int argc, char **argv)
     }
     if (!m)
         goto done;
-    if (!ir_verify(m, lang == LANG_TIR ? NULL : "frontend", &d))
+    if (!(lang == LANG_TIR ? ir_verify_input(m, display, &d) : ir_verify(m, "frontend", &d)))
         goto done;
     if (!rt_iface_record(m, &iface, &d))
         goto done;
@@ -832,7 +821,7 @@ int main(int argc, char **argv)
     char oflags[16];
     snprintf(oflags, sizeof oflags, "-O%d", o.opt_level < 2 ? 1 : 3);
     cg_options co = {.opt_flags = oflags, .verbose = o.verbose, .no_cache = o.no_cache,
-                     .target = &o.target};
+                     .target = &o.target, .cc_timeout = o.cc_timeout};
     if (!o.interp || o.emit != EMIT_RUN) {
         if (o.verbose) {
             char line[512];

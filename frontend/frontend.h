@@ -38,4 +38,16 @@ typedef struct fe_options {
 ir_module *fe_compile(const char *filename, const char *text, size_t len,
                       const fe_options *o, diag *d);
 
+/* The most bytes a source file (a program, an import, a .tir) may have. */
+#define FE_MAX_SOURCE_BYTES ((size_t)64 << 20)
+
+/* Reads a whole source file ("-": standard input) into a NUL-terminated
+ * malloc'ed buffer, or returns NULL with errno set: EISDIR for a
+ * directory, EFBIG past FE_MAX_SOURCE_BYTES (an endless /dev/zero stops
+ * there), or the read's own error. */
+char *fe_read_source(const char *path, size_t *len);
+
+/* The reason fe_read_source failed, for "cannot read FILE: %s". */
+const char *fe_read_error(int err);
+
 #endif

@@ -1417,6 +1417,18 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
             rhs = NULL;
         }
     }
+    int64_t numel = 1;
+    bool too_big = false;
+    char dims[256] = "";
+    for (int d = 0; rhs && d < s->nidx; d++) {
+        too_big |= __builtin_mul_overflow(numel, k.vars[d].extent, &numel);
+        size_t n = strlen(dims);
+        snprintf(dims + n, sizeof dims - n, "%s%lld", d ? ", " : "", (long long)k.vars[d].extent);
+    }
+    if (too_big) {
+        kerr(&k, s->name_span, "%s[%s] would have more than 2^63 elements", s->name, dims);
+        rhs = NULL;
+    }
     fe_stage *st = in->stage;
     if (!rhs || k.failed || k.poisoned) {
         st->poisoned = true;

@@ -81,6 +81,34 @@ static void fe_yyerror(FE_YYLTYPE *l, void *scanner, fe_parser *ctx, const char 
 #define A (ctx->arena)
 #define SP(l) fe_span_of(ctx, (l))
 
+/* The deepest expression accepted: every stage after the parser walks
+ * expressions recursively, and a sum of thousands of terms would overflow
+ * the stack.  Deeper ones are refused with a located error. */
+#define FE_MAX_EXPR_DEPTH 1000
+
+static int depth_of(const fe_expr *e) { return e ? e->depth : 0; }
+
+/* Sets e's depth from its operands' (built before it); the error comes
+ * once, at the node that first goes past the limit. */
+static fe_expr *nest(fe_parser *ctx, fe_expr *e)
+{
+    int d = depth_of(e->a);
+    d = depth_of(e->b) > d ? depth_of(e->b) : d;
+    d = depth_of(e->c) > d ? depth_of(e->c) : d;
+    d = depth_of(e->dflt) > d ? depth_of(e->dflt) : d;
+    for (int i = 0; i < e->nidx; i++)
+        d = depth_of(e->idx[i]) > d ? depth_of(e->idx[i]) : d;
+    for (int i = 0; i < e->nargs; i++)
+        d = depth_of(e->args[i].value) > d ? depth_of(e->args[i].value) : d;
+    e->depth = d + 1;
+    if (e->depth == FE_MAX_EXPR_DEPTH + 1) {
+        diag_error(ctx->d, fe_loc(e->opspan), "expression nested more than %d levels deep; "
+                   "compute parts of it into temporaries", FE_MAX_EXPR_DEPTH);
+        ctx->nerrors++;
+    }
+    return e;
+}
+
 static fe_expr *binary(fe_parser *ctx, fe_op op, fe_expr *a, fe_expr *b, fe_yyloc opl)
 {
     fe_expr *e = fe_expr_new(ctx->arena, FE_E_BINARY, fe_span_join(a->span, b->span));
@@ -88,7 +116,7 @@ static fe_expr *binary(fe_parser *ctx, fe_op op, fe_expr *a, fe_expr *b, fe_yylo
     e->a = a;
     e->b = b;
     e->opspan = fe_span_of(ctx, opl);
-    return e;
+    return nest(ctx, e);
 }
 
 static fe_expr *unary(fe_parser *ctx, fe_op op, fe_expr *a, fe_yyloc whole, fe_yyloc opl)
@@ -97,7 +125,7 @@ static fe_expr *unary(fe_parser *ctx, fe_op op, fe_expr *a, fe_yyloc whole, fe_y
     e->op = op;
     e->a = a;
     e->opspan = fe_span_of(ctx, opl);
-    return e;
+    return nest(ctx, e);
 }
 
 static fe_expr *access(fe_parser *ctx, const char *name, fe_vec *idx, fe_yyloc l)
@@ -106,7 +134,7 @@ static fe_expr *access(fe_parser *ctx, const char *name, fe_vec *idx, fe_yyloc l
     e->name = name;
     e->idx = (fe_expr **)idx->v;
     e->nidx = idx->n;
-    return e;
+    return nest(ctx, e);
 }
 
 /* f16 and bf16 are reserved: they parse, but nothing downstream handles
@@ -538,6 +566,7 @@ expr:
         $$->a = $3;
         $$->b = $5;
         $$->opspan = SP(@2);
+        nest(ctx, $$);
     }
   ;
 
@@ -574,6 +603,7 @@ postfix:
         $$ = access(ctx, $1, $3, @$);
         $$->dflt = $6;
         $$->span.end = SP(@4).end;   /* the read itself, for messages */
+        nest(ctx, $$);
     }
   | IDENT '(' args ')' {
         $$ = fe_expr_new(A, FE_E_CALL, SP(@$));
@@ -582,12 +612,14 @@ postfix:
         for (int i = 0; i < $3->n; i++)
             $$->args[i] = *(fe_arg *)$3->v[i];
         $$->nargs = $3->n;
+        nest(ctx, $$);
     }
   | DTYPE '(' expr ')' {
         check_dtype(ctx, $1, @1);
         $$ = fe_expr_new(A, FE_E_CAST, SP(@$));
         $$->dtype = $1;
         $$->a = $3;
+        nest(ctx, $$);
     }
   ;
 

@@ -1770,6 +1770,9 @@ static void elab_assign(fe_ctx *c, fe_inst *in, const fe_stmt *s)
     fe_env_bind(c, in->env, s->name, FE_B_LET, v, s->name_span);
 }
 
+/* The most iterations all compile-time loops of a program may run. */
+#define FE_MAX_LOOP_ITERATIONS 1000000
+
 static void elab_for(fe_ctx *c, fe_inst *in, const fe_stmt *s)
 {
     int64_t lo, hi;
@@ -1789,6 +1792,12 @@ static void elab_for(fe_ctx *c, fe_inst *in, const fe_stmt *s)
         return;
     }
     for (int64_t k = lo; k < hi; k++) {
+        /* Nested loops multiply: bound them together, or 1e5 x 1e5 hangs. */
+        if (++c->loop_iterations > FE_MAX_LOOP_ITERATIONS) {
+            fe_error(c, s->span, "compile-time loops run more than %d iterations in all; "
+                     "this one is at %s = %lld", FE_MAX_LOOP_ITERATIONS, s->name, (long long)k);
+            break;
+        }
         fe_value v = {.kind = FE_V_INT, .i = k};
         fe_env_bind(c, in->env, s->name, FE_B_LOOP, v, s->name_span);
         int errors = c->errors;

@@ -221,6 +221,7 @@ typedef struct fe_ctx {
     bool *define_used;
     int errors;            /* errors reported by elaboration */
     fe_inst *inst;         /* the innermost instance */
+    int64_t loop_iterations;   /* of compile-time for loops, all together */
 } fe_ctx;
 
 /* ---------------------------------------------------------------- sema.c */

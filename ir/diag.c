@@ -43,9 +43,15 @@ static const diag_source *find_source(const diag *d, const char *file)
     return NULL;
 }
 
+/* The most source columns shown: a longer line is cut to a window around
+ * the caret, marked by "..." at the cut ends. */
+#define DIAG_MAX_SHOWN 160
+
 /* Prints "  12 | source line" and the caret under column `col`.  Tabs in
  * the source are kept in the caret line so the caret lines up in a
- * terminal whatever its tab width. */
+ * terminal whatever its tab width; control characters are shown as '?',
+ * so that a source line cannot send escape sequences to the terminal.
+ * Each line goes out in one write (stderr is unbuffered). */
 static void show_line(const diag *d, diag_loc loc)
 {
     const diag_source *src = find_source(d, loc.file);
@@ -60,13 +66,28 @@ static void show_line(const diag *d, diag_loc loc)
     const char *eol = memchr(p, '\n', (size_t)(end - p));
     if (!eol)
         eol = end;
-    int len = (int)(eol - p);
+    size_t len = (size_t)(eol - p);
     if (len > 0 && p[len - 1] == '\r')
         len--;
-    fprintf(d->out, "%5d | %.*s\n      | ", loc.line, len, p);
-    for (int i = 1; i < loc.col && i - 1 < len; i++)
-        fputc(p[i - 1] == '\t' ? '\t' : ' ', d->out);
-    fputs("^\n", d->out);
+    size_t caret = loc.col > 1 ? (size_t)loc.col - 1 : 0;   /* 0-based */
+    if (caret > len)
+        caret = len;
+    size_t from = 0, to = len;
+    if (len > DIAG_MAX_SHOWN) {
+        from = caret > DIAG_MAX_SHOWN / 2 ? caret - DIAG_MAX_SHOWN / 2 : 0;
+        to = from + DIAG_MAX_SHOWN < len ? from + DIAG_MAX_SHOWN : len;
+    }
+    const char *pre = from > 0 ? "..." : "", *post = to < len ? "..." : "";
+    char text[DIAG_MAX_SHOWN + 8], marks[DIAG_MAX_SHOWN + 8];
+    size_t n = 0, m = 0;
+    for (size_t i = from; i < to; i++) {
+        unsigned char c = (unsigned char)p[i];
+        text[n++] = c == '\t' ? '\t' : c < 0x20 || c == 0x7f ? '?' : (char)c;
+        if (i < caret)
+            marks[m++] = c == '\t' ? '\t' : ' ';
+    }
+    fprintf(d->out, "%5d | %s%.*s%s\n      | %s%.*s^\n", loc.line, pre, (int)n, text, post,
+            *pre ? "   " : "", (int)m, marks);
 }
 
 static void report(diag *d, diag_loc loc, const char *kind, const char *fmt,

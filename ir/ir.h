@@ -508,6 +508,9 @@ ir_module *ir_parse(const char *filename, const char *text, size_t len,
  * "internal error: verifier: ..." diagnostics naming the function, the pass
  * (`after`, may be NULL) and the offending node; returns false on failure. */
 bool ir_verify(const ir_module *m, const char *after, struct diag *d);
+/* The same rules for IR read from a user's file (a .tir input): a broken
+ * rule is the user's error, "FILE: error: in @f: ...", not an internal one. */
+bool ir_verify_input(const ir_module *m, const char *file, struct diag *d);
 /* The dtype rules of one expression node (shared by verifier and parser):
  * sets *result to the node's dtype, or writes why it is ill-typed. */
 bool ir_expr_check_node(const ir_expr *e, ir_dtype *result, char *msg, size_t size);

@@ -85,6 +85,10 @@ typedef struct pending_call {
 /* Deeper nesting than this (of expressions or statements) is an error, so
  * hostile input cannot exhaust the stack. */
 #define PARSE_MAX_DEPTH 200
+/* The deepest expression tree: a chain such as a + b + c + ... nests
+ * without recursion in the parser, but every later stage walks the tree
+ * recursively.  Generous, so that every module tec prints parses back. */
+#define PARSE_MAX_TREE_DEPTH 4000
 
 typedef struct parser {
     const char *file;
@@ -105,6 +109,7 @@ typedef struct parser {
     int err_line;
     bool eof_reported;
     int depth;
+    int tree_depth;         /* operator levels above the expression being parsed */
     /* names */
     scoped_var *vars;
     int nvars, capvars;
@@ -1025,6 +1030,7 @@ static ir_expr *parse_unary(parser *p)
         p->depth--;
         return NULL;
     }
+    p->tree_depth++;
     ir_expr *e = NULL;
     token *t = peek(p, 0);
     if (t->kind == '-' || t->kind == '!') {
@@ -1053,6 +1059,7 @@ static ir_expr *parse_unary(parser *p)
         e = parse_primary(p);
     }
     p->depth--;
+    p->tree_depth--;
     return p->panic ? NULL : e;
 }
 
@@ -1077,25 +1084,40 @@ static const binop *find_binop(int tok)
     return NULL;
 }
 
+/* Each operator of a chain adds a level to the tree above the operands
+ * parsed after it: p->tree_depth counts them (and the recursion's levels),
+ * so no tree deeper than PARSE_MAX_TREE_DEPTH is built. */
 static ir_expr *parse_binary(parser *p, int min_prec)
 {
+    int chain = 0;
     ir_expr *lhs = parse_unary(p);
     for (;;) {
         if (p->panic)
-            return NULL;
+            break;
         token *t = peek(p, 0);
         const binop *op = find_binop(t->kind);
         if (!op || op->prec < min_prec)
-            return lhs;
+            break;
+        if (++p->tree_depth > PARSE_MAX_TREE_DEPTH) {
+            chain++;
+            error_at(p, tok_loc(p, t), "expression nested more than %d levels deep; split it "
+                     "with let or a temporary buffer", PARSE_MAX_TREE_DEPTH);
+            p->panic = true;   /* recovery skips to the next line */
+            p->err_line = t->line;
+            break;
+        }
+        chain++;
         next(p);
         ir_expr *rhs = parse_binary(p, op->prec + 1);
         if (p->panic)
-            return NULL;
+            break;
         ir_expr *e = new_expr(p, op->kind, IR_I64);
         e->a = lhs;
         e->b = rhs;
         lhs = typed(p, e, tok_loc(p, t));
     }
+    p->tree_depth -= chain;
+    return p->panic ? NULL : lhs;
 }
 
 static ir_expr *parse_expr(parser *p) { return parse_binary(p, 1); }

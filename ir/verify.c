@@ -247,6 +247,7 @@ typedef struct verifier {
     diag *d;
     char where[160];        /* "verifier" or "verifier (after PASS)" */
     const char *ctx;        /* "@name", "graph", "module" */
+    const char *input;      /* the input file whose IR this is (a user's error), or NULL */
     int nproblems;
     vvar *vars;
     int nvars, capvars;
@@ -275,7 +276,10 @@ static void fail(verifier *v, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    diag_internal(v->d, v->where, "in %s: %s", v->ctx, msg);
+    if (v->input)
+        diag_error(v->d, (diag_loc){v->input, 0, 0}, "in %s: %s", v->ctx, msg);
+    else
+        diag_internal(v->d, v->where, "in %s: %s", v->ctx, msg);
 }
 
 /* The text of an expression, shortened, to name the offending node. */
@@ -754,6 +758,191 @@ static void verify_func(verifier *v, const ir_func *f)
     verify_stmt(v, f->body);
 }
 
+/* ---------------------------------------------------------------- accesses out of range
+ *
+ * For a user's .tir (the builder and the passes never write such code), an
+ * access whose index is provably out of range is an error: the compiled
+ * kernel would write or read outside its buffer.  Ranges come from for
+ * loops with constant bounds and the block iteration variables bound to
+ * them; an access that only some iterations reach (inside an if, a select
+ * arm, the right of && or ||, after an assert, in a block's init) is not
+ * judged, nor one whose index depends on data or lets. */
+
+/* [lo, hi] holds every value of an index; `attained`: lo and hi are taken
+ * by some iteration (a sum of multiples of distinct loop variables). */
+typedef struct vrange {
+    int64_t lo, hi;
+    bool known, attained;
+} vrange;
+
+/* What the ranges are computed from: the enclosing loops with constant,
+ * non-empty bounds, the enclosing blocks' iteration variables, and the
+ * loop variables one index uses (each may be used once to stay attained). */
+typedef struct range_ctx {
+    verifier *v;
+    struct { const ir_var *var; int64_t lo, hi; } loops[64];
+    int nloops;
+    const ir_itervar *iters[64];
+    int niters;
+    const ir_var *used[64];
+    int nused;
+} range_ctx;
+
+static vrange range_of(range_ctx *c, const ir_expr *e)
+{
+    vrange r = {0, 0, false, false}, a, b;
+    switch (e->kind) {
+    case IR_INT:
+        return (vrange){e->ival, e->ival, true, true};
+    case IR_VAR:
+        for (int i = c->nloops - 1; i >= 0; i--)
+            if (c->loops[i].var == e->var) {
+                bool again = false;
+                for (int k = 0; k < c->nused; k++)
+                    again |= c->used[k] == e->var;
+                if (!again && c->nused < 64)
+                    c->used[c->nused++] = e->var;
+                return (vrange){c->loops[i].lo, c->loops[i].hi, true, !again};
+            }
+        for (int i = c->niters - 1; i >= 0; i--)
+            if (c->iters[i]->var == e->var && c->iters[i]->binding)
+                return range_of(c, c->iters[i]->binding);
+        return r;
+    case IR_ADD:
+    case IR_SUB:
+        a = range_of(c, e->a);
+        b = range_of(c, e->b);
+        if (!a.known || !b.known)
+            return r;
+        r.known = e->kind == IR_ADD
+                      ? !__builtin_add_overflow(a.lo, b.lo, &r.lo) &&
+                            !__builtin_add_overflow(a.hi, b.hi, &r.hi)
+                      : !__builtin_sub_overflow(a.lo, b.hi, &r.lo) &&
+                            !__builtin_sub_overflow(a.hi, b.lo, &r.hi);
+        r.attained = r.known && a.attained && b.attained;
+        return r;
+    case IR_MUL:
+        a = range_of(c, e->a);
+        b = range_of(c, e->b);
+        if (!a.known || !b.known || (a.lo != a.hi && b.lo != b.hi))
+            return r;   /* only multiples by a constant */
+        if (a.lo != a.hi) {
+            vrange t = a;
+            a = b;
+            b = t;
+        }
+        int64_t x = 0, y = 0;
+        r.known = !__builtin_mul_overflow(a.lo, b.lo, &x) && !__builtin_mul_overflow(a.lo, b.hi, &y);
+        r.lo = x < y ? x : y;
+        r.hi = x < y ? y : x;
+        r.attained = r.known && b.attained;
+        return r;
+    default:
+        return r;
+    }
+}
+
+/* Judges one access: buf[args]. */
+static void check_access(range_ctx *c, const char *what, const ir_buffer *buf,
+                         ir_expr *const *args, int nargs)
+{
+    for (int d = 0; d < nargs && d < buf->ndim; d++) {
+        c->nused = 0;
+        vrange r = range_of(c, args[d]);
+        int64_t n = buf->shape[d];
+        bool never = r.known && (r.hi < 0 || r.lo >= n);
+        bool sometimes = r.known && r.attained && (r.lo < 0 || r.hi >= n);
+        if (never || sometimes) {
+            char text[160];
+            fail(c->v, "%s %s: index %s ranges over [%lld, %lld], %s outside [0, %lld) of "
+                 "dimension %d; the compiled kernel would %s outside the buffer", what,
+                 bname(buf), expr_text(args[d], text, sizeof text), (long long)r.lo,
+                 (long long)r.hi, never ? "all" : "partly", (long long)n, d,
+                 strcmp(what, "store to") == 0 ? "write" : "read");
+        }
+    }
+}
+
+/* The loads every evaluation of e performs. */
+static void check_loads(range_ctx *c, const ir_expr *e)
+{
+    if (!e)
+        return;
+    if (e->kind == IR_LOAD && e->buf)
+        check_access(c, "load of", e->buf, e->args, e->nargs);
+    for (int i = 0; i < e->nargs; i++)
+        check_loads(c, e->args[i]);
+    if (e->kind == IR_SELECT) {
+        check_loads(c, e->c);   /* the arms are guarded */
+        return;
+    }
+    check_loads(c, e->a);
+    if (e->kind != IR_AND && e->kind != IR_OR)   /* the right side is guarded */
+        check_loads(c, e->b);
+    check_loads(c, e->c);
+}
+
+static void check_ranges(range_ctx *c, const ir_stmt *s)
+{
+    if (!s)
+        return;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->nbody; i++) {
+            check_ranges(c, s->body[i]);
+            if (s->body[i] && s->body[i]->kind == IR_S_ASSERT)
+                return;   /* what follows runs only if it held */
+        }
+        return;
+    case IR_S_FOR: {
+        bool constant = s->lo && s->hi && s->lo->kind == IR_INT && s->hi->kind == IR_INT;
+        if (constant && s->lo->ival >= s->hi->ival)
+            return;   /* never runs */
+        bool pushed = constant && c->nloops < 64;
+        if (pushed) {
+            c->loops[c->nloops].var = s->var;
+            c->loops[c->nloops].lo = s->lo->ival;
+            c->loops[c->nloops].hi = s->hi->ival - 1;
+            c->nloops++;
+        }
+        check_ranges(c, s->nbody ? s->body[0] : NULL);
+        c->nloops -= pushed;
+        return;
+    }
+    case IR_S_BLOCK: {
+        int n0 = c->niters;
+        for (int i = 0; i < s->niters && c->niters < 64; i++)
+            c->iters[c->niters++] = &s->iters[i];
+        check_ranges(c, s->nbody ? s->body[0] : NULL);   /* not init: it is guarded */
+        c->niters = n0;
+        return;
+    }
+    case IR_S_STORE:
+        if (s->buf)
+            check_access(c, "store to", s->buf, s->args, s->nargs);
+        for (int i = 0; i < s->nargs; i++)
+            check_loads(c, s->args[i]);
+        check_loads(c, s->value);
+        return;
+    case IR_S_LET:
+        check_loads(c, s->value);
+        check_ranges(c, s->nbody ? s->body[0] : NULL);
+        return;
+    case IR_S_ALLOC:
+        check_ranges(c, s->nbody ? s->body[0] : NULL);
+        return;
+    case IR_S_IF:
+    case IR_S_ASSERT:
+        check_loads(c, s->cond);   /* the branches are guarded */
+        return;
+    case IR_S_EVAL:
+        check_loads(c, s->value);
+        return;
+    default:
+        return;
+    }
+}
+
 static bool is_module_func(const ir_module *m, const ir_func *f)
 {
     for (int i = 0; i < m->nfuncs; i++)
@@ -940,11 +1129,12 @@ static void verify_graph(verifier *v)
     verify_plan(v, g);
 }
 
-bool ir_verify(const ir_module *m, const char *after, struct diag *d)
+static bool verify(const ir_module *m, const char *after, const char *input, struct diag *d)
 {
     verifier v = {0};
     v.m = m;
     v.d = d;
+    v.input = input;
     if (after)
         snprintf(v.where, sizeof v.where, "verifier (after %s)", after);
     else
@@ -972,9 +1162,23 @@ bool ir_verify(const ir_module *m, const char *after, struct diag *d)
         snprintf(ctx, sizeof ctx, "@%s", f->name);
         v.ctx = ctx;
         verify_func(&v, f);
+        if (input && v.nproblems == 0) {
+            range_ctx rc = {.v = &v};
+            check_ranges(&rc, f->body);
+        }
     }
     verify_graph(&v);
     free(v.vars);
     free(v.bufs);
     return v.nproblems == 0;
+}
+
+bool ir_verify(const ir_module *m, const char *after, struct diag *d)
+{
+    return verify(m, after, NULL, d);
+}
+
+bool ir_verify_input(const ir_module *m, const char *file, struct diag *d)
+{
+    return verify(m, NULL, file, d);
 }

@@ -65,6 +65,9 @@ FILE *pass_step_dump(void);
  * a pass's internal error, a verifier failure). o may be NULL. */
 bool pass_run_pipeline(ir_module *m, const char *pipeline, const pass_options *o,
                        diag *d);
+/* The same check of the names alone (either list may be NULL), for the
+ * command line to refuse an unknown one as a usage error before any work. */
+bool pass_check_names(const char *pipeline, const char *dump_ir, diag *d);
 
 /* ---------------------------------------------------------------- the passes */
 

@@ -317,6 +317,18 @@ bool pass_run_pipeline(ir_module *m, const char *pipeline, const pass_options *o
     return ok;
 }
 
+bool pass_check_names(const char *pipeline, const char *dump_ir, diag *d)
+{
+    name_list passes = {0}, dumps = {0};
+    bool ok = split_names(pipeline ? pipeline : "", "pipeline", &passes, d) &&
+              check_known(&passes, false, d);
+    name_list_free(&passes);
+    ok = ok && (!dump_ir || (split_names(dump_ir, "--dump-ir", &dumps, d) &&
+                             check_known(&dumps, true, d)));
+    name_list_free(&dumps);
+    return ok;
+}
+
 static bool run_pipeline(ir_module *m, const char *pipeline, const pass_options *o, diag *d)
 {
     static const pass_options none = {0};

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "codegen/codegen.h"
 #include "ir/interp.h"
@@ -64,35 +65,23 @@ static const rt_iface_buf *iface_find(const rt_iface *f, const char *name)
     return NULL;
 }
 
-static bool same_shape(const rt_tensor *t, ir_dtype dt, int ndim, const int64_t *shape)
-{
-    if (t->dtype != dt || t->ndim != ndim)
-        return false;
-    for (int i = 0; i < ndim; i++)
-        if (t->shape[i] != shape[i])
-            return false;
-    return true;
-}
-
 /* Reads `path` into a new tensor that must have exactly the declared type. */
 static rt_tensor *load_checked(const char *what, const char *name, const char *path,
                                const rt_iface_buf *f, diag *d)
 {
     char err[512];
-    rt_tensor *t = rt_npy_read(path, err, sizeof err);
-    if (!t) {
+    rt_npy_type want = {f->dtype, f->ndim, {0}}, got;
+    memcpy(want.shape, f->shape, sizeof(int64_t) * (size_t)f->ndim);
+    rt_tensor *t = rt_npy_read_as(path, &want, &got, err, sizeof err);
+    if (!t && err[0]) {
         diag_error(d, diag_noloc(), "%s", err);
-        return NULL;
-    }
-    if (!same_shape(t, f->dtype, f->ndim, f->shape)) {
-        char *want = rt_shape_str(f->dtype, f->ndim, f->shape);
-        char *got = rt_shape_str(t->dtype, t->ndim, t->shape);
+    } else if (!t) {
+        char *ws = rt_shape_str(f->dtype, f->ndim, f->shape);
+        char *gs = rt_shape_str(got.dtype, got.ndim, got.shape);
         diag_error(d, diag_noloc(), "%s %s: %s is %s but the program declares %s",
-                   what, name, path, got, want);
-        free(want);
-        free(got);
-        rt_tensor_free(t);
-        return NULL;
+                   what, name, path, gs, ws);
+        free(ws);
+        free(gs);
     }
     return t;
 }
@@ -104,6 +93,42 @@ static char *path_join(const char *dir, const char *name, const char *ext)
     if (p)
         snprintf(p, n, "%s/%s%s", dir, name, ext);
     return p;
+}
+
+/* Why a buffer's name cannot be the NAME of DIR/NAME.npy, or NULL when it
+ * can: a name that leaves DIR or hides control characters is refused, never
+ * rewritten, so that a file's name is always the tensor's. */
+static const char *file_name_problem(const char *name)
+{
+    if (!*name)
+        return "it is empty";
+    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        return "it names a directory";
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++) {
+        if (*c == '/')
+            return "it contains '/'";
+        if (*c < 0x20 || *c == 0x7f)
+            return "it contains a control character";
+    }
+    return NULL;
+}
+
+/* Checks that the buffer's name can be a file name in DIR; option is the
+ * command-line option that names DIR. */
+static bool check_file_name(const char *option, const char *dir, const char *what,
+                            const char *name, diag *d)
+{
+    const char *why = file_name_problem(name);
+    if (!why)
+        return true;
+    char shown[256];   /* the name, its control characters as \xHH */
+    size_t n = 0;
+    for (const unsigned char *c = (const unsigned char *)name; *c && n + 8 < sizeof shown; c++)
+        n += (size_t)snprintf(shown + n, sizeof shown - n, *c < 0x20 || *c == 0x7f ? "\\x%02x"
+                              : "%c", *c);
+    diag_error(d, diag_noloc(), "%s %s: the %s named \"%s\" cannot be a file name there: %s",
+               option, dir, what, shown, why);
+    return false;
 }
 
 /* Every NAME.npy in the weights directory must be a parameter: a stray file
@@ -306,6 +331,8 @@ rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
                 if (strcmp(o->inputs[k].name, b->name) == 0)
                     file = o->inputs[k].path;
         if (b->role == IR_BUF_PARAM && o->weights_dir) {
+            if (!check_file_name("--weights", o->weights_dir, "parameter", b->name, d))
+                continue;
             file = owned = path_join(o->weights_dir, b->name, ".npy");
             struct stat st;
             if (file && stat(file, &st) != 0) {
@@ -406,17 +433,33 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
     return run_calls(r, r->m->graph.calls, r->m->graph.ncalls, false, o, d);
 }
 
-static bool make_dir(const char *dir, diag *d)
+/* Creates dir and its missing parents, as mkdir -p does. */
+static bool make_dirs(const char *dir, diag *d)
 {
-    if (mkdir(dir, 0777) == 0 || errno == EEXIST) {
-        struct stat st;
-        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-            return true;
-        diag_error(d, diag_noloc(), "--save-outputs %s: not a directory", dir);
+    char *p = strdup(dir);
+    if (!p) {
+        diag_error(d, diag_noloc(), "out of memory");
         return false;
     }
-    diag_error(d, diag_noloc(), "--save-outputs %s: %s", dir, strerror(errno));
-    return false;
+    bool ok = true;
+    for (char *c = p + 1; ok && c <= p + strlen(dir); c++) {
+        if (*c != '/' && *c != '\0')
+            continue;
+        char saved = *c;
+        *c = '\0';
+        struct stat st;
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            diag_error(d, diag_noloc(), "--save-outputs %s: cannot create %s: %s", dir, p,
+                       strerror(errno));
+            ok = false;
+        } else if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            diag_error(d, diag_noloc(), "--save-outputs %s: %s is not a directory", dir, p);
+            ok = false;
+        }
+        *c = saved;
+    }
+    free(p);
+    return ok;
 }
 
 /* The tensor as the user sees it: with the declared shape (same storage). */
@@ -431,25 +474,60 @@ static rt_tensor logical_view(const rt_run *r, int i)
     return t;
 }
 
+/* All or nothing: every output goes to a temporary file first, and only
+ * when all are written are they renamed over DIR/NAME.npy, so a failure
+ * leaves the old files as they were. */
 bool rt_run_save_outputs(const rt_run *r, const char *dir, diag *d)
 {
-    if (!make_dir(dir, d))
-        return false;
+    int errors = d->nerrors;
     for (int i = 0; i < r->nbufs; i++) {
+        const ir_buffer *b = r->m->graph.bufs[i];
+        if (b->role == IR_BUF_OUTPUT)
+            check_file_name("--save-outputs", dir, "output", b->name, d);
+    }
+    if (d->nerrors > errors || !make_dirs(dir, d))
+        return false;
+    char **paths = calloc((size_t)r->nbufs + 1, sizeof *paths);
+    char **temps = calloc((size_t)r->nbufs + 1, sizeof *temps);
+    bool ok = paths && temps;
+    if (!ok)
+        diag_error(d, diag_noloc(), "out of memory");
+    for (int i = 0; ok && i < r->nbufs; i++) {
         const ir_buffer *b = r->m->graph.bufs[i];
         if (b->role != IR_BUF_OUTPUT)
             continue;
-        char *path = path_join(dir, b->name, ".npy");
         char err[512];
         rt_tensor t = logical_view(r, i);
-        bool ok = path && rt_npy_write(path, &t, err, sizeof err);
-        if (!ok)
-            diag_error(d, diag_noloc(), "%s", path ? err : "out of memory");
-        free(path);
-        if (!ok)
-            return false;
+        struct stat st;
+        if (!(paths[i] = path_join(dir, b->name, ".npy"))) {
+            diag_error(d, diag_noloc(), "out of memory");
+            ok = false;
+        } else if (lstat(paths[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            diag_error(d, diag_noloc(), "--save-outputs %s: %s is a directory", dir, paths[i]);
+            ok = false;
+        } else if (!(temps[i] = rt_npy_write_temp(paths[i], &t, err, sizeof err))) {
+            diag_error(d, diag_noloc(), "%s", err);
+            ok = false;
+        }
     }
-    return true;
+    for (int i = 0; ok && i < r->nbufs; i++) {
+        if (temps[i] && rename(temps[i], paths[i]) != 0) {
+            diag_error(d, diag_noloc(), "%s: cannot write: %s", paths[i], strerror(errno));
+            ok = false;
+            break;
+        }
+        free(temps[i]);
+        temps[i] = NULL;
+    }
+    for (int i = 0; paths && temps && i < r->nbufs; i++) {
+        if (temps[i])
+            unlink(temps[i]);   /* not renamed: the run failed */
+        free(temps[i]);
+        free(paths[i]);
+    }
+    free(paths);
+    free(temps);
+    return ok;
 }
 
 void rt_run_print_summary(const rt_run *r, FILE *out)

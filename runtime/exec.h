@@ -78,7 +78,8 @@ rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
                    const rt_run_options *o, diag *d);
 /* Runs the graph's calls in order. */
 bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d);
-/* Writes DIR/NAME.npy for every output (creating DIR). */
+/* Writes DIR/NAME.npy for every output (creating DIR and its parents): all
+ * of them, or none (the old files stay). */
 bool rt_run_save_outputs(const rt_run *r, const char *dir, diag *d);
 /* One line per output: name, shape and summary statistics. */
 void rt_run_print_summary(const rt_run *r, FILE *out);

@@ -51,6 +51,11 @@ npy_err(char *err, size_t errlen, const char *path, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
     va_end(ap);
+    /* Header text is quoted in messages: its control characters (escape
+     * sequences) must not reach the terminal. */
+    for (char *c = err; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
 }
 
 static bool host_is_little_endian(void)
@@ -384,13 +389,17 @@ static bool read_header(FILE *f, const char *path, npy_header *h, size_t *data_s
     return ok;
 }
 
-/* Counts the bytes left in f (after a short or complete read). */
+/* The most trailing bytes counted: a stream (a pipe) may never end. */
+#define NPY_MAX_TRAILING (1u << 20)
+
+/* Counts the bytes left in f (after a short or complete read), stopping
+ * past NPY_MAX_TRAILING. */
 static uint64_t count_rest(FILE *f)
 {
     char buf[4096];
     uint64_t n = 0;
     size_t k;
-    while ((k = fread(buf, 1, sizeof buf, f)) > 0)
+    while (n <= NPY_MAX_TRAILING && (k = fread(buf, 1, sizeof buf, f)) > 0)
         n += k;
     return n;
 }
@@ -401,8 +410,9 @@ static void size_error(const char *path, const npy_header *h, uint64_t need, uin
 {
     char tuple[RT_MAX_DIMS * 22 + 4];
     shape_tuple(tuple, sizeof tuple, h->ndim, h->shape);
-    npy_err(err, errlen, path, "%s: shape %s of %s needs %" PRIu64 " data bytes, file has %" PRIu64,
-            have < need ? "truncated" : "trailing data", tuple, h->descr, need, have);
+    npy_err(err, errlen, path, "%s: shape %s of %s needs %" PRIu64 " data bytes, file has %s%" PRIu64,
+            have < need ? "truncated" : "trailing data", tuple, h->descr, need,
+            have > need + NPY_MAX_TRAILING ? "more than " : "", have);
 }
 
 /* Bool bytes other than 0 and 1 are not NumPy booleans. */
@@ -462,7 +472,24 @@ static rt_tensor *read_data(FILE *f, const char *path, const npy_header *h, ir_d
     return t;
 }
 
+/* Does the header declare exactly the type `want`? */
+static bool has_type(const npy_header *h, ir_dtype dt, const rt_npy_type *want)
+{
+    if (dt != want->dtype || h->ndim != want->ndim)
+        return false;
+    for (int d = 0; d < h->ndim; d++)
+        if (h->shape[d] != want->shape[d])
+            return false;
+    return true;
+}
+
 rt_tensor *rt_npy_read(const char *path, char *err, size_t errlen)
+{
+    return rt_npy_read_as(path, NULL, NULL, err, errlen);
+}
+
+rt_tensor *rt_npy_read_as(const char *path, const rt_npy_type *want, rt_npy_type *got,
+                          char *err, size_t errlen)
 {
     if (err && errlen)
         err[0] = '\0';
@@ -482,6 +509,12 @@ rt_tensor *rt_npy_read(const char *path, char *err, size_t errlen)
         npy_err(err, errlen, path,
                 "Fortran order is not supported; save with np.ascontiguousarray");
         goto done;
+    }
+    if (want && !has_type(&h, dt, want)) {
+        got->dtype = dt;
+        got->ndim = h.ndim;
+        memcpy(got->shape, h.shape, sizeof(int64_t) * (size_t)h.ndim);
+        goto done;   /* err stays empty: the caller says what differs */
     }
     t = read_data(f, path, &h, dt, data_start, err, errlen);
     if (t == NULL)
@@ -545,7 +578,20 @@ static bool write_data(FILE *f, const rt_tensor *t)
     return true;
 }
 
-bool rt_npy_write(const char *path, const rt_tensor *t, char *err, size_t errlen)
+/* "DIR/.NAME.XXXXXX" for path "DIR/NAME" (or ".NAME.XXXXXX" for "NAME"). */
+static char *temp_template(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
+    const char *base = path + dlen;
+    size_t n = dlen + 1 + strlen(base) + 8 + 1;
+    char *tmp = malloc(n);
+    if (tmp)
+        snprintf(tmp, n, "%.*s.%s.XXXXXX", (int)dlen, path, base);
+    return tmp;
+}
+
+char *rt_npy_write_temp(const char *path, const rt_tensor *t, char *err, size_t errlen)
 {
     if (err && errlen)
         err[0] = '\0';
@@ -554,41 +600,56 @@ bool rt_npy_write(const char *path, const rt_tensor *t, char *err, size_t errlen
         npy_err(err, errlen, path,
                 "cannot save %s data: NumPy has no such dtype; cast to f32 first",
                 (unsigned)t->dtype < IR_NDTYPES ? ir_dtype_name(t->dtype) : "unknown");
-        return false;
+        return NULL;
     }
     char head[1024];
     size_t hn = build_header(head, sizeof head, descr, t);
     if (!hn) {
         npy_err(err, errlen, path, "internal error: npy: header does not fit");
-        return false;
+        return NULL;
     }
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
+    char *tmp = temp_template(path);
     if (!tmp) {
         npy_err(err, errlen, path, "out of memory");
-        return false;
+        return NULL;
     }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        npy_err(err, errlen, path, "cannot write %s: %s", tmp, strerror(errno));
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        npy_err(err, errlen, path, "cannot create a temporary file beside it: %s",
+                strerror(errno));
         free(tmp);
-        return false;
+        return NULL;
     }
-    bool ok = fwrite(head, 1, hn, f) == hn && write_data(f, t) && fflush(f) == 0 &&
+    /* mkstemp's 0600, widened to what open(O_CREAT, 0666) would give. */
+    mode_t mask = umask(0);
+    umask(mask);
+    FILE *f = fchmod(fd, 0666 & ~mask) == 0 ? fdopen(fd, "wb") : NULL;
+    bool ok = f && fwrite(head, 1, hn, f) == hn && write_data(f, t) && fflush(f) == 0 &&
               fsync(fileno(f)) == 0;
     int saved = errno;
-    if (fclose(f) != 0 && ok) {
-        ok = false;
-        saved = errno;
-    }
-    if (ok && rename(tmp, path) != 0) {
+    if (!f)
+        close(fd);
+    else if (fclose(f) != 0 && ok) {
         ok = false;
         saved = errno;
     }
     if (!ok) {
         npy_err(err, errlen, path, "cannot write: %s", strerror(saved));
+        unlink(tmp);
+        free(tmp);
+        return NULL;
+    }
+    return tmp;
+}
+
+bool rt_npy_write(const char *path, const rt_tensor *t, char *err, size_t errlen)
+{
+    char *tmp = rt_npy_write_temp(path, t, err, errlen);
+    if (!tmp)
+        return false;
+    bool ok = rename(tmp, path) == 0;
+    if (!ok) {
+        npy_err(err, errlen, path, "cannot write: %s", strerror(errno));
         unlink(tmp);
     }
     free(tmp);

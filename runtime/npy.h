@@ -22,11 +22,33 @@
 /* Reads path into a new tensor, or returns NULL with "PATH: ..." in err. */
 rt_tensor *rt_npy_read(const char *path, char *err, size_t errlen);
 
+/* The type an array must have. */
+typedef struct rt_npy_type {
+    ir_dtype dtype;
+    int ndim;
+    int64_t shape[RT_MAX_DIMS];
+} rt_npy_type;
+
+/* As rt_npy_read, but a file whose header declares another type than
+ * `want` is refused before any data is read or allocated (a header from a
+ * pipe could claim gigabytes): NULL with its type in *got and err empty. */
+rt_tensor *rt_npy_read_as(const char *path, const rt_npy_type *want, rt_npy_type *got,
+                          char *err, size_t errlen);
+
 /* Writes t to path as a version 1.0, little-endian, C-order .npy file.  The
- * data goes to "PATH.tmp" first, which is then renamed over path, so a
- * reader never sees a half-written file.  bf16 has no NumPy dtype and is
- * refused.  Returns false with "PATH: ..." in err on failure. */
+ * data goes to a new temporary file of path's directory first (see
+ * rt_npy_write_temp), which is then renamed over path, so a reader never
+ * sees a half-written file.  bf16 has no NumPy dtype and is refused.
+ * Returns false with "PATH: ..." in err on failure. */
 bool rt_npy_write(const char *path, const rt_tensor *t, char *err, size_t errlen);
+
+/* The first half of rt_npy_write: writes t, synced, to a temporary file
+ * DIR/.NAME.XXXXXX beside path, created by mkstemp (a fresh name, opened
+ * exclusively: nothing planted there can redirect the write) with the mode
+ * a new file gets under the umask, and returns its name (malloc'd), or
+ * NULL with "PATH: ..." in err, leaving nothing behind.  The caller renames
+ * it over path, or unlinks it. */
+char *rt_npy_write_temp(const char *path, const rt_tensor *t, char *err, size_t errlen);
 
 /* The .npy descr of a dtype ("<f4"), or NULL when NumPy has none (bf16). */
 const char *rt_npy_descr(ir_dtype t);

@@ -42,24 +42,25 @@ static char *join(const char *dir, const char *name)
     return p;
 }
 
-/* A gnuplot single-quoted string ('' stands for a quote). */
-static void gp_string(FILE *f, const char *s)
+void rt_gp_quote(FILE *f, const char *s)
 {
     fputc('\'', f);
     for (; *s; s++) {
-        if (*s == '\'')
+        unsigned char c = (unsigned char)*s;
+        if (c == '\'')
             fputc('\'', f);
-        fputc(*s, f);
+        fputc(c < 0x20 || c == 0x7f ? ' ' : c, f);
     }
     fputc('\'', f);
 }
 
-/* Data columns are tab-separated; names must not contain tabs or quotes. */
-static void dat_name(FILE *f, const char *s)
+void rt_gp_datum(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (; *s; s++)
-        fputc(*s == '"' || *s == '\t' || *s == '\n' ? '_' : *s, f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        fputc(c == '"' || c < 0x20 || c == 0x7f ? '_' : c, f);
+    }
     fputc('"', f);
 }
 
@@ -88,7 +89,7 @@ static bool write_layers(const char *path, const rt_rows *rows, int *n, diag *d)
         if (r->kind != RT_ROW_LAYER)
             continue;
         fprintf(f, "%d\t", (*n)++);
-        dat_name(f, r->name);
+        rt_gp_datum(f, r->name);
         dat_num(f, (double)r->macs);
         dat_num(f, (double)r->param_bytes);
         dat_num(f, (double)r->act_bytes);
@@ -119,7 +120,7 @@ static bool write_units(const char *path, const rt_rows *rows, int *n, diag *d)
         if (!(r->kind == RT_ROW_GROUP || (r->kind == RT_ROW_LAYER && !r->group)))
             continue;
         fprintf(f, "%d\t", (*n)++);
-        dat_name(f, r->name);
+        rt_gp_datum(f, r->name);
         dat_num(f, r->time_us);
         dat_num(f, r->intensity > 0 ? r->intensity : NAN);
         dat_num(f, r->gflops > 0 ? r->gflops : NAN);
@@ -139,14 +140,14 @@ static void bar_chart(FILE *f, const char *dir, const char *file, const char *ti
     fprintf(f, "do for [k = 1:2] {\n"
                "  if (k == 1) { set terminal @png_term } else { set terminal @svg_term }\n"
                "  set output ");
-    gp_string(f, dir);
+    rt_gp_quote(f, dir);
     fprintf(f, ".'/%s.'.(k == 1 ? 'png' : 'svg')\n", file);
     fputs("  set title ", f);
-    gp_string(f, title);
+    rt_gp_quote(f, title);
     fputs("\n  set ylabel ", f);
-    gp_string(f, ylabel);
+    rt_gp_quote(f, ylabel);
     fputs("\n  plot ", f);
-    gp_string(f, data);
+    rt_gp_quote(f, data);
     fprintf(f, " %s\n  unset output\n}\n", plot);
 }
 
@@ -218,12 +219,12 @@ static bool write_script(const char *path, const char *dir, const rt_profile *p,
         fprintf(f, "do for [k = 1:2] {\n"
                    "  if (k == 1) { set terminal @png_term } else { set terminal @svg_term }\n"
                    "  set output ");
-        gp_string(f, dir);
+        rt_gp_quote(f, dir);
         fputs(".'/roofline.'.(k == 1 ? 'png' : 'svg')\n  set title ", f);
-        gp_string(f, title);
+        rt_gp_quote(f, title);
         fputs("\n  set ylabel 'GFLOP/s'\n  plot roof(x) title 'roof' with lines lw 2 lc rgb "
               "'#c00000', ", f);
-        gp_string(f, units);
+        rt_gp_quote(f, units);
         fputs(" using 4:5 title 'layers' with points pt 7 ps 1.2 lc rgb '#4472c4', '' using "
               "4:5:2 notitle with labels offset 0,1 font ',8'\n  unset output\n}\n", f);
     }
@@ -274,8 +275,10 @@ bool rt_plot(const rt_profile *p, const rt_rows *rows, const char *dir, diag *d)
     bool ok = layers && units && script;
     if (!ok)
         diag_error(d, diag_noloc(), "out of memory");
-    ok = ok && write_layers(layers, rows, &nl, d) && write_units(units, rows, &nu, d) &&
-         write_script(script, dir, p, nl, nu, d) && run_gnuplot(script, d);
+    ok = ok && write_layers(layers, rows, &nl, d) && write_units(units, rows, &nu, d);
+    if (p->nruns == 0)   /* --no-run: nothing timed, no time or roofline chart */
+        nu = 0;
+    ok = ok && write_script(script, dir, p, nl, nu, d) && run_gnuplot(script, d);
     static const char *const charts[] = {"macs", "memory", "dram_reads", "dram_writes", "time",
                                          "roofline"};
     for (int i = 0; ok && i < 6; i++) {

@@ -219,4 +219,14 @@ bool rt_profile_report(const rt_profile *p, const rt_report_options *o, diag *d)
  * (runtime/plot.c). */
 bool rt_plot(const rt_profile *p, const rt_rows *rows, const char *dir, diag *d);
 
+/* Writes s as a gnuplot single-quoted string, the one form in which gnuplot
+ * expands neither macros (@) nor command substitution (`): a quote is
+ * doubled, and every control character becomes a space, since a newline
+ * would end the string's command and start one of the string's choosing
+ * (such as system("...")).  Shared by every gnuplot script tec writes. */
+void rt_gp_quote(FILE *f, const char *s);
+/* Writes s as a double-quoted string of a gnuplot data file (one row a
+ * line, and no escapes): quotes and control characters become '_'. */
+void rt_gp_datum(FILE *f, const char *s);
+
 #endif

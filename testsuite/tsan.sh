@@ -33,16 +33,9 @@ if ! command -v clang >/dev/null 2>&1 || [ -z "$archer" ]; then
 fi
 work=$builddir/tsan-build
 rm -rf "$work"
-mkdir -p "$work"
 echo "check-tsan: building a ThreadSanitizer tec in $work/src"
-make -s -C "$builddir" distdir distdir="$work/src" >"$work/dist.log" 2>&1 ||
-    { cat "$work/dist.log" >&2; exit 2; }
-cd "$work/src"
-if ! { ./configure -q CC=clang CFLAGS="-fsanitize=thread -g -O1" LDFLAGS="-fsanitize=thread" &&
-       make -j"$(nproc)"; } >"$work/build.log" 2>&1; then
-    tail -20 "$work/build.log" >&2
-    exit 2
-fi
+. "$srcdir/testsuite/clang_build.inc"
+clang_build "$work" "-fsanitize=thread -g -O1" "-fsanitize=thread"
 export CC="clang -fsanitize=thread"
 export OMP_TOOL_LIBRARIES=$archer
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 ignore_noninstrumented_modules=1${TSAN_OPTIONS:+ $TSAN_OPTIONS}"
