@@ -1,4 +1,5 @@
-/* runtime/exec.c — the graph executor (serial for now). */
+/* runtime/exec.c — the graph executor: buffers, and the calls in graph order
+ * (runtime/sched.c runs them on several devices). */
 #include "runtime/exec.h"
 
 #include <dirent.h>
@@ -244,7 +245,7 @@ rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
     }
     if (o->weights_dir && !check_extra_weights(r, o->weights_dir, d))
         goto fail;
-    if (d->nerrors > errors || !place_in_arena(r, d))
+    if (d->nerrors > errors || (!o->own_storage && !place_in_arena(r, d)))
         goto fail;
 
     for (int i = 0; i < m->graph.nbufs; i++) {
@@ -304,39 +305,50 @@ static int buffer_index(const rt_run *r, const ir_buffer *b)
     return -1;
 }
 
+bool rt_run_call(rt_run *r, const rt_run_options *o, int c, char *err, size_t errlen)
+{
+    const ir_graph_call *call = &r->m->graph.calls[c];
+    if (r->poison)
+        for (int i = 0; i < r->nbufs; i++)
+            if (r->in_arena[i] && r->first_use[i] == c)
+                memset(r->bufs[i]->data, 0xff, r->bufs[i]->nbytes);
+    void *data[call->nargs + 1];
+    for (int a = 0; a < call->nargs; a++) {
+        int bi = buffer_index(r, call->args[a]);
+        if (bi < 0) {
+            snprintf(err, errlen, "internal error: runtime: call %d to @%s passes a buffer that "
+                     "is not in the graph", c, call->fn->name);
+            return false;
+        }
+        data[a] = r->bufs[bi]->data;
+    }
+    char why[512] = "";
+    bool ok;
+    if (o->lib) {
+        int fi = -1;
+        for (int k = 0; k < r->m->nfuncs; k++)
+            if (r->m->funcs[k] == call->fn)
+                fi = k;
+        ok = cg_call(o->lib, fi, data, why, sizeof why);
+    } else {
+        ok = ir_interp_func(call->fn, data, why, sizeof why);
+    }
+    if (!ok) {
+        const char *layer = ir_func_attr(call->fn, "layer");
+        snprintf(err, errlen, "in layer %s: %s", layer ? layer : call->fn->name, why);
+    }
+    return ok;
+}
+
 bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
 {
-    const ir_graph *g = &r->m->graph;
-    for (int c = 0; c < g->ncalls; c++) {
-        const ir_graph_call *call = &g->calls[c];
-        if (r->poison)
-            for (int i = 0; i < r->nbufs; i++)
-                if (r->in_arena[i] && r->first_use[i] == c)
-                    memset(r->bufs[i]->data, 0xff, r->bufs[i]->nbytes);
-        void *data[call->nargs + 1];
-        for (int a = 0; a < call->nargs; a++) {
-            int bi = buffer_index(r, call->args[a]);
-            if (bi < 0) {
-                diag_internal(d, "runtime", "call %d to @%s passes a buffer that is not in the graph",
-                              c, call->fn->name);
-                return false;
-            }
-            data[a] = r->bufs[bi]->data;
-        }
-        char err[512] = "";
-        bool ok;
-        if (o->lib) {
-            int fi = -1;
-            for (int k = 0; k < r->m->nfuncs; k++)
-                if (r->m->funcs[k] == call->fn)
-                    fi = k;
-            ok = cg_call(o->lib, fi, data, err, sizeof err);
-        } else {
-            ok = ir_interp_func(call->fn, data, err, sizeof err);
-        }
-        if (!ok) {
-            const char *layer = ir_func_attr(call->fn, "layer");
-            diag_error(d, diag_noloc(), "in layer %s: %s", layer ? layer : call->fn->name, err);
+    for (int c = 0; c < r->m->graph.ncalls; c++) {
+        char err[1024];
+        if (!rt_run_call(r, o, c, err, sizeof err)) {
+            if (strncmp(err, "internal error: runtime: ", 25) == 0)
+                diag_internal(d, "runtime", "%s", err + 25);
+            else
+                diag_error(d, diag_noloc(), "%s", err);
             return false;
         }
     }

@@ -219,4 +219,12 @@ bool rt_profile_report(const rt_profile *p, const rt_report_options *o, diag *d)
  * (runtime/plot.c). */
 bool rt_plot(const rt_profile *p, const rt_rows *rows, const char *dir, diag *d);
 
+/* A JSON string literal of s (null for NULL), escaped. */
+void rt_json_str(FILE *f, const char *s);
+
+/* Runs argv (argv[0] looked up in PATH; never a shell) and waits for it.
+ * Errors name the option that asked for it, and the hint says what to do
+ * when the program cannot run ("install gnuplot"). */
+bool rt_spawn_wait(const char *option, char *const *argv, const char *hint, diag *d);
+
 #endif
