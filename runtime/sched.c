@@ -763,6 +763,19 @@ static double critical_bound(const rt_dag *g, const rt_devices *devs)
     return bound;
 }
 
+/* Nor shorter than the work of the fastest devices spread evenly over all. */
+static double work_bound(const rt_dag *g, const rt_devices *devs)
+{
+    double work = 0;
+    for (int c = 0; c < g->ncalls; c++) {
+        double fast = INFINITY;
+        for (int k = 0; k < devs->n; k++)
+            fast = fmin(fast, rt_device_call_us(devs, k, g, c));
+        work += fast;
+    }
+    return work / devs->n;
+}
+
 /* Per device: calls, busy and transfer time. */
 typedef struct dev_use {
     int calls;
@@ -804,11 +817,11 @@ void rt_sched_print(FILE *out, const rt_dag *g, const rt_devices *devs, rt_strat
         fprintf(out, "simulated from the costs%s\n",
                 rt_devices_all_cpu(devs) ? "" : " (accelerators modeled, transfers over their "
                                                 "bandwidth)");
-    double bound = critical_bound(g, devs);
-    fprintf(out, "  makespan %.1f us, serial %.1f us, speedup %.2fx; critical-path bound %.1f us "
-            "(makespan / bound %.2f)\n", t->makespan_us, serial_us,
-            t->makespan_us > 0 ? serial_us / t->makespan_us : 0, bound,
-            bound > 0 ? t->makespan_us / bound : 0);
+    double cp = critical_bound(g, devs), work = work_bound(g, devs), bound = fmax(cp, work);
+    fprintf(out, "  makespan %.1f us, serial %.1f us, speedup %.2fx; lower bound %.1f us "
+            "(critical path %.1f, work / devices %.1f), makespan / bound %.2f\n",
+            t->makespan_us, serial_us, t->makespan_us > 0 ? serial_us / t->makespan_us : 0,
+            bound, cp, work, bound > 0 ? t->makespan_us / bound : 0);
     fprintf(out, "  %-40s %6s %12s %12s %12s %6s\n", "device", "calls", "busy us", "idle us",
             "transfer us", "busy%");
     for (int k = 0; k < devs->n; k++) {
@@ -836,9 +849,9 @@ bool rt_sched_write_trace(const char *path, const rt_dag *g, const rt_devices *d
     fputs("{\"displayTimeUnit\": \"ms\",\n \"schedule\": {\"strategy\": ", f);
     rt_json_str(f, rt_strategy_name(s));
     fprintf(f, ", \"timeline\": \"%s\", \"makespan_us\": %.3f, \"serial_us\": %.3f, "
-            "\"critical_path_us\": %.3f, \"total_cost_us\": %.3f, \"devices\": [",
-            t->measured ? "measured" : "simulated", t->makespan_us, serial_us,
-            critical_bound(g, devs), g->total_us);
+            "\"critical_path_us\": %.3f, \"work_per_device_us\": %.3f, \"total_cost_us\": %.3f, "
+            "\"devices\": [", t->measured ? "measured" : "simulated", t->makespan_us, serial_us,
+            critical_bound(g, devs), work_bound(g, devs), g->total_us);
     for (int k = 0; u && k < devs->n; k++) {
         fprintf(f, "%s{\"name\": ", k ? ", " : "");
         rt_json_str(f, devs->dev[k].name);
@@ -861,13 +874,19 @@ bool rt_sched_write_trace(const char *path, const rt_dag *g, const rt_devices *d
                 "\"args\": {\"name\": ", k + 1);
         rt_json_str(f, label);
         fputs("}}", f);
+        /* Transfers into the device overlap its calls: a track of their own. */
+        snprintf(label, sizeof label, "%s transfers in", devs->dev[k].name);
+        fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %d, "
+                "\"args\": {\"name\": ", devs->n + k + 1);
+        rt_json_str(f, label);
+        fputs("}}", f);
     }
     for (int c = 0; c < t->ncalls; c++) {
         const char *op = ir_func_attr(g->m->graph.calls[c].fn, "op");
         if (t->xfer_us[c] > 0) {
             fputs(",\n{\"name\": \"transfer\", \"cat\": \"transfer\", \"ph\": \"X\", \"pid\": 1", f);
             fprintf(f, ", \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"to\": ",
-                    t->device[c] + 1, t->start_us[c] - t->xfer_us[c], t->xfer_us[c]);
+                    devs->n + t->device[c] + 1, t->start_us[c] - t->xfer_us[c], t->xfer_us[c]);
             rt_json_str(f, rt_dag_call_name(g, c));
             fputs("}}", f);
         }
@@ -929,42 +948,60 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Runs the plan `runs` times (after one warm-up run); t receives the run
- * whose makespan is the median, cost[c] (when not NULL) the median time of
- * each call. */
-static bool measure(rt_run *r, const rt_run_options *o, const rt_dag *g, const rt_devices *devs,
-                    rt_strategy s, const rt_timeline *plan, int runs, rt_timeline *t,
-                    double *cost, diag *d)
+/* One schedule to measure: it runs on devs by strategy s (with plan's
+ * placement); out receives the run whose makespan is the median, cost[c]
+ * (when not NULL) the median time of each call. */
+typedef struct trial {
+    const rt_devices *devs;
+    rt_strategy s;
+    const rt_timeline *plan;
+    rt_timeline *out;
+    double *cost;
+} trial;
+
+static int median_index(const rt_timeline *all, int runs, double *v)
+{
+    for (int i = 0; i < runs; i++)
+        v[i] = all[i].makespan_us;
+    qsort(v, (size_t)runs, sizeof *v, cmp_double);
+    int median = 0;
+    for (int i = 0; i < runs; i++)
+        if (all[i].makespan_us == v[runs / 2])
+            median = i;
+    return median;
+}
+
+/* Runs each trial `runs` times after a warm-up, the trials taking turns, so
+ * that a load which comes and goes on the machine falls on all of them. */
+static bool measure(rt_run *r, const rt_run_options *o, const rt_dag *g, trial *tr, int ntr,
+                    int runs, diag *d)
 {
     int n = g->ncalls;
-    rt_timeline *all = calloc((size_t)runs, sizeof *all);
+    rt_timeline *all = calloc((size_t)(runs * ntr), sizeof *all);
     double *v = malloc(sizeof *v * (size_t)(runs + 1));
     bool ok = all && v;
-    for (int i = 0; ok && i < runs; i++)
+    for (int i = 0; ok && i < runs * ntr; i++)
         ok = rt_timeline_init(&all[i], n);
     if (!ok)
         diag_error(d, diag_noloc(), "out of memory");
     for (int i = -1; ok && i < runs; i++)   /* -1: the warm-up */
-        ok = rt_sched_execute(r, o, g, devs, s, plan, &all[i < 0 ? 0 : i], d);
-    if (ok) {
-        for (int i = 0; i < runs; i++)
-            v[i] = all[i].makespan_us;
-        qsort(v, (size_t)runs, sizeof *v, cmp_double);
-        int median = 0;
-        for (int i = 0; i < runs; i++)
-            if (all[i].makespan_us == v[runs / 2])
-                median = i;
-        for (int c = 0; cost && c < n; c++) {
+        for (int k = 0; ok && k < ntr; k++)
+            ok = rt_sched_execute(r, o, g, tr[k].devs, tr[k].s, tr[k].plan,
+                                  &all[k * runs + (i < 0 ? 0 : i)], d);
+    for (int k = 0; ok && k < ntr; k++) {
+        rt_timeline *mine = &all[k * runs];
+        int median = median_index(mine, runs, v);
+        for (int c = 0; tr[k].cost && c < n; c++) {
             for (int i = 0; i < runs; i++)
-                v[i] = all[i].end_us[c] - all[i].start_us[c];
+                v[i] = mine[i].end_us[c] - mine[i].start_us[c];
             qsort(v, (size_t)runs, sizeof *v, cmp_double);
-            cost[c] = v[runs / 2];
+            tr[k].cost[c] = v[runs / 2];
         }
-        rt_timeline_free(t);
-        *t = all[median];
-        all[median] = (rt_timeline){0};
+        rt_timeline_free(tr[k].out);
+        *tr[k].out = mine[median];
+        mine[median] = (rt_timeline){0};
     }
-    for (int i = 0; all && i < runs; i++)
+    for (int i = 0; all && i < runs * ntr; i++)
         rt_timeline_free(&all[i]);
     free(all);
     free(v);
@@ -993,8 +1030,9 @@ bool rt_sched_main(const ir_module *m, rt_run *r, const rt_run_options *ro,
         /* The serial baseline, measured: it gives every call its cost. */
         if (k0 < devs->n && ro->lib)
             cg_set_threads(ro->lib, devs->dev[k0].threads);
+        trial serial_run = {&base, RT_SCHED_SERIAL, &t, &serial, cost};
         ok = rt_sched_simulate(g, &base, RT_SCHED_SERIAL, &t, d) &&
-             measure(r, ro, g, &base, RT_SCHED_SERIAL, &t, so->runs, &serial, cost, d);
+             measure(r, ro, g, &serial_run, 1, so->runs, d);
         if (!ok)
             goto done;
         for (int c = 0; c < g->ncalls; c++)
@@ -1020,10 +1058,17 @@ bool rt_sched_main(const ir_module *m, rt_run *r, const rt_run_options *ro,
         if (ok && r) {
             rt_timeline plan = t;
             if (rt_devices_all_cpu(devs)) {
-                /* Measured: the plan's queues (or the ready queue) on workers. */
+                /* Measured: the plan's queues (or the ready queue) on workers,
+                 * taking turns with the serial baseline again. */
+                rt_timeline serial_plan = {0};
                 t = (rt_timeline){0};
-                ok = rt_timeline_init(&t, g->ncalls) &&
-                     measure(r, ro, g, devs, so->strategy, &plan, so->runs, &t, NULL, d);
+                trial both[2] = {{&base, RT_SCHED_SERIAL, &serial_plan, &serial, NULL},
+                                 {devs, so->strategy, &plan, &t, NULL}};
+                ok = rt_timeline_init(&t, g->ncalls) && rt_timeline_init(&serial_plan, g->ncalls) &&
+                     rt_sched_simulate(g, &base, RT_SCHED_SERIAL, &serial_plan, d) &&
+                     measure(r, ro, g, both, 2, so->runs, d);
+                serial_us = serial.makespan_us;
+                rt_timeline_free(&serial_plan);
                 for (int c = 0; ok && c < g->ncalls; c++) {
                     if (is_dynamic(so->strategy))
                         set_why(&t, c, "taken from the ready queue by %s, idle",
