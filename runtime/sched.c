@@ -832,6 +832,41 @@ void rt_sched_print(FILE *out, const rt_dag *g, const rt_devices *devs, rt_strat
                 u[k].busy_us, idle > 0 ? idle : 0, u[k].xfer_us,
                 t->makespan_us > 0 ? 100 * u[k].busy_us / t->makespan_us : 0);
     }
+    /* Which calls went where, by op. */
+    for (int k = 0; k < devs->n && devs->n > 1; k++) {
+        fprintf(out, "  %s:", devs->dev[k].name);
+        const char *seen[64];
+        int nseen = 0;
+        for (int c = 0; c < t->ncalls; c++) {
+            const char *op = ir_func_attr(g->m->graph.calls[c].fn, "op");
+            op = op ? op : "?";
+            bool done = false;
+            for (int i = 0; i < nseen && !done; i++)
+                done = strcmp(seen[i], op) == 0;
+            if (done || nseen == 64)
+                continue;
+            seen[nseen++] = op;
+            int n = 0;
+            for (int e = c; e < t->ncalls; e++) {
+                const char *o2 = ir_func_attr(g->m->graph.calls[e].fn, "op");
+                n += t->device[e] == k && strcmp(o2 ? o2 : "?", op) == 0;
+            }
+            if (n)
+                fprintf(out, " %s %d", op, n);
+        }
+        fputc('\n', out);
+    }
+    /* What keeps a measured run from its bound: calls that run slower side
+     * by side than alone (shared caches and memory bandwidth, other load on
+     * the machine), and idle time waiting for predecessors. */
+    double busy = 0;
+    for (int k = 0; k < devs->n; k++)
+        busy += u[k].busy_us;
+    if (t->measured && bound > 0 && t->makespan_us > 1.1 * bound)
+        fprintf(out, "  beyond the bound by %.0f%%: the calls took %.1f us side by side, %.2fx their "
+                "%.1f us alone; the devices were idle %.0f%% of the time\n",
+                100 * (t->makespan_us / bound - 1), busy, g->total_us > 0 ? busy / g->total_us : 0,
+                g->total_us, 100 * (1 - busy / (devs->n * t->makespan_us)));
     free(u);
 }
 
