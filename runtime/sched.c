@@ -473,13 +473,18 @@ static void sim_dynamic(sim *s, const double *rank, bool cost_aware)
                 s->free_at[k] = soonest;
                 continue;
             }
-            /* Nothing else will happen: take the best ready call anyway. */
+            /* Nothing else will happen before the calls k declined could
+             * start elsewhere: the one with the highest rank goes to the
+             * device that finishes it earliest, idle now as k is. */
             for (int c = 0; c < n && declined; c++)
                 if (!s->placed[c] && preds_placed(s, c) && ready_at(s, c, k, NULL) <= now &&
                     (take < 0 || rank[c] > rank[take]))
                     take = c;
             if (take < 0)
                 return;   /* cannot happen in a DAG */
+            double best, next;
+            int second;
+            k = best_device(s, take, now, &best, &second, &next);
         }
         place(s, take, k, now);
         if (cost_aware)
@@ -530,36 +535,48 @@ bool rt_sched_simulate(const rt_dag *g, const rt_devices *devs, rt_strategy stra
 
 static bool is_dynamic(rt_strategy s) { return s == RT_SCHED_DYNAMIC || s == RT_SCHED_DYNAMIC_CP; }
 
-/* The shared state of one run on worker threads, under `lock`. */
-typedef struct exec_state {
+/* A worker thread per device, started once and reused run after run (a
+ * new thread's first kernel call pays for its stack, its malloc arena and
+ * OpenMP's per-thread state: measured, 0.9 ms for a 0.15 ms convolution).
+ * Everything below `lock` is shared; a run's fields are set before `gen`
+ * is increased, which starts the workers. */
+struct rt_workers {
+    const rt_devices *devs;
+    pthread_t *tid;
+    struct worker *w;
+    int started;
+    int *cores, ncores;        /* the processors this process may use */
+    pthread_mutex_t lock;
+    pthread_cond_t changed;    /* a call finished, a run started, or the run failed */
+    pthread_cond_t finished;   /* the last worker left the run */
+    int gen;                   /* runs started so far */
+    int running;               /* workers still in the current run */
+    bool quit;
+    /* the current run */
     rt_run *run;
     const rt_run_options *o;
     const rt_dag *g;
-    const rt_devices *devs;
     rt_timeline *t;
     bool dynamic, cost_aware;
-    double *rank;
+    const double *rank;
     int **queue;               /* static: each device's calls in start order */
     int *nqueue, *pos;
     int *waiting;              /* [ncalls] predecessors not finished */
     bool *taken;
-    int left;                  /* calls not taken yet */
+    int left;                  /* dynamic: calls not taken yet */
     bool failed;
     char err[1200];
-    int *cores, ncores;        /* the processors this process may use */
     uint64_t t0;
-    pthread_mutex_t lock;
-    pthread_cond_t changed;
-} exec_state;
+};
 
 typedef struct worker {
-    exec_state *x;
+    rt_workers *x;
     int device;
 } worker;
 
-static void pin(const exec_state *x, const rt_device *dev)
+static void pin(const rt_workers *x, const rt_device *dev)
 {
-    if (x->ncores == 0)
+    if (x->ncores == 0 || dev->kind != RT_DEV_CPU)
         return;
     cpu_set_t set;
     CPU_ZERO(&set);
@@ -570,7 +587,7 @@ static void pin(const exec_state *x, const rt_device *dev)
 
 /* The next call for device k, waiting until one is ready; -1 when there is
  * none left or the run failed.  Called with the lock held. */
-static int next_call(exec_state *x, int k)
+static int next_call(rt_workers *x, int k)
 {
     for (;;) {
         if (x->failed)
@@ -607,35 +624,44 @@ static int next_call(exec_state *x, int k)
 static void *work(void *arg)
 {
     worker *w = arg;
-    exec_state *x = w->x;
+    rt_workers *x = w->x;
     pin(x, &x->devs->dev[w->device]);
+    int seen = 0;
     pthread_mutex_lock(&x->lock);
-    int c;
-    while ((c = next_call(x, w->device)) >= 0) {
-        pthread_mutex_unlock(&x->lock);
-        char err[1024];
-        uint64_t start = rt_now_ns();
-        bool ok = rt_run_call(x->run, x->o, c, err, sizeof err);
-        uint64_t end = rt_now_ns();
-        pthread_mutex_lock(&x->lock);
-        x->t->device[c] = w->device;
-        x->t->start_us[c] = (double)(start - x->t0) / 1e3;
-        x->t->end_us[c] = (double)(end - x->t0) / 1e3;
-        if (!ok && !x->failed) {
-            x->failed = true;
-            snprintf(x->err, sizeof x->err, "%s (on %s)", err, x->devs->dev[w->device].name);
+    for (;;) {
+        while (x->gen == seen && !x->quit)
+            pthread_cond_wait(&x->changed, &x->lock);
+        if (x->quit)
+            break;
+        seen = x->gen;
+        int c;
+        while ((c = next_call(x, w->device)) >= 0) {
+            pthread_mutex_unlock(&x->lock);
+            char err[1024];
+            uint64_t start = rt_now_ns();
+            bool ok = rt_run_call(x->run, x->o, c, err, sizeof err);
+            uint64_t end = rt_now_ns();
+            pthread_mutex_lock(&x->lock);
+            x->t->device[c] = w->device;
+            x->t->start_us[c] = (double)(start - x->t0) / 1e3;
+            x->t->end_us[c] = (double)(end - x->t0) / 1e3;
+            if (!ok && !x->failed) {
+                x->failed = true;
+                snprintf(x->err, sizeof x->err, "%s (on %s)", err, x->devs->dev[w->device].name);
+            }
+            const rt_dag_node *node = &x->g->nodes[c];
+            for (int i = 0; i < node->nsuccs; i++)
+                x->waiting[node->succs[i]]--;
+            pthread_cond_broadcast(&x->changed);
         }
-        const rt_dag_node *node = &x->g->nodes[c];
-        for (int i = 0; i < node->nsuccs; i++)
-            x->waiting[node->succs[i]]--;
-        pthread_cond_broadcast(&x->changed);
+        if (--x->running == 0)
+            pthread_cond_signal(&x->finished);
     }
-    pthread_cond_broadcast(&x->changed);
     pthread_mutex_unlock(&x->lock);
     return NULL;
 }
 
-static void allowed_cores(exec_state *x)
+static void allowed_cores(rt_workers *x)
 {
     cpu_set_t set;
     x->ncores = 0;
@@ -647,13 +673,81 @@ static void allowed_cores(exec_state *x)
             x->cores[x->ncores++] = i;
 }
 
+rt_workers *rt_workers_start(const rt_devices *devs, const rt_dag *g, diag *d)
+{
+    rt_workers *x = calloc(1, sizeof *x);
+    if (!x) {
+        diag_error(d, diag_noloc(), "out of memory");
+        return NULL;
+    }
+    int n = g->ncalls, nd = devs->n;
+    x->devs = devs;
+    x->g = g;
+    x->queue = calloc((size_t)nd, sizeof *x->queue);
+    x->nqueue = calloc((size_t)nd, sizeof *x->nqueue);
+    x->pos = calloc((size_t)nd, sizeof *x->pos);
+    x->waiting = calloc((size_t)n + 1, sizeof *x->waiting);
+    x->taken = calloc((size_t)n + 1, sizeof *x->taken);
+    x->tid = calloc((size_t)nd, sizeof *x->tid);
+    x->w = calloc((size_t)nd, sizeof *x->w);
+    for (int k = 0; x->queue && k < nd; k++)
+        x->queue[k] = malloc(sizeof **x->queue * (size_t)(n + 1));
+    bool ok = x->queue && x->nqueue && x->pos && x->waiting && x->taken && x->tid && x->w;
+    for (int k = 0; ok && k < nd; k++)
+        ok = x->queue[k] != NULL;
+    pthread_mutex_init(&x->lock, NULL);
+    pthread_cond_init(&x->changed, NULL);
+    pthread_cond_init(&x->finished, NULL);
+    if (!ok) {
+        diag_error(d, diag_noloc(), "out of memory");
+        rt_workers_stop(x);
+        return NULL;
+    }
+    allowed_cores(x);
+    for (int k = 0; k < nd; k++) {
+        x->w[k] = (worker){x, k};
+        int rc = pthread_create(&x->tid[k], NULL, work, &x->w[k]);
+        if (rc != 0) {
+            diag_error(d, diag_noloc(), "cannot start a worker thread for %s: %s",
+                       devs->dev[k].name, strerror(rc));
+            rt_workers_stop(x);
+            return NULL;
+        }
+        x->started++;
+    }
+    return x;
+}
+
+void rt_workers_stop(rt_workers *x)
+{
+    if (!x)
+        return;
+    pthread_mutex_lock(&x->lock);
+    x->quit = true;
+    pthread_cond_broadcast(&x->changed);
+    pthread_mutex_unlock(&x->lock);
+    for (int k = 0; k < x->started; k++)
+        pthread_join(x->tid[k], NULL);
+    pthread_cond_destroy(&x->finished);
+    pthread_cond_destroy(&x->changed);
+    pthread_mutex_destroy(&x->lock);
+    for (int k = 0; x->queue && k < x->devs->n; k++)
+        free(x->queue[k]);
+    free(x->queue);
+    free(x->nqueue);
+    free(x->pos);
+    free(x->waiting);
+    free(x->taken);
+    free(x->cores);
+    free(x->tid);
+    free(x->w);
+    free(x);
+}
+
 /* Each device's calls in the plan, by start time. */
-static bool queues_from_plan(exec_state *x, const rt_timeline *plan)
+static bool queues_from_plan(rt_workers *x, const rt_timeline *plan)
 {
     int n = x->g->ncalls;
-    for (int k = 0; k < x->devs->n; k++)
-        if (!(x->queue[k] = malloc(sizeof **x->queue * (size_t)(n + 1))))
-            return false;
     int *order = malloc(sizeof *order * (size_t)(n + 1));
     if (!order)
         return false;
@@ -665,6 +759,8 @@ static bool queues_from_plan(exec_state *x, const rt_timeline *plan)
             order[j] = order[j - 1];
         order[j] = c;
     }
+    for (int k = 0; k < x->devs->n; k++)
+        x->nqueue[k] = x->pos[k] = 0;
     for (int i = 0; i < n; i++) {
         int c = order[i], k = plan->device[c];
         x->queue[k][x->nqueue[k]++] = c;
@@ -673,73 +769,62 @@ static bool queues_from_plan(exec_state *x, const rt_timeline *plan)
     return true;
 }
 
+bool rt_workers_run(rt_workers *x, rt_run *r, const rt_run_options *o, rt_strategy s,
+                    const rt_timeline *plan, rt_timeline *t, diag *d)
+{
+    const rt_dag *g = x->g;
+    double *rank = upward_ranks(g, x->devs);
+    pthread_mutex_lock(&x->lock);
+    x->run = r;
+    x->o = o;
+    x->t = t;
+    x->dynamic = is_dynamic(s);
+    x->cost_aware = s == RT_SCHED_DYNAMIC_CP;
+    x->rank = rank;
+    x->left = g->ncalls;
+    x->failed = false;
+    bool ok = rank && (x->dynamic || queues_from_plan(x, plan));
+    for (int c = 0; c < g->ncalls; c++) {
+        x->waiting[c] = g->nodes[c].npreds;
+        x->taken[c] = false;
+        t->xfer_us[c] = 0;
+    }
+    if (ok) {
+        x->running = x->started;
+        x->t0 = rt_now_ns();
+        x->gen++;
+        pthread_cond_broadcast(&x->changed);
+        while (x->running > 0)
+            pthread_cond_wait(&x->finished, &x->lock);
+    }
+    pthread_mutex_unlock(&x->lock);
+    free(rank);
+    if (!ok) {
+        diag_error(d, diag_noloc(), "out of memory");
+        return false;
+    }
+    /* From the start to the end of the last call. */
+    t->makespan_us = 0;
+    for (int c = 0; c < g->ncalls; c++)
+        t->makespan_us = fmax(t->makespan_us, t->end_us[c]);
+    t->measured = true;
+    if (x->failed) {
+        if (strncmp(x->err, "internal error: runtime: ", 25) == 0)
+            diag_internal(d, "runtime", "%s", x->err + 25);
+        else
+            diag_error(d, diag_noloc(), "%s", x->err);
+        return false;
+    }
+    return true;
+}
+
 bool rt_sched_execute(rt_run *r, const rt_run_options *o, const rt_dag *g,
                       const rt_devices *devs, rt_strategy s, const rt_timeline *plan,
                       rt_timeline *t, diag *d)
 {
-    int n = g->ncalls, nd = devs->n;
-    exec_state x = {.run = r, .o = o, .g = g, .devs = devs, .t = t, .left = n,
-                    .dynamic = is_dynamic(s),
-                    .cost_aware = s == RT_SCHED_DYNAMIC_CP};
-    x.queue = calloc((size_t)nd, sizeof *x.queue);
-    x.nqueue = calloc((size_t)nd, sizeof *x.nqueue);
-    x.pos = calloc((size_t)nd, sizeof *x.pos);
-    x.waiting = calloc((size_t)n + 1, sizeof *x.waiting);
-    x.taken = calloc((size_t)n + 1, sizeof *x.taken);
-    x.rank = upward_ranks(g, devs);
-    pthread_t *tid = calloc((size_t)nd, sizeof *tid);
-    worker *w = calloc((size_t)nd, sizeof *w);
-    bool ok = x.queue && x.nqueue && x.pos && x.waiting && x.taken && x.rank && tid && w &&
-              (x.dynamic || queues_from_plan(&x, plan));
-    if (!ok)
-        diag_error(d, diag_noloc(), "out of memory");
-    allowed_cores(&x);
-    for (int c = 0; c < n; c++) {
-        x.waiting[c] = g->nodes[c].npreds;
-        t->xfer_us[c] = 0;
-    }
-    pthread_mutex_init(&x.lock, NULL);
-    pthread_cond_init(&x.changed, NULL);
-    x.t0 = rt_now_ns();
-    int started = 0;
-    for (int k = 0; ok && k < nd; k++) {
-        w[k] = (worker){&x, k};
-        int rc = pthread_create(&tid[k], NULL, work, &w[k]);
-        if (rc != 0) {
-            pthread_mutex_lock(&x.lock);
-            x.failed = true;
-            snprintf(x.err, sizeof x.err, "cannot start a worker thread for %s: %s",
-                     devs->dev[k].name, strerror(rc));
-            pthread_cond_broadcast(&x.changed);
-            pthread_mutex_unlock(&x.lock);
-            break;
-        }
-        started++;
-    }
-    for (int k = 0; k < started; k++)
-        pthread_join(tid[k], NULL);
-    t->makespan_us = (double)(rt_now_ns() - x.t0) / 1e3;
-    t->measured = true;
-    if (ok && x.failed) {
-        if (strncmp(x.err, "internal error: runtime: ", 25) == 0)
-            diag_internal(d, "runtime", "%s", x.err + 25);
-        else
-            diag_error(d, diag_noloc(), "%s", x.err);
-        ok = false;
-    }
-    pthread_cond_destroy(&x.changed);
-    pthread_mutex_destroy(&x.lock);
-    for (int k = 0; x.queue && k < nd; k++)
-        free(x.queue[k]);
-    free(x.queue);
-    free(x.nqueue);
-    free(x.pos);
-    free(x.waiting);
-    free(x.taken);
-    free(x.rank);
-    free(x.cores);
-    free(tid);
-    free(w);
+    rt_workers *x = rt_workers_start(devs, g, d);
+    bool ok = x && rt_workers_run(x, r, o, s, plan, t, d);
+    rt_workers_stop(x);
     return ok;
 }
 
@@ -983,11 +1068,10 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* One schedule to measure: it runs on devs by strategy s (with plan's
+/* One schedule to measure: it runs by strategy s (with plan's
  * placement); out receives the run whose makespan is the median, cost[c]
  * (when not NULL) the median time of each call. */
 typedef struct trial {
-    const rt_devices *devs;
     rt_strategy s;
     const rt_timeline *plan;
     rt_timeline *out;
@@ -1008,8 +1092,8 @@ static int median_index(const rt_timeline *all, int runs, double *v)
 
 /* Runs each trial `runs` times after a warm-up, the trials taking turns, so
  * that a load which comes and goes on the machine falls on all of them. */
-static bool measure(rt_run *r, const rt_run_options *o, const rt_dag *g, trial *tr, int ntr,
-                    int runs, diag *d)
+static bool measure(rt_workers *pool, rt_run *r, const rt_run_options *o, const rt_dag *g,
+                    trial *tr, int ntr, int runs, diag *d)
 {
     int n = g->ncalls;
     rt_timeline *all = calloc((size_t)(runs * ntr), sizeof *all);
@@ -1021,8 +1105,8 @@ static bool measure(rt_run *r, const rt_run_options *o, const rt_dag *g, trial *
         diag_error(d, diag_noloc(), "out of memory");
     for (int i = -1; ok && i < runs; i++)   /* -1: the warm-up */
         for (int k = 0; ok && k < ntr; k++)
-            ok = rt_sched_execute(r, o, g, tr[k].devs, tr[k].s, tr[k].plan,
-                                  &all[k * runs + (i < 0 ? 0 : i)], d);
+            ok = rt_workers_run(pool, r, o, tr[k].s, tr[k].plan, &all[k * runs + (i < 0 ? 0 : i)],
+                                d);
     for (int k = 0; ok && k < ntr; k++) {
         rt_timeline *mine = &all[k * runs];
         int median = median_index(mine, runs, v);
@@ -1043,10 +1127,22 @@ static bool measure(rt_run *r, const rt_run_options *o, const rt_dag *g, trial *
     return ok;
 }
 
+/* The serial baseline's plan: every call on device k in graph order. */
+static bool serial_plan(const rt_dag *g, const rt_devices *devs, int k, rt_timeline *t, diag *d)
+{
+    rt_devices one = {.dev = &devs->dev[k], .n = 1};
+    if (!rt_sched_simulate(g, &one, RT_SCHED_SERIAL, t, d))
+        return false;
+    for (int c = 0; c < g->ncalls; c++)
+        t->device[c] = k;
+    return true;
+}
+
 bool rt_sched_main(const ir_module *m, rt_run *r, const rt_run_options *ro,
                    const rt_sched_options *so, rt_devices *devs, FILE *out, diag *d)
 {
     bool share_arena = !ro->own_storage;
+    rt_workers *pool = NULL;
     rt_dag *g = rt_dag_build(m, share_arena, d);
     rt_timeline serial = {0}, t = {0};
     double *cost = NULL;
@@ -1058,23 +1154,23 @@ bool rt_sched_main(const ir_module *m, rt_run *r, const rt_run_options *ro,
     int k0 = 0;   /* the serial baseline runs on the first CPU device */
     while (k0 < devs->n && devs->dev[k0].kind != RT_DEV_CPU)
         k0++;
-    rt_devices base = {.dev = &devs->dev[k0 < devs->n ? k0 : 0], .n = 1};
+    k0 = k0 < devs->n ? k0 : 0;
     if (!r) {
         static_costs(g, out);
     } else {
         /* The serial baseline, measured: it gives every call its cost. */
-        if (k0 < devs->n && ro->lib)
+        if (devs->dev[k0].kind == RT_DEV_CPU && ro->lib)
             cg_set_threads(ro->lib, devs->dev[k0].threads);
-        trial serial_run = {&base, RT_SCHED_SERIAL, &t, &serial, cost};
-        ok = rt_sched_simulate(g, &base, RT_SCHED_SERIAL, &t, d) &&
-             measure(r, ro, g, &serial_run, 1, so->runs, d);
+        trial serial_run = {RT_SCHED_SERIAL, &t, &serial, cost};
+        ok = (pool = rt_workers_start(devs, g, d)) && serial_plan(g, devs, k0, &t, d) &&
+             measure(pool, r, ro, g, &serial_run, 1, so->runs, d);
         if (!ok)
             goto done;
         for (int c = 0; c < g->ncalls; c++)
             g->nodes[c].cost_us = cost[c];
         rt_dag_analyze(g);
         fprintf(out, "costs: each call's median time in %d serial run%s on %s\n", so->runs,
-                so->runs == 1 ? "" : "s", base.dev[0].name);
+                so->runs == 1 ? "" : "s", devs->dev[k0].name);
     }
     double serial_us = r ? serial.makespan_us : g->total_us;
     if (!rt_devices_all_cpu(devs)) {
@@ -1095,15 +1191,15 @@ bool rt_sched_main(const ir_module *m, rt_run *r, const rt_run_options *ro,
             if (rt_devices_all_cpu(devs)) {
                 /* Measured: the plan's queues (or the ready queue) on workers,
                  * taking turns with the serial baseline again. */
-                rt_timeline serial_plan = {0};
+                rt_timeline baseline = {0};
                 t = (rt_timeline){0};
-                trial both[2] = {{&base, RT_SCHED_SERIAL, &serial_plan, &serial, NULL},
-                                 {devs, so->strategy, &plan, &t, NULL}};
-                ok = rt_timeline_init(&t, g->ncalls) && rt_timeline_init(&serial_plan, g->ncalls) &&
-                     rt_sched_simulate(g, &base, RT_SCHED_SERIAL, &serial_plan, d) &&
-                     measure(r, ro, g, both, 2, so->runs, d);
+                trial both[2] = {{RT_SCHED_SERIAL, &baseline, &serial, NULL},
+                                 {so->strategy, &plan, &t, NULL}};
+                ok = rt_timeline_init(&t, g->ncalls) && rt_timeline_init(&baseline, g->ncalls) &&
+                     serial_plan(g, devs, k0, &baseline, d) &&
+                     measure(pool, r, ro, g, both, 2, so->runs, d);
                 serial_us = serial.makespan_us;
-                rt_timeline_free(&serial_plan);
+                rt_timeline_free(&baseline);
                 for (int c = 0; ok && c < g->ncalls; c++) {
                     if (is_dynamic(so->strategy))
                         set_why(&t, c, "taken from the ready queue by %s, idle",
@@ -1118,7 +1214,7 @@ bool rt_sched_main(const ir_module *m, rt_run *r, const rt_run_options *ro,
                 /* Simulated: the real run (for the outputs) keeps its placement. */
                 rt_timeline real = {0};
                 ok = rt_timeline_init(&real, g->ncalls) &&
-                     rt_sched_execute(r, ro, g, devs, RT_SCHED_OP, &plan, &real, d);
+                     rt_workers_run(pool, r, ro, RT_SCHED_OP, &plan, &real, d);
                 if (ok)
                     fprintf(out, "host run of every call in the plan's order: %.1f us (the "
                             "accelerators' calls computed on the host)\n", real.makespan_us);
@@ -1140,6 +1236,7 @@ bool rt_sched_main(const ir_module *m, rt_run *r, const rt_run_options *ro,
         free(names);
     }
 done:
+    rt_workers_stop(pool);
     rt_timeline_free(&serial);
     rt_timeline_free(&t);
     free(cost);

@@ -102,6 +102,14 @@ bool rt_sched_execute(rt_run *r, const rt_run_options *o, const rt_dag *g,
                       const rt_devices *devs, rt_strategy s, const rt_timeline *plan,
                       rt_timeline *t, diag *d);
 
+/* The same on worker threads kept between runs (one per device, pinned to
+ * its cores): start them once, run as often as needed, stop them. */
+typedef struct rt_workers rt_workers;
+rt_workers *rt_workers_start(const rt_devices *devs, const rt_dag *g, diag *d);
+bool rt_workers_run(rt_workers *w, rt_run *r, const rt_run_options *o, rt_strategy s,
+                    const rt_timeline *plan, rt_timeline *t, diag *d);
+void rt_workers_stop(rt_workers *w);
+
 /* The table: makespan, speedup over `serial_us`, busy, idle and transfer
  * time per device, the critical-path bound. */
 void rt_sched_print(FILE *out, const rt_dag *g, const rt_devices *devs, rt_strategy s,

@@ -146,6 +146,33 @@ static void test_simulate(rt_dag *g)
     }
     rt_devices_free(&devs);
     report("simulate: every strategy's makespan on two devices", before);
+
+    /* A CPU and an accelerator 10x faster at every call (transfers free):
+     * the cost-aware ready queue and op put every call on the accelerator
+     * even though the CPU is idle first; the plain ready queue does not. */
+    before = failures;
+    double acc_us[4];
+    for (int c = 0; c < 4; c++)
+        acc_us[c] = cost[c] / 10;
+    rt_device two[2] = {{.kind = RT_DEV_CPU, .name = "cpu0", .threads = 1},
+                        {.kind = RT_DEV_ACC, .name = "acc1", .call_us = acc_us}};
+    rt_devices het = {.dev = two, .n = 2};
+    const rt_strategy aware[] = {RT_SCHED_OP, RT_SCHED_DYNAMIC_CP};
+    for (int i = 0; i < 2; i++) {
+        rt_timeline t;
+        diag d;
+        diag_init(&d, stdout);
+        CHECK(rt_timeline_init(&t, g->ncalls));
+        CHECK(rt_sched_simulate(g, &het, aware[i], &t, &d));
+        CHECK(fabs(t.makespan_us - 0.6) < 1e-9 && valid(g, &t));
+        for (int c = 0; c < 4; c++)
+            CHECK(t.device[c] == 1);
+        CHECK(rt_sched_simulate(g, &het, RT_SCHED_DYNAMIC, &t, &d));
+        CHECK(t.device[0] == 0 && valid(g, &t));
+        rt_timeline_free(&t);
+        diag_fini(&d);
+    }
+    report("simulate: cost-aware strategies use the faster device", before);
 }
 
 static void set_ids(rt_run *r, const ir_module *m, int64_t last)
