@@ -55,9 +55,18 @@ for model in $models; do
     done
 done
 
+# What two processors give right now: one single-threaded run of wide.te
+# alone, then two at once (on a machine shared with other work the second
+# processor may be busy: a ratio of 1.0 means two free cores, 2.0 one).
+median_us() { "$TEC" -O2 --threads 1 --repeat 50 "$srcdir/bench/wide.te" | sed -n 's/^time: .*: \(.*\) us$/\1/p'; }
+alone=$(median_us)
+median_us >"$tmp/c1" & median_us >"$tmp/c2"; wait
+capacity=$("$PYTHON" -c "import sys; a=float(sys.argv[1]); print('%.2f' % ((float(open(sys.argv[2]).read()) + float(open(sys.argv[3]).read())) / 2 / a))" "$alone" "$tmp/c1" "$tmp/c2")
+
 report() {
     echo "# bench/sched.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) processors," \
          "load $(cut -d' ' -f1-3 /proc/loadavg), $REPEAT runs of each schedule (medians)"
+    echo "# two single-threaded runs at once took ${capacity}x as long as one alone (1.00: two free cores, 2.00: one)"
     echo "# (a) measured on CPU workers; (b) cpu:1 + accelerator, simulated from measured CPU costs"
     "$PYTHON" - "$csv" <<'PY'
 import csv, sys
