@@ -23,6 +23,7 @@
 #include "passes/passes.h"
 #include "runtime/exec.h"
 #include "runtime/profile.h"
+#include "runtime/sched.h"
 
 enum { EXIT_USER = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 70 };
 
@@ -68,6 +69,11 @@ typedef struct options {
     /* the accelerator model (doc/accel.md); accel_on when any option of it is given */
     acc_cli_options accel;
     bool accel_on;
+    /* operator scheduling (doc/scheduling.md); sched_on with any option of it */
+    bool sched_on;
+    rt_strategy sched;
+    rt_devices devices;           /* --devices, or one cpu:1 per thread */
+    const char *sched_trace, *dump_graph;
 } options;
 
 static void usage(FILE *out)
@@ -120,6 +126,15 @@ static void usage(FILE *out)
         "  --pad-to N             report GEMM dimensions padded to multiples of N\n"
         "  --no-run               with --profile: static counts only, nothing is run\n"
         "  --calibrate            measure this machine's peak FLOP/s and bandwidth (cached)\n"
+        "\n"
+        "Scheduling on several devices (doc/scheduling.md):\n"
+        "  --sched=STRATEGY       serial, op, path, dynamic or dynamic-cp: run the calls on\n"
+        "                         the devices; print the makespan against serial\n"
+        "  --devices=LIST         cpu:N (a worker on N cores), acc:FILE.cfg (a modeled\n"
+        "                         accelerator), comma-separated (default: one cpu:1 per\n"
+        "                         thread)\n"
+        "  --sched-trace=FILE.json  Chrome trace of the schedule, one track per device\n"
+        "  --dump-graph=FILE.dot|FILE.svg  the calls' DAG with costs and devices\n"
         "\n"
         "Accelerator model (doc/accel.md):\n"
         "  --accel CFG            model the network on the systolic array of CFG (a SCALE-Sim\n"
@@ -228,7 +243,7 @@ enum {
     OPT_TOPOLOGY, OPT_EXPORT_TOPOLOGY, OPT_EXPORT_FORMAT, OPT_SWEEP, OPT_SWEEP_OUT,
     OPT_SWEEP_ARRAYS, OPT_SWEEP_DATAFLOWS, OPT_SWEEP_SRAM, OPT_STRICT, OPT_ACCEL_MODE, OPT_NO_RUN,
     OPT_TARGET, OPT_PRINT_TARGET, OPT_THREADS, OPT_DUMP_SCHEDULE, OPT_SAVE_WEIGHTS,
-    OPT_CC_TIMEOUT,
+    OPT_CC_TIMEOUT, OPT_SCHED, OPT_DEVICES, OPT_SCHED_TRACE, OPT_DUMP_GRAPH,
 };
 
 /* A positive decimal count no larger than max, or -1. */
@@ -288,6 +303,10 @@ static int parse_args(int argc, char **argv, options *o)
         {"target", required_argument, 0, OPT_TARGET},
         {"print-target", no_argument, 0, OPT_PRINT_TARGET},
         {"threads", required_argument, 0, OPT_THREADS},
+        {"sched", required_argument, 0, OPT_SCHED},
+        {"devices", required_argument, 0, OPT_DEVICES},
+        {"sched-trace", required_argument, 0, OPT_SCHED_TRACE},
+        {"dump-graph", required_argument, 0, OPT_DUMP_GRAPH},
         {0, 0, 0, 0},
     };
     opterr = 0;
@@ -353,6 +372,27 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_TARGET: o->target_name = optarg; break;
         case OPT_PRINT_TARGET: o->print_target = true; break;
         case OPT_THREADS: o->threads_arg = optarg; break;
+        case OPT_SCHED:
+            if (!rt_strategy_parse(optarg, &o->sched))
+                return usage_error("unknown --sched=%s (use serial, op, path, dynamic or "
+                                   "dynamic-cp)", optarg);
+            o->sched_on = true;
+            break;
+        case OPT_DEVICES: {
+            char err[512];
+            rt_devices_free(&o->devices);
+            if (!rt_devices_parse(optarg, &o->devices, err, sizeof err))
+                return usage_error("%s", err);
+            o->sched_on = true;
+            break;
+        }
+        case OPT_SCHED_TRACE: o->sched_trace = optarg; o->sched_on = true; break;
+        case OPT_DUMP_GRAPH:
+            if (!ends_with(optarg, ".dot") && !ends_with(optarg, ".svg"))
+                return usage_error("--dump-graph=%s: the file must end in .dot or .svg", optarg);
+            o->dump_graph = optarg;
+            o->sched_on = true;
+            break;
         case OPT_WEIGHTS: o->weights_dir = optarg; break;
         case OPT_SAVE_OUTPUTS: o->save_outputs = optarg; break;
         case OPT_SAVE_WEIGHTS: o->save_weights = optarg; break;
@@ -485,9 +525,17 @@ static int parse_args(int argc, char **argv, options *o)
     if (o->profile && o->emit != EMIT_RUN && (o->report_csv || o->report_json || o->trace ||
                                              o->plot_dir))
         return usage_error("%s", "--report, --trace and --plot need a run (not --emit)");
-    if (o->no_run && !o->profile)
-        return usage_error("%s", "--no-run needs --profile (or --report, --plot, --pad-to)");
-    if (o->no_run && (o->counters || o->trace || o->repeat || o->save_outputs || o->interp))
+    if (o->sched_on && (o->profile || o->interp || o->accel_on || o->emit != EMIT_RUN))
+        return usage_error("%s", "--sched, --devices, --sched-trace and --dump-graph run the "
+                           "compiled calls on worker threads: they cannot be combined with "
+                           "--profile, --interp, --accel or --emit");
+    if (o->sched_on && !o->devices.n && !rt_devices_cpus(o->threads, &o->devices))
+        return usage_error("%s", "out of memory");
+    if (o->no_run && !o->profile && !o->sched_on)
+        return usage_error("%s", "--no-run needs --profile (or --report, --plot, --pad-to) "
+                           "or --sched");
+    if (o->no_run && (o->counters || o->trace || (o->repeat && !o->sched_on) ||
+                      o->save_outputs || o->interp))
         return usage_error("%s", "--no-run cannot be combined with --counters, --trace, "
                            "--repeat, --save-outputs or --interp");
     if (o->emit == EMIT_SO && !o->output_file)
@@ -675,6 +723,7 @@ int main(int argc, char **argv)
         free(o.defines);
         free(o.includes);
         free(o.inputs);
+        rt_devices_free(&o.devices);
         return st;
     }
     if (o.calibrate) {
@@ -796,6 +845,14 @@ int main(int argc, char **argv)
     }
     if (o.accel_on && o.profile && !accel_columns_init(&acols, m, &o.accel, &d))
         goto done;
+    rt_run_options ro = {o.inputs, o.ninputs, o.weights_dir, NULL,
+                         .own_storage = o.sched_on && o.sched != RT_SCHED_SERIAL};
+    rt_sched_options so = {.strategy = o.sched, .runs = o.repeat ? o.repeat : 3,
+                           .trace = o.sched_trace, .dump_graph = o.dump_graph};
+    if (o.no_run && o.sched_on) {
+        rt_sched_main(m, NULL, &ro, &so, &o.devices, stdout, &d);
+        goto done;
+    }
     if (o.no_run && o.emit == EMIT_RUN) {
         rt_profile_options pro = {.repeat = 1, .pad_to = o.pad_to, .threads = o.threads};
         if ((prof = rt_profile_new(m, shapes, &pro, &d)))
@@ -865,7 +922,7 @@ int main(int argc, char **argv)
                                                            : o.threads_source);
     }
 
-    rt_run_options ro = {o.inputs, o.ninputs, o.weights_dir, lib};
+    ro.lib = lib;
     run = rt_run_new(m, &iface, &ro, &d);
     if (!run)
         goto done;
@@ -874,6 +931,9 @@ int main(int argc, char **argv)
         rt_profile_options pro = {.repeat = o.repeat ? o.repeat : 1, .counters = o.counters,
                                   .pad_to = o.pad_to, .threads = o.interp ? 1 : o.threads};
         if (!(prof = rt_profile_new(m, shapes, &pro, &d)) || !rt_profile_run(prof, run, &ro, &d))
+            goto done;
+    } else if (o.sched_on) {
+        if (!rt_sched_main(m, run, &ro, &so, &o.devices, stdout, &d))
             goto done;
     } else if (o.repeat) {
         if (!rt_time_runs(run, &ro, o.repeat, &median_us, &d))
@@ -884,7 +944,7 @@ int main(int argc, char **argv)
     if (o.save_outputs && !rt_run_save_outputs(run, o.save_outputs, &d))
         goto done;
     rt_run_print_summary(run, stdout);
-    if (o.repeat && !o.profile)
+    if (o.repeat && !o.profile && !o.sched_on)
         printf("time: median of %d runs after a warm-up: %.1f us\n", o.repeat, median_us);
     if (prof)
         report_profile(prof, &o, &acols, m, &d);
@@ -911,6 +971,7 @@ done:
     free(o.inputs);
     remove_scratch(scratch);
     free(o.scratch_weights);
+    rt_devices_free(&o.devices);
     diag_fini(&d);
     if (fflush(stdout) != 0 && st == 0) {
         fprintf(stderr, "tec: error: cannot write standard output: %s\n", strerror(errno));

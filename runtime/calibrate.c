@@ -411,21 +411,6 @@ static bool make_dirs(const char *path)
     return ok;
 }
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
 bool rt_calibration_save(const rt_calibration *c, diag *d)
 {
     char *path = rt_calibration_path(d);
@@ -444,9 +429,9 @@ bool rt_calibration_save(const rt_calibration *c, diag *d)
     }
     if (f) {
         fputs("{\n  \"cpu\": ", f);
-        json_string(f, c->cpu);
+        rt_json_str(f, c->cpu);
         fputs(",\n  \"isa\": ", f);
-        json_string(f, c->isa);
+        rt_json_str(f, c->isa);
         fprintf(f, ",\n  \"threads\": %d,\n", c->threads);
         fprintf(f, "  \"peak_gflops_1\": %.3f,\n  \"peak_gflops_all\": %.3f,\n",
                 c->peak_gflops[0], c->peak_gflops[1]);

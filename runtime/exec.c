@@ -1,4 +1,5 @@
-/* runtime/exec.c — the graph executor (serial for now). */
+/* runtime/exec.c — the graph executor: buffers, and the calls in graph order
+ * (runtime/sched.c runs them on several devices). */
 #include "runtime/exec.h"
 
 #include <dirent.h>
@@ -247,8 +248,7 @@ static bool place_in_arena(rt_run *r, diag *d)
     return true;
 }
 
-static bool run_calls(rt_run *r, const ir_graph_call *calls, int n, bool load,
-                      const rt_run_options *o, diag *d);
+static bool run_load(rt_run *r, const rt_run_options *o, int l, diag *d);
 
 static bool passes(const ir_graph_call *c, const ir_buffer *b)
 {
@@ -274,7 +274,7 @@ static bool run_loads(rt_run *r, const rt_run_options *o, diag *d)
                 !(r->bufs[i] = new_tensor(g->bufs[i], NULL, d)))
                 return false;
         }
-        if (!run_calls(r, &g->loads[l], 1, true, o, d))
+        if (!run_load(r, o, l, d))
             return false;
         for (int i = 0; i < g->nbufs; i++) {
             const ir_buffer *b = g->bufs[i];
@@ -316,7 +316,7 @@ rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
     }
     if (o->weights_dir && !check_extra_weights(r, o->weights_dir, d))
         goto fail;
-    if (d->nerrors > errors || !place_in_arena(r, d))
+    if (d->nerrors > errors || (!o->own_storage && !place_in_arena(r, d)))
         goto fail;
 
     for (int i = 0; i < m->graph.nbufs; i++) {
@@ -381,56 +381,84 @@ static int buffer_index(const rt_run *r, const ir_buffer *b)
     return -1;
 }
 
-/* Runs calls[0..n) one after the other: the graph's calls, or its load calls
- * (`load` true: they see no arena, which holds only temps). */
-static bool run_calls(rt_run *r, const ir_graph_call *calls, int n, bool load,
-                      const rt_run_options *o, diag *d)
+/* Runs one call: the graph's call c, or (`load`) its load call c, which
+ * sees no arena (it holds only temps).  False with "in layer NAME: ..." in
+ * err; an internal error's message starts with "internal error: runtime: ". */
+static bool run_one(rt_run *r, const rt_run_options *o, const ir_graph_call *call, int c,
+                    bool load, char *err, size_t errlen)
 {
-    for (int c = 0; c < n; c++) {
-        const ir_graph_call *call = &calls[c];
-        if (r->poison && !load)
-            for (int i = 0; i < r->nbufs; i++)
-                if (r->in_arena[i] && r->first_use[i] == c)
-                    memset(r->bufs[i]->data, 0xff, r->bufs[i]->nbytes);
-        void *data[call->nargs + 1];
-        for (int a = 0; a < call->nargs; a++) {
-            int bi = buffer_index(r, call->args[a]);
-            if (bi < 0) {
-                diag_internal(d, "runtime", "%s %d to @%s passes a buffer that is not in the graph",
-                              load ? "load call" : "call", c, call->fn->name);
-                return false;
-            }
-            if (!r->bufs[bi]) {   /* a const no load call made, or a freed param */
-                diag_internal(d, "runtime", "%s %d to @%s passes %s, which has no storage",
-                              load ? "load call" : "call", c, call->fn->name, call->args[a]->name);
-                return false;
-            }
-            data[a] = r->bufs[bi]->data;
-        }
-        char err[512] = "";
-        bool ok;
-        if (o->lib) {
-            int fi = -1;
-            for (int k = 0; k < r->m->nfuncs; k++)
-                if (r->m->funcs[k] == call->fn)
-                    fi = k;
-            ok = cg_call(o->lib, fi, data, err, sizeof err);
-        } else {
-            ok = ir_interp_func(call->fn, data, err, sizeof err);
-        }
-        if (!ok) {
-            const char *layer = ir_func_attr(call->fn, "layer");
-            diag_error(d, diag_noloc(), "in layer %s%s: %s", layer ? layer : call->fn->name,
-                       load ? " (at load)" : "", err);
+    const char *what = load ? "load call" : "call";
+    if (r->poison && !load)
+        for (int i = 0; i < r->nbufs; i++)
+            if (r->in_arena[i] && r->first_use[i] == c)
+                memset(r->bufs[i]->data, 0xff, r->bufs[i]->nbytes);
+    void *data[call->nargs + 1];
+    for (int a = 0; a < call->nargs; a++) {
+        int bi = buffer_index(r, call->args[a]);
+        if (bi < 0) {
+            snprintf(err, errlen, "internal error: runtime: %s %d to @%s passes a buffer that "
+                     "is not in the graph", what, c, call->fn->name);
             return false;
         }
+        if (!r->bufs[bi]) {   /* a const no load call made, or a freed param */
+            snprintf(err, errlen, "internal error: runtime: %s %d to @%s passes %s, which has "
+                     "no storage", what, c, call->fn->name, call->args[a]->name);
+            return false;
+        }
+        data[a] = r->bufs[bi]->data;
     }
-    return true;
+    char why[512] = "";
+    bool ok;
+    if (o->lib) {
+        int fi = -1;
+        for (int k = 0; k < r->m->nfuncs; k++)
+            if (r->m->funcs[k] == call->fn)
+                fi = k;
+        ok = cg_call(o->lib, fi, data, why, sizeof why);
+    } else {
+        ok = ir_interp_func(call->fn, data, why, sizeof why);
+    }
+    if (!ok) {
+        const char *layer = ir_func_attr(call->fn, "layer");
+        snprintf(err, errlen, "in layer %s%s: %s", layer ? layer : call->fn->name,
+                 load ? " (at load)" : "", why);
+    }
+    return ok;
+}
+
+/* Reports a failed call's message through d. */
+static void report_call_error(const char *err, diag *d)
+{
+    if (strncmp(err, "internal error: runtime: ", 25) == 0)
+        diag_internal(d, "runtime", "%s", err + 25);
+    else
+        diag_error(d, diag_noloc(), "%s", err);
+}
+
+static bool run_load(rt_run *r, const rt_run_options *o, int l, diag *d)
+{
+    char err[1024];
+    bool ok = run_one(r, o, &r->m->graph.loads[l], l, true, err, sizeof err);
+    if (!ok)
+        report_call_error(err, d);
+    return ok;
+}
+
+bool rt_run_call(rt_run *r, const rt_run_options *o, int c, char *err, size_t errlen)
+{
+    return run_one(r, o, &r->m->graph.calls[c], c, false, err, errlen);
 }
 
 bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
 {
-    return run_calls(r, r->m->graph.calls, r->m->graph.ncalls, false, o, d);
+    for (int c = 0; c < r->m->graph.ncalls; c++) {
+        char err[1024];
+        if (!rt_run_call(r, o, c, err, sizeof err)) {
+            report_call_error(err, d);
+            return false;
+        }
+    }
+    return true;
 }
 
 /* Creates dir and its missing parents, as mkdir -p does. */

@@ -45,6 +45,9 @@ typedef struct rt_run_options {
     int ninputs;
     const char *weights_dir;     /* NULL: default parameters */
     struct cg_library *lib;      /* NULL: run the IR interpreter */
+    /* Every temp in storage of its own, ignoring the memory plan: calls
+     * that run at the same time (runtime/sched.c) must not share bytes. */
+    bool own_storage;
 } rt_run_options;
 
 /* One execution of a graph: a tensor per graph buffer of m, in order.
@@ -78,6 +81,10 @@ rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
                    const rt_run_options *o, diag *d);
 /* Runs the graph's calls in order. */
 bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d);
+/* Runs call c alone (safe to call from several threads for calls that
+ * share no storage).  False with "in layer NAME: ..." in err; an internal
+ * error's message starts with "internal error: runtime: ". */
+bool rt_run_call(rt_run *r, const rt_run_options *o, int c, char *err, size_t errlen);
 /* Writes DIR/NAME.npy for every output (creating DIR and its parents): all
  * of them, or none (the old files stay). */
 bool rt_run_save_outputs(const rt_run *r, const char *dir, diag *d);

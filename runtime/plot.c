@@ -237,32 +237,36 @@ static bool write_script(const char *path, const char *dir, const rt_profile *p,
     return ok;
 }
 
-/* Runs gnuplot on the script; its messages go to our stderr. */
-static bool run_gnuplot(const char *script, diag *d)
+bool rt_spawn_wait(const char *option, char *const *argv, const char *hint, diag *d)
 {
-    const char *prog = getenv("GNUPLOT");
-    if (!prog || !*prog)
-        prog = "gnuplot";
-    char *argv[] = {(char *)prog, (char *)script, NULL};
+    const char *prog = argv[0];
     pid_t pid;
     int rc = posix_spawnp(&pid, prog, NULL, NULL, argv, environ);
     if (rc != 0) {
-        diag_error(d, diag_noloc(), "--plot: cannot run %s: %s (install gnuplot, or set GNUPLOT)",
-                   prog, strerror(rc));
+        diag_error(d, diag_noloc(), "%s: cannot run %s: %s (%s)", option, prog, strerror(rc),
+                   hint);
         return false;
     }
     int status;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) {
-            diag_error(d, diag_noloc(), "--plot: waiting for %s: %s", prog, strerror(errno));
+            diag_error(d, diag_noloc(), "%s: waiting for %s: %s", option, prog, strerror(errno));
             return false;
         }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        diag_error(d, diag_noloc(), "--plot: %s %s failed (exit status %d)", prog, script,
+        diag_error(d, diag_noloc(), "%s: %s failed (exit status %d)", option, prog,
                    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
         return false;
     }
     return true;
+}
+
+/* Runs gnuplot on the script; its messages go to our stderr. */
+static bool run_gnuplot(const char *script, diag *d)
+{
+    const char *prog = getenv("GNUPLOT");
+    char *argv[] = {(char *)(prog && *prog ? prog : "gnuplot"), (char *)script, NULL};
+    return rt_spawn_wait("--plot", argv, "install gnuplot, or set GNUPLOT", d);
 }
 
 bool rt_plot(const rt_profile *p, const rt_rows *rows, const char *dir, diag *d)

@@ -229,4 +229,12 @@ void rt_gp_quote(FILE *f, const char *s);
  * line, and no escapes): quotes and control characters become '_'. */
 void rt_gp_datum(FILE *f, const char *s);
 
+/* A JSON string literal of s (null for NULL), escaped. */
+void rt_json_str(FILE *f, const char *s);
+
+/* Runs argv (argv[0] looked up in PATH; never a shell) and waits for it.
+ * Errors name the option that asked for it, and the hint says what to do
+ * when the program cannot run ("install gnuplot"). */
+bool rt_spawn_wait(const char *option, char *const *argv, const char *hint, diag *d);
+
 #endif

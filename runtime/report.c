@@ -1443,7 +1443,7 @@ static void write_csv(FILE *f, const rt_profile *p, const rt_rows *rows)
 
 /* ---------------------------------------------------------------- JSON */
 
-static void json_str(FILE *f, const char *s)
+void rt_json_str(FILE *f, const char *s)
 {
     if (!s) {
         fputs("null", f);
@@ -1475,12 +1475,12 @@ static void json_num(FILE *f, double v)
 static void json_row(FILE *f, const rt_profile *p, const rt_row *r, const char *indent)
 {
     fprintf(f, "%s{\"name\": ", indent);
-    json_str(f, r->name);
+    rt_json_str(f, r->name);
     fputs(", \"op\": ", f);
-    json_str(f, r->kind == RT_ROW_BLOCK ? NULL : r->op);
+    rt_json_str(f, r->kind == RT_ROW_BLOCK ? NULL : r->op);
     if (r->kind == RT_ROW_LAYER) {
         fputs(", \"group\": ", f);
-        json_str(f, r->group);
+        rt_json_str(f, r->group);
     }
     if (r->kind == RT_ROW_GROUP) {
         fputs(", \"members\": [", f);
@@ -1488,7 +1488,7 @@ static void json_row(FILE *f, const rt_profile *p, const rt_row *r, const char *
         int k = 0;
         for (char *s = m ? strtok(m, ",") : NULL; s; s = strtok(NULL, ","), k++) {
             fputs(k ? ", " : "", f);
-            json_str(f, s);
+            rt_json_str(f, s);
         }
         free(m);
         fputc(']', f);
@@ -1497,10 +1497,10 @@ static void json_row(FILE *f, const rt_profile *p, const rt_row *r, const char *
         fputs(", \"input_shapes\": [", f);
         for (int k = 0; k < r->ninputs; k++) {
             fputs(k ? ", " : "", f);
-            json_str(f, r->inputs[k]);
+            rt_json_str(f, r->inputs[k]);
         }
         fputs("], \"output_shape\": ", f);
-        json_str(f, r->output);
+        rt_json_str(f, r->output);
     }
     for (size_t k = 0; k < NELEMS(count_cols); k++)
         fprintf(f, ", \"%s\": %llu", count_cols[k].key, count_of_col(r, k));
@@ -1509,7 +1509,7 @@ static void json_row(FILE *f, const rt_profile *p, const rt_row *r, const char *
         json_num(f, rate_of_col(r, k));
     }
     fputs(", \"bound\": ", f);
-    json_str(f, r->bound);
+    rt_json_str(f, r->bound);
     fputs(", \"roof_pct\": ", f);
     json_num(f, r->roof_pct);
     fprintf(f, ", \"approx\": %s", r->approx ? "true" : "false");
@@ -1550,10 +1550,10 @@ static void write_json(FILE *f, const rt_profile *p, const rt_rows *rows)
 {
     const rt_row *t = &rows->rows[rows->n - 1];
     fputs("{\n  \"network\": ", f);
-    json_str(f, t->name);
+    rt_json_str(f, t->name);
     fprintf(f, ",\n  \"runs\": %d,\n  \"pad_to\": %d,\n  \"machine\": {\"calibrated\": %s, "
             "\"cpu\": ", p->nruns, p->o.pad_to, p->have_calib ? "true" : "false");
-    json_str(f, p->have_calib ? p->calib.cpu : NULL);
+    rt_json_str(f, p->have_calib ? p->calib.cpu : NULL);
     double peak = NAN, bw = NAN;
     if (p->have_calib)
         roof_of(p, &peak, &bw);
@@ -1563,7 +1563,7 @@ static void write_json(FILE *f, const rt_profile *p, const rt_rows *rows)
     fputs(", \"bandwidth_gbs\": ", f);
     json_num(f, bw);
     fprintf(f, ", \"llc_bytes\": %llu, \"counters\": ", (unsigned long long)p->llc_bytes);
-    json_str(f, p->hw_ok ? "perf_event" : p->o.counters ? p->hw_note : NULL);
+    rt_json_str(f, p->hw_ok ? "perf_event" : p->o.counters ? p->hw_note : NULL);
     fputs("},\n  \"totals\": ", f);
     json_row(f, p, t, "");
     fputs(",\n", f);
@@ -1582,7 +1582,7 @@ static void write_trace(FILE *f, const rt_profile *p)
     fputs("{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 1, \"args\": "
           "{\"name\": ", f);
     char *title = xasprintf("tec %s", net);
-    json_str(f, title ? title : "tec");
+    rt_json_str(f, title ? title : "tec");
     free(title);
     fputs("}},\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 1, \"args\": "
           "{\"name\": \"layers\"}}", f);
@@ -1591,16 +1591,16 @@ static void write_trace(FILE *f, const rt_profile *p)
         const rt_trace_event *e = &p->events[i];
         const pass_funcinfo *fi = &p->st->funcs[e->func];
         fputs(",\n{\"name\": ", f);
-        json_str(f, fi->layer);
+        rt_json_str(f, fi->layer);
         fputs(", \"cat\": ", f);
-        json_str(f, fi->fused ? "fused" : *fi->op ? fi->op : "layer");
+        rt_json_str(f, fi->fused ? "fused" : *fi->op ? fi->op : "layer");
         fprintf(f, ", \"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": %.3f, \"dur\": %.3f, "
                 "\"args\": {\"function\": ", (double)e->start_ns / 1e3, (double)e->dur_ns / 1e3);
-        json_str(f, fi->fn->name);
+        rt_json_str(f, fi->fn->name);
         fprintf(f, ", \"run\": %d", e->run + 1);
         if (fi->fused) {
             fputs(", \"members\": ", f);
-            json_str(f, ir_func_attr(fi->fn, "members"));
+            rt_json_str(f, ir_func_attr(fi->fn, "members"));
         }
         fputs("}}", f);
     }

@@ -167,7 +167,7 @@ for k in ["macs", "flops", "params", "param_bytes", "activation_bytes", "load_by
 assert b["totals"]["time_us"] is None and b["runs"] == 0, b["totals"]
 PY
 expect_status 2 "$TEC" --no-run "$mm"
-expect_err "tec: error: --no-run needs --profile (or --report, --plot, --pad-to)
+expect_err "tec: error: --no-run needs --profile (or --report, --plot, --pad-to) or --sched
 tec: try 'tec --help'"
 
 # Usage errors.
