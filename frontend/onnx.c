@@ -615,6 +615,24 @@ void ox_kernel_free(ox_kernel *k)
     free(k->params.s);
     free(k->args.s);
     free(k->body.s);
+    for (int i = 0; i < k->nowned; i++)
+        free(k->owned[i]);
+    k->nowned = 0;
+}
+
+const char *ox_kernel_role(ox_kernel *k, const char *name)
+{
+    if (k->nowned == OX_MAX_PARAMS) {
+        fprintf(stderr, "tec: internal error: onnx: a kernel with more than %d operands\n",
+                OX_MAX_PARAMS);
+        exit(70);
+    }
+    char *s = strdup(name);
+    if (!s) {
+        fputs("tec: error: out of memory\n", stderr);
+        exit(70);
+    }
+    return k->owned[k->nowned++] = s;
 }
 
 bool ox_is_param(const ox_value *v)
@@ -666,6 +684,11 @@ const char *ox_operand(ox_kernel *k, ox_value *v, const char *role)
     for (int i = 0; i < k->nparams; i++)
         if (k->data[i] == v->konst)
             return k->roles[i];
+    if (k->nparams == OX_MAX_PARAMS) {
+        fprintf(stderr, "tec: internal error: onnx: a kernel with more than %d constant "
+                "operands\n", OX_MAX_PARAMS);
+        exit(70);
+    }
     ox_str line = {0};
     ox_printf(&line, "    %s %s: ", v->weight ? "param" : "state", role);
     ox_type(&line, v->dtype, v->ndim, v->shape);
@@ -829,14 +852,18 @@ static bool declare_input(ox *x, const Onnx__ValueInfoProto *vi)
         const char *param = dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
                                 ? dm->dim_param : "";
         bool given;
-        if (!*param)
+        if (!*param) {
+            free(type.s);
             return model_error(x, "graph input '%s': dimension %d has neither a size nor a name",
                                vi->name, k);
+        }
         v->shape[k] = define_value(x->o, param, &given);
         /* the let is the dimension's name, which -D sets */
-        if (!valid_let(param))
+        if (!valid_let(param)) {
+            free(type.s);
             return model_error(x, "graph input '%s': the dynamic dimension '%s' is not a name "
                                "-D can set (letters, digits and '_')", vi->name, param);
+        }
         if (!name_taken(&x->lets, param)) {
             claim(&x->lets, strdup(param));
             ox_printf(&x->head, "let %s = %lld    # dynamic dimension (-D %s=N)\n", param,
@@ -847,10 +874,12 @@ static bool declare_input(ox *x, const Onnx__ValueInfoProto *vi)
     ox_printf(&type, "]");
     v->id = fresh_id(x, vi->name);
     char sb[256];
-    if (numel_of(v->shape, v->ndim) < 0)
+    if (numel_of(v->shape, v->ndim) < 0) {
+        free(type.s);
         return model_error(x, "graph input '%s' has shape %s: every dimension must be >= 1 and "
                            "the tensor at most 2^40 elements", vi->name,
                            shape_text(sb, sizeof sb, v->shape, v->ndim));
+    }
     ox_printf(&x->body, "input %s: %s\n", v->id, type.s);
     free(type.s);
     /* a small input whose file is given is also known now */

@@ -84,15 +84,20 @@ bool ox_set_const(ox_node *nd, int i, rt_tensor *t, bool weight);
  * A kernel written for a node: a def whose tensor parameters are the
  * node's computed inputs and whose `param`s are its constant inputs, with
  * one output.  Identical defs are written once. */
+#define OX_MAX_PARAMS 64
 typedef struct ox_kernel {
     ox_node *nd;
     ox_str params;           /* "a: f32[2, 3], b: f32[3]" */
     ox_str args;             /* "x, w" */
     ox_str body;             /* the statements, each "    ...\n" */
-    const char *roles[16];   /* the param roles and their contents */
-    rt_tensor *data[16];
+    const char *roles[OX_MAX_PARAMS];   /* the param roles and their contents */
+    rt_tensor *data[OX_MAX_PARAMS];
     int nparams, nargs;
+    char *owned[OX_MAX_PARAMS];         /* role names made by ox_kernel_role */
+    int nowned;
 } ox_kernel;
+/* A copy of name that lives as long as k (ox_operand keeps its role). */
+const char *ox_kernel_role(ox_kernel *k, const char *name);
 
 void ox_kernel_init(ox_kernel *k, ox_node *nd);
 /* Whether v can be a `param` of the layer that reads it: a constant used by

@@ -753,7 +753,7 @@ static bool op_concat(ox_node *nd)
     for (int i = 0; i < n; i++) {
         char role[16];
         snprintf(role, sizeof role, "x%d", i);
-        const char *r = ox_operand(&k, v[i], strdup(role));
+        const char *r = ox_operand(&k, v[i], ox_kernel_role(&k, role));
         if (i + 1 < n)
             ox_printf(&k.body, "i%d < %lld ? ", axis, (long long)(off + v[i]->shape[axis]));
         ox_printf(&k.body, "%s[", r);
@@ -1842,7 +1842,7 @@ static bool op_einsum(ox_node *nd)
         }
         char role[8];
         snprintf(role, sizeof role, "%c", 'A' + i % 26);
-        const char *r = ox_operand(&k, v, strdup(role));
+        const char *r = ox_operand(&k, v, ox_kernel_role(&k, role));
         ox_printf(&expr, "%s%s[", i ? " * " : "", r);
         int d = 0;
         for (char *p = term; *p; p++) {

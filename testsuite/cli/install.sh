@@ -27,6 +27,9 @@ int main(void)
     return 0;
 }
 C
-cc main.c $(pkg-config --cflags --libs tec) -o main || fail "cannot build against tec.pc"
+# a sanitizer build's library needs its runtime in the program too
+san=
+ldd "$TEC" 2>/dev/null | grep -q libasan && san=-fsanitize=address,undefined
+cc $san main.c $(pkg-config --cflags --libs tec) -o main || fail "cannot build against tec.pc"
 LD_LIBRARY_PATH=$(pkg-config --variable=libdir tec) ./main >got || fail "the program failed"
 [ "$(cat got)" = "b 0 2 4" ] || fail "the program printed '$(cat got)', expected 'b 0 2 4'"
