@@ -581,9 +581,12 @@ const char *ox_attr_str(ox_node *nd, const char *name, const char *def)
 
 int ox_attr_ints(ox_node *nd, const char *name, const int64_t **vals)
 {
+    /* never NULL, so that copying the 0 values of a missing attribute is
+     * defined (memcpy's source must not be NULL even for 0 bytes) */
+    static const int64_t none[1];
     const Onnx__AttributeProto *a = ox_attr(nd, name);
-    *vals = a ? a->ints : NULL;
-    return a ? (int)a->n_ints : 0;
+    *vals = a && a->ints ? a->ints : none;
+    return a && a->ints ? (int)a->n_ints : 0;
 }
 
 /* ---------------------------------------------------------------- weights */
