@@ -134,6 +134,13 @@ void cg_unload(cg_library *lib);
  * opened; idempotent). */
 void cg_pin_openmp_runtime(void);
 
+/* Whether the OpenMP runtime binds its threads, the calling thread
+ * included, to processors (OMP_PROC_BIND=true unless the environment sets
+ * it): worth it when parallel loops run on several threads of this
+ * thread's team; off by default.  Takes effect only before the runtime
+ * loads (the first cg_load). */
+void cg_bind_openmp_threads(bool on);
+
 /* Emits, compiles and loads m in one step (the usual path); parallel loops
  * get o->target's cores as threads (1 without a target). */
 cg_library *cg_build(const ir_module *m, const cg_options *o, diag *d);

@@ -144,6 +144,11 @@ static bool load_kernel(cg_library *lib, const ir_module *m, int index, diag *d)
     return true;
 }
 
+/* Whether libgomp binds its threads to processors (set before it loads). */
+static bool bind_openmp_threads;
+
+void cg_bind_openmp_threads(bool on) { bind_openmp_threads = on; }
+
 /* Kernels with parallel loops use the OpenMP runtime (libgomp).  It is
  * pinned in the process the first time kernels load (RTLD_NODELETE), so
  * unloading a kernel library never unloads a runtime whose worker threads
@@ -155,12 +160,18 @@ void cg_pin_openmp_runtime(void)
     if (done)
         return;
     done = true;
-    /* Threads stay on their processors unless the user says otherwise: an
-     * unbound worker that spins at a barrier can land on its partner's
-     * processor and stall a short parallel loop for milliseconds (measured:
-     * a 784x1152x128 matmul, 8.0 ms unbound vs 1.4 ms bound on 2 threads;
-     * ResNet-18 unchanged).  libgomp reads this when it loads, next. */
-    setenv("OMP_PROC_BIND", "true", 0);
+    /* Bound threads (asked for by a caller that runs parallel loops on
+     * several threads) stay on their processors unless the user says
+     * otherwise: an unbound worker that spins at a barrier can land on its
+     * partner's processor and stall a short parallel loop for milliseconds
+     * (measured: a 784x1152x128 matmul, 8.0 ms unbound vs 1.4 ms bound on 2
+     * threads).  Binding also pins the calling thread to the first
+     * processor, so it is not the default: two single-threaded processes
+     * would share one processor, and threads that place themselves (the
+     * operator scheduler's device workers) would be moved.  libgomp reads
+     * this when it loads, next. */
+    if (bind_openmp_threads)
+        setenv("OMP_PROC_BIND", "true", 0);
     (void)dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
 }
 

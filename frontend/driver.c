@@ -912,6 +912,10 @@ int main(int argc, char **argv)
                        "--emit=so)", o.target.name, missing);
             goto done;
         }
+        /* Bound OpenMP threads for parallel loops on several threads of the
+         * main thread's team; the scheduler's device workers place
+         * themselves (doc/scheduling.md). */
+        cg_bind_openmp_threads(o.threads > 1 && !o.sched_on);
         so_path = cg_compile(csrc, &co, &d);
         if (!so_path || !(lib = cg_load(so_path, m, &d)))
             goto done;
