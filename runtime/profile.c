@@ -172,6 +172,8 @@ struct rt_shapes {
     int n;
     char **names;
     char **texts;
+    rt_layer_io *io;           /* [nio]: one per layer a graph call runs */
+    int nio;
 };
 
 static char *shape_text(const ir_buffer *b)
@@ -222,6 +224,47 @@ static bool record_alloc(const ir_stmt *st, void *ctx)
     return true;
 }
 
+/* The activations call reads and writes, by whether its kernel stores to
+ * the parameter they are passed as; false when out of memory. */
+static bool record_layer_io(rt_shapes *s, const ir_graph_call *call)
+{
+    const char *layer = ir_func_attr(call->fn, "layer");
+    if (!layer || rt_shapes_layer(s, layer))
+        return true;
+    rt_layer_io *io = &s->io[s->nio++];
+    io->layer = strdup(layer);
+    io->inputs = calloc((size_t)call->nargs + 1, sizeof *io->inputs);
+    bool ok = io->layer && io->inputs;
+    for (int p = 0; ok && p < call->nargs && p < call->fn->nparams; p++) {
+        const ir_buffer *arg = call->args[p];
+        if (arg->role == IR_BUF_PARAM || arg->role == IR_BUF_CONST)
+            continue;
+        char *text = shape_text(arg);
+        if (!(ok = text != NULL))
+            break;
+        if (!ir_stmt_stores_to(call->fn->body, call->fn->params[p])) {
+            io->inputs[io->ninputs++] = text;
+            continue;
+        }
+        uint64_t n = (uint64_t)ir_dtype_size(arg->dtype);
+        for (int d = 0; d < arg->ndim; d++)
+            n *= (uint64_t)arg->shape[d];
+        io->output_bytes += n;
+        if (io->output) {   /* several outputs: "a, b" */
+            char *both = malloc(strlen(io->output) + strlen(text) + 3);
+            if (both)
+                sprintf(both, "%s, %s", io->output, text);
+            free(text);
+            if (!(ok = both != NULL))
+                break;
+            free(io->output);
+            text = both;
+        }
+        io->output = text;
+    }
+    return ok;
+}
+
 rt_shapes *rt_shapes_record(const ir_module *m)
 {
     rt_shapes *s = calloc(1, sizeof *s);
@@ -250,7 +293,25 @@ rt_shapes *rt_shapes_record(const ir_module *m)
             return NULL;
         }
     }
+    s->io = calloc((size_t)m->graph.ncalls + 1, sizeof *s->io);
+    for (int c = 0; s->io && c < m->graph.ncalls; c++)
+        if (!record_layer_io(s, &m->graph.calls[c])) {
+            rt_shapes_free(s);
+            return NULL;
+        }
+    if (!s->io) {
+        rt_shapes_free(s);
+        return NULL;
+    }
     return s;
+}
+
+const rt_layer_io *rt_shapes_layer(const rt_shapes *s, const char *layer)
+{
+    for (int i = 0; s && layer && i < s->nio; i++)
+        if (strcmp(s->io[i].layer, layer) == 0)
+            return &s->io[i];
+    return NULL;
 }
 
 const char *rt_shapes_find(const rt_shapes *s, const char *name)
@@ -269,6 +330,14 @@ void rt_shapes_free(rt_shapes *s)
         free(s->names[i]);
         free(s->texts[i]);
     }
+    for (int i = 0; i < s->nio; i++) {
+        for (int k = 0; k < s->io[i].ninputs; k++)
+            free(s->io[i].inputs[k]);
+        free(s->io[i].inputs);
+        free(s->io[i].layer);
+        free(s->io[i].output);
+    }
+    free(s->io);
     free(s->names);
     free(s->texts);
     free(s);

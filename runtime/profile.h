@@ -46,6 +46,18 @@ rt_shapes *rt_shapes_record(const ir_module *m);       /* NULL when out of memor
 const char *rt_shapes_find(const rt_shapes *s, const char *key);   /* or NULL */
 void rt_shapes_free(rt_shapes *s);
 
+/* A layer's tensors as the program declared them, recorded with the shapes
+ * (before any pass): what the row of a layer fused into a group shows,
+ * although its output may no longer exist (doc/profile.md). */
+typedef struct rt_layer_io {
+    char *layer;
+    char **inputs;             /* shapes of the tensors it reads (not parameters) */
+    int ninputs;
+    char *output;              /* shape(s) of what it writes, comma-separated */
+    uint64_t output_bytes;
+} rt_layer_io;
+const rt_layer_io *rt_shapes_layer(const rt_shapes *s, const char *layer);   /* or NULL */
+
 /* ---------------------------------------------------------------- calibration */
 
 /* This machine's roof, measured by `tec --calibrate`.  Index 0: one thread,

@@ -756,6 +756,20 @@ static void finish_sets(builder *b, int i)
             r->params = sat_add(r->params, n);
         r->param_bytes = sat_add(r->param_bytes, sat_mul(n, (uint64_t)ir_dtype_size(buf->dtype)));
     }
+    /* A member of a fused group: its layer's tensors as declared, not the
+     * tiles and temporaries of the kernel it shares. */
+    const rt_layer_io *io = x->group_row >= 0 ? rt_shapes_layer(b->p->shapes, r->name) : NULL;
+    if (io) {
+        r->act_bytes = io->output_bytes;
+        r->output = io->output ? strdup(io->output) : NULL;
+        r->inputs = calloc((size_t)io->ninputs + 1, sizeof *r->inputs);
+        for (int k = 0; r->inputs && k < io->ninputs; k++)
+            if (!(r->inputs[r->ninputs++] = strdup(io->inputs[k])))
+                b->oom = true;
+        if (!r->inputs || (io->output && !r->output))
+            b->oom = true;
+        return;
+    }
     char *out = NULL;
     for (int k = 0; k < x->acts.n; k++) {
         const ir_buffer *buf = x->acts.p[k];

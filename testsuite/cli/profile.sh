@@ -183,4 +183,31 @@ tec: try 'tec --help'"
 expect_status 1 "$TEC" --trace=no/such/dir/t.json "$mm"
 grep -q "^tec: error: cannot write no/such/dir/t.json: No such file or directory" err ||
     { cat err; fail "unwritable trace"; }
+
+# Layers fused into one kernel (conv + batchnorm + relu at -O2) keep their
+# own rows with the tensors the program declared for them — not the
+# kernel's tiles, padded copies or tables made at load — and the same
+# MACs, parameters and activation bytes as unfused at -O1.
+cat >fused.te <<EOT
+import "$srcdir/lib/nn.te"
+input x: f32[1, 8, 6, 6]
+c = conv2d(x, 64, 3, pad=1) as "conv"
+b = batchnorm(c) as "bn"
+y = relu(b) as "relu"
+output y
+EOT
+expect_status 0 "$TEC" -O1 --profile --no-run fused.te --report=fused-o1.json
+expect_status 0 "$TEC" -O2 --profile --no-run fused.te --report=fused-o2.json
+"$PYTHON" - <<'PY' || fail "fused members' rows differ from the unfused layers'"
+import json
+o1 = {l["name"]: l for l in json.load(open("fused-o1.json"))["layers"]}
+o2 = {l["name"]: l for l in json.load(open("fused-o2.json"))["layers"]}
+assert set(o1) == {"conv", "bn", "relu"}, sorted(o1)
+assert all(o2[n]["group"] == "conv+bn+relu" for n in o1), [(n, o2[n]["group"]) for n in o1]
+for n in o1:
+    for k in ["input_shapes", "output_shape", "macs", "params", "activation_bytes"]:
+        assert o1[n][k] == o2[n][k], (n, k, o1[n][k], o2[n][k])
+assert o2["bn"]["input_shapes"] == ["f32[1, 64, 6, 6]"], o2["bn"]
+assert o2["bn"]["output_shape"] == "f32[1, 64, 6, 6]", o2["bn"]
+PY
 echo ok
