@@ -10,7 +10,8 @@
 # and runs the tests whose kernels have parallel loops — the run tests (at
 # -O2 on every core), the schedule, autoschedule and codegen .tir tests
 # (several at TEC_NUM_THREADS=2) and three models — and the tests of calls
-# running at the same time on worker threads (unit/test_sched, cli/sched), with
+# running at the same time on worker threads (unit/test_sched, cli/sched, and
+# cli/sched_zoo: every strategy on every zoo model), with
 #   CC="clang -fsanitize=thread"      kernels instrumented, linked to libomp
 #   OMP_TOOL_LIBRARIES=.../libarcher.so
 #   TSAN_OPTIONS="halt_on_error=1 exitcode=66 ignore_noninstrumented_modules=1"
@@ -53,6 +54,6 @@ if [ "$race" != 66 ] || ! grep -q "WARNING: ThreadSanitizer: data race" "$work/r
     exit 1
 fi
 echo "check-tsan: the planted race is caught (exit status 66)"
-tests=${TSAN_TESTS:-'^(run/|tir/passes/(schedule|autoschedule)|tir/codegen/|models/(resnet18|googlenet|mobilenet_v2)|unit/test_sched$|cli/sched$)'}
+tests=${TSAN_TESTS:-'^(run/|tir/passes/(schedule|autoschedule)|tir/codegen/|models/(resnet18|googlenet|mobilenet_v2)|unit/test_sched$|cli/sched$|cli/sched_zoo$)'}
 echo "check-tsan: tests matching $tests"
 TESTS=$tests make -s check-local
