@@ -6,9 +6,10 @@
 # Runs PROGRAM (default examples/resnet18.te, or examples/conv.te at a
 # larger size when that does not exist yet) at -O2, alternately without
 # and with --profile, ROUNDS times (default 5), each time timing REPEAT runs
-# (default 20) after a warm-up, and compares the medians of the whole-graph
-# run time: `tec --repeat N` prints it unprofiled, and the JSON report's
-# totals.time_us is the same measurement with the instrumented kernels.
+# (default 20) after a warm-up, and compares the whole-graph run time round
+# by round (the median of the rounds' ratios decides; the two runs of a
+# round alternate in order): `tec --repeat N` prints it unprofiled, and the
+# JSON report's totals.time_us is the same measurement with the instrumented kernels.
 # Compilation is not timed (the kernel cache is warmed first).
 #
 # Exit status 1 when the overhead exceeds MAX_OVERHEAD percent (default 1,
@@ -37,17 +38,22 @@ trap 'rm -rf "$tmp"' EXIT
 "$TEC" -O2 "${args[@]}" "$prog" >/dev/null
 "$TEC" -O2 --profile "${args[@]}" "$prog" >/dev/null
 
-plain=()
-profiled=()
-for r in $(seq 1 "$rounds"); do
+plain_run() {
     t=$("$TEC" -O2 --repeat "$repeat" "${args[@]}" "$prog" |
         sed -n 's/^time: median of [0-9]* runs after a warm-up: \([0-9.]*\) us$/\1/p')
     [ -n "$t" ] || { echo "no timing line from tec --repeat" >&2; exit 2; }
     plain+=("$t")
+}
+profiled_run() {
     "$TEC" -O2 --profile --repeat "$repeat" "${args[@]}" "$prog" --report="$tmp/r.json" >/dev/null
-    t=$(python3 -c "import json; print(json.load(open('$tmp/r.json'))['totals']['time_us'])")
-    profiled+=("$t")
-    echo "round $r: plain ${plain[-1]} us, profiled $t us"
+    profiled+=("$(python3 -c "import json; print(json.load(open('$tmp/r.json'))['totals']['time_us'])")")
+}
+plain=()
+profiled=()
+for r in $(seq 1 "$rounds"); do
+    # Alternate which goes first, so that neither always follows the other.
+    if [ $((r % 2)) = 1 ]; then plain_run; profiled_run; else profiled_run; plain_run; fi
+    echo "round $r: plain ${plain[-1]} us, profiled ${profiled[-1]} us"
 done
 
 python3 - "$max" "$prog" "${plain[*]}" "${profiled[*]}" <<'PY'
@@ -56,8 +62,13 @@ limit, prog = float(sys.argv[1]), sys.argv[2]
 plain = [float(x) for x in sys.argv[3].split()]
 prof = [float(x) for x in sys.argv[4].split()]
 a, b = statistics.median(plain), statistics.median(prof)
-over = 100.0 * (b - a) / a
-print(f"{prog}: median run {a:.1f} us plain, {b:.1f} us profiled: overhead {over:+.2f}% "
-      f"(limit {limit:g}%)")
+# The verdict is paired: each round's profiled time over the plain time
+# measured right before it, so that the machine's drift between rounds
+# (several percent on a shared VM) cancels; the median of those ratios
+# also ignores a round that another process disturbed.
+ratio = statistics.median(q / p for p, q in zip(plain, prof))
+over = 100.0 * (ratio - 1)
+print(f"{prog}: median run {a:.1f} us plain, {b:.1f} us profiled ({100.0 * (b - a) / a:+.2f}%); "
+      f"median of the {len(plain)} rounds' ratios: overhead {over:+.2f}% (limit {limit:g}%)")
 sys.exit(0 if over <= limit else 1)
 PY
