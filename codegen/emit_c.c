@@ -1417,9 +1417,12 @@ static void emit_alloc(cg_emitter *e, cg_str *s, const ir_stmt *st)
     e->indent++;
     const char *v = bind(e, b, b->name);
     int slot = heap_slot(e, st);
+    /* Storage starts zeroed, as the IR defines, unless the buffer is
+     * `filled` (every element stored before any is read). */
+    const char *zeroed = b->filled ? "filled" : "zeroed";
     if (!alloc_on_heap(b, numel)) {
-        line(e, s, "%s %s[%lld] = {0};   /* alloc %s, zeroed */", ct, v, (long long)numel,
-             info.p ? info.p : "");
+        line(e, s, "%s %s[%lld]%s;   /* alloc %s, %s */", ct, v, (long long)numel,
+             b->filled ? "" : " = {0}", info.p ? info.p : "", zeroed);
         mark_unused(e, s, b, &e->read_bufs, v);   /* written only: "set but not used" */
     } else if (e->par_depth > 0) {
         /* this thread's part of the loop's slab (emit_parallel_loop) */
@@ -1432,8 +1435,9 @@ static void emit_alloc(cg_emitter *e, cg_str *s, const ir_stmt *st)
         line(e, s, "%s *restrict %s = (%s *)(tec_slab + (size_t)omp_get_thread_num() * %lldu + %lldu);"
              "   /* alloc %s */", ct, v, ct, (long long)e->slab_bytes, (long long)off,
              info.p ? info.p : "");
-        line(e, s, "memset(%s, 0, %lld * sizeof *%s);   /* zeroed, as allocs are */", v,
-             (long long)numel, v);
+        if (!b->filled)
+            line(e, s, "memset(%s, 0, %lld * sizeof *%s);   /* zeroed, as allocs are */", v,
+                 (long long)numel, v);
         if (st->nbody > 0 && st->body[0])
             emit_stmt(e, s, st->body[0]);
         free(info.p);
@@ -1444,8 +1448,12 @@ static void emit_alloc(cg_emitter *e, cg_str *s, const ir_stmt *st)
     } else if (slot < 0) {
         internal(e, "heap alloc of '%s' was not seen by the pre-scan", b->name);
     } else {
-        line(e, s, "%s *restrict %s = calloc(%lld, sizeof *%s);   /* alloc %s, zeroed */", ct, v,
-             (long long)numel, v, info.p ? info.p : "");
+        if (b->filled)
+            line(e, s, "%s *restrict %s = malloc(%lld * sizeof *%s);   /* alloc %s, filled */", ct,
+                 v, (long long)numel, v, info.p ? info.p : "");
+        else
+            line(e, s, "%s *restrict %s = calloc(%lld, sizeof *%s);   /* alloc %s, zeroed */", ct,
+                 v, (long long)numel, v, info.p ? info.p : "");
         char cond[300];
         snprintf(cond, sizeof cond, "%s == NULL", v);
         emit_fail_if(e, s, cond, e->asserts.n + 1, "out of memory");

@@ -981,6 +981,11 @@ static void exec_alloc(interp *ip, const rstmt *s)
     char *p = calloc(1, s->alloc_bytes ? s->alloc_bytes : 1);
     if (!p)
         fail(ip, "cannot allocate %zu bytes for local buffer %s", s->alloc_bytes, s->buf->name);
+    /* A `filled` buffer promises a store before every read: all-ones bytes
+     * (NaN, or -1) make a read that breaks the promise show in the outputs,
+     * where compiled code would read whatever its memory held. */
+    if (s->buf->filled)
+        memset(p, 0xff, s->alloc_bytes);
     ip->mem[s->slot] = p;
     ip->owned[s->slot] = true;
     exec(ip, s->body[0]);

@@ -227,6 +227,10 @@ struct ir_buffer {
     int64_t *shape;        /* ndim extents, each >= 1; ndim 0 is a scalar */
     ir_buf_role role;
     ir_scope scope;        /* LOCAL buffers */
+    /* LOCAL: its alloc's body stores every element before it reads any (the
+     * padded copy the schedule's pad() makes), so its storage need not
+     * start zeroed; `alloc ... filled` in the text form. */
+    bool filled;
     /* Default contents of INPUT and PARAM buffers when the user gives no
      * file: uniform in [init_lo, init_hi) by runtime/random.c's formula. */
     bool has_init;
@@ -478,6 +482,11 @@ ir_stmt *ir_stmt_subst(ir_module *m, const ir_stmt *s, ir_var **from, ir_expr **
 bool ir_expr_equal(const ir_expr *a, const ir_expr *b);   /* structural */
 bool ir_expr_uses_var(const ir_expr *e, const ir_var *v);
 bool ir_stmt_stores_to(const ir_stmt *s, const ir_buffer *b);   /* a STORE to b below s */
+/* The first access to b in s, in program order (a store's indices and value
+ * are evaluated before it stores): what decides whether s defines b before
+ * reading it (memplan's placed temps, `filled` allocs). */
+typedef enum { IR_ACCESS_NONE, IR_ACCESS_LOAD, IR_ACCESS_STORE } ir_access;
+ir_access ir_stmt_first_access(const ir_stmt *s, const ir_buffer *b);
 bool ir_expr_is_int(const ir_expr *e, int64_t v);         /* INT constant v */
 
 /* Pre-order walks; the callback returns false to skip a node's children. */

@@ -1384,7 +1384,7 @@ static ir_stmt *parse_alloc(parser *p)
     if (p->panic)
         return NULL;
     ir_scope scope = IR_SCOPE_GLOBAL;
-    if (at(p, T_IDENT)) {
+    if (at(p, T_IDENT) && strcmp(peek(p, 0)->str, "filled") != 0) {
         token *t = next(p);
         bool found = false;
         for (int i = 0; i < IR_NSCOPES; i++)
@@ -1397,11 +1397,17 @@ static ir_stmt *parse_alloc(parser *p)
             ok = false;
         }
     }
+    bool filled = false;
+    if (at(p, T_IDENT) && strcmp(peek(p, 0)->str, "filled") == 0) {
+        next(p);
+        filled = true;
+    }
     ir_buffer *b = NULL;
     int mark = p->nbufs;
     if (ok) {
         b = ir_buffer_new(p->m, name, dt, ndim, shape, IR_BUF_LOCAL);
         b->scope = scope;
+        b->filled = filled;
         declare_buf(p, nt, b);
     } else {
         poison_buf(p, name);

@@ -463,6 +463,8 @@ void ir_print_stmt(FILE *out, const ir_stmt *s, int indent)
             print_type(out, s->buf);
             fprintf(out, " %s", (unsigned)s->buf->scope < IR_NSCOPES
                                     ? ir_scope_name(s->buf->scope) : "?");
+            if (s->buf->filled)
+                fputs(" filled", out);
         } else {
             fputs("<null>", out);
         }

@@ -694,6 +694,9 @@ static void verify_stmt(verifier *v, const ir_stmt *s)
                  (unsigned)s->buf->role < IR_NBUF_ROLES ? ir_buf_role_name(s->buf->role) : "?");
         if ((unsigned)s->buf->scope >= IR_NSCOPES)
             fail(v, "alloc of '%s' has an invalid scope (%d)", bname(s->buf), (int)s->buf->scope);
+        if (s->buf->filled && ir_stmt_first_access(body0(s), s->buf) != IR_ACCESS_STORE)
+            fail(v, "alloc of '%s' is marked filled, but its body does not store to it before "
+                 "it reads it", bname(s->buf));
         check_shape(v, s->buf);
         bind_buf(v, s->buf);
         verify_stmt(v, body0(s));

@@ -122,49 +122,6 @@ int64_t pass_memplan_solve(pass_mem_item *items, int n, int64_t align)
 
 /* ---------------------------------------------------------------- write before read */
 
-enum { ACC_NONE, ACC_LOAD, ACC_STORE };
-
-static bool expr_loads(const ir_expr *e, const ir_buffer *b)
-{
-    if (!e)
-        return false;
-    if (e->kind == IR_LOAD && e->buf == b)
-        return true;
-    for (int i = 0; i < e->nargs; i++)
-        if (e->args && expr_loads(e->args[i], b))
-            return true;
-    return expr_loads(e->a, b) || expr_loads(e->b, b) || expr_loads(e->c, b);
-}
-
-/* The first access to b in s, in program order (a store's indices and value
- * are evaluated before it stores). */
-static int first_access(const ir_stmt *s, const ir_buffer *b)
-{
-    if (!s)
-        return ACC_NONE;
-    if (expr_loads(s->lo, b) || expr_loads(s->hi, b) || expr_loads(s->cond, b))
-        return ACC_LOAD;
-    for (int i = 0; i < s->niters; i++)
-        if (s->iters && expr_loads(s->iters[i].binding, b))
-            return ACC_LOAD;
-    if (s->kind == IR_S_STORE) {
-        for (int i = 0; i < s->nargs; i++)
-            if (expr_loads(s->args[i], b))
-                return ACC_LOAD;
-        if (expr_loads(s->value, b))
-            return ACC_LOAD;
-        return s->buf == b ? ACC_STORE : ACC_NONE;
-    }
-    if (expr_loads(s->value, b))   /* LET, EVAL */
-        return ACC_LOAD;
-    int a = first_access(s->init, b);
-    for (int i = 0; a == ACC_NONE && i < s->nbody; i++)
-        a = first_access(s->body[i], b);
-    if (a == ACC_NONE)
-        a = first_access(s->orelse, b);
-    return a;
-}
-
 /* Whether the first call passing graph buffer b (call c) writes it before
  * anything reads it. */
 static bool written_first(const ir_graph_call *c, const ir_buffer *b)
@@ -174,7 +131,7 @@ static bool written_first(const ir_graph_call *c, const ir_buffer *b)
         if (c->args[a] != b)
             continue;
         if (!c->fn || a >= c->fn->nparams ||
-            first_access(c->fn->body, c->fn->params[a]) != ACC_STORE)
+            ir_stmt_first_access(c->fn->body, c->fn->params[a]) != IR_ACCESS_STORE)
             return false;
         any = true;
     }

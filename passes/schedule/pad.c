@@ -260,6 +260,7 @@ bool sch_pad(sch_ctx *c, const char *buffer, const char *name)
         shape[d] = p.hi[d] - p.lo[d] + 1;
     ir_buffer *xp = ir_buffer_new(m, name, buf->dtype, buf->ndim, shape, IR_BUF_LOCAL);
     xp->scope = IR_SCOPE_GLOBAL;
+    xp->filled = true;   /* the fill loops below store every element, borders included */
     p.rewrite = true;
     p.to = xp;
     visit_stmt(&p, c->f->body);
