@@ -763,36 +763,36 @@ static bool stores_visit(const ir_stmt *s, void *p)
     return !c->found;
 }
 
-static bool expr_loads(const ir_expr *e, const ir_buffer *b)
+bool ir_expr_loads(const ir_expr *e, const ir_buffer *b)
 {
     if (!e)
         return false;
     if (e->kind == IR_LOAD && e->buf == b)
         return true;
     for (int i = 0; i < e->nargs; i++)
-        if (e->args && expr_loads(e->args[i], b))
+        if (e->args && ir_expr_loads(e->args[i], b))
             return true;
-    return expr_loads(e->a, b) || expr_loads(e->b, b) || expr_loads(e->c, b);
+    return ir_expr_loads(e->a, b) || ir_expr_loads(e->b, b) || ir_expr_loads(e->c, b);
 }
 
 ir_access ir_stmt_first_access(const ir_stmt *s, const ir_buffer *b)
 {
     if (!s)
         return IR_ACCESS_NONE;
-    if (expr_loads(s->lo, b) || expr_loads(s->hi, b) || expr_loads(s->cond, b))
+    if (ir_expr_loads(s->lo, b) || ir_expr_loads(s->hi, b) || ir_expr_loads(s->cond, b))
         return IR_ACCESS_LOAD;
     for (int i = 0; i < s->niters; i++)
-        if (s->iters && expr_loads(s->iters[i].binding, b))
+        if (s->iters && ir_expr_loads(s->iters[i].binding, b))
             return IR_ACCESS_LOAD;
     if (s->kind == IR_S_STORE) {
         for (int i = 0; i < s->nargs; i++)
-            if (expr_loads(s->args[i], b))
+            if (ir_expr_loads(s->args[i], b))
                 return IR_ACCESS_LOAD;
-        if (expr_loads(s->value, b))
+        if (ir_expr_loads(s->value, b))
             return IR_ACCESS_LOAD;
         return s->buf == b ? IR_ACCESS_STORE : IR_ACCESS_NONE;
     }
-    if (expr_loads(s->value, b))   /* LET, EVAL */
+    if (ir_expr_loads(s->value, b))   /* LET, EVAL */
         return IR_ACCESS_LOAD;
     ir_access a = ir_stmt_first_access(s->init, b);
     for (int i = 0; a == IR_ACCESS_NONE && i < s->nbody; i++)

@@ -481,6 +481,7 @@ ir_stmt *ir_stmt_copy(ir_module *m, const ir_stmt *s);
 ir_stmt *ir_stmt_subst(ir_module *m, const ir_stmt *s, ir_var **from, ir_expr **to, int n);
 bool ir_expr_equal(const ir_expr *a, const ir_expr *b);   /* structural */
 bool ir_expr_uses_var(const ir_expr *e, const ir_var *v);
+bool ir_expr_loads(const ir_expr *e, const ir_buffer *b);   /* a LOAD of b in e */
 bool ir_stmt_stores_to(const ir_stmt *s, const ir_buffer *b);   /* a STORE to b below s */
 /* The first access to b in s, in program order (a store's indices and value
  * are evaluated before it stores): what decides whether s defines b before

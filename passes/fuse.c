@@ -109,18 +109,6 @@ typedef struct wb_ctx {
     const ir_stmt *cur_block;
 } wb_ctx;
 
-static bool loads_of(const ir_expr *x, const ir_buffer *b)
-{
-    if (!x)
-        return false;
-    if (x->kind == IR_LOAD && x->buf == b)
-        return true;
-    for (int i = 0; i < x->nargs; i++)
-        if (loads_of(x->args[i], b))
-            return true;
-    return loads_of(x->a, b) || loads_of(x->b, b) || loads_of(x->c, b);
-}
-
 static void find_wb(wb_ctx *w, ir_stmt **slot, bool in_seq)
 {
     ir_stmt *s = *slot;
@@ -140,9 +128,9 @@ static void find_wb(wb_ctx *w, ir_stmt **slot, bool in_seq)
         }
         w->nstores++;
     }
-    bool l = loads_of(s->value, w->t) || loads_of(s->cond, w->t);
+    bool l = ir_expr_loads(s->value, w->t) || ir_expr_loads(s->cond, w->t);
     for (int i = 0; i < s->nargs; i++)
-        l |= loads_of(s->args[i], w->t);
+        l |= ir_expr_loads(s->args[i], w->t);
     w->nloads += l;
     for (int i = 0; i < s->nbody; i++)
         find_wb(w, &s->body[i], s->kind == IR_S_SEQ);

@@ -36,18 +36,6 @@
 #include "passes/passes.h"
 #include "passes/schedule/schedule.h"
 
-static bool loads_buffer(const ir_expr *x, const ir_buffer *b)
-{
-    if (!x)
-        return false;
-    if (x->kind == IR_LOAD && x->buf == b)
-        return true;
-    for (int i = 0; i < x->nargs; i++)
-        if (loads_buffer(x->args[i], b))
-            return true;
-    return loads_buffer(x->a, b) || loads_buffer(x->b, b) || loads_buffer(x->c, b);
-}
-
 /* Accesses of a buffer under a statement. */
 typedef struct uses {
     const ir_buffer *buf;
@@ -141,7 +129,7 @@ static bool elementwise_block(sch_ctx *c, const char *what, const char *name, mo
                   "iteration variables in order", what, name, st->buf->name);
         return false;
     }
-    if (loads_buffer(st->value, st->buf)) {
+    if (ir_expr_loads(st->value, st->buf)) {
         sch_error(c, "cannot %s block '%s': it reads '%s', the buffer it stores", what, name, st->buf->name);
         return false;
     }

@@ -25,18 +25,6 @@ typedef struct find_ctx {
     const ir_stmt *cur_block;
 } find_ctx;
 
-static bool loads_buf(const ir_expr *x, const ir_buffer *b)
-{
-    if (!x)
-        return false;
-    if (x->kind == IR_LOAD && x->buf == b)
-        return true;
-    for (int i = 0; i < x->nargs; i++)
-        if (loads_buf(x->args[i], b))
-            return true;
-    return loads_buf(x->a, b) || loads_buf(x->b, b) || loads_buf(x->c, b);
-}
-
 static void find_uses(find_ctx *f, ir_stmt **slot)
 {
     ir_stmt *s = *slot;
@@ -50,9 +38,9 @@ static void find_uses(find_ctx *f, ir_stmt **slot)
         f->store_slot = slot;
         f->store_block = f->cur_block;
     }
-    bool loads = loads_buf(s->value, f->t) || loads_buf(s->cond, f->t);
+    bool loads = ir_expr_loads(s->value, f->t) || ir_expr_loads(s->cond, f->t);
     for (int i = 0; i < s->nargs; i++)
-        loads |= loads_buf(s->args[i], f->t);
+        loads |= ir_expr_loads(s->args[i], f->t);
     if (loads)
         f->nloads_elsewhere++;
     for (int i = 0; i < s->nbody; i++)
@@ -175,7 +163,7 @@ bool sch_reverse_compute_inline(sch_ctx *c, const char *block)
     find_ctx f = {.t = t, .skip = b};
     find_uses(&f, &c->f->body);
     const ir_stmt *pb = f.store_block;
-    bool final = f.nstores == 1 && pb && !loads_buf((*f.store_slot)->value, t);
+    bool final = f.nstores == 1 && pb && !ir_expr_loads((*f.store_slot)->value, t);
     for (int i = 0; final && i < pb->niters; i++)
         final = pb->iters[i].kind == IR_ITER_SPATIAL;
     if (!final || f.nloads_elsewhere) {
@@ -401,7 +389,7 @@ bool sch_compute_inline(sch_ctx *c, const char *block)
                       block, t->name);
             return false;
         }
-    if (loads_buf(st->value, t)) {
+    if (ir_expr_loads(st->value, t)) {
         sch_error(c, "cannot inline block '%s': it reads '%s', the buffer it stores", block, t->name);
         return false;
     }

@@ -176,18 +176,6 @@ bool sch_decompose_reduction(sch_ctx *c, const char *block, const char *loop)
  * the operations changes the rounding of + and *, as any reordering of a
  * reduction does. */
 
-static bool loads_buffer(const ir_expr *x, const ir_buffer *b)
-{
-    if (!x)
-        return false;
-    if (x->kind == IR_LOAD && x->buf == b)
-        return true;
-    for (int i = 0; i < x->nargs; i++)
-        if (loads_buffer(x->args[i], b))
-            return true;
-    return loads_buffer(x->a, b) || loads_buffer(x->b, b) || loads_buffer(x->c, b);
-}
-
 static bool same_indices(ir_expr *const *a, ir_expr *const *b, int n)
 {
     for (int i = 0; i < n; i++)
@@ -207,7 +195,7 @@ static bool reduction_update(const ir_stmt *st, ir_expr_kind *op, const ir_expr 
     for (int side = 0; side < 2; side++) {
         const ir_expr *acc = side ? v->b : v->a, *other = side ? v->a : v->b;
         if (acc->kind == IR_LOAD && acc->buf == st->buf && acc->nargs == st->nargs &&
-            same_indices(acc->args, st->args, st->nargs) && !loads_buffer(other, st->buf)) {
+            same_indices(acc->args, st->args, st->nargs) && !ir_expr_loads(other, st->buf)) {
             *op = v->kind;
             *rhs = other;
             return true;
@@ -282,7 +270,7 @@ bool sch_rfactor(sch_ctx *c, const char *block, const char *loop)
     }
     if (b->init && !(b->init->kind == IR_S_STORE && b->init->buf == x &&
                      b->init->nargs == st->nargs && same_indices(b->init->args, st->args, st->nargs) &&
-                     !loads_buffer(b->init->value, x))) {
+                     !ir_expr_loads(b->init->value, x))) {
         sch_error(c, "cannot rfactor block '%s': its init is not one store to the element it "
                   "updates", block);
         return false;
