@@ -135,8 +135,9 @@ void cg_unload(cg_library *lib);
 void cg_pin_openmp_runtime(void);
 
 /* Whether the OpenMP runtime binds its threads, the calling thread
- * included, to processors (OMP_PROC_BIND=true unless the environment sets
- * it): worth it when parallel loops run on several threads of this
+ * included, to processors and keeps them spinning between parallel loops
+ * (OMP_PROC_BIND=true, OMP_WAIT_POLICY=active, unless the environment sets
+ * them): worth it when parallel loops run on several threads of this
  * thread's team; off by default.  Takes effect only before the runtime
  * loads (the first cg_load). */
 void cg_bind_openmp_threads(bool on);

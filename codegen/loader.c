@@ -168,10 +168,17 @@ void cg_pin_openmp_runtime(void)
      * threads).  Binding also pins the calling thread to the first
      * processor, so it is not the default: two single-threaded processes
      * would share one processor, and threads that place themselves (the
-     * operator scheduler's device workers) would be moved.  libgomp reads
-     * this when it loads, next. */
-    if (bind_openmp_threads)
+     * operator scheduler's device workers) would be moved.  Bound threads
+     * also wait actively between parallel loops: with libgomp's default
+     * (spin a while, then sleep) a profiled ResNet-18 ran 1.5-2% slower
+     * than an unprofiled one, its threads sleeping and waking between some
+     * layers; spinning, the two take the same time (bench/profile_overhead.sh)
+     * and an unprofiled run is as fast as before.  libgomp reads both when
+     * it loads, next; the environment's own settings win. */
+    if (bind_openmp_threads) {
         setenv("OMP_PROC_BIND", "true", 0);
+        setenv("OMP_WAIT_POLICY", "active", 0);
+    }
     (void)dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
 }
 
