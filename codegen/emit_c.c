@@ -400,6 +400,8 @@ static void internal(cg_emitter *e, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (e->oom)
+        return;   /* a consequence of running out of memory, which cg_emit_c reports */
     e->failed = true;
     diag_internal(e->d, "codegen", "in @%s: %s", func_name(e), msg);
 }

@@ -177,10 +177,8 @@ static int usage_error(const char *fmt, const char *arg)
 static void *xrealloc(void *p, size_t n)
 {
     p = realloc(p, n);
-    if (!p) {
-        fputs("tec: error: out of memory\n", stderr);
-        exit(EXIT_INTERNAL);
-    }
+    if (!p)
+        ir_out_of_memory();
     return p;
 }
 
