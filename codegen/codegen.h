@@ -15,9 +15,11 @@
  * are `const`).  Parameters must not alias each other.  It returns 0, or a
  * failure code: 1..A for the function's A asserts (numbered in the pre-order
  * of ir_stmt_walk), A+1 for "out of memory", A+2 for an integer division by
- * zero, A+3 for a float -> integer cast out of the target's range (the last
- * two are checked, as the interpreter checks them, instead of being C's
- * undefined behaviour).  cg_failure_message() turns a code into text.
+ * zero, A+3 for a float -> integer cast out of the target's range, A+4 for
+ * an index out of its dimension (the last three are checked, as the
+ * interpreter checks them, instead of being C's undefined behaviour; the
+ * index only where it is not proven in range, see cg_unproven_accesses).
+ * cg_failure_message() turns a code into text.
  */
 #ifndef TEC_CODEGEN_H
 #define TEC_CODEGEN_H
@@ -35,13 +37,36 @@
 /* The C source of every function of m (malloc'ed; the caller frees), or
  * NULL after a diagnostic: an error for what the C backend does not support
  * (f16/bf16 buffers), an internal error for malformed IR.  Vectorized
- * loops use t's vector width (t NULL: 16-byte vectors, the x86-64 baseline). */
-char *cg_emit_c(const ir_module *m, const cg_target *t, diag *d);
+ * loops use t's vector width (t NULL: 16-byte vectors, the x86-64 baseline).
+ * `unchecked`: no run-time index checks (--unchecked). */
+char *cg_emit_c(const ir_module *m, const cg_target *t, bool unchecked, diag *d);
 
 /* The C symbol of m->funcs[index]: "tec_k<index>_<name>" with every
  * character of the name that is not a letter, digit or '_' replaced by '_'
  * (e.g. "tec_k3_layer1_0_conv1").  Unique by the index.  Malloc'ed. */
 char *cg_symbol_name(const ir_module *m, int index);
+
+/* The accesses of f whose index codegen cannot prove in range at compile
+ * time (codegen/bounds.c): one site per (load or store, dimension), in a
+ * fixed order (a walk of f), so the emitter and the loader agree on the
+ * numbers.  The kernel checks these indices at run time unless built
+ * unchecked; a failed check returns the index code (see the header
+ * comment) with the site and the index value in the library's
+ * thread-local tec_index_site and tec_index_value. */
+typedef struct cg_bound_site {
+    const void *access;       /* the IR_LOAD expression or IR_S_STORE statement */
+    const ir_buffer *buf;
+    int dim;
+    bool store;
+} cg_bound_site;
+typedef struct cg_bound_sites {
+    cg_bound_site *items;     /* malloc'ed; the caller frees */
+    int n, cap;
+    bool oom;
+} cg_bound_sites;
+cg_bound_sites cg_unproven_accesses(const ir_func *f);
+/* The site number of (access, dim), or -1 when it is proven in range. */
+int cg_bound_site_of(const cg_bound_sites *s, const void *access, int dim);
 
 /* Number of ASSERT statements of f, and the message of the k-th (1-based,
  * pre-order of ir_stmt_walk), or NULL when k is out of range. */
@@ -52,6 +77,7 @@ const char *cg_assert_message(const ir_func *f, int k);
 int32_t cg_oom_code(const ir_func *f);
 int32_t cg_divzero_code(const ir_func *f);
 int32_t cg_cast_code(const ir_func *f);
+int32_t cg_index_code(const ir_func *f);
 
 /* Writes the one-line message for a kernel's nonzero return code, in the
  * interpreter's format ("in @f: assert failed: MSG", "in @f: out of
@@ -84,6 +110,7 @@ typedef struct cg_options {
     int cc_timeout;         /* seconds the compiler may run before it is
                                stopped (an error); 0: CG_DEFAULT_CC_TIMEOUT,
                                negative: no limit */
+    bool unchecked;         /* cg_build: no run-time index checks */
 } cg_options;
 
 #define CG_DEFAULT_CC_TIMEOUT 600

@@ -868,7 +868,9 @@ out:
 
 /* ---------------------------------------------------------------- the cache */
 
-char *cg_cache_dir(const cg_options *o, diag *d)
+/* The cache directory the options and the environment name (malloc'ed),
+ * or NULL with a diagnostic. */
+static char *cache_dir_path(const cg_options *o, diag *d)
 {
     if (o && o->cache_dir && *o->cache_dir)
         return strdup(o->cache_dir);
@@ -892,6 +894,15 @@ char *cg_cache_dir(const cg_options *o, diag *d)
     diag_error(d, diag_noloc(), "no directory for the kernel cache: neither XDG_CACHE_HOME nor "
                "HOME is set (set one of them, or use --no-cache)");
     return NULL;
+}
+
+char *cg_cache_dir(const cg_options *o, diag *d)
+{
+    int errors = d->nerrors;
+    char *dir = cache_dir_path(o, d);
+    if (!dir && d->nerrors == errors)
+        oom(d);   /* the only failure without a diagnostic of its own */
+    return dir;
 }
 
 /* mkdir -p with mode 0700 for what it creates. */

@@ -263,6 +263,7 @@ const char *cg_assert_message(const ir_func *f, int k)
 int32_t cg_oom_code(const ir_func *f) { return cg_assert_count(f) + 1; }
 int32_t cg_divzero_code(const ir_func *f) { return cg_assert_count(f) + 2; }
 int32_t cg_cast_code(const ir_func *f) { return cg_assert_count(f) + 3; }
+int32_t cg_index_code(const ir_func *f) { return cg_assert_count(f) + 4; }
 
 void cg_format_failure(const char *func_name, int nasserts, int32_t code, const char *detail,
                        char *buf, size_t len)
@@ -279,6 +280,8 @@ void cg_format_failure(const char *func_name, int nasserts, int32_t code, const 
     else if (code == nasserts + 3)
         snprintf(buf, len, "in @%s: %s", f,
                  detail ? detail : "cast of a float to an integer type is out of range");
+    else if (code == nasserts + 4)
+        snprintf(buf, len, "in @%s: %s", f, detail ? detail : "index out of range");
     else
         snprintf(buf, len, "in @%s: internal error: codegen: kernel returned unknown status %d", f,
                  (int)code);
@@ -323,6 +326,8 @@ typedef struct cg_slab {
 typedef struct cg_emitter {
     const ir_module *m;
     const cg_target *target;     /* NULL: 16-byte vectors */
+    bool unchecked;              /* --unchecked: no run-time index checks */
+    bool index_check_used;       /* tec_index */
     diag *d;
     bool failed;
     bool oom;
@@ -355,6 +360,7 @@ typedef struct cg_emitter {
     const ir_stmt **heap;        /* heap ALLOC statements, slot = position */
     int nheap, capheap;
     bool split;                  /* body function + setjmp wrapper */
+    cg_bound_sites sites;        /* indices checked at run time (codegen/bounds.c) */
     bool plain_next;             /* the next i64 constant may print as a plain int */
     cg_ptrset used_vars, used_bufs, read_bufs, written_bufs;
 } cg_emitter;
@@ -394,6 +400,8 @@ static void internal(cg_emitter *e, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (e->oom)
+        return;   /* a consequence of running out of memory, which cg_emit_c reports */
     e->failed = true;
     diag_internal(e->d, "codegen", "in @%s: %s", func_name(e), msg);
 }
@@ -759,38 +767,58 @@ static void emit_index(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec,
     emit_operand(e, s, x, min_prec, false);
 }
 
+/* Index k of an access: checked at run time when it is one of the
+ * function's unproven sites (codegen/bounds.c), else as emit_index. */
+static void emit_dim_index(cg_emitter *e, cg_str *s, const ir_buffer *b, const void *access,
+                           ir_expr *const *idx, int k, int min_prec, bool plain_ok)
+{
+    int site = e->unchecked || !access ? -1 : cg_bound_site_of(&e->sites, access, k);
+    if (site < 0) {
+        emit_index(e, s, idx[k], min_prec, plain_ok);
+        return;
+    }
+    e->index_check_used = true;
+    str_puts(s, "tec_index(");
+    emit_index(e, s, idx[k], P_TOP, false);
+    str_puts(s, ", ");
+    put_count(s, b->shape[k]);
+    str_printf(s, ", %d, tec_jb)", site);
+}
+
 /* The row-major flat offset of the first k+1 indices in Horner form,
  * ((i0 * n1 + i1) * n2 + i2), exact because every partial offset is below
  * the buffer's element count, which fits in int64_t (checked). */
-static void emit_offset(cg_emitter *e, cg_str *s, const ir_buffer *b, ir_expr *const *idx, int k,
-                        int min_prec)
+static void emit_offset(cg_emitter *e, cg_str *s, const ir_buffer *b, const void *access,
+                        ir_expr *const *idx, int k, int min_prec)
 {
     if (k == 0) {
         /* With fewer than 2^31 elements every partial offset fits an int. */
         int64_t numel = 1;
         for (int d = 0; d < b->ndim && numel <= INT32_MAX; d++)
             numel = b->shape[d] > 0 && b->shape[d] <= INT32_MAX ? numel * b->shape[d] : INT64_MAX;
-        emit_index(e, s, idx[0], min_prec, b->ndim == 1 || numel <= INT32_MAX);
+        emit_dim_index(e, s, b, access, idx, 0, min_prec, b->ndim == 1 || numel <= INT32_MAX);
         return;
     }
     bool paren = P_ADD < min_prec;
     if (paren)
         str_puts(s, "(");
     if (b->shape[k] == 1) {
-        emit_offset(e, s, b, idx, k - 1, P_ADD);
+        emit_offset(e, s, b, access, idx, k - 1, P_ADD);
     } else {
-        emit_offset(e, s, b, idx, k - 1, P_MUL);
+        emit_offset(e, s, b, access, idx, k - 1, P_MUL);
         str_puts(s, " * ");
         put_count(s, b->shape[k]);
     }
     str_puts(s, " + ");
-    emit_index(e, s, idx[k], P_MUL, true);
+    emit_dim_index(e, s, b, access, idx, k, P_MUL, true);
     if (paren)
         str_puts(s, ")");
 }
 
-/* buf[offset] for a load or store with nidx indices. */
-static void emit_access(cg_emitter *e, cg_str *s, const ir_buffer *b, ir_expr *const *idx, int nidx)
+/* buf[offset] for a load or store with nidx indices; `access` is its IR
+ * node (NULL: a copy made for a vector loop, which has no unproven sites). */
+static void emit_access(cg_emitter *e, cg_str *s, const ir_buffer *b, const void *access,
+                        ir_expr *const *idx, int nidx)
 {
     const char *name = b ? lookup(e, b) : NULL;
     if (!name) {
@@ -808,7 +836,7 @@ static void emit_access(cg_emitter *e, cg_str *s, const ir_buffer *b, ir_expr *c
     } else if (nidx == 0)
         str_puts(s, "0");
     else
-        emit_offset(e, s, b, idx, nidx - 1, P_TOP);
+        emit_offset(e, s, b, access, idx, nidx - 1, P_TOP);
     str_puts(s, "]");
 }
 
@@ -1050,7 +1078,7 @@ static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec)
         return;
     }
     case IR_LOAD:
-        emit_access(e, s, x->buf, x->args, x->nargs);
+        emit_access(e, s, x->buf, x, x->args, x->nargs);
         if (x->dtype == IR_BOOL)  /* any nonzero byte reads as true (1) */
             str_puts(s, " != 0");
         return;
@@ -1323,7 +1351,7 @@ static void emit_block(cg_emitter *e, cg_str *s, const ir_stmt *st)
 static void emit_store(cg_emitter *e, cg_str *s, const ir_stmt *st)
 {
     cg_str t = {0};
-    emit_access(e, &t, st->buf, st->args, st->nargs);
+    emit_access(e, &t, st->buf, st, st->args, st->nargs);
     str_puts(&t, " = ");
     emit_operand_plain(e, &t, st->value, P_SELECT, true);
     if (t.oom)
@@ -1603,24 +1631,61 @@ static void emit_unrolled_loop(cg_emitter *e, cg_str *s, const ir_stmt *st, int6
     }
 }
 
+typedef struct leaves_ctx {
+    const cg_emitter *e;
+    bool leaves;
+} leaves_ctx;
+
+static bool is_checked_access(const cg_emitter *e, const void *access)
+{
+    for (int i = 0; !e->unchecked && i < e->sites.n; i++)
+        if (e->sites.items[i].access == access)
+            return true;
+    return false;
+}
+
 /* Whether running s's iterations on several threads keeps every exit and
- * side effect right: no assert or checked division (those leave the kernel
- * at once), and no runtime hook (its counters are not shared-memory safe).
+ * side effect right: no assert, checked division or checked index (those leave
+ * the kernel at once), and no runtime hook (its counters are not shared-memory safe).
  * Heap temporaries are fine: each thread allocates its own, and a failed
  * allocation is reported after the loop (emit_alloc). */
 static bool stmt_leaves_early(const ir_stmt *st, void *ctx)
 {
-    bool *bad = ctx;
-    if (st->kind == IR_S_ASSERT || st->kind == IR_S_EVAL)
-        *bad = true;
-    return !*bad;
+    leaves_ctx *c = ctx;
+    if (st->kind == IR_S_ASSERT || st->kind == IR_S_EVAL || is_checked_access(c->e, st))
+        c->leaves = true;
+    return !c->leaves;
 }
 
 static bool expr_leaves_early(const ir_expr *x, void *ctx)
 {
-    bool *bad = ctx;
-    *bad |= div_is_checked(x) || cast_is_checked(x);
-    return !*bad;
+    leaves_ctx *c = ctx;
+    c->leaves |= div_is_checked(x) || cast_is_checked(x) || is_checked_access(c->e, x);
+    return !c->leaves;
+}
+
+static bool stmt_checked(const ir_stmt *st, void *ctx)
+{
+    leaves_ctx *c = ctx;
+    c->leaves |= is_checked_access(c->e, st);
+    return !c->leaves;
+}
+
+static bool expr_checked(const ir_expr *x, void *ctx)
+{
+    leaves_ctx *c = ctx;
+    c->leaves |= is_checked_access(c->e, x);
+    return !c->leaves;
+}
+
+/* Whether s holds an index checked at run time (codegen/bounds.c): a
+ * vector loop's copies of its statements would lose the check. */
+static bool has_checked_access(const cg_emitter *e, const ir_stmt *s)
+{
+    leaves_ctx c = {e, false};
+    if (s && !e->unchecked && e->sites.n > 0)
+        ir_stmt_walk(s, stmt_checked, expr_checked, &c);
+    return c.leaves;
 }
 
 /* A parallel loop becomes an OpenMP worksharing loop (GCC outlines the body
@@ -1673,10 +1738,10 @@ static bool slab_visit(const ir_stmt *st, void *p)
 
 static bool emit_parallel_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
 {
-    bool bad = false;
+    leaves_ctx lc = {e, false};
     if (st->nbody > 0 && st->body[0])
-        ir_stmt_walk(st->body[0], stmt_leaves_early, expr_leaves_early, &bad);
-    if (bad || e->par_depth > 0 || !st->var || !ir_dtype_is_int(st->var->dtype))
+        ir_stmt_walk(st->body[0], stmt_leaves_early, expr_leaves_early, &lc);
+    if (lc.leaves || e->par_depth > 0 || !st->var || !ir_dtype_is_int(st->var->dtype))
         return false;
     e->nslab = 0;
     par_slab_ctx sc = {e, 0};
@@ -1962,7 +2027,7 @@ static void emit_vexpr(cg_emitter *e, cg_str *s, const ir_expr *x)
         cg_vec *saved = e->vec;
         e->vec = NULL;
         cg_str a = {0};
-        emit_access(e, &a, x->buf, x->args, x->nargs);
+        emit_access(e, &a, x->buf, NULL, x->args, x->nargs);
         e->vec = saved;
         if (coef == 1) {
             str_printf(s, "(*(const %s *)&%s)", c->vt, a.p ? a.p : "0");
@@ -2269,7 +2334,7 @@ static void emit_vstmt(cg_emitter *e, cg_str *s, const ir_stmt *st)
         bool affine = vec_access_coef(c, st->buf, st->args, st->nargs, &coef);
         e->vec = NULL;
         if (affine)
-            emit_access(e, &a, st->buf, st->args, st->nargs);
+            emit_access(e, &a, st->buf, NULL, st->args, st->nargs);
         e->vec = c;
         if (affine && coef == 1) {
             line(e, s, "*(%s *)&%s = %s;", c->vt, a.p ? a.p : "0", val.p ? val.p : "0");
@@ -2316,7 +2381,7 @@ static bool emit_vector_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
         st->nbody < 1 || !st->var || !ir_dtype_is_int(st->var->dtype))
         return false;
     int64_t lo = st->lo->ival, hi = st->hi->ival;
-    if (hi - lo < 2)
+    if (hi - lo < 2 || has_checked_access(e, st->body[0]))
         return false;
     if (!e->scratch && !(e->scratch = ir_module_new("codegen-scratch"))) {
         e->oom = true;
@@ -2435,6 +2500,8 @@ static void reset_function(cg_emitter *e)
     unbind(e, e->nbinds);
     free(e->asserts.items);
     e->asserts = (assert_list){0};
+    free(e->sites.items);
+    e->sites = (cg_bound_sites){0};
     e->nheap = 0;
     e->split = false;
     e->used_vars.n = e->used_bufs.n = e->read_bufs.n = e->written_bufs.n = 0;
@@ -2481,6 +2548,8 @@ static void emit_func_comment(cg_emitter *e, cg_str *s, int index)
         str_printf(s, " *     %d: integer division by zero\n", e->asserts.n + 2);
         str_printf(s, " *     %d: float to integer cast out of range\n", e->asserts.n + 3);
     }
+    if (e->sites.n > 0)
+        str_printf(s, " *     %d: index out of range (%d checked)\n", e->asserts.n + 4, e->sites.n);
     str_puts(s, " */\n");
 }
 
@@ -2530,6 +2599,11 @@ static void emit_func(cg_emitter *e, cg_str *s, int index)
     e->asserts = function_asserts(f);
     if (e->asserts.oom)
         e->oom = true;
+    if (!e->unchecked) {
+        e->sites = cg_unproven_accesses(f);
+        e->oom |= e->sites.oom;
+        e->split |= e->sites.n > 0;   /* a failed check longjmps to the wrapper */
+    }
     ir_stmt_walk(f->body, scan_stmt, scan_expr, e);
     for (int i = 0; i < f->nparams; i++)
         if (!f->params[i]) {
@@ -2580,13 +2654,14 @@ static void emit_func(cg_emitter *e, cg_str *s, int index)
         if (call.oom)
             e->oom = true;
         /* longjmp's value says why the body stopped. */
-        static const char *const why[2] = {"integer division by zero",
-                                           "float to integer cast out of range"};
+        static const char *const why[3] = {"integer division by zero",
+                                           "float to integer cast out of range",
+                                           "index out of range"};
         line(e, s, "switch (setjmp(tec_jb)) {");
         line(e, s, "case 0:");
         line(e, s, "    %s", call.p ? call.p : "");
-        for (int k = 0; k < 2; k++) {
-            line(e, s, k == 0 ? "case 1:   /* %s */" : "default:   /* %s */", why[k]);
+        for (int k = 0; k < 3; k++) {
+            line(e, s, k < 2 ? "case %d:   /* %s */" : "default:   /* %d: %s */", k + 1, why[k]);
             if (e->nheap) {
                 line(e, s, "    for (int tec_i = 0; tec_i < %d; ++tec_i)", e->nheap);
                 line(e, s, "        free(tec_heap[tec_i]);");
@@ -2692,6 +2767,22 @@ static void emit_helpers(cg_emitter *e, cg_str *s)
                 "}\n\n", tt, dtype_suffix((ir_dtype)to), dtype_suffix((ir_dtype)from), ft, lim,
                 lim, to, tt);
         }
+    if (e->index_check_used)
+        str_puts(s,
+            "/* An index the compiler could not prove in range: outside [0, n) it\n"
+            " * stops the kernel (see its wrapper), leaving the site and the value\n"
+            " * for the message in this thread's copies. */\n"
+            "_Thread_local int64_t tec_index_value;\n"
+            "_Thread_local int tec_index_site;\n\n"
+            "static inline int64_t tec_index(int64_t i, int64_t n, int site, jmp_buf jb)\n"
+            "{\n"
+            "    if (__builtin_expect((uint64_t)i >= (uint64_t)n, 0)) {\n"
+            "        tec_index_value = i;\n"
+            "        tec_index_site = site;\n"
+            "        longjmp(jb, 3);\n"
+            "    }\n"
+            "    return i;\n"
+            "}\n\n");
     if (h[H_ABS_I64] || h[H_ABS_I32])
         str_puts(s,
             "/* |x| with abs(INT64_MIN) wrapping to itself instead of trapping. */\n"
@@ -2846,9 +2937,9 @@ static void emit_prelude(cg_emitter *e, cg_str *s)
     emit_helpers(e, s);
 }
 
-char *cg_emit_c(const ir_module *m, const cg_target *t, diag *d)
+char *cg_emit_c(const ir_module *m, const cg_target *t, bool unchecked, diag *d)
 {
-    cg_emitter e = {.m = m, .d = d, .target = t};
+    cg_emitter e = {.m = m, .d = d, .target = t, .unchecked = unchecked};
     cg_str funcs = {0};
     for (int i = 0; i < m->nfuncs; i++) {
         if (!m->funcs[i]) {

@@ -22,6 +22,14 @@ typedef struct cg_sig {
     ffi_type **arg_types;   /* nargs x &ffi_type_pointer; must outlive cif */
 } cg_sig;
 
+/* An index a kernel checks, as its failure message names it. */
+typedef struct cg_index_site {
+    char *buf;              /* the buffer's name */
+    bool store;
+    int dim, ndim;
+    int64_t extent;
+} cg_index_site;
+
 /* One loaded kernel, with what is needed to explain its failure codes
  * without the module. */
 typedef struct cg_kernel {
@@ -31,6 +39,8 @@ typedef struct cg_kernel {
     int nparams;
     int nasserts;
     char **assert_msgs;     /* nasserts messages */
+    cg_index_site *sites;   /* the indices it checks (cg_unproven_accesses) */
+    int nsites;
 } cg_kernel;
 
 struct cg_library {
@@ -57,6 +67,9 @@ void cg_unload(cg_library *lib)
         for (int j = 0; j < k->nasserts; j++)
             free(k->assert_msgs[j]);
         free(k->assert_msgs);
+        for (int j = 0; j < k->nsites; j++)
+            free(k->sites[j].buf);
+        free(k->sites);
     }
     free(lib->kernels);
     for (int i = 0; i < lib->nsigs; i++)
@@ -141,7 +154,44 @@ static bool load_kernel(cg_library *lib, const ir_module *m, int index, diag *d)
         }
     }
     k->nasserts = n;
-    return true;
+    cg_bound_sites bs = cg_unproven_accesses(f);
+    k->sites = calloc((size_t)(bs.n ? bs.n : 1), sizeof *k->sites);
+    bool ok = !bs.oom && k->sites;
+    for (int j = 0; ok && j < bs.n; j++) {
+        const cg_bound_site *b = &bs.items[j];
+        k->sites[j] = (cg_index_site){strdup(b->buf->name ? b->buf->name : "?"), b->store,
+                                      b->dim, b->buf->ndim, b->buf->shape[b->dim]};
+        ok = k->sites[j].buf != NULL;
+        k->nsites = j + ok;
+    }
+    free(bs.items);
+    if (!ok)
+        oom(d);
+    return ok;
+}
+
+/* "out-of-range store y[100003]: index 0 must be in [0, 4)", the
+ * interpreter's words; the indices of the other dimensions are not known
+ * here and show as _. */
+static void index_failure(const cg_library *lib, const cg_kernel *k, char *buf, size_t len)
+{
+    dlerror();
+    const int *site = dlsym(lib->handle, "tec_index_site");   /* this thread's copies */
+    const int64_t *value = dlsym(lib->handle, "tec_index_value");
+    if (!site || !value || *site < 0 || *site >= k->nsites) {
+        snprintf(buf, len, "index out of range");
+        return;
+    }
+    const cg_index_site *s = &k->sites[*site];
+    size_t at = (size_t)snprintf(buf, len, "out-of-range %s %s[", s->store ? "store" : "load",
+                                 s->buf);
+    for (int d = 0; d < s->ndim && at < len; d++)
+        at += (size_t)(d == s->dim ? snprintf(buf + at, len - at, "%s%lld", d ? ", " : "",
+                                              (long long)*value)
+                                   : snprintf(buf + at, len - at, "%s_", d ? ", " : ""));
+    if (at < len)
+        snprintf(buf + at, len - at, "]: index %d must be in [0, %lld)", s->dim,
+                 (long long)s->extent);
 }
 
 /* Whether libgomp binds its threads to processors (set before it loads). */
@@ -264,8 +314,12 @@ bool cg_call(cg_library *lib, int func_index, void *const *data, char *err, size
     int32_t code = (int32_t)rc;
     if (code == 0)
         return true;
-    char cast[96];
+    char cast[256];
     const char *detail = code >= 1 && code <= k->nasserts ? k->assert_msgs[code - 1] : NULL;
+    if (code == k->nasserts + 4) {
+        index_failure(lib, k, cast, sizeof cast);
+        detail = cast;
+    }
     if (code == k->nasserts + 3 && lib->cast_value && lib->cast_to &&
         *lib->cast_to >= 0 && *lib->cast_to < IR_NDTYPES) {
         ir_cast_failure(*lib->cast_value, (ir_dtype)*lib->cast_to, cast, sizeof cast);
@@ -277,7 +331,7 @@ bool cg_call(cg_library *lib, int func_index, void *const *data, char *err, size
 
 cg_library *cg_build(const ir_module *m, const cg_options *o, diag *d)
 {
-    char *src = cg_emit_c(m, o ? o->target : NULL, d);
+    char *src = cg_emit_c(m, o ? o->target : NULL, o && o->unchecked, d);
     if (!src)
         return NULL;
     char *so = cg_compile(src, o, d);

@@ -62,7 +62,7 @@ int tec_run(tec_program *p, int interpret)
             return 1;
         }
         cg_options co = {.opt_flags = "-O2", .target = &t};
-        char *src = cg_emit_c(p->m, &t, &p->d);
+        char *src = cg_emit_c(p->m, &t, false, &p->d);
         char *so = src ? cg_compile(src, &co, &p->d) : NULL;
         p->lib = so ? cg_load(so, p->m, &p->d) : NULL;
         free(src);

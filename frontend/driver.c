@@ -43,6 +43,7 @@ typedef struct options {
     bool verify_each;
     bool interp;
     bool verbose, no_cache;
+    bool unchecked;               /* --unchecked: no run-time index checks */
     int cc_timeout;               /* --cc-timeout: as cg_options.cc_timeout */
     /* the machine kernels are built for, and the threads of parallel loops */
     const char *target_name;      /* --target (default "native") */
@@ -104,6 +105,8 @@ static void usage(FILE *out)
         "                         x86-64, x86-64-v2, x86-64-v3 or x86-64-v4\n"
         "  --print-target         print the target (ISA, vector width, cores, caches), exit\n"
         "  --no-cache             do not use the kernel cache\n"
+        "  --unchecked            no run-time checks of the indices tec cannot prove\n"
+        "                         in range (an out-of-range index is then undefined)\n"
         "  --cc-timeout=SECONDS   stop the C compiler after SECONDS (default 600; 0: never)\n"
         "  -v, --verbose          show the target and the C compiler's command line\n"
         "\n"
@@ -174,10 +177,8 @@ static int usage_error(const char *fmt, const char *arg)
 static void *xrealloc(void *p, size_t n)
 {
     p = realloc(p, n);
-    if (!p) {
-        fputs("tec: error: out of memory\n", stderr);
-        exit(EXIT_INTERNAL);
-    }
+    if (!p)
+        ir_out_of_memory();
     return p;
 }
 
@@ -238,7 +239,7 @@ static void dump_schedules(FILE *out, const ir_module *m)
 enum {
     OPT_EMIT = 256, OPT_PASSES, OPT_DUMP_IR, OPT_DUMP_DIR, OPT_VERIFY_EACH,
     OPT_LIST_PASSES, OPT_INPUT, OPT_WEIGHTS, OPT_SAVE_OUTPUTS, OPT_INTERP,
-    OPT_NO_CACHE, OPT_VERSION, OPT_PROFILE, OPT_REPEAT, OPT_REPORT, OPT_TRACE, OPT_PLOT,
+    OPT_NO_CACHE, OPT_UNCHECKED, OPT_VERSION, OPT_PROFILE, OPT_REPEAT, OPT_REPORT, OPT_TRACE, OPT_PLOT,
     OPT_CALIBRATE, OPT_COUNTERS, OPT_PAD_TO, OPT_ACCEL, OPT_ACCEL_REPORT, OPT_SEARCH,
     OPT_TOPOLOGY, OPT_EXPORT_TOPOLOGY, OPT_EXPORT_FORMAT, OPT_SWEEP, OPT_SWEEP_OUT,
     OPT_SWEEP_ARRAYS, OPT_SWEEP_DATAFLOWS, OPT_SWEEP_SRAM, OPT_STRICT, OPT_ACCEL_MODE, OPT_NO_RUN,
@@ -274,6 +275,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"save-weights", required_argument, 0, OPT_SAVE_WEIGHTS},
         {"interp", no_argument, 0, OPT_INTERP},
         {"no-cache", no_argument, 0, OPT_NO_CACHE},
+        {"unchecked", no_argument, 0, OPT_UNCHECKED},
         {"cc-timeout", required_argument, 0, OPT_CC_TIMEOUT},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
@@ -362,6 +364,7 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_VERIFY_EACH: o->verify_each = true; break;
         case OPT_INTERP: o->interp = true; break;
         case OPT_NO_CACHE: o->no_cache = true; break;
+        case OPT_UNCHECKED: o->unchecked = true; break;
         case OPT_CC_TIMEOUT:
             /* 0 is "never", which cg_options spells as a negative limit. */
             if (strcmp(optarg, "0") == 0)
@@ -885,7 +888,7 @@ int main(int argc, char **argv)
             cg_target_describe(&o.target, line, sizeof line);
             fprintf(stderr, "tec: target: %s\n", line);
         }
-        csrc = cg_emit_c(m, &o.target, &d);
+        csrc = cg_emit_c(m, &o.target, o.unchecked, &d);
         if (!csrc)
             goto done;
     }

@@ -68,8 +68,7 @@ void ox_printf(ox_str *b, const char *fmt, ...)
             cap *= 2;
         char *s = realloc(b->s, cap);
         if (!s) {
-            fputs("tec: error: out of memory\n", stderr);
-            exit(70);
+            ir_out_of_memory();
         }
         b->s = s;
         b->cap = cap;
@@ -632,8 +631,7 @@ const char *ox_kernel_role(ox_kernel *k, const char *name)
     }
     char *s = strdup(name);
     if (!s) {
-        fputs("tec: error: out of memory\n", stderr);
-        exit(70);
+        ir_out_of_memory();
     }
     return k->owned[k->nowned++] = s;
 }

@@ -93,6 +93,8 @@ static void show_line(const diag *d, diag_loc loc)
 static void report(diag *d, diag_loc loc, const char *kind, const char *fmt,
                    va_list ap)
 {
+    if (!d->out)
+        return;
     if (loc.file && loc.line > 0)
         fprintf(d->out, "%s:%d:%d: %s: ", loc.file, loc.line, loc.col, kind);
     else if (loc.file)
@@ -108,7 +110,7 @@ void diag_error(diag *d, diag_loc loc, const char *fmt, ...)
 {
     d->nerrors++;
     if (d->max_errors && d->nerrors > d->max_errors) {
-        if (d->nerrors == d->max_errors + 1)
+        if (d->nerrors == d->max_errors + 1 && d->out)
             fprintf(d->out, "tec: note: too many errors; the rest are not shown\n");
         return;
     }
@@ -140,6 +142,8 @@ void diag_internal(diag *d, const char *where, const char *fmt, ...)
 {
     d->nerrors++;
     d->ninternal++;
+    if (!d->out)
+        return;
     fprintf(d->out, "tec: internal error: %s: ", where);
     va_list ap;
     va_start(ap, fmt);

@@ -28,7 +28,8 @@ typedef struct diag_source {
 } diag_source;
 
 typedef struct diag {
-    FILE *out;             /* where messages go (stderr in the CLI) */
+    FILE *out;             /* where messages go (stderr in the CLI); NULL: nowhere,
+                              only counted */
     int nerrors;
     int ninternal;         /* internal errors among nerrors */
     int max_errors;        /* stop printing after this many (0: no cap) */

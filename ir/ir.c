@@ -20,17 +20,17 @@ struct ir_arena {
     ir_chunk *head;
 };
 
-static void ir_oom(void)
+void ir_out_of_memory(void)
 {
     fputs("tec: error: out of memory\n", stderr);
-    exit(70);
+    exit(1);
 }
 
 ir_arena *ir_arena_new(void)
 {
     ir_arena *a = calloc(1, sizeof *a);
     if (!a)
-        ir_oom();
+        ir_out_of_memory();
     return a;
 }
 
@@ -53,7 +53,7 @@ void *ir_alloc(ir_arena *a, size_t size)
         size_t cap = size > 65536 ? size : 65536;
         c = malloc(sizeof *c + cap);
         if (!c)
-            ir_oom();
+            ir_out_of_memory();
         c->size = cap;
         c->used = 0;
         c->next = a->head;

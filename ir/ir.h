@@ -23,6 +23,11 @@
 
 typedef struct ir_arena ir_arena;
 
+/* Where tec cannot go on without memory: prints "tec: error: out of
+ * memory" and exits with status 1 (not tec's bug, nor the input's: the
+ * machine's, reported as an error like a full disk). */
+_Noreturn void ir_out_of_memory(void);
+
 ir_arena *ir_arena_new(void);
 void ir_arena_free(ir_arena *a);
 void *ir_alloc(ir_arena *a, size_t size);            /* zeroed, 16-aligned */

@@ -130,8 +130,7 @@ static void *xrealloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
     if (!q) {
-        fputs("tec: error: out of memory\n", stderr);
-        exit(70);
+        ir_out_of_memory();
     }
     return q;
 }

@@ -260,8 +260,7 @@ static void *vgrow(void *p, int *cap, size_t elem)
     *cap = *cap ? 2 * *cap : 16;
     void *q = realloc(p, elem * (size_t)*cap);
     if (!q) {
-        fputs("tec: error: out of memory\n", stderr);
-        exit(70);
+        ir_out_of_memory();
     }
     return q;
 }
@@ -1011,8 +1010,7 @@ static void verify_plan(verifier *v, const ir_graph *g)
     int *last = malloc(sizeof(int) * (size_t)(g->nbufs + 1));
     int64_t *bytes = malloc(sizeof(int64_t) * (size_t)(g->nbufs + 1));
     if (!first || !last || !bytes) {
-        fputs("tec: error: out of memory\n", stderr);
-        exit(70);
+        ir_out_of_memory();
     }
     ir_graph_live_ranges(g, first, last);
     for (int i = 0; i < g->nbufs; i++) {

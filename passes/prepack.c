@@ -122,8 +122,7 @@ static void add_ptr(const void ***arr, int *n, const void *p)
             return;
     const void **a = realloc(*arr, sizeof *a * (size_t)(*n + 1));
     if (!a) {
-        fputs("tec: error: out of memory\n", stderr);
-        exit(70);
+        ir_out_of_memory();
     }
     a[(*n)++] = p;
     *arr = a;
@@ -572,8 +571,7 @@ static void prepack_func(ir_module *m, ir_func *f)
     for (;;) {
         bool *constant = calloc((size_t)f->nparams + 1, sizeof *constant);
         if (!constant) {
-            fputs("tec: error: out of memory\n", stderr);
-            exit(70);
+            ir_out_of_memory();
         }
         func_ctx fc = {m, f, constant, {0}, 0};
         candidate c;

@@ -591,6 +591,54 @@ static char *temp_template(const char *path)
     return tmp;
 }
 
+FILE *rt_file_create(const char *path, char **tmp)
+{
+    *tmp = temp_template(path);
+    if (!*tmp) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    int fd = mkstemp(*tmp);
+    /* mkstemp's 0600, widened to what open(O_CREAT, 0666) would give. */
+    mode_t mask = umask(0);
+    umask(mask);
+    FILE *f = fd >= 0 && fchmod(fd, 0666 & ~mask) == 0 ? fdopen(fd, "wb") : NULL;
+    if (!f) {
+        int saved = errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(*tmp);
+        }
+        free(*tmp);
+        *tmp = NULL;
+        errno = saved;
+    }
+    return f;
+}
+
+/* Flushes, syncs and closes f; false (errno set) if any of it, or an
+ * earlier write, failed. */
+static bool close_synced(FILE *f)
+{
+    bool ok = !ferror(f) && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    int saved = ok ? 0 : errno ? errno : EIO;
+    if (fclose(f) != 0 && ok)
+        return false;
+    errno = saved;
+    return ok;
+}
+
+bool rt_file_commit(FILE *f, char *tmp, const char *path)
+{
+    bool ok = close_synced(f) && rename(tmp, path) == 0;
+    int saved = errno;
+    if (!ok)
+        unlink(tmp);
+    free(tmp);
+    errno = saved;
+    return ok;
+}
+
 char *rt_npy_write_temp(const char *path, const rt_tensor *t, char *err, size_t errlen)
 {
     if (err && errlen)
@@ -608,33 +656,17 @@ char *rt_npy_write_temp(const char *path, const rt_tensor *t, char *err, size_t 
         npy_err(err, errlen, path, "internal error: npy: header does not fit");
         return NULL;
     }
-    char *tmp = temp_template(path);
-    if (!tmp) {
-        npy_err(err, errlen, path, "out of memory");
-        return NULL;
-    }
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
+    char *tmp;
+    FILE *f = rt_file_create(path, &tmp);
+    if (!f) {
         npy_err(err, errlen, path, "cannot create a temporary file beside it: %s",
                 strerror(errno));
-        free(tmp);
         return NULL;
     }
-    /* mkstemp's 0600, widened to what open(O_CREAT, 0666) would give. */
-    mode_t mask = umask(0);
-    umask(mask);
-    FILE *f = fchmod(fd, 0666 & ~mask) == 0 ? fdopen(fd, "wb") : NULL;
-    bool ok = f && fwrite(head, 1, hn, f) == hn && write_data(f, t) && fflush(f) == 0 &&
-              fsync(fileno(f)) == 0;
+    bool ok = fwrite(head, 1, hn, f) == hn && write_data(f, t);
     int saved = errno;
-    if (!f)
-        close(fd);
-    else if (fclose(f) != 0 && ok) {
-        ok = false;
-        saved = errno;
-    }
-    if (!ok) {
-        npy_err(err, errlen, path, "cannot write: %s", strerror(saved));
+    if (!close_synced(f) || !ok) {
+        npy_err(err, errlen, path, "cannot write: %s", strerror(ok ? errno : saved));
         unlink(tmp);
         free(tmp);
         return NULL;

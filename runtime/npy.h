@@ -50,6 +50,16 @@ bool rt_npy_write(const char *path, const rt_tensor *t, char *err, size_t errlen
  * it over path, or unlinks it. */
 char *rt_npy_write_temp(const char *path, const rt_tensor *t, char *err, size_t errlen);
 
+/* Any file replaced whole, the way rt_npy_write replaces a .npy:
+ * rt_file_create opens a new temporary beside path for writing (as
+ * rt_npy_write_temp makes it; its name in *tmp, malloc'ed), and
+ * rt_file_commit flushes, syncs and closes it and renames it over path,
+ * or, when that or an earlier write failed, removes it.  Both return
+ * NULL/false with errno set; commit frees tmp.  A failed write thus
+ * leaves path as it was, never half written. */
+FILE *rt_file_create(const char *path, char **tmp);
+bool rt_file_commit(FILE *f, char *tmp, const char *path);
+
 /* The .npy descr of a dtype ("<f4"), or NULL when NumPy has none (bf16). */
 const char *rt_npy_descr(ir_dtype t);
 

@@ -3,6 +3,7 @@
  * them as an aligned table, CSV, JSON and a Chrome trace (doc/profile.md
  * defines every column). */
 #define _GNU_SOURCE   /* vasprintf */
+#include "runtime/npy.h"
 #include "runtime/profile.h"
 
 #include <errno.h>
@@ -1634,17 +1635,15 @@ static void trace_writer(FILE *f, const rt_profile *p, const rt_rows *rows)
 static bool write_file(const char *path, writer_fn fn, const rt_profile *p, const rt_rows *rows,
                        diag *d)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        diag_error(d, diag_noloc(), "cannot write %s: %s", path, strerror(errno));
-        return false;
+    char *tmp;
+    FILE *f = rt_file_create(path, &tmp);   /* never a half-written report */
+    if (f) {
+        fn(f, p, rows);
+        if (rt_file_commit(f, tmp, path))
+            return true;
     }
-    fn(f, p, rows);
-    bool ok = !ferror(f);
-    ok = fclose(f) == 0 && ok;
-    if (!ok)
-        diag_error(d, diag_noloc(), "cannot write %s: %s", path, strerror(errno));
-    return ok;
+    diag_error(d, diag_noloc(), "cannot write %s: %s", path, strerror(errno));
+    return false;
 }
 
 bool rt_profile_report(const rt_profile *p, const rt_report_options *o, diag *d)

@@ -674,15 +674,12 @@ bool pass_autoschedule(ir_module *m, diag *d)
         t = *pass_target();
     else
         cg_target_native(&t);
-    FILE *null = fopen("/dev/null", "w");
-    if (!null)
-        return true;   /* no schedule is still a correct program */
     for (int fi = 0; fi < m->nfuncs; fi++) {
         ir_func *f = m->funcs[fi];
         if (has_attr(f, "scheduled") || has_attr(f, "schedule_auto") || !f->body)
             continue;
         auto_ctx a = {.m = m, .f = f, .lanes = cg_target_lanes(&t, 4), .threads = t.cores};
-        diag_init(&a.quiet, null);
+        diag_init(&a.quiet, NULL);   /* refusals are counted, not shown */
         a.quiet.max_errors = 1;
         nest cur = {.n = 0};
         nest nests[256];
@@ -723,6 +720,5 @@ bool pass_autoschedule(ir_module *m, diag *d)
         free(a.text);
         diag_fini(&a.quiet);
     }
-    fclose(null);
     return true;
 }

@@ -13,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char path[64], err[512];
     fuzz_file(data, size, &fd, path, sizeof path);
     acc_config c;
-    if (acc_config_load(path, &c, err, sizeof err))
+    if (acc_config_load(path, false, NULL, &c, err, sizeof err))
         acc_config_check(&c, err, sizeof err);
     acc_layer *layers = NULL;
     int n = 0;

@@ -986,7 +986,7 @@ static void test_emit_errors(void)
     f->body = FOR(t, 0, 4, IR_FOR_SERIAL, S1(h, V(t), L1(h, V(t))));
     captured c;
     cap_init(&c);
-    char *src = cg_emit_c(M, NULL, &c.d);
+    char *src = cg_emit_c(M, NULL, false, &c.d);
     cap_done(&c);
     check(!src && c.text && strcmp(c.text, "net.te:7:3: error: codegen: the C backend does not "
                                            "support f16 buffers yet ('h' in @half)\n") == 0,
@@ -1000,7 +1000,7 @@ static void test_emit_errors(void)
     ir_buffer *o = ARG(f, "o", IR_I64, 1, n);
     f->body = S1(o, I(0), V(VAR("ghost")));
     cap_init(&c);
-    src = cg_emit_c(M, NULL, &c.d);
+    src = cg_emit_c(M, NULL, false, &c.d);
     cap_done(&c);
     check(!src && c.text && strcmp(c.text, "tec: internal error: codegen: in @free_var: variable "
                                            "'ghost' is used outside its binding\n") == 0,
@@ -1309,7 +1309,7 @@ int main(void)
 
     diag d;
     diag_init(&d, stdout);
-    char *src = cg_emit_c(M, NULL, &d);
+    char *src = cg_emit_c(M, NULL, false, &d);
     check(src != NULL, "emit C for %d kernels", M->nfuncs);
     if (src) {
         test_text(src);
