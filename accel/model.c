@@ -163,10 +163,10 @@ typedef struct gemm {
      * pixel once: min(H*W*C/groups, M*K) (equation (7)). */
     int64_t ifmap_unique;
     /* A convolution's sliding window: the ifmap words of the input rows
-     * that the windows of one fold of pixels span (OS: R pixels, IS: C),
-     * 0 for a plain GEMM.  When two such bands fit in half the ifmap
-     * buffer, a sweep over the pixels fetches each word once (equation
-     * (7b)). */
+     * that the windows of one fold of pixels span on average (OS: R
+     * pixels, IS: C), 0 for a plain GEMM.  When the band fits in half the
+     * ifmap buffer, a sweep over the pixels fetches each word once
+     * (equation (7b)). */
     int64_t ifmap_band;
 } gemm;
 
@@ -271,7 +271,7 @@ static void tile_on_array(const acc_config *c, const gemm *g, int64_t m, int64_t
     /* (7b) A streamed operand passes through half its buffer, which keeps
      * what fits.  Folds run column folds outer, row folds inner.  One sweep
      * of the ifmap fetches its distinct words when the tile spans the whole
-     * im2col matrix and two sliding-window bands fit (else its m*k im2col
+     * im2col matrix and its sliding-window band fits (else its m*k im2col
      * words); OS and WS sweep it once per column fold, IS holds it (one
      * sweep).  The OS filter block of a column fold (k x C) is swept by the
      * F_r row folds in a row; WS holds the filter; IS sweeps it once per
@@ -905,15 +905,16 @@ static bool check_gemm_layer(const acc_config *c, const acc_layer *l, const acc_
                          l->conv.channels / l->batch);
         g->ifmap_unique = min64(px, g->ifmap_unique);
         /* the band of input rows one fold of pixels (OS: R, IS: C) spans:
-         * its output rows, plus one where the fold straddles a row */
+         * P consecutive output pixels in rows of E_w span 1 + (P - 1) / E_w
+         * output rows on average, so the band is
+         * (R_f + stride * (P - 1) / E_w) input rows of W * C words */
         const acc_conv *cv = &l->conv;
-        int64_t eh = acc_conv_out_floor(cv->ifmap_h, cv->filt_h, cv->stride_h);
         int64_t ew = acc_conv_out_floor(cv->ifmap_w, cv->filt_w, cv->stride_w);
         int64_t pix = c->dataflow == ACC_DF_IS ? c->cols : c->rows;
-        int64_t rows_out = min64(eh, cdiv(pix, ew) + 1);
-        int64_t rows_in = min64(cv->ifmap_h, (rows_out - 1) * cv->stride_h + cv->filt_h);
-        g->ifmap_band = min64(g->ifmap_unique,
-                              mul(&o, mul(&o, rows_in, cv->ifmap_w), cv->channels / l->batch));
+        int64_t row = mul(&o, cv->ifmap_w, cv->channels / l->batch);
+        int64_t band = add(&o, mul(&o, row, cv->filt_h),
+                           mul(&o, mul(&o, row, cv->stride_h), pix - 1) / ew);
+        g->ifmap_band = min64(g->ifmap_unique, band);
     }
     if (o.hit)
         return fail(err, errlen, "layer %s: MAC count of %lldx%lldx%lld batch %lld "
