@@ -4,8 +4,9 @@
  * A network is a list of layers.  Every GEMM-like layer is `batch`
  * independent GEMMs C[M,N] = A[M,K] * B[K,N] (A: ifmap after im2col, B:
  * filter, C: ofmap); every other layer is work for the vector unit.  The
- * model is closed form (no cycle-by-cycle simulation), so a layer costs well
- * under a microsecond and whole design-space sweeps run in seconds.
+ * model is closed form (no cycle-by-cycle simulation; stalls come fold by
+ * fold, identical folds counted rather than replayed), so a layer costs a
+ * few microseconds and whole design-space sweeps run in seconds.
  * doc/accel.md states every formula and assumption.
  *
  * Error reporting: functions that can fail return false and write one line
@@ -59,6 +60,8 @@ typedef struct acc_config {
     int64_t sram_bytes[ACC_NOPERANDS];  /* Ifmap/Filter/OfmapSramSzkB * 1024 */
     bool bw_unlimited;             /* InterfaceBandwidth = CALC: never stall */
     double bandwidth;              /* DRAM words per cycle (USER mode) */
+    double dram_latency;           /* cycles from a DRAM read request to its first
+                                      word (USER mode; requests are pipelined) */
     int64_t word_bytes;            /* bytes per operand word */
     double clock_mhz;
     int64_t vector_lanes;          /* vector-unit element ops per cycle */
@@ -217,6 +220,31 @@ bool acc_model_tiling(const acc_config *c, const acc_options *o,
                       const acc_layer *l, const acc_tiling *t,
                       acc_result *r, char *err, size_t errlen);
 
+/* One fold of a GEMM layer's timeline (acc_trace_layer); cycles count from
+ * the layer's start. */
+typedef struct acc_fold_event {
+    int64_t tile;                  /* tile-GEMM, counted over the batch */
+    int64_t fold;                  /* fold, counted over the layer */
+    int64_t start, cycles;         /* when the array computes it */
+    int64_t load_start;            /* when the DRAM reads it waits for could start */
+    int64_t sram[ACC_NOPERANDS];   /* array-side SRAM words: ifmap and filter
+                                      reads, ofmap writes */
+    int64_t dram_rd[ACC_NOPERANDS];/* DRAM words read for it (ofmap: partial sums
+                                      read back) */
+    int64_t dram_wr;               /* ofmap DRAM words written after it */
+} acc_fold_event;
+
+/* Receives the folds in order; returning false stops the walk. */
+typedef bool (*acc_fold_fn)(const acc_fold_event *e, void *ctx);
+
+/* Models a GEMM layer as acc_model_layer does (*r), and replays its
+ * timeline fold by fold: fn sees every fold with its start cycle, and the
+ * last fold (with the epilogue) ends at r->total_cycles.  *end receives
+ * the cycle the replay reached (r->total_cycles unless fn stopped it). */
+bool acc_trace_layer(const acc_config *c, const acc_options *o, const acc_layer *l,
+                     acc_fold_fn fn, void *ctx, acc_result *r, int64_t *end,
+                     char *err, size_t errlen);
+
 /* Models every layer (results[n]) and the total: layers run one after the
  * other, so cycles, accesses and energy add; total EDP is total energy times
  * total latency.  Identical layers are modeled once.  *evals (may be NULL)
@@ -243,6 +271,15 @@ void acc_write_json(FILE *out, const acc_config *c, const acc_result *rs, int n,
 /* Aligned human-readable table with totals. */
 void acc_print_table(FILE *out, const acc_config *c, const acc_result *rs, int n,
                      const acc_result *total);
+
+/* Writes the network's timeline as a Chrome/Perfetto trace-event JSON:
+ * the layers one after the other, every GEMM layer's folds on the array's
+ * track (acc_trace_layer) with their SRAM and DRAM words per operand, and
+ * the DRAM reads and writes on one track per operand.  Stops adding events
+ * after max_events (0: no limit); *events receives how many it wrote. */
+bool acc_write_trace(FILE *out, const acc_config *c, const acc_options *o,
+                     const acc_layer *layers, int n, int64_t max_events, int64_t *events,
+                     char *err, size_t errlen);
 
 /* ---------------------------------------------------------------- SCALE-Sim mode */
 

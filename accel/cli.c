@@ -55,9 +55,11 @@ bool acc_cli_check_options(const acc_cli_options *o, diag *d)
     bool ss = acc_cli_scalesim_mode(o);
     if (o->mode && !ss && strcmp(o->mode, "tec") != 0)
         diag_error(d, diag_noloc(), "bad --accel-mode '%s' (expected tec or scalesim)", o->mode);
-    if (ss && (o->search || o->pad_to || o->sweep))
-        diag_error(d, diag_noloc(), "--search, --pad-to and --sweep belong to tec's own model, "
-                   "not to --accel-mode=scalesim");
+    if (ss && (o->search || o->pad_to || o->sweep || o->trace))
+        diag_error(d, diag_noloc(), "--search, --pad-to, --sweep and --accel-trace belong to "
+                   "tec's own model, not to --accel-mode=scalesim");
+    if (o->trace && !*o->trace)
+        diag_error(d, diag_noloc(), "--accel-trace needs a file name");
     acc_search s;
     acc_topo_format tf;
     if (!o->config || !*o->config)
@@ -169,6 +171,35 @@ static bool write_report(const char *path, const acc_config *c, const acc_result
                    errno ? strerror(errno) : "write error");
         return false;
     }
+    return true;
+}
+
+/* At most this many trace events: a million is about 300 MB of JSON,
+ * more than a trace viewer opens comfortably. */
+#define TRACE_MAX_EVENTS 1000000
+
+static bool write_trace(const char *path, const acc_config *c, const acc_options *ao,
+                        const acc_layer *ls, int n, diag *d)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        diag_error(d, diag_noloc(), "cannot write %s: %s", path, strerror(errno));
+        return false;
+    }
+    char err[1024] = "";
+    int64_t events = 0;
+    bool ok = acc_write_trace(f, c, ao, ls, n, TRACE_MAX_EVENTS, &events, err, sizeof err);
+    bool bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        diag_error(d, diag_noloc(), "cannot write %s: %s", path,
+                   errno ? strerror(errno) : "write error");
+        return false;
+    }
+    if (!ok)
+        return acc_fail(d, err);
+    if (events >= TRACE_MAX_EVENTS)
+        fprintf(d->out, "tec: warning: %s: the trace stops after %d events\n", path,
+                TRACE_MAX_EVENTS);
     return true;
 }
 
@@ -466,6 +497,8 @@ static bool run_layers(const acc_cli_options *o, const acc_config *c, const acc_
         acc_print_table(out, c, rs, n, &total);
     if (ok && o->report)
         ok = write_report(o->report, c, rs, n, &total, d);
+    if (ok && o->trace)
+        ok = write_trace(o->trace, c, ao, ls, n, d);
     if (ok && o->sweep)
         ok = run_sweep(c, ao, ls, n, o, out, d);
     free(rs);

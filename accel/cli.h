@@ -22,6 +22,7 @@
 typedef struct acc_cli_options {
     const char *config;            /* --accel CFG: a SCALE-Sim .cfg (required) */
     const char *report;            /* --accel-report=FILE.csv|FILE.json */
+    const char *trace;             /* --accel-trace=FILE.json: Chrome trace of the folds */
     const char *topology;          /* --topology FILE: SCALE-Sim CSV instead of a program */
     const char *export_topology;   /* --export-topology FILE */
     const char *export_format;     /* --export-format conv|gemm (default: conv when

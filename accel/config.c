@@ -27,7 +27,7 @@ typedef enum {
 /* Where a key's value goes in acc_config (offsetof from the struct start). */
 typedef enum {
     F_RUN_NAME, F_ROWS, F_COLS, F_DEPTH, F_SRAM_IFMAP, F_SRAM_FILTER,
-    F_SRAM_OFMAP, F_DATAFLOW, F_BWMODE, F_BANDWIDTH, F_WORD_BYTES, F_CLOCK,
+    F_SRAM_OFMAP, F_DATAFLOW, F_BWMODE, F_BANDWIDTH, F_WORD_BYTES, F_CLOCK, F_DRAM_LATENCY,
     F_LANES, F_MAC_PJ, F_REG_PJ, F_SRAM_READ_PJ, F_SRAM_WRITE_PJ,
     F_DRAM_READ_PJ, F_DRAM_WRITE_PJ, F_VECTOR_OP_PJ, F_STATIC_MW, F_NONE
 } key_field;
@@ -65,6 +65,7 @@ static const key_def keys[] = {
     {"tec_architecture", "ClockMHz", KEY_REAL_POS, 0, F_CLOCK, false},
     {"tec_architecture", "WordBytes", KEY_INT, 64, F_WORD_BYTES, false},
     {"tec_architecture", "ArrayDepth", KEY_INT, 4096, F_DEPTH, false},
+    {"tec_architecture", "DramLatency", KEY_REAL_NN, 0, F_DRAM_LATENCY, false},
     {"tec_energy", "MacPj", KEY_REAL_NN, 0, F_MAC_PJ, false},
     {"tec_energy", "RegPj", KEY_REAL_NN, 0, F_REG_PJ, false},
     {"tec_energy", "SramReadPj", KEY_REAL_NN, 0, F_SRAM_READ_PJ, false},
@@ -277,6 +278,7 @@ static void store_real(acc_config *c, key_field f, double x)
     switch (f) {
     case F_BANDWIDTH: c->bandwidth = x; break;
     case F_CLOCK: c->clock_mhz = x; break;
+    case F_DRAM_LATENCY: c->dram_latency = x; break;
     case F_MAC_PJ: c->energy.mac_pj = x; break;
     case F_REG_PJ: c->energy.reg_pj = x; break;
     case F_SRAM_READ_PJ: c->energy.sram_read_pj = x; break;
@@ -531,6 +533,7 @@ bool acc_config_check(const acc_config *c, char *err, size_t errlen)
     if (!c->bw_unlimited)
         CHECK_REAL(c->bandwidth, "Bandwidth", true);
     CHECK_REAL(c->clock_mhz, "ClockMHz", true);
+    CHECK_REAL(c->dram_latency, "DramLatency", false);
     CHECK_REAL(c->energy.mac_pj, "MacPj", false);
     CHECK_REAL(c->energy.reg_pj, "RegPj", false);
     CHECK_REAL(c->energy.sram_read_pj, "SramReadPj", false);
@@ -557,8 +560,9 @@ void acc_config_write(FILE *out, const acc_config *c)
         fprintf(out, "Bandwidth = %.17g\n", c->bandwidth);
     fprintf(out, "\n[run_presets]\nInterfaceBandwidth = %s\n\n",
             c->bw_unlimited ? "CALC" : "USER");
-    fprintf(out, "[tec_architecture]\nClockMHz = %.17g\nWordBytes = %lld\nArrayDepth = %lld\n\n",
-            c->clock_mhz, (long long)c->word_bytes, (long long)c->depth);
+    fprintf(out, "[tec_architecture]\nClockMHz = %.17g\nWordBytes = %lld\nArrayDepth = %lld\n"
+                 "DramLatency = %.17g\n\n",
+            c->clock_mhz, (long long)c->word_bytes, (long long)c->depth, c->dram_latency);
     const acc_energy *e = &c->energy;
     fprintf(out, "[tec_energy]\nMacPj = %.17g\nRegPj = %.17g\nSramReadPj = %.17g\n"
                  "SramWritePj = %.17g\nDramReadPjPerByte = %.17g\n"

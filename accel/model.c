@@ -163,10 +163,10 @@ typedef struct gemm {
      * pixel once: min(H*W*C/groups, M*K) (equation (7)). */
     int64_t ifmap_unique;
     /* A convolution's sliding window: the ifmap words of the input rows
-     * that the windows of one fold of pixels span (OS: R pixels, IS: C),
-     * 0 for a plain GEMM.  When two such bands fit in half the ifmap
-     * buffer, a sweep over the pixels fetches each word once (equation
-     * (7b)). */
+     * that the windows of one fold of pixels span on average (OS: R
+     * pixels, IS: C), 0 for a plain GEMM.  When the band fits in half the
+     * ifmap buffer, a sweep over the pixels fetches each word once
+     * (equation (7b)). */
     int64_t ifmap_band;
 } gemm;
 
@@ -199,8 +199,33 @@ static int64_t half_buffer_words(const acc_config *c, acc_operand op)
     return c->sram_bytes[op] / 2 / c->word_bytes;
 }
 
-static void tile_on_array(const acc_config *c, const gemm *g, int64_t m, int64_t n, int64_t k,
-                          array_cost *a, ovf *o)
+/* Words one sweep over a streamed m x k ifmap tile fetches (7b): its m*k
+ * im2col words, or, for a convolution's tile that spans the whole im2col
+ * matrix under OS or IS, the distinct words plus the part of the window
+ * reuse that the band of input rows does not keep. */
+static int64_t ifmap_sweep(const acc_config *c, const gemm *g, int64_t m, int64_t k, ovf *o)
+{
+    int64_t mk = mul(o, m, k), Bi = half_buffer_words(c, ACC_IFMAP);
+    if (m != g->M || k != g->K || g->ifmap_band <= 0 || c->dataflow == ACC_DF_WS)
+        return mk;
+    /* the part of the band the buffer holds is reused: all of it when it
+     * fits, else the fraction Bi / band */
+    int64_t extra = mk - g->ifmap_unique;
+    int64_t miss = g->ifmap_band <= Bi
+                       ? 0
+                       : (int64_t)((unsigned __int128)extra *
+                                   (unsigned __int128)(g->ifmap_band - Bi) /
+                                   (unsigned __int128)g->ifmap_band);
+    return g->ifmap_unique + miss;
+}
+
+/* The folds of an m x n x k tile-GEMM (equations (1)-(3)): F_r row folds,
+ * F_c column folds, T streaming cycles each. */
+typedef struct fold_shape {
+    int64_t fr, fc, t;
+} fold_shape;
+
+static fold_shape fold_shape_of(const acc_config *c, int64_t m, int64_t n, int64_t k)
 {
     const int64_t R = c->rows, C = c->cols, D = c->depth;
     int64_t sr, sc, t, rgran;
@@ -210,7 +235,15 @@ static void tile_on_array(const acc_config *c, const gemm *g, int64_t m, int64_t
     case ACC_DF_WS: sr = k; rgran = R * D; sc = n; t = m; break;
     default: /* IS */ sr = k; rgran = R * D; sc = m; t = n; break;
     }
-    int64_t fr = cdiv(sr, rgran), fc = cdiv(sc, C);
+    return (fold_shape){cdiv(sr, rgran), cdiv(sc, C), t};
+}
+
+static void tile_on_array(const acc_config *c, const gemm *g, int64_t m, int64_t n, int64_t k,
+                          array_cost *a, ovf *o)
+{
+    const int64_t R = c->rows, C = c->cols, D = c->depth;
+    const fold_shape fs = fold_shape_of(c, m, n, k);
+    const int64_t fr = fs.fr, fc = fs.fc, t = fs.t;
     a->folds = mul(o, fr, fc);
     a->cycles = mul(o, a->folds, add(o, 2 * R + C - 2, t));
     a->slots = mul(o, mul(o, a->folds, t), R * C * D);
@@ -238,7 +271,7 @@ static void tile_on_array(const acc_config *c, const gemm *g, int64_t m, int64_t
     /* (7b) A streamed operand passes through half its buffer, which keeps
      * what fits.  Folds run column folds outer, row folds inner.  One sweep
      * of the ifmap fetches its distinct words when the tile spans the whole
-     * im2col matrix and two sliding-window bands fit (else its m*k im2col
+     * im2col matrix and its sliding-window band fits (else its m*k im2col
      * words); OS and WS sweep it once per column fold, IS holds it (one
      * sweep).  The OS filter block of a column fold (k x C) is swept by the
      * F_r row folds in a row; WS holds the filter; IS sweeps it once per
@@ -246,18 +279,7 @@ static void tile_on_array(const acc_config *c, const gemm *g, int64_t m, int64_t
      * F_r row folds, spilling the part that does not fit. */
     const int64_t Bi = half_buffer_words(c, ACC_IFMAP), Bf = half_buffer_words(c, ACC_FILTER),
                   Bo = half_buffer_words(c, ACC_OFMAP);
-    int64_t sweep_if = mk;
-    if (m == g->M && k == g->K && g->ifmap_band > 0 && c->dataflow != ACC_DF_WS) {
-        /* the part of the band the buffer holds is reused: all of it when
-         * it fits, else the fraction Bi / band */
-        int64_t extra = mk - g->ifmap_unique;
-        int64_t miss = g->ifmap_band <= Bi
-                           ? 0
-                           : (int64_t)((unsigned __int128)extra *
-                                       (unsigned __int128)(g->ifmap_band - Bi) /
-                                       (unsigned __int128)g->ifmap_band);
-        sweep_if = g->ifmap_unique + miss;
-    }
+    int64_t sweep_if = ifmap_sweep(c, g, m, k, o);
     int64_t cfull = n / C, clast = n % C;    /* column blocks: full ones and a last */
     switch (c->dataflow) {
     case ACC_DF_OS:
@@ -399,6 +421,373 @@ static bool tile_fits(const acc_config *c, acc_operand op, int64_t words, ovf *o
     return mul(o, words, c->word_bytes) <= c->sram_bytes[op] / 2;
 }
 
+/* ---------------------------------------------------------------- fold-level timing */
+
+/* The DRAM interface in USER mode: one channel of BW words per cycle.  A
+ * read's data is in SRAM `latency` cycles after its transfer ends (requests
+ * are pipelined: latency delays data but takes no bandwidth); writes are
+ * posted.  Times are cycles from the layer's start. */
+typedef struct channel {
+    double bw;
+    int64_t lat;
+    int64_t free;              /* the first cycle the channel is idle */
+} channel;
+
+/* In CALC mode the interface never stalls: no transfer takes a cycle. */
+static double bw_of(const acc_config *c)
+{
+    return c->bw_unlimited ? INFINITY : c->bandwidth;
+}
+
+static int64_t latency_of(const acc_config *c)
+{
+    return c->bw_unlimited ? 0 : (int64_t)ceil(c->dram_latency);
+}
+
+static channel channel_new(const acc_config *c, int64_t at)
+{
+    return (channel){bw_of(c), latency_of(c), at};
+}
+
+/* Issues a read of `words` at cycle `at`; returns when its data is in SRAM. */
+static int64_t chan_read(channel *ch, int64_t at, int64_t words)
+{
+    if (words <= 0)
+        return at;
+    ch->free = max64(at, ch->free) + xfer_cycles(words, ch->bw);
+    return ch->free + ch->lat;
+}
+
+static void chan_write(channel *ch, int64_t at, int64_t words)
+{
+    if (words > 0)
+        ch->free = max64(at, ch->free) + xfer_cycles(words, ch->bw);
+}
+
+/* x shared over n slices, n - 1 of `full` words and a last of `last`, out
+ * of `whole`: a slice of `size` gets floor(x * size / whole), and the first
+ * also what the rounding leaves, so the shares add up to x and slices of
+ * the same size after the first get the same share. */
+static int64_t slice_share(int64_t x, int64_t size, bool first, int64_t n, int64_t full,
+                           int64_t last, int64_t whole)
+{
+#define SHARE(w) ((int64_t)((unsigned __int128)x * (unsigned __int128)(w) / (unsigned __int128)whole))
+    int64_t share = SHARE(size);
+    if (first)
+        share += x - ((n - 1) * SHARE(full) + SHARE(last));
+    return share;
+#undef SHARE
+}
+
+/* One fold of a tile-GEMM (3): the array's SRAM words, and what it moves
+ * between SRAM and DRAM for the operands that are streamed (7b): read
+ * before it starts, written after it ends.  Summed over the folds of the
+ * tile, the DRAM words are the tile's st_* counts of tile_on_array. */
+typedef struct fold_io {
+    int64_t sram[ACC_NOPERANDS];   /* ifmap and filter reads, ofmap writes */
+    int64_t rd[ACC_NOPERANDS];     /* DRAM reads; ofmap: spilled partial sums */
+    int64_t wr;                    /* ofmap DRAM writes */
+} fold_io;
+
+static void fold_traffic(const acc_config *c, const gemm *g, int64_t m, int64_t n, int64_t k,
+                         const bool streamed[ACC_NOPERANDS], int64_t ic, int64_t ir, int64_t fr,
+                         fold_io *f, ovf *o)
+{
+    const int64_t R = c->rows, C = c->cols, RD = c->rows * c->depth;
+    const int64_t Bi = half_buffer_words(c, ACC_IFMAP), Bf = half_buffer_words(c, ACC_FILTER),
+                  Bo = half_buffer_words(c, ACC_OFMAP);
+    memset(f, 0, sizeof *f);
+    int64_t blk = 0;           /* WS, IS: the column block of outputs it accumulates */
+    if (c->dataflow == ACC_DF_OS) {
+        /* rows of outputs ir, columns ic; the ifmap swept once per column
+         * fold, each column's filter block once per row fold */
+        int64_t r0 = ir * R, rows = min64(R, m - r0), c0 = ic * C, cols = min64(C, n - c0);
+        f->sram[ACC_IFMAP] = mul(o, rows, k);
+        f->sram[ACC_FILTER] = mul(o, k, cols);
+        f->sram[ACC_OFMAP] = mul(o, rows, cols);
+        if (streamed[ACC_IFMAP]) {
+            int64_t sweep = ifmap_sweep(c, g, m, k, o);
+            f->rd[ACC_IFMAP] = slice_share(ic ? max64(0, sweep - Bi) : sweep, rows, ir == 0, fr,
+                                           R, m - (fr - 1) * R, m);
+        }
+        if (streamed[ACC_FILTER]) {
+            int64_t b = mul(o, k, cols);
+            f->rd[ACC_FILTER] = ir ? max64(0, b - Bf) : b;
+        }
+        if (streamed[ACC_OFMAP])
+            f->wr = f->sram[ACC_OFMAP];
+        return;
+    }
+    int64_t k0 = ir * RD, kr = min64(RD, k - k0), c0 = ic * C, klast = k - (fr - 1) * RD;
+    if (c->dataflow == ACC_DF_WS) {
+        /* weights k-slice ir x filters ic stay; all m pixels stream */
+        int64_t cols = min64(C, n - c0), mk = mul(o, m, k);
+        f->sram[ACC_IFMAP] = mul(o, m, kr);
+        f->sram[ACC_FILTER] = mul(o, kr, cols);
+        blk = f->sram[ACC_OFMAP] = mul(o, m, cols);
+        if (streamed[ACC_IFMAP])
+            f->rd[ACC_IFMAP] = slice_share(ic ? max64(0, mk - Bi) : mk, kr, ir == 0, fr, RD,
+                                           klast, k);
+        if (streamed[ACC_FILTER])
+            f->rd[ACC_FILTER] = f->sram[ACC_FILTER];
+    } else {
+        /* inputs k-slice ir x pixels ic stay; all n filters stream */
+        int64_t mc = min64(C, m - c0), kn = mul(o, k, n);
+        f->sram[ACC_IFMAP] = mul(o, kr, mc);
+        f->sram[ACC_FILTER] = mul(o, kr, n);
+        blk = f->sram[ACC_OFMAP] = mul(o, mc, n);
+        if (streamed[ACC_IFMAP]) {
+            /* the pixels' share of the one sweep, then the k-slice's */
+            int64_t fc = cdiv(m, C);
+            int64_t col = slice_share(ifmap_sweep(c, g, m, k, o), mc, ic == 0, fc, C,
+                                      m - (fc - 1) * C, m);
+            f->rd[ACC_IFMAP] = slice_share(col, kr, ir == 0, fr, RD, klast, k);
+        }
+        if (streamed[ACC_FILTER])
+            f->rd[ACC_FILTER] = slice_share(ic ? max64(0, kn - Bf) : kn, kr, ir == 0, fr, RD,
+                                            klast, k);
+    }
+    if (streamed[ACC_OFMAP]) {
+        /* partial sums beyond half the buffer spill after every row fold
+         * but the last, and come back before the next */
+        int64_t spill = max64(0, blk - Bo);
+        f->rd[ACC_OFMAP] = ir ? spill : 0;
+        f->wr = ir < fr - 1 ? spill : blk;
+    }
+}
+
+/* Receives every fold of a layer from tile_timeline (trace only). */
+typedef struct fold_sink {
+    acc_fold_fn fn;
+    void *ctx;
+    int64_t tile, fold;        /* running indices over the layer */
+    int64_t tile_rd[ACC_NOPERANDS];  /* the tile's resident loads, given to its first fold */
+    int64_t tile_load_start;
+    bool stop;
+} fold_sink;
+
+/* The folds of one m x n x k tile-GEMM, column folds outer and row folds
+ * inner, through the double-buffered pipeline from cycle `start`: a fold's
+ * streamed data is fetched while the fold before it computes (the first
+ * fold's from `start`), and its outputs leave after it.  Returns the cycle
+ * the last fold and its writes end. */
+static int64_t tile_timeline(const acc_config *c, const gemm *g, int64_t m, int64_t n,
+                             int64_t k, const bool streamed[ACC_NOPERANDS], int64_t start,
+                             fold_sink *sink, ovf *o)
+{
+    const fold_shape fs = fold_shape_of(c, m, n, k);
+    const int64_t fr = fs.fr, fc = fs.fc, cyc = 2 * c->rows + c->cols - 2 + fs.t;
+    channel ch = channel_new(c, start);
+    fold_io cur, next, probe, probe2;
+    fold_traffic(c, g, m, n, k, streamed, 0, 0, fr, &cur, o);
+    next = cur;
+    int64_t load = ch.free;
+    int64_t s = chan_read(&ch, start, sum3(cur.rd)), e = start;
+    /* Folds in the middle of a column (row folds 1 .. F_r - 2) move the
+     * same words, and so do the middle columns (1 .. F_c - 2).  The
+     * pipeline is shift-invariant, so once the channel is as far ahead of
+     * the array at the start of two such folds (or columns) in a row, every
+     * further one takes the same time: the model skips them (the trace,
+     * which shows every fold, does not). */
+    int64_t prev_s = 0, prev_ahead = -1, col_s = 0, col_ahead = -1;
+    int64_t ic = 0, ir = 0;
+    while (ic < fc) {
+        if (!sink) {
+            int64_t ahead = ch.free - s;
+            if (ir == 0 && ic >= 2 && ic <= fc - 3 && ahead == col_ahead) {
+                fold_traffic(c, g, m, n, k, streamed, 1, 0, fr, &probe, o);
+                fold_traffic(c, g, m, n, k, streamed, fc - 2, 0, fr, &probe2, o);
+                bool same = memcmp(&probe, &probe2, sizeof probe) == 0;
+                fold_traffic(c, g, m, n, k, streamed, 1, fr - 1, fr, &probe, o);
+                fold_traffic(c, g, m, n, k, streamed, fc - 2, fr - 1, fr, &probe2, o);
+                if (same && memcmp(&probe, &probe2, sizeof probe) == 0) {
+                    int64_t jump = (fc - 2) - ic, d = mul(o, jump, s - col_s);
+                    s = add(o, s, d);
+                    ch.free = add(o, ch.free, d);
+                    ic = fc - 2;
+                }
+            }
+            if (ir == 0) {
+                col_ahead = ch.free - s;
+                col_s = s;
+            }
+            if (ir >= 2 && ir <= fr - 3 && ahead == prev_ahead) {
+                fold_traffic(c, g, m, n, k, streamed, ic, fr - 2, fr, &probe, o);
+                if (memcmp(&probe, &cur, sizeof probe) == 0) {
+                    int64_t jump = (fr - 2) - ir, d = mul(o, jump, s - prev_s);
+                    s = add(o, s, d);
+                    ch.free = add(o, ch.free, d);
+                    ir = fr - 2;
+                }
+            }
+            prev_ahead = ch.free - s;
+            prev_s = s;
+        }
+        bool last = ic == fc - 1 && ir == fr - 1;
+        int64_t jc = ir == fr - 1 ? ic + 1 : ic, jr = ir == fr - 1 ? 0 : ir + 1;
+        if (!last)
+            fold_traffic(c, g, m, n, k, streamed, jc, jr, fr, &next, o);
+        int64_t next_load = max64(s, ch.free);
+        int64_t arrive = last ? s : chan_read(&ch, s, sum3(next.rd));
+        e = s + cyc;
+        if (sink && !sink->stop) {
+            acc_fold_event ev;
+            memset(&ev, 0, sizeof ev);
+            ev.tile = sink->tile;
+            ev.fold = sink->fold++;
+            ev.start = s;
+            ev.cycles = cyc;
+            ev.load_start = ic == 0 && ir == 0 ? min64(load, sink->tile_load_start) : load;
+            for (int op = 0; op < ACC_NOPERANDS; op++) {
+                ev.sram[op] = cur.sram[op];
+                ev.dram_rd[op] = cur.rd[op] + sink->tile_rd[op];
+                sink->tile_rd[op] = 0;
+            }
+            ev.dram_wr = cur.wr;
+            sink->stop = !sink->fn(&ev, sink->ctx);
+        }
+        chan_write(&ch, e, cur.wr);
+        cur = next;
+        load = next_load;
+        s = max64(e, arrive);
+        ic = jc;
+        ir = jr;
+    }
+    return max64(e, ch.free);
+}
+
+/* Between tile-GEMMs: the loops over tiles, outermost first (the batch,
+ * then the order's three), and what moves when each advances.  A resident
+ * operand is reloaded when a loop at or inside the one that advances
+ * indexes it (equation (6) counts the same events); the words of one reload
+ * are the operand's DRAM total after the first tile's, shared evenly by its
+ * reloads.  The next tile's loads and the last tile's write-back use the
+ * channel while a tile computes (double buffering); what does not fit in
+ * the average tile's compute stalls. */
+typedef struct tile_plan {
+    int64_t ext[4];
+    int dim[4];                /* DIM_M, DIM_N, DIM_K; -1 for the batch */
+    int64_t count[4];          /* transitions at which loop L advances */
+    int64_t rd[4], wr[4];      /* words moved at one of them */
+    int64_t stall[4];          /* cycles it stalls */
+    int64_t first_rd[ACC_NOPERANDS];   /* prologue: the first tile's loads */
+    int64_t extra;             /* k tiles' partial sums of a streamed ofmap (5),
+                                  per transition */
+    int64_t last_wr;           /* epilogue: the last ofmap tile */
+    int64_t reload_rd[ACC_NOPERANDS];  /* one reload of each resident operand */
+    bool reload[ACC_NOPERANDS][4];     /* is the operand reloaded when loop L advances? */
+} tile_plan;
+
+static bool reloads(const tile_plan *p, acc_operand op, int L)
+{
+    return p->reload[op][L];
+}
+
+static void plan_tiles(const acc_config *c, const gemm *g, const tiled *t, acc_loop_order ord,
+                       const acc_result *r, const int64_t tile[ACC_NOPERANDS], tile_plan *p,
+                       ovf *o)
+{
+    memset(p, 0, sizeof *p);
+    const int64_t ext3[3] = {t->nm, t->nn, t->nk};
+    p->ext[0] = g->batch;
+    p->dim[0] = -1;
+    for (int i = 0; i < 3; i++) {
+        p->dim[i + 1] = order_dims[ord][i];
+        p->ext[i + 1] = ext3[order_dims[ord][i]];
+    }
+    for (int op = 0; op < ACC_NOPERANDS; op++) {
+        bool inner = false;
+        for (int L = 3; L >= 0; L--) {
+            inner |= p->ext[L] > 1 && (p->dim[L] < 0 || indexes((acc_operand)op, p->dim[L]));
+            p->reload[op][L] = inner;
+        }
+    }
+    int64_t outer = 1, transitions = 0;
+    for (int L = 0; L < 4; L++) {
+        p->count[L] = mul(o, outer, p->ext[L] - 1);
+        transitions = add(o, transitions, p->count[L]);
+        outer = mul(o, outer, p->ext[L]);
+    }
+    int64_t loads[ACC_NOPERANDS];
+    for (int op = 0; op < ACC_NOPERANDS; op++) {
+        loads[op] = 1;
+        for (int L = 0; L < 4; L++)
+            if (reloads(p, (acc_operand)op, L))
+                loads[op] = add(o, loads[op], p->count[L]);
+    }
+    for (int op = ACC_IFMAP; op <= ACC_FILTER; op++)
+        if (r->resident[op]) {
+            p->first_rd[op] = min64(tile[op], r->dram_reads[op]);
+            if (loads[op] > 1)
+                p->reload_rd[op] = (r->dram_reads[op] - p->first_rd[op]) / (loads[op] - 1);
+        }
+    int64_t wb = 0;
+    if (r->resident[ACC_OFMAP]) {
+        p->last_wr = min64(mul(o, t->em, t->en), r->dram_writes[ACC_OFMAP]);
+        if (loads[ACC_OFMAP] > 1) {
+            wb = (r->dram_writes[ACC_OFMAP] - p->last_wr) / (loads[ACC_OFMAP] - 1);
+            p->reload_rd[ACC_OFMAP] = r->dram_reads[ACC_OFMAP] / (loads[ACC_OFMAP] - 1);
+        }
+    } else if (transitions > 0) {
+        p->extra = mul(o, mul(o, mul(o, g->M, g->N), t->nk - 1), g->batch) / transitions;
+    }
+    int64_t tile_cycles = r->compute_cycles / max64(1, add(o, transitions, 1));
+    for (int L = 0; L < 4; L++) {
+        p->rd[L] = p->extra;
+        for (int op = 0; op < ACC_NOPERANDS; op++)
+            if (r->resident[op] && reloads(p, (acc_operand)op, L))
+                p->rd[L] = add(o, p->rd[L], p->reload_rd[op]);
+        p->wr[L] = r->resident[ACC_OFMAP] && reloads(p, ACC_OFMAP, L) ? wb : 0;
+        int64_t busy = add(o, xfer_cycles(add(o, p->rd[L], p->wr[L]), bw_of(c)),
+                           p->rd[L] > 0 ? latency_of(c) : 0);
+        p->stall[L] = max64(0, busy - tile_cycles);
+    }
+}
+
+/* The prologue: the first tile's resident loads, before anything computes. */
+static int64_t prologue_cycles(const acc_config *c, const tile_plan *p)
+{
+    int64_t rd = sum3(p->first_rd);
+    return rd > 0 ? xfer_cycles(rd, bw_of(c)) + latency_of(c) : 0;
+}
+
+/* Stall cycles of a GEMM layer in USER mode (equation (10)): the prologue,
+ * the transitions between tiles, the folds of every tile whose streamed
+ * operands' data the channel cannot bring in behind the fold before, and
+ * the epilogue. */
+static int64_t layer_stall(const acc_config *c, const gemm *g, const tiled *t,
+                           acc_loop_order ord, const acc_result *r,
+                           const int64_t tile[ACC_NOPERANDS], ovf *o)
+{
+    tile_plan p;
+    plan_tiles(c, g, t, ord, r, tile, &p, o);
+    int64_t stall = add(o, prologue_cycles(c, &p), xfer_cycles(p.last_wr, bw_of(c)));
+    for (int L = 0; L < 4; L++)
+        stall = add(o, stall, mul(o, p.count[L], p.stall[L]));
+    bool streamed[ACC_NOPERANDS];
+    bool any = false;
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        any |= streamed[op] = !r->resident[op];
+    if (!any)
+        return stall;
+    /* the folds inside each class of tile (full or last along m, n, k) */
+    for (int cls = 0; cls < 8; cls++) {
+        int64_t cm = (cls & 1) ? 1 : t->nm - 1;
+        int64_t cn = (cls & 2) ? 1 : t->nn - 1;
+        int64_t ck = (cls & 4) ? 1 : t->nk - 1;
+        int64_t count = mul(o, mul(o, mul(o, cm, cn), ck), g->batch);
+        if (count == 0)
+            continue;
+        int64_t m = (cls & 1) ? t->em : t->tm, n = (cls & 2) ? t->en : t->tn,
+                k = (cls & 4) ? t->ek : t->tk;
+        array_cost a;
+        tile_on_array(c, g, m, n, k, &a, o);
+        int64_t end = tile_timeline(c, g, m, n, k, streamed, 0, NULL, o);
+        stall = add(o, stall, mul(o, count, end - a.cycles));
+    }
+    return stall;
+}
+
 /* Fills r for the given tiling and order; pure arithmetic, no allocation. */
 static void finish(const acc_config *c, const gemm *g, const tiled *t,
                    acc_loop_order ord, acc_result *r, ovf *o)
@@ -455,21 +844,11 @@ static void finish(const acc_config *c, const gemm *g, const tiled *t,
     r->sram_reads[ACC_OFMAP] = add(o, mul(o, t->arr.rd_ofmap, G), r->dram_writes[ACC_OFMAP]);
     r->sram_writes[ACC_OFMAP] = add(o, mul(o, t->arr.wr_ofmap, G), r->dram_reads[ACC_OFMAP]);
 
-    /* Stalls (equation (10)): double buffering hides transfers behind
-     * compute, except the first input tiles and the last output tile. */
+    /* Stalls (equation (10)), fold by fold. */
     int64_t dram = 0;
     for (int op = 0; op < ACC_NOPERANDS; op++)
         dram = add(o, dram, add(o, r->dram_reads[op], r->dram_writes[op]));
-    int64_t pro = (r->resident[ACC_IFMAP] ? tile[ACC_IFMAP] : 0) +
-                  (r->resident[ACC_FILTER] ? tile[ACC_FILTER] : 0);
-    int64_t epi = r->resident[ACC_OFMAP] ? mul(o, t->em, t->en) : 0;
-    if (c->bw_unlimited) {
-        r->stall_cycles = 0;
-    } else {
-        int64_t overlap = xfer_cycles(max64(0, dram - pro - epi), c->bandwidth);
-        r->stall_cycles = xfer_cycles(pro, c->bandwidth) + xfer_cycles(epi, c->bandwidth) +
-                          max64(0, overlap - r->compute_cycles);
-    }
+    r->stall_cycles = layer_stall(c, g, t, ord, r, tile, o);
     r->total_cycles = add(o, r->compute_cycles, r->stall_cycles);
     r->dram_bw_needed = r->compute_cycles ? (double)dram / (double)r->compute_cycles : 0;
 
@@ -526,15 +905,16 @@ static bool check_gemm_layer(const acc_config *c, const acc_layer *l, const acc_
                          l->conv.channels / l->batch);
         g->ifmap_unique = min64(px, g->ifmap_unique);
         /* the band of input rows one fold of pixels (OS: R, IS: C) spans:
-         * its output rows, plus one where the fold straddles a row */
+         * P consecutive output pixels in rows of E_w span 1 + (P - 1) / E_w
+         * output rows on average, so the band is
+         * (R_f + stride * (P - 1) / E_w) input rows of W * C words */
         const acc_conv *cv = &l->conv;
-        int64_t eh = acc_conv_out_floor(cv->ifmap_h, cv->filt_h, cv->stride_h);
         int64_t ew = acc_conv_out_floor(cv->ifmap_w, cv->filt_w, cv->stride_w);
         int64_t pix = c->dataflow == ACC_DF_IS ? c->cols : c->rows;
-        int64_t rows_out = min64(eh, cdiv(pix, ew) + 1);
-        int64_t rows_in = min64(cv->ifmap_h, (rows_out - 1) * cv->stride_h + cv->filt_h);
-        g->ifmap_band = min64(g->ifmap_unique,
-                              mul(&o, mul(&o, rows_in, cv->ifmap_w), cv->channels / l->batch));
+        int64_t row = mul(&o, cv->ifmap_w, cv->channels / l->batch);
+        int64_t band = add(&o, mul(&o, row, cv->filt_h),
+                           mul(&o, mul(&o, row, cv->stride_h), pix - 1) / ew);
+        g->ifmap_band = min64(g->ifmap_unique, band);
     }
     if (o.hit)
         return fail(err, errlen, "layer %s: MAC count of %lldx%lldx%lld batch %lld "
@@ -723,7 +1103,69 @@ bool acc_model_layer(const acc_config *c, const acc_options *opt, const acc_laye
     return true;
 }
 
-/* ---------------------------------------------------------------- networks */
+bool acc_trace_layer(const acc_config *c, const acc_options *opt, const acc_layer *l,
+                     acc_fold_fn fn, void *ctx, acc_result *r, int64_t *end, char *err,
+                     size_t errlen)
+{
+    *end = 0;
+    if (!acc_model_layer(c, opt, l, r, err, errlen))
+        return false;
+    if (l->kind != ACC_LAYER_GEMM) {
+        *end = r->total_cycles;
+        return true;
+    }
+    gemm g;
+    if (!check_gemm_layer(c, l, opt, &g, err, errlen))
+        return false;
+    ovf o = {false};
+    tiled t;
+    tiled_init(c, &g, r->tiling.tm, r->tiling.tn, r->tiling.tk, &t, &o);
+    const int64_t tile[ACC_NOPERANDS] = {ifmap_tile_words(&g, t.tm, t.tk),
+                                         mul(&o, t.tk, t.tn), mul(&o, t.tm, t.tn)};
+    tile_plan p;
+    plan_tiles(c, &g, &t, r->tiling.order, r, tile, &p, &o);
+    bool streamed[ACC_NOPERANDS];
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        streamed[op] = !r->resident[op];
+    /* The tiles in loop order, the same events layer_stall counts. */
+    fold_sink sink = {.fn = fn, .ctx = ctx};
+    memcpy(sink.tile_rd, p.first_rd, sizeof sink.tile_rd);
+    int64_t idx[4] = {0, 0, 0, 0}, now = prologue_cycles(c, &p);
+    for (;;) {
+        int64_t sz[3];
+        for (int i = 1; i < 4; i++) {
+            int d = p.dim[i];
+            bool last = idx[i] == p.ext[i] - 1;
+            sz[d] = d == DIM_M ? (last ? t.em : t.tm) : d == DIM_N ? (last ? t.en : t.tn)
+                                                                  : (last ? t.ek : t.tk);
+        }
+        int64_t start = now;
+        now = tile_timeline(c, &g, sz[DIM_M], sz[DIM_N], sz[DIM_K], streamed, start, &sink, &o);
+        sink.tile++;
+        int L = 3;
+        while (L >= 0 && ++idx[L] == p.ext[L])
+            idx[L--] = 0;
+        if (L < 0) {
+            now = add(&o, now, xfer_cycles(p.last_wr, bw_of(c)));
+            break;
+        }
+        if (sink.stop)
+            break;
+        /* the next tile's loads went out while this one computed */
+        sink.tile_load_start = start;
+        for (int op = 0; op < ACC_NOPERANDS; op++)
+            sink.tile_rd[op] = r->resident[op] && reloads(&p, (acc_operand)op, L)
+                                   ? p.reload_rd[op] : 0;
+        sink.tile_rd[ACC_OFMAP] = add(&o, sink.tile_rd[ACC_OFMAP], p.extra);
+        now = add(&o, now, p.stall[L]);
+    }
+    if (o.hit)
+        return overflowed(l, err, errlen);
+    *end = now;
+    return true;
+}
+
+/* ---------------------------------------------------------------- networks *//* ---------------------------------------------------------------- networks */
 
 static bool same_work(const acc_layer *a, const acc_layer *b)
 {

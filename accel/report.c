@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -473,5 +474,107 @@ bool acc_sweep(const acc_config *base, const acc_options *o, const acc_sweep_spe
     free(rs);
     if (evals)
         *evals = count;
+    return ok;
+}
+
+/* ---------------------------------------------------------------- trace */
+
+/* The Chrome trace of a network's timeline (acc_write_trace): one process,
+ * a track for the layers, one for the array's folds and one per operand for
+ * its DRAM traffic.  Timestamps are microseconds at ClockMHz; every event
+ * also gives its cycle. */
+typedef struct trace_out {
+    FILE *out;
+    const acc_config *c;
+    const char *layer;
+    int64_t offset;            /* the layer's first cycle in the network */
+    int64_t events, limit;
+} trace_out;
+
+enum { TRACK_LAYERS = 1, TRACK_ARRAY = 2, TRACK_DRAM = 3 };   /* + operand */
+
+static void trace_event(trace_out *t, const char *name, const char *cat, int tid,
+                        int64_t cycle, int64_t cycles)
+{
+    fprintf(t->out, ",\n{\"name\":");
+    json_string(t->out, name);
+    fprintf(t->out, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.6f,"
+                    "\"dur\":%.6f,\"args\":{\"layer\":", cat, tid,
+            (double)(t->offset + cycle) / t->c->clock_mhz, (double)cycles / t->c->clock_mhz);
+    json_string(t->out, t->layer);
+    fprintf(t->out, ",\"cycle\":%" PRId64 ",\"cycles\":%" PRId64, t->offset + cycle, cycles);
+    t->events++;
+}
+
+static bool trace_fold(const acc_fold_event *e, void *ctx)
+{
+    trace_out *t = ctx;
+    char name[48];
+    snprintf(name, sizeof name, "fold %" PRId64, e->fold);
+    trace_event(t, name, "fold", TRACK_ARRAY, e->start, e->cycles);
+    fprintf(t->out, ",\"fold\":%" PRId64 ",\"tile\":%" PRId64, e->fold, e->tile);
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        fprintf(t->out, ",\"sram_%s\":%" PRId64 ",\"dram_%s\":%" PRId64, acc_operand_name(op),
+                e->sram[op], acc_operand_name(op), e->dram_rd[op] + (op == ACC_OFMAP ? e->dram_wr : 0));
+    fputs("}}", t->out);
+    /* DRAM: each operand's reads between the time they could start and the
+     * fold's start; the ofmap's writes after the fold, at the bandwidth */
+    for (int op = 0; op < ACC_NOPERANDS; op++) {
+        if (e->dram_rd[op] <= 0)
+            continue;
+        trace_event(t, acc_operand_name(op), "dram read", TRACK_DRAM + op, e->load_start,
+                    e->start - e->load_start);
+        fprintf(t->out, ",\"fold\":%" PRId64 ",\"operand\":\"%s\",\"dram_words\":%" PRId64 "}}",
+                e->fold, acc_operand_name(op), e->dram_rd[op]);
+    }
+    if (e->dram_wr > 0) {
+        int64_t w = t->c->bw_unlimited ? 0 : (int64_t)ceil((double)e->dram_wr / t->c->bandwidth);
+        trace_event(t, "ofmap write", "dram write", TRACK_DRAM + ACC_OFMAP,
+                    e->start + e->cycles, w);
+        fprintf(t->out, ",\"fold\":%" PRId64 ",\"operand\":\"ofmap\",\"dram_words\":%" PRId64
+                        "}}", e->fold, e->dram_wr);
+    }
+    return t->events < t->limit;
+}
+
+bool acc_write_trace(FILE *out, const acc_config *c, const acc_options *o,
+                     const acc_layer *layers, int n, int64_t max_events, int64_t *events,
+                     char *err, size_t errlen)
+{
+    trace_out t = {out, c, "", 0, 0, max_events > 0 ? max_events : INT64_MAX};
+    fprintf(out, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
+                 "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":");
+    json_string(out, c->run_name);
+    fputs("}}", out);
+    static const char *const tracks[] = {"layers", "array", "DRAM ifmap", "DRAM filter",
+                                         "DRAM ofmap"};
+    for (int i = 0; i < 5; i++)
+        fprintf(out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
+                     "\"args\":{\"name\":\"%s\"}}", i + 1, tracks[i]);
+    bool ok = true;
+    for (int i = 0; ok && i < n && t.events < t.limit; i++) {
+        acc_result r;
+        int64_t end;
+        t.layer = layers[i].name ? layers[i].name : "?";
+        ok = acc_trace_layer(c, o, &layers[i], trace_fold, &t, &r, &end, err, errlen);
+        if (!ok)
+            break;
+        if (t.events < t.limit && end != r.total_cycles) {
+            /* the replay and the closed form are one model: they must agree */
+            snprintf(err, errlen, "tec: internal error: accelerator trace: layer %s ends at "
+                     "cycle %" PRId64 ", the model says %" PRId64, t.layer, end,
+                     r.total_cycles);
+            ok = false;
+            break;
+        }
+        trace_event(&t, t.layer, layers[i].kind == ACC_LAYER_GEMM ? "gemm" : "vector",
+                    TRACK_LAYERS, 0, r.total_cycles);
+        fprintf(out, ",\"stall_cycles\":%" PRId64 ",\"dram_reads\":%" PRId64
+                     ",\"dram_writes\":%" PRId64 "}}", r.stall_cycles,
+                acc_result_dram_reads(&r), acc_result_dram_writes(&r));
+        t.offset += r.total_cycles;
+    }
+    fputs("\n]}\n", out);
+    *events = t.events;
     return ok;
 }

@@ -172,6 +172,7 @@ static bool has_inner_block(const ir_stmt *s)
  * variable's binding uses (passes may leave either); both count for the
  * iteration variable. */
 typedef struct mark_ctx {
+    const ir_func *f;
     const ir_stmt *blk;
     bool *used;                /* one per iteration variable */
 } mark_ctx;
@@ -189,13 +190,33 @@ static bool mark_index_var(const ir_expr *e, void *p)
     return true;
 }
 
+/* A load of a staged copy (cache_read's packed tile, filled under loops
+ * that enclose the block) also uses the loop variables that the fill's
+ * source index names: `xp[vc * 16 + vq - q_o * 16]`, filled from
+ * `x[c * 12544 + p * 112 + q_o * 16 + ..]` under the loop p, is indexed by
+ * the iteration variable bound to p as much as `x[.. + vp * 112 + ..]`
+ * would be. */
 static bool mark_operand(const ir_expr *e, void *p)
 {
+    mark_ctx *c = p;
     if (e->kind != IR_LOAD)
         return true;           /* select conditions do not mark: only indices do */
     for (int i = 0; i < e->nargs; i++)
         ir_expr_walk(e->args[i], mark_index_var, p);
+    const ir_expr *src;
+    const ir_stmt *fill = pass_staging_copy(c->f->body, e->buf, &src);
+    if (fill && fill->buf == e->buf)
+        for (int i = 0; i < src->nargs; i++)
+            ir_expr_walk(src->args[i], mark_index_var, p);
     return false;
+}
+
+/* The buffer an operand's load stands for: the origin of a staged copy. */
+static const ir_buffer *operand_origin(const ir_func *f, const ir_buffer *b)
+{
+    const ir_expr *src;
+    const ir_stmt *fill = pass_staging_copy(f->body, b, &src);
+    return fill && fill->buf == b ? src->buf : b;
 }
 
 static bool first_load_visit(const ir_expr *e, void *p)
@@ -219,15 +240,23 @@ static const ir_expr *first_load(const ir_expr *e)
     return out;
 }
 
-/* The role of buffer b of f at a call site: the graph buffer passed for it
- * tells whether it is a weight (PARAM). */
+/* The role of buffer b of f (or of the buffer a staged b copies) at a call
+ * site: the graph buffer passed for it tells whether it is a weight. */
 static ir_buf_role call_role(const ir_func *f, const ir_graph_call *call, const ir_buffer *b)
 {
+    b = operand_origin(f, b);
     if (call)
         for (int i = 0; i < f->nparams && i < call->nargs; i++)
             if (f->params[i] == b)
                 return call->args[i]->role;
     return b->role;
+}
+
+/* Weights are params, and the consts computed from them when the program
+ * is loaded (prepacked panels). */
+static bool is_weight(ir_buf_role r)
+{
+    return r == IR_BUF_PARAM || r == IR_BUF_CONST;
 }
 
 /* ---------------------------------------------------------------- convolution geometry */
@@ -406,6 +435,61 @@ static bool conv_geometry(const ir_stmt *blk, const ir_expr *in, const dim_role 
     return true;
 }
 
+/* ---------------------------------------------------------------- split reductions */
+
+/* The REDUCE variable that spatial variable v forms one reduction index
+ * with, as its inner part, in every dimension of load ld that uses v: r
+ * with coef(r) = coef(v) * extent(v), and no output (M) variable sliding
+ * over r as a window would (coef(p) = s * coef(r), 1 <= s < extent(r)).
+ * -1 when there is none, and -2 when v is not in ld at all. */
+static int reduction_partner(const ir_stmt *blk, const ir_expr *ld, const dim_role *role, int v)
+{
+    int nv = blk->niters, partner = -2;
+    int64_t *coef = calloc((size_t)nv, sizeof *coef);
+    if (!coef)
+        return -1;
+    for (int d = 0; d < ld->nargs && partner != -1; d++) {
+        int64_t c0 = 0, ev = blk->iters[v].extent, t;
+        memset(coef, 0, (size_t)nv * sizeof *coef);
+        if (!affine_add(blk, ld->args[d], 1, coef, &c0)) {
+            partner = -1;
+            break;
+        }
+        if (coef[v] == 0)
+            continue;
+        int r = -1;
+        for (int i = 0; i < nv && r < 0; i++) {
+            int64_t er = blk->iters[i].extent;
+            if (role[i] != ROLE_K || er < 2 || coef[i] == 0)
+                continue;
+            bool joined = !__builtin_mul_overflow(coef[v], ev, &t) && t == coef[i];
+            for (int p = 0; joined && p < nv; p++)
+                joined = !(role[p] == ROLE_M && coef[p] != 0 && coef[p] % coef[i] == 0 &&
+                           coef[p] / coef[i] >= 1 && coef[p] / coef[i] < er);
+            if (joined)
+                r = i;
+        }
+        partner = r < 0 || (partner >= 0 && partner != r) ? -1 : r;
+    }
+    free(coef);
+    return partner;
+}
+
+/* Is spatial variable v a part of a split reduction?  rfactor(B, l) makes
+ * the inner loop l of a reduction index k = ko * 16 + ki a spatial
+ * variable of a partial block (a second block sums the partials): v then
+ * forms the index k with the same REDUCE variable in both operands,
+ * x[vko * 16 + v] * w[o * 512 + vko * 16 + v].  The GEMM is the reduction
+ * over both, so v counts into K.  A group or head variable is alone in its
+ * dimension, the outer part of a channel index (g * Cg + c), or joined
+ * with an output variable in one of the operands. */
+static bool split_reduction(const ir_stmt *blk, const ir_expr *la, const ir_expr *lb,
+                            const dim_role *role, int v)
+{
+    int ra = reduction_partner(blk, la, role, v), rb = reduction_partner(blk, lb, role, v);
+    return ra >= 0 && ra == rb;
+}
+
 /* ---------------------------------------------------------------- one block */
 
 /* Simplifies the two factors knowing each iteration variable's range; the
@@ -468,10 +552,9 @@ bool acc_classify_block(const ir_func *f, const ir_graph_call *call, const ir_st
         lb = first_load(b);
     }
     if (ok && la && lb) {
-        /* The weight is the operand a graph PARAM feeds; by default the
-         * second, as in x[..] * w[..]. */
-        if (call_role(f, call, la->buf) == IR_BUF_PARAM &&
-            call_role(f, call, lb->buf) != IR_BUF_PARAM) {
+        /* The weight is the operand a graph PARAM or CONST feeds; by
+         * default the second, as in x[..] * w[..]. */
+        if (is_weight(call_role(f, call, la->buf)) && !is_weight(call_role(f, call, lb->buf))) {
             const ir_expr *t = a;
             a = b;
             b = t;
@@ -487,7 +570,7 @@ bool acc_classify_block(const ir_func *f, const ir_graph_call *call, const ir_st
             diag_error(d, diag_noloc(), "out of memory");
             return false;
         }
-        mark_ctx ca = {blk, ua}, cb = {blk, ub};
+        mark_ctx ca = {f, blk, ua}, cb = {f, blk, ub};
         ir_expr_walk(a, mark_operand, &ca);
         ir_expr_walk(b, mark_operand, &cb);
         mpz_t dim[4];
@@ -503,7 +586,12 @@ bool acc_classify_block(const ir_func *f, const ir_graph_call *call, const ir_st
                 role[i] = ROLE_N;
             else
                 role[i] = ROLE_M;
-            z_mul_u64(dim[role[i]], (uint64_t)(iv->extent > 0 ? iv->extent : 0));
+        }
+        for (int i = 0; i < nv; i++) {
+            if (role[i] == ROLE_BATCH && ua[i] && split_reduction(blk, la, lb, role, i))
+                role[i] = ROLE_K;
+            z_mul_u64(dim[role[i]],
+                      (uint64_t)(blk->iters[i].extent > 0 ? blk->iters[i].extent : 0));
         }
         ok = z_to_i64(dim[ROLE_M], &out->M) && z_to_i64(dim[ROLE_N], &out->N) &&
              z_to_i64(dim[ROLE_K], &out->K) && z_to_i64(dim[ROLE_BATCH], &out->batch);
@@ -569,22 +657,22 @@ typedef struct call_walk {
     const ir_graph_call *call;
     diag *d;
     acc_block_info *gemms;
-    const char **gemm_names;   /* block names, parallel to gemms */
+    const ir_stmt **gemm_blocks;   /* the first block of each, parallel to gemms */
     int ngemms, capgemms;
     stmt_set inside;           /* statements of the GEMM blocks */
     bool failed;
 } call_walk;
 
-static bool add_gemm(call_walk *w, const acc_block_info *bi, const char *name)
+static bool add_gemm(call_walk *w, const acc_block_info *bi, const ir_stmt *blk)
 {
     if (w->ngemms == w->capgemms) {
         int cap = w->capgemms ? 2 * w->capgemms : 4;
         acc_block_info *g = realloc(w->gemms, (size_t)cap * sizeof *g);
         if (g)
             w->gemms = g;
-        const char **nm = g ? realloc(w->gemm_names, (size_t)cap * sizeof *nm) : NULL;
+        const ir_stmt **nm = g ? realloc(w->gemm_blocks, (size_t)cap * sizeof *nm) : NULL;
         if (nm)
-            w->gemm_names = nm;
+            w->gemm_blocks = nm;
         if (!g || !nm) {
             diag_error(w->d, diag_noloc(), "out of memory");
             return false;
@@ -592,7 +680,37 @@ static bool add_gemm(call_walk *w, const acc_block_info *bi, const char *name)
         w->capgemms = cap;
     }
     w->gemms[w->ngemms] = *bi;
-    w->gemm_names[w->ngemms++] = name;
+    w->gemm_blocks[w->ngemms++] = blk;
+    return true;
+}
+
+/* The buffer a block stores to, or the one its staged tile is written back
+ * to (cache_write). */
+static const ir_buffer *stored_origin(const ir_func *f, const ir_stmt *blk)
+{
+    const ir_stmt *st = single_store(blk);
+    if (!st)
+        return NULL;
+    const ir_stmt *wb = pass_staging_copy(f->body, st->buf, NULL);
+    return wb && wb->buf != st->buf ? wb->buf : st->buf;
+}
+
+/* Are two GEMM blocks parts of one computation?  `partition` cuts a loop
+ * into a main part and a tail, and copies the block into each: both copies
+ * declare the whole domain (the same iteration variables, kinds and
+ * extents), give the same GEMM and store to the same buffer.  Two different
+ * GEMMs of one function store to different buffers. */
+static bool same_gemm(const call_walk *w, int j, const acc_block_info *bi, const ir_stmt *blk)
+{
+    const acc_block_info *g = &w->gemms[j];
+    const ir_stmt *o = w->gemm_blocks[j];
+    if (g->M != bi->M || g->N != bi->N || g->K != bi->K || g->batch != bi->batch ||
+        o->niters != blk->niters || stored_origin(w->f, o) != stored_origin(w->f, blk))
+        return false;
+    for (int i = 0; i < blk->niters; i++)
+        if (o->iters[i].kind != blk->iters[i].kind || o->iters[i].extent != blk->iters[i].extent ||
+            strcmp(o->iters[i].var->name, blk->iters[i].var->name) != 0)
+            return false;
     return true;
 }
 
@@ -611,7 +729,10 @@ static bool visit_block(const ir_stmt *s, void *ctx)
         return false;
     }
     if (bi.gemm) {
-        if (!add_gemm(w, &bi, s->name ? s->name : "block")) {
+        bool part = false;
+        for (int j = 0; j < w->ngemms && !part; j++)
+            part = same_gemm(w, j, &bi, s);
+        if (!part && !add_gemm(w, &bi, s)) {
             w->failed = true;
             return false;
         }
@@ -799,20 +920,26 @@ static char *dup_name(const char *a, const char *b, diag *d)
     return s;
 }
 
+static const char *block_name(const ir_stmt *blk)
+{
+    return blk->name ? blk->name : "block";
+}
+
 /* The name of GEMM i of a function: the layer's name when it has one GEMM;
  * else LAYER.BLOCK, with the GEMM's position added to repeated block names. */
 static char *gemm_name(const char *layer, const call_walk *w, int i, diag *d)
 {
     if (w->ngemms == 1)
         return dup_name(layer, NULL, d);
+    const char *name = block_name(w->gemm_blocks[i]);
     int same = 0;
     for (int j = 0; j < w->ngemms; j++)
-        same += strcmp(w->gemm_names[j], w->gemm_names[i]) == 0;
+        same += strcmp(block_name(w->gemm_blocks[j]), name) == 0;
     if (same == 1)
-        return dup_name(layer, w->gemm_names[i], d);
+        return dup_name(layer, name, d);
     char pos[32];
     snprintf(pos, sizeof pos, "%d", i);
-    char *bn = dup_name(w->gemm_names[i], pos, d);
+    char *bn = dup_name(name, pos, d);
     char *s = bn ? dup_name(layer, bn, d) : NULL;
     free(bn);
     return s;
@@ -861,7 +988,7 @@ static bool call_layers(const pass_stats *ps, int fi, const ir_graph_call *call,
     }
     mpz_clears(v.ops, v.rd, v.wr, NULL);
     free(w.gemms);
-    free(w.gemm_names);
+    free(w.gemm_blocks);
     free(w.inside.v);
     return ok;
 }

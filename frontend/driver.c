@@ -144,6 +144,7 @@ static void usage(FILE *out)
         "                         .cfg; presets in accel/configs): per-layer table, no run;\n"
         "                         with --profile, accelerator columns in the profile table\n"
         "  --accel-report=FILE.csv|FILE.json  per-layer accelerator report\n"
+        "  --accel-trace=FILE.json  the accelerator's timeline, fold by fold, as a Chrome trace\n"
         "  --search none|dram|edp choose tiling factors minimizing DRAM traffic or EDP\n"
         "  --topology FILE        model a SCALE-Sim topology CSV instead of a program\n"
         "  --export-topology FILE write the network's GEMM layers as a SCALE-Sim topology\n"
@@ -242,7 +243,7 @@ enum {
     OPT_NO_CACHE, OPT_UNCHECKED, OPT_VERSION, OPT_PROFILE, OPT_REPEAT, OPT_REPORT, OPT_TRACE, OPT_PLOT,
     OPT_CALIBRATE, OPT_COUNTERS, OPT_PAD_TO, OPT_ACCEL, OPT_ACCEL_REPORT, OPT_SEARCH,
     OPT_TOPOLOGY, OPT_EXPORT_TOPOLOGY, OPT_EXPORT_FORMAT, OPT_SWEEP, OPT_SWEEP_OUT,
-    OPT_SWEEP_ARRAYS, OPT_SWEEP_DATAFLOWS, OPT_SWEEP_SRAM, OPT_STRICT, OPT_ACCEL_MODE, OPT_NO_RUN,
+    OPT_SWEEP_ARRAYS, OPT_SWEEP_DATAFLOWS, OPT_SWEEP_SRAM, OPT_STRICT, OPT_ACCEL_MODE, OPT_ACCEL_TRACE, OPT_NO_RUN,
     OPT_TARGET, OPT_PRINT_TARGET, OPT_THREADS, OPT_DUMP_SCHEDULE, OPT_SAVE_WEIGHTS,
     OPT_CC_TIMEOUT, OPT_SCHED, OPT_DEVICES, OPT_SCHED_TRACE, OPT_DUMP_GRAPH,
 };
@@ -302,6 +303,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"sweep-sram", required_argument, 0, OPT_SWEEP_SRAM},
         {"strict", no_argument, 0, OPT_STRICT},
         {"accel-mode", required_argument, 0, OPT_ACCEL_MODE},
+        {"accel-trace", required_argument, 0, OPT_ACCEL_TRACE},
         {"target", required_argument, 0, OPT_TARGET},
         {"print-target", no_argument, 0, OPT_PRINT_TARGET},
         {"threads", required_argument, 0, OPT_THREADS},
@@ -427,6 +429,7 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_SWEEP_SRAM: o->accel.sweep_srams = optarg; o->accel_on = true; break;
         case OPT_STRICT: o->accel.strict = true; o->accel_on = true; break;
         case OPT_ACCEL_MODE: o->accel.mode = optarg; o->accel_on = true; break;
+        case OPT_ACCEL_TRACE: o->accel.trace = optarg; o->accel_on = true; break;
         case OPT_REPORT:
             if (ends_with(optarg, ".csv"))
                 o->report_csv = optarg;
@@ -639,7 +642,8 @@ static void report_profile(rt_profile *prof, const options *o, accel_columns *ac
     if (prof->nruns)
         rt_profile_check(prof, d);
     /* Reports, topology export and sweeps of the accelerator model. */
-    if (acols->per_func && (o->accel.report || o->accel.export_topology || o->accel.sweep))
+    if (acols->per_func &&
+        (o->accel.report || o->accel.trace || o->accel.export_topology || o->accel.sweep))
         acc_cli_run_module(m, &o->accel, NULL, d);
 }
 

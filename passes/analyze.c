@@ -919,9 +919,11 @@ static bool in_reduction(const walker *w, const ir_stmt *store)
  * cache_write's tile, pad's bordered copy) stands for the buffer it is a
  * copy of: the block that fills or writes it back is one store between it
  * and that buffer (possibly under a select or an if). */
-typedef struct origin_ctx {
-    const ir_buffer *local, *origin;
-} origin_ctx;
+typedef struct staging_ctx {
+    const ir_buffer *local;
+    const ir_stmt *copy;
+    const ir_expr *load;
+} staging_ctx;
 
 static const ir_expr *copied_load(const ir_expr *x)
 {
@@ -930,28 +932,38 @@ static const ir_expr *copied_load(const ir_expr *x)
     return x && x->kind == IR_LOAD ? x : NULL;
 }
 
-static bool origin_visit(const ir_stmt *s, void *p)
+static bool staging_visit(const ir_stmt *s, void *p)
 {
-    origin_ctx *o = p;
-    if (o->origin || s->kind != IR_S_STORE)
-        return !o->origin;
+    staging_ctx *o = p;
+    if (o->copy || s->kind != IR_S_STORE)
+        return !o->copy;
     const ir_expr *ld = copied_load(s->value);
-    if (!ld)
-        return true;
-    if (s->buf == o->local && ld->buf->role != IR_BUF_LOCAL)
-        o->origin = ld->buf;        /* fill: local = buffer */
-    else if (ld->buf == o->local && s->buf->role != IR_BUF_LOCAL)
-        o->origin = s->buf;         /* write-back: buffer = local */
-    return !o->origin;
+    if (ld && ((s->buf == o->local && ld->buf->role != IR_BUF_LOCAL) ||
+               (ld->buf == o->local && s->buf->role != IR_BUF_LOCAL))) {
+        o->copy = s;
+        o->load = ld;
+    }
+    return !o->copy;
+}
+
+const ir_stmt *pass_staging_copy(const ir_stmt *body, const ir_buffer *local,
+                                 const ir_expr **load)
+{
+    staging_ctx o = {local, NULL, NULL};
+    if (body && local && local->role == IR_BUF_LOCAL)
+        ir_stmt_walk(body, staging_visit, NULL, &o);
+    if (load)
+        *load = o.load;
+    return o.copy;
 }
 
 static int origin_index(const walker *w, const ir_buffer *b)
 {
-    if (!b || b->role != IR_BUF_LOCAL || !w->fi->fn->body)
+    const ir_expr *ld;
+    const ir_stmt *copy = pass_staging_copy(w->fi->fn->body, b, &ld);
+    if (!copy)
         return buf_index(w->fi, b);
-    origin_ctx o = {b, NULL};
-    ir_stmt_walk(w->fi->fn->body, origin_visit, NULL, &o);
-    return buf_index(w->fi, o.origin ? o.origin : b);
+    return buf_index(w->fi, copy->buf == b ? ld->buf : copy->buf);
 }
 
 static const ir_buffer *first_load(const ir_expr *e)

@@ -178,6 +178,15 @@ bool pass_func_totals(const pass_stats *st, int fi, const uint64_t *counts, int 
 uint64_t pass_site_executions(const pass_stats *st, const pass_site *s, const uint64_t *counts,
                               bool *known);
 
+/* A LOCAL buffer that a schedule staged (cache_read's packed operand,
+ * cache_write's tile, pad's bordered copy) stands for the buffer it copies:
+ * the store in body that fills it from that buffer (local[..] = b[..]) or
+ * writes it back (b[..] = local[..]), the copied load possibly under a
+ * select.  NULL when local is not staged; *load (may be NULL) receives the
+ * copied load. */
+const ir_stmt *pass_staging_copy(const ir_stmt *body, const ir_buffer *local,
+                                 const ir_expr **load);
+
 /* Human-readable dump: per function and block, counts, MACs, FLOPs, loads
  * and stores per buffer, footprints and shapes. */
 void pass_stats_print(FILE *out, const pass_stats *st);

@@ -285,10 +285,14 @@ static void test_tiling_orders(void)
      * and 16 partial-sum reads per tile after the first k tile (64) */
     check_ops("sram_reads", r.sram_reads, 128, 128, 64 + 64);
     check_ops("sram_writes", r.sram_writes, 128, 128, 128);
-    /* stalls: first tiles 16+16 words = 16 cycles, last output tile 16
-     * words = 8 cycles; the other 320-32-16 = 272 words take 136 cycles,
-     * 24 more than the 112 of compute */
-    check_i("stall_cycles", r.stall_cycles, 48);
+    /* stalls (10): first tiles 16+16 words = 16 cycles, last output tile
+     * 16 words = 8 cycles.  Between tiles, loads of the next tile and the
+     * write-back of an output tile share the channel while a tile computes
+     * (14 cycles).  m advances once and n twice: ifmap, filter (16 + 16)
+     * and an output tile (48 / 3 = 16 words) change: 24 cycles, 10 stall;
+     * k advances 4 times: ifmap and filter change (32 words), 16 cycles,
+     * 2 stall.  16 + 8 + 3 * 10 + 4 * 2 = 62 */
+    check_i("stall_cycles", r.stall_cycles, 62);
 
     l.tiling.order = ACC_ORDER_KMN;
     r = model(&c, NULL, &l);
@@ -324,8 +328,80 @@ static void test_streaming(void)
     check_ops("dram_reads", r.dram_reads, 1536, 256, 0);
     check_ops("sram_reads", r.sram_reads, 2048, 2048, 256);
     /* stalls at 4 words/cycle: filter tile first (256: 64 cycles), output
-     * last (256: 64 cycles), the 1536 words between take 384 <= 672 */
-    check_i("stall_cycles", r.stall_cycles, 128);
+     * last (256: 64 cycles); fold by fold, the first fold waits for its
+     * ifmap rows (4 x 32 = 128 words: 32 cycles), and every later fold's
+     * (128 words, then 64 in the second sweep) arrive while the fold before
+     * computes (42 cycles) */
+    check_i("stall_cycles", r.stall_cycles, 64 + 32 + 64);
+    end();
+}
+
+/* Fold-level timing (10): a burst inside a layer stalls although the
+ * layer's average bandwidth would do, and DramLatency delays each fold's
+ * data. */
+static bool count_fold(const acc_fold_event *e, void *ctx)
+{
+    acc_fold_event *sum = ctx;
+    sum->fold++;
+    sum->cycles += e->cycles;
+    for (int op = 0; op < ACC_NOPERANDS; op++) {
+        sum->sram[op] += e->sram[op];
+        sum->dram_rd[op] += e->dram_rd[op];
+    }
+    sum->dram_wr += e->dram_wr;
+    if (e->fold == 4)
+        sum->start = e->start;
+    return true;
+}
+
+static void test_fold_timing(void)
+{
+    begin("fold-level stalls: a column block's filter burst, DRAM latency, the trace's replay");
+    /* os 4x4 at 2 words/cycle, GEMM 16x8x64: Fr = 4, Fc = 2, T = 64, folds
+     * of 8 + 4 - 2 + 64 = 74 cycles, 592 in all.  The ifmap (1024 words)
+     * and the ofmap (128) are held; the filter (512) is streamed through
+     * 128 words: each column block of 64 x 4 = 256 words comes whole
+     * before its first row fold, and 256 - 128 = 128 before each other. */
+    acc_config c = small_config(ACC_DF_OS);
+    c.sram_bytes[ACC_IFMAP] = 4096;
+    c.sram_bytes[ACC_FILTER] = 256;
+    c.sram_bytes[ACC_OFMAP] = 1024;
+    acc_layer l = gemm_layer("burst", 16, 8, 64, 1);
+    acc_result r = model(&c, NULL, &l);
+    check_b("resident = r,s,r", r.resident[0] && !r.resident[1] && r.resident[2]);
+    check_i("compute_cycles", r.compute_cycles, 592);
+    check_ops("dram_reads", r.dram_reads, 1024, 2 * (256 + 3 * 128), 0);
+    /* The 2432 words take 1216 cycles: the old layer average charged the
+     * prologue (512) and epilogue (64) and 640 - 592 = 48 more.  Fold by
+     * fold: prologue 512; the first fold waits for 256 filter words (128);
+     * folds 1-3 get their 128 words (64 cycles) behind the fold before
+     * (74); fold 4, the second column block's first, needs 256 words (128
+     * cycles) behind fold 3's 74: 54; epilogue 64. */
+    check_i("stall_cycles", r.stall_cycles, 512 + 128 + 54 + 64);
+    /* A latency of 10 cycles: the prologue's data and every fold's arrive
+     * 10 cycles later: the first fold waits 10 more, fold 4 10 more; folds
+     * 1-3 (64 + 10 <= 74) and 5-7 still do not wait. */
+    c.dram_latency = 10;
+    r = model(&c, NULL, &l);
+    check_i("stall_cycles with latency", r.stall_cycles, 512 + 10 + 128 + 10 + 54 + 10 + 64);
+    /* The replay gives every fold, in order, and ends where the model does. */
+    acc_fold_event sum;
+    memset(&sum, 0, sizeof sum);
+    int64_t last;
+    char err[256];
+    acc_result rt;
+    check_b(err, acc_trace_layer(&c, NULL, &l, count_fold, &sum, &rt, &last, err, sizeof err));
+    check_i("trace folds", sum.fold, 8);
+    check_i("trace compute", sum.cycles, 592);
+    check_i("trace end", last, r.total_cycles);
+    check_i("trace fold 4 start", sum.start, 522 + 128 + 10 + 4 * 74 + 54 + 10);
+    check_ops("trace sram", sum.sram, r.sram_reads[0], r.sram_reads[1], 128);
+    check_ops("trace dram reads", sum.dram_rd, r.dram_reads[0], r.dram_reads[1], 0);
+    check_i("trace dram writes", sum.dram_wr, 0);   /* the held ofmap leaves in the epilogue */
+    /* In CALC mode nothing stalls. */
+    c.bw_unlimited = true;
+    r = model(&c, NULL, &l);
+    check_i("CALC stall_cycles", r.stall_cycles, 0);
     end();
 }
 
@@ -373,6 +449,16 @@ static void test_streamed_reuse(void)
     r = model(&c, NULL, &l);
     check_b("ifmap streamed", !r.resident[0]);
     check_i("sliding-window ifmap reads", r.dram_reads[0], 9248 + 15 * (9248 - 4096));
+    /* 2 kB buffers (1024 words a half): 4 consecutive pixels of a 32-wide
+     * output straddle two rows in 3 of 32 places, so they span
+     * 1 + 3/32 output rows on average: a band of 3*272 + 3*272/32 = 841
+     * words, which fits (a fold that straddles needs 4*272 = 1088, more
+     * than the half buffer, but that is the exception).  Each sweep
+     * fetches the distinct words once: 9248 + 15*(9248 - 1024). */
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        c.sram_bytes[op] = 2048;
+    r = model(&c, NULL, &l);
+    check_i("average band ifmap reads", r.dram_reads[0], 9248 + 15 * (9248 - 1024));
     end();
 }
 
@@ -513,6 +599,15 @@ static void test_config_presets(void)
     check_i("lower-case rows", c.rows, 8);
     check_i("upper-case cols", c.cols, 4);
     check_d("min bank bandwidth", c.bandwidth, 20);
+    check_d("no DRAM latency by default", c.dram_latency, 0);
+    p = write_tmp("latency.cfg",
+                  "[architecture_presets]\nArrayHeight = 8\nArrayWidth = 8\n"
+                  "IfmapSramSzkB = 8\nFilterSramSzkB = 8\nOfmapSramSzkB = 8\n"
+                  "Dataflow = os\nBandwidth = 4\n[run_presets]\nInterfaceBandwidth = USER\n"
+                  "[tec_architecture]\nDramLatency = 120\n");
+    ok = load_cfg(p, &c, err, sizeof err);
+    check_b(err, ok);
+    check_d("DramLatency", c.dram_latency, 120);
     /* write and read back */
     FILE *f = fopen(path_in(tmpdir, "back.cfg"), "w");
     acc_config a;
@@ -1047,6 +1142,7 @@ int main(int argc, char **argv)
     test_conv_ifmap();
     test_tiling_orders();
     test_streaming();
+    test_fold_timing();
     test_streamed_reuse();
     test_depth_and_batch();
     test_vector();
