@@ -168,6 +168,7 @@ typedef struct gemm {
      * buffer, a sweep over the pixels fetches each word once (equation
      * (7b)). */
     int64_t ifmap_band;
+    int64_t elem_bytes[ACC_NOPERANDS];   /* per operand; the layer's or a word */
 } gemm;
 
 /* What the array does for one tile-GEMM of m x n x k (equations (1)-(4) of
@@ -192,11 +193,19 @@ static int64_t sweep_words(int64_t size, int64_t sweeps, int64_t keep, ovf *o)
     return add(o, size, mul(o, sweeps - 1, max64(0, size - keep)));
 }
 
-/* Half of operand op's buffer, in words: what double buffering leaves for
- * the data in use. */
-static int64_t half_buffer_words(const acc_config *c, acc_operand op)
+/* Half of operand op's buffer, in elements: what double buffering leaves
+ * for the data in use. */
+static int64_t half_buffer_words(const acc_config *c, const gemm *g, acc_operand op)
 {
-    return c->sram_bytes[op] / 2 / c->word_bytes;
+    return c->sram_bytes[op] / 2 / g->elem_bytes[op];
+}
+
+/* n elements of operand op in words of the memory system. */
+static int64_t to_words(const acc_config *c, const gemm *g, acc_operand op, int64_t n, ovf *o)
+{
+    if (g->elem_bytes[op] == c->word_bytes)
+        return n;
+    return cdiv(mul(o, n, g->elem_bytes[op]), c->word_bytes);
 }
 
 static void tile_on_array(const acc_config *c, const gemm *g, int64_t m, int64_t n, int64_t k,
@@ -244,8 +253,8 @@ static void tile_on_array(const acc_config *c, const gemm *g, int64_t m, int64_t
      * F_r row folds in a row; WS holds the filter; IS sweeps it once per
      * column fold.  WS and IS accumulate each column block of outputs over
      * F_r row folds, spilling the part that does not fit. */
-    const int64_t Bi = half_buffer_words(c, ACC_IFMAP), Bf = half_buffer_words(c, ACC_FILTER),
-                  Bo = half_buffer_words(c, ACC_OFMAP);
+    const int64_t Bi = half_buffer_words(c, g, ACC_IFMAP), Bf = half_buffer_words(c, g, ACC_FILTER),
+                  Bo = half_buffer_words(c, g, ACC_OFMAP);
     int64_t sweep_if = mk;
     if (m == g->M && k == g->K && g->ifmap_band > 0 && c->dataflow != ACC_DF_WS) {
         /* the part of the band the buffer holds is reused: all of it when
@@ -393,10 +402,10 @@ static int64_t ifmap_tile_words(const gemm *g, int64_t tm, int64_t tk)
     return (int64_t)((w + mk - 1) / mk);
 }
 
-static bool tile_fits(const acc_config *c, acc_operand op, int64_t words, ovf *o)
+static bool tile_fits(const acc_config *c, const gemm *g, acc_operand op, int64_t elems, ovf *o)
 {
     /* double buffering: a tile may use half of its SRAM */
-    return mul(o, words, c->word_bytes) <= c->sram_bytes[op] / 2;
+    return mul(o, elems, g->elem_bytes[op]) <= c->sram_bytes[op] / 2;
 }
 
 /* Fills r for the given tiling and order; pure arithmetic, no allocation. */
@@ -421,7 +430,7 @@ static void finish(const acc_config *c, const gemm *g, const tiled *t,
 
     const int64_t st_rd[2] = {t->arr.st_rd_ifmap, t->arr.st_rd_filter};
     for (int op = 0; op < ACC_NOPERANDS; op++)
-        r->resident[op] = tile_fits(c, (acc_operand)op, tile[op], o);
+        r->resident[op] = tile_fits(c, g, (acc_operand)op, tile[op], o);
 
     /* DRAM (equations (6)-(8)): a resident operand is fetched whole
      * refetch_factor times; a streamed one as its sweeps through half the
@@ -454,15 +463,22 @@ static void finish(const acc_config *c, const gemm *g, const tiled *t,
     r->sram_writes[ACC_FILTER] = r->dram_reads[ACC_FILTER];
     r->sram_reads[ACC_OFMAP] = add(o, mul(o, t->arr.rd_ofmap, G), r->dram_writes[ACC_OFMAP]);
     r->sram_writes[ACC_OFMAP] = add(o, mul(o, t->arr.wr_ofmap, G), r->dram_reads[ACC_OFMAP]);
+    /* The counts so far are elements; from here on, words. */
+    for (int op = 0; op < ACC_NOPERANDS; op++) {
+        r->dram_reads[op] = to_words(c, g, (acc_operand)op, r->dram_reads[op], o);
+        r->dram_writes[op] = to_words(c, g, (acc_operand)op, r->dram_writes[op], o);
+        r->sram_reads[op] = to_words(c, g, (acc_operand)op, r->sram_reads[op], o);
+        r->sram_writes[op] = to_words(c, g, (acc_operand)op, r->sram_writes[op], o);
+    }
 
     /* Stalls (equation (10)): double buffering hides transfers behind
      * compute, except the first input tiles and the last output tile. */
     int64_t dram = 0;
     for (int op = 0; op < ACC_NOPERANDS; op++)
         dram = add(o, dram, add(o, r->dram_reads[op], r->dram_writes[op]));
-    int64_t pro = (r->resident[ACC_IFMAP] ? tile[ACC_IFMAP] : 0) +
-                  (r->resident[ACC_FILTER] ? tile[ACC_FILTER] : 0);
-    int64_t epi = r->resident[ACC_OFMAP] ? mul(o, t->em, t->en) : 0;
+    int64_t pro = (r->resident[ACC_IFMAP] ? to_words(c, g, ACC_IFMAP, tile[ACC_IFMAP], o) : 0) +
+                  (r->resident[ACC_FILTER] ? to_words(c, g, ACC_FILTER, tile[ACC_FILTER], o) : 0);
+    int64_t epi = r->resident[ACC_OFMAP] ? to_words(c, g, ACC_OFMAP, mul(o, t->em, t->en), o) : 0;
     if (c->bw_unlimited) {
         r->stall_cycles = 0;
     } else {
@@ -521,6 +537,8 @@ static bool check_gemm_layer(const acc_config *c, const acc_layer *l, const acc_
     g->pad_macs = all - useful;
     g->ifmap_unique = mul(&o, g->M, g->K);
     g->ifmap_band = 0;
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        g->elem_bytes[op] = l->elem_bytes[op] > 0 ? l->elem_bytes[op] : c->word_bytes;
     if (l->has_conv && l->conv.channels % l->batch == 0) {
         int64_t px = mul(&o, mul(&o, l->conv.ifmap_h, l->conv.ifmap_w),
                          l->conv.channels / l->batch);
@@ -643,14 +661,14 @@ static void search_tiling(const acc_config *c, acc_search s, const gemm *g,
         nk = candidates(g->K, gk, ck);
     acc_result cand;
     for (int i = 0; i < nm; i++) {
-        if (!tile_fits(c, ACC_IFMAP, ifmap_tile_words(g, cm[i], 1), o))
+        if (!tile_fits(c, g, ACC_IFMAP, ifmap_tile_words(g, cm[i], 1), o))
             break;
         for (int k = 0; k < nk; k++) {
-            if (!tile_fits(c, ACC_IFMAP, ifmap_tile_words(g, cm[i], ck[k]), o))
+            if (!tile_fits(c, g, ACC_IFMAP, ifmap_tile_words(g, cm[i], ck[k]), o))
                 break;
             for (int j = 0; j < nn; j++) {
-                if (!tile_fits(c, ACC_FILTER, mul(o, ck[k], cn[j]), o) ||
-                    !tile_fits(c, ACC_OFMAP, mul(o, cm[i], cn[j]), o))
+                if (!tile_fits(c, g, ACC_FILTER, mul(o, ck[k], cn[j]), o) ||
+                    !tile_fits(c, g, ACC_OFMAP, mul(o, cm[i], cn[j]), o))
                     break;
                 tiled t;
                 tiled_init(c, g, cm[i], cn[j], ck[k], &t, o);
@@ -730,7 +748,8 @@ static bool same_work(const acc_layer *a, const acc_layer *b)
     if (a->kind != b->kind || a->M != b->M || a->N != b->N || a->K != b->K ||
         a->batch != b->batch || a->vector_ops != b->vector_ops ||
         a->vector_read_bytes != b->vector_read_bytes ||
-        a->vector_write_bytes != b->vector_write_bytes || a->has_tiling != b->has_tiling)
+        a->vector_write_bytes != b->vector_write_bytes || a->has_tiling != b->has_tiling ||
+        memcmp(a->elem_bytes, b->elem_bytes, sizeof a->elem_bytes) != 0)
         return false;
     if (a->has_conv != b->has_conv ||
         (a->has_conv && memcmp(&a->conv, &b->conv, sizeof a->conv) != 0))
