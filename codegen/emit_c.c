@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/interp.h"
 #include "ir/smallfloat.h"
 
 #ifndef PACKAGE_VERSION
@@ -565,7 +566,12 @@ static void put_int(cg_str *s, int64_t v, ir_dtype t)
  * f32.  Infinities and NaN through math.h's macros. */
 static void put_float(cg_str *s, double v, ir_dtype t)
 {
-    bool f32 = in_float(t);   /* an f16/bf16 constant is exact in float */
+    /* an f16/bf16 constant is its format's value, exact in float */
+    if (t == IR_F16)
+        v = ir_f16_to_f32(ir_f64_to_f16(v));
+    else if (t == IR_BF16)
+        v = ir_bf16_to_f32(ir_f64_to_bf16(v));
+    bool f32 = in_float(t);
     if (isnan(v)) {
         str_puts(s, f32 ? "NAN" : "(double)NAN");
         return;
@@ -908,8 +914,8 @@ static void emit_call(cg_emitter *e, cg_str *s, const ir_expr *x)
         return;
     }
     bool int_abs = x->fn == IR_FN_ABS && ir_dtype_is_int(x->dtype);
-    if (x->dtype != IR_F32 && x->dtype != IR_F64 && !int_abs) {
-        internal(e, "%s on %s (math intrinsics take f32 or f64)", iname, ir_dtype_name(x->dtype));
+    if (!ir_dtype_is_float(x->dtype) && !int_abs) {
+        internal(e, "%s on %s (math intrinsics take floats)", iname, ir_dtype_name(x->dtype));
         str_puts(s, "0");
         return;
     }
