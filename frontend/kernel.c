@@ -1480,7 +1480,10 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
         } else {
             dtype = rhs->flex == FE_FLEX_FLOAT ? IR_F32 : IR_I64;
         }
-        if (!rhs->flex && rhs->dtype == IR_BOOL && dtype != IR_BOOL) {
+        /* a condition is stored only where a bool tensor was declared */
+        bool bool_target = out ? out->dtype == IR_BOOL
+                               : in->outs && in->outs[0].typed && in->outs[0].dtype == IR_BOOL;
+        if (!rhs->flex && rhs->dtype == IR_BOOL && !bool_target) {
             kerr(&k, s->value->span, "the right side of '%s' is a condition (bool); use select(cond, a, b) or cast it, e.g. %s(...)",
                  s->name, ir_dtype_name(dtype == IR_BOOL ? IR_F32 : dtype));
             rhs = NULL;
