@@ -119,6 +119,11 @@ typedef struct acc_layer {
     acc_layer_kind kind;
     int64_t M, N, K, batch;
     int64_t vector_ops, vector_read_bytes, vector_write_bytes;
+    /* GEMM: bytes of one element of each operand (an int8 ifmap and filter
+     * with an int32 ofmap: 1, 1, 4); 0 means one word (SCALE-Sim's
+     * topologies).  SRAM capacity and every SRAM and DRAM count follow
+     * them: n elements of b bytes are ceil(n*b / word_bytes) words. */
+    int64_t elem_bytes[ACC_NOPERANDS];
     bool has_tiling;               /* tiling given: no search for this layer */
     acc_tiling tiling;
     bool has_conv;

@@ -512,7 +512,7 @@ bool acc_cli_run_module(const ir_module *m, const acc_cli_options *o, FILE *out,
     if (!acc_cli_load(o, &c, &ao, d))
         return false;
     acc_workload w;
-    if (!acc_workload_from_module(m, c.word_bytes, &w, d))
+    if (!acc_workload_from_module(m, &w, d))
         return false;
     bool ok = run_layers(o, &c, &ao, w.layers, w.nlayers, out, d);
     acc_workload_free(&w);
@@ -568,7 +568,7 @@ bool acc_model_module(const ir_module *m, const acc_config *c, const acc_options
 {
     *per_func = NULL;
     acc_workload w;
-    if (!acc_workload_from_module(m, c->word_bytes, &w, d))
+    if (!acc_workload_from_module(m, &w, d))
         return false;
     int n = w.nlayers;
     acc_result *rs = calloc((size_t)(n > 0 ? n : 1), sizeof *rs);

@@ -168,6 +168,7 @@ typedef struct gemm {
      * ifmap buffer, a sweep over the pixels fetches each word once
      * (equation (7b)). */
     int64_t ifmap_band;
+    int64_t elem_bytes[ACC_NOPERANDS];   /* per operand; the layer's or a word */
 } gemm;
 
 /* What the array does for one tile-GEMM of m x n x k (equations (1)-(4) of
@@ -192,11 +193,19 @@ static int64_t sweep_words(int64_t size, int64_t sweeps, int64_t keep, ovf *o)
     return add(o, size, mul(o, sweeps - 1, max64(0, size - keep)));
 }
 
-/* Half of operand op's buffer, in words: what double buffering leaves for
- * the data in use. */
-static int64_t half_buffer_words(const acc_config *c, acc_operand op)
+/* Half of operand op's buffer, in elements: what double buffering leaves
+ * for the data in use. */
+static int64_t half_buffer_words(const acc_config *c, const gemm *g, acc_operand op)
 {
-    return c->sram_bytes[op] / 2 / c->word_bytes;
+    return c->sram_bytes[op] / 2 / g->elem_bytes[op];
+}
+
+/* n elements of operand op in words of the memory system. */
+static int64_t to_words(const acc_config *c, const gemm *g, acc_operand op, int64_t n, ovf *o)
+{
+    if (g->elem_bytes[op] == c->word_bytes)
+        return n;
+    return cdiv(mul(o, n, g->elem_bytes[op]), c->word_bytes);
 }
 
 /* Words one sweep over a streamed m x k ifmap tile fetches (7b): its m*k
@@ -205,7 +214,7 @@ static int64_t half_buffer_words(const acc_config *c, acc_operand op)
  * reuse that the band of input rows does not keep. */
 static int64_t ifmap_sweep(const acc_config *c, const gemm *g, int64_t m, int64_t k, ovf *o)
 {
-    int64_t mk = mul(o, m, k), Bi = half_buffer_words(c, ACC_IFMAP);
+    int64_t mk = mul(o, m, k), Bi = half_buffer_words(c, g, ACC_IFMAP);
     if (m != g->M || k != g->K || g->ifmap_band <= 0 || c->dataflow == ACC_DF_WS)
         return mk;
     /* the part of the band the buffer holds is reused: all of it when it
@@ -277,8 +286,8 @@ static void tile_on_array(const acc_config *c, const gemm *g, int64_t m, int64_t
      * F_r row folds in a row; WS holds the filter; IS sweeps it once per
      * column fold.  WS and IS accumulate each column block of outputs over
      * F_r row folds, spilling the part that does not fit. */
-    const int64_t Bi = half_buffer_words(c, ACC_IFMAP), Bf = half_buffer_words(c, ACC_FILTER),
-                  Bo = half_buffer_words(c, ACC_OFMAP);
+    const int64_t Bi = half_buffer_words(c, g, ACC_IFMAP), Bf = half_buffer_words(c, g, ACC_FILTER),
+                  Bo = half_buffer_words(c, g, ACC_OFMAP);
     int64_t sweep_if = ifmap_sweep(c, g, m, k, o);
     int64_t cfull = n / C, clast = n % C;    /* column blocks: full ones and a last */
     switch (c->dataflow) {
@@ -415,10 +424,10 @@ static int64_t ifmap_tile_words(const gemm *g, int64_t tm, int64_t tk)
     return (int64_t)((w + mk - 1) / mk);
 }
 
-static bool tile_fits(const acc_config *c, acc_operand op, int64_t words, ovf *o)
+static bool tile_fits(const acc_config *c, const gemm *g, acc_operand op, int64_t elems, ovf *o)
 {
     /* double buffering: a tile may use half of its SRAM */
-    return mul(o, words, c->word_bytes) <= c->sram_bytes[op] / 2;
+    return mul(o, elems, g->elem_bytes[op]) <= c->sram_bytes[op] / 2;
 }
 
 /* ---------------------------------------------------------------- fold-level timing */
@@ -489,13 +498,14 @@ typedef struct fold_io {
     int64_t wr;                    /* ofmap DRAM writes */
 } fold_io;
 
-static void fold_traffic(const acc_config *c, const gemm *g, int64_t m, int64_t n, int64_t k,
-                         const bool streamed[ACC_NOPERANDS], int64_t ic, int64_t ir, int64_t fr,
-                         fold_io *f, ovf *o)
+/* fold_traffic's counts in elements of each operand. */
+static void fold_elements(const acc_config *c, const gemm *g, int64_t m, int64_t n, int64_t k,
+                          const bool streamed[ACC_NOPERANDS], int64_t ic, int64_t ir, int64_t fr,
+                          fold_io *f, ovf *o)
 {
     const int64_t R = c->rows, C = c->cols, RD = c->rows * c->depth;
-    const int64_t Bi = half_buffer_words(c, ACC_IFMAP), Bf = half_buffer_words(c, ACC_FILTER),
-                  Bo = half_buffer_words(c, ACC_OFMAP);
+    const int64_t Bi = half_buffer_words(c, g, ACC_IFMAP), Bf = half_buffer_words(c, g, ACC_FILTER),
+                  Bo = half_buffer_words(c, g, ACC_OFMAP);
     memset(f, 0, sizeof *f);
     int64_t blk = 0;           /* WS, IS: the column block of outputs it accumulates */
     if (c->dataflow == ACC_DF_OS) {
@@ -554,6 +564,20 @@ static void fold_traffic(const acc_config *c, const gemm *g, int64_t m, int64_t 
         f->rd[ACC_OFMAP] = ir ? spill : 0;
         f->wr = ir < fr - 1 ? spill : blk;
     }
+}
+
+/* What fold (ir, ic) of an m x n x k tile-GEMM moves, in words of the
+ * memory system. */
+static void fold_traffic(const acc_config *c, const gemm *g, int64_t m, int64_t n, int64_t k,
+                         const bool streamed[ACC_NOPERANDS], int64_t ic, int64_t ir, int64_t fr,
+                         fold_io *f, ovf *o)
+{
+    fold_elements(c, g, m, n, k, streamed, ic, ir, fr, f, o);
+    for (int op = 0; op < ACC_NOPERANDS; op++) {
+        f->sram[op] = to_words(c, g, (acc_operand)op, f->sram[op], o);
+        f->rd[op] = to_words(c, g, (acc_operand)op, f->rd[op], o);
+    }
+    f->wr = to_words(c, g, ACC_OFMAP, f->wr, o);
 }
 
 /* Receives every fold of a layer from tile_timeline (trace only). */
@@ -717,19 +741,23 @@ static void plan_tiles(const acc_config *c, const gemm *g, const tiled *t, acc_l
     }
     for (int op = ACC_IFMAP; op <= ACC_FILTER; op++)
         if (r->resident[op]) {
-            p->first_rd[op] = min64(tile[op], r->dram_reads[op]);
+            p->first_rd[op] = min64(to_words(c, g, (acc_operand)op, tile[op], o),
+                                    r->dram_reads[op]);
             if (loads[op] > 1)
                 p->reload_rd[op] = (r->dram_reads[op] - p->first_rd[op]) / (loads[op] - 1);
         }
     int64_t wb = 0;
     if (r->resident[ACC_OFMAP]) {
-        p->last_wr = min64(mul(o, t->em, t->en), r->dram_writes[ACC_OFMAP]);
+        p->last_wr = min64(to_words(c, g, ACC_OFMAP, mul(o, t->em, t->en), o),
+                           r->dram_writes[ACC_OFMAP]);
         if (loads[ACC_OFMAP] > 1) {
             wb = (r->dram_writes[ACC_OFMAP] - p->last_wr) / (loads[ACC_OFMAP] - 1);
             p->reload_rd[ACC_OFMAP] = r->dram_reads[ACC_OFMAP] / (loads[ACC_OFMAP] - 1);
         }
     } else if (transitions > 0) {
-        p->extra = mul(o, mul(o, mul(o, g->M, g->N), t->nk - 1), g->batch) / transitions;
+        p->extra = to_words(c, g, ACC_OFMAP,
+                            mul(o, mul(o, mul(o, g->M, g->N), t->nk - 1), g->batch), o) /
+                   transitions;
     }
     int64_t tile_cycles = r->compute_cycles / max64(1, add(o, transitions, 1));
     for (int L = 0; L < 4; L++) {
@@ -810,7 +838,7 @@ static void finish(const acc_config *c, const gemm *g, const tiled *t,
 
     const int64_t st_rd[2] = {t->arr.st_rd_ifmap, t->arr.st_rd_filter};
     for (int op = 0; op < ACC_NOPERANDS; op++)
-        r->resident[op] = tile_fits(c, (acc_operand)op, tile[op], o);
+        r->resident[op] = tile_fits(c, g, (acc_operand)op, tile[op], o);
 
     /* DRAM (equations (6)-(8)): a resident operand is fetched whole
      * refetch_factor times; a streamed one as its sweeps through half the
@@ -843,6 +871,13 @@ static void finish(const acc_config *c, const gemm *g, const tiled *t,
     r->sram_writes[ACC_FILTER] = r->dram_reads[ACC_FILTER];
     r->sram_reads[ACC_OFMAP] = add(o, mul(o, t->arr.rd_ofmap, G), r->dram_writes[ACC_OFMAP]);
     r->sram_writes[ACC_OFMAP] = add(o, mul(o, t->arr.wr_ofmap, G), r->dram_reads[ACC_OFMAP]);
+    /* The counts so far are elements; from here on, words. */
+    for (int op = 0; op < ACC_NOPERANDS; op++) {
+        r->dram_reads[op] = to_words(c, g, (acc_operand)op, r->dram_reads[op], o);
+        r->dram_writes[op] = to_words(c, g, (acc_operand)op, r->dram_writes[op], o);
+        r->sram_reads[op] = to_words(c, g, (acc_operand)op, r->sram_reads[op], o);
+        r->sram_writes[op] = to_words(c, g, (acc_operand)op, r->sram_writes[op], o);
+    }
 
     /* Stalls (equation (10)), fold by fold. */
     int64_t dram = 0;
@@ -900,6 +935,8 @@ static bool check_gemm_layer(const acc_config *c, const acc_layer *l, const acc_
     g->pad_macs = all - useful;
     g->ifmap_unique = mul(&o, g->M, g->K);
     g->ifmap_band = 0;
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        g->elem_bytes[op] = l->elem_bytes[op] > 0 ? l->elem_bytes[op] : c->word_bytes;
     if (l->has_conv && l->conv.channels % l->batch == 0) {
         int64_t px = mul(&o, mul(&o, l->conv.ifmap_h, l->conv.ifmap_w),
                          l->conv.channels / l->batch);
@@ -1023,14 +1060,14 @@ static void search_tiling(const acc_config *c, acc_search s, const gemm *g,
         nk = candidates(g->K, gk, ck);
     acc_result cand;
     for (int i = 0; i < nm; i++) {
-        if (!tile_fits(c, ACC_IFMAP, ifmap_tile_words(g, cm[i], 1), o))
+        if (!tile_fits(c, g, ACC_IFMAP, ifmap_tile_words(g, cm[i], 1), o))
             break;
         for (int k = 0; k < nk; k++) {
-            if (!tile_fits(c, ACC_IFMAP, ifmap_tile_words(g, cm[i], ck[k]), o))
+            if (!tile_fits(c, g, ACC_IFMAP, ifmap_tile_words(g, cm[i], ck[k]), o))
                 break;
             for (int j = 0; j < nn; j++) {
-                if (!tile_fits(c, ACC_FILTER, mul(o, ck[k], cn[j]), o) ||
-                    !tile_fits(c, ACC_OFMAP, mul(o, cm[i], cn[j]), o))
+                if (!tile_fits(c, g, ACC_FILTER, mul(o, ck[k], cn[j]), o) ||
+                    !tile_fits(c, g, ACC_OFMAP, mul(o, cm[i], cn[j]), o))
                     break;
                 tiled t;
                 tiled_init(c, g, cm[i], cn[j], ck[k], &t, o);
@@ -1172,7 +1209,8 @@ static bool same_work(const acc_layer *a, const acc_layer *b)
     if (a->kind != b->kind || a->M != b->M || a->N != b->N || a->K != b->K ||
         a->batch != b->batch || a->vector_ops != b->vector_ops ||
         a->vector_read_bytes != b->vector_read_bytes ||
-        a->vector_write_bytes != b->vector_write_bytes || a->has_tiling != b->has_tiling)
+        a->vector_write_bytes != b->vector_write_bytes || a->has_tiling != b->has_tiling ||
+        memcmp(a->elem_bytes, b->elem_bytes, sizeof a->elem_bytes) != 0)
         return false;
     if (a->has_conv != b->has_conv ||
         (a->has_conv && memcmp(&a->conv, &b->conv, sizeof a->conv) != 0))

@@ -600,9 +600,12 @@ bool acc_classify_block(const ir_func *f, const ir_graph_call *call, const ir_st
         /* Dot products (M = N = 1) have no reuse for an array to exploit;
          * an empty domain is no work at all. */
         out->gemm = ok && !(out->M == 1 && out->N == 1) && out->instances > 0;
-        if (out->gemm)
+        if (out->gemm) {
             out->has_conv = conv_geometry(blk, la, role, out, &out->conv);
-        else
+            out->elem_bytes[ACC_IFMAP] = ir_dtype_size(la->buf->dtype);
+            out->elem_bytes[ACC_FILTER] = ir_dtype_size(lb->buf->dtype);
+            out->elem_bytes[ACC_OFMAP] = ir_dtype_size(st->buf->dtype);
+        } else
             out->M = out->N = out->K = out->batch = 0;
         free(ua);
         free(ub);
@@ -861,10 +864,14 @@ static bool vector_work(const pass_stats *ps, int fi, const call_walk *w, vec_wo
             z_set_u64(cap, (uint64_t)ir_buffer_numel(fn->bufs[b].buf));
             if (mpz_cmp(per[b], cap) > 0)
                 mpz_set(per[b], cap);
+            /* elements to bytes, at the buffer's own element size */
+            uint64_t size = (uint64_t)ir_dtype_size(fn->bufs[b].buf->dtype);
+            z_mul_u64(per[b], size);
             mpz_add(v->rd, v->rd, per[b]);
             if (store && b == s->store_buf) {
                 if (mpz_cmp(exec, cap) < 0)
                     mpz_set(cap, exec);
+                z_mul_u64(cap, size);
                 mpz_add(v->wr, v->wr, cap);
             }
             mpz_clear(cap);
@@ -947,7 +954,7 @@ static char *gemm_name(const char *layer, const call_walk *w, int i, diag *d)
 
 /* The layers of one call of m->funcs[fi]. */
 static bool call_layers(const pass_stats *ps, int fi, const ir_graph_call *call,
-                        int64_t word_bytes, layer_list *L, diag *d)
+                        layer_list *L, diag *d)
 {
     const ir_func *f = ps->m->funcs[fi];
     call_walk w = {.f = f, .call = call, .d = d};
@@ -967,6 +974,7 @@ static bool call_layers(const pass_stats *ps, int fi, const ir_graph_call *call,
         l->batch = g->batch;
         l->has_conv = g->has_conv;
         l->conv = g->conv;
+        memcpy(l->elem_bytes, g->elem_bytes, sizeof l->elem_bytes);
     }
     vec_work v = {.any = false};
     mpz_inits(v.ops, v.rd, v.wr, NULL);
@@ -976,8 +984,6 @@ static bool call_layers(const pass_stats *ps, int fi, const ir_graph_call *call,
         ok = l && (l->name = dup_name(layer, w.ngemms ? "vector" : NULL, d)) != NULL;
         if (ok) {
             l->kind = ACC_LAYER_VECTOR;
-            z_mul_u64(v.rd, (uint64_t)word_bytes);
-            z_mul_u64(v.wr, (uint64_t)word_bytes);
             if (!(z_to_i64(v.ops, &l->vector_ops) && z_to_i64(v.rd, &l->vector_read_bytes) &&
                   z_to_i64(v.wr, &l->vector_write_bytes))) {
                 diag_error(d, func_loc(f), "layer %s: vector work does not fit in 64 bits",
@@ -1001,15 +1007,10 @@ static int func_index(const ir_module *m, const ir_func *f)
     return -1;
 }
 
-bool acc_workload_from_analysis(const pass_stats *ps, int64_t word_bytes, acc_workload *w,
-                                diag *d)
+bool acc_workload_from_analysis(const pass_stats *ps, acc_workload *w, diag *d)
 {
     const ir_module *m = ps->m;
     memset(w, 0, sizeof *w);
-    if (word_bytes < 1) {
-        diag_internal(d, "accel workload", "word size %lld", (long long)word_bytes);
-        return false;
-    }
     layer_list L = {0};
     bool ok = true;
     if (m->graph.ncalls > 0) {
@@ -1022,11 +1023,11 @@ bool acc_workload_from_analysis(const pass_stats *ps, int64_t word_bytes, acc_wo
                 ok = false;
                 break;
             }
-            ok = call_layers(ps, fi, call, word_bytes, &L, d);
+            ok = call_layers(ps, fi, call, &L, d);
         }
     } else {
         for (int fi = 0; ok && fi < m->nfuncs; fi++)
-            ok = call_layers(ps, fi, NULL, word_bytes, &L, d);
+            ok = call_layers(ps, fi, NULL, &L, d);
     }
     w->layers = L.v;
     w->func = L.func;
@@ -1038,14 +1039,13 @@ bool acc_workload_from_analysis(const pass_stats *ps, int64_t word_bytes, acc_wo
     return true;
 }
 
-bool acc_workload_from_module(const ir_module *m, int64_t word_bytes, acc_workload *w,
-                              diag *d)
+bool acc_workload_from_module(const ir_module *m, acc_workload *w, diag *d)
 {
     memset(w, 0, sizeof *w);
     pass_stats *ps = pass_analyze(m, NULL, d);
     if (!ps)
         return false;
-    bool ok = acc_workload_from_analysis(ps, word_bytes, w, d);
+    bool ok = acc_workload_from_analysis(ps, w, d);
     pass_stats_free(ps);
     return ok;
 }

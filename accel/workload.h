@@ -24,6 +24,7 @@ typedef struct acc_block_info {
     int64_t M, N, K, batch;    /* GEMM: batch GEMMs of M x N x K */
     bool has_conv;             /* a convolution whose geometry was recovered */
     acc_conv conv;
+    int64_t elem_bytes[ACC_NOPERANDS];  /* GEMM: its operands' element sizes */
     int64_t instances;         /* block instances (product of iter extents) */
 } acc_block_info;
 
@@ -46,16 +47,15 @@ typedef struct acc_workload {
     int *func;                 /* layers[i] comes from m->funcs[func[i]] */
 } acc_workload;
 
-/* Vector layers' DRAM bytes are their elements times word_bytes (the
- * config's WordBytes): the accelerator holds every tensor in its own word,
- * as the model counts GEMM operands, whatever the program's dtype. */
-bool acc_workload_from_module(const ir_module *m, int64_t word_bytes, acc_workload *w,
-                              diag *d);
+/* Every count uses each tensor's element size: a vector layer's DRAM bytes
+ * are its elements times their dtype's bytes, and a GEMM layer carries
+ * its operands' element sizes (acc_layer.elem_bytes), from which the model
+ * counts words of the config's WordBytes. */
+bool acc_workload_from_module(const ir_module *m, acc_workload *w, diag *d);
 /* The same from an analysis the caller already has (pass_analyze of the
  * module, not instrumented since: the sites must be the module's). */
 struct pass_stats;
-bool acc_workload_from_analysis(const struct pass_stats *ps, int64_t word_bytes,
-                                acc_workload *w, diag *d);
+bool acc_workload_from_analysis(const struct pass_stats *ps, acc_workload *w, diag *d);
 void acc_workload_free(acc_workload *w);
 
 /* The function's layer name: its "layer" attribute, else its name. */

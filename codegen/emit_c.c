@@ -35,6 +35,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/interp.h"
+#include "ir/smallfloat.h"
+
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
 #endif
@@ -137,7 +140,7 @@ static const char *const reserved_names[] = {
     "unsigned", "void", "volatile", "while", "asm", "typeof", "bool", "true",
     "false", "alignas", "alignof", "noreturn", "static_assert",
     "exp", "expf", "log", "logf", "sqrt", "sqrtf", "tanh", "tanhf", "erf",
-    "erff", "fabs", "fabsf", "floor", "floorf", "ceil", "ceilf", "sin",
+    "erff", "fabs", "fabsf", "floor", "floorf", "ceil", "ceilf", "rint", "rintf", "sin",
     "sinf", "cos", "cosf", "pow", "powf", "fmin", "fminf", "fmax", "fmaxf",
     "trunc", "truncf", "calloc", "free", "setjmp", "longjmp", "main",
     "NAN", "INFINITY", "NULL", "NFDBITS", "WUNTRACED", "WSTOPPED",
@@ -312,6 +315,7 @@ enum {
     H_FLOORDIV_I64, H_FLOORMOD_I64, H_FLOORDIV_I32, H_FLOORMOD_I32,
     H_FLOORDIV_I64_CHK, H_FLOORMOD_I64_CHK, H_FLOORDIV_I32_CHK, H_FLOORMOD_I32_CHK,
     H_RSQRT_F32, H_RSQRT_F64, H_SIGMOID_F32, H_SIGMOID_F64, H_ABS_I64, H_ABS_I32,
+    H_SMALLFLOAT,
     H_COUNT
 };
 
@@ -517,12 +521,40 @@ static const char *lookup(const cg_emitter *e, const void *key)
 
 static bool is_supported_dtype(ir_dtype t) { return t >= 0 && t < IR_NDTYPES && ir_dtype_ctype(t); }
 
+/* f16 and bf16: stored as uint16_t bit patterns, computed in float, every
+ * result rounded back to its format (as the interpreter does). */
+static bool is_small_float(ir_dtype t) { return t == IR_F16 || t == IR_BF16; }
+
+/* The C type a value of dtype t is held in (a buffer element's is
+ * ir_dtype_ctype). */
+static const char *value_ctype(ir_dtype t) { return is_small_float(t) ? "float" : ir_dtype_ctype(t); }
+
+/* Float math in float, not double: f32, f16 and bf16. */
+static bool in_float(ir_dtype t) { return t == IR_F32 || is_small_float(t); }
+
+/* Arithmetic whose f16/bf16 result the C text rounds: "tec_f16_round(...)". */
+static bool rounds_small(const ir_expr *x)
+{
+    if (!is_small_float(x->dtype))
+        return false;
+    switch (x->kind) {
+    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_CALL:
+        return true;
+    case IR_CAST:
+        return x->a && x->a->dtype != x->dtype;
+    default:
+        return false;
+    }
+}
+
 /* An integer constant of dtype t.  i64 uses INT64_C so the constant has the
  * 64-bit type whatever it is combined with. */
 static void put_int(cg_str *s, int64_t v, ir_dtype t)
 {
     if (t == IR_BOOL)
         str_puts(s, v ? "1" : "0");
+    else if (ir_dtype_is_small_int(t))
+        str_printf(s, "%d", (int)ir_int_wrap(t, v));
     else if (t == IR_I32) {
         int32_t w = (int32_t)v;
         if (w == INT32_MIN)
@@ -542,7 +574,12 @@ static void put_int(cg_str *s, int64_t v, ir_dtype t)
  * f32.  Infinities and NaN through math.h's macros. */
 static void put_float(cg_str *s, double v, ir_dtype t)
 {
-    bool f32 = t == IR_F32;
+    /* an f16/bf16 constant is its format's value, exact in float */
+    if (t == IR_F16)
+        v = ir_f16_to_f32(ir_f64_to_f16(v));
+    else if (t == IR_BF16)
+        v = ir_bf16_to_f32(ir_f64_to_bf16(v));
+    bool f32 = in_float(t);
     if (isnan(v)) {
         str_puts(s, f32 ? "NAN" : "(double)NAN");
         return;
@@ -646,8 +683,7 @@ static bool fold_int(const ir_expr *x, int64_t *out)
     default:
         return false;
     }
-    if (x->dtype == IR_I32)
-        *out = (int32_t)(uint32_t)(uint64_t)*out;
+    *out = ir_int_wrap(x->dtype, *out);
     return true;
 }
 
@@ -666,6 +702,8 @@ static void put_const(cg_str *s, const ir_expr *x)
 /* The precedence of the C text emit_expr writes for x. */
 static int expr_prec(const ir_expr *x)
 {
+    if (rounds_small(x) || (x->kind == IR_LOAD && is_small_float(x->dtype)))
+        return P_PRIMARY;
     int64_t folded;
     if (x->kind != IR_INT && fold_int(x, &folded)) {
         ir_expr k = {.kind = IR_INT, .dtype = x->dtype, .ival = folded};
@@ -704,9 +742,14 @@ static int expr_prec(const ir_expr *x)
 static const char *dtype_suffix(ir_dtype t)
 {
     switch (t) {
-    case IR_BOOL: return "u8";
+    case IR_BOOL: return "b";
+    case IR_I8: return "i8";
+    case IR_U8: return "u8";
+    case IR_I16: return "i16";
     case IR_I32: return "i32";
     case IR_I64: return "i64";
+    case IR_F16: return "f16";
+    case IR_BF16: return "bf16";
     case IR_F32: return "f32";
     case IR_F64: return "f64";
     default: return "x";
@@ -843,7 +886,7 @@ static void emit_access(cg_emitter *e, cg_str *s, const ir_buffer *b, const void
 /* The libm function for a pure math intrinsic at dtype t (NULL: helper). */
 static const char *math_function(cg_emitter *e, ir_intrin fn, ir_dtype t)
 {
-    bool f32 = t == IR_F32;
+    bool f32 = in_float(t);
     if (fn == IR_FN_ABS && ir_dtype_is_int(t)) {
         e->helper_used[t == IR_I64 ? H_ABS_I64 : H_ABS_I32] = true;
         return t == IR_I64 ? "tec_abs_i64" : "tec_abs_i32";
@@ -857,6 +900,7 @@ static const char *math_function(cg_emitter *e, ir_intrin fn, ir_dtype t)
     case IR_FN_ABS: return f32 ? "fabsf" : "fabs";
     case IR_FN_FLOOR: return f32 ? "floorf" : "floor";
     case IR_FN_CEIL: return f32 ? "ceilf" : "ceil";
+    case IR_FN_RINT: return f32 ? "rintf" : "rint";
     case IR_FN_SIN: return f32 ? "sinf" : "sin";
     case IR_FN_COS: return f32 ? "cosf" : "cos";
     case IR_FN_POW: return f32 ? "powf" : "pow";
@@ -898,8 +942,8 @@ static void emit_call(cg_emitter *e, cg_str *s, const ir_expr *x)
         return;
     }
     bool int_abs = x->fn == IR_FN_ABS && ir_dtype_is_int(x->dtype);
-    if (x->dtype != IR_F32 && x->dtype != IR_F64 && !int_abs) {
-        internal(e, "%s on %s (math intrinsics take f32 or f64)", iname, ir_dtype_name(x->dtype));
+    if (!ir_dtype_is_float(x->dtype) && !int_abs) {
+        internal(e, "%s on %s (math intrinsics take floats)", iname, ir_dtype_name(x->dtype));
         str_puts(s, "0");
         return;
     }
@@ -932,7 +976,7 @@ static void emit_helper_call(cg_emitter *e, cg_str *s, const ir_expr *x)
     } else if (ir_dtype_is_float(x->dtype)) {
         /* C99 fmin/fmax, as the interpreter: a NaN operand yields the
          * other operand. */
-        bool f32 = x->dtype == IR_F32;
+        bool f32 = in_float(x->dtype);
         str_puts(s, x->kind == IR_MIN ? (f32 ? "fminf(" : "fmin(") : (f32 ? "fmaxf(" : "fmax("));
         emit_operand(e, s, x->a, P_SELECT, false);
         str_puts(s, ", ");
@@ -1021,8 +1065,27 @@ static void emit_cast(cg_emitter *e, cg_str *s, const ir_expr *x)
         str_puts(s, ", tec_jb)");
         return;
     }
-    str_printf(s, "(%s)", ir_dtype_ctype(x->dtype));
+    if (is_small_float(x->dtype)) {   /* one rounding, from the exact value */
+        str_puts(s, "(double)");
+        emit_operand(e, s, x->a, P_UNARY, false);
+        return;
+    }
+    str_printf(s, "(%s)", value_ctype(x->dtype));
     emit_operand(e, s, x->a, P_UNARY, false);
+}
+
+static void emit_binary(cg_emitter *e, cg_str *s, const ir_expr *x);
+static void emit_call(cg_emitter *e, cg_str *s, const ir_expr *x);
+
+/* The float operation of an f16/bf16 result, before its rounding. */
+static void emit_small_operation(cg_emitter *e, cg_str *s, const ir_expr *x)
+{
+    if (x->kind == IR_CALL)
+        emit_call(e, s, x);
+    else if (x->kind == IR_CAST)
+        emit_cast(e, s, x);
+    else
+        emit_binary(e, s, x);
 }
 
 /* Writes x at a position that requires precedence >= min_prec (the caller
@@ -1049,6 +1112,16 @@ static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec)
         ir_expr k = {.kind = IR_INT, .dtype = x->dtype, .ival = folded};
         e->plain_next = plain;
         emit_expr(e, s, &k, min_prec);
+        return;
+    }
+    if (rounds_small(x) || (x->kind == IR_LOAD && is_small_float(x->dtype))) {
+        e->helper_used[H_SMALLFLOAT] = true;
+        str_printf(s, "tec_%s_%s(", ir_dtype_name(x->dtype), x->kind == IR_LOAD ? "value" : "round");
+        if (x->kind == IR_LOAD)
+            emit_access(e, s, x->buf, x->args, x->nargs);
+        else
+            emit_small_operation(e, s, x);
+        str_puts(s, ")");
         return;
     }
     switch (x->kind) {
@@ -1217,7 +1290,7 @@ static const char *var_ctype(cg_emitter *e, const ir_var *v)
                    v->name ? v->name : "?", func_name(e));
         return "int64_t";
     }
-    return ir_dtype_ctype(v->dtype);
+    return value_ctype(v->dtype);
 }
 
 static void emit_body(cg_emitter *e, cg_str *s, const ir_stmt *body)
@@ -1353,7 +1426,14 @@ static void emit_store(cg_emitter *e, cg_str *s, const ir_stmt *st)
     cg_str t = {0};
     emit_access(e, &t, st->buf, st, st->args, st->nargs);
     str_puts(&t, " = ");
+    bool small = is_small_float(st->buf->dtype);
+    if (small) {   /* the value is already of the format: the conversion is exact */
+        e->helper_used[H_SMALLFLOAT] = true;
+        str_printf(&t, "tec_%s_bits(", ir_dtype_name(st->buf->dtype));
+    }
     emit_operand_plain(e, &t, st->value, P_SELECT, true);
+    if (small)
+        str_puts(&t, ")");
     if (t.oom)
         e->oom = true;
     line(e, s, "%s;", t.p ? t.p : "");
@@ -2205,6 +2285,10 @@ static bool vec_monotone(const cg_vec *c, const ir_expr *x)
 }
 
 /* Whether a prepared body fits the vector form, and its element type. */
+/* The element types of vector loops: f32 and f64 (f16 and bf16 values
+ * are stored as bits and converted one at a time). */
+static bool vector_dtype(ir_dtype t) { return t == IR_F32 || t == IR_F64; }
+
 static bool vec_check(cg_vec *c, const ir_stmt *st, bool *have_dt)
 {
     if (!st)
@@ -2221,7 +2305,7 @@ static bool vec_check(cg_vec *c, const ir_stmt *st, bool *have_dt)
         return vec_check(c, st->body[0], have_dt) && vec_check(c, st->orelse, have_dt);
     case IR_S_LET:
         if (vec_dep(c, st->value)) {
-            if (!ir_dtype_is_float(st->var->dtype) || (*have_dt && st->var->dtype != c->dt))
+            if (!vector_dtype(st->var->dtype) || (*have_dt && st->var->dtype != c->dt))
                 return false;
             c->dt = st->var->dtype;
             *have_dt = true;
@@ -2232,7 +2316,7 @@ static bool vec_check(cg_vec *c, const ir_stmt *st, bool *have_dt)
         bool affine = vec_access_coef(c, st->buf, st->args, st->nargs, &coef);
         if (affine && coef == 0)
             return false;   /* every lane stores to one element: not a vector store */
-        if (!ir_dtype_is_float(st->buf->dtype) || (*have_dt && st->buf->dtype != c->dt))
+        if (!vector_dtype(st->buf->dtype) || (*have_dt && st->buf->dtype != c->dt))
             return false;
         c->dt = st->buf->dtype;
         *have_dt = true;
@@ -2752,20 +2836,21 @@ static void emit_helpers(cg_emitter *e, cg_str *s)
                             "double tec_cast_value;\n"
                             "int tec_cast_to;\n\n");
             any_cast = true;
-            const char *tt = ir_dtype_ctype((ir_dtype)to), *ft = ir_dtype_ctype((ir_dtype)from);
-            const char *lim = to == IR_I32 ? "2147483648.0" : "9223372036854775808.0";
+            const char *tt = value_ctype((ir_dtype)to), *ft = value_ctype((ir_dtype)from);
+            int64_t lo, hi;
+            ir_dtype_int_range((ir_dtype)to, &lo, &hi);
             str_printf(s,
                 "static inline %s tec_cast_%s_%s(%s x, jmp_buf jb)\n"
                 "{\n"
                 "    double t = trunc((double)x);\n"
-                "    if (!(t >= -%s && t < %s)) {\n"
+                "    if (!(t >= %.1f && t < %.1f)) {\n"
                 "        tec_cast_value = (double)x;\n"
                 "        tec_cast_to = %d;\n"
                 "        longjmp(jb, 2);\n"
                 "    }\n"
                 "    return (%s)t;\n"
-                "}\n\n", tt, dtype_suffix((ir_dtype)to), dtype_suffix((ir_dtype)from), ft, lim,
-                lim, to, tt);
+                "}\n\n", tt, dtype_suffix((ir_dtype)to), dtype_suffix((ir_dtype)from), ft,
+                (double)lo, (double)hi + 1.0, to, tt);
         }
     if (e->index_check_used)
         str_puts(s,
@@ -2795,7 +2880,7 @@ static void emit_helpers(cg_emitter *e, cg_str *s)
     for (int t = 0; t < IR_NDTYPES; t++) {
         if (!is_supported_dtype((ir_dtype)t))
             continue;
-        const char *ct = ir_dtype_ctype((ir_dtype)t), *sfx = dtype_suffix((ir_dtype)t);
+        const char *ct = value_ctype((ir_dtype)t), *sfx = dtype_suffix((ir_dtype)t);
         if (e->min_used[t])
             str_printf(s, "static inline %s tec_min_%s(%s a, %s b) { return a < b ? a : b; }\n",
                        ct, sfx, ct, ct);
@@ -2805,6 +2890,9 @@ static void emit_helpers(cg_emitter *e, cg_str *s)
         if (e->min_used[t] || e->max_used[t])
             str_puts(s, "\n");
     }
+    if (h[H_SMALLFLOAT])
+        str_printf(s, "/* f16 and bf16 (round to nearest even), as the interpreter has them. */\n%s\n",
+                   IR_SMALLFLOAT_CODE(IR_SMALLFLOAT_TEXT));
     if (h[H_RSQRT_F32])
         str_puts(s, "static inline float tec_rsqrt_f32(float x) { return 1.0f / sqrtf(x); }\n");
     if (h[H_RSQRT_F64])

@@ -16,6 +16,7 @@
  *      the statement joins the open stage. */
 #include "frontend/sema.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +66,7 @@ bool fe_math_fn(const char *name, int *arity)
 {
     static const struct { const char *name; int arity; } fns[] = {
         {"exp", 1}, {"log", 1}, {"sqrt", 1}, {"rsqrt", 1}, {"tanh", 1}, {"erf", 1},
-        {"sigmoid", 1}, {"abs", 1}, {"floor", 1}, {"ceil", 1}, {"sin", 1}, {"cos", 1},
+        {"sigmoid", 1}, {"abs", 1}, {"floor", 1}, {"ceil", 1}, {"rint", 1}, {"sin", 1}, {"cos", 1},
         {"pow", 2}, {"max", 2}, {"min", 2}, {"select", 3},
     };
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
@@ -419,8 +420,10 @@ static bool coerce(kctx *k, fe_kexpr *e, ir_dtype t, const fe_expr *where)
              text(k, where->span), ir_dtype_name(t), ir_dtype_name(t));
         return false;
     }
-    if (e->kind == FE_K_INT && t == IR_I32 && (e->ival < INT32_MIN || e->ival > INT32_MAX)) {
-        kerr(k, where->span, "%lld does not fit in i32", (long long)e->ival);
+    int64_t lo, hi;
+    if (e->kind == FE_K_INT && ir_dtype_is_int(t) && ir_dtype_int_range(t, &lo, &hi) &&
+        (e->ival < lo || e->ival > hi)) {
+        kerr(k, where->span, "%lld does not fit in %s", (long long)e->ival, ir_dtype_name(t));
         return false;
     }
     if (e->flex == FE_FLEX_INT && ir_dtype_is_float(t) && e->kind != FE_K_INT && e->kind != FE_K_VAR &&
@@ -487,6 +490,29 @@ static fe_flex join_flex(const fe_kexpr *a, const fe_kexpr *b)
     if (!a->flex || !b->flex)
         return FE_FLEX_NONE;
     return a->flex == FE_FLEX_FLOAT || b->flex == FE_FLEX_FLOAT ? FE_FLEX_FLOAT : FE_FLEX_INT;
+}
+
+/* i8, u8, i16, f16 and bf16 hold values; a kernel computes in a wider
+ * type (C's promotion, made explicit: the width of every product and sum
+ * is written in the program). */
+static bool is_storage_dtype(ir_dtype t)
+{
+    return ir_dtype_is_small_int(t) || t == IR_F16 || t == IR_BF16;
+}
+
+/* Arithmetic (op) whose result e would have a storage dtype: an error that
+ * says how to widen. */
+static bool computes(kctx *k, const fe_kexpr *e, const fe_expr *x, const fe_expr *operand,
+                     const char *op)
+{
+    if (e->flex || !is_storage_dtype(e->dtype))
+        return true;
+    ir_dtype wide = ir_dtype_is_int(e->dtype) ? IR_I32 : IR_F32;
+    kerr(k, x->opspan.file ? x->opspan : x->span,
+         "'%s' on %s values in '%s': %s is a storage type; compute in a wider type, e.g. %s(%s)",
+         op, ir_dtype_name(e->dtype), text(k, x->span), ir_dtype_name(e->dtype),
+         ir_dtype_name(wide), text(k, operand->span));
+    return false;
 }
 
 static bool numeric(kctx *k, const fe_kexpr *e, const fe_expr *x, const char *op)
@@ -649,7 +675,7 @@ static fe_kexpr *build_index(kctx *k, const fe_expr *x, const char *tname, int d
     }
     if (e->dtype == IR_I64)
         return e;
-    if (e->dtype == IR_I32) {
+    if (ir_dtype_is_int(e->dtype)) {
         fe_kexpr *c = knew(k, FE_K_CAST, IR_I64, FE_FLEX_NONE);
         c->a = e;
         return c;
@@ -940,9 +966,54 @@ static fe_kexpr *build_select(kctx *k, const fe_expr *x, const fe_expr *xc, cons
     return e;
 }
 
+/* sat_T(x): x clamped to the range of the integer dtype T, then converted
+ * (a float is clamped in f64, where every limit up to i32's is exact, and
+ * truncated toward zero; NaN clamps to the lower limit, as fmax(NaN, lo)). */
+static fe_kexpr *build_saturate(kctx *k, const fe_expr *x, ir_dtype to)
+{
+    if (!call_arity(k, x, 1))
+        return NULL;
+    fe_kexpr *a = build(k, x->args[0].value);
+    if (!a || !numeric(k, a, x->args[0].value, x->name))
+        return NULL;
+    if (a->flex && !coerce(k, a, flex_default(a), x->args[0].value))
+        return NULL;
+    int64_t lo, hi, alo, ahi;
+    ir_dtype_int_range(to, &lo, &hi);
+    if (ir_dtype_is_float(a->dtype) && a->dtype != IR_F64) {
+        fe_kexpr *c = knew(k, FE_K_CAST, IR_F64, FE_FLEX_NONE);
+        c->a = a;
+        a = c;
+    }
+    bool is_float = a->dtype == IR_F64;
+    if (is_float || !ir_dtype_int_range(a->dtype, &alo, &ahi) || alo < lo || ahi > hi) {
+        for (int side = 0; side < 2; side++) {
+            fe_kexpr *lim = knew(k, is_float ? FE_K_FLOAT : FE_K_INT, a->dtype, FE_FLEX_NONE);
+            int64_t v = side ? hi : lo;
+            lim->ival = v;
+            /* the f64 nearest the limit inside the range (i64's are not exact) */
+            lim->fval = (double)v;
+            if (side && lim->fval > (double)v)
+                lim->fval = nextafter(lim->fval, 0.0);
+            fe_kexpr *m = knew(k, FE_K_BIN, a->dtype, FE_FLEX_NONE);
+            m->use_irop = true;
+            m->irop = side ? IR_MIN : IR_MAX;
+            m->a = a;
+            m->b = lim;
+            a = m;
+        }
+    }
+    fe_kexpr *e = knew(k, FE_K_CAST, to, FE_FLEX_NONE);
+    e->a = a;
+    return e;
+}
+
 static fe_kexpr *build_call(kctx *k, const fe_expr *x)
 {
     int arity;
+    ir_dtype sat;
+    if (strncmp(x->name, "sat_", 4) == 0 && ir_dtype_parse(x->name + 4, &sat) && ir_dtype_is_int(sat))
+        return build_saturate(k, x, sat);
     if (!fe_math_fn(x->name, &arity)) {
         bool is_def = false;
         for (int i = 0; i < k->c->ndefs; i++)
@@ -951,7 +1022,7 @@ static fe_kexpr *build_call(kctx *k, const fe_expr *x)
             kerr(k, x->span, "'%s' is a def: call it in a statement of its own (r = %s(...)) and index the result",
                  x->name, x->name);
         else
-            kerr(k, x->span, "unknown function '%s' (the elementwise functions are exp, log, sqrt, rsqrt, tanh, erf, sigmoid, abs, floor, ceil, sin, cos, pow, max, min and select)",
+            kerr(k, x->span, "unknown function '%s' (the elementwise functions are exp, log, sqrt, rsqrt, tanh, erf, sigmoid, abs, floor, ceil, rint, sin, cos, pow, max, min and select; sat_i8 and the other sat_ casts)",
                  x->name);
         return NULL;
     }
@@ -993,8 +1064,8 @@ static fe_kexpr *build_call(kctx *k, const fe_expr *x)
         return e;
     }
     e->dtype = args[0]->flex ? args[1]->dtype : args[0]->dtype;
-    if (!ir_dtype_is_float(e->dtype) && fn != IR_FN_ABS) {
-        kerr(k, x->span, "%s needs a floating-point argument, but '%s' is %s; cast it, e.g. f32(...)",
+    if ((!ir_dtype_is_float(e->dtype) && fn != IR_FN_ABS) || is_storage_dtype(e->dtype)) {
+        kerr(k, x->span, "%s needs an f32 or f64 argument, but '%s' is %s; cast it, e.g. f32(...)",
              x->name, text(k, x->args[0].value->span), ir_dtype_name(e->dtype));
         return NULL;
     }
@@ -1085,6 +1156,8 @@ static fe_kexpr *build(kctx *k, const fe_expr *x)
         fe_kexpr *e = knew(k, FE_K_UN, a->dtype, a->flex);
         e->op = FE_OP_NEG;
         e->a = a;
+        if (!computes(k, e, x, x->a, "-"))
+            return NULL;
         return e;
     }
     case FE_E_COND:
@@ -1123,6 +1196,8 @@ static fe_kexpr *build(kctx *k, const fe_expr *x)
         e->op = op;
         e->a = a;
         e->b = b;
+        if (!computes(k, e, x, a->flex ? x->b : x->a, fe_op_text(op)))
+            return NULL;
         return e;
     }
     }
@@ -1405,7 +1480,10 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
         } else {
             dtype = rhs->flex == FE_FLEX_FLOAT ? IR_F32 : IR_I64;
         }
-        if (!rhs->flex && rhs->dtype == IR_BOOL) {
+        /* a condition is stored only where a bool tensor was declared */
+        bool bool_target = out ? out->dtype == IR_BOOL
+                               : in->outs && in->outs[0].typed && in->outs[0].dtype == IR_BOOL;
+        if (!rhs->flex && rhs->dtype == IR_BOOL && !bool_target) {
             kerr(&k, s->value->span, "the right side of '%s' is a condition (bool); use select(cond, a, b) or cast it, e.g. %s(...)",
                  s->name, ir_dtype_name(dtype == IR_BOOL ? IR_F32 : dtype));
             rhs = NULL;
@@ -1414,6 +1492,10 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
                  s->name, ir_dtype_name(dtype), ir_dtype_name(rhs->dtype), ir_dtype_name(dtype));
             rhs = NULL;
         } else if (!coerce(&k, rhs, dtype, s->value)) {
+            rhs = NULL;
+        } else if ((s->op == FE_AS_ADD || s->op == FE_AS_MUL) && is_storage_dtype(dtype)) {
+            kerr(&k, s->op_span, "'%s' accumulates in %s, a storage type; accumulate in a wider type (e.g. %s) and convert the result",
+                 s->name, ir_dtype_name(dtype), ir_dtype_is_int(dtype) ? "i32" : "f32");
             rhs = NULL;
         }
     }

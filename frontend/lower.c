@@ -201,9 +201,9 @@ static ir_expr *identity(lctx *l, fe_assign_op op, ir_dtype t)
         double v = op == FE_AS_ADD ? 0.0 : op == FE_AS_MUL ? 1.0 : op == FE_AS_MAX ? -INFINITY : INFINITY;
         return ir_float(m, v, t);
     }
-    int64_t v = op == FE_AS_ADD ? 0 : op == FE_AS_MUL ? 1
-                : op == FE_AS_MAX ? (t == IR_I32 ? INT32_MIN : INT64_MIN)
-                                  : (t == IR_I32 ? INT32_MAX : INT64_MAX);
+    int64_t lo, hi;
+    ir_dtype_int_range(t, &lo, &hi);
+    int64_t v = op == FE_AS_ADD ? 0 : op == FE_AS_MUL ? 1 : op == FE_AS_MAX ? lo : hi;
     return ir_int_typed(m, v, t);
 }
 

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "frontend/onnx_impl.h"
+#include "frontend/sema.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -379,7 +380,9 @@ static bool reserved(const char *s)
     for (size_t i = 0; i < sizeof words / sizeof *words; i++)
         if (strcmp(s, words[i]) == 0)
             return true;
-    return false;
+    ir_dtype t;
+    int arity;
+    return ir_dtype_parse(s, &t) || fe_math_fn(s, &arity) || strncmp(s, "sat_", 4) == 0;
 }
 
 /* A fresh .te identifier made from an ONNX name. */

@@ -137,17 +137,6 @@ static fe_expr *access(fe_parser *ctx, const char *name, fe_vec *idx, fe_yyloc l
     return nest(ctx, e);
 }
 
-/* f16 and bf16 are reserved: they parse, but nothing downstream handles
-   them yet. */
-static void check_dtype(fe_parser *ctx, ir_dtype t, fe_yyloc l)
-{
-    if (t == IR_F16 || t == IR_BF16) {
-        diag_error(ctx->d, fe_loc(fe_span_of(ctx, l)),
-                   "dtype %s is not supported yet (use f32 or f64)", ir_dtype_name(t));
-        ctx->nerrors++;
-    }
-}
-
 /* Marks the enclosing def's kind while statements are parsed. */
 /* A name and its place (an element of `names`: one target of an
  * assignment of several results). */
@@ -453,14 +442,12 @@ param:
 
 type:
     DTYPE {
-        check_dtype(ctx, $1, @1);
         $$ = ir_alloc(A, sizeof *$$);
         $$->kind = FE_T_TENSOR;
         $$->dtype = $1;
         $$->span = SP(@$);
     }
   | DTYPE '[' exprs ']' {
-        check_dtype(ctx, $1, @1);
         $$ = ir_alloc(A, sizeof *$$);
         $$->kind = FE_T_TENSOR;
         $$->dtype = $1;
@@ -615,7 +602,6 @@ postfix:
         nest(ctx, $$);
     }
   | DTYPE '(' expr ')' {
-        check_dtype(ctx, $1, @1);
         $$ = fe_expr_new(A, FE_E_CAST, SP(@$));
         $$->dtype = $1;
         $$->a = $3;

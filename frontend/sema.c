@@ -629,6 +629,7 @@ static bool eval_call(fe_ctx *c, fe_env *e, const fe_expr *x, fe_value *out)
     else if (strcmp(f, "abs") == 0) r = fabs(a);
     else if (strcmp(f, "floor") == 0) r = floor(a);
     else if (strcmp(f, "ceil") == 0) r = ceil(a);
+    else if (strcmp(f, "rint") == 0) r = rint(a);
     else if (strcmp(f, "sin") == 0) r = sin(a);
     else if (strcmp(f, "cos") == 0) r = cos(a);
     else r = pow(a, b);

@@ -12,6 +12,7 @@
  * ir_interp_func, which frees what was allocated.
  */
 #include "ir/interp.h"
+#include "ir/smallfloat.h"
 #include "runtime/profile.h"
 
 #include <inttypes.h>
@@ -32,68 +33,14 @@
 
 /* ---------------------------------------------------------------- f16 / bf16 */
 
-/* Rounds x to a binary format with `mbits` stored mantissa bits and `ebits`
- * exponent bits (IEEE layout, round to nearest even, gradual underflow) and
- * returns its bit pattern.  Works on the exact double, so f64 -> f16 rounds
- * once, not twice. */
-static uint16_t round_to_small_float(double x, int mbits, int ebits)
-{
-    int bias = (1 << (ebits - 1)) - 1;
-    int emin = 1 - bias;
-    uint16_t sign = signbit(x) ? (uint16_t)(1u << (mbits + ebits)) : 0;
-    uint16_t inf = (uint16_t)(((1u << ebits) - 1) << mbits);
-    if (isnan(x))
-        return (uint16_t)(sign | inf | (1u << (mbits - 1)));
-    double a = fabs(x);
-    if (isinf(a))
-        return sign | inf;
-    if (a < ldexp(1.0, emin)) {
-        /* Subnormal: count units of 2^(emin - mbits).  A result of
-         * 2^mbits units is the smallest normal, whose bits are the same. */
-        double units = nearbyint(ldexp(a, mbits - emin));
-        return (uint16_t)(sign | (uint16_t)units);
-    }
-    int e2;
-    frexp(a, &e2);
-    int e = e2 - 1;                       /* a = 1.f * 2^e */
-    double m = nearbyint(ldexp(a, mbits - e));   /* in [2^mbits, 2^(mbits+1)] */
-    if (m == ldexp(1.0, mbits + 1)) {
-        m = ldexp(1.0, mbits);
-        e++;
-    }
-    if (e > bias)
-        return sign | inf;
-    uint32_t frac = (uint32_t)m - (1u << mbits);
-    return (uint16_t)(sign | ((uint32_t)(e + bias) << mbits) | frac);
-}
+IR_SMALLFLOAT_CODE(IR_SMALLFLOAT_DEFINE)
 
-uint16_t ir_f32_to_f16(float f) { return round_to_small_float(f, 10, 5); }
-uint16_t ir_f32_to_bf16(float f) { return round_to_small_float(f, 7, 8); }
-
-float ir_f16_to_f32(uint16_t h)
-{
-    int e = (h >> 10) & 0x1f;
-    int m = h & 0x3ff;
-    float v;
-    if (e == 0)
-        v = ldexpf((float)m, -24);
-    else if (e == 31)
-        v = m ? NAN : INFINITY;
-    else
-        v = ldexpf((float)(m | 0x400), e - 25);
-    return (h & 0x8000) ? -v : v;
-}
-
-float ir_bf16_to_f32(uint16_t h)
-{
-    uint32_t bits = (uint32_t)h << 16;   /* bf16 is the top half of an f32 */
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-uint16_t ir_f64_to_f16(double d) { return round_to_small_float(d, 10, 5); }
-uint16_t ir_f64_to_bf16(double d) { return round_to_small_float(d, 7, 8); }
+uint16_t ir_f32_to_f16(float f) { return tec_f16_bits(f); }
+uint16_t ir_f32_to_bf16(float f) { return tec_bf16_bits(f); }
+uint16_t ir_f64_to_f16(double d) { return tec_f16_bits(d); }
+uint16_t ir_f64_to_bf16(double d) { return tec_bf16_bits(d); }
+float ir_f16_to_f32(uint16_t h) { return tec_f16_value(h); }
+float ir_bf16_to_f32(uint16_t h) { return tec_bf16_value(h); }
 
 /* ---------------------------------------------------------------- values */
 
@@ -131,16 +78,8 @@ static inline float round_small(vclass c, float x)
     return x;
 }
 
-/* Normalizes an integer result to dtype t: i32 wraps as a store to
- * int32_t does, bool is 0 or 1. */
-static inline int64_t norm_int(ir_dtype t, int64_t v)
-{
-    if (t == IR_I32)
-        return (int64_t)(int32_t)(uint32_t)(uint64_t)v;
-    if (t == IR_BOOL)
-        return v != 0;
-    return v;
-}
+/* Normalizes an integer result to dtype t as a store to its C type does. */
+static inline int64_t norm_int(ir_dtype t, int64_t v) { return ir_int_wrap(t, v); }
 
 /* Converts a double to the value of dtype t (used for float constants). */
 static ival from_double(ir_dtype t, double x)
@@ -378,8 +317,8 @@ static void check_binary(interp *ip, const ir_expr *e, rexpr *r)
              kname(e->kind), dt(ta), dt(e->dtype));
     switch (e->kind) {
     case IR_ADD: case IR_SUB: case IR_MUL:
-        if (ta == IR_BOOL)
-            fail(ip, "malformed IR: '%s' on bool operands", kname(e->kind));
+        if (ta == IR_BOOL || ir_dtype_is_small_int(ta))
+            fail(ip, "malformed IR: '%s' on %s operands", kname(e->kind), dt(ta));
         break;
     case IR_DIV:
         if (!class_is_float(r->cls))
@@ -467,7 +406,8 @@ static rexpr *resolve_expr(interp *ip, const ir_expr *e)
         if (e->a->dtype != e->dtype)
             fail(ip, "malformed IR: '%s' of a %s operand has dtype %s", kname(e->kind),
                  dt(e->a->dtype), dt(e->dtype));
-        if (e->kind == IR_NOT ? e->dtype != IR_BOOL : e->dtype == IR_BOOL)
+        if (e->kind == IR_NOT ? e->dtype != IR_BOOL
+                              : e->dtype == IR_BOOL || ir_dtype_is_small_int(e->dtype))
             fail(ip, "malformed IR: '%s' on a %s operand", kname(e->kind), dt(e->dtype));
         break;
     case IR_SELECT:
@@ -645,6 +585,9 @@ static ival read_elem(ir_dtype t, const char *base, int64_t off)
     ival v;
     switch (t) {
     case IR_BOOL: v.i = ((const uint8_t *)base)[off] != 0; break;
+    case IR_I8: v.i = ((const int8_t *)base)[off]; break;
+    case IR_U8: v.i = ((const uint8_t *)base)[off]; break;
+    case IR_I16: v.i = ((const int16_t *)base)[off]; break;
     case IR_I32: v.i = ((const int32_t *)base)[off]; break;
     case IR_I64: v.i = ((const int64_t *)base)[off]; break;
     case IR_F16: v.f = ir_f16_to_f32(((const uint16_t *)base)[off]); break;
@@ -659,6 +602,9 @@ static void write_elem(ir_dtype t, char *base, int64_t off, ival v)
 {
     switch (t) {
     case IR_BOOL: ((uint8_t *)base)[off] = v.i != 0; break;
+    case IR_I8: ((int8_t *)base)[off] = (int8_t)v.i; break;
+    case IR_U8: ((uint8_t *)base)[off] = (uint8_t)v.i; break;
+    case IR_I16: ((int16_t *)base)[off] = (int16_t)v.i; break;
     case IR_I32: ((int32_t *)base)[off] = (int32_t)v.i; break;
     case IR_I64: ((int64_t *)base)[off] = v.i; break;
     case IR_F16: ((uint16_t *)base)[off] = ir_f32_to_f16(v.f); break;
@@ -799,6 +745,7 @@ static float f32_math(ir_intrin fn, float x, float y)
     case IR_FN_ABS: return fabsf(x);
     case IR_FN_FLOOR: return floorf(x);
     case IR_FN_CEIL: return ceilf(x);
+    case IR_FN_RINT: return rintf(x);
     case IR_FN_SIN: return sinf(x);
     case IR_FN_COS: return cosf(x);
     case IR_FN_POW: return powf(x, y);
@@ -819,6 +766,7 @@ static double f64_math(ir_intrin fn, double x, double y)
     case IR_FN_ABS: return fabs(x);
     case IR_FN_FLOOR: return floor(x);
     case IR_FN_CEIL: return ceil(x);
+    case IR_FN_RINT: return rint(x);
     case IR_FN_SIN: return sin(x);
     case IR_FN_COS: return cos(x);
     case IR_FN_POW: return pow(x, y);
@@ -891,9 +839,10 @@ static ival eval_cast(interp *ip, const rexpr *e)
         } else {
             /* Truncation toward zero; a value with no integer of the
              * target type is an error rather than C's undefined result. */
-            double lim = e->dtype == IR_I32 ? 2147483648.0 : 9223372036854775808.0;
-            double t = trunc(x);
-            if (!(t >= -lim && t < lim))
+            int64_t lo, hi;
+            ir_dtype_int_range(e->dtype, &lo, &hi);
+            double t = trunc(x);   /* -lo and hi + 1 are powers of two: exact */
+            if (!(t >= (double)lo && t < (double)hi + 1.0))
             {
                 char msg[96];
                 ir_cast_failure(x, e->dtype, msg, sizeof msg);

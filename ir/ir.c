@@ -123,7 +123,38 @@ bool ir_dtype_is_float(ir_dtype t)
     return t == IR_F16 || t == IR_BF16 || t == IR_F32 || t == IR_F64;
 }
 
-bool ir_dtype_is_int(ir_dtype t) { return t == IR_I32 || t == IR_I64; }
+bool ir_dtype_is_int(ir_dtype t)
+{
+    return t == IR_I8 || t == IR_U8 || t == IR_I16 || t == IR_I32 || t == IR_I64;
+}
+
+bool ir_dtype_is_small_int(ir_dtype t) { return t == IR_I8 || t == IR_U8 || t == IR_I16; }
+
+bool ir_dtype_int_range(ir_dtype t, int64_t *lo, int64_t *hi)
+{
+    switch (t) {
+    case IR_BOOL: *lo = 0; *hi = 1; return true;
+    case IR_I8: *lo = INT8_MIN; *hi = INT8_MAX; return true;
+    case IR_U8: *lo = 0; *hi = UINT8_MAX; return true;
+    case IR_I16: *lo = INT16_MIN; *hi = INT16_MAX; return true;
+    case IR_I32: *lo = INT32_MIN; *hi = INT32_MAX; return true;
+    case IR_I64: *lo = INT64_MIN; *hi = INT64_MAX; return true;
+    default: return false;
+    }
+}
+
+int64_t ir_int_wrap(ir_dtype t, int64_t v)
+{
+    uint64_t u = (uint64_t)v;
+    switch (t) {
+    case IR_BOOL: return v != 0;
+    case IR_I8: return (int8_t)(uint8_t)u;
+    case IR_U8: return (uint8_t)u;
+    case IR_I16: return (int16_t)(uint16_t)u;
+    case IR_I32: return (int32_t)(uint32_t)u;
+    default: return v;
+    }
+}
 
 bool ir_dtype_parse(const char *name, ir_dtype *out)
 {
@@ -366,7 +397,7 @@ ir_expr *ir_int(ir_module *m, int64_t v) { return ir_int_typed(m, v, IR_I64); }
 ir_expr *ir_int_typed(ir_module *m, int64_t v, ir_dtype t)
 {
     ir_expr *e = expr_new(m, IR_INT, t);
-    e->ival = t == IR_BOOL ? (v != 0) : t == IR_I32 ? (int64_t)(int32_t)v : v;
+    e->ival = ir_int_wrap(t, v);
     return e;
 }
 

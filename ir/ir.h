@@ -47,13 +47,16 @@ void *ir_grow(ir_arena *a, void *arr, size_t elem, int n, int *cap);
 
 /* ---------------------------------------------------------------- dtypes */
 
-/* X(ENUM, text, C type or NULL when codegen cannot handle it yet, bytes) */
+/* X(ENUM, text, C type of an element in memory, bytes) */
 #define IR_DTYPES(X)                      \
     X(BOOL, "bool", "uint8_t", 1)         \
+    X(I8, "i8", "int8_t", 1)              \
+    X(U8, "u8", "uint8_t", 1)             \
+    X(I16, "i16", "int16_t", 2)           \
     X(I32, "i32", "int32_t", 4)           \
     X(I64, "i64", "int64_t", 8)           \
-    X(F16, "f16", NULL, 2)                \
-    X(BF16, "bf16", NULL, 2)              \
+    X(F16, "f16", "uint16_t", 2)          \
+    X(BF16, "bf16", "uint16_t", 2)        \
     X(F32, "f32", "float", 4)             \
     X(F64, "f64", "double", 8)
 
@@ -65,10 +68,20 @@ typedef enum {
 } ir_dtype;
 
 const char *ir_dtype_name(ir_dtype t);     /* "f32" */
-const char *ir_dtype_ctype(ir_dtype t);    /* "float", or NULL */
+const char *ir_dtype_ctype(ir_dtype t);    /* "float"; f16/bf16: "uint16_t" (bits) */
 int ir_dtype_size(ir_dtype t);             /* bytes per element */
 bool ir_dtype_is_float(ir_dtype t);        /* f16 bf16 f32 f64 */
-bool ir_dtype_is_int(ir_dtype t);          /* i32 i64 (not bool) */
+bool ir_dtype_is_int(ir_dtype t);          /* i8 u8 i16 i32 i64 (not bool) */
+/* i8 u8 i16 (and f16 bf16, for the language): the storage types, which a
+ * kernel converts to a wider type to compute.  The IR defines no integer
+ * arithmetic on i8, u8 and i16 (comparisons, min/max and select only). */
+bool ir_dtype_is_small_int(ir_dtype t);
+/* The values an integer-like dtype (bool and the integers) holds; false
+ * for the floats. */
+bool ir_dtype_int_range(ir_dtype t, int64_t *lo, int64_t *hi);
+/* v reduced to an integer-like dtype as a C conversion to its type does
+ * (modulo 2^bits; bool: nonzero gives 1). */
+int64_t ir_int_wrap(ir_dtype t, int64_t v);
 /* Looks a name up in the table; returns false if it is not a dtype. */
 bool ir_dtype_parse(const char *name, ir_dtype *out);
 
@@ -141,6 +154,7 @@ char ir_expr_kind_class(ir_expr_kind k);
     X(ABS, "abs", 1, 'm')             \
     X(FLOOR, "floor", 1, 'm')         \
     X(CEIL, "ceil", 1, 'm')           \
+    X(RINT, "rint", 1, 'm')           \
     X(SIN, "sin", 1, 'm')             \
     X(COS, "cos", 1, 'm')             \
     X(POW, "pow", 2, 'm')             \

@@ -810,8 +810,9 @@ static ir_expr *parse_number(parser *p, bool neg)
         error_at(p, tok_loc(p, t), "integer constant %s is out of range for i64", num);
         return NULL;
     }
-    if ((dt == IR_I32 && (v < INT32_MIN || v > INT32_MAX)) ||
-        (dt == IR_BOOL && v != 0 && v != 1)) {
+    int64_t lo, hi;
+    ir_dtype_int_range(dt, &lo, &hi);
+    if (v < lo || v > hi) {
         error_at(p, tok_loc(p, t), "integer constant %s does not fit in %s", num,
                  ir_dtype_name(dt));
         return NULL;

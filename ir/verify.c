@@ -57,6 +57,8 @@ static bool check_indices(const ir_buffer *b, ir_expr *const *idx, int n, char *
             FAIL("index %d of %s is missing", i + 1, b->name);
         if (!ir_dtype_is_int(idx[i]->dtype))
             FAIL("index %d of %s is %s, not an integer", i + 1, b->name, dt(idx[i]->dtype));
+        if (ir_dtype_is_small_int(idx[i]->dtype))
+            FAIL("index %d of %s is %s; convert it to i64", i + 1, b->name, dt(idx[i]->dtype));
     }
     return true;
 }
@@ -66,10 +68,11 @@ static bool check_constant(const ir_expr *e, char *msg, size_t size)
     if (e->kind == IR_INT) {
         if (!ir_dtype_is_int(e->dtype) && e->dtype != IR_BOOL)
             FAIL("integer constant %lld has dtype %s", (long long)e->ival, dt(e->dtype));
-        if (e->dtype == IR_I32 && (e->ival < INT32_MIN || e->ival > INT32_MAX))
-            FAIL("integer constant %lld does not fit in i32", (long long)e->ival);
-        if (e->dtype == IR_BOOL && e->ival != 0 && e->ival != 1)
-            FAIL("bool constant %lld is neither 0 nor 1", (long long)e->ival);
+        int64_t lo, hi;
+        if (ir_dtype_int_range(e->dtype, &lo, &hi) && (e->ival < lo || e->ival > hi))
+            FAIL(e->dtype == IR_BOOL ? "bool constant %lld is neither 0 nor 1"
+                                     : "integer constant %lld does not fit in %s",
+                 (long long)e->ival, dt(e->dtype));
         return true;
     }
     if (!ir_dtype_is_float(e->dtype))
@@ -78,6 +81,8 @@ static bool check_constant(const ir_expr *e, char *msg, size_t size)
         FAIL("f32 constant %.17g is not representable in f32", e->fval);
     return true;
 }
+
+static bool is_order(ir_expr_kind k) { return k == IR_LT || k == IR_LE || k == IR_GT || k == IR_GE; }
 
 /* Binary operators, infix or written as functions. */
 static bool check_binary(const ir_expr *e, ir_dtype *result, char *msg, size_t size)
@@ -98,8 +103,8 @@ static bool check_binary(const ir_expr *e, ir_dtype *result, char *msg, size_t s
         return true;
     case IR_FLOORDIV:
     case IR_FLOORMOD:
-        if (!ir_dtype_is_int(ta))
-            FAIL("'%s' needs integer operands, not %s", op, dt(ta));
+        if (!ir_dtype_is_int(ta) || ir_dtype_is_small_int(ta))
+            FAIL("'%s' needs i32 or i64 operands, not %s", op, dt(ta));
         return true;
     case IR_AND:
     case IR_OR:
@@ -120,6 +125,8 @@ static bool check_binary(const ir_expr *e, ir_dtype *result, char *msg, size_t s
     /* Arithmetic, min/max and ordering need numbers. */
     if (ta == IR_BOOL)
         FAIL("'%s' is not defined on bool", op);
+    if (ir_dtype_is_small_int(ta) && e->kind != IR_MIN && e->kind != IR_MAX && !is_order(e->kind))
+        FAIL("'%s' is not defined on %s; convert the operands to i32 first", op, dt(ta));
     return true;
 }
 
@@ -187,8 +194,8 @@ bool ir_expr_check_node(const ir_expr *e, ir_dtype *result, char *msg, size_t si
             FAIL("'%s' is missing its operand", op);
         if (e->kind == IR_NOT && e->a->dtype != IR_BOOL)
             FAIL("'!' needs a bool operand, not %s", dt(e->a->dtype));
-        if (e->kind == IR_NEG && e->a->dtype == IR_BOOL)
-            FAIL("'-' is not defined on bool");
+        if (e->kind == IR_NEG && (e->a->dtype == IR_BOOL || ir_dtype_is_small_int(e->a->dtype)))
+            FAIL("'-' is not defined on %s", dt(e->a->dtype));
         *result = e->a->dtype;
         return true;
     case 's':

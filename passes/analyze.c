@@ -202,11 +202,7 @@ static int top_bit(uint64_t m)
 
 static bool wrap_to(ir_dtype t, int64_t v, int64_t *out)
 {
-    if (t == IR_I32)
-        v = (int32_t)(uint32_t)(uint64_t)v;
-    else if (t == IR_BOOL)
-        v = v != 0;
-    *out = v;
+    *out = ir_int_wrap(t, v);
     return true;
 }
 

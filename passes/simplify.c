@@ -78,15 +78,14 @@ static bool z_get_i64(const mpz_t z, int64_t *out)
     return true;
 }
 
-static bool is_intlike(ir_dtype t) { return t == IR_I32 || t == IR_I64 || t == IR_BOOL; }
+static bool is_intlike(ir_dtype t) { return ir_dtype_is_int(t) || t == IR_BOOL; }
 
 /* The values a dtype can hold, for the integer-like dtypes. */
 static void dtype_bounds(ir_dtype t, int64_t *lo, int64_t *hi)
 {
-    switch (t) {
-    case IR_BOOL: *lo = 0; *hi = 1; break;
-    case IR_I32: *lo = INT32_MIN; *hi = INT32_MAX; break;
-    default: *lo = INT64_MIN; *hi = INT64_MAX; break;
+    if (!ir_dtype_int_range(t, lo, hi)) {
+        *lo = INT64_MIN;
+        *hi = INT64_MAX;
     }
 }
 
@@ -1048,8 +1047,9 @@ static ir_expr *simp_cast(simp_ctx *c, ir_expr *e)
             return mk_float(c, x, t);
         if (ir_dtype_is_int(t) && !isnan(x)) {
             double tr = trunc(x);   /* float -> int truncates toward zero */
-            bool fits = t == IR_I32 ? tr >= -2147483648.0 && tr <= 2147483647.0
-                                    : tr >= -9223372036854775808.0 && tr < 9223372036854775808.0;
+            int64_t lo, hi;
+            dtype_bounds(t, &lo, &hi);   /* -lo and hi + 1 are powers of two: exact */
+            bool fits = tr >= (double)lo && tr < (double)hi + 1.0;
             if (fits)
                 return mk_int(c, (int64_t)tr, t);
         }
@@ -1071,6 +1071,7 @@ static ir_expr *simp_call(simp_ctx *c, ir_expr *e)
     case IR_FN_ABS: r = f32 ? fabsf(xf) : fabs(x); break;
     case IR_FN_FLOOR: r = f32 ? floorf(xf) : floor(x); break;
     case IR_FN_CEIL: r = f32 ? ceilf(xf) : ceil(x); break;
+    case IR_FN_RINT: r = f32 ? rintf(xf) : rint(x); break;
     case IR_FN_SQRT: r = f32 ? sqrtf(xf) : sqrt(x); break;
     default: return e;
     }

@@ -26,8 +26,9 @@ typedef struct npy_type {
 } npy_type;
 
 static const npy_type npy_types[] = {
-    {"<f4", IR_F32}, {"<f8", IR_F64}, {"<i4", IR_I32},
-    {"<i8", IR_I64}, {"|b1", IR_BOOL}, {"<f2", IR_F16},
+    {"<f2", IR_F16}, {"<f4", IR_F32}, {"<f8", IR_F64}, {"<i4", IR_I32},
+    {"<i8", IR_I64}, {"|b1", IR_BOOL}, {"|i1", IR_I8}, {"|u1", IR_U8}, {"<i2", IR_I16},
+    {"<u2", IR_BF16},   /* NumPy has no bf16: its bits, as uint16 */
 };
 #define NPY_NTYPES (sizeof npy_types / sizeof npy_types[0])
 
@@ -330,9 +331,13 @@ static bool check_descr(const char *path, const char *descr, ir_dtype *out, char
         npy_err(err, errlen, path,
                 "big-endian data ('%s') is not supported; convert with arr.astype('<%s')",
                 descr, kind);
-    else
-        npy_err(err, errlen, path,
-                "unsupported dtype '%s' (tec reads <f2 <f4 <f8 <i4 <i8 |b1)", descr);
+    else {
+        char known[64] = "";
+        for (size_t i = 0; i < NPY_NTYPES; i++)
+            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? " " : "",
+                     npy_types[i].descr);
+        npy_err(err, errlen, path, "unsupported dtype '%s' (tec reads %s)", descr, known);
+    }
     return false;
 }
 

@@ -90,6 +90,9 @@ double rt_tensor_get(const rt_tensor *t, int64_t i)
     const void *p = t->data;
     switch (t->dtype) {
     case IR_BOOL: return ((const uint8_t *)p)[i] != 0;
+    case IR_I8: return ((const int8_t *)p)[i];
+    case IR_U8: return ((const uint8_t *)p)[i];
+    case IR_I16: return ((const int16_t *)p)[i];
     case IR_I32: return ((const int32_t *)p)[i];
     case IR_I64: return (double)((const int64_t *)p)[i];
     case IR_F16: return ir_f16_to_f32(((const uint16_t *)p)[i]);
@@ -103,6 +106,9 @@ double rt_tensor_get(const rt_tensor *t, int64_t i)
 int64_t rt_tensor_get_int(const rt_tensor *t, int64_t i)
 {
     switch (t->dtype) {
+    case IR_I8: return ((const int8_t *)t->data)[i];
+    case IR_U8: return ((const uint8_t *)t->data)[i];
+    case IR_I16: return ((const int16_t *)t->data)[i];
     case IR_I32: return ((const int32_t *)t->data)[i];
     case IR_I64: return ((const int64_t *)t->data)[i];
     default: return ((const uint8_t *)t->data)[i] != 0;
@@ -128,6 +134,15 @@ void rt_tensor_set(rt_tensor *t, int64_t i, double v)
     switch (t->dtype) {
     case IR_BOOL:
         ((uint8_t *)p)[i] = v != 0;
+        break;
+    case IR_I8:
+        ((int8_t *)p)[i] = (int8_t)saturate(v, INT8_MIN, INT8_MAX, INT8_MIN, INT8_MAX);
+        break;
+    case IR_U8:
+        ((uint8_t *)p)[i] = (uint8_t)saturate(v, 0, UINT8_MAX, 0, UINT8_MAX);
+        break;
+    case IR_I16:
+        ((int16_t *)p)[i] = (int16_t)saturate(v, INT16_MIN, INT16_MAX, INT16_MIN, INT16_MAX);
         break;
     case IR_I32:
         ((int32_t *)p)[i] = (int32_t)saturate(v, -2147483648.0, 2147483647.0,

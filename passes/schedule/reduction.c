@@ -211,11 +211,10 @@ static ir_expr *identity(ir_module *m, ir_expr_kind op, ir_dtype t)
         double v = op == IR_ADD ? 0.0 : op == IR_MUL ? 1.0 : op == IR_MAX ? -INFINITY : INFINITY;
         return ir_float(m, v, t);
     }
-    if (t == IR_I32)
-        return ir_int_typed(m, op == IR_ADD ? 0 : op == IR_MUL ? 1 : op == IR_MAX ? INT32_MIN : INT32_MAX, t);
-    if (t == IR_I64)
-        return ir_int_typed(m, op == IR_ADD ? 0 : op == IR_MUL ? 1 : op == IR_MAX ? INT64_MIN : INT64_MAX, t);
-    return NULL;
+    int64_t lo, hi;
+    if (!ir_dtype_int_range(t, &lo, &hi) || t == IR_BOOL)
+        return NULL;
+    return ir_int_typed(m, op == IR_ADD ? 0 : op == IR_MUL ? 1 : op == IR_MAX ? lo : hi, t);
 }
 
 static bool any_binding_uses(const ir_stmt *b, ir_iter_kind kind, const ir_var *v)

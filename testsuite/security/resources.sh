@@ -33,7 +33,7 @@ h = b"{\x27descr\x27: \x27\x1b[31m<f4\x27, \x27fortran_order\x27: False, \x27sha
 h = h + b" " * (118 - len(h)) + b"\n"
 open("esc.npy", "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h + bytes(24))'
 expect_status 1 "$TEC" small.te --input x=esc.npy
-expect_err "tec: error: esc.npy: unsupported dtype '?[31m<f4' (tec reads <f2 <f4 <f8 <i4 <i8 |b1)"
+expect_err "tec: error: esc.npy: unsupported dtype '?[31m<f4' (tec reads <f2 <f4 <f8 <i4 <i8 |b1 |i1 |u1 <i2 <u2)"
 
 # Source files: at most 64 MiB (an endless one stops there), never a directory.
 expect_status 1 timeout 60 "$TEC" --emit=tir /dev/zero

@@ -193,6 +193,41 @@ static void test_os(void)
     end();
 }
 
+/* test_os's GEMM with an int8 ifmap and filter and an int32 ofmap on
+ * 2-byte words: the same element counts, in words of their bytes. */
+static void test_element_sizes(void)
+{
+    begin("element sizes: int8 x int8 -> int32 on 2-byte words");
+    acc_config c = small_config(ACC_DF_OS);
+    c.word_bytes = 2;
+    acc_options o = {0, ACC_SEARCH_NONE};
+    acc_layer l = gemm_layer("g", 8, 6, 10, 1);
+    l.elem_bytes[ACC_IFMAP] = 1;
+    l.elem_bytes[ACC_FILTER] = 1;
+    l.elem_bytes[ACC_OFMAP] = 4;
+    acc_result r = model(&c, &o, &l);
+    check_i("compute_cycles", r.compute_cycles, 80);   /* the array does not change */
+    /* test_os's elements 160, 120, 48: ceil(160/2), ceil(120/2), 48*4/2 */
+    check_ops("sram_reads", r.sram_reads, 80, 60, 96);
+    check_ops("sram_writes", r.sram_writes, 40, 30, 96);
+    check_ops("dram_reads", r.dram_reads, 40, 30, 0);
+    check_ops("dram_writes", r.dram_writes, 0, 0, 96);
+    /* 2 words/cycle: first tiles (40 + 30 words) 35 cycles, last output
+     * tile (96 words) 48 cycles */
+    check_i("stall_cycles", r.stall_cycles, 83);
+    /* DRAM energy from the bytes: 140 B * 10 + 192 B * 20 */
+    check_d("energy.dram", r.energy.dram, 140 * 10 + 192 * 20);
+    /* Capacity is in bytes: 4-byte outputs fill a 64-byte half buffer with
+     * 16 elements, where 1-byte ones would take 64. */
+    c.sram_bytes[ACC_OFMAP] = 128;
+    r = model(&c, &o, &l);
+    check_b("48 int32 outputs do not fit 64 bytes", !r.resident[ACC_OFMAP]);
+    l.elem_bytes[ACC_OFMAP] = 1;
+    r = model(&c, &o, &l);
+    check_b("48 int8 outputs fit", r.resident[ACC_OFMAP]);
+    end();
+}
+
 static void test_ws(void)
 {
     begin("ws 4x4 array, GEMM 8x6x10 untiled: folds, cycles, partial sums");
@@ -1137,6 +1172,7 @@ int main(int argc, char **argv)
         return 2;
     }
     test_os();
+    test_element_sizes();
     test_ws();
     test_is();
     test_conv_ifmap();

@@ -896,7 +896,7 @@ static void test_messages(void)
         {"input x: f32[4]\ny[i] = exp(i)\noutput y\n",
          "t.te:2:3: error: cannot infer the range of index 'i': use it alone as a whole index of some tensor (as in T[i]), or give it a range with `where i in LO..HI`"},
         {"input x: i64[4]\ny[i] = exp(x[i])\noutput y\n",
-         "t.te:2:8: error: exp needs a floating-point argument, but 'x[i]' is i64; cast it, e.g. f32(...)"},
+         "t.te:2:8: error: exp needs an f32 or f64 argument, but 'x[i]' is i64; cast it, e.g. f32(...)"},
         {"input x: f32[4]\ny[i] = x[i] > 0\noutput y\n",
          "t.te:2:8: error: the right side of 'y' is a condition (bool); use select(cond, a, b) or cast it, e.g. f32(...)"},
         {"input x: f32[4]\ny[i] = x[i] - x[i + 1]\noutput y\n",

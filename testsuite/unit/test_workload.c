@@ -156,11 +156,11 @@ static ir_buffer *gbuf(const ir_buffer *arg, const char *name, ir_buf_role role)
     return ir_buffer_new(M, name, arg->dtype, arg->ndim, arg->shape, role);
 }
 
-static bool workload(acc_workload *w, int64_t word_bytes)
+static bool workload(acc_workload *w)
 {
     diag d;
     diag_init(&d, stdout);
-    bool ok = ir_verify(M, "test", &d) && acc_workload_from_module(M, word_bytes, w, &d);
+    bool ok = ir_verify(M, "test", &d) && acc_workload_from_module(M, w, &d);
     diag_fini(&d);
     if (!ok) {
         group_fail++;
@@ -582,7 +582,7 @@ static void test_matmul(void)
     build_matmul();
     build_matmul_flat();
     acc_workload w;
-    if (workload(&w, 1)) {
+    if (workload(&w)) {
         check_i("layers", w.nlayers, 2);
         check_gemm(&w.layers[0], "mm", 6, 7, 10, 1);
         check_b("no conv geometry", !w.layers[0].has_conv);
@@ -604,7 +604,7 @@ static void test_conv(void)
     build_conv1x1("down", false);
     build_conv1x1("downflat", true);
     acc_workload w;
-    if (workload(&w, 1)) {
+    if (workload(&w)) {
         check_i("layers", w.nlayers, 5);
         /* M = N*P*Q = 1*4*4, N = F = 4, K = C*R*S = 27; ifmap = 3*2 + 3. */
         check_gemm(&w.layers[0], "conv", 16, 4, 27, 1);
@@ -631,7 +631,7 @@ static void test_depthwise(void)
     fresh();
     build_depthwise();
     acc_workload w;
-    if (workload(&w, 1)) {
+    if (workload(&w)) {
         check_i("layers", w.nlayers, 1);
         check_gemm(&w.layers[0], "dw", 36, 1, 9, 8);
         check_conv(&w.layers[0], 8, 8, 3, 3, 8, 8, 1, 1);
@@ -647,7 +647,7 @@ static void test_attention(void)
     build_attention();
     build_broadcast();
     acc_workload w;
-    if (workload(&w, 1)) {
+    if (workload(&w)) {
         check_i("layers", w.nlayers, 3);
         check_gemm(&w.layers[0], "attn.S", 5, 7, 4, 2);   /* Q K^T */
         check_gemm(&w.layers[1], "attn.O", 5, 4, 7, 2);   /* P V (sum written backwards) */
@@ -664,7 +664,7 @@ static void test_operand_order(void)
     build_linear("fcp", true, false);
     build_linear("fci", false, false);
     acc_workload w;
-    if (workload(&w, 1)) {
+    if (workload(&w)) {
         check_i("layers", w.nlayers, 2);
         check_gemm(&w.layers[0], "fcp", 3, 5, 6, 1);   /* W[o,i] is the weight */
         check_gemm(&w.layers[1], "fci", 5, 3, 6, 1);   /* no PARAM: second operand */
@@ -683,24 +683,24 @@ static void test_vector(void)
     build_blockless(true);
     build_transpose();
     acc_workload w;
-    if (workload(&w, 2)) {
+    if (workload(&w)) {
         check_i("layers", w.nlayers, 7);
-        /* 20 elements, one max each; 20 read and 20 written, 2-byte words. */
-        check_vector(&w.layers[0], "relu", 20, 40, 40);
+        /* 20 elements, one max each; 20 read and 20 written, 4 bytes each. */
+        check_vector(&w.layers[0], "relu", 20, 80, 80);
         /* max 12 + (sub, exp) 24 + add 12 + div 12 operations; reads
          * x 12 + (x 12, m 3) + e 12 + (e 12, s 3), writes m 3 + e 12 + s 3
          * + y 12 elements. */
-        check_vector(&w.layers[1], "softmax", 60, 54 * 2, 30 * 2);
+        check_vector(&w.layers[1], "softmax", 60, 54 * 4, 30 * 4);
         /* Dot products (M = N = 1): mul and add per element; x read once
          * (12 elements), o written 3. */
-        check_vector(&w.layers[2], "sumsq", 24, 24, 6);
+        check_vector(&w.layers[2], "sumsq", 24, 12 * 4, 3 * 4);
         check_gemm(&w.layers[3], "fc", 3, 5, 6, 1);
         /* bias add: 15 adds; reads t 15 + bias 5, writes 15. */
-        check_vector(&w.layers[4], "fc.vector", 15, 40, 30);
+        check_vector(&w.layers[4], "fc.vector", 15, 20 * 4, 15 * 4);
         /* a store outside blocks, in a constant loop: 6 multiplies. */
-        check_vector(&w.layers[5], "scale", 6, 12, 12);
+        check_vector(&w.layers[5], "scale", 6, 6 * 4, 6 * 4);
         /* a copy has no FLOPs but still one operation per element. */
-        check_vector(&w.layers[6], "transpose", 20, 40, 40);
+        check_vector(&w.layers[6], "transpose", 20, 20 * 4, 20 * 4);
         for (int i = 0; i < 7; i++)
             check_i("func of layer", w.func[i], i < 3 ? i : i <= 4 ? 3 : i - 1);
         acc_workload_free(&w);
@@ -714,7 +714,7 @@ static void test_tiled(void)
     fresh();
     build_tiled();
     acc_workload w;
-    if (workload(&w, 1)) {
+    if (workload(&w)) {
         check_i("layers", w.nlayers, 1);
         check_gemm(&w.layers[0], "tiled", 8, 2, 3, 1);
         acc_workload_free(&w);
@@ -739,7 +739,7 @@ static char *diag_text(bool (*f)(diag *), bool *ok)
 static bool extract(diag *d)
 {
     acc_workload w;
-    bool ok = acc_workload_from_module(M, 1, &w, d);
+    bool ok = acc_workload_from_module(M, &w, d);
     if (ok)
         acc_workload_free(&w);
     return ok;
@@ -777,7 +777,7 @@ static void test_model_module(void)
     bool ok = acc_model_module(M, &cfg, &o, &pf, &total, &d);
     check_b("succeeds", ok);
     acc_workload w;
-    if (ok && acc_workload_from_module(M, cfg.word_bytes, &w, &d)) {
+    if (ok && acc_workload_from_module(M, &w, &d)) {
         acc_result rs[3], t;
         char err[256];
         check_b("model", acc_model_network(&cfg, &o, w.layers, w.nlayers, rs, &t, NULL, err,
