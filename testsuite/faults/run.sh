@@ -20,6 +20,7 @@ work=$1
 prog=$2
 shift 2
 TEC=${TEC:-tec}
+srcdir=$(cd "${srcdir:-.}" && pwd)   # before the cd below
 PYTHON=${PYTHON:-/usr/bin/python3}
 mkdir -p "$work"
 cd "$work" || exit 2
