@@ -1118,7 +1118,7 @@ static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec)
         e->helper_used[H_SMALLFLOAT] = true;
         str_printf(s, "tec_%s_%s(", ir_dtype_name(x->dtype), x->kind == IR_LOAD ? "value" : "round");
         if (x->kind == IR_LOAD)
-            emit_access(e, s, x->buf, x->args, x->nargs);
+            emit_access(e, s, x->buf, x, x->args, x->nargs);
         else
             emit_small_operation(e, s, x);
         str_puts(s, ")");
