@@ -548,6 +548,12 @@ static int parse_args(int argc, char **argv, options *o)
     if (o->emit == EMIT_LIB && (o->profile || o->interp || o->ninputs))
         return usage_error("%s", "--emit=lib writes a library for other programs: it does not "
                            "go with --profile, --interp or --input");
+    if (o->emit == EMIT_LIB) {
+        char why[1024], *name = rt_aot_library_name(o->output_file, why, sizeof why);
+        free(name);
+        if (!name)
+            return usage_error("%s", why);
+    }
     if (o->save_weights && (o->weights_dir || o->emit != EMIT_TE))
         return usage_error("%s", "--save-weights goes with --emit=te (and not with --weights)");
     if (o->emit == EMIT_RUN && o->output_file)

@@ -59,10 +59,7 @@ static void put_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
-/* The library's NAME from its path: "dir/libnet.so" -> "net"; NULL after a
- * diagnostic when the path does not end in .so or .a or NAME is not a C
- * identifier. */
-static char *library_name(const char *path, diag *d)
+char *rt_aot_library_name(const char *path, char *why, size_t whylen)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
@@ -70,8 +67,8 @@ static char *library_name(const char *path, diag *d)
     size_t ext = n > 3 && strcmp(base + n - 3, ".so") == 0 ? 3
                  : n > 2 && strcmp(base + n - 2, ".a") == 0 ? 2 : 0;
     if (!ext) {
-        diag_error(d, diag_noloc(), "--emit=lib -o %s: the library's name must end in .so "
-                   "(a shared library) or .a (a static one)", path);
+        snprintf(why, whylen, "--emit=lib -o %s: the library's name must end in .so (a shared "
+                 "library) or .a (a static one)", path);
         return NULL;
     }
     if (n - ext > 3 && strncmp(base, "lib", 3) == 0) {
@@ -84,9 +81,9 @@ static char *library_name(const char *path, diag *d)
         ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
              (*c >= '0' && *c <= '9') || *c == '_';
     if (!ok) {
-        diag_error(d, diag_noloc(), "--emit=lib -o %s: '%s' is not a C identifier; the "
-                   "library's functions are named after it (NAME_create, NAME_run ...): name "
-                   "the file libNAME.so or libNAME.a", path, name ? name : "");
+        snprintf(why, whylen, "--emit=lib -o %s: '%s' is not a C identifier, and the library's "
+                 "functions are named after it (NAME_create, NAME_run ...): name the file "
+                 "libNAME.so or libNAME.a", path, name ? name : "");
         free(name);
         return NULL;
     }
@@ -607,9 +604,12 @@ bool rt_aot_write(const ir_module *m, const rt_iface *iface, const char *out_pat
                   const char *weights_dir, const char *source_name, const cg_options *co,
                   diag *d)
 {
-    char *name = library_name(out_path, d);
-    if (!name)
+    char why[1024];
+    char *name = rt_aot_library_name(out_path, why, sizeof why);
+    if (!name) {
+        diag_error(d, diag_noloc(), "%s", why);
         return false;
+    }
     bool ok = false, shared = out_path[strlen(out_path) - 1] == 'o';
     char *dir = strdup(out_path), *slash = dir ? strrchr(dir, '/') : NULL;
     char *kernels = NULL, *weights = NULL, *src = NULL, *hdr = NULL, *hpath = NULL;

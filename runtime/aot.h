@@ -20,4 +20,9 @@ bool rt_aot_write(const ir_module *m, const rt_iface *iface, const char *out_pat
                   const char *weights_dir, const char *source_name, const cg_options *co,
                   diag *d);
 
+/* The NAME of a library path ("dir/libnet.so" -> "net", malloc'ed), or
+ * NULL with the reason in why when the path does not end in .so or .a or
+ * NAME is not a C identifier. */
+char *rt_aot_library_name(const char *path, char *why, size_t whylen);
+
 #endif
