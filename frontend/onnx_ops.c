@@ -309,13 +309,18 @@ static bool op_identity(ox_node *nd)
     return copy_or_fold(nd);
 }
 
-/* Dropout at inference: y = x, and the optional mask is all true. */
+/* Dropout at inference, or in training with ratio 0 (which drops
+ * nothing): y = x, and the optional mask is all true. */
 static bool op_dropout(ox_node *nd)
 {
     if (nd->nin > 2 && nd->in[2]) {
         int64_t t;
-        if (ox_const_ints(nd, 2, &t, 1) != 1 || t)
-            return ox_fail(nd, "training mode is not supported (inference only)");
+        const ox_value *r = nd->nin > 1 ? nd->in[1] : NULL;   /* absent: 0.5 */
+        bool zero_ratio = r && r->konst && rt_tensor_numel(r->konst) == 1 &&
+                          rt_tensor_get(r->konst, 0) == 0;
+        if (ox_const_ints(nd, 2, &t, 1) != 1 || (t && !zero_ratio))
+            return ox_fail(nd, "training mode is not supported (inference, or a ratio of 0, "
+                           "only)");
     }
     if (ox_attr_int(nd, "is_test", 1) == 0 && nd->opset < 7)
         return ox_fail(nd, "training mode (is_test=0) is not supported (inference only)");
@@ -1488,14 +1493,18 @@ static bool op_cumsum(ox_node *nd)
 
 /* ---------------------------------------------------------------- normalization */
 
+static bool batchnorm_training(ox_node *nd, ox_value **v, double eps);
+
 static bool op_batchnorm(ox_node *nd)
 {
     ox_value *v[5];
     for (int i = 0; i < 5; i++)
         if (!(v[i] = ox_input(nd, i)))
             return false;
-    if (ox_noutputs(nd) > 1)
-        return ox_fail(nd, "training mode (the mean and variance outputs) is not supported");
+    bool training = ox_attr_int(nd, "training_mode", 0) != 0;
+    if (ox_noutputs(nd) > (training ? 3 : 1) || (training && nd->opset < 14))
+        return ox_fail(nd, "training mode (the mean and variance outputs) is supported from "
+                       "opset 14 on, with at most 3 outputs");
     ox_value *x = v[0];
     if (!need_float(nd, x))
         return false;
@@ -1506,6 +1515,8 @@ static bool op_batchnorm(ox_node *nd)
             return ox_fail(nd, "input %d ('%s') must be %s[%lld]", i + 1, v[i]->onnx,
                            ir_dtype_name(x->dtype), (long long)x->shape[1]);
     double eps = ox_attr_float(nd, "epsilon", 1e-5);
+    if (training)
+        return batchnorm_training(nd, v, eps);
     bool consts = true;
     for (int i = 1; i < 5; i++)
         consts = consts && ox_is_param(v[i]);
@@ -1633,6 +1644,59 @@ static bool moments(ox_node *nd, int i, const bool *red, double eps)
     bool ok = ox_kernel_finish(&k, i == 1 ? "mean" : "inv_std_dev", y, i == 1 ? "mean" : "inv_std_dev");
     ox_kernel_free(&k);
     return ok;
+}
+
+/* BatchNormalization's output i in training mode: the running mean (i ==
+ * 1) or variance (i == 2) given as input i + 2, times momentum, plus the
+ * batch's mean or biased variance over every dimension but 1 times
+ * (1 - momentum). */
+static bool running_stat(ox_node *nd, int i, ox_value *running, double momentum)
+{
+    ox_value *x = nd->in[0];
+    ox_value *y = ox_output(nd, i);
+    same_shape(y, running);
+    int64_t count = 1;
+    for (int d = 0; d < x->ndim; d++)
+        count *= d == 1 ? 1 : x->shape[d];
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    const char *r = ox_operand(&k, running, i == 1 ? "running_mean" : "running_var");
+    ox_str xr = {0};
+    ox_printf(&xr, "x[");
+    for (int d = 0; d < x->ndim; d++)
+        ox_printf(&xr, "%s%s%d", d ? ", " : "", d == 1 ? "i" : "r", d);
+    ox_printf(&xr, "]");
+    ox_printf(&k.body, "    sum[i1] += %s\n", xr.s);
+    if (i == 2)
+        ox_printf(&k.body, "    sq[i1] += (%s - sum[i1] / %lld) * (%s - sum[i1] / %lld)\n", xr.s,
+                  (long long)count, xr.s, (long long)count);
+    ox_printf(&k.body, "    y[i1] = %s[i1] * ", r);
+    ox_float(&k.body, momentum);
+    ox_printf(&k.body, " + %s[i1] / %lld * ", i == 1 ? "sum" : "sq", (long long)count);
+    ox_float(&k.body, 1 - momentum);
+    ox_printf(&k.body, "\n");
+    free(xr.s);
+    const char *name = i == 1 ? "running_mean" : "running_var";
+    bool ok = ox_kernel_finish(&k, name, y, name);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* BatchNormalization in training mode (opset 14 on): y normalized with the
+ * batch's statistics, and the running mean and variance updated. */
+static bool batchnorm_training(ox_node *nd, ox_value **v, double eps)
+{
+    bool red[RT_MAX_DIMS] = {0};
+    for (int d = 0; d < v[0]->ndim; d++)
+        red[d] = d != 1;
+    if (!normalize(nd, "batchnorm_training", red, eps, v[1], v[2], true))
+        return false;
+    double momentum = ox_attr_float(nd, "momentum", 0.9);
+    for (int i = 1; i < ox_noutputs(nd); i++)
+        if (*nd->n->output[i] && !running_stat(nd, i, v[2 + i], momentum))
+            return false;
+    return true;
 }
 
 static bool op_instancenorm(ox_node *nd)
