@@ -2107,13 +2107,57 @@ static bool op_conv(ox_node *nd)
     return ok;
 }
 
+/* MaxPool's Indices output: where in x (flat, row-major over the unpadded
+ * input; with storage_order 1, the spatial dimensions column-major) each
+ * window's first maximum is. */
+static bool pool_indices(ox_node *nd, const window *w)
+{
+    ox_value *x = nd->in[0];
+    ox_value *z = ox_output(nd, 1);
+    same_shape(z, x);
+    z->dtype = IR_I64;
+    for (int d = 0; d < w->nsp; d++)
+        z->shape[2 + d] = w->out[d];
+    bool column = ox_attr_int(nd, "storage_order", 0) != 0;
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_str left = {0}, read = {0}, flat = {0}, where = {0};
+    ox_printf(&left, "n, c");
+    ox_printf(&read, "x[n, c");
+    ox_printf(&flat, "(n * %lld + c)", (long long)x->shape[1]);
+    for (int d = 0; d < w->nsp; d++) {
+        int e = column ? w->nsp - 1 - d : d;   /* the dimension that varies slower */
+        ox_printf(&left, ", o%d", d);
+        ox_printf(&read, ", ");
+        window_index(&read, w, d);
+        ox_printf(&flat, " * %lld + (", (long long)x->shape[2 + e]);
+        window_index(&flat, w, e);
+        ox_printf(&flat, ")");
+        ox_printf(&where, "%s o%d in 0..%lld, r%d in 0..%lld", d ? "," : " where", d,
+                  (long long)w->out[d], d, (long long)w->k[d]);
+    }
+    ox_printf(&read, "] else -inf");
+    ox_printf(&k.body, "    m[%s] max= %s%s\n", left.s, read.s, where.s);
+    ox_printf(&k.body, "    y[%s] min= (%s) == m[%s] ? %s : 9223372036854775807%s\n", left.s,
+              read.s, left.s, flat.s, where.s);
+    free(left.s);
+    free(read.s);
+    free(flat.s);
+    free(where.s);
+    bool ok = ox_kernel_finish(&k, "maxpool_indices", z, "indices");
+    ox_kernel_free(&k);
+    return ok;
+}
+
 static bool pool(ox_node *nd, bool is_max)
 {
     ox_value *x = ox_input(nd, 0);
     if (!x || !need_float(nd, x))
         return false;
-    if (ox_noutputs(nd) > 1)
-        return ox_fail(nd, "the indices output is not supported");
+    bool indices = ox_noutputs(nd) > 1 && *nd->n->output[1];
+    if (indices && !is_max)
+        return ox_fail(nd, "AveragePool has one output");
     if (x->ndim < 3)
         return ox_fail(nd, "the input must have a batch, a channel and spatial dimensions");
     const int64_t *ks;
@@ -2134,6 +2178,8 @@ static bool pool(ox_node *nd, bool is_max)
     same_shape(y, x);
     for (int d = 0; d < w.nsp; d++)
         y->shape[2 + d] = w.out[d];
+    if (indices && !pool_indices(nd, &w))
+        return false;
     /* nn.te's maxpool2d: a square window, one stride, symmetric padding of
      * at most half the window (its output size rule is ONNX's) */
     if (is_max && w.nsp == 2 && x->dtype == IR_F32 && x->id && w.k[0] == w.k[1] &&
