@@ -1872,11 +1872,86 @@ static bool op_gemm(ox_node *nd)
     return ok;
 }
 
+/* The equation with each '...' spelled out as letters the equation does
+ * not use, one per dimension it stands for (right-aligned across the
+ * terms, as NumPy aligns them), and the implicit output written out
+ * (the '...' dimensions, then the letters used once, in alphabetical
+ * order).  False after an error. */
+static bool expand_ellipsis(ox_node *nd, const char *eq, char *out, size_t len)
+{
+    bool used[128] = {false};
+    for (const char *p = eq; *p; p++)
+        used[(unsigned char)*p & 127] = true;
+    const char *arrow = strstr(eq, "->");
+    size_t nl = arrow ? (size_t)(arrow - eq) : strlen(eq);
+    int dots[64] = {0}, terms = 0, most = 0;   /* '...' dimensions of each term */
+    for (size_t at = 0; at <= nl && terms < 64; terms++) {
+        size_t end = at;
+        int letters = 0;
+        while (end < nl && eq[end] != ',')
+            letters += eq[end] != ' ' && eq[end] != '.', end++;
+        const char *e = strstr(eq + at, "...");
+        ox_value *v = terms < nd->nin ? nd->in[terms] : NULL;
+        if (e && e < eq + end) {
+            if (!v || v->ndim < letters)
+                return ox_fail(nd, "term %d of '%s' has more letters than its input has "
+                               "dimensions", terms + 1, eq);
+            dots[terms] = v->ndim - letters;
+            most = dots[terms] > most ? dots[terms] : most;
+        }
+        at = end + 1;
+    }
+    char fresh[RT_MAX_DIMS + 1] = "";
+    for (int c = 'A', n = 0; n < most && c <= 'z'; c++)
+        if (((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) && !used[c])
+            fresh[n++] = (char)c;
+    if ((int)strlen(fresh) < most)
+        return ox_fail(nd, "'...' stands for more dimensions than there are letters left");
+    ox_str b = {0};
+    int term = 0;
+    for (size_t i = 0; i < nl; i++) {
+        if (eq[i] == ',')
+            term++;
+        if (strncmp(eq + i, "...", 3) == 0) {
+            ox_printf(&b, "%s", fresh + most - dots[term]);
+            i += 2;
+        } else {
+            ox_printf(&b, "%c", eq[i]);
+        }
+    }
+    ox_printf(&b, "->");
+    if (arrow) {
+        for (const char *p = arrow + 2; *p; p++)
+            if (strncmp(p, "...", 3) == 0)
+                ox_printf(&b, "%s", fresh), p += 2;
+            else
+                ox_printf(&b, "%c", *p);
+    } else {
+        int count[128] = {0};
+        for (size_t i = 0; i < nl; i++)
+            count[(unsigned char)eq[i] & 127]++;
+        ox_printf(&b, "%s", fresh);
+        for (int c = 'A'; c <= 'z'; c++)
+            if (count[c] == 1 && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+                ox_printf(&b, "%c", c);
+    }
+    bool fits = b.s && strlen(b.s) < len;
+    if (fits)
+        snprintf(out, len, "%s", b.s);
+    free(b.s);
+    return fits || ox_fail(nd, "the equation '%s' is too long", eq);
+}
+
 static bool op_einsum(ox_node *nd)
 {
-    const char *eq = ox_attr_str(nd, "equation", NULL);
-    if (!eq || strstr(eq, "..."))
-        return ox_fail(nd, "only equations without '...' are supported");
+    const char *given = ox_attr_str(nd, "equation", NULL);
+    char eq[256];
+    if (!given)
+        return ox_fail(nd, "the equation attribute is missing");
+    if (strstr(given, "...") && !expand_ellipsis(nd, given, eq, sizeof eq))
+        return false;
+    if (!strstr(given, "..."))
+        snprintf(eq, sizeof eq, "%s", given);
     char lhs[128], rhs[64] = "";
     const char *arrow = strstr(eq, "->");
     snprintf(lhs, sizeof lhs, "%.*s", arrow ? (int)(arrow - eq) : (int)strlen(eq), eq);
