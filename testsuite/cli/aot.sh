@@ -131,6 +131,50 @@ bad/net.fc1.weight.npy: not a .npy file as np.save writes one with the header {'
 E
 diff -u want got || fail "a mis-shaped weight file"
 
+# An ONNX model: its initializers are embedded.
+"$PYTHON" - "$srcdir/testsuite/onnx" <<'PY' || fail "cannot build the ONNX model"
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from make_hostile import node, value_info, tensor, model
+w = (np.arange(12, dtype=np.float32).reshape(4, 3) - 5) / 7
+b = np.array([0.5, -1.0, 2.0], np.float32)
+open("m.onnx", "wb").write(model(
+    [node("MatMul", ["x", "w"], ["t"], name="fc"), node("Add", ["t", "b"], ["u"], name="add"),
+     node("Relu", ["u"], ["y"], name="act")],
+    [value_info("x", ["N", 4])], [value_info("y", ["N", 3])],
+    [tensor("w", [4, 3], w.tobytes()), tensor("b", [3], b.tobytes())]))
+x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
+x.tofile("x.bin")
+np.maximum(x @ w + b, 0).tofile("want.bin")
+PY
+tec -D N=2 --emit=lib -o libtiny.a m.onnx || fail "tec --emit=lib m.onnx"
+cat >m.c <<'C'
+#include <stdio.h>
+#include "tiny.h"
+int main(void)
+{
+    float x[8], y[6];
+    char err[256];
+    FILE *f = fopen("x.bin", "rb");
+    if (!f || fread(x, 4, 8, f) != 8)
+        return 1;
+    fclose(f);
+    tiny *net = tiny_create(NULL, err, sizeof err);
+    if (!net || tiny_run(net, x, y, err, sizeof err))
+        return printf("%s\n", err), 1;
+    fwrite(y, 4, 6, stdout);
+    tiny_free(net);
+    return 0;
+}
+C
+cc $san m.c -I. -L. -ltiny -fopenmp -lmvec -lm -o m_prog 2>cc.err ||
+    { cat cc.err; fail "cannot build against the ONNX model's libtiny.a"; }
+./m_prog >got.bin || fail "the ONNX model's library failed"
+cmp -s got.bin want.bin || "$PYTHON" -c 'import numpy as np, sys
+sys.exit(0 if np.allclose(np.fromfile("got.bin", np.float32), np.fromfile("want.bin", np.float32),
+                          rtol=1e-6, atol=1e-6) else 1)' || fail "the ONNX model's library differs"
+
 # Errors: usage (2), and a stray weight file at build time (1).
 expect_status 2 tec --emit=lib "$srcdir/examples/mlp.te"
 expect_err "tec: error: --emit=lib needs -o FILE
