@@ -110,6 +110,11 @@ static int tec_aot_default_threads(void)
 static void *tec_aot_read_npy(const char *dir, const tec_aot_buf *p, char *err, size_t errlen)
 {
     char path[4096];
+    if (strchr(p->name, '/')) {   /* (possible in a .tir program) */
+        tec_aot_error(err, errlen, "%s: the parameter named \"%s\" cannot be a file name there",
+                      dir, p->name);
+        return NULL;
+    }
     if ((size_t)snprintf(path, sizeof path, "%s/%s.npy", dir, p->name) >= sizeof path) {
         tec_aot_error(err, errlen, "%s/%s.npy: path too long", dir, p->name);
         return NULL;
