@@ -40,6 +40,10 @@
  * loops use t's vector width (t NULL: 16-byte vectors, the x86-64 baseline).
  * `unchecked`: no run-time index checks (--unchecked). */
 char *cg_emit_c(const ir_module *m, const cg_target *t, bool unchecked, diag *d);
+/* The same with internal linkage: the kernels, tec_num_threads and the cast
+ * globals are static, for a file that includes them in a translation unit
+ * of its own (the ahead-of-time libraries of runtime/aot.c). */
+char *cg_emit_c_static(const ir_module *m, const cg_target *t, bool unchecked, diag *d);
 
 /* The C symbol of m->funcs[index]: "tec_k<index>_<name>" with every
  * character of the name that is not a letter, digit or '_' replaced by '_'
@@ -122,7 +126,9 @@ typedef struct cg_options {
 char *cg_compile(const char *c_source, const cg_options *o, diag *d);
 
 /* Compiles c_source into exactly `out_path` (for --emit=so -o FILE); the
- * file is replaced atomically.  No cache. */
+ * file is replaced atomically.  No cache.  A path ending in ".a" gets a
+ * static library instead: the object file (-c instead of -shared, without
+ * the libraries) in an archive made by `ar rcs`. */
 bool cg_compile_to(const char *c_source, const char *out_path, const cg_options *o, diag *d);
 
 /* The kernel cache directory o->cache_dir or the default one (malloc'ed),

@@ -665,7 +665,7 @@ static const char *compiler_words(const cg_options *o)
 
 /* cc words, optimization flags and the fixed flags: everything of the
  * command line except the output and input files. */
-static bool base_argv(const cg_options *o, cg_argv *cc, cg_argv *flags, diag *d)
+static bool base_argv(const cg_options *o, bool object, cg_argv *cc, cg_argv *flags, diag *d)
 {
     /* A path naming an executable file is one word, spaces and all
      * ("/opt/my tools/gcc"); otherwise the words are split ("ccache gcc"). */
@@ -678,9 +678,11 @@ static bool base_argv(const cg_options *o, cg_argv *cc, cg_argv *flags, diag *d)
         argv_push_words(cc, words);
     if (o && o->opt_flags)
         argv_push_words(flags, o->opt_flags);
-    for (size_t i = 0; i < sizeof cg_fixed_flags / sizeof *cg_fixed_flags; i++)
-        argv_push(flags, cg_fixed_flags[i] ? cg_fixed_flags[i]
-                                           : fp_contract_flag(o ? o->opt_flags : NULL));
+    for (size_t i = 0; i < sizeof cg_fixed_flags / sizeof *cg_fixed_flags; i++) {
+        const char *f = cg_fixed_flags[i] ? cg_fixed_flags[i]
+                                          : fp_contract_flag(o ? o->opt_flags : NULL);
+        argv_push(flags, object && strcmp(f, "-shared") == 0 ? "-c" : f);
+    }
     if (o && o->target && o->target->march[0]) {
         char march[64];
         snprintf(march, sizeof march, "-march=%s", o->target->march);
@@ -761,6 +763,37 @@ static bool not_writable_by_others(const char *path)
            chmod(path, st.st_mode & 07777 & ~(mode_t)(S_IWGRP | S_IWOTH)) == 0;
 }
 
+/* Puts the object file obj into a new static library lib with `ar rcs`
+ * (the archiver of binutils, beside the C compiler; with its index, so
+ * that the linker takes it as it is). */
+static bool make_archive(const char *obj, const char *lib, const cg_options *o, diag *d)
+{
+    char *const argv[] = {"ar", "rcs", (char *)lib, (char *)obj, NULL};
+    if (o && o->verbose)
+        print_command(d, argv);
+    cg_run_result r;
+    int slot = claim_build(NULL, NULL, lib);
+    run_capture(argv, cc_timeout(o), slot, &r);
+    release_build(slot);
+    bool ok = false;
+    if (r.spawn_errno) {
+        diag_error(d, diag_noloc(), "cannot run the archiver 'ar': %s (install binutils)",
+                   strerror(r.spawn_errno));
+    } else if (r.timed_out) {
+        report_timeout(d, "ar", cc_timeout(o));
+    } else if (r.signal || r.exit_status != 0) {
+        cg_text msg = {0};
+        first_lines(&msg, r.output.p, r.output.len, 10);
+        diag_error(d, diag_noloc(), "the archiver 'ar' failed making %s%s", lib,
+                   msg.p ? msg.p : "");
+        free(msg.p);
+    } else {
+        ok = true;
+    }
+    free(r.output.p);
+    return ok;
+}
+
 /* Compiles c_source into `final_path`.  Source and object are made in a
  * private temporary directory inside `dir` (so the final rename stays on
  * one file system and is atomic, and the linker creates the object fresh
@@ -769,11 +802,11 @@ static bool not_writable_by_others(const char *path)
  * removed under it (rm -rf of the cache) reports nothing and sets it, so
  * that the caller can make the directory again and retry. */
 static bool compile_into(const char *c_source, const char *dir, const char *final_path,
-                         const cg_argv *cc, const cg_argv *flags, const cg_options *o,
-                         bool *vanished, diag *d)
+                         const cg_argv *cc, const cg_argv *flags, bool archive,
+                         const cg_options *o, bool *vanished, diag *d)
 {
     char *tmp = path_join(dir, ".tec-XXXXXX");
-    char *src = NULL, *obj = NULL;
+    char *src = NULL, *obj = NULL, *lib = NULL;   /* lib: the archive of obj */
     cg_argv a = {0};
     bool ok = false, have_tmp = false;
     if (!tmp) {
@@ -790,8 +823,9 @@ static bool compile_into(const char *c_source, const char *dir, const char *fina
     }
     have_tmp = true;
     src = path_join(tmp, "kernels.c");
-    obj = path_join(tmp, "kernels.so");
-    if (!src || !obj) {
+    obj = path_join(tmp, archive ? "kernels.o" : "kernels.so");
+    lib = archive ? path_join(tmp, "kernels.a") : NULL;
+    if (!src || !obj || (archive && !lib)) {
         oom(d);
         goto out;
     }
@@ -804,7 +838,7 @@ static bool compile_into(const char *c_source, const char *dir, const char *fina
     argv_push(&a, "-o");
     argv_push(&a, obj);
     argv_push(&a, src);
-    for (size_t i = 0; i < sizeof cg_libs / sizeof *cg_libs; i++)
+    for (size_t i = 0; !archive && i < sizeof cg_libs / sizeof *cg_libs; i++)
         argv_push(&a, cg_libs[i]);
     if (a.oom) {
         oom(d);
@@ -845,7 +879,10 @@ static bool compile_into(const char *c_source, const char *dir, const char *fina
     } else if (stat(obj, &st) != 0) {
         diag_error(d, diag_noloc(), "the C compiler '%s' exited with status 0 but wrote no "
                    "shared object (is CC a C compiler?)", cc->v[0]);
-    } else if (!not_writable_by_others(obj) || rename(obj, final_path) != 0) {
+    } else if (archive && !make_archive(obj, lib, o, d)) {
+        /* reported */
+    } else if (!not_writable_by_others(archive ? lib : obj) ||
+               rename(archive ? lib : obj, final_path) != 0) {
         diag_error(d, diag_noloc(), "cannot create %s: %s", final_path, strerror(errno));
     } else {
         ok = true;
@@ -857,12 +894,15 @@ out:
             unlink(src);
         if (obj)
             unlink(obj);
+        if (lib)
+            unlink(lib);
         rmdir(tmp);
     }
     argv_free(&a);
     free(tmp);
     free(src);
     free(obj);
+    free(lib);
     return ok;
 }
 
@@ -1172,7 +1212,7 @@ static char *compile_no_cache(const char *c_source, const cg_argv *cc, const cg_
         free(dir);
         return NULL;
     }
-    if (!compile_into(c_source, dir, so, cc, flags, o, NULL, d)) {
+    if (!compile_into(c_source, dir, so, cc, flags, false, o, NULL, d)) {
         free(so);
         free(t);
         free(result);
@@ -1201,7 +1241,7 @@ char *cg_compile(const char *c_source, const cg_options *o, diag *d)
         diag_internal(d, "codegen", "cg_compile called without source");
         return NULL;
     }
-    if (!base_argv(o, &cc, &flags, d))
+    if (!base_argv(o, false, &cc, &flags, d))
         goto out;
     if (o && o->no_cache) {
         result = compile_no_cache(c_source, &cc, &flags, o, d);
@@ -1251,11 +1291,11 @@ char *cg_compile(const char *c_source, const cg_options *o, diag *d)
     /* The cache may be removed while tec runs (rm -rf): make it again
      * and build once more, rather than fail. */
     bool vanished = false;
-    bool built = compile_into(keyed, dir, path, &cc, &flags, o, &vanished, d);
+    bool built = compile_into(keyed, dir, path, &cc, &flags, false, o, &vanished, d);
     if (!built && vanished) {
         vanished = false;
         built = private_dir(dir, d) &&
-                compile_into(keyed, dir, path, &cc, &flags, o, &vanished, d);
+                compile_into(keyed, dir, path, &cc, &flags, false, o, &vanished, d);
         if (vanished)
             diag_error(d, diag_noloc(), "the kernel cache directory %s was removed twice "
                        "while compiling (use --no-cache)", dir);
@@ -1297,8 +1337,10 @@ bool cg_compile_to(const char *c_source, const char *out_path, const cg_options 
         *slash = '\0';
         dir = copy;
     }
-    if (base_argv(o, &cc, &flags, d))
-        ok = compile_into(c_source, dir, out_path, &cc, &flags, o, NULL, d);
+    size_t n = strlen(out_path);
+    bool archive = n > 2 && strcmp(out_path + n - 2, ".a") == 0;
+    if (base_argv(o, archive, &cc, &flags, d))
+        ok = compile_into(c_source, dir, out_path, &cc, &flags, archive, o, NULL, d);
     argv_free(&cc);
     argv_free(&flags);
     free(copy);

@@ -335,6 +335,7 @@ typedef struct cg_emitter {
     diag *d;
     bool failed;
     bool oom;
+    bool internal;               /* every symbol static (cg_emit_c_static) */
     bool helper_used[H_COUNT];
     bool min_used[IR_NDTYPES], max_used[IR_NDTYPES];
     bool cast_used[IR_NDTYPES][IR_NDTYPES];   /* [to][from]: checked float -> int */
@@ -368,6 +369,9 @@ typedef struct cg_emitter {
     bool plain_next;             /* the next i64 constant may print as a plain int */
     cg_ptrset used_vars, used_bufs, read_bufs, written_bufs;
 } cg_emitter;
+
+/* "static " for the kernels and globals of a file with internal linkage. */
+static const char *linkage(const cg_emitter *e) { return e->internal ? "static " : ""; }
 
 static bool set_has(const cg_ptrset *s, const void *p)
 {
@@ -2708,7 +2712,7 @@ static void emit_func(cg_emitter *e, cg_str *s, int index)
     }
     emit_func_comment(e, s, index);
     if (!e->split) {
-        str_printf(s, "int32_t %s(", sym);
+        str_printf(s, "%sint32_t %s(", linkage(e), sym);
         emit_param_list(e, s, true);
         str_puts(s, f->nparams ? ")\n{\n" : "void)\n{\n");
         emit_func_body(e, s);
@@ -2723,7 +2727,7 @@ static void emit_func(cg_emitter *e, cg_str *s, int index)
                    e->nheap ? "void *volatile *tec_heap, " : "");
         emit_func_body(e, s);
         str_puts(s, "}\n\n");
-        str_printf(s, "int32_t %s(", sym);
+        str_printf(s, "%sint32_t %s(", linkage(e), sym);
         emit_param_list(e, s, false);
         str_puts(s, f->nparams ? ")\n{\n" : "void)\n{\n");
         e->indent = 1;
@@ -2830,11 +2834,11 @@ static void emit_helpers(cg_emitter *e, cg_str *s)
             if (!e->cast_used[to][from])
                 continue;
             if (!any_cast)
-                str_puts(s, "/* Float to integer, truncating toward zero; NaN and values out of\n"
-                            " * the target's range stop the kernel (see its wrapper), leaving\n"
-                            " * the value and the target dtype for the message. */\n"
-                            "double tec_cast_value;\n"
-                            "int tec_cast_to;\n\n");
+                str_printf(s, "/* Float to integer, truncating toward zero; NaN and values out of\n"
+                              " * the target's range stop the kernel (see its wrapper), leaving\n"
+                              " * the value and the target dtype for the message. */\n"
+                              "%sdouble tec_cast_value;\n"
+                              "%sint tec_cast_to;\n\n", linkage(e), linkage(e));
             any_cast = true;
             const char *tt = value_ctype((ir_dtype)to), *ft = value_ctype((ir_dtype)from);
             int64_t lo, hi;
@@ -2971,9 +2975,9 @@ static void emit_vector_types(cg_emitter *e, cg_str *s)
     if (any)
         str_puts(s, "\n");
     if (e->omp_used)
-        str_puts(s, "/* Threads of parallel loops; the loader sets it (--threads). */\n"
-                    "int tec_num_threads = 1;\n"
-                    "extern int omp_get_thread_num(void);\n\n");
+        str_printf(s, "/* Threads of parallel loops; the loader sets it (--threads). */\n"
+                      "%sint tec_num_threads = 1;\n"
+                      "extern int omp_get_thread_num(void);\n\n", linkage(e));
 }
 
 static void emit_prelude(cg_emitter *e, cg_str *s)
@@ -3025,9 +3029,10 @@ static void emit_prelude(cg_emitter *e, cg_str *s)
     emit_helpers(e, s);
 }
 
-char *cg_emit_c(const ir_module *m, const cg_target *t, bool unchecked, diag *d)
+static char *emit_c(const ir_module *m, const cg_target *t, bool internal, bool unchecked,
+                    diag *d)
 {
-    cg_emitter e = {.m = m, .d = d, .target = t, .unchecked = unchecked};
+    cg_emitter e = {.m = m, .d = d, .target = t, .internal = internal, .unchecked = unchecked};
     cg_str funcs = {0};
     for (int i = 0; i < m->nfuncs; i++) {
         if (!m->funcs[i]) {
@@ -3067,4 +3072,14 @@ char *cg_emit_c(const ir_module *m, const cg_target *t, bool unchecked, diag *d)
         return NULL;
     }
     return out.p ? out.p : strdup("");
+}
+
+char *cg_emit_c(const ir_module *m, const cg_target *t, bool unchecked, diag *d)
+{
+    return emit_c(m, t, false, unchecked, d);
+}
+
+char *cg_emit_c_static(const ir_module *m, const cg_target *t, bool unchecked, diag *d)
+{
+    return emit_c(m, t, true, unchecked, d);
 }

@@ -21,13 +21,14 @@
 #include "ir/diag.h"
 #include "ir/ir.h"
 #include "passes/passes.h"
+#include "runtime/aot.h"
 #include "runtime/exec.h"
 #include "runtime/profile.h"
 #include "runtime/sched.h"
 
 enum { EXIT_USER = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 70 };
 
-typedef enum { EMIT_RUN, EMIT_TE, EMIT_TIR, EMIT_C, EMIT_SO } emit_kind;
+typedef enum { EMIT_RUN, EMIT_TE, EMIT_TIR, EMIT_C, EMIT_SO, EMIT_LIB } emit_kind;
 typedef enum { LANG_AUTO, LANG_TE, LANG_TIR, LANG_ONNX } lang_kind;
 
 /* Everything the command line says, in one place. */
@@ -99,6 +100,8 @@ static void usage(FILE *out)
         "  --verify-each          verify the IR after every pass\n"
         "  --emit=te|tir|c|so     print the .te program (of an ONNX model), the IR or C\n"
         "                         (or write the .so with -o) and stop\n"
+        "  --emit=lib -o libNAME.so|libNAME.a\n"
+        "                         write the network as a C library and NAME.h (doc/aot.md)\n"
         "  --save-weights DIR     with an ONNX model: write its weights to DIR (doc/onnx.md)\n"
         "  -o FILE                output file for --emit\n"
         "  --target=NAME          build kernels for NAME: native (default, this machine),\n"
@@ -356,8 +359,10 @@ static int parse_args(int argc, char **argv, options *o)
                 o->emit = EMIT_C;
             else if (strcmp(optarg, "so") == 0)
                 o->emit = EMIT_SO;
+            else if (strcmp(optarg, "lib") == 0)
+                o->emit = EMIT_LIB;
             else
-                return usage_error("unknown --emit=%s (use te, tir, c or so)", optarg);
+                return usage_error("unknown --emit=%s (use te, tir, c, so or lib)", optarg);
             break;
         case OPT_PASSES: o->passes = optarg; break;
         case OPT_DUMP_IR: o->dump_ir = optarg; break;
@@ -544,8 +549,17 @@ static int parse_args(int argc, char **argv, options *o)
                       o->save_outputs || o->interp))
         return usage_error("%s", "--no-run cannot be combined with --counters, --trace, "
                            "--repeat, --save-outputs or --interp");
-    if (o->emit == EMIT_SO && !o->output_file)
-        return usage_error("%s", "--emit=so needs -o FILE");
+    if ((o->emit == EMIT_SO || o->emit == EMIT_LIB) && !o->output_file)
+        return usage_error("--emit=%s needs -o FILE", o->emit == EMIT_SO ? "so" : "lib");
+    if (o->emit == EMIT_LIB && (o->profile || o->interp || o->ninputs))
+        return usage_error("%s", "--emit=lib writes a library for other programs: it does not "
+                           "go with --profile, --interp or --input");
+    if (o->emit == EMIT_LIB) {
+        char why[1024], *name = rt_aot_library_name(o->output_file, why, sizeof why);
+        free(name);
+        if (!name)
+            return usage_error("%s", why);
+    }
     if (o->save_weights && (o->weights_dir || o->emit != EMIT_TE))
         return usage_error("%s", "--save-weights goes with --emit=te (and not with --weights)");
     if (o->emit == EMIT_RUN && o->output_file)
@@ -698,12 +712,12 @@ static bool convert_pb_inputs(options *o, char **scratch, char **owned, diag *d)
 }
 
 /* An ONNX model as a .te program.  Its weights go to --save-weights, or,
- * for a run without --weights, to the scratch folder the run reads. */
+ * for a run (or a library) without --weights, to the scratch folder it reads. */
 static char *import_onnx(options *o, char **scratch, diag *d)
 {
     fe_onnx_options oo = {o->defines, o->ndefines, o->save_weights, o->inputs, o->ninputs};
     char *weights = NULL;
-    if (o->emit == EMIT_RUN && !o->weights_dir) {
+    if ((o->emit == EMIT_RUN || o->emit == EMIT_LIB) && !o->weights_dir) {
         const char *dir = scratch_dir(scratch, d);
         if (!dir)
             return NULL;
@@ -885,7 +899,12 @@ int main(int argc, char **argv)
     char oflags[16];
     snprintf(oflags, sizeof oflags, "-O%d", o.opt_level < 2 ? 1 : 3);
     cg_options co = {.opt_flags = oflags, .verbose = o.verbose, .no_cache = o.no_cache,
-                     .target = &o.target, .cc_timeout = o.cc_timeout};
+                     .target = &o.target, .cc_timeout = o.cc_timeout,
+                     .unchecked = o.unchecked};
+    if (o.emit == EMIT_LIB) {
+        rt_aot_write(m, &iface, o.output_file, o.weights_dir, display, &co, &d);
+        goto done;
+    }
     if (!o.interp || o.emit != EMIT_RUN) {
         if (o.verbose) {
             char line[512];

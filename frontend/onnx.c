@@ -526,9 +526,8 @@ int ox_const_ints(ox_node *nd, int i, int64_t *out, int max)
                 max);
         return -1;
     }
-    for (int64_t k = 0; k < n; k++)
-        out[k] = v->konst->dtype == IR_I64 ? ((int64_t *)v->konst->data)[k]
-                                           : ((int32_t *)v->konst->data)[k];
+    for (int64_t k = 0; k < n; k++)   /* i64, i32 or bool */
+        out[k] = rt_tensor_get_int(v->konst, k);
     return (int)n;
 }
 

@@ -309,13 +309,18 @@ static bool op_identity(ox_node *nd)
     return copy_or_fold(nd);
 }
 
-/* Dropout at inference: y = x, and the optional mask is all true. */
+/* Dropout at inference, or in training with ratio 0 (which drops
+ * nothing): y = x, and the optional mask is all true. */
 static bool op_dropout(ox_node *nd)
 {
     if (nd->nin > 2 && nd->in[2]) {
         int64_t t;
-        if (ox_const_ints(nd, 2, &t, 1) != 1 || t)
-            return ox_fail(nd, "training mode is not supported (inference only)");
+        const ox_value *r = nd->nin > 1 ? nd->in[1] : NULL;   /* absent: 0.5 */
+        bool zero_ratio = r && r->konst && rt_tensor_numel(r->konst) == 1 &&
+                          rt_tensor_get(r->konst, 0) == 0;
+        if (ox_const_ints(nd, 2, &t, 1) != 1 || (t && !zero_ratio))
+            return ox_fail(nd, "training mode is not supported (inference, or a ratio of 0, "
+                           "only)");
     }
     if (ox_attr_int(nd, "is_test", 1) == 0 && nd->opset < 7)
         return ox_fail(nd, "training mode (is_test=0) is not supported (inference only)");
@@ -1488,14 +1493,18 @@ static bool op_cumsum(ox_node *nd)
 
 /* ---------------------------------------------------------------- normalization */
 
+static bool batchnorm_training(ox_node *nd, ox_value **v, double eps);
+
 static bool op_batchnorm(ox_node *nd)
 {
     ox_value *v[5];
     for (int i = 0; i < 5; i++)
         if (!(v[i] = ox_input(nd, i)))
             return false;
-    if (ox_noutputs(nd) > 1)
-        return ox_fail(nd, "training mode (the mean and variance outputs) is not supported");
+    bool training = ox_attr_int(nd, "training_mode", 0) != 0;
+    if (ox_noutputs(nd) > (training ? 3 : 1) || (training && nd->opset < 14))
+        return ox_fail(nd, "training mode (the mean and variance outputs) is supported from "
+                       "opset 14 on, with at most 3 outputs");
     ox_value *x = v[0];
     if (!need_float(nd, x))
         return false;
@@ -1506,6 +1515,8 @@ static bool op_batchnorm(ox_node *nd)
             return ox_fail(nd, "input %d ('%s') must be %s[%lld]", i + 1, v[i]->onnx,
                            ir_dtype_name(x->dtype), (long long)x->shape[1]);
     double eps = ox_attr_float(nd, "epsilon", 1e-5);
+    if (training)
+        return batchnorm_training(nd, v, eps);
     bool consts = true;
     for (int i = 1; i < 5; i++)
         consts = consts && ox_is_param(v[i]);
@@ -1633,6 +1644,59 @@ static bool moments(ox_node *nd, int i, const bool *red, double eps)
     bool ok = ox_kernel_finish(&k, i == 1 ? "mean" : "inv_std_dev", y, i == 1 ? "mean" : "inv_std_dev");
     ox_kernel_free(&k);
     return ok;
+}
+
+/* BatchNormalization's output i in training mode: the running mean (i ==
+ * 1) or variance (i == 2) given as input i + 2, times momentum, plus the
+ * batch's mean or biased variance over every dimension but 1 times
+ * (1 - momentum). */
+static bool running_stat(ox_node *nd, int i, ox_value *running, double momentum)
+{
+    ox_value *x = nd->in[0];
+    ox_value *y = ox_output(nd, i);
+    same_shape(y, running);
+    int64_t count = 1;
+    for (int d = 0; d < x->ndim; d++)
+        count *= d == 1 ? 1 : x->shape[d];
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    const char *r = ox_operand(&k, running, i == 1 ? "running_mean" : "running_var");
+    ox_str xr = {0};
+    ox_printf(&xr, "x[");
+    for (int d = 0; d < x->ndim; d++)
+        ox_printf(&xr, "%s%s%d", d ? ", " : "", d == 1 ? "i" : "r", d);
+    ox_printf(&xr, "]");
+    ox_printf(&k.body, "    sum[i1] += %s\n", xr.s);
+    if (i == 2)
+        ox_printf(&k.body, "    sq[i1] += (%s - sum[i1] / %lld) * (%s - sum[i1] / %lld)\n", xr.s,
+                  (long long)count, xr.s, (long long)count);
+    ox_printf(&k.body, "    y[i1] = %s[i1] * ", r);
+    ox_float(&k.body, momentum);
+    ox_printf(&k.body, " + %s[i1] / %lld * ", i == 1 ? "sum" : "sq", (long long)count);
+    ox_float(&k.body, 1 - momentum);
+    ox_printf(&k.body, "\n");
+    free(xr.s);
+    const char *name = i == 1 ? "running_mean" : "running_var";
+    bool ok = ox_kernel_finish(&k, name, y, name);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* BatchNormalization in training mode (opset 14 on): y normalized with the
+ * batch's statistics, and the running mean and variance updated. */
+static bool batchnorm_training(ox_node *nd, ox_value **v, double eps)
+{
+    bool red[RT_MAX_DIMS] = {0};
+    for (int d = 0; d < v[0]->ndim; d++)
+        red[d] = d != 1;
+    if (!normalize(nd, "batchnorm_training", red, eps, v[1], v[2], true))
+        return false;
+    double momentum = ox_attr_float(nd, "momentum", 0.9);
+    for (int i = 1; i < ox_noutputs(nd); i++)
+        if (*nd->n->output[i] && !running_stat(nd, i, v[2 + i], momentum))
+            return false;
+    return true;
 }
 
 static bool op_instancenorm(ox_node *nd)
@@ -1808,11 +1872,86 @@ static bool op_gemm(ox_node *nd)
     return ok;
 }
 
+/* The equation with each '...' spelled out as letters the equation does
+ * not use, one per dimension it stands for (right-aligned across the
+ * terms, as NumPy aligns them), and the implicit output written out
+ * (the '...' dimensions, then the letters used once, in alphabetical
+ * order).  False after an error. */
+static bool expand_ellipsis(ox_node *nd, const char *eq, char *out, size_t len)
+{
+    bool used[128] = {false};
+    for (const char *p = eq; *p; p++)
+        used[(unsigned char)*p & 127] = true;
+    const char *arrow = strstr(eq, "->");
+    size_t nl = arrow ? (size_t)(arrow - eq) : strlen(eq);
+    int dots[64] = {0}, terms = 0, most = 0;   /* '...' dimensions of each term */
+    for (size_t at = 0; at <= nl && terms < 64; terms++) {
+        size_t end = at;
+        int letters = 0;
+        while (end < nl && eq[end] != ',')
+            letters += eq[end] != ' ' && eq[end] != '.', end++;
+        const char *e = strstr(eq + at, "...");
+        ox_value *v = terms < nd->nin ? nd->in[terms] : NULL;
+        if (e && e < eq + end) {
+            if (!v || v->ndim < letters)
+                return ox_fail(nd, "term %d of '%s' has more letters than its input has "
+                               "dimensions", terms + 1, eq);
+            dots[terms] = v->ndim - letters;
+            most = dots[terms] > most ? dots[terms] : most;
+        }
+        at = end + 1;
+    }
+    char fresh[RT_MAX_DIMS + 1] = "";
+    for (int c = 'A', n = 0; n < most && c <= 'z'; c++)
+        if (((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) && !used[c])
+            fresh[n++] = (char)c;
+    if ((int)strlen(fresh) < most)
+        return ox_fail(nd, "'...' stands for more dimensions than there are letters left");
+    ox_str b = {0};
+    int term = 0;
+    for (size_t i = 0; i < nl; i++) {
+        if (eq[i] == ',')
+            term++;
+        if (strncmp(eq + i, "...", 3) == 0) {
+            ox_printf(&b, "%s", fresh + most - dots[term]);
+            i += 2;
+        } else {
+            ox_printf(&b, "%c", eq[i]);
+        }
+    }
+    ox_printf(&b, "->");
+    if (arrow) {
+        for (const char *p = arrow + 2; *p; p++)
+            if (strncmp(p, "...", 3) == 0)
+                ox_printf(&b, "%s", fresh), p += 2;
+            else
+                ox_printf(&b, "%c", *p);
+    } else {
+        int count[128] = {0};
+        for (size_t i = 0; i < nl; i++)
+            count[(unsigned char)eq[i] & 127]++;
+        ox_printf(&b, "%s", fresh);
+        for (int c = 'A'; c <= 'z'; c++)
+            if (count[c] == 1 && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+                ox_printf(&b, "%c", c);
+    }
+    bool fits = b.s && strlen(b.s) < len;
+    if (fits)
+        snprintf(out, len, "%s", b.s);
+    free(b.s);
+    return fits || ox_fail(nd, "the equation '%s' is too long", eq);
+}
+
 static bool op_einsum(ox_node *nd)
 {
-    const char *eq = ox_attr_str(nd, "equation", NULL);
-    if (!eq || strstr(eq, "..."))
-        return ox_fail(nd, "only equations without '...' are supported");
+    const char *given = ox_attr_str(nd, "equation", NULL);
+    char eq[256];
+    if (!given)
+        return ox_fail(nd, "the equation attribute is missing");
+    if (strstr(given, "...") && !expand_ellipsis(nd, given, eq, sizeof eq))
+        return false;
+    if (!strstr(given, "..."))
+        snprintf(eq, sizeof eq, "%s", given);
     char lhs[128], rhs[64] = "";
     const char *arrow = strstr(eq, "->");
     snprintf(lhs, sizeof lhs, "%.*s", arrow ? (int)(arrow - eq) : (int)strlen(eq), eq);
@@ -2043,13 +2182,57 @@ static bool op_conv(ox_node *nd)
     return ok;
 }
 
+/* MaxPool's Indices output: where in x (flat, row-major over the unpadded
+ * input; with storage_order 1, the spatial dimensions column-major) each
+ * window's first maximum is. */
+static bool pool_indices(ox_node *nd, const window *w)
+{
+    ox_value *x = nd->in[0];
+    ox_value *z = ox_output(nd, 1);
+    same_shape(z, x);
+    z->dtype = IR_I64;
+    for (int d = 0; d < w->nsp; d++)
+        z->shape[2 + d] = w->out[d];
+    bool column = ox_attr_int(nd, "storage_order", 0) != 0;
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_str left = {0}, read = {0}, flat = {0}, where = {0};
+    ox_printf(&left, "n, c");
+    ox_printf(&read, "x[n, c");
+    ox_printf(&flat, "(n * %lld + c)", (long long)x->shape[1]);
+    for (int d = 0; d < w->nsp; d++) {
+        int e = column ? w->nsp - 1 - d : d;   /* the dimension that varies slower */
+        ox_printf(&left, ", o%d", d);
+        ox_printf(&read, ", ");
+        window_index(&read, w, d);
+        ox_printf(&flat, " * %lld + (", (long long)x->shape[2 + e]);
+        window_index(&flat, w, e);
+        ox_printf(&flat, ")");
+        ox_printf(&where, "%s o%d in 0..%lld, r%d in 0..%lld", d ? "," : " where", d,
+                  (long long)w->out[d], d, (long long)w->k[d]);
+    }
+    ox_printf(&read, "] else -inf");
+    ox_printf(&k.body, "    m[%s] max= %s%s\n", left.s, read.s, where.s);
+    ox_printf(&k.body, "    y[%s] min= (%s) == m[%s] ? %s : 9223372036854775807%s\n", left.s,
+              read.s, left.s, flat.s, where.s);
+    free(left.s);
+    free(read.s);
+    free(flat.s);
+    free(where.s);
+    bool ok = ox_kernel_finish(&k, "maxpool_indices", z, "indices");
+    ox_kernel_free(&k);
+    return ok;
+}
+
 static bool pool(ox_node *nd, bool is_max)
 {
     ox_value *x = ox_input(nd, 0);
     if (!x || !need_float(nd, x))
         return false;
-    if (ox_noutputs(nd) > 1)
-        return ox_fail(nd, "the indices output is not supported");
+    bool indices = ox_noutputs(nd) > 1 && *nd->n->output[1];
+    if (indices && !is_max)
+        return ox_fail(nd, "AveragePool has one output");
     if (x->ndim < 3)
         return ox_fail(nd, "the input must have a batch, a channel and spatial dimensions");
     const int64_t *ks;
@@ -2070,6 +2253,8 @@ static bool pool(ox_node *nd, bool is_max)
     same_shape(y, x);
     for (int d = 0; d < w.nsp; d++)
         y->shape[2 + d] = w.out[d];
+    if (indices && !pool_indices(nd, &w))
+        return false;
     /* nn.te's maxpool2d: a square window, one stride, symmetric padding of
      * at most half the window (its output size rule is ONNX's) */
     if (is_max && w.nsp == 2 && x->dtype == IR_F32 && x->id && w.k[0] == w.k[1] &&

@@ -132,9 +132,8 @@ static bool check_file_name(const char *option, const char *dir, const char *wha
     return false;
 }
 
-/* Every NAME.npy in the weights directory must be a parameter: a stray file
- * usually means a renamed layer, and silently ignoring it would hide that. */
-static bool check_extra_weights(const rt_run *r, const char *dir, diag *d)
+/* (silently ignoring a stray file would hide a renamed layer) */
+bool rt_check_weights_dir(const rt_iface *iface, const char *dir, diag *d)
 {
     DIR *dp = opendir(dir);
     if (!dp) {
@@ -148,7 +147,7 @@ static bool check_extra_weights(const rt_run *r, const char *dir, diag *d)
         if (n <= 4 || strcmp(e->d_name + n - 4, ".npy") != 0)
             continue;
         char *name = strndup(e->d_name, n - 4);
-        const rt_iface_buf *f = name ? iface_find(r->iface, name) : NULL;
+        const rt_iface_buf *f = name ? iface_find(iface, name) : NULL;
         if (!f || f->role != IR_BUF_PARAM) {
             diag_error(d, diag_noloc(), "--weights %s: %s matches no parameter of the program",
                        dir, e->d_name);
@@ -294,6 +293,45 @@ static bool run_loads(rt_run *r, const rt_run_options *o, diag *d)
     return true;
 }
 
+rt_tensor *rt_buffer_tensor(const ir_module *m, const rt_iface *iface,
+                            const rt_run_options *o, int i, diag *d)
+{
+    const ir_buffer *b = m->graph.bufs[i];
+    const rt_iface_buf *f = iface_find(iface, b->name);
+    const char *file = NULL;
+    if (b->role == IR_BUF_INPUT)
+        for (int k = 0; k < o->ninputs; k++)
+            if (strcmp(o->inputs[k].name, b->name) == 0)
+                file = o->inputs[k].path;
+    if (b->role == IR_BUF_PARAM && o->weights_dir) {
+        if (!check_file_name("--weights", o->weights_dir, "parameter", b->name, d))
+            return NULL;
+        char *path = path_join(o->weights_dir, b->name, ".npy");
+        struct stat st;
+        if (!path) {
+            diag_error(d, diag_noloc(), "out of memory");
+            return NULL;
+        }
+        rt_tensor *t = NULL;
+        if (stat(path, &st) != 0) {
+            char *want = rt_shape_str(b->dtype, f ? f->ndim : b->ndim, f ? f->shape : b->shape);
+            diag_error(d, diag_noloc(), "--weights %s: no file for parameter %s (%s): %s",
+                       o->weights_dir, b->name, want, path);
+            free(want);
+        } else {
+            t = load_checked("parameter", b->name, path, f, d);
+        }
+        free(path);
+        return t;
+    }
+    if (file)
+        return load_checked("input", b->name, file, f, d);
+    rt_tensor *t = new_tensor(b, f, d);
+    if (t && f && f->has_init && (b->role == IR_BUF_INPUT || b->role == IR_BUF_PARAM))
+        rt_fill_default(t, b->name, f->init_lo, f->init_hi);
+    return t;
+}
+
 rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
                    const rt_run_options *o, diag *d)
 {
@@ -314,47 +352,15 @@ rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
             diag_error(d, diag_noloc(), "--input %s=%s: the program has no input named '%s'",
                        o->inputs[i].name, o->inputs[i].path, o->inputs[i].name);
     }
-    if (o->weights_dir && !check_extra_weights(r, o->weights_dir, d))
+    if (o->weights_dir && !rt_check_weights_dir(iface, o->weights_dir, d))
         goto fail;
     if (d->nerrors > errors || (!o->own_storage && !place_in_arena(r, d)))
         goto fail;
 
-    for (int i = 0; i < m->graph.nbufs; i++) {
-        const ir_buffer *b = m->graph.bufs[i];
-        if (r->bufs[i] || b->role == IR_BUF_CONST)   /* in the arena; made at load */
-            continue;
-        const rt_iface_buf *f = iface_find(iface, b->name);
-        const char *file = NULL;
-        char *owned = NULL;
-        if (b->role == IR_BUF_INPUT)
-            for (int k = 0; k < o->ninputs; k++)
-                if (strcmp(o->inputs[k].name, b->name) == 0)
-                    file = o->inputs[k].path;
-        if (b->role == IR_BUF_PARAM && o->weights_dir) {
-            if (!check_file_name("--weights", o->weights_dir, "parameter", b->name, d))
-                continue;
-            file = owned = path_join(o->weights_dir, b->name, ".npy");
-            struct stat st;
-            if (file && stat(file, &st) != 0) {
-                char *want = rt_shape_str(b->dtype, f ? f->ndim : b->ndim, f ? f->shape : b->shape);
-                diag_error(d, diag_noloc(), "--weights %s: no file for parameter %s (%s): %s",
-                           o->weights_dir, b->name, want, file);
-                free(want);
-                free(owned);
-                continue;
-            }
-        }
-        if (file) {
-            r->bufs[i] = load_checked(b->role == IR_BUF_INPUT ? "input" : "parameter",
-                                      b->name, file, f, d);
-            free(owned);
-            continue;
-        }
-        r->bufs[i] = new_tensor(b, f, d);
-        if (r->bufs[i] && f && f->has_init &&
-            (b->role == IR_BUF_INPUT || b->role == IR_BUF_PARAM))
-            rt_fill_default(r->bufs[i], b->name, f->init_lo, f->init_hi);
-    }
+    /* (temps in the arena have their views; load calls make the consts) */
+    for (int i = 0; i < m->graph.nbufs; i++)
+        if (!r->bufs[i] && m->graph.bufs[i]->role != IR_BUF_CONST)
+            r->bufs[i] = rt_buffer_tensor(m, iface, o, i, d);
     if (d->nerrors > errors)
         goto fail;
     for (int i = 0; i < m->graph.nbufs; i++)

@@ -50,6 +50,16 @@ typedef struct rt_run_options {
     bool own_storage;
 } rt_run_options;
 
+/* A new tensor for graph buffer i of m, in its declared shape: an input's
+ * file (--input NAME=FILE), a parameter's (weights_dir/NAME.npy), else the
+ * default data for inputs and parameters and zeros for the others; NULL
+ * after a diagnostic. */
+rt_tensor *rt_buffer_tensor(const ir_module *m, const rt_iface *iface,
+                            const rt_run_options *o, int i, diag *d);
+/* Every NAME.npy in a --weights directory must name a parameter: a stray
+ * file usually means a renamed layer.  False after a diagnostic. */
+bool rt_check_weights_dir(const rt_iface *iface, const char *dir, diag *d);
+
 /* One execution of a graph: a tensor per graph buffer of m, in order.
  * With a memory plan (the graph's arena, passes/memplan.c), the temps placed
  * in the arena are views into one block allocated here: their tensors do

@@ -539,13 +539,18 @@ done:
 /* Builds the version 1.0 preamble and header in NumPy's own style, padded
  * with spaces so that the data starts at a multiple of 64 bytes.  Returns
  * its length (0 if it does not fit buf). */
-static size_t build_header(char *buf, size_t len, const char *descr, const rt_tensor *t)
+int rt_npy_header_dict(char *buf, size_t len, const char *descr, int ndim, const int64_t *shape)
 {
     char tuple[RT_MAX_DIMS * 22 + 4];
-    shape_tuple(tuple, sizeof tuple, t->ndim, t->shape);
+    shape_tuple(tuple, sizeof tuple, ndim, shape);
+    return snprintf(buf, len, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr,
+                    tuple);
+}
+
+static size_t build_header(char *buf, size_t len, const char *descr, const rt_tensor *t)
+{
     char dict[512];
-    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
-                     descr, tuple);
+    int n = rt_npy_header_dict(dict, sizeof dict, descr, t->ndim, t->shape);
     if (n < 0 || (size_t)n >= sizeof dict)
         return 0;
     size_t total = 10 + (size_t)n + 1;             /* preamble, dict, '\n' */

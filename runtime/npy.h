@@ -60,6 +60,11 @@ char *rt_npy_write_temp(const char *path, const rt_tensor *t, char *err, size_t 
 FILE *rt_file_create(const char *path, char **tmp);
 bool rt_file_commit(FILE *f, char *tmp, const char *path);
 
+/* Writes the header dict np.save writes for an array (before its padding):
+ * "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }" (ndim at
+ * most RT_MAX_DIMS).  Returns snprintf's count. */
+int rt_npy_header_dict(char *buf, size_t len, const char *descr, int ndim, const int64_t *shape);
+
 /* The .npy descr of a dtype ("<f4"), or NULL when NumPy has none (bf16). */
 const char *rt_npy_descr(ir_dtype t);
 

@@ -17,7 +17,7 @@ expect_status 2 "$TEC" -D N x.te
 expect_err "tec: error: -D expects NAME=VALUE, got 'N'
 tec: try 'tec --help'"
 expect_status 2 "$TEC" --emit=asm x.te
-expect_err "tec: error: unknown --emit=asm (use te, tir, c or so)
+expect_err "tec: error: unknown --emit=asm (use te, tir, c, so or lib)
 tec: try 'tec --help'"
 expect_status 2 "$TEC" --emit=so "$srcdir/examples/matmul.te"
 expect_err "tec: error: --emit=so needs -o FILE
