@@ -76,6 +76,7 @@ bool pass_flatten(ir_module *m, diag *d);    /* passes/flatten.c */
 bool pass_dce(ir_module *m, diag *d);        /* passes/dce.c */
 bool pass_hoist(ir_module *m, diag *d);      /* passes/hoist.c */
 bool pass_fuse(ir_module *m, diag *d);       /* passes/fuse.c */
+bool pass_layout(ir_module *m, diag *d);     /* passes/layout.c */
 bool pass_memplan(ir_module *m, diag *d);    /* passes/memplan.c */
 bool pass_prepack(ir_module *m, diag *d);    /* passes/prepack.c */
 

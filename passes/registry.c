@@ -22,6 +22,8 @@ static const pass_info pass_list[] = {
      "choose a schedule for every function without one (tiles, packing, vectors, threads)"},
     {"fuse", pass_fuse,
      "compute elementwise layers (batchnorm, relu, ...) inside the tile of the layer before"},
+    {"layout", pass_layout,
+     "store activations with the border their readers pad them with, instead of padded copies"},
     {"dce", pass_dce,
      "remove stores to never-read local buffers, unused lets and allocations, empty loops"},
     {"hoist", pass_hoist, "move loop-invariant lets out of loops"},
@@ -63,7 +65,7 @@ const char *pass_pipeline(int opt_level)
     case 0: return "schedule,flatten";
     case 1: return "simplify,schedule,dce,flatten,simplify";
     default:
-        return "simplify,schedule,autoschedule,fuse,simplify,hoist,dce,prepack,flatten,simplify,"
+        return "simplify,schedule,autoschedule,fuse,layout,simplify,hoist,dce,prepack,flatten,simplify,"
                "memplan";
     }
 }

@@ -71,11 +71,10 @@ static bool range_of(const range_env *env, const ir_expr *x, int64_t *lo, int64_
     }
 }
 
-/* Is `c` a conjunction of range tests on ld's indices? */
-static bool is_range_test(const ir_expr *c, const ir_expr *ld)
+bool sch_is_bounds_test(const ir_expr *c, const ir_expr *ld)
 {
     if (c->kind == IR_AND)
-        return is_range_test(c->a, ld) && is_range_test(c->b, ld);
+        return sch_is_bounds_test(c->a, ld) && sch_is_bounds_test(c->b, ld);
     for (int d = 0; d < ld->nargs; d++) {
         const ir_expr *e = ld->args[d];
         int64_t n = ld->buf->shape[d];
@@ -116,7 +115,7 @@ static void visit_expr(pad_ctx *p, ir_expr **slot)
         return;
     range_env env = {p->vars, p->ext, p->nvars};
     if (x->kind == IR_SELECT && x->a && x->a->kind == IR_LOAD && x->a->buf == p->buf &&
-        (x->b->kind == IR_FLOAT || x->b->kind == IR_INT) && is_range_test(x->c, x->a)) {
+        (x->b->kind == IR_FLOAT || x->b->kind == IR_INT) && sch_is_bounds_test(x->c, x->a)) {
         double v = x->b->kind == IR_FLOAT ? x->b->fval : (double)x->b->ival;
         if (!p->rewrite) {
             if (p->have_fill && !(v == p->fill || (v != v && p->fill != p->fill))) {

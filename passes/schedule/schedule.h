@@ -111,6 +111,10 @@ int64_t sch_extent(const ir_stmt *loop);
  * idx (shared, copied per use). */
 void sch_replace_access(ir_module *m, ir_stmt *s, const ir_buffer *from, ir_buffer *to,
                         ir_expr **idx, int nidx);
+/* Whether c is a conjunction of tests that the load ld's indices are inside
+ * its buffer (`e >= 0`, `0 <= e`, `e < n`, `e <= n - 1`, `n > e`): the
+ * guard of a read that pad() and the layout pass recognise. */
+bool sch_is_bounds_test(const ir_expr *c, const ir_expr *ld);
 /* Recomputes reads/writes of every block under s. */
 void sch_update_blocks(ir_module *m, ir_stmt *s);
 /* x with every block iteration variable of the blocks on path p replaced by

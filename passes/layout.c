@@ -1,0 +1,432 @@
+/* passes/layout.c — layout: store an activation with the border its readers
+ * pad it with, so that no reader copies it.
+ *
+ * The automatic schedule pads the input of every convolution and pooling
+ * window (the schedule primitive pad(): a local copy xp of the input with a
+ * border of the value its guarded reads default to, filled at the top of
+ * the kernel).  For an activation T between two layers that copy is a pass
+ * over T in every reader: 15% of a 56x56 3x3 convolution's time on two
+ * threads (bench/conv_layout.sh).  This pass stores T itself with the
+ * border instead: T's buffer grows by it, the kernel that writes T stores
+ * T's elements at the border's offset and fills the border at its start,
+ * and each reader's copy goes: its reads of xp read T.
+ *
+ * A temporary T gets a border when one graph call writes it, every call
+ * that passes T is the only call of its function and passes T once, and at
+ * least one reader makes a pad copy of it (below).  The border is the union
+ * of what the copies that fill with the same value as the first one need;
+ * a reader whose copy fills with another value (a max pool's -inf where the
+ * convolutions pad with 0) keeps its copy.  Every access of T that is not a
+ * removed copy's moves by the border's offset.
+ *
+ * A pad copy of a parameter P is a filled local `alloc xp` whose body is a
+ * sequence: first a nest that is xp's only writer, each of whose stores is,
+ * in a block whose iteration variables v are exactly the store's indices,
+ *     xp[v] = P[v + k]   or   xp[v] = select(bounds test of P[v + k], P[v + k], c)
+ * with one offset k and one constant c for all of them (and at least one
+ * select); then statements that do not store to xp.  Every element the
+ * nest stores is then P extended by c, read at v + k, so once T holds c in
+ * a border at least that wide, a read xp[t] is the read T[t + k + lo] (lo:
+ * the border's low side).  pad() builds exactly this; a user schedule that
+ * splits or reorders the fill loops keeps it. */
+#include <string.h>
+
+#include "passes/passes.h"
+#include "passes/schedule/schedule.h"
+
+#define MAXD 16
+
+/* ---------------------------------------------------------------- recognising pad copies */
+
+typedef struct pad_copy {
+    ir_stmt **slot;        /* where the alloc statement sits */
+    ir_buffer *xp;
+    int64_t k[MAXD];       /* xp[t] = P extended by fill, at t + k */
+    double fill;
+} pad_copy;
+
+typedef struct match_ctx {
+    const ir_buffer *p, *xp;
+    pad_copy *c;
+    bool have_k, have_fill, ok;
+} match_ctx;
+
+static bool same_value(double a, double b)
+{
+    return a == b || (a != a && b != b);
+}
+
+/* ld is P[v + k] for the block's iteration variables v: records k. */
+static bool match_load(match_ctx *mc, const ir_stmt *blk, const ir_expr *ld)
+{
+    if (ld->kind != IR_LOAD || ld->buf != mc->p || ld->nargs != mc->p->ndim)
+        return false;
+    for (int d = 0; d < ld->nargs; d++) {
+        sch_affine a;
+        if (!sch_affine_of(ld->args[d], &a) || a.n != 1 || a.coef[0] != 1 ||
+            a.var[0] != blk->iters[d].var)
+            return false;
+        if (mc->have_k && a.c != mc->c->k[d])
+            return false;
+        mc->c->k[d] = a.c;
+    }
+    mc->have_k = true;
+    return true;
+}
+
+static bool match_fill_block(match_ctx *mc, const ir_stmt *b)
+{
+    const ir_stmt *st = b->nbody == 1 ? b->body[0] : NULL;
+    if (b->init || !st || st->kind != IR_S_STORE || st->buf != mc->xp || st->nargs != b->niters ||
+        b->niters != mc->xp->ndim)
+        return false;
+    for (int d = 0; d < b->niters; d++)
+        if (st->args[d]->kind != IR_VAR || st->args[d]->var != b->iters[d].var)
+            return false;
+    const ir_expr *v = st->value;
+    if (v->kind == IR_LOAD)
+        return match_load(mc, b, v);
+    if (v->kind != IR_SELECT || (v->b->kind != IR_FLOAT && v->b->kind != IR_INT) ||
+        !match_load(mc, b, v->a) || !sch_is_bounds_test(v->c, v->a))
+        return false;
+    double c = v->b->kind == IR_FLOAT ? v->b->fval : (double)v->b->ival;
+    if (mc->have_fill && !same_value(c, mc->c->fill))
+        return false;
+    mc->have_fill = true;
+    mc->c->fill = c;
+    return true;
+}
+
+static bool match_fill(const ir_stmt *s, void *p)
+{
+    match_ctx *mc = p;
+    switch (s->kind) {
+    case IR_S_SEQ: case IR_S_FOR:
+        return mc->ok;
+    case IR_S_BLOCK:
+        mc->ok = mc->ok && match_fill_block(mc, s);
+        return false;
+    default:
+        mc->ok = false;
+        return false;
+    }
+}
+
+static bool is_pad_copy(ir_stmt *a, const ir_buffer *p, pad_copy *out)
+{
+    const ir_buffer *xp = a->buf;
+    const ir_stmt *body = a->body[0];
+    if (!xp->filled || xp->dtype != p->dtype || xp->ndim != p->ndim || xp->ndim > MAXD ||
+        !body || body->kind != IR_S_SEQ || body->nbody < 2)
+        return false;
+    match_ctx mc = {p, xp, out, false, false, true};
+    ir_stmt_walk(body->body[0], match_fill, NULL, &mc);
+    if (!mc.ok || !mc.have_k || !mc.have_fill)
+        return false;
+    for (int i = 1; i < body->nbody; i++)
+        if (ir_stmt_stores_to(body->body[i], xp))
+            return false;
+    out->xp = (ir_buffer *)xp;
+    return true;
+}
+
+/* The first pad copy of p in the statement at *slot. */
+static bool find_copy(ir_stmt **slot, const ir_buffer *p, pad_copy *out)
+{
+    ir_stmt *s = *slot;
+    if (!s)
+        return false;
+    if (s->kind == IR_S_ALLOC && is_pad_copy(s, p, out)) {
+        out->slot = slot;
+        return true;
+    }
+    for (int i = 0; i < s->nbody; i++)
+        if (find_copy(&s->body[i], p, out))
+            return true;
+    return find_copy(&s->init, p, out) || find_copy(&s->orelse, p, out);
+}
+
+/* ---------------------------------------------------------------- rewriting accesses */
+
+/* Rewrites loads (and stores) of `from` into accesses of `to` at the same
+ * indices plus `off`.  Loads get new nodes, so an expression reached twice
+ * is not moved twice. */
+typedef struct move_ctx {
+    ir_module *m;
+    const ir_buffer *from;
+    ir_buffer *to;
+    const int64_t *off;
+} move_ctx;
+
+static ir_expr **moved_index(move_ctx *c, ir_expr *const *idx, int n)
+{
+    ir_expr **out = ir_alloc(c->m->arena, sizeof *out * (size_t)n);
+    for (int d = 0; d < n; d++)
+        out[d] = c->off[d] ? ir_binary(c->m, IR_ADD, idx[d], ir_int(c->m, c->off[d])) : idx[d];
+    return out;
+}
+
+static void move_expr(move_ctx *c, ir_expr **slot)
+{
+    ir_expr *x = *slot;
+    if (!x)
+        return;
+    for (int i = 0; i < x->nargs; i++)
+        move_expr(c, &x->args[i]);
+    move_expr(c, &x->a);
+    move_expr(c, &x->b);
+    move_expr(c, &x->c);
+    if (x->kind == IR_LOAD && x->buf == c->from)
+        *slot = ir_load(c->m, c->to, moved_index(c, x->args, x->nargs), x->nargs);
+}
+
+static void move_stmt(move_ctx *c, ir_stmt *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < s->nargs; i++)
+        move_expr(c, &s->args[i]);
+    if (s->kind == IR_S_STORE && s->buf == c->from) {
+        s->args = moved_index(c, s->args, s->nargs);
+        s->buf = c->to;
+    }
+    move_expr(c, &s->value);
+    move_expr(c, &s->cond);
+    move_expr(c, &s->lo);
+    move_expr(c, &s->hi);
+    for (int i = 0; i < s->niters; i++)
+        move_expr(c, &s->iters[i].binding);
+    for (int i = 0; i < s->nbody; i++)
+        move_stmt(c, s->body[i]);
+    move_stmt(c, s->init);
+    move_stmt(c, s->orelse);
+}
+
+/* Does every access of p have all of p's indices (so it can move)? */
+typedef struct index_ctx {
+    const ir_buffer *p;
+    bool ok;
+} index_ctx;
+
+static bool full_index_expr(const ir_expr *x, void *ctx)
+{
+    index_ctx *c = ctx;
+    if (x->kind == IR_LOAD && x->buf == c->p && x->nargs != c->p->ndim)
+        c->ok = false;
+    return c->ok;
+}
+
+static bool full_index_stmt(const ir_stmt *s, void *ctx)
+{
+    index_ctx *c = ctx;
+    if (s->kind == IR_S_STORE && s->buf == c->p && s->nargs != c->p->ndim)
+        c->ok = false;
+    return c->ok;
+}
+
+/* ---------------------------------------------------------------- the border fill */
+
+/* Unused names for the fill's loops: border<i>_<d>. */
+static const char *fresh(ir_module *m, const ir_func *f, const char *base)
+{
+    const char *name = base;
+    for (int n = 1; sch_name_used(f, name) || sch_name_used(f, ir_sprintf(m->arena, "v%s", name)); n++)
+        name = ir_sprintf(m->arena, "%s_%d", base, n);
+    return name;
+}
+
+/* Stores `fill` into every element of p (shape `padded`) outside the box
+ * [lo, lo + n): for each dimension d and side, the slab where d is in the
+ * border on that side, the dimensions before d inside the box (their slabs
+ * came first) and those after it whole. */
+static ir_stmt *border_fill(ir_module *m, const ir_func *f, ir_buffer *p, const int64_t *n,
+                            const int64_t *lo, double fill)
+{
+    int nd = p->ndim;
+    ir_stmt *seq = ir_seq_new(m);
+    int region = 0;
+    for (int d = 0; d < nd; d++)
+        for (int side = 0; side < 2; side++) {
+            int64_t from[MAXD], to[MAXD];
+            for (int e = 0; e < nd; e++) {
+                from[e] = e < d ? lo[e] : 0;
+                to[e] = e < d ? lo[e] + n[e] : p->shape[e];
+            }
+            from[d] = side ? lo[d] + n[d] : 0;
+            to[d] = side ? p->shape[d] : lo[d];
+            if (to[d] <= from[d])
+                continue;
+            ir_var *loop[MAXD];
+            ir_itervar *iters = ir_alloc(m->arena, sizeof *iters * (size_t)nd);
+            ir_expr *idx[MAXD];
+            for (int e = 0; e < nd; e++) {
+                const char *ln = fresh(m, f, ir_sprintf(m->arena, "border%d_%d", region, e));
+                loop[e] = ir_var_new(m, ln, IR_I64);
+                ir_var *iv = ir_var_new(m, ir_sprintf(m->arena, "v%s", ln), IR_I64);
+                iters[e] = (ir_itervar){iv, IR_ITER_SPATIAL, p->shape[e], ir_varref(m, loop[e])};
+                idx[e] = ir_varref(m, iv);
+            }
+            ir_expr *val = ir_dtype_is_float(p->dtype) ? ir_float(m, fill, p->dtype)
+                                                       : ir_int_typed(m, (int64_t)fill, p->dtype);
+            ir_stmt *s = ir_block(m, ir_sprintf(m->arena, "border%d", region), iters, nd, NULL, ir_store(m, p, idx, nd, val));
+            for (int e = nd - 1; e >= 0; e--)
+                s = ir_for(m, loop[e], ir_int(m, from[e]), ir_int(m, to[e]),
+                           e == nd - 1 && to[e] - from[e] >= 8 ? IR_FOR_VECTORIZED : IR_FOR_SERIAL, s);
+            ir_seq_append(m, seq, s);
+            region++;
+        }
+    return seq;
+}
+
+/* ---------------------------------------------------------------- the pass */
+
+/* A parameter of a graph call's function that T is passed to. */
+typedef struct use {
+    ir_func *f;
+    ir_buffer *p;          /* the parameter T binds to */
+    bool writes;
+    bool has_copy;
+    pad_copy copy;
+    bool drop;             /* the copy goes: T's border holds what it would */
+} use;
+
+static int first_call(const ir_graph *g, const ir_func *f)
+{
+    int i = 0;
+    while (g->calls[i].fn != f)
+        i++;
+    return i;
+}
+
+/* The parameters T is passed to, when T can take a border: one writer,
+ * each function called once, every access with all indices.  Returns
+ * their number, or 0. */
+static int uses_of(const ir_graph *g, const ir_buffer *t, const int *ncalls_of, use *u, int cap)
+{
+    int n = 0, writers = 0;
+    for (int i = 0; i < g->ncalls; i++) {
+        const ir_graph_call *c = &g->calls[i];
+        for (int a = 0; a < c->nargs; a++) {
+            if (c->args[a] != t)
+                continue;
+            if (ncalls_of[first_call(g, c->fn)] != 1 || n == cap)
+                return 0;
+            ir_buffer *p = c->fn->params[a];
+            index_ctx ic = {p, true};
+            ir_stmt_walk(c->fn->body, full_index_stmt, full_index_expr, &ic);
+            if (!ic.ok || p->ndim != t->ndim)
+                return 0;
+            u[n] = (use){c->fn, p, ir_stmt_stores_to(c->fn->body, p), false, {0}, false};
+            writers += u[n].writes;
+            if (!u[n].writes)
+                u[n].has_copy = find_copy(&c->fn->body, p, &u[n].copy);
+            n++;
+        }
+    }
+    return writers == 1 ? n : 0;
+}
+
+static int64_t *padded_shape(ir_module *m, const ir_buffer *t, const int64_t *lo, const int64_t *hi)
+{
+    int64_t *shape = ir_alloc(m->arena, sizeof *shape * (size_t)t->ndim);
+    for (int d = 0; d < t->ndim; d++)
+        shape[d] = t->shape[d] + lo[d] + hi[d];
+    return shape;
+}
+
+static void give_border(ir_module *m, ir_buffer *t, const use *u, int n, const int64_t *lo,
+                        const int64_t *hi, double fill)
+{
+    int64_t size[MAXD];
+    for (int d = 0; d < t->ndim; d++)
+        size[d] = t->shape[d];
+    for (int i = 0; i < n; i++) {
+        ir_buffer *p = u[i].p;
+        p->shape = padded_shape(m, p, lo, hi);
+        move_ctx mv = {m, p, p, lo};
+        move_stmt(&mv, u[i].f->body);
+        if (u[i].drop) {
+            /* xp[t] is p[t + k + lo]: reads of xp read p; the fill nest goes */
+            const pad_copy *c = &u[i].copy;
+            int64_t off[MAXD];
+            for (int d = 0; d < t->ndim; d++)
+                off[d] = c->k[d] + lo[d];
+            ir_stmt *body = (*c->slot)->body[0];
+            ir_stmt *rest = ir_seq(m, body->body + 1, body->nbody - 1);
+            move_ctx rd = {m, c->xp, p, off};
+            move_stmt(&rd, rest);
+            *c->slot = rest;
+        }
+        if (u[i].writes) {
+            ir_stmt *seq = border_fill(m, u[i].f, p, size, lo, fill);
+            ir_seq_append(m, seq, u[i].f->body);
+            u[i].f->body = seq;
+        }
+        sch_update_blocks(m, u[i].f->body);
+    }
+    t->shape = padded_shape(m, t, lo, hi);
+}
+
+bool pass_layout(ir_module *m, diag *d)
+{
+    (void)d;
+    ir_graph *g = &m->graph;
+    if (g->has_arena)
+        return true;   /* a memory plan is laid out for the buffers as they are */
+    /* ncalls_of[i]: how many calls run the function of call i, counted at
+     * its first call; a function a load call runs too is left alone */
+    int *ncalls_of = ir_alloc(m->arena, sizeof *ncalls_of * (size_t)(g->ncalls + 1));
+    memset(ncalls_of, 0, sizeof *ncalls_of * (size_t)(g->ncalls + 1));
+    for (int i = 0; i < g->ncalls; i++) {
+        int fi = first_call(g, g->calls[i].fn);
+        ncalls_of[fi]++;
+        for (int l = 0; l < g->nloads; l++)
+            if (g->loads[l].fn == g->calls[i].fn)
+                ncalls_of[fi] = 2;
+    }
+    for (int b = 0; b < g->nbufs; b++) {
+        ir_buffer *t = g->bufs[b];
+        if (t->role != IR_BUF_TEMP || t->in_arena || t->ndim < 1 || t->ndim > MAXD)
+            continue;
+        use u[64];
+        int n = uses_of(g, t, ncalls_of, u, 64);
+        int first = -1;
+        for (int i = 0; i < n && first < 0; i++)
+            if (u[i].has_copy)
+                first = i;
+        if (first < 0)
+            continue;
+        /* the border: what the copies that fill like the first need, each
+         * side at most as wide as the dimension (wider is no gain, and
+         * keeps the sizes bounded) */
+        double fill = u[first].copy.fill;
+        int64_t lo[MAXD] = {0}, hi[MAXD] = {0};
+        bool any = false;
+        for (int i = 0; i < n; i++) {
+            const pad_copy *c = &u[i].copy;
+            int64_t need_lo[MAXD], need_hi[MAXD];
+            u[i].drop = u[i].has_copy && same_value(c->fill, fill);
+            for (int e = 0; e < t->ndim && u[i].drop; e++) {
+                int64_t n = t->shape[e], k = c->k[e];
+                need_lo[e] = k >= -n && k <= n ? -k : n + 1;
+                if (__builtin_add_overflow(c->xp->shape[e] - n, k, &need_hi[e]))
+                    need_hi[e] = n + 1;
+                u[i].drop = need_lo[e] <= n && need_hi[e] <= n;
+            }
+            for (int e = 0; e < t->ndim && u[i].drop; e++) {
+                if (need_lo[e] > lo[e])
+                    lo[e] = need_lo[e];
+                if (need_hi[e] > hi[e])
+                    hi[e] = need_hi[e];
+                any |= need_lo[e] > 0 || need_hi[e] > 0;
+            }
+        }
+        ir_buffer grown = *t;
+        grown.shape = padded_shape(m, t, lo, hi);
+        if (any && ir_buffer_bytes(&grown) < 0)
+            continue;
+        if (any)
+            give_border(m, t, u, n, lo, hi, fill);
+    }
+    return true;
+}
