@@ -11,13 +11,13 @@
  * T's elements at the border's offset and fills the border at its start,
  * and each reader's copy goes: its reads of xp read T.
  *
- * A temporary T gets a border when one graph call writes it, every call
- * that passes T is the only call of its function and passes T once, and at
- * least one reader makes a pad copy of it (below).  The border is the union
- * of what the copies that fill with the same value as the first one need;
- * a reader whose copy fills with another value (a max pool's -inf where the
- * convolutions pad with 0) keeps its copy.  Every access of T that is not a
- * removed copy's moves by the border's offset.
+ * A temporary T gets a border when one graph call writes it, every
+ * function T is passed to runs in that one call only, and every other call
+ * that reads T makes a pad copy of it (below), all filling with the same
+ * value, each needing a border no wider than T's dimension.  The border is
+ * the union of what the copies need.  A reader that read T in place would
+ * find the border in its way (a 1x1 convolution's rows no longer
+ * contiguous), so one such reader keeps T as it is.
  *
  * A pad copy of a parameter P is a filled local `alloc xp` whose body is a
  * sequence: first a nest that is xp's only writer, each of whose stores is,
@@ -396,9 +396,8 @@ bool pass_layout(ir_module *m, diag *d)
                 first = i;
         if (first < 0)
             continue;
-        /* the border: what the copies that fill like the first need, each
-         * side at most as wide as the dimension (wider is no gain, and
-         * keeps the sizes bounded) */
+        /* the border: what the copies need, each side at most as wide as
+         * the dimension (wider is no gain, and keeps sizes bounded) */
         double fill = u[first].copy.fill;
         int64_t lo[MAXD] = {0}, hi[MAXD] = {0};
         bool any = false;
@@ -421,6 +420,9 @@ bool pass_layout(ir_module *m, diag *d)
                 any |= need_lo[e] > 0 || need_hi[e] > 0;
             }
         }
+        /* only when every reader's copy goes (see the top) */
+        for (int i = 0; i < n; i++)
+            any &= u[i].writes || u[i].drop;
         ir_buffer grown = *t;
         grown.shape = padded_shape(m, t, lo, hi);
         if (any && ir_buffer_bytes(&grown) < 0)
