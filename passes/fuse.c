@@ -66,9 +66,10 @@ static bool check_load(const ir_expr *x, void *p)
     return true;
 }
 
-/* The elementwise block of C's kernel and its input parameter index, or
- * NULL. */
-static const ir_stmt *elementwise(const ir_func *f, int *tparam)
+/* The elementwise block of C's kernel and the first of its input
+ * parameters from index `from` on that it reads only at its own indices,
+ * or NULL. */
+static const ir_stmt *elementwise(const ir_func *f, int from, int *tparam)
 {
     blocks_ctx bc = {NULL, 0};
     ir_stmt_walk(f->body, count_blocks, NULL, &bc);
@@ -81,7 +82,7 @@ static const ir_stmt *elementwise(const ir_func *f, int *tparam)
             return NULL;
     if (!identity_index(b, st->args, st->nargs) || st->buf->role != IR_BUF_ARG)
         return NULL;
-    for (int p = 0; p < f->nparams; p++) {
+    for (int p = from; p < f->nparams; p++) {
         if (f->params[p] == st->buf || f->params[p]->ndim != st->buf->ndim)
             continue;
         load_ctx lc = {f->params[p], b, true, 0};
@@ -372,15 +373,12 @@ static bool graph_reads(const ir_module *m, const ir_buffer *b, int except)
     return false;
 }
 
-/* Fuses call ci into the call that writes its input; true if it did. */
-static bool fuse_call(ir_module *m, int ci)
+/* Fuses call ci, whose elementwise block is cb, into the call that writes
+ * its input number tp; true if it did. */
+static bool fuse_into_producer(ir_module *m, int ci, const ir_stmt *cb, int tp)
 {
     ir_graph_call *C = &m->graph.calls[ci];
     ir_func *fc = C->fn;
-    int tp;
-    const ir_stmt *cb = elementwise(fc, &tp);
-    if (!cb)
-        return false;
     ir_buffer *T = C->args[tp];
     const ir_stmt *cst = cb->body[0];
     int yp = -1;
@@ -561,6 +559,19 @@ static bool fuse_call(ir_module *m, int ci)
         m->graph.calls[c - 1] = m->graph.calls[c];
     m->graph.ncalls--;
     return true;
+}
+
+/* Fuses call ci into the call that writes one of its inputs, trying each
+ * in turn: a residual add joins whichever branch runs last (its other
+ * input must exist when that producer runs); true if it did. */
+static bool fuse_call(ir_module *m, int ci)
+{
+    const ir_func *fc = m->graph.calls[ci].fn;
+    int tp = -1;
+    for (const ir_stmt *cb; (cb = elementwise(fc, tp + 1, &tp));)
+        if (fuse_into_producer(m, ci, cb, tp))
+            return true;
+    return false;
 }
 
 bool pass_fuse(ir_module *m, diag *d)

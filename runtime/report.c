@@ -667,13 +667,25 @@ static int ensure_block(builder *b, const char *name)
     return r;
 }
 
-/* Block rows: every proper dotted prefix of a layer name. */
+/* Whether block `name` is `home` or a block around it. */
+static bool encloses(const char *name, const char *home)
+{
+    size_t n = strlen(name);
+    return strncmp(name, home, n) == 0 && (home[n] == 0 || home[n] == '.');
+}
+
+/* Block rows: every proper dotted prefix of a layer name; for a member of a
+ * fused group, only those around the group's home, where the group sits
+ * (a residual add fused into a downsampling branch's kernel has members in
+ * layer2.0.downsample and in layer2.0: the group is a row of layer2.0, and
+ * no layer2.0.downsample row is left without its rows). */
 static void build_blocks(builder *b)
 {
     int nunits = b->n;
     for (int i = 0; i < nunits && !b->oom; i++) {
         if (!b->x[i].leaf)
             continue;
+        const char *home = b->x[i].group_row >= 0 ? b->x[b->x[i].group_row].home : NULL;
         char *name = strdup(b->rows[i].name);
         if (!name) {
             b->oom = true;
@@ -681,6 +693,8 @@ static void build_blocks(builder *b)
         }
         for (char *dot = strchr(name, '.'); dot && !b->oom; dot = strchr(dot + 1, '.')) {
             *dot = 0;
+            if (home && !encloses(name, home))
+                break;
             int r = ensure_block(b, name);
             if (r >= 0) {
                 merge_into(b, r, i);
