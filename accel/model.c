@@ -1161,8 +1161,12 @@ bool acc_model_layer(const acc_config *c, const acc_options *opt, const acc_laye
     if (l->kind != ACC_LAYER_GEMM)
         return fail(err, errlen, "layer %s: unknown layer kind %d", l->name ? l->name : "?",
                     (int)l->kind);
-    if (l->has_tiling)
-        return acc_model_tiling(c, opt, l, &l->tiling, r, err, errlen);
+    if (l->has_tiling) {
+        if (!acc_model_tiling(c, opt, l, &l->tiling, r, err, errlen))
+            return false;
+        r->declared_M = l->declared_M;
+        return true;
+    }
     gemm g;
     if (!check_gemm_layer(c, l, opt, &g, err, errlen))
         return false;
@@ -1178,6 +1182,7 @@ bool acc_model_layer(const acc_config *c, const acc_options *opt, const acc_laye
         search_tiling(c, s, &g, r, &o);
     if (o.hit)
         return overflowed(l, err, errlen);
+    r->declared_M = l->declared_M;
     return true;
 }
 
@@ -1329,6 +1334,7 @@ bool acc_model_network(const acc_config *c, const acc_options *opt, const acc_la
         if (same >= 0) {
             results[i] = results[same];
             results[i].name = layers[i].name;
+            results[i].declared_M = layers[i].declared_M;
         } else {
             if (!acc_model_layer(c, opt, &layers[i], &results[i], err, errlen))
                 return false;
