@@ -168,6 +168,11 @@ typedef struct gemm {
      * ifmap buffer, a sweep over the pixels fetches each word once
      * (equation (7b)). */
     int64_t ifmap_band;
+    /* The window reuse between neighbouring taps of one filter row comes
+     * one tap apart: the fold's pixels times the channels, tap_words
+     * words; the fraction tap_num / tap_den of the reuse is of that kind,
+     * the rest comes a band apart (7b). */
+    int64_t ifmap_tap_words, tap_num, tap_den;
     int64_t elem_bytes[ACC_NOPERANDS];   /* per operand; the layer's or a word */
 } gemm;
 
@@ -208,24 +213,32 @@ static int64_t to_words(const acc_config *c, const gemm *g, acc_operand op, int6
     return cdiv(mul(o, n, g->elem_bytes[op]), c->word_bytes);
 }
 
+/* The part of `reuse` words of window reuse at a distance of `dist` words
+ * that a buffer half of B words misses: none when the distance fits, else
+ * the fraction (dist - B) / dist (it keeps B of the dist words). */
+static int64_t reuse_missed(int64_t reuse, int64_t dist, int64_t B)
+{
+    if (dist <= B)
+        return 0;
+    return (int64_t)((unsigned __int128)reuse * (unsigned __int128)(dist - B) /
+                     (unsigned __int128)dist);
+}
+
 /* Words one sweep over a streamed m x k ifmap tile fetches (7b): its m*k
  * im2col words, or, for a convolution's tile that spans the whole im2col
- * matrix under OS or IS, the distinct words plus the part of the window
- * reuse that the band of input rows does not keep. */
+ * matrix under OS or IS, the distinct words plus the window reuse that the
+ * buffer misses: the reuse between neighbouring taps of a filter row comes
+ * one tap apart, the rest a band of input rows apart. */
 static int64_t ifmap_sweep(const acc_config *c, const gemm *g, int64_t m, int64_t k, ovf *o)
 {
     int64_t mk = mul(o, m, k), Bi = half_buffer_words(c, g, ACC_IFMAP);
     if (m != g->M || k != g->K || g->ifmap_band <= 0 || c->dataflow == ACC_DF_WS)
         return mk;
-    /* the part of the band the buffer holds is reused: all of it when it
-     * fits, else the fraction Bi / band */
     int64_t extra = mk - g->ifmap_unique;
-    int64_t miss = g->ifmap_band <= Bi
-                       ? 0
-                       : (int64_t)((unsigned __int128)extra *
-                                   (unsigned __int128)(g->ifmap_band - Bi) /
-                                   (unsigned __int128)g->ifmap_band);
-    return g->ifmap_unique + miss;
+    int64_t tap = (int64_t)((unsigned __int128)extra * (unsigned __int128)g->tap_num /
+                            (unsigned __int128)g->tap_den);
+    return g->ifmap_unique + reuse_missed(tap, g->ifmap_tap_words, Bi) +
+           reuse_missed(extra - tap, g->ifmap_band, Bi);
 }
 
 /* The folds of an m x n x k tile-GEMM (equations (1)-(3)): F_r row folds,
@@ -968,6 +981,9 @@ static bool check_gemm_layer(const acc_config *c, const acc_layer *l, const acc_
     g->pad_macs = all - useful;
     g->ifmap_unique = mul(&o, g->M, g->K);
     g->ifmap_band = 0;
+    g->ifmap_tap_words = 0;
+    g->tap_num = 0;
+    g->tap_den = 1;
     for (int op = 0; op < ACC_NOPERANDS; op++)
         g->elem_bytes[op] = l->elem_bytes[op] > 0 ? l->elem_bytes[op] : c->word_bytes;
     if (l->has_conv && l->conv.channels % l->batch == 0) {
@@ -985,6 +1001,18 @@ static bool check_gemm_layer(const acc_config *c, const acc_layer *l, const acc_
         int64_t band = add(&o, mul(&o, row, cv->filt_h),
                            mul(&o, mul(&o, row, cv->stride_h), pix - 1) / ew);
         g->ifmap_band = min64(g->ifmap_unique, band);
+        /* An input word is read by about (R/s_h)(S/s_w) windows; with the
+         * channels innermost in K (SCALE-Sim's im2col order), (R/s_h) of
+         * those reads start a filter row and the others re-read it one
+         * tap after a neighbouring tap did: the fraction
+         * R (S - s_w) / (R S - s_h s_w) of the reuse, at a distance of the
+         * P pixels' words of one tap. */
+        int64_t rs = mul(&o, cv->filt_h, cv->filt_w), ss = mul(&o, cv->stride_h, cv->stride_w);
+        if (rs > ss && cv->filt_w > cv->stride_w) {
+            g->tap_num = mul(&o, cv->filt_h, cv->filt_w - cv->stride_w);
+            g->tap_den = rs - ss;
+            g->ifmap_tap_words = mul(&o, pix, cv->channels / l->batch);
+        }
     }
     if (o.hit)
         return fail(err, errlen, "layer %s: MAC count of %lldx%lldx%lld batch %lld "
