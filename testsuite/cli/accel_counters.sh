@@ -3,7 +3,8 @@
 # of each of 4 sequences through a 32 -> 16 projection: the static analysis
 # cannot say how many (it sees 32 rows), the counters can (15 with lens
 # 5, 8, 0, 2), and the model then does what a dense GEMM of the 15 rows
-# does.  tec --accel CFG --from-report models the saved profile report to
+# does; testsuite/accel/guarded.tir skips whole sequences behind a guard
+# that loads memory.  tec --accel CFG --from-report models the saved profile report to
 # the same numbers without the program; a bad report is a located error.
 . "$srcdir/testsuite/cli/lib.inc"
 cfg=$srcdir/accel/configs/edge_os_32x32.cfg
@@ -20,6 +21,12 @@ expect_status 0 "$TEC" --profile --accel "$cfg" --search edp --input lens=lens.n
     --report=r.json --accel-report=live.json "$prog"
 grep -qx "accelerator: layer proj modeled as the run did it (its MACs depend on the data): M 15 of the declared 32, from the counters" out ||
     { cat out; fail "no note on the layer modeled from the counters"; }
+
+# a guard that loads memory: the sequences of lens 5 and 8 run, 16 rows
+expect_status 0 "$TEC" --profile --accel "$cfg" --input lens=lens.npy \
+    "$srcdir/testsuite/accel/guarded.tir"
+grep -qx "accelerator: layer proj modeled as the run did it (its MACs depend on the data): M 16 of the declared 32, from the counters" out ||
+    { cat out; fail "the guarded layer is not modeled from the counters"; }
 
 # the same GEMM written densely, with only the 15 rows that ran
 cat >dense.tir <<'X'
