@@ -124,6 +124,8 @@ typedef struct acc_layer {
      * topologies).  SRAM capacity and every SRAM and DRAM count follow
      * them: n elements of b bytes are ceil(n*b / word_bytes) words. */
     int64_t elem_bytes[ACC_NOPERANDS];
+    int64_t declared_M;            /* GEMM modeled from a run's counters: the M its
+                                      declared extents give (M is what ran); else 0 */
     bool has_tiling;               /* tiling given: no search for this layer */
     acc_tiling tiling;
     bool has_conv;
@@ -154,6 +156,20 @@ bool acc_read_topology(const char *path, acc_topo_format fmt,
  * (name.g0, name.g1, ...). */
 bool acc_write_topology(const char *path, acc_topo_format fmt,
                         const acc_layer *layers, int n, char *err, size_t errlen);
+
+/* The accelerator's workload in a profile report (`tec --profile
+ * --report=FILE.json` writes it under "accel_workload"; doc/profile.md
+ * gives the format): the layers as acc_layer holds them, one entry per
+ * layer.  `from_run` says whether counts of a run went into them.  An
+ * error message instead of layers is written as {"error": "..."}. */
+void acc_write_workload_json(FILE *out, const acc_layer *layers, int n, bool from_run);
+void acc_write_workload_error_json(FILE *out, const char *message);
+/* Reads the layers back from a saved profile report.  Errors are located,
+ * "r.json:12:7: error: layer fc: \"M\" must be a positive integer"; a JSON
+ * file that is not a profile report, or one without the workload, is an
+ * error that says so.  *layers is malloc'ed (acc_layers_free). */
+bool acc_read_profile_report(const char *path, acc_layer **layers, int *n, char *err,
+                             size_t errlen);
 
 /* Output size along one dimension of an ifmap of `in` rows (padding
  * included) under a filter of `filt` taps and stride `stride`: tec's
@@ -187,6 +203,7 @@ typedef struct acc_result {
     acc_layer_kind kind;
     acc_dataflow dataflow;
     int64_t M, N, K, batch;        /* as modeled, i.e. after padding */
+    int64_t declared_M;            /* the layer's declared_M (modeled as it ran), or 0 */
     acc_tiling tiling;             /* used tiling (tm,tn,tk clamped) */
     bool resident[ACC_NOPERANDS];  /* tile held in SRAM (else streamed) */
     int64_t tiles;                 /* tile-GEMMs over all batch elements */

@@ -12,6 +12,7 @@
 
 #include "accel/plot.h"
 #include "accel/workload.h"
+#include "passes/analyze.h"
 
 /* The accel library writes complete GNU-style messages ("f.cfg:3: error: ...",
  * "tec: error: ..."); they are passed on as written and counted as errors. */
@@ -60,6 +61,11 @@ bool acc_cli_check_options(const acc_cli_options *o, diag *d)
                    "tec's own model, not to --accel-mode=scalesim");
     if (o->trace && !*o->trace)
         diag_error(d, diag_noloc(), "--accel-trace needs a file name");
+    if (o->from_report && !*o->from_report)
+        diag_error(d, diag_noloc(), "--from-report needs a file name");
+    if (o->from_report && o->topology)
+        diag_error(d, diag_noloc(), "--from-report and --topology both name the layers to "
+                   "model; give one");
     acc_search s;
     acc_topo_format tf;
     if (!o->config || !*o->config)
@@ -237,6 +243,15 @@ void acc_cli_print_summary(FILE *out, const acc_config *c, acc_search search,
             search == ACC_SEARCH_NONE ? "untiled (--search none)"
             : search == ACC_SEARCH_DRAM ? "searched for the least DRAM traffic (--search dram)"
                                         : "searched for the least EDP (--search edp)");
+}
+
+void acc_cli_print_as_ran(FILE *out, const acc_result *rs, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (rs[i].declared_M)
+            fprintf(out, "accelerator: layer %s modeled as the run did it (its MACs depend on "
+                    "the data): M %" PRId64 " of the declared %" PRId64 ", from the counters\n",
+                    rs[i].name ? rs[i].name : "?", rs[i].M, rs[i].declared_M);
 }
 
 /* ---------------------------------------------------------------- sweeps */
@@ -493,8 +508,10 @@ static bool run_layers(const acc_cli_options *o, const acc_config *c, const acc_
     }
     bool ok = acc_model_network(c, ao, ls, n, rs, &total, NULL, err, sizeof err) ||
               acc_fail(d, err);
-    if (ok && out)
+    if (ok && out) {
         acc_print_table(out, c, rs, n, &total);
+        acc_cli_print_as_ran(out, rs, n);
+    }
     if (ok && o->report)
         ok = write_report(o->report, c, rs, n, &total, d);
     if (ok && o->trace)
@@ -505,17 +522,28 @@ static bool run_layers(const acc_cli_options *o, const acc_config *c, const acc_
     return ok;
 }
 
-bool acc_cli_run_module(const ir_module *m, const acc_cli_options *o, FILE *out, diag *d)
+bool acc_cli_run_profile(const pass_stats *ps, const uint64_t *counts, const acc_cli_options *o,
+                         FILE *out, diag *d)
 {
     acc_config c;
     acc_options ao;
     if (!acc_cli_load(o, &c, &ao, d))
         return false;
     acc_workload w;
-    if (!acc_workload_from_module(m, &w, d))
+    if (!acc_workload_from_analysis(ps, counts, &w, d))
         return false;
     bool ok = run_layers(o, &c, &ao, w.layers, w.nlayers, out, d);
     acc_workload_free(&w);
+    return ok;
+}
+
+bool acc_cli_run_module(const ir_module *m, const acc_cli_options *o, FILE *out, diag *d)
+{
+    pass_stats *ps = pass_analyze(m, NULL, d);
+    if (!ps)
+        return false;
+    bool ok = acc_cli_run_profile(ps, NULL, o, out, d);
+    pass_stats_free(ps);
     return ok;
 }
 
@@ -544,8 +572,9 @@ static void note_ceil_outputs(const char *path, const acc_layer *ls, int n, bool
 
 bool acc_cli_run_topology(const acc_cli_options *o, FILE *out, diag *d)
 {
-    if (!o->topology) {
-        diag_error(d, diag_noloc(), "internal use: acc_cli_run_topology needs --topology FILE");
+    if (!o->topology && !o->from_report) {
+        diag_error(d, diag_noloc(), "internal use: acc_cli_run_topology needs --topology FILE "
+                   "or --from-report FILE");
         return false;
     }
     acc_config c;
@@ -555,9 +584,11 @@ bool acc_cli_run_topology(const acc_cli_options *o, FILE *out, diag *d)
     acc_layer *ls = NULL;
     int n = 0;
     char err[1024] = "";
-    if (!acc_read_topology(o->topology, ACC_TOPO_AUTO, &ls, &n, err, sizeof err))
+    if (o->from_report ? !acc_read_profile_report(o->from_report, &ls, &n, err, sizeof err)
+                       : !acc_read_topology(o->topology, ACC_TOPO_AUTO, &ls, &n, err, sizeof err))
         return acc_fail(d, err);
-    note_ceil_outputs(o->topology, ls, n, acc_cli_scalesim_mode(o), d);
+    note_ceil_outputs(o->from_report ? o->from_report : o->topology, ls, n,
+                      acc_cli_scalesim_mode(o), d);
     bool ok = run_layers(o, &c, &ao, ls, n, out, d);
     acc_layers_free(ls, n);
     return ok;
@@ -567,8 +598,21 @@ bool acc_model_module(const ir_module *m, const acc_config *c, const acc_options
                       acc_result **per_func, acc_result *total, diag *d)
 {
     *per_func = NULL;
+    pass_stats *ps = pass_analyze(m, NULL, d);
+    if (!ps)
+        return false;
+    bool ok = acc_model_profile(ps, NULL, c, o, per_func, total, d);
+    pass_stats_free(ps);
+    return ok;
+}
+
+bool acc_model_profile(const pass_stats *ps, const uint64_t *counts, const acc_config *c,
+                       const acc_options *o, acc_result **per_func, acc_result *total, diag *d)
+{
+    const ir_module *m = ps->m;
+    *per_func = NULL;
     acc_workload w;
-    if (!acc_workload_from_module(m, &w, d))
+    if (!acc_workload_from_analysis(ps, counts, &w, d))
         return false;
     int n = w.nlayers;
     acc_result *rs = calloc((size_t)(n > 0 ? n : 1), sizeof *rs);
@@ -597,6 +641,7 @@ bool acc_model_module(const ir_module *m, const acc_config *c, const acc_options
             pf[f].N = rs[g].N;
             pf[f].K = rs[g].K;
             pf[f].batch = rs[g].batch;
+            pf[f].declared_M = rs[g].declared_M;
             pf[f].tiling = rs[g].tiling;
             memcpy(pf[f].resident, rs[g].resident, sizeof pf[f].resident);
         }

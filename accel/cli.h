@@ -24,6 +24,8 @@ typedef struct acc_cli_options {
     const char *report;            /* --accel-report=FILE.csv|FILE.json */
     const char *trace;             /* --accel-trace=FILE.json: Chrome trace of the folds */
     const char *topology;          /* --topology FILE: SCALE-Sim CSV instead of a program */
+    const char *from_report;       /* --from-report FILE: the workload of a saved profile
+                                      report (--report=FILE.json) instead of a program */
     const char *export_topology;   /* --export-topology FILE */
     const char *export_format;     /* --export-format conv|gemm (default: conv when
                                       any layer is a convolution, else gemm) */
@@ -54,7 +56,15 @@ bool acc_cli_load(const acc_cli_options *o, acc_config *c, acc_options *ao, diag
  * exported topology and the sweep with its charts, as the options ask. */
 bool acc_cli_run_module(const ir_module *m, const acc_cli_options *o, FILE *out, diag *d);
 
-/* The same for the layers of o->topology (format from its header). */
+/* The same with the work of a profiled run: ps analyzes the module that
+ * ran, counts are the executions of its sites in one run
+ * (rt_profile_counts; NULL: the static counts, as acc_cli_run_module). */
+struct pass_stats;
+bool acc_cli_run_profile(const struct pass_stats *ps, const uint64_t *counts,
+                         const acc_cli_options *o, FILE *out, diag *d);
+
+/* The same for the layers of o->topology (format from its header), or of
+ * the saved profile report o->from_report (acc_read_profile_report). */
 bool acc_cli_run_topology(const acc_cli_options *o, FILE *out, diag *d);
 
 /* Per-function results for the --profile table: (*per_func)[i] belongs to
@@ -64,6 +74,9 @@ bool acc_cli_run_topology(const acc_cli_options *o, FILE *out, diag *d);
  * *per_func is malloc'ed (the caller frees it); total is the network. */
 bool acc_model_module(const ir_module *m, const acc_config *c, const acc_options *o,
                       acc_result **per_func, acc_result *total, diag *d);
+/* The same with the work of a profiled run (as acc_cli_run_profile). */
+bool acc_model_profile(const struct pass_stats *ps, const uint64_t *counts, const acc_config *c,
+                       const acc_options *o, acc_result **per_func, acc_result *total, diag *d);
 
 /* Accelerator columns for a per-layer table: titles and one row's cells. */
 #define ACC_CLI_NCOLS 6
@@ -75,5 +88,10 @@ void acc_cli_columns(const acc_result *r, char cells[ACC_CLI_NCOLS][32]);
  *   "accelerator: 12.3% of the cycles stall; tiling searched for ..." */
 void acc_cli_print_summary(FILE *out, const acc_config *c, acc_search search,
                            const acc_result *total);
+
+/* One line per result modeled as the run did it (acc_result.declared_M):
+ *   "accelerator: layer L modeled as the run did it (its MACs depend on the
+ *    data): M 13 of the declared 32, from the counters" */
+void acc_cli_print_as_ran(FILE *out, const acc_result *rs, int n);
 
 #endif

@@ -168,6 +168,11 @@ typedef struct gemm {
      * ifmap buffer, a sweep over the pixels fetches each word once
      * (equation (7b)). */
     int64_t ifmap_band;
+    /* The window reuse between neighbouring taps of one filter row comes
+     * one tap apart: the fold's pixels times the channels, tap_words
+     * words; the fraction tap_num / tap_den of the reuse is of that kind,
+     * the rest comes a band apart (7b). */
+    int64_t ifmap_tap_words, tap_num, tap_den;
     int64_t elem_bytes[ACC_NOPERANDS];   /* per operand; the layer's or a word */
 } gemm;
 
@@ -208,24 +213,32 @@ static int64_t to_words(const acc_config *c, const gemm *g, acc_operand op, int6
     return cdiv(mul(o, n, g->elem_bytes[op]), c->word_bytes);
 }
 
+/* The part of `reuse` words of window reuse at a distance of `dist` words
+ * that a buffer half of B words misses: none when the distance fits, else
+ * the fraction (dist - B) / dist (it keeps B of the dist words). */
+static int64_t reuse_missed(int64_t reuse, int64_t dist, int64_t B)
+{
+    if (dist <= B)
+        return 0;
+    return (int64_t)((unsigned __int128)reuse * (unsigned __int128)(dist - B) /
+                     (unsigned __int128)dist);
+}
+
 /* Words one sweep over a streamed m x k ifmap tile fetches (7b): its m*k
  * im2col words, or, for a convolution's tile that spans the whole im2col
- * matrix under OS or IS, the distinct words plus the part of the window
- * reuse that the band of input rows does not keep. */
+ * matrix under OS or IS, the distinct words plus the window reuse that the
+ * buffer misses: the reuse between neighbouring taps of a filter row comes
+ * one tap apart, the rest a band of input rows apart. */
 static int64_t ifmap_sweep(const acc_config *c, const gemm *g, int64_t m, int64_t k, ovf *o)
 {
     int64_t mk = mul(o, m, k), Bi = half_buffer_words(c, g, ACC_IFMAP);
     if (m != g->M || k != g->K || g->ifmap_band <= 0 || c->dataflow == ACC_DF_WS)
         return mk;
-    /* the part of the band the buffer holds is reused: all of it when it
-     * fits, else the fraction Bi / band */
     int64_t extra = mk - g->ifmap_unique;
-    int64_t miss = g->ifmap_band <= Bi
-                       ? 0
-                       : (int64_t)((unsigned __int128)extra *
-                                   (unsigned __int128)(g->ifmap_band - Bi) /
-                                   (unsigned __int128)g->ifmap_band);
-    return g->ifmap_unique + miss;
+    int64_t tap = (int64_t)((unsigned __int128)extra * (unsigned __int128)g->tap_num /
+                            (unsigned __int128)g->tap_den);
+    return g->ifmap_unique + reuse_missed(tap, g->ifmap_tap_words, Bi) +
+           reuse_missed(extra - tap, g->ifmap_band, Bi);
 }
 
 /* The folds of an m x n x k tile-GEMM (equations (1)-(3)): F_r row folds,
@@ -816,15 +829,24 @@ static int64_t layer_stall(const acc_config *c, const gemm *g, const tiled *t,
     return stall;
 }
 
-/* Fills r for the given tiling and order; pure arithmetic, no allocation. */
-static void finish(const acc_config *c, const gemm *g, const tiled *t,
-                   acc_loop_order ord, acc_result *r, ovf *o)
+/* The elements of one tile of each operand (ifmap: the pixels it covers). */
+static void tile_elements(const gemm *g, const tiled *t, int64_t tile[ACC_NOPERANDS], ovf *o)
+{
+    tile[ACC_IFMAP] = ifmap_tile_words(g, t->tm, t->tk);
+    tile[ACC_FILTER] = mul(o, t->tk, t->tn);
+    tile[ACC_OFMAP] = mul(o, t->tm, t->tn);
+}
+
+/* Fills r's work and accesses for the given tiling and order (everything
+ * but time, which finish_time adds); pure arithmetic, no allocation. */
+static void finish_counts(const acc_config *c, const gemm *g, const tiled *t,
+                          acc_loop_order ord, acc_result *r, ovf *o)
 {
     const int64_t G = g->batch;
     const int64_t size[ACC_NOPERANDS] = {g->ifmap_unique, mul(o, g->K, g->N),
                                          mul(o, g->M, g->N)};
-    const int64_t tile[ACC_NOPERANDS] = {ifmap_tile_words(g, t->tm, t->tk),
-                                         mul(o, t->tk, t->tn), mul(o, t->tm, t->tn)};
+    int64_t tile[ACC_NOPERANDS];
+    tile_elements(g, t, tile, o);
     r->dataflow = c->dataflow;
     r->M = g->M, r->N = g->N, r->K = g->K, r->batch = G;
     r->tiling = (acc_tiling){t->tm, t->tn, t->tk, ord};
@@ -879,11 +901,18 @@ static void finish(const acc_config *c, const gemm *g, const tiled *t,
         r->sram_writes[op] = to_words(c, g, (acc_operand)op, r->sram_writes[op], o);
     }
 
-    /* Stalls (equation (10)), fold by fold. */
+}
+
+/* Completes r (finish_counts) with `stall` stall cycles: total cycles,
+ * utilization, bandwidth, latency, energy and EDP.  Each of these grows
+ * with the stall, which lets the search rank a tiling by its value at no
+ * stall before paying for its stalls. */
+static void finish_time(const acc_config *c, acc_result *r, int64_t stall, ovf *o)
+{
     int64_t dram = 0;
     for (int op = 0; op < ACC_NOPERANDS; op++)
         dram = add(o, dram, add(o, r->dram_reads[op], r->dram_writes[op]));
-    r->stall_cycles = layer_stall(c, g, t, ord, r, tile, o);
+    r->stall_cycles = stall;
     r->total_cycles = add(o, r->compute_cycles, r->stall_cycles);
     r->dram_bw_needed = r->compute_cycles ? (double)dram / (double)r->compute_cycles : 0;
 
@@ -908,6 +937,23 @@ static void finish(const acc_config *c, const gemm *g, const tiled *t,
     r->energy_pj = r->energy.mac + r->energy.reg + r->energy.sram + r->energy.dram +
                    r->energy.stat;
     r->edp = r->energy_pj * r->latency_us;
+}
+
+/* Completes r (finish_counts) with its stalls (equation (10)), fold by fold. */
+static void finish_stalls(const acc_config *c, const gemm *g, const tiled *t,
+                          acc_loop_order ord, acc_result *r, ovf *o)
+{
+    int64_t tile[ACC_NOPERANDS];
+    tile_elements(g, t, tile, o);
+    finish_time(c, r, layer_stall(c, g, t, ord, r, tile, o), o);
+}
+
+/* Fills r for the given tiling and order. */
+static void finish(const acc_config *c, const gemm *g, const tiled *t,
+                   acc_loop_order ord, acc_result *r, ovf *o)
+{
+    finish_counts(c, g, t, ord, r, o);
+    finish_stalls(c, g, t, ord, r, o);
 }
 
 /* ---------------------------------------------------------------- layers */
@@ -935,6 +981,9 @@ static bool check_gemm_layer(const acc_config *c, const acc_layer *l, const acc_
     g->pad_macs = all - useful;
     g->ifmap_unique = mul(&o, g->M, g->K);
     g->ifmap_band = 0;
+    g->ifmap_tap_words = 0;
+    g->tap_num = 0;
+    g->tap_den = 1;
     for (int op = 0; op < ACC_NOPERANDS; op++)
         g->elem_bytes[op] = l->elem_bytes[op] > 0 ? l->elem_bytes[op] : c->word_bytes;
     if (l->has_conv && l->conv.channels % l->batch == 0) {
@@ -952,6 +1001,18 @@ static bool check_gemm_layer(const acc_config *c, const acc_layer *l, const acc_
         int64_t band = add(&o, mul(&o, row, cv->filt_h),
                            mul(&o, mul(&o, row, cv->stride_h), pix - 1) / ew);
         g->ifmap_band = min64(g->ifmap_unique, band);
+        /* An input word is read by about (R/s_h)(S/s_w) windows; with the
+         * channels innermost in K (SCALE-Sim's im2col order), (R/s_h) of
+         * those reads start a filter row and the others re-read it one
+         * tap after a neighbouring tap did: the fraction
+         * R (S - s_w) / (R S - s_h s_w) of the reuse, at a distance of the
+         * P pixels' words of one tap. */
+        int64_t rs = mul(&o, cv->filt_h, cv->filt_w), ss = mul(&o, cv->stride_h, cv->stride_w);
+        if (rs > ss && cv->filt_w > cv->stride_w) {
+            g->tap_num = mul(&o, cv->filt_h, cv->filt_w - cv->stride_w);
+            g->tap_den = rs - ss;
+            g->ifmap_tap_words = mul(&o, pix, cv->channels / l->batch);
+        }
     }
     if (o.hit)
         return fail(err, errlen, "layer %s: MAC count of %lldx%lldx%lld batch %lld "
@@ -1074,7 +1135,15 @@ static void search_tiling(const acc_config *c, acc_search s, const gemm *g,
                 for (int ord = 0; ord < ACC_NORDERS; ord++) {
                     cand.name = r->name;
                     cand.kind = r->kind;
-                    finish(c, g, &t, (acc_loop_order)ord, &cand, o);
+                    /* Every objective's terms grow with the stall
+                     * (finish_time): a candidate that does not beat the
+                     * best even without stalls never does, and its
+                     * fold-level stalls need not be computed. */
+                    finish_counts(c, g, &t, (acc_loop_order)ord, &cand, o);
+                    finish_time(c, &cand, 0, o);
+                    if (!better(s, &cand, r))
+                        continue;
+                    finish_stalls(c, g, &t, (acc_loop_order)ord, &cand, o);
                     if (better(s, &cand, r))
                         *r = cand;
                 }
@@ -1120,8 +1189,12 @@ bool acc_model_layer(const acc_config *c, const acc_options *opt, const acc_laye
     if (l->kind != ACC_LAYER_GEMM)
         return fail(err, errlen, "layer %s: unknown layer kind %d", l->name ? l->name : "?",
                     (int)l->kind);
-    if (l->has_tiling)
-        return acc_model_tiling(c, opt, l, &l->tiling, r, err, errlen);
+    if (l->has_tiling) {
+        if (!acc_model_tiling(c, opt, l, &l->tiling, r, err, errlen))
+            return false;
+        r->declared_M = l->declared_M;
+        return true;
+    }
     gemm g;
     if (!check_gemm_layer(c, l, opt, &g, err, errlen))
         return false;
@@ -1137,6 +1210,7 @@ bool acc_model_layer(const acc_config *c, const acc_options *opt, const acc_laye
         search_tiling(c, s, &g, r, &o);
     if (o.hit)
         return overflowed(l, err, errlen);
+    r->declared_M = l->declared_M;
     return true;
 }
 
@@ -1288,6 +1362,7 @@ bool acc_model_network(const acc_config *c, const acc_options *opt, const acc_la
         if (same >= 0) {
             results[i] = results[same];
             results[i].name = layers[i].name;
+            results[i].declared_M = layers[i].declared_M;
         } else {
             if (!acc_model_layer(c, opt, &layers[i], &results[i], err, errlen))
                 return false;

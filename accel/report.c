@@ -1,6 +1,7 @@
 /* accel/report.c — per-layer reports (CSV, JSON, aligned table) and
  * design-space sweeps over array shape, dataflow and SRAM size. */
 #include "accel/accel.h"
+#include "accel/json.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -166,26 +167,12 @@ void acc_write_csv(FILE *out, const acc_result *rs, int n, const acc_result *tot
 
 /* ---------------------------------------------------------------- JSON */
 
-static void json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(out, "\\u%04x", *p);
-        else
-            fputc(*p, out);
-    }
-    fputc('"', out);
-}
-
 static void json_object(FILE *out, const row *w, const char *indent)
 {
     fputs("{", out);
     for (int i = 0; i < w->n; i++) {
         fprintf(out, "%s\n%s  ", i ? "," : "", indent);
-        json_string(out, w->title[i]);
+        acc_json_write_string(out, w->title[i]);
         fputs(": ", out);
         const col_value *v = &w->v[i];
         if (v->empty) {
@@ -193,7 +180,7 @@ static void json_object(FILE *out, const row *w, const char *indent)
             continue;
         }
         switch (v->type) {
-        case COL_STR: json_string(out, v->s); break;
+        case COL_STR: acc_json_write_string(out, v->s); break;
         case COL_INT: fprintf(out, "%" PRId64, v->i); break;
         case COL_REAL: fprintf(out, "%.9g", v->d); break;
         }
@@ -205,7 +192,7 @@ void acc_write_json(FILE *out, const acc_config *c, const acc_result *rs, int n,
                     const acc_result *total)
 {
     fputs("{\n  \"config\": {\n    \"run_name\": ", out);
-    json_string(out, c->run_name);
+    acc_json_write_string(out, c->run_name);
     fprintf(out, ",\n    \"rows\": %" PRId64 ",\n    \"cols\": %" PRId64
                  ",\n    \"depth\": %" PRId64 ",\n    \"dataflow\": \"%s\""
                  ",\n    \"ifmap_sram_bytes\": %" PRId64 ",\n    \"filter_sram_bytes\": %" PRId64
@@ -497,11 +484,11 @@ static void trace_event(trace_out *t, const char *name, const char *cat, int tid
                         int64_t cycle, int64_t cycles)
 {
     fprintf(t->out, ",\n{\"name\":");
-    json_string(t->out, name);
+    acc_json_write_string(t->out, name);
     fprintf(t->out, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.6f,"
                     "\"dur\":%.6f,\"args\":{\"layer\":", cat, tid,
             (double)(t->offset + cycle) / t->c->clock_mhz, (double)cycles / t->c->clock_mhz);
-    json_string(t->out, t->layer);
+    acc_json_write_string(t->out, t->layer);
     fprintf(t->out, ",\"cycle\":%" PRId64 ",\"cycles\":%" PRId64, t->offset + cycle, cycles);
     t->events++;
 }
@@ -544,7 +531,7 @@ bool acc_write_trace(FILE *out, const acc_config *c, const acc_options *o,
     trace_out t = {out, c, "", 0, 0, max_events > 0 ? max_events : INT64_MAX};
     fprintf(out, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
                  "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":");
-    json_string(out, c->run_name);
+    acc_json_write_string(out, c->run_name);
     fputs("}}", out);
     static const char *const tracks[] = {"layers", "array", "DRAM ifmap", "DRAM filter",
                                          "DRAM ofmap"};

@@ -622,10 +622,13 @@ bool acc_classify_block(const ir_func *f, const ir_graph_call *call, const ir_st
 /* ---------------------------------------------------------------- one function */
 
 /* A growable set of statements: those inside GEMM-like blocks, whose work
- * the array does (the vector unit skips them). */
+ * the array does (the vector unit skips them), each tagged with the GEMM
+ * it belongs to. */
 typedef struct stmt_set {
     const ir_stmt **v;
+    int *gemm;                 /* parallel to v */
     int n, cap;
+    int cur;                   /* the tag set_add gives */
     bool oom;
 } stmt_set;
 
@@ -635,23 +638,29 @@ static bool set_add(const ir_stmt *s, void *ctx)
     if (S->n == S->cap) {
         int cap = S->cap ? 2 * S->cap : 32;
         const ir_stmt **v = realloc(S->v, (size_t)cap * sizeof *v);
-        if (!v) {
+        if (v)
+            S->v = v;
+        int *g = v ? realloc(S->gemm, (size_t)cap * sizeof *g) : NULL;
+        if (g)
+            S->gemm = g;
+        if (!v || !g) {
             S->oom = true;
             return false;
         }
-        S->v = v;
         S->cap = cap;
     }
+    S->gemm[S->n] = S->cur;
     S->v[S->n++] = s;
     return true;
 }
 
-static bool set_has(const stmt_set *S, const ir_stmt *s)
+/* The GEMM a statement belongs to, or -1. */
+static int set_tag(const stmt_set *S, const ir_stmt *s)
 {
     for (int i = 0; i < S->n; i++)
         if (S->v[i] == s)
-            return true;
-    return false;
+            return S->gemm[i];
+    return -1;
 }
 
 /* What the walk of one function call finds. */
@@ -732,13 +741,15 @@ static bool visit_block(const ir_stmt *s, void *ctx)
         return false;
     }
     if (bi.gemm) {
-        bool part = false;
-        for (int j = 0; j < w->ngemms && !part; j++)
-            part = same_gemm(w, j, &bi, s);
-        if (!part && !add_gemm(w, &bi, s)) {
+        int part = -1;
+        for (int j = 0; j < w->ngemms && part < 0; j++)
+            if (same_gemm(w, j, &bi, s))
+                part = j;
+        if (part < 0 && !add_gemm(w, &bi, s)) {
             w->failed = true;
             return false;
         }
+        w->inside.cur = part >= 0 ? part : w->ngemms - 1;
         ir_stmt_walk(s, set_add, NULL, &w->inside);
         if (w->inside.oom) {
             diag_error(w->d, diag_noloc(), "out of memory");
@@ -795,7 +806,33 @@ static bool is_staging(const ir_stmt *st)
     return v->kind == IR_LOAD && v->buf->role == IR_BUF_LOCAL;
 }
 
-static bool vector_work(const pass_stats *ps, int fi, const call_walk *w, vec_work *v, diag *d)
+/* Executions of site s per call of its function: its static count, or,
+ * for a count that depends on the data, what the run's counters say
+ * divided by the function's calls (their average).  False when the count
+ * depends on the data and no counter says it. */
+static bool site_per_call(const pass_stats *ps, const pass_site *s, const uint64_t *counts,
+                          uint64_t *out)
+{
+    if (s->is_static) {
+        *out = s->count;
+        return true;
+    }
+    bool known = false;
+    uint64_t n = counts ? pass_site_executions(ps, s, counts, &known) : 0;
+    int calls = ps->funcs[s->func].ncalls;
+    *out = n / (uint64_t)(calls > 1 ? calls : 1);
+    return known;
+}
+
+static void data_dependent_error(const call_walk *w, diag *d)
+{
+    diag_error(d, func_loc(w->f), "layer %s: how often a statement runs depends on the data (a "
+               "loop bound or condition loads memory); the accelerator model needs the counts "
+               "of a run: profile it (--profile --accel)", acc_func_layer_name(w->f));
+}
+
+static bool vector_work(const pass_stats *ps, const uint64_t *counts, int fi, const call_walk *w,
+                        vec_work *v, diag *d)
 {
     const pass_funcinfo *fn = &ps->funcs[fi];
     int nb = fn->nbufs;
@@ -810,16 +847,15 @@ static bool vector_work(const pass_stats *ps, int fi, const call_walk *w, vec_wo
     bool ok = true;
     for (int k = 0; ok && k < fn->nsites; k++) {
         const pass_site *s = &ps->sites[fn->first_site + k];
-        if (set_has(&w->inside, s->stmt) || is_staging(s->stmt))
+        if (set_tag(&w->inside, s->stmt) >= 0 || is_staging(s->stmt))
             continue;
-        if (!s->is_static) {
-            diag_error(d, func_loc(w->f), "layer %s: how often a statement runs depends on "
-                       "the data (a loop bound or condition loads memory); the accelerator "
-                       "model needs counts known before running", acc_func_layer_name(w->f));
+        uint64_t runs;
+        if (!site_per_call(ps, s, counts, &runs)) {
+            data_dependent_error(w, d);
             ok = false;
             break;
         }
-        z_set_u64(exec, s->count);
+        z_set_u64(exec, runs);
         mpz_t ops;
         mpz_init(ops);
         for (int b = 0; b < nb; b++)
@@ -952,9 +988,59 @@ static char *gemm_name(const char *layer, const call_walk *w, int i, diag *d)
     return s;
 }
 
+/* The MACs GEMM j of the walk did per call, from its MAC sites' counts;
+ * *dynamic says whether some of them depend on the data.  False when one
+ * does and no counter says it, or on overflow. */
+static bool gemm_macs(const pass_stats *ps, const uint64_t *counts, int fi, const call_walk *w,
+                      int j, int64_t *macs, bool *dynamic, diag *d)
+{
+    const pass_funcinfo *fn = &ps->funcs[fi];
+    mpz_t sum, t;
+    mpz_inits(sum, t, NULL);
+    bool ok = true;
+    *dynamic = false;
+    for (int k = 0; ok && k < fn->nsites; k++) {
+        const pass_site *s = &ps->sites[fn->first_site + k];
+        uint64_t runs;
+        if (s->macs == 0 || set_tag(&w->inside, s->stmt) != j)
+            continue;
+        *dynamic |= !s->is_static;
+        if (!site_per_call(ps, s, counts, &runs)) {
+            data_dependent_error(w, d);
+            ok = false;
+            break;
+        }
+        z_set_u64(t, runs);
+        z_mul_u64(t, s->macs);
+        mpz_add(sum, sum, t);
+    }
+    if (ok && !z_to_i64(sum, macs)) {
+        diag_error(d, func_loc(w->f), "layer %s: MAC count does not fit in 64 bits",
+                   acc_func_layer_name(w->f));
+        ok = false;
+    }
+    mpz_clears(sum, t, NULL);
+    return ok;
+}
+
+/* A GEMM whose MACs depend on the data is modeled as it ran: the same N,
+ * K and batch, and the rows M that cover the MACs counted (macs > 0),
+ * rounded up: exact when whole rows are skipped, as in a ragged batch of
+ * sequences.  Its convolution geometry then no longer holds. */
+static void gemm_as_ran(acc_layer *l, int64_t macs)
+{
+    int64_t per_row = l->N * l->K * l->batch;     /* <= M*N*K*batch, which fits */
+    int64_t rows = macs / per_row + (macs % per_row != 0);
+    if (rows == l->M)
+        return;
+    l->declared_M = l->M;
+    l->M = rows;
+    l->has_conv = false;
+}
+
 /* The layers of one call of m->funcs[fi]. */
-static bool call_layers(const pass_stats *ps, int fi, const ir_graph_call *call,
-                        layer_list *L, diag *d)
+static bool call_layers(const pass_stats *ps, const uint64_t *counts, int fi,
+                        const ir_graph_call *call, layer_list *L, diag *d)
 {
     const ir_func *f = ps->m->funcs[fi];
     call_walk w = {.f = f, .call = call, .d = d};
@@ -962,6 +1048,12 @@ static bool call_layers(const pass_stats *ps, int fi, const ir_graph_call *call,
     bool ok = !w.failed;
     const char *layer = acc_func_layer_name(f);
     for (int i = 0; ok && i < w.ngemms; i++) {
+        int64_t macs;
+        bool dynamic;
+        if (!(ok = gemm_macs(ps, counts, fi, &w, i, &macs, &dynamic, d)))
+            break;
+        if (dynamic && macs == 0)
+            continue;          /* the run did none of its work */
         acc_layer *l = push_layer(L, fi, d);
         ok = l && (l->name = gemm_name(layer, &w, i, d)) != NULL;
         if (!ok)
@@ -975,10 +1067,12 @@ static bool call_layers(const pass_stats *ps, int fi, const ir_graph_call *call,
         l->has_conv = g->has_conv;
         l->conv = g->conv;
         memcpy(l->elem_bytes, g->elem_bytes, sizeof l->elem_bytes);
+        if (dynamic)
+            gemm_as_ran(l, macs);
     }
     vec_work v = {.any = false};
     mpz_inits(v.ops, v.rd, v.wr, NULL);
-    ok = ok && vector_work(ps, fi, &w, &v, d);
+    ok = ok && vector_work(ps, counts, fi, &w, &v, d);
     if (ok && v.any) {
         acc_layer *l = push_layer(L, fi, d);
         ok = l && (l->name = dup_name(layer, w.ngemms ? "vector" : NULL, d)) != NULL;
@@ -996,6 +1090,7 @@ static bool call_layers(const pass_stats *ps, int fi, const ir_graph_call *call,
     free(w.gemms);
     free(w.gemm_blocks);
     free(w.inside.v);
+    free(w.inside.gemm);
     return ok;
 }
 
@@ -1007,7 +1102,8 @@ static int func_index(const ir_module *m, const ir_func *f)
     return -1;
 }
 
-bool acc_workload_from_analysis(const pass_stats *ps, acc_workload *w, diag *d)
+bool acc_workload_from_analysis(const pass_stats *ps, const uint64_t *counts, acc_workload *w,
+                                diag *d)
 {
     const ir_module *m = ps->m;
     memset(w, 0, sizeof *w);
@@ -1023,11 +1119,11 @@ bool acc_workload_from_analysis(const pass_stats *ps, acc_workload *w, diag *d)
                 ok = false;
                 break;
             }
-            ok = call_layers(ps, fi, call, &L, d);
+            ok = call_layers(ps, counts, fi, call, &L, d);
         }
     } else {
         for (int fi = 0; ok && fi < m->nfuncs; fi++)
-            ok = call_layers(ps, fi, NULL, &L, d);
+            ok = call_layers(ps, counts, fi, NULL, &L, d);
     }
     w->layers = L.v;
     w->func = L.func;
@@ -1045,7 +1141,7 @@ bool acc_workload_from_module(const ir_module *m, acc_workload *w, diag *d)
     pass_stats *ps = pass_analyze(m, NULL, d);
     if (!ps)
         return false;
-    bool ok = acc_workload_from_analysis(ps, w, d);
+    bool ok = acc_workload_from_analysis(ps, NULL, w, d);
     pass_stats_free(ps);
     return ok;
 }

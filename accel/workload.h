@@ -53,9 +53,16 @@ typedef struct acc_workload {
  * counts words of the config's WordBytes. */
 bool acc_workload_from_module(const ir_module *m, acc_workload *w, diag *d);
 /* The same from an analysis the caller already has (pass_analyze of the
- * module, not instrumented since: the sites must be the module's). */
+ * module, not instrumented since: the sites must be the module's) and,
+ * when counts is not NULL, a profiled run's executions of each site
+ * (counts[site id], as rt_profile_counts gives them).  A count that depends
+ * on the data comes from counts, divided by the function's calls; without
+ * counts it is an error.  A GEMM whose MACs depend on the data keeps N, K
+ * and batch, and its M covers the MACs it did (acc_layer.declared_M keeps
+ * the declared one); one that did none is no layer. */
 struct pass_stats;
-bool acc_workload_from_analysis(const struct pass_stats *ps, acc_workload *w, diag *d);
+bool acc_workload_from_analysis(const struct pass_stats *ps, const uint64_t *counts,
+                                acc_workload *w, diag *d);
 void acc_workload_free(acc_workload *w);
 
 /* The function's layer name: its "layer" attribute, else its name. */

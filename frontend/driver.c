@@ -150,6 +150,7 @@ static void usage(FILE *out)
         "  --accel-trace=FILE.json  the accelerator's timeline, fold by fold, as a Chrome trace\n"
         "  --search none|dram|edp choose tiling factors minimizing DRAM traffic or EDP\n"
         "  --topology FILE        model a SCALE-Sim topology CSV instead of a program\n"
+        "  --from-report FILE.json  model the run a saved profile report (--report) holds\n"
         "  --export-topology FILE write the network's GEMM layers as a SCALE-Sim topology\n"
         "  --export-format conv|gemm  format of --export-topology\n"
         "  --sweep                model every configuration of the sweep lists below\n"
@@ -246,7 +247,7 @@ enum {
     OPT_NO_CACHE, OPT_UNCHECKED, OPT_VERSION, OPT_PROFILE, OPT_REPEAT, OPT_REPORT, OPT_TRACE, OPT_PLOT,
     OPT_CALIBRATE, OPT_COUNTERS, OPT_PAD_TO, OPT_ACCEL, OPT_ACCEL_REPORT, OPT_SEARCH,
     OPT_TOPOLOGY, OPT_EXPORT_TOPOLOGY, OPT_EXPORT_FORMAT, OPT_SWEEP, OPT_SWEEP_OUT,
-    OPT_SWEEP_ARRAYS, OPT_SWEEP_DATAFLOWS, OPT_SWEEP_SRAM, OPT_STRICT, OPT_ACCEL_MODE, OPT_ACCEL_TRACE, OPT_NO_RUN,
+    OPT_SWEEP_ARRAYS, OPT_SWEEP_DATAFLOWS, OPT_SWEEP_SRAM, OPT_STRICT, OPT_ACCEL_MODE, OPT_ACCEL_TRACE, OPT_FROM_REPORT, OPT_NO_RUN,
     OPT_TARGET, OPT_PRINT_TARGET, OPT_THREADS, OPT_DUMP_SCHEDULE, OPT_SAVE_WEIGHTS,
     OPT_CC_TIMEOUT, OPT_SCHED, OPT_DEVICES, OPT_SCHED_TRACE, OPT_DUMP_GRAPH,
 };
@@ -307,6 +308,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"strict", no_argument, 0, OPT_STRICT},
         {"accel-mode", required_argument, 0, OPT_ACCEL_MODE},
         {"accel-trace", required_argument, 0, OPT_ACCEL_TRACE},
+        {"from-report", required_argument, 0, OPT_FROM_REPORT},
         {"target", required_argument, 0, OPT_TARGET},
         {"print-target", no_argument, 0, OPT_PRINT_TARGET},
         {"threads", required_argument, 0, OPT_THREADS},
@@ -435,6 +437,7 @@ static int parse_args(int argc, char **argv, options *o)
         case OPT_STRICT: o->accel.strict = true; o->accel_on = true; break;
         case OPT_ACCEL_MODE: o->accel.mode = optarg; o->accel_on = true; break;
         case OPT_ACCEL_TRACE: o->accel.trace = optarg; o->accel_on = true; break;
+        case OPT_FROM_REPORT: o->accel.from_report = optarg; o->accel_on = true; break;
         case OPT_REPORT:
             if (ends_with(optarg, ".csv"))
                 o->report_csv = optarg;
@@ -524,10 +527,12 @@ static int parse_args(int argc, char **argv, options *o)
             return EXIT_USAGE;
         }
     }
-    if (optind == argc && (o->calibrate || o->accel.topology))
-        return -1;   /* tec --calibrate or tec --topology FILE --accel CFG alone */
+    if (optind == argc && (o->calibrate || o->accel.topology || o->accel.from_report))
+        return -1;   /* tec --calibrate, or tec --topology|--from-report FILE --accel CFG alone */
     if (o->accel.topology && optind < argc)
         return usage_error("--topology replaces the program: remove '%s'", argv[optind]);
+    if (o->accel.from_report && optind < argc)
+        return usage_error("--from-report replaces the program: remove '%s'", argv[optind]);
     if (optind == argc)
         return usage_error("%s", "no input file");
     if (optind + 1 < argc)
@@ -602,26 +607,25 @@ static const char *module_base(const char *path)
  * each function of the module, and the network's total. */
 typedef struct accel_columns {
     const ir_module *m;
+    bool loaded;              /* config and options read (before the run) */
     acc_config config;
-    acc_search search;        /* the tiling search the columns were modeled with */
-    acc_result *per_func;     /* [m->nfuncs] */
+    acc_options options;
+    acc_result *per_func;     /* [m->nfuncs], once modeled (after the run) */
     acc_result total;
 } accel_columns;
 
 static bool accel_columns_init(accel_columns *a, const ir_module *m, const acc_cli_options *o,
                                diag *d)
 {
-    acc_options ao;
     a->m = m;
-    if (!acc_cli_load(o, &a->config, &ao, d))
+    if (!acc_cli_load(o, &a->config, &a->options, d))
         return false;
     /* The profile describes the accelerator at its best: without --search,
      * the tiling that minimizes EDP (never worse than untiled; the summary
      * says which search ran). */
     if (!o->search)
-        ao.search = ACC_SEARCH_EDP;
-    a->search = ao.search;
-    return acc_model_module(m, &a->config, &ao, &a->per_func, &a->total, d);
+        a->options.search = ACC_SEARCH_EDP;
+    return a->loaded = true;
 }
 
 static void accel_cells(void *ctx, const ir_func *fn, char cells[][RT_EXTRA_CELL])
@@ -642,6 +646,10 @@ static void report_profile(rt_profile *prof, const options *o, accel_columns *ac
 {
     rt_report_options rep = {.table = stdout, .csv = o->report_csv, .json = o->report_json,
                              .trace = o->trace, .plot_dir = o->plot_dir};
+    /* The model takes each layer's work from the run's counters. */
+    if (acols->loaded)
+        acc_model_profile(prof->st, rt_profile_counts(prof), &acols->config, &acols->options,
+                          &acols->per_func, &acols->total, d);
     if (acols->per_func) {
         rep.nextra = ACC_CLI_NCOLS;
         rep.extra_titles = acc_cli_column_titles;
@@ -651,14 +659,16 @@ static void report_profile(rt_profile *prof, const options *o, accel_columns *ac
     if (prof->nruns)
         fputc('\n', stdout);
     rt_profile_report(prof, &rep, d);
-    if (acols->per_func)
-        acc_cli_print_summary(stdout, &acols->config, acols->search, &acols->total);
+    if (acols->per_func) {
+        acc_cli_print_summary(stdout, &acols->config, acols->options.search, &acols->total);
+        acc_cli_print_as_ran(stdout, acols->per_func, m->nfuncs);
+    }
     if (prof->nruns)
         rt_profile_check(prof, d);
     /* Reports, topology export and sweeps of the accelerator model. */
     if (acols->per_func &&
         (o->accel.report || o->accel.trace || o->accel.export_topology || o->accel.sweep))
-        acc_cli_run_module(m, &o->accel, NULL, d);
+        acc_cli_run_profile(prof->st, rt_profile_counts(prof), &o->accel, NULL, d);
 }
 
 /* A private folder (under $TMPDIR) for an ONNX model's weights and the
@@ -759,7 +769,7 @@ int main(int argc, char **argv)
             return st;
     }
 
-    if (o.accel.topology) {
+    if (o.accel.topology || o.accel.from_report) {
         diag td;
         diag_init(&td, stderr);
         acc_cli_run_topology(&o.accel, stdout, &td);

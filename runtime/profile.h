@@ -147,6 +147,9 @@ bool rt_profile_run(rt_profile *p, rt_run *run, const rt_run_options *ro, diag *
  * that name nothing and layers without counts or timing. */
 bool rt_profile_check(rt_profile *p, diag *d);
 void rt_profile_free(rt_profile *p);
+/* The executions of each site (by site id) in the run the report counts
+ * with: the first measured run, or NULL before any (static counts only). */
+const uint64_t *rt_profile_counts(const rt_profile *p);
 
 /* Times o->repeat runs (after a warm-up) without any profiling. */
 bool rt_time_runs(rt_run *run, const rt_run_options *ro, int repeat, double *median_us, diag *d);

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE   /* vasprintf */
 #include "runtime/npy.h"
 #include "runtime/profile.h"
+#include "accel/workload.h"
 
 #include <errno.h>
 #include <gmp.h>
@@ -1029,7 +1030,7 @@ bool rt_rows_build(const rt_profile *p, rt_rows *out, diag *d)
     out->rows = NULL;
     out->n = 0;
     builder b = {.p = p, .st = p->st, .m = p->m, .d = d,
-                 .counts = p->nruns > 0 ? p->run_counts : NULL};
+                 .counts = rt_profile_counts(p)};
     b.fw = calloc((size_t)p->st->nfuncs + 1, sizeof *b.fw);
     b.pad_numel = calloc((size_t)p->m->graph.nbufs + 1, sizeof *b.pad_numel);
     bool ok = b.fw && b.pad_numel;
@@ -1575,6 +1576,42 @@ static bool is_layer(const rt_row *r) { return r->kind == RT_ROW_LAYER; }
 static bool is_group(const rt_row *r) { return r->kind == RT_ROW_GROUP; }
 static bool is_block(const rt_row *r) { return r->kind == RT_ROW_BLOCK; }
 
+const uint64_t *rt_profile_counts(const rt_profile *p)
+{
+    return p->nruns > 0 ? p->run_counts : NULL;
+}
+
+/* The accelerator model's layers, from the counts the report uses, so that
+ * `tec --accel CFG --from-report` models this run without the program; or
+ * why there are none (a count that depends on the data, without a run). */
+static void json_accel_workload(FILE *f, const rt_profile *p)
+{
+    char *msg = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&msg, &len);
+    diag q;
+    diag_init(&q, mem ? mem : stderr);
+    acc_workload w;
+    bool ok = acc_workload_from_analysis(p->st, rt_profile_counts(p), &w, &q);
+    diag_fini(&q);
+    if (mem)
+        fclose(mem);
+    if (ok) {
+        acc_write_workload_json(f, w.layers, w.nlayers, rt_profile_counts(p) != NULL);
+        acc_workload_free(&w);
+    } else {
+        /* the message, without its location and source excerpt */
+        const char *why = msg ? strstr(msg, "error: ") : NULL;
+        if (why) {
+            why += strlen("error: ");
+            msg[strcspn(msg, "\n")] = '\0';
+        }
+        acc_write_workload_error_json(f, why && *why ? why : "the accelerator workload could "
+                                      "not be derived");
+    }
+    free(msg);
+}
+
 static void write_json(FILE *f, const rt_profile *p, const rt_rows *rows)
 {
     const rt_row *t = &rows->rows[rows->n - 1];
@@ -1598,8 +1635,10 @@ static void write_json(FILE *f, const rt_profile *p, const rt_rows *rows)
     fputs(",\n", f);
     json_list(f, p, rows, "layers", is_layer, false);
     json_list(f, p, rows, "groups", is_group, false);
-    json_list(f, p, rows, "blocks", is_block, true);
-    fputs("}\n", f);
+    json_list(f, p, rows, "blocks", is_block, false);
+    fputs("  \"accel_workload\": ", f);
+    json_accel_workload(f, p);
+    fputs("\n}\n", f);
 }
 
 /* ---------------------------------------------------------------- trace */

@@ -494,6 +494,17 @@ static void test_streamed_reuse(void)
         c.sram_bytes[op] = 2048;
     r = model(&c, NULL, &l);
     check_i("average band ifmap reads", r.dram_reads[0], 9248 + 15 * (9248 - 1024));
+    /* 1 kB buffers (512 words a half): the band of 841 words does not fit.
+     * The reuse between neighbouring taps of a filter row, R (S - 1) /
+     * (RS - 1) = 6/8 of the 73728 - 9248 = 64480 words of window reuse
+     * (48360), comes one tap apart: 4 pixels x 8 channels = 32 words,
+     * which fit, so all of it is kept; of the other 16120, the fraction
+     * (841 - 512) / 841 is missed: 6306.  A sweep fetches
+     * 9248 + 6306 = 15554 words, and 16 sweeps keep 512 of them. */
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        c.sram_bytes[op] = 1024;
+    r = model(&c, NULL, &l);
+    check_i("band too large, taps kept", r.dram_reads[0], 15554 + 15 * (15554 - 512));
     end();
 }
 

@@ -8,6 +8,7 @@
 #include "accel/cli.h"
 #include "accel/plot.h"
 #include "accel/workload.h"
+#include "passes/analyze.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -755,9 +756,44 @@ static void test_errors(void)
     check_b("fails", !ok);
     check_s("message", t,
             "net.te:3:5: error: layer scale: how often a statement runs depends on the data "
-            "(a loop bound or condition loads memory); the accelerator model needs counts "
-            "known before running\n");
+            "(a loop bound or condition loads memory); the accelerator model needs the counts "
+            "of a run: profile it (--profile --accel)\n");
     free(t);
+    end();
+}
+
+static void test_counts(void)
+{
+    begin("a loop bound that depends on the data: the work of a run's counts");
+    fresh();
+    build_blockless(false);
+    diag d;
+    diag_init(&d, stdout);
+    pass_stats *ps = pass_instrument(M, &d) ? pass_analyze(M, NULL, &d) : NULL;
+    check_b("instrumented and analyzed", ps != NULL);
+    if (ps) {
+        /* the store ran 4 times (len = 4): its site is the counted one */
+        uint64_t *counts = calloc((size_t)ps->nsites, sizeof *counts);
+        int dynamic = 0;
+        for (int i = 0; i < ps->nsites; i++)
+            if (!ps->sites[i].is_static && ps->sites[i].counted) {
+                counts[ps->sites[i].id] = 4;
+                dynamic++;
+            }
+        check_i("one counted site", dynamic, 1);
+        acc_workload w;
+        check_b("derived", acc_workload_from_analysis(ps, counts, &w, &d));
+        if (d.nerrors == 0) {
+            check_i("layers", w.nlayers, 1);
+            /* 4 multiplies; x read 4 times (16 bytes) and len once, as the
+             * loop is entered (8 bytes); y written 4 times (16 bytes) */
+            check_vector(&w.layers[0], "scale", 4, 24, 16);
+            acc_workload_free(&w);
+        }
+        free(counts);
+        pass_stats_free(ps);
+    }
+    diag_fini(&d);
     end();
 }
 
@@ -1017,6 +1053,7 @@ int main(void)
     test_vector();
     test_tiled();
     test_errors();
+    test_counts();
     test_model_module();
     test_cli();
     test_cli_errors();
