@@ -189,8 +189,15 @@ bool ox_dtype_of(int32_t onnx_type, ir_dtype *out)
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: *out = IR_I32; return true;
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: *out = IR_I64; return true;
     case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: *out = IR_I32; return true;   /* 0 or 1 */
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32:
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64: *out = IR_I64; return true;
     default: return false;
     }
+}
+
+bool ox_wide_unsigned(int32_t t)
+{
+    return t == ONNX__TENSOR_PROTO__DATA_TYPE__UINT32 || t == ONNX__TENSOR_PROTO__DATA_TYPE__UINT64;
 }
 
 
@@ -305,7 +312,8 @@ static rt_tensor *tensor_from_proto(ox *x, const Onnx__TensorProto *t, char *err
         return NULL;
     }
     bool is_bool = t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
-    size_t esize = is_bool ? 1 : (size_t)ir_dtype_size(dt), want = (size_t)n * esize;
+    bool is_u32 = t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__UINT32;
+    size_t esize = is_bool ? 1 : is_u32 ? 4 : (size_t)ir_dtype_size(dt), want = (size_t)n * esize;
     const void *src = NULL;
     size_t have = 0;
     unsigned char *ext = NULL;
@@ -325,6 +333,9 @@ static rt_tensor *tensor_from_proto(ox *x, const Onnx__TensorProto *t, char *err
         src = t->float_data, have = t->n_float_data * esize;
     } else if (dt == IR_F64) {
         src = t->double_data, have = t->n_double_data * esize;
+    } else if (ox_wide_unsigned(t->data_type)) {
+        src = t->uint64_data, have = t->n_uint64_data * esize;
+        raw = false;
     } else if (dt == IR_I64) {
         src = t->int64_data, have = t->n_int64_data * esize;
     } else {
@@ -338,7 +349,22 @@ static rt_tensor *tensor_from_proto(ox *x, const Onnx__TensorProto *t, char *err
         return NULL;
     }
     rt_tensor *r = rt_tensor_new(dt, (int)t->n_dims, shape, err, errlen);
-    if (r && is_bool)   /* bytes, or int32_data values */
+    if (r && ox_wide_unsigned(t->data_type))   /* into i64: uint64 up to 2^63 - 1 */
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t v = t->uint64_data && src == t->uint64_data ? t->uint64_data[i] : 0;
+            if (src != t->uint64_data)   /* little-endian bytes */
+                for (size_t b = 0; b < esize; b++)
+                    v |= (uint64_t)((const uint8_t *)src)[i * esize + b] << (8 * b);
+            if (v > INT64_MAX) {
+                snprintf(err, errlen, "its element %lld, %llu, does not fit the i64 that tec "
+                         "holds uint64 in", (long long)i, (unsigned long long)v);
+                rt_tensor_free(r);
+                r = NULL;
+                break;
+            }
+            ((int64_t *)r->data)[i] = (int64_t)v;
+        }
+    else if (r && is_bool)   /* bytes, or int32_data values */
         for (int64_t i = 0; i < n; i++)
             ((int32_t *)r->data)[i] = (raw ? ((const uint8_t *)src)[i] : t->int32_data[i]) != 0;
     else if (r && !raw)   /* int32_data values narrowed to their element */
@@ -360,6 +386,8 @@ rt_tensor *ox_tensor_of(ox_node *nd, const Onnx__TensorProto *t)
     rt_tensor *r = tensor_from_proto(nd->x, t, err, sizeof err);
     if (!r)
         ox_fail(nd, "tensor attribute: %s", err);
+    else if (ox_wide_unsigned(t->data_type))
+        nd->wide_unsigned = t->data_type;
     return r;
 }
 
@@ -963,6 +991,7 @@ static bool declare_input(ox *x, const Onnx__ValueInfoProto *vi)
         return model_error(x, "graph input '%s': dtype %s is not supported (tec takes "
                            OX_DTYPES " tensors)", vi->name,
                            ox_onnx_type_name(tt->has_elem_type ? tt->elem_type : 0));
+    v->wide_unsigned = ox_wide_unsigned(tt->elem_type) ? tt->elem_type : 0;
     if (!tt->shape)
         return model_error(x, "graph input '%s' has no shape", vi->name);
     if (tt->shape->n_dim > RT_MAX_DIMS)
@@ -1035,6 +1064,25 @@ static bool declare_input(ox *x, const Onnx__ValueInfoProto *vi)
     return true;
 }
 
+/* The outputs (x->vals from first on) of a node that reads uint32 or
+ * uint64 values, held in i64: one that moves them (AS_IS) gives i64
+ * results that hold them too; one that computes may not give an integer
+ * result, since i64 arithmetic does not wrap as theirs does. */
+static bool hold_wide_unsigned(ox_node *nd, int first)
+{
+    for (int i = first; nd->wide_unsigned && i < nd->x->nvals; i++) {
+        ox_value *v = nd->x->vals[i];
+        if (nd->widen && !ir_dtype_is_float(v->dtype))
+            return ox_fail(nd, "%s arithmetic with an integer result is not supported (tec "
+                           "holds %s in i64, which does not wrap as it does)",
+                           ox_onnx_type_name(nd->wide_unsigned),
+                           ox_onnx_type_name(nd->wide_unsigned));
+        if (v->dtype == IR_I64)
+            v->wide_unsigned = nd->wide_unsigned;
+    }
+    return true;
+}
+
 static bool import_node(ox *x, const Onnx__NodeProto *n)
 {
     ox_node nd = {.x = x, .n = n, .opset = x->opset};
@@ -1063,7 +1111,13 @@ static bool import_node(ox *x, const Onnx__NodeProto *n)
     nd.nin = (int)n->n_input;
     nd.layer = fresh_layer(x, node_name(n));
     nd.widen = op->widen;
-    return op->fn(&nd);
+    for (int i = 0; i < nd.nin; i++)
+        if (in[i] && in[i]->wide_unsigned)
+            nd.wide_unsigned = in[i]->wide_unsigned;
+    int first = x->nvals;
+    if (!op->fn(&nd))
+        return false;
+    return hold_wide_unsigned(&nd, first);
 }
 
 /* The nodes in an order where every input is defined first (ONNX requires
@@ -1233,6 +1287,7 @@ char *fe_onnx_import(const char *path, const fe_onnx_options *o, diag *d)
             model_error(&x, "initializer '%s': %s", t->name, err);
         else {
             v->weight = true;
+            v->wide_unsigned = ox_wide_unsigned(t->data_type) ? t->data_type : 0;
             v->dtype = v->konst->dtype;
             v->ndim = v->konst->ndim;
             memcpy(v->shape, v->konst->shape, sizeof v->shape);

@@ -34,6 +34,8 @@ typedef struct ox_value {
     bool weight;             /* an initializer (or a copy or reshape of one): a
                                 `param`; other constants are computed from the
                                 graph (masks, positions) and are `state` */
+    int32_t wide_unsigned;   /* ONNX's uint32 or uint64 (its data type), which tec
+                                holds in i64; else 0 */
 } ox_value;
 
 typedef struct ox ox;
@@ -46,6 +48,7 @@ typedef struct ox_node {
     const char *layer;       /* its layer name */
     ox_value **in;           /* [nin]; NULL for an omitted optional input */
     int nin;
+    int32_t wide_unsigned;   /* an input's (or a tensor attribute's) ox_value.wide_unsigned */
     bool widen;              /* the op computes on its inputs' values: its kernels
                                 read storage dtypes (i8 u8 i16 f16 bf16) widened to
                                 their compute dtype and narrow their result back
@@ -75,10 +78,14 @@ int ox_noutputs(ox_node *nd);
 /* The integers of a constant input (shapes, axes, pads ...): their count,
  * or -1 after an error (the input is computed at run time). */
 int ox_const_ints(ox_node *nd, int i, int64_t *out, int max);
-/* The tec dtype of an ONNX TensorProto data type (bool: i32 0/1), or
- * false when tec has none; OX_DTYPES lists them, for messages. */
+/* The tec dtype of an ONNX TensorProto data type (bool: i32 0/1; uint32
+ * and uint64: i64, see ox_value.wide_unsigned), or false when tec has
+ * none; OX_DTYPES lists them, for messages. */
 bool ox_dtype_of(int32_t onnx_type, ir_dtype *out);
-#define OX_DTYPES "float, double, float16, bfloat16, int8, uint8, int16, int32, int64 and bool"
+#define OX_DTYPES "float, double, float16, bfloat16, int8, uint8, int16, int32, int64, " \
+                  "uint32, uint64 and bool"
+/* Whether tec holds ONNX data type t in i64 (uint32, uint64). */
+bool ox_wide_unsigned(int32_t onnx_type);
 /* "float", "uint8" ... of an ONNX data type. */
 const char *ox_onnx_type_name(int32_t onnx_type);
 /* The dtype a kernel computes in for values of dtype t: i32 for i8, u8

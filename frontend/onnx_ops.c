@@ -427,9 +427,14 @@ static bool op_cast_typed(ox_node *nd)
     }
     ir_dtype to;
     if (t < INT32_MIN || t > INT32_MAX || !ox_dtype_of((int32_t)t, &to))
-        return ox_fail(nd, "casting to %s (ONNX dtype %lld) is not supported (tec takes "
-                       OX_DTYPES ")", ox_onnx_type_name(t >= 0 && t <= 16 ? (int32_t)t : -1),
+        return ox_fail(nd, "casting to %s (ONNX dtype %lld) is not supported (tec casts to "
+                       "float, double, float16, bfloat16, int8, uint8, int16, int32, int64 and "
+                       "bool)", ox_onnx_type_name(t >= 0 && t <= 16 ? (int32_t)t : -1),
                        (long long)t);
+    if (ox_wide_unsigned((int32_t)t))
+        return ox_fail(nd, "casting to %s is not supported (tec holds it in i64, and a cast to "
+                       "i64 does not wrap as one to %s does)", ox_onnx_type_name((int32_t)t),
+                       ox_onnx_type_name((int32_t)t));
     bool to_bool = t == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
     ox_value *y = ox_output(nd, 0);
     same_shape(y, x);

@@ -1,5 +1,5 @@
-# ONNX's narrow dtypes (uint8, int8, int16, float16, bfloat16) and empty
-# tensors: small models built here (testsuite/onnx/make_hostile.py's
+# ONNX's narrow dtypes (uint8, int8, int16, float16, bfloat16), uint32 and
+# uint64, and empty tensors: small models built here (testsuite/onnx/make_hostile.py's
 # encoder), each output against numpy, bit for bit where the dtype rounds.
 # Integer arithmetic wraps as in ONNX (computed in i32, stored keeping the
 # low bits), integer Div truncates, a cast to f16 rounds once from f64, a
@@ -95,6 +95,27 @@ padded = np.pad(img[0, 0].astype(np.int32), 1, constant_values=-1)
 np.save("want_pool.npy", np.array([[[[padded[i:i + 3, j:j + 3].max() for j in range(4)]
                                        for i in range(4)]]], np.uint8))
 
+# uint32 and uint64, held in i64: values above 2^31 (and 2^32) read exactly;
+# moved and compared, not computed on; a uint64 at 2^63 or above does not fit
+U32, U64 = 12, 13
+big = np.array([4000000000, 7, 2**31], np.uint32)
+other = np.array([5, 4000000001, 1], np.uint32)
+open("wide.onnx", "wb").write(model(
+    [node("Max", ["big", "other"], ["mx"]), node("Min", ["big", "other"], ["mn"])],
+    [value_info("big", [3], U32), value_info("other", [3], U32)],
+    [value_info("mx", [3], U32), value_info("mn", [3], U32)]))
+pb("big", big, U32)
+pb("other", other, U32)
+pb("huge", np.array([2**63], np.uint64), U64)
+np.save("want_mx.npy", np.maximum(big, other).astype(np.int64))
+np.save("want_mn.npy", np.minimum(big, other).astype(np.int64))
+open("wide_add.onnx", "wb").write(model(
+    [node("Add", ["big", "other"], ["s"], name="add")],
+    [value_info("big", [3], U32), value_info("other", [3], U32)], [value_info("s", [3], U32)]))
+open("to_u32.onnx", "wb").write(model(
+    [node("Cast", ["x"], ["y"], name="c", attrs=[attr_int("to", U32)])],
+    [value_info("x", [3])], [value_info("y", [3], U32)]))
+
 # empty tensors: an empty axes input is known at import (ReduceSum sums all);
 # an op on an empty tensor is an error
 xs = np.arange(6, dtype=np.float32).reshape(2, 3)
@@ -139,6 +160,16 @@ expect_status 0 "$TEC" narrow.onnx --input p=p.pb --input r=r.pb --input img=img
 same pr "float16 MatMul differs from f32 products rounded to f16"
 same pool "uint8 MaxPool with padding"
 same avg "float16 AveragePool"
+
+expect_status 0 "$TEC" wide.onnx --input big=big.pb --input other=other.pb --save-outputs o
+same mx "uint32 Max"
+same mn "uint32 Min"
+expect_status 1 "$TEC" wide_add.onnx
+expect_err "wide_add.onnx: error: node 'add' (Add, opset 13): uint32 arithmetic with an integer result is not supported (tec holds uint32 in i64, which does not wrap as it does)"
+expect_status 1 "$TEC" to_u32.onnx
+expect_err "to_u32.onnx: error: node 'c' (Cast, opset 13): casting to uint32 is not supported (tec holds it in i64, and a cast to i64 does not wrap as one to uint32 does)"
+expect_status 1 "$TEC" --emit=te wide.onnx --input big=huge.pb
+expect_err "huge.pb: error: its element 0, 9223372036854775808, does not fit the i64 that tec holds uint64 in"
 
 expect_status 0 "$TEC" --emit=te empty_axes.onnx
 grep -q '^input axes' out && { cat out; fail "the empty input is an input of the program"; }
