@@ -844,12 +844,13 @@ static void narrow_output(ox_str *b, const char *body, const ox_value *out)
             bool alone = *p == 'y' && (p == body || !ident_char(p[-1])) && !ident_char(p[1]);
             ox_printf(&t, alone ? "y_wide" : "%c", *p);
         }
-        if (strncmp(t.s, "    y_wide[", 11) == 0) {
+        const char *left_end = t.s ? strstr(t.s, "] ") : NULL;
+        if (strncmp(t.s ? t.s : "", "    y_wide[", 11) == 0 && left_end && strchr(left_end + 2, ' ')) {
             /* "y_wide[I] OP EXPR where ...": EXPR converted to the compute
              * dtype (an EXPR of literals alone would take the def's output
              * dtype), and ranges for I */
             const char *w = strstr(t.s, " where ");
-            const char *op = strstr(t.s, "] ") + 2, *expr = strchr(op, ' ') + 1;
+            const char *expr = strchr(left_end + 2, ' ') + 1;
             const char *stop = w ? w : t.s + strlen(t.s);
             ox_printf(b, "%.*s%s(%.*s)%s", (int)(expr - t.s), t.s,
                       ir_dtype_name(ox_compute_dtype(out->dtype)), (int)(stop - expr), expr, stop);
