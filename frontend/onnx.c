@@ -176,19 +176,39 @@ static bool model_error(ox *x, const char *fmt, ...)
 
 /* ---------------------------------------------------------------- tensors */
 
-static bool dtype_of(int32_t onnx_type, ir_dtype *out)
+bool ox_dtype_of(int32_t onnx_type, ir_dtype *out)
 {
     switch (onnx_type) {
     case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: *out = IR_F32; return true;
     case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: *out = IR_F64; return true;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: *out = IR_F16; return true;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16: *out = IR_BF16; return true;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: *out = IR_I8; return true;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: *out = IR_U8; return true;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT16: *out = IR_I16; return true;
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: *out = IR_I32; return true;
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: *out = IR_I64; return true;
     case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: *out = IR_I32; return true;   /* 0 or 1 */
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32:
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64: *out = IR_I64; return true;
     default: return false;
     }
 }
 
-static const char *onnx_type_name(int32_t t)
+bool ox_wide_unsigned(int32_t t)
+{
+    return t == ONNX__TENSOR_PROTO__DATA_TYPE__UINT32 || t == ONNX__TENSOR_PROTO__DATA_TYPE__UINT64;
+}
+
+
+ir_dtype ox_compute_dtype(ir_dtype t)
+{
+    if (t == IR_F16 || t == IR_BF16)
+        return IR_F32;
+    return ir_dtype_is_small_int(t) ? IR_I32 : t;
+}
+
+const char *ox_onnx_type_name(int32_t t)
 {
     static const char *names[] = {"undefined", "float", "uint8", "int8", "uint16", "int16",
                                   "int32", "int64", "string", "bool", "float16", "double",
@@ -196,13 +216,14 @@ static const char *onnx_type_name(int32_t t)
     return t >= 0 && t < (int32_t)(sizeof names / sizeof *names) ? names[t] : "unknown";
 }
 
-/* Element count of a shape, or -1 when a dimension is below 1 or the count
- * exceeds OX_MAX_NUMEL. */
-static int64_t numel_of(const int64_t *shape, int ndim)
+/* Element count of a shape, or -1 when a dimension is below min_dim (1,
+ * or 0 where an empty tensor is allowed) or the count exceeds OX_MAX_NUMEL. */
+static int64_t numel_of(const int64_t *shape, int ndim, int64_t min_dim)
 {
     int64_t n = 1;
     for (int k = 0; k < ndim; k++) {
-        if (shape[k] < 1 || shape[k] > OX_MAX_NUMEL || n > OX_MAX_NUMEL / shape[k])
+        if (shape[k] < min_dim || shape[k] > OX_MAX_NUMEL ||
+            (shape[k] && n > OX_MAX_NUMEL / shape[k]))
             return -1;
         n *= shape[k];
     }
@@ -265,13 +286,14 @@ static unsigned char *read_external(ox *x, const Onnx__TensorProto *t, size_t wa
     return buf;
 }
 
-/* A TensorProto's contents as a host tensor; NULL with *err set. */
+/* A TensorProto's contents as a host tensor (possibly without elements);
+ * NULL with *err set. */
 static rt_tensor *tensor_from_proto(ox *x, const Onnx__TensorProto *t, char *err, size_t errlen)
 {
     ir_dtype dt;
-    if (!t->has_data_type || !dtype_of(t->data_type, &dt)) {
-        snprintf(err, errlen, "dtype %s is not supported (tec takes float, double, int32, "
-                 "int64 and bool tensors)", onnx_type_name(t->has_data_type ? t->data_type : 0));
+    if (!t->has_data_type || !ox_dtype_of(t->data_type, &dt)) {
+        snprintf(err, errlen, "dtype %s is not supported (tec takes " OX_DTYPES " tensors)",
+                 ox_onnx_type_name(t->has_data_type ? t->data_type : 0));
         return NULL;
     }
     if (t->n_dims > RT_MAX_DIMS) {
@@ -282,18 +304,23 @@ static rt_tensor *tensor_from_proto(ox *x, const Onnx__TensorProto *t, char *err
     int64_t shape[RT_MAX_DIMS];
     for (size_t k = 0; k < t->n_dims; k++)
         shape[k] = t->dims[k];
-    int64_t n = numel_of(shape, (int)t->n_dims);
+    int64_t n = numel_of(shape, (int)t->n_dims, 0);
     char sb[256];
     if (n < 0) {
-        snprintf(err, errlen, "its shape %s has a dimension below 1 or more than 2^40 elements",
+        snprintf(err, errlen, "its shape %s has a negative dimension or more than 2^40 elements",
                  shape_text(sb, sizeof sb, shape, (int)t->n_dims));
         return NULL;
     }
     bool is_bool = t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
-    size_t esize = is_bool ? 1 : (size_t)ir_dtype_size(dt), want = (size_t)n * esize;
+    bool is_u32 = t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__UINT32;
+    size_t esize = is_bool ? 1 : is_u32 ? 4 : (size_t)ir_dtype_size(dt), want = (size_t)n * esize;
     const void *src = NULL;
     size_t have = 0;
     unsigned char *ext = NULL;
+    /* raw bytes (little-endian elements), or a typed field: int32_data
+     * holds the elements of the dtypes narrower than 32 bits (bool, the
+     * small integers, and the bits of f16 and bf16), one per value */
+    bool raw = true;
     if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
         if (!(ext = read_external(x, t, want, err, errlen)))
             return NULL;
@@ -303,13 +330,17 @@ static rt_tensor *tensor_from_proto(ox *x, const Onnx__TensorProto *t, char *err
         src = t->raw_data.data;
         have = t->raw_data.len;
     } else if (dt == IR_F32) {
-        src = t->float_data, have = t->n_float_data * 4;
+        src = t->float_data, have = t->n_float_data * esize;
     } else if (dt == IR_F64) {
-        src = t->double_data, have = t->n_double_data * 8;
-    } else if (dt == IR_I32) {
-        src = t->int32_data, have = t->n_int32_data * (is_bool ? 1 : 4);
+        src = t->double_data, have = t->n_double_data * esize;
+    } else if (ox_wide_unsigned(t->data_type)) {
+        src = t->uint64_data, have = t->n_uint64_data * esize;
+        raw = false;
+    } else if (dt == IR_I64) {
+        src = t->int64_data, have = t->n_int64_data * esize;
     } else {
-        src = t->int64_data, have = t->n_int64_data * 8;
+        src = t->int32_data, have = t->n_int32_data * esize;
+        raw = dt == IR_I32 && !is_bool;
     }
     if (have != want) {
         snprintf(err, errlen, "its data has %zu bytes but its shape %s of %s needs %zu", have,
@@ -318,10 +349,31 @@ static rt_tensor *tensor_from_proto(ox *x, const Onnx__TensorProto *t, char *err
         return NULL;
     }
     rt_tensor *r = rt_tensor_new(dt, (int)t->n_dims, shape, err, errlen);
-    if (r && is_bool)   /* bytes, or int32_data values */
+    if (r && ox_wide_unsigned(t->data_type))   /* into i64: uint64 up to 2^63 - 1 */
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t v = t->uint64_data && src == t->uint64_data ? t->uint64_data[i] : 0;
+            if (src != t->uint64_data)   /* little-endian bytes */
+                for (size_t b = 0; b < esize; b++)
+                    v |= (uint64_t)((const uint8_t *)src)[i * esize + b] << (8 * b);
+            if (v > INT64_MAX) {
+                snprintf(err, errlen, "its element %lld, %llu, does not fit the i64 that tec "
+                         "holds uint64 in", (long long)i, (unsigned long long)v);
+                rt_tensor_free(r);
+                r = NULL;
+                break;
+            }
+            ((int64_t *)r->data)[i] = (int64_t)v;
+        }
+    else if (r && is_bool)   /* bytes, or int32_data values */
         for (int64_t i = 0; i < n; i++)
-            ((int32_t *)r->data)[i] = (t->has_raw_data || ext ? ((const uint8_t *)src)[i]
-                                                              : t->int32_data[i]) != 0;
+            ((int32_t *)r->data)[i] = (raw ? ((const uint8_t *)src)[i] : t->int32_data[i]) != 0;
+    else if (r && !raw)   /* int32_data values narrowed to their element */
+        for (int64_t i = 0; i < n; i++) {
+            if (esize == 1)
+                ((uint8_t *)r->data)[i] = (uint8_t)t->int32_data[i];
+            else
+                ((uint16_t *)r->data)[i] = (uint16_t)t->int32_data[i];
+        }
     else if (r && want)
         memcpy(r->data, src, want);
     free(ext);
@@ -334,6 +386,8 @@ rt_tensor *ox_tensor_of(ox_node *nd, const Onnx__TensorProto *t)
     rt_tensor *r = tensor_from_proto(nd->x, t, err, sizeof err);
     if (!r)
         ox_fail(nd, "tensor attribute: %s", err);
+    else if (ox_wide_unsigned(t->data_type))
+        nd->wide_unsigned = t->data_type;
     return r;
 }
 
@@ -500,9 +554,13 @@ bool ox_check_shape(ox_node *nd, const int64_t *shape, int ndim)
     if (ndim > RT_MAX_DIMS)
         return ox_fail(nd, "the result has %d dimensions (at most %d are supported)", ndim,
                        RT_MAX_DIMS);
-    if (numel_of(shape, ndim) < 0)
-        return ox_fail(nd, "the result's shape %s has a dimension below 1 (empty tensors are not "
-                       "supported) or more than 2^40 elements", shape_text(sb, sizeof sb, shape, ndim));
+    if (numel_of(shape, ndim, 0) < 0)
+        return ox_fail(nd, "the result's shape %s has a negative dimension or more than 2^40 "
+                       "elements", shape_text(sb, sizeof sb, shape, ndim));
+    if (numel_of(shape, ndim, 1) < 0)
+        return ox_fail(nd, "the result's shape %s has no elements, which tec computes only "
+                       "when they are known at import time (doc/onnx.md, empty tensors)",
+                       shape_text(sb, sizeof sb, shape, ndim));
     return true;
 }
 
@@ -618,6 +676,8 @@ void ox_kernel_free(ox_kernel *k)
 {
     free(k->params.s);
     free(k->args.s);
+    free(k->decls.s);
+    free(k->widened.s);
     free(k->body.s);
     for (int i = 0; i < k->nowned; i++)
         free(k->owned[i]);
@@ -626,7 +686,7 @@ void ox_kernel_free(ox_kernel *k)
 
 const char *ox_kernel_role(ox_kernel *k, const char *name)
 {
-    if (k->nowned == OX_MAX_PARAMS) {
+    if (k->nowned == 2 * OX_MAX_PARAMS) {
         fprintf(stderr, "tec: internal error: onnx: a kernel with more than %d operands\n",
                 OX_MAX_PARAMS);
         exit(70);
@@ -673,12 +733,36 @@ static bool share_constant(ox_node *nd, ox_value *v)
     return write_weight(nd, layer, "value", v->konst);
 }
 
+/* In a widening kernel, an operand of a storage dtype: declared as
+ * role_<dtype>, and copied to role in the compute dtype before the op's
+ * statements.  Returns the declared name. */
+static const char *widen_operand(ox_kernel *k, const ox_value *v, const char *role)
+{
+    if (!k->nd->widen || ox_compute_dtype(v->dtype) == v->dtype)
+        return role;
+    char name[256];
+    snprintf(name, sizeof name, "%s_%s", role, ir_dtype_name(v->dtype));
+    ox_printf(&k->widened, "    %s[", role);
+    ox_indices(&k->widened, "i", 0, v->ndim);
+    ox_printf(&k->widened, "] = %s(%s[", ir_dtype_name(ox_compute_dtype(v->dtype)), name);
+    ox_indices(&k->widened, "i", 0, v->ndim);
+    ox_printf(&k->widened, "])\n");
+    return ox_kernel_role(k, name);
+}
+
 const char *ox_operand(ox_kernel *k, ox_value *v, const char *role)
 {
     if (v->konst && !v->id && v->uses > 1)
         share_constant(k->nd, v);
+    if ((v->konst ? rt_tensor_numel(v->konst) : 1) == 0 && !k->failed) {
+        char sb[256];
+        k->failed = true;
+        ox_fail(k->nd, "input '%s' has shape %s, no elements: tec computes empty tensors only "
+                "when they are known at import time (doc/onnx.md, empty tensors)", v->onnx,
+                shape_text(sb, sizeof sb, v->shape, v->ndim));
+    }
     if (v->id || !v->konst) {
-        ox_printf(&k->params, "%s%s: ", k->nargs ? ", " : "", role);
+        ox_printf(&k->params, "%s%s: ", k->nargs ? ", " : "", widen_operand(k, v, role));
         ox_type(&k->params, v->dtype, v->ndim, v->shape);
         ox_printf(&k->args, "%s%s", k->nargs ? ", " : "", v->id);
         k->nargs++;
@@ -686,19 +770,22 @@ const char *ox_operand(ox_kernel *k, ox_value *v, const char *role)
     }
     for (int i = 0; i < k->nparams; i++)
         if (k->data[i] == v->konst)
-            return k->roles[i];
+            return k->reads[i];
     if (k->nparams == OX_MAX_PARAMS) {
         fprintf(stderr, "tec: internal error: onnx: a kernel with more than %d constant "
                 "operands\n", OX_MAX_PARAMS);
         exit(70);
     }
+    const char *name = widen_operand(k, v, role);
+    /* each new declaration goes first */
     ox_str line = {0};
-    ox_printf(&line, "    %s %s: ", v->weight ? "param" : "state", role);
+    ox_printf(&line, "    %s %s: ", v->weight ? "param" : "state", name);
     ox_type(&line, v->dtype, v->ndim, v->shape);
-    ox_printf(&line, "\n%s", str_of(&k->body));
-    free(k->body.s);
-    k->body = line;
-    k->roles[k->nparams] = role;
+    ox_printf(&line, "\n%s", str_of(&k->decls));
+    free(k->decls.s);
+    k->decls = line;
+    k->roles[k->nparams] = name;
+    k->reads[k->nparams] = role;
     k->data[k->nparams++] = v->konst;
     return role;
 }
@@ -733,15 +820,83 @@ static const char *layer_of(ox_node *nd, const char *suffix, char *buf, size_t n
     return claim(&nd->x->layers, strdup(buf));
 }
 
+static bool ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* The statements of a widening kernel whose output has a storage dtype:
+ * each "y" becomes "y_wide", of the compute dtype, whose statement gets
+ * where-ranges for its indices (a temporary's shape is its indices'
+ * ranges; y's came from its declared type), and then y is y_wide
+ * narrowed. */
+static void narrow_output(ox_str *b, const char *body, const ox_value *out)
+{
+    const char *stmt = body;
+    while (*stmt) {
+        /* a statement: its first line, and the lines indented further */
+        const char *end = strchr(stmt, '\n');
+        while (end && strncmp(end + 1, "        ", 8) == 0)
+            end = strchr(end + 1, '\n');
+        end = end ? end : stmt + strlen(stmt);
+        ox_str t = {0};
+        for (const char *p = stmt; p < end; p++) {
+            bool alone = *p == 'y' && (p == body || !ident_char(p[-1])) && !ident_char(p[1]);
+            ox_printf(&t, alone ? "y_wide" : "%c", *p);
+        }
+        const char *left_end = t.s ? strstr(t.s, "] ") : NULL;
+        if (strncmp(t.s ? t.s : "", "    y_wide[", 11) == 0 && left_end && strchr(left_end + 2, ' ')) {
+            /* "y_wide[I] OP EXPR where ...": EXPR converted to the compute
+             * dtype (an EXPR of literals alone would take the def's output
+             * dtype), and ranges for I */
+            const char *w = strstr(t.s, " where ");
+            const char *expr = strchr(left_end + 2, ' ') + 1;
+            const char *stop = w ? w : t.s + strlen(t.s);
+            ox_printf(b, "%.*s%s(%.*s)%s", (int)(expr - t.s), t.s,
+                      ir_dtype_name(ox_compute_dtype(out->dtype)), (int)(stop - expr), expr, stop);
+            const char *p = t.s + 11;
+            for (int d = 0; d < out->ndim; d++) {
+                char var[64];
+                size_t n = strcspn(p, ",]");
+                snprintf(var, sizeof var, "%.*s", (int)(n < 63 ? n : 63), p);
+                p += n + (p[n] == ',' ? 2 : 0);
+                bool named = false;
+                for (const char *q = w; q && (q = strstr(q, var)); q++)
+                    named = named || (!ident_char(q[-1]) && strncmp(q + strlen(var), " in ", 4) == 0);
+                if (!named) {
+                    ox_printf(b, "%s%s in 0..%lld", w ? ", " : " where ", var,
+                              (long long)out->shape[d]);
+                    w = "";
+                }
+            }
+        } else {
+            ox_printf(b, "%s", t.s ? t.s : "");
+        }
+        ox_printf(b, "\n");
+        free(t.s);
+        stmt = *end ? end + 1 : end;
+    }
+    ox_printf(b, "    y[");
+    ox_indices(b, "i", 0, out->ndim);
+    ox_printf(b, "] = %s(y_wide[", ir_dtype_name(out->dtype));
+    ox_indices(b, "i", 0, out->ndim);
+    ox_printf(b, "])\n");
+}
+
 bool ox_kernel_finish(ox_kernel *k, const char *base, ox_value *out, const char *suffix)
 {
     ox_node *nd = k->nd;
-    if (!ox_check_shape(nd, out->shape, out->ndim))
+    if (k->failed || !ox_check_shape(nd, out->shape, out->ndim))
         return false;
     ox_str text = {0};
     ox_printf(&text, "(%s) -> y: ", str_of(&k->params));
     ox_type(&text, out->dtype, out->ndim, out->shape);
-    ox_printf(&text, " {\n%s}\n", str_of(&k->body));
+    ox_printf(&text, " {\n%s%s", str_of(&k->decls), str_of(&k->widened));
+    if (nd->widen && ox_compute_dtype(out->dtype) != out->dtype)
+        narrow_output(&text, str_of(&k->body), out);
+    else
+        ox_printf(&text, "%s", str_of(&k->body));
+    ox_printf(&text, "}\n");
     const char *name = def_named(nd->x, base, text.s);
     free(text.s);
     char lb[1024];
@@ -833,10 +988,11 @@ static bool declare_input(ox *x, const Onnx__ValueInfoProto *vi)
                            "are not supported)", vi->name);
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
     ox_value *v = new_value(x, vi->name);
-    if (!tt->has_elem_type || !dtype_of(tt->elem_type, &v->dtype))
-        return model_error(x, "graph input '%s': dtype %s is not supported (tec takes float, "
-                           "double, int32, int64 and bool tensors)", vi->name,
-                           onnx_type_name(tt->has_elem_type ? tt->elem_type : 0));
+    if (!tt->has_elem_type || !ox_dtype_of(tt->elem_type, &v->dtype))
+        return model_error(x, "graph input '%s': dtype %s is not supported (tec takes "
+                           OX_DTYPES " tensors)", vi->name,
+                           ox_onnx_type_name(tt->has_elem_type ? tt->elem_type : 0));
+    v->wide_unsigned = ox_wide_unsigned(tt->elem_type) ? tt->elem_type : 0;
     if (!tt->shape)
         return model_error(x, "graph input '%s' has no shape", vi->name);
     if (tt->shape->n_dim > RT_MAX_DIMS)
@@ -875,9 +1031,17 @@ static bool declare_input(ox *x, const Onnx__ValueInfoProto *vi)
         ox_printf(&type, "%s%s", k ? ", " : "", param);
     }
     ox_printf(&type, "]");
+    if (numel_of(v->shape, v->ndim, 0) == 0) {
+        /* no elements: known now (an empty list of axes, say), and not an
+         * input of the program, since the language has no empty tensors */
+        free(type.s);
+        char err[256];
+        v->konst = rt_tensor_new(v->dtype, v->ndim, v->shape, err, sizeof err);
+        return v->konst || model_error(x, "graph input '%s': %s", vi->name, err);
+    }
     v->id = fresh_id(x, vi->name);
     char sb[256];
-    if (numel_of(v->shape, v->ndim) < 0) {
+    if (numel_of(v->shape, v->ndim, 1) < 0) {
         free(type.s);
         return model_error(x, "graph input '%s' has shape %s: every dimension must be >= 1 and "
                            "the tensor at most 2^40 elements", vi->name,
@@ -888,7 +1052,7 @@ static bool declare_input(ox *x, const Onnx__ValueInfoProto *vi)
     /* a small input whose file is given is also known now */
     for (int i = 0; i < x->o->ninputs; i++) {
         if ((strcmp(x->o->inputs[i].name, v->id) != 0 &&
-             strcmp(x->o->inputs[i].name, vi->name) != 0) || numel_of(v->shape, v->ndim) > 64)
+             strcmp(x->o->inputs[i].name, vi->name) != 0) || numel_of(v->shape, v->ndim, 1) > 64)
             continue;
         char err[512];
         rt_tensor *t = rt_npy_read(x->o->inputs[i].path, err, sizeof err);
@@ -897,6 +1061,25 @@ static bool declare_input(ox *x, const Onnx__ValueInfoProto *vi)
             v->konst = t;
         else   /* the run reports the mismatch */
             rt_tensor_free(t);
+    }
+    return true;
+}
+
+/* The outputs (x->vals from first on) of a node that reads uint32 or
+ * uint64 values, held in i64: one that moves them (AS_IS) gives i64
+ * results that hold them too; one that computes may not give an integer
+ * result, since i64 arithmetic does not wrap as theirs does. */
+static bool hold_wide_unsigned(ox_node *nd, int first)
+{
+    for (int i = first; nd->wide_unsigned && i < nd->x->nvals; i++) {
+        ox_value *v = nd->x->vals[i];
+        if (nd->widen && !ir_dtype_is_float(v->dtype))
+            return ox_fail(nd, "%s arithmetic with an integer result is not supported (tec "
+                           "holds %s in i64, which does not wrap as it does)",
+                           ox_onnx_type_name(nd->wide_unsigned),
+                           ox_onnx_type_name(nd->wide_unsigned));
+        if (v->dtype == IR_I64)
+            v->wide_unsigned = nd->wide_unsigned;
     }
     return true;
 }
@@ -911,8 +1094,8 @@ static bool import_node(ox *x, const Onnx__NodeProto *n)
     if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0)
         return ox_fail(&nd, "op domain '%s' is not supported (only the default ONNX domain)",
                        n->domain);
-    ox_op_fn fn = ox_find_op(n->op_type);
-    if (!fn)
+    const ox_op *op = ox_find_op(n->op_type);
+    if (!op)
         return ox_fail(&nd, "op %s is not supported (doc/onnx.md lists the supported ops)",
                        n->op_type);
     for (size_t i = 0; i < n->n_output; i++)
@@ -928,7 +1111,14 @@ static bool import_node(ox *x, const Onnx__NodeProto *n)
     nd.in = in;
     nd.nin = (int)n->n_input;
     nd.layer = fresh_layer(x, node_name(n));
-    return fn(&nd);
+    nd.widen = op->widen;
+    for (int i = 0; i < nd.nin; i++)
+        if (in[i] && in[i]->wide_unsigned)
+            nd.wide_unsigned = in[i]->wide_unsigned;
+    int first = x->nvals;
+    if (!op->fn(&nd))
+        return false;
+    return hold_wide_unsigned(&nd, first);
 }
 
 /* The nodes in an order where every input is defined first (ONNX requires
@@ -1098,6 +1288,7 @@ char *fe_onnx_import(const char *path, const fe_onnx_options *o, diag *d)
             model_error(&x, "initializer '%s': %s", t->name, err);
         else {
             v->weight = true;
+            v->wide_unsigned = ox_wide_unsigned(t->data_type) ? t->data_type : 0;
             v->dtype = v->konst->dtype;
             v->ndim = v->konst->ndim;
             memcpy(v->shape, v->konst->shape, sizeof v->shape);
@@ -1153,6 +1344,11 @@ bool fe_onnx_pb_to_npy(const char *pb_path, const char *npy_path, diag *d)
         Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, len, buf);
         char err[512];
         rt_tensor *r = NULL;
+        if (t && t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__UINT16)
+            /* tec has no uint16: NumPy, which has no bfloat16, writes bfloat16
+             * data as the uint16 of its bits (so do ONNX's test data), read
+             * so as tec's .npy files hold bf16 */
+            t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16;
         if (!t)
             model_error(&x, "not an ONNX TensorProto (the file does not parse)");
         else if (!(r = tensor_from_proto(&x, t, err, sizeof err)))

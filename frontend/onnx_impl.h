@@ -34,6 +34,8 @@ typedef struct ox_value {
     bool weight;             /* an initializer (or a copy or reshape of one): a
                                 `param`; other constants are computed from the
                                 graph (masks, positions) and are `state` */
+    int32_t wide_unsigned;   /* ONNX's uint32 or uint64 (its data type), which tec
+                                holds in i64; else 0 */
 } ox_value;
 
 typedef struct ox ox;
@@ -46,6 +48,12 @@ typedef struct ox_node {
     const char *layer;       /* its layer name */
     ox_value **in;           /* [nin]; NULL for an omitted optional input */
     int nin;
+    int32_t wide_unsigned;   /* an input's (or a tensor attribute's) ox_value.wide_unsigned */
+    bool widen;              /* the op computes on its inputs' values: its kernels
+                                read storage dtypes (i8 u8 i16 f16 bf16) widened to
+                                their compute dtype and narrow their result back
+                                (ox_compute_dtype); else they move, compare and
+                                select values in the storage dtype itself */
 } ox_node;
 
 /* Reports "node 'NAME' (OP, opset N): MESSAGE"; returns false. */
@@ -70,6 +78,19 @@ int ox_noutputs(ox_node *nd);
 /* The integers of a constant input (shapes, axes, pads ...): their count,
  * or -1 after an error (the input is computed at run time). */
 int ox_const_ints(ox_node *nd, int i, int64_t *out, int max);
+/* The tec dtype of an ONNX TensorProto data type (bool: i32 0/1; uint32
+ * and uint64: i64, see ox_value.wide_unsigned), or false when tec has
+ * none; OX_DTYPES lists them, for messages. */
+bool ox_dtype_of(int32_t onnx_type, ir_dtype *out);
+#define OX_DTYPES "float, double, float16, bfloat16, int8, uint8, int16, int32, int64, " \
+                  "uint32, uint64 and bool"
+/* Whether tec holds ONNX data type t in i64 (uint32, uint64). */
+bool ox_wide_unsigned(int32_t onnx_type);
+/* "float", "uint8" ... of an ONNX data type. */
+const char *ox_onnx_type_name(int32_t onnx_type);
+/* The dtype a kernel computes in for values of dtype t: i32 for i8, u8
+ * and i16, f32 for f16 and bf16 (the language's storage types), else t. */
+ir_dtype ox_compute_dtype(ir_dtype t);
 /* Normalizes an axis in [-rank, rank) to [0, rank), or fails. */
 bool ox_axis(ox_node *nd, int64_t axis, int rank, int *out);
 /* Checks a computed shape: every dimension >= 1, at most RT_MAX_DIMS. */
@@ -89,12 +110,16 @@ typedef struct ox_kernel {
     ox_node *nd;
     ox_str params;           /* "a: f32[2, 3], b: f32[3]" */
     ox_str args;             /* "x, w" */
-    ox_str body;             /* the statements, each "    ...\n" */
-    const char *roles[OX_MAX_PARAMS];   /* the param roles and their contents */
+    ox_str decls;            /* the `param` and `state` lines */
+    ox_str widened;          /* the statements widening storage operands (nd->widen) */
+    ox_str body;             /* the op's statements, each "    ...\n" */
+    const char *roles[OX_MAX_PARAMS];   /* the param names and their contents */
+    const char *reads[OX_MAX_PARAMS];   /* the names the op reads them by */
     rt_tensor *data[OX_MAX_PARAMS];
     int nparams, nargs;
-    char *owned[OX_MAX_PARAMS];         /* role names made by ox_kernel_role */
+    char *owned[2 * OX_MAX_PARAMS];     /* names made by ox_kernel_role */
     int nowned;
+    bool failed;             /* an operand was refused (reported) */
 } ox_kernel;
 /* A copy of name that lives as long as k (ox_operand keeps its role). */
 const char *ox_kernel_role(ox_kernel *k, const char *name);
@@ -108,11 +133,17 @@ bool ox_is_param(const ox_value *v);
 bool ox_is_literal(const ox_value *v);
 
 /* Makes v available in the kernel under role: a tensor parameter, or a
- * `param` when v is a constant read by this node only.  Returns role. */
+ * `param` when v is a constant read by this node only.  Returns role.  In
+ * a kernel of a widening node (ox_node.widen) an operand of a storage dtype
+ * is declared as role_<dtype> and role is its copy in the compute dtype.
+ * An operand without elements is refused (the language has no empty
+ * tensors): ox_kernel_finish then fails. */
 const char *ox_operand(ox_kernel *k, ox_value *v, const char *role);
 /* Writes the def (named after base) and its call, which defines output
  * out (given its dtype and shape) in layer suffix (NULL: the node's
- * layer; else "<layer>.<suffix>"). */
+ * layer; else "<layer>.<suffix>").  A widening node's kernel whose output
+ * has a storage dtype computes it as the temporary y_wide and stores it
+ * narrowed, rounded once (f16, bf16) or keeping the low bits (integers). */
 bool ox_kernel_finish(ox_kernel *k, const char *base, ox_value *out, const char *suffix);
 void ox_kernel_free(ox_kernel *k);
 
@@ -135,8 +166,13 @@ void ox_float(ox_str *b, double v);
 /* A copy kernel of input 0 (a graph output that is a constant or an input). */
 bool ox_copy(ox_node *nd);
 
-/* The op table (frontend/onnx_ops.c): the function of op_type, or NULL. */
+/* The op table (frontend/onnx_ops.c): the entry of op_type, or NULL. */
 typedef bool (*ox_op_fn)(ox_node *nd);
-ox_op_fn ox_find_op(const char *op_type);
+typedef struct ox_op {
+    const char *name;
+    ox_op_fn fn;
+    bool widen;              /* see ox_node.widen */
+} ox_op;
+const ox_op *ox_find_op(const char *op_type);
 
 #endif

@@ -351,7 +351,6 @@ static bool op_dropout(ox_node *nd)
 COMBINE(op_add, "add", "$0 + $1", 2, 0, -1, false)
 COMBINE(op_sub, "sub", "$0 - $1", 2, 0, -1, false)
 COMBINE(op_mul, "mul", "$0 * $1", 2, 0, -1, false)
-COMBINE(op_div, "div", "$0 / $1", 2, 0, -1, true)
 COMBINE(op_prelu, "prelu", "$0 >= 0 ? $0 : $1 * $0", 2, 0, -1, true)
 COMBINE(op_max, "max", "max($0, $1)", 0, 0, -1, false)
 COMBINE(op_min, "min", "min($0, $1)", 0, 0, -1, false)
@@ -376,13 +375,25 @@ static bool op_pow(ox_node *nd)
     if (!a || !b)
         return false;
     char tmpl[96];
+    ir_dtype ca = ox_compute_dtype(a->dtype), cx = ox_compute_dtype(b->dtype);
     if (ir_dtype_is_float(a->dtype))
-        snprintf(tmpl, sizeof tmpl, a->dtype == b->dtype ? "pow($0, $1)" : "pow($0, %s($1))",
-                 ir_dtype_name(a->dtype));
+        snprintf(tmpl, sizeof tmpl, ca == cx ? "pow($0, $1)" : "pow($0, %s($1))",
+                 ir_dtype_name(ca));
     else
-        snprintf(tmpl, sizeof tmpl, "%s(pow(f64($0), f64($1)))", ir_dtype_name(a->dtype));
+        snprintf(tmpl, sizeof tmpl, "%s(pow(f64($0), f64($1)))", ir_dtype_name(ca));
     combine cb = {"pow", tmpl, 2, 1, (int)a->dtype, false};   /* the base's dtype */
     return elementwise_n(nd, &cb);
+}
+
+/* Div: on integers, truncating toward zero (C's division, which ONNX's
+ * integer Div is), where the language's '/' floors. */
+static bool op_div(ox_node *nd)
+{
+    static const combine real = {"div", "$0 / $1", 2, 0, -1, false};
+    static const combine integer = {"div", "$0 % $1 != 0 && ($0 < 0 && $1 > 0 || $0 > 0 && $1 < 0) "
+                                    "? $0 / $1 + 1 : $0 / $1", 2, 0, -1, false};
+    ox_value *a = ox_input(nd, 0);
+    return a && elementwise_n(nd, ir_dtype_is_float(a->dtype) ? &real : &integer);
 }
 
 /* Mod: the divisor's sign (the language's %), or with fmod=1 C's fmod,
@@ -396,22 +407,35 @@ static bool op_mod(ox_node *nd)
 }
 
 
-/* Cast changes the dtype: fix the output elementwise1 gave the input's. */
+/* Cast: a conversion of the language (to f16 and bf16 rounded to nearest
+ * even once; to a narrower integer keeping the low bits; float to integer
+ * truncated), or to bool (i32) "not zero". */
 static bool op_cast_typed(ox_node *nd)
 {
     ox_value *x = ox_input(nd, 0);
     if (!x)
         return false;
     int64_t t = ox_attr_int(nd, "to", 0);
-    static const char *names[] = {"FLOAT", "DOUBLE", "INT32", "INT64", "BOOL"};
-    static const int64_t codes[] = {1, 11, 6, 7, 9};
-    for (int i = 0; i < 5; i++)   /* before opset 6, `to` is a name */
-        if (strcmp(ox_attr_str(nd, "to", ""), names[i]) == 0)
-            t = codes[i];
-    ir_dtype to = t == 1 ? IR_F32 : t == 11 ? IR_F64 : t == 7 ? IR_I64 : IR_I32;
-    if (t != 1 && t != 11 && t != 6 && t != 7 && t != 9)
-        return ox_fail(nd, "casting to ONNX dtype %lld is not supported (tec takes float, "
-                       "double, int32, int64 and bool)", (long long)t);
+    const char *named = ox_attr_str(nd, "to", NULL);   /* before opset 6, a name */
+    for (int32_t c = 1; named && c <= 16; c++) {
+        char upper[32];
+        snprintf(upper, sizeof upper, "%s", ox_onnx_type_name(c));
+        for (char *p = upper; *p; p++)
+            *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
+        if (strcmp(named, upper) == 0)
+            t = c;
+    }
+    ir_dtype to;
+    if (t < INT32_MIN || t > INT32_MAX || !ox_dtype_of((int32_t)t, &to))
+        return ox_fail(nd, "casting to %s (ONNX dtype %lld) is not supported (tec casts to "
+                       "float, double, float16, bfloat16, int8, uint8, int16, int32, int64 and "
+                       "bool)", ox_onnx_type_name(t >= 0 && t <= 16 ? (int32_t)t : -1),
+                       (long long)t);
+    if (ox_wide_unsigned((int32_t)t))
+        return ox_fail(nd, "casting to %s is not supported (tec holds it in i64, and a cast to "
+                       "i64 does not wrap as one to %s does)", ox_onnx_type_name((int32_t)t),
+                       ox_onnx_type_name((int32_t)t));
+    bool to_bool = t == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
     ox_value *y = ox_output(nd, 0);
     same_shape(y, x);
     y->dtype = to;
@@ -420,9 +444,9 @@ static bool op_cast_typed(ox_node *nd)
     ox_operand(&k, x, "x");
     ox_printf(&k.body, "    y[");
     ox_indices(&k.body, "i", 0, x->ndim);
-    ox_printf(&k.body, t == 9 ? "] = x[" : "] = %s(x[", ir_dtype_name(to));
+    ox_printf(&k.body, to_bool ? "] = x[" : "] = %s(x[", ir_dtype_name(to));
     ox_indices(&k.body, "i", 0, x->ndim);
-    ox_printf(&k.body, t == 9 ? "] != 0 ? 1 : 0\n" : "])\n");
+    ox_printf(&k.body, to_bool ? "] != 0 ? 1 : 0\n" : "])\n");
     bool ok = ox_kernel_finish(&k, "cast", y, NULL);
     ox_kernel_free(&k);
     return ok;
@@ -434,6 +458,8 @@ static bool op_clip(ox_node *nd)
     if (!x)
         return false;
     double lo = -INFINITY, hi = INFINITY;
+    int64_t ilo, ihi;   /* an integer dtype's bounds: its range, or tighter */
+    bool has_lo = false, has_hi = false, integer = ir_dtype_int_range(x->dtype, &ilo, &ihi);
     if (nd->opset < 11) {
         lo = ox_attr_float(nd, "min", -INFINITY);
         hi = ox_attr_float(nd, "max", INFINITY);
@@ -445,19 +471,26 @@ static bool op_clip(ox_node *nd)
                 return ox_fail(nd, "input %d ('%s') must be a constant scalar", i + 1,
                                nd->in[i]->onnx);
             *(i == 1 ? &lo : &hi) = rt_tensor_get(nd->in[i]->konst, 0);
+            if (integer && i == 1 && rt_tensor_get_int(nd->in[i]->konst, 0) > ilo)
+                ilo = rt_tensor_get_int(nd->in[i]->konst, 0), has_lo = true;
+            if (integer && i == 2 && rt_tensor_get_int(nd->in[i]->konst, 0) < ihi)
+                ihi = rt_tensor_get_int(nd->in[i]->konst, 0), has_hi = true;
         }
     }
     ox_str t = {0};
-    ox_printf(&t, "min(max($, ");
-    ox_float(&t, lo);
-    ox_printf(&t, "), ");
-    ox_float(&t, hi);
-    ox_printf(&t, ")");
-    if (!ir_dtype_is_float(x->dtype)) {
-        free(t.s);
-        t = (ox_str){0};
-        ox_printf(&t, "min(max($, %lld), %lld)", isinf(lo) ? (long long)INT32_MIN : (long long)lo,
-                  isinf(hi) ? (long long)INT32_MAX : (long long)hi);
+    if (integer) {   /* an absent bound (or one outside the dtype) clamps nothing */
+        ox_printf(&t, "%s%s", has_hi ? "min(" : "", has_lo ? "max(" : "");
+        ox_printf(&t, "$");
+        if (has_lo)
+            ox_printf(&t, ", (%lld))", (long long)ilo);
+        if (has_hi)
+            ox_printf(&t, ", (%lld))", (long long)ihi);
+    } else {
+        ox_printf(&t, "min(max($, ");
+        ox_float(&t, lo);
+        ox_printf(&t, "), ");
+        ox_float(&t, hi);
+        ox_printf(&t, ")");
     }
     bool ok = elementwise1(nd, "clip", t.s, false);
     free(t.s);
@@ -566,7 +599,7 @@ static bool op_reshape(ox_node *nd)
             if (infer >= 0)
                 return ox_fail(nd, "the new shape has two -1 entries");
             infer = i;
-        } else if (s[i] < 1) {
+        } else if (s[i] < (allowzero ? 0 : 1)) {
             return ox_fail(nd, "shape entry %d is %lld", i, (long long)s[i]);
         } else {
             known *= s[i];
@@ -1365,7 +1398,7 @@ static bool op_reducelogsumexp(ox_node *nd) { return reduce_op(nd, "reduce_log_s
 static bool global_pool(ox_node *nd, const char *base, const char *op, const char *fin)
 {
     ox_value *x = ox_input(nd, 0);
-    if (!x || !need_float(nd, x))
+    if (!x || (fin && !need_float(nd, x)))
         return false;
     if (x->ndim < 3)
         return ox_fail(nd, "the input must have a batch, a channel and spatial dimensions");
@@ -2182,6 +2215,19 @@ static bool op_conv(ox_node *nd)
     return ok;
 }
 
+/* The identity of max= in dtype t, as a default for padded reads: -inf,
+ * or the integer dtype's minimum. */
+static void lowest(ox_str *b, ir_dtype t)
+{
+    int64_t lo, hi;
+    if (ir_dtype_is_float(t) || !ir_dtype_int_range(t, &lo, &hi))
+        ox_printf(b, "-inf");
+    else if (lo == INT64_MIN)
+        ox_printf(b, "(%lld - 1)", (long long)(INT64_MIN + 1));
+    else
+        ox_printf(b, "(%lld)", (long long)lo);
+}
+
 /* MaxPool's Indices output: where in x (flat, row-major over the unpadded
  * input; with storage_order 1, the spatial dimensions column-major) each
  * window's first maximum is. */
@@ -2212,7 +2258,8 @@ static bool pool_indices(ox_node *nd, const window *w)
         ox_printf(&where, "%s o%d in 0..%lld, r%d in 0..%lld", d ? "," : " where", d,
                   (long long)w->out[d], d, (long long)w->k[d]);
     }
-    ox_printf(&read, "] else -inf");
+    ox_printf(&read, "] else ");
+    lowest(&read, x->dtype);
     ox_printf(&k.body, "    m[%s] max= %s%s\n", left.s, read.s, where.s);
     ox_printf(&k.body, "    y[%s] min= (%s) == m[%s] ? %s : 9223372036854775807%s\n", left.s,
               read.s, left.s, flat.s, where.s);
@@ -2228,7 +2275,7 @@ static bool pool_indices(ox_node *nd, const window *w)
 static bool pool(ox_node *nd, bool is_max)
 {
     ox_value *x = ox_input(nd, 0);
-    if (!x || !need_float(nd, x))
+    if (!x || (!is_max && !need_float(nd, x)))
         return false;
     bool indices = ox_noutputs(nd) > 1 && *nd->n->output[1];
     if (indices && !is_max)
@@ -2291,7 +2338,9 @@ static bool pool(ox_node *nd, bool is_max)
     }
     ox_printf(&read, "]");
     if (is_max) {
-        ox_printf(&k.body, "    y[%s] max= %s else -inf%s\n", left.s, read.s, where.s);
+        ox_printf(&k.body, "    y[%s] max= %s else ", left.s, read.s);
+        lowest(&k.body, x->dtype);
+        ox_printf(&k.body, "%s\n", where.s);
     } else {
         ox_printf(&k.body, "    s[%s] += %s else 0%s\n", left.s, read.s, where.s);
         if (count_pad) {   /* the window clipped to the padded input */
@@ -2303,16 +2352,16 @@ static bool pool(ox_node *nd, bool is_max)
                           (long long)w.s[d], (long long)w.pb[d]);
             }
             ox_printf(&k.body, "    y[%s] = s[%s] / %s(%s)\n", left.s, left.s,
-                      ir_dtype_name(x->dtype), cnt.s);
+                      ir_dtype_name(ox_compute_dtype(x->dtype)), cnt.s);
             free(cnt.s);
         } else {
             ox_printf(&k.body, "    cnt[o0");
             for (int d = 1; d < w.nsp; d++)
                 ox_printf(&k.body, ", o%d", d);
-            ox_printf(&k.body, "] += %s ? 1 : 0%s\n", inside.s,
+            ox_printf(&k.body, "] += i32(%s ? 1 : 0)%s\n", inside.s,
                       strchr(where.s, 'r') ? where.s : "");
             ox_printf(&k.body, "    y[%s] = s[%s] / %s(cnt[o0", left.s, left.s,
-                      ir_dtype_name(x->dtype));
+                      ir_dtype_name(ox_compute_dtype(x->dtype)));
             for (int d = 1; d < w.nsp; d++)
                 ox_printf(&k.body, ", o%d", d);
             ox_printf(&k.body, "])\n");
@@ -2383,7 +2432,7 @@ static bool op_hardmax(ox_node *nd)
     ox_printf(&xr, "]");
     const char *K = kept.s ? kept.s : "";
     ox_printf(&k.body, "    m[%s] max= %s\n", K, xr.s);
-    ox_printf(&k.body, "    first[%s] min= %s == m[%s] ? r%d : %lld\n", K, xr.s, K, axis,
+    ox_printf(&k.body, "    first[%s] min= i64(%s == m[%s] ? r%d : %lld)\n", K, xr.s, K, axis,
               (long long)x->shape[axis]);
     ox_printf(&k.body, "    y[%s] = i%d == first[%s] ? 1 : 0\n", all.s, axis, K);
     free(kept.s);
@@ -2544,47 +2593,117 @@ static bool op_convtranspose(ox_node *nd)
 
 /* ---------------------------------------------------------------- the table */
 
-typedef struct op_entry {
-    const char *name;
-    ox_op_fn fn;
-} op_entry;
+/* WIDEN: the op computes on values, in the compute dtype of a storage
+ * dtype; AS_IS: it moves, compares and selects values (or folds them), which
+ * the language does in any dtype. */
+enum { AS_IS = false, WIDEN = true };
 
-static const op_entry ops[] = {
-    {"Abs", op_abs}, {"Add", op_add}, {"ArgMax", op_argmax}, {"ArgMin", op_argmin},
-    {"AveragePool", op_averagepool}, {"BatchNormalization", op_batchnorm},
-    {"Cast", op_cast_typed}, {"Ceil", op_ceil}, {"Celu", op_celu}, {"Clip", op_clip},
-    {"Concat", op_concat}, {"Constant", op_constant}, {"ConstantOfShape", op_constantofshape},
-    {"Conv", op_conv}, {"Cos", op_cos}, {"CumSum", op_cumsum},
-    {"DepthToSpace", op_depthtospace}, {"Div", op_div}, {"Dropout", op_dropout},
-    {"Einsum", op_einsum}, {"Equal", op_equal}, {"Greater", op_greater},
-    {"GreaterOrEqual", op_greaterorequal}, {"Less", op_less}, {"LessOrEqual", op_lessorequal},
-    {"And", op_and}, {"Or", op_or}, {"Xor", op_xor}, {"Not", op_not}, {"Where", op_where}, {"Elu", op_elu}, {"Erf", op_erf}, {"Exp", op_exp},
-    {"Expand", op_expand}, {"Flatten", op_flatten}, {"Floor", op_floor}, {"Gather", op_gather},
-    {"Gemm", op_gemm}, {"GlobalAveragePool", op_globalaveragepool},
-    {"GlobalMaxPool", op_globalmaxpool}, {"HardSigmoid", op_hardsigmoid},
-    {"HardSwish", op_hardswish}, {"Identity", op_identity},
-    {"InstanceNormalization", op_instancenorm}, {"LayerNormalization", op_layernorm},
-    {"LeakyRelu", op_leakyrelu}, {"Log", op_log}, {"LogSoftmax", op_logsoftmax},
-    {"MatMul", op_matmul}, {"Max", op_max}, {"MaxPool", op_maxpool}, {"Mean", op_mean},
-    {"Min", op_min}, {"Mod", op_mod}, {"Mul", op_mul}, {"Neg", op_neg}, {"PRelu", op_prelu}, {"Pad", op_pad},
-    {"Pow", op_pow}, {"Range", op_range}, {"Reciprocal", op_reciprocal},
-    {"ReduceL1", op_reducel1}, {"ReduceL2", op_reducel2}, {"ReduceLogSum", op_reducelogsum},
-    {"ReduceLogSumExp", op_reducelogsumexp}, {"ReduceMax", op_reducemax},
-    {"ReduceMean", op_reducemean}, {"ReduceMin", op_reducemin}, {"ReduceProd", op_reduceprod},
-    {"ReduceSum", op_reducesum}, {"ReduceSumSquare", op_reducesumsquare}, {"Relu", op_relu},
-    {"Reshape", op_reshape}, {"Selu", op_selu}, {"Shape", op_shape}, {"Sigmoid", op_sigmoid},
-    {"Sign", op_sign}, {"Size", op_size}, {"Trilu", op_trilu}, {"Hardmax", op_hardmax},
-    {"GatherElements", op_gatherelements}, {"ConvTranspose", op_convtranspose}, {"Round", op_round}, {"Sin", op_sin}, {"Slice", op_slice}, {"Softmax", op_softmax}, {"Softplus", op_softplus},
-    {"Softsign", op_softsign}, {"SpaceToDepth", op_spacetodepth}, {"Split", op_split},
-    {"Sqrt", op_sqrt}, {"Squeeze", op_squeeze}, {"Sub", op_sub}, {"Sum", op_sum},
-    {"Tanh", op_tanh}, {"ThresholdedRelu", op_thresholdedrelu}, {"Tile", op_tile},
-    {"Transpose", op_transpose}, {"Unsqueeze", op_unsqueeze},
+static const ox_op ops[] = {
+    {"Abs", op_abs, WIDEN},
+    {"Add", op_add, WIDEN},
+    {"And", op_and, AS_IS},
+    {"ArgMax", op_argmax, AS_IS},
+    {"ArgMin", op_argmin, AS_IS},
+    {"AveragePool", op_averagepool, WIDEN},
+    {"BatchNormalization", op_batchnorm, WIDEN},
+    {"Cast", op_cast_typed, AS_IS},
+    {"Ceil", op_ceil, WIDEN},
+    {"Celu", op_celu, WIDEN},
+    {"Clip", op_clip, AS_IS},
+    {"Concat", op_concat, AS_IS},
+    {"Constant", op_constant, AS_IS},
+    {"ConstantOfShape", op_constantofshape, AS_IS},
+    {"Conv", op_conv, WIDEN},
+    {"ConvTranspose", op_convtranspose, WIDEN},
+    {"Cos", op_cos, WIDEN},
+    {"CumSum", op_cumsum, WIDEN},
+    {"DepthToSpace", op_depthtospace, AS_IS},
+    {"Div", op_div, WIDEN},
+    {"Dropout", op_dropout, AS_IS},
+    {"Einsum", op_einsum, WIDEN},
+    {"Elu", op_elu, WIDEN},
+    {"Equal", op_equal, AS_IS},
+    {"Erf", op_erf, WIDEN},
+    {"Exp", op_exp, WIDEN},
+    {"Expand", op_expand, AS_IS},
+    {"Flatten", op_flatten, AS_IS},
+    {"Floor", op_floor, WIDEN},
+    {"Gather", op_gather, AS_IS},
+    {"GatherElements", op_gatherelements, AS_IS},
+    {"Gemm", op_gemm, WIDEN},
+    {"GlobalAveragePool", op_globalaveragepool, WIDEN},
+    {"GlobalMaxPool", op_globalmaxpool, AS_IS},
+    {"Greater", op_greater, AS_IS},
+    {"GreaterOrEqual", op_greaterorequal, AS_IS},
+    {"HardSigmoid", op_hardsigmoid, WIDEN},
+    {"HardSwish", op_hardswish, WIDEN},
+    {"Hardmax", op_hardmax, WIDEN},
+    {"Identity", op_identity, AS_IS},
+    {"InstanceNormalization", op_instancenorm, WIDEN},
+    {"LayerNormalization", op_layernorm, WIDEN},
+    {"LeakyRelu", op_leakyrelu, WIDEN},
+    {"Less", op_less, AS_IS},
+    {"LessOrEqual", op_lessorequal, AS_IS},
+    {"Log", op_log, WIDEN},
+    {"LogSoftmax", op_logsoftmax, WIDEN},
+    {"MatMul", op_matmul, WIDEN},
+    {"Max", op_max, AS_IS},
+    {"MaxPool", op_maxpool, AS_IS},
+    {"Mean", op_mean, WIDEN},
+    {"Min", op_min, AS_IS},
+    {"Mod", op_mod, WIDEN},
+    {"Mul", op_mul, WIDEN},
+    {"Neg", op_neg, WIDEN},
+    {"Not", op_not, AS_IS},
+    {"Or", op_or, AS_IS},
+    {"PRelu", op_prelu, WIDEN},
+    {"Pad", op_pad, AS_IS},
+    {"Pow", op_pow, WIDEN},
+    {"Range", op_range, AS_IS},
+    {"Reciprocal", op_reciprocal, WIDEN},
+    {"ReduceL1", op_reducel1, WIDEN},
+    {"ReduceL2", op_reducel2, WIDEN},
+    {"ReduceLogSum", op_reducelogsum, WIDEN},
+    {"ReduceLogSumExp", op_reducelogsumexp, WIDEN},
+    {"ReduceMax", op_reducemax, AS_IS},
+    {"ReduceMean", op_reducemean, WIDEN},
+    {"ReduceMin", op_reducemin, AS_IS},
+    {"ReduceProd", op_reduceprod, WIDEN},
+    {"ReduceSum", op_reducesum, WIDEN},
+    {"ReduceSumSquare", op_reducesumsquare, WIDEN},
+    {"Relu", op_relu, WIDEN},
+    {"Reshape", op_reshape, AS_IS},
+    {"Round", op_round, WIDEN},
+    {"Selu", op_selu, WIDEN},
+    {"Shape", op_shape, AS_IS},
+    {"Sigmoid", op_sigmoid, WIDEN},
+    {"Sign", op_sign, WIDEN},
+    {"Sin", op_sin, WIDEN},
+    {"Size", op_size, AS_IS},
+    {"Slice", op_slice, AS_IS},
+    {"Softmax", op_softmax, WIDEN},
+    {"Softplus", op_softplus, WIDEN},
+    {"Softsign", op_softsign, WIDEN},
+    {"SpaceToDepth", op_spacetodepth, AS_IS},
+    {"Split", op_split, AS_IS},
+    {"Sqrt", op_sqrt, WIDEN},
+    {"Squeeze", op_squeeze, AS_IS},
+    {"Sub", op_sub, WIDEN},
+    {"Sum", op_sum, WIDEN},
+    {"Tanh", op_tanh, WIDEN},
+    {"ThresholdedRelu", op_thresholdedrelu, WIDEN},
+    {"Tile", op_tile, AS_IS},
+    {"Transpose", op_transpose, AS_IS},
+    {"Trilu", op_trilu, AS_IS},
+    {"Unsqueeze", op_unsqueeze, AS_IS},
+    {"Where", op_where, AS_IS},
+    {"Xor", op_xor, AS_IS},
 };
 
-ox_op_fn ox_find_op(const char *op_type)
+const ox_op *ox_find_op(const char *op_type)
 {
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
         if (strcmp(ops[i].name, op_type) == 0)
-            return ops[i].fn;
+            return &ops[i];
     return NULL;
 }

@@ -35,7 +35,7 @@ def field(num, value):
     return varint(num << 3 | 2) + varint(len(value)) + value
 
 
-FLOAT, UINT8, INT64 = 1, 2, 7
+FLOAT, UINT16, INT64 = 1, 4, 7
 
 
 def dim(d):
@@ -93,7 +93,7 @@ CASES = {
     "undefined_input": model([node("Add", ["x", "nope"], ["y"])], [X], [Y]),
     "defined_twice": model([node("Relu", ["x"], ["y"]), node("Neg", ["x"], ["y"])], [X], [Y]),
     "unknown_op": model([node("FrobnicateTensor", ["x"], ["y"], name="frob")], [X], [Y]),
-    "unsupported_dtype": model([node("Relu", ["x"], ["y"])], [value_info("x", [2, 3], UINT8)],
+    "unsupported_dtype": model([node("Relu", ["x"], ["y"])], [value_info("x", [2, 3], UINT16)],
                                [Y]),
     # tensors and shapes
     "init_size_mismatch": model([node("Add", ["x", "w"], ["y"])], [X], [Y],

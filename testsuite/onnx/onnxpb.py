@@ -44,7 +44,14 @@ def _packed_varints(v):
 
 # ONNX data_type -> numpy dtype
 DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32,
-          7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64}
+          7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64,
+          16: np.uint16}   # bfloat16: its bits, as NumPy (and tec's .npy files) hold it
+
+
+def bf16_values(bits):
+    """The float32 values of an array of bfloat16 bit patterns (uint16)."""
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
 
 def tensor(b):
     """A TensorProto's contents as a numpy array."""
@@ -105,3 +112,17 @@ def input_names(model_bytes):
                 elif gnum == 5:
                     inits |= set(x.decode() for n, _, x in fields(v) if n == 8)
     return [n for n in inputs if n not in inits]
+
+
+def non_tensor_inputs(model_bytes):
+    """The names of the graph's inputs that are not tensors (sequences,
+    optionals, maps: their TypeProto has no tensor_type, field 1)."""
+    out = set()
+    for num, _, graph in fields(model_bytes):
+        if num == 7:
+            for gnum, _, v in fields(graph):
+                if gnum == 11:
+                    info = dict((n, x) for n, _, x in fields(v))
+                    if 2 in info and 1 not in [n for n, _, _ in fields(info[2])]:
+                        out.add(info[1].decode())
+    return out
