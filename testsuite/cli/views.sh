@@ -3,7 +3,8 @@
 # made only where the layout allows no view.
 . "$srcdir/testsuite/cli/lib.inc"
 
-# GPT-2's q, k and v are views of c_attn's output.
+# GPT-2's q, k and v are views of c_attn's output, and its merged heads a
+# view of attn_mix's.
 expect_status 0 "$TEC" --passes= --emit=tir -D T=4 -D LAYERS=1 "$srcdir/examples/gpt2.te"
 grep -q 'op = "head_view"' out && fail "gpt2: head_view made a function"
 grep -q 'temp h\.0\.attn\.[qkv]:' out && fail "gpt2: q, k or v has a buffer"
@@ -13,6 +14,9 @@ grep -qF 'qk[vb, vh, vi, vj] + qkv[0, vi, 0, vh, vd] * qkv[0, vj, 1, vh, vd]' ou
     fail "gpt2: attn_scores does not read q and k through qkv"
 grep -qF 'call @h.0.attn.scores(h.0.attn.c_attn, h.0.attn.scores)' out ||
     fail "gpt2: the graph does not pass c_attn's buffer to attn_scores"
+# The heads merge back by a free reshape: attn_mix writes [B, T, H, D].
+grep -qF 'call @h.0.attn.c_proj(h.0.attn.mix, ' out || fail "gpt2: c_proj does not read attn_mix's buffer"
+grep -q 'op = "merge_heads"' out && fail "gpt2: the heads are merged by a copy"
 
 # A flatten and a transpose feeding a matmul: one layer, and the profile's
 # activations are the input (4096 B) and the output (16 B) alone.
