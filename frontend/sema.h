@@ -38,6 +38,7 @@ typedef struct fe_tensor {
     struct fe_tensor *shapes;  /* a graph value: its storage seen under
                               other shapes (the srcs of its views), chained
                               through their `shapes` */
+    struct fe_tensor *reshape_of;  /* one of those: the graph value */
 } fe_tensor;
 
 /* A view (view.c): a tensor that reads another one's storage through

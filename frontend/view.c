@@ -77,6 +77,8 @@ static bool contiguous(const vmap *v)
  * itself, or a tensor sharing its buffer, one per shape. */
 static fe_tensor *reshaped_storage(fe_ctx *c, fe_tensor *base, int ndim, const int64_t *shape)
 {
+    if (base->reshape_of)
+        base = base->reshape_of;
     if (base->ndim == ndim && !memcmp(base->shape, shape, sizeof(int64_t) * (size_t)ndim))
         return base;
     for (fe_tensor *s = base->shapes; s; s = s->shapes)
@@ -84,6 +86,7 @@ static fe_tensor *reshaped_storage(fe_ctx *c, fe_tensor *base, int ndim, const i
             return s;
     fe_tensor *s = fe_new_tensor(c, base->name, base->dtype, ndim, shape, base->loc);
     s->buf = base->buf;
+    s->reshape_of = base;
     s->shapes = base->shapes;
     base->shapes = s;
     return s;
@@ -92,11 +95,9 @@ static fe_tensor *reshaped_storage(fe_ctx *c, fe_tensor *base, int ndim, const i
 /* The view of map v as a tensor: v's src itself when v is the identity. */
 static fe_tensor *make_view(fe_ctx *c, const vmap *v, const char *name, const char *op, fe_span loc)
 {
-    /* the storage itself, unless it is seen under another shape than its
-       buffer's (a value has the shape of its buffer) */
-    const ir_buffer *b = v->src->buf;
-    if (contiguous(v) && b->ndim == v->ndim &&
-        !memcmp(b->shape, v->shape, sizeof(int64_t) * (size_t)v->ndim))
+    /* the identity on a graph value is that value (the storage seen under
+       another shape is not a value: it is read through a view) */
+    if (contiguous(v) && !v->src->reshape_of)
         return v->src;
     fe_tensor *t = fe_new_tensor(c, name, v->src->dtype, v->ndim, v->shape, loc);
     int r = v->src->ndim, n = v->ndim;

@@ -51,4 +51,21 @@ expect_status 0 "$TEC" --passes= --emit=tir copy.te
 grep -qF 'func @m(x: f32[2, 3, 4], m: f32[2, 4, 3]) attrs(layer = "m", op = "reshape"' out || fail "copy: the copy"
 grep -qF 'm[vi0, vi1, vi2] = x[vi0, vi2, vi1]' out || fail "copy: the copy's loop"
 grep -qF 'func @y(m: f32[2, 12], y: f32[2, 12])' out || fail "copy: the reshape of the copy"
+# Reshapes of reshapes share one storage parameter per shape.
+cat >chain.te <<'TE'
+input x: f32[4, 6]
+w = reshape(x, 2, 12)
+s = reshape(x, 24)
+u = reshape(w, 24)
+b = reshape(u, 4, 6)
+y[i] = u[i] + s[i]
+z[i, j] = b[i, j] * 2.0
+output y
+output z
+TE
+expect_status 0 "$TEC" --passes= --emit=tir chain.te
+grep -qF 'func @y(x: f32[24], b: f32[4, 6], y: f32[24], z: f32[4, 6])' out ||
+    fail "chain: u and s are not one parameter"
+grep -qF 'y[vi] = x[vi] + x[vi]' out || fail "chain: the reads of u and s"
+grep -qF 'call @y(x, x, y, z)' out || fail "chain: a reshape back to x's shape is not x itself"
 echo ok
