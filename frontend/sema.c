@@ -2123,6 +2123,11 @@ static bool bind_args(fe_ctx *c, fe_inst *caller, const fe_expr *call, fe_def *d
             ok = false;
             continue;
         }
+        /* a kernel reads a view through a parameter of its own: two views
+           of one tensor stay two parameters, which a schedule (cache_read)
+           can take one at a time */
+        if (t->view && !def->has_calls)
+            t = fe_view_param(c, t, p->name);
         add_sarg(c, &callee->inputs, &callee->ninputs, &callee->capinputs, t, p->name);
         fe_env_bind(c, ce, p->name, FE_B_INPUT, tensor_value(t), p->span);
     }

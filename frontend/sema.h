@@ -294,6 +294,9 @@ void fe_emit_stage(fe_ctx *c, const fe_stage *st, const char *layer, const char 
  * layer named `layer`) where the layout allows no view; POISON after an
  * error. */
 fe_value fe_view_call(fe_ctx *c, fe_inst *in, const fe_stmt *s, const char *layer);
+/* The view t as a kernel's parameter `name` sees it: the same map over
+ * a storage of its own (sharing t's buffer), named `name`. */
+fe_tensor *fe_view_param(fe_ctx *c, fe_tensor *t, const char *name);
 /* What holds t's elements: t itself, or the src of t's view. */
 fe_tensor *fe_storage(fe_tensor *t);
 /* A tensor with its own buffer holding t's elements: t itself, or, for a

@@ -116,6 +116,21 @@ static fe_tensor *make_view(fe_ctx *c, const vmap *v, const char *name, const ch
     return t;
 }
 
+fe_tensor *fe_view_param(fe_ctx *c, fe_tensor *t, const char *name)
+{
+    fe_tensor *src = t->view->src;
+    fe_tensor *own = fe_new_tensor(c, name, src->dtype, src->ndim, src->shape, src->loc);
+    own->buf = src->buf;
+    own->reshape_of = src->reshape_of ? src->reshape_of : src;
+    fe_tensor *p = fe_new_tensor(c, name, t->dtype, t->ndim, t->shape, t->loc);
+    fe_view *w = ir_alloc(c->a, sizeof *w);
+    *w = *t->view;
+    w->src = own;
+    w->src_name = name;
+    p->view = w;
+    return p;
+}
+
 /* v reshaped to `shape` as an affine map, if there is one: the view's
  * dimensions and the new ones are matched in groups of equal element
  * count (dimensions of size 1 aside); a group of several old dimensions

@@ -8,11 +8,13 @@
 expect_status 0 "$TEC" --passes= --emit=tir -D T=4 -D LAYERS=1 "$srcdir/examples/gpt2.te"
 grep -q 'op = "head_view"' out && fail "gpt2: head_view made a function"
 grep -q 'temp h\.0\.attn\.[qkv]:' out && fail "gpt2: q, k or v has a buffer"
-grep -qF 'func @h.0.attn.scores(qkv: f32[1, 4, 3, 12, 64], s: f32[1, 12, 4, 4])' out ||
+# A kernel takes each view as a parameter of its own (q and k below), which
+# the call passes c_attn's buffer to.
+grep -qF 'func @h.0.attn.scores(q: f32[1, 4, 3, 12, 64], k: f32[1, 4, 3, 12, 64], s: f32[1, 12, 4, 4])' out ||
     fail "gpt2: attn_scores does not take c_attn's output as [1, 4, 3, 12, 64]"
-grep -qF 'qk[vb, vh, vi, vj] + qkv[0, vi, 0, vh, vd] * qkv[0, vj, 1, vh, vd]' out ||
+grep -qF 'qk[vb, vh, vi, vj] + q[0, vi, 0, vh, vd] * k[0, vj, 1, vh, vd]' out ||
     fail "gpt2: attn_scores does not read q and k through qkv"
-grep -qF 'call @h.0.attn.scores(h.0.attn.c_attn, h.0.attn.scores)' out ||
+grep -qF 'call @h.0.attn.scores(h.0.attn.c_attn, h.0.attn.c_attn, h.0.attn.scores)' out ||
     fail "gpt2: the graph does not pass c_attn's buffer to attn_scores"
 # The heads merge back by a free reshape: attn_mix writes [B, T, H, D].
 grep -qF 'call @h.0.attn.c_proj(h.0.attn.mix, ' out || fail "gpt2: c_proj does not read attn_mix's buffer"
@@ -32,9 +34,9 @@ output y
 TE
 expect_status 0 "$TEC" --passes= --emit=tir views.te
 [ "$(grep -c '^func' out)" = 1 ] || fail "flatten/transpose: a copy function was made"
-grep -qF 'C[vi, vj] = C[vi, vj] + x[vi, vk] * x[vj, vk]' out || fail "flatten/transpose: the rewritten reads"
-grep -qF 'func @y(x: f32[2, 512], C: f32[2, 2])' out || fail "flatten/transpose: one parameter for both views of x"
-grep -qF 'call @y(x, y)' out || fail "flatten/transpose: the call"
+grep -qF 'C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]' out || fail "flatten/transpose: the rewritten reads"
+grep -qF 'func @y(A: f32[2, 512], B: f32[2, 512], C: f32[2, 2])' out || fail "flatten/transpose: x seen as [2, 512]"
+grep -qF 'call @y(x, x, y)' out || fail "flatten/transpose: the call"
 expect_status 0 "$TEC" -O2 --profile views.te
 grep -qF 'activations: 4112B planned (4112B unplanned)' out || { cat out; fail "flatten/transpose: activation memory"; }
 
