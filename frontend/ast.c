@@ -87,3 +87,12 @@ const char *fe_assign_op_text(fe_assign_op op)
     static const char *const t[] = {"=", "+=", "*=", "max=", "min="};
     return t[op];
 }
+
+bool fe_is_view_op(const char *name)
+{
+    static const char *ops[] = {"reshape", "flatten", "permute", "transpose", "slice"};
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+        if (strcmp(name, ops[i]) == 0)
+            return true;
+    return false;
+}

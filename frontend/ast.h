@@ -232,6 +232,9 @@ diag_loc fe_loc(fe_span sp);
 /* The source text of a span, whitespace runs (newlines included) collapsed
  * to one space; in arena a. */
 const char *fe_span_text(ir_arena *a, fe_span sp);
+/* Is `name` a built-in view op (reshape, flatten, permute, transpose,
+ * slice; doc/language.md section 7.1)? */
+bool fe_is_view_op(const char *name);
 
 const char *fe_op_text(fe_op op);           /* "+", "&&", ... */
 const char *fe_assign_op_text(fe_assign_op op);   /* "+=", "max=" ... */

@@ -783,7 +783,7 @@ static fe_kexpr *build_access(kctx *k, const fe_expr *x)
              fe_shape_str(k->c->a, t->dtype, t->ndim, t->shape), x->nidx, x->nidx == 1 ? "ex" : "ices");
         return NULL;
     }
-    if (t->dead || (!t->buf && t->stage != k->st)) {
+    if (t->dead || (!fe_storage(t)->buf && t->stage != k->st)) {
         diag_internal(k->c->d, "frontend", "in %s: tensor '%s' is read after its stage was closed",
                       k->in->op, x->name);
         k->c->errors++;
@@ -819,13 +819,15 @@ static fe_kexpr *build_access(kctx *k, const fe_expr *x)
     }
     if (!ok)
         return NULL;
-    /* Graph values the stage reads become its function's parameters. */
-    if (t->buf) {
+    /* Graph values the stage reads become its function's parameters (a
+       view's storage, for a view). */
+    fe_tensor *src = fe_storage(t);
+    if (src->buf) {
         bool seen = false;
         for (int i = 0; i < k->st->nuses; i++)
-            seen |= k->st->uses[i].t == t;
+            seen |= k->st->uses[i].t == src;
         if (!seen) {
-            fe_sarg u = {t, x->name};
+            fe_sarg u = {src, t->view ? t->view->src_name : x->name};
             IR_PUSH(k->c->a, k->st->uses, k->st->nuses, k->st->capuses, u);
         }
     }

@@ -81,6 +81,29 @@ static ir_expr *lower_under(lctx *l, ir_expr *cond, bool negate, const fe_kexpr 
     return r;
 }
 
+/* A read of a view at idx: a read of its storage at the rewritten
+ * indices off[m] + sum_j coef[m][j] * idx[j] (no copy, sema.h). */
+static ir_expr *view_load(lctx *l, const fe_view *v, ir_expr **idx, int n)
+{
+    ir_module *m = l->m;
+    int r = v->src->ndim;
+    ir_expr **at = ir_alloc(m->arena, sizeof(ir_expr *) * (size_t)(r ? r : 1));
+    for (int d = 0; d < r; d++) {
+        ir_expr *e = NULL;
+        for (int j = 0; j < n; j++) {
+            int64_t a = v->coef[(size_t)d * (size_t)n + (size_t)j];
+            if (!a)
+                continue;
+            ir_expr *t = a == 1 ? cp(l, idx[j]) : ir_binary(m, IR_MUL, ir_int(m, a), cp(l, idx[j]));
+            e = e ? ir_binary(m, IR_ADD, e, t) : t;
+        }
+        if (!e || v->off[d])
+            e = e ? ir_binary(m, IR_ADD, e, ir_int(m, v->off[d])) : ir_int(m, v->off[d]);
+        at[d] = e;
+    }
+    return ir_load(m, v->src->fbuf, at, r);
+}
+
 static ir_expr *lower_load(lctx *l, const fe_kexpr *k)
 {
     ir_module *m = l->m;
@@ -100,7 +123,8 @@ static ir_expr *lower_load(lctx *l, const fe_kexpr *k)
             IR_PUSH(m->arena, l->asserts, l->nasserts, l->capasserts, ir_assert(m, when_read(l, ok), msg));
         }
     }
-    ir_expr *load = ir_load(m, k->t->fbuf, idx, k->nargs);
+    ir_expr *load = k->t->view ? view_load(l, k->t->view, idx, k->nargs)
+                               : ir_load(m, k->t->fbuf, idx, k->nargs);
     return guard ? ir_select(m, guard, load, lower_expr(l, k->dflt)) : load;
 }
 

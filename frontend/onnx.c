@@ -430,7 +430,7 @@ static bool reserved(const char *s)
         "matmul", "bmm", "embedding", "batchnorm", "layernorm", "relu", "relu6", "silu", "gelu",
         "gelu_tanh", "softmax", "causal_softmax", "maxpool2d", "avgpool2d", "global_avgpool",
         "add", "mul", "scale_channels", "concat", "concat4", "flatten", "split_heads",
-        "merge_heads", "transpose_last"};
+        "merge_heads", "transpose_last", "reshape", "permute", "transpose", "slice"};
     for (size_t i = 0; i < sizeof words / sizeof *words; i++)
         if (strcmp(s, words[i]) == 0)
             return true;

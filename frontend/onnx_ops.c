@@ -631,7 +631,11 @@ static bool op_flatten(ox_node *nd)
         y->dtype = IR_F32;
         y->ndim = 2;
         memcpy(y->shape, s, sizeof s);
-        return ox_call_nn(nd, y, "flatten", x->id, NULL, NULL, 0);
+        ox_str args = {0};   /* torch.flatten(x, 1): a view */
+        ox_printf(&args, "%s, 1", x->id);
+        bool ok = ox_call_nn(nd, y, "flatten", args.s, NULL, NULL, 0);
+        free(args.s);
+        return ok;
     }
     return reshape_to(nd, "flatten", s, 2);
 }

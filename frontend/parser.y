@@ -148,17 +148,42 @@ static fe_output *fe_name_at(ir_arena *a, char *name, fe_span sp)
     return o;
 }
 
-static void note_kind(fe_stmt **body, int n, bool *calls, bool *index)
+/* Does an index statement of body define `name`? */
+static bool defines_index(fe_stmt **body, int n, const char *name)
 {
     for (int i = 0; i < n; i++) {
         fe_stmt *s = body[i];
-        if (s->kind == FE_S_INDEX)
-            *index = true;
-        else if (s->kind == FE_S_ASSIGN && s->value && s->value->kind == FE_E_CALL)
-            *calls = true;
-        note_kind(s->body, s->nbody, calls, index);
-        note_kind(s->orelse, s->norelse, calls, index);
+        if ((s->kind == FE_S_INDEX && strcmp(s->name, name) == 0) ||
+            defines_index(s->body, s->nbody, name) || defines_index(s->orelse, s->norelse, name))
+            return true;
     }
+    return false;
+}
+
+/* A view (of an input or a param) leaves a def a kernel; a view of a
+ * tensor the def computes needs that tensor's storage, which only a stage
+ * of its own gives, so it counts as a call. */
+static void note_kind_in(fe_stmt **def_body, int ndef, fe_stmt **body, int n, bool *calls, bool *index)
+{
+    for (int i = 0; i < n; i++) {
+        fe_stmt *s = body[i];
+        if (s->kind == FE_S_INDEX) {
+            *index = true;
+        } else if (s->kind == FE_S_ASSIGN && s->value && s->value->kind == FE_E_CALL) {
+            const fe_expr *x = s->value;
+            bool view = fe_is_view_op(x->name) &&
+                        !(x->nargs && x->args[0].value->kind == FE_E_NAME &&
+                          defines_index(def_body, ndef, x->args[0].value->name));
+            *calls |= !view;
+        }
+        note_kind_in(def_body, ndef, s->body, s->nbody, calls, index);
+        note_kind_in(def_body, ndef, s->orelse, s->norelse, calls, index);
+    }
+}
+
+static void note_kind(fe_stmt **body, int n, bool *calls, bool *index)
+{
+    note_kind_in(body, n, body, n, calls, index);
 }
 }
 

@@ -887,6 +887,15 @@ static bool claim_layer(fe_ctx *c, const char *layer, fe_span loc)
     return true;
 }
 
+const char *fe_claim_free_layer(fe_ctx *c, const char *base, fe_span loc)
+{
+    const char *s = base;
+    for (int k = 1; map_get(&c->layers, s); k++)
+        s = k == 1 ? ir_sprintf(c->a, "%s.copy", base) : ir_sprintf(c->a, "%s.copy%d", base, k);
+    claim_layer(c, s, loc);
+    return s;
+}
+
 static ir_buffer *find_buffer(fe_ctx *c, const char *name) { return map_get(&c->bufs, name); }
 
 /* Adds b to the graph (its name must be free). */
@@ -936,7 +945,7 @@ static ir_buffer *temp_buffer(fe_ctx *c, const char *base, fe_tensor *t)
     return b;
 }
 
-static fe_tensor *new_tensor(fe_ctx *c, const char *name, ir_dtype t, int ndim,
+fe_tensor *fe_new_tensor(fe_ctx *c, const char *name, ir_dtype t, int ndim,
                              const int64_t *shape, fe_span loc)
 {
     fe_tensor *x = ir_alloc(c->a, sizeof *x);
@@ -1080,10 +1089,39 @@ static bool def_output_of(fe_inst *in, const fe_tensor *t)
     return false;
 }
 
+/* Adds t's storage to a stage's parameters, once: a view passes the
+ * buffer it reads (named after the tensor it views). */
+static void add_param(fe_ctx *c, fe_sarg **arr, int *n, int *cap, fe_tensor *t, const char *name)
+{
+    fe_tensor *s = fe_storage(t);
+    if (!has_sarg(*arr, *n, s))
+        add_sarg(c, arr, n, cap, s, t->view ? t->view->src_name : name);
+}
+
+void fe_give_buffer(fe_ctx *c, fe_tensor *t, const char *base)
+{
+    t->buf = temp_buffer(c, base, t);
+}
+
+void fe_emit_stage(fe_ctx *c, const fe_stage *st, const char *layer, const char *op,
+                   fe_span loc, const fe_sarg *params, int np)
+{
+    ir_func *f = ir_func_new(c->m, free_func_name(c, layer));
+    map_put(c, &c->funcs, f->name, f);
+    ir_func_set_attr(c->m, f, "layer", layer);
+    ir_func_set_attr(c->m, f, "op", op);
+    ir_func_set_attr(c->m, f, "loc", loc_str(c, loc));
+    fe_lower_stage(c->m, f, st, params, np, op);
+    ir_buffer **args = ir_alloc(c->a, sizeof(ir_buffer *) * (size_t)(np ? np : 1));
+    for (int i = 0; i < np; i++)
+        args[i] = params[i].t->buf;
+    ir_graph_add_call(c->m, f, args, np);
+}
+
 /* Ends the open stage of `in`: decides which temporaries the rest of the
  * program still needs (they get graph buffers and become outputs of the
  * stage's function), lowers the stage and adds its call to the graph. */
-static void close_stage(fe_ctx *c, fe_inst *in)
+void fe_close_stage(fe_ctx *c, fe_inst *in)
 {
     fe_stage *st = in->stage;
     if (!st)
@@ -1129,31 +1167,21 @@ static void close_stage(fe_ctx *c, fe_inst *in)
     int np = 0, cap = 0;
     if (kernel) {
         for (int i = 0; i < in->ninputs; i++)
-            add_sarg(c, &params, &np, &cap, in->inputs[i].t, in->inputs[i].name);
+            add_param(c, &params, &np, &cap, in->inputs[i].t, in->inputs[i].name);
         for (int i = 0; i < in->nweights; i++)
-            add_sarg(c, &params, &np, &cap, in->weights[i].t, in->weights[i].name);
+            add_param(c, &params, &np, &cap, in->weights[i].t, in->weights[i].name);
     }
     /* Graph values the stage reads: activations first, then weights. */
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < st->nuses; i++) {
             fe_sarg u = st->uses[i];
             bool w = u.t->buf && u.t->buf->role == IR_BUF_PARAM;
-            if (w == (pass == 1) && !has_sarg(params, np, u.t))
-                add_sarg(c, &params, &np, &cap, u.t, u.name);
+            if (w == (pass == 1))
+                add_param(c, &params, &np, &cap, u.t, u.name);
         }
     for (int i = 0; i < nouts; i++)
         add_sarg(c, &params, &np, &cap, outs[i].t, outs[i].name);
-
-    ir_func *f = ir_func_new(c->m, free_func_name(c, layer));
-    map_put(c, &c->funcs, f->name, f);
-    ir_func_set_attr(c->m, f, "layer", layer);
-    ir_func_set_attr(c->m, f, "op", in->op);
-    ir_func_set_attr(c->m, f, "loc", loc_str(c, kernel ? in->call : st->loc));
-    fe_lower_stage(c->m, f, st, params, np, in->op);
-    ir_buffer **args = ir_alloc(c->a, sizeof(ir_buffer *) * (size_t)(np ? np : 1));
-    for (int i = 0; i < np; i++)
-        args[i] = params[i].t->buf;
-    ir_graph_add_call(c->m, f, args, np);
+    fe_emit_stage(c, st, layer, in->op, kernel ? in->call : st->loc, params, np);
 }
 
 /* ---------------------------------------------------------------- layer names */
@@ -1555,7 +1583,7 @@ static void elab_input(fe_ctx *c, fe_inst *in, const fe_stmt *s)
         fe_error(c, s->name_span, "input name '%s' is already used by another buffer", s->name);
         return;
     }
-    fe_tensor *t = new_tensor(c, s->name, s->type->dtype, s->type->ndims, shape, s->name_span);
+    fe_tensor *t = fe_new_tensor(c, s->name, s->type->dtype, s->type->ndims, shape, s->name_span);
     t->buf = ir_buffer_new(c->m, s->name, t->dtype, t->ndim, t->shape, IR_BUF_INPUT);
     add_buffer(c, t->buf);
     if (!apply_init(c, in->env, &s->init, t->buf, -1, 1)) {
@@ -1589,7 +1617,7 @@ static void elab_param(fe_ctx *c, fe_inst *in, const fe_stmt *s)
         fe_env_bind(c, in->env, s->name, FE_B_PARAM, poison(), s->name_span);
         return;
     }
-    fe_tensor *t = new_tensor(c, s->name, s->type->dtype, s->type->ndims, shape, s->name_span);
+    fe_tensor *t = fe_new_tensor(c, s->name, s->type->dtype, s->type->ndims, shape, s->name_span);
     t->buf = ir_buffer_new(c->m, full, t->dtype, t->ndim, t->shape, IR_BUF_PARAM);
     t->buf->state = s->state;
     add_buffer(c, t->buf);
@@ -1613,7 +1641,7 @@ static void elab_output(fe_ctx *c, fe_inst *in, const fe_stmt *s)
                  in->def->outs[0].name);
         return;
     }
-    close_stage(c, in);
+    fe_close_stage(c, in);
     fe_binding *b = fe_env_find(in->env, s->name);
     if (!b) {
         fe_error(c, s->name_span, "unknown name '%s'%s", s->name, fe_suggest(c, in->env, s->name));
@@ -1626,7 +1654,15 @@ static void elab_output(fe_ctx *c, fe_inst *in, const fe_stmt *s)
                  fe_bkind_name(b->kind));
         return;
     }
-    ir_buffer *buf = b->v.t->buf;
+    fe_tensor *t = b->v.t;
+    if (t->view) {
+        /* an output has storage of its own: a view is copied into it */
+        t = fe_materialize(c, t, s->name, t->view->op, s->name_span);
+        if (!t)
+            return;
+        b->v.t = t;
+    }
+    ir_buffer *buf = t->buf;
     if (!buf) {
         diag_internal(c->d, "frontend", "output '%s' has no graph buffer", s->name);
         c->errors++;
@@ -1702,6 +1738,20 @@ static bool check_rebind(fe_ctx *c, fe_inst *in, const fe_stmt *s)
 static void elab_assign(fe_ctx *c, fe_inst *in, const fe_stmt *s)
 {
     const fe_expr *x = s->value;
+    if (x->kind == FE_E_CALL && fe_is_view_op(x->name)) {
+        /* `as` names the copy, when the layout allows no view */
+        if (s->names) {
+            fe_error(c, s->name_spans[1], "%s has one result, but %d names are given", x->name, s->nnames);
+            return;
+        }
+        const char *local = s->as ? expand_string(c, in->env, s->as, s->as_span, true) : s->name;
+        fe_value v = poison();
+        if (local && (!s->as || valid_layer_name(c, local, s->as_span)))
+            v = fe_view_call(c, in, s, join_name(c, in->layer, local));
+        if (check_rebind(c, in, s))
+            fe_env_bind(c, in->env, s->name, FE_B_VALUE, v, s->name_span);
+        return;
+    }
     if (x->kind == FE_E_CALL) {
         int arity;
         fe_def *def = resolve_call(c, in, x);
@@ -1720,7 +1770,7 @@ static void elab_assign(fe_ctx *c, fe_inst *in, const fe_stmt *s)
                 fe_env_bind(c, in->env, s->name, FE_B_VALUE, poison(), s->name_span);
             return;
         }
-        close_stage(c, in);
+        fe_close_stage(c, in);
         int nnames = s->names ? s->nnames : 1;
         fe_value *vs = ir_alloc(c->a, sizeof(fe_value) * (size_t)(nnames > def->nouts ? nnames : def->nouts));
         for (int j = 0; j < nnames; j++)
@@ -2063,7 +2113,7 @@ static bool bind_args(fe_ctx *c, fe_inst *caller, const fe_expr *call, fe_def *d
             continue;
         }
         fe_tensor *t = b->v.t;
-        if (!t->buf) {
+        if (!fe_storage(t)->buf) {
             diag_internal(c->d, "frontend", "argument '%s' of %s has no graph buffer", x->name, def->name);
             c->errors++;
             ok = false;
@@ -2073,6 +2123,11 @@ static bool bind_args(fe_ctx *c, fe_inst *caller, const fe_expr *call, fe_def *d
             ok = false;
             continue;
         }
+        /* a kernel reads a view through a parameter of its own: two views
+           of one tensor stay two parameters, which a schedule (cache_read)
+           can take one at a time */
+        if (t->view && !def->has_calls)
+            t = fe_view_param(c, t, p->name);
         add_sarg(c, &callee->inputs, &callee->ninputs, &callee->capinputs, t, p->name);
         fe_env_bind(c, ce, p->name, FE_B_INPUT, tensor_value(t), p->span);
     }
@@ -2197,7 +2252,7 @@ static void instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def *de
     elab_stmts(c, in, def->body + npre, def->nbody - npre, false);
     if (in->stopped && in->stage)
         in->stage->poisoned = true;   /* cut short: nothing of it is lowered */
-    close_stage(c, in);
+    fe_close_stage(c, in);
     c->inst = caller;
     if (in->stopped)
         return;
@@ -2221,6 +2276,11 @@ static void collect_defs(fe_ctx *c)
             if (s->kind != FE_S_DEF || !s->def->name)
                 continue;
             fe_def *d = s->def;
+            if (fe_is_view_op(d->name)) {
+                fe_error(c, d->span, "'%s' is a built-in view op (reshape, flatten, permute, transpose, slice); give the def another name",
+                         d->name);
+                continue;
+            }
             fe_def *old = NULL;
             for (int j = 0; j < c->ndefs && !old; j++)
                 if (strcmp(c->defs[j]->name, d->name) == 0 && same_ranks(c->defs[j], d))
@@ -2390,7 +2450,7 @@ bool fe_elaborate(fe_ctx *c)
     elab_stmts(c, &in, c->main->stmts, c->main->nstmts, true);
     if (in.stopped && in.stage)
         in.stage->poisoned = true;
-    close_stage(c, &in);
+    fe_close_stage(c, &in);
     c->inst = NULL;
     if (c->errors == 0)
         apply_schedules(c);   /* every layer exists now */

@@ -20,6 +20,7 @@
 
 typedef struct fe_stage fe_stage;
 typedef struct fe_inst fe_inst;
+typedef struct fe_view fe_view;
 
 /* A tensor during elaboration: a graph value (program input, param, call
  * result) or a temporary defined by an index statement of an open stage. */
@@ -33,7 +34,26 @@ typedef struct fe_tensor {
     fe_span loc;           /* where it was defined */
     bool dead;             /* local of a closed stage that nobody needed */
     ir_buffer *fbuf;       /* lowering scratch: its buffer in the function */
+    fe_view *view;         /* a view: no storage of its own (buf is NULL) */
+    struct fe_tensor *shapes;  /* a graph value: its storage seen under
+                              other shapes (the srcs of its views), chained
+                              through their `shapes` */
+    struct fe_tensor *reshape_of;  /* one of those: the graph value */
 } fe_tensor;
+
+/* A view (view.c): a tensor that reads another one's storage through
+ * rewritten indices, with no copy.  Element [i0, i1, ...] of the view is
+ * element [off[m] + sum_j coef[m * ndim + j] * i_j] (m = 0 .. src->ndim-1)
+ * of `src`: the storage of a graph value, under that value's shape or under
+ * another one of the same element count (a reshape costs nothing: a call
+ * may pass a buffer to a parameter of another shape, doc/ir.md). */
+struct fe_view {
+    fe_tensor *src;        /* has a graph buffer; never a view */
+    const char *src_name;  /* src's name in the kernels that read it */
+    int64_t *off;          /* src->ndim */
+    int64_t *coef;         /* src->ndim x the view's ndim */
+    const char *op;        /* the op that made it: reshape, permute, ... */
+};
 
 typedef enum { FE_V_INT, FE_V_FLOAT, FE_V_TENSOR, FE_V_POISON } fe_vkind;
 
@@ -252,6 +272,36 @@ const char *fe_shape_str(ir_arena *a, ir_dtype t, int ndim, const int64_t *shape
 
 /* Runs the program; false if anything failed. */
 bool fe_elaborate(fe_ctx *c);
+
+fe_tensor *fe_new_tensor(fe_ctx *c, const char *name, ir_dtype t, int ndim,
+                         const int64_t *shape, fe_span loc);
+/* Ends the open stage of `in` (lowers it and adds its call to the graph). */
+void fe_close_stage(fe_ctx *c, fe_inst *in);
+/* A layer name not taken yet: base, else base.copy, base.copy2 ...,
+ * claimed for a layer made at loc. */
+const char *fe_claim_free_layer(fe_ctx *c, const char *base, fe_span loc);
+/* Gives t (defined by a stage) a TEMP graph buffer named base (or a free
+ * name made from it). */
+void fe_give_buffer(fe_ctx *c, fe_tensor *t, const char *base);
+/* Lowers st to a function of `layer` and `op` taking params (storage
+ * tensors with graph buffers, in order) and adds its call to the graph. */
+void fe_emit_stage(fe_ctx *c, const fe_stage *st, const char *layer, const char *op,
+                   fe_span loc, const fe_sarg *params, int np);
+
+/* ---------------------------------------------------------------- view.c */
+
+/* Elaborates `NAME = VIEWOP(x, ...)`: a view of x, or a copy (made by a
+ * layer named `layer`) where the layout allows no view; POISON after an
+ * error. */
+fe_value fe_view_call(fe_ctx *c, fe_inst *in, const fe_stmt *s, const char *layer);
+/* The view t as a kernel's parameter `name` sees it: the same map over
+ * a storage of its own (sharing t's buffer), named `name`. */
+fe_tensor *fe_view_param(fe_ctx *c, fe_tensor *t, const char *name);
+/* What holds t's elements: t itself, or the src of t's view. */
+fe_tensor *fe_storage(fe_tensor *t);
+/* A tensor with its own buffer holding t's elements: t itself, or, for a
+ * view, a copy made by a new layer (base name `layer`, op `op`). */
+fe_tensor *fe_materialize(fe_ctx *c, fe_tensor *t, const char *layer, const char *op, fe_span loc);
 
 /* ---------------------------------------------------------------- kernel.c */
 

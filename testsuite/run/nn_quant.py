@@ -10,20 +10,23 @@ def i8(shape):
     return rng.integers(-128, 128, shape, dtype=np.int8)
 
 
-def requant(acc, bias, scale, relu, axis):
-    """clamp(rint(f64(acc + bias) * scale), lo, 127): ties to even."""
+def requant(acc, bias, scale, relu, y_zero=0):
+    """clamp(rint(f64(acc + bias) * scale) + y_zero, lo, 127) per channel
+    (axis 1), ties to even; lo is y_zero with a fused relu, else -128."""
     shape = [1] * acc.ndim
-    shape[axis] = -1
+    shape[1] = -1
     y = np.rint((acc + bias.reshape(shape)).astype(np.float64) *
-                scale.astype(np.float64).reshape(shape))
-    return np.clip(y, 0 if relu else -128, 127).astype(np.int8)
+                scale.astype(np.float64).reshape(shape)) + y_zero
+    return np.clip(y, y_zero if relu else -128, 127).astype(np.int8)
 
 
-def qconv(x, w, b, s, stride, pad, relu):
+def qconv(x, w, b, s, stride, pad, relu, x_zero=0, y_zero=0):
     n, c, h, wd = x.shape
     f, _, k, _ = w.shape
-    xp = np.zeros((n, c, h + 2 * pad, wd + 2 * pad), np.int64)
+    # the padding holds the real 0, whose code is x_zero
+    xp = np.full((n, c, h + 2 * pad, wd + 2 * pad), x_zero, np.int64)
     xp[:, :, pad:pad + h, pad:pad + wd] = x
+    xp -= x_zero
     oh, ow = (h + 2 * pad - k) // stride + 1, (wd + 2 * pad - k) // stride + 1
     acc = np.zeros((n, f, oh, ow), np.int64)
     for r in range(k):
@@ -31,7 +34,12 @@ def qconv(x, w, b, s, stride, pad, relu):
             patch = xp[:, :, r:r + stride * oh:stride, q:q + stride * ow:stride]
             acc += np.einsum("nchw,fc->nfhw", patch, w[:, :, r, q].astype(np.int64))
     assert np.abs(acc).max() < 2**31
-    return requant(acc, b, s, relu, 1)
+    return requant(acc, b, s, relu, y_zero)
+
+
+def qlin(v, w, b, s, relu, x_zero=0, y_zero=0):
+    acc = (v.astype(np.int64) - x_zero) @ w.astype(np.int64).T
+    return requant(acc, b, s, relu, y_zero)
 
 
 def params(name, shape):
@@ -47,6 +55,10 @@ w = {}
 w.update(params("conv", (6, 5, 3, 3)))
 w.update(params("convr", (4, 5, 1, 1)))
 w.update(params("fc", (7, 40)))
+w.update(params("zconv", (6, 5, 3, 3)))
+w.update(params("zconvr", (4, 5, 3, 3)))
+w.update(params("zfc", (7, 40)))
+w.update(params("zfcr", (5, 40)))
 # a tie: acc + bias = 3 with scale 0.5 gives 1.5, which rounds to 2
 w["fc.scale"][0] = 0.5
 w["fc.bias"][0] = 3 - int(v[0].astype(np.int64) @ w["fc.weight"][0].astype(np.int64))
@@ -55,9 +67,15 @@ save(out, "in", x=x, v=v)
 save(out, "weights", **w)
 conv = qconv(x, w["conv.weight"], w["conv.bias"], w["conv.scale"], 2, 1, False)
 convr = qconv(x, w["convr.weight"], w["convr.bias"], w["convr.scale"], 1, 0, True)
-acc = v.astype(np.int64) @ w["fc.weight"].astype(np.int64).T
-fc = requant(acc, w["fc.bias"], w["fc.scale"], True, 1)
+fc = qlin(v, w["fc.weight"], w["fc.bias"], w["fc.scale"], True)
 assert fc[0, 0] == 2
 s = conv.astype(np.int32) * 2
+# asymmetric: zero points of the input and the output
+zconv = qconv(x, w["zconv.weight"], w["zconv.bias"], w["zconv.scale"], 2, 1, False, -7, 12)
+zconvr = qconv(x, w["zconvr.weight"], w["zconvr.bias"], w["zconvr.scale"], 1, 2, True, 100, -20)
+zfc = qlin(v, w["zfc.weight"], w["zfc.bias"], w["zfc.scale"], False, -128, -3)
+zfcr = qlin(v, w["zfcr.weight"], w["zfcr.bias"], w["zfcr.scale"], True, 9, 50)
+assert (zconv != qconv(x, w["zconv.weight"], w["zconv.bias"], w["zconv.scale"], 2, 1, False)).any()
+assert (zfcr == 50).any() and zfcr.min() >= 50
 save(out, "expected", conv=conv, convr=convr, fc=fc,
-     sum=np.clip(s, -128, 127).astype(np.int8))
+     sum=np.clip(s, -128, 127).astype(np.int8), zconv=zconv, zconvr=zconvr, zfc=zfc, zfcr=zfcr)
