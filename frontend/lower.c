@@ -15,8 +15,8 @@
 /* Lowering state of one function. */
 typedef struct lctx {
     ir_module *m;
-    const char **names;    /* every name used in the function */
-    int nnames, capnames;
+    fe_map names;          /* every name used in the function -> the
+                              next suffix to try for it as a base */
     ir_var **iters;        /* the current statement's block variables */
     const int64_t *lo;     /* and the first value of each index variable */
     ir_stmt **asserts;     /* run-time index checks of the current statement */
@@ -28,22 +28,24 @@ typedef struct lctx {
     const char *op;
 } lctx;
 
-static bool name_taken(const lctx *l, const char *s)
-{
-    for (int i = 0; i < l->nnames; i++)
-        if (strcmp(l->names[i], s) == 0)
-            return true;
-    return false;
-}
-
-/* base, or base_1, base_2 ... : unique in the function. */
+/* base, or base_1, base_2 ... : unique in the function.  (Every
+ * statement names its loops i, j, ...: the suffix search starts where the
+ * last one for the same base stopped, so a program of many statements
+ * takes linear time, not cubic.) */
 static const char *unique(lctx *l, const char *base)
 {
-    const char *s = base;
-    for (int k = 1; name_taken(l, s); k++)
-        s = ir_sprintf(l->m->arena, "%s_%d", base, k);
-    s = ir_strdup(l->m->arena, s);
-    IR_PUSH(l->m->arena, l->names, l->nnames, l->capnames, s);
+    ir_arena *a = l->m->arena;
+    intptr_t next = (intptr_t)fe_map_get(&l->names, base);
+    if (!next) {
+        base = ir_strdup(a, base);
+        fe_map_put(a, &l->names, base, (void *)(intptr_t)1);
+        return base;
+    }
+    const char *s;
+    while (fe_map_get(&l->names, s = ir_sprintf(a, "%s_%ld", base, (long)next)))
+        next++;
+    fe_map_put(a, &l->names, base, (void *)(next + 1));
+    fe_map_put(a, &l->names, s, (void *)(intptr_t)1);
     return s;
 }
 

@@ -93,7 +93,7 @@ static int map_slot(const fe_map *m, const char *key)
     }
 }
 
-static void *map_get(const fe_map *m, const char *key)
+void *fe_map_get(const fe_map *m, const char *key)
 {
     if (!m->cap)
         return NULL;
@@ -101,13 +101,13 @@ static void *map_get(const fe_map *m, const char *key)
     return m->keys[i] && m->keys[i] != fe_map_tomb ? m->vals[i] : NULL;
 }
 
-static void map_put(fe_ctx *c, fe_map *m, const char *key, void *val)
+void fe_map_put(ir_arena *a, fe_map *m, const char *key, void *val)
 {
     if ((m->n + 1) * 2 > m->cap) {
         fe_map old = *m;
         m->cap = old.cap ? old.cap * 2 : 64;
-        m->keys = ir_alloc(c->a, sizeof(char *) * (size_t)m->cap);
-        m->vals = ir_alloc(c->a, sizeof(void *) * (size_t)m->cap);
+        m->keys = ir_alloc(a, sizeof(char *) * (size_t)m->cap);
+        m->vals = ir_alloc(a, sizeof(void *) * (size_t)m->cap);
         m->n = 0;
         for (int i = 0; i < old.cap; i++)
             if (old.keys[i] && old.keys[i] != fe_map_tomb) {
@@ -874,7 +874,7 @@ static const char *join_name(fe_ctx *c, const char *prefix, const char *name)
  * is taken. */
 static bool claim_layer(fe_ctx *c, const char *layer, fe_span loc)
 {
-    fe_span *first = map_get(&c->layers, layer);
+    fe_span *first = fe_map_get(&c->layers, layer);
     if (first) {
         fe_error(c, loc, "duplicate layer name '%s' (first used at %s)", layer, loc_str(c, *first));
         if (first->file)
@@ -883,33 +883,33 @@ static bool claim_layer(fe_ctx *c, const char *layer, fe_span loc)
     }
     fe_span *at = ir_alloc(c->a, sizeof *at);
     *at = loc;
-    map_put(c, &c->layers, layer, at);
+    fe_map_put(c->a, &c->layers, layer, at);
     return true;
 }
 
 const char *fe_claim_free_layer(fe_ctx *c, const char *base, fe_span loc)
 {
     const char *s = base;
-    for (int k = 1; map_get(&c->layers, s); k++)
+    for (int k = 1; fe_map_get(&c->layers, s); k++)
         s = k == 1 ? ir_sprintf(c->a, "%s.copy", base) : ir_sprintf(c->a, "%s.copy%d", base, k);
     claim_layer(c, s, loc);
     return s;
 }
 
-static ir_buffer *find_buffer(fe_ctx *c, const char *name) { return map_get(&c->bufs, name); }
+static ir_buffer *find_buffer(fe_ctx *c, const char *name) { return fe_map_get(&c->bufs, name); }
 
 /* Adds b to the graph (its name must be free). */
 static void add_buffer(fe_ctx *c, ir_buffer *b)
 {
     ir_graph_add_buffer(c->m, b);
-    map_put(c, &c->bufs, b->name, b);
+    fe_map_put(c->a, &c->bufs, b->name, b);
 }
 
 static void rename_buffer(fe_ctx *c, ir_buffer *b, const char *name)
 {
     map_del(&c->bufs, b->name);
     b->name = ir_strdup(c->m->arena, name);
-    map_put(c, &c->bufs, b->name, b);
+    fe_map_put(c->a, &c->bufs, b->name, b);
 }
 
 /* A free name for a TEMP graph buffer: base, else base.out, base.out2 ... */
@@ -1073,7 +1073,7 @@ static bool has_sarg(const fe_sarg *arr, int n, const fe_tensor *t)
 static const char *free_func_name(fe_ctx *c, const char *base)
 {
     const char *s = base;
-    for (int k = 1; map_get(&c->funcs, s); k++)
+    for (int k = 1; fe_map_get(&c->funcs, s); k++)
         s = ir_sprintf(c->a, "%s.%d", base, k);
     return s;
 }
@@ -1107,7 +1107,7 @@ void fe_emit_stage(fe_ctx *c, const fe_stage *st, const char *layer, const char 
                    fe_span loc, const fe_sarg *params, int np)
 {
     ir_func *f = ir_func_new(c->m, free_func_name(c, layer));
-    map_put(c, &c->funcs, f->name, f);
+    fe_map_put(c->a, &c->funcs, f->name, f);
     ir_func_set_attr(c->m, f, "layer", layer);
     ir_func_set_attr(c->m, f, "op", op);
     ir_func_set_attr(c->m, f, "loc", loc_str(c, loc));
@@ -2350,7 +2350,7 @@ static void collect_schedules(fe_ctx *c, fe_file *f, bool *seen)
         }
         fe_map *map = s->sched_layer ? &c->sched_layers : &c->sched_defs;
         const char *what = s->sched_layer ? "layer" : "def";
-        fe_stmt *first = map_get(map, s->name);
+        fe_stmt *first = fe_map_get(map, s->name);
         if (first) {
             fe_error(c, s->name_span, "second schedule for %s '%s' (the first is at %s)", what, s->name,
                      loc_str(c, first->name_span));
@@ -2374,7 +2374,7 @@ static void collect_schedules(fe_ctx *c, fe_file *f, bool *seen)
                 continue;
             }
         }
-        map_put(c, map, s->name, s);
+        fe_map_put(c->a, map, s->name, s);
         IR_PUSH(c->a, c->scheds, c->nscheds, c->capscheds, s);
     }
 }
@@ -2393,11 +2393,11 @@ static void apply_schedules(fe_ctx *c)
     for (int i = 0; i < m->nfuncs; i++) {
         ir_func *f = m->funcs[i];
         const char *layer = ir_func_attr(f, "layer"), *op = ir_func_attr(f, "op");
-        fe_stmt *s = layer ? map_get(&c->sched_layers, layer) : NULL;
+        fe_stmt *s = layer ? fe_map_get(&c->sched_layers, layer) : NULL;
         if (s)
-            map_put(c, &used, s->name, s);
+            fe_map_put(c->a, &used, s->name, s);
         else
-            s = op ? map_get(&c->sched_defs, op) : NULL;
+            s = op ? fe_map_get(&c->sched_defs, op) : NULL;
         if (!s)
             continue;
         ir_func_set_attr(m, f, "schedule", s->text);
@@ -2405,9 +2405,9 @@ static void apply_schedules(fe_ctx *c)
     }
     for (int k = 0; k < c->nscheds; k++) {
         fe_stmt *s = c->scheds[k];
-        if (!s->sched_layer || map_get(&used, s->name))
+        if (!s->sched_layer || fe_map_get(&used, s->name))
             continue;
-        if (map_get(&c->layers, s->name)) {
+        if (fe_map_get(&c->layers, s->name)) {
             /* a layer made of calls: its work is in its sublayers */
             const char *sub = NULL;
             size_t n = strlen(s->name);

@@ -216,6 +216,11 @@ typedef struct fe_map {
     int cap, n;            /* n counts live and deleted slots */
 } fe_map;
 
+/* key's value, or NULL; fe_map_put adds or replaces it (keys and tables
+ * live in a, key is not copied). */
+void *fe_map_get(const fe_map *m, const char *key);
+void fe_map_put(ir_arena *a, fe_map *m, const char *key, void *val);
+
 /* The whole compilation. */
 typedef struct fe_ctx {
     ir_arena *a;           /* syntax tree and scratch */

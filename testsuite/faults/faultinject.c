@@ -4,6 +4,9 @@
  *   TEC_FAULT_MODE=count TEC_FAULT_LOG=FILE   record every call site
  *   TEC_FAULT_MODE=alloc TEC_FAULT_N=N        the Nth allocation fails
  *   TEC_FAULT_MODE=write TEC_FAULT_N=N        the Nth write fails
+ *   TEC_FAULT_MODE=leak TEC_FAULT_N=N         the Nth allocation leaks a
+ *                                             block (a planted leak, which
+ *                                             LeakSanitizer must report)
  *   TEC_FAULT_TRACE=1                         and prints the stack there
  *
  * Allocations are malloc, calloc, realloc, posix_memalign and
@@ -31,7 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { MODE_OFF, MODE_COUNT, MODE_ALLOC, MODE_WRITE };
+enum { MODE_OFF, MODE_COUNT, MODE_ALLOC, MODE_WRITE, MODE_LEAK };
 
 static int mode;
 static long target;               /* the call to fail (1-based) */
@@ -102,8 +105,9 @@ __attribute__((constructor)) static void init(void)
             real_fclose(f);
         }
         mode = log_fd >= 0 ? MODE_COUNT : MODE_OFF;
-    } else if (m && n && (strcmp(m, "alloc") == 0 || strcmp(m, "write") == 0)) {
-        mode = m[0] == 'a' ? MODE_ALLOC : MODE_WRITE;
+    } else if (m && n && (strcmp(m, "alloc") == 0 || strcmp(m, "write") == 0 ||
+                          strcmp(m, "leak") == 0)) {
+        mode = m[0] == 'a' ? MODE_ALLOC : m[0] == 'w' ? MODE_WRITE : MODE_LEAK;
         target = strtol(n, NULL, 10);
     }
     unsetenv("LD_PRELOAD");
@@ -133,7 +137,8 @@ static int in_aborting_lib(void *addr)
 /* Counts a call of kind `alloc` (or a write) and says whether it must fail. */
 static int should_fail(int alloc)
 {
-    if (mode == MODE_OFF || busy || (mode == MODE_ALLOC && !alloc) || (mode == MODE_WRITE && alloc))
+    if (mode == MODE_OFF || busy || (mode == MODE_WRITE && alloc) ||
+        ((mode == MODE_ALLOC || mode == MODE_LEAK) && !alloc))
         return 0;
     busy++;
     void *frames[32];
@@ -158,6 +163,9 @@ static int should_fail(int alloc)
                                (unsigned long)((uintptr_t)frames[site] - (uintptr_t)info.dli_fbase));
             if (len > 0 && real_write(log_fd, line, (size_t)len) < 0)
                 mode = MODE_OFF;
+        } else if (mode == MODE_LEAK) {
+            if (k == target)
+                real_malloc(64);   /* dropped at once */
         } else if ((fail = k == target) && getenv("TEC_FAULT_TRACE")) {
             backtrace_symbols_fd(frames, n, 2);   /* where it failed, for debugging */
         }

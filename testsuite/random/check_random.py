@@ -5,26 +5,39 @@ Writes N random valid .te programs (seeded: the same seed gives the same
 programs) from a few kinds of kernel statements -- elementwise arithmetic
 and math functions, reductions (+= max= min=), contractions, shifted reads
 with an `else` default, data-dependent gathers -- over f32, i32 and i64
-tensors, runs each with tec at -O0, -O1, -O2, -O3 and --interp, and
+tensors, runs them with tec at -O0, -O1, -O2, -O3 and --interp, and
 compares every output with the interpreter's (integers exactly, floats
-within 1e-4 of the largest magnitude, as testsuite/compare.py).  A run that
-fails at one level but not at another is a mismatch too.  The first
-mismatch is reduced (statements and outputs dropped while it persists)
+within 1e-4 of the largest magnitude or of 1, whichever is larger: inputs
+are of order 1, so a smaller output can be all rounding).  A run that
+fails at one level but not at another is a mismatch too.
+
+Programs are run BATCH at a time as one program (program k's tensors are
+named pK_tI, so they do not collide): one C compiler call and one process
+per level for the batch, which is what costs most.  When a batch
+disagrees, the program the mismatch names (or else the half of the batch,
+halved again, that still disagrees) is run alone; that is reduced
+(statements and outputs dropped while the same kind of mismatch persists)
 and saved as OUT/failing.te with the levels that disagree; the exit status
 is then 1.  Every program is valid, so one the interpreter refuses is a
 finding as well.
 
-usage: check_random.py TEC N SEED OUT
+usage: check_random.py TEC N SEED OUT [BATCH [JOBS]]
+  BATCH programs are run together (default 25: larger batches make one C
+  function the compiler optimizes in more than linear time); JOBS levels
+  run side by side (default 1).
 """
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 LEVELS = ["-O0", "-O1", "-O2", "-O3", "--interp"]
+JOBS = 1   # levels run side by side
 
 
 class Prog:
@@ -47,10 +60,11 @@ class Prog:
         return "\n".join(lines) + "\n"
 
 
-def gen(rng):
+def gen(rng, prefix=""):
+    """A random program whose tensors are named PREFIXt0, PREFIXt1, ..."""
     p = Prog()
     dims = {d: rng.randint(1, 6) for d in "MNK"}
-    names = iter(f"t{i}" for i in range(1000))
+    names = iter(f"{prefix}t{i}" for i in range(1000))
 
     def add_input(dtype, shape, init=None):
         n = next(names)
@@ -124,8 +138,10 @@ def gen(rng):
 
 def run(tec, prog_path, level, out):
     shutil.rmtree(out, ignore_errors=True)
-    r = subprocess.run([tec, level, prog_path, "--save-outputs", out], capture_output=True,
-                       text=True, timeout=600)
+    # (--no-cache: a private directory for each run's kernels, where the
+    # cache would keep every one of N programs' kernels)
+    r = subprocess.run([tec, "--no-cache", level, prog_path, "--save-outputs", out],
+                       capture_output=True, text=True, timeout=600)
     return r.returncode, r.stderr
 
 
@@ -142,7 +158,10 @@ def compare(ref, got):
             if not np.array_equal(a, b):
                 return f"{n}: integers differ"
         else:
-            scale = max(float(np.max(np.abs(a))) if a.size else 0.0, 1e-30)
+            # Inputs are of order 1: an output below 1 may be a difference
+            # of such numbers, all rounding ((x - (y + x)) + y), which the
+            # order of operations decides; so the scale is at least 1.
+            scale = max(float(np.max(np.abs(a))) if a.size else 0.0, 1.0)
             if not np.allclose(a, b, rtol=0, atol=1e-4 * scale, equal_nan=True):
                 return f"{n}: max difference {float(np.max(np.abs(a - b)))} (scale {scale})"
     return None
@@ -153,10 +172,11 @@ def disagreement(tec, text, work):
     path = os.path.join(work, "prog.te")
     with open(path, "w") as f:
         f.write(text)
+    outs = [os.path.join(work, "out" + lv) for lv in LEVELS]
+    with ThreadPoolExecutor(JOBS) as pool:
+        done = pool.map(lambda lv, out: run(tec, path, lv, out), LEVELS, outs)
     results = {}
-    for lv in LEVELS:
-        out = os.path.join(work, "out" + lv)
-        rc, err = run(tec, path, lv, out)
+    for lv, out, (rc, err) in zip(LEVELS, outs, done):
         if rc not in (0, 1):
             return f"{lv}: exit status {rc}: {err.strip()[:500]}"
         results[lv] = (rc, out, err)
@@ -204,25 +224,68 @@ def reduce(tec, prog, why, work):
     return prog.text(stmts, outputs)
 
 
+def merge(progs):
+    """One program holding every statement of progs (whose names differ)."""
+    m = Prog()
+    for p in progs:
+        m.inputs += p.inputs
+        m.stmts += p.stmts
+        m.shapes.update(p.shapes)
+        m.outputs += p.outputs
+    return m
+
+
+def culprit(tec, progs, why, work):
+    """The fewest of a batch's programs found to disagree the way the batch
+    does: the program a tensor name in `why` belongs to if it does alone,
+    else the half of the batch that does, halved while one half does."""
+    def same(ps):
+        return kind(disagreement(tec, merge(ps).text(), work)) == kind(why)
+
+    named = re.search(r"\bp(\d+)_t\d+\b", why)
+    if named:
+        ps = [p for p in progs if p.number == int(named.group(1))]
+        if ps and same(ps):
+            return ps
+    while len(progs) > 1:
+        half = len(progs) // 2
+        for part in (progs[:half], progs[half:]):
+            if same(part):
+                progs = part
+                break
+        else:
+            break
+    return progs
+
+
 def main():
+    global JOBS
     tec, n, seed, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    batch = int(sys.argv[5]) if len(sys.argv) > 5 else 25
+    JOBS = int(sys.argv[6]) if len(sys.argv) > 6 else 1
     os.makedirs(out, exist_ok=True)
     work = os.path.join(out, "work")
     os.makedirs(work, exist_ok=True)
     rng = random.Random(seed)
-    for k in range(n):
-        prog = gen(rng)
-        why = disagreement(tec, prog.text(), work)
+    done = 0
+    while done < n:
+        progs = []
+        for k in range(done, min(done + batch, n)):
+            progs.append(gen(rng, f"p{k}_"))
+            progs[-1].number = k
+        why = disagreement(tec, merge(progs).text(), work)
         if why:
-            small = reduce(tec, prog, why, work)
+            bad = culprit(tec, progs, why, work)
+            small = reduce(tec, merge(bad), why, work)
             why = disagreement(tec, small, work) or why
+            which = " ".join(str(p.number) for p in bad)
             path = os.path.join(out, "failing.te")
             with open(path, "w") as f:
-                f.write(f"# check-random seed {seed}, program {k}: {why}\n" + small)
-            print(f"check-random: program {k} of seed {seed}: {why}\n  reduced: {path}")
+                f.write(f"# check-random seed {seed}, program {which}: {why}\n" + small)
+            print(f"check-random: program {which} of seed {seed}: {why}\n  reduced: {path}")
             return 1
-        if (k + 1) % 10 == 0 or k + 1 == n:
-            print(f"check-random: {k + 1} of {n} programs agree at {' '.join(LEVELS)}", flush=True)
+        done += len(progs)
+        print(f"check-random: {done} of {n} programs agree at {' '.join(LEVELS)}", flush=True)
     return 0
 
 

@@ -55,6 +55,17 @@ expect_status 1 timeout 120 "$TEC" loops.te
 grep -q '^loops.te:2:5: error: compile-time loops run more than 1000000 iterations in all; this one is at b = 99990$' err ||
     { cat err; fail "total loop cap"; }
 
+# Lowering names every statement's loops apart (i, i_1, i_2, ...) in
+# linear time: 3000 statements that all index with i took minutes when
+# each new name was looked for among all the others, suffix by suffix.
+"$PYTHON" -c '
+print("input x: f32[4]\nt0[i] = x[i] + 1.0")
+for k in range(1, 3000):
+    print(f"t{k}[i] = t{k - 1}[i] * 0.5")
+print("output t2999")' >chain.te
+expect_status 0 timeout 60 "$TEC" --interp chain.te
+grep -q '^t2999: f32\[4\]' out || { cat out; fail "3000 statements"; }
+
 # A missing home directory is not created for the kernel cache.
 env -u XDG_CACHE_HOME HOME="$PWD/nohome" "$TEC" small.te >out 2>err
 [ $? = 1 ] || fail "missing HOME: exit status"

@@ -1,0 +1,57 @@
+# make check-random runs its programs in batches: a mismatch in a batch is
+# traced to the one program that has it, which is reduced and saved.  A
+# wrapper around tec plants the mismatches: at -O2 it changes program 7's
+# first tensor (named in the mismatch: found by its name), or it fails when
+# program 7 is there (not named: found by halving the batch).
+. "$srcdir/testsuite/cli/lib.inc"
+check="$srcdir/testsuite/random/check_random.py"
+cat >faulty <<EOF
+#!/bin/sh
+# faulty --no-cache LEVEL PROGRAM --save-outputs DIR
+[ "\$2" = -O2 ] && [ "\$MODE" = exit ] && grep -q '^p7_t7\[' "\$3" && { echo "tec: error: planted" >&2; exit 1; }
+"$TEC" "\$@" || exit \$?
+[ "\$2" = -O2 ] && [ "\$MODE" = value ] && [ -e "\$5/p7_t7.npy" ] &&
+    "$PYTHON" -c 'import numpy as np, sys; a = np.load(sys.argv[1]); np.save(sys.argv[1], a - (abs(a) + 1))' "\$5/p7_t7.npy"
+exit 0
+EOF
+chmod +x faulty
+
+# Without a wrapper, the same programs agree.
+"$PYTHON" "$check" "$TEC" 10 3 ok 10 2 >out 2>&1 || { cat out; fail "a clean run"; }
+grep -q '^check-random: 10 of 10 programs agree' out || { cat out; fail "a clean run's summary"; }
+
+for mode in value exit; do
+    MODE=$mode "$PYTHON" "$check" "$PWD/faulty" 10 3 $mode 10 2 >out 2>&1
+    [ $? = 1 ] || { cat out; fail "$mode: exit status"; }
+    grep -q '^check-random: program 7 of seed 3: -O2 ' out || { cat out; fail "$mode: the program found"; }
+    head -1 $mode/failing.te | grep -q '^# check-random seed 3, program 7: -O2 ' ||
+        { cat $mode/failing.te; fail "$mode: failing.te's first line"; }
+    # reduced to program 7 alone, its first statement kept
+    grep -q '^p7_t7\[' $mode/failing.te || { cat $mode/failing.te; fail "$mode: p7_t7 dropped"; }
+    ! grep -q '^p[0-689]_' $mode/failing.te || { cat $mode/failing.te; fail "$mode: other programs left"; }
+done
+grep -q '^# check-random seed 3, program 7: -O2 vs --interp: p7_t7.npy: ' value/failing.te ||
+    { head -1 value/failing.te; fail "value: the mismatch"; }
+grep -q '^# check-random seed 3, program 7: -O2 exits 1, --interp exits 0: tec: error: planted' exit/failing.te ||
+    { head -1 exit/failing.te; fail "exit: the mismatch"; }
+
+# Outputs below 1 are compared at the inputs' scale, 1: program 7154 of
+# seed 15 is min over j of (t9 - (t0 + t9)) + t0, zero but for rounding,
+# which -O2 and --interp round differently (6e-8 apart, at a largest
+# magnitude of 6e-8).
+cat >cancel.te <<'TE'
+input p7154_t0: f32[5, 2]
+input p7154_t2: f32[5, 2]
+p7154_t7[i, j] = (tanh(p7154_t0[i, j]) - p7154_t2[i, j])
+p7154_t9[i, j] = (sqrt(abs(max(p7154_t2[i, j], p7154_t0[i, j])) + 1.0) - (p7154_t0[i, j] * (p7154_t2[i, j] - p7154_t7[i, j])))
+p7154_t10[i] min= ((p7154_t9[i, j] - (p7154_t0[i, j] + p7154_t9[i, j])) + p7154_t0[i, j])
+output p7154_t10
+TE
+mkdir -p cancel
+"$PYTHON" -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+import check_random
+print(check_random.disagreement(sys.argv[2], open("cancel.te").read(), "cancel"))' \
+    "$srcdir/testsuite/random" "$TEC" >out 2>&1
+[ "$(cat out)" = None ] || { cat out; fail "rounding of a cancellation taken for a mismatch"; }
