@@ -493,20 +493,16 @@ static bool split_reduction(const ir_stmt *blk, const ir_expr *la, const ir_expr
 /* ---------------------------------------------------------------- one block */
 
 /* Simplifies the two factors knowing each iteration variable's range; the
- * new nodes live in the returned scratch module (NULL when out of memory),
- * which the caller frees after its last use of *a and *b. */
+ * new nodes live in the returned scratch module, which the caller frees
+ * after its last use of *a and *b.  (Out of memory exits the process, as
+ * every arena allocation does.) */
 static ir_module *simplified_operands(const ir_stmt *blk, const ir_expr **a, const ir_expr **b)
 {
     ir_module *scratch = ir_module_new("accel-classify");
     size_t n = (size_t)(blk->niters ? blk->niters : 1);
-    const ir_var **vars = calloc(n, sizeof *vars);
-    int64_t *lo = calloc(n, sizeof *lo), *hi = calloc(n, sizeof *hi);
-    if (!scratch || !vars || !lo || !hi) {
-        free(vars), free(lo), free(hi);
-        if (scratch)
-            ir_module_free(scratch);
-        return NULL;
-    }
+    const ir_var **vars = ir_alloc(scratch->arena, n * sizeof *vars);
+    int64_t *lo = ir_alloc(scratch->arena, n * sizeof *lo);
+    int64_t *hi = ir_alloc(scratch->arena, n * sizeof *hi);
     int nv = 0;
     for (int i = 0; i < blk->niters; i++)
         if (blk->iters[i].extent > 0) {
@@ -516,7 +512,6 @@ static ir_module *simplified_operands(const ir_stmt *blk, const ir_expr **a, con
         }
     *a = pass_simplify_expr_in(scratch, (ir_expr *)*a, nv, vars, lo, hi);
     *b = pass_simplify_expr_in(scratch, (ir_expr *)*b, nv, vars, lo, hi);
-    free(vars), free(lo), free(hi);
     return scratch;
 }
 
@@ -544,10 +539,6 @@ bool acc_classify_block(const ir_func *f, const ir_graph_call *call, const ir_st
     ir_module *scratch = NULL;
     if (ok && reduce && match_mac(blk, &st, &a, &b)) {
         scratch = simplified_operands(blk, &a, &b);
-        if (!scratch) {
-            diag_error(d, diag_noloc(), "out of memory");
-            return false;
-        }
         la = first_load(a);
         lb = first_load(b);
     }
@@ -567,6 +558,7 @@ bool acc_classify_block(const ir_func *f, const ir_graph_call *call, const ir_st
         dim_role *role = calloc(n, sizeof *role);
         if (!ua || !ub || !role) {
             free(ua), free(ub), free(role);
+            ir_module_free(scratch);
             diag_error(d, diag_noloc(), "out of memory");
             return false;
         }
