@@ -2013,8 +2013,11 @@ static bool vec_node_ok(const cg_vec *c, const ir_expr *x)
     case IR_SELECT:   /* one condition for every lane: C's ?: on vectors */
         return !vec_dep(c, x->c);
     case IR_CALL:
-        if (x->nargs == 1 && (x->fn == IR_FN_SQRT || x->fn == IR_FN_RSQRT))
-            return c->lanes * ir_dtype_size(c->dt) <= (c->vbytes ? c->vbytes : 16);
+        if (x->nargs == 1 && (x->fn == IR_FN_SQRT || x->fn == IR_FN_RSQRT)) {
+            /* an instruction of 16, 32 or 64 bytes (vectors of 2 f32 have none) */
+            int bytes = c->lanes * ir_dtype_size(c->dt);
+            return bytes >= 16 && bytes <= (c->vbytes ? c->vbytes : 16);
+        }
         return c->mvec && vmath_name(x->fn) != NULL && x->nargs == 1;
     default:
         return false;
