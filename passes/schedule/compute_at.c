@@ -120,10 +120,9 @@ static bool elementwise_block(sch_ctx *c, const char *what, const char *name, mo
             sch_error(c, "cannot %s block '%s': it reduces over '%s'", what, name, b->iters[i].var->name);
             return false;
         }
-    bool identity = st->nargs == b->niters && st->nargs == st->buf->ndim;
+    bool identity = st->nargs == st->buf->ndim && sch_identity_index(b, st->args, st->nargs);
     for (int d = 0; identity && d < st->nargs; d++)
-        identity = st->args[d]->kind == IR_VAR && st->args[d]->var == b->iters[d].var &&
-                   b->iters[d].extent == st->buf->shape[d];
+        identity = b->iters[d].extent == st->buf->shape[d];
     if (!identity) {
         sch_error(c, "cannot %s block '%s': it does not store every element of '%s' at its "
                   "iteration variables in order", what, name, st->buf->name);
@@ -435,14 +434,8 @@ static bool reads_at_own_indices(const ir_stmt *c, const ir_buffer *t, const ir_
 {
     if (!x)
         return true;
-    if (x->kind == IR_LOAD && x->buf == t) {
-        if (x->nargs != c->niters)
-            return false;
-        for (int d = 0; d < x->nargs; d++)
-            if (x->args[d]->kind != IR_VAR || x->args[d]->var != c->iters[d].var)
-                return false;
-        return true;
-    }
+    if (x->kind == IR_LOAD && x->buf == t)
+        return sch_identity_index(c, x->args, x->nargs);
     for (int i = 0; i < x->nargs; i++)
         if (!reads_at_own_indices(c, t, x->args[i]))
             return false;

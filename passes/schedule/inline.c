@@ -66,19 +66,6 @@ static ir_expr *replace_loads(ir_module *m, const ir_expr *g, const ir_buffer *t
     return c;
 }
 
-static bool identity_index(const ir_stmt *b, ir_expr *const *idx, int n)
-{
-    if (n != b->niters)
-        return false;
-    for (int d = 0; d < n; d++) {
-        bool same = idx[d]->kind == IR_VAR && idx[d]->var == b->iters[d].var;
-        bool unit = b->iters[d].extent == 1 && ir_expr_is_int(idx[d], 0);   /* simplified */
-        if (!same && !unit)
-            return false;
-    }
-    return true;
-}
-
 typedef struct tload_ctx {
     const ir_stmt *b;
     const ir_buffer *t;
@@ -88,7 +75,7 @@ typedef struct tload_ctx {
 static bool check_tloads(const ir_expr *x, void *p)
 {
     tload_ctx *c = p;
-    if (x->kind == IR_LOAD && x->buf == c->t && !identity_index(c->b, x->args, x->nargs))
+    if (x->kind == IR_LOAD && x->buf == c->t && !sch_identity_index(c->b, x->args, x->nargs))
         c->ok = false;
     return c->ok;
 }
@@ -134,7 +121,7 @@ bool sch_reverse_compute_inline(sch_ctx *c, const char *block)
             sch_error(c, "cannot inline block '%s': it reduces over '%s'", block, b->iters[i].var->name);
             return false;
         }
-    if (!identity_index(b, st->args, st->nargs)) {
+    if (!sch_identity_index(b, st->args, st->nargs)) {
         sch_error(c, "cannot inline block '%s': it does not store '%s' at its iteration "
                   "variables in order", block, st->buf->name);
         return false;
@@ -378,7 +365,7 @@ bool sch_compute_inline(sch_ctx *c, const char *block)
                   block, t->name, c->f->name);
         return false;
     }
-    if (!identity_index(b, st->args, st->nargs)) {
+    if (!sch_identity_index(b, st->args, st->nargs)) {
         sch_error(c, "cannot inline block '%s': it does not store '%s' at its iteration "
                   "variables in order", block, t->name);
         return false;
