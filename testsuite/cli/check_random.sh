@@ -2,7 +2,9 @@
 # traced to the one program that has it, which is reduced and saved.  A
 # wrapper around tec plants the mismatches: at -O2 it changes program 7's
 # first tensor (named in the mismatch: found by its name), or it fails when
-# program 7 is there (not named: found by halving the batch).
+# program 7 is there (not named: found by halving the batch); with
+# schedules, the interpreter changes that tensor when the program has a
+# schedule (the reference, the interpreter without them, does not).
 . "$srcdir/testsuite/cli/lib.inc"
 check="$srcdir/testsuite/random/check_random.py"
 cat >faulty <<EOF
@@ -10,8 +12,12 @@ cat >faulty <<EOF
 # faulty --no-cache LEVEL PROGRAM --save-outputs DIR
 [ "\$2" = -O2 ] && [ "\$MODE" = exit ] && grep -q '^p7_t7\[' "\$3" && { echo "tec: error: planted" >&2; exit 1; }
 "$TEC" "\$@" || exit \$?
-[ "\$2" = -O2 ] && [ "\$MODE" = value ] && [ -e "\$5/p7_t7.npy" ] &&
-    "$PYTHON" -c 'import numpy as np, sys; a = np.load(sys.argv[1]); np.save(sys.argv[1], a - (abs(a) + 1))' "\$5/p7_t7.npy"
+# (sched: the interpreter gets a program with a schedule wrong)
+if { [ "\$2" = -O2 ] && [ "\$MODE" = value ]; } ||
+   { [ "\$2" = --interp ] && [ "\$MODE" = sched ] && grep -q '^schedule ' "\$3"; }; then
+    [ -e "\$5/p7_t7.npy" ] &&
+        "$PYTHON" -c 'import numpy as np, sys; a = np.load(sys.argv[1]); np.save(sys.argv[1], a - (abs(a) + 1))' "\$5/p7_t7.npy"
+fi
 exit 0
 EOF
 chmod +x faulty
@@ -34,6 +40,22 @@ grep -q '^# check-random seed 3, program 7: -O2 vs --interp: p7_t7.npy: ' value/
     { head -1 value/failing.te; fail "value: the mismatch"; }
 grep -q '^# check-random seed 3, program 7: -O2 exits 1, --interp exits 0: tec: error: planted' exit/failing.te ||
     { head -1 exit/failing.te; fail "exit: the mismatch"; }
+
+# With schedules: the same programs, each statement a def with a random
+# schedule, agree at every level with the interpreter without schedules;
+# a wrong result of the scheduled program is found and reduced to the
+# program and a schedule.
+"$PYTHON" "$check" "$TEC" 10 3 sched-ok 10 2 1 >out 2>&1 || { cat out; fail "a clean run with schedules"; }
+grep -q '^check-random: 10 of 10 programs agree at .* each with schedules' out ||
+    { cat out; fail "a clean run with schedules: its summary"; }
+grep -q '^schedule p[0-9]*_t[0-9]*_f {' sched-ok/work/prog0.te || fail "no schedule in the programs"
+MODE=sched "$PYTHON" "$check" "$PWD/faulty" 10 3 sched 10 2 1 >out 2>&1
+[ $? = 1 ] || { cat out; fail "sched: exit status"; }
+grep -q '^check-random: program 7 of seed 3: --interp vs --interp without schedules: p7_t7.npy: ' out ||
+    { cat out; fail "sched: the program found"; }
+grep -q '^p7_t7 = p7_t7_f(' sched/failing.te && grep -q '^schedule ' sched/failing.te ||
+    { cat sched/failing.te; fail "sched: the reduced program"; }
+! grep -q '^p[0-689]_' sched/failing.te || { cat sched/failing.te; fail "sched: other programs left"; }
 
 # Outputs below 1 are compared at the inputs' scale, 1: program 7154 of
 # seed 15 is min over j of (t9 - (t0 + t9)) + t0, zero but for rounding,

@@ -21,10 +21,18 @@ and saved as OUT/failing.te with the levels that disagree; the exit status
 is then 1.  Every program is valid, so one the interpreter refuses is a
 finding as well.
 
-usage: check_random.py TEC N SEED OUT [BATCH [JOBS]]
+With schedules, every statement is a def of its own (`tK = pK_tK_f(...)`)
+with a random schedule from the primitives of doc/schedule.md (splits,
+reorders, rfactor, decompose_reduction, cache_read, cache_write, pad,
+vectorize, parallel, unroll, partition), made to be legal, so that a
+refusal is a finding too; the reference is then the interpreter on the
+program without schedules.
+
+usage: check_random.py TEC N SEED OUT [BATCH [JOBS [SCHEDULES]]]
   BATCH programs are run together (default 25: larger batches make one C
   function the compiler optimizes in more than linear time); JOBS levels
-  run side by side (default 1).
+  run side by side (default 1); SCHEDULES 1 schedules the programs
+  (default 0).
 """
 import os
 import random
@@ -60,8 +68,10 @@ class Prog:
         return "\n".join(lines) + "\n"
 
 
-def gen(rng, prefix=""):
-    """A random program whose tensors are named PREFIXt0, PREFIXt1, ..."""
+def gen(rng, prefix="", schedules=False):
+    """A random program whose tensors are named PREFIXt0, PREFIXt1, ...;
+    with schedules, each statement is a def of its own with a random
+    schedule (schedule_def)."""
     p = Prog()
     dims = {d: rng.randint(1, 6) for d in "MNK"}
     names = iter(f"{prefix}t{i}" for i in range(1000))
@@ -130,10 +140,156 @@ def gen(rng, prefix=""):
         else:
             src = rng.choice(of_shape("f32", ("M", "N")))
             line, ty = f"{n}[i, j] = {src}[i, {index}[i]] * {src}[i, j]", ("f32", ("M", "N"))
-        p.stmts.append((line, n))
         p.shapes[n] = (ty[0], ty[1], False)
+        if schedules:
+            line = schedule_def(rng, p, n, line, kind, dims, prefix)
+        p.stmts.append((line, n))
     p.outputs = [n for _, n in p.stmts]
     return p
+
+
+def schedule_def(rng, p, n, line, kind, dims, prefix):
+    """Statement `line` (defining n, of kind) as a def of its own, under a
+    random schedule tec must accept, then its call.  Sometimes the def
+    first computes an elementwise function of an f32 [M, N] tensor the
+    statement reads, into a local tensor the statement reads instead, for
+    compute_inline, compute_at and reverse_compute_at."""
+    body = [line]
+    local = None
+    srcs = [u for u in re.findall(rf"\b{prefix}t\d+(?=\[i, )", line)
+            if u != n and p.shapes[u][:2] == ("f32", ("M", "N"))]
+    if srcs and kind in ("elementwise", "reduce", "contract", "shift", "gather") \
+            and rng.random() < 0.3:
+        src, local = rng.choice(srcs), n + "_u"
+        fn = rng.choice(["tanh(%s)", "%s * 2.0 + 1.0", "abs(%s) - 0.5", "max(%s, 0.0)"])
+        body = [f"{local}[i, j] = {fn % f'{src}[i, j]'}",
+                re.sub(rf"\b{src}\[", f"{local}[", line)]
+    used = sorted(set(re.findall(rf"\b{prefix}t\d+\b", " ".join(body))) - {n},
+                  key=lambda u: int(u.rsplit("t", 1)[1]))
+
+    def decl(u):
+        t, shape, _ = p.shapes[u]
+        return f"{u}: {t}[{', '.join(shape)}]"
+
+    f = n + "_f"
+    steps = random_schedule(rng, kind, dims, n, body[-1], used, p.shapes, local)
+    text = f"def {f}({', '.join(decl(u) for u in used)}) -> {decl(n)} {{\n"
+    text += "".join(f"    {x}\n" for x in body) + "}\n"
+    if steps:
+        text += f"schedule {f} {{\n" + "".join(f"    {x}\n" for x in steps) + "}\n"
+    return text + f"{n} = {f}({', '.join(used)})"
+
+
+def random_schedule(rng, kind, dims, block, line, used, shapes, local):
+    """A random list of schedule primitives for the kernel of schedule_def,
+    each legal where it is applied (doc/schedule.md).  Loops are named as
+    the simplified kernel has them: i, j (and k for a contraction, in the
+    order i, k, j), but none of one iteration (the simplifier removes
+    those); a statement after the local tensor's has i_1 and j_1."""
+    axes = {"reduce": "i:M:s j:N:r", "contract": "i:M:s k:K:s j:N:r"}.get(kind, "i:M:s j:N:s")
+    # the nest, outermost first: [name, iterations, spatial or reduce, index]
+    nest = [[a + ("_1" if local and a != "k" else ""), dims[d], r, a]
+            for a, d, r in (x.split(":") for x in axes.split()) if dims[d] > 1]
+    steps = []
+    split_loops = []
+
+    def split(loop, nest):
+        name, n, role, base = loop
+        split_loops.append(name)
+        fac = rng.randint(1, n + 1)
+        steps.append(f"{name}o, {name}i = split({name}, {fac})")
+        at = nest.index(loop)
+        nest[at:at + 1] = [[name + "o", -(-n // fac), role, base], [name + "i", min(fac, n), role, base]]
+
+    if local and kind == "elementwise" and rng.random() < 0.3:
+        # the statement computed inside a loop of the local tensor's nest,
+        # right after what one iteration of it stores
+        producer = [[a, dims[d], "s", a] for a, d in (("i", "M"), ("j", "N")) if dims[d] > 1]
+        if producer:
+            for loop in list(producer):
+                if rng.random() < 0.4:
+                    split(loop, producer)
+            # (the elements one iteration of the loop stores must be a box
+            # whose every index uses at most one loop inside it)
+            bases = [l[3] for l in producer]
+            ok = [l for k, l in enumerate(producer) if all(
+                bases.count(b) < 2 or bases.index(b) <= k for b in bases)]
+            steps.append(f"reverse_compute_at({block}, {rng.choice(ok)[0]})")
+            if rng.random() < 0.3:
+                steps.append(f"parallel({producer[0][0]})")
+            return steps
+    shift = re.search(r"\[i, j ([+-]) (\d+)\]", line)
+    src = re.search(r"\b(\w+)\[i, j [+-]", line)
+    # (when one j alone reads in range, the simplifier makes that read's
+    # index a constant, and pad finds no guarded read)
+    if shift and 0 < int(shift.group(2)) < dims["N"] - 1 and src.group(1) != local \
+            and rng.random() < 0.3:
+        steps.append(f"{src.group(1)}_pad = pad({src.group(1)})")
+    for loop in list(nest):
+        if rng.random() < 0.4:
+            split(loop, nest)
+    if len(nest) > 1 and rng.random() < 0.3:
+        nest = rng.sample(nest, len(nest))
+        steps.append(f"reorder({', '.join(l[0] for l in nest)})")
+    names = [l[0] for l in nest]
+    reduce_loops = [l[0] for l in nest if l[2] == "r"]
+    structural = []
+    if reduce_loops:
+        structural += ["rfactor", "decompose_reduction"]
+    if nest:
+        structural += ["cache_write", "cache_read"]
+    what = rng.choice(structural) if structural and rng.random() < 0.4 else None
+    if what == "rfactor":
+        r = rng.choice(reduce_loops)
+        steps.append(f"rfactor({block}, {r})")
+        for l in nest:
+            if l[0] == r:
+                l[2] = "s"
+    elif what == "decompose_reduction":
+        steps.append(f"decompose_reduction({block}, {rng.choice(reduce_loops)})")
+    elif what == "cache_write" and not any(
+            names.index(a + "i") < names.index(a + "o") for a in split_loops if a + "i" in names):
+        # (an inner part of a split outside its outer part makes the tile
+        # overlap itself, which cache_write refuses)
+        steps.append(f"{block}_w = cache_write({block}, {rng.choice(names)})")
+    elif what == "cache_read":
+        # a tensor read once, in a place the simplifier cannot drop (it
+        # drops x - x and the like, and then the loop reads no x)
+        srcs = {"contract": used, "gather": [u for u in used if shapes[u][1] == ("M",)]}.get(kind, [])
+        srcs = [u for u in srcs if re.search(rf"\b{u}\[", line)]
+        if srcs:
+            src = rng.choice(srcs)
+            steps.append(f"{src}_r = cache_read({src}, {rng.choice(names)})")
+    at = None
+    if local and rng.random() < 0.6:
+        # (a gather's read of the local tensor has no affine box, nor has a
+        # shifted read the simplifier made constant, as for pad above)
+        if kind != "gather" and nest and rng.random() < 0.6 and (
+                not shift or int(shift.group(2)) < dims["N"] - 1):
+            at = rng.randrange(len(nest))
+            steps.append(f"compute_at({local}, {nest[at][0]})")
+        else:
+            steps.append(f"compute_inline({local})")
+    # (vectorized, a loop around compute_at's would store the same
+    # elements of the local tensor in every lane)
+    spatial = [i for i, l in enumerate(nest) if l[2] == "s"]
+    vec = len(nest)
+    inside = [i for i in spatial if at is None or i > at]
+    if inside and rng.random() < 0.4:
+        vec = rng.choice(inside)
+        steps.append(f"vectorize({nest[vec][0]})")
+    # (the iterations of a parallel loop around compute_at's loop must
+    # compute disjoint parts of the local tensor: its rows)
+    outer = [i for i in spatial if i < vec and (at is None or i > at or nest[i][3] == "i")]
+    if outer and rng.random() < 0.3:
+        steps.append(f"parallel({nest[rng.choice(outer)][0]})")
+    if nest and rng.random() < 0.3:
+        steps.append(f"unroll({rng.choice(names)})")
+    if nest and rng.random() < 0.2:
+        loop = rng.choice(nest)
+        cut = f", {rng.randint(1, loop[1] - 1)}" if loop[1] > 1 and rng.random() < 0.5 else ""
+        steps.append(f"partition({loop[0]}{cut})")
+    return steps
 
 
 def run(tec, prog_path, level, out):
@@ -168,30 +324,48 @@ def compare(ref, got):
 
 
 def disagreement(tec, text, work):
-    """The first pair of levels that disagree on the program, or None."""
-    path = os.path.join(work, "prog.te")
-    with open(path, "w") as f:
-        f.write(text)
-    outs = [os.path.join(work, "out" + lv) for lv in LEVELS]
+    """The first pair of levels that disagree on the program, or None.
+    The reference is the interpreter on the program without its schedules
+    (when it has any: the interpreter on the scheduled program is then one
+    more level compared with it)."""
+    runs = [(lv, text) for lv in LEVELS]   # (level, program text)
+    plain = unscheduled(text)
+    ref_level = "--interp"
+    if plain != text:
+        ref_level = "--interp without schedules"
+        runs.append((ref_level, plain))
+
+    def one(k):
+        lv, prog = runs[k]
+        path = os.path.join(work, f"prog{k}.te")
+        with open(path, "w") as f:
+            f.write(prog)
+        out = os.path.join(work, f"out{k}")
+        return run(tec, path, lv.split()[0], out) + (out,)
+
     with ThreadPoolExecutor(JOBS) as pool:
-        done = pool.map(lambda lv, out: run(tec, path, lv, out), LEVELS, outs)
+        done = list(pool.map(one, range(len(runs))))
     results = {}
-    for lv, out, (rc, err) in zip(LEVELS, outs, done):
+    for (lv, _), (rc, err, out) in zip(runs, done):
         if rc not in (0, 1):
             return f"{lv}: exit status {rc}: {err.strip()[:500]}"
         results[lv] = (rc, out, err)
-    rc_ref, ref, err_ref = results["--interp"]
+    rc_ref, ref, err_ref = results.pop(ref_level)
     if rc_ref != 0:
-        return f"--interp refuses a valid program: {err_ref.strip()[:500]}"
-    for lv in LEVELS[:-1]:
-        rc, out, err = results[lv]
+        return f"{ref_level} refuses a valid program: {err_ref.strip()[:500]}"
+    for lv, (rc, out, err) in results.items():
         if rc != rc_ref:
-            return f"{lv} exits {rc}, --interp exits {rc_ref}: {(err or err_ref).strip()[:500]}"
+            return f"{lv} exits {rc}, {ref_level} exits {rc_ref}: {(err or err_ref).strip()[:500]}"
         if rc == 0:
             why = compare(ref, out)
             if why:
-                return f"{lv} vs --interp: {why}"
+                return f"{lv} vs {ref_level}: {why}"
     return None
+
+
+def unscheduled(text):
+    """The program without its schedule statements."""
+    return re.sub(r"(?m)^schedule .*\{\n(.*\n)*?\}\n", "", text)
 
 
 def kind(why):
@@ -201,9 +375,10 @@ def kind(why):
 
 
 def reduce(tec, prog, why, work):
-    """Drops statements and outputs while the same kind of disagreement
-    persists (dropping a statement others use makes a program every level
-    refuses, which is not the same); returns the smallest text found."""
+    """Drops statements and outputs, then schedule steps, while the same
+    kind of disagreement persists (dropping a statement others use makes a
+    program every level refuses, which is not the same); returns the
+    smallest text found."""
     stmts, outputs = list(prog.stmts), list(prog.outputs)
 
     def same(st, outs):
@@ -221,6 +396,21 @@ def reduce(tec, prog, why, work):
             trial = [x for x in outputs if x != o]
             if trial and same(stmts, trial):
                 outputs, changed = trial, True
+    # then the schedules' steps, one at a time (a step a later one needs
+    # makes the schedule refused, which is not the same either)
+    for i, (text, n) in enumerate(stmts):
+        lines = text.split("\n")
+        k = 0
+        while k < len(lines):
+            if lines[k].startswith("    "):
+                trial = lines[:k] + lines[k + 1:]
+                if "\n".join(trial).find("{\n}") >= 0:   # the last step: the whole schedule
+                    trial = [x for x in trial if not x.startswith("schedule ") and x != "}"]
+                st = stmts[:i] + [("\n".join(trial), n)] + stmts[i + 1:]
+                if same(st, outputs):
+                    lines, stmts = trial, st
+                    continue
+            k += 1
     return prog.text(stmts, outputs)
 
 
@@ -263,6 +453,8 @@ def main():
     tec, n, seed, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     batch = int(sys.argv[5]) if len(sys.argv) > 5 else 25
     JOBS = int(sys.argv[6]) if len(sys.argv) > 6 else 1
+    schedules = len(sys.argv) > 7 and sys.argv[7] == "1"
+    levels = " ".join(LEVELS) + (", each with schedules, and --interp without" if schedules else "")
     os.makedirs(out, exist_ok=True)
     work = os.path.join(out, "work")
     os.makedirs(work, exist_ok=True)
@@ -271,7 +463,7 @@ def main():
     while done < n:
         progs = []
         for k in range(done, min(done + batch, n)):
-            progs.append(gen(rng, f"p{k}_"))
+            progs.append(gen(rng, f"p{k}_", schedules))
             progs[-1].number = k
         why = disagreement(tec, merge(progs).text(), work)
         if why:
@@ -285,7 +477,7 @@ def main():
             print(f"check-random: program {which} of seed {seed}: {why}\n  reduced: {path}")
             return 1
         done += len(progs)
-        print(f"check-random: {done} of {n} programs agree at {' '.join(LEVELS)}", flush=True)
+        print(f"check-random: {done} of {n} programs agree at {levels}", flush=True)
     return 0
 
 
