@@ -2156,9 +2156,12 @@ static void emit_vexpr(cg_emitter *e, cg_str *s, const ir_expr *x)
         str_puts(s, "(");
         emit_operand(e, s, x->c, P_OR, false);
         e->vec = saved;
-        str_puts(s, " ? ");
+        /* both arms cast to the vector type: arithmetic on it yields the
+         * plain vector type (without its alignment and aliasing
+         * attributes), which ?: does not take with the attributed one */
+        str_printf(s, " ? (%s)", c->vt);
         emit_vexpr(e, s, x->a);
-        str_puts(s, " : ");
+        str_printf(s, " : (%s)", c->vt);
         emit_vexpr(e, s, x->b);
         str_puts(s, ")");
         return;
