@@ -23,10 +23,10 @@ finding as well.
 
 With schedules, every statement is a def of its own (`tK = pK_tK_f(...)`)
 with a random schedule from the primitives of doc/schedule.md (splits,
-reorders, rfactor, decompose_reduction, cache_read, cache_write, pad,
-vectorize, parallel, unroll, partition), made to be legal, so that a
-refusal is a finding too; the reference is then the interpreter on the
-program without schedules.
+reorders, fuse, rfactor, decompose_reduction, cache_read, cache_write,
+pad, compute_inline, compute_at, reverse_compute_at, vectorize, parallel,
+unroll, partition), made to be legal, so that a refusal is a finding too;
+the reference is then the interpreter on the program without schedules.
 
 usage: check_random.py TEC N SEED OUT [BATCH [JOBS [SCHEDULES]]]
   BATCH programs are run together (default 25: larger batches make one C
@@ -231,6 +231,14 @@ def random_schedule(rng, kind, dims, block, line, used, shapes, local):
     if len(nest) > 1 and rng.random() < 0.3:
         nest = rng.sample(nest, len(nest))
         steps.append(f"reorder({', '.join(l[0] for l in nest)})")
+    # (a fused loop's indices, floordiv and floormod of it, are not affine:
+    # cache_write, compute_at and the reductions' primitives refuse them)
+    fused = len(nest) > 1 and rng.random() < 0.2
+    if fused:
+        x = rng.randrange(len(nest) - 1)
+        (a, na, ra, ba), (b, nb, rb, bb) = nest[x], nest[x + 1]
+        steps.append(f"{a}_{b} = fuse({a}, {b})")
+        nest[x:x + 2] = [[f"{a}_{b}", na * nb, "r" if "r" in (ra, rb) else "s", ba + bb]]
     names = [l[0] for l in nest]
     reduce_loops = [l[0] for l in nest if l[2] == "r"]
     structural = []
@@ -238,7 +246,7 @@ def random_schedule(rng, kind, dims, block, line, used, shapes, local):
         structural += ["rfactor", "decompose_reduction"]
     if nest:
         structural += ["cache_write", "cache_read"]
-    what = rng.choice(structural) if structural and rng.random() < 0.4 else None
+    what = rng.choice(structural) if structural and not fused and rng.random() < 0.4 else None
     if what == "rfactor":
         r = rng.choice(reduce_loops)
         steps.append(f"rfactor({block}, {r})")
@@ -248,7 +256,7 @@ def random_schedule(rng, kind, dims, block, line, used, shapes, local):
     elif what == "decompose_reduction":
         steps.append(f"decompose_reduction({block}, {rng.choice(reduce_loops)})")
     elif what == "cache_write" and not any(
-            names.index(a + "i") < names.index(a + "o") for a in split_loops if a + "i" in names):
+            names.index(a + "i") < names.index(a + "o") for a in split_loops if a + "i" in names and a + "o" in names):
         # (an inner part of a split outside its outer part makes the tile
         # overlap itself, which cache_write refuses)
         steps.append(f"{block}_w = cache_write({block}, {rng.choice(names)})")
@@ -264,7 +272,7 @@ def random_schedule(rng, kind, dims, block, line, used, shapes, local):
     if local and rng.random() < 0.6:
         # (a gather's read of the local tensor has no affine box, nor has a
         # shifted read the simplifier made constant, as for pad above)
-        if kind != "gather" and nest and rng.random() < 0.6 and (
+        if kind != "gather" and nest and not fused and rng.random() < 0.6 and (
                 not shift or int(shift.group(2)) < dims["N"] - 1):
             at = rng.randrange(len(nest))
             steps.append(f"compute_at({local}, {nest[at][0]})")
