@@ -673,6 +673,19 @@ void ir_block_update_access(ir_module *m, ir_stmt *block)
     block->nwrites = c.nwrites;
 }
 
+bool ir_block_own_index(const ir_stmt *b, ir_expr *const *idx, int n)
+{
+    if (n != b->niters)
+        return false;
+    for (int d = 0; d < n; d++) {
+        bool same = idx[d]->kind == IR_VAR && idx[d]->var == b->iters[d].var;
+        bool unit = b->iters[d].extent == 1 && ir_expr_is_int(idx[d], 0);
+        if (!same && !unit)
+            return false;
+    }
+    return true;
+}
+
 /* ---------------------------------------------------------------- copy, substitute, compare */
 
 ir_expr *ir_expr_subst(ir_module *m, const ir_expr *e, ir_var **from,

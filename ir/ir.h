@@ -485,6 +485,10 @@ ir_stmt *ir_assert(ir_module *m, ir_expr *cond, const char *msg);
 /* Recomputes a block's reads and writes from the loads and stores in its
  * init and body (each buffer once, in order of first appearance). */
 void ir_block_update_access(ir_module *m, ir_stmt *block);
+/* Whether idx[0..n) are block b's iteration variables in order (an access
+ * at the block's own element); the index of an iteration variable of one
+ * iteration may be 0 instead, as the simplifier leaves it (a batch of 1). */
+bool ir_block_own_index(const ir_stmt *b, ir_expr *const *idx, int n);
 
 /* ---------------------------------------------------------------- utilities */
 

@@ -21,19 +21,6 @@
 
 /* ---------------------------------------------------------------- the consumer */
 
-static bool identity_index(const ir_stmt *b, ir_expr *const *idx, int n)
-{
-    if (n != b->niters)
-        return false;
-    for (int d = 0; d < n; d++) {
-        bool same = idx[d]->kind == IR_VAR && idx[d]->var == b->iters[d].var;
-        bool unit = b->iters[d].extent == 1 && ir_expr_is_int(idx[d], 0);
-        if (!same && !unit)
-            return false;
-    }
-    return true;
-}
-
 typedef struct blocks_ctx {
     const ir_stmt *b;
     int n;
@@ -61,7 +48,7 @@ static bool check_load(const ir_expr *x, void *p)
     load_ctx *c = p;
     if (x->kind == IR_LOAD && x->buf == c->t) {
         c->n++;
-        c->ok &= identity_index(c->b, x->args, x->nargs);
+        c->ok &= ir_block_own_index(c->b, x->args, x->nargs);
     }
     return true;
 }
@@ -80,7 +67,7 @@ static const ir_stmt *elementwise(const ir_func *f, int from, int *tparam)
     for (int i = 0; i < b->niters; i++)
         if (b->iters[i].kind != IR_ITER_SPATIAL)
             return NULL;
-    if (!identity_index(b, st->args, st->nargs) || st->buf->role != IR_BUF_ARG)
+    if (!ir_block_own_index(b, st->args, st->nargs) || st->buf->role != IR_BUF_ARG)
         return NULL;
     for (int p = from; p < f->nparams; p++) {
         if (f->params[p] == st->buf || f->params[p]->ndim != st->buf->ndim)

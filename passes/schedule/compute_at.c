@@ -120,7 +120,7 @@ static bool elementwise_block(sch_ctx *c, const char *what, const char *name, mo
             sch_error(c, "cannot %s block '%s': it reduces over '%s'", what, name, b->iters[i].var->name);
             return false;
         }
-    bool identity = st->nargs == st->buf->ndim && sch_identity_index(b, st->args, st->nargs);
+    bool identity = st->nargs == st->buf->ndim && ir_block_own_index(b, st->args, st->nargs);
     for (int d = 0; identity && d < st->nargs; d++)
         identity = b->iters[d].extent == st->buf->shape[d];
     if (!identity) {
@@ -435,7 +435,7 @@ static bool reads_at_own_indices(const ir_stmt *c, const ir_buffer *t, const ir_
     if (!x)
         return true;
     if (x->kind == IR_LOAD && x->buf == t)
-        return sch_identity_index(c, x->args, x->nargs);
+        return ir_block_own_index(c, x->args, x->nargs);
     for (int i = 0; i < x->nargs; i++)
         if (!reads_at_own_indices(c, t, x->args[i]))
             return false;

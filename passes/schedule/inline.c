@@ -75,7 +75,7 @@ typedef struct tload_ctx {
 static bool check_tloads(const ir_expr *x, void *p)
 {
     tload_ctx *c = p;
-    if (x->kind == IR_LOAD && x->buf == c->t && !sch_identity_index(c->b, x->args, x->nargs))
+    if (x->kind == IR_LOAD && x->buf == c->t && !ir_block_own_index(c->b, x->args, x->nargs))
         c->ok = false;
     return c->ok;
 }
@@ -121,7 +121,7 @@ bool sch_reverse_compute_inline(sch_ctx *c, const char *block)
             sch_error(c, "cannot inline block '%s': it reduces over '%s'", block, b->iters[i].var->name);
             return false;
         }
-    if (!sch_identity_index(b, st->args, st->nargs)) {
+    if (!ir_block_own_index(b, st->args, st->nargs)) {
         sch_error(c, "cannot inline block '%s': it does not store '%s' at its iteration "
                   "variables in order", block, st->buf->name);
         return false;
@@ -365,7 +365,7 @@ bool sch_compute_inline(sch_ctx *c, const char *block)
                   block, t->name, c->f->name);
         return false;
     }
-    if (!sch_identity_index(b, st->args, st->nargs)) {
+    if (!ir_block_own_index(b, st->args, st->nargs)) {
         sch_error(c, "cannot inline block '%s': it does not store '%s' at its iteration "
                   "variables in order", block, t->name);
         return false;

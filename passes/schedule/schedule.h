@@ -154,10 +154,6 @@ bool sch_bounds(const ir_expr *x, const sch_range *r, int n, int64_t *lo, int64_
 bool sch_always(const ir_expr *cond, const sch_range *r, int n);
 /* Whether a block under s is called name. */
 bool sch_block_named(const ir_stmt *s, const char *name);
-/* Whether idx[0..n) are block b's iteration variables in order; an index
- * of an iteration variable of one iteration may be 0, as the simplifier
- * leaves it (a batch of 1). */
-bool sch_identity_index(const ir_stmt *b, ir_expr *const *idx, int n);
 /* x as the printer writes it (for diagnostics). */
 const char *sch_expr_text(ir_module *m, const ir_expr *x);
 /* base, or base_1, base_2, ...: the first name f does not use. */

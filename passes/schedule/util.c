@@ -447,19 +447,6 @@ bool sch_always(const ir_expr *cond, const sch_range *r, int n)
     }
 }
 
-bool sch_identity_index(const ir_stmt *b, ir_expr *const *idx, int n)
-{
-    if (n != b->niters)
-        return false;
-    for (int d = 0; d < n; d++) {
-        bool same = idx[d]->kind == IR_VAR && idx[d]->var == b->iters[d].var;
-        bool unit = b->iters[d].extent == 1 && ir_expr_is_int(idx[d], 0);
-        if (!same && !unit)
-            return false;
-    }
-    return true;
-}
-
 bool sch_block_named(const ir_stmt *s, const char *name)
 {
     if (!s)
