@@ -1,4 +1,4 @@
-/* frontend/api.c — libtec's public API (tec.h) over the internal stages. */
+/* driver/api.c — libtec's public API (tec.h) over the internal stages. */
 #include "config.h"
 
 #include "tec.h"
