@@ -17,7 +17,6 @@
 
 #include <errno.h>
 #include <ftw.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 
 #include "accel/cli.h"
 #include "codegen/codegen.h"
+#include "driver/datadir.h"
 #include "driver/options.h"
 #include "frontend/frontend.h"
 #include "frontend/onnx.h"
@@ -76,20 +76,18 @@ static void dump_schedules(FILE *out, const ir_module *m)
     }
 }
 
-/* The directory of the running executable's lib/ (an uninstalled build tree
- * finds lib/nn.te there), then the installed data directory. */
-static void add_default_includes(options *o, char *exe_dir_buf, size_t n)
+/* The op library's folders (driver/datadir.h) after the -I folders. */
+static void add_default_includes(options *o, drv_datadirs *dd)
 {
-    ssize_t k = readlink("/proc/self/exe", exe_dir_buf, n - 5);
-    o->includes = drv_xrealloc(o->includes, sizeof *o->includes * (size_t)(o->nincludes + 3));
-    if (k > 0) {
-        exe_dir_buf[k] = 0;
-        char *dir = dirname(exe_dir_buf);
-        memmove(exe_dir_buf, dir, strlen(dir) + 1);
-        strcat(exe_dir_buf, "/lib");
-        o->includes[o->nincludes++] = exe_dir_buf;
-    }
-    o->includes[o->nincludes++] = TEC_PKGDATADIR;
+    char self[DRV_PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (k > 0)
+        self[k] = 0;
+    drv_datadirs_find(dd, k > 0 ? self : NULL);
+    o->includes = drv_xrealloc(o->includes,
+                               sizeof *o->includes * (size_t)(o->nincludes + dd->n + 1));
+    for (int i = 0; i < dd->n; i++)
+        o->includes[o->nincludes++] = dd->dir[i];
 }
 
 static const char *module_base(const char *path)
@@ -302,7 +300,7 @@ typedef struct session {
     bool imported;             /* from ONNX */
     char *text;
     size_t len;
-    char exe_dir[4096];        /* the executable's lib/, an include directory */
+    drv_datadirs datadirs;     /* the op library's folders, include directories */
     ir_module *m;
     rt_iface iface;
     rt_shapes *shapes;         /* --profile: shapes as declared */
@@ -392,7 +390,7 @@ static bool build_module(session *s)
     if (s->lang == LANG_TIR) {
         s->m = ir_parse(s->display, s->text, s->len, &s->d);
     } else {
-        add_default_includes(o, s->exe_dir, sizeof s->exe_dir);
+        add_default_includes(o, &s->datadirs);
         fe_options fo = {o->includes, o->nincludes, o->defines, o->ndefines};
         s->m = fe_compile(s->display, s->text, s->len, &fo, &s->d);
         if (!s->m && s->imported && !s->d.ninternal)
