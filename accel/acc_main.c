@@ -229,7 +229,7 @@ int main(int argc, char **argv)
             if (!(f = open_out(a.json)))
                 ok = false, err[0] = '\0';
             else {
-                acc_write_json(f, &c, rs, n, &total);
+                acc_write_json(f, &c, &a.opt, rs, n, &total);
                 ok = close_out(f, a.json);
                 err[0] = '\0';
             }

@@ -58,6 +58,17 @@ const char *acc_search_name(acc_search s)
     return (unsigned)s <= ACC_SEARCH_EDP ? search_names[s] : "?";
 }
 
+const char *acc_tiling_origin(const acc_result *r)
+{
+    if (r->tiling_given)
+        return "given";
+    switch (r->search) {
+    case ACC_SEARCH_DRAM: return "dram search";
+    case ACC_SEARCH_EDP: return "edp search";
+    default: return "untiled";
+    }
+}
+
 bool acc_search_parse(const char *s, acc_search *out)
 {
     for (int i = 0; i <= ACC_SEARCH_EDP; i++)
@@ -928,8 +939,10 @@ static void finish_time(const acc_config *c, acc_result *r, int64_t stall, ovf *
     r->latency_us = (double)r->total_cycles / c->clock_mhz;
     r->energy.mac = executed * e->mac_pj;
     r->energy.reg = 2.0 * executed * e->reg_pj;
-    r->energy.sram = (double)sum3(r->sram_reads) * e->sram_read_pj +
-                     (double)sum3(r->sram_writes) * e->sram_write_pj;
+    r->energy.sram = 0;
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        r->energy.sram += (double)r->sram_reads[op] * acc_sram_word_pj(c, (acc_operand)op, false) +
+                          (double)r->sram_writes[op] * acc_sram_word_pj(c, (acc_operand)op, true);
     r->energy.dram = (double)sum3(r->dram_reads) * (double)c->word_bytes * e->dram_read_pj_per_byte +
                      (double)sum3(r->dram_writes) * (double)c->word_bytes * e->dram_write_pj_per_byte;
     r->energy.vector = 0;
@@ -1119,7 +1132,7 @@ static void search_tiling(const acc_config *c, acc_search s, const gemm *g,
     int64_t cm[40], cn[40], ck[40];
     int nm = candidates(g->M, gm, cm), nn = candidates(g->N, gn, cn),
         nk = candidates(g->K, gk, ck);
-    acc_result cand;
+    acc_result cand = *r;
     for (int i = 0; i < nm; i++) {
         if (!tile_fits(c, g, ACC_IFMAP, ifmap_tile_words(g, cm[i], 1), o))
             break;
@@ -1193,6 +1206,8 @@ bool acc_model_layer(const acc_config *c, const acc_options *opt, const acc_laye
         if (!acc_model_tiling(c, opt, l, &l->tiling, r, err, errlen))
             return false;
         r->declared_M = l->declared_M;
+        r->declared_K = l->declared_K;
+        r->tiling_given = true;
         return true;
     }
     gemm g;
@@ -1210,7 +1225,9 @@ bool acc_model_layer(const acc_config *c, const acc_options *opt, const acc_laye
         search_tiling(c, s, &g, r, &o);
     if (o.hit)
         return overflowed(l, err, errlen);
+    r->search = s;
     r->declared_M = l->declared_M;
+    r->declared_K = l->declared_K;
     return true;
 }
 
@@ -1330,8 +1347,11 @@ bool acc_results_sum(const acc_config *c, const acc_result *rs, int n, acc_resul
     total->kind = ACC_LAYER_GEMM;
     total->dataflow = c->dataflow;
     ovf o = {false};
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         total_add(total, &rs[i], &o);
+        if (rs[i].kind == ACC_LAYER_GEMM && !rs[i].tiling_given)
+            total->search = rs[i].search;
+    }
     if (o.hit)
         return fail(err, errlen, "network totals do not fit in 64 bits");
     /* Ratios are recomputed from the sums: averaging the layers' ratios
@@ -1363,6 +1383,7 @@ bool acc_model_network(const acc_config *c, const acc_options *opt, const acc_la
             results[i] = results[same];
             results[i].name = layers[i].name;
             results[i].declared_M = layers[i].declared_M;
+            results[i].declared_K = layers[i].declared_K;
         } else {
             if (!acc_model_layer(c, opt, &layers[i], &results[i], err, errlen))
                 return false;

@@ -1125,7 +1125,7 @@ static void test_network_reports(void)
     check_i("csv lines (header, 3 layers, total)", lines, 5);
     check_b("csv rows all have the header's columns", same_cols);
     f = fopen(path_in(tmpdir, "r.json"), "w+");
-    acc_write_json(f, &c, rs, 3, &t);
+    acc_write_json(f, &c, NULL, rs, 3, &t);
     rewind(f);
     static char json[1 << 16];
     size_t len = fread(json, 1, sizeof json - 1, f);
