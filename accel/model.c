@@ -612,6 +612,11 @@ typedef struct fold_sink {
     int64_t tile_rd[ACC_NOPERANDS];  /* the tile's resident loads, given to its first fold */
     int64_t tile_load_start;
     bool stop;
+    /* The tile's last fold is held back until the caller knows what is
+     * written after the tile (a resident ofmap tile's write-back). */
+    acc_fold_event last;
+    bool has_last;
+    int64_t read[ACC_NOPERANDS];     /* DRAM words of the folds so far */
 } fold_sink;
 
 /* The folds of one m x n x k tile-GEMM, column folds outer and row folds
@@ -689,10 +694,16 @@ static int64_t tile_timeline(const acc_config *c, const gemm *g, int64_t m, int6
             for (int op = 0; op < ACC_NOPERANDS; op++) {
                 ev.sram[op] = cur.sram[op];
                 ev.dram_rd[op] = cur.rd[op] + sink->tile_rd[op];
+                sink->read[op] += ev.dram_rd[op];
                 sink->tile_rd[op] = 0;
             }
             ev.dram_wr = cur.wr;
-            sink->stop = !sink->fn(&ev, sink->ctx);
+            if (last) {
+                sink->last = ev;
+                sink->has_last = true;
+            } else {
+                sink->stop = !sink->fn(&ev, sink->ctx);
+            }
         }
         chan_write(&ch, e, cur.wr);
         cur = next;
@@ -1258,7 +1269,7 @@ bool acc_trace_layer(const acc_config *c, const acc_options *opt, const acc_laye
     /* The tiles in loop order, the same events layer_stall counts. */
     fold_sink sink = {.fn = fn, .ctx = ctx};
     memcpy(sink.tile_rd, p.first_rd, sizeof sink.tile_rd);
-    int64_t idx[4] = {0, 0, 0, 0}, now = prologue_cycles(c, &p);
+    int64_t idx[4] = {0, 0, 0, 0}, now = prologue_cycles(c, &p), written = 0;
     for (;;) {
         int64_t sz[3];
         for (int i = 1; i < 4; i++) {
@@ -1273,6 +1284,22 @@ bool acc_trace_layer(const acc_config *c, const acc_options *opt, const acc_laye
         int L = 3;
         while (L >= 0 && ++idx[L] == p.ext[L])
             idx[L--] = 0;
+        /* A resident ofmap tile goes back to DRAM after its last fold: when
+         * the next tile needs another output tile, or at the end. */
+        if (sink.has_last && !sink.stop && r->resident[ACC_OFMAP]) {
+            /* the reloads' even shares, and what rounding left to the last */
+            int64_t wb = L < 0 ? r->dram_writes[ACC_OFMAP] - written
+                       : reloads(&p, ACC_OFMAP, L) ? p.wr[L] : 0;
+            sink.last.dram_wr = add(&o, sink.last.dram_wr, wb);
+            written = add(&o, written, wb);
+        }
+        /* Reloads share an operand's words evenly: the last fold also
+         * carries what the division left. */
+        for (int op = 0; L < 0 && sink.has_last && op < ACC_NOPERANDS; op++)
+            sink.last.dram_rd[op] += r->dram_reads[op] - sink.read[op];
+        if (sink.has_last && !sink.stop)
+            sink.stop = !fn(&sink.last, ctx);
+        sink.has_last = false;
         if (L < 0) {
             now = add(&o, now, xfer_cycles(p.last_wr, bw_of(c)));
             break;

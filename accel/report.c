@@ -551,8 +551,8 @@ static bool trace_fold(const acc_fold_event *e, void *ctx)
     fprintf(t->out, ",\"fold\":%" PRId64 ",\"tile\":%" PRId64, e->fold, e->tile);
     for (int op = 0; op < ACC_NOPERANDS; op++)
         fprintf(t->out, ",\"sram_%s\":%" PRId64 ",\"dram_%s\":%" PRId64, acc_operand_name(op),
-                e->sram[op], acc_operand_name(op), e->dram_rd[op] + (op == ACC_OFMAP ? e->dram_wr : 0));
-    fputs("}}", t->out);
+                e->sram[op], acc_operand_name(op), e->dram_rd[op]);
+    fprintf(t->out, ",\"dram_write_ofmap\":%" PRId64 "}}", e->dram_wr);
     /* DRAM: each operand's reads between the time they could start and the
      * fold's start; the ofmap's writes after the fold, at the bandwidth */
     for (int op = 0; op < ACC_NOPERANDS; op++) {
