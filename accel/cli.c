@@ -528,10 +528,26 @@ static bool run_scalesim(const acc_cli_options *o, const acc_config *c, const ac
         if (nvec)
             fprintf(out, "vector layers left out (SCALE-Sim has no form for them): %d\n", nvec);
     }
+    /* SCALE-Sim's layout: its three reports go into DIR/<run_name>/. */
+    char sub[4096];
+    if (ok && o->report) {
+        const char *rn = c->run_name;
+        if (!*rn || strchr(rn, '/') || strcmp(rn, ".") == 0 || strcmp(rn, "..") == 0) {
+            diag_error(d, diag_noloc(), "%s: run_name '%s' cannot name the folder of the "
+                       "reports (SCALE-Sim writes them into DIR/<run_name>/)", o->config, rn);
+            ok = false;
+        } else if ((size_t)snprintf(sub, sizeof sub, "%s/%s", o->report, rn) >= sizeof sub) {
+            diag_error(d, diag_noloc(), "path too long: %s/%s", o->report, rn);
+            ok = false;
+        }
+    }
     if (ok && o->report)
-        ok = make_dir(o->report, d) &&
-             (acc_scalesim_write_reports(o->report, rs, rows, ng, err, sizeof err) ||
+        ok = make_dir(o->report, d) && make_dir(sub, d) &&
+             (acc_scalesim_write_reports(sub, rs, rows, ng, err, sizeof err) ||
               acc_fail(d, err));
+    if (ok && o->report && out)
+        fprintf(out, "SCALE-Sim reports in %s/ (COMPUTE_REPORT.csv, BANDWIDTH_REPORT.csv, "
+                "DETAILED_ACCESS_REPORT.csv)\n", sub);
     free(rs);
     free(rows);
     free(gl);
