@@ -325,21 +325,27 @@ static int cfg_handler(void *user, const char *section, const char *name,
             if (strcasecmp(section, keys[j].section) == 0)
                 known_section = true;
         const char *near = known_section ? closest_key(section, name) : NULL;
-        char hint[96] = "";
-        if (near)
+        const key_def *home = NULL;    /* the same key in another section */
+        for (int j = 0; j < NKEYS && !home; j++)
+            if (strcasecmp(name, keys[j].name) == 0)
+                home = &keys[j];
+        char hint[160] = "";
+        if (home)
+            snprintf(hint, sizeof hint, " (%s belongs in [%s])", home->name, home->section);
+        else if (near)
             snprintf(hint, sizeof hint, " (did you mean %s?)", near);
         if (is_tec_section(section)) {
             if (known_section)
                 load_error(L, "unknown key %s in [%s]%s", name, section, hint);
             else
-                load_error(L, "unknown section [%s]", section);
+                load_error(L, "unknown section [%s]%s", section, hint);
             return 0;
         }
         if (known_section)
             load_warning(L, L->line, "unknown key %s in [%s] is ignored%s", name, section,
                          hint);
         else
-            load_warning(L, L->line, "unknown section [%s] is ignored", section);
+            load_warning(L, L->line, "unknown section [%s] is ignored%s", section, hint);
         return L->failed ? 0 : 1;
     }
     const key_def *k = &keys[i];

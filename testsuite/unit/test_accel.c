@@ -432,7 +432,9 @@ static void test_fold_timing(void)
     check_i("trace fold 4 start", sum.start, 522 + 128 + 10 + 4 * 74 + 54 + 10);
     check_ops("trace sram", sum.sram, r.sram_reads[0], r.sram_reads[1], 128);
     check_ops("trace dram reads", sum.dram_rd, r.dram_reads[0], r.dram_reads[1], 0);
-    check_i("trace dram writes", sum.dram_wr, 0);   /* the held ofmap leaves in the epilogue */
+    /* the held ofmap leaves in the epilogue, after the last fold */
+    check_i("trace dram writes", sum.dram_wr, r.dram_writes[ACC_OFMAP]);
+    check_i("the ofmap's 128 words", r.dram_writes[ACC_OFMAP], 128);
     /* In CALC mode nothing stalls. */
     c.bw_unlimited = true;
     r = model(&c, NULL, &l);
@@ -735,6 +737,17 @@ static void test_config_warnings(void)
     config_warning("unknown section",
                    ARCH_OK "[run_presets]\nInterfaceBandwidth = USER\n[archtecture]\nX = 1\n",
                    "%s:14: warning: unknown section [archtecture] is ignored\n", NULL);
+    config_warning("a key in the wrong section names the right one",
+                   ARCH_OK "ClockMHz = 500\n[run_presets]\nInterfaceBandwidth = USER\n",
+                   "%s:11: warning: unknown key ClockMHz in [architecture_presets] is ignored "
+                   "(ClockMHz belongs in [tec_architecture])\n",
+                   "%s:11: error: unknown key ClockMHz in [architecture_presets] is ignored "
+                   "(ClockMHz belongs in [tec_architecture])");
+    config_error("a tec key in the wrong tec section",
+                 ARCH_OK "[run_presets]\nInterfaceBandwidth = USER\n[tec_energy]\n"
+                 "clockmhz = 500\n",
+                 "%s:14: error: unknown key clockmhz in [tec_energy] (ClockMHz belongs in "
+                 "[tec_architecture])");
     config_warning("SCALE-Sim keys tec does not model are silent",
                    ARCH_OK "IfmapOffset: 0\nFilterOffset: 10000000\nOfmapOffset: 20000000\n"
                    "MemoryBanks: 1\n[run_presets]\nInterfaceBandwidth = USER\n"
