@@ -98,54 +98,23 @@ static const char *module_base(const char *path)
     return slash ? slash + 1 : path;
 }
 
-/* The accelerator columns of the --profile table: the model's result for
- * each function of the module, and the network's total. */
-typedef struct accel_columns {
-    const ir_module *m;
-    bool loaded;              /* config and options read (before the run) */
-    acc_config config;
-    acc_options options;
-    acc_result *per_func;     /* [m->nfuncs], once modeled (after the run) */
-    acc_result total;
-} accel_columns;
-
-static bool accel_columns_init(accel_columns *a, const ir_module *m, const acc_cli_options *o,
-                               diag *d)
-{
-    a->m = m;
-    if (!acc_cli_load(o, &a->config, &a->options, d))
-        return false;
-    /* The profile describes the accelerator at its best: without --search,
-     * the tiling that minimizes EDP (never worse than untiled; the summary
-     * says which search ran). */
-    if (!o->search)
-        a->options.search = ACC_SEARCH_EDP;
-    return a->loaded = true;
-}
-
+/* The accelerator columns of the --profile table (accel/cli.h: one
+ * modeled run for the columns, the summary and the accelerator's files). */
 static void accel_cells(void *ctx, const ir_func *fn, char cells[][RT_EXTRA_CELL])
 {
-    const accel_columns *a = ctx;
-    const acc_result *r = fn ? NULL : &a->total;
-    for (int i = 0; fn && i < a->m->nfuncs; i++)
-        if (a->m->funcs[i] == fn)
-            r = &a->per_func[i];
-    if (r)
-        acc_cli_columns(r, cells);
+    acc_cli_session_cells(ctx, fn, cells);
 }
 
 /* The profile's table and reports, with the accelerator's columns, then the
  * check of the run's counters against the analysis. */
-static void report_profile(rt_profile *prof, const options *o, accel_columns *acols,
+static void report_profile(rt_profile *prof, const options *o, acc_cli_session *acols,
                            const ir_module *m, diag *d)
 {
+    (void)m;
     rt_report_options rep = {.table = stdout, .csv = o->report_csv, .json = o->report_json,
                              .trace = o->trace, .plot_dir = o->plot_dir};
     /* The model takes each layer's work from the run's counters. */
-    if (acols->loaded)
-        acc_model_profile(prof->st, rt_profile_counts(prof), &acols->config, &acols->options,
-                          &acols->per_func, &acols->total, d);
-    if (acols->per_func) {
+    if (acols->loaded && acc_cli_session_model(acols, prof->st, rt_profile_counts(prof), d)) {
         rep.nextra = ACC_CLI_NCOLS;
         rep.extra_titles = acc_cli_column_titles;
         rep.extra_cells = accel_cells;
@@ -154,16 +123,10 @@ static void report_profile(rt_profile *prof, const options *o, accel_columns *ac
     if (prof->nruns)
         fputc('\n', stdout);
     rt_profile_report(prof, &rep, d);
-    if (acols->per_func) {
-        acc_cli_print_summary(stdout, &acols->config, acols->options.search, &acols->total);
-        acc_cli_print_as_ran(stdout, acols->per_func, m->nfuncs);
-    }
+    if (acols->modeled)
+        acc_cli_session_finish(acols, stdout, d);
     if (prof->nruns)
         rt_profile_check(prof, d);
-    /* Reports, topology export and sweeps of the accelerator model. */
-    if (acols->per_func &&
-        (o->accel.report || o->accel.trace || o->accel.export_topology || o->accel.sweep))
-        acc_cli_run_profile(prof->st, rt_profile_counts(prof), &o->accel, NULL, d);
 }
 
 /* A private folder (under $TMPDIR) for an ONNX model's weights and the
@@ -313,13 +276,13 @@ typedef struct session {
     rt_run_options ro;
     rt_sched_options so;
     rt_profile *prof;
-    accel_columns acols;
+    acc_cli_session acols;
     char *scratch, **pb_inputs;
 } session;
 
 static void session_free(session *s)
 {
-    free(s->acols.per_func);
+    acc_cli_session_free(&s->acols);
     rt_profile_free(s->prof);
     rt_shapes_free(s->shapes);
     free(s->prof_pipeline);
@@ -545,7 +508,7 @@ static void finish_program(session *s)
         acc_cli_run_module(s->m, &o->accel, stdout, &s->d);
         return;
     }
-    if (o->accel_on && o->profile && !accel_columns_init(&s->acols, s->m, &o->accel, &s->d))
+    if (o->accel_on && o->profile && !acc_cli_session_load(&s->acols, &o->accel, &s->d))
         return;
     s->ro = (rt_run_options){o->inputs, o->ninputs, o->weights_dir, NULL,
                              .own_storage = o->sched_on && o->sched != RT_SCHED_SERIAL};
