@@ -557,22 +557,37 @@ static char *fresh_id(ox *x, const char *onnx)
 }
 
 /* A fresh layer name made from a node name: "/layer1/layer1.0/conv1/Conv"
- * -> "layer1.layer1.0.conv1.Conv"; characters other than letters, digits,
- * '_', '-' and ':' become '_'. */
+ * -> "layer1.0.conv1.Conv" (slashes become dots, and a scope that the
+ * next one repeats is dropped: PyTorch names each scope by its module's
+ * whole path, so "/features/features.1/Conv" is module features.1's);
+ * characters other than letters, digits, '_', '-', ':' and '.' become '_'. */
 static char *fresh_layer(ox *x, const char *name)
 {
     size_t n = strlen(name);
     char *s = malloc(n + 24);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = name[i] == '/' ? '.' : name[i];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_' || c == '-' || c == ':' || c == '.';
-        if (!ok)
-            c = '_';
-        if (c == '.' && (k == 0 || s[k - 1] == '.'))
-            continue;
-        s[k++] = c;
+    if (!s)
+        ir_out_of_memory();
+    size_t k = 0, scope = 0;   /* where the last scope written starts */
+    for (const char *p = name; *p;) {
+        size_t len = strcspn(p, "/");
+        /* this scope repeats the last one and goes on: it replaces it */
+        if (k && len > k - scope && strncmp(p, s + scope, k - scope) == 0 && p[k - scope] == '.')
+            k = scope;
+        else if (k && len)
+            s[k++] = '.';
+        if (len)
+            scope = k;
+        for (size_t i = 0; i < len; i++) {
+            char c = p[i];
+            bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == '-' || c == ':' || c == '.';
+            if (!ok)
+                c = '_';
+            if (c == '.' && (k == 0 || s[k - 1] == '.'))
+                continue;
+            s[k++] = c;
+        }
+        p += len + (p[len] == '/');
     }
     while (k && s[k - 1] == '.')
         k--;
@@ -1049,6 +1064,26 @@ bool ox_call_nn(ox_node *nd, ox_value *out, const char *op, const char *args,
     return true;
 }
 
+bool ox_call_view(ox_node *nd, ox_value *out, const char *expr, const char *suffix)
+{
+    if (!ox_check_shape(nd, out->shape, out->ndim))
+        return false;
+    char lb[1024];
+    const char *layer = layer_of(nd, suffix, lb, sizeof lb);
+    out->id = fresh_id(nd->x, out->onnx);
+    ox_printf(&nd->x->body, "%s = %s as \"%s\"\n", out->id, expr, layer);
+    const ox_value *x = nd->in[0];
+    out->view_of_input = x && (x->graph_input || x->view_of_input);
+    return true;
+}
+
+const char *ox_view_step(ox_node *nd, const ox_value *out, const char *expr)
+{
+    const char *id = fresh_id(nd->x, out->onnx);
+    ox_printf(&nd->x->body, "%s = %s\n", id, expr);
+    return id;
+}
+
 /* ---------------------------------------------------------------- the model */
 
 static unsigned char *read_file(const char *path, size_t *len)
@@ -1452,7 +1487,7 @@ static bool import_outputs(ox *x, const Onnx__GraphProto *g)
         if (v->graph_output)
             return model_error(x, "graph output '%s' is listed twice", name);
         bool is_input = v->graph_input;
-        if (!v->id || v->konst || is_input) {
+        if (!v->id || v->konst || is_input || v->view_of_input) {
             /* a constant or a graph input as an output: a copy makes it one */
             Onnx__NodeProto fake = ONNX__NODE_PROTO__INIT;
             char *outs[1] = {(char *)name};

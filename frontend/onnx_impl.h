@@ -37,6 +37,7 @@ typedef struct ox_value {
     int32_t wide_unsigned;   /* ONNX's uint32 or uint64 (its data type), which tec
                                 holds in i64; else 0 */
     bool graph_input;        /* an input of the program */
+    bool view_of_input;      /* a view of one (an output of it needs a copy) */
     const Onnx__NodeProto *producer;   /* the node that computed it, or NULL */
     bool graph_output;       /* already named by an `output` line */
 } ox_value;
@@ -186,6 +187,15 @@ void ox_kernel_free(ox_kernel *k);
  * (roles and contents) written as the layer's weights. */
 bool ox_call_nn(ox_node *nd, ox_value *out, const char *op, const char *args,
                 const char *const *roles, rt_tensor *const *data, int nparams);
+
+/* A view of the language (reshape, permute, slice ...): `OUT = EXPR as
+ * "LAYER"` (suffix as for ox_kernel_finish); no copy unless the program
+ * needs one (a view that is an output, a reshape across a permutation),
+ * which is then the layer. */
+bool ox_call_view(ox_node *nd, ox_value *out, const char *expr, const char *suffix);
+/* One view of several that make out: `TMP = EXPR` (a view makes no
+ * layer), returning TMP's name, which the next one reads. */
+const char *ox_view_step(ox_node *nd, const ox_value *out, const char *expr);
 
 /* Index and type text: "i0, i1, i2" (prefix i, n names from first), and
  * "f32[2, 3]". */

@@ -551,6 +551,18 @@ static bool reshape_to(ox_node *nd, const char *base, const int64_t *shape, int 
         y->weight = x->weight;
         return true;
     }
+    if (x->id && ndim >= 1 && x->ndim >= 1) {   /* the language's view: no copy */
+        ox_str args = {0};
+        ox_printf(&args, "%s", x->id);
+        for (int i = 0; i < ndim; i++)
+            ox_printf(&args, ", %lld", (long long)shape[i]);
+        ox_str call = {0};
+        ox_printf(&call, "reshape(%s)", args.s);
+        bool ok = ox_call_view(nd, y, call.s, NULL);
+        free(args.s);
+        free(call.s);
+        return ok;
+    }
     ox_str lin = {0};   /* the output element's row-major position */
     for (int i = 0; i < ndim; i++) {
         if (i == 0)
@@ -648,17 +660,6 @@ static bool op_flatten(ox_node *nd)
     int64_t s[2] = {1, 1};
     for (int i = 0; i < x->ndim; i++)
         s[i < axis ? 0 : 1] *= x->shape[i];
-    if (x->ndim == 4 && axis == 1 && x->dtype == IR_F32 && x->id) {
-        ox_value *y = ox_output(nd, 0);
-        y->dtype = IR_F32;
-        y->ndim = 2;
-        memcpy(y->shape, s, sizeof s);
-        ox_str args = {0};   /* torch.flatten(x, 1): a view */
-        ox_printf(&args, "%s, 1", x->id);
-        bool ok = ox_call_nn(nd, y, "flatten", args.s, NULL, NULL, 0);
-        free(args.s);
-        return ok;
-    }
     return reshape_to(nd, "flatten", s, 2);
 }
 
@@ -757,6 +758,18 @@ static bool op_transpose(ox_node *nd)
     y->ndim = x->ndim;
     for (int i = 0; i < x->ndim; i++)
         y->shape[i] = x->shape[perm[i]];
+    if (x->ndim >= 1) {   /* the language's view: no copy */
+        ox_str args = {0};
+        ox_printf(&args, "%s", x->id);
+        for (int i = 0; i < x->ndim; i++)
+            ox_printf(&args, ", %d", perm[i]);
+        ox_str call = {0};
+        ox_printf(&call, "permute(%s)", args.s);
+        bool ok = ox_call_view(nd, y, call.s, NULL);
+        free(args.s);
+        free(call.s);
+        return ok;
+    }
     ox_kernel k;
     ox_kernel_init(&k, nd);
     ox_operand(&k, x, "x");
@@ -854,6 +867,41 @@ static bool op_concat(ox_node *nd)
     return ok;
 }
 
+/* A slice as the language's views, one `slice` per axis it cuts: 1 when
+ * written, -1 after an error, 0 when a view cannot say it (a negative step
+ * that reaches the axis' first element, whose end would be -1, which the
+ * language reads as the last). */
+static int slice_view(ox_node *nd, ox_value *x, ox_value *y, const int64_t *start,
+                      const int64_t *step, const int64_t *size, const char *suffix)
+{
+    int cuts = 0;
+    for (int d = 0; d < x->ndim; d++) {
+        if (start[d] == 0 && step[d] == 1 && size[d] == x->shape[d])
+            continue;
+        if (size[d] < 1 || (step[d] < 0 && start[d] + (size[d] - 1) * step[d] - 1 < 0))
+            return 0;
+        cuts++;
+    }
+    if (!x->id || !cuts || x->ndim < 1)
+        return 0;
+    const char *from = x->id;   /* t = slice(x, 0, ...); y = slice(t, 2, ...) */
+    bool ok = true;
+    for (int d = 0; d < x->ndim; d++) {
+        if (start[d] == 0 && step[d] == 1 && size[d] == x->shape[d])
+            continue;
+        ox_str t = {0};
+        long long end = (long long)(start[d] + (size[d] - 1) * step[d] + (step[d] > 0 ? 1 : -1));
+        ox_printf(&t, "slice(%s, %d, %lld, %lld, %lld)", from, d, (long long)start[d], end,
+                  (long long)step[d]);
+        if (--cuts)
+            from = ox_view_step(nd, y, t.s);
+        else
+            ok = ox_call_view(nd, y, t.s, suffix);
+        free(t.s);
+    }
+    return ok ? 1 : -1;
+}
+
 /* y[..., i, ...] = x[..., start[d] + i*step[d], ...] on every axis. */
 static bool slice_kernel(ox_node *nd, int out, const char *base, const int64_t *start,
                          const int64_t *step, const int64_t *size, const char *suffix)
@@ -872,6 +920,9 @@ static bool slice_kernel(ox_node *nd, int out, const char *base, const int64_t *
     y->dtype = x->dtype;
     y->ndim = x->ndim;
     memcpy(y->shape, size, sizeof(int64_t) * (size_t)x->ndim);
+    int view = slice_view(nd, x, y, start, step, size, suffix);
+    if (view)
+        return view > 0;
     ox_kernel k;
     ox_kernel_init(&k, nd);
     ox_operand(&k, x, "x");

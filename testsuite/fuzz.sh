@@ -35,6 +35,7 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 . "$srcdir/testsuite/clang_build.inc"
 clang_build "$work" "-g -O1 -fsanitize=fuzzer-no-link $san" "$san" libteccore.la
 libs=$(sed -n -e 's/^GMP_LIBS = //p' -e 's/^FFI_LIBS = //p' -e 's/^INIH_LIBS = //p' \
+       -e 's/^PROTOBUF_C_LIBS = //p' \
        -e 's/^PTHREAD_LIBS = //p' -e 's/^LIBS = //p' Makefile | tr '\n' ' ')
 status=0
 summary=()
