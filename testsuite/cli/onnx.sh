@@ -32,7 +32,7 @@ sys.exit(0 if a.shape == b.shape and np.allclose(a, b, rtol=1e-6, atol=1e-6) els
 }
 
 # The program: the dynamic dimension is a let, each node a layer named after it.
-expect_status 0 "$TEC" --emit=te m.onnx -o net.te --save-weights w
+expect_status 0 "$TEC" --emit=te -D N=1 m.onnx -o net.te --save-weights w
 grep -qx 'let N = 1    # dynamic dimension (-D N=N)' net.te || { cat net.te; fail "no let N"; }
 grep -qx 'input x: f32\[N, 4\]' net.te || { cat net.te; fail "input x is not f32[N, 4]"; }
 grep -q 'as "fc.MatMul"$' net.te && grep -q '= relu(.*) as "act.Relu"$' net.te ||
