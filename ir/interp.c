@@ -1037,6 +1037,8 @@ static bool run_func(interp *ip, void *const *data)
 
 bool ir_interp_func(const ir_func *f, void *const *data, char *err, size_t errlen)
 {
+    if (ir_func_has_vectors(f))   /* vector IR runs as its scalar equivalent */
+        return ir_interp_vector_func(f, data, err, errlen);
     if (err && errlen)
         err[0] = '\0';
     interp *ip = calloc(1, sizeof *ip);

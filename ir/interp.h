@@ -30,6 +30,9 @@
  * into err (errlen bytes, always NUL-terminated) and returns false.
  * Stores made before the failure stay in data. */
 bool ir_interp_func(const ir_func *f, void *const *data, char *err, size_t errlen);
+/* The same for a function holding vector IR (ir/vector.c): runs its scalar
+ * equivalent, lane by lane.  ir_interp_func calls it for such functions. */
+bool ir_interp_vector_func(const ir_func *f, void *const *data, char *err, size_t errlen);
 
 /* Runs the graph's calls in order.  graph_data[i] is the storage of
  * m->graph.bufs[i]; each call passes its args' storage to the callee, whose
