@@ -179,28 +179,6 @@ static bool convert_pb_inputs(options *o, char **scratch, char **owned, diag *d)
     return true;
 }
 
-/* -D NAME=VALUE for an ONNX model sets a symbolic dimension: a decimal
- * integer from 1 to INT_MAX (what the importer's sizes hold), read with a
- * checked 64-bit parse so that no value wraps around. */
-static bool check_onnx_defines(const options *o, diag *d)
-{
-    for (int i = 0; i < o->ndefines; i++) {
-        const char *v = o->defines[i].value;
-        char *end;
-        errno = 0;
-        long long n = strtoll(v, &end, 10);
-        bool digits = *v && strspn(v + (*v == '-' || *v == '+'), "0123456789") ==
-                                strlen(v + (*v == '-' || *v == '+'));
-        if (!digits || end == v || *end)
-            diag_error(d, diag_noloc(), "-D %s=%s: a dimension of an ONNX model is a whole "
-                       "number such as 64", o->defines[i].name, v);
-        else if (errno == ERANGE || n < 1 || n > INT_MAX)
-            diag_error(d, diag_noloc(), "-D %s=%s: a dimension of an ONNX model must be from 1 "
-                       "to %d", o->defines[i].name, v, INT_MAX);
-    }
-    return d->nerrors == 0;
-}
-
 /* An ONNX model as a .te program.  Its weights go to --save-weights, or,
  * for a run (or a library) without --weights, to the scratch folder it reads. */
 static char *import_onnx(options *o, char **scratch, diag *d)
@@ -335,7 +313,7 @@ static bool load_program(session *s)
         return false;
     s->imported = s->lang == LANG_ONNX;
     if (s->imported) {
-        if (!check_onnx_defines(o, &s->d) || !(s->text = import_onnx(o, &s->scratch, &s->d)))
+        if (!(s->text = import_onnx(o, &s->scratch, &s->d)))
             return false;
         s->len = strlen(s->text);
         s->lang = LANG_TE;
