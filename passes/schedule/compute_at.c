@@ -428,6 +428,23 @@ static void find_producer(producer *p, ir_stmt **slot)
     p->path.n--;
 }
 
+/* Whether block b is the only statement of body that stores t: its store,
+ * and for a reduction its init at the same indices. */
+static bool stored_only_by(const ir_buffer *t, const ir_stmt *b, const ir_stmt *body)
+{
+    const ir_stmt *st = b->body[0], *in = b->init;
+    int own = 1;
+    if (in) {
+        if (in->kind != IR_S_STORE || in->buf != t || in->nargs != st->nargs)
+            return false;
+        for (int i = 0; i < st->nargs; i++)
+            if (!ir_expr_equal(in->args[i], st->args[i]))
+                return false;
+        own = 2;
+    }
+    return count(t, b).stores == own && count(t, body).stores == own;
+}
+
 /* c reads t only at its own iteration variables. */
 static bool reads_at_own_indices(const ir_stmt *c, const ir_buffer *t, const ir_expr *x)
 {
@@ -463,7 +480,7 @@ static bool reverse_compute_at(sch_ctx *c, const char *block, const char *loop)
     }
     const ir_buffer *t = pr.t, *y = mv.st->buf;
     const ir_stmt *b = pr.b;
-    if (count(t, c->f->body).stores != 1 || t->ndim != mv.b->niters || t->ndim > 16) {
+    if (!stored_only_by(t, b, c->f->body) || t->ndim != mv.b->niters || t->ndim > 16) {
         sch_error(c, "cannot reverse_compute_at block '%s' at loop '%s': '%s' is stored by "
                   "other statements too, or its rank is not the block's", block, loop, t->name);
         return false;

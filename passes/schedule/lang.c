@@ -143,7 +143,14 @@ static bool parse_line(lexer *x, sch_list *out)
             size_t used = strlen(known);
             snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", kinds[i].name);
         }
-        diag_error(x->d, ploc, "schedule: unknown primitive '%s' (known: %s)", prim, known);
+        const char *names[SCH_NKINDS];
+        for (int i = 0; i < SCH_NKINDS; i++)
+            names[i] = kinds[i].name;
+        const char *near = diag_closest(prim, names, SCH_NKINDS);
+        if (near)
+            diag_error(x->d, ploc, "schedule: unknown primitive '%s' (did you mean '%s'?)", prim, near);
+        else
+            diag_error(x->d, ploc, "schedule: unknown primitive '%s' (known: %s)", prim, known);
         x->ok = false;
         skip_line(x);
         return true;
@@ -259,9 +266,46 @@ void sch_print(FILE *out, const sch_list *l, int indent)
     }
 }
 
+/* Statements of s once codegen has copied the bodies of its unrolled loops
+ * (those with constant bounds and at most SCH_UNROLL_COPIES iterations; it
+ * leaves longer ones to the C compiler), counted up to cap + 1. */
+static int64_t unrolled_size(const ir_stmt *s, int64_t cap)
+{
+    if (!s)
+        return 0;
+    int64_t n = 1, copies = 1;
+    if (s->kind == IR_S_FOR && s->for_kind == IR_FOR_UNROLLED && sch_extent(s) >= 0 &&
+        sch_extent(s) <= SCH_UNROLL_COPIES) {
+        n = 0;
+        copies = sch_extent(s);
+    }
+    int64_t inner = unrolled_size(s->init, cap) + unrolled_size(s->orelse, cap);
+    for (int i = 0; i < s->nbody && inner <= cap; i++)
+        inner += unrolled_size(s->body[i], cap);
+    if (inner > cap || (copies > 0 && inner > (cap - n) / copies))
+        return cap + 1;
+    return n + copies * inner;
+}
+
+static bool apply_primitive(sch_ctx *c, const sch_step *s);
+
 bool sch_apply_step(ir_module *m, ir_func *f, const sch_step *s, diag *d)
 {
     sch_ctx c = {m, f, d, s->loc};
+    if (!apply_primitive(&c, s))
+        return false;
+    if (unrolled_size(f->body, SCH_UNROLL_MAX) > SCH_UNROLL_MAX) {
+        sch_error(&c, "the unrolled loops of @%s would make more than %d statements of C; "
+                  "unroll fewer or shorter loops (or split one and unroll its inner part)",
+                  f->name, SCH_UNROLL_MAX);
+        return false;
+    }
+    return true;
+}
+
+static bool apply_primitive(sch_ctx *c0, const sch_step *s)
+{
+    sch_ctx c = *c0;
     switch (s->kind) {
     case SCH_SPLIT: return sch_split(&c, s->args[0], s->ints[1], s->results[0], s->results[1]);
     case SCH_FUSE: return sch_fuse(&c, s->args[0], s->args[1], s->results[0]);
