@@ -79,6 +79,63 @@ static const char *tok_text(const lexer *x, char *buf, size_t n)
 }
 
 /* One line; false at the end of the text. */
+/* The arguments after '(', up to and including ')': names and integers;
+ * false after a syntax error. */
+static bool parse_args(lexer *x, sch_step *st)
+{
+    char tb[8];
+    for (;;) {
+        blanks(x);
+        if (st->nargs == 32) {
+            syntax(x, "schedule: too many arguments (at most %s)", "32");
+            return false;
+        }
+        if (isdigit((unsigned char)*x->s) || *x->s == '-') {
+            char *end;
+            long long v = strtoll(x->s, &end, 10);
+            st->ints[st->nargs++] = v;
+            while (x->s < end)
+                advance(x);
+        } else if (isalpha((unsigned char)*x->s) || *x->s == '_') {
+            st->args[st->nargs++] = word(x);
+        } else {
+            syntax(x, "schedule: expected a name or a number, found %s", tok_text(x, tb, sizeof tb));
+            return false;
+        }
+        blanks(x);
+        if (*x->s == ',') {
+            advance(x);
+            continue;
+        }
+        if (*x->s == ')') {
+            advance(x);
+            break;
+        }
+        syntax(x, "schedule: expected ',' or ')', found %s", tok_text(x, tb, sizeof tb));
+        return false;
+    }
+    return true;
+}
+
+/* An unknown primitive: the nearest known one, or the list of them. */
+static void unknown_primitive(lexer *x, const char *prim, diag_loc ploc)
+{
+    const char *names[SCH_NKINDS];
+    char known[512] = "";
+    for (int i = 0; i < SCH_NKINDS; i++) {
+        size_t used = strlen(known);
+        snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", kinds[i].name);
+        names[i] = kinds[i].name;
+    }
+    const char *near = diag_closest(prim, names, SCH_NKINDS);
+    if (near)
+        diag_error(x->d, ploc, "schedule: unknown primitive '%s' (did you mean '%s'?)", prim, near);
+    else
+        diag_error(x->d, ploc, "schedule: unknown primitive '%s' (known: %s)", prim, known);
+    x->ok = false;
+    skip_line(x);
+}
+
 static bool parse_line(lexer *x, sch_list *out)
 {
     blanks(x);
@@ -138,21 +195,7 @@ static bool parse_line(lexer *x, sch_list *out)
         if (strcmp(prim, kinds[i].name) == 0)
             k = i;
     if (k < 0) {
-        char known[512] = "";
-        for (int i = 0; i < SCH_NKINDS; i++) {
-            size_t used = strlen(known);
-            snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", kinds[i].name);
-        }
-        const char *names[SCH_NKINDS];
-        for (int i = 0; i < SCH_NKINDS; i++)
-            names[i] = kinds[i].name;
-        const char *near = diag_closest(prim, names, SCH_NKINDS);
-        if (near)
-            diag_error(x->d, ploc, "schedule: unknown primitive '%s' (did you mean '%s'?)", prim, near);
-        else
-            diag_error(x->d, ploc, "schedule: unknown primitive '%s' (known: %s)", prim, known);
-        x->ok = false;
-        skip_line(x);
+        unknown_primitive(x, prim, ploc);
         return true;
     }
     blanks(x);
@@ -164,36 +207,8 @@ static bool parse_line(lexer *x, sch_list *out)
     sch_step st = {.kind = (sch_kind)k, .loc = ploc, .results = results, .nresults = nresults};
     st.args = ir_alloc(x->m->arena, sizeof *st.args * 32);
     st.ints = ir_alloc(x->m->arena, sizeof *st.ints * 32);
-    for (;;) {
-        blanks(x);
-        if (st.nargs == 32) {
-            syntax(x, "schedule: too many arguments (at most %s)", "32");
-            return true;
-        }
-        if (isdigit((unsigned char)*x->s) || *x->s == '-') {
-            char *end;
-            long long v = strtoll(x->s, &end, 10);
-            st.ints[st.nargs++] = v;
-            while (x->s < end)
-                advance(x);
-        } else if (isalpha((unsigned char)*x->s) || *x->s == '_') {
-            st.args[st.nargs++] = word(x);
-        } else {
-            syntax(x, "schedule: expected a name or a number, found %s", tok_text(x, tb, sizeof tb));
-            return true;
-        }
-        blanks(x);
-        if (*x->s == ',') {
-            advance(x);
-            continue;
-        }
-        if (*x->s == ')') {
-            advance(x);
-            break;
-        }
-        syntax(x, "schedule: expected ',' or ')', found %s", tok_text(x, tb, sizeof tb));
+    if (!parse_args(x, &st))
         return true;
-    }
     blanks(x);
     if (*x->s && *x->s != '\n') {
         syntax(x, "schedule: unexpected %s after the primitive (one per line)", tok_text(x, tb, sizeof tb));
