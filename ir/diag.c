@@ -1,6 +1,8 @@
 /* ir/diag.c — GNU-style diagnostics with the offending source line. */
 #include "ir/diag.h"
 
+#include "ir/vec.h"
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,14 +23,10 @@ void diag_fini(diag *d)
 
 void diag_add_source(diag *d, const char *file, const char *text, size_t len)
 {
-    if (d->nsources == d->capsources) {
-        int cap = d->capsources ? d->capsources * 2 : 8;
-        diag_source *s = realloc(d->sources, sizeof *s * (size_t)cap);
-        if (!s)
-            return; /* only the caret display is lost */
-        d->sources = s;
-        d->capsources = cap;
-    }
+    diag_source *s = ir_vec_reserve(d->sources, d->nsources, &d->capsources, sizeof *s);
+    if (!s)
+        return; /* only the caret display is lost */
+    d->sources = s;
     d->sources[d->nsources++] = (diag_source){file, text, len};
 }
 
