@@ -23,6 +23,7 @@
 #include "codegen/codegen.h"
 
 #include "ir/arith.h"
+#include "ir/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -342,16 +343,12 @@ static void add_site(bnd_env *v, const void *access, const ir_buffer *buf, int d
     cg_bound_sites *o = v->out;
     if (o->oom)
         return;
-    if (o->n == o->cap) {
-        int cap = o->cap ? 2 * o->cap : 8;
-        cg_bound_site *p = realloc(o->items, sizeof *p * (size_t)cap);
-        if (!p) {
-            o->oom = true;
-            return;
-        }
-        o->items = p;
-        o->cap = cap;
+    cg_bound_site *p = ir_vec_reserve(o->items, o->n, &o->cap, sizeof *p);
+    if (!p) {
+        o->oom = true;
+        return;
     }
+    o->items = p;
     o->items[o->n++] = (cg_bound_site){access, buf, dim, store};
 }
 

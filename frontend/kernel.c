@@ -1408,6 +1408,73 @@ static const fe_outtype *output_type(kctx *k)
     return NULL;
 }
 
+/* The dtype statement s stores (its declared output's, else its right
+ * side's, else the def's first output's, else f32 or i64), with the right
+ * side coerced to it; *rhsp becomes NULL after an error (a condition
+ * stored into a non-bool, mixed dtypes, accumulation in a storage type). */
+static ir_dtype stmt_dtype(kctx *k, const fe_outtype *out, fe_kexpr **rhsp)
+{
+    const fe_stmt *s = k->s;
+    fe_inst *in = k->in;
+    ir_dtype dtype = IR_F32;
+    if (out) {
+        dtype = out->dtype;
+    } else if (!(*rhsp)->flex) {
+        dtype = (*rhsp)->dtype;
+    } else if (in->outs && in->outs[0].typed) {
+        dtype = in->outs[0].dtype;
+    } else {
+        dtype = (*rhsp)->flex == FE_FLEX_FLOAT ? IR_F32 : IR_I64;
+    }
+    /* a condition is stored only where a bool tensor was declared */
+    bool bool_target = out ? out->dtype == IR_BOOL
+                           : in->outs && in->outs[0].typed && in->outs[0].dtype == IR_BOOL;
+    if (!(*rhsp)->flex && (*rhsp)->dtype == IR_BOOL && !bool_target) {
+        kerr(k, s->value->span, "the right side of '%s' is a condition (bool); use select(cond, a, b) or cast it, e.g. %s(...)",
+             s->name, ir_dtype_name(dtype == IR_BOOL ? IR_F32 : dtype));
+        *rhsp = NULL;
+    } else if (!(*rhsp)->flex && (*rhsp)->dtype != dtype) {
+        kerr(k, s->op_span, "mixed dtypes: %s is %s but the right side is %s; add a cast, e.g. %s(...)",
+             s->name, ir_dtype_name(dtype), ir_dtype_name((*rhsp)->dtype), ir_dtype_name(dtype));
+        *rhsp = NULL;
+    } else if (!coerce(k, *rhsp, dtype, s->value)) {
+        *rhsp = NULL;
+    } else if ((s->op == FE_AS_ADD || s->op == FE_AS_MUL) && is_storage_dtype(dtype)) {
+        kerr(k, s->op_span, "'%s' accumulates in %s, a storage type; accumulate in a wider type (e.g. %s) and convert the result",
+             s->name, ir_dtype_name(dtype), ir_dtype_is_int(dtype) ? "i32" : "f32");
+        *rhsp = NULL;
+    }
+    return dtype;
+}
+
+/* Every index variable of s has a range (else an error that says how to
+ * give it one); with `=`, none appears only on the right; each starts at
+ * its lowest value. */
+static void check_ranges(kctx *k)
+{
+    const fe_stmt *s = k->s;
+    for (int v = 0; v < k->nvars; v++)
+        if (!k->vars[v].has_range && k->vars[v].guarded_use) {
+            kerr(k, k->vars[v].first,
+                 "cannot infer the range of index '%s': it is a whole index only inside guarded branches of a select, which do not define ranges; give it one with `where %s in LO..HI`",
+                 k->vars[v].name, k->vars[v].name);
+        } else if (!k->vars[v].has_range) {
+            kerr(k, k->vars[v].first,
+                 "cannot infer the range of index '%s': use it alone as a whole index of some tensor (as in T[%s]), or give it a range with `where %s in LO..HI`",
+                 k->vars[v].name, k->vars[v].name, k->vars[v].name);
+        }
+    if (s->op == FE_AS_SET && !is_scatter(s))
+        for (int v = 0; v < k->nvars && !k->failed; v++)
+            if (!k->vars[v].on_lhs)
+                kerr(k, k->vars[v].first,
+                     "index '%s' appears only on the right of '=': use a reduction (+=, max=, ...)",
+                     k->vars[v].name);
+    for (int v = 0; v < k->nvars; v++) {
+        k->vars[v].cur_lo = k->vars[v].lo;
+        k->vars[v].cur_hi = k->vars[v].lo + k->vars[v].extent - 1;
+    }
+}
+
 void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
 {
     if (!in->stage) {
@@ -1444,63 +1511,14 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
         if (!k.vars[v].has_range && k.vars[v].weak_src)
             range_from(&k, v, k.vars[v].weak_src, k.vars[v].weak_dim, k.vars[v].weak_ext,
                        k.vars[v].weak_at);
-    if (ok && !k.failed && !k.poisoned) {
-        for (int v = 0; v < k.nvars; v++)
-            if (!k.vars[v].has_range && k.vars[v].guarded_use) {
-                kerr(&k, k.vars[v].first,
-                     "cannot infer the range of index '%s': it is a whole index only inside guarded branches of a select, which do not define ranges; give it one with `where %s in LO..HI`",
-                     k.vars[v].name, k.vars[v].name);
-            } else if (!k.vars[v].has_range) {
-                kerr(&k, k.vars[v].first,
-                     "cannot infer the range of index '%s': use it alone as a whole index of some tensor (as in T[%s]), or give it a range with `where %s in LO..HI`",
-                     k.vars[v].name, k.vars[v].name, k.vars[v].name);
-            }
-        if (s->op == FE_AS_SET && !scatter)
-            for (int v = 0; v < k.nvars && !k.failed; v++)
-                if (!k.vars[v].on_lhs)
-                    kerr(&k, k.vars[v].first,
-                         "index '%s' appears only on the right of '=': use a reduction (+=, max=, ...)",
-                         k.vars[v].name);
-        for (int v = 0; v < k.nvars; v++) {
-            k.vars[v].cur_lo = k.vars[v].lo;
-            k.vars[v].cur_hi = k.vars[v].lo + k.vars[v].extent - 1;
-        }
-    }
+    if (ok && !k.failed && !k.poisoned)
+        check_ranges(&k);
     fe_kexpr *rhs = ok && !k.failed && !k.poisoned ? build(&k, s->value) : NULL;
     fe_kexpr *dst = rhs && scatter ? build_scatter(&k, out) : NULL;
     if (scatter && !dst)
         rhs = NULL;
 
-    ir_dtype dtype = IR_F32;
-    if (rhs) {
-        if (out) {
-            dtype = out->dtype;
-        } else if (!rhs->flex) {
-            dtype = rhs->dtype;
-        } else if (in->outs && in->outs[0].typed) {
-            dtype = in->outs[0].dtype;
-        } else {
-            dtype = rhs->flex == FE_FLEX_FLOAT ? IR_F32 : IR_I64;
-        }
-        /* a condition is stored only where a bool tensor was declared */
-        bool bool_target = out ? out->dtype == IR_BOOL
-                               : in->outs && in->outs[0].typed && in->outs[0].dtype == IR_BOOL;
-        if (!rhs->flex && rhs->dtype == IR_BOOL && !bool_target) {
-            kerr(&k, s->value->span, "the right side of '%s' is a condition (bool); use select(cond, a, b) or cast it, e.g. %s(...)",
-                 s->name, ir_dtype_name(dtype == IR_BOOL ? IR_F32 : dtype));
-            rhs = NULL;
-        } else if (!rhs->flex && rhs->dtype != dtype) {
-            kerr(&k, s->op_span, "mixed dtypes: %s is %s but the right side is %s; add a cast, e.g. %s(...)",
-                 s->name, ir_dtype_name(dtype), ir_dtype_name(rhs->dtype), ir_dtype_name(dtype));
-            rhs = NULL;
-        } else if (!coerce(&k, rhs, dtype, s->value)) {
-            rhs = NULL;
-        } else if ((s->op == FE_AS_ADD || s->op == FE_AS_MUL) && is_storage_dtype(dtype)) {
-            kerr(&k, s->op_span, "'%s' accumulates in %s, a storage type; accumulate in a wider type (e.g. %s) and convert the result",
-                 s->name, ir_dtype_name(dtype), ir_dtype_is_int(dtype) ? "i32" : "f32");
-            rhs = NULL;
-        }
-    }
+    ir_dtype dtype = rhs ? stmt_dtype(&k, out, &rhs) : IR_F32;
     int64_t numel = 1;
     bool too_big = false;
     char dims[256] = "";

@@ -188,51 +188,6 @@ const char *fe_bkind_name(fe_bkind k)
     return names[k];
 }
 
-/* Edits between two names (insert, delete, replace, or swap two adjacent
- * letters: "rleu" is one edit from "relu"). */
-static int edit_distance(const char *a, const char *b)
-{
-    int la = (int)strlen(a), lb = (int)strlen(b);
-    if (la > 40 || lb > 40)
-        return 99;
-    int d[41][41];
-    for (int i = 0; i <= la; i++)
-        d[i][0] = i;
-    for (int j = 0; j <= lb; j++)
-        d[0][j] = j;
-    for (int i = 1; i <= la; i++)
-        for (int j = 1; j <= lb; j++) {
-            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (d[i - 1][j] + 1 < best)
-                best = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < best)
-                best = d[i][j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                d[i - 2][j - 2] + 1 < best)
-                best = d[i - 2][j - 2] + 1;
-            d[i][j] = best;
-        }
-    return d[la][lb];
-}
-
-/* The closest of the candidate names, if close enough to be a typo. */
-static const char *closest(const char *name, const char **cands, int n)
-{
-    size_t len = strlen(name);
-    int limit = len <= 1 ? 0 : len <= 5 ? 1 : 2, best = limit + 1;
-    const char *found = NULL;
-    for (int i = 0; i < n; i++) {
-        if (!cands[i] || strcmp(cands[i], name) == 0)
-            continue;
-        int dist = edit_distance(name, cands[i]);
-        if (dist < best) {
-            best = dist;
-            found = cands[i];
-        }
-    }
-    return found;
-}
-
 /* Does file `from` see the lets of file `to`: is it `to`, or does it import
  * `to`, directly or through other files?  seen marks the files visited. */
 static bool file_sees(fe_ctx *c, const fe_file *from, const fe_file *to, bool *seen)
@@ -289,7 +244,7 @@ const char *fe_suggest(fe_ctx *c, fe_env *e, const char *name)
     for (; e; e = e->parent)
         for (int i = 0; i < e->n; i++)
             IR_PUSH(c->a, cands, n, cap, e->b[i].name);
-    const char *s = closest(name, cands, n);
+    const char *s = diag_closest(name, cands, n);
     return s ? ir_sprintf(c->a, " (did you mean '%s'?)", s) : "";
 }
 
@@ -306,7 +261,7 @@ static const char *suggest_def(fe_ctx *c, const char *name)
     const char **cands = ir_alloc(c->a, sizeof(char *) * (size_t)(c->ndefs + 1));
     for (int i = 0; i < c->ndefs; i++)
         cands[i] = c->defs[i]->name;
-    const char *s = closest(name, cands, c->ndefs);
+    const char *s = diag_closest(name, cands, c->ndefs);
     return s ? ir_sprintf(c->a, " (did you mean '%s'?)", s) : "";
 }
 
@@ -1821,8 +1776,11 @@ static void elab_assign(fe_ctx *c, fe_inst *in, const fe_stmt *s)
     fe_env_bind(c, in->env, s->name, FE_B_LET, v, s->name_span);
 }
 
-/* The most iterations all compile-time loops of a program may run. */
+/* The most iterations all compile-time loops of a program may run, and the
+ * most calls of defs it may make (each makes a layer; the zoo's largest
+ * makes a few hundred). */
 #define FE_MAX_LOOP_ITERATIONS 1000000
+#define FE_MAX_CALLS 10000
 
 static void elab_for(fe_ctx *c, fe_inst *in, const fe_stmt *s)
 {
@@ -2014,7 +1972,7 @@ static bool bind_args(fe_ctx *c, fe_inst *caller, const fe_expr *call, fe_def *d
                 const char **names = ir_alloc(c->a, sizeof(char *) * (size_t)(def->nparams + 1));
                 for (int j = 0; j < def->nparams; j++)
                     names[j] = def->params[j].name;
-                const char *near = closest(a->name, names, def->nparams);
+                const char *near = diag_closest(a->name, names, def->nparams);
                 if (near)
                     fe_error(c, a->span, "in call to %s: %s has no parameter '%s' (did you mean '%s'?)",
                              def->name, def->name, a->name, near);
@@ -2218,6 +2176,14 @@ static void instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def *de
             fe_error(c, call->span, "recursive call to %s (a def cannot contain itself)", def->name);
             return;
         }
+    /* Calls in calls multiply (a def calling another twice, 14 deep, makes
+       16384 layers): bound them together, as compile-time loops are. */
+    if (++c->calls > FE_MAX_CALLS) {
+        if (c->calls == FE_MAX_CALLS + 1)
+            fe_error(c, call->span, "the program makes more than %d calls in all (calls in "
+                     "calls multiply); this one is a call to %s", FE_MAX_CALLS, def->name);
+        return;
+    }
     if (!claim_layer(c, layer, s->as ? s->as_span : s->name_span))
         return;
     fe_inst *in = ir_alloc(c->a, sizeof *in);
@@ -2249,7 +2215,8 @@ static void instantiate(fe_ctx *c, fe_inst *caller, const fe_stmt *s, fe_def *de
         return;
 
     c->inst = in;
-    elab_stmts(c, in, def->body + npre, def->nbody - npre, false);
+    /* an empty body has no array: no NULL + 0 */
+    elab_stmts(c, in, def->nbody > npre ? def->body + npre : NULL, def->nbody - npre, false);
     if (in->stopped && in->stage)
         in->stage->poisoned = true;   /* cut short: nothing of it is lowered */
     fe_close_stage(c, in);
@@ -2427,7 +2394,7 @@ static void apply_schedules(fe_ctx *c)
         const char **cands = ir_alloc(c->a, sizeof(char *) * (size_t)(m->nfuncs + 1));
         for (int i = 0; i < m->nfuncs; i++)
             cands[i] = ir_func_attr(m->funcs[i], "layer");
-        const char *near = closest(s->name, cands, m->nfuncs);
+        const char *near = diag_closest(s->name, cands, m->nfuncs);
         fe_error(c, s->name_span, "schedule for unknown layer '%s'%s", s->name,
                  near ? ir_sprintf(c->a, " (did you mean '%s'?)", near) : "");
     }

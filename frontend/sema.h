@@ -247,6 +247,7 @@ typedef struct fe_ctx {
     int errors;            /* errors reported by elaboration */
     fe_inst *inst;         /* the innermost instance */
     int64_t loop_iterations;   /* of compile-time for loops, all together */
+    int64_t calls;             /* calls of defs elaborated, all together */
 } fe_ctx;
 
 /* ---------------------------------------------------------------- sema.c */

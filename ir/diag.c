@@ -1,6 +1,8 @@
 /* ir/diag.c — GNU-style diagnostics with the offending source line. */
 #include "ir/diag.h"
 
+#include "ir/vec.h"
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,14 +23,10 @@ void diag_fini(diag *d)
 
 void diag_add_source(diag *d, const char *file, const char *text, size_t len)
 {
-    if (d->nsources == d->capsources) {
-        int cap = d->capsources ? d->capsources * 2 : 8;
-        diag_source *s = realloc(d->sources, sizeof *s * (size_t)cap);
-        if (!s)
-            return; /* only the caret display is lost */
-        d->sources = s;
-        d->capsources = cap;
-    }
+    diag_source *s = ir_vec_reserve(d->sources, d->nsources, &d->capsources, sizeof *s);
+    if (!s)
+        return; /* only the caret display is lost */
+    d->sources = s;
     d->sources[d->nsources++] = (diag_source){file, text, len};
 }
 
@@ -150,4 +148,50 @@ void diag_internal(diag *d, const char *where, const char *fmt, ...)
     vfprintf(d->out, fmt, ap);
     va_end(ap);
     fputc('\n', d->out);
+}
+
+/* ---------------------------------------------------------------- suggestions */
+
+/* Edits between two names (insert, delete, replace, or swap two adjacent
+ * letters: "rleu" is one edit from "relu"). */
+static int edit_distance(const char *a, const char *b)
+{
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    if (la > 40 || lb > 40)
+        return 99;
+    int d[41][41];
+    for (int i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (int j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (int i = 1; i <= la; i++)
+        for (int j = 1; j <= lb; j++) {
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+const char *diag_closest(const char *name, const char *const *cands, int n)
+{
+    size_t len = strlen(name);
+    int limit = len <= 1 ? 0 : len <= 5 ? 1 : 2, best = limit + 1;
+    const char *found = NULL;
+    for (int i = 0; i < n; i++) {
+        if (!cands[i] || strcmp(cands[i], name) == 0)
+            continue;
+        int dist = edit_distance(name, cands[i]);
+        if (dist < best) {
+            best = dist;
+            found = cands[i];
+        }
+    }
+    return found;
 }

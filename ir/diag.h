@@ -53,6 +53,12 @@ void diag_note(diag *d, diag_loc loc, const char *fmt, ...)
 void diag_internal(diag *d, const char *where, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The candidate closest to name (insertions, deletions, replacements and
+ * swaps of two adjacent letters: "rleu" is one edit from "relu"), if close
+ * enough to be a typo (1 edit for names up to 5 letters, 2 beyond), for a
+ * "did you mean" hint; else NULL.  NULL candidates are skipped. */
+const char *diag_closest(const char *name, const char *const *cands, int n);
+
 static inline diag_loc diag_noloc(void) { diag_loc l = {0, 0, 0}; return l; }
 
 #endif

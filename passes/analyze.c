@@ -8,6 +8,8 @@
  */
 #include "passes/analyze.h"
 
+#include "ir/vec.h"
+
 #include <gmp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,20 +393,16 @@ static void add_cond(solver *sv, cond c)
         add_cond(sv, (cond){c.e->b, true, NULL});
         return;
     }
-    if (sv->nconds == sv->capconds) {
-        int nc = sv->capconds ? sv->capconds * 2 : 8;
-        cond *np = realloc(sv->conds, sizeof *np * (size_t)nc);
-        int *nl = realloc(sv->level, sizeof *nl * (size_t)nc);
-        if (np)
-            sv->conds = np;
-        if (nl)
-            sv->level = nl;
-        if (!np || !nl) {
-            sv->fail = true;
-            return;
-        }
-        sv->capconds = nc;
+    int cap = sv->capconds;   /* conds and level grow together */
+    cond *np = ir_vec_reserve(sv->conds, sv->nconds, &cap, sizeof *np);
+    if (np)
+        sv->conds = np;
+    int *nl = np ? ir_vec_reserve(sv->level, sv->nconds, &sv->capconds, sizeof *nl) : NULL;
+    if (!nl) {
+        sv->fail = true;
+        return;
     }
+    sv->level = nl;
     sv->conds[sv->nconds++] = c;
 }
 
@@ -661,17 +659,15 @@ typedef struct walker {
     bool failed;
 } walker;
 
-static bool grow(void **arr, int n, int *cap, size_t elem)
+
+/* Room for one more element in arr: false (arr unchanged) when out of memory. */
+#define GROW(arr, n, cap) grow_to((void **)&(arr), ir_vec_reserve((arr), (n), &(cap), sizeof *(arr)))
+
+static bool grow_to(void **arr, void *p)
 {
-    if (n < *cap)
-        return true;
-    int nc = *cap ? *cap * 2 : 16;
-    void *p = realloc(*arr, elem * (size_t)nc);
-    if (!p)
-        return false;
-    *arr = p;
-    *cap = nc;
-    return true;
+    if (p)
+        *arr = p;
+    return p != NULL;
 }
 
 static void oom(walker *w)
@@ -727,7 +723,7 @@ static tpart *part_for(walker *w, const cond *path, int npath)
             w->parts[i].approx |= approx;
             return &w->parts[i];
         }
-    if (!grow((void **)&w->parts, w->nparts, &w->capparts, sizeof *w->parts)) {
+    if (!GROW(w->parts, w->nparts, w->capparts)) {
         oom(w);
         return NULL;
     }
@@ -1115,7 +1111,7 @@ static void add_site(walker *w, const ir_stmt *s, ir_expr *const *exprs, int nex
 {
     if (w->failed)
         return;
-    if (!grow((void **)&w->sites, w->nsites, &w->capsites, sizeof *w->sites)) {
+    if (!GROW(w->sites, w->nsites, w->capsites)) {
         oom(w);
         return;
     }
@@ -1186,7 +1182,7 @@ static void add_site(walker *w, const ir_stmt *s, ir_expr *const *exprs, int nex
 
 static void push(walker *w, const ir_stmt *s, frame_kind k)
 {
-    if (!grow((void **)&w->fr, w->nfr, &w->capfr, sizeof *w->fr)) {
+    if (!GROW(w->fr, w->nfr, w->capfr)) {
         oom(w);
         return;
     }
@@ -1207,7 +1203,7 @@ static void note_eval(walker *w, const ir_stmt *s)
     if (c->fn == IR_FN_PROF_ENTER && c->args[0]->ival == w->fi->index)
         w->fi->instrumented = true;
     if (c->fn == IR_FN_PROF_COUNT) {
-        if (!grow((void **)&w->count_ids, w->ncount, &w->capcount, sizeof *w->count_ids)) {
+        if (!GROW(w->count_ids, w->ncount, w->capcount)) {
             oom(w);
             return;
         }

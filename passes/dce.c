@@ -45,14 +45,14 @@ static bool is_read(const dce_ctx *c, const ir_buffer *b)
     return false;
 }
 
-static bool is_empty(const ir_stmt *s)
+bool pass_is_empty(const ir_stmt *s)
 {
     if (!s)
         return true;
     if (s->kind != IR_S_SEQ)
         return false;
     for (int i = 0; i < s->nbody; i++)
-        if (!is_empty(s->body[i]))
+        if (!pass_is_empty(s->body[i]))
             return false;
     return true;
 }
@@ -113,7 +113,7 @@ static ir_stmt *dce_seq(dce_ctx *c, ir_stmt *s)
     int n = 0;
     for (int i = 0; i < s->nbody; i++) {
         ir_stmt *r = dce_stmt(c, s->body[i]);
-        if (!is_empty(r))
+        if (!pass_is_empty(r))
             s->body[n++] = r;
     }
     if (n != s->nbody)
@@ -126,11 +126,11 @@ static ir_stmt *dce_block(dce_ctx *c, ir_stmt *s)
 {
     if (s->init) {
         s->init = dce_stmt(c, s->init);
-        if (is_empty(s->init))
+        if (pass_is_empty(s->init))
             s->init = NULL;
     }
     s->body[0] = dce_stmt(c, s->body[0]);
-    if (!s->init && is_empty(s->body[0]))
+    if (!s->init && pass_is_empty(s->body[0]))
         return removed(c);
     pass_update_block_access(c->m, s);
     return s;
@@ -141,12 +141,12 @@ static ir_stmt *dce_if(dce_ctx *c, ir_stmt *s)
     s->body[0] = dce_stmt(c, s->body[0]);
     if (s->orelse) {
         s->orelse = dce_stmt(c, s->orelse);
-        if (is_empty(s->orelse)) {
+        if (pass_is_empty(s->orelse)) {
             s->orelse = NULL;
             c->changed = true;
         }
     }
-    if (!is_empty(s->body[0]))
+    if (!pass_is_empty(s->body[0]))
         return s;
     if (!s->orelse)
         return removed(c);
@@ -165,7 +165,7 @@ static ir_stmt *dce_stmt(dce_ctx *c, ir_stmt *s)
         return dce_seq(c, s);
     case IR_S_FOR:
         s->body[0] = dce_stmt(c, s->body[0]);
-        return is_empty(s->body[0]) ? removed(c) : s;
+        return pass_is_empty(s->body[0]) ? removed(c) : s;
     case IR_S_BLOCK:
         return dce_block(c, s);
     case IR_S_STORE:
@@ -174,7 +174,7 @@ static ir_stmt *dce_stmt(dce_ctx *c, ir_stmt *s)
         return s;
     case IR_S_ALLOC:
         s->body[0] = dce_stmt(c, s->body[0]);
-        if (is_empty(s->body[0]))
+        if (pass_is_empty(s->body[0]))
             return removed(c);
         if (!stmt_uses(s->body[0], NULL, s->buf)) {
             c->changed = true;
@@ -183,7 +183,7 @@ static ir_stmt *dce_stmt(dce_ctx *c, ir_stmt *s)
         return s;
     case IR_S_LET:
         s->body[0] = dce_stmt(c, s->body[0]);
-        if (is_empty(s->body[0]))
+        if (pass_is_empty(s->body[0]))
             return removed(c);
         if (!stmt_uses(s->body[0], s->var, NULL)) {
             c->changed = true;

@@ -362,6 +362,76 @@ static bool graph_reads(const ir_module *m, const ir_buffer *b, int except)
 
 /* Fuses call ci, whose elementwise block is cb, into the call that writes
  * its input number tp; true if it did. */
+/* The call that produces C's input T (parameter tp) for C = call ci to
+ * run inside it: the one earlier call passing T, which nobody else reads;
+ * C's other inputs exist when it runs and nothing in between touches
+ * what C reads or writes (yp: C's output parameter).  -1 if none. */
+static int fusable_producer(const ir_module *m, int ci, int tp, int yp)
+{
+    const ir_graph_call *C = &m->graph.calls[ci];
+    const ir_func *fc = C->fn;
+    const ir_buffer *T = C->args[tp];
+    /* the producer: the one earlier call that passes T */
+    int pi = -1;
+    for (int c = 0; c < ci; c++)
+        for (int a = 0; a < m->graph.calls[c].nargs; a++)
+            if (m->graph.calls[c].args[a] == T)
+                pi = pi == -1 ? c : -2;
+    if (pi < 0)
+        return -1;
+    /* T goes away: nobody else may read it */
+    for (int c = 0; c < m->graph.ncalls; c++)
+        for (int a = 0; c != pi && c != ci && a < m->graph.calls[c].nargs; a++)
+            if (m->graph.calls[c].args[a] == T)
+                return -1;
+    /* C now runs when P does: its other inputs must exist by then, and
+     * what it writes must not be touched in between */
+    for (int p = 0; p < fc->nparams; p++) {
+        if (p == tp)
+            continue;
+        ir_buffer *b = C->args[p];
+        for (int c = pi; c < ci; c++)
+            for (int a = 0; a < m->graph.calls[c].nargs; a++)
+                if (m->graph.calls[c].args[a] == b && (c != pi || p == yp))
+                    return -1;
+        if (p == yp)
+            continue;
+        if (b->role != IR_BUF_INPUT && b->role != IR_BUF_PARAM) {
+            bool before = false;
+            for (int c = 0; c < pi && !before; c++)
+                for (int a = 0; a < m->graph.calls[c].nargs; a++)
+                    before |= m->graph.calls[c].args[a] == b;
+            if (!before)
+                return -1;
+        }
+    }
+    return pi;
+}
+
+/* fp, now the group of player and clayer, named after its members joined
+ * by '+', each after the first without the dotted prefix it shares with the
+ * first (layer1.0.conv1+bn1+relu), with their ops. */
+static void name_group(ir_module *m, ir_func *fp, const char *player, const char *clayer,
+                       const char *pop, const char *cop)
+{
+    const char *first = ir_func_attr(fp, "members");
+    char firstbuf[512];
+    snprintf(firstbuf, sizeof firstbuf, "%s", first ? first : player);
+    char *comma = strchr(firstbuf, ',');
+    if (comma)
+        *comma = 0;
+    size_t cut = 0;
+    for (size_t k = 0; firstbuf[k] && firstbuf[k] == clayer[k]; k++)
+        if (clayer[k] == '.')
+            cut = k + 1;
+    ir_func_set_attr(m, fp, "layer", ir_sprintf(m->arena, "%s+%s", player, clayer + cut));
+    append_attr(m, fp, "members", player, clayer);
+    append_attr(m, fp, "member_ops", ir_func_attr(fp, "member_ops") ? "" : pop ? pop : "",
+                cop ? cop : "");
+    ir_func_set_attr(m, fp, "op", "fused");
+    ir_func_set_attr(m, fp, "fused", "fuse");
+}
+
 static bool fuse_into_producer(ir_module *m, int ci, const ir_stmt *cb, int tp)
 {
     ir_graph_call *C = &m->graph.calls[ci];
@@ -374,40 +444,9 @@ static bool fuse_into_producer(ir_module *m, int ci, const ir_stmt *cb, int tp)
             yp = p;
     if (T->role != IR_BUF_TEMP || yp < 0)
         return false;
-    /* the producer: the one earlier call that passes T */
-    int pi = -1;
-    for (int c = 0; c < ci; c++)
-        for (int a = 0; a < m->graph.calls[c].nargs; a++)
-            if (m->graph.calls[c].args[a] == T)
-                pi = pi == -1 ? c : -2;
+    int pi = fusable_producer(m, ci, tp, yp);
     if (pi < 0)
         return false;
-    /* T goes away: nobody else may read it */
-    for (int c = 0; c < m->graph.ncalls; c++)
-        for (int a = 0; c != pi && c != ci && a < m->graph.calls[c].nargs; a++)
-            if (m->graph.calls[c].args[a] == T)
-                return false;
-    /* C now runs when P does: its other inputs must exist by then, and
-     * what it writes must not be touched in between */
-    for (int p = 0; p < fc->nparams; p++) {
-        if (p == tp)
-            continue;
-        ir_buffer *b = C->args[p];
-        for (int c = pi; c < ci; c++)
-            for (int a = 0; a < m->graph.calls[c].nargs; a++)
-                if (m->graph.calls[c].args[a] == b && (c != pi || p == yp))
-                    return false;
-        if (p == yp)
-            continue;
-        if (b->role != IR_BUF_INPUT && b->role != IR_BUF_PARAM) {
-            bool before = false;
-            for (int c = 0; c < pi && !before; c++)
-                for (int a = 0; a < m->graph.calls[c].nargs; a++)
-                    before |= m->graph.calls[c].args[a] == b;
-            if (!before)
-                return false;
-        }
-    }
     ir_graph_call *P = &m->graph.calls[pi];
     ir_func *fp = P->fn;
     /* P's kernel must serve this call only */
@@ -522,25 +561,7 @@ static bool fuse_into_producer(ir_module *m, int ci, const ir_stmt *cb, int tp)
         args[k++] = newargs[i];
     P->args = args;
     P->nargs = k;
-    /* the group's name: the members joined by '+', each after the first
-     * without the dotted prefix it shares with the first
-     * (layer1.0.conv1+bn1+relu) */
-    const char *first = ir_func_attr(fp, "members");
-    char firstbuf[512];
-    snprintf(firstbuf, sizeof firstbuf, "%s", first ? first : player);
-    char *comma = strchr(firstbuf, ',');
-    if (comma)
-        *comma = 0;
-    size_t cut = 0;
-    for (size_t k = 0; firstbuf[k] && firstbuf[k] == clayer[k]; k++)
-        if (clayer[k] == '.')
-            cut = k + 1;
-    ir_func_set_attr(m, fp, "layer", ir_sprintf(m->arena, "%s+%s", player, clayer + cut));
-    append_attr(m, fp, "members", player, clayer);
-    append_attr(m, fp, "member_ops", ir_func_attr(fp, "member_ops") ? "" : pop ? pop : "",
-                cop ? cop : "");
-    ir_func_set_attr(m, fp, "op", "fused");
-    ir_func_set_attr(m, fp, "fused", "fuse");
+    name_group(m, fp, player, clayer, pop, cop);
     /* drop C's call */
     for (int c = ci + 1; c < m->graph.ncalls; c++)
         m->graph.calls[c - 1] = m->graph.calls[c];

@@ -114,6 +114,9 @@ ir_expr *pass_simplify_expr_in(ir_module *m, ir_expr *e, int nvars, const ir_var
  * not fit dtype t (i32, i64 or bool). */
 bool pass_fold_int(ir_expr_kind k, int64_t a, int64_t b, ir_dtype t, int64_t *out);
 
+/* Whether s does nothing: NULL or sequences of nothing (passes/dce.c). */
+bool pass_is_empty(const ir_stmt *s);
+
 /* Recomputes a block's reads and writes after a pass removed accesses,
  * keeping the old lists (and so their printed order) when the sets of
  * buffers did not change. */

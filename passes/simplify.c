@@ -1334,18 +1334,6 @@ static int refine(simp_ctx *c, ir_expr *cond, bool truth)
 
 static ir_stmt *empty_stmt(simp_ctx *c) { return ir_seq(c->m, NULL, 0); }
 
-static bool is_empty(const ir_stmt *s)
-{
-    if (!s)
-        return true;
-    if (s->kind != IR_S_SEQ)
-        return false;
-    for (int i = 0; i < s->nbody; i++)
-        if (!is_empty(s->body[i]))
-            return false;
-    return true;
-}
-
 static bool has_load(const ir_expr *e);
 
 static bool load_visit(const ir_expr *e, void *p)
@@ -1372,7 +1360,7 @@ static ir_stmt *simp_seq(simp_ctx *c, ir_stmt *s)
         ir_stmt *r = simp_stmt(c, s->body[i]);
         if (r->kind == IR_S_SEQ) {   /* splice nested sequences */
             for (int j = 0; j < r->nbody; j++)
-                if (!is_empty(r->body[j]))
+                if (!pass_is_empty(r->body[j]))
                     IR_PUSH(c->m->arena, out, n, cap, r->body[j]);
         } else {
             IR_PUSH(c->m->arena, out, n, cap, r);
@@ -1407,7 +1395,7 @@ static ir_stmt *simp_for(simp_ctx *c, ir_stmt *s)
         int64_t top = hi.hi == INT64_MIN ? INT64_MIN : hi.hi - 1;
         push_range(c, s->var, lo.lo, top >= lo.lo ? top : lo.lo);
         s->body[0] = simp_stmt(c, s->body[0]);
-        r = is_empty(s->body[0]) ? empty_stmt(c) : s;
+        r = pass_is_empty(s->body[0]) ? empty_stmt(c) : s;
     }
     c->nenv = mark;
     return r;
@@ -1435,12 +1423,12 @@ static ir_stmt *simp_block(simp_ctx *c, ir_stmt *s)
     }
     if (s->init) {
         s->init = simp_stmt(c, s->init);
-        if (is_empty(s->init))
+        if (pass_is_empty(s->init))
             s->init = NULL;
     }
     s->body[0] = simp_stmt(c, s->body[0]);
     c->nenv = mark;
-    if (!s->init && is_empty(s->body[0]))
+    if (!s->init && pass_is_empty(s->body[0]))
         return empty_stmt(c);
     pass_update_block_access(c->m, s);
     return s;
@@ -1461,7 +1449,7 @@ static ir_stmt *simp_let(simp_ctx *c, ir_stmt *s)
             push_range(c, s->var, v.lo, v.hi);
         }
         s->body[0] = simp_stmt(c, s->body[0]);
-        r = is_empty(s->body[0]) ? empty_stmt(c) : s;
+        r = pass_is_empty(s->body[0]) ? empty_stmt(c) : s;
     }
     c->nenv = mark;
     return r;
@@ -1484,10 +1472,10 @@ static ir_stmt *simp_if(simp_ctx *c, ir_stmt *s)
         bool live_else = refine(c, s->cond, false);
         orelse = live_else ? simp_stmt(c, s->orelse) : empty_stmt(c);
         c->nenv = mark;
-        if (is_empty(orelse))
+        if (pass_is_empty(orelse))
             orelse = NULL;
     }
-    if (is_empty(then)) {
+    if (pass_is_empty(then)) {
         if (!orelse)
             return empty_stmt(c);
         s->cond = simp_expr(c, ir_unary(c->m, IR_NOT, s->cond));
@@ -1515,7 +1503,7 @@ static ir_stmt *simp_stmt(simp_ctx *c, ir_stmt *s)
         return s;
     case IR_S_ALLOC:
         s->body[0] = simp_stmt(c, s->body[0]);
-        return is_empty(s->body[0]) ? empty_stmt(c) : s;
+        return pass_is_empty(s->body[0]) ? empty_stmt(c) : s;
     case IR_S_LET:
         return simp_let(c, s);
     case IR_S_IF:

@@ -143,6 +143,102 @@ static bool init_covers_tile(const sch_path *bp, int at, const ir_stmt *b)
 }
 
 /* Shared by cache_read and cache_write. */
+/* cache_write: distinct tile elements must be distinct elements of the
+ * buffer (each loop of the tile moves along one dimension, and two loops
+ * along one dimension do not overlap). */
+static bool tile_distinct(sch_ctx *c, const ir_buffer *buf, ir_expr *const *idx, int nidx,
+                          ir_stmt *const *dims, int ndims)
+{
+    /* distinct tile elements must be distinct elements of the buffer */
+    for (int i = 0; i < ndims; i++) {
+        int where = -1;
+        int64_t coef = 0;
+        for (int d = 0; d < nidx; d++) {
+            int64_t k;
+            if (!ir_affine_var_coef(idx[d], dims[i]->var, &k)) {
+                sch_error(c, "cache_write: index %d of '%s' is not affine in loop '%s'", d + 1,
+                          buf->name, dims[i]->var->name);
+                return false;
+            }
+            if (k != 0) {
+                if (where >= 0) {
+                    sch_error(c, "cache_write: loop '%s' moves along two dimensions of '%s'",
+                              dims[i]->var->name, buf->name);
+                    return false;
+                }
+                where = d;
+                coef = k;
+            }
+        }
+        for (int j = 0; j < ndims; j++) {
+            int64_t k2;
+            if (j == i || !ir_affine_var_coef(idx[where], dims[j]->var, &k2) || k2 == 0)
+                continue;
+            /* two loops along one dimension: the outer must step past the inner's span */
+            int64_t span = k2 * (sch_extent(dims[j]) - 1);
+            if (j > i && (coef <= 0 || k2 < 0 || coef <= span)) {
+                sch_error(c, "cache_write: loops '%s' and '%s' overlap in dimension %d of '%s'",
+                          dims[i]->var->name, dims[j]->var->name, where + 1, buf->name);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* The nest that fills the tile from the buffer (w = 0; out-of-range
+ * elements read 0) or writes it back (w = 1; in-range elements only), over
+ * new loop variables named after dims. */
+static ir_stmt *tile_nest(ir_module *m, const char *name, int w, ir_buffer *buf, ir_buffer *local,
+                          ir_expr *const *idx, int nidx, ir_stmt *const *dims, int ndims,
+                          const int64_t *shape)
+{
+    ir_var *from[64];
+    ir_expr *to[64];
+    ir_var *vars[64];
+    for (int i = 0; i < ndims; i++) {
+        char *vn = ir_sprintf(m->arena, "%s_%s%s", dims[i]->var->name, name, w ? "_out" : "");
+        vars[i] = ir_var_new(m, vn, dims[i]->var->dtype);
+        from[i] = dims[i]->var;
+        to[i] = ir_binary(m, IR_ADD, ir_varref(m, vars[i]), ir_int(m, dims[i]->lo->ival));
+    }
+    ir_expr **gidx = ir_alloc(m->arena, sizeof *gidx * (size_t)(nidx ? nidx : 1));
+    for (int d = 0; d < nidx; d++)
+        gidx[d] = pass_simplify_expr(m, ir_expr_subst(m, idx[d], from, to, ndims));
+    ir_itervar *iters = ir_alloc(m->arena, sizeof *iters * (size_t)(ndims ? ndims : 1));
+    ir_expr **tidx = ir_alloc(m->arena, sizeof *tidx * (size_t)(ndims ? ndims : 1));
+    for (int i = 0; i < ndims; i++) {
+        ir_var *iv = ir_var_new(m, ir_sprintf(m->arena, "v%s", vars[i]->name), IR_I64);
+        iters[i] = (ir_itervar){iv, IR_ITER_SPATIAL, shape[i], ir_varref(m, vars[i])};
+        tidx[i] = ir_varref(m, iv);
+    }
+    ir_expr *ok = in_range(m, gidx, buf);
+    ir_stmt *body;
+    if (w == 0) {
+        ir_expr *val = ir_load(m, buf, gidx, nidx);
+        ir_expr *zero = ir_dtype_is_float(buf->dtype) ? ir_float(m, 0.0, buf->dtype)
+                                                      : ir_int_typed(m, 0, buf->dtype);
+        body = ir_store(m, local, tidx, ndims, ok ? ir_select(m, ok, val, zero) : val);
+    } else {
+        body = ir_store(m, buf, gidx, nidx, ir_load(m, local, tidx, ndims));
+        if (ok)
+            body = ir_if(m, ok, body, NULL);
+    }
+    /* block iteration variables stand for the loops in the indices */
+    ir_var *ivf[64];
+    ir_expr *ivt[64];
+    for (int i = 0; i < ndims; i++) {
+        ivf[i] = vars[i];
+        ivt[i] = tidx[i];
+    }
+    body = ir_stmt_subst(m, body, ivf, ivt, ndims);
+    ir_stmt *nest = ir_block(m, ir_sprintf(m->arena, "%s_%s", name, w ? "out" : "in"), iters,
+                             ndims, NULL, body);
+    for (int i = ndims - 1; i >= 0; i--)
+        nest = ir_for(m, vars[i], ir_int(m, 0), ir_int(m, shape[i]), IR_FOR_SERIAL, nest);
+    return nest;
+}
+
 static bool stage(sch_ctx *c, const char *bufname, const char *blockname, const char *loop,
                   const char *name, bool write)
 {
@@ -228,42 +324,8 @@ static bool stage(sch_ctx *c, const char *bufname, const char *blockname, const 
         }
         dims[ndims++] = s;
     }
-    if (write) {
-        /* distinct tile elements must be distinct elements of the buffer */
-        for (int i = 0; i < ndims; i++) {
-            int where = -1;
-            int64_t coef = 0;
-            for (int d = 0; d < a.nidx; d++) {
-                int64_t k;
-                if (!ir_affine_var_coef(idx[d], dims[i]->var, &k)) {
-                    sch_error(c, "cache_write: index %d of '%s' is not affine in loop '%s'", d + 1,
-                              buf->name, dims[i]->var->name);
-                    return false;
-                }
-                if (k != 0) {
-                    if (where >= 0) {
-                        sch_error(c, "cache_write: loop '%s' moves along two dimensions of '%s'",
-                                  dims[i]->var->name, buf->name);
-                        return false;
-                    }
-                    where = d;
-                    coef = k;
-                }
-            }
-            for (int j = 0; j < ndims; j++) {
-                int64_t k2;
-                if (j == i || !ir_affine_var_coef(idx[where], dims[j]->var, &k2) || k2 == 0)
-                    continue;
-                /* two loops along one dimension: the outer must step past the inner's span */
-                int64_t span = k2 * (sch_extent(dims[j]) - 1);
-                if (j > i && (coef <= 0 || k2 < 0 || coef <= span)) {
-                    sch_error(c, "cache_write: loops '%s' and '%s' overlap in dimension %d of '%s'",
-                              dims[i]->var->name, dims[j]->var->name, where + 1, buf->name);
-                    return false;
-                }
-            }
-        }
-    }
+    if (write && !tile_distinct(c, buf, idx, a.nidx, dims, ndims))
+        return false;
     int64_t shape[64];
     for (int i = 0; i < ndims; i++)
         shape[i] = sch_extent(dims[i]);
@@ -280,52 +342,8 @@ static bool stage(sch_ctx *c, const char *bufname, const char *blockname, const 
     ir_block_update_access(m, (ir_stmt *)a.block);
     /* fill (and write-back) nests over new loop variables */
     ir_stmt *nests[2] = {NULL, NULL};
-    for (int w = 0; w < (write ? 2 : 1); w++) {
-        ir_var *from[64];
-        ir_expr *to[64];
-        ir_var *vars[64];
-        for (int i = 0; i < ndims; i++) {
-            char *vn = ir_sprintf(m->arena, "%s_%s%s", dims[i]->var->name, name, w ? "_out" : "");
-            vars[i] = ir_var_new(m, vn, dims[i]->var->dtype);
-            from[i] = dims[i]->var;
-            to[i] = ir_binary(m, IR_ADD, ir_varref(m, vars[i]), ir_int(m, dims[i]->lo->ival));
-        }
-        ir_expr **gidx = ir_alloc(m->arena, sizeof *gidx * (size_t)(a.nidx ? a.nidx : 1));
-        for (int d = 0; d < a.nidx; d++)
-            gidx[d] = pass_simplify_expr(m, ir_expr_subst(m, idx[d], from, to, ndims));
-        ir_itervar *iters = ir_alloc(m->arena, sizeof *iters * (size_t)(ndims ? ndims : 1));
-        ir_expr **tidx = ir_alloc(m->arena, sizeof *tidx * (size_t)(ndims ? ndims : 1));
-        for (int i = 0; i < ndims; i++) {
-            ir_var *iv = ir_var_new(m, ir_sprintf(m->arena, "v%s", vars[i]->name), IR_I64);
-            iters[i] = (ir_itervar){iv, IR_ITER_SPATIAL, shape[i], ir_varref(m, vars[i])};
-            tidx[i] = ir_varref(m, iv);
-        }
-        ir_expr *ok = in_range(m, gidx, buf);
-        ir_stmt *body;
-        if (w == 0) {
-            ir_expr *val = ir_load(m, buf, gidx, a.nidx);
-            ir_expr *zero = ir_dtype_is_float(buf->dtype) ? ir_float(m, 0.0, buf->dtype)
-                                                          : ir_int_typed(m, 0, buf->dtype);
-            body = ir_store(m, local, tidx, ndims, ok ? ir_select(m, ok, val, zero) : val);
-        } else {
-            body = ir_store(m, buf, gidx, a.nidx, ir_load(m, local, tidx, ndims));
-            if (ok)
-                body = ir_if(m, ok, body, NULL);
-        }
-        /* block iteration variables stand for the loops in the indices */
-        ir_var *ivf[64];
-        ir_expr *ivt[64];
-        for (int i = 0; i < ndims; i++) {
-            ivf[i] = vars[i];
-            ivt[i] = tidx[i];
-        }
-        body = ir_stmt_subst(m, body, ivf, ivt, ndims);
-        ir_stmt *nest = ir_block(m, ir_sprintf(m->arena, "%s_%s", name, w ? "out" : "in"), iters,
-                                 ndims, NULL, body);
-        for (int i = ndims - 1; i >= 0; i--)
-            nest = ir_for(m, vars[i], ir_int(m, 0), ir_int(m, shape[i]), IR_FOR_SERIAL, nest);
-        nests[w] = nest;
-    }
+    for (int w = 0; w < (write ? 2 : 1); w++)
+        nests[w] = tile_nest(m, name, w, buf, local, idx, a.nidx, dims, ndims, shape);
     ir_stmt *seq = ir_seq_new(m);
     if (!(write && init_covers_tile(&bp, at, a.block)))
         ir_seq_append(m, seq, nests[0]);

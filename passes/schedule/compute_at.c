@@ -428,6 +428,23 @@ static void find_producer(producer *p, ir_stmt **slot)
     p->path.n--;
 }
 
+/* Whether block b is the only statement of body that stores t: its store,
+ * and for a reduction its init at the same indices. */
+static bool stored_only_by(const ir_buffer *t, const ir_stmt *b, const ir_stmt *body)
+{
+    const ir_stmt *st = b->body[0], *in = b->init;
+    int own = 1;
+    if (in) {
+        if (in->kind != IR_S_STORE || in->buf != t || in->nargs != st->nargs)
+            return false;
+        for (int i = 0; i < st->nargs; i++)
+            if (!ir_expr_equal(in->args[i], st->args[i]))
+                return false;
+        own = 2;
+    }
+    return count(t, b).stores == own && count(t, body).stores == own;
+}
+
 /* c reads t only at its own iteration variables. */
 static bool reads_at_own_indices(const ir_stmt *c, const ir_buffer *t, const ir_expr *x)
 {
@@ -440,6 +457,58 @@ static bool reads_at_own_indices(const ir_stmt *c, const ir_buffer *t, const ir_
             return false;
     return reads_at_own_indices(c, t, x->a) && reads_at_own_indices(c, t, x->b) &&
            reads_at_own_indices(c, t, x->c);
+}
+
+/* Each dimension d of what block b stores into t, seen from loop l (lp:
+ * the path to l, at: from l to b): affine in the loops, outer[d] from the
+ * loops around l plus at most one inner loop dim_loop[d] with coefficient
+ * 1 (used[j]: inner loop j serves a dimension). */
+static bool store_box(sch_ctx *c, const char *block, const char *loop, const ir_stmt *b,
+                      const ir_buffer *t, const sch_path *lp, const sch_path *at,
+                      ir_stmt *const *inner, int ninner, ir_stmt **dim_loop, ir_affine *outer,
+                      bool *used)
+{
+    ir_module *m = c->m;
+    const ir_stmt *bst = b->body[0];
+    sch_path full = *lp;
+    for (int k = 0; k < at->n && full.n < 128; k++)
+        full.slot[full.n++] = at->slot[k];
+    for (int d = 0; d < t->ndim; d++) {
+        ir_expr *x = pass_simplify_expr(m, sch_unbind(m, &full, bst->args[d]));
+        if (!ir_affine_of(x, &outer[d])) {
+            sch_error(c, "cannot reverse_compute_at block '%s' at loop '%s': block '%s' stores "
+                      "'%s' at index '%s', not affine in the loops", block, loop, b->name,
+                      t->name, sch_expr_text(m, x));
+            return false;
+        }
+        for (int j = 0; j < ninner; j++) {
+            int64_t k1 = ir_affine_coef(&outer[d], inner[j]->var);
+            if (k1 == 0)
+                continue;
+            if (k1 != 1 || dim_loop[d] || used[j] || sch_extent(inner[j]) < 1) {
+                sch_error(c, "cannot reverse_compute_at block '%s' at loop '%s': the elements "
+                          "of '%s' one iteration stores are not a box of its loops", block, loop,
+                          t->name);
+                return false;
+            }
+            dim_loop[d] = inner[j];
+            used[j] = true;
+        }
+        for (int i = 0; i < outer[d].n; i++) {
+            bool known = false;
+            for (int k = 0; k < lp->n; k++)
+                known |= (*lp->slot[k])->kind == IR_S_FOR && (*lp->slot[k])->var == outer[d].var[i];
+            for (int j = 0; j < ninner; j++)
+                known |= inner[j]->var == outer[d].var[i];
+            if (!known) {
+                sch_error(c, "cannot reverse_compute_at block '%s' at loop '%s': block '%s' "
+                          "stores '%s' at an index that uses '%s', not a loop", block, loop,
+                          b->name, t->name, outer[d].var[i]->name);
+                return false;
+            }
+        }
+    }
+    return true;
 }
 
 static bool reverse_compute_at(sch_ctx *c, const char *block, const char *loop)
@@ -463,7 +532,7 @@ static bool reverse_compute_at(sch_ctx *c, const char *block, const char *loop)
     }
     const ir_buffer *t = pr.t, *y = mv.st->buf;
     const ir_stmt *b = pr.b;
-    if (count(t, c->f->body).stores != 1 || t->ndim != mv.b->niters || t->ndim > 16) {
+    if (!stored_only_by(t, b, c->f->body) || t->ndim != mv.b->niters || t->ndim > 16) {
         sch_error(c, "cannot reverse_compute_at block '%s' at loop '%s': '%s' is stored by "
                   "other statements too, or its rank is not the block's", block, loop, t->name);
         return false;
@@ -516,48 +585,11 @@ static bool reverse_compute_at(sch_ctx *c, const char *block, const char *loop)
             }
         }
     /* each dimension: loops around l plus at most one inner loop with coefficient 1 */
-    const ir_stmt *bst = b->body[0];
-    sch_path full = lp;
-    for (int k = 0; k < pr.at.n && full.n < 128; k++)
-        full.slot[full.n++] = pr.at.slot[k];
     ir_stmt *dim_loop[16] = {0};
     ir_affine outer[16];
     bool used[128] = {false};
-    for (int d = 0; d < t->ndim; d++) {
-        ir_expr *x = pass_simplify_expr(m, sch_unbind(m, &full, bst->args[d]));
-        if (!ir_affine_of(x, &outer[d])) {
-            sch_error(c, "cannot reverse_compute_at block '%s' at loop '%s': block '%s' stores "
-                      "'%s' at index '%s', not affine in the loops", block, loop, b->name,
-                      t->name, sch_expr_text(m, x));
-            return false;
-        }
-        for (int j = 0; j < ninner; j++) {
-            int64_t k1 = ir_affine_coef(&outer[d], inner[j]->var);
-            if (k1 == 0)
-                continue;
-            if (k1 != 1 || dim_loop[d] || used[j] || sch_extent(inner[j]) < 1) {
-                sch_error(c, "cannot reverse_compute_at block '%s' at loop '%s': the elements "
-                          "of '%s' one iteration stores are not a box of its loops", block, loop,
-                          t->name);
-                return false;
-            }
-            dim_loop[d] = inner[j];
-            used[j] = true;
-        }
-        for (int i = 0; i < outer[d].n; i++) {
-            bool known = false;
-            for (int k = 0; k < lp.n; k++)
-                known |= (*lp.slot[k])->kind == IR_S_FOR && (*lp.slot[k])->var == outer[d].var[i];
-            for (int j = 0; j < ninner; j++)
-                known |= inner[j]->var == outer[d].var[i];
-            if (!known) {
-                sch_error(c, "cannot reverse_compute_at block '%s' at loop '%s': block '%s' "
-                          "stores '%s' at an index that uses '%s', not a loop", block, loop,
-                          b->name, t->name, outer[d].var[i]->name);
-                return false;
-            }
-        }
-    }
+    if (!store_box(c, block, loop, b, t, &lp, &pr.at, inner, ninner, dim_loop, outer, used))
+        return false;
     /* guards inside l may only test those loops (they are copied) */
     for (int k = 0; k < pr.at.n - 1; k++) {
         const ir_stmt *s = *pr.at.slot[k];

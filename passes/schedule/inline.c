@@ -105,27 +105,45 @@ static bool inside_alloc(const ir_stmt *s, const ir_buffer *b, const ir_stmt *ta
     return inside_alloc(s->init, b, target) || inside_alloc(s->orelse, b, target);
 }
 
-bool sch_reverse_compute_inline(sch_ctx *c, const char *block)
+/* What both inlines ask of the block they inline: one store without an
+ * init, no reduction, at its own iteration variables in order, and (local)
+ * into a local buffer.  Returns the store (p: the block's path), or NULL
+ * after an error. */
+static ir_stmt *inline_store(sch_ctx *c, const char *block, sch_path *p, bool local)
 {
-    sch_path p;
-    if (!sch_find_block(c, block, &p))
-        return false;
-    ir_stmt *b = *p.slot[p.n - 1];
+    if (!sch_find_block(c, block, p))
+        return NULL;
+    ir_stmt *b = *p->slot[p->n - 1];
     ir_stmt *st = b->nbody ? b->body[0] : NULL;
     if (b->init || !st || st->kind != IR_S_STORE) {
         sch_error(c, "cannot inline block '%s': it is not one store without an init", block);
-        return false;
+        return NULL;
     }
     for (int i = 0; i < b->niters; i++)
         if (b->iters[i].kind != IR_ITER_SPATIAL) {
             sch_error(c, "cannot inline block '%s': it reduces over '%s'", block, b->iters[i].var->name);
-            return false;
+            return NULL;
         }
+    if (local && st->buf->role != IR_BUF_LOCAL) {
+        sch_error(c, "cannot inline block '%s': '%s' is a parameter of @%s, not a local buffer",
+                  block, st->buf->name, c->f->name);
+        return NULL;
+    }
     if (!ir_block_own_index(b, st->args, st->nargs)) {
         sch_error(c, "cannot inline block '%s': it does not store '%s' at its iteration "
                   "variables in order", block, st->buf->name);
-        return false;
+        return NULL;
     }
+    return st;
+}
+
+bool sch_reverse_compute_inline(sch_ctx *c, const char *block)
+{
+    sch_path p;
+    ir_stmt *st = inline_store(c, block, &p, false);
+    if (!st)
+        return false;
+    ir_stmt *b = *p.slot[p.n - 1];
     /* T: the local buffer the block reads at its own indices */
     const ir_buffer *t = NULL;
     for (int i = 0; i < b->nreads; i++)
@@ -346,30 +364,11 @@ static bool drop_alloc(ir_stmt **slot, const ir_buffer *t)
 bool sch_compute_inline(sch_ctx *c, const char *block)
 {
     sch_path p;
-    if (!sch_find_block(c, block, &p))
+    ir_stmt *st = inline_store(c, block, &p, true);
+    if (!st)
         return false;
     ir_stmt *b = *p.slot[p.n - 1];
-    ir_stmt *st = b->nbody ? b->body[0] : NULL;
-    if (b->init || !st || st->kind != IR_S_STORE) {
-        sch_error(c, "cannot inline block '%s': it is not one store without an init", block);
-        return false;
-    }
-    for (int i = 0; i < b->niters; i++)
-        if (b->iters[i].kind != IR_ITER_SPATIAL) {
-            sch_error(c, "cannot inline block '%s': it reduces over '%s'", block, b->iters[i].var->name);
-            return false;
-        }
     ir_buffer *t = st->buf;
-    if (t->role != IR_BUF_LOCAL) {
-        sch_error(c, "cannot inline block '%s': '%s' is a parameter of @%s, not a local buffer",
-                  block, t->name, c->f->name);
-        return false;
-    }
-    if (!ir_block_own_index(b, st->args, st->nargs)) {
-        sch_error(c, "cannot inline block '%s': it does not store '%s' at its iteration "
-                  "variables in order", block, t->name);
-        return false;
-    }
     for (int d = 0; d < b->niters; d++)
         if (b->iters[d].extent != t->shape[d]) {
             sch_error(c, "cannot inline block '%s': it does not store every element of '%s'",

@@ -79,6 +79,63 @@ static const char *tok_text(const lexer *x, char *buf, size_t n)
 }
 
 /* One line; false at the end of the text. */
+/* The arguments after '(', up to and including ')': names and integers;
+ * false after a syntax error. */
+static bool parse_args(lexer *x, sch_step *st)
+{
+    char tb[8];
+    for (;;) {
+        blanks(x);
+        if (st->nargs == 32) {
+            syntax(x, "schedule: too many arguments (at most %s)", "32");
+            return false;
+        }
+        if (isdigit((unsigned char)*x->s) || *x->s == '-') {
+            char *end;
+            long long v = strtoll(x->s, &end, 10);
+            st->ints[st->nargs++] = v;
+            while (x->s < end)
+                advance(x);
+        } else if (isalpha((unsigned char)*x->s) || *x->s == '_') {
+            st->args[st->nargs++] = word(x);
+        } else {
+            syntax(x, "schedule: expected a name or a number, found %s", tok_text(x, tb, sizeof tb));
+            return false;
+        }
+        blanks(x);
+        if (*x->s == ',') {
+            advance(x);
+            continue;
+        }
+        if (*x->s == ')') {
+            advance(x);
+            break;
+        }
+        syntax(x, "schedule: expected ',' or ')', found %s", tok_text(x, tb, sizeof tb));
+        return false;
+    }
+    return true;
+}
+
+/* An unknown primitive: the nearest known one, or the list of them. */
+static void unknown_primitive(lexer *x, const char *prim, diag_loc ploc)
+{
+    const char *names[SCH_NKINDS];
+    char known[512] = "";
+    for (int i = 0; i < SCH_NKINDS; i++) {
+        size_t used = strlen(known);
+        snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", kinds[i].name);
+        names[i] = kinds[i].name;
+    }
+    const char *near = diag_closest(prim, names, SCH_NKINDS);
+    if (near)
+        diag_error(x->d, ploc, "schedule: unknown primitive '%s' (did you mean '%s'?)", prim, near);
+    else
+        diag_error(x->d, ploc, "schedule: unknown primitive '%s' (known: %s)", prim, known);
+    x->ok = false;
+    skip_line(x);
+}
+
 static bool parse_line(lexer *x, sch_list *out)
 {
     blanks(x);
@@ -138,14 +195,7 @@ static bool parse_line(lexer *x, sch_list *out)
         if (strcmp(prim, kinds[i].name) == 0)
             k = i;
     if (k < 0) {
-        char known[512] = "";
-        for (int i = 0; i < SCH_NKINDS; i++) {
-            size_t used = strlen(known);
-            snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "", kinds[i].name);
-        }
-        diag_error(x->d, ploc, "schedule: unknown primitive '%s' (known: %s)", prim, known);
-        x->ok = false;
-        skip_line(x);
+        unknown_primitive(x, prim, ploc);
         return true;
     }
     blanks(x);
@@ -157,36 +207,8 @@ static bool parse_line(lexer *x, sch_list *out)
     sch_step st = {.kind = (sch_kind)k, .loc = ploc, .results = results, .nresults = nresults};
     st.args = ir_alloc(x->m->arena, sizeof *st.args * 32);
     st.ints = ir_alloc(x->m->arena, sizeof *st.ints * 32);
-    for (;;) {
-        blanks(x);
-        if (st.nargs == 32) {
-            syntax(x, "schedule: too many arguments (at most %s)", "32");
-            return true;
-        }
-        if (isdigit((unsigned char)*x->s) || *x->s == '-') {
-            char *end;
-            long long v = strtoll(x->s, &end, 10);
-            st.ints[st.nargs++] = v;
-            while (x->s < end)
-                advance(x);
-        } else if (isalpha((unsigned char)*x->s) || *x->s == '_') {
-            st.args[st.nargs++] = word(x);
-        } else {
-            syntax(x, "schedule: expected a name or a number, found %s", tok_text(x, tb, sizeof tb));
-            return true;
-        }
-        blanks(x);
-        if (*x->s == ',') {
-            advance(x);
-            continue;
-        }
-        if (*x->s == ')') {
-            advance(x);
-            break;
-        }
-        syntax(x, "schedule: expected ',' or ')', found %s", tok_text(x, tb, sizeof tb));
+    if (!parse_args(x, &st))
         return true;
-    }
     blanks(x);
     if (*x->s && *x->s != '\n') {
         syntax(x, "schedule: unexpected %s after the primitive (one per line)", tok_text(x, tb, sizeof tb));
@@ -259,9 +281,46 @@ void sch_print(FILE *out, const sch_list *l, int indent)
     }
 }
 
+/* Statements of s once codegen has copied the bodies of its unrolled loops
+ * (those with constant bounds and at most SCH_UNROLL_COPIES iterations; it
+ * leaves longer ones to the C compiler), counted up to cap + 1. */
+static int64_t unrolled_size(const ir_stmt *s, int64_t cap)
+{
+    if (!s)
+        return 0;
+    int64_t n = 1, copies = 1;
+    if (s->kind == IR_S_FOR && s->for_kind == IR_FOR_UNROLLED && sch_extent(s) >= 0 &&
+        sch_extent(s) <= SCH_UNROLL_COPIES) {
+        n = 0;
+        copies = sch_extent(s);
+    }
+    int64_t inner = unrolled_size(s->init, cap) + unrolled_size(s->orelse, cap);
+    for (int i = 0; i < s->nbody && inner <= cap; i++)
+        inner += unrolled_size(s->body[i], cap);
+    if (inner > cap || (copies > 0 && inner > (cap - n) / copies))
+        return cap + 1;
+    return n + copies * inner;
+}
+
+static bool apply_primitive(sch_ctx *c, const sch_step *s);
+
 bool sch_apply_step(ir_module *m, ir_func *f, const sch_step *s, diag *d)
 {
     sch_ctx c = {m, f, d, s->loc};
+    if (!apply_primitive(&c, s))
+        return false;
+    if (unrolled_size(f->body, SCH_UNROLL_MAX) > SCH_UNROLL_MAX) {
+        sch_error(&c, "the unrolled loops of @%s would make more than %d statements of C; "
+                  "unroll fewer or shorter loops (or split one and unroll its inner part)",
+                  f->name, SCH_UNROLL_MAX);
+        return false;
+    }
+    return true;
+}
+
+static bool apply_primitive(sch_ctx *c0, const sch_step *s)
+{
+    sch_ctx c = *c0;
     switch (s->kind) {
     case SCH_SPLIT: return sch_split(&c, s->args[0], s->ints[1], s->results[0], s->results[1]);
     case SCH_FUSE: return sch_fuse(&c, s->args[0], s->args[1], s->results[0]);

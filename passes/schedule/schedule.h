@@ -125,6 +125,14 @@ ir_expr *sch_unbind(ir_module *m, const sch_path *p, const ir_expr *x);
 /* Affine forms and ranges are ir/arith.h's (ir_affine_of, ir_bounds,
  * ir_always). */
 #define SCH_RANGES_MAX 128
+
+/* Unrolling: codegen copies the body of an unrolled loop with constant
+ * bounds and at most SCH_UNROLL_COPIES iterations (codegen/emit_c.c's
+ * CG_UNROLL_MAX); a schedule step after which a function would expand to
+ * more than SCH_UNROLL_MAX statements that way is refused (lang.c), so
+ * nested unrolls cannot write megabytes of C. */
+#define SCH_UNROLL_COPIES 64
+#define SCH_UNROLL_MAX 16384
 /* The ranges of the loops with constant bounds among the first `upto`
  * statements of p. */
 void sch_path_ranges(const sch_path *p, int upto, ir_var_range *r, int *n);

@@ -13,6 +13,7 @@
 #include "codegen/codegen.h"
 #include "codegen/sha256.h"
 #include "ir/interp.h"
+#include "testsuite/unit/test.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -31,20 +32,6 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
-static int nfail;
-
-static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void check(bool ok, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%s: ", ok ? "ok" : "FAIL");
-    vprintf(fmt, ap);
-    putchar('\n');
-    va_end(ap);
-    if (!ok)
-        nfail++;
-}
 
 /* ---------------------------------------------------------------- runtime hooks */
 
@@ -1318,6 +1305,6 @@ int main(void)
     test_cache();
 
     remove_tree(tmproot);
-    printf("%s: %d failed\n", nfail ? "FAIL" : "PASS", nfail);
-    return nfail ? 1 : 0;
+    printf("%s: %d failed\n", failures ? "FAIL" : "PASS", failures);
+    return failures ? 1 : 0;
 }

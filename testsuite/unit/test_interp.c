@@ -10,6 +10,7 @@
 
 #include "ir/interp.h"
 #include "ir/ir.h"
+#include "testsuite/unit/test.h"
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
@@ -17,19 +18,6 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
-static int failures;
-
-static void check(bool ok, const char *what, ...)
-{
-    va_list ap;
-    va_start(ap, what);
-    printf("%s - ", ok ? "ok" : "FAIL");
-    vprintf(what, ap);
-    printf("\n");
-    va_end(ap);
-    if (!ok)
-        failures++;
-}
 
 /* Expects f to fail with exactly msg. */
 static void check_fails(const ir_func *f, void *const *data, const char *msg, const char *what)

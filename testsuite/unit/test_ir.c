@@ -6,16 +6,7 @@
 
 #include "ir/diag.h"
 #include "ir/ir.h"
-
-static int failures;
-
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);        \
-            failures++;                                                    \
-        }                                                                  \
-    } while (0)
+#include "testsuite/unit/test.h"
 
 static void test_tables(void)
 {

@@ -13,6 +13,7 @@
  */
 #include "ir/diag.h"
 #include "ir/ir.h"
+#include "testsuite/unit/test.h"
 
 #include <glob.h>
 #include <math.h>
@@ -22,22 +23,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int nfailed, npassed;
-
-static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void check(bool ok, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%s - ", ok ? "ok" : "FAIL");
-    vprintf(fmt, ap);
-    putchar('\n');
-    va_end(ap);
-    if (ok)
-        npassed++;
-    else
-        nfailed++;
-}
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -1227,6 +1212,6 @@ int main(int argc, char **argv)
         free(files[i]);
     }
     free(files);
-    printf("%d passed, %d failed\n", npassed, nfailed);
-    return nfailed ? 1 : 0;
+    printf("%d passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
 }

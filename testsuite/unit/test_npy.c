@@ -13,21 +13,9 @@
 #include "runtime/npy.h"
 #include "runtime/random.h"
 #include "runtime/tensor.h"
+#include "testsuite/unit/test.h"
 
-static int failures;
 static char dir[256];
-
-static void check(bool ok, const char *what, ...)
-{
-    va_list ap;
-    va_start(ap, what);
-    printf("%s - ", ok ? "ok" : "FAIL");
-    vprintf(what, ap);
-    printf("\n");
-    va_end(ap);
-    if (!ok)
-        failures++;
-}
 
 static char *path_of(const char *name)
 {

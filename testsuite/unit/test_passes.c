@@ -23,16 +23,7 @@
 #include "ir/interp.h"
 #include "ir/ir.h"
 #include "passes/passes.h"
-
-static int failures;
-
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);        \
-            failures++;                                                    \
-        }                                                                  \
-    } while (0)
+#include "testsuite/unit/test.h"
 
 /* ---------------------------------------------------------------- helpers */
 

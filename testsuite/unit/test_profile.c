@@ -18,16 +18,7 @@
 #include "passes/passes.h"
 #include "runtime/exec.h"
 #include "runtime/profile.h"
-
-static int failures;
-
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);        \
-            failures++;                                                    \
-        }                                                                  \
-    } while (0)
+#include "testsuite/unit/test.h"
 
 #define CHECK_EQ(a, b)                                                             \
     do {                                                                           \

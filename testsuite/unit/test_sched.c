@@ -20,16 +20,7 @@
 #include "runtime/dag.h"
 #include "runtime/exec.h"
 #include "runtime/sched.h"
-
-static int failures;
-
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);        \
-            failures++;                                                    \
-        }                                                                  \
-    } while (0)
+#include "testsuite/unit/test.h"
 
 static void report(const char *what, int before)
 {

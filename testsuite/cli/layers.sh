@@ -1,0 +1,23 @@
+# The floors import only what doc/architecture.md allows (tools/check-layers.sh):
+# the source tree passes, and a tree with one forbidden include is caught
+# with its file and line.
+. "$srcdir/testsuite/cli/lib.inc"
+expect_status 0 sh "$srcdir/tools/check-layers.sh" "$srcdir"
+[ -s out ] && { cat out; fail "unexpected output"; }
+
+mkdir -p t/ir t/passes t/codegen
+printf '#include "ir/ir.h"\n#include <stdio.h>\n' >t/ir/ok.c
+printf '#include "ir/ir.h"\n#include "passes/passes.h"\n' >t/passes/ok.c
+printf '#include "config.h"\n#include "codegen/codegen.h"\n' >t/codegen/ok.c
+expect_status 0 sh "$srcdir/tools/check-layers.sh" t
+
+printf '#include "ir/ir.h"\n\n#include "runtime/profile.h"\n' >t/ir/interp.c
+printf '#include "codegen/target.h"\n' >t/passes/auto.c
+printf '#include "frontend/frontend.h"\n' >t/codegen/bad.h
+expect_status 1 sh "$srcdir/tools/check-layers.sh" t
+printf '%s\n' 't/ir/interp.c:3: ir/ may not include "runtime/profile.h"' \
+    't/passes/auto.c:1: passes/ may not include "codegen/target.h"' \
+    't/codegen/bad.h:1: codegen/ may not include "frontend/frontend.h"' >want
+# the checker names files relative to the tree it checks
+sed 's#^#t/#' out >got
+diff -u want got || fail "forbidden includes not reported as expected"
