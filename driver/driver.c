@@ -112,7 +112,8 @@ static void report_profile(rt_profile *prof, const options *o, acc_cli_session *
 {
     (void)m;
     rt_report_options rep = {.table = stdout, .csv = o->report_csv, .json = o->report_json,
-                             .trace = o->trace, .plot_dir = o->plot_dir};
+                             .trace = o->trace, .plot_dir = o->plot_dir,
+                             .columns = o->columns};
     /* The model takes each layer's work from the run's counters. */
     if (acols->loaded && acc_cli_session_model(acols, prof->st, rt_profile_counts(prof), d)) {
         rep.nextra = ACC_CLI_NCOLS;
@@ -204,16 +205,28 @@ static int status_of(const diag *d)
     return d->ninternal ? EXIT_INTERNAL : d->nerrors ? EXIT_USER : 0;
 }
 
+/* --profile's measured runs without --repeat (after a warm-up run). */
+enum { PROFILE_RUNS = 5 };
+
 /* ------------------------------------------------ modes without a program */
 
-/* tec --calibrate [FILE]: the machine's roof, measured and cached. */
+/* tec --calibrate [FILE]: the machine's roof, measured and cached -- but
+ * not when the machine was busy (its runs disagree): a low roof in the
+ * cache would put later profiles' layers above it. */
 static int mode_calibrate(void)
 {
     diag cd;
     diag_init(&cd, stderr);
     rt_calibration cal;
-    if (rt_calibrate(&cal, stderr, &cd) && rt_calibration_save(&cal, &cd))
-        rt_calibration_print(stdout, &cal);
+    char why[256];
+    if (rt_calibrate(&cal, stderr, &cd)) {
+        bool steady = rt_calibration_steady(&cal, why, sizeof why);
+        if (!steady)
+            diag_warning(&cd, diag_noloc(), "calibration not stored: %s; the machine looks "
+                         "busy: run 'tec --calibrate' again when it is idle", why);
+        if (!steady || rt_calibration_save(&cal, &cd))
+            rt_calibration_print(stdout, &cal);
+    }
     int st = status_of(&cd);
     diag_fini(&cd);
     return st;
@@ -454,7 +467,9 @@ static void mode_run(session *s)
         return;
     double median_us = 0;
     if (o->profile) {
-        rt_profile_options pro = {.repeat = o->repeat ? o->repeat : 1, .counters = o->counters,
+        /* the median of several runs, unless --repeat says how many */
+        rt_profile_options pro = {.repeat = o->repeat ? o->repeat : PROFILE_RUNS,
+                                  .counters = o->counters,
                                   .pad_to = o->pad_to, .threads = o->interp ? 1 : o->threads};
         if (!(s->prof = rt_profile_new(s->m, s->shapes, &pro, &s->d)) ||
             !rt_profile_run(s->prof, s->run, &s->ro, &s->d))
@@ -528,7 +543,7 @@ static int mode_program(options *o)
 
 int main(int argc, char **argv)
 {
-    options o = {.opt_level = 1};
+    options o = {.opt_level = 2};
     int st = drv_parse_args(argc, argv, &o);
     if (st < 0 && o.calibrate) {
         st = mode_calibrate();

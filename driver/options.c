@@ -23,6 +23,7 @@
 #include "ir/diag.h"
 #include "passes/passes.h"
 #include "runtime/aot.h"
+#include "runtime/profile.h"
 
 typedef enum {
     SEC_COMPILE, SEC_RUN, SEC_PROFILE, SEC_SCHED, SEC_ACCEL, SEC_OTHER, NSECTIONS
@@ -67,6 +68,7 @@ static int set_cc_timeout(options *o, const char *arg);
 static int set_repeat(options *o, const char *arg);
 static int set_pad_to(options *o, const char *arg);
 static int set_report(options *o, const char *arg);
+static int set_columns(options *o, const char *arg);
 static int set_sched(options *o, const char *arg);
 static int set_devices(options *o, const char *arg);
 static int set_dump_graph(options *o, const char *arg);
@@ -78,7 +80,7 @@ static int show_version(options *o, const char *arg);
 
 static const drv_option table[] = {
     /* Compilation */
-    {NULL, 'O', true, "-O0 -O1 -O2 -O3", "optimization level (default -O1)", SEC_COMPILE,
+    {NULL, 'O', true, "-O0 -O1 -O2 -O3", "optimization level (default -O2; -O0 and -O1 to debug)", SEC_COMPILE,
      CALL(set_opt_level), 0},
     {NULL, 'x', true, "-x te|tir|onnx", "language of the input (default: from the file name)",
      SEC_COMPILE, CALL(set_lang), 0},
@@ -144,7 +146,9 @@ static const drv_option table[] = {
      "threads of parallel loops, 1 to 1024 (default: every\n"
      "processor tec may use; or TEC_NUM_THREADS)",
      SEC_RUN, STRING(threads_arg), 0},
-    {"repeat", 0, true, "--repeat N", "run N times after a warm-up; print the median time",
+    {"repeat", 0, true, "--repeat N",
+     "run N times after a warm-up; print the median time\n"
+     "(--profile: the median of 5 runs by default)",
      SEC_RUN, CALL(set_repeat), 0},
     /* Profiling */
     {"profile", 0, false, "--profile", "per-layer MACs, FLOPs, bytes, time and roofline table",
@@ -152,6 +156,10 @@ static const drv_option table[] = {
     {"report", 0, true, "--report=FILE.csv|FILE.json",
      "also write the report to FILE (may be repeated)", SEC_PROFILE, CALL(set_report),
      ALSO_PROFILE},
+    {"columns", 0, true, "--columns=LIST|all",
+     "the table's columns (default: layer, op, output, MACs,\n"
+     "time, time%, GFLOP/s, roof%, bound; doc/profile.md)",
+     SEC_PROFILE, CALL(set_columns), ALSO_PROFILE},
     {"trace", 0, true, "--trace=FILE.json", "Chrome trace-event file, one slice per layer run",
      SEC_PROFILE, STRING(trace), ALSO_PROFILE},
     {"plot", 0, true, "--plot=DIR", "per-layer and roofline charts (PNG, SVG) via gnuplot",
@@ -384,6 +392,15 @@ static int set_report(options *o, const char *arg)
     return -1;
 }
 
+static int set_columns(options *o, const char *arg)
+{
+    char err[1024];
+    if (!rt_report_check_columns(arg, err, sizeof err))
+        return drv_usage_error("%s", err);
+    o->columns = arg;
+    return -1;
+}
+
 static int set_sched(options *o, const char *arg)
 {
     if (!rt_strategy_parse(arg, &o->sched))
@@ -592,6 +609,10 @@ static int take_input_file(int argc, char **argv, options *o)
     if (optind + 1 < argc)
         return drv_usage_error("more than one input file ('%s' ...)", argv[optind + 1]);
     o->input_file = argv[optind];
+    if (o->lang == LANG_ONNX && strcmp(o->input_file, "-") == 0)
+        return drv_usage_error("%s", "-x onnx reads a model from a file, not from standard "
+                               "input (its external data is found beside it): give the "
+                               "model's path");
     return -1;
 }
 
@@ -634,7 +655,7 @@ static int check_outputs(options *o)
     if (o->save_weights && (o->weights_dir || o->emit != EMIT_TE))
         return drv_usage_error("%s", "--save-weights goes with --emit=te (and not with --weights)");
     if (o->emit == EMIT_RUN && o->output_file)
-        return drv_usage_error("-o %s needs --emit=tir, c or so (outputs of a run: "
+        return drv_usage_error("-o %s needs --emit=te, tir, c, so or lib (outputs of a run: "
                                "--save-outputs DIR)", o->output_file);
     return -1;
 }

@@ -59,6 +59,7 @@ typedef struct options {
     int repeat;                   /* 0: not given */
     int pad_to;
     const char *report_csv, *report_json, *trace, *plot_dir;
+    const char *columns;          /* --columns: the table's columns (NULL: default view) */
     /* the accelerator model (doc/accel.md); accel_on when any option of it is given */
     acc_cli_options accel;
     bool accel_on;

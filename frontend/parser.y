@@ -63,6 +63,16 @@ static void fe_yyerror(FE_YYLTYPE *l, void *scanner, fe_parser *ctx, const char 
 {
     (void)scanner;
     diag_loc loc = {ctx->file->name, l->first_line, l->first_column};
+    if (strcmp(msg, "memory exhausted") == 0) {
+        /* The parser's stack is full: too much is pending at once (the
+         * lexer has said so already when parentheses are the cause). */
+        if (ctx->depth <= 1000)
+            diag_error(ctx->d, loc, "%s", "expression nested too deeply for the parser (about "
+                       "10000 operators and parentheses pending at once); compute parts of it "
+                       "into temporaries");
+        ctx->nerrors++;
+        return;
+    }
     const char *expecting = strstr(msg, ", expecting");
     if (expecting && (strstr(expecting, "']'") || strstr(expecting, "')'")) &&
         ctx->before_line && l->first_line > ctx->before_line) {

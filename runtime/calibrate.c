@@ -217,8 +217,9 @@ static void open_gate(gate *g, int state)
 
 /* Runs `threads` copies of the job at once, splitting [0, n) between them;
  * returns the wall time in seconds (0 and *ok = false if a thread could not
- * start). */
-static double run_parallel(const job *base, int threads, size_t n, bool *ok)
+ * start), and in *share (when not NULL) the fraction of it the threads ran
+ * on a processor: well below 1 when other work took the machine. */
+static double run_parallel(const job *base, int threads, size_t n, bool *ok, double *share)
 {
     pthread_t *t = calloc((size_t)threads, sizeof *t);
     job *jobs = calloc((size_t)threads, sizeof *jobs);
@@ -240,11 +241,18 @@ static double run_parallel(const job *base, int threads, size_t n, bool *ok)
         started++;
     }
     double secs = 0;
+    struct timespec c0, c1;
+    bool cpu_ok = clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0) == 0;
     uint64_t s = rt_now_ns();
     open_gate(&g, started == threads ? 1 : -1);
     for (int i = 0; i < started; i++)
         pthread_join(t[i], NULL);
     secs = (double)(rt_now_ns() - s) / 1e9;
+    cpu_ok = cpu_ok && clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1) == 0;
+    if (share) {   /* the processor time the threads got of the wall time */
+        double cpu = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1e9;
+        *share = cpu_ok && secs > 0 ? cpu / (secs * threads) : 1;
+    }
     if (started < threads)
         *ok = false;
     free(t);
@@ -252,8 +260,36 @@ static double run_parallel(const job *base, int threads, size_t n, bool *ok)
     return secs;
 }
 
-/* Best GFLOP/s of kernel k over a few runs of ~0.1 s each. */
-static double measure_peak(const isa_kernel *k, int threads, bool *ok)
+/* Measurements are repeated and the best kept; how far the repeats
+ * disagree, and how much of the wall time the threads ran, tell whether
+ * the machine was busy (rt_calibration_steady). */
+enum { REPS = 5 };
+
+typedef struct steadiness {
+    double spread;      /* the largest 1 - second best / best of a measurement */
+    double share;       /* the lowest processor share of a best run */
+} steadiness;
+
+/* Keeps the best of the rates (with its processor share) in *best. */
+static double keep_best(const double *rate, const double *share, int n, steadiness *st)
+{
+    int b = 0;
+    for (int i = 1; i < n; i++)
+        if (rate[i] > rate[b])
+            b = i;
+    double second = 0;
+    for (int i = 0; i < n; i++)
+        if (i != b && rate[i] > second)
+            second = rate[i];
+    if (n > 1 && rate[b] > 0 && 1 - second / rate[b] > st->spread)
+        st->spread = 1 - second / rate[b];
+    if (share[b] < st->share)
+        st->share = share[b];
+    return rate[b];
+}
+
+/* Best GFLOP/s of kernel k over REPS runs of ~0.1 s each. */
+static double measure_peak(const isa_kernel *k, int threads, bool *ok, steadiness *st)
 {
     uint64_t iters = 1 << 16;
     for (;;) {                     /* size the run to about 0.1 s on one thread */
@@ -264,35 +300,32 @@ static double measure_peak(const isa_kernel *k, int threads, bool *ok)
             break;
         iters *= 2;
     }
-    double best = 0;
-    for (int rep = 0; rep < 3; rep++) {
+    double rate[REPS], share[REPS];
+    for (int rep = 0; rep < REPS; rep++) {
         job j = {.fn = k->fn, .iters = iters};
-        double secs = run_parallel(&j, threads, 0, ok);
+        double secs = run_parallel(&j, threads, 0, ok, &share[rep]);
         if (!*ok || secs <= 0)
             return 0;
-        double flops = (double)iters * NACC * k->lanes * 2.0 * threads;
-        if (flops / secs > best)
-            best = flops / secs;
+        rate[rep] = (double)iters * NACC * k->lanes * 2.0 * threads / secs;
     }
-    return best / 1e9;
+    return keep_best(rate, share, REPS, st) / 1e9;
 }
 
-/* Best triad bandwidth in GB/s over five passes (2 reads + 1 write per
+/* Best triad bandwidth in GB/s over REPS passes (2 reads + 1 write per
  * element, as STREAM counts it; the best pass is the one least disturbed
  * by other work on the machine). */
-static double measure_triad(double *a, double *b, double *c, size_t n, int threads, bool *ok)
+static double measure_triad(double *a, double *b, double *c, size_t n, int threads, bool *ok,
+                            steadiness *st)
 {
-    double best = 0;
-    for (int rep = 0; rep < 5; rep++) {
+    double rate[REPS], share[REPS];
+    for (int rep = 0; rep < REPS; rep++) {
         job j = {.a = a, .b = b, .c = c};
-        double secs = run_parallel(&j, threads, n, ok);
+        double secs = run_parallel(&j, threads, n, ok, &share[rep]);
         if (!*ok || secs <= 0)
             return 0;
-        double bytes = 3.0 * sizeof(double) * (double)n;
-        if (bytes / secs > best)
-            best = bytes / secs;
+        rate[rep] = 3.0 * sizeof(double) * (double)n / secs;
     }
-    return best / 1e9;
+    return keep_best(rate, share, REPS, st) / 1e9;
 }
 
 /* Each triad array: 4x the last-level cache, within [64 MiB, 256 MiB] and at
@@ -320,11 +353,12 @@ bool rt_calibrate(rt_calibration *c, FILE *log, diag *d)
     c->threads = np > 0 ? (int)np : 1;
     c->llc_bytes = rt_llc_bytes();
     bool ok = true;
+    steadiness st = {0, 1};
 
     isa_kernel ks[3];
     int nk = available_kernels(ks);
     for (int i = 0; i < nk && ok; i++) {
-        double g = measure_peak(&ks[i], 1, &ok);
+        double g = measure_peak(&ks[i], 1, &ok, &st);
         if (log)
             fprintf(log, "tec: calibrate: %s FMA, 1 thread: %.1f GFLOP/s\n", ks[i].name, g);
         if (g > c->peak_gflops[0]) {
@@ -334,7 +368,7 @@ bool rt_calibrate(rt_calibration *c, FILE *log, diag *d)
     }
     for (int i = 0; i < nk && ok; i++)
         if (strcmp(ks[i].name, c->isa) == 0)
-            c->peak_gflops[1] = c->threads > 1 ? measure_peak(&ks[i], c->threads, &ok)
+            c->peak_gflops[1] = c->threads > 1 ? measure_peak(&ks[i], c->threads, &ok, &st)
                                                : c->peak_gflops[0];
     if (log && ok)
         fprintf(log, "tec: calibrate: %s FMA, %d threads: %.1f GFLOP/s\n", c->isa, c->threads,
@@ -352,9 +386,10 @@ bool rt_calibrate(rt_calibration *c, FILE *log, diag *d)
     }
     if (ok) {
         job init = {.a = a, .b = b, .c = cc, .init = true};
-        run_parallel(&init, c->threads, n, &ok);
-        c->bw_gbs[0] = measure_triad(a, b, cc, n, 1, &ok);
-        c->bw_gbs[1] = c->threads > 1 ? measure_triad(a, b, cc, n, c->threads, &ok) : c->bw_gbs[0];
+        run_parallel(&init, c->threads, n, &ok, NULL);
+        c->bw_gbs[0] = measure_triad(a, b, cc, n, 1, &ok, &st);
+        c->bw_gbs[1] = c->threads > 1 ? measure_triad(a, b, cc, n, c->threads, &ok, &st)
+                                     : c->bw_gbs[0];
         if (log && ok)
             fprintf(log, "tec: calibrate: triad on 3 x %zu MiB: %.1f GB/s (1 thread), "
                     "%.1f GB/s (%d threads)\n", bytes >> 20, c->bw_gbs[0], c->bw_gbs[1],
@@ -368,10 +403,24 @@ bool rt_calibrate(rt_calibration *c, FILE *log, diag *d)
     free(a);
     free(b);
     free(cc);
+    c->spread = st.spread;
+    c->cpu_share = st.share;
     if (!ok && d->nerrors == 0)
         diag_error(d, diag_noloc(), "calibrate: cannot start measurement threads: %s",
                    strerror(errno));
     return ok;
+}
+
+bool rt_calibration_steady(const rt_calibration *c, char *why, size_t n)
+{
+    if (c->spread > RT_CALIB_MAX_SPREAD)
+        snprintf(why, n, "its repeated runs disagree by up to %.0f%%", 100 * c->spread);
+    else if (c->cpu_share < RT_CALIB_MIN_SHARE)
+        snprintf(why, n, "its threads ran only %.0f%% of the time (other work took the "
+                 "processors)", 100 * c->cpu_share);
+    else
+        return true;
+    return false;
 }
 
 /* ---------------------------------------------------------------- the cache file */

@@ -70,7 +70,20 @@ typedef struct rt_calibration {
     double bw_gbs[2];          /* triad a[i] = b[i] + s*c[i], GB/s (reads + writes) */
     uint64_t llc_bytes;        /* last-level cache size used by the DRAM model */
     uint64_t array_bytes;      /* bytes of each triad array */
+    /* How steady the measurement was (not cached): each number is the best
+     * of repeated runs; spread is the largest 1 - second best / best, and
+     * cpu_share the lowest fraction of a best run's wall time its threads
+     * ran on a processor. */
+    double spread, cpu_share;
 } rt_calibration;
+
+/* Beyond these the machine was busy: the numbers would be too low. */
+#define RT_CALIB_MAX_SPREAD 0.10
+#define RT_CALIB_MIN_SHARE 0.90
+
+/* Whether the runs agreed (within RT_CALIB_MAX_SPREAD, with threads on a
+ * processor at least RT_CALIB_MIN_SHARE of the time); else why not. */
+bool rt_calibration_steady(const rt_calibration *c, char *why, size_t n);
 
 /* Measures; progress lines go to log (may be NULL). */
 bool rt_calibrate(rt_calibration *c, FILE *log, diag *d);
@@ -226,7 +239,16 @@ typedef struct rt_report_options {
     const char *const *extra_titles;
     void (*extra_cells)(void *ctx, const ir_func *fn, char cells[][RT_EXTRA_CELL]);
     void *extra_ctx;
+    /* The table's columns (--columns=, a comma-separated list of the names
+     * doc/profile.md gives, or "all"); NULL: the default view, which fits
+     * RT_TABLE_WIDTH characters. */
+    const char *columns;
 } rt_report_options;
+
+enum { RT_TABLE_WIDTH = 120 };
+
+/* Whether a --columns= list names only known columns; else a message in err. */
+bool rt_report_check_columns(const char *list, char *err, size_t nerr);
 
 bool rt_profile_report(const rt_profile *p, const rt_report_options *o, diag *d);
 

@@ -1156,21 +1156,79 @@ static void compact(char *dst, size_t n, const char *src)
     dst[k] = 0;
 }
 
-enum { NCOLS_BASE = 17, MAXCOLS = NCOLS_BASE + RT_NHW, CELL = 96 };
+enum { NCOLS_BASE = 19, MAXCOLS = NCOLS_BASE + RT_NHW, CELL = 96 };
+enum { COL_LAYER, COL_OP, COL_INPUT, COL_OUTPUT, COL_MACS, COL_FLOPS, COL_PARAMS, COL_PARAM_MEM,
+       COL_ACT_MEM, COL_LOADS, COL_STORES, COL_DRAM_RD, COL_DRAM_WR, COL_TIME, COL_TIME_PCT,
+       COL_GFLOPS, COL_INTENSITY, COL_ROOF_PCT, COL_BOUND, COL_HW };
 
+/* The table's columns: title, and the name --columns= gives them. */
 static const char *const col_title[MAXCOLS] = {
     "layer", "op", "input", "output", "MACs", "FLOPs", "params", "param mem", "act mem",
-    "loads", "stores", "DRAM rd", "DRAM wr", "time(us)", "GFLOP/s", "FLOP/B", "bound",
-    "cycles", "instrs", "LLC miss",
+    "loads", "stores", "DRAM rd", "DRAM wr", "time(us)", "time%", "GFLOP/s", "FLOP/B", "roof%",
+    "bound", "cycles", "instrs", "LLC miss",
+};
+static const char *const col_key[MAXCOLS] = {
+    "layer", "op", "input", "output", "macs", "flops", "params", "param-mem", "act-mem",
+    "loads", "stores", "dram-rd", "dram-wr", "time", "time%", "gflops", "intensity", "roof%",
+    "bound", "cycles", "instrs", "llc-miss",
 };
 
-static void row_cells(const rt_profile *p, const rt_row *r, char cells[][CELL], int ncols)
+/* The default view: what matters most, in at most RT_TABLE_WIDTH columns
+ * (a run's time and roofline; without a run, the static counts). */
+static const int default_run_cols[] = {COL_LAYER, COL_OP, COL_OUTPUT, COL_MACS, COL_TIME,
+                                       COL_TIME_PCT, COL_GFLOPS, COL_ROOF_PCT, COL_BOUND};
+static const int default_static_cols[] = {COL_LAYER, COL_OP, COL_OUTPUT, COL_MACS, COL_FLOPS,
+                                          COL_PARAMS, COL_ACT_MEM, COL_INTENSITY};
+
+/* Parses a --columns= list into cols (at most MAXCOLS); "all" is every
+ * column.  Returns the count, or -1 with the unknown name in err. */
+static int parse_columns(const char *list, int *cols, char *err, size_t nerr)
+{
+    int n = 0;
+    const char *p = list;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        if (len == 3 && strncmp(p, "all", 3) == 0) {
+            for (int c = 0; c < MAXCOLS && n < MAXCOLS; c++)
+                cols[n++] = c;
+        } else {
+            int found = -1;
+            for (int c = 0; c < MAXCOLS; c++)
+                if (strlen(col_key[c]) == len && strncmp(p, col_key[c], len) == 0)
+                    found = c;
+            if (found < 0) {
+                snprintf(err, nerr, "--columns: unknown column '%.*s' (use all or a list of",
+                         (int)len, p);
+                for (int c = 0; c < MAXCOLS; c++)
+                    snprintf(err + strlen(err), nerr - strlen(err), " %s", col_key[c]);
+                snprintf(err + strlen(err), nerr - strlen(err), ")");
+                return -1;
+            }
+            if (n < MAXCOLS)
+                cols[n++] = found;
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    if (n == 0)
+        snprintf(err, nerr, "--columns: the list names no column");
+    return n ? n : -1;
+}
+
+bool rt_report_check_columns(const char *list, char *err, size_t nerr)
+{
+    int cols[MAXCOLS];
+    return parse_columns(list, cols, err, nerr) > 0;
+}
+
+static void row_cells(const rt_profile *p, const rt_row *r, double total_us, char cells[][CELL])
 {
     char name[CELL];
     snprintf(name, sizeof name, "%*s%s%s", r->depth * 2, "", r->name,
              r->approx ? " ~" : r->unknown ? " ?" : "");
-    snprintf(cells[0], CELL, "%s", name);
-    snprintf(cells[1], CELL, "%s", r->kind == RT_ROW_BLOCK ? "" : r->op ? r->op : "");
+    snprintf(cells[COL_LAYER], CELL, "%s", name);
+    snprintf(cells[COL_OP], CELL, "%s", r->kind == RT_ROW_BLOCK ? "" : r->op ? r->op : "");
     char in[CELL] = "";
     for (int i = 0; i < r->ninputs; i++) {   /* as many as fit the cell */
         char c[CELL];
@@ -1183,32 +1241,34 @@ static void row_cells(const rt_profile *p, const rt_row *r, char cells[][CELL], 
         memcpy(in + len, c, strlen(c) + 1);
     }
     bool layerish = r->kind == RT_ROW_LAYER || r->kind == RT_ROW_GROUP;
-    snprintf(cells[2], CELL, "%s", layerish ? in : "");
+    snprintf(cells[COL_INPUT], CELL, "%s", layerish ? in : "");
     if (layerish)
-        compact(cells[3], CELL, r->output);
+        compact(cells[COL_OUTPUT], CELL, r->output);
     else
-        cells[3][0] = 0;
-    fmt_count(cells[4], CELL, r->macs);
-    fmt_count(cells[5], CELL, r->flops);
-    fmt_count(cells[6], CELL, r->params);
-    fmt_bytes(cells[7], CELL, r->param_bytes);
-    fmt_bytes(cells[8], CELL, r->act_bytes);
-    fmt_bytes(cells[9], CELL, r->load_bytes);
-    fmt_bytes(cells[10], CELL, r->store_bytes);
-    fmt_bytes(cells[11], CELL, r->dram_read);
-    fmt_bytes(cells[12], CELL, r->dram_write);
-    fmt_double(cells[13], CELL, r->time_us, "%.1f");
-    fmt_double(cells[14], CELL, r->gflops, "%.2f");
-    fmt_double(cells[15], CELL, r->intensity, "%.2f");
-    if (r->bound && !isnan(r->roof_pct))
-        snprintf(cells[16], CELL, "%s %.0f%%", r->bound, r->roof_pct);
-    else
-        snprintf(cells[16], CELL, "%s", r->bound ? r->bound : "-");
-    for (int h = 0; h < RT_NHW && NCOLS_BASE + h < ncols; h++) {
+        cells[COL_OUTPUT][0] = 0;
+    fmt_count(cells[COL_MACS], CELL, r->macs);
+    fmt_count(cells[COL_FLOPS], CELL, r->flops);
+    fmt_count(cells[COL_PARAMS], CELL, r->params);
+    fmt_bytes(cells[COL_PARAM_MEM], CELL, r->param_bytes);
+    fmt_bytes(cells[COL_ACT_MEM], CELL, r->act_bytes);
+    fmt_bytes(cells[COL_LOADS], CELL, r->load_bytes);
+    fmt_bytes(cells[COL_STORES], CELL, r->store_bytes);
+    fmt_bytes(cells[COL_DRAM_RD], CELL, r->dram_read);
+    fmt_bytes(cells[COL_DRAM_WR], CELL, r->dram_write);
+    fmt_double(cells[COL_TIME], CELL, r->time_us, "%.1f");
+    fmt_double(cells[COL_TIME_PCT], CELL, total_us > 0 ? 100.0 * r->time_us / total_us : NAN,
+               "%.1f");
+    fmt_double(cells[COL_GFLOPS], CELL, r->gflops, "%.2f");
+    fmt_double(cells[COL_INTENSITY], CELL, r->intensity, "%.2f");
+    /* above its roof: the calibration is too low (doc/profile.md) */
+    fmt_double(cells[COL_ROOF_PCT], CELL, r->bound ? r->roof_pct : NAN,
+               r->roof_pct > 100 ? "%.0f!" : "%.0f");
+    snprintf(cells[COL_BOUND], CELL, "%s", r->bound ? r->bound : "-");
+    for (int h = 0; h < RT_NHW; h++) {
         if (isnan(r->hw[h]))
-            snprintf(cells[NCOLS_BASE + h], CELL, "-");
+            snprintf(cells[COL_HW + h], CELL, "-");
         else
-            fmt_count(cells[NCOLS_BASE + h], CELL, (uint64_t)r->hw[h]);
+            fmt_count(cells[COL_HW + h], CELL, (uint64_t)r->hw[h]);
     }
     (void)p;
 }
@@ -1226,49 +1286,153 @@ static void extra_cells(const rt_report_options *o, const rt_row *r, char cells[
         snprintf(cells[k], CELL, "%.*s", RT_EXTRA_CELL - 1, x[k]);
 }
 
+/* The network's time: its total row's. */
+static double total_time(const rt_rows *rows)
+{
+    for (int i = 0; i < rows->n; i++)
+        if (rows->rows[i].kind == RT_ROW_TOTAL)
+            return rows->rows[i].time_us;
+    return NAN;
+}
+
+/* The columns the table shows: --columns=, else the default view (with
+ * the hardware counters when they were asked for and read). */
+static int table_columns(const rt_report_options *o, const rt_profile *p, int *cols)
+{
+    char err[1024];
+    int n = o->columns ? parse_columns(o->columns, cols, err, sizeof err) : -1;
+    if (n > 0)
+        return n;
+    const int *def = p->nruns ? default_run_cols : default_static_cols;
+    n = p->nruns ? (int)(sizeof default_run_cols / sizeof *def)
+                 : (int)(sizeof default_static_cols / sizeof *def);
+    memcpy(cols, def, sizeof *cols * (size_t)n);
+    for (int h = 0; p->hw_ok && h < RT_NHW; h++)
+        cols[n++] = COL_HW + h;
+    return n;
+}
+
+/* The default view in RT_TABLE_WIDTH columns: without the output shapes if
+ * need be, then with the layer and op names cut ("..") to fit. */
+static int fit_width(int *cols, int n, int *width, int nextra, const int *xwidth)
+{
+    int total = 0;
+    for (int c = 0; c < n; c++)
+        total += width[c] + 2;
+    for (int k = 0; k < nextra; k++)
+        total += xwidth[k] + 2;
+    total -= 2;
+    for (int c = 0; c < n && total > RT_TABLE_WIDTH; c++)
+        if (cols[c] == COL_OUTPUT) {
+            total -= width[c] + 2;
+            memmove(cols + c, cols + c + 1, sizeof *cols * (size_t)(n - c - 1));
+            memmove(width + c, width + c + 1, sizeof *width * (size_t)(n - c - 1));
+            n--;
+        }
+    for (int c = 0; c < n && total > RT_TABLE_WIDTH; c++)
+        if (cols[c] == COL_LAYER || cols[c] == COL_OP) {
+            int floor = cols[c] == COL_LAYER ? 16 : 8;
+            int cut = total - RT_TABLE_WIDTH;
+            if (width[c] - cut < floor)
+                cut = width[c] > floor ? width[c] - floor : 0;
+            width[c] -= cut;
+            total -= cut;
+        }
+    return n;
+}
+
+/* A cell in w characters: cut to w-2 and "..". */
+static void put_cell(FILE *out, const char *s, int w, bool left, bool last)
+{
+    int len = (int)strlen(s);
+    if (len > w && w > 2)
+        fprintf(out, "%.*s..", w - 2, s);
+    else
+        fprintf(out, left ? "%-*s" : "%*s", w, s);
+    fputs(last ? "\n" : "  ", out);
+}
+
 static void print_table(const rt_report_options *o, const rt_profile *p, const rt_rows *rows)
 {
     FILE *out = o->table;
-    int nbase = p->hw_ok ? MAXCOLS : NCOLS_BASE;
     int nextra = o->extra_cells ? o->nextra : 0;
     if (nextra > RT_MAX_EXTRA)
         nextra = RT_MAX_EXTRA;
-    int ncols = nbase + nextra;
-    const char *title[MAXCOLS + RT_MAX_EXTRA];
-    int width[MAXCOLS + RT_MAX_EXTRA];
+    int cols[2 * MAXCOLS], width[2 * MAXCOLS], xwidth[RT_MAX_EXTRA];
+    int n = table_columns(o, p, cols);
     char (*cells)[MAXCOLS + RT_MAX_EXTRA][CELL] = calloc((size_t)rows->n + 1, sizeof *cells);
     if (!cells)
         return;
-    for (int c = 0; c < ncols; c++) {
-        title[c] = c < nbase ? col_title[c] : o->extra_titles[c - nbase];
-        width[c] = (int)strlen(title[c]);
-    }
+    double total_us = total_time(rows);
+    for (int c = 0; c < n; c++)
+        width[c] = (int)strlen(col_title[cols[c]]);
+    for (int k = 0; k < nextra; k++)
+        xwidth[k] = (int)strlen(o->extra_titles[k]);
     for (int i = 0; i < rows->n; i++) {
-        row_cells(p, &rows->rows[i], cells[i], nbase);
+        row_cells(p, &rows->rows[i], total_us, cells[i]);
         if (nextra)
-            extra_cells(o, &rows->rows[i], cells[i] + nbase);
-        for (int c = 0; c < ncols; c++) {
-            int w = (int)strlen(cells[i][c]);
-            if (w > width[c])
-                width[c] = w;
-        }
+            extra_cells(o, &rows->rows[i], cells[i] + MAXCOLS);
+        for (int c = 0; c < n; c++)
+            if ((int)strlen(cells[i][cols[c]]) > width[c])
+                width[c] = (int)strlen(cells[i][cols[c]]);
+        for (int k = 0; k < nextra; k++)
+            if ((int)strlen(cells[i][MAXCOLS + k]) > xwidth[k])
+                xwidth[k] = (int)strlen(cells[i][MAXCOLS + k]);
     }
-    for (int c = 0; c < ncols; c++)
-        fprintf(out, c < 4 ? "%-*s%s" : "%*s%s", width[c], title[c], c + 1 < ncols ? "  " : "\n");
+    if (!o->columns)
+        n = fit_width(cols, n, width, nextra, xwidth);
+    int total = -2;
+    for (int c = 0; c < n; c++)
+        total += width[c] + 2;
+    for (int k = 0; k < nextra; k++)
+        total += xwidth[k] + 2;
+    for (int c = 0; c < n; c++)
+        put_cell(out, col_title[cols[c]], width[c], cols[c] < COL_MACS, c + 1 == n && !nextra);
+    for (int k = 0; k < nextra; k++)
+        put_cell(out, o->extra_titles[k], xwidth[k], false, k + 1 == nextra);
     for (int i = 0; i < rows->n; i++) {
         if (rows->rows[i].kind == RT_ROW_TOTAL) {
-            int total = 0;
-            for (int c = 0; c < ncols; c++)
-                total += width[c] + (c + 1 < ncols ? 2 : 0);
             for (int k = 0; k < total; k++)
                 fputc('-', out);
             fputc('\n', out);
         }
-        for (int c = 0; c < ncols; c++)
-            fprintf(out, c < 4 ? "%-*s%s" : "%*s%s", width[c], cells[i][c],
-                    c + 1 < ncols ? "  " : "\n");
+        for (int c = 0; c < n; c++)
+            put_cell(out, cells[i][cols[c]], width[c], cols[c] < COL_MACS,
+                     c + 1 == n && !nextra);
+        for (int k = 0; k < nextra; k++)
+            put_cell(out, cells[i][MAXCOLS + k], xwidth[k], false, k + 1 == nextra);
     }
     free(cells);
+}
+
+/* The slowest layers (rows that time one function), with their share. */
+static void print_slowest(FILE *out, const rt_rows *rows)
+{
+    enum { TOP = 5 };
+    int top[TOP], ntop = 0;
+    for (int i = 0; i < rows->n; i++) {
+        const rt_row *r = &rows->rows[i];
+        if (!r->fn || isnan(r->time_us))
+            continue;
+        int k = ntop < TOP ? ntop++ : TOP;
+        while (k > 0 && rows->rows[top[k - 1]].time_us < r->time_us) {
+            if (k < TOP)
+                top[k] = top[k - 1];
+            k--;
+        }
+        if (k < TOP)
+            top[k] = i;
+    }
+    double total_us = total_time(rows);
+    if (!ntop || !(total_us > 0))
+        return;
+    fprintf(out, "slowest layers:");
+    for (int k = 0; k < ntop; k++) {
+        const rt_row *r = &rows->rows[top[k]];
+        fprintf(out, "%s %s %.1f us (%.1f%%)", k ? "," : "", r->name, r->time_us,
+                100.0 * r->time_us / total_us);
+    }
+    fputc('\n', out);
 }
 
 static void print_notes(FILE *out, const rt_profile *p, const rt_rows *rows)
@@ -1338,6 +1502,22 @@ static void print_notes(FILE *out, const rt_profile *p, const rt_rows *rows)
     else
         fprintf(out, "roofline: this machine is not calibrated; run 'tec --calibrate' once to "
                 "get bound and %% of roof\n");
+    bool above_peak = false, above_bw = false;   /* compute-, memory-bound above the roof */
+    for (int i = 0; i < rows->n; i++)
+        if (rows->rows[i].bound && rows->rows[i].roof_pct > 100) {
+            above_peak |= strcmp(rows->rows[i].bound, "compute") == 0;
+            above_bw |= strcmp(rows->rows[i].bound, "memory") == 0;
+        }
+    if (above_peak || above_bw)
+        fprintf(out, "! marks layers above their roof: %s%s%s\n",
+                above_peak ? "the calibration is lower than what this machine reaches "
+                             "(measured under load?): run 'tec --calibrate' on an idle machine"
+                           : "",
+                above_peak && above_bw ? "; " : "",
+                above_bw ? "a memory-bound layer whose data stayed in cache from the run before "
+                           "(the DRAM model starts each run cold) runs above the bandwidth "
+                           "roof"
+                         : "");
     if (p->o.counters && !p->hw_ok)
         fprintf(out, "%s\n", p->hw_note);
 }
@@ -1707,6 +1887,7 @@ bool rt_profile_report(const rt_profile *p, const rt_report_options *o, diag *d)
     bool ok = true;
     if (o->table) {
         print_table(o, p, &rows);
+        print_slowest(o->table, &rows);
         print_notes(o->table, p, &rows);
     }
     if (o->csv)

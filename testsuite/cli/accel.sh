@@ -7,7 +7,7 @@ cfg=$srcdir/accel/configs/edge_os_32x32.cfg
 # with 16 filters, then a ReLU.  im2col: M = 16*16 outputs, N = 16, K = 27.
 # On the 32x32 os array one fold takes 2*32 + 32 + 27 - 2 = 121 cycles and
 # M = 256 needs 8 row folds: 968 compute cycles (doc/accel.md, (3)).
-expect_status 0 "$TEC" --accel "$cfg" --accel-report=r.json --export-topology t.csv \
+expect_status 0 "$TEC" -O1 --accel "$cfg" --accel-report=r.json --export-topology t.csv \
     "$srcdir/examples/conv.te"
 row=$(awk '$1 == "conv" && $7 == "mnk"' out)
 [ -n "$row" ] || { cat out; fail "no conv row in the accelerator table"; }
@@ -39,7 +39,7 @@ grep -q '^total: 1814073344 MACs' out || { cat out; fail "ResNet-18 MAC total"; 
 [ "$(wc -l <r18.csv)" = 23 ] || fail "r18.csv: expected a header, 21 layers and a total"
 
 # A sweep: 2 arrays x 1 dataflow x 1 SRAM size, one CSV and the charts.
-expect_status 0 "$TEC" --accel "$cfg" --sweep --sweep-out sw --sweep-arrays 8x8,32x32 \
+expect_status 0 "$TEC" -O1 --accel "$cfg" --sweep --sweep-out sw --sweep-arrays 8x8,32x32 \
     --sweep-dataflows os --sweep-sram 64 "$srcdir/examples/conv.te"
 [ "$(wc -l <sw/sweep.csv)" = 7 ] || fail "sweep.csv: expected 1 + 2 configurations x 3 rows"
 grep -q '^1,32x32 os 64kB,32,32,1,os,64,conv,gemm,256,16,27,1,untiled,110592,968,' sw/sweep.csv ||
@@ -55,7 +55,7 @@ done
 # summary line.  968 compute + 1949 stall: f32 elements are four 1-byte
 # words, so the first tiles bring (33*33*3 + 16*27) * 4 = 14796 words and
 # the last drains 16*16*16 * 4 = 16384, at 16 words a cycle.
-expect_status 0 "$TEC" --profile --search none --accel "$cfg" "$srcdir/examples/conv.te"
+expect_status 0 "$TEC" -O1 --profile --search none --accel "$cfg" "$srcdir/examples/conv.te"
 grep -q 'acc cycles  *acc util%' out || { cat out; fail "no accelerator columns in the profile"; }
 set -- $(awk '$1 == "conv" { print; exit }' out)
 [ "$(eval echo \${$(($# - 5))})" = 2917 ] || { cat out; fail "profile: conv acc cycles differ from 2917"; }
@@ -65,7 +65,7 @@ grep -q '^accelerator: .* of the cycles stall; tiling untiled (--search none)$' 
 untiled_edp=$(sed -n 's/^accelerator edge.*EDP \([0-9.e+]*\) pJ\*us$/\1/p' out)
 # Without --search the profile describes the accelerator at its best: the
 # EDP-searched tiling, never worse than untiled, and says so.
-expect_status 0 "$TEC" --profile --accel "$cfg" "$srcdir/examples/conv.te"
+expect_status 0 "$TEC" -O1 --profile --accel "$cfg" "$srcdir/examples/conv.te"
 grep -q '^accelerator: .* of the cycles stall; tiling searched for the least EDP (--search edp)$' out ||
     { cat out; fail "the summary does not name the EDP search"; }
 edp=$(sed -n 's/^accelerator edge.*EDP \([0-9.e+]*\) pJ\*us$/\1/p' out)

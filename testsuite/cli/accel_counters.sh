@@ -13,17 +13,17 @@ prog=$srcdir/testsuite/accel/ragged.tir
     fail "cannot write lens.npy"
 
 # the static analysis alone cannot model it
-expect_status 1 "$TEC" --accel "$cfg" "$prog"
+expect_status 1 "$TEC" -O1 --accel "$cfg" "$prog"
 expect_err "tec: error: layer proj: how often a statement runs depends on the data (a loop bound or condition loads memory); the accelerator model needs the counts of a run: profile it (--profile --accel)"
 
 # the run's counters can: 15 x 16 x 32 MACs, where the declared extents say 32 x 16 x 32
-expect_status 0 "$TEC" --profile --accel "$cfg" --search edp --input lens=lens.npy \
+expect_status 0 "$TEC" -O1 --profile --accel "$cfg" --search edp --input lens=lens.npy \
     --report=r.json --accel-report=live.json "$prog"
 grep -qx "accelerator: layer proj modeled as the run did it (its MACs depend on the data): M 15 of the declared 32, from the counters" out ||
     { cat out; fail "no note on the layer modeled from the counters"; }
 
 # a guard that loads memory: the sequences of lens 5 and 8 run, 16 rows
-expect_status 0 "$TEC" --profile --accel "$cfg" --input lens=lens.npy \
+expect_status 0 "$TEC" -O1 --profile --accel "$cfg" --input lens=lens.npy \
     "$srcdir/testsuite/accel/guarded.tir"
 grep -qx "accelerator: layer proj modeled as the run did it (its MACs depend on the data): M 16 of the declared 32, from the counters" out ||
     { cat out; fail "the guarded layer is not modeled from the counters"; }
@@ -54,7 +54,7 @@ graph {
   call @proj(x, w, y)
 }
 X
-expect_status 0 "$TEC" --accel "$cfg" --search edp --accel-report=dense.json dense.tir
+expect_status 0 "$TEC" -O1 --accel "$cfg" --search edp --accel-report=dense.json dense.tir
 "$PYTHON" - <<'X' || fail "the model does not follow the counters"
 import json
 prof = json.load(open("r.json"))
@@ -119,7 +119,7 @@ expect_status 1 "$TEC" --accel "$cfg" --from-report=geom.json
 grep -q '^geom.json:[0-9]*:[0-9]*: error: layer conv: the convolution geometry does not give its GEMM ' err ||
     { cat err; fail "no located error for a convolution geometry that does not match"; }
 # a profile without a run has no counts for the ragged layer: the report says why
-expect_status 0 "$TEC" --profile --no-run --report=norun.json "$prog"
+expect_status 0 "$TEC" -O1 --profile --no-run --report=norun.json "$prog"
 expect_status 1 "$TEC" --accel "$cfg" --from-report=norun.json
 grep -q '^norun.json:[0-9]*:[0-9]*: error: the profile has no accelerator workload: layer proj: how often a statement runs depends on the data' err ||
     { cat err; fail "no reason for a report without a workload"; }

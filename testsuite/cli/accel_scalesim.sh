@@ -43,12 +43,12 @@ grep -q "^tec: error: bad --accel-mode 'fast' (expected tec or scalesim)" err ||
 # 33x33x3 ifmap, 3x3 filter, stride 2, 16 filters: OS folds Sr = 256 pixels
 # over 32 rows (8), Sc = 16 filters (1), T = 27; each fold 27 + 32 + 32 - 2
 # = 89 lines, so 8 * 89 - 1 = 711 cycles.  The ReLU has no SCALE-Sim form.
-expect_status 0 "$TEC" --accel "$ref/os_32x32.cfg" --accel-mode=scalesim "$srcdir/examples/conv.te"
+expect_status 0 "$TEC" -O1 --accel "$ref/os_32x32.cfg" --accel-mode=scalesim "$srcdir/examples/conv.te"
 set -- $(awk '$1 == "conv"' out)
 [ "$2 $3 $4 $5 $6" = "256 16 27 1 711" ] || { cat out; fail "conv.te in scalesim mode: $*"; }
 grep -q '^vector layers left out (SCALE-Sim has no form for them): 1$' out || { cat out; fail "vector note"; }
 # The profile's accelerator columns are tec's model, never SCALE-Sim's.
-expect_status 2 "$TEC" --profile --accel "$ref/os_32x32.cfg" --accel-mode=scalesim "$srcdir/examples/conv.te"
+expect_status 2 "$TEC" -O1 --profile --accel "$ref/os_32x32.cfg" --accel-mode=scalesim "$srcdir/examples/conv.te"
 # A layer past SCALE-Sim's own int32 matrices is a clear error, not a crash.
 printf '%s\n' "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides," \
     "huge, 50000, 50000, 1, 1, 1, 1, 1," >huge.csv

@@ -42,6 +42,14 @@ for kind in so a; do
     LD_LIBRARY_PATH=$kind $kind/resnet image.npy >got || fail "the $kind program failed"
     diff -u want got || fail "libresnet18.$kind's top 5 differ from tec's"
 done
+# doc/aot.md's static link line takes the .a even with the .so beside it.
+line=$(grep -o 'cc main.c .*-l:libresnet18.a.*-o resnet' "$srcdir/doc/aot.md")
+[ -n "$line" ] || fail "doc/aot.md has no static link line"
+cp so/libresnet18.so main.c a/
+( cd a && $line $san ) || fail "doc/aot.md's static link line: $line"
+ldd a/resnet | grep -q libresnet18 && fail "doc/aot.md's static line linked libresnet18.so"
+a/resnet image.npy >got || fail "the program of the static line failed"
+diff -u want got || fail "the static line's program's top 5 differ from tec's"
 nm -D --defined-only so/libresnet18.so | awk '{print $3}' | grep -v '^resnet18_' >extra
 [ -s extra ] && fail "libresnet18.so exports more than resnet18_*: $(cat extra)"
 

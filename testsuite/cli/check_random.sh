@@ -1,7 +1,7 @@
 # make check-random runs its programs in batches: a mismatch in a batch is
 # traced to the one program that has it, which is reduced and saved.  A
 # wrapper around tec plants the mismatches: at -O2 it changes program 7's
-# first tensor (named in the mismatch: found by its name), or it fails when
+# first statement's tensor (named in the mismatch: found by its name), or it fails when
 # program 7 is there (not named: found by halving the batch); with
 # schedules, the interpreter changes that tensor when the program has a
 # schedule (the reference, the interpreter without them, does not).
@@ -10,13 +10,13 @@ check="$srcdir/testsuite/random/check_random.py"
 cat >faulty <<EOF
 #!/bin/sh
 # faulty --no-cache LEVEL PROGRAM --save-outputs DIR
-[ "\$2" = -O2 ] && [ "\$MODE" = exit ] && grep -q '^p7_t7\[' "\$3" && { echo "tec: error: planted" >&2; exit 1; }
+[ "\$2" = -O2 ] && [ "\$MODE" = exit ] && grep -q '^p7_t9\[' "\$3" && { echo "tec: error: planted" >&2; exit 1; }
 "$TEC" "\$@" || exit \$?
 # (sched: the interpreter gets a program with a schedule wrong)
 if { [ "\$2" = -O2 ] && [ "\$MODE" = value ]; } ||
    { [ "\$2" = --interp ] && [ "\$MODE" = sched ] && grep -q '^schedule ' "\$3"; }; then
-    [ -e "\$5/p7_t7.npy" ] &&
-        "$PYTHON" -c 'import numpy as np, sys; a = np.load(sys.argv[1]); np.save(sys.argv[1], a - (abs(a) + 1))' "\$5/p7_t7.npy"
+    [ -e "\$5/p7_t9.npy" ] &&
+        "$PYTHON" -c 'import numpy as np, sys; a = np.load(sys.argv[1]); np.save(sys.argv[1], a - (abs(a) + 1))' "\$5/p7_t9.npy"
 fi
 exit 0
 EOF
@@ -33,10 +33,10 @@ for mode in value exit; do
     head -1 $mode/failing.te | grep -q '^# check-random seed 3, program 7: -O2 ' ||
         { cat $mode/failing.te; fail "$mode: failing.te's first line"; }
     # reduced to program 7 alone, its first statement kept
-    grep -q '^p7_t7\[' $mode/failing.te || { cat $mode/failing.te; fail "$mode: p7_t7 dropped"; }
+    grep -q '^p7_t9\[' $mode/failing.te || { cat $mode/failing.te; fail "$mode: p7_t9 dropped"; }
     ! grep -q '^p[0-689]_' $mode/failing.te || { cat $mode/failing.te; fail "$mode: other programs left"; }
 done
-grep -q '^# check-random seed 3, program 7: -O2 vs --interp: p7_t7.npy: ' value/failing.te ||
+grep -q '^# check-random seed 3, program 7: -O2 vs --interp: p7_t9.npy: ' value/failing.te ||
     { head -1 value/failing.te; fail "value: the mismatch"; }
 grep -q '^# check-random seed 3, program 7: -O2 exits 1, --interp exits 0: tec: error: planted' exit/failing.te ||
     { head -1 exit/failing.te; fail "exit: the mismatch"; }
@@ -51,9 +51,9 @@ grep -q '^check-random: 10 of 10 programs agree at .* each with schedules' out |
 grep -q '^schedule p[0-9]*_t[0-9]*_f {' sched-ok/work/prog0.te || fail "no schedule in the programs"
 MODE=sched "$PYTHON" "$check" "$PWD/faulty" 10 3 sched 10 2 1 >out 2>&1
 [ $? = 1 ] || { cat out; fail "sched: exit status"; }
-grep -q '^check-random: program 7 of seed 3: --interp vs --interp without schedules: p7_t7.npy: ' out ||
+grep -q '^check-random: program 7 of seed 3: --interp vs --interp without schedules: p7_t9.npy: ' out ||
     { cat out; fail "sched: the program found"; }
-grep -q '^p7_t7 = p7_t7_f(' sched/failing.te && grep -q '^schedule ' sched/failing.te ||
+grep -q '^p7_t9 = p7_t9_f(' sched/failing.te && grep -q '^schedule ' sched/failing.te ||
     { cat sched/failing.te; fail "sched: the reduced program"; }
 ! grep -q '^p[0-689]_' sched/failing.te || { cat sched/failing.te; fail "sched: other programs left"; }
 
@@ -77,3 +77,20 @@ import check_random
 print(check_random.disagreement(sys.argv[2], open("cancel.te").read(), "cancel"))' \
     "$srcdir/testsuite/random" "$TEC" >out 2>&1
 [ "$(cat out)" = None ] || { cat out; fail "rounding of a cancellation taken for a mismatch"; }
+
+# A second C compiler (make check-random CC2=...): the compiled levels run
+# with it too.  One that cannot compile is a mismatch of its levels, found
+# at the first compiled one; one that is not there is a usage error.
+cat >badcc <<'SH'
+#!/bin/sh
+echo "badcc: internal compiler error" >&2
+exit 1
+SH
+chmod +x badcc
+"$PYTHON" "$check" "$TEC" 2 3 cc2 2 2 0 "$PWD/badcc" >out 2>&1
+[ $? = 1 ] || { cat out; fail "CC2: exit status"; }
+grep -q "^check-random: program 0 of seed 3: -O0 CC=$PWD/badcc exits 1, --interp exits 0: " out ||
+    { cat out; fail "CC2: the mismatch"; }
+"$PYTHON" "$check" "$TEC" 2 3 cc2 2 2 0 no-such-cc >out 2>&1
+[ $? = 2 ] && grep -q "^check-random: no C compiler 'no-such-cc' (CC2)" out ||
+    { cat out; fail "CC2: a missing compiler"; }

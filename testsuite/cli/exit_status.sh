@@ -13,7 +13,7 @@ grep -q "unknown pass 'bogus'" err || fail "--dump-ir=bogus"
 expect_status 0 "$TEC" --passes=simplify,dce --dump-ir=all --emit=tir "$mm"
 # -o without --emit would be ignored: a usage error.
 expect_status 2 "$TEC" -o out.txt "$mm"
-expect_err "tec: error: -o out.txt needs --emit=tir, c or so (outputs of a run: --save-outputs DIR)
+expect_err "tec: error: -o out.txt needs --emit=te, tir, c, so or lib (outputs of a run: --save-outputs DIR)
 tec: try 'tec --help'"
 [ ! -e out.txt ] || fail "-o wrote a file"
 

@@ -29,6 +29,14 @@ grep -q '^tec: error: --devices: broken.cfg: error: ' err || { cat err; fail "no
 # GoogLeNet's structure, from the static costs.
 expect_status 0 "$TEC" -O2 --sched=op --devices=cpu:1,cpu:1 --no-run --dump-graph=g.dot "$g"
 grep -q '^graph: 81 calls, .* fork-join paths' out || { cat out; fail "no graph line"; }
+# FILE.svg through Graphviz's dot (./bootstrap installs it), or a clear error.
+if command -v dot >/dev/null 2>&1; then
+    expect_status 0 "$TEC" -O2 --sched=op --devices=cpu:1,cpu:1 --no-run --dump-graph=g.svg "$g"
+    grep -q '<svg' g.svg || fail "--dump-graph=g.svg wrote no SVG"
+else
+    expect_status 1 "$TEC" -O2 --sched=op --devices=cpu:1,cpu:1 --no-run --dump-graph=g.svg "$g"
+    grep -q 'install Graphviz, or write FILE.dot' err || { cat err; fail "no hint to install dot"; }
+fi
 "$PYTHON" - <<'PY' || fail "googlenet DAG"
 import re
 names, preds = {}, {}

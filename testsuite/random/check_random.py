@@ -4,8 +4,13 @@
 Writes N random valid .te programs (seeded: the same seed gives the same
 programs) from a few kinds of kernel statements -- elementwise arithmetic
 and math functions, reductions (+= max= min=), contractions, shifted reads
-with an `else` default, data-dependent gathers -- over f32, i32 and i64
-tensors, runs them with tec at -O0, -O1, -O2, -O3 and --interp, and
+with an `else` default, data-dependent gathers; padding-like copies of a
+tensor whose last dimension is 1 or 2 at constant offsets that reach
+outside it (`y[i, j] = x[i - 3, j] else 0.25 where i in 0..9`, or a
+constant last index), guarded reductions (+= *= max= min=) over ranges
+that start below zero, rank-0 (scalar) outputs, and f64 mixed with f32
+through casts -- over f32, f64, i32 and i64 tensors, runs them with tec at
+-O0, -O1, -O2, -O3 and --interp, and
 compares every output with the interpreter's (integers exactly, floats
 within 1e-4 of the largest magnitude or of 1, whichever is larger: inputs
 are of order 1, so a smaller output can be all rounding).  A run that
@@ -28,11 +33,17 @@ pad, compute_inline, compute_at, reverse_compute_at, vectorize, parallel,
 unroll, partition), made to be legal, so that a refusal is a finding too;
 the reference is then the interpreter on the program without schedules.
 
-usage: check_random.py TEC N SEED OUT [BATCH [JOBS [SCHEDULES]]]
+With a second C compiler (CC2, e.g. clang), the compiled levels run once
+more with CC=CC2, each compared with the interpreter too: a miscompile by
+either compiler shows as a mismatch of its levels (`-O2 CC=clang vs
+--interp`).
+
+usage: check_random.py TEC N SEED OUT [BATCH [JOBS [SCHEDULES [CC2]]]]
   BATCH programs are run together (default 25: larger batches make one C
   function the compiler optimizes in more than linear time); JOBS levels
   run side by side (default 1); SCHEDULES 1 schedules the programs
-  (default 0).
+  (default 0); CC2 a second C compiler for the compiled levels (default
+  none).
 """
 import os
 import random
@@ -45,6 +56,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 LEVELS = ["-O0", "-O1", "-O2", "-O3", "--interp"]
+COMPILED = ["-O0", "-O1", "-O2", "-O3"]
 JOBS = 1   # levels run side by side
 
 
@@ -74,6 +86,7 @@ def gen(rng, prefix="", schedules=False):
     schedule (schedule_def)."""
     p = Prog()
     dims = {d: rng.randint(1, 6) for d in "MNK"}
+    dims["W"] = rng.choice([1, 2])   # a narrow last dimension, as padding copies meet
     names = iter(f"{prefix}t{i}" for i in range(1000))
 
     def add_input(dtype, shape, init=None):
@@ -88,6 +101,18 @@ def gen(rng, prefix="", schedules=False):
     floats = [add_input("f32", s) for s in (("M", "N"), ("N", "K"), ("M", "N"), ("M",))]
     ints = [add_input(t, ("M", "N"), (-20, 20)) for t in ("i32", "i64")]
     index = add_input("i64", ("M",), (0, dims["N"]))
+    narrow = add_input("f32", ("M", "W"))
+    wide = add_input("f64", ("M", "N"))
+    nshape = [0]   # shapes of padded copies, each a dimension of its own
+
+    def new_dim(size):
+        nshape[0] += 1
+        d = f"P{nshape[0]}"
+        dims[d] = size
+        return d
+
+    def default():
+        return rng.choice(["0.0", "0.25", "-1.5", "2.0"])
 
     def of_shape(dtype, shape):
         return [n for n, (t, s, _) in p.shapes.items() if t == dtype and s == shape]
@@ -99,7 +124,7 @@ def gen(rng, prefix="", schedules=False):
         if depth > 2 or (cands and rng.random() < 0.35):
             if cands:
                 return f"{rng.choice(cands)}[{idx}]"
-            return "1.5" if dtype == "f32" else "3"
+            return "1.5" if dtype in ("f32", "f64") else "3"
         a, b = expr(dtype, shape, depth + 1), expr(dtype, shape, depth + 1)
         ops = ["+", "-", "*"]
         r = rng.random()
@@ -109,14 +134,16 @@ def gen(rng, prefix="", schedules=False):
             return f"{rng.choice(['max', 'min'])}({a}, {b})"
         if r < 0.75:
             return f"({a} > {b} ? {a} : {b})"
-        if dtype == "f32":
+        if dtype in ("f32", "f64"):
             fn = rng.choice(["tanh", "abs", "sigmoid", "exp(-abs(%s))", "sqrt(abs(%s) + 1.0)"])
             return fn % a if "%s" in fn else f"{fn}({a})"
         return f"abs({a})"
 
     for _ in range(rng.randint(1, 5)):
         kind = rng.choice(["elementwise", "elementwise", "reduce", "contract", "shift", "gather",
-                           "int"])
+                           "int", "padcopy", "guarded", "scalar", "mixed"])
+        if schedules and kind in WIDE_KINDS:
+            kind = "elementwise"   # (schedule_def knows the first kinds' loop nests)
         n = next(names)
         if kind == "elementwise":
             line, ty = f"{n}[i, j] = {expr('f32', ('M', 'N'))}", ("f32", ("M", "N"))
@@ -137,6 +164,44 @@ def gen(rng, prefix="", schedules=False):
             off = f"j + {d}" if d >= 0 else f"j - {-d}"
             line = f"{n}[i, j] = {src}[i, j] + {src}[i, {off}] else 0.0"
             ty = ("f32", ("M", "N"))
+        elif kind == "padcopy":
+            # rows shifted by a constant, some outside: the else value
+            c, rows = rng.randint(-4, 4), rng.randint(1, dims["M"] + 6)
+            off = f"i + {c}" if c >= 0 else f"i - {-c}"
+            if rng.random() < 0.5:
+                line = f"{n}[i, j] = {narrow}[{off}, j] else {default()} where i in 0..{rows}"
+                ty = ("f32", (new_dim(rows), "W"))
+            else:   # a constant last index, which may lie outside too
+                col = rng.randint(0, dims["W"])
+                line = f"{n}[i] = {narrow}[{off}, {col}] else {default()} where i in 0..{rows}"
+                ty = ("f32", (new_dim(rows),))
+        elif kind == "guarded":
+            # a reduction over a range that starts below zero, its reads
+            # guarded by else (a neutral-ish value) or by a select
+            op = rng.choice(["+=", "*=", "max=", "min="])
+            src = rng.choice(of_shape("f32", ("M", "N")))
+            d = rng.randint(1, 3)
+            lo, hi = -rng.randint(1, 3), dims["N"] + rng.randint(-1, 2)
+            read = f"({src}[i, j + {d}] else {default()})" if rng.random() < 0.5 else \
+                f"({src}[i, j - {d}] else {default()})"
+            val = f"{read} * 0.5 + 1.0" if op == "*=" else read
+            if rng.random() < 0.3:
+                val = f"({read} > 0.0 ? {val} : {default()})"
+            line = f"{n}[i] {op} {val} where j in {lo}..{max(hi, lo + 1)}"
+            ty = ("f32", ("M",))
+        elif kind == "scalar":
+            op = rng.choice(["+=", "max=", "min="])
+            t = rng.choice(["f32", "f64"])
+            line, ty = f"{n}[] {op} {expr(t, ('M', 'N'))}", (t, ())
+        elif kind == "mixed":
+            # f64 and f32 in one statement, through casts both ways
+            a = rng.choice(of_shape("f32", ("M", "N")))
+            if rng.random() < 0.5:
+                line = f"{n}[i, j] = f64({a}[i, j]) * {expr('f64', ('M', 'N'))} + f64({expr('f32', ('M', 'N'))})"
+                ty = ("f64", ("M", "N"))
+            else:
+                line = f"{n}[i, j] = f32({wide}[i, j] - f64({a}[i, j])) * {expr('f32', ('M', 'N'))}"
+                ty = ("f32", ("M", "N"))
         else:
             src = rng.choice(of_shape("f32", ("M", "N")))
             line, ty = f"{n}[i, j] = {src}[i, {index}[i]] * {src}[i, j]", ("f32", ("M", "N"))
@@ -146,6 +211,10 @@ def gen(rng, prefix="", schedules=False):
         p.stmts.append((line, n))
     p.outputs = [n for _, n in p.stmts]
     return p
+
+
+# The kinds schedule_def does not schedule (their loop nests differ).
+WIDE_KINDS = ("padcopy", "guarded", "scalar", "mixed")
 
 
 def schedule_def(rng, p, n, line, kind, dims, prefix):
@@ -301,11 +370,14 @@ def random_schedule(rng, kind, dims, block, line, used, shapes, local):
 
 
 def run(tec, prog_path, level, out):
+    """tec at a level: "-O2", or "-O2 CC=clang" (the C compiler)."""
     shutil.rmtree(out, ignore_errors=True)
+    flag, *cc = level.split()
+    env = dict(os.environ, CC=cc[0][3:]) if cc else None
     # (--no-cache: a private directory for each run's kernels, where the
     # cache would keep every one of N programs' kernels)
-    r = subprocess.run([tec, "--no-cache", level, prog_path, "--save-outputs", out],
-                       capture_output=True, text=True, timeout=600)
+    r = subprocess.run([tec, "--no-cache", flag, prog_path, "--save-outputs", out],
+                       capture_output=True, text=True, timeout=600, env=env)
     return r.returncode, r.stderr
 
 
@@ -349,7 +421,7 @@ def disagreement(tec, text, work):
         with open(path, "w") as f:
             f.write(prog)
         out = os.path.join(work, f"out{k}")
-        return run(tec, path, lv.split()[0], out) + (out,)
+        return run(tec, path, lv, out) + (out,)
 
     with ThreadPoolExecutor(JOBS) as pool:
         done = list(pool.map(one, range(len(runs))))
@@ -462,6 +534,12 @@ def main():
     batch = int(sys.argv[5]) if len(sys.argv) > 5 else 25
     JOBS = int(sys.argv[6]) if len(sys.argv) > 6 else 1
     schedules = len(sys.argv) > 7 and sys.argv[7] == "1"
+    cc2 = sys.argv[8] if len(sys.argv) > 8 else ""
+    if cc2:
+        if not shutil.which(cc2):
+            print(f"check-random: no C compiler '{cc2}' (CC2)", file=sys.stderr)
+            return 2
+        LEVELS[-1:-1] = [f"{lv} CC={cc2}" for lv in COMPILED]
     levels = " ".join(LEVELS) + (", each with schedules, and --interp without" if schedules else "")
     os.makedirs(out, exist_ok=True)
     work = os.path.join(out, "work")
