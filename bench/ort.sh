@@ -36,12 +36,16 @@
 # npm must be installed.  PyTorch: Debian's python3-torch and
 # python3-torchvision ($PYTHON, default /usr/bin/python3).
 #
+# TEC_VS=OTHER_TEC adds a column: OTHER_TEC on the .onnx export, timed in the
+# same rounds (a build before a change, say), and its ratio to ORT.
+#
 # --profile also writes ONNX Runtime's per-node trace (enableProfiling) and
 # tec's --profile report at 1 thread for each model into $ORT_WORK/profile/.
 # --save writes the output to bench/results/ort.txt.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 TEC=${TEC:-$here/tec}
+TEC_VS=${TEC_VS:-}
 PYTHON=${PYTHON:-/usr/bin/python3}
 REPEAT=${BENCH_REPEAT:-20}
 CAP=${BENCH_CAP:-10}
@@ -85,10 +89,10 @@ export XDG_CACHE_HOME=$tmp/cache
 
 is_zoo() { case " $ZOO " in *" $1 "*) return 0 ;; esac; return 1; }
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-# tec_ms ARGS...: tec's median in ms, or FAIL
+# tec_ms ARGS...: tec's median in ms, or FAIL ($BIN instead of tec if set)
 tec_ms() {
     local out
-    out=$("$TEC" -O2 "$@" 2>&1) || { echo "$out" >>"$tmp/errors"; echo FAIL; return; }
+    out=$("${BIN:-$TEC}" -O2 "$@" 2>&1) || { echo "$out" >>"$tmp/errors"; echo FAIL; return; }
     echo "$out" | sed -n 's/^time: median of [0-9]* runs after a warm-up: \([0-9.]*\) us$/\1/p' |
         awk '{printf "%.3f", $1 / 1000}'
 }
@@ -108,8 +112,11 @@ echo "# tec $("$TEC" --version 2>/dev/null | head -1), cc: $(${CC:-cc} --version
 echo "# ONNX Runtime: onnxruntime-node 1.30.0 (CPU); PyTorch: $("$PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo none)"
 echo "# batch 1; ms = median of R runs, median of $ROUNDS rounds taking turns; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-printf '| %-18s | %2s | %9s | %9s | %9s | %9s | %7s | %7s | %7s |\n' model T "tec .te" "tec .onnx" ORT PyTorch "te/ORT" "onnx/ORT" "cold s"
-printf '|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n' -------------------- ---- ----------- ----------- ----------- ----------- --------- --------- ---------
+vs_head= vs_rule=
+[ -n "$TEC_VS" ] && { vs_head=" $(printf '%9s | %7s |' "vs .onnx" "vs/ORT")"; vs_rule="-----------|---------|"; }
+printf '| %-18s | %2s | %9s | %9s | %9s | %9s | %7s | %7s | %7s |%s\n' model T "tec .te" "tec .onnx" ORT PyTorch "te/ORT" "onnx/ORT" "cold s" "$vs_head"
+printf '|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s\n' -------------------- ---- ----------- ----------- ----------- ----------- --------- --------- --------- "$vs_rule"
+[ -n "$TEC_VS" ] && echo "(vs: $TEC_VS)"
 summary=$tmp/summary
 : >"$summary"
 for m in $models; do
@@ -135,8 +142,11 @@ for m in $models; do
     err=$(maxerr "$WORK/$m.ref.npy" "$tmp/$m.out")
     ort_err=-
     for n in $THREADS; do
-        te= on= ort=
+        te= on= ort= vs=
         for r in $(seq "$ROUNDS"); do
+            if [ -n "$TEC_VS" ]; then
+                vs="$vs $(BIN=$TEC_VS TEC_NUM_THREADS=$n tec_ms "$onnx" "${inargs[@]}" --repeat "$REPEAT")"
+            fi
             if is_zoo "$m"; then
                 te="$te $(TEC_NUM_THREADS=$n tec_ms "$here/examples/$m.te" --repeat "$REPEAT")"
             fi
@@ -149,9 +159,14 @@ for m in $models; do
         case $te in *FAIL*) te=FAIL ;; *) te=$(echo "$te" | median) ;; esac
         case $on in *FAIL*) on=FAIL ;; *) on=$(echo "$on" | median) ;; esac
         ort=$(echo "$ort" | median)
+        vs_cols=
+        if [ -n "$TEC_VS" ]; then
+            case $vs in *FAIL*) vs=FAIL ;; *) vs=$(echo "$vs" | median) ;; esac
+            vs_cols=" $(printf '%9s | %7s |' "$vs" "$(ratio "$vs" "$ort")")"
+        fi
         pt=$(sed -n "s/^torch-result $m threads=$n median_ms=\([0-9.]*\).*/\1/p" "$log")
-        printf '| %-18s | %2s | %9s | %9s | %9s | %9s | %7s | %7s | %7s |\n' "$m" "$n" "${te:--}" \
-            "$on" "${ort:--}" "${pt:--}" "$(ratio "$te" "$ort")" "$(ratio "$on" "$ort")" "$cold"
+        printf '| %-18s | %2s | %9s | %9s | %9s | %9s | %7s | %7s | %7s |%s\n' "$m" "$n" "${te:--}" \
+            "$on" "${ort:--}" "${pt:--}" "$(ratio "$te" "$ort")" "$(ratio "$on" "$ort")" "$cold" "$vs_cols"
         echo "$m $n $(ratio "$on" "$ort") $(is_zoo "$m" && echo zoo || echo tv)" >>"$summary"
     done
     echo "$m cold=$cold cached=$cached err_tec=$err err_ort=$ort_err" >>"$tmp/notes"

@@ -175,6 +175,13 @@ void cg_pin_openmp_runtime(void);
  * loads (the first cg_load). */
 void cg_bind_openmp_threads(bool on);
 
+/* What the OpenMP runtime was told about binding and waiting, in words,
+ * once it loaded: "bound, waiting spinning", "unbound, waiting asleep: the
+ * machine is busy" (cg_bind_openmp_threads asked for binding, but other
+ * processes were running as the runtime loaded), "OMP_PROC_BIND and
+ * OMP_WAIT_POLICY from the environment" or "libgomp's defaults". */
+const char *cg_openmp_policy(void);
+
 /* Emits, compiles and loads m in one step (the usual path); parallel loops
  * get o->target's cores as threads (1 without a target). */
 cg_library *cg_build(const ir_module *m, const cg_options *o, diag *d);

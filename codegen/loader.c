@@ -6,14 +6,19 @@
  * distinct count is prepared at load time and shared by every kernel with
  * that count; a call only builds the argument array.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1  /* sched_getaffinity, CPU_COUNT */
+#endif
 #include "codegen/codegen.h"
 #include "ir/interp.h"
 
 #include <dlfcn.h>
 #include <ffi.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A prepared call interface for kernels taking `nargs` pointers. */
 typedef struct cg_sig {
@@ -196,8 +201,47 @@ static void index_failure(const cg_library *lib, const cg_kernel *k, char *buf, 
 
 /* Whether libgomp binds its threads to processors (set before it loads). */
 static bool bind_openmp_threads;
+static const char *openmp_policy = "libgomp's defaults";
 
 void cg_bind_openmp_threads(bool on) { bind_openmp_threads = on; }
+
+const char *cg_openmp_policy(void) { return openmp_policy; }
+
+/* Whether other processes want the processors now: the count of runnable
+ * threads of the whole machine (the fourth field of /proc/loadavg, "R/T",
+ * which counts the reader too), sampled BUSY_SAMPLES times BUSY_GAP_US
+ * apart, exceeds the processors this process may not use (online minus
+ * allowed) in at least half the samples.  Instantaneous counts, not the
+ * load average: a load average still holds the C compiler tec just ran. */
+#define BUSY_SAMPLES 5
+#define BUSY_GAP_US 500
+static bool machine_busy(void)
+{
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    long allowed = online;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        allowed = CPU_COUNT(&set);
+    if (online < 1)
+        return false;
+    int busy = 0;
+    for (int i = 0; i < BUSY_SAMPLES; i++) {
+        if (i)
+            usleep(BUSY_GAP_US);
+        FILE *f = fopen("/proc/loadavg", "r");
+        if (!f)
+            return false;
+        long running = 0;
+        int got = fscanf(f, "%*s %*s %*s %ld/", &running);
+        fclose(f);
+        if (got != 1)
+            return false;
+        /* others: everything runnable but this thread */
+        if (running - 1 > online - allowed)
+            busy++;
+    }
+    return 2 * busy >= BUSY_SAMPLES;
+}
 
 /* Kernels with parallel loops use the OpenMP runtime (libgomp).  It is
  * pinned in the process the first time kernels load (RTLD_NODELETE), so
@@ -223,11 +267,30 @@ void cg_pin_openmp_runtime(void)
      * (spin a while, then sleep) a profiled ResNet-18 ran 1.5-2% slower
      * than an unprofiled one, its threads sleeping and waking between some
      * layers; spinning, the two take the same time (bench/profile_overhead.sh)
-     * and an unprofiled run is as fast as before.  libgomp reads both when
-     * it loads, next; the environment's own settings win. */
+     * and an unprofiled run is as fast as before.
+     *   That holds on a quiet machine only.  When other processes compete
+     * for the processors, a spinning thread burns the share of the
+     * processor its partner needs, and a bound thread cannot move off a
+     * busy processor: MobileNetV2 on 2 threads of a loaded 2-core machine
+     * took 104-259 ms bound and spinning, 31-45 ms on 1 thread, 10-37 ms on
+     * 2 unbound threads that sleep (OMP_WAIT_POLICY=passive).  So when
+     * the machine is busy as the runtime loads (machine_busy), the threads
+     * are neither bound nor spinning.  libgomp reads both settings when it
+     * loads, next; the environment's own settings win. */
     if (bind_openmp_threads) {
-        setenv("OMP_PROC_BIND", "true", 0);
-        setenv("OMP_WAIT_POLICY", "active", 0);
+        const char *bind = getenv("OMP_PROC_BIND"), *wait = getenv("OMP_WAIT_POLICY");
+        if (bind || wait)
+            openmp_policy = "OMP_PROC_BIND and OMP_WAIT_POLICY from the environment";
+        if (!bind && !wait && machine_busy()) {
+            setenv("OMP_PROC_BIND", "false", 0);
+            setenv("OMP_WAIT_POLICY", "passive", 0);
+            openmp_policy = "unbound, waiting asleep: the machine is busy";
+        } else {
+            if (!bind && !wait)
+                openmp_policy = "bound, waiting spinning";
+            setenv("OMP_PROC_BIND", "true", 0);
+            setenv("OMP_WAIT_POLICY", "active", 0);
+        }
     }
     (void)dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
 }
