@@ -11,7 +11,8 @@
 #   bench/sched.sh [--out DIR]       (default: print only)
 #
 # With --out, writes DIR/sched.txt (this report), DIR/sched.csv and the
-# chart DIR/sched.svg (makespan per strategy, gnuplot).  Environment: TEC
+# chart DIR/sched.svg (makespan per strategy, gnuplot; log scale, labels
+# as written: no gnuplot markup, so tpu_ws_128x128 keeps its underscores).  Environment: TEC
 # (default ./tec), REPEAT (runs of each schedule, default 5), MODELS (paths).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -109,13 +110,15 @@ with open(sys.argv[2], "w") as f:
         f.write('"%s" %s\n' % (g, " ".join(cells)))
 PY
     cat >"$tmp/chart.gp" <<GP
-set terminal svg size 1200,500 dynamic
+set terminal svg size 1200,500 dynamic noenhanced
 set output '$out/sched.svg'
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
-set ylabel 'makespan (ms)'
-set xtics rotate by -30 font ',9'
+# makespans span 0.03 ms to 35 ms: a linear axis hides the small ones
+set logscale y
+set ylabel 'makespan (ms, log scale)'
+set xtics rotate by -30 font ',9' noenhanced
 set key outside right
 set title 'tec --sched: makespan per strategy (lower is better)'
 plot '$tmp/chart.dat' using 2:xtic(1) title 'serial', '' using 3 title 'op', \
