@@ -18,7 +18,7 @@ for line in open("plots/units.dat"):
 assert len(rows) > 40, len(rows)
 plotted = [r for r in rows if r[2] != "?" and r[3] != "?"]
 labeled = [r for r in rows if r[4]]
-assert 5 <= len(labeled) <= 15, len(labeled)
+assert 3 <= len(labeled) <= 15, len(labeled)
 assert all(r[4] == r[0] for r in labeled)
 slowest = max(plotted, key=lambda r: r[1])
 assert slowest[4], slowest
