@@ -5,9 +5,10 @@
  * The driver fills acc_cli_options from the command line, checks them with
  * acc_cli_check_options before compiling (usage errors), and then calls
  * acc_cli_run_module on the optimized module, or acc_cli_run_topology when
- * --topology is given without a program.  The --profile table adds
- * accelerator columns from acc_model_module (per function, keyed like the
- * profile's rows) and acc_cli_columns. */
+ * --topology is given without a program.  With --profile, an
+ * acc_cli_session models the run once: the profile table's accelerator
+ * columns (per function, keyed like the profile's rows), the summary and
+ * every file the options ask for come from that one result. */
 #ifndef TEC_ACCEL_CLI_H
 #define TEC_ACCEL_CLI_H
 

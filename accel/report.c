@@ -578,8 +578,9 @@ bool acc_write_trace(FILE *out, const acc_config *c, const acc_options *o,
                      char *err, size_t errlen)
 {
     trace_out t = {out, c, "", 0, 0, max_events > 0 ? max_events : INT64_MAX};
-    fprintf(out, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
-                 "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":");
+    fprintf(out, "{\"displayTimeUnit\":\"ns\",\"search\":\"%s\",\"traceEvents\":[\n"
+                 "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":",
+            acc_search_name(o ? o->search : ACC_SEARCH_NONE));
     acc_json_write_string(out, c->run_name);
     fputs("}}", out);
     static const char *const tracks[] = {"layers", "array", "DRAM ifmap", "DRAM filter",
@@ -606,8 +607,13 @@ bool acc_write_trace(FILE *out, const acc_config *c, const acc_options *o,
         trace_event(&t, t.layer, layers[i].kind == ACC_LAYER_GEMM ? "gemm" : "vector",
                     TRACK_LAYERS, 0, r.total_cycles);
         fprintf(out, ",\"stall_cycles\":%" PRId64 ",\"dram_reads\":%" PRId64
-                     ",\"dram_writes\":%" PRId64 "}}", r.stall_cycles,
-                acc_result_dram_reads(&r), acc_result_dram_writes(&r));
+                     ",\"dram_writes\":%" PRId64 ",\"energy_pj\":%.9g", r.stall_cycles,
+                acc_result_dram_reads(&r), acc_result_dram_writes(&r), r.energy_pj);
+        if (layers[i].kind == ACC_LAYER_GEMM)
+            fprintf(out, ",\"tiling\":\"%s\",\"tile\":\"%" PRId64 "x%" PRId64 "x%" PRId64
+                         " %s\"", acc_tiling_origin(&r), r.tiling.tm, r.tiling.tn, r.tiling.tk,
+                    acc_order_name(r.tiling.order));
+        fputs("}}", out);
         t.offset += r.total_cycles;
     }
     fputs("\n]}\n", out);

@@ -9,9 +9,11 @@
 #       weight-stationary one), simulated from the measured CPU costs.
 #
 #   bench/sched.sh [--out DIR]       (default: print only)
+#   bench/sched.sh --chart CSV DIR   (redraw DIR/sched.svg from a measured CSV)
 #
 # With --out, writes DIR/sched.txt (this report), DIR/sched.csv and the
-# chart DIR/sched.svg (makespan per strategy, gnuplot).  Environment: TEC
+# chart DIR/sched.svg (makespan per strategy, gnuplot; log scale, labels
+# as written: no gnuplot markup, so tpu_ws_128x128 keeps its underscores).  Environment: TEC
 # (default ./tec), REPEAT (runs of each schedule, default 5), MODELS (paths).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,7 +22,10 @@ TEC=${TEC:-$here/tec}
 REPEAT=${REPEAT:-5}
 PYTHON=${PYTHON:-/usr/bin/python3}
 out=
+chart_only=
 if [ "${1:-}" = --out ]; then out=$2; mkdir -p "$out"; fi
+# --chart CSV DIR: redraw DIR/sched.svg from a sched.csv already measured
+if [ "${1:-}" = --chart ]; then chart_only=$2; out=$3; fi
 models=${MODELS:-"$srcdir/examples/googlenet.te $srcdir/examples/resnet18.te $srcdir/bench/wide.te"}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -42,7 +47,9 @@ print("%s,%s,%s,%s,%.1f,%.1f,%.1f,%.1f" % (sys.argv[2], devices, sys.argv[4], s[
 PY
 }
 
+if [ -n "$chart_only" ]; then cp "$chart_only" "$csv"; fi
 for model in $models; do
+    [ -n "$chart_only" ] && break
     "$TEC" -O2 "$model" >/dev/null   # warm the kernel cache
     run "$model" cpu:2 serial
     for s in serial op path dynamic dynamic-cp; do
@@ -58,10 +65,13 @@ done
 # What two processors give right now: one single-threaded run of wide.te
 # alone, then two at once (on a machine shared with other work the second
 # processor may be busy: a ratio of 1.0 means two free cores, 2.0 one).
+[ -z "$chart_only" ] || capacity=-
 median_us() { "$TEC" -O2 --threads 1 --repeat 50 "$srcdir/bench/wide.te" | sed -n 's/^time: .*: \(.*\) us$/\1/p'; }
+if [ -z "$chart_only" ]; then
 alone=$(median_us)
 median_us >"$tmp/c1" & median_us >"$tmp/c2"; wait
 capacity=$("$PYTHON" -c "import sys; a=float(sys.argv[1]); print('%.2f' % ((float(open(sys.argv[2]).read()) + float(open(sys.argv[3]).read())) / 2 / a))" "$alone" "$tmp/c1" "$tmp/c2")
+fi
 
 report() {
     echo "# bench/sched.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) processors," \
@@ -80,10 +90,10 @@ for r in rows:
           r["strategy"], r["timeline"], ms, ser, ser / ms if ms else 0, bound))
 PY
 }
-report | tee "$tmp/sched.txt"
+[ -n "$chart_only" ] || report | tee "$tmp/sched.txt"
 
 if [ -n "$out" ]; then
-    cp "$tmp/sched.txt" "$csv" "$out/"
+    [ -n "$chart_only" ] || cp "$tmp/sched.txt" "$csv" "$out/"
     # The chart: makespan per strategy, one group of bars per model and devices.
     "$PYTHON" - "$csv" "$tmp/chart.dat" <<'PY'
 import csv, sys
@@ -109,13 +119,15 @@ with open(sys.argv[2], "w") as f:
         f.write('"%s" %s\n' % (g, " ".join(cells)))
 PY
     cat >"$tmp/chart.gp" <<GP
-set terminal svg size 1200,500 dynamic
+set terminal svg size 1200,500 dynamic noenhanced
 set output '$out/sched.svg'
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
-set ylabel 'makespan (ms)'
-set xtics rotate by -30 font ',9'
+# makespans span 0.03 ms to 35 ms: a linear axis hides the small ones
+set logscale y
+set ylabel 'makespan (ms, log scale)'
+set xtics rotate by -30 font ',9' noenhanced
 set key outside right
 set title 'tec --sched: makespan per strategy (lower is better)'
 plot '$tmp/chart.dat' using 2:xtic(1) title 'serial', '' using 3 title 'op', \

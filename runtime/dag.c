@@ -336,13 +336,12 @@ static void dot_str(FILE *f, const char *s)
 }
 
 static void dot_node(FILE *f, const rt_dag *g, int c, const int *device_of,
-                     const char *const *device_names)
+                     const char *const *device_names, const double *cost, bool critical)
 {
-    const rt_dag_node *x = &g->nodes[c];
     const char *op = ir_func_attr(g->m->graph.calls[c].fn, "op");
     char label[512];
     int k = snprintf(label, sizeof label, "%s\\n%s%s%.1f us", rt_dag_call_name(g, c),
-                     op ? op : "", op ? "  " : "", x->cost_us);
+                     op ? op : "", op ? "  " : "", cost[c]);
     if (device_of && k > 0 && (size_t)k < sizeof label)
         snprintf(label + k, sizeof label - (size_t)k, "\\n%s", device_names[device_of[c]]);
     fprintf(f, "    c%d [label=\"", c);
@@ -352,36 +351,80 @@ static void dot_node(FILE *f, const rt_dag *g, int c, const int *device_of,
             fputc('\\', f);
         fputc(*s, f);
     }
-    fprintf(f, "\"%s];\n", x->critical ? ", color=red, penwidth=2" : "");
+    fprintf(f, "\"%s];\n", critical ? ", color=red, penwidth=2" : "");
+}
+
+/* The longest path under cost[] (calls are in a topological order):
+ * *len its length, crit[c] whether c is on one, edge_crit(x, y) follows. */
+static double longest_path(const rt_dag *g, const double *cost, double *bottom, bool *crit)
+{
+    double len = 0;
+    for (int c = g->ncalls - 1; c >= 0; c--) {
+        double b = 0;
+        for (int i = 0; i < g->nodes[c].nsuccs; i++)
+            b = fmax(b, bottom[g->nodes[c].succs[i]]);
+        bottom[c] = b + cost[c];
+    }
+    double *top = calloc((size_t)g->ncalls + 1, sizeof *top);
+    for (int c = 0; top && c < g->ncalls; c++) {
+        for (int i = 0; i < g->nodes[c].npreds; i++) {
+            int p = g->nodes[c].preds[i];
+            top[c] = fmax(top[c], top[p] + cost[p]);
+        }
+        len = fmax(len, top[c] + bottom[c]);
+    }
+    for (int c = 0; top && c < g->ncalls; c++)
+        crit[c] = fabs(top[c] + bottom[c] - len) <= 1e-9 * (len + 1);
+    free(top);
+    return len;
 }
 
 void rt_dag_write_dot(FILE *f, const rt_dag *g, const int *device_of,
-                      const char *const *device_names)
+                      const char *const *device_names, const double *placed_us)
 {
+    int n = g->ncalls;
+    double *cost = calloc((size_t)n + 1, sizeof *cost), *bottom = calloc((size_t)n + 1, sizeof *bottom);
+    bool *crit = calloc((size_t)n + 1, sizeof *crit);
+    if (!cost || !bottom || !crit) {
+        free(cost), free(bottom), free(crit);
+        return;
+    }
+    for (int c = 0; c < n; c++)
+        cost[c] = placed_us ? placed_us[c] : g->nodes[c].cost_us;
+    double len = longest_path(g, cost, bottom, crit), total = 0;
+    for (int c = 0; c < n; c++)
+        total += cost[c];
     fputs("digraph ", f);
     dot_str(f, g->m->name && *g->m->name ? g->m->name : "network");
     fputs(" {\n    node [shape=box, fontsize=10];\n", f);
-    fprintf(f, "    label=\"critical path %.1f us of %.1f us (red)\";\n", g->critical_us,
-            g->total_us);
+    if (placed_us)
+        fprintf(f, "    label=\"each call's time on the device it is placed on; critical path "
+                "%.1f us of %.1f us (red); with every call on the CPU %.1f us of %.1f us\";\n",
+                len, total, g->critical_us, g->total_us);
+    else
+        fprintf(f, "    label=\"critical path %.1f us of %.1f us (red)\";\n", len, total);
     for (int p = 0; p < g->npaths; p++) {
         const rt_dag_path *path = &g->paths[p];
         if (path->ncalls > 1)
             fprintf(f, "  subgraph cluster_p%d {\n    label=\"path %d\"; style=dashed;\n", p, p);
-        for (int k = 0; k < path->ncalls; k++)
-            dot_node(f, g, g->path_calls[path->first + k], device_of, device_names);
+        for (int k = 0; k < path->ncalls; k++) {
+            int c = g->path_calls[path->first + k];
+            dot_node(f, g, c, device_of, device_names, cost, crit[c]);
+        }
         if (path->ncalls > 1)
             fputs("  }\n", f);
     }
-    for (int c = 0; c < g->ncalls; c++) {
+    for (int c = 0; c < n; c++) {
         const rt_dag_node *x = &g->nodes[c];
         for (int k = 0; k < x->nsuccs; k++) {
-            const rt_dag_node *y = &g->nodes[x->succs[k]];
-            bool crit = x->critical && y->critical &&
-                        fabs(y->bottom_us - (x->bottom_us - x->cost_us)) <= 1e-9 * (g->critical_us + 1);
-            fprintf(f, "    c%d -> c%d%s;\n", c, x->succs[k], crit ? " [color=red, penwidth=2]" : "");
+            int y = x->succs[k];
+            bool on = crit[c] && crit[y] &&
+                      fabs(bottom[y] - (bottom[c] - cost[c])) <= 1e-9 * (len + 1);
+            fprintf(f, "    c%d -> c%d%s;\n", c, y, on ? " [color=red, penwidth=2]" : "");
         }
     }
     fputs("}\n", f);
+    free(cost), free(bottom), free(crit);
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -391,7 +434,7 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 bool rt_dag_dump(const rt_dag *g, const char *path, const int *device_of,
-                 const char *const *device_names, diag *d)
+                 const char *const *device_names, const double *placed_us, diag *d)
 {
     bool svg = ends_with(path, ".svg");
     size_t n = strlen(path) + 8;
@@ -405,7 +448,7 @@ bool rt_dag_dump(const rt_dag *g, const char *path, const int *device_of,
     FILE *f = fopen(dotfile, "w");
     bool ok = f != NULL;
     if (f) {
-        rt_dag_write_dot(f, g, device_of, device_names);
+        rt_dag_write_dot(f, g, device_of, device_names, placed_us);
         ok = !ferror(f);
         ok = fclose(f) == 0 && ok;
     }

@@ -73,12 +73,15 @@ void rt_dag_print_summary(FILE *out, const rt_dag *g);
 
 /* Graphviz: a node per call with its cost (and device, when device_of is
  * not NULL: device_names[device_of[c]]), critical nodes and edges in red,
- * each fork-join path of more than one call in a cluster. */
+ * each fork-join path of more than one call in a cluster.  placed_us (may
+ * be NULL: the DAG's CPU costs) gives each call's time on the device it is
+ * placed on: the labels and the critical path then use it, and the
+ * caption also gives the CPU-only critical path. */
 void rt_dag_write_dot(FILE *f, const rt_dag *g, const int *device_of,
-                      const char *const *device_names);
+                      const char *const *device_names, const double *placed_us);
 /* --dump-graph=FILE.dot or FILE.svg (rendered by `dot`, which must be
  * installed); an error otherwise. */
 bool rt_dag_dump(const rt_dag *g, const char *path, const int *device_of,
-                 const char *const *device_names, diag *d);
+                 const char *const *device_names, const double *placed_us, diag *d);
 
 #endif

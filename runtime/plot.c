@@ -104,28 +104,123 @@ static bool write_layers(const char *path, const rt_rows *rows, int *n, diag *d)
     return ok;
 }
 
+/* Which timed units get a label on the roofline: the slowest first, at
+ * most ROOF_LABELS of them, each only where its text does not cover a
+ * label already placed.  The chart is 1280x720 with the x axis over
+ * [0.01, 1000] FLOP/B and gnuplot's log autoscale of y to whole decades;
+ * positions are estimated in pixels of the plot area (about 1100 x 560),
+ * a label centered one line above its point, 5.5 pixels per character of
+ * the 8-point font and 14 pixels high. */
+#define ROOF_LABELS 15
+
+typedef struct roof_box {
+    double x0, x1, y0, y1;
+} roof_box;
+
+typedef struct by_time {
+    double time_us;
+    int i;
+} by_time;
+
+static int by_time_desc(const void *a, const void *b)
+{
+    const by_time *x = a, *y = b;
+    return x->time_us < y->time_us ? 1 : x->time_us > y->time_us ? -1 : x->i - y->i;
+}
+
+static bool roof_plotted(const rt_row *r)
+{
+    return r->intensity > 0 && r->gflops > 0 && isfinite(r->intensity) && isfinite(r->gflops);
+}
+
+static void roofline_labels(const rt_row *const *units, int n, double peak_gflops, bool *label)
+{
+    double ylo = INFINITY, yhi = peak_gflops > 0 ? peak_gflops : 0;
+    for (int i = 0; i < n; i++) {
+        label[i] = false;
+        if (roof_plotted(units[i])) {
+            ylo = fmin(ylo, units[i]->gflops);
+            yhi = fmax(yhi, units[i]->gflops);
+        }
+    }
+    if (!(ylo < INFINITY) || yhi <= 0)
+        return;
+    double d0 = floor(log10(ylo)), d1 = ceil(log10(yhi));
+    if (d1 <= d0)
+        d1 = d0 + 1;
+    by_time *order = malloc(sizeof *order * (size_t)(n + 1));
+    roof_box *placed = malloc(sizeof *placed * (ROOF_LABELS + 1));
+    if (!order || !placed) {
+        free(order);
+        free(placed);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        order[i] = (by_time){units[i]->time_us, i};
+    qsort(order, (size_t)n, sizeof *order, by_time_desc);
+    int np = 0;
+    for (int k = 0; k < n && np < ROOF_LABELS; k++) {
+        const rt_row *r = units[order[k].i];
+        if (!roof_plotted(r) || !r->name)
+            continue;
+        double px = (log10(r->intensity) + 2) / 5 * 1100, py = (log10(r->gflops) - d0) / (d1 - d0) * 560;
+        double w = 5.5 * (double)strlen(r->name);
+        roof_box b = {px - w / 2, px + w / 2, py + 7, py + 21};
+        bool clash = false;
+        for (int j = 0; j < np && !clash; j++)
+            clash = b.x0 < placed[j].x1 && placed[j].x0 < b.x1 && b.y0 < placed[j].y1 &&
+                    placed[j].y0 < b.y1;
+        if (clash)
+            continue;
+        placed[np++] = b;
+        label[order[k].i] = true;
+    }
+    free(order);
+    free(placed);
+}
+
 /* units.dat: one line per timed unit (a layer, or a fused group).
- * Columns: index, name, time (us), intensity (FLOP/B), GFLOP/s. */
-static bool write_units(const char *path, const rt_rows *rows, int *n, diag *d)
+ * Columns: index, name, time (us), intensity (FLOP/B), GFLOP/s, and the
+ * roofline's label ("" for a unit left unlabeled, roofline_labels). */
+static bool write_units(const char *path, const rt_rows *rows, double peak_gflops, int *n,
+                        diag *d)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
         diag_error(d, diag_noloc(), "cannot write %s: %s", path, strerror(errno));
         return false;
     }
-    fputs("# index\tname\ttime_us\tintensity\tgflops\n", f);
-    *n = 0;
+    const rt_row **units = malloc(sizeof *units * (size_t)(rows->n + 1));
+    bool *label = malloc(sizeof *label * (size_t)(rows->n + 1));
+    if (!units || !label) {
+        free(units);
+        free(label);
+        fclose(f);
+        diag_error(d, diag_noloc(), "out of memory");
+        return false;
+    }
+    int nu = 0;
     for (int i = 0; i < rows->n; i++) {
         const rt_row *r = &rows->rows[i];
-        if (!(r->kind == RT_ROW_GROUP || (r->kind == RT_ROW_LAYER && !r->group)))
-            continue;
+        if (r->kind == RT_ROW_GROUP || (r->kind == RT_ROW_LAYER && !r->group))
+            units[nu++] = r;
+    }
+    roofline_labels(units, nu, peak_gflops, label);
+    fputs("# index\tname\ttime_us\tintensity\tgflops\tlabel\n", f);
+    *n = 0;
+    for (int i = 0; i < nu; i++) {
+        const rt_row *r = units[i];
         fprintf(f, "%d\t", (*n)++);
         rt_gp_datum(f, r->name);
         dat_num(f, r->time_us);
         dat_num(f, r->intensity > 0 ? r->intensity : NAN);
         dat_num(f, r->gflops > 0 ? r->gflops : NAN);
+        fputc('\t', f);
+        rt_gp_datum(f, label[i] ? r->name : "");
         fputc('\n', f);
     }
+    free(units);
+    free(label);
     bool ok = !ferror(f);
     ok = fclose(f) == 0 && ok;
     if (!ok)
@@ -225,8 +320,10 @@ static bool write_script(const char *path, const char *dir, const rt_profile *p,
         fputs("\n  set ylabel 'GFLOP/s'\n  plot roof(x) title 'roof' with lines lw 2 lc rgb "
               "'#c00000', ", f);
         rt_gp_quote(f, units);
+        /* labels: the slowest layers whose names do not collide (column 6) */
         fputs(" using 4:5 title 'layers' with points pt 7 ps 1.2 lc rgb '#4472c4', '' using "
-              "4:5:2 notitle with labels offset 0,1 font ',8'\n  unset output\n}\n", f);
+              "4:5:6 title 'names: the slowest layers, where they fit' with labels offset 0,1 "
+              "font ',8'\n  unset output\n}\n", f);
     }
     free(layers);
     free(units);
@@ -279,7 +376,8 @@ bool rt_plot(const rt_profile *p, const rt_rows *rows, const char *dir, diag *d)
     bool ok = layers && units && script;
     if (!ok)
         diag_error(d, diag_noloc(), "out of memory");
-    ok = ok && write_layers(layers, rows, &nl, d) && write_units(units, rows, &nu, d);
+    ok = ok && write_layers(layers, rows, &nl, d) &&
+         write_units(units, rows, p->have_calib ? p->calib.peak_gflops[0] : 0, &nu, d);
     if (p->nruns == 0)   /* --no-run: nothing timed, no time or roofline chart */
         nu = 0;
     ok = ok && write_script(script, dir, p, nl, nu, d) && run_gnuplot(script, d);

@@ -1332,8 +1332,14 @@ bool rt_sched_main(const ir_module *m, rt_run *r, const rt_run_options *ro,
         const char **names = calloc((size_t)devs->n + 1, sizeof *names);
         for (int k = 0; names && k < devs->n; k++)
             names[k] = devs->dev[k].name;
-        ok = names && rt_dag_dump(g, so->dump_graph, t.device, names, d);
+        /* each call's time where it was placed: measured, or the device's cost */
+        double *placed = calloc((size_t)g->ncalls + 1, sizeof *placed);
+        for (int c = 0; placed && c < g->ncalls; c++)
+            placed[c] = t.measured ? t.end_us[c] - t.start_us[c]
+                                   : rt_device_call_us(devs, t.device[c], g, c);
+        ok = names && placed && rt_dag_dump(g, so->dump_graph, t.device, names, placed, d);
         free(names);
+        free(placed);
     }
 done:
     rt_workers_stop(pool);

@@ -33,9 +33,19 @@ assert rows["total"]["tiling"] == "edp search"
 # the untiled default would differ: the search changed something
 gemm = [l for l in r["layers"] if l["kind"] == "gemm"]
 assert any((l["tile_m"], l["tile_n"], l["tile_k"]) != (l["M"], l["N"], l["K"]) for l in gemm), gemm
-events = json.load(open("t.json"))["traceEvents"]
-layers = [e for e in events if e["ph"] == "X" and e["tid"] == 1]
+trace = json.load(open("t.json"))
+assert trace["search"] == "edp"
+layers = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["tid"] == 1]
 assert sum(e["args"]["cycles"] for e in layers) == cycles
+assert abs(sum(e["args"]["energy_pj"] for e in layers) - r["total"]["energy_pj"]) < \
+    1e-6 * r["total"]["energy_pj"]
+by_name = {l["name"]: l for l in r["layers"]}
+for e in layers:
+    l = by_name[e["name"]]
+    if l["kind"] == "gemm":
+        assert e["args"]["tiling"] == "edp search", e
+        assert e["args"]["tile"] == "%dx%dx%d %s" % (l["tile_m"], l["tile_n"], l["tile_k"],
+                                                      l["loop_order"]), (e, l)
 sweep = [row for row in csv.DictReader(open("sw/sweep.csv")) if row["kind"] == "total"]
 assert len(sweep) == 1, sweep
 assert int(sweep[0]["total_cycles"]) == cycles, (sweep[0]["total_cycles"], cycles)
