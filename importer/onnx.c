@@ -1,13 +1,13 @@
-/* frontend/onnx.c — the ONNX importer: reads the model, checks it, and
- * writes the .te program (frontend/onnx.h).  The ops themselves are in
- * frontend/onnx_ops.c.
+/* importer/onnx.c — the ONNX importer: reads the model, checks it, and
+ * writes the .te program (importer/onnx.h).  The ops themselves are in
+ * importer/ops_*.c, the values computed at import time in importer/fold.c.
  *
  * Every dimension is known at import time (dynamic ones from -D), so the
  * kernels written for nodes have concrete shapes; nn.te ops are called
  * where one computes exactly what the node does. */
 #include "config.h"
 
-#include "frontend/onnx_impl.h"
+#include "importer/impl.h"
 #include "frontend/sema.h"
 
 #include <errno.h>
@@ -1339,7 +1339,7 @@ static bool import_node(ox *x, const Onnx__NodeProto *n)
             nd.wide_unsigned = in[i]->wide_unsigned;
     int first = x->nvals, errors = x->d->nerrors;
     int folded = ox_fold(&nd);
-    if (folded < 0 || (!folded && !op->fn(&nd))) {
+    if (folded < 0 || (!folded && !op->fn(&nd, op->arg))) {
         if (x->d->nerrors == errors)   /* every refusal says why */
             ox_fail(&nd, "the node could not be imported");
         return false;
