@@ -1505,13 +1505,22 @@ static bool import_outputs(ox *x, const Onnx__GraphProto *g)
             v = x->vals[x->nvals - 1];
         }
         v->graph_output = true;
-        /* the output keeps its ONNX name where a buffer name may be it */
-        bool plain = *name && name[0] != '.' && name[strlen(name) - 1] != '.' &&
-                     !strstr(name, "..") && !is_input;   /* an output is named apart from
-                                                             the inputs: its copy's name */
-        for (const char *p = name; *p; p++)
+        /* the output keeps its ONNX name where a file name (--save-outputs)
+         * may be it; slashes become dots, as in layer names
+         * ("/fc/Gemm_output_0" is fc.Gemm_output_0) */
+        char file[256];
+        size_t k = 0;
+        for (const char *p = name; *p && k + 1 < sizeof file; p++)
+            if (*p != '/' || (k && file[k - 1] != '.'))
+                file[k++] = *p == '/' ? '.' : *p;
+        while (k && file[k - 1] == '.')
+            k--;
+        file[k] = 0;
+        bool plain = *file && file[0] != '.' && !strstr(file, "..") && strlen(name) < 255 &&
+                     !is_input;   /* an output is named apart from the inputs: its copy's name */
+        for (const char *p = file; *p; p++)
             plain = plain && *p > ' ' && *p < 127 && !strchr("\"\\{}", *p);
-        ox_printf(&x->body, "output %s as \"%s\"\n", v->id, plain ? name : v->id);
+        ox_printf(&x->body, "output %s as \"%s\"\n", v->id, plain ? file : v->id);
     }
     return true;
 }
