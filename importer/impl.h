@@ -97,6 +97,12 @@ const char *ox_onnx_type_name(int32_t onnx_type);
 /* The dtype a kernel computes in for values of dtype t: i32 for i8, u8
  * and i16, f32 for f16 and bf16 (the language's storage types), else t. */
 ir_dtype ox_compute_dtype(ir_dtype t);
+/* Most elements a tensor may have (2^40: 4 TiB of f32). */
+#define OX_MAX_NUMEL ((int64_t)1 << 40)
+/* The largest window, stride, dilation, pad, block size or repeat count an
+ * op takes (larger ones are errors, so that no size computed from them
+ * overflows). */
+#define OX_ATTR_MAX ((int64_t)1 << 31)
 /* Normalizes an axis in [-rank, rank) to [0, rank), or fails. */
 bool ox_axis(ox_node *nd, int64_t axis, int rank, int *out);
 /* Checks a computed shape: every dimension >= 1, at most RT_MAX_DIMS. */

@@ -24,8 +24,6 @@
 
 /* The opsets of the default domain the importer knows. */
 enum { OX_MIN_OPSET = 1, OX_MAX_OPSET = 17 };
-/* Most elements a tensor may have (2^40: 4 TiB of f32). */
-#define OX_MAX_NUMEL ((int64_t)1 << 40)
 
 /* A set of names: the strings (owned) and a hash table over them, so that
  * a model of many nodes is imported in linear time. */

@@ -814,6 +814,9 @@ static bool window_of(ox_node *nd, const ox_value *x, const int64_t *kernel, boo
     for (int d = 0; d < w->nsp; d++) {
         if (w->k[d] < 1 || w->s[d] < 1 || w->dil[d] < 1 || w->pb[d] < 0 || w->pe[d] < 0)
             return ox_fail(nd, "kernel, strides and dilations must be >= 1 and pads >= 0");
+        if (w->k[d] > OX_ATTR_MAX || w->s[d] > OX_ATTR_MAX || w->dil[d] > OX_ATTR_MAX ||
+            w->pb[d] > OX_ATTR_MAX || w->pe[d] > OX_ATTR_MAX)
+            return ox_fail(nd, "kernel, strides, dilations and pads must be at most 2^31");
         int64_t H = x->shape[2 + d], ke = (w->k[d] - 1) * w->dil[d] + 1;
         if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
             int64_t o = (H + w->s[d] - 1) / w->s[d];
@@ -1225,8 +1228,8 @@ static bool op_convtranspose(ox_node *nd, const void *arg)
                        x->ndim, wv->ndim);
     int nsp = x->ndim - 2;
     int64_t g = ox_attr_int(nd, "group", 1), C = x->shape[1];
-    int64_t Fg = wv->shape[1], F = Fg * g, Cg = g >= 1 ? C / g : 0;
-    if (g < 1 || C % g || wv->shape[0] != C)
+    int64_t Fg = wv->shape[1], F = g >= 1 && g <= C ? Fg * g : 0, Cg = g >= 1 ? C / g : 0;
+    if (g < 1 || g > C || C % g || wv->shape[0] != C)
         return ox_fail(nd, "x has %lld channels and W is [%lld, %lld, ...], which group=%lld "
                        "does not fit", (long long)C, (long long)wv->shape[0], (long long)Fg,
                        (long long)g);
@@ -1250,11 +1253,20 @@ static bool op_convtranspose(ox_node *nd, const void *arg)
     const int64_t *os;
     int nos = ox_attr_ints(nd, "output_shape", &os);
     const char *ap = ox_attr_str(nd, "auto_pad", "NOTSET");
+    if (nos && nos < nsp)
+        return ox_fail(nd, "output_shape has %d entries for %d spatial dimensions", nos, nsp);
     for (int d = 0; d < nsp; d++) {
         if (s[d] < 1 || dl[d] < 1)
             return ox_fail(nd, "strides and dilations must be >= 1");
-        int64_t H = x->shape[2 + d], ke = (wv->shape[2 + d] - 1) * dl[d] + 1;
-        int64_t full = s[d] * (H - 1) + op[d] + ke;
+        if (s[d] > OX_ATTR_MAX || dl[d] > OX_ATTR_MAX || op[d] < 0 || op[d] > OX_ATTR_MAX ||
+            pb[d] < -OX_ATTR_MAX || pb[d] > OX_ATTR_MAX || pe[d] < -OX_ATTR_MAX ||
+            pe[d] > OX_ATTR_MAX || (nos && (os[nos - nsp + d] < 0 || os[nos - nsp + d] > OX_ATTR_MAX)))
+            return ox_fail(nd, "strides, dilations, pads, output_padding and output_shape must "
+                           "be at most 2^31");
+        int64_t H = x->shape[2 + d], ke = (wv->shape[2 + d] - 1) * dl[d] + 1, full;
+        if (__builtin_mul_overflow(s[d], H - 1, &full) || full > OX_ATTR_MAX * OX_ATTR_MAX)
+            return ox_fail(nd, "the output would have more than 2^62 elements per dimension");
+        full += op[d] + ke;
         if (nos || strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
             /* a negative total pads the end with zeros (ONNX's rule) */
             int64_t want = nos ? os[nos - nsp + d] : H * s[d];

@@ -125,7 +125,8 @@ static bool op_reshape(ox_node *nd, const void *arg)
             if (infer >= 0)
                 return ox_fail(nd, "the new shape has two -1 entries");
             infer = i;
-        } else if (s[i] < (allowzero ? 0 : 1)) {
+        } else if (s[i] < (allowzero ? 0 : 1) || s[i] > OX_MAX_NUMEL ||
+                   (s[i] && known > OX_MAX_NUMEL / s[i])) {
             return ox_fail(nd, "shape entry %d is %lld", i, (long long)s[i]);
         } else {
             known *= s[i];
@@ -233,7 +234,7 @@ static bool op_transpose(ox_node *nd, const void *arg)
     if (np && np != x->ndim)
         return ox_fail(nd, "perm has %d entries but the input has rank %d", np, x->ndim);
     for (int i = 0; i < x->ndim; i++) {
-        perm[i] = np ? (int)pa[i] : x->ndim - 1 - i;
+        perm[i] = !np ? x->ndim - 1 - i : pa[i] >= 0 && pa[i] < x->ndim ? (int)pa[i] : -1;
         if (perm[i] < 0 || perm[i] >= x->ndim || seen[perm[i]])
             return ox_fail(nd, "perm is not a permutation of 0..%d", x->ndim - 1);
         seen[perm[i]] = true;
@@ -466,8 +467,12 @@ static bool op_split(ox_node *nd, const void *arg)
         n = nout;
     }
     int64_t sum = 0;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        if (parts[i] < 0 || parts[i] > D)
+            return ox_fail(nd, "part %d has size %lld, outside 0..%lld", i, (long long)parts[i],
+                           (long long)D);
         sum += parts[i];
+    }
     if (n != nout || sum != D)
         return ox_fail(nd, "the parts (%d summing to %lld) do not match the %d outputs and axis "
                        "%d of size %lld", n, (long long)sum, nout, axis, (long long)D);
@@ -530,6 +535,8 @@ static bool op_slice(ox_node *nd, const void *arg)
             b += D;
         if (e < 0 && e > INT64_MIN / 2)
             e += D;
+        /* a step beyond the axis takes one element at most: as D + 1 */
+        s = s > D ? D + 1 : s < -D ? -D - 1 : s;
         if (s > 0) {
             b = b < 0 ? 0 : b > D ? D : b;
             e = e < 0 ? 0 : e > D ? D : e;
@@ -540,7 +547,7 @@ static bool op_slice(ox_node *nd, const void *arg)
             size[a] = b > e ? (b - e + (-s) - 1) / (-s) : 0;
         }
         start[a] = b;
-        step[a] = s;
+        step[a] = size[a] > 1 ? s : 1;
     }
     if (!ox_known(x) && !ox_check_shape(nd, size, x->ndim))   /* known: may be empty */
         return false;
@@ -672,6 +679,10 @@ static bool op_tile(ox_node *nd, const void *arg)
         return false;
     if (n != x->ndim)
         return ox_fail(nd, "repeats has %d entries but the input has rank %d", n, x->ndim);
+    for (int d = 0; d < n; d++)
+        if (r[d] < 1 || r[d] > OX_ATTR_MAX)
+            return ox_fail(nd, "repeat %lld on axis %d: repeats must be 1 to 2^31 (an empty "
+                           "result is computed only at import time)", (long long)r[d], d);
     ox_value *y = ox_output(nd, 0);
     ox_same_shape(y, x);
     for (int d = 0; d < n; d++)
@@ -732,6 +743,8 @@ static bool op_pad(ox_node *nd, const void *arg)
     for (int d = 0; d < x->ndim; d++) {
         if (pads[d] < 0 || pads[d + x->ndim] < 0)
             return ox_fail(nd, "negative pads are not supported");
+        if (pads[d] > OX_ATTR_MAX || pads[d + x->ndim] > OX_ATTR_MAX)
+            return ox_fail(nd, "pads must be at most 2^31");
         if (reflect && (pads[d] >= x->shape[d] || pads[d + x->ndim] >= x->shape[d]))
             return ox_fail(nd, "reflect pads must be smaller than the dimension");
         y->shape[d] += pads[d] + pads[d + x->ndim];
@@ -774,6 +787,8 @@ static bool op_depth_space(ox_node *nd, const void *arg)
     if (x->ndim != 4)
         return ox_fail(nd, "the input must be 4-D NCHW");
     int64_t b = ox_attr_int(nd, "blocksize", 0);
+    if (b > 1 << 16)
+        return ox_fail(nd, "blocksize %lld is larger than 2^16", (long long)b);
     bool crd = strcmp(ox_attr_str(nd, "mode", "DCR"), "CRD") == 0;
     long long N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
     if (b < 1 || (to_space && C % (b * b)) || (!to_space && (H % b || W % b)))
