@@ -1,5 +1,6 @@
 # Names a user knows and views without copies: --input takes the model's
-# own input name (`input`, a keyword, is the program's t_input); PyTorch's
+# own input name (`input`, a keyword, is the program's t_input);
+# --save-outputs files are named after the model's outputs; PyTorch's
 # scopes are not doubled in layer names (/features/features.1/Relu is layer
 # features.1.Relu); Reshape, Transpose, Slice, Squeeze and Unsqueeze of a
 # computed tensor are the language's views (no layer of their own), a
@@ -32,6 +33,11 @@ inits = [ints("shape", [2, 3, 4]), ints("starts", [1]), ints("ends", [3]), ints(
 with open("m.onnx", "wb") as f:
     f.write(model(nodes, [value_info("input", [6, 4])], [value_info("y", [3, 2, 2])], inits))
 np.save("x.npy", np.arange(-12, 12, dtype=np.float32).reshape(6, 4))
+# outputs named as exporters name them: a path, a number
+with open("outs.onnx", "wb") as f:
+    f.write(model([node("Relu", ["x"], ["/fc/Gemm_output_0"]), node("Neg", ["x"], ["495"])],
+                  [value_info("x", [6, 4])],
+                  [value_info("/fc/Gemm_output_0", [6, 4]), value_info("495", [6, 4])]))
 EOF2
 expect_status 0 "$TEC" --emit=te m.onnx -o net.te
 grep -q '^input t_input: f32\[6, 4\]$' net.te || { cat net.te; fail "no input t_input"; }
@@ -56,4 +62,7 @@ sys.exit(0 if got.shape == want.shape and np.array_equal(got, want) else 1)" ||
 expect_status 0 "$TEC" -O0 --profile m.onnx --input input=x.npy
 ! grep -q 'features.1.Reshape\|features.2.Transpose\|head.Unsqueeze\|head.Squeeze' out ||
     { cat out; fail "a view is a layer of the profile"; }
+# --save-outputs names the files after the model's outputs ('/' as '.')
+expect_status 0 "$TEC" -O0 outs.onnx --input x=x.npy --save-outputs so
+[ -f so/fc.Gemm_output_0.npy ] && [ -f so/495.npy ] || { ls so; fail "output files not named after the outputs"; }
 echo ok

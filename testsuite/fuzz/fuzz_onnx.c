@@ -8,7 +8,7 @@
 #include "testsuite/fuzz/harness.h"
 
 #include "frontend/frontend.h"
-#include "frontend/onnx.h"
+#include "importer/onnx.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -25,13 +25,19 @@ import numpy as np
 MODELS = ["resnet18", "resnet34", "resnet50", "resnext50_32x4d", "mobilenet_v2",
           "mobilenet_v3_large", "efficientnet_b0", "efficientnet_b1", "regnet_y_400mf",
           "densenet121", "googlenet", "inception_v3", "squeezenet1_1", "convnext_tiny",
-          "shufflenet_v2_x1_0", "vit_b_16", "swin_t"]
+          "shufflenet_v2_x1_0", "vit_b_16", "swin_t",
+          # exported with a dynamic batch axis (dynamic_axes), run on a batch
+          # of 2 whose size comes from the --input file
+          "resnet18:dynamic_batch"]
 
 
 def build(name):
     import torch
     import torchvision
     torch.manual_seed(0)
+    if name.endswith(":dynamic_batch"):
+        m, _ = build(name.split(":")[0])
+        return m, torch.rand(2, 3, 224, 224) * 2 - 1
     kw = {}
     if name in ("googlenet", "inception_v3"):
         kw = {"aux_logits": False, "init_weights": True}
@@ -45,19 +51,24 @@ def build(name):
 
 def one(name, a):
     import torch
-    d = os.path.join(a.out, name)
+    d = os.path.join(a.out, name.replace(":", "-"))
     os.makedirs(d, exist_ok=True)
     model, x = build(name)
     with torch.no_grad():
         want = model(x).numpy()
-    onnx = os.path.join(d, name + ".onnx")
+    onnx = os.path.join(d, "model.onnx")
     # ViT exports only outside no_grad (doc/onnx.md); the others either way
-    torch.onnx.export(model, (x,), onnx, opset_version=13, input_names=["input"],
-                      output_names=["logits"])
+    if name.endswith(":dynamic_batch"):   # exported at batch 1, run at batch 2
+        torch.onnx.export(model, (x[:1],), onnx, opset_version=13, input_names=["input"],
+                          output_names=["logits"],
+                          dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
+    else:
+        torch.onnx.export(model, (x,), onnx, opset_version=13, input_names=["input"],
+                          output_names=["logits"])
     np.save(os.path.join(d, "x.npy"), x.numpy())
     t0 = time.time()
-    p = subprocess.run([a.tec, "--emit=te", onnx, "-o", os.path.join(d, name + ".te")],
-                       capture_output=True, text=True)
+    p = subprocess.run([a.tec, "--emit=te", onnx, "--input", "input=%s" % os.path.join(d, "x.npy"),
+                        "-o", os.path.join(d, "model.te")], capture_output=True, text=True)
     t_import = time.time() - t0
     if p.returncode != 0:
         print("FAIL: %s: the import exits %d\n%s" % (name, p.returncode, p.stderr.rstrip()))

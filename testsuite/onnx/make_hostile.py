@@ -122,6 +122,20 @@ CASES = {
                            [X, value_info("i", [1], INT64)], [Y],
                            [[field(1, 1), field(2, INT64), field(8, "zero"),
                              field(9, struct.pack("<q", 0))]]),
+    # sizes computed from huge attributes and constants are errors, not
+    # overflows (UBSan's findings)
+    "tile_huge_repeat": model([node("Tile", ["x", "r"], ["y"], name="t")], [X], [Y],
+                              [[field(1, 2), field(2, INT64), field(8, "r"),
+                                field(9, struct.pack("<2q", 1 << 62, 3))]]),
+    "convtranspose_short_output_shape": model(
+        [node("ConvTranspose", ["x", "w"], ["y"], name="ct",
+              attrs=[attr_ints("output_shape", [4])])],
+        [value_info("x", [1, 1, 3, 3])], [value_info("y", [1, 1, 4, 4])],
+        [tensor("w", [1, 1, 2, 2], floats(4))]),
+    "conv_huge_stride": model(
+        [node("Conv", ["x", "w"], ["y"], name="c", attrs=[attr_ints("strides", [1 << 62, 1])])],
+        [value_info("x", [1, 1, 3, 3])], [value_info("y", [1, 1, 1, 2])],
+        [tensor("w", [1, 1, 2, 2], floats(4))]),
 }
 
 if __name__ == "__main__":

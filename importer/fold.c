@@ -1,4 +1,4 @@
-/* frontend/onnx_fold.c — constant propagation at import time: a node whose
+/* importer/fold.c — constant propagation at import time: a node whose
  * inputs are all known (initializers, Constant, shapes and what is
  * computed from them) is computed here, in C, and its outputs are known in
  * turn, so that the values an op needs to be constant (a Slice's bounds, a
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frontend/onnx_impl.h"
+#include "importer/impl.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -338,7 +338,7 @@ static int fold_elementwise(ox_node *nd, const fold_op *op)
  * name replaced by updates' — computed only at import time (PyTorch writes
  * it for a slice assignment, as Swin's attention mask), where every input
  * is known. */
-bool ox_op_scatternd(ox_node *nd)
+bool ox_op_scatternd(ox_node *nd, const void *arg)
 {
     ox_value *data = ox_input(nd, 0), *ind = ox_input(nd, 1), *upd = ox_input(nd, 2);
     if (!data || !ind || !upd)

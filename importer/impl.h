@@ -1,15 +1,17 @@
-/* frontend/onnx_impl.h — what the importer's two halves share:
- * frontend/onnx.c (the model, its tensors, the program text and the
- * kernels written for nodes) and frontend/onnx_ops.c (one function per
- * ONNX op). */
-#ifndef TEC_FRONTEND_ONNX_IMPL_H
-#define TEC_FRONTEND_ONNX_IMPL_H
+/* importer/impl.h — what the importer's files share: importer/onnx.c (the
+ * model, its tensors, the program text and the kernels written for nodes),
+ * importer/fold.c (values computed at import time), importer/ops.c (the
+ * op files' shared checks and the lookup of an op) and the op files,
+ * importer/ops_math.c, ops_shape.c and ops_nn.c (one function per ONNX op,
+ * or per family of ops that share a shape, with a table each). */
+#ifndef TEC_IMPORTER_IMPL_H
+#define TEC_IMPORTER_IMPL_H
 
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "frontend/onnx.h"
+#include "importer/onnx.h"
 #include "onnx/onnx.pb-c.h"
 #include "runtime/tensor.h"
 
@@ -95,6 +97,12 @@ const char *ox_onnx_type_name(int32_t onnx_type);
 /* The dtype a kernel computes in for values of dtype t: i32 for i8, u8
  * and i16, f32 for f16 and bf16 (the language's storage types), else t. */
 ir_dtype ox_compute_dtype(ir_dtype t);
+/* Most elements a tensor may have (2^40: 4 TiB of f32). */
+#define OX_MAX_NUMEL ((int64_t)1 << 40)
+/* The largest window, stride, dilation, pad, block size or repeat count an
+ * op takes (larger ones are errors, so that no size computed from them
+ * overflows). */
+#define OX_ATTR_MAX ((int64_t)1 << 31)
 /* Normalizes an axis in [-rank, rank) to [0, rank), or fails. */
 bool ox_axis(ox_node *nd, int64_t axis, int rank, int *out);
 /* Checks a computed shape: every dimension >= 1, at most RT_MAX_DIMS. */
@@ -105,7 +113,7 @@ bool ox_check_shape(ox_node *nd, const int64_t *shape, int ndim);
 bool ox_set_const(ox_node *nd, int i, rt_tensor *t, bool weight);
 
 /* ---------------------------------------------------------------- folding
- * (frontend/onnx_fold.c) */
+ * (importer/fold.c) */
 
 /* Most elements of a value computed at import time (2^24: 64 MiB of f32);
  * a ConstantOfShape or Range above it is an error, another op's result a
@@ -130,8 +138,6 @@ bool ox_known(const ox_value *v);
  * -1 after an error. */
 int ox_fold_view(ox_node *nd, int out, const ox_value *x, int ndim, const int64_t *shape,
                  int64_t base, const int64_t *stride);
-/* ScatterND, of inputs known at import time only. */
-bool ox_op_scatternd(ox_node *nd);
 /* Stores v as element i of t, keeping the dtype's low bits (an integer
  * dtype, as ONNX's arithmetic wraps) or converted (a float dtype). */
 void ox_put_int(rt_tensor *t, int64_t i, int64_t v);
@@ -213,13 +219,45 @@ void ox_int(ox_str *b, int64_t v);
 /* A copy kernel of input 0 (a graph output that is a constant or an input). */
 bool ox_copy(ox_node *nd);
 
-/* The op table (frontend/onnx_ops.c): the entry of op_type, or NULL. */
-typedef bool (*ox_op_fn)(ox_node *nd);
+/* ---------------------------------------------------------------- ops */
+
+/* An ONNX op: the function that imports its nodes, and what that function
+ * needs to know of this op (a template, a reduction ...: its arg), so that
+ * ops of one shape share one function. */
+typedef bool (*ox_op_fn)(ox_node *nd, const void *arg);
 typedef struct ox_op {
     const char *name;
     ox_op_fn fn;
+    const void *arg;         /* fn's second argument; NULL for most */
     bool widen;              /* see ox_node.widen */
 } ox_op;
+/* ox_op.widen: the op computes on values, in the compute dtype of a
+ * storage dtype (WIDEN); or it moves, compares and selects values (or
+ * folds them), which the language does in any dtype (AS_IS). */
+enum { AS_IS = false, WIDEN = true };
+/* The tables of the op files, and the entry of op_type, or NULL. */
+extern const ox_op ox_ops_math[], ox_ops_shape[], ox_ops_nn[];
+extern const int ox_ops_math_count, ox_ops_shape_count, ox_ops_nn_count;
 const ox_op *ox_find_op(const char *op_type);
+
+/* Shared checks of the op files (importer/ops.c): v is a float tensor,
+ * else an error naming the op; inputs from..to (those present) have input
+ * from's dtype, else an error naming two that differ. */
+bool ox_need_float(ox_node *nd, const ox_value *v);
+bool ox_same_dtypes(ox_node *nd, int from, int to);
+/* out takes in's dtype and shape. */
+void ox_same_shape(ox_value *out, const ox_value *in);
+/* Row-major strides of v's shape (flat element positions). */
+void ox_strides(const ox_value *v, int64_t *st);
+/* Replaces each '$' of tmpl with read. */
+void ox_subst(ox_str *b, const char *tmpl, const char *read);
+/* The numpy broadcast of v[0..n): its rank *R and shape, or an error
+ * naming two inputs that do not broadcast. */
+bool ox_broadcast(ox_node *nd, ox_value *const *v, int n, int *R, int64_t *shape);
+/* The axes of Squeeze/Unsqueeze/Reduce*: attribute `axes` when attr,
+ * else constant input `input` (absent: 0 axes); -1 after an error. */
+int ox_axes_of(ox_node *nd, int input, bool attr, int64_t *axes);
+/* ScatterND, of inputs known at import time only (importer/fold.c). */
+bool ox_op_scatternd(ox_node *nd, const void *arg);
 
 #endif

@@ -1,13 +1,13 @@
-/* frontend/onnx.c — the ONNX importer: reads the model, checks it, and
- * writes the .te program (frontend/onnx.h).  The ops themselves are in
- * frontend/onnx_ops.c.
+/* importer/onnx.c — the ONNX importer: reads the model, checks it, and
+ * writes the .te program (importer/onnx.h).  The ops themselves are in
+ * importer/ops_*.c, the values computed at import time in importer/fold.c.
  *
  * Every dimension is known at import time (dynamic ones from -D), so the
  * kernels written for nodes have concrete shapes; nn.te ops are called
  * where one computes exactly what the node does. */
 #include "config.h"
 
-#include "frontend/onnx_impl.h"
+#include "importer/impl.h"
 #include "frontend/sema.h"
 
 #include <errno.h>
@@ -24,8 +24,6 @@
 
 /* The opsets of the default domain the importer knows. */
 enum { OX_MIN_OPSET = 1, OX_MAX_OPSET = 17 };
-/* Most elements a tensor may have (2^40: 4 TiB of f32). */
-#define OX_MAX_NUMEL ((int64_t)1 << 40)
 
 /* A set of names: the strings (owned) and a hash table over them, so that
  * a model of many nodes is imported in linear time. */
@@ -1339,7 +1337,7 @@ static bool import_node(ox *x, const Onnx__NodeProto *n)
             nd.wide_unsigned = in[i]->wide_unsigned;
     int first = x->nvals, errors = x->d->nerrors;
     int folded = ox_fold(&nd);
-    if (folded < 0 || (!folded && !op->fn(&nd))) {
+    if (folded < 0 || (!folded && !op->fn(&nd, op->arg))) {
         if (x->d->nerrors == errors)   /* every refusal says why */
             ox_fail(&nd, "the node could not be imported");
         return false;
@@ -1505,13 +1503,22 @@ static bool import_outputs(ox *x, const Onnx__GraphProto *g)
             v = x->vals[x->nvals - 1];
         }
         v->graph_output = true;
-        /* the output keeps its ONNX name where a buffer name may be it */
-        bool plain = *name && name[0] != '.' && name[strlen(name) - 1] != '.' &&
-                     !strstr(name, "..") && !is_input;   /* an output is named apart from
-                                                             the inputs: its copy's name */
-        for (const char *p = name; *p; p++)
+        /* the output keeps its ONNX name where a file name (--save-outputs)
+         * may be it; slashes become dots, as in layer names
+         * ("/fc/Gemm_output_0" is fc.Gemm_output_0) */
+        char file[256];
+        size_t k = 0;
+        for (const char *p = name; *p && k + 1 < sizeof file; p++)
+            if (*p != '/' || (k && file[k - 1] != '.'))
+                file[k++] = *p == '/' ? '.' : *p;
+        while (k && file[k - 1] == '.')
+            k--;
+        file[k] = 0;
+        bool plain = *file && file[0] != '.' && !strstr(file, "..") && strlen(name) < 255 &&
+                     !is_input;   /* an output is named apart from the inputs: its copy's name */
+        for (const char *p = file; *p; p++)
             plain = plain && *p > ' ' && *p < 127 && !strchr("\"\\{}", *p);
-        ox_printf(&x->body, "output %s as \"%s\"\n", v->id, plain ? name : v->id);
+        ox_printf(&x->body, "output %s as \"%s\"\n", v->id, plain ? file : v->id);
     }
     return true;
 }

@@ -1,0 +1,469 @@
+/* importer/ops_math.c — the elementwise ops: one template each (unary
+ * functions, their attribute forms, the ops of several broadcast inputs),
+ * and Pow, Div, Mod, Cast, Clip, Identity and Dropout; each infers the
+ * output's shape and writes its layer (a lib/nn.te call or a kernel def
+ * written for it).  The table at the end lists them. */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "importer/impl.h"
+
+/* y[I] = tmpl(x[I]) for input 0. */
+static bool elementwise1(ox_node *nd, const char *base, const char *tmpl, bool float_only)
+{
+    ox_value *x = ox_input(nd, 0);
+    if (!x || (float_only && !ox_need_float(nd, x)))
+        return false;
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, x);
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_str read = {0};
+    ox_printf(&read, "x[");
+    ox_indices(&read, "i", 0, x->ndim);
+    ox_printf(&read, "]");
+    ox_printf(&k.body, "    y[");
+    ox_indices(&k.body, "i", 0, x->ndim);
+    ox_printf(&k.body, "] = ");
+    ox_subst(&k.body, tmpl, read.s);
+    ox_printf(&k.body, "\n");
+    free(read.s);
+    bool ok = ox_kernel_finish(&k, base, y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* How an elementwise op of several inputs combines them. */
+typedef struct combine {
+    const char *base;        /* the kernel's name */
+    const char *tmpl;        /* $0, $1 ... stand for the (broadcast) reads */
+    int nin;                 /* inputs; 0: any number, folded as tmpl($0=acc, $1=next) */
+    int typed_from;          /* the inputs from this one on share the output's dtype */
+    int out;                 /* the output's dtype: -1 the inputs', else an ir_dtype */
+    bool float_only;
+} combine;
+
+/* y[I] = tmpl(a[I], b[I], ...) with numpy broadcasting. */
+static bool elementwise_n(ox_node *nd, const combine *cb)
+{
+    int n = cb->nin ? cb->nin : nd->nin;
+    if (n < 1 || n > 26)
+        return ox_fail(nd, "the op takes 1 to 26 inputs, not %d", n);
+    ox_value *v[26];
+    for (int i = 0; i < n; i++)
+        if (!(v[i] = ox_input(nd, i)))
+            return false;
+    ox_value *t = v[cb->typed_from];
+    for (int i = cb->typed_from + 1; i < n; i++)
+        if (v[i]->dtype != t->dtype)
+            return ox_fail(nd, "inputs '%s' and '%s' have different dtypes (%s and %s)",
+                           t->onnx, v[i]->onnx, ir_dtype_name(t->dtype),
+                           ir_dtype_name(v[i]->dtype));
+    if (cb->float_only && !ox_need_float(nd, t))
+        return false;
+    ox_value *y = ox_output(nd, 0);
+    y->dtype = cb->out < 0 ? t->dtype : (ir_dtype)cb->out;
+    /* before opset 7, B may be aligned with A from an axis on (broadcast=1, axis) */
+    int off[26];
+    const Onnx__AttributeProto *legacy = nd->opset < 7 && n == 2 && ox_attr_int(nd, "broadcast", 0)
+                                             ? ox_attr(nd, "axis") : NULL;
+    if (legacy) {
+        int axis;
+        if (!ox_axis(nd, legacy->i, v[0]->ndim, &axis))
+            return false;
+        if (axis + v[1]->ndim > v[0]->ndim)
+            return ox_fail(nd, "B (rank %d) does not fit A (rank %d) from axis %d", v[1]->ndim,
+                           v[0]->ndim, axis);
+        for (int d = 0; d < v[1]->ndim; d++)
+            if (v[1]->shape[d] != 1 && v[1]->shape[d] != v[0]->shape[axis + d])
+                return ox_fail(nd, "B's dimension %d (%lld) does not match A's dimension %d (%lld)",
+                               d, (long long)v[1]->shape[d], axis + d,
+                               (long long)v[0]->shape[axis + d]);
+        y->ndim = v[0]->ndim;
+        memcpy(y->shape, v[0]->shape, sizeof y->shape);
+        off[0] = 0;
+        off[1] = axis;
+    } else {
+        if (!ox_broadcast(nd, v, n, &y->ndim, y->shape))
+            return false;
+        for (int i = 0; i < n; i++)
+            off[i] = y->ndim - v[i]->ndim;
+    }
+    /* nn.te's add and mul: two f32 tensors of one shape, rank 2 to 4 */
+    if ((strcmp(cb->base, "add") == 0 || strcmp(cb->base, "mul") == 0) && v[0]->id &&
+        v[1]->id && v[0]->dtype == IR_F32 && v[0]->ndim == y->ndim && v[1]->ndim == y->ndim &&
+        y->ndim >= 2 && y->ndim <= 4 &&
+        memcmp(v[0]->shape, v[1]->shape, sizeof(int64_t) * (size_t)y->ndim) == 0) {
+        ox_str args = {0};
+        ox_printf(&args, "%s, %s", v[0]->id, v[1]->id);
+        bool ok = ox_call_nn(nd, y, cb->base, args.s, NULL, NULL, 0);
+        free(args.s);
+        return ok;
+    }
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    static const char *roles[26] = {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l",
+                                    "m", "n", "o", "p", "q", "r", "s", "t", "u", "v", "w", "x",
+                                    "y2", "z"};
+    ox_str reads[26] = {{0}};
+    for (int i = 0; i < n; i++)   /* a one-element constant is a literal */
+        ox_bcast_read(&reads[i], ox_is_literal(v[i]) ? "" : ox_operand(&k, v[i], roles[i]), v[i],
+                      off[i], y->shape);
+    ox_str expr = {0};
+    if (cb->nin) {
+        for (const char *p = cb->tmpl; *p; p++)
+            if (p[0] == '$' && p[1] >= '0' && p[1] <= '9')
+                ox_printf(&expr, "%s", reads[*++p - '0'].s);
+            else
+                ox_printf(&expr, "%c", *p);
+    } else {
+        ox_printf(&expr, "%s", reads[0].s);
+        for (int i = 1; i < n; i++) {
+            ox_str next = {0};
+            for (const char *p = cb->tmpl; *p; p++)
+                if (p[0] == '$' && (p[1] == '0' || p[1] == '1'))
+                    ox_printf(&next, "%s", *++p == '0' ? expr.s : reads[i].s);
+                else
+                    ox_printf(&next, "%c", *p);
+            free(expr.s);
+            expr = next;
+        }
+        if (strcmp(cb->base, "mean") == 0 && n > 1) {
+            ox_str m = {0};
+            ox_printf(&m, "(%s) / %d", expr.s, n);
+            free(expr.s);
+            expr = m;
+        }
+    }
+    ox_printf(&k.body, "    y[");
+    ox_indices(&k.body, "i", 0, y->ndim);
+    ox_printf(&k.body, "] = %s\n", expr.s);
+    free(expr.s);
+    for (int i = 0; i < n; i++)
+        free(reads[i].s);
+    bool ok = ox_kernel_finish(&k, cb->base, y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* y[I] = TMPL(x[I]): a unary op is its template ('$' is the read of x);
+ * the table below gives each op's. */
+typedef struct unary_spec {
+    const char *base, *tmpl;
+    bool float_only;
+} unary_spec;
+
+static bool unary_op(ox_node *nd, const void *arg)
+{
+    const unary_spec *u = arg;
+    return elementwise1(nd, u->base, u->tmpl, u->float_only);
+}
+
+static bool op_copy(ox_node *nd)
+{
+    return elementwise1(nd, "copy", "$", false);
+}
+
+/* A unary op whose template takes the node's float attributes a1 and a2
+ * (defaults d1, d2): fmt's %s (or %1$s, %2$s) are their values. */
+typedef struct attr_spec {
+    const char *base, *fmt, *a1;
+    double d1;
+    const char *a2;
+    double d2;
+} attr_spec;
+
+static bool unary_attr(ox_node *nd, const void *arg)
+{
+    const attr_spec *u = arg;
+    ox_str v1 = {0}, v2 = {0};
+    ox_float(&v1, ox_attr_float(nd, u->a1, u->d1));
+    if (u->a2)
+        ox_float(&v2, ox_attr_float(nd, u->a2, u->d2));
+    char tmpl[512];
+    snprintf(tmpl, sizeof tmpl, u->fmt, v1.s, u->a2 ? v2.s : "");
+    free(v1.s);
+    free(v2.s);
+    return elementwise1(nd, u->base, tmpl, true);
+}
+
+/* Relu and Sigmoid: the nn.te op for ranks 2 to 4 of f32, else a kernel. */
+typedef struct nn_unary_spec {
+    const char *op, *tmpl;
+} nn_unary_spec;
+
+static bool nn_unary(ox_node *nd, const void *arg)
+{
+    const char *op = ((const nn_unary_spec *)arg)->op, *tmpl = ((const nn_unary_spec *)arg)->tmpl;
+    ox_value *x = ox_input(nd, 0);
+    if (!x || !ox_need_float(nd, x))
+        return false;
+    if (x->dtype != IR_F32 || x->ndim < 2 || x->ndim > 4 || !x->id)
+        return elementwise1(nd, op, tmpl, true);
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, x);
+    return ox_call_nn(nd, y, op, x->id, NULL, NULL, 0);
+}
+
+/* A copy of a constant is the constant (PyTorch exports shared weights
+ * through Identity nodes); of anything else, a copy kernel. */
+static bool copy_or_fold(ox_node *nd)
+{
+    ox_value *x = ox_input(nd, 0);
+    if (!x)
+        return false;
+    if (!x->konst || x->id)
+        return op_copy(nd);
+    char err[256];
+    rt_tensor *t = rt_tensor_new(x->dtype, x->ndim, x->shape, err, sizeof err);
+    if (!t)
+        return ox_fail(nd, "%s", err);
+    memcpy(t->data, x->konst->data, x->konst->nbytes);
+    return ox_set_const(nd, 0, t, x->weight);
+}
+
+bool ox_copy(ox_node *nd)
+{
+    return op_copy(nd);
+}
+
+static bool op_identity(ox_node *nd, const void *arg)
+{
+    return copy_or_fold(nd);
+}
+
+/* Dropout at inference, or in training with ratio 0 (which drops
+ * nothing): y = x, and the optional mask is all true. */
+static bool op_dropout(ox_node *nd, const void *arg)
+{
+    if (nd->nin > 2 && nd->in[2]) {
+        int64_t t;
+        const ox_value *r = nd->nin > 1 ? nd->in[1] : NULL;   /* absent: 0.5 */
+        bool zero_ratio = r && r->konst && rt_tensor_numel(r->konst) == 1 &&
+                          rt_tensor_get(r->konst, 0) == 0;
+        if (ox_const_ints(nd, 2, &t, 1) != 1 || (t && !zero_ratio))
+            return ox_fail(nd, "training mode is not supported (inference, or a ratio of 0, "
+                           "only)");
+    }
+    if (ox_attr_int(nd, "is_test", 1) == 0 && nd->opset < 7)
+        return ox_fail(nd, "training mode (is_test=0) is not supported (inference only)");
+    if (!copy_or_fold(nd))
+        return false;
+    if (ox_noutputs(nd) < 2 || !*nd->n->output[1])
+        return true;
+    ox_value *x = nd->in[0];
+    ox_value *m = ox_output(nd, 1);
+    ox_same_shape(m, x);
+    m->dtype = IR_I32;
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_printf(&k.body, "    y[");
+    ox_indices(&k.body, "i", 0, x->ndim);
+    ox_printf(&k.body, "] = 1 + 0 * i32(x[");
+    ox_indices(&k.body, "i", 0, x->ndim);
+    ox_printf(&k.body, "])\n");
+    bool ok = ox_kernel_finish(&k, "dropout_mask", m, "mask");
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* The elementwise ops of several inputs: each is its combine (ONNX's
+ * bool tensors are i32 0/1 in tec, doc/onnx.md). */
+static bool combine_op(ox_node *nd, const void *arg)
+{
+    return elementwise_n(nd, arg);
+}
+
+/* Pow: the exponent may have another dtype than the base; integer powers
+ * are computed in f64 and truncated (as ONNX's reference does). */
+static bool op_pow(ox_node *nd, const void *arg)
+{
+    ox_value *a = ox_input(nd, 0), *b = ox_input(nd, 1);
+    if (!a || !b)
+        return false;
+    char tmpl[96];
+    ir_dtype ca = ox_compute_dtype(a->dtype), cx = ox_compute_dtype(b->dtype);
+    if (ir_dtype_is_float(a->dtype))
+        snprintf(tmpl, sizeof tmpl, ca == cx ? "pow($0, $1)" : "pow($0, %s($1))",
+                 ir_dtype_name(ca));
+    else
+        snprintf(tmpl, sizeof tmpl, "%s(pow(f64($0), f64($1)))", ir_dtype_name(ca));
+    combine cb = {"pow", tmpl, 2, 1, (int)a->dtype, false};   /* the base's dtype */
+    return elementwise_n(nd, &cb);
+}
+
+/* Div: on integers, truncating toward zero (C's division, which ONNX's
+ * integer Div is), where the language's '/' floors. */
+static bool op_div(ox_node *nd, const void *arg)
+{
+    static const combine real = {"div", "$0 / $1", 2, 0, -1, false};
+    static const combine integer = {"div", "$0 % $1 != 0 && ($0 < 0 && $1 > 0 || $0 > 0 && $1 < 0) "
+                                    "? $0 / $1 + 1 : $0 / $1", 2, 0, -1, false};
+    ox_value *a = ox_input(nd, 0);
+    return a && elementwise_n(nd, ir_dtype_is_float(a->dtype) ? &real : &integer);
+}
+
+/* Mod: the divisor's sign (the language's %), or with fmod=1 C's fmod,
+ * the dividend's sign. */
+static bool op_mod(ox_node *nd, const void *arg)
+{
+    static const combine floor_mod = {"mod", "$0 % $1", 2, 0, -1, false};
+    static const combine fmod = {"fmod", "$0 - $1 * ($0 / $1 >= 0 ? floor($0 / $1) : ceil($0 / $1))",
+                                 2, 0, -1, true};
+    return elementwise_n(nd, ox_attr_int(nd, "fmod", 0) ? &fmod : &floor_mod);
+}
+
+
+/* Cast: a conversion of the language (to f16 and bf16 rounded to nearest
+ * even once; to a narrower integer keeping the low bits; float to integer
+ * truncated), or to bool (i32) "not zero". */
+static bool op_cast_typed(ox_node *nd, const void *arg)
+{
+    ox_value *x = ox_input(nd, 0);
+    if (!x)
+        return false;
+    int64_t t = ox_attr_int(nd, "to", 0);
+    const char *named = ox_attr_str(nd, "to", NULL);   /* before opset 6, a name */
+    for (int32_t c = 1; named && c <= 16; c++) {
+        char upper[32];
+        snprintf(upper, sizeof upper, "%s", ox_onnx_type_name(c));
+        for (char *p = upper; *p; p++)
+            *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
+        if (strcmp(named, upper) == 0)
+            t = c;
+    }
+    ir_dtype to;
+    if (t < INT32_MIN || t > INT32_MAX || !ox_dtype_of((int32_t)t, &to))
+        return ox_fail(nd, "casting to %s (ONNX dtype %lld) is not supported (tec casts to "
+                       "float, double, float16, bfloat16, int8, uint8, int16, int32, int64 and "
+                       "bool)", ox_onnx_type_name(t >= 0 && t <= 16 ? (int32_t)t : -1),
+                       (long long)t);
+    if (ox_wide_unsigned((int32_t)t))
+        return ox_fail(nd, "casting to %s is not supported (tec holds it in i64, and a cast to "
+                       "i64 does not wrap as one to %s does)", ox_onnx_type_name((int32_t)t),
+                       ox_onnx_type_name((int32_t)t));
+    bool to_bool = t == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, x);
+    y->dtype = to;
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_printf(&k.body, "    y[");
+    ox_indices(&k.body, "i", 0, x->ndim);
+    ox_printf(&k.body, to_bool ? "] = x[" : "] = %s(x[", ir_dtype_name(to));
+    ox_indices(&k.body, "i", 0, x->ndim);
+    ox_printf(&k.body, to_bool ? "] != 0 ? 1 : 0\n" : "])\n");
+    bool ok = ox_kernel_finish(&k, "cast", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+static bool op_clip(ox_node *nd, const void *arg)
+{
+    ox_value *x = ox_input(nd, 0);
+    if (!x)
+        return false;
+    double lo = -INFINITY, hi = INFINITY;
+    int64_t ilo, ihi;   /* an integer dtype's bounds: its range, or tighter */
+    bool has_lo = false, has_hi = false, integer = ir_dtype_int_range(x->dtype, &ilo, &ihi);
+    if (nd->opset < 11) {
+        lo = ox_attr_float(nd, "min", -INFINITY);
+        hi = ox_attr_float(nd, "max", INFINITY);
+    } else {
+        for (int i = 1; i <= 2; i++) {
+            if (i >= nd->nin || !nd->in[i])
+                continue;
+            if (!nd->in[i]->konst || rt_tensor_numel(nd->in[i]->konst) != 1)
+                return ox_fail(nd, "input %d ('%s') must be a constant scalar", i + 1,
+                               nd->in[i]->onnx);
+            *(i == 1 ? &lo : &hi) = rt_tensor_get(nd->in[i]->konst, 0);
+            if (integer && i == 1 && rt_tensor_get_int(nd->in[i]->konst, 0) > ilo)
+                ilo = rt_tensor_get_int(nd->in[i]->konst, 0), has_lo = true;
+            if (integer && i == 2 && rt_tensor_get_int(nd->in[i]->konst, 0) < ihi)
+                ihi = rt_tensor_get_int(nd->in[i]->konst, 0), has_hi = true;
+        }
+    }
+    ox_str t = {0};
+    if (integer) {   /* an absent bound (or one outside the dtype) clamps nothing */
+        ox_printf(&t, "%s%s", has_hi ? "min(" : "", has_lo ? "max(" : "");
+        ox_printf(&t, "$");
+        if (has_lo)
+            ox_printf(&t, ", (%lld))", (long long)ilo);
+        if (has_hi)
+            ox_printf(&t, ", (%lld))", (long long)ihi);
+    } else {
+        ox_printf(&t, "min(max($, ");
+        ox_float(&t, lo);
+        ox_printf(&t, "), ");
+        ox_float(&t, hi);
+        ox_printf(&t, ")");
+    }
+    bool ok = elementwise1(nd, "clip", t.s, false);
+    free(t.s);
+    return ok;
+}
+
+/* ---------------------------------------------------------------- the table */
+
+/* The elementwise ops (WIDEN and AS_IS: importer/impl.h). */
+const ox_op ox_ops_math[] = {
+    {"Abs", unary_op, &(const unary_spec){"abs", "abs($)", false}, WIDEN},
+    {"Add", combine_op, &(const combine){"add", "$0 + $1", 2, 0, -1, false}, WIDEN},
+    {"And", combine_op, &(const combine){"and", "$0 != 0 && $1 != 0 ? 1 : 0", 2, 0, IR_I32, false}, AS_IS},
+    {"Cast", op_cast_typed, NULL, AS_IS},
+    {"Ceil", unary_op, &(const unary_spec){"ceil", "ceil($)", true}, WIDEN},
+    {"Celu", unary_attr, &(const attr_spec){"celu", "max(0, $) + min(0, %1$s * (exp($ / %1$s) - 1))", "alpha", 1.0, NULL, 0}, WIDEN},
+    {"Clip", op_clip, NULL, AS_IS},
+    {"Cos", unary_op, &(const unary_spec){"cos", "cos($)", true}, WIDEN},
+    {"Div", op_div, NULL, WIDEN},
+    {"Dropout", op_dropout, NULL, AS_IS},
+    {"Elu", unary_attr, &(const attr_spec){"elu", "$ >= 0 ? $ : %s * (exp($) - 1)", "alpha", 1.0, NULL, 0}, WIDEN},
+    {"Equal", combine_op, &(const combine){"equal", "$0 == $1 ? 1 : 0", 2, 0, IR_I32, false}, AS_IS},
+    {"Erf", unary_op, &(const unary_spec){"erf", "erf($)", true}, WIDEN},
+    {"Exp", unary_op, &(const unary_spec){"exp", "exp($)", true}, WIDEN},
+    {"Floor", unary_op, &(const unary_spec){"floor", "floor($)", true}, WIDEN},
+    {"Greater", combine_op, &(const combine){"greater", "$0 > $1 ? 1 : 0", 2, 0, IR_I32, false}, AS_IS},
+    {"GreaterOrEqual", combine_op, &(const combine){"greater_or_equal", "$0 >= $1 ? 1 : 0", 2, 0, IR_I32, false}, AS_IS},
+    {"HardSigmoid", unary_attr, &(const attr_spec){"hardsigmoid", "max(0, min(1, %s * $ + %s))", "alpha", 0.2, "beta", 0.5}, WIDEN},
+    {"HardSwish", unary_op, &(const unary_spec){"hardswish", "$ * max(0, min(1, $ / 6 + 0.5))", true}, WIDEN},
+    {"Identity", op_identity, NULL, AS_IS},
+    {"LeakyRelu", unary_attr, &(const attr_spec){"leakyrelu", "$ >= 0 ? $ : %s * $", "alpha", 0.01, NULL, 0}, WIDEN},
+    {"Less", combine_op, &(const combine){"less", "$0 < $1 ? 1 : 0", 2, 0, IR_I32, false}, AS_IS},
+    {"LessOrEqual", combine_op, &(const combine){"less_or_equal", "$0 <= $1 ? 1 : 0", 2, 0, IR_I32, false}, AS_IS},
+    {"Log", unary_op, &(const unary_spec){"log", "log($)", true}, WIDEN},
+    {"Max", combine_op, &(const combine){"max", "max($0, $1)", 0, 0, -1, false}, AS_IS},
+    {"Mean", combine_op, &(const combine){"mean", "$0 + $1", 0, 0, -1, true}, WIDEN},
+    {"Min", combine_op, &(const combine){"min", "min($0, $1)", 0, 0, -1, false}, AS_IS},
+    {"Mod", op_mod, NULL, WIDEN},
+    {"Mul", combine_op, &(const combine){"mul", "$0 * $1", 2, 0, -1, false}, WIDEN},
+    {"Neg", unary_op, &(const unary_spec){"neg", "-$", false}, WIDEN},
+    {"Not", combine_op, &(const combine){"not", "$0 == 0 ? 1 : 0", 1, 0, IR_I32, false}, AS_IS},
+    {"Or", combine_op, &(const combine){"or", "$0 != 0 || $1 != 0 ? 1 : 0", 2, 0, IR_I32, false}, AS_IS},
+    {"PRelu", combine_op, &(const combine){"prelu", "$0 >= 0 ? $0 : $1 * $0", 2, 0, -1, true}, WIDEN},
+    {"Pow", op_pow, NULL, WIDEN},
+    {"Reciprocal", unary_op, &(const unary_spec){"reciprocal", "1 / $", true}, WIDEN},
+    {"Relu", nn_unary, &(const nn_unary_spec){"relu", "max($, 0)"}, WIDEN},
+    {"Round", unary_op, &(const unary_spec){"round", "floor($ + 0.5) - ($ + 0.5 == floor($ + 0.5) && " "floor(($ + 0.5) / 2) * 2 != floor($ + 0.5) ? 1 : 0)", true}, WIDEN},
+    {"Selu", unary_attr, &(const attr_spec){"selu", "$ > 0 ? %2$s * $ : %2$s * (%1$s * exp($) - %1$s)", "alpha", 1.67326319217681884765625, "gamma", 1.05070102214813232421875}, WIDEN},
+    {"Sigmoid", nn_unary, &(const nn_unary_spec){"sigmoid", "sigmoid($)"}, WIDEN},
+    {"Sign", unary_op, &(const unary_spec){"sign", "$ > 0 ? 1 : $ < 0 ? -1 : 0", false}, WIDEN},
+    {"Sin", unary_op, &(const unary_spec){"sin", "sin($)", true}, WIDEN},
+    {"Softplus", unary_op, &(const unary_spec){"softplus", "log(exp($) + 1)", true}, WIDEN},
+    {"Softsign", unary_op, &(const unary_spec){"softsign", "$ / (1 + abs($))", true}, WIDEN},
+    {"Sqrt", unary_op, &(const unary_spec){"sqrt", "sqrt($)", true}, WIDEN},
+    {"Sub", combine_op, &(const combine){"sub", "$0 - $1", 2, 0, -1, false}, WIDEN},
+    {"Sum", combine_op, &(const combine){"sum", "$0 + $1", 0, 0, -1, false}, WIDEN},
+    {"Tanh", unary_op, &(const unary_spec){"tanh", "tanh($)", true}, WIDEN},
+    {"ThresholdedRelu", unary_attr, &(const attr_spec){"thresholdedrelu", "$ > %s ? $ : 0", "alpha", 1.0, NULL, 0}, WIDEN},
+    {"Where", combine_op, &(const combine){"where", "$0 != 0 ? $1 : $2", 3, 1, -1, false}, AS_IS},
+    {"Xor", combine_op, &(const combine){"xor", "($0 != 0 && $1 == 0) || ($0 == 0 && $1 != 0) ? 1 : 0", 2, 0, IR_I32, false}, AS_IS},
+};
+const int ox_ops_math_count = (int)(sizeof ox_ops_math / sizeof *ox_ops_math);

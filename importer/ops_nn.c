@@ -1,0 +1,1367 @@
+/* importer/ops_nn.c — the ops that reduce, normalize and contract:
+ * reductions, softmax, normalizations, MatMul, Gemm, Einsum, convolutions
+ * and pooling.  The table at the end lists them. */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "importer/impl.h"
+
+/* ---------------------------------------------------------------- reductions */
+
+/* The index texts of a reduction of x over red[]: all "i0, i1, ...", the
+ * kept "i0, i2" (the reduced dimensions dropped), and the read of x with
+ * the reduced indices named r: "x[i0, r1, i2]". */
+static void reduce_indices(const ox_value *x, const bool *red, ox_str *all, ox_str *kept,
+                           ox_str *xr)
+{
+    for (int d = 0, o = 0; d < x->ndim; d++) {
+        ox_printf(all, "%si%d", d ? ", " : "", d);
+        if (!red[d])
+            ox_printf(kept, "%si%d", o++ ? ", " : "", d);
+    }
+    ox_printf(xr, "x[");
+    for (int d = 0; d < x->ndim; d++)
+        ox_printf(xr, "%s%s%d", d ? ", " : "", red[d] ? "r" : "i", d);
+    ox_printf(xr, "]");
+}
+
+/* The reduction of x over the axes red[] (keepdims or not), with the
+ * reduced indices named r0, r1 ... : `y[...] OP= EXPR(x[...])`, then an
+ * optional finishing statement `y = FIN(s)`. */
+static bool reduce_kernel(ox_node *nd, const char *base, const bool *red, bool keep,
+                          const char *op, const char *tmpl, const char *fin, ir_dtype out_dt)
+{
+    ox_value *x = nd->in[0];
+    ox_value *y = ox_output(nd, 0);
+    y->dtype = out_dt;
+    y->ndim = 0;
+    int64_t count = 1;
+    for (int d = 0; d < x->ndim; d++) {
+        if (red[d])
+            count *= x->shape[d];
+        if (!red[d] || keep)
+            y->shape[y->ndim++] = red[d] ? 1 : x->shape[d];
+    }
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    /* a temporary has the kept dimensions only: an index of a size-1
+     * dimension that no read uses would have no range */
+    ox_str read = {0}, left = {0}, kept = {0};
+    ox_printf(&read, "x[");
+    for (int d = 0, o = 0, q = 0; d < x->ndim; d++) {
+        ox_printf(&read, "%s%c%d", d ? ", " : "", red[d] ? 'r' : 'i', d);
+        if (!red[d] || keep)
+            ox_printf(&left, "%si%d", o++ ? ", " : "", d);
+        if (!red[d])
+            ox_printf(&kept, "%si%d", q++ ? ", " : "", d);
+    }
+    ox_printf(&read, "]");
+    if (fin)
+        ox_printf(&k.body, "    s[%s] %s ", kept.s ? kept.s : "", op);
+    else
+        ox_printf(&k.body, "    y[%s] %s ", left.s ? left.s : "", op);
+    ox_subst(&k.body, tmpl, read.s);
+    ox_printf(&k.body, "\n");
+    if (fin) {
+        char cnt[32];
+        snprintf(cnt, sizeof cnt, "%lld", (long long)count);
+        ox_str sread = {0};
+        ox_printf(&sread, "s[%s]", kept.s ? kept.s : "");
+        ox_printf(&k.body, "    y[%s] = ", left.s ? left.s : "");
+        for (const char *p = fin; *p; p++) {
+            if (*p == '$')
+                ox_printf(&k.body, "%s", sread.s);
+            else if (*p == '#')
+                ox_printf(&k.body, "%s", cnt);
+            else
+                ox_printf(&k.body, "%c", *p);
+        }
+        ox_printf(&k.body, "\n");
+        free(sread.s);
+    }
+    free(read.s);
+    free(left.s);
+    free(kept.s);
+    bool ok = ox_kernel_finish(&k, base, y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* A reduction: its kernel's name, reduction op, template of the reduced
+ * value ('$' is x's element), finishing template ('#' is the count), and
+ * whether it takes floats only; the axes are an input from opset
+ * axes_input_from on. */
+typedef struct reduce_spec {
+    const char *base, *op, *tmpl, *fin;
+    bool float_only;
+    int axes_input_from;
+} reduce_spec;
+
+static bool reduce_op(ox_node *nd, const void *arg)
+{
+    const reduce_spec *r = arg;
+    const char *base = r->base, *op = r->op, *tmpl = r->tmpl, *fin = r->fin;
+    bool float_only = r->float_only;
+    int axes_input_from = r->axes_input_from;
+    ox_value *x = ox_input(nd, 0);
+    if (!x || (float_only && !ox_need_float(nd, x)))
+        return false;
+    int64_t axes[RT_MAX_DIMS + 1];
+    int n = ox_axes_of(nd, 1, nd->opset < axes_input_from, axes);
+    if (n < 0)
+        return false;
+    bool red[RT_MAX_DIMS] = {0};
+    for (int i = 0; i < n; i++) {
+        int a;
+        if (!ox_axis(nd, axes[i], x->ndim, &a))
+            return false;
+        red[a] = true;
+    }
+    if (n == 0) {
+        if (ox_attr_int(nd, "noop_with_empty_axes", 0))
+            return ox_copy(nd);
+        for (int d = 0; d < x->ndim; d++)
+            red[d] = true;
+    }
+    return reduce_kernel(nd, base, red, ox_attr_int(nd, "keepdims", 1) != 0, op, tmpl, fin,
+                         x->dtype);
+}
+
+
+typedef struct global_spec {
+    const char *base, *op, *fin;
+} global_spec;
+
+static bool global_pool(ox_node *nd, const void *arg)
+{
+    const char *base = ((const global_spec *)arg)->base, *op = ((const global_spec *)arg)->op,
+               *fin = ((const global_spec *)arg)->fin;
+    ox_value *x = ox_input(nd, 0);
+    if (!x || (fin && !ox_need_float(nd, x)))
+        return false;
+    if (x->ndim < 3)
+        return ox_fail(nd, "the input must have a batch, a channel and spatial dimensions");
+    bool red[RT_MAX_DIMS] = {0};
+    for (int d = 2; d < x->ndim; d++)
+        red[d] = true;
+    return reduce_kernel(nd, base, red, true, op, "$", fin, x->dtype);
+}
+
+static bool op_argmaxmin(ox_node *nd, const void *arg)
+{
+    bool is_max = *(const bool *)arg;
+    ox_value *x = ox_input(nd, 0);
+    int axis;
+    if (!x || !ox_axis(nd, ox_attr_int(nd, "axis", 0), x->ndim, &axis))
+        return false;
+    bool keep = ox_attr_int(nd, "keepdims", 1) != 0, last = ox_attr_int(nd, "select_last_index", 0);
+    ox_value *y = ox_output(nd, 0);
+    y->dtype = IR_I64;
+    y->ndim = 0;
+    for (int d = 0; d < x->ndim; d++)
+        if (d != axis || keep)
+            y->shape[y->ndim++] = d == axis ? 1 : x->shape[d];
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_str read = {0}, left = {0}, kept = {0};
+    ox_printf(&read, "x[");
+    for (int d = 0, o = 0, q = 0; d < x->ndim; d++) {
+        ox_printf(&read, "%s%s%d", d ? ", " : "", d == axis ? "r" : "i", d);
+        if (d != axis || keep)
+            ox_printf(&left, "%si%d", o++ ? ", " : "", d);
+        if (d != axis)
+            ox_printf(&kept, "%si%d", q++ ? ", " : "", d);
+    }
+    ox_printf(&read, "]");
+    const char *L = left.s ? left.s : "", *K = kept.s ? kept.s : "";
+    ox_printf(&k.body, "    m[%s] %s %s\n", K, is_max ? "max=" : "min=", read.s);
+    ox_printf(&k.body, "    y[%s] %s %s == m[%s] ? r%d : %s\n", L, last ? "max=" : "min=", read.s,
+              K, axis, last ? "-1" : "9223372036854775807");
+    free(read.s);
+    free(left.s);
+    free(kept.s);
+    bool ok = ox_kernel_finish(&k, is_max ? "argmax" : "argmin", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* Softmax and LogSoftmax: over one axis from opset 13, before it over the
+ * input coerced to 2-D at axis (every axis from axis on). */
+static bool softmax_op(ox_node *nd, const void *arg)
+{
+    bool logsm = *(const bool *)arg;
+    ox_value *x = ox_input(nd, 0);
+    int axis;
+    if (!x || !ox_need_float(nd, x) ||
+        !ox_axis(nd, ox_attr_int(nd, "axis", nd->opset < 13 ? 1 : -1), x->ndim, &axis))
+        return false;
+    bool red[RT_MAX_DIMS] = {0};
+    for (int d = axis; d < (nd->opset < 13 ? x->ndim : axis + 1); d++)
+        red[d] = true;
+    if (!logsm && nd->opset >= 13 && axis == x->ndim - 1 && x->ndim >= 2 && x->ndim <= 4 &&
+        x->dtype == IR_F32 && x->id) {
+        ox_value *y = ox_output(nd, 0);
+        ox_same_shape(y, x);
+        return ox_call_nn(nd, y, "softmax", x->id, NULL, NULL, 0);
+    }
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, x);
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_str xr = {0}, kept = {0}, all = {0};
+    reduce_indices(x, red, &all, &kept, &xr);
+    const char *K = kept.s ? kept.s : "";
+    ox_printf(&k.body, "    m[%s] max= %s\n", K, xr.s);
+    ox_printf(&k.body, "    s[%s] += exp(%s - m[%s])\n", K, xr.s, K);
+    if (logsm)
+        ox_printf(&k.body, "    y[%s] = x[%s] - m[%s] - log(s[%s])\n", all.s, all.s, K, K);
+    else
+        ox_printf(&k.body, "    y[%s] = exp(x[%s] - m[%s]) / s[%s]\n", all.s, all.s, K, K);
+    free(xr.s);
+    free(kept.s);
+    free(all.s);
+    bool ok = ox_kernel_finish(&k, logsm ? "log_softmax" : "softmax", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+static bool op_cumsum(ox_node *nd, const void *arg)
+{
+    ox_value *x = ox_input(nd, 0);
+    int64_t ax;
+    int axis;
+    if (!x || ox_const_ints(nd, 1, &ax, 1) != 1 || !ox_axis(nd, ax, x->ndim, &axis))
+        return false;
+    bool excl = ox_attr_int(nd, "exclusive", 0), rev = ox_attr_int(nd, "reverse", 0);
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, x);
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_printf(&k.body, "    y[");
+    ox_indices(&k.body, "i", 0, x->ndim);
+    ox_printf(&k.body, "] += r%d %s i%d ? x[", axis, rev ? (excl ? ">" : ">=") : (excl ? "<" : "<="), axis);
+    for (int d = 0; d < x->ndim; d++)
+        ox_printf(&k.body, "%s%s%d", d ? ", " : "", d == axis ? "r" : "i", d);
+    ox_printf(&k.body, "] : 0\n");
+    bool ok = ox_kernel_finish(&k, "cumsum", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* ---------------------------------------------------------------- normalization */
+
+static bool batchnorm_training(ox_node *nd, ox_value **v, double eps);
+
+static bool op_batchnorm(ox_node *nd, const void *arg)
+{
+    ox_value *v[5];
+    for (int i = 0; i < 5; i++)
+        if (!(v[i] = ox_input(nd, i)))
+            return false;
+    bool training = ox_attr_int(nd, "training_mode", 0) != 0;
+    if (ox_noutputs(nd) > (training ? 3 : 1) || (training && nd->opset < 14))
+        return ox_fail(nd, "training mode (the mean and variance outputs) is supported from "
+                       "opset 14 on, with at most 3 outputs");
+    ox_value *x = v[0];
+    if (!ox_need_float(nd, x))
+        return false;
+    if (x->ndim < 2)
+        return ox_fail(nd, "the input must have a channel dimension");
+    for (int i = 1; i < 5; i++)
+        if (v[i]->ndim != 1 || v[i]->shape[0] != x->shape[1] || v[i]->dtype != x->dtype)
+            return ox_fail(nd, "input %d ('%s') must be %s[%lld]", i + 1, v[i]->onnx,
+                           ir_dtype_name(x->dtype), (long long)x->shape[1]);
+    double eps = ox_attr_float(nd, "epsilon", 1e-5);
+    if (training)
+        return batchnorm_training(nd, v, eps);
+    bool consts = true;
+    for (int i = 1; i < 5; i++)
+        consts = consts && ox_is_param(v[i]);
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, x);
+    if (consts && x->ndim == 4 && x->dtype == IR_F32 && x->id) {
+        static const char *roles[] = {"weight", "bias", "running_mean", "running_var"};
+        rt_tensor *data[4] = {v[1]->konst, v[2]->konst, v[3]->konst, v[4]->konst};
+        ox_str args = {0};
+        ox_printf(&args, "%s, eps=", x->id);
+        ox_float(&args, eps);
+        bool ok = ox_call_nn(nd, y, "batchnorm", args.s, roles, data, 4);
+        free(args.s);
+        return ok;
+    }
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    const char *r[4] = {ox_operand(&k, v[1], "weight"), ox_operand(&k, v[2], "bias"),
+                        ox_operand(&k, v[3], "running_mean"), ox_operand(&k, v[4], "running_var")};
+    ox_printf(&k.body, "    y[");
+    ox_indices(&k.body, "i", 0, x->ndim);
+    ox_printf(&k.body, "] = (x[");
+    ox_indices(&k.body, "i", 0, x->ndim);
+    ox_printf(&k.body, "] - %s[i1]) / sqrt(%s[i1] + ", r[2], r[3]);
+    ox_float(&k.body, eps);
+    ox_printf(&k.body, ") * %s[i1] + %s[i1]\n", r[0], r[1]);
+    bool ok = ox_kernel_finish(&k, "batchnorm", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* Normalizes x over the axes red[] (mean and biased variance), then
+ * scales and shifts by scale and bias read with the given indices. */
+static bool normalize(ox_node *nd, const char *base, const bool *red, double eps,
+                      ox_value *scale, ox_value *bias, bool per_channel)
+{
+    ox_value *x = nd->in[0];
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, x);
+    int64_t count = 1;
+    for (int d = 0; d < x->ndim; d++)
+        if (red[d])
+            count *= x->shape[d];
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    const char *sr = ox_operand(&k, scale, "weight");
+    const char *br = bias ? ox_operand(&k, bias, "bias") : NULL;
+    ox_str kept = {0}, all = {0}, xr = {0};
+    reduce_indices(x, red, &all, &kept, &xr);
+    const char *K = kept.s ? kept.s : "";
+    ox_printf(&k.body, "    sum[%s] += %s\n", K, xr.s);
+    ox_printf(&k.body, "    sq[%s] += (%s - sum[%s] / %lld) * (%s - sum[%s] / %lld)\n", K, xr.s, K,
+              (long long)count, xr.s, K, (long long)count);
+    ox_printf(&k.body, "    y[%s] = (x[%s] - sum[%s] / %lld) / sqrt(sq[%s] / %lld + ", all.s, all.s,
+              K, (long long)count, K, (long long)count);
+    ox_float(&k.body, eps);
+    ox_printf(&k.body, ") * ");
+    ox_value *sb[2] = {scale, bias};
+    const char *rb[2] = {sr, br};
+    for (int i = 0; i < 2 && sb[i]; i++) {
+        if (i)
+            ox_printf(&k.body, " + ");
+        if (per_channel)
+            ox_printf(&k.body, "%s[i1]", rb[i]);
+        else
+            ox_bcast_read(&k.body, rb[i], sb[i], x->ndim - sb[i]->ndim, x->shape);
+    }
+    ox_printf(&k.body, "\n");
+    free(kept.s);
+    free(all.s);
+    free(xr.s);
+    bool ok = ox_kernel_finish(&k, base, y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* Output i of the node: the mean (i == 1) or 1 / sqrt(variance + eps)
+ * (i == 2) of x over red[], with those dimensions kept as 1. */
+static bool moments(ox_node *nd, int i, const bool *red, double eps)
+{
+    ox_value *x = nd->in[0];
+    ox_value *y = ox_output(nd, i);
+    ox_same_shape(y, x);
+    int64_t count = 1;
+    for (int d = 0; d < x->ndim; d++)
+        if (red[d])
+            count *= x->shape[d], y->shape[d] = 1;
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_str kept = {0}, all = {0}, xr = {0};
+    reduce_indices(x, red, &all, &kept, &xr);
+    const char *K = kept.s ? kept.s : "";
+    ox_printf(&k.body, "    sum[%s] += %s\n", K, xr.s);
+    if (i == 1) {
+        ox_printf(&k.body, "    y[%s] = sum[%s] / %lld\n", all.s, K, (long long)count);
+    } else {
+        ox_printf(&k.body, "    sq[%s] += (%s - sum[%s] / %lld) * (%s - sum[%s] / %lld)\n", K, xr.s,
+                  K, (long long)count, xr.s, K, (long long)count);
+        ox_printf(&k.body, "    y[%s] = 1 / sqrt(sq[%s] / %lld + ", all.s, K, (long long)count);
+        ox_float(&k.body, eps);
+        ox_printf(&k.body, ")\n");
+    }
+    free(kept.s);
+    free(all.s);
+    free(xr.s);
+    bool ok = ox_kernel_finish(&k, i == 1 ? "mean" : "inv_std_dev", y, i == 1 ? "mean" : "inv_std_dev");
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* BatchNormalization's output i in training mode: the running mean (i ==
+ * 1) or variance (i == 2) given as input i + 2, times momentum, plus the
+ * batch's mean or biased variance over every dimension but 1 times
+ * (1 - momentum). */
+static bool running_stat(ox_node *nd, int i, ox_value *running, double momentum)
+{
+    ox_value *x = nd->in[0];
+    ox_value *y = ox_output(nd, i);
+    ox_same_shape(y, running);
+    int64_t count = 1;
+    for (int d = 0; d < x->ndim; d++)
+        count *= d == 1 ? 1 : x->shape[d];
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    const char *r = ox_operand(&k, running, i == 1 ? "running_mean" : "running_var");
+    ox_str xr = {0};
+    ox_printf(&xr, "x[");
+    for (int d = 0; d < x->ndim; d++)
+        ox_printf(&xr, "%s%s%d", d ? ", " : "", d == 1 ? "i" : "r", d);
+    ox_printf(&xr, "]");
+    ox_printf(&k.body, "    sum[i1] += %s\n", xr.s);
+    if (i == 2)
+        ox_printf(&k.body, "    sq[i1] += (%s - sum[i1] / %lld) * (%s - sum[i1] / %lld)\n", xr.s,
+                  (long long)count, xr.s, (long long)count);
+    ox_printf(&k.body, "    y[i1] = %s[i1] * ", r);
+    ox_float(&k.body, momentum);
+    ox_printf(&k.body, " + %s[i1] / %lld * ", i == 1 ? "sum" : "sq", (long long)count);
+    ox_float(&k.body, 1 - momentum);
+    ox_printf(&k.body, "\n");
+    free(xr.s);
+    const char *name = i == 1 ? "running_mean" : "running_var";
+    bool ok = ox_kernel_finish(&k, name, y, name);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* BatchNormalization in training mode (opset 14 on): y normalized with the
+ * batch's statistics, and the running mean and variance updated. */
+static bool batchnorm_training(ox_node *nd, ox_value **v, double eps)
+{
+    bool red[RT_MAX_DIMS] = {0};
+    for (int d = 0; d < v[0]->ndim; d++)
+        red[d] = d != 1;
+    if (!normalize(nd, "batchnorm_training", red, eps, v[1], v[2], true))
+        return false;
+    double momentum = ox_attr_float(nd, "momentum", 0.9);
+    for (int i = 1; i < ox_noutputs(nd) && i <= 2; i++)
+        if (*nd->n->output[i] && !running_stat(nd, i, v[2 + i], momentum))
+            return false;
+    return true;
+}
+
+static bool op_instancenorm(ox_node *nd, const void *arg)
+{
+    ox_value *x = ox_input(nd, 0), *s = ox_input(nd, 1), *b = ox_input(nd, 2);
+    if (!x || !s || !b || !ox_need_float(nd, x))
+        return false;
+    if (x->ndim < 3 || s->ndim != 1 || b->ndim != 1 || s->shape[0] != x->shape[1] ||
+        b->shape[0] != x->shape[1])
+        return ox_fail(nd, "expects x of rank >= 3 and a scale and a bias of its channels");
+    bool red[RT_MAX_DIMS] = {0};
+    for (int d = 2; d < x->ndim; d++)
+        red[d] = true;
+    return normalize(nd, "instancenorm", red, ox_attr_float(nd, "epsilon", 1e-5), s, b, true);
+}
+
+static bool op_layernorm(ox_node *nd, const void *arg)
+{
+    ox_value *x = ox_input(nd, 0), *s = ox_input(nd, 1);
+    ox_value *b = nd->nin > 2 ? nd->in[2] : NULL;
+    int axis;
+    if (!x || !s || !ox_need_float(nd, x) || !ox_same_dtypes(nd, 0, 2) ||
+        !ox_axis(nd, ox_attr_int(nd, "axis", -1), x->ndim, &axis))
+        return false;
+    bool red[RT_MAX_DIMS] = {0};
+    for (int d = axis; d < x->ndim; d++)
+        red[d] = true;
+    double eps = ox_attr_float(nd, "epsilon", 1e-5);
+    if (!normalize(nd, "layernorm", red, eps, s, b, false))
+        return false;
+    /* the optional Mean and InvStdDev outputs, of x's shape with the
+     * normalized dimensions 1 */
+    for (int i = 1; i < ox_noutputs(nd) && i <= 2; i++)
+        if (*nd->n->output[i] && !moments(nd, i, red, eps))
+            return false;
+    return true;
+}
+
+/* ---------------------------------------------------------------- contractions */
+
+static bool op_matmul(ox_node *nd, const void *arg)
+{
+    ox_value *a = ox_input(nd, 0), *b = ox_input(nd, 1);
+    if (!a || !b)
+        return false;
+    if (!ox_same_dtypes(nd, 0, 1))
+        return false;
+    if (a->ndim < 1 || b->ndim < 1)
+        return ox_fail(nd, "the inputs must have rank 1 or more ('%s' has rank %d, '%s' rank %d)",
+                       a->onnx, a->ndim, b->onnx, b->ndim);
+    /* 1-D operands become matrices: [K] -> [1, K] for a, [K, 1] for b */
+    ox_value A = *a, B = *b;
+    if (A.ndim == 1)
+        A.ndim = 2, A.shape[1] = A.shape[0], A.shape[0] = 1;
+    if (B.ndim == 1)
+        B.ndim = 2, B.shape[1] = 1;
+    int64_t M = A.shape[A.ndim - 2], K = A.shape[A.ndim - 1], N = B.shape[B.ndim - 1];
+    if (B.shape[B.ndim - 2] != K)
+        return ox_fail(nd, "'%s' has %lld columns but '%s' has %lld rows", a->onnx, (long long)K,
+                       b->onnx, (long long)B.shape[B.ndim - 2]);
+    ox_value ba = A, bb = B;   /* the batch dimensions, broadcast */
+    ba.ndim -= 2, bb.ndim -= 2;
+    ox_value *both[2] = {&ba, &bb};
+    int R;
+    int64_t bs[RT_MAX_DIMS];
+    if (!ox_broadcast(nd, both, 2, &R, bs))
+        return false;
+    ox_value *y = ox_output(nd, 0);
+    y->dtype = a->dtype;
+    y->ndim = 0;
+    for (int d = 0; d < R; d++)
+        y->shape[y->ndim++] = bs[d];
+    if (a->ndim > 1)
+        y->shape[y->ndim++] = M;
+    if (b->ndim > 1)
+        y->shape[y->ndim++] = N;
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, a, "A");
+    ox_operand(&k, b, "B");
+    /* y indices: batch i0..i{R-1}, then m (if a is not 1-D) and n (if b is not 1-D) */
+    ox_printf(&k.body, "    y[");
+    ox_indices(&k.body, "i", 0, R);
+    if (a->ndim > 1)
+        ox_printf(&k.body, "%sm", R ? ", " : "");
+    if (b->ndim > 1)
+        ox_printf(&k.body, "%sn", R || a->ndim > 1 ? ", " : "");
+    ox_printf(&k.body, "] += A[");
+    int64_t batch_shape[RT_MAX_DIMS];
+    memcpy(batch_shape, bs, sizeof bs);
+    for (int d = 0; d < a->ndim - 2; d++) {
+        int o = R - (a->ndim - 2) + d;
+        ox_printf(&k.body, "%s%s", d ? ", " : "", a->shape[d] == 1 && batch_shape[o] != 1 ? "0" : "");
+        if (!(a->shape[d] == 1 && batch_shape[o] != 1))
+            ox_printf(&k.body, "i%d", o);
+    }
+    ox_printf(&k.body, "%s%sk] * B[", a->ndim > 2 ? ", " : "", a->ndim > 1 ? "m, " : "");
+    for (int d = 0; d < b->ndim - 2; d++) {
+        int o = R - (b->ndim - 2) + d;
+        ox_printf(&k.body, "%s", d ? ", " : "");
+        if (b->shape[d] == 1 && batch_shape[o] != 1)
+            ox_printf(&k.body, "0");
+        else
+            ox_printf(&k.body, "i%d", o);
+    }
+    ox_printf(&k.body, "%sk%s]\n", b->ndim > 2 ? ", " : "", b->ndim > 1 ? ", n" : "");
+    bool ok = ox_kernel_finish(&k, "matmul", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+static bool op_gemm(ox_node *nd, const void *arg)
+{
+    ox_value *a = ox_input(nd, 0), *b = ox_input(nd, 1);
+    ox_value *c = nd->nin > 2 ? nd->in[2] : NULL;
+    if (!a || !b || !ox_need_float(nd, a) || !ox_same_dtypes(nd, 0, 2))
+        return false;
+    if (a->ndim != 2 || b->ndim != 2)
+        return ox_fail(nd, "A and B must be matrices");
+    bool ta = ox_attr_int(nd, "transA", 0), tb = ox_attr_int(nd, "transB", 0);
+    double alpha = ox_attr_float(nd, "alpha", 1), beta = ox_attr_float(nd, "beta", 1);
+    int64_t M = a->shape[ta ? 1 : 0], K = a->shape[ta ? 0 : 1];
+    int64_t Kb = b->shape[tb ? 1 : 0], N = b->shape[tb ? 0 : 1];
+    if (K != Kb)
+        return ox_fail(nd, "A is %lldx%lld but B is %lldx%lld (after transA=%d, transB=%d)",
+                       (long long)M, (long long)K, (long long)Kb, (long long)N, ta, tb);
+    ox_value *y = ox_output(nd, 0);
+    y->dtype = a->dtype;
+    y->ndim = 2;
+    y->shape[0] = M, y->shape[1] = N;
+    if (c) {
+        ox_value *both[2] = {y, c};
+        int R;
+        int64_t s[RT_MAX_DIMS];
+        if (!ox_broadcast(nd, both, 2, &R, s) || R != 2 || s[0] != M || s[1] != N)
+            return R != 2 ? ox_fail(nd, "C does not broadcast to %lldx%lld", (long long)M,
+                                    (long long)N) : false;
+    }
+    /* torch.nn.Linear: nn.te's linear, with the weight and the bias as params */
+    if (!ta && tb && alpha == 1 && beta == 1 && a->id && a->dtype == IR_F32 && ox_is_param(b) &&
+        c && ox_is_param(c) && c->ndim == 1 && c->shape[0] == N) {
+        static const char *roles[] = {"weight", "bias"};
+        rt_tensor *data[2] = {b->konst, c->konst};
+        ox_str args = {0};
+        ox_printf(&args, "%s, %lld", a->id, (long long)N);
+        bool ok = ox_call_nn(nd, y, "linear", args.s, roles, data, 2);
+        free(args.s);
+        return ok;
+    }
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, a, "A");
+    ox_operand(&k, b, "B");
+    const char *cr = c ? ox_operand(&k, c, "C") : NULL;
+    ox_printf(&k.body, "    %s[i0, i1] += A[%s] * B[%s]\n", c || alpha != 1 ? "t" : "y",
+              ta ? "k, i0" : "i0, k", tb ? "i1, k" : "k, i1");
+    if (c || alpha != 1) {
+        ox_printf(&k.body, "    y[i0, i1] = ");
+        if (alpha != 1) {
+            ox_float(&k.body, alpha);
+            ox_printf(&k.body, " * ");
+        }
+        ox_printf(&k.body, "t[i0, i1]");
+        if (c) {
+            ox_printf(&k.body, " + ");
+            if (beta != 1) {
+                ox_float(&k.body, beta);
+                ox_printf(&k.body, " * ");
+            }
+            ox_bcast_read(&k.body, cr, c, 2 - c->ndim, y->shape);
+        }
+        ox_printf(&k.body, "\n");
+    }
+    bool ok = ox_kernel_finish(&k, "gemm", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* The equation with each '...' spelled out as letters the equation does
+ * not use, one per dimension it stands for (right-aligned across the
+ * terms, as NumPy aligns them), and the implicit output written out
+ * (the '...' dimensions, then the letters used once, in alphabetical
+ * order).  False after an error. */
+static bool expand_ellipsis(ox_node *nd, const char *eq, char *out, size_t len)
+{
+    bool used[128] = {false};
+    for (const char *p = eq; *p; p++)
+        used[(unsigned char)*p & 127] = true;
+    const char *arrow = strstr(eq, "->");
+    size_t nl = arrow ? (size_t)(arrow - eq) : strlen(eq);
+    int dots[64] = {0}, terms = 0, most = 0;   /* '...' dimensions of each term */
+    for (size_t at = 0; at <= nl && terms < 64; terms++) {
+        size_t end = at;
+        int letters = 0;
+        while (end < nl && eq[end] != ',')
+            letters += eq[end] != ' ' && eq[end] != '.', end++;
+        const char *e = strstr(eq + at, "...");
+        ox_value *v = terms < nd->nin ? nd->in[terms] : NULL;
+        if (e && e < eq + end) {
+            if (!v || v->ndim < letters)
+                return ox_fail(nd, "term %d of '%s' has more letters than its input has "
+                               "dimensions", terms + 1, eq);
+            dots[terms] = v->ndim - letters;
+            most = dots[terms] > most ? dots[terms] : most;
+        }
+        at = end + 1;
+    }
+    char fresh[RT_MAX_DIMS + 1] = "";
+    for (int c = 'A', n = 0; n < most && c <= 'z'; c++)
+        if (((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) && !used[c])
+            fresh[n++] = (char)c;
+    if ((int)strlen(fresh) < most)
+        return ox_fail(nd, "'...' stands for more dimensions than there are letters left");
+    ox_str b = {0};
+    int term = 0;
+    for (size_t i = 0; i < nl; i++) {
+        if (eq[i] == ',')
+            term++;
+        if (strncmp(eq + i, "...", 3) == 0) {
+            ox_printf(&b, "%s", fresh + most - dots[term]);
+            i += 2;
+        } else {
+            ox_printf(&b, "%c", eq[i]);
+        }
+    }
+    ox_printf(&b, "->");
+    if (arrow) {
+        for (const char *p = arrow + 2; *p; p++)
+            if (strncmp(p, "...", 3) == 0)
+                ox_printf(&b, "%s", fresh), p += 2;
+            else
+                ox_printf(&b, "%c", *p);
+    } else {
+        int count[128] = {0};
+        for (size_t i = 0; i < nl; i++)
+            count[(unsigned char)eq[i] & 127]++;
+        ox_printf(&b, "%s", fresh);
+        for (int c = 'A'; c <= 'z'; c++)
+            if (count[c] == 1 && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+                ox_printf(&b, "%c", c);
+    }
+    bool fits = b.s && strlen(b.s) < len;
+    if (fits)
+        snprintf(out, len, "%s", b.s);
+    free(b.s);
+    return fits || ox_fail(nd, "the equation '%s' is too long", eq);
+}
+
+static bool op_einsum(ox_node *nd, const void *arg)
+{
+    const char *given = ox_attr_str(nd, "equation", NULL);
+    char eq[256];
+    if (!ox_same_dtypes(nd, 0, nd->nin - 1))
+        return false;
+    if (!given)
+        return ox_fail(nd, "the equation attribute is missing");
+    if (strstr(given, "...") && !expand_ellipsis(nd, given, eq, sizeof eq))
+        return false;
+    if (!strstr(given, "..."))
+        snprintf(eq, sizeof eq, "%s", given);
+    char lhs[128], rhs[64] = "";
+    const char *arrow = strstr(eq, "->");
+    snprintf(lhs, sizeof lhs, "%.*s", arrow ? (int)(arrow - eq) : (int)strlen(eq), eq);
+    if (arrow) {
+        snprintf(rhs, sizeof rhs, "%s", arrow + 2);
+    } else {   /* implicit output: the letters used once, in alphabetical order */
+        int count[128] = {0}, n = 0;
+        for (const char *p = lhs; *p; p++)
+            count[(unsigned char)*p & 127]++;
+        for (int c = 'A'; c <= 'z' && n < 63; c++)
+            if (count[c] == 1 && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+                rhs[n++] = (char)c;
+        rhs[n] = 0;
+    }
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_str expr = {0};
+    int64_t size[128] = {0};
+    char *save = NULL;
+    int i = 0;
+    for (char *term = strtok_r(lhs, ",", &save); term; term = strtok_r(NULL, ",", &save), i++) {
+        ox_value *v = ox_input(nd, i);
+        if (!v) {
+            ox_kernel_free(&k);
+            free(expr.s);
+            return false;
+        }
+        char role[8];
+        snprintf(role, sizeof role, "%c", 'A' + i % 26);
+        const char *r = ox_operand(&k, v, ox_kernel_role(&k, role));
+        ox_printf(&expr, "%s%s[", i ? " * " : "", r);
+        int d = 0;
+        for (char *p = term; *p; p++) {
+            if (*p == ' ')
+                continue;
+            if (d >= v->ndim) {
+                ox_kernel_free(&k);
+                free(expr.s);
+                return ox_fail(nd, "term '%s' has more letters than '%s' has dimensions", term,
+                               v->onnx);
+            }
+            int64_t *sz = &size[(unsigned char)*p & 127];
+            if (*sz && *sz != v->shape[d]) {
+                ox_kernel_free(&k);
+                free(expr.s);
+                return ox_fail(nd, "letter '%c' stands for sizes %lld and %lld", *p,
+                               (long long)*sz, (long long)v->shape[d]);
+            }
+            *sz = v->shape[d];
+            ox_printf(&expr, "%se_%c", d ? ", " : "", *p);
+            d++;
+        }
+        ox_printf(&expr, "]");
+    }
+    ox_value *y = ox_output(nd, 0);
+    y->dtype = nd->in[0]->dtype;
+    y->ndim = 0;
+    ox_printf(&k.body, "    y[");
+    for (char *p = rhs; *p; p++) {
+        if (*p == ' ')
+            continue;
+        ox_printf(&k.body, "%se_%c", y->ndim ? ", " : "", *p);
+        y->shape[y->ndim++] = size[(unsigned char)*p & 127];
+    }
+    ox_printf(&k.body, "] += %s\n", expr.s);
+    free(expr.s);
+    bool ok = ox_kernel_finish(&k, "einsum", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* ---------------------------------------------------------------- convolution and pooling */
+
+/* The spatial attributes of Conv and the pools. */
+typedef struct window {
+    int nsp;                           /* spatial dimensions */
+    int64_t k[RT_MAX_DIMS], s[RT_MAX_DIMS], dil[RT_MAX_DIMS];
+    int64_t pb[RT_MAX_DIMS], pe[RT_MAX_DIMS], out[RT_MAX_DIMS];
+} window;
+
+static bool window_of(ox_node *nd, const ox_value *x, const int64_t *kernel, bool ceil_mode,
+                      window *w)
+{
+    w->nsp = x->ndim - 2;
+    const int64_t *a;
+    int n;
+    for (int d = 0; d < w->nsp; d++) {
+        w->k[d] = kernel[d];
+        w->s[d] = w->dil[d] = 1;
+        w->pb[d] = w->pe[d] = 0;
+    }
+    if ((n = ox_attr_ints(nd, "strides", &a)) && n != w->nsp)
+        return ox_fail(nd, "strides has %d entries for %d spatial dimensions", n, w->nsp);
+    for (int d = 0; d < n; d++)
+        w->s[d] = a[d];
+    if ((n = ox_attr_ints(nd, "dilations", &a)) && n != w->nsp)
+        return ox_fail(nd, "dilations has %d entries for %d spatial dimensions", n, w->nsp);
+    for (int d = 0; d < n; d++)
+        w->dil[d] = a[d];
+    if ((n = ox_attr_ints(nd, "pads", &a)) && n != 2 * w->nsp)
+        return ox_fail(nd, "pads has %d entries for %d spatial dimensions", n, w->nsp);
+    for (int d = 0; d < n; d++)
+        *(d < w->nsp ? &w->pb[d] : &w->pe[d - w->nsp]) = a[d];
+    const char *ap = ox_attr_str(nd, "auto_pad", "NOTSET");
+    for (int d = 0; d < w->nsp; d++) {
+        if (w->k[d] < 1 || w->s[d] < 1 || w->dil[d] < 1 || w->pb[d] < 0 || w->pe[d] < 0)
+            return ox_fail(nd, "kernel, strides and dilations must be >= 1 and pads >= 0");
+        if (w->k[d] > OX_ATTR_MAX || w->s[d] > OX_ATTR_MAX || w->dil[d] > OX_ATTR_MAX ||
+            w->pb[d] > OX_ATTR_MAX || w->pe[d] > OX_ATTR_MAX)
+            return ox_fail(nd, "kernel, strides, dilations and pads must be at most 2^31");
+        int64_t H = x->shape[2 + d], ke = (w->k[d] - 1) * w->dil[d] + 1;
+        if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
+            int64_t o = (H + w->s[d] - 1) / w->s[d];
+            int64_t tot = (o - 1) * w->s[d] + ke - H;
+            if (tot < 0)
+                tot = 0;
+            w->pb[d] = strcmp(ap, "SAME_UPPER") == 0 ? tot / 2 : tot - tot / 2;
+            w->pe[d] = tot - w->pb[d];
+        } else if (strcmp(ap, "VALID") == 0) {
+            w->pb[d] = w->pe[d] = 0;
+        } else if (strcmp(ap, "NOTSET") != 0) {
+            return ox_fail(nd, "auto_pad '%s' is not supported", ap);
+        }
+        int64_t span = H + w->pb[d] + w->pe[d] - ke;
+        if (span < 0)
+            return ox_fail(nd, "the window (%lld) is larger than the padded input (%lld)",
+                           (long long)ke, (long long)(H + w->pb[d] + w->pe[d]));
+        w->out[d] = (ceil_mode ? (span + w->s[d] - 1) / w->s[d] : span / w->s[d]) + 1;
+        /* a last window starting in the right padding is dropped */
+        if (ceil_mode && (w->out[d] - 1) * w->s[d] >= H + w->pb[d])
+            w->out[d]--;
+    }
+    return true;
+}
+
+/* The input position of output index p{d} and window index r{d}. */
+static void window_index(ox_str *b, const window *w, int d)
+{
+    ox_printf(b, "o%d", d);
+    if (w->s[d] != 1)
+        ox_printf(b, " * %lld", (long long)w->s[d]);
+    ox_printf(b, " + r%d", d);
+    if (w->dil[d] != 1)
+        ox_printf(b, " * %lld", (long long)w->dil[d]);
+    if (w->pb[d])
+        ox_printf(b, " - %lld", (long long)w->pb[d]);
+}
+
+static bool op_conv(ox_node *nd, const void *arg)
+{
+    ox_value *x = ox_input(nd, 0), *wv = ox_input(nd, 1);
+    ox_value *bias = nd->nin > 2 ? nd->in[2] : NULL;
+    if (!x || !wv || !ox_need_float(nd, x) || !ox_same_dtypes(nd, 0, 2))
+        return false;
+    if (x->ndim < 3 || wv->ndim != x->ndim)
+        return ox_fail(nd, "x (rank %d) and W (rank %d) must have the same rank, at least 3",
+                       x->ndim, wv->ndim);
+    int64_t g = ox_attr_int(nd, "group", 1);
+    int64_t C = x->shape[1], F = wv->shape[0], Cg = wv->shape[1];
+    if (g < 1 || C % g || F % g || Cg * g != C)
+        return ox_fail(nd, "x has %lld channels and W is [%lld, %lld, ...], which group=%lld "
+                       "does not fit", (long long)C, (long long)F, (long long)Cg, (long long)g);
+    if (bias && (bias->ndim != 1 || bias->shape[0] != F))
+        return ox_fail(nd, "the bias must have %lld entries", (long long)F);
+    const int64_t *ks;
+    int nk = ox_attr_ints(nd, "kernel_shape", &ks);
+    for (int d = 0; d < nk; d++)
+        if (nk != x->ndim - 2 || ks[d] != wv->shape[2 + d])
+            return ox_fail(nd, "kernel_shape does not match W");
+    window w;
+    if (!window_of(nd, x, wv->shape + 2, false, &w))
+        return false;
+    ox_value *y = ox_output(nd, 0);
+    y->dtype = x->dtype;
+    y->ndim = x->ndim;
+    y->shape[0] = x->shape[0];
+    y->shape[1] = F;
+    for (int d = 0; d < w.nsp; d++)
+        y->shape[2 + d] = w.out[d];
+    /* nn.te's conv2d: square kernel, one stride, dilation and padding */
+    bool square = w.nsp == 2 && w.k[0] == w.k[1] && w.s[0] == w.s[1] && w.dil[0] == w.dil[1] &&
+                  w.pb[0] == w.pb[1] && w.pe[0] == w.pb[0] && w.pe[1] == w.pb[1];
+    if (square && x->dtype == IR_F32 && x->id && ox_is_param(wv) && (!bias || ox_is_param(bias))) {
+        static const char *roles[] = {"weight", "bias"};
+        rt_tensor *data[2] = {wv->konst, bias ? bias->konst : NULL};
+        ox_str args = {0};
+        ox_printf(&args, "%s, %lld, %lld", x->id, (long long)F, (long long)w.k[0]);
+        if (w.s[0] != 1)
+            ox_printf(&args, ", stride=%lld", (long long)w.s[0]);
+        if (w.pb[0])
+            ox_printf(&args, ", pad=%lld", (long long)w.pb[0]);
+        if (w.dil[0] != 1)
+            ox_printf(&args, ", dilation=%lld", (long long)w.dil[0]);
+        if (g != 1)
+            ox_printf(&args, ", groups=%lld", (long long)g);
+        if (bias)
+            ox_printf(&args, ", has_bias=1");
+        bool ok = ox_call_nn(nd, y, "conv2d", args.s, roles, data, bias ? 2 : 1);
+        free(args.s);
+        return ok;
+    }
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_operand(&k, wv, "weight");
+    if (bias)
+        ox_operand(&k, bias, "bias");
+    ox_printf(&k.body, "    %s[n, f", bias ? "t" : "y");
+    for (int d = 0; d < w.nsp; d++)
+        ox_printf(&k.body, ", o%d", d);
+    ox_printf(&k.body, "] += x[n, ");
+    if (g == 1)
+        ox_printf(&k.body, "c");
+    else
+        ox_printf(&k.body, "f / %lld * %lld + c", (long long)(F / g), (long long)Cg);
+    for (int d = 0; d < w.nsp; d++) {
+        ox_printf(&k.body, ", ");
+        window_index(&k.body, &w, d);
+    }
+    ox_printf(&k.body, "] else 0 * weight[f, c");
+    for (int d = 0; d < w.nsp; d++)
+        ox_printf(&k.body, ", r%d", d);
+    ox_printf(&k.body, "]");
+    for (int d = 0; d < w.nsp; d++)
+        ox_printf(&k.body, "%s o%d in 0..%lld", d ? "," : " where", d, (long long)w.out[d]);
+    ox_printf(&k.body, "\n");
+    if (bias) {
+        ox_printf(&k.body, "    y[n, f");
+        for (int d = 0; d < w.nsp; d++)
+            ox_printf(&k.body, ", o%d", d);
+        ox_printf(&k.body, "] = t[n, f");
+        for (int d = 0; d < w.nsp; d++)
+            ox_printf(&k.body, ", o%d", d);
+        ox_printf(&k.body, "] + bias[f]\n");
+    }
+    bool ok = ox_kernel_finish(&k, "conv", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* The identity of max= in dtype t, as a default for padded reads: -inf,
+ * or the integer dtype's minimum. */
+static void lowest(ox_str *b, ir_dtype t)
+{
+    int64_t lo, hi;
+    if (ir_dtype_is_float(t) || !ir_dtype_int_range(t, &lo, &hi))
+        ox_printf(b, "-inf");
+    else if (lo == INT64_MIN)
+        ox_printf(b, "(%lld - 1)", (long long)(INT64_MIN + 1));
+    else
+        ox_printf(b, "(%lld)", (long long)lo);
+}
+
+/* MaxPool's Indices output: where in x (flat, row-major over the unpadded
+ * input; with storage_order 1, the spatial dimensions column-major) each
+ * window's first maximum is. */
+static bool pool_indices(ox_node *nd, const window *w)
+{
+    ox_value *x = nd->in[0];
+    ox_value *z = ox_output(nd, 1);
+    ox_same_shape(z, x);
+    z->dtype = IR_I64;
+    for (int d = 0; d < w->nsp; d++)
+        z->shape[2 + d] = w->out[d];
+    bool column = ox_attr_int(nd, "storage_order", 0) != 0;
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_str left = {0}, read = {0}, flat = {0}, where = {0};
+    ox_printf(&left, "n, c");
+    ox_printf(&read, "x[n, c");
+    ox_printf(&flat, "(n * %lld + c)", (long long)x->shape[1]);
+    for (int d = 0; d < w->nsp; d++) {
+        int e = column ? w->nsp - 1 - d : d;   /* the dimension that varies slower */
+        ox_printf(&left, ", o%d", d);
+        ox_printf(&read, ", ");
+        window_index(&read, w, d);
+        ox_printf(&flat, " * %lld + (", (long long)x->shape[2 + e]);
+        window_index(&flat, w, e);
+        ox_printf(&flat, ")");
+        ox_printf(&where, "%s o%d in 0..%lld, r%d in 0..%lld", d ? "," : " where", d,
+                  (long long)w->out[d], d, (long long)w->k[d]);
+    }
+    ox_printf(&read, "] else ");
+    lowest(&read, x->dtype);
+    ox_printf(&k.body, "    m[%s] max= %s%s\n", left.s, read.s, where.s);
+    ox_printf(&k.body, "    y[%s] min= (%s) == m[%s] ? %s : 9223372036854775807%s\n", left.s,
+              read.s, left.s, flat.s, where.s);
+    free(left.s);
+    free(read.s);
+    free(flat.s);
+    free(where.s);
+    bool ok = ox_kernel_finish(&k, "maxpool_indices", z, "indices");
+    ox_kernel_free(&k);
+    return ok;
+}
+
+static bool pool(ox_node *nd, const void *arg)
+{
+    bool is_max = *(const bool *)arg;
+    ox_value *x = ox_input(nd, 0);
+    if (!x || (!is_max && !ox_need_float(nd, x)))
+        return false;
+    bool indices = ox_noutputs(nd) > 1 && *nd->n->output[1];
+    if (indices && !is_max)
+        return ox_fail(nd, "AveragePool has one output");
+    if (x->ndim < 3)
+        return ox_fail(nd, "the input must have a batch, a channel and spatial dimensions");
+    const int64_t *ks;
+    int nk = ox_attr_ints(nd, "kernel_shape", &ks);
+    if (nk != x->ndim - 2)
+        return ox_fail(nd, "kernel_shape has %d entries for %d spatial dimensions", nk,
+                       x->ndim - 2);
+    bool ceil_mode = ox_attr_int(nd, "ceil_mode", 0) != 0;
+    bool count_pad = ox_attr_int(nd, "count_include_pad", 0) != 0;
+    window w;
+    if (!window_of(nd, x, ks, ceil_mode, &w))
+        return false;
+    if (!is_max)
+        for (int d = 0; d < w.nsp; d++)
+            if (w.dil[d] != 1)
+                return ox_fail(nd, "dilations are not supported in AveragePool");
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, x);
+    for (int d = 0; d < w.nsp; d++)
+        y->shape[2 + d] = w.out[d];
+    if (indices && !pool_indices(nd, &w))
+        return false;
+    /* nn.te's maxpool2d: a square window, one stride, symmetric padding of
+     * at most half the window (its output size rule is ONNX's) */
+    if (is_max && w.nsp == 2 && x->dtype == IR_F32 && x->id && w.k[0] == w.k[1] &&
+        w.s[0] == w.s[1] && w.dil[0] == 1 && w.dil[1] == 1 && w.pb[0] == w.pb[1] &&
+        w.pe[0] == w.pb[0] && w.pe[1] == w.pb[1] && 2 * w.pb[0] <= w.k[0]) {
+        ox_str args = {0};
+        ox_printf(&args, "%s, %lld, %lld", x->id, (long long)w.k[0], (long long)w.s[0]);
+        if (w.pb[0])
+            ox_printf(&args, ", pad=%lld", (long long)w.pb[0]);
+        if (ceil_mode)
+            ox_printf(&args, ", ceil=1");
+        bool ok = ox_call_nn(nd, y, "maxpool2d", args.s, NULL, NULL, 0);
+        free(args.s);
+        return ok;
+    }
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_str left = {0}, read = {0}, inside = {0}, where = {0};
+    ox_printf(&left, "n, c");
+    for (int d = 0; d < w.nsp; d++)
+        ox_printf(&left, ", o%d", d);
+    ox_printf(&read, "x[n, c");
+    for (int d = 0; d < w.nsp; d++) {
+        ox_printf(&read, ", ");
+        window_index(&read, &w, d);
+        ox_str idx = {0};
+        window_index(&idx, &w, d);
+        ox_printf(&inside, "%s%s >= 0 && %s < %lld", d ? " && " : "", idx.s, idx.s,
+                  (long long)x->shape[2 + d]);
+        free(idx.s);
+        ox_printf(&where, "%s o%d in 0..%lld, r%d in 0..%lld", d ? "," : " where", d,
+                  (long long)w.out[d], d, (long long)w.k[d]);
+    }
+    ox_printf(&read, "]");
+    if (is_max) {
+        ox_printf(&k.body, "    y[%s] max= %s else ", left.s, read.s);
+        lowest(&k.body, x->dtype);
+        ox_printf(&k.body, "%s\n", where.s);
+    } else {
+        ox_printf(&k.body, "    s[%s] += %s else 0%s\n", left.s, read.s, where.s);
+        if (count_pad) {   /* the window clipped to the padded input */
+            ox_str cnt = {0};
+            for (int d = 0; d < w.nsp; d++) {
+                long long lim = (long long)(x->shape[2 + d] + w.pe[d]);
+                ox_printf(&cnt, "%s(min(o%d * %lld - %lld + %lld, %lld) - (o%d * %lld - %lld))", d ? " * " : "",
+                          d, (long long)w.s[d], (long long)w.pb[d], (long long)w.k[d], lim, d,
+                          (long long)w.s[d], (long long)w.pb[d]);
+            }
+            ox_printf(&k.body, "    y[%s] = s[%s] / %s(%s)\n", left.s, left.s,
+                      ir_dtype_name(ox_compute_dtype(x->dtype)), cnt.s);
+            free(cnt.s);
+        } else {
+            ox_printf(&k.body, "    cnt[o0");
+            for (int d = 1; d < w.nsp; d++)
+                ox_printf(&k.body, ", o%d", d);
+            ox_printf(&k.body, "] += i32(%s ? 1 : 0)%s\n", inside.s,
+                      strchr(where.s, 'r') ? where.s : "");
+            ox_printf(&k.body, "    y[%s] = s[%s] / %s(cnt[o0", left.s, left.s,
+                      ir_dtype_name(ox_compute_dtype(x->dtype)));
+            for (int d = 1; d < w.nsp; d++)
+                ox_printf(&k.body, ", o%d", d);
+            ox_printf(&k.body, "])\n");
+        }
+    }
+    free(left.s);
+    free(read.s);
+    free(inside.s);
+    free(where.s);
+    bool ok = ox_kernel_finish(&k, is_max ? "maxpool" : "avgpool", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* Trilu: keeps the upper (upper=1) or lower triangle of the last two
+ * dimensions, shifted by k (a constant input). */
+static bool op_trilu(ox_node *nd, const void *arg)
+{
+    ox_value *x = ox_input(nd, 0);
+    int64_t kk = 0;
+    if (!x || (nd->nin > 1 && nd->in[1] && ox_const_ints(nd, 1, &kk, 1) != 1))
+        return false;
+    if (x->ndim < 2)
+        return ox_fail(nd, "the input must have at least 2 dimensions");
+    bool upper = ox_attr_int(nd, "upper", 1) != 0;
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, x);
+    int r = x->ndim - 2, c = x->ndim - 1;
+    /* i_c - i_r lies in (-rows, cols): a k beyond that keeps everything or
+     * nothing, as a k just beyond does (and is a literal of the language) */
+    int64_t reach = x->shape[r] + x->shape[c];
+    kk = kk < -reach ? -reach : kk > reach ? reach : kk;
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_printf(&k.body, "    y[");
+    ox_indices(&k.body, "i", 0, x->ndim);
+    ox_printf(&k.body, "] = i%d - i%d %s %lld ? x[", c, r, upper ? ">=" : "<=", (long long)kk);
+    ox_indices(&k.body, "i", 0, x->ndim);
+    ox_printf(&k.body, "] : 0\n");
+    bool ok = ox_kernel_finish(&k, "trilu", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* Hardmax: 1 at the first maximum along the axis, else 0. */
+static bool op_hardmax(ox_node *nd, const void *arg)
+{
+    ox_value *x = ox_input(nd, 0);
+    int axis;
+    if (!x || !ox_need_float(nd, x) || !ox_axis(nd, ox_attr_int(nd, "axis", -1), x->ndim, &axis))
+        return false;
+    if (nd->opset < 13)
+        return ox_fail(nd, "Hardmax before opset 13 (over the input coerced to 2-D) is not "
+                       "supported");
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, x);
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_str kept = {0}, all = {0}, xr = {0};
+    bool red[RT_MAX_DIMS] = {0};
+    red[axis] = true;
+    reduce_indices(x, red, &all, &kept, &xr);
+    const char *K = kept.s ? kept.s : "";
+    ox_printf(&k.body, "    m[%s] max= %s\n", K, xr.s);
+    ox_printf(&k.body, "    first[%s] min= i64(%s == m[%s] ? r%d : %lld)\n", K, xr.s, K, axis,
+              (long long)x->shape[axis]);
+    ox_printf(&k.body, "    y[%s] = i%d == first[%s] ? 1 : 0\n", all.s, axis, K);
+    free(kept.s);
+    free(all.s);
+    free(xr.s);
+    bool ok = ox_kernel_finish(&k, "hardmax", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* GatherElements: y[i] = x[i with index[i] on the axis]. */
+static bool op_gatherelements(ox_node *nd, const void *arg)
+{
+    ox_value *x = ox_input(nd, 0), *ind = ox_input(nd, 1);
+    int axis;
+    if (!x || !ind || !ox_axis(nd, ox_attr_int(nd, "axis", 0), x->ndim, &axis))
+        return false;
+    if (ind->ndim != x->ndim || ir_dtype_is_float(ind->dtype))
+        return ox_fail(nd, "the indices must be integers of the data's rank");
+    for (int d = 0; d < x->ndim; d++)
+        if (d != axis && ind->shape[d] > x->shape[d])
+            return ox_fail(nd, "the indices' dimension %d is larger than the data's", d);
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, ind);
+    y->dtype = x->dtype;
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_operand(&k, ind, "indices");
+    ox_str iread = {0};
+    ox_printf(&iread, "indices[");
+    ox_indices(&iread, "i", 0, ind->ndim);
+    ox_printf(&iread, "]");
+    ox_printf(&k.body, "    y[");
+    ox_indices(&k.body, "i", 0, ind->ndim);
+    ox_printf(&k.body, "] = x[");
+    for (int d = 0; d < x->ndim; d++) {
+        if (d == axis)
+            ox_printf(&k.body, "%s%s < 0 ? %s + %lld : %s", d ? ", " : "", iread.s, iread.s,
+                      (long long)x->shape[d], iread.s);
+        else if (ind->shape[d] == x->shape[d])
+            ox_printf(&k.body, "%si%d", d ? ", " : "", d);
+        else
+            ox_printf(&k.body, "%si%d + 0", d ? ", " : "", d);
+    }
+    ox_printf(&k.body, "]\n");
+    free(iread.s);
+    bool ok = ox_kernel_finish(&k, "gather_elements", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* ConvTranspose: y[n, f, o] sums x[n, c, h] * W[c, f, r] over o = h*stride
+ * + r*dilation - pad, i.e. h = (o + pad - r*dilation) / stride where that
+ * divides. */
+static bool op_convtranspose(ox_node *nd, const void *arg)
+{
+    ox_value *x = ox_input(nd, 0), *wv = ox_input(nd, 1);
+    ox_value *bias = nd->nin > 2 ? nd->in[2] : NULL;
+    if (!x || !wv || !ox_need_float(nd, x) || !ox_same_dtypes(nd, 0, 2))
+        return false;
+    if (x->ndim < 3 || wv->ndim != x->ndim)
+        return ox_fail(nd, "x (rank %d) and W (rank %d) must have the same rank, at least 3",
+                       x->ndim, wv->ndim);
+    int nsp = x->ndim - 2;
+    int64_t g = ox_attr_int(nd, "group", 1), C = x->shape[1];
+    int64_t Fg = wv->shape[1], F = g >= 1 && g <= C ? Fg * g : 0, Cg = g >= 1 ? C / g : 0;
+    if (g < 1 || g > C || C % g || wv->shape[0] != C)
+        return ox_fail(nd, "x has %lld channels and W is [%lld, %lld, ...], which group=%lld "
+                       "does not fit", (long long)C, (long long)wv->shape[0], (long long)Fg,
+                       (long long)g);
+    if (bias && (bias->ndim != 1 || bias->shape[0] != F))
+        return ox_fail(nd, "the bias must have %lld entries", (long long)F);
+    int64_t s[RT_MAX_DIMS], dl[RT_MAX_DIMS], pb[RT_MAX_DIMS], pe[RT_MAX_DIMS], op[RT_MAX_DIMS],
+        out[RT_MAX_DIMS];
+    const int64_t *a;
+    int n;
+    for (int d = 0; d < nsp; d++)
+        s[d] = dl[d] = 1, pb[d] = pe[d] = op[d] = 0;
+    if ((n = ox_attr_ints(nd, "strides", &a)) == nsp)
+        memcpy(s, a, sizeof(int64_t) * (size_t)nsp);
+    if ((n = ox_attr_ints(nd, "dilations", &a)) == nsp)
+        memcpy(dl, a, sizeof(int64_t) * (size_t)nsp);
+    if ((n = ox_attr_ints(nd, "output_padding", &a)) == nsp)
+        memcpy(op, a, sizeof(int64_t) * (size_t)nsp);
+    if ((n = ox_attr_ints(nd, "pads", &a)) == 2 * nsp)
+        for (int d = 0; d < nsp; d++)
+            pb[d] = a[d], pe[d] = a[nsp + d];
+    const int64_t *os;
+    int nos = ox_attr_ints(nd, "output_shape", &os);
+    const char *ap = ox_attr_str(nd, "auto_pad", "NOTSET");
+    if (nos && nos < nsp)
+        return ox_fail(nd, "output_shape has %d entries for %d spatial dimensions", nos, nsp);
+    for (int d = 0; d < nsp; d++) {
+        if (s[d] < 1 || dl[d] < 1)
+            return ox_fail(nd, "strides and dilations must be >= 1");
+        if (s[d] > OX_ATTR_MAX || dl[d] > OX_ATTR_MAX || op[d] < 0 || op[d] > OX_ATTR_MAX ||
+            pb[d] < -OX_ATTR_MAX || pb[d] > OX_ATTR_MAX || pe[d] < -OX_ATTR_MAX ||
+            pe[d] > OX_ATTR_MAX || (nos && (os[nos - nsp + d] < 0 || os[nos - nsp + d] > OX_ATTR_MAX)))
+            return ox_fail(nd, "strides, dilations, pads, output_padding and output_shape must "
+                           "be at most 2^31");
+        int64_t H = x->shape[2 + d], ke = (wv->shape[2 + d] - 1) * dl[d] + 1, full;
+        if (__builtin_mul_overflow(s[d], H - 1, &full) || full > OX_ATTR_MAX * OX_ATTR_MAX)
+            return ox_fail(nd, "the output would have more than 2^62 elements per dimension");
+        full += op[d] + ke;
+        if (nos || strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
+            /* a negative total pads the end with zeros (ONNX's rule) */
+            int64_t want = nos ? os[nos - nsp + d] : H * s[d];
+            int64_t tot = full - want;
+            bool upper = strcmp(ap, "SAME_UPPER") == 0;
+            int64_t half = tot >= 0 ? tot / 2 : -((-tot + 1) / 2);   /* floor(tot / 2) */
+            pb[d] = upper ? half : tot - half;
+            pe[d] = tot - pb[d];
+        }
+        out[d] = full - pb[d] - pe[d];
+    }
+    ox_value *y = ox_output(nd, 0);
+    y->dtype = x->dtype;
+    y->ndim = x->ndim;
+    y->shape[0] = x->shape[0];
+    y->shape[1] = F;
+    for (int d = 0; d < nsp; d++)
+        y->shape[2 + d] = out[d];
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_operand(&k, wv, "weight");
+    if (bias)
+        ox_operand(&k, bias, "bias");
+    ox_str cond = {0}, pos = {0};
+    for (int d = 0; d < nsp; d++) {
+        ox_str h = {0};
+        ox_printf(&h, "o%d + %lld - r%d * %lld", d, (long long)pb[d], d, (long long)dl[d]);
+        if (s[d] != 1)
+            ox_printf(&cond, "%s(%s) %% %lld == 0", cond.s ? " && " : "", h.s, (long long)s[d]);
+        ox_printf(&pos, ", (%s) / %lld", h.s, (long long)s[d]);
+        free(h.s);
+    }
+    ox_printf(&k.body, "    %s[n, f", bias ? "t" : "y");
+    for (int d = 0; d < nsp; d++)
+        ox_printf(&k.body, ", o%d", d);
+    ox_printf(&k.body, "] += %s%s%sx[n, f / %lld * %lld + c%s] else 0%s * weight[f / %lld * %lld + c, "
+              "f %% %lld", cond.s ? "(" : "", cond.s ? cond.s : "", cond.s ? " ? " : "",
+              (long long)Fg, (long long)Cg, pos.s, cond.s ? " : 0)" : "", (long long)Fg, (long long)Cg, (long long)Fg);
+    for (int d = 0; d < nsp; d++)
+        ox_printf(&k.body, ", r%d", d);
+    ox_printf(&k.body, "] where f in 0..%lld, c in 0..%lld", (long long)F, (long long)Cg);
+    for (int d = 0; d < nsp; d++)
+        ox_printf(&k.body, ", o%d in 0..%lld, r%d in 0..%lld", d, (long long)out[d], d,
+                  (long long)wv->shape[2 + d]);
+    ox_printf(&k.body, "\n");
+    if (bias) {
+        ox_printf(&k.body, "    y[n, f");
+        for (int d = 0; d < nsp; d++)
+            ox_printf(&k.body, ", o%d", d);
+        ox_printf(&k.body, "] = t[n, f");
+        for (int d = 0; d < nsp; d++)
+            ox_printf(&k.body, ", o%d", d);
+        ox_printf(&k.body, "] + bias[f]\n");
+    }
+    free(cond.s);
+    free(pos.s);
+    bool ok = ox_kernel_finish(&k, "conv_transpose", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* ---------------------------------------------------------------- the table */
+
+/* The reductions, normalizations, contractions and convolutions. */
+const ox_op ox_ops_nn[] = {
+    {"ArgMax", op_argmaxmin, &(const bool){true}, AS_IS},
+    {"ArgMin", op_argmaxmin, &(const bool){false}, AS_IS},
+    {"AveragePool", pool, &(const bool){false}, WIDEN},
+    {"BatchNormalization", op_batchnorm, NULL, WIDEN},
+    {"Conv", op_conv, NULL, WIDEN},
+    {"ConvTranspose", op_convtranspose, NULL, WIDEN},
+    {"CumSum", op_cumsum, NULL, WIDEN},
+    {"Einsum", op_einsum, NULL, WIDEN},
+    {"GatherElements", op_gatherelements, NULL, AS_IS},
+    {"Gemm", op_gemm, NULL, WIDEN},
+    {"GlobalAveragePool", global_pool, &(const global_spec){"global_avgpool", "+=", "$ / #"}, WIDEN},
+    {"GlobalMaxPool", global_pool, &(const global_spec){"global_maxpool", "max=", NULL}, AS_IS},
+    {"Hardmax", op_hardmax, NULL, WIDEN},
+    {"InstanceNormalization", op_instancenorm, NULL, WIDEN},
+    {"LayerNormalization", op_layernorm, NULL, WIDEN},
+    {"LogSoftmax", softmax_op, &(const bool){true}, WIDEN},
+    {"MatMul", op_matmul, NULL, WIDEN},
+    {"MaxPool", pool, &(const bool){true}, AS_IS},
+    {"ReduceL1", reduce_op, &(const reduce_spec){"reduce_l1", "+=", "abs($)", NULL, false, 18}, WIDEN},
+    {"ReduceL2", reduce_op, &(const reduce_spec){"reduce_l2", "+=", "$ * $", "sqrt($)", true, 18}, WIDEN},
+    {"ReduceLogSum", reduce_op, &(const reduce_spec){"reduce_log_sum", "+=", "$", "log($)", true, 18}, WIDEN},
+    {"ReduceLogSumExp", reduce_op, &(const reduce_spec){"reduce_log_sum_exp", "+=", "exp($)", "log($)", true, 18}, WIDEN},
+    {"ReduceMax", reduce_op, &(const reduce_spec){"reduce_max", "max=", "$", NULL, false, 18}, AS_IS},
+    {"ReduceMean", reduce_op, &(const reduce_spec){"reduce_mean", "+=", "$", "$ / #", true, 18}, WIDEN},
+    {"ReduceMin", reduce_op, &(const reduce_spec){"reduce_min", "min=", "$", NULL, false, 18}, AS_IS},
+    {"ReduceProd", reduce_op, &(const reduce_spec){"reduce_prod", "*=", "$", NULL, false, 18}, WIDEN},
+    {"ReduceSum", reduce_op, &(const reduce_spec){"reduce_sum", "+=", "$", NULL, false, 13}, WIDEN},
+    {"ReduceSumSquare", reduce_op, &(const reduce_spec){"reduce_sum_square", "+=", "$ * $", NULL, false, 18}, WIDEN},
+    {"Softmax", softmax_op, &(const bool){false}, WIDEN},
+    {"Trilu", op_trilu, NULL, AS_IS},
+};
+const int ox_ops_nn_count = (int)(sizeof ox_ops_nn / sizeof *ox_ops_nn);
