@@ -2733,6 +2733,14 @@ static void emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
     }
     int k = ilog2(lanes);
     switch (x->kind) {
+    case IR_LANES:   /* lane by lane: each a scalar expression */
+        str_printf(s, "((%s){", vt);
+        for (int l = 0; l < x->nargs; l++) {
+            str_puts(s, l ? ", " : "");
+            emit_operand(e, s, x->args[l], P_SELECT, false);
+        }
+        str_puts(s, "})");
+        return;
     case IR_BROADCAST:
         e->bcast_used[x->dtype][k] = true;
         str_printf(s, "tec_bcast_%s(", vt + 4);

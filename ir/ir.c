@@ -504,6 +504,15 @@ ir_expr *ir_broadcast(ir_module *m, ir_expr *x, int lanes)
     return e;
 }
 
+ir_expr *ir_lanes(ir_module *m, ir_expr **xs, int lanes)
+{
+    ir_expr *e = expr_new(m, IR_LANES, xs[0]->dtype);
+    e->args = expr_array(m, xs, lanes);
+    e->nargs = lanes;
+    e->lanes = lanes;
+    return e;
+}
+
 const char *ir_vtype_name(ir_dtype t, int lanes, char *buf, size_t size)
 {
     const char *name = (unsigned)t < IR_NDTYPES ? ir_dtype_name(t) : "?";

@@ -91,7 +91,8 @@ bool ir_dtype_parse(const char *name, ir_dtype *out);
  * class: 'c' constant, 'v' variable, 'l' load, 'b' binary infix,
  *        'f' binary written as a function (min(a, b)), 'u' unary prefix,
  *        's' select, 'k' cast, 'i' intrinsic call, 'w' vector constructor
- *        (operands a, and b for RAMP; the lane count in `lanes`).
+ *        (operands a, and b for RAMP, or args for LANES; the lane count in
+ *        `lanes`).
  * Semantics (the interpreter and codegen implement exactly these):
  *   DIV        float division; integer operands are not allowed (verifier).
  *   FLOORDIV   integer division rounding toward -inf; divisor != 0.
@@ -107,6 +108,9 @@ bool ir_dtype_parse(const char *name, ir_dtype *out);
  *   RAMP       ramp(a, b, L): the L integers a, a + b, ..., a + (L-1)*b;
  *              a and b are scalars of one integer dtype.
  *   BROADCAST  broadcast(a, L): L copies of the scalar a.
+ *   LANES      lanes(x0, ..., xL-1): the vector of the L scalars args[0..L),
+ *              each evaluated as a scalar expression (what a vectorizer
+ *              writes for a value it computes lane by lane).
  * Every other kind works lane by lane: the operands of an operator, of a
  * call and the arms of a select have the node's lanes (a select's condition
  * may also be one scalar for every lane); a LOAD whose indices include
@@ -138,7 +142,8 @@ bool ir_dtype_parse(const char *name, ir_dtype *out);
     X(CAST, "cast", 1, 'k')          \
     X(CALL, "call", -1, 'i')         \
     X(RAMP, "ramp", 2, 'w')          \
-    X(BROADCAST, "broadcast", 1, 'w')
+    X(BROADCAST, "broadcast", 1, 'w')       \
+    X(LANES, "lanes", -1, 'w')
 
 typedef enum {
 #define X(e, t, n, c) IR_##e,
@@ -498,6 +503,7 @@ ir_expr *ir_call(ir_module *m, ir_intrin fn, ir_expr **args, int n);
 /* Vectors: ramp(base, stride, lanes) and broadcast(x, lanes). */
 ir_expr *ir_ramp(ir_module *m, ir_expr *base, ir_expr *stride, int lanes);
 ir_expr *ir_broadcast(ir_module *m, ir_expr *x, int lanes);
+ir_expr *ir_lanes(ir_module *m, ir_expr **xs, int lanes);
 /* "f32" for a scalar, "f32x8" for 8 lanes (buf holds at least 16 bytes);
  * ir_vtype_parse reads either form. */
 const char *ir_vtype_name(ir_dtype t, int lanes, char *buf, size_t size);

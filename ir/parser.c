@@ -699,7 +699,7 @@ static bool operands_present(const ir_expr *e)
     case 'b': case 'f': return e->a && e->b;
     case 'u': case 'k': return e->a != NULL;
     case 's': return e->a && e->b && e->c;
-    case 'w': return e->a && (e->kind != IR_RAMP || e->b);
+    case 'w': return e->kind == IR_LANES || (e->a && (e->kind != IR_RAMP || e->b));
     default: return true;
     }
 }
@@ -976,6 +976,22 @@ static ir_expr *parse_vector(parser *p, ir_expr_kind k)
     return typed(p, e, tok_loc(p, t));
 }
 
+/* lanes(x0, ..., xL-1): a vector of scalars. */
+static ir_expr *parse_lanes_expr(parser *p)
+{
+    token *t = next(p);
+    next(p); /* '(' */
+    ir_expr **args;
+    int n = parse_call_args(p, &args, ')', "expected ')' after the lanes");
+    if (p->panic)
+        return NULL;
+    ir_expr *e = new_expr(p, IR_LANES, IR_I64);
+    e->args = args;
+    e->nargs = n;
+    e->lanes = n;
+    return typed(p, e, tok_loc(p, t));
+}
+
 /* cast<DTYPE>(expr); built directly (not with ir_cast) so that even a cast
  * to the operand's own dtype survives a round trip. */
 static ir_expr *parse_cast(parser *p)
@@ -1066,6 +1082,8 @@ static ir_expr *parse_primary(parser *p)
             return parse_func_binary(p, fkinds[i]);
     if (call && (strcmp(w, "ramp") == 0 || strcmp(w, "broadcast") == 0))
         return parse_vector(p, w[0] == 'r' ? IR_RAMP : IR_BROADCAST);
+    if (call && strcmp(w, "lanes") == 0)
+        return parse_lanes_expr(p);
     ir_intrin fn;
     if (call && ir_intrin_parse(w, &fn))
         return parse_intrinsic(p, fn, false);

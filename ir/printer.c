@@ -20,7 +20,7 @@ static const char *const printer_keywords[] = {
     "module", "func", "graph", "attrs", "for", "in", "block", "reads",
     "writes", "init", "alloc", "let", "if", "else", "evaluate", "assert",
     "call", "true", "false", "select", "cast", "min", "max", "floordiv",
-    "floormod", "ramp", "broadcast", "step",
+    "floormod", "ramp", "broadcast", "lanes", "step",
 };
 
 /* inf and nan literals: "inf"/"nan" followed by a float suffix. */
@@ -334,6 +334,12 @@ void ir_print_expr(FILE *out, const ir_expr *e)
         fputc(')', out);
         return;
     case 'w':
+        if (e->kind == IR_LANES) {
+            fputs("lanes(", out);
+            print_args(out, e->args, e->nargs);
+            fputc(')', out);
+            return;
+        }
         fprintf(out, "%s(", ir_expr_kind_name(e->kind));
         ir_print_expr(out, e->a);
         if (e->kind == IR_RAMP) {

@@ -13,8 +13,8 @@
  *   A[I] = X  (X of L lanes)
  *       =>  let tec.0 = X lane 0 ... let tec.L-1 = X lane L-1 { A[I lane 0] = tec.0 ... }
  *
- * Lane l of ramp(a, b, L) is a + b*l, of broadcast(a, L) is a, of a vector
- * let its l-th scalar, and of any other node the node over its operands'
+ * Lane l of ramp(a, b, L) is a + b*l, of broadcast(a, L) is a, of
+ * lanes(x0, ...) xl, of a vector let its l-th scalar, and of any other node the node over its operands'
  * lane l (a scalar operand is the same in every lane).  A store computes
  * all its lanes before it stores any, as the C vector store does.
  */
@@ -49,6 +49,8 @@ static ir_expr *lane(scalarizer *z, const ir_expr *e, int l)
                                    ir_int_typed(z->m, l, e->a->dtype)));
     case IR_BROADCAST:
         return ir_expr_copy(z->m, e->a);
+    case IR_LANES:
+        return ir_expr_copy(z->m, e->args[l]);
     case IR_VAR:
         for (int i = z->nvars - 1; i >= 0; i--)
             if (z->vars[i].vec == e->var)

@@ -215,6 +215,15 @@ bool ir_expr_check_node(const ir_expr *e, ir_dtype *result, char *msg, size_t si
     case 'i':
         return check_call(e, result, msg, size);
     case 'w':
+        if (e->kind == IR_LANES) {
+            if (e->nargs < 1 || !e->args)
+                FAIL("lanes() needs its lanes");
+            for (int i = 0; i < e->nargs; i++)
+                if (!e->args[i] || e->args[i]->dtype != e->args[0]->dtype)
+                    FAIL("the lanes of lanes() differ in dtype");
+            *result = e->args[0]->dtype;
+            return true;
+        }
         if (!e->a || !dtype_ok(e->a->dtype) || (e->kind == IR_RAMP && (!e->b || !dtype_ok(e->b->dtype))))
             FAIL("%s is missing an operand", op);
         *result = e->a->dtype;
@@ -252,6 +261,15 @@ bool ir_expr_check_lanes(const ir_expr *e, int *lanes, char *msg, size_t size)
         *lanes = ir_var_lanes(e->var);
         return true;
     case 'w':
+        if (e->kind == IR_LANES) {
+            if (e->nargs < 2 || e->nargs > IR_MAX_LANES || e->lanes != e->nargs)
+                FAIL("lanes() has %d lanes, not 2 to %d", e->nargs, IR_MAX_LANES);
+            for (int i = 0; i < e->nargs; i++)
+                if (ir_expr_lanes(e->args[i]) != 1)
+                    FAIL("the lanes of lanes() are vectors, not scalars");
+            *lanes = e->nargs;
+            return true;
+        }
         if (e->lanes < 2 || e->lanes > IR_MAX_LANES)
             FAIL("%s has %d lanes, not 2 to %d", op, e->lanes, IR_MAX_LANES);
         if (ir_expr_lanes(e->a) != 1 || (e->kind == IR_RAMP && ir_expr_lanes(e->b) != 1))
@@ -497,7 +515,10 @@ static bool verify_expr(verifier *v, const ir_expr *e, bool runtime_ok)
         ok = verify_expr(v, e->b, false) && ok;
         break;
     case 'w':
-        ok = verify_expr(v, e->a, false) && ok;
+        for (int i = 0; i < e->nargs; i++)
+            ok = (e->args && verify_expr(v, e->args[i], false)) && ok;
+        if (e->kind != IR_LANES)
+            ok = verify_expr(v, e->a, false) && ok;
         if (e->kind == IR_RAMP)
             ok = verify_expr(v, e->b, false) && ok;
         break;

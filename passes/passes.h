@@ -78,6 +78,7 @@ bool pass_hoist(ir_module *m, diag *d);      /* passes/hoist.c */
 bool pass_fuse(ir_module *m, diag *d);       /* passes/fuse.c */
 bool pass_layout(ir_module *m, diag *d);     /* passes/layout.c */
 bool pass_memplan(ir_module *m, diag *d);    /* passes/memplan.c */
+bool pass_vectorize(ir_module *m, diag *d);  /* passes/vectorize.c */
 bool pass_prepack(ir_module *m, diag *d);    /* passes/prepack.c */
 
 /* The memory planner of passes/memplan.c, on its own (unit-tested): one

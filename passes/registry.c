@@ -32,6 +32,8 @@ static const pass_info pass_list[] = {
     {"flatten", pass_flatten, "make every buffer 1-D with row-major linear indices"},
     {"memplan", pass_memplan,
      "place graph temporaries with disjoint lifetimes in one shared arena (64-byte aligned)"},
+    {"vectorize", pass_vectorize,
+     "turn vectorized loops into vector IR (ramps, broadcasts, loops stepping by the lanes)"},
     {"instrument", pass_instrument, "insert profiling calls: layer enter/exit, site counters"},
     {"instrument-dyn", pass_instrument_dynamic,
      "instrument, counting every site inside its loops (tests counters against the analysis)"},
