@@ -44,7 +44,7 @@
  */
 #include <stdlib.h>
 
-#include "codegen/target.h"
+#include "ir/target.h"
 #include "passes/passes.h"
 
 /* A let of the body whose value is a vector: its variable, and the vector
