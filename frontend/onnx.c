@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "runtime/npy.h"
 
@@ -25,10 +27,13 @@ enum { OX_MIN_OPSET = 1, OX_MAX_OPSET = 17 };
 /* Most elements a tensor may have (2^40: 4 TiB of f32). */
 #define OX_MAX_NUMEL ((int64_t)1 << 40)
 
-/* A set of names. */
+/* A set of names: the strings (owned) and a hash table over them, so that
+ * a model of many nodes is imported in linear time. */
 typedef struct ox_names {
     char **s;
     int n, cap;
+    ir_arena *a;             /* the table's storage */
+    fe_map map;
 } ox_names;
 
 typedef struct ox_def {
@@ -49,6 +54,10 @@ struct ox {
     ox_names lets;           /* lets made for dynamic dimensions */
     ox_def *defs;
     int ndefs, capdefs;
+    ir_arena *a;             /* the tables below */
+    fe_map valmap;           /* ONNX name -> its latest ox_value */
+    fe_map defmap;           /* "base\ntext" -> the def's name */
+    fe_map defcount;         /* base -> (void *)(intptr_t) defs named after it */
     ox_str head, defs_text, body;
     int nweights;
 };
@@ -105,7 +114,7 @@ void ox_bcast_read(ox_str *b, const char *role, const ox_value *v, int off, cons
         if (ir_dtype_is_float(v->dtype))
             ox_float(b, rt_tensor_get(v->konst, 0));
         else
-            ox_printf(b, "%lld", (long long)rt_tensor_get(v->konst, 0));
+            ox_int(b, rt_tensor_get_int(v->konst, 0));
         return;
     }
     ox_printf(b, "%s[", role);
@@ -119,8 +128,20 @@ void ox_bcast_read(ox_str *b, const char *role, const ox_value *v, int off, cons
     ox_printf(b, "]");
 }
 
+void ox_int(ox_str *b, int64_t v)
+{
+    if (v == INT64_MIN)   /* its magnitude is no i64 literal */
+        ox_printf(b, "(-9223372036854775807 - 1)");
+    else
+        ox_printf(b, "%lld", (long long)v);
+}
+
 void ox_float(ox_str *b, double v)
 {
+    if (isnan(v)) {       /* the language has no NaN literal */
+        ox_printf(b, "(inf - inf)");
+        return;
+    }
     if (isinf(v)) {
         ox_printf(b, v < 0 ? "(-inf)" : "inf");
         return;
@@ -240,6 +261,56 @@ static const char *shape_text(char *buf, size_t n, const int64_t *shape, int ndi
     return buf;
 }
 
+/* A non-negative decimal integer of an external_data entry, or -1. */
+static long long external_number(const char *s)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    return errno || end == s || *end || v < 0 ? -1 : v;
+}
+
+/* Opens external data file loc of the model's folder dir for reading: a
+ * regular file whose real path (symlinks and ".." resolved) lies inside
+ * the folder's real path, else -1 with *err set.  Not following a final
+ * symlink, and not blocking on a FIFO, whatever replaced the file between
+ * the check and the open: the opened file itself must be regular. */
+static int open_external(const char *dir, const char *loc, struct stat *st, char *err,
+                         size_t errlen)
+{
+    char path[PATH_MAX], real[PATH_MAX], real_dir[PATH_MAX];
+    int depth = 0;           /* of each component in the folder, as written */
+    for (const char *p = loc; *p && depth >= 0;) {
+        size_t n = strcspn(p, "/");
+        depth += n == 2 && p[0] == '.' && p[1] == '.' ? -1 : n && !(n == 1 && p[0] == '.');
+        p += n + (p[n] == '/');
+    }
+    if (loc[0] == '/' || depth < 0 ||
+        snprintf(path, sizeof path, "%s/%s", dir, loc) >= (int)sizeof path) {
+        snprintf(err, errlen, "its external data '%s' is outside the model's folder", loc);
+        return -1;
+    }
+    if (!realpath(dir, real_dir) || !realpath(path, real)) {
+        snprintf(err, errlen, "cannot read its external data '%s' (in the model's folder): %s",
+                 loc, strerror(errno));
+        return -1;
+    }
+    size_t n = strlen(real_dir);
+    if (strncmp(real, real_dir, n) != 0 || (real[n] != '/' && !(n == 1 && real_dir[0] == '/'))) {
+        snprintf(err, errlen, "its external data '%s' is outside the model's folder", loc);
+        return -1;
+    }
+    int fd = open(real, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+        snprintf(err, errlen, "its external data '%s' is not a regular file of the model's "
+                 "folder%s%s", loc, fd < 0 ? ": " : "", fd < 0 ? strerror(errno) : "");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 /* The bytes of an external-data tensor, read from a file inside the
  * model's folder; NULL with *err set. */
 static unsigned char *read_external(ox *x, const Onnx__TensorProto *t, size_t want,
@@ -253,36 +324,48 @@ static unsigned char *read_external(ox *x, const Onnx__TensorProto *t, size_t wa
             continue;
         if (strcmp(e->key, "location") == 0)
             loc = e->value;
-        else if (strcmp(e->key, "offset") == 0)
-            offset = atoll(e->value);
-        else if (strcmp(e->key, "length") == 0)
-            length = atoll(e->value);
+        else if (strcmp(e->key, "offset") == 0 && (offset = external_number(e->value)) < 0)
+            offset = -2;
+        else if (strcmp(e->key, "length") == 0 && (length = external_number(e->value)) < 0)
+            length = -2;
     }
     if (!loc || !*loc) {
         snprintf(err, errlen, "its external data has no location");
         return NULL;
     }
-    if (loc[0] == '/' || strstr(loc, "..")) {
-        snprintf(err, errlen, "its external data '%s' is outside the model's folder", loc);
-        return NULL;
-    }
-    if (offset < 0 || (length >= 0 && (size_t)length != want)) {
+    if (offset < 0 || length == -2 || (length >= 0 && (size_t)length != want)) {
         snprintf(err, errlen, "its external data '%s' has offset %lld and length %lld, but the "
                  "tensor needs %zu bytes", loc, offset, length, want);
         return NULL;
     }
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", x->dir, loc);
-    FILE *f = fopen(path, "rb");
-    unsigned char *buf = f ? malloc(want ? want : 1) : NULL;
-    if (!f || !buf || fseek(f, offset, SEEK_SET) != 0 || fread(buf, 1, want, f) != want) {
-        snprintf(err, errlen, "cannot read %zu bytes at offset %lld of its external data '%s' "
-                 "(in the model's folder)", want, offset, loc);
-        free(buf);
-        buf = NULL;
+    struct stat st;
+    int fd = open_external(x->dir, loc, &st, err, errlen);
+    if (fd < 0)
+        return NULL;
+    unsigned char *buf = NULL;
+    size_t got = 0;
+    if ((unsigned long long)offset > (unsigned long long)st.st_size ||
+        want > (size_t)(st.st_size - offset)) {
+        snprintf(err, errlen, "its external data '%s' has %lld bytes, fewer than the %zu at "
+                 "offset %lld that the tensor needs", loc, (long long)st.st_size, want, offset);
+    } else if (!(buf = malloc(want ? want : 1))) {
+        snprintf(err, errlen, "out of memory reading %zu bytes of its external data '%s'", want,
+                 loc);
+    } else {
+        while (got < want) {
+            ssize_t r = pread(fd, buf + got, want - got, (off_t)(offset + (long long)got));
+            if (r <= 0)
+                break;
+            got += (size_t)r;
+        }
+        if (got != want) {
+            snprintf(err, errlen, "cannot read %zu bytes at offset %lld of its external data "
+                     "'%s' (in the model's folder)", want, offset, loc);
+            free(buf);
+            buf = NULL;
+        }
     }
-    if (f)
-        fclose(f);
+    close(fd);
     return buf;
 }
 
@@ -395,20 +478,24 @@ rt_tensor *ox_tensor_of(ox_node *nd, const Onnx__TensorProto *t)
 
 static bool name_taken(const ox_names *ns, const char *s)
 {
-    for (int i = 0; i < ns->n; i++)
-        if (strcmp(ns->s[i], s) == 0)
-            return true;
-    return false;
+    return fe_map_get(&ns->map, s) != NULL;
 }
 
 /* Adds s (malloc'ed; the set owns it). */
 static char *claim(ox_names *ns, char *s)
 {
+    if (!s)
+        ir_out_of_memory();
     if (ns->n == ns->cap) {
         ns->cap = ns->cap ? 2 * ns->cap : 64;
         ns->s = realloc(ns->s, sizeof *ns->s * (size_t)ns->cap);
+        if (!ns->s)
+            ir_out_of_memory();
     }
+    if (!ns->a)
+        ns->a = ir_arena_new();
     ns->s[ns->n++] = s;
+    fe_map_put(ns->a, &ns->map, s, s);
     return s;
 }
 
@@ -417,6 +504,8 @@ static void free_names(ox_names *ns)
     for (int i = 0; i < ns->n; i++)
         free(ns->s[i]);
     free(ns->s);
+    if (ns->a)
+        ir_arena_free(ns->a);
 }
 
 /* Words a tensor cannot be called: keywords, dtypes, functions and defs. */
@@ -468,22 +557,37 @@ static char *fresh_id(ox *x, const char *onnx)
 }
 
 /* A fresh layer name made from a node name: "/layer1/layer1.0/conv1/Conv"
- * -> "layer1.layer1.0.conv1.Conv"; characters other than letters, digits,
- * '_', '-' and ':' become '_'. */
+ * -> "layer1.0.conv1.Conv" (slashes become dots, and a scope that the
+ * next one repeats is dropped: PyTorch names each scope by its module's
+ * whole path, so "/features/features.1/Conv" is module features.1's);
+ * characters other than letters, digits, '_', '-', ':' and '.' become '_'. */
 static char *fresh_layer(ox *x, const char *name)
 {
     size_t n = strlen(name);
     char *s = malloc(n + 24);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = name[i] == '/' ? '.' : name[i];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_' || c == '-' || c == ':' || c == '.';
-        if (!ok)
-            c = '_';
-        if (c == '.' && (k == 0 || s[k - 1] == '.'))
-            continue;
-        s[k++] = c;
+    if (!s)
+        ir_out_of_memory();
+    size_t k = 0, scope = 0;   /* where the last scope written starts */
+    for (const char *p = name; *p;) {
+        size_t len = strcspn(p, "/");
+        /* this scope repeats the last one and goes on: it replaces it */
+        if (k && len > k - scope && strncmp(p, s + scope, k - scope) == 0 && p[k - scope] == '.')
+            k = scope;
+        else if (k && len)
+            s[k++] = '.';
+        if (len)
+            scope = k;
+        for (size_t i = 0; i < len; i++) {
+            char c = p[i];
+            bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == '-' || c == ':' || c == '.';
+            if (!ok)
+                c = '_';
+            if (c == '.' && (k == 0 || s[k - 1] == '.'))
+                continue;
+            s[k++] = c;
+        }
+        p += len + (p[len] == '/');
     }
     while (k && s[k - 1] == '.')
         k--;
@@ -501,21 +605,25 @@ static char *fresh_layer(ox *x, const char *name)
 
 static ox_value *find_value(ox *x, const char *name)
 {
-    for (int i = x->nvals - 1; i >= 0; i--)
-        if (strcmp(x->vals[i]->onnx, name) == 0)
-            return x->vals[i];
-    return NULL;
+    return fe_map_get(&x->valmap, name);
 }
 
 static ox_value *new_value(ox *x, const char *name)
 {
     ox_value *v = calloc(1, sizeof *v);
+    if (!v)
+        ir_out_of_memory();
     v->onnx = name;
     if (x->nvals == x->capvals) {
         x->capvals = x->capvals ? 2 * x->capvals : 64;
         x->vals = realloc(x->vals, sizeof *x->vals * (size_t)x->capvals);
+        if (!x->vals)
+            ir_out_of_memory();
     }
     x->vals[x->nvals++] = v;
+    if (!x->a)
+        x->a = ir_arena_new();
+    fe_map_put(x->a, &x->valmap, name, v);
     return v;
 }
 
@@ -537,7 +645,9 @@ int ox_noutputs(ox_node *nd)
 
 ox_value *ox_output(ox_node *nd, int i)
 {
-    return new_value(nd->x, nd->n->output[i]);
+    ox_value *v = new_value(nd->x, nd->n->output[i]);
+    v->producer = nd->n;
+    return v;
 }
 
 bool ox_axis(ox_node *nd, int64_t axis, int rank, int *out)
@@ -564,14 +674,43 @@ bool ox_check_shape(ox_node *nd, const int64_t *shape, int ndim)
     return true;
 }
 
+/* How v came to be computed at run time: "'v' (Mul) <- 'u' (Div) <- 'x'
+ * (a graph input)", following the first input that is not known. */
+static void dynamic_chain(ox *x, const ox_value *v, ox_str *b)
+{
+    for (int depth = 0; v; depth++) {
+        if (depth == 8) {
+            ox_printf(b, " <- ...");
+            return;
+        }
+        ox_printf(b, "%s'%s'", depth ? " <- " : "", v->onnx);
+        if (v->graph_input || !v->producer) {
+            ox_printf(b, " (%s)", v->graph_input ? "a graph input" : "not known at import time");
+            return;
+        }
+        const Onnx__NodeProto *p = v->producer;
+        ox_printf(b, " (%s)", p->op_type);
+        const ox_value *next = NULL;
+        for (size_t k = 0; k < p->n_input && !next; k++) {
+            const ox_value *u = *p->input[k] ? find_value(x, p->input[k]) : NULL;
+            if (u && (!u->konst || u->graph_input))
+                next = u;
+        }
+        v = next;
+    }
+}
+
 int ox_const_ints(ox_node *nd, int i, int64_t *out, int max)
 {
     ox_value *v = ox_input(nd, i);
     if (!v)
         return -1;
     if (!v->konst) {
+        ox_str chain = {0};
+        dynamic_chain(nd->x, v, &chain);
         ox_fail(nd, "input %d ('%s') must be a constant (an initializer or computed from "
-                "shapes), but it is computed at run time", i + 1, v->onnx);
+                "shapes), but it is computed at run time: %s", i + 1, v->onnx, chain.s);
+        free(chain.s);
         return -1;
     }
     if (ir_dtype_is_float(v->konst->dtype) || v->konst->ndim > 1) {
@@ -793,22 +932,25 @@ const char *ox_operand(ox_kernel *k, ox_value *v, const char *role)
 /* The name of a def with this text, writing it if it is new. */
 static const char *def_named(ox *x, const char *base, const char *text)
 {
-    for (int i = 0; i < x->ndefs; i++)
-        if (strcmp(x->defs[i].text, text) == 0 &&
-            strncmp(x->defs[i].name, base, strlen(base)) == 0)
-            return x->defs[i].name;
-    int count = 1;
-    for (int i = 0; i < x->ndefs; i++)
-        if (strncmp(x->defs[i].name, base, strlen(base)) == 0)
-            count++;
+    if (!x->a)
+        x->a = ir_arena_new();
+    const char *key = ir_sprintf(x->a, "%s\n%s", base, text);
+    const char *known = fe_map_get(&x->defmap, key);
+    if (known)
+        return known;
+    intptr_t count = (intptr_t)fe_map_get(&x->defcount, base) + 1;
+    fe_map_put(x->a, &x->defcount, ir_sprintf(x->a, "%s", base), (void *)count);
     char name[128];
-    snprintf(name, sizeof name, "%s_%d", base, count);
+    snprintf(name, sizeof name, "%s_%ld", base, (long)count);
     if (x->ndefs == x->capdefs) {
         x->capdefs = x->capdefs ? 2 * x->capdefs : 32;
         x->defs = realloc(x->defs, sizeof *x->defs * (size_t)x->capdefs);
+        if (!x->defs)
+            ir_out_of_memory();
     }
     x->defs[x->ndefs++] = (ox_def){strdup(name), strdup(text)};
     ox_printf(&x->defs_text, "def %s%s\n", name, text);
+    fe_map_put(x->a, &x->defmap, key, x->defs[x->ndefs - 1].name);
     return x->defs[x->ndefs - 1].name;
 }
 
@@ -922,6 +1064,26 @@ bool ox_call_nn(ox_node *nd, ox_value *out, const char *op, const char *args,
     return true;
 }
 
+bool ox_call_view(ox_node *nd, ox_value *out, const char *expr, const char *suffix)
+{
+    if (!ox_check_shape(nd, out->shape, out->ndim))
+        return false;
+    char lb[1024];
+    const char *layer = layer_of(nd, suffix, lb, sizeof lb);
+    out->id = fresh_id(nd->x, out->onnx);
+    ox_printf(&nd->x->body, "%s = %s as \"%s\"\n", out->id, expr, layer);
+    const ox_value *x = nd->in[0];
+    out->view_of_input = x && (x->graph_input || x->view_of_input);
+    return true;
+}
+
+const char *ox_view_step(ox_node *nd, const ox_value *out, const char *expr)
+{
+    const char *id = fresh_id(nd->x, out->onnx);
+    ox_printf(&nd->x->body, "%s = %s\n", id, expr);
+    return id;
+}
+
 /* ---------------------------------------------------------------- the model */
 
 static unsigned char *read_file(const char *path, size_t *len)
@@ -954,15 +1116,68 @@ static unsigned char *read_file(const char *path, size_t *len)
     return buf;
 }
 
-static int define_value(const fe_onnx_options *o, const char *name, bool *found)
+/* The --input entry of graph input onnx (by its ONNX name or its .te name
+ * id), or NULL. */
+static rt_named_path *input_file(ox *x, const char *onnx, const char *id)
 {
-    for (int i = 0; o && i < o->ndefines; i++)
-        if (strcmp(o->defines[i].name, name) == 0) {
-            *found = true;
-            return atoi(o->defines[i].value);
+    for (int i = 0; i < x->o->ninputs; i++)
+        if (strcmp(x->o->inputs[i].name, onnx) == 0 || (id && strcmp(x->o->inputs[i].name, id) == 0))
+            return &x->o->inputs[i];
+    return NULL;
+}
+
+/* The size of dimension k (dynamic, named param) of graph input vi: from
+ * -D param=N, else from the shape of the input's --input file; 0 after an
+ * error. */
+static int64_t dynamic_size(ox *x, const Onnx__ValueInfoProto *vi, const char *id, int k,
+                            int ndim, const char *param)
+{
+    for (int i = x->o->ndefines - 1; i >= 0; i--) {
+        if (strcmp(x->o->defines[i].name, param) != 0)
+            continue;
+        const char *s = x->o->defines[i].value;
+        char *end;
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (errno || end == s || *end || *s == '+' || *s == ' ' || v < 1 || v > OX_MAX_NUMEL) {
+            model_error(x, "-D %s=%s: the size of a dynamic dimension must be an integer from 1 "
+                        "to 2^40", param, s);
+            return 0;
         }
-    *found = false;
-    return 1;
+        return v;
+    }
+    rt_named_path *f = input_file(x, vi->name, id);
+    if (!f) {
+        model_error(x, "graph input '%s': dimension %d is dynamic ('%s'): give its size with -D "
+                    "%s=N, or the input's file with --input %s=FILE", vi->name, k, param, param,
+                    vi->name);
+        return 0;
+    }
+    rt_npy_type want = {.dtype = IR_F32, .ndim = -1}, got = {0};
+    char err[512] = "";
+    rt_tensor *t = rt_npy_read_as(f->path, &want, &got, err, sizeof err);
+    rt_tensor_free(t);
+    if (*err) {
+        model_error(x, "graph input '%s': the size of its dynamic dimension '%s' comes from its "
+                    "--input file, which cannot be read: %s", vi->name, param, err);
+        return 0;
+    }
+    if (got.ndim != ndim) {
+        model_error(x, "graph input '%s' has rank %d, but its --input file %s has rank %d",
+                    vi->name, ndim, f->path, got.ndim);
+        return 0;
+    }
+    return got.shape[k];
+}
+
+/* A name that lives as long as the process (the renamed --input entries,
+ * which the driver reads after the import). */
+static const char *keep_name(const char *s)
+{
+    static ox_names kept;
+    if (!name_taken(&kept, s))
+        claim(&kept, strdup(s));
+    return fe_map_get(&kept.map, s);
 }
 
 static bool valid_let(const char *s)
@@ -999,6 +1214,7 @@ static bool declare_input(ox *x, const Onnx__ValueInfoProto *vi)
         return model_error(x, "graph input '%s' has %zu dimensions (at most %d are supported)",
                            vi->name, tt->shape->n_dim, RT_MAX_DIMS);
     v->ndim = (int)tt->shape->n_dim;
+    v->id = fresh_id(x, vi->name);
     ox_str type = {0};
     ox_printf(&type, "%s[", ir_dtype_name(v->dtype));
     for (int k = 0; k < v->ndim; k++) {
@@ -1010,18 +1226,20 @@ static bool declare_input(ox *x, const Onnx__ValueInfoProto *vi)
         }
         const char *param = dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
                                 ? dm->dim_param : "";
-        bool given;
         if (!*param) {
             free(type.s);
             return model_error(x, "graph input '%s': dimension %d has neither a size nor a name",
                                vi->name, k);
         }
-        v->shape[k] = define_value(x->o, param, &given);
         /* the let is the dimension's name, which -D sets */
         if (!valid_let(param)) {
             free(type.s);
             return model_error(x, "graph input '%s': the dynamic dimension '%s' is not a name "
                                "-D can set (letters, digits and '_')", vi->name, param);
+        }
+        if (!(v->shape[k] = dynamic_size(x, vi, v->id, k, v->ndim, param))) {
+            free(type.s);
+            return false;
         }
         if (!name_taken(&x->lets, param)) {
             claim(&x->lets, strdup(param));
@@ -1036,10 +1254,10 @@ static bool declare_input(ox *x, const Onnx__ValueInfoProto *vi)
          * input of the program, since the language has no empty tensors */
         free(type.s);
         char err[256];
+        v->id = NULL;
         v->konst = rt_tensor_new(v->dtype, v->ndim, v->shape, err, sizeof err);
         return v->konst || model_error(x, "graph input '%s': %s", vi->name, err);
     }
-    v->id = fresh_id(x, vi->name);
     char sb[256];
     if (numel_of(v->shape, v->ndim, 1) < 0) {
         free(type.s);
@@ -1048,14 +1266,16 @@ static bool declare_input(ox *x, const Onnx__ValueInfoProto *vi)
                            shape_text(sb, sizeof sb, v->shape, v->ndim));
     }
     ox_printf(&x->body, "input %s: %s\n", v->id, type.s);
+    v->graph_input = true;
     free(type.s);
+    /* the file given for it by the model's name names the program's input */
+    rt_named_path *given = input_file(x, vi->name, v->id);
+    if (given && strcmp(given->name, v->id) != 0)
+        given->name = keep_name(v->id);
     /* a small input whose file is given is also known now */
-    for (int i = 0; i < x->o->ninputs; i++) {
-        if ((strcmp(x->o->inputs[i].name, v->id) != 0 &&
-             strcmp(x->o->inputs[i].name, vi->name) != 0) || numel_of(v->shape, v->ndim, 1) > 64)
-            continue;
+    if (given && numel_of(v->shape, v->ndim, 1) <= 64) {
         char err[512];
-        rt_tensor *t = rt_npy_read(x->o->inputs[i].path, err, sizeof err);
+        rt_tensor *t = rt_npy_read(given->path, err, sizeof err);
         if (t && t->dtype == v->dtype && t->ndim == v->ndim &&
             memcmp(t->shape, v->shape, sizeof(int64_t) * (size_t)v->ndim) == 0)
             v->konst = t;
@@ -1098,6 +1318,8 @@ static bool import_node(ox *x, const Onnx__NodeProto *n)
     if (!op)
         return ox_fail(&nd, "op %s is not supported (doc/onnx.md lists the supported ops)",
                        n->op_type);
+    if (ox_noutputs(&nd) == 0 || !*n->output[0])
+        return ox_fail(&nd, "the node has no outputs (every supported op has at least one)");
     for (size_t i = 0; i < n->n_output; i++)
         if (*n->output[i] && find_value(x, n->output[i]))
             return ox_fail(&nd, "output '%s' is already defined (each tensor must be defined "
@@ -1115,57 +1337,141 @@ static bool import_node(ox *x, const Onnx__NodeProto *n)
     for (int i = 0; i < nd.nin; i++)
         if (in[i] && in[i]->wide_unsigned)
             nd.wide_unsigned = in[i]->wide_unsigned;
-    int first = x->nvals;
-    if (!op->fn(&nd))
+    int first = x->nvals, errors = x->d->nerrors;
+    int folded = ox_fold(&nd);
+    if (folded < 0 || (!folded && !op->fn(&nd))) {
+        if (x->d->nerrors == errors)   /* every refusal says why */
+            ox_fail(&nd, "the node could not be imported");
         return false;
+    }
     return hold_wide_unsigned(&nd, first);
+}
+
+/* A min-heap of node indices: of the nodes ready to import, the first
+ * listed goes first, so a model in topological order keeps its order. */
+typedef struct ox_heap {
+    size_t *v;
+    size_t n;
+} ox_heap;
+
+static void heap_push(ox_heap *h, size_t i)
+{
+    size_t k = h->n++;
+    while (k && h->v[(k - 1) / 2] > i) {
+        h->v[k] = h->v[(k - 1) / 2];
+        k = (k - 1) / 2;
+    }
+    h->v[k] = i;
+}
+
+static size_t heap_pop(ox_heap *h)
+{
+    size_t top = h->v[0], last = h->v[--h->n], k = 0;
+    for (;;) {
+        size_t c = 2 * k + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && h->v[c + 1] < h->v[c])
+            c++;
+        if (h->v[c] >= last)
+            break;
+        h->v[k] = h->v[c];
+        k = c;
+    }
+    if (h->n)
+        h->v[k] = last;
+    return top;
+}
+
+/* Reports the first node (in the listed order) that never became ready. */
+static void report_stuck(ox *x, const Onnx__GraphProto *g, const bool *done)
+{
+    for (size_t i = 0; i < g->n_node; i++) {
+        if (done[i])
+            continue;
+        const Onnx__NodeProto *bad = g->node[i];
+        for (size_t k = 0; k < bad->n_input; k++)
+            if (*bad->input[k] && !find_value(x, bad->input[k])) {
+                ox_node nd = {.x = x, .n = bad, .opset = x->opset};
+                ox_fail(&nd, "input '%s' is not a graph input, an initializer or the output of "
+                        "a node that can run before it (is there a cycle?)", bad->input[k]);
+                return;
+            }
+    }
 }
 
 /* The nodes in an order where every input is defined first (ONNX requires
  * the given order to be one; a model that breaks the rule is still read),
- * or false with an error naming a node whose input never appears. */
+ * or false with an error naming a node whose input never appears.  Linear
+ * in the model's size (Kahn's algorithm over a table of producers). */
 static bool import_graph(ox *x, const Onnx__GraphProto *g)
 {
-    size_t n = g->n_node;
+    size_t n = g->n_node, nedges = 0;
+    for (size_t i = 0; i < n; i++)
+        nedges += g->node[i]->n_input;
+    ir_arena *a = ir_arena_new();
+    fe_map producer = {0};       /* output name -> (void *)(node index + 1) */
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < g->node[i]->n_output; k++)
+            if (*g->node[i]->output[k] && !fe_map_get(&producer, g->node[i]->output[k]))
+                fe_map_put(a, &producer, g->node[i]->output[k], (void *)(uintptr_t)(i + 1));
+    /* the consumers of each node, one entry per input naming its output */
+    size_t *pending = calloc(n + 1, sizeof *pending), *first = calloc(n + 2, sizeof *first);
+    size_t *edge_node = malloc((nedges + 1) * sizeof *edge_node);
+    size_t *edge_from = malloc((nedges + 1) * sizeof *edge_from);
     bool *done = calloc(n + 1, 1);
-    size_t ndone = 0;
-    bool ok = true;
-    while (ok && ndone < n) {
-        size_t before = ndone;
-        for (size_t i = 0; ok && i < n; i++) {
-            if (done[i])
+    ox_heap h = {malloc((n + 1) * sizeof *h.v), 0};
+    if (!pending || !first || !edge_node || !edge_from || !done || !h.v)
+        ir_out_of_memory();
+    size_t e = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < g->node[i]->n_input; k++) {
+            const char *in = g->node[i]->input[k];
+            if (!*in || find_value(x, in))
                 continue;
-            const Onnx__NodeProto *nd = g->node[i];
-            bool ready = true;
-            for (size_t k = 0; k < nd->n_input && ready; k++)
-                if (*nd->input[k] && !find_value(x, nd->input[k]))
-                    ready = false;
-            if (!ready)
-                continue;
-            done[i] = true;
-            ndone++;
-            if (!import_node(x, nd))
-                ok = false;
-        }
-        if (ok && ndone == before) {
-            for (size_t i = 0; i < n; i++) {
-                if (done[i])
-                    continue;
-                const Onnx__NodeProto *bad = g->node[i];
-                for (size_t k = 0; k < bad->n_input; k++)
-                    if (*bad->input[k] && !find_value(x, bad->input[k])) {
-                        ox_node nd = {.x = x, .n = bad, .opset = x->opset};
-                        ox_fail(&nd, "input '%s' is not a graph input, an initializer or the "
-                                "output of a node that can run before it (is there a cycle?)",
-                                bad->input[k]);
-                        break;
-                    }
-                break;
+            uintptr_t p = (uintptr_t)fe_map_get(&producer, in);
+            pending[i]++;            /* never met when nothing produces it */
+            if (p) {
+                edge_from[e] = p - 1;
+                edge_node[e++] = i;
+                first[p]++;
             }
-            ok = false;
         }
+    for (size_t i = 1; i <= n + 1; i++)   /* counts -> starts (CSR by producer) */
+        first[i] += first[i - 1];
+    size_t *adj = malloc((e + 1) * sizeof *adj), *fill = calloc(n + 1, sizeof *fill);
+    if (!adj || !fill)
+        ir_out_of_memory();
+    for (size_t j = 0; j < e; j++)
+        adj[first[edge_from[j]] + fill[edge_from[j]]++] = edge_node[j];
+    for (size_t i = 0; i < n; i++)
+        if (!pending[i])
+            heap_push(&h, i);
+    bool ok = true;
+    size_t ndone = 0;
+    while (ok && h.n) {
+        size_t i = heap_pop(&h);
+        done[i] = true;
+        ndone++;
+        if (!import_node(x, g->node[i]))
+            ok = false;
+        for (size_t j = first[i]; ok && j < first[i + 1]; j++)
+            if (--pending[adj[j]] == 0)
+                heap_push(&h, adj[j]);
     }
+    if (ok && ndone < n) {
+        report_stuck(x, g, done);
+        ok = false;
+    }
+    free(pending);
+    free(first);
+    free(edge_node);
+    free(edge_from);
     free(done);
+    free(h.v);
+    free(adj);
+    free(fill);
+    ir_arena_free(a);
     return ok;
 }
 
@@ -1178,7 +1484,10 @@ static bool import_outputs(ox *x, const Onnx__GraphProto *g)
         ox_value *v = find_value(x, name);
         if (!v)
             return model_error(x, "graph output '%s' is not computed by any node", name);
-        if (!v->id || v->konst) {
+        if (v->graph_output)
+            return model_error(x, "graph output '%s' is listed twice", name);
+        bool is_input = v->graph_input;
+        if (!v->id || v->konst || is_input || v->view_of_input) {
             /* a constant or a graph input as an output: a copy makes it one */
             Onnx__NodeProto fake = ONNX__NODE_PROTO__INIT;
             char *outs[1] = {(char *)name};
@@ -1195,9 +1504,11 @@ static bool import_outputs(ox *x, const Onnx__GraphProto *g)
                 return false;
             v = x->vals[x->nvals - 1];
         }
+        v->graph_output = true;
         /* the output keeps its ONNX name where a buffer name may be it */
         bool plain = *name && name[0] != '.' && name[strlen(name) - 1] != '.' &&
-                     !strstr(name, "..");
+                     !strstr(name, "..") && !is_input;   /* an output is named apart from
+                                                             the inputs: its copy's name */
         for (const char *p = name; *p; p++)
             plain = plain && *p > ' ' && *p < 127 && !strchr("\"\\{}", *p);
         ox_printf(&x->body, "output %s as \"%s\"\n", v->id, plain ? name : v->id);
@@ -1224,6 +1535,8 @@ static void free_ox(ox *x)
     free(x->defs_text.s);
     free(x->body.s);
     free(x->dir);
+    if (x->a)
+        ir_arena_free(x->a);
 }
 
 static Onnx__ModelProto *load_model(ox *x, unsigned char **buf)
@@ -1240,17 +1553,18 @@ static Onnx__ModelProto *load_model(ox *x, unsigned char **buf)
                     "(truncated, or not protobuf)");
         return NULL;
     }
-    x->opset = -1;
+    int64_t opset = -1;
     for (size_t i = 0; i < m->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *op = m->opset_import[i];
         if (!op->domain || !*op->domain || strcmp(op->domain, "ai.onnx") == 0)
-            x->opset = op->has_version ? (int)op->version : 0;
+            opset = op->has_version ? op->version : 0;
     }
-    if (x->opset < 0)
+    x->opset = opset >= OX_MIN_OPSET && opset <= OX_MAX_OPSET ? (int)opset : 0;
+    if (opset == -1)
         model_error(x, "the model imports no opset of the default ONNX domain");
-    else if (x->opset < OX_MIN_OPSET || x->opset > OX_MAX_OPSET)
-        model_error(x, "opset %d is not supported (tec imports opsets %d to %d)", x->opset,
-                    OX_MIN_OPSET, OX_MAX_OPSET);
+    else if (!x->opset)
+        model_error(x, "opset %lld is not supported (tec imports opsets %d to %d)",
+                    (long long)opset, OX_MIN_OPSET, OX_MAX_OPSET);
     else if (!m->graph)
         model_error(x, "the model has no graph");
     else

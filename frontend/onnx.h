@@ -29,8 +29,12 @@ typedef struct fe_onnx_options {
     const char *weights_dir;
     /* --input NAME=FILE.npy: an input of at most 64 elements given a file
      * is also known at import time, so it may be what an op needs to be
-     * constant (a shape, axes, pads, a clip bound) */
-    const rt_named_path *inputs;
+     * constant (a shape, axes, pads, a clip bound); the file's shape gives
+     * the sizes of the input's dynamic dimensions that -D does not.  NAME
+     * is the model's name of the input or the program's; the import
+     * renames an entry of the model's name to the program's (an input
+     * called `input`, a keyword, is the program's `t_input`). */
+    rt_named_path *inputs;
     int ninputs;
 } fe_onnx_options;
 

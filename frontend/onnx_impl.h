@@ -36,6 +36,10 @@ typedef struct ox_value {
                                 graph (masks, positions) and are `state` */
     int32_t wide_unsigned;   /* ONNX's uint32 or uint64 (its data type), which tec
                                 holds in i64; else 0 */
+    bool graph_input;        /* an input of the program */
+    bool view_of_input;      /* a view of one (an output of it needs a copy) */
+    const Onnx__NodeProto *producer;   /* the node that computed it, or NULL */
+    bool graph_output;       /* already named by an `output` line */
 } ox_value;
 
 typedef struct ox ox;
@@ -100,6 +104,38 @@ bool ox_check_shape(ox_node *nd, const int64_t *shape, int ndim);
  * initializer's copy (see ox_value). */
 bool ox_set_const(ox_node *nd, int i, rt_tensor *t, bool weight);
 
+/* ---------------------------------------------------------------- folding
+ * (frontend/onnx_fold.c) */
+
+/* Most elements of a value computed at import time (2^24: 64 MiB of f32);
+ * a ConstantOfShape or Range above it is an error, another op's result a
+ * layer. */
+#define OX_FOLD_MAX ((int64_t)1 << 24)
+/* A node that reads weights is folded only when its inputs have at most
+ * this many elements in all (a weight's computation stays a layer). */
+#define OX_FOLD_SMALL 4096
+/* A new zeroed tensor for a value known at import time, or NULL after an
+ * error naming the node (above OX_FOLD_MAX elements, or out of memory). */
+rt_tensor *ox_const_new(ox_node *nd, ir_dtype t, int ndim, const int64_t *shape);
+/* Computes a node whose inputs are all known (not graph inputs): 1 when
+ * its output is now known, 0 when the op is to write its layer, -1 after
+ * an error. */
+int ox_fold(ox_node *nd);
+/* Whether v is known at import time (a graph input given a file is
+ * known to ops that need a constant, but is not folded). */
+bool ox_known(const ox_value *v);
+/* Output out of a node whose inputs are known, as a strided view of x:
+ * its element I (of shape[ndim]) is x's element base + sum I[d]*stride[d]
+ * (row-major flat indices).  1 folded, 0 not (the op writes its layer),
+ * -1 after an error. */
+int ox_fold_view(ox_node *nd, int out, const ox_value *x, int ndim, const int64_t *shape,
+                 int64_t base, const int64_t *stride);
+/* ScatterND, of inputs known at import time only. */
+bool ox_op_scatternd(ox_node *nd);
+/* Stores v as element i of t, keeping the dtype's low bits (an integer
+ * dtype, as ONNX's arithmetic wraps) or converted (a float dtype). */
+void ox_put_int(rt_tensor *t, int64_t i, int64_t v);
+
 /* ---------------------------------------------------------------- kernels
  *
  * A kernel written for a node: a def whose tensor parameters are the
@@ -152,6 +188,15 @@ void ox_kernel_free(ox_kernel *k);
 bool ox_call_nn(ox_node *nd, ox_value *out, const char *op, const char *args,
                 const char *const *roles, rt_tensor *const *data, int nparams);
 
+/* A view of the language (reshape, permute, slice ...): `OUT = EXPR as
+ * "LAYER"` (suffix as for ox_kernel_finish); no copy unless the program
+ * needs one (a view that is an output, a reshape across a permutation),
+ * which is then the layer. */
+bool ox_call_view(ox_node *nd, ox_value *out, const char *expr, const char *suffix);
+/* One view of several that make out: `TMP = EXPR` (a view makes no
+ * layer), returning TMP's name, which the next one reads. */
+const char *ox_view_step(ox_node *nd, const ox_value *out, const char *expr);
+
 /* Index and type text: "i0, i1, i2" (prefix i, n names from first), and
  * "f32[2, 3]". */
 void ox_indices(ox_str *b, const char *prefix, int first, int n);
@@ -160,8 +205,10 @@ void ox_type(ox_str *b, ir_dtype t, int ndim, const int64_t *shape);
  * with the output's indices i0, i1 ...: v's dimension k is the output's
  * dimension off + k (numpy aligns the last ones: off = rank - v->ndim). */
 void ox_bcast_read(ox_str *b, const char *role, const ox_value *v, int off, const int64_t *oshape);
-/* A floating-point literal of the language ("1.5", "1e-05", "inf"). */
+/* A floating-point literal of the language ("1.5", "1e-05", "inf", and
+ * NaN as "(inf - inf)"), and an integer one (INT64_MIN as an expression). */
 void ox_float(ox_str *b, double v);
+void ox_int(ox_str *b, int64_t v);
 
 /* A copy kernel of input 0 (a graph output that is a constant or an input). */
 bool ox_copy(ox_node *nd);

@@ -22,11 +22,34 @@ static bool need_float(ox_node *nd, const ox_value *v)
                    ir_dtype_name(v->dtype), nd->n->op_type);
 }
 
+/* Inputs from..to (those present) all of input from's dtype, else an
+ * error naming the two that differ. */
+static bool same_dtypes(ox_node *nd, int from, int to)
+{
+    const ox_value *t = from < nd->nin ? nd->in[from] : NULL;
+    for (int i = from + 1; t && i <= to && i < nd->nin; i++)
+        if (nd->in[i] && nd->in[i]->dtype != t->dtype)
+            return ox_fail(nd, "inputs '%s' and '%s' have different dtypes (%s and %s)",
+                           t->onnx, nd->in[i]->onnx, ir_dtype_name(t->dtype),
+                           ir_dtype_name(nd->in[i]->dtype));
+    return true;
+}
+
 static void same_shape(ox_value *out, const ox_value *in)
 {
     out->dtype = in->dtype;
     out->ndim = in->ndim;
     memcpy(out->shape, in->shape, sizeof out->shape);
+}
+
+/* Row-major strides of v's shape (flat element positions). */
+static void strides(const ox_value *v, int64_t *st)
+{
+    int64_t s = 1;
+    for (int d = v->ndim - 1; d >= 0; d--) {
+        st[d] = s;
+        s *= v->shape[d];
+    }
 }
 
 /* Replaces each '$' of tmpl with read. */
@@ -519,15 +542,26 @@ static bool reshape_to(ox_node *nd, const char *base, const int64_t *shape, int 
     if (nx != ny)
         return ox_fail(nd, "cannot reshape '%s' of %lld elements into %lld elements", x->onnx,
                        (long long)nx, (long long)ny);
-    if (x->konst && !x->id) {   /* a constant stays one */
-        char err[256];
-        rt_tensor *t = rt_tensor_new(x->dtype, ndim, shape, err, sizeof err);
+    if (ox_known(x)) {   /* a constant stays one */
+        rt_tensor *t = ox_const_new(nd, x->dtype, ndim, shape);
         if (!t)
-            return ox_fail(nd, "%s", err);
+            return false;
         memcpy(t->data, x->konst->data, x->konst->nbytes);
         y->konst = t;
         y->weight = x->weight;
         return true;
+    }
+    if (x->id && ndim >= 1 && x->ndim >= 1) {   /* the language's view: no copy */
+        ox_str args = {0};
+        ox_printf(&args, "%s", x->id);
+        for (int i = 0; i < ndim; i++)
+            ox_printf(&args, ", %lld", (long long)shape[i]);
+        ox_str call = {0};
+        ox_printf(&call, "reshape(%s)", args.s);
+        bool ok = ox_call_view(nd, y, call.s, NULL);
+        free(args.s);
+        free(call.s);
+        return ok;
     }
     ox_str lin = {0};   /* the output element's row-major position */
     for (int i = 0; i < ndim; i++) {
@@ -626,17 +660,6 @@ static bool op_flatten(ox_node *nd)
     int64_t s[2] = {1, 1};
     for (int i = 0; i < x->ndim; i++)
         s[i < axis ? 0 : 1] *= x->shape[i];
-    if (x->ndim == 4 && axis == 1 && x->dtype == IR_F32 && x->id) {
-        ox_value *y = ox_output(nd, 0);
-        y->dtype = IR_F32;
-        y->ndim = 2;
-        memcpy(y->shape, s, sizeof s);
-        ox_str args = {0};   /* torch.flatten(x, 1): a view */
-        ox_printf(&args, "%s, 1", x->id);
-        bool ok = ox_call_nn(nd, y, "flatten", args.s, NULL, NULL, 0);
-        free(args.s);
-        return ok;
-    }
     return reshape_to(nd, "flatten", s, 2);
 }
 
@@ -723,11 +746,30 @@ static bool op_transpose(ox_node *nd)
             return ox_fail(nd, "perm is not a permutation of 0..%d", x->ndim - 1);
         seen[perm[i]] = true;
     }
+    int64_t xs[RT_MAX_DIMS], st[RT_MAX_DIMS], ys[RT_MAX_DIMS];
+    strides(x, xs);
+    for (int i = 0; i < x->ndim; i++)
+        ys[i] = x->shape[perm[i]], st[i] = xs[perm[i]];
+    int folded = ox_fold_view(nd, 0, x, x->ndim, ys, 0, st);
+    if (folded)
+        return folded > 0;
     ox_value *y = ox_output(nd, 0);
     y->dtype = x->dtype;
     y->ndim = x->ndim;
     for (int i = 0; i < x->ndim; i++)
         y->shape[i] = x->shape[perm[i]];
+    if (x->ndim >= 1) {   /* the language's view: no copy */
+        ox_str args = {0};
+        ox_printf(&args, "%s", x->id);
+        for (int i = 0; i < x->ndim; i++)
+            ox_printf(&args, ", %d", perm[i]);
+        ox_str call = {0};
+        ox_printf(&call, "permute(%s)", args.s);
+        bool ok = ox_call_view(nd, y, call.s, NULL);
+        free(args.s);
+        free(call.s);
+        return ok;
+    }
     ox_kernel k;
     ox_kernel_init(&k, nd);
     ox_operand(&k, x, "x");
@@ -770,20 +812,32 @@ static bool op_concat(ox_node *nd)
                                (long long)v[i]->shape[d]);
         y->shape[axis] += v[i]->shape[axis];
     }
-    bool all_const = true;
-    for (int i = 0; i < n; i++)
-        all_const = all_const && v[i]->konst && !v[i]->id;
-    if (all_const && y->ndim == 1) {   /* shapes being assembled */
-        char err[256];
-        rt_tensor *t = rt_tensor_new(y->dtype, 1, y->shape, err, sizeof err);
+    bool all_const = true, weight = false;
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        all_const = all_const && ox_known(v[i]);
+        weight = weight || v[i]->weight;
+        total += v[i]->konst ? rt_tensor_numel(v[i]->konst) : 0;
+    }
+    if (all_const && (!weight || total <= OX_FOLD_SMALL || y->ndim == 1)) {
+        /* shapes being assembled: each input is a block of every outer
+         * index, its rows laid side by side */
+        rt_tensor *t = ox_const_new(nd, y->dtype, y->ndim, y->shape);
         if (!t)
-            return ox_fail(nd, "%s", err);
+            return false;
+        int64_t outer = 1;
+        for (int d = 0; d < axis; d++)
+            outer *= y->shape[d];
         size_t off = 0;
-        for (int i = 0; i < n; i++) {
-            memcpy((char *)t->data + off, v[i]->konst->data, v[i]->konst->nbytes);
-            off += v[i]->konst->nbytes;
-        }
+        for (int64_t o = 0; o < outer; o++)
+            for (int i = 0; i < n; i++) {
+                size_t len = v[i]->konst->nbytes / (size_t)outer;
+                memcpy((char *)t->data + off, (const char *)v[i]->konst->data + (size_t)o * len,
+                       len);
+                off += len;
+            }
         y->konst = t;
+        y->weight = weight;
         return true;
     }
     ox_kernel k;
@@ -813,15 +867,62 @@ static bool op_concat(ox_node *nd)
     return ok;
 }
 
+/* A slice as the language's views, one `slice` per axis it cuts: 1 when
+ * written, -1 after an error, 0 when a view cannot say it (a negative step
+ * that reaches the axis' first element, whose end would be -1, which the
+ * language reads as the last). */
+static int slice_view(ox_node *nd, ox_value *x, ox_value *y, const int64_t *start,
+                      const int64_t *step, const int64_t *size, const char *suffix)
+{
+    int cuts = 0;
+    for (int d = 0; d < x->ndim; d++) {
+        if (start[d] == 0 && step[d] == 1 && size[d] == x->shape[d])
+            continue;
+        if (size[d] < 1 || (step[d] < 0 && start[d] + (size[d] - 1) * step[d] - 1 < 0))
+            return 0;
+        cuts++;
+    }
+    if (!x->id || !cuts || x->ndim < 1)
+        return 0;
+    const char *from = x->id;   /* t = slice(x, 0, ...); y = slice(t, 2, ...) */
+    bool ok = true;
+    for (int d = 0; d < x->ndim; d++) {
+        if (start[d] == 0 && step[d] == 1 && size[d] == x->shape[d])
+            continue;
+        ox_str t = {0};
+        long long end = (long long)(start[d] + (size[d] - 1) * step[d] + (step[d] > 0 ? 1 : -1));
+        ox_printf(&t, "slice(%s, %d, %lld, %lld, %lld)", from, d, (long long)start[d], end,
+                  (long long)step[d]);
+        if (--cuts)
+            from = ox_view_step(nd, y, t.s);
+        else
+            ok = ox_call_view(nd, y, t.s, suffix);
+        free(t.s);
+    }
+    return ok ? 1 : -1;
+}
+
 /* y[..., i, ...] = x[..., start[d] + i*step[d], ...] on every axis. */
 static bool slice_kernel(ox_node *nd, int out, const char *base, const int64_t *start,
                          const int64_t *step, const int64_t *size, const char *suffix)
 {
     ox_value *x = nd->in[0];
+    int64_t xs[RT_MAX_DIMS], st[RT_MAX_DIMS], first = 0;
+    strides(x, xs);
+    for (int d = 0; d < x->ndim; d++) {
+        first += start[d] * xs[d];
+        st[d] = step[d] * xs[d];
+    }
+    int folded = ox_fold_view(nd, out, x, x->ndim, size, first, st);
+    if (folded)
+        return folded > 0;
     ox_value *y = ox_output(nd, out);
     y->dtype = x->dtype;
     y->ndim = x->ndim;
     memcpy(y->shape, size, sizeof(int64_t) * (size_t)x->ndim);
+    int view = slice_view(nd, x, y, start, step, size, suffix);
+    if (view)
+        return view > 0;
     ox_kernel k;
     ox_kernel_init(&k, nd);
     ox_operand(&k, x, "x");
@@ -949,7 +1050,7 @@ static bool op_slice(ox_node *nd)
         start[a] = b;
         step[a] = s;
     }
-    if (!ox_check_shape(nd, size, x->ndim))
+    if (!ox_known(x) && !ox_check_shape(nd, size, x->ndim))   /* known: may be empty */
         return false;
     return slice_kernel(nd, 0, "slice", start, step, size, NULL);
 }
@@ -974,20 +1075,31 @@ static bool op_gather(ox_node *nd)
         y->shape[r++] = ind->shape[d];
     for (int d = axis + 1; d < x->ndim; d++)
         y->shape[r++] = x->shape[d];
-    if (x->konst && !x->id && ind->konst && !ind->id && x->ndim == 1) {   /* shape arithmetic */
-        char err[256];
-        rt_tensor *t = rt_tensor_new(x->dtype, y->ndim, y->shape, err, sizeof err);
+    if (ox_known(x) && ox_known(ind) && (!x->weight || rt_tensor_numel(x->konst) <= OX_FOLD_SMALL)) {
+        /* shape arithmetic: blocks of x's inner dimensions, picked */
+        rt_tensor *t = ox_const_new(nd, x->dtype, y->ndim, y->shape);
         if (!t)
-            return ox_fail(nd, "%s", err);
-        for (int64_t i = 0; i < rt_tensor_numel(ind->konst); i++) {
-            int64_t j = (int64_t)rt_tensor_get(ind->konst, i);
-            if (j < 0)
-                j += x->shape[0];
-            if (j < 0 || j >= x->shape[0])
-                return ox_fail(nd, "index %lld is out of range", (long long)j);
-            rt_tensor_set(t, i, rt_tensor_get(x->konst, j));
+            return false;
+        int64_t outer = 1, inner = 1, nind = rt_tensor_numel(ind->konst), D = x->shape[axis];
+        for (int d = 0; d < axis; d++)
+            outer *= x->shape[d];
+        for (int d = axis + 1; d < x->ndim; d++)
+            inner *= x->shape[d];
+        size_t es = (size_t)ir_dtype_size(x->dtype), blk = es * (size_t)inner;
+        for (int64_t j = 0; j < nind; j++) {
+            int64_t at = rt_tensor_get_int(ind->konst, j);
+            if (at < -D || at >= D) {
+                rt_tensor_free(t);
+                return ox_fail(nd, "index %lld is out of range for axis %d of size %lld",
+                               (long long)at, axis, (long long)D);
+            }
+            at = at < 0 ? at + D : at;
+            for (int64_t o = 0; o < outer; o++)
+                memcpy((char *)t->data + (size_t)((o * nind + j) * inner) * es,
+                       (const char *)x->konst->data + (size_t)((o * D + at) * inner) * es, blk);
         }
         y->konst = t;
+        y->weight = x->weight;
         return true;
     }
     ox_kernel k;
@@ -1030,10 +1142,22 @@ static bool op_expand(ox_node *nd)
     ox_value shp = {.onnx = "shape", .ndim = n};
     memcpy(shp.shape, s, sizeof(int64_t) * (size_t)n);
     ox_value *both[2] = {x, &shp};
+    int R;
+    int64_t ys[RT_MAX_DIMS], xs[RT_MAX_DIMS], st[RT_MAX_DIMS];
+    if (!broadcast(nd, both, 2, &R, ys))
+        return false;
+    strides(x, xs);
+    for (int d = 0; d < R; d++) {
+        int k = d - (R - x->ndim);
+        st[d] = k < 0 || x->shape[k] == 1 ? 0 : xs[k];
+    }
+    int folded = ox_fold_view(nd, 0, x, R, ys, 0, st);
+    if (folded)
+        return folded > 0;
     ox_value *y = ox_output(nd, 0);
     y->dtype = x->dtype;
-    if (!broadcast(nd, both, 2, &y->ndim, y->shape))
-        return false;
+    y->ndim = R;
+    memcpy(y->shape, ys, sizeof ys);
     ox_kernel k;
     ox_kernel_init(&k, nd);
     ox_operand(&k, x, "x");
@@ -1082,6 +1206,7 @@ static bool op_pad(ox_node *nd)
     int64_t pads[2 * RT_MAX_DIMS + 1];
     int n;
     double value = 0;
+    int64_t ivalue = 0;      /* an integer tensor's */
     if (nd->opset < 11) {
         const int64_t *a;
         n = ox_attr_ints(nd, nd->opset < 2 ? "paddings" : "pads", &a);
@@ -1095,7 +1220,11 @@ static bool op_pad(ox_node *nd)
         if (nd->nin > 2 && nd->in[2]) {
             if (!nd->in[2]->konst)
                 return ox_fail(nd, "the constant value must be a constant");
+            if (rt_tensor_numel(nd->in[2]->konst) != 1 || nd->in[2]->dtype != x->dtype)
+                return ox_fail(nd, "the constant value must be one element of the input's "
+                               "dtype");
             value = rt_tensor_get(nd->in[2]->konst, 0);
+            ivalue = rt_tensor_get_int(nd->in[2]->konst, 0);
         }
         if (nd->nin > 3 && nd->in[3])
             return ox_fail(nd, "the axes input is not supported");
@@ -1137,7 +1266,7 @@ static bool op_pad(ox_node *nd)
     if (ir_dtype_is_float(x->dtype))
         ox_float(&k.body, value);
     else
-        ox_printf(&k.body, "%lld", (long long)value);
+        ox_int(&k.body, ivalue);
     ox_printf(&k.body, "\n");
     bool ok = ox_kernel_finish(&k, "pad", y, NULL);
     ox_kernel_free(&k);
@@ -1265,10 +1394,15 @@ static bool op_constantofshape(ox_node *nd)
     rt_tensor *v = a && a->t ? ox_tensor_of(nd, a->t) : NULL;
     if (a && a->t && !v)
         return false;
-    char err[256];
-    rt_tensor *t = rt_tensor_new(v ? v->dtype : IR_F32, n, s, err, sizeof err);
-    for (int64_t i = 0; t && i < rt_tensor_numel(t); i++)
-        rt_tensor_set(t, i, v ? rt_tensor_get(v, 0) : 0);
+    if (v && rt_tensor_numel(v) != 1) {
+        rt_tensor_free(v);
+        return ox_fail(nd, "the value attribute must have one element");
+    }
+    rt_tensor *t = ox_const_new(nd, v ? v->dtype : IR_F32, n, s);
+    if (t && v) {            /* copies of the element's bytes */
+        for (int64_t i = 0; i < rt_tensor_numel(t); i++)
+            memcpy((char *)t->data + (size_t)i * v->nbytes, v->data, v->nbytes);
+    }
     rt_tensor_free(v);
     return ox_set_const(nd, 0, t, false);
 }
@@ -1286,13 +1420,23 @@ static bool op_range(ox_node *nd)
     if (d == 0)
         return ox_fail(nd, "delta is 0");
     double cnt = ceil((b - a) / d);
+    if (isnan(cnt) || cnt > (double)OX_FOLD_MAX)
+        return ox_fail(nd, "the range from %.17g to %.17g by %.17g has %.17g elements: tec "
+                       "computes constants of at most 2^24 elements when it imports a model",
+                       a, b, d, cnt);
     int64_t n = cnt < 1 ? 0 : (int64_t)cnt;
     if (!ox_check_shape(nd, &n, 1))
         return false;
-    char err[256];
-    rt_tensor *t = rt_tensor_new(v[0]->dtype, 1, &n, err, sizeof err);
-    for (int64_t i = 0; t && i < n; i++)
-        rt_tensor_set(t, i, a + (double)i * d);
+    rt_tensor *t = ox_const_new(nd, v[0]->dtype, 1, &n);
+    bool integer = !ir_dtype_is_float(v[0]->dtype);
+    int64_t ia = integer ? rt_tensor_get_int(v[0]->konst, 0) : 0;
+    int64_t id = integer ? rt_tensor_get_int(v[2]->konst, 0) : 0;
+    for (int64_t i = 0; t && i < n; i++) {
+        if (integer)         /* exact, past 2^53 too */
+            ox_put_int(t, i, (int64_t)((uint64_t)ia + (uint64_t)i * (uint64_t)id));
+        else
+            rt_tensor_set(t, i, a + (double)i * d);
+    }
     return ox_set_const(nd, 0, t, false);
 }
 
@@ -1730,7 +1874,7 @@ static bool batchnorm_training(ox_node *nd, ox_value **v, double eps)
     if (!normalize(nd, "batchnorm_training", red, eps, v[1], v[2], true))
         return false;
     double momentum = ox_attr_float(nd, "momentum", 0.9);
-    for (int i = 1; i < ox_noutputs(nd); i++)
+    for (int i = 1; i < ox_noutputs(nd) && i <= 2; i++)
         if (*nd->n->output[i] && !running_stat(nd, i, v[2 + i], momentum))
             return false;
     return true;
@@ -1755,7 +1899,7 @@ static bool op_layernorm(ox_node *nd)
     ox_value *x = ox_input(nd, 0), *s = ox_input(nd, 1);
     ox_value *b = nd->nin > 2 ? nd->in[2] : NULL;
     int axis;
-    if (!x || !s || !need_float(nd, x) ||
+    if (!x || !s || !need_float(nd, x) || !same_dtypes(nd, 0, 2) ||
         !ox_axis(nd, ox_attr_int(nd, "axis", -1), x->ndim, &axis))
         return false;
     bool red[RT_MAX_DIMS] = {0};
@@ -1779,8 +1923,11 @@ static bool op_matmul(ox_node *nd)
     ox_value *a = ox_input(nd, 0), *b = ox_input(nd, 1);
     if (!a || !b)
         return false;
-    if (a->dtype != b->dtype)
-        return ox_fail(nd, "the inputs have different dtypes");
+    if (!same_dtypes(nd, 0, 1))
+        return false;
+    if (a->ndim < 1 || b->ndim < 1)
+        return ox_fail(nd, "the inputs must have rank 1 or more ('%s' has rank %d, '%s' rank %d)",
+                       a->onnx, a->ndim, b->onnx, b->ndim);
     /* 1-D operands become matrices: [K] -> [1, K] for a, [K, 1] for b */
     ox_value A = *a, B = *b;
     if (A.ndim == 1)
@@ -1846,7 +1993,7 @@ static bool op_gemm(ox_node *nd)
 {
     ox_value *a = ox_input(nd, 0), *b = ox_input(nd, 1);
     ox_value *c = nd->nin > 2 ? nd->in[2] : NULL;
-    if (!a || !b || !need_float(nd, a))
+    if (!a || !b || !need_float(nd, a) || !same_dtypes(nd, 0, 2))
         return false;
     if (a->ndim != 2 || b->ndim != 2)
         return ox_fail(nd, "A and B must be matrices");
@@ -1983,6 +2130,8 @@ static bool op_einsum(ox_node *nd)
 {
     const char *given = ox_attr_str(nd, "equation", NULL);
     char eq[256];
+    if (!same_dtypes(nd, 0, nd->nin - 1))
+        return false;
     if (!given)
         return ox_fail(nd, "the equation attribute is missing");
     if (strstr(given, "...") && !expand_ellipsis(nd, given, eq, sizeof eq))
@@ -2131,7 +2280,7 @@ static bool op_conv(ox_node *nd)
 {
     ox_value *x = ox_input(nd, 0), *wv = ox_input(nd, 1);
     ox_value *bias = nd->nin > 2 ? nd->in[2] : NULL;
-    if (!x || !wv || !need_float(nd, x))
+    if (!x || !wv || !need_float(nd, x) || !same_dtypes(nd, 0, 2))
         return false;
     if (x->ndim < 3 || wv->ndim != x->ndim)
         return ox_fail(nd, "x (rank %d) and W (rank %d) must have the same rank, at least 3",
@@ -2396,6 +2545,10 @@ static bool op_trilu(ox_node *nd)
     ox_value *y = ox_output(nd, 0);
     same_shape(y, x);
     int r = x->ndim - 2, c = x->ndim - 1;
+    /* i_c - i_r lies in (-rows, cols): a k beyond that keeps everything or
+     * nothing, as a k just beyond does (and is a literal of the language) */
+    int64_t reach = x->shape[r] + x->shape[c];
+    kk = kk < -reach ? -reach : kk > reach ? reach : kk;
     ox_kernel k;
     ox_kernel_init(&k, nd);
     ox_operand(&k, x, "x");
@@ -2496,7 +2649,7 @@ static bool op_convtranspose(ox_node *nd)
 {
     ox_value *x = ox_input(nd, 0), *wv = ox_input(nd, 1);
     ox_value *bias = nd->nin > 2 ? nd->in[2] : NULL;
-    if (!x || !wv || !need_float(nd, x))
+    if (!x || !wv || !need_float(nd, x) || !same_dtypes(nd, 0, 2))
         return false;
     if (x->ndim < 3 || wv->ndim != x->ndim)
         return ox_fail(nd, "x (rank %d) and W (rank %d) must have the same rank, at least 3",
@@ -2678,6 +2831,7 @@ static const ox_op ops[] = {
     {"Relu", op_relu, WIDEN},
     {"Reshape", op_reshape, AS_IS},
     {"Round", op_round, WIDEN},
+    {"ScatterND", ox_op_scatternd, AS_IS},
     {"Selu", op_selu, WIDEN},
     {"Shape", op_shape, AS_IS},
     {"Sigmoid", op_sigmoid, WIDEN},

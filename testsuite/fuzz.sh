@@ -7,9 +7,12 @@
 # links the harnesses of testsuite/fuzz/ (fuzz_te: the .te frontend and the
 # -O1 passes; fuzz_tir: the .tir parser, verifier, printer round trip and
 # passes; fuzz_npy: the .npy reader and writer; fuzz_cfg: the accelerator
-# .cfg and topology readers) with -fsanitize=fuzzer, and runs each for
+# .cfg and topology readers; fuzz_onnx: the ONNX importer and the .te
+# frontend on the program it writes) with -fsanitize=fuzzer, and runs each for
 # FUZZ_SECONDS (default 60) on a corpus seeded from the tree (examples,
-# tests, configs, generated .npy files) with its dictionary.  FUZZ_TARGETS
+# tests, configs, generated .npy files, the hostile models of
+# testsuite/errors/onnx and the small models of ONNX's backend tests when
+# they are installed) with its dictionary.  FUZZ_TARGETS
 # picks harnesses (default: all).  A crash, a hang (10 s per input), a
 # sanitizer report or an internal error stops a harness and leaves the
 # input in fuzz-build/crashes/; copy it to testsuite/fuzz/crashers/HARNESS/
@@ -19,7 +22,8 @@ set -eu
 srcdir=$(cd "${srcdir:-.}" && pwd)
 builddir=$(cd "${builddir:-.}" && pwd)
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-te tir npy cfg}
+targets=${FUZZ_TARGETS:-te tir npy cfg onnx}
+onnx_testdata=${ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}
 if ! command -v clang >/dev/null 2>&1; then
     echo "fuzz: needs clang with libFuzzer (apt-get install clang)" >&2
     exit 2
@@ -31,6 +35,7 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 . "$srcdir/testsuite/clang_build.inc"
 clang_build "$work" "-g -O1 -fsanitize=fuzzer-no-link $san" "$san" libteccore.la
 libs=$(sed -n -e 's/^GMP_LIBS = //p' -e 's/^FFI_LIBS = //p' -e 's/^INIH_LIBS = //p' \
+       -e 's/^PROTOBUF_C_LIBS = //p' \
        -e 's/^PTHREAD_LIBS = //p' -e 's/^LIBS = //p' Makefile | tr '\n' ' ')
 status=0
 summary=()
@@ -49,6 +54,12 @@ for t in $targets; do
              -name '*.te' -size -64k -exec cp {} "$corpus/" \; ;;
     tir) find "$srcdir/testsuite/tir" -name '*.tir' -size -64k -exec cp {} "$corpus/" \; ;;
     npy) "${PYTHON:-/usr/bin/python3}" "$srcdir/testsuite/fuzz/npy_seeds.py" "$corpus" ;;
+    onnx) cp "$srcdir"/testsuite/errors/onnx/*.onnx "$corpus/"
+         if [ -d "$onnx_testdata/node" ]; then
+             for m in "$onnx_testdata"/node/*/model.onnx; do
+                 [ "$(stat -c %s "$m")" -lt 4096 ] && cp "$m" "$corpus/$(basename "$(dirname "$m")").onnx"
+             done
+         fi ;;
     cfg) cp "$srcdir"/accel/configs/*.cfg "$corpus/"
          find "$srcdir/testsuite/accel" -name '*.csv' -size -64k -exec cp {} "$corpus/" \; ;;
     esac

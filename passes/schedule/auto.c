@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen/target.h"
+#include "ir/target.h"
 #include "passes/passes.h"
 #include "passes/schedule/schedule.h"
 

@@ -113,6 +113,15 @@ CASES = {
                                 [tensor("w", [4], floats(4))]),
     "bad_perm": model([node("Transpose", ["x"], ["y"], name="t",
                             attrs=[attr_ints("perm", [0, 0])])], [X], [Y]),
+    # a value that must be constant comes from a graph input: the error names
+    # the chain back to it
+    "dynamic_chain": model([node("Cast", ["i"], ["f"], attrs=[[field(1, "to"), field(20, 2),
+                                                               field(3, INT64)]]),
+                            node("Mul", ["f", "f"], ["m"]),
+                            node("Slice", ["x", "zero", "m"], ["y"], name="s")],
+                           [X, value_info("i", [1], INT64)], [Y],
+                           [[field(1, 1), field(2, INT64), field(8, "zero"),
+                             field(9, struct.pack("<q", 0))]]),
 }
 
 if __name__ == "__main__":

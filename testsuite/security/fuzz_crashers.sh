@@ -13,6 +13,7 @@ for f in "$srcdir"/testsuite/fuzz/crashers/*/*; do
     tir) set -- --emit=tir -x tir "$f" ;;
     npy) set -- small.te --input x="$f" ;;
     cfg) set -- --accel "$f" "$srcdir/examples/matmul.te" ;;
+    onnx) set -- -x onnx "$f" ;;
     *)   fail "unknown harness of $f" ;;
     esac
     timeout 60 "$TEC" "$@" >out 2>err
