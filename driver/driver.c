@@ -17,7 +17,6 @@
 
 #include <errno.h>
 #include <ftw.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
