@@ -27,6 +27,7 @@
 #endif
 
 #include "codegen/codegen.h"
+#include "codegen/emit_c.h"
 
 #include <gmp.h>
 #include <math.h>
@@ -46,81 +47,6 @@
  * larger ones are calloc'ed so deep kernels never overflow a thread's
  * stack (thread pool stacks may be small). */
 #define CG_STACK_ALLOC_MAX 16384
-
-/* ---------------------------------------------------------------- growable text */
-
-/* A malloc'ed, NUL-terminated string that grows as text is appended.  An
- * allocation failure is remembered (oom) and reported once at the end. */
-typedef struct cg_str {
-    char *p;
-    size_t len, cap;
-    bool oom;
-} cg_str;
-
-static void str_putn(cg_str *s, const char *t, size_t n)
-{
-    if (s->oom)
-        return;
-    if (s->len + n + 1 > s->cap) {
-        size_t cap = s->cap ? s->cap : 256;
-        while (s->len + n + 1 > cap)
-            cap *= 2;
-        char *p = realloc(s->p, cap);
-        if (!p) {
-            s->oom = true;
-            return;
-        }
-        s->p = p;
-        s->cap = cap;
-    }
-    memcpy(s->p + s->len, t, n);
-    s->len += n;
-    s->p[s->len] = '\0';
-}
-
-static void str_puts(cg_str *s, const char *t) { str_putn(s, t, strlen(t)); }
-
-static void str_printf(cg_str *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void str_printf(cg_str *s, const char *fmt, ...)
-{
-    char small[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        s->oom = true;
-        return;
-    }
-    if ((size_t)n < sizeof small) {
-        str_putn(s, small, (size_t)n);
-        return;
-    }
-    char *big = malloc((size_t)n + 1);
-    if (!big) {
-        s->oom = true;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    str_putn(s, big, (size_t)n);
-    free(big);
-}
-
-/* Appends text that ends up inside a C comment: "*" followed by "/" would
- * end the comment early and control characters would break the layout. */
-static void str_put_comment_text(cg_str *s, const char *t)
-{
-    for (const char *p = t; p && *p; p++) {
-        if (p[0] == '*' && p[1] == '/')
-            str_puts(s, "* ");
-        else if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            str_putn(s, " ", 1);
-        else
-            str_putn(s, p, 1);
-    }
-}
 
 /* ---------------------------------------------------------------- names */
 
@@ -212,12 +138,6 @@ char *cg_symbol_name(const ir_module *m, int index)
 
 /* ---------------------------------------------------------------- failure codes */
 
-typedef struct assert_list {
-    const ir_stmt **items;
-    int n, cap;
-    bool oom;
-} assert_list;
-
 static bool collect_assert(const ir_stmt *s, void *ctx)
 {
     assert_list *l = ctx;
@@ -294,85 +214,6 @@ void cg_failure_message(const ir_func *f, int32_t code, char *buf, size_t len)
 {
     cg_format_failure(f->name, cg_assert_count(f), code, cg_assert_message(f, code), buf, len);
 }
-
-/* ---------------------------------------------------------------- the emitter */
-
-/* One name in scope in the C being written: an IR variable or buffer
- * (key) and its C spelling. */
-typedef struct cg_binding {
-    const void *key;
-    char *cname;
-} cg_binding;
-
-/* A small set of pointers (few distinct vars and buffers per function). */
-typedef struct cg_ptrset {
-    const void **items;
-    int n, cap;
-} cg_ptrset;
-
-/* Helper functions the generated file defines only when it uses them. */
-enum {
-    H_FLOORDIV_I64, H_FLOORMOD_I64, H_FLOORDIV_I32, H_FLOORMOD_I32,
-    H_FLOORDIV_I64_CHK, H_FLOORMOD_I64_CHK, H_FLOORDIV_I32_CHK, H_FLOORMOD_I32_CHK,
-    H_RSQRT_F32, H_RSQRT_F64, H_SIGMOID_F32, H_SIGMOID_F64, H_ABS_I64, H_ABS_I32,
-    H_SMALLFLOAT,
-    H_COUNT
-};
-
-/* A heap ALLOC inside a parallel loop and its offset in a thread's slab. */
-typedef struct cg_slab {
-    const ir_stmt *st;
-    int64_t offset;
-} cg_slab;
-
-/* The whole state of one cg_emit_c call: module-wide (helpers and hooks
- * used) and per function (scopes, failure exits, usage facts). */
-typedef struct cg_emitter {
-    const ir_module *m;
-    const cg_target *target;     /* NULL: 16-byte vectors */
-    bool unchecked;              /* --unchecked: no run-time index checks */
-    bool index_check_used;       /* tec_index */
-    diag *d;
-    bool failed;
-    bool oom;
-    bool internal;               /* every symbol static (cg_emit_c_static) */
-    bool helper_used[H_COUNT];
-    bool min_used[IR_NDTYPES], max_used[IR_NDTYPES];
-    bool cast_used[IR_NDTYPES][IR_NDTYPES];   /* [to][from]: checked float -> int */
-    bool hook_used[IR_NINTRINSICS];
-    bool setjmp_used;
-    bool ivdep_used;
-    /* vector types used: [dtype][log2(lanes)], and their max/min helpers */
-    bool vtype_used[IR_NDTYPES][8];
-    bool vminmax_used[IR_NDTYPES][8];
-    bool bcast_used[IR_NDTYPES][8];
-    bool vmath_used[IR_NINTRINSICS][IR_NDTYPES][8];   /* libmvec functions */
-    char vtname[IR_NDTYPES][8][24];   /* names of the vector types of vector IR */
-    bool omp_used;                 /* a parallel loop: tec_num_threads */
-    bool intrin_used;              /* x86 intrinsics (vector square roots) */
-    int par_depth;                 /* inside an OpenMP parallel loop */
-    struct cg_slab *slab;          /* heap allocs of the parallel loop being emitted */
-    int nslab, capslab;
-    int64_t slab_bytes;            /* per thread */
-    ir_module *scratch;            /* copies made while emitting vector loops */
-    struct cg_vec *vec;            /* the vectorized loop being emitted, or NULL */
-
-    /* current function */
-    const ir_func *f;
-    int indent;
-    cg_binding *binds;
-    int nbinds, capbinds;
-    assert_list asserts;
-    const ir_stmt **heap;        /* heap ALLOC statements, slot = position */
-    int nheap, capheap;
-    bool split;                  /* body function + setjmp wrapper */
-    cg_bound_sites sites;        /* indices checked at run time (codegen/bounds.c) */
-    bool plain_next;             /* the next i64 constant may print as a plain int */
-    cg_ptrset used_vars, used_bufs, read_bufs, written_bufs;
-} cg_emitter;
-
-/* "static " for the kernels and globals of a file with internal linkage. */
-static const char *linkage(const cg_emitter *e) { return e->internal ? "static " : ""; }
 
 static bool set_has(const cg_ptrset *s, const void *p)
 {
@@ -524,23 +365,13 @@ static const char *lookup(const cg_emitter *e, const void *key)
 
 /* ---------------------------------------------------------------- constants */
 
-static bool is_supported_dtype(ir_dtype t) { return t >= 0 && t < IR_NDTYPES && ir_dtype_ctype(t); }
-
-/* f16 and bf16: stored as uint16_t bit patterns, computed in float, every
- * result rounded back to its format (as the interpreter does). */
-static bool is_small_float(ir_dtype t) { return t == IR_F16 || t == IR_BF16; }
-
-/* The C type a value of dtype t is held in (a buffer element's is
- * ir_dtype_ctype). */
-static const char *value_ctype(ir_dtype t) { return is_small_float(t) ? "float" : ir_dtype_ctype(t); }
-
 /* Float math in float, not double: f32, f16 and bf16. */
-static bool in_float(ir_dtype t) { return t == IR_F32 || is_small_float(t); }
+static bool in_float(ir_dtype t) { return t == IR_F32 || cg_is_small_float(t); }
 
 /* Arithmetic whose f16/bf16 result the C text rounds: "tec_f16_round(...)". */
 static bool rounds_small(const ir_expr *x)
 {
-    if (!is_small_float(x->dtype))
+    if (!cg_is_small_float(x->dtype))
         return false;
     switch (x->kind) {
     case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_CALL:
@@ -557,21 +388,21 @@ static bool rounds_small(const ir_expr *x)
 static void put_int(cg_str *s, int64_t v, ir_dtype t)
 {
     if (t == IR_BOOL)
-        str_puts(s, v ? "1" : "0");
+        cg_str_puts(s, v ? "1" : "0");
     else if (ir_dtype_is_small_int(t))
-        str_printf(s, "%d", (int)ir_int_wrap(t, v));
+        cg_str_printf(s, "%d", (int)ir_int_wrap(t, v));
     else if (t == IR_I32) {
         int32_t w = (int32_t)v;
         if (w == INT32_MIN)
-            str_puts(s, "INT32_MIN");
+            cg_str_puts(s, "INT32_MIN");
         else
-            str_printf(s, "%d", (int)w);
+            cg_str_printf(s, "%d", (int)w);
     } else if (v == INT64_MIN)
-        str_puts(s, "INT64_MIN");
+        cg_str_puts(s, "INT64_MIN");
     else if (v < 0)
-        str_printf(s, "-INT64_C(%lld)", (long long)-v);
+        cg_str_printf(s, "-INT64_C(%lld)", (long long)-v);
     else
-        str_printf(s, "INT64_C(%lld)", (long long)v);
+        cg_str_printf(s, "INT64_C(%lld)", (long long)v);
 }
 
 /* A float constant that reads back as exactly the same value: the shortest
@@ -586,12 +417,12 @@ static void put_float(cg_str *s, double v, ir_dtype t)
         v = ir_bf16_to_f32(ir_f64_to_bf16(v));
     bool f32 = in_float(t);
     if (isnan(v)) {
-        str_puts(s, f32 ? "NAN" : "(double)NAN");
+        cg_str_puts(s, f32 ? "NAN" : "(double)NAN");
         return;
     }
     if (isinf(v)) {
-        str_puts(s, v < 0 ? "-" : "");
-        str_puts(s, f32 ? "INFINITY" : "(double)INFINITY");
+        cg_str_puts(s, v < 0 ? "-" : "");
+        cg_str_puts(s, f32 ? "INFINITY" : "(double)INFINITY");
         return;
     }
     char buf[64];
@@ -613,9 +444,9 @@ static void put_float(cg_str *s, double v, ir_dtype t)
     }
     if (!strpbrk(buf, ".e"))
         strcat(buf, ".0");
-    str_puts(s, buf);
+    cg_str_puts(s, buf);
     if (f32)
-        str_puts(s, "f");
+        cg_str_puts(s, "f");
 }
 
 /* A nonnegative count (extents, strides): plain decimal when it fits an
@@ -624,7 +455,7 @@ static void put_float(cg_str *s, double v, ir_dtype t)
 static void put_count(cg_str *s, int64_t v)
 {
     if (v >= INT32_MIN && v <= INT32_MAX)
-        str_printf(s, "%lld", (long long)v);
+        cg_str_printf(s, "%lld", (long long)v);
     else
         put_int(s, v, IR_I64);
 }
@@ -707,7 +538,7 @@ static void put_const(cg_str *s, const ir_expr *x)
 /* The precedence of the C text emit_expr writes for x. */
 static int expr_prec(const ir_expr *x)
 {
-    if (rounds_small(x) || (x->kind == IR_LOAD && is_small_float(x->dtype)))
+    if (rounds_small(x) || (x->kind == IR_LOAD && cg_is_small_float(x->dtype)))
         return P_PRIMARY;
     int64_t folded;
     if (x->kind != IR_INT && fold_int(x, &folded)) {
@@ -744,38 +575,21 @@ static int expr_prec(const ir_expr *x)
     }
 }
 
-static const char *dtype_suffix(ir_dtype t)
-{
-    switch (t) {
-    case IR_BOOL: return "b";
-    case IR_I8: return "i8";
-    case IR_U8: return "u8";
-    case IR_I16: return "i16";
-    case IR_I32: return "i32";
-    case IR_I64: return "i64";
-    case IR_F16: return "f16";
-    case IR_BF16: return "bf16";
-    case IR_F32: return "f32";
-    case IR_F64: return "f64";
-    default: return "x";
-    }
-}
-
 static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec);
 
 static void emit_operand(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec, bool force_paren)
 {
     if (!x) {
         internal(e, "expression operand missing");
-        str_puts(s, "0");
+        cg_str_puts(s, "0");
         return;
     }
     bool paren = force_paren || expr_prec(x) < min_prec;
     if (paren)
-        str_puts(s, "(");
+        cg_str_puts(s, "(");
     emit_expr(e, s, x, paren ? P_TOP : min_prec);
     if (paren)
-        str_puts(s, ")");
+        cg_str_puts(s, ")");
 }
 
 /* Emits an operand that C converts to int64_t before any arithmetic (an
@@ -801,15 +615,15 @@ static void emit_index(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec,
 {
     if (plain_ok && x && x->kind == IR_INT && ir_dtype_is_int(x->dtype) && x->ival >= 0 &&
         x->ival <= INT32_MAX) {
-        str_printf(s, "%lld", (long long)x->ival);
+        cg_str_printf(s, "%lld", (long long)x->ival);
         return;
     }
     if (x && x->dtype != IR_I64) {
         bool paren = P_UNARY < min_prec;
-        str_puts(s, paren ? "((int64_t)" : "(int64_t)");
+        cg_str_puts(s, paren ? "((int64_t)" : "(int64_t)");
         emit_operand(e, s, x, P_UNARY, false);
         if (paren)
-            str_puts(s, ")");
+            cg_str_puts(s, ")");
         return;
     }
     emit_operand(e, s, x, min_prec, false);
@@ -819,11 +633,11 @@ static void put_index_check(cg_emitter *e, cg_str *s, const ir_buffer *b, const 
                             int k, int site)
 {
     e->index_check_used = true;
-    str_puts(s, "tec_index(");
+    cg_str_puts(s, "tec_index(");
     emit_index(e, s, x, P_TOP, false);
-    str_puts(s, ", ");
+    cg_str_puts(s, ", ");
     put_count(s, b->shape[k]);
-    str_printf(s, ", %d, tec_jb)", site);
+    cg_str_printf(s, ", %d, tec_jb)", site);
 }
 
 /* Index k of an access: checked at run time when it is one of the
@@ -848,11 +662,11 @@ static void emit_dim_index(cg_emitter *e, cg_str *s, const ir_buffer *b, const v
         ir_module *m = e->scratch;
         ir_expr *span = ir_binary(m, IR_MUL, ir_expr_copy(m, x->b),
                                   ir_int_typed(m, x->lanes - 1, x->b->dtype));
-        str_puts(s, "(");
+        cg_str_puts(s, "(");
         put_index_check(e, s, b, ir_binary(m, IR_ADD, ir_expr_copy(m, x->a), span), k, site);
-        str_puts(s, ", ");
+        cg_str_puts(s, ", ");
         put_index_check(e, s, b, x->a, k, site);
-        str_puts(s, ")");
+        cg_str_puts(s, ")");
         return;
     }
     put_index_check(e, s, b, x, k, site);
@@ -874,18 +688,18 @@ static void emit_offset(cg_emitter *e, cg_str *s, const ir_buffer *b, const void
     }
     bool paren = P_ADD < min_prec;
     if (paren)
-        str_puts(s, "(");
+        cg_str_puts(s, "(");
     if (b->shape[k] == 1) {
         emit_offset(e, s, b, access, idx, k - 1, P_ADD);
     } else {
         emit_offset(e, s, b, access, idx, k - 1, P_MUL);
-        str_puts(s, " * ");
+        cg_str_puts(s, " * ");
         put_count(s, b->shape[k]);
     }
-    str_puts(s, " + ");
+    cg_str_puts(s, " + ");
     emit_dim_index(e, s, b, access, idx, k, P_MUL, true);
     if (paren)
-        str_puts(s, ")");
+        cg_str_puts(s, ")");
 }
 
 /* buf[offset] for a load or store with nidx indices; `access` is its IR
@@ -897,20 +711,20 @@ static void emit_access(cg_emitter *e, cg_str *s, const ir_buffer *b, const void
     if (!name) {
         internal(e, "buffer '%s' is accessed outside its scope (not a parameter or a live alloc)",
                  b && b->name ? b->name : "?");
-        str_puts(s, "tec_unknown[0]");
+        cg_str_puts(s, "tec_unknown[0]");
         return;
     }
-    str_puts(s, name);
-    str_puts(s, "[");
+    cg_str_puts(s, name);
+    cg_str_puts(s, "[");
     if (nidx != b->ndim) {
         internal(e, "buffer '%s' has %d dimensions but is indexed with %d indices", b->name,
                  b->ndim, nidx);
-        str_puts(s, "0");
+        cg_str_puts(s, "0");
     } else if (nidx == 0)
-        str_puts(s, "0");
+        cg_str_puts(s, "0");
     else
         emit_offset(e, s, b, access, idx, nidx - 1, P_TOP);
-    str_puts(s, "]");
+    cg_str_puts(s, "]");
 }
 
 /* The libm function for a pure math intrinsic at dtype t (NULL: helper). */
@@ -948,7 +762,7 @@ static void emit_args(cg_emitter *e, cg_str *s, ir_expr *const *args, int n)
 {
     for (int i = 0; i < n; i++) {
         if (i)
-            str_puts(s, ", ");
+            cg_str_puts(s, ", ");
         emit_operand_plain(e, s, args[i], P_SELECT, true);   /* prototype converts */
     }
 }
@@ -957,30 +771,30 @@ static void emit_call(cg_emitter *e, cg_str *s, const ir_expr *x)
 {
     if (x->fn < 0 || x->fn >= IR_NINTRINSICS) {
         internal(e, "unknown intrinsic #%d", (int)x->fn);
-        str_puts(s, "0");
+        cg_str_puts(s, "0");
         return;
     }
     const char *iname = ir_intrin_name(x->fn);
     if (x->nargs != ir_intrin_arity(x->fn)) {
         internal(e, "%s takes %d arguments, not %d", iname, ir_intrin_arity(x->fn), x->nargs);
-        str_puts(s, "0");
+        cg_str_puts(s, "0");
         return;
     }
     if (ir_intrin_class(x->fn) == 'r') {
         internal(e, "runtime call %s used as a value (only allowed as a statement)", iname);
-        str_puts(s, "0");
+        cg_str_puts(s, "0");
         return;
     }
     bool int_abs = x->fn == IR_FN_ABS && ir_dtype_is_int(x->dtype);
     if (!ir_dtype_is_float(x->dtype) && !int_abs) {
         internal(e, "%s on %s (math intrinsics take floats)", iname, ir_dtype_name(x->dtype));
-        str_puts(s, "0");
+        cg_str_puts(s, "0");
         return;
     }
-    str_puts(s, math_function(e, x->fn, x->dtype));
-    str_puts(s, "(");
+    cg_str_puts(s, math_function(e, x->fn, x->dtype));
+    cg_str_puts(s, "(");
     emit_args(e, s, x->args, x->nargs);
-    str_puts(s, ")");
+    cg_str_puts(s, ")");
 }
 
 /* floordiv/floormod/min/max through the helpers of the file's prelude. */
@@ -993,7 +807,7 @@ static void emit_helper_call(cg_emitter *e, cg_str *s, const ir_expr *x)
     if (x->kind == IR_FLOORDIV || x->kind == IR_FLOORMOD) {
         if (!ir_dtype_is_int(x->dtype)) {
             internal(e, "%s on %s (integers only)", op, ir_dtype_name(x->dtype));
-            str_puts(s, "0");
+            cg_str_puts(s, "0");
             return;
         }
         checked = div_is_checked(x);
@@ -1007,22 +821,22 @@ static void emit_helper_call(cg_emitter *e, cg_str *s, const ir_expr *x)
         /* C99 fmin/fmax, as the interpreter: a NaN operand yields the
          * other operand. */
         bool f32 = in_float(x->dtype);
-        str_puts(s, x->kind == IR_MIN ? (f32 ? "fminf(" : "fmin(") : (f32 ? "fmaxf(" : "fmax("));
+        cg_str_puts(s, x->kind == IR_MIN ? (f32 ? "fminf(" : "fmin(") : (f32 ? "fmaxf(" : "fmax("));
         emit_operand(e, s, x->a, P_SELECT, false);
-        str_puts(s, ", ");
+        cg_str_puts(s, ", ");
         emit_operand(e, s, x->b, P_SELECT, false);
-        str_puts(s, ")");
+        cg_str_puts(s, ")");
         return;
     } else if (x->kind == IR_MIN) {
         e->min_used[x->dtype] = true;
     } else {
         e->max_used[x->dtype] = true;
     }
-    str_printf(s, "tec_%s_%s%s(", op, dtype_suffix(x->dtype), checked ? "_chk" : "");
+    cg_str_printf(s, "tec_%s_%s%s(", op, cg_dtype_suffix(x->dtype), checked ? "_chk" : "");
     emit_operand_plain(e, s, x->a, P_SELECT, true);   /* prototype converts */
-    str_puts(s, ", ");
+    cg_str_puts(s, ", ");
     emit_operand_plain(e, s, x->b, P_SELECT, true);
-    str_puts(s, checked ? ", tec_jb)" : ")");
+    cg_str_puts(s, checked ? ", tec_jb)" : ")");
 }
 
 static const char *binary_op(ir_expr_kind k)
@@ -1064,7 +878,7 @@ static void emit_binary(cg_emitter *e, cg_str *s, const ir_expr *x)
     bool arith = x->kind != IR_AND && x->kind != IR_OR;
     e->plain_next = arith && !lforce && !is_int_const(x->b);
     emit_operand(e, s, x->a, lmin, lforce);
-    str_puts(s, binary_op(x->kind));
+    cg_str_puts(s, binary_op(x->kind));
     e->plain_next = arith && !rforce && !is_int_const(x->a);
     emit_operand(e, s, x->b, rmin, rforce);
     e->plain_next = false;
@@ -1074,7 +888,7 @@ static void emit_cast(cg_emitter *e, cg_str *s, const ir_expr *x)
 {
     if (!x->a) {
         internal(e, "cast without operand");
-        str_puts(s, "0");
+        cg_str_puts(s, "0");
         return;
     }
     if (x->a->dtype == x->dtype) {
@@ -1085,22 +899,22 @@ static void emit_cast(cg_emitter *e, cg_str *s, const ir_expr *x)
         /* To bool means "is nonzero", as C's _Bool (a plain (uint8_t)
          * cast would turn 2.5 into 2). */
         emit_operand(e, s, x->a, P_ADD, false);
-        str_puts(s, " != 0");
+        cg_str_puts(s, " != 0");
         return;
     }
     if (cast_is_checked(x)) {
         e->cast_used[x->dtype][x->a->dtype] = true;
-        str_printf(s, "tec_cast_%s_%s(", dtype_suffix(x->dtype), dtype_suffix(x->a->dtype));
+        cg_str_printf(s, "tec_cast_%s_%s(", cg_dtype_suffix(x->dtype), cg_dtype_suffix(x->a->dtype));
         emit_operand(e, s, x->a, P_SELECT, false);
-        str_puts(s, ", tec_jb)");
+        cg_str_puts(s, ", tec_jb)");
         return;
     }
-    if (is_small_float(x->dtype)) {   /* one rounding, from the exact value */
-        str_puts(s, "(double)");
+    if (cg_is_small_float(x->dtype)) {   /* one rounding, from the exact value */
+        cg_str_puts(s, "(double)");
         emit_operand(e, s, x->a, P_UNARY, false);
         return;
     }
-    str_printf(s, "(%s)", value_ctype(x->dtype));
+    cg_str_printf(s, "(%s)", cg_value_ctype(x->dtype));
     emit_operand(e, s, x->a, P_UNARY, false);
 }
 
@@ -1129,14 +943,14 @@ static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec)
     e->plain_next = false;
     if (!x) {
         internal(e, "missing expression");
-        str_puts(s, "0");
+        cg_str_puts(s, "0");
         return;
     }
-    if (!is_supported_dtype(x->dtype)) {
+    if (!cg_is_supported_dtype(x->dtype)) {
         user_error(e, "codegen: the C backend does not support %s values yet (in @%s)",
                    x->dtype >= 0 && x->dtype < IR_NDTYPES ? ir_dtype_name(x->dtype) : "unknown",
                    func_name(e));
-        str_puts(s, "0");
+        cg_str_puts(s, "0");
         return;
     }
     if (ir_expr_lanes(x) > 1) {
@@ -1150,27 +964,27 @@ static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec)
         emit_expr(e, s, &k, min_prec);
         return;
     }
-    if (rounds_small(x) || (x->kind == IR_LOAD && is_small_float(x->dtype))) {
+    if (rounds_small(x) || (x->kind == IR_LOAD && cg_is_small_float(x->dtype))) {
         e->helper_used[H_SMALLFLOAT] = true;
-        str_printf(s, "tec_%s_%s(", ir_dtype_name(x->dtype), x->kind == IR_LOAD ? "value" : "round");
+        cg_str_printf(s, "tec_%s_%s(", ir_dtype_name(x->dtype), x->kind == IR_LOAD ? "value" : "round");
         if (x->kind == IR_LOAD)
             emit_access(e, s, x->buf, x, x->args, x->nargs);
         else
             emit_small_operation(e, s, x);
-        str_puts(s, ")");
+        cg_str_puts(s, ")");
         return;
     }
     switch (x->kind) {
     case IR_INT:
         if (plain && x->dtype == IR_I64 && x->ival >= -INT32_MAX && x->ival <= INT32_MAX)
-            str_printf(s, "%lld", (long long)x->ival);
+            cg_str_printf(s, "%lld", (long long)x->ival);
         else
             put_const(s, x);
         return;
     case IR_FLOAT:
         if (!ir_dtype_is_float(x->dtype)) {
             internal(e, "float constant of type %s", ir_dtype_name(x->dtype));
-            str_puts(s, "0");
+            cg_str_puts(s, "0");
             return;
         }
         put_const(s, x);
@@ -1180,16 +994,16 @@ static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec)
         if (!name) {
             internal(e, "variable '%s' is used outside its binding",
                      x->var && x->var->name ? x->var->name : "?");
-            str_puts(s, "0");
+            cg_str_puts(s, "0");
             return;
         }
-        str_puts(s, name);
+        cg_str_puts(s, name);
         return;
     }
     case IR_LOAD:
         emit_access(e, s, x->buf, x, x->args, x->nargs);
         if (x->dtype == IR_BOOL)  /* any nonzero byte reads as true (1) */
-            str_puts(s, " != 0");
+            cg_str_puts(s, " != 0");
         return;
     case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV:
     case IR_EQ: case IR_NE: case IR_LT: case IR_LE: case IR_GT: case IR_GE:
@@ -1200,16 +1014,16 @@ static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec)
         emit_helper_call(e, s, x);
         return;
     case IR_NEG: case IR_NOT:
-        str_puts(s, x->kind == IR_NEG ? "-" : "!");
+        cg_str_puts(s, x->kind == IR_NEG ? "-" : "!");
         /* "- -x" must not become "--x": parenthesize a negative operand. */
         emit_operand(e, s, x->a, x->kind == IR_NEG ? P_UNARY + 1 : P_UNARY, false);
         return;
     case IR_SELECT:
         /* C's ?: evaluates only the chosen arm, as the IR requires. */
         emit_operand(e, s, x->c, P_OR, false);
-        str_puts(s, " ? ");
+        cg_str_puts(s, " ? ");
         emit_operand(e, s, x->a, P_OR, false);
-        str_puts(s, " : ");
+        cg_str_puts(s, " : ");
         emit_operand(e, s, x->b, P_OR, false);
         return;
     case IR_CAST:
@@ -1220,7 +1034,7 @@ static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec)
         return;
     default:
         internal(e, "unknown expression kind #%d", (int)x->kind);
-        str_puts(s, "0");
+        cg_str_puts(s, "0");
         return;
     }
 }
@@ -1230,33 +1044,18 @@ static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec)
 static void put_indent(cg_emitter *e, cg_str *s)
 {
     for (int i = 0; i < e->indent; i++)
-        str_puts(s, "    ");
+        cg_str_puts(s, "    ");
 }
 
 static void line(cg_emitter *e, cg_str *s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void line(cg_emitter *e, cg_str *s, const char *fmt, ...)
 {
-    char small[512];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
     put_indent(e, s);
-    if (n >= 0 && (size_t)n < sizeof small) {
-        str_puts(s, small);
-    } else if (n >= 0) {
-        char *big = malloc((size_t)n + 1);
-        if (!big) {
-            s->oom = true;
-            return;
-        }
-        va_start(ap, fmt);
-        vsnprintf(big, (size_t)n + 1, fmt, ap);
-        va_end(ap);
-        str_puts(s, big);
-        free(big);
-    }
-    str_puts(s, "\n");
+    cg_str_vprintf(s, fmt, ap);
+    va_end(ap);
+    cg_str_puts(s, "\n");
 }
 
 /* An expression rendered on its own (for use inside a line); `plain`: it
@@ -1283,7 +1082,7 @@ static char *expr_text(cg_emitter *e, const ir_expr *x, int min_prec)
 static void emit_fail_if(cg_emitter *e, cg_str *s, const char *cond, int code, const char *why)
 {
     cg_str c = {0};
-    str_put_comment_text(&c, why);
+    cg_str_put_comment_text(&c, why);
     if (e->nheap > 0) {
         line(e, s, "if (%s) {", cond);
         line(e, s, "    tec_rc = %d;   /* %s */", code, c.p ? c.p : "");
@@ -1320,13 +1119,13 @@ static const char *var_ctype(cg_emitter *e, const ir_var *v)
         internal(e, "statement without its variable");
         return "int64_t";
     }
-    if (!is_supported_dtype(v->dtype)) {
+    if (!cg_is_supported_dtype(v->dtype)) {
         user_error(e, "codegen: the C backend does not support %s variables yet ('%s' in @%s)",
                    v->dtype >= 0 && v->dtype < IR_NDTYPES ? ir_dtype_name(v->dtype) : "unknown",
                    v->name ? v->name : "?", func_name(e));
         return "int64_t";
     }
-    return value_ctype(v->dtype);
+    return cg_value_ctype(v->dtype);
 }
 
 static void emit_body(cg_emitter *e, cg_str *s, const ir_stmt *body)
@@ -1415,7 +1214,7 @@ static void emit_for(cg_emitter *e, cg_str *s, const ir_stmt *st)
 static void emit_block(cg_emitter *e, cg_str *s, const ir_stmt *st)
 {
     cg_str c = {0};
-    str_put_comment_text(&c, st->name ? st->name : "");
+    cg_str_put_comment_text(&c, st->name ? st->name : "");
     line(e, s, "{   /* block %s */", c.p ? c.p : "");
     free(c.p);
     e->indent++;
@@ -1439,7 +1238,7 @@ static void emit_block(cg_emitter *e, cg_str *s, const ir_stmt *st)
              it->kind == IR_ITER_REDUCE ? "   /* reduce */" : "");
         mark_unused(e, s, it->var, &e->used_vars, v);
         if (it->kind == IR_ITER_REDUCE) {
-            str_printf(&cond, "%s%s == 0", nreduce ? " && " : "", v);
+            cg_str_printf(&cond, "%s%s == 0", nreduce ? " && " : "", v);
             nreduce++;
         }
         free(texts[i]);
@@ -1473,15 +1272,15 @@ static void emit_store(cg_emitter *e, cg_str *s, const ir_stmt *st)
     }
     cg_str t = {0};
     emit_access(e, &t, st->buf, st, st->args, st->nargs);
-    str_puts(&t, " = ");
-    bool small = is_small_float(st->buf->dtype);
+    cg_str_puts(&t, " = ");
+    bool small = cg_is_small_float(st->buf->dtype);
     if (small) {   /* the value is already of the format: the conversion is exact */
         e->helper_used[H_SMALLFLOAT] = true;
-        str_printf(&t, "tec_%s_bits(", ir_dtype_name(st->buf->dtype));
+        cg_str_printf(&t, "tec_%s_bits(", ir_dtype_name(st->buf->dtype));
     }
     emit_operand_plain(e, &t, st->value, P_SELECT, true);
     if (small)
-        str_puts(&t, ")");
+        cg_str_puts(&t, ")");
     if (t.oom)
         e->oom = true;
     line(e, s, "%s;", t.p ? t.p : "");
@@ -1505,7 +1304,7 @@ static bool buffer_numel(cg_emitter *e, const ir_buffer *b, int64_t *numel)
         mpz_mul_si(n, n, (long)b->shape[i]);
     }
     mpz_init(bytes);
-    mpz_mul_ui(bytes, n, (unsigned long)(is_supported_dtype(b->dtype) ? ir_dtype_size(b->dtype) : 1));
+    mpz_mul_ui(bytes, n, (unsigned long)(cg_is_supported_dtype(b->dtype) ? ir_dtype_size(b->dtype) : 1));
     if (ok && (!mpz_fits_slong_p(n) || mpz_sizeinbase(bytes, 2) > 8 * sizeof(size_t) - 1)) {
         char *txt = mpz_get_str(NULL, 10, n);
         user_error(e, "codegen: buffer '%s' of @%s has %s elements, more than this machine can "
@@ -1522,7 +1321,7 @@ static bool buffer_numel(cg_emitter *e, const ir_buffer *b, int64_t *numel)
 
 static bool buffer_dtype_ok(cg_emitter *e, const ir_buffer *b)
 {
-    if (is_supported_dtype(b->dtype))
+    if (cg_is_supported_dtype(b->dtype))
         return true;
     user_error(e, "codegen: the C backend does not support %s buffers yet ('%s' in @%s)",
                b->dtype >= 0 && b->dtype < IR_NDTYPES ? ir_dtype_name(b->dtype) : "unknown",
@@ -1532,17 +1331,17 @@ static bool buffer_dtype_ok(cg_emitter *e, const ir_buffer *b)
 
 static void shape_text(cg_str *s, const ir_buffer *b)
 {
-    str_printf(s, "%s[", is_supported_dtype(b->dtype) || (b->dtype >= 0 && b->dtype < IR_NDTYPES)
+    cg_str_printf(s, "%s[", cg_is_supported_dtype(b->dtype) || (b->dtype >= 0 && b->dtype < IR_NDTYPES)
                              ? ir_dtype_name(b->dtype) : "?");
     for (int i = 0; i < b->ndim; i++)
-        str_printf(s, "%s%lld", i ? ", " : "", (long long)b->shape[i]);
-    str_puts(s, "]");
+        cg_str_printf(s, "%s%lld", i ? ", " : "", (long long)b->shape[i]);
+    cg_str_puts(s, "]");
 }
 
 static bool alloc_on_heap(const ir_buffer *b, int64_t numel)
 {
     return b->scope != IR_SCOPE_STACK ||
-           numel > CG_STACK_ALLOC_MAX / (is_supported_dtype(b->dtype) ? ir_dtype_size(b->dtype) : 1);
+           numel > CG_STACK_ALLOC_MAX / (cg_is_supported_dtype(b->dtype) ? ir_dtype_size(b->dtype) : 1);
 }
 
 static int heap_slot(const cg_emitter *e, const ir_stmt *st)
@@ -1565,10 +1364,10 @@ static void emit_alloc(cg_emitter *e, cg_str *s, const ir_stmt *st)
         return;
     const char *ct = ir_dtype_ctype(b->dtype);
     cg_str info = {0};
-    str_put_comment_text(&info, b->name);
-    str_puts(&info, ": ");
+    cg_str_put_comment_text(&info, b->name);
+    cg_str_puts(&info, ": ");
     shape_text(&info, b);
-    str_printf(&info, ", %s", b->scope == IR_SCOPE_STACK ? "stack" : "global");
+    cg_str_printf(&info, ", %s", b->scope == IR_SCOPE_STACK ? "stack" : "global");
     line(e, s, "{");
     e->indent++;
     const char *v = bind(e, b, b->name);
@@ -1681,9 +1480,9 @@ static void emit_eval(cg_emitter *e, cg_str *s, const ir_stmt *st)
             }
         e->hook_used[x->fn] = true;
         cg_str t = {0};
-        str_printf(&t, "%s(", ir_intrin_name(x->fn));
+        cg_str_printf(&t, "%s(", ir_intrin_name(x->fn));
         emit_args(e, &t, x->args, x->nargs);
-        str_puts(&t, ");");
+        cg_str_puts(&t, ");");
         if (t.oom)
             e->oom = true;
         line(e, s, "%s", t.p ? t.p : "");
@@ -1710,7 +1509,7 @@ static void emit_assert(cg_emitter *e, cg_str *s, const ir_stmt *st)
     }
     char *cond = expr_text(e, st->cond, P_UNARY);
     cg_str neg = {0};
-    str_printf(&neg, "!%s", cond ? cond : "0");
+    cg_str_printf(&neg, "!%s", cond ? cond : "0");
     free(cond);
     char why[600];
     snprintf(why, sizeof why, "assert %d: %s", k, st->msg ? st->msg : "(no message)");
@@ -1848,7 +1647,7 @@ static int64_t alloc_bytes(const ir_buffer *b)
 static bool slab_visit(const ir_stmt *st, void *p)
 {
     par_slab_ctx *c = p;
-    if (st->kind == IR_S_ALLOC && st->buf && is_supported_dtype(st->buf->dtype)) {
+    if (st->kind == IR_S_ALLOC && st->buf && cg_is_supported_dtype(st->buf->dtype)) {
         int64_t bytes = alloc_bytes(st->buf);
         if (bytes >= 0 && alloc_on_heap(st->buf, bytes / ir_dtype_size(st->buf->dtype)) &&
             c->bytes >= 0 && bytes <= INT64_MAX / 4 - c->bytes) {
@@ -1918,182 +1717,11 @@ static bool emit_parallel_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
 
 /* ---------------------------------------------------------------- vectorized loops
  *
- * A vectorized loop over v in [lo, hi) with constant bounds runs in chunks
- * of W lanes (W = the target's vector bytes / element size, or the largest
- * power of two <= the trip count), then one chunk of each narrower width
- * down to 4 lanes that fits what is left, then a scalar tail.  Inside a chunk the
- * body is a sequence of stores, lets and ifs whose condition does not
- * depend on v (blocks are unfolded first: iteration variables become their
- * bindings, the init an if).  Expressions that do not depend on v are
- * scalars (C broadcasts them); loads whose flat offset is v + c are vector
- * loads, 2v + c two vector loads and a shuffle, other affine offsets
- * gathers; + - * / neg min max are vector
- * operations (GCC vector extensions); anything else (math calls, casts,
- * selects, non-affine indices) is computed lane by lane, which is exact and
- * keeps a select's unchosen arm unevaluated.  Bodies outside that shape
- * (inner loops, allocations, stores of a value to one place from every
- * lane) run as a plain loop. */
-
-typedef struct cg_vec {
-    const ir_var *v;            /* the loop variable */
-    ir_dtype dt;                /* element type of the vectors */
-    int lanes;
-    int log2;
-    char vt[24], mt[24];        /* vector and mask type names */
-    bool mvec;                  /* libmvec has functions of this width */
-    int vbytes;                 /* the target's vector width */
-    cg_ptrset vvars;            /* lets holding vectors */
-} cg_vec;
-
-static bool vec_is_vvar(const cg_vec *c, const ir_var *v) { return set_has(&c->vvars, v); }
-
-typedef struct dep_ctx {
-    const cg_vec *c;
-    bool dep;
-} dep_ctx;
-
-static bool dep_visit(const ir_expr *x, void *p)
-{
-    dep_ctx *d = p;
-    if (x->kind == IR_VAR && (x->var == d->c->v || vec_is_vvar(d->c, x->var)))
-        d->dep = true;
-    return !d->dep;
-}
-
-/* Whether x's value differs between lanes. */
-static bool vec_dep(const cg_vec *c, const ir_expr *x)
-{
-    dep_ctx d = {c, false};
-    if (x)
-        ir_expr_walk(x, dep_visit, &d);
-    return d.dep;
-}
-
-/* x = coef * v + (terms without v), with coef an exact constant. */
-static bool vec_affine(const cg_vec *c, const ir_expr *x, int64_t *coef)
-{
-    if (!vec_dep(c, x)) {
-        *coef = 0;
-        return true;
-    }
-    int64_t a, b;
-    switch (x->kind) {
-    case IR_VAR:
-        *coef = 1;
-        return x->var == c->v;
-    case IR_ADD: case IR_SUB:
-        if (!vec_affine(c, x->a, &a) || !vec_affine(c, x->b, &b))
-            return false;
-        *coef = x->kind == IR_ADD ? a + b : a - b;
-        return true;
-    case IR_NEG:
-        if (!vec_affine(c, x->a, &a))
-            return false;
-        *coef = -a;
-        return true;
-    case IR_MUL:
-        if (x->a->kind == IR_INT && vec_affine(c, x->b, &b)) {
-            *coef = x->a->ival * b;
-            return true;
-        }
-        if (x->b->kind == IR_INT && vec_affine(c, x->a, &a)) {
-            *coef = x->b->ival * a;
-            return true;
-        }
-        return false;
-    case IR_CAST:
-        return ir_dtype_is_int(x->dtype) && x->a && ir_dtype_is_int(x->a->dtype) &&
-               ir_dtype_size(x->dtype) >= ir_dtype_size(x->a->dtype) && vec_affine(c, x->a, coef);
-    default:
-        return false;
-    }
-}
-
-/* The coefficient of v in the row-major flat offset of buf[idx]. */
-static bool vec_access_coef(const cg_vec *c, const ir_buffer *b, ir_expr *const *idx, int n,
-                            int64_t *coef)
-{
-    int64_t total = 0, stride = 1;
-    for (int k = n - 1; k >= 0; k--) {
-        int64_t ck;
-        if (!vec_affine(c, idx[k], &ck))
-            return false;
-        total += ck * stride;
-        stride *= b->shape[k];
-    }
-    *coef = total;
-    return true;
-}
-
-/* glibc's vector math (libmvec) for a math intrinsic, or NULL: the vector
- * function ABI names _ZGV<isa>N<lanes>v_<name>, isa d for 32-byte and e for
- * 64-byte vectors.  sigmoid is 1 / (1 + exp(-x)), as in the scalar helper. */
-static const char *vmath_name(ir_intrin fn)
-{
-    switch (fn) {
-    case IR_FN_EXP: case IR_FN_SIGMOID: return "exp";
-    case IR_FN_LOG: return "log";
-    case IR_FN_TANH: return "tanh";
-    case IR_FN_ERF: return "erf";
-    case IR_FN_SIN: return "sin";
-    case IR_FN_COS: return "cos";
-    default: return NULL;
-    }
-}
-
-static void put_vmath_symbol(cg_str *s, const char *name, ir_dtype t, int lanes)
-{
-    int bytes = lanes * ir_dtype_size(t);
-    str_printf(s, "_ZGV%cN%dv_%s%s", bytes == 64 ? 'e' : 'd', lanes, name, t == IR_F32 ? "f" : "");
-}
-
-/* Whether the node x (its operands aside) is a vector operation; other
- * nodes that depend on v are computed lane by lane. */
-static bool vec_node_ok(const cg_vec *c, const ir_expr *x)
-{
-    if (x->dtype != c->dt)
-        return false;
-    int64_t coef;
-    switch (x->kind) {
-    case IR_VAR:
-        return vec_is_vvar(c, x->var);
-    case IR_LOAD:
-        return vec_access_coef(c, x->buf, x->args, x->nargs, &coef);
-    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_MIN: case IR_MAX: case IR_NEG:
-        return true;
-    case IR_SELECT:   /* one condition for every lane: C's ?: on vectors */
-        return !vec_dep(c, x->c);
-    case IR_CALL:
-        if (x->nargs == 1 && (x->fn == IR_FN_SQRT || x->fn == IR_FN_RSQRT)) {
-            /* an instruction of 16, 32 or 64 bytes (vectors of 2 f32 have none) */
-            int bytes = c->lanes * ir_dtype_size(c->dt);
-            return bytes >= 16 && bytes <= (c->vbytes ? c->vbytes : 16);
-        }
-        return c->mvec && vmath_name(x->fn) != NULL && x->nargs == 1;
-    default:
-        return false;
-    }
-}
-
-static void bind_text(cg_emitter *e, const void *key, const char *text)
-{
-    if (e->nbinds == e->capbinds) {
-        int cap = e->capbinds ? 2 * e->capbinds : 32;
-        cg_binding *b = realloc(e->binds, sizeof *b * (size_t)cap);
-        if (!b) {
-            e->oom = true;
-            return;
-        }
-        e->binds = b;
-        e->capbinds = cap;
-    }
-    char *t = strdup(text);
-    if (!t) {
-        e->oom = true;
-        return;
-    }
-    e->binds[e->nbinds++] = (cg_binding){key, t};
-}
+ * A loop still marked `vectorized` (the `vectorize` pass did not run) is
+ * made vector IR here, by the pass's own function (ir/vectorize.c), and
+ * printed as such (below); one ir_vectorize_loop leaves alone runs as a
+ * plain loop.  A loop holding an index checked at run time (codegen/bounds.c)
+ * stays scalar, so every check stays where it is. */
 
 /* A vector of `lanes` elements at distance coef from the element `at`
  * (vector type vt, "tec_f32x8"): one vector load at distance 1; every other
@@ -2104,18 +1732,18 @@ static void bind_text(cg_emitter *e, const void *key, const char *text)
 static void put_vector_load(cg_str *s, const char *vt, const char *at, int lanes, int64_t coef)
 {
     if (coef == 1) {
-        str_printf(s, "(*(const %s *)&%s)", vt, at);
+        cg_str_printf(s, "(*(const %s *)&%s)", vt, at);
     } else if (coef == 2 && lanes >= 2) {
-        str_printf(s, "TEC_SHUFFLE2((*(const %s *)&%s), (*(const %s *)&(&%s)[%d]), tec_m%s", vt,
+        cg_str_printf(s, "TEC_SHUFFLE2((*(const %s *)&%s), (*(const %s *)&(&%s)[%d]), tec_m%s", vt,
                    at, vt, at, lanes - 1, vt + 4);
         for (int l = 0; l < lanes; l++)
-            str_printf(s, ", %d", l < lanes / 2 ? 2 * l : 2 * l + 1);
-        str_puts(s, ")");
+            cg_str_printf(s, ", %d", l < lanes / 2 ? 2 * l : 2 * l + 1);
+        cg_str_puts(s, ")");
     } else {
-        str_printf(s, "((%s){", vt);
+        cg_str_printf(s, "((%s){", vt);
         for (int l = 0; l < lanes; l++)
-            str_printf(s, "%s(&%s)[%lld]", l ? ", " : "", at, (long long)(coef * l));
-        str_puts(s, "})");
+            cg_str_printf(s, "%s(&%s)[%lld]", l ? ", " : "", at, (long long)(coef * l));
+        cg_str_puts(s, "})");
     }
 }
 
@@ -2131,398 +1759,8 @@ static void put_vsqrt_open(cg_str *s, ir_intrin fn, ir_dtype t, int bytes, const
     const char *mt = bytes == 64 ? (f32 ? "__m512" : "__m512d")
                    : bytes == 32 ? (f32 ? "__m256" : "__m256d") : (f32 ? "__m128" : "__m128d");
     if (fn == IR_FN_RSQRT)
-        str_printf(s, "(%s / ", f32 ? "1.0f" : "1.0");
-    str_printf(s, "((%s)%s((%s)", vt, in, mt);
-}
-
-/* The scalar expression x for lane l: v reads (v + l), vector lets t[l]. */
-static void emit_lane(cg_emitter *e, cg_str *s, const ir_expr *x, int l, int min_prec)
-{
-    cg_vec *c = e->vec;
-    char buf[160];
-    int pushed = 0;
-    const char *vname = lookup(e, c->v);
-    snprintf(buf, sizeof buf, "(%s + %d)", vname ? vname : "0", l);
-    bind_text(e, c->v, buf);
-    pushed++;
-    for (int i = 0; i < c->vvars.n; i++) {
-        const char *n = lookup(e, c->vvars.items[i]);
-        snprintf(buf, sizeof buf, "%s[%d]", n ? n : "0", l);
-        bind_text(e, c->vvars.items[i], buf);
-        pushed++;
-    }
-    cg_vec *saved = e->vec;
-    e->vec = NULL;
-    emit_operand(e, s, x, min_prec, false);
-    e->vec = saved;
-    unbind(e, pushed);
-}
-
-static void emit_vexpr(cg_emitter *e, cg_str *s, const ir_expr *x);
-
-/* An operand of a vector operation: a vector, or a scalar C broadcasts. */
-static void emit_voperand(cg_emitter *e, cg_str *s, const ir_expr *x)
-{
-    if (!vec_dep(e->vec, x)) {
-        cg_vec *saved = e->vec;
-        e->vec = NULL;
-        emit_operand(e, s, x, P_UNARY, true);
-        e->vec = saved;
-    } else
-        emit_vexpr(e, s, x);
-}
-
-/* x as a value of the vector type (always parenthesized or a primary). */
-static void emit_vexpr(cg_emitter *e, cg_str *s, const ir_expr *x)
-{
-    cg_vec *c = e->vec;
-    if (!vec_dep(c, x)) {
-        e->bcast_used[c->dt][c->log2] = true;
-        str_printf(s, "tec_bcast_%s(", c->vt + 4);
-        cg_vec *saved = e->vec;
-        e->vec = NULL;
-        emit_operand(e, s, x, P_SELECT, false);
-        e->vec = saved;
-        str_puts(s, ")");
-        return;
-    }
-    if (!vec_node_ok(c, x)) {
-        str_printf(s, "((%s){", c->vt);
-        for (int l = 0; l < c->lanes; l++) {
-            str_puts(s, l ? ", " : "");
-            emit_lane(e, s, x, l, P_SELECT);
-        }
-        str_puts(s, "})");
-        return;
-    }
-    int64_t coef = 0;
-    switch (x->kind) {
-    case IR_VAR:
-        str_puts(s, lookup(e, x->var) ? lookup(e, x->var) : "0");
-        return;
-    case IR_LOAD: {
-        vec_access_coef(c, x->buf, x->args, x->nargs, &coef);
-        cg_vec *saved = e->vec;
-        e->vec = NULL;
-        cg_str a = {0};
-        emit_access(e, &a, x->buf, NULL, x->args, x->nargs);
-        e->vec = saved;
-        put_vector_load(s, c->vt, a.p ? a.p : "0", c->lanes, coef);
-        free(a.p);
-        return;
-    }
-    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV:
-        str_puts(s, "(");
-        emit_voperand(e, s, x->a);
-        str_puts(s, binary_op(x->kind));
-        emit_voperand(e, s, x->b);
-        str_puts(s, ")");
-        return;
-    case IR_NEG:
-        str_puts(s, "(-");
-        emit_vexpr(e, s, x->a);
-        str_puts(s, ")");
-        return;
-    case IR_SELECT: {
-        cg_vec *saved = e->vec;
-        e->vec = NULL;
-        str_puts(s, "(");
-        emit_operand(e, s, x->c, P_OR, false);
-        e->vec = saved;
-        /* both arms cast to the vector type: arithmetic on it yields the
-         * plain vector type (without its alignment and aliasing
-         * attributes), which ?: does not take with the attributed one */
-        str_printf(s, " ? (%s)", c->vt);
-        emit_vexpr(e, s, x->a);
-        str_printf(s, " : (%s)", c->vt);
-        emit_vexpr(e, s, x->b);
-        str_puts(s, ")");
-        return;
-    }
-    case IR_CALL: {
-        if (x->fn == IR_FN_SQRT || x->fn == IR_FN_RSQRT) {
-            /* the square-root instruction of the vector's width (exact, as sqrtf) */
-            e->intrin_used = true;
-            put_vsqrt_open(s, x->fn, c->dt, c->lanes * ir_dtype_size(c->dt), c->vt);
-            emit_vexpr(e, s, x->args[0]);
-            str_puts(s, x->fn == IR_FN_RSQRT ? ")))" : "))");
-            return;
-        }
-        const char *name = vmath_name(x->fn);
-        e->vmath_used[x->fn == IR_FN_SIGMOID ? IR_FN_EXP : x->fn][c->dt][c->log2] = true;
-        const char *one = c->dt == IR_F32 ? "1.0f" : "1.0";
-        if (x->fn == IR_FN_SIGMOID)
-            str_printf(s, "(%s / (%s + (%s)", one, one, c->vt);
-        else
-            str_printf(s, "((%s)", c->vt);
-        put_vmath_symbol(s, name, c->dt, c->lanes);
-        str_printf(s, "((tec_n%s)%s", c->vt + 4, x->fn == IR_FN_SIGMOID ? "(-" : "");
-        emit_vexpr(e, s, x->args[0]);
-        str_puts(s, x->fn == IR_FN_SIGMOID ? "))))" : "))");
-        return;
-    }
-    case IR_MIN: case IR_MAX:
-        e->vminmax_used[c->dt][c->log2] = true;
-        str_printf(s, "tec_v%s_%s(", x->kind == IR_MIN ? "min" : "max", c->vt + 4);
-        emit_vexpr(e, s, x->a);
-        str_puts(s, ", ");
-        emit_vexpr(e, s, x->b);
-        str_puts(s, ")");
-        return;
-    default:
-        internal(e, "vector expression of kind %s", ir_expr_kind_name(x->kind));
-        str_puts(s, "0");
-        return;
-    }
-}
-
-/* Unfolds blocks (iteration variables become their bindings, the init an
- * if on the reduce bindings) and inlines integer lets that depend on v, so
- * every index is an expression of v and invariant names. */
-static ir_stmt *vec_prepare(cg_emitter *e, const cg_vec *c, const ir_stmt *st, bool *ok)
-{
-    ir_module *m = e->scratch;
-    if (!st || !*ok)
-        return NULL;
-    switch (st->kind) {
-    case IR_S_SEQ: {
-        ir_stmt *q = ir_seq_new(m);
-        for (int i = 0; i < st->nbody; i++) {
-            ir_stmt *b = vec_prepare(e, c, st->body[i], ok);
-            if (b)
-                ir_seq_append(m, q, b);
-        }
-        return q;
-    }
-    case IR_S_BLOCK: {
-        ir_var **from = ir_alloc(m->arena, sizeof *from * (size_t)(st->niters + 1));
-        ir_expr **to = ir_alloc(m->arena, sizeof *to * (size_t)(st->niters + 1));
-        ir_expr *cond = NULL;
-        for (int i = 0; i < st->niters; i++) {
-            from[i] = st->iters[i].var;
-            to[i] = st->iters[i].binding;
-            if (st->iters[i].kind == IR_ITER_REDUCE) {
-                ir_expr *z = ir_binary(m, IR_EQ, ir_expr_copy(m, st->iters[i].binding),
-                                       ir_int_typed(m, 0, st->iters[i].binding->dtype));
-                cond = cond ? ir_binary(m, IR_AND, cond, z) : z;
-            }
-        }
-        ir_stmt *body = st->nbody ? ir_stmt_subst(m, st->body[0], from, to, st->niters) : NULL;
-        body = vec_prepare(e, c, body, ok);
-        if (!st->init)
-            return body;
-        ir_stmt *init = vec_prepare(e, c, ir_stmt_subst(m, st->init, from, to, st->niters), ok);
-        ir_stmt *q = ir_seq_new(m);
-        ir_seq_append(m, q, cond ? ir_if(m, cond, init, NULL) : init);
-        if (body)
-            ir_seq_append(m, q, body);
-        return q;
-    }
-    case IR_S_LET:
-        if (st->var && ir_dtype_is_int(st->var->dtype) && vec_dep(c, st->value)) {
-            ir_var *from[1] = {st->var};
-            ir_expr *to[1] = {st->value};
-            return vec_prepare(e, c, ir_stmt_subst(m, st->body[0], from, to, 1), ok);
-        } else {
-            ir_stmt *q = ir_stmt_copy(m, st);
-            q->body[0] = vec_prepare(e, c, st->body[0], ok);
-            return q;
-        }
-    case IR_S_IF: {
-        ir_stmt *q = ir_stmt_copy(m, st);
-        q->body[0] = vec_prepare(e, c, st->body[0], ok);
-        q->orelse = vec_prepare(e, c, st->orelse, ok);
-        return q;
-    }
-    case IR_S_STORE:
-        return ir_stmt_copy(m, st);
-    default:
-        *ok = false;   /* loops, allocations, asserts, calls: a plain loop */
-        return NULL;
-    }
-}
-
-/* A conjunction of comparisons of expressions affine in v: true for every
- * lane of a chunk when it is true for the first and the last (a split's
- * tail guard). */
-static bool vec_monotone(const cg_vec *c, const ir_expr *x)
-{
-    int64_t ka, kb;
-    switch (x->kind) {
-    case IR_AND:
-        return vec_monotone(c, x->a) && vec_monotone(c, x->b);
-    case IR_LT: case IR_LE: case IR_GT: case IR_GE:
-        return ir_dtype_is_int(x->a->dtype) && vec_affine(c, x->a, &ka) && vec_affine(c, x->b, &kb);
-    default:
-        return !vec_dep(c, x);
-    }
-}
-
-/* Whether a prepared body fits the vector form, and its element type. */
-/* The element types of vector loops: f32 and f64 (f16 and bf16 values
- * are stored as bits and converted one at a time). */
-static bool vector_dtype(ir_dtype t) { return t == IR_F32 || t == IR_F64; }
-
-static bool vec_check(cg_vec *c, const ir_stmt *st, bool *have_dt)
-{
-    if (!st)
-        return true;
-    switch (st->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < st->nbody; i++)
-            if (!vec_check(c, st->body[i], have_dt))
-                return false;
-        return true;
-    case IR_S_IF:
-        if (vec_dep(c, st->cond) && (st->orelse || c->vvars.n > 0 || !vec_monotone(c, st->cond)))
-            return false;
-        return vec_check(c, st->body[0], have_dt) && vec_check(c, st->orelse, have_dt);
-    case IR_S_LET:
-        if (vec_dep(c, st->value)) {
-            if (!vector_dtype(st->var->dtype) || (*have_dt && st->var->dtype != c->dt))
-                return false;
-            c->dt = st->var->dtype;
-            *have_dt = true;
-        }
-        return vec_check(c, st->body[0], have_dt);
-    case IR_S_STORE: {
-        int64_t coef = 1;
-        bool affine = vec_access_coef(c, st->buf, st->args, st->nargs, &coef);
-        if (affine && coef == 0)
-            return false;   /* every lane stores to one element: not a vector store */
-        if (!vector_dtype(st->buf->dtype) || (*have_dt && st->buf->dtype != c->dt))
-            return false;
-        c->dt = st->buf->dtype;
-        *have_dt = true;
-        return true;
-    }
-    default:
-        return false;
-    }
-}
-
-static void emit_vstmt(cg_emitter *e, cg_str *s, const ir_stmt *st)
-{
-    cg_vec *c = e->vec;
-    if (!st)
-        return;
-    switch (st->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < st->nbody; i++)
-            emit_vstmt(e, s, st->body[i]);
-        return;
-    case IR_S_IF: {
-        if (vec_dep(c, st->cond)) {
-            /* all lanes pass: vectors; otherwise lane by lane */
-            cg_str t = {0};
-            str_puts(&t, "(");
-            emit_lane(e, &t, st->cond, 0, P_AND);
-            str_puts(&t, ") && (");
-            emit_lane(e, &t, st->cond, c->lanes - 1, P_AND);
-            str_puts(&t, ")");
-            line(e, s, "if (%s) {", t.p ? t.p : "0");
-            free(t.p);
-            e->indent++;
-            emit_vstmt(e, s, st->body[0]);
-            e->indent--;
-            line(e, s, "} else {");
-            e->indent++;
-            /* one copy per lane, so a register tile's indices stay constant */
-            for (int l = 0; l < c->lanes; l++) {
-                char buf[160];
-                snprintf(buf, sizeof buf, "(%s + %d)", lookup(e, c->v) ? lookup(e, c->v) : "0", l);
-                bind_text(e, c->v, buf);
-                e->vec = NULL;
-                emit_stmt(e, s, st);
-                e->vec = c;
-                unbind(e, 1);
-            }
-            e->indent--;
-            line(e, s, "}");
-            return;
-        }
-        e->vec = NULL;
-        char *cond = expr_text(e, st->cond, P_TOP);
-        e->vec = c;
-        line(e, s, "if (%s) {", cond ? cond : "0");
-        free(cond);
-        e->indent++;
-        emit_vstmt(e, s, st->body[0]);
-        e->indent--;
-        if (st->orelse) {
-            line(e, s, "} else {");
-            e->indent++;
-            emit_vstmt(e, s, st->orelse);
-            e->indent--;
-        }
-        line(e, s, "}");
-        return;
-    }
-    case IR_S_LET: {
-        bool vector = vec_dep(c, st->value);
-        cg_str t = {0};
-        if (vector)
-            emit_vexpr(e, &t, st->value);
-        else {
-            e->vec = NULL;
-            emit_operand_plain(e, &t, st->value, P_SELECT, true);
-            e->vec = c;
-        }
-        line(e, s, "{");
-        e->indent++;
-        const char *v = bind(e, st->var, st->var->name);
-        line(e, s, "const %s %s = %s;", vector ? c->vt : var_ctype(e, st->var), v,
-             t.p ? t.p : "0");
-        free(t.p);
-        line(e, s, "(void)%s;", v);
-        if (vector)
-            set_add(e, &c->vvars, st->var);
-        emit_vstmt(e, s, st->body[0]);
-        if (vector)
-            c->vvars.n--;
-        unbind(e, 1);
-        e->indent--;
-        line(e, s, "}");
-        return;
-    }
-    case IR_S_STORE: {
-        cg_str val = {0}, a = {0};
-        emit_vexpr(e, &val, st->value);
-        int64_t coef = 0;
-        bool affine = vec_access_coef(c, st->buf, st->args, st->nargs, &coef);
-        e->vec = NULL;
-        if (affine)
-            emit_access(e, &a, st->buf, NULL, st->args, st->nargs);
-        e->vec = c;
-        if (affine && coef == 1) {
-            line(e, s, "*(%s *)&%s = %s;", c->vt, a.p ? a.p : "0", val.p ? val.p : "0");
-        } else {
-            line(e, s, "{");
-            e->indent++;
-            line(e, s, "const %s tec_t = %s;", c->vt, val.p ? val.p : "0");
-            for (int l = 0; l < c->lanes; l++) {
-                if (affine) {
-                    line(e, s, "(&%s)[%lld] = tec_t[%d];", a.p ? a.p : "0", (long long)(coef * l), l);
-                } else {
-                    ir_expr xs = {.kind = IR_LOAD, .dtype = st->buf->dtype, .buf = st->buf,
-                                  .args = st->args, .nargs = st->nargs};
-                    cg_str ls = {0};
-                    emit_lane(e, &ls, &xs, l, P_TOP);
-                    line(e, s, "%s = tec_t[%d];", ls.p ? ls.p : "0", l);
-                    free(ls.p);
-                }
-            }
-            e->indent--;
-            line(e, s, "}");
-        }
-        free(val.p);
-        free(a.p);
-        return;
-    }
-    default:
-        internal(e, "statement %s in a vector loop", ir_stmt_kind_name(st->kind));
-        return;
-    }
+        cg_str_printf(s, "(%s / ", f32 ? "1.0f" : "1.0");
+    cg_str_printf(s, "((%s)%s((%s)", vt, in, mt);
 }
 
 static int ilog2(int x)
@@ -2533,77 +1771,33 @@ static int ilog2(int x)
     return k;
 }
 
+/* The element types of vector loops: f32 and f64 (f16 and bf16 values
+ * are stored as bits and converted one at a time). */
+static bool vector_dtype(ir_dtype t) { return t == IR_F32 || t == IR_F64; }
+
 static bool emit_vector_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
 {
-    if (e->vec || !st->lo || !st->hi || st->lo->kind != IR_INT || st->hi->kind != IR_INT ||
-        st->nbody < 1 || !st->var || !ir_dtype_is_int(st->var->dtype))
-        return false;
-    int64_t lo = st->lo->ival, hi = st->hi->ival;
-    if (hi - lo < 2 || has_checked_access(e, st->body[0]))
+    if (st->nbody < 1 || has_checked_access(e, st->body[0]))
         return false;
     if (!e->scratch && !(e->scratch = ir_module_new("codegen-scratch"))) {
         e->oom = true;
         return false;
     }
-    cg_vec c = {.v = st->var};
-    bool ok = true, have_dt = false;
-    ir_stmt *body = vec_prepare(e, &c, st->body[0], &ok);
-    if (!ok || !vec_check(&c, body, &have_dt) || !have_dt)
-        return false;
     int vbytes = e->target && e->target->vector_bytes ? e->target->vector_bytes : 16;
-    int maxl = vbytes / ir_dtype_size(c.dt);
-    int64_t n = hi - lo;
-    int lanes = maxl;
-    while (lanes > 2 && lanes > n)
-        lanes /= 2;
-    if (lanes < 2)
+    ir_stmt *v = ir_vectorize_loop(e->scratch, st, vbytes);
+    if (!v)
         return false;
-    const char *ct = var_ctype(e, st->var);
-    /* whole vectors, then one vector of each smaller width down to 4 lanes
-     * that still fits (56 = 3 x 16 + 8), then scalars */
-    int64_t at = lo, left = n;
-    int tail_lanes = 0;
-    for (int l = lanes / 2; l >= 4; l /= 2)
-        if (left % lanes / l % 2)
-            tail_lanes += l;
-    int64_t scalars = n % lanes - tail_lanes;
-    line(e, s, "/* vectorized: %s in %lld..%lld, %d lanes%s%s */", st->var->name, (long long)lo,
-         (long long)hi, lanes, tail_lanes ? ", narrower vectors" : "",
-         scalars ? " and a scalar tail" : "");
-    for (int l = lanes; l >= 2 && (l == lanes || l >= 4); l /= 2) {
-        if (left < l)
-            continue;
-        int64_t count = l == lanes ? left / l * l : l;
-        c.lanes = l;
-        c.log2 = ilog2(l);
-        snprintf(c.vt, sizeof c.vt, "tec_%sx%d", dtype_suffix(c.dt), l);
-        snprintf(c.mt, sizeof c.mt, "tec_m%sx%d", dtype_suffix(c.dt), l);
-        c.mvec = l * ir_dtype_size(c.dt) >= 32 && l * ir_dtype_size(c.dt) <= vbytes;
-        c.vbytes = vbytes;
-        c.vvars = (cg_ptrset){0};
-        e->vtype_used[c.dt][c.log2] = true;
-        const char *v = bind(e, st->var, st->var->name);
-        line(e, s, "for (%s %s = %lld; %s < %lld; %s += %d) {", ct, v, (long long)at, v,
-             (long long)(at + count), v, l);
-        e->indent++;
-        e->vec = &c;
-        emit_vstmt(e, s, body);
-        e->vec = NULL;
-        e->indent--;
-        line(e, s, "}");
-        unbind(e, 1);
-        free(c.vvars.items);
-        at += count;
-        left -= count;
-    }
-    if (left > 0) {
-        const char *v = bind(e, st->var, st->var->name);
-        line(e, s, "for (%s %s = %lld; %s < %lld; ++%s) {", ct, v, (long long)at, v,
-             (long long)hi, v);
-        emit_body(e, s, st->body[0]);
-        line(e, s, "}");
-        unbind(e, 1);
-    }
+    /* one comment for the chunks and the tail */
+    int chunks = 0;
+    for (int i = 0; i < v->nbody; i++)
+        chunks += ir_for_step(v->body[i]) > 1;
+    bool tail = v->nbody > chunks;
+    line(e, s, "/* vectorized: %s in %lld..%lld, %lld lanes%s%s */", st->var->name,
+         (long long)st->lo->ival, (long long)st->hi->ival, (long long)ir_for_step(v->body[0]),
+         chunks > 1 ? ", narrower vectors" : "", tail ? " and a scalar tail" : "");
+    e->quiet_chunks = true;
+    emit_stmt(e, s, v);
+    e->quiet_chunks = false;
     return true;
 }
 
@@ -2629,7 +1823,7 @@ static const char *vector_ctype(cg_emitter *e, ir_dtype t, int lanes)
         return NULL;
     }
     e->vtype_used[t][k] = true;
-    snprintf(e->vtname[t][k], sizeof e->vtname[t][k], "tec_%sx%d", dtype_suffix(t), lanes);
+    snprintf(e->vtname[t][k], sizeof e->vtname[t][k], "tec_%sx%d", cg_dtype_suffix(t), lanes);
     return e->vtname[t][k];
 }
 
@@ -2671,7 +1865,7 @@ static void emit_vector_load(cg_emitter *e, cg_str *s, const ir_expr *x, const c
     cg_str a = {0};
     if (!vector_access(e, &a, x->buf, x, x->args, x->nargs, &coef)) {
         free(a.p);
-        str_puts(s, "0");
+        cg_str_puts(s, "0");
         return;
     }
     put_vector_load(s, vt, a.p ? a.p : "0", lanes, coef);
@@ -2690,27 +1884,27 @@ static void emit_vector_call(cg_emitter *e, cg_str *s, const ir_expr *x, const c
         e->intrin_used = true;
         put_vsqrt_open(s, x->fn, t, bytes, vt);
         emit_vector_ir(e, s, x->args[0]);
-        str_puts(s, x->fn == IR_FN_RSQRT ? ")))" : "))");
+        cg_str_puts(s, x->fn == IR_FN_RSQRT ? ")))" : "))");
         return;
     }
-    const char *name = vmath_name(x->fn);
+    const char *name = cg_vmath_name(x->fn);
     if (!name || bytes < 32 || bytes > vbytes) {
         user_error(e, "codegen: %s of %d %s values has no vector instruction or library "
                    "function on this target (in @%s)", ir_intrin_name(x->fn), lanes,
                    ir_dtype_name(t), func_name(e));
-        str_puts(s, "0");
+        cg_str_puts(s, "0");
         return;
     }
     e->vmath_used[x->fn == IR_FN_SIGMOID ? IR_FN_EXP : x->fn][t][ilog2(lanes)] = true;
     const char *one = f32 ? "1.0f" : "1.0";
     if (x->fn == IR_FN_SIGMOID)
-        str_printf(s, "(%s / (%s + (%s)", one, one, vt);
+        cg_str_printf(s, "(%s / (%s + (%s)", one, one, vt);
     else
-        str_printf(s, "((%s)", vt);
-    put_vmath_symbol(s, name, t, lanes);
-    str_printf(s, "((tec_n%s)%s", vt + 4, x->fn == IR_FN_SIGMOID ? "(-" : "");
+        cg_str_printf(s, "((%s)", vt);
+    cg_put_vmath_symbol(s, name, t, lanes);
+    cg_str_printf(s, "((tec_n%s)%s", vt + 4, x->fn == IR_FN_SIGMOID ? "(-" : "");
     emit_vector_ir(e, s, x->args[0]);
-    str_puts(s, x->fn == IR_FN_SIGMOID ? "))))" : "))");
+    cg_str_puts(s, x->fn == IR_FN_SIGMOID ? "))))" : "))");
 }
 
 /* An operand of + - * /: a broadcast is its scalar. */
@@ -2728,63 +1922,63 @@ static void emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
     int lanes = ir_expr_lanes(x);
     const char *vt = vector_ctype(e, x->dtype, lanes);
     if (!vt) {
-        str_puts(s, "0");
+        cg_str_puts(s, "0");
         return;
     }
     int k = ilog2(lanes);
     switch (x->kind) {
     case IR_LANES:   /* lane by lane: each a scalar expression */
-        str_printf(s, "((%s){", vt);
+        cg_str_printf(s, "((%s){", vt);
         for (int l = 0; l < x->nargs; l++) {
-            str_puts(s, l ? ", " : "");
+            cg_str_puts(s, l ? ", " : "");
             emit_operand(e, s, x->args[l], P_SELECT, false);
         }
-        str_puts(s, "})");
+        cg_str_puts(s, "})");
         return;
     case IR_BROADCAST:
         e->bcast_used[x->dtype][k] = true;
-        str_printf(s, "tec_bcast_%s(", vt + 4);
+        cg_str_printf(s, "tec_bcast_%s(", vt + 4);
         emit_operand(e, s, x->a, P_SELECT, false);
-        str_puts(s, ")");
+        cg_str_puts(s, ")");
         return;
     case IR_VAR:
-        str_puts(s, lookup(e, x->var) ? lookup(e, x->var) : "0");
+        cg_str_puts(s, lookup(e, x->var) ? lookup(e, x->var) : "0");
         return;
     case IR_LOAD:
         emit_vector_load(e, s, x, vt);
         return;
     case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV:
-        str_puts(s, "(");
+        cg_str_puts(s, "(");
         emit_vector_operand(e, s, x->a);
-        str_puts(s, binary_op(x->kind));
+        cg_str_puts(s, binary_op(x->kind));
         emit_vector_operand(e, s, x->b);
-        str_puts(s, ")");
+        cg_str_puts(s, ")");
         return;
     case IR_NEG:
-        str_puts(s, "(-");
+        cg_str_puts(s, "(-");
         emit_vector_ir(e, s, x->a);
-        str_puts(s, ")");
+        cg_str_puts(s, ")");
         return;
     case IR_MIN: case IR_MAX:
         e->vminmax_used[x->dtype][k] = true;
-        str_printf(s, "tec_v%s_%s(", x->kind == IR_MIN ? "min" : "max", vt + 4);
+        cg_str_printf(s, "tec_v%s_%s(", x->kind == IR_MIN ? "min" : "max", vt + 4);
         emit_vector_ir(e, s, x->a);
-        str_puts(s, ", ");
+        cg_str_puts(s, ", ");
         emit_vector_ir(e, s, x->b);
-        str_puts(s, ")");
+        cg_str_puts(s, ")");
         return;
     case IR_SELECT:
         if (ir_expr_lanes(x->c) == 1) {
             /* both arms cast to the vector type: arithmetic on it yields the
              * plain vector type (without its alignment and aliasing
              * attributes), which ?: does not take with the attributed one */
-            str_puts(s, "(");
+            cg_str_puts(s, "(");
             emit_operand(e, s, x->c, P_OR, false);
-            str_printf(s, " ? (%s)", vt);
+            cg_str_printf(s, " ? (%s)", vt);
             emit_vector_ir(e, s, x->a);
-            str_printf(s, " : (%s)", vt);
+            cg_str_printf(s, " : (%s)", vt);
             emit_vector_ir(e, s, x->b);
-            str_puts(s, ")");
+            cg_str_puts(s, ")");
             return;
         }
         break;
@@ -2799,7 +1993,7 @@ static void emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
     }
     user_error(e, "codegen: the C backend has no vector form of '%s' (in @%s)",
                ir_expr_kind_name(x->kind), func_name(e));
-    str_puts(s, "0");
+    cg_str_puts(s, "0");
 }
 
 /* buf[ramp...] = vector: one vector store at distance 1, else lane by lane. */
@@ -2838,7 +2032,7 @@ static void emit_stepped_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
     if (st->for_kind != IR_FOR_SERIAL && st->for_kind != IR_FOR_VECTORIZED)
         user_error(e, "codegen: a %s loop with a step is not supported (loop '%s' in @%s)",
                    ir_for_kind_name(st->for_kind), st->var->name, func_name(e));
-    if (st->for_kind == IR_FOR_VECTORIZED)
+    if (st->for_kind == IR_FOR_VECTORIZED && !e->quiet_chunks)
         line(e, s, "/* vectorized: %s in %s..%s, %lld lanes */", st->var->name, lo ? lo : "0",
              hi ? hi : "0", (long long)ir_for_step(st));
     const char *v = bind(e, st->var, st->var->name);
@@ -2919,44 +2113,44 @@ static void reset_function(cg_emitter *e)
 static void emit_func_comment(cg_emitter *e, cg_str *s, int index)
 {
     const ir_func *f = e->f;
-    str_puts(s, "/* @");
-    str_put_comment_text(s, f->name);
-    str_printf(s, " (kernel %d)\n", index);
+    cg_str_puts(s, "/* @");
+    cg_str_put_comment_text(s, f->name);
+    cg_str_printf(s, " (kernel %d)\n", index);
     for (int i = 0; i < f->nattrs; i++) {
-        str_puts(s, " *   ");
-        str_put_comment_text(s, f->attrs[i].key);
-        str_puts(s, ": ");
-        str_put_comment_text(s, f->attrs[i].value);
-        str_puts(s, "\n");
+        cg_str_puts(s, " *   ");
+        cg_str_put_comment_text(s, f->attrs[i].key);
+        cg_str_puts(s, ": ");
+        cg_str_put_comment_text(s, f->attrs[i].value);
+        cg_str_puts(s, "\n");
     }
     for (int i = 0; i < f->nparams; i++) {
         const ir_buffer *b = f->params[i];
-        str_puts(s, i == 0 ? " *   params: " : ",\n *           ");
-        str_put_comment_text(s, b->name);
-        str_puts(s, " ");
+        cg_str_puts(s, i == 0 ? " *   params: " : ",\n *           ");
+        cg_str_put_comment_text(s, b->name);
+        cg_str_puts(s, " ");
         shape_text(s, b);
-        str_puts(s, set_has(&e->written_bufs, b) ? " (written)" : " (read)");
+        cg_str_puts(s, set_has(&e->written_bufs, b) ? " (written)" : " (read)");
     }
     if (f->nparams > 0)
-        str_puts(s, "\n");
+        cg_str_puts(s, "\n");
     bool fails = e->asserts.n > 0 || e->nheap > 0 || e->split;
-    str_puts(s, fails ? " *   returns 0 on success, or\n" : " *   returns 0\n");
+    cg_str_puts(s, fails ? " *   returns 0 on success, or\n" : " *   returns 0\n");
     for (int i = 0; i < e->asserts.n; i++) {
-        str_printf(s, " *     %d: assert failed: ", i + 1);
-        str_put_comment_text(s, e->asserts.items[i]->msg ? e->asserts.items[i]->msg
+        cg_str_printf(s, " *     %d: assert failed: ", i + 1);
+        cg_str_put_comment_text(s, e->asserts.items[i]->msg ? e->asserts.items[i]->msg
                                                          : "(no message)");
-        str_puts(s, "\n");
+        cg_str_puts(s, "\n");
     }
     /* Only the codes this kernel can return; the numbering is fixed. */
     if (e->nheap > 0)
-        str_printf(s, " *     %d: out of memory\n", e->asserts.n + 1);
+        cg_str_printf(s, " *     %d: out of memory\n", e->asserts.n + 1);
     if (e->split) {
-        str_printf(s, " *     %d: integer division by zero\n", e->asserts.n + 2);
-        str_printf(s, " *     %d: float to integer cast out of range\n", e->asserts.n + 3);
+        cg_str_printf(s, " *     %d: integer division by zero\n", e->asserts.n + 2);
+        cg_str_printf(s, " *     %d: float to integer cast out of range\n", e->asserts.n + 3);
     }
     if (e->sites.n > 0)
-        str_printf(s, " *     %d: index out of range (%d checked)\n", e->asserts.n + 4, e->sites.n);
-    str_puts(s, " */\n");
+        cg_str_printf(s, " *     %d: index out of range (%d checked)\n", e->asserts.n + 4, e->sites.n);
+    cg_str_puts(s, " */\n");
 }
 
 /* "const float *restrict A, float *restrict C" */
@@ -2966,7 +2160,7 @@ static void emit_param_list(cg_emitter *e, cg_str *s, bool bind_names)
     for (int i = 0; i < f->nparams; i++) {
         const ir_buffer *b = f->params[i];
         const char *v = bind_names ? bind(e, b, b->name) : lookup(e, b);
-        str_printf(s, "%s%s%s *restrict %s", i ? ", " : "",
+        cg_str_printf(s, "%s%s%s *restrict %s", i ? ", " : "",
                    set_has(&e->written_bufs, b) ? "" : "const ", ir_dtype_ctype(b->dtype),
                    v ? v : "tec_p");
     }
@@ -2988,7 +2182,7 @@ static void emit_func_body(cg_emitter *e, cg_str *s)
     if (e->f->body)
         emit_stmt(e, s, e->f->body);
     if (e->nheap > 0) {
-        str_puts(s, "tec_exit:\n");
+        cg_str_puts(s, "tec_exit:\n");
         line(e, s, "for (int tec_i = 0; tec_i < %d; ++tec_i)", e->nheap);
         line(e, s, "    free(tec_heap[tec_i]);");
         line(e, s, "return tec_rc;");
@@ -3030,33 +2224,33 @@ static void emit_func(cg_emitter *e, cg_str *s, int index)
     }
     emit_func_comment(e, s, index);
     if (!e->split) {
-        str_printf(s, "%sint32_t %s(", linkage(e), sym);
+        cg_str_printf(s, "%sint32_t %s(", cg_linkage(e), sym);
         emit_param_list(e, s, true);
-        str_puts(s, f->nparams ? ")\n{\n" : "void)\n{\n");
+        cg_str_puts(s, f->nparams ? ")\n{\n" : "void)\n{\n");
         emit_func_body(e, s);
-        str_puts(s, "}\n");
+        cg_str_puts(s, "}\n");
     } else {
         /* The body runs under the wrapper's setjmp; a checked division by
          * zero longjmps back, and the wrapper frees what was allocated. */
         e->setjmp_used = true;
-        str_printf(s, "static int32_t %s_body(", sym);
+        cg_str_printf(s, "static int32_t %s_body(", sym);
         emit_param_list(e, s, true);
-        str_printf(s, "%s%sjmp_buf tec_jb)\n{\n", f->nparams ? ", " : "",
+        cg_str_printf(s, "%s%sjmp_buf tec_jb)\n{\n", f->nparams ? ", " : "",
                    e->nheap ? "void *volatile *tec_heap, " : "");
         emit_func_body(e, s);
-        str_puts(s, "}\n\n");
-        str_printf(s, "%sint32_t %s(", linkage(e), sym);
+        cg_str_puts(s, "}\n\n");
+        cg_str_printf(s, "%sint32_t %s(", cg_linkage(e), sym);
         emit_param_list(e, s, false);
-        str_puts(s, f->nparams ? ")\n{\n" : "void)\n{\n");
+        cg_str_puts(s, f->nparams ? ")\n{\n" : "void)\n{\n");
         e->indent = 1;
         line(e, s, "jmp_buf tec_jb;");
         if (e->nheap)
             line(e, s, "void *volatile tec_heap[%d] = {0};", e->nheap);
         cg_str call = {0};
-        str_printf(&call, "return %s_body(", sym);
+        cg_str_printf(&call, "return %s_body(", sym);
         for (int i = 0; i < f->nparams; i++)
-            str_printf(&call, "%s%s", i ? ", " : "", lookup(e, f->params[i]));
-        str_printf(&call, "%s%stec_jb);", f->nparams ? ", " : "", e->nheap ? "tec_heap, " : "");
+            cg_str_printf(&call, "%s%s", i ? ", " : "", lookup(e, f->params[i]));
+        cg_str_printf(&call, "%s%stec_jb);", f->nparams ? ", " : "", e->nheap ? "tec_heap, " : "");
         if (call.oom)
             e->oom = true;
         /* longjmp's value says why the body stopped. */
@@ -3076,275 +2270,9 @@ static void emit_func(cg_emitter *e, cg_str *s, int index)
         }
         line(e, s, "}");
         free(call.p);
-        str_puts(s, "}\n");
+        cg_str_puts(s, "}\n");
     }
     free(sym);
-}
-
-/* ---------------------------------------------------------------- the file */
-
-static void emit_helpers(cg_emitter *e, cg_str *s)
-{
-    bool *h = e->helper_used;
-    /* Checked helpers and i32 ones are written in terms of the i64 ones. */
-    h[H_FLOORDIV_I32] |= h[H_FLOORDIV_I32_CHK];
-    h[H_FLOORMOD_I32] |= h[H_FLOORMOD_I32_CHK];
-    h[H_FLOORDIV_I64] |= h[H_FLOORDIV_I64_CHK] || h[H_FLOORDIV_I32];
-    h[H_FLOORMOD_I64] |= h[H_FLOORMOD_I64_CHK] || h[H_FLOORMOD_I32];
-
-    if (h[H_FLOORDIV_I64])
-        str_puts(s,
-            "/* Integer division rounding toward -infinity (C's / truncates toward\n"
-            " * zero).  b == -1 is done by hand: INT64_MIN / -1 wraps instead of\n"
-            " * trapping. */\n"
-            "static inline int64_t tec_floordiv_i64(int64_t a, int64_t b)\n"
-            "{\n"
-            "    if (b == -1)\n"
-            "        return (int64_t)(0 - (uint64_t)a);\n"
-            "    int64_t q = a / b;\n"
-            "    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;\n"
-            "}\n\n");
-    if (h[H_FLOORMOD_I64])
-        str_puts(s,
-            "/* a - b * floordiv(a, b): the result has the sign of b. */\n"
-            "static inline int64_t tec_floormod_i64(int64_t a, int64_t b)\n"
-            "{\n"
-            "    if (b == -1)\n"
-            "        return 0;\n"
-            "    int64_t r = a % b;\n"
-            "    return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;\n"
-            "}\n\n");
-    if (h[H_FLOORDIV_I32])
-        str_puts(s,
-            "static inline int32_t tec_floordiv_i32(int32_t a, int32_t b)\n"
-            "{\n"
-            "    return (int32_t)tec_floordiv_i64(a, b);\n"
-            "}\n\n");
-    if (h[H_FLOORMOD_I32])
-        str_puts(s,
-            "static inline int32_t tec_floormod_i32(int32_t a, int32_t b)\n"
-            "{\n"
-            "    return (int32_t)tec_floormod_i64(a, b);\n"
-            "}\n\n");
-    static const struct { int id; const char *op, *t; } chk[] = {
-        {H_FLOORDIV_I64_CHK, "floordiv", "i64"}, {H_FLOORMOD_I64_CHK, "floormod", "i64"},
-        {H_FLOORDIV_I32_CHK, "floordiv", "i32"}, {H_FLOORMOD_I32_CHK, "floormod", "i32"},
-    };
-    bool any_chk = false;
-    for (size_t i = 0; i < sizeof chk / sizeof *chk; i++) {
-        if (!h[chk[i].id])
-            continue;
-        if (!any_chk)
-            str_puts(s, "/* Divisors that may be zero: stop the kernel (see its wrapper). */\n");
-        any_chk = true;
-        const char *ct = strcmp(chk[i].t, "i64") == 0 ? "int64_t" : "int32_t";
-        str_printf(s,
-            "static inline %s tec_%s_%s_chk(%s a, %s b, jmp_buf jb)\n"
-            "{\n"
-            "    if (b == 0)\n"
-            "        longjmp(jb, 1);\n"
-            "    return tec_%s_%s(a, b);\n"
-            "}\n\n", ct, chk[i].op, chk[i].t, ct, ct, chk[i].op, chk[i].t);
-    }
-    bool any_cast = false;
-    for (int to = 0; to < IR_NDTYPES; to++)
-        for (int from = 0; from < IR_NDTYPES; from++) {
-            if (!e->cast_used[to][from])
-                continue;
-            if (!any_cast)
-                str_printf(s, "/* Float to integer, truncating toward zero; NaN and values out of\n"
-                              " * the target's range stop the kernel (see its wrapper), leaving\n"
-                              " * the value and the target dtype for the message. */\n"
-                              "%sdouble tec_cast_value;\n"
-                              "%sint tec_cast_to;\n\n", linkage(e), linkage(e));
-            any_cast = true;
-            const char *tt = value_ctype((ir_dtype)to), *ft = value_ctype((ir_dtype)from);
-            int64_t lo, hi;
-            ir_dtype_int_range((ir_dtype)to, &lo, &hi);
-            str_printf(s,
-                "static inline %s tec_cast_%s_%s(%s x, jmp_buf jb)\n"
-                "{\n"
-                "    double t = trunc((double)x);\n"
-                "    if (!(t >= %.1f && t < %.1f)) {\n"
-                "        tec_cast_value = (double)x;\n"
-                "        tec_cast_to = %d;\n"
-                "        longjmp(jb, 2);\n"
-                "    }\n"
-                "    return (%s)t;\n"
-                "}\n\n", tt, dtype_suffix((ir_dtype)to), dtype_suffix((ir_dtype)from), ft,
-                (double)lo, (double)hi + 1.0, to, tt);
-        }
-    if (e->index_check_used)
-        str_puts(s,
-            "/* An index the compiler could not prove in range: outside [0, n) it\n"
-            " * stops the kernel (see its wrapper), leaving the site and the value\n"
-            " * for the message in this thread's copies. */\n"
-            "_Thread_local int64_t tec_index_value;\n"
-            "_Thread_local int tec_index_site;\n\n"
-            "static inline int64_t tec_index(int64_t i, int64_t n, int site, jmp_buf jb)\n"
-            "{\n"
-            "    if (__builtin_expect((uint64_t)i >= (uint64_t)n, 0)) {\n"
-            "        tec_index_value = i;\n"
-            "        tec_index_site = site;\n"
-            "        longjmp(jb, 3);\n"
-            "    }\n"
-            "    return i;\n"
-            "}\n\n");
-    if (h[H_ABS_I64] || h[H_ABS_I32])
-        str_puts(s,
-            "/* |x| with abs(INT64_MIN) wrapping to itself instead of trapping. */\n"
-            "static inline int64_t tec_abs_i64(int64_t x)\n"
-            "{\n"
-            "    return x < 0 ? (int64_t)(0 - (uint64_t)x) : x;\n"
-            "}\n\n");
-    if (h[H_ABS_I32])
-        str_puts(s, "static inline int32_t tec_abs_i32(int32_t x) { return (int32_t)tec_abs_i64(x); }\n\n");
-    for (int t = 0; t < IR_NDTYPES; t++) {
-        if (!is_supported_dtype((ir_dtype)t))
-            continue;
-        const char *ct = value_ctype((ir_dtype)t), *sfx = dtype_suffix((ir_dtype)t);
-        if (e->min_used[t])
-            str_printf(s, "static inline %s tec_min_%s(%s a, %s b) { return a < b ? a : b; }\n",
-                       ct, sfx, ct, ct);
-        if (e->max_used[t])
-            str_printf(s, "static inline %s tec_max_%s(%s a, %s b) { return a > b ? a : b; }\n",
-                       ct, sfx, ct, ct);
-        if (e->min_used[t] || e->max_used[t])
-            str_puts(s, "\n");
-    }
-    if (h[H_SMALLFLOAT])
-        str_printf(s, "/* f16 and bf16 (round to nearest even), as the interpreter has them. */\n%s\n",
-                   IR_SMALLFLOAT_CODE(IR_SMALLFLOAT_TEXT));
-    if (h[H_RSQRT_F32])
-        str_puts(s, "static inline float tec_rsqrt_f32(float x) { return 1.0f / sqrtf(x); }\n");
-    if (h[H_RSQRT_F64])
-        str_puts(s, "static inline double tec_rsqrt_f64(double x) { return 1.0 / sqrt(x); }\n");
-    if (h[H_SIGMOID_F32])
-        str_puts(s, "static inline float tec_sigmoid_f32(float x) { return 1.0f / (1.0f + expf(-x)); }\n");
-    if (h[H_SIGMOID_F64])
-        str_puts(s, "static inline double tec_sigmoid_f64(double x) { return 1.0 / (1.0 + exp(-x)); }\n");
-    if (h[H_RSQRT_F32] || h[H_RSQRT_F64] || h[H_SIGMOID_F32] || h[H_SIGMOID_F64])
-        str_puts(s, "\n");
-}
-
-/* GCC vector types (4-byte alignment: loads and stores may be unaligned;
- * may_alias: they read and write arrays of their element type), and the
- * helpers vector loops use. */
-static void emit_vector_types(cg_emitter *e, cg_str *s)
-{
-    bool any = false;
-    for (int t = 0; t < IR_NDTYPES; t++)
-        for (int k = 0; k < 8; k++) {
-            if (!e->vtype_used[t][k])
-                continue;
-            int lanes = 1 << k, size = ir_dtype_size((ir_dtype)t);
-            const char *ct = ir_dtype_ctype((ir_dtype)t);
-            const char *it = size == 8 ? "int64_t" : "int32_t";
-            const char *sf = dtype_suffix((ir_dtype)t);
-            if (!any)
-                str_puts(s, "/* Vector types of vectorized loops; TEC_SHUFFLE2(a, b, mask type,\n"
-                            " * lanes...) picks lanes of a and b (b's numbered after a's). */\n"
-                            "#ifdef __clang__\n"
-                            "#define TEC_SHUFFLE2(a, b, mt, ...) __builtin_shufflevector(a, b, __VA_ARGS__)\n"
-                            "#else\n"
-                            "#define TEC_SHUFFLE2(a, b, mt, ...) __builtin_shuffle(a, b, (mt){__VA_ARGS__})\n"
-                            "#endif\n");
-            any = true;
-            str_printf(s, "typedef %s tec_%sx%d __attribute__((vector_size(%d), aligned(%d), may_alias));\n",
-                       ct, sf, lanes, lanes * size, size);
-            str_printf(s, "typedef %s tec_m%sx%d __attribute__((vector_size(%d), aligned(%d), may_alias));\n",
-                       it, sf, lanes, lanes * size, size);
-            bool calls = false;
-            for (int f = 0; f < IR_NINTRINSICS; f++)
-                calls |= e->vmath_used[f][t][k];
-            if (calls) {
-                /* the vector function ABI passes naturally aligned vectors */
-                str_printf(s, "typedef %s tec_n%sx%d __attribute__((vector_size(%d)));\n", ct, sf,
-                           lanes, lanes * size);
-                for (int f = 0; f < IR_NINTRINSICS; f++) {
-                    if (!e->vmath_used[f][t][k])
-                        continue;
-                    cg_str sym = {0};
-                    put_vmath_symbol(&sym, vmath_name((ir_intrin)f), (ir_dtype)t, lanes);
-                    str_printf(s, "extern tec_n%sx%d %s(tec_n%sx%d);\n", sf, lanes,
-                               sym.p ? sym.p : "", sf, lanes);
-                    free(sym.p);
-                }
-            }
-            if (e->bcast_used[t][k]) {
-                str_printf(s, "static inline tec_%sx%d tec_bcast_%sx%d(%s x) { return (tec_%sx%d){",
-                           sf, lanes, sf, lanes, ct, sf, lanes);
-                for (int l = 0; l < lanes; l++)
-                    str_puts(s, l ? ", x" : "x");
-                str_puts(s, "}; }\n");
-            }
-            if (e->vminmax_used[t][k])
-                for (int mx = 0; mx < 2; mx++)
-                    /* fmin/fmax lane by lane: a NaN operand yields the other one */
-                    str_printf(s,
-                        "static inline tec_%sx%d tec_v%s_%sx%d(tec_%sx%d a, tec_%sx%d b)\n"
-                        "{\n"
-                        "    tec_m%sx%d m = (a %s b) | (b != b);\n"
-                        "    return (tec_%sx%d)(((tec_m%sx%d)a & m) | ((tec_m%sx%d)b & ~m));\n"
-                        "}\n",
-                        sf, lanes, mx ? "max" : "min", sf, lanes, sf, lanes, sf, lanes, sf, lanes,
-                        mx ? ">" : "<", sf, lanes, sf, lanes, sf, lanes);
-        }
-    if (any)
-        str_puts(s, "\n");
-    if (e->omp_used)
-        str_printf(s, "/* Threads of parallel loops; the loader sets it (--threads). */\n"
-                      "%sint tec_num_threads = 1;\n"
-                      "extern int omp_get_thread_num(void);\n\n", linkage(e));
-}
-
-static void emit_prelude(cg_emitter *e, cg_str *s)
-{
-    str_puts(s, "/* Generated by tec " PACKAGE_VERSION " from module \"");
-    str_put_comment_text(s, e->m->name ? e->m->name : "");
-    str_printf(s, "\" (%d kernel%s).\n", e->m->nfuncs, e->m->nfuncs == 1 ? "" : "s");
-    str_puts(s,
-        " *\n"
-        " * Each kernel takes one pointer per buffer parameter (dense row-major\n"
-        " * storage; parameters never alias) and returns 0 or the failure code its\n"
-        " * comment lists.  Arithmetic is the IR's: f32 stays in float, integers\n"
-        " * wrap (-fwrapv), floordiv/floormod round toward -infinity.  Build with\n"
-        " * -ffp-contract=off to get the interpreter's results bit for bit. */\n\n");
-    str_puts(s, "#include <math.h>\n");
-    if (e->setjmp_used)
-        str_puts(s, "#include <setjmp.h>\n");
-    if (e->intrin_used)
-        str_puts(s, "#include <immintrin.h>\n");
-    str_puts(s, "#include <stdint.h>\n#include <stdlib.h>\n");
-    if (e->omp_used)
-        str_puts(s, "#include <string.h>\n");
-    str_puts(s, "\n");
-    bool hooks = false;
-    for (int i = 0; i < IR_NINTRINSICS; i++)
-        hooks |= e->hook_used[i];
-    if (hooks) {
-        str_puts(s, "/* Runtime hooks, resolved from the tec process when the kernels load. */\n");
-        for (int i = 0; i < IR_NINTRINSICS; i++) {
-            if (!e->hook_used[i])
-                continue;
-            str_printf(s, "extern void %s(", ir_intrin_name((ir_intrin)i));
-            for (int a = 0; a < ir_intrin_arity((ir_intrin)i); a++)
-                str_printf(s, "%sint64_t", a ? ", " : "");
-            str_puts(s, ir_intrin_arity((ir_intrin)i) ? ");\n" : "void);\n");
-        }
-        str_puts(s, "\n");
-    }
-    if (e->ivdep_used)
-        str_puts(s,
-            "/* GCC's \"#pragma GCC ivdep\", or clang's equivalent: the loop that\n"
-            " * follows carries no dependence between iterations. */\n"
-            "#if defined(__clang__)\n"
-            "#define TEC_IVDEP _Pragma(\"clang loop vectorize(assume_safety)\")\n"
-            "#else\n"
-            "#define TEC_IVDEP _Pragma(\"GCC ivdep\")\n"
-            "#endif\n\n");
-    emit_vector_types(e, s);
-    emit_helpers(e, s);
 }
 
 static char *emit_c(const ir_module *m, const cg_target *t, bool internal, bool unchecked,
@@ -3360,7 +2288,7 @@ static char *emit_c(const ir_module *m, const cg_target *t, bool internal, bool 
             continue;
         }
         if (i > 0)
-            str_puts(&funcs, "\n");
+            cg_str_puts(&funcs, "\n");
         emit_func(&e, &funcs, i);
     }
     reset_function(&e);
@@ -3376,9 +2304,9 @@ static char *emit_c(const ir_module *m, const cg_target *t, bool internal, bool 
 
     cg_str out = {0};
     if (!e.failed) {
-        emit_prelude(&e, &out);
+        cg_emit_prelude(&e, &out);
         if (funcs.p)
-            str_puts(&out, funcs.p);
+            cg_str_puts(&out, funcs.p);
     }
     free(funcs.p);
     if (!e.failed && (e.oom || funcs.oom || out.oom)) {

@@ -593,6 +593,10 @@ bool ir_expr_check_node(const ir_expr *e, ir_dtype *result, char *msg, size_t si
 bool ir_expr_check_lanes(const ir_expr *e, int *lanes, char *msg, size_t size);
 /* Whether a function holds vector IR (vector expressions or stepped loops). */
 bool ir_func_has_vectors(const ir_func *f);
+/* A `vectorized` loop with constant bounds as vector IR for vectors of
+ * vector_bytes bytes (ir/vectorize.c): chunks stepping by the lanes and a
+ * scalar tail, built in m; NULL when the loop's body does not fit. */
+ir_stmt *ir_vectorize_loop(ir_module *m, const ir_stmt *st, int vector_bytes);
 /* Whether two buffers have the same number of elements (exact, GMP). */
 bool ir_buffer_same_numel(const ir_buffer *a, const ir_buffer *b);
 

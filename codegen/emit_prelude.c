@@ -1,0 +1,398 @@
+/* codegen/emit_prelude.c — the opening of a generated C file: the comment
+ * that says what it is, includes, the runtime hooks it calls, the GCC vector
+ * types of its vector loops and the helper functions (floordiv, checked
+ * casts, min/max, small floats, ...) its kernels used, each written only when
+ * used; and the growable text both files of the C backend write into.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "codegen/emit_c.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/smallfloat.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+/* ---------------------------------------------------------------- growable text */
+
+void cg_str_putn(cg_str *s, const char *t, size_t n)
+{
+    if (s->oom)
+        return;
+    if (s->len + n + 1 > s->cap) {
+        size_t cap = s->cap ? s->cap : 256;
+        while (s->len + n + 1 > cap)
+            cap *= 2;
+        char *p = realloc(s->p, cap);
+        if (!p) {
+            s->oom = true;
+            return;
+        }
+        s->p = p;
+        s->cap = cap;
+    }
+    memcpy(s->p + s->len, t, n);
+    s->len += n;
+    s->p[s->len] = '\0';
+}
+
+void cg_str_puts(cg_str *s, const char *t) { cg_str_putn(s, t, strlen(t)); }
+
+void cg_str_vprintf(cg_str *s, const char *fmt, va_list ap)
+{
+    char small[256];
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n < 0) {
+        s->oom = true;
+    } else if ((size_t)n < sizeof small) {
+        cg_str_putn(s, small, (size_t)n);
+    } else {
+        char *big = malloc((size_t)n + 1);
+        if (!big) {
+            s->oom = true;
+        } else {
+            vsnprintf(big, (size_t)n + 1, fmt, again);
+            cg_str_putn(s, big, (size_t)n);
+            free(big);
+        }
+    }
+    va_end(again);
+}
+
+void cg_str_printf(cg_str *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cg_str_vprintf(s, fmt, ap);
+    va_end(ap);
+}
+
+/* Appends text that ends up inside a C comment: "*" followed by "/" would
+ * end the comment early and control characters would break the layout. */
+void cg_str_put_comment_text(cg_str *s, const char *t)
+{
+    for (const char *p = t; p && *p; p++) {
+        if (p[0] == '*' && p[1] == '/')
+            cg_str_puts(s, "* ");
+        else if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            cg_str_putn(s, " ", 1);
+        else
+            cg_str_putn(s, p, 1);
+    }
+}
+
+const char *cg_dtype_suffix(ir_dtype t)
+{
+    switch (t) {
+    case IR_BOOL: return "b";
+    case IR_I8: return "i8";
+    case IR_U8: return "u8";
+    case IR_I16: return "i16";
+    case IR_I32: return "i32";
+    case IR_I64: return "i64";
+    case IR_F16: return "f16";
+    case IR_BF16: return "bf16";
+    case IR_F32: return "f32";
+    case IR_F64: return "f64";
+    default: return "x";
+    }
+}
+
+/* glibc's vector math (libmvec) for a math intrinsic, or NULL: the vector
+ * function ABI names _ZGV<isa>N<lanes>v_<name>, isa d for 32-byte and e for
+ * 64-byte vectors.  sigmoid is 1 / (1 + exp(-x)), as in the scalar helper. */
+const char *cg_vmath_name(ir_intrin fn)
+{
+    switch (fn) {
+    case IR_FN_EXP: case IR_FN_SIGMOID: return "exp";
+    case IR_FN_LOG: return "log";
+    case IR_FN_TANH: return "tanh";
+    case IR_FN_ERF: return "erf";
+    case IR_FN_SIN: return "sin";
+    case IR_FN_COS: return "cos";
+    default: return NULL;
+    }
+}
+
+void cg_put_vmath_symbol(cg_str *s, const char *name, ir_dtype t, int lanes)
+{
+    int bytes = lanes * ir_dtype_size(t);
+    cg_str_printf(s, "_ZGV%cN%dv_%s%s", bytes == 64 ? 'e' : 'd', lanes, name, t == IR_F32 ? "f" : "");
+}
+
+/* ---------------------------------------------------------------- the file */
+
+static void emit_helpers(cg_emitter *e, cg_str *s)
+{
+    bool *h = e->helper_used;
+    /* Checked helpers and i32 ones are written in terms of the i64 ones. */
+    h[H_FLOORDIV_I32] |= h[H_FLOORDIV_I32_CHK];
+    h[H_FLOORMOD_I32] |= h[H_FLOORMOD_I32_CHK];
+    h[H_FLOORDIV_I64] |= h[H_FLOORDIV_I64_CHK] || h[H_FLOORDIV_I32];
+    h[H_FLOORMOD_I64] |= h[H_FLOORMOD_I64_CHK] || h[H_FLOORMOD_I32];
+
+    if (h[H_FLOORDIV_I64])
+        cg_str_puts(s,
+            "/* Integer division rounding toward -infinity (C's / truncates toward\n"
+            " * zero).  b == -1 is done by hand: INT64_MIN / -1 wraps instead of\n"
+            " * trapping. */\n"
+            "static inline int64_t tec_floordiv_i64(int64_t a, int64_t b)\n"
+            "{\n"
+            "    if (b == -1)\n"
+            "        return (int64_t)(0 - (uint64_t)a);\n"
+            "    int64_t q = a / b;\n"
+            "    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;\n"
+            "}\n\n");
+    if (h[H_FLOORMOD_I64])
+        cg_str_puts(s,
+            "/* a - b * floordiv(a, b): the result has the sign of b. */\n"
+            "static inline int64_t tec_floormod_i64(int64_t a, int64_t b)\n"
+            "{\n"
+            "    if (b == -1)\n"
+            "        return 0;\n"
+            "    int64_t r = a % b;\n"
+            "    return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;\n"
+            "}\n\n");
+    if (h[H_FLOORDIV_I32])
+        cg_str_puts(s,
+            "static inline int32_t tec_floordiv_i32(int32_t a, int32_t b)\n"
+            "{\n"
+            "    return (int32_t)tec_floordiv_i64(a, b);\n"
+            "}\n\n");
+    if (h[H_FLOORMOD_I32])
+        cg_str_puts(s,
+            "static inline int32_t tec_floormod_i32(int32_t a, int32_t b)\n"
+            "{\n"
+            "    return (int32_t)tec_floormod_i64(a, b);\n"
+            "}\n\n");
+    static const struct { int id; const char *op, *t; } chk[] = {
+        {H_FLOORDIV_I64_CHK, "floordiv", "i64"}, {H_FLOORMOD_I64_CHK, "floormod", "i64"},
+        {H_FLOORDIV_I32_CHK, "floordiv", "i32"}, {H_FLOORMOD_I32_CHK, "floormod", "i32"},
+    };
+    bool any_chk = false;
+    for (size_t i = 0; i < sizeof chk / sizeof *chk; i++) {
+        if (!h[chk[i].id])
+            continue;
+        if (!any_chk)
+            cg_str_puts(s, "/* Divisors that may be zero: stop the kernel (see its wrapper). */\n");
+        any_chk = true;
+        const char *ct = strcmp(chk[i].t, "i64") == 0 ? "int64_t" : "int32_t";
+        cg_str_printf(s,
+            "static inline %s tec_%s_%s_chk(%s a, %s b, jmp_buf jb)\n"
+            "{\n"
+            "    if (b == 0)\n"
+            "        longjmp(jb, 1);\n"
+            "    return tec_%s_%s(a, b);\n"
+            "}\n\n", ct, chk[i].op, chk[i].t, ct, ct, chk[i].op, chk[i].t);
+    }
+    bool any_cast = false;
+    for (int to = 0; to < IR_NDTYPES; to++)
+        for (int from = 0; from < IR_NDTYPES; from++) {
+            if (!e->cast_used[to][from])
+                continue;
+            if (!any_cast)
+                cg_str_printf(s, "/* Float to integer, truncating toward zero; NaN and values out of\n"
+                              " * the target's range stop the kernel (see its wrapper), leaving\n"
+                              " * the value and the target dtype for the message. */\n"
+                              "%sdouble tec_cast_value;\n"
+                              "%sint tec_cast_to;\n\n", cg_linkage(e), cg_linkage(e));
+            any_cast = true;
+            const char *tt = cg_value_ctype((ir_dtype)to), *ft = cg_value_ctype((ir_dtype)from);
+            int64_t lo, hi;
+            ir_dtype_int_range((ir_dtype)to, &lo, &hi);
+            cg_str_printf(s,
+                "static inline %s tec_cast_%s_%s(%s x, jmp_buf jb)\n"
+                "{\n"
+                "    double t = trunc((double)x);\n"
+                "    if (!(t >= %.1f && t < %.1f)) {\n"
+                "        tec_cast_value = (double)x;\n"
+                "        tec_cast_to = %d;\n"
+                "        longjmp(jb, 2);\n"
+                "    }\n"
+                "    return (%s)t;\n"
+                "}\n\n", tt, cg_dtype_suffix((ir_dtype)to), cg_dtype_suffix((ir_dtype)from), ft,
+                (double)lo, (double)hi + 1.0, to, tt);
+        }
+    if (e->index_check_used)
+        cg_str_puts(s,
+            "/* An index the compiler could not prove in range: outside [0, n) it\n"
+            " * stops the kernel (see its wrapper), leaving the site and the value\n"
+            " * for the message in this thread's copies. */\n"
+            "_Thread_local int64_t tec_index_value;\n"
+            "_Thread_local int tec_index_site;\n\n"
+            "static inline int64_t tec_index(int64_t i, int64_t n, int site, jmp_buf jb)\n"
+            "{\n"
+            "    if (__builtin_expect((uint64_t)i >= (uint64_t)n, 0)) {\n"
+            "        tec_index_value = i;\n"
+            "        tec_index_site = site;\n"
+            "        longjmp(jb, 3);\n"
+            "    }\n"
+            "    return i;\n"
+            "}\n\n");
+    if (h[H_ABS_I64] || h[H_ABS_I32])
+        cg_str_puts(s,
+            "/* |x| with abs(INT64_MIN) wrapping to itself instead of trapping. */\n"
+            "static inline int64_t tec_abs_i64(int64_t x)\n"
+            "{\n"
+            "    return x < 0 ? (int64_t)(0 - (uint64_t)x) : x;\n"
+            "}\n\n");
+    if (h[H_ABS_I32])
+        cg_str_puts(s, "static inline int32_t tec_abs_i32(int32_t x) { return (int32_t)tec_abs_i64(x); }\n\n");
+    for (int t = 0; t < IR_NDTYPES; t++) {
+        if (!cg_is_supported_dtype((ir_dtype)t))
+            continue;
+        const char *ct = cg_value_ctype((ir_dtype)t), *sfx = cg_dtype_suffix((ir_dtype)t);
+        if (e->min_used[t])
+            cg_str_printf(s, "static inline %s tec_min_%s(%s a, %s b) { return a < b ? a : b; }\n",
+                       ct, sfx, ct, ct);
+        if (e->max_used[t])
+            cg_str_printf(s, "static inline %s tec_max_%s(%s a, %s b) { return a > b ? a : b; }\n",
+                       ct, sfx, ct, ct);
+        if (e->min_used[t] || e->max_used[t])
+            cg_str_puts(s, "\n");
+    }
+    if (h[H_SMALLFLOAT])
+        cg_str_printf(s, "/* f16 and bf16 (round to nearest even), as the interpreter has them. */\n%s\n",
+                   IR_SMALLFLOAT_CODE(IR_SMALLFLOAT_TEXT));
+    if (h[H_RSQRT_F32])
+        cg_str_puts(s, "static inline float tec_rsqrt_f32(float x) { return 1.0f / sqrtf(x); }\n");
+    if (h[H_RSQRT_F64])
+        cg_str_puts(s, "static inline double tec_rsqrt_f64(double x) { return 1.0 / sqrt(x); }\n");
+    if (h[H_SIGMOID_F32])
+        cg_str_puts(s, "static inline float tec_sigmoid_f32(float x) { return 1.0f / (1.0f + expf(-x)); }\n");
+    if (h[H_SIGMOID_F64])
+        cg_str_puts(s, "static inline double tec_sigmoid_f64(double x) { return 1.0 / (1.0 + exp(-x)); }\n");
+    if (h[H_RSQRT_F32] || h[H_RSQRT_F64] || h[H_SIGMOID_F32] || h[H_SIGMOID_F64])
+        cg_str_puts(s, "\n");
+}
+
+/* GCC vector types (4-byte alignment: loads and stores may be unaligned;
+ * may_alias: they read and write arrays of their element type), and the
+ * helpers vector loops use. */
+static void emit_vector_types(cg_emitter *e, cg_str *s)
+{
+    bool any = false;
+    for (int t = 0; t < IR_NDTYPES; t++)
+        for (int k = 0; k < 8; k++) {
+            if (!e->vtype_used[t][k])
+                continue;
+            int lanes = 1 << k, size = ir_dtype_size((ir_dtype)t);
+            const char *ct = ir_dtype_ctype((ir_dtype)t);
+            const char *it = size == 8 ? "int64_t" : "int32_t";
+            const char *sf = cg_dtype_suffix((ir_dtype)t);
+            if (!any)
+                cg_str_puts(s, "/* Vector types of vectorized loops; TEC_SHUFFLE2(a, b, mask type,\n"
+                            " * lanes...) picks lanes of a and b (b's numbered after a's). */\n"
+                            "#ifdef __clang__\n"
+                            "#define TEC_SHUFFLE2(a, b, mt, ...) __builtin_shufflevector(a, b, __VA_ARGS__)\n"
+                            "#else\n"
+                            "#define TEC_SHUFFLE2(a, b, mt, ...) __builtin_shuffle(a, b, (mt){__VA_ARGS__})\n"
+                            "#endif\n");
+            any = true;
+            cg_str_printf(s, "typedef %s tec_%sx%d __attribute__((vector_size(%d), aligned(%d), may_alias));\n",
+                       ct, sf, lanes, lanes * size, size);
+            cg_str_printf(s, "typedef %s tec_m%sx%d __attribute__((vector_size(%d), aligned(%d), may_alias));\n",
+                       it, sf, lanes, lanes * size, size);
+            bool calls = false;
+            for (int f = 0; f < IR_NINTRINSICS; f++)
+                calls |= e->vmath_used[f][t][k];
+            if (calls) {
+                /* the vector function ABI passes naturally aligned vectors */
+                cg_str_printf(s, "typedef %s tec_n%sx%d __attribute__((vector_size(%d)));\n", ct, sf,
+                           lanes, lanes * size);
+                for (int f = 0; f < IR_NINTRINSICS; f++) {
+                    if (!e->vmath_used[f][t][k])
+                        continue;
+                    cg_str sym = {0};
+                    cg_put_vmath_symbol(&sym, cg_vmath_name((ir_intrin)f), (ir_dtype)t, lanes);
+                    cg_str_printf(s, "extern tec_n%sx%d %s(tec_n%sx%d);\n", sf, lanes,
+                               sym.p ? sym.p : "", sf, lanes);
+                    free(sym.p);
+                }
+            }
+            if (e->bcast_used[t][k]) {
+                cg_str_printf(s, "static inline tec_%sx%d tec_bcast_%sx%d(%s x) { return (tec_%sx%d){",
+                           sf, lanes, sf, lanes, ct, sf, lanes);
+                for (int l = 0; l < lanes; l++)
+                    cg_str_puts(s, l ? ", x" : "x");
+                cg_str_puts(s, "}; }\n");
+            }
+            if (e->vminmax_used[t][k])
+                for (int mx = 0; mx < 2; mx++)
+                    /* fmin/fmax lane by lane: a NaN operand yields the other one */
+                    cg_str_printf(s,
+                        "static inline tec_%sx%d tec_v%s_%sx%d(tec_%sx%d a, tec_%sx%d b)\n"
+                        "{\n"
+                        "    tec_m%sx%d m = (a %s b) | (b != b);\n"
+                        "    return (tec_%sx%d)(((tec_m%sx%d)a & m) | ((tec_m%sx%d)b & ~m));\n"
+                        "}\n",
+                        sf, lanes, mx ? "max" : "min", sf, lanes, sf, lanes, sf, lanes, sf, lanes,
+                        mx ? ">" : "<", sf, lanes, sf, lanes, sf, lanes);
+        }
+    if (any)
+        cg_str_puts(s, "\n");
+    if (e->omp_used)
+        cg_str_printf(s, "/* Threads of parallel loops; the loader sets it (--threads). */\n"
+                      "%sint tec_num_threads = 1;\n"
+                      "extern int omp_get_thread_num(void);\n\n", cg_linkage(e));
+}
+
+void cg_emit_prelude(cg_emitter *e, cg_str *s)
+{
+    cg_str_puts(s, "/* Generated by tec " PACKAGE_VERSION " from module \"");
+    cg_str_put_comment_text(s, e->m->name ? e->m->name : "");
+    cg_str_printf(s, "\" (%d kernel%s).\n", e->m->nfuncs, e->m->nfuncs == 1 ? "" : "s");
+    cg_str_puts(s,
+        " *\n"
+        " * Each kernel takes one pointer per buffer parameter (dense row-major\n"
+        " * storage; parameters never alias) and returns 0 or the failure code its\n"
+        " * comment lists.  Arithmetic is the IR's: f32 stays in float, integers\n"
+        " * wrap (-fwrapv), floordiv/floormod round toward -infinity.  Build with\n"
+        " * -ffp-contract=off to get the interpreter's results bit for bit. */\n\n");
+    cg_str_puts(s, "#include <math.h>\n");
+    if (e->setjmp_used)
+        cg_str_puts(s, "#include <setjmp.h>\n");
+    if (e->intrin_used)
+        cg_str_puts(s, "#include <immintrin.h>\n");
+    cg_str_puts(s, "#include <stdint.h>\n#include <stdlib.h>\n");
+    if (e->omp_used)
+        cg_str_puts(s, "#include <string.h>\n");
+    cg_str_puts(s, "\n");
+    bool hooks = false;
+    for (int i = 0; i < IR_NINTRINSICS; i++)
+        hooks |= e->hook_used[i];
+    if (hooks) {
+        cg_str_puts(s, "/* Runtime hooks, resolved from the tec process when the kernels load. */\n");
+        for (int i = 0; i < IR_NINTRINSICS; i++) {
+            if (!e->hook_used[i])
+                continue;
+            cg_str_printf(s, "extern void %s(", ir_intrin_name((ir_intrin)i));
+            for (int a = 0; a < ir_intrin_arity((ir_intrin)i); a++)
+                cg_str_printf(s, "%sint64_t", a ? ", " : "");
+            cg_str_puts(s, ir_intrin_arity((ir_intrin)i) ? ");\n" : "void);\n");
+        }
+        cg_str_puts(s, "\n");
+    }
+    if (e->ivdep_used)
+        cg_str_puts(s,
+            "/* GCC's \"#pragma GCC ivdep\", or clang's equivalent: the loop that\n"
+            " * follows carries no dependence between iterations. */\n"
+            "#if defined(__clang__)\n"
+            "#define TEC_IVDEP _Pragma(\"clang loop vectorize(assume_safety)\")\n"
+            "#else\n"
+            "#define TEC_IVDEP _Pragma(\"GCC ivdep\")\n"
+            "#endif\n\n");
+    emit_vector_types(e, s);
+    emit_helpers(e, s);
+}
+

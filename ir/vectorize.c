@@ -1,0 +1,527 @@
+/* ir/vectorize.c — a `vectorized` loop as vector IR.
+ *
+ * A vectorized loop over v in [lo, hi) with constant bounds runs in chunks
+ * of W lanes (W = the target's vector bytes / element size, halved while it
+ * exceeds the trip count), then one chunk of each narrower width down to 4
+ * lanes that fits what is left (56 = 3 x 16 + 8), then a scalar tail:
+ *
+ *   for j in 0..21 vectorized {        for j in 0..16 step 8 vectorized { B(8 lanes) }
+ *     B                           ->   for j in 16..20 step 4 vectorized { B(4 lanes) }
+ *   }                                  for j in 20..21 { B }
+ *
+ * In a chunk, v is ramp(v, 1, L) (as in Halide's VectorizeLoops and TVM's
+ * VectorizeLoop): the body is first unfolded (blocks: iteration variables
+ * become their bindings, the init an if on the reduce bindings; integer lets
+ * that depend on v are inlined), then every expression that depends on v
+ * becomes a vector of the loop's element type (f32 or f64):
+ *
+ *   - one that does not is broadcast;
+ *   - a load or store whose indices are affine in v with constant
+ *     coefficients indexes with ramps (the C backend makes stride 1 one
+ *     vector access, stride 2 two loads and a shuffle, others one element
+ *     per lane);
+ *   - + - * / neg min max, a select whose condition does not depend on v,
+ *     sqrt and rsqrt (an instruction of 16 to the target's bytes), and exp,
+ *     log, tanh, erf, sin, cos, sigmoid on vectors of 32 or more bytes
+ *     (glibc's libmvec) are vector operations;
+ *   - anything else (casts, selects on a lane's condition, other calls,
+ *     indices that are not affine) is computed lane by lane: lanes(x0, ...)
+ *     with v replaced by v + l in lane l, which is exact and keeps a
+ *     select's unchosen arm unevaluated;
+ *   - an if whose condition depends on v is a conjunction of comparisons of
+ *     affine forms (a split's tail guard): when it holds for the first and
+ *     the last lane it holds for all, and the vector body runs; else one
+ *     scalar copy of the if per lane.
+ *
+ * A loop whose body holds anything else (inner loops, allocations, asserts,
+ * calls, a store of every lane to one element, mixed element types, an if
+ * with an else or inside a vector let, a store at an index that is not
+ * affine, a lane-by-lane value that reads a vector let) is left as it is:
+ * the C backend runs it as a plain loop.
+ *
+ * Two callers: the `vectorize` pass (passes/vectorize.c), which rewrites a
+ * module's loops so --dump-ir shows them, and the C backend, which prints
+ * through it every loop still marked `vectorized` (the pass is not in the
+ * -O pipelines yet: the passes before it, the profile's analysis and the
+ * accelerator model read scalar IR).
+ */
+#include "ir/ir.h"
+
+/* A let of the body whose value is a vector: its variable, and the vector
+ * variable that replaces it. */
+typedef struct vz_let {
+    const ir_var *old;
+    ir_var *vec;
+} vz_let;
+
+/* The loop being vectorized, and the vector lets of the chunk being built
+ * (old scalar variable -> its vector variable). */
+typedef struct vz {
+    ir_module *m;
+    const ir_var *v;        /* the loop variable */
+    ir_var *chunk_v;        /* its copy in the chunk being built */
+    ir_dtype dt;            /* element type of the vectors */
+    int lanes;
+    int vbytes;             /* the target's vector width */
+    struct vz_let *vlets;   /* lets holding vectors */
+    int nvlets, capvlets;
+    bool fail;              /* the chunk cannot be built: leave the loop */
+} vz;
+
+static bool is_vlet(const vz *z, const ir_var *v)
+{
+    for (int i = 0; i < z->nvlets; i++)
+        if (z->vlets[i].old == v)
+            return true;
+    return false;
+}
+
+typedef struct dep_ctx {
+    const vz *z;
+    bool dep;
+} dep_ctx;
+
+static bool dep_visit(const ir_expr *x, void *p)
+{
+    dep_ctx *d = p;
+    if (x->kind == IR_VAR && (x->var == d->z->v || is_vlet(d->z, x->var)))
+        d->dep = true;
+    return !d->dep;
+}
+
+/* Whether x's value differs between lanes. */
+static bool dep(const vz *z, const ir_expr *x)
+{
+    dep_ctx d = {z, false};
+    if (x)
+        ir_expr_walk(x, dep_visit, &d);
+    return d.dep;
+}
+
+/* x = coef * v + (terms without v), with coef an exact constant. */
+static bool affine(const vz *z, const ir_expr *x, int64_t *coef)
+{
+    if (!dep(z, x)) {
+        *coef = 0;
+        return true;
+    }
+    int64_t a, b;
+    switch (x->kind) {
+    case IR_VAR:
+        *coef = 1;
+        return x->var == z->v;
+    case IR_ADD: case IR_SUB:
+        if (!affine(z, x->a, &a) || !affine(z, x->b, &b))
+            return false;
+        *coef = x->kind == IR_ADD ? a + b : a - b;
+        return true;
+    case IR_NEG:
+        if (!affine(z, x->a, &a))
+            return false;
+        *coef = -a;
+        return true;
+    case IR_MUL:
+        if (x->a->kind == IR_INT && affine(z, x->b, &b)) {
+            *coef = x->a->ival * b;
+            return true;
+        }
+        if (x->b->kind == IR_INT && affine(z, x->a, &a)) {
+            *coef = x->b->ival * a;
+            return true;
+        }
+        return false;
+    case IR_CAST:
+        return ir_dtype_is_int(x->dtype) && x->a && ir_dtype_is_int(x->a->dtype) &&
+               ir_dtype_size(x->dtype) >= ir_dtype_size(x->a->dtype) && affine(z, x->a, coef);
+    default:
+        return false;
+    }
+}
+
+/* The coefficient of v in the row-major flat offset of buf[idx]. */
+static bool access_coef(const vz *z, const ir_buffer *b, ir_expr *const *idx, int n,
+                        int64_t *coef)
+{
+    int64_t total = 0, stride = 1;
+    for (int k = n - 1; k >= 0; k--) {
+        int64_t ck;
+        if (!affine(z, idx[k], &ck))
+            return false;
+        total += ck * stride;
+        stride *= b->shape[k];
+    }
+    *coef = total;
+    return true;
+}
+
+/* ---------------------------------------------------------------- the loop's shape */
+
+/* Unfolds blocks and inlines integer lets that depend on v, so every index
+ * is an expression of v and invariant names; *ok false when the body holds
+ * a statement a vector loop cannot. */
+static ir_stmt *prepare(vz *z, const ir_stmt *st, bool *ok)
+{
+    ir_module *m = z->m;
+    if (!st || !*ok)
+        return NULL;
+    switch (st->kind) {
+    case IR_S_SEQ: {
+        ir_stmt *q = ir_seq_new(m);
+        for (int i = 0; i < st->nbody; i++) {
+            ir_stmt *b = prepare(z, st->body[i], ok);
+            if (b)
+                ir_seq_append(m, q, b);
+        }
+        return q;
+    }
+    case IR_S_BLOCK: {
+        ir_var **from = ir_alloc(m->arena, sizeof *from * (size_t)(st->niters + 1));
+        ir_expr **to = ir_alloc(m->arena, sizeof *to * (size_t)(st->niters + 1));
+        ir_expr *cond = NULL;
+        for (int i = 0; i < st->niters; i++) {
+            from[i] = st->iters[i].var;
+            to[i] = st->iters[i].binding;
+            if (st->iters[i].kind == IR_ITER_REDUCE) {
+                ir_expr *zero = ir_binary(m, IR_EQ, ir_expr_copy(m, st->iters[i].binding),
+                                          ir_int_typed(m, 0, st->iters[i].binding->dtype));
+                cond = cond ? ir_binary(m, IR_AND, cond, zero) : zero;
+            }
+        }
+        ir_stmt *body = st->nbody ? ir_stmt_subst(m, st->body[0], from, to, st->niters) : NULL;
+        body = prepare(z, body, ok);
+        if (!st->init)
+            return body;
+        ir_stmt *init = prepare(z, ir_stmt_subst(m, st->init, from, to, st->niters), ok);
+        ir_stmt *q = ir_seq_new(m);
+        ir_seq_append(m, q, cond ? ir_if(m, cond, init, NULL) : init);
+        if (body)
+            ir_seq_append(m, q, body);
+        return q;
+    }
+    case IR_S_LET:
+        if (st->var && ir_dtype_is_int(st->var->dtype) && dep(z, st->value)) {
+            ir_var *from[1] = {st->var};
+            ir_expr *to[1] = {st->value};
+            return prepare(z, ir_stmt_subst(m, st->body[0], from, to, 1), ok);
+        } else {
+            ir_stmt *q = ir_stmt_copy(m, st);
+            q->body[0] = prepare(z, st->body[0], ok);
+            return q;
+        }
+    case IR_S_IF: {
+        ir_stmt *q = ir_stmt_copy(m, st);
+        q->body[0] = prepare(z, st->body[0], ok);
+        q->orelse = prepare(z, st->orelse, ok);
+        return q;
+    }
+    case IR_S_STORE:
+        return ir_stmt_copy(m, st);
+    default:
+        *ok = false;   /* loops, allocations, asserts, calls: a plain loop */
+        return NULL;
+    }
+}
+
+/* A conjunction of comparisons of expressions affine in v: true for every
+ * lane of a chunk when it is true for the first and the last. */
+static bool monotone(const vz *z, const ir_expr *x)
+{
+    int64_t ka, kb;
+    switch (x->kind) {
+    case IR_AND:
+        return monotone(z, x->a) && monotone(z, x->b);
+    case IR_LT: case IR_LE: case IR_GT: case IR_GE:
+        return ir_dtype_is_int(x->a->dtype) && affine(z, x->a, &ka) && affine(z, x->b, &kb);
+    default:
+        return !dep(z, x);
+    }
+}
+
+/* The element types of vector loops: f32 and f64 (f16 and bf16 values are
+ * stored as bits and converted one at a time). */
+static bool vector_dtype(ir_dtype t) { return t == IR_F32 || t == IR_F64; }
+
+/* Whether a prepared body fits the vector form; sets its element type. */
+static bool fits(vz *z, const ir_stmt *st, bool *have_dt, int vlets)
+{
+    if (!st)
+        return true;
+    switch (st->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < st->nbody; i++)
+            if (!fits(z, st->body[i], have_dt, vlets))
+                return false;
+        return true;
+    case IR_S_IF:
+        if (dep(z, st->cond) && (st->orelse || vlets > 0 || !monotone(z, st->cond)))
+            return false;
+        return fits(z, st->body[0], have_dt, vlets) && fits(z, st->orelse, have_dt, vlets);
+    case IR_S_LET:
+        if (dep(z, st->value)) {
+            if (!vector_dtype(st->var->dtype) || (*have_dt && st->var->dtype != z->dt))
+                return false;
+            z->dt = st->var->dtype;
+            *have_dt = true;
+            vlets++;
+        }
+        return fits(z, st->body[0], have_dt, vlets);
+    case IR_S_STORE: {
+        int64_t coef = 1;
+        if (!access_coef(z, st->buf, st->args, st->nargs, &coef) || coef == 0)
+            return false;   /* an index that is not affine, or every lane at one element */
+        if (!vector_dtype(st->buf->dtype) || (*have_dt && st->buf->dtype != z->dt))
+            return false;
+        z->dt = st->buf->dtype;
+        *have_dt = true;
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+/* ---------------------------------------------------------------- vector expressions */
+
+/* glibc's vector math has these (sigmoid as 1 / (1 + exp(-x))). */
+static bool has_vmath(ir_intrin fn)
+{
+    switch (fn) {
+    case IR_FN_EXP: case IR_FN_SIGMOID: case IR_FN_LOG: case IR_FN_TANH:
+    case IR_FN_ERF: case IR_FN_SIN: case IR_FN_COS:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Whether the node x (its operands aside) is a vector operation. */
+static bool vector_node(const vz *z, const ir_expr *x)
+{
+    if (x->dtype != z->dt)
+        return false;
+    int64_t coef;
+    int bytes = z->lanes * ir_dtype_size(z->dt);
+    switch (x->kind) {
+    case IR_VAR:
+        return is_vlet(z, x->var);
+    case IR_LOAD:
+        return access_coef(z, x->buf, x->args, x->nargs, &coef);
+    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_MIN: case IR_MAX: case IR_NEG:
+        return true;
+    case IR_SELECT:   /* one condition for every lane */
+        return !dep(z, x->c);
+    case IR_CALL:
+        if (x->nargs == 1 && (x->fn == IR_FN_SQRT || x->fn == IR_FN_RSQRT))
+            return bytes >= 16 && bytes <= z->vbytes;
+        return x->nargs == 1 && has_vmath(x->fn) && bytes >= 32 && bytes <= z->vbytes;
+    default:
+        return false;
+    }
+}
+
+/* v + l, in v's dtype: the loop variable in lane l. */
+static ir_expr *lane_of_v(vz *z, int l)
+{
+    return ir_binary(z->m, IR_ADD, ir_varref(z->m, z->chunk_v),
+                     ir_int_typed(z->m, l, z->chunk_v->dtype));
+}
+
+/* The scalar x of the chunk's loop variable (a copy). */
+static ir_expr *scalar(vz *z, const ir_expr *x)
+{
+    ir_var *from[1] = {(ir_var *)z->v};
+    ir_expr *to[1] = {ir_varref(z->m, z->chunk_v)};
+    return ir_expr_subst(z->m, x, from, to, 1);
+}
+
+/* x in lane l: v replaced by v + l. */
+static ir_expr *lane_expr(vz *z, const ir_expr *x, int l)
+{
+    ir_var *from[1] = {(ir_var *)z->v};
+    ir_expr *to[1] = {lane_of_v(z, l)};
+    return ir_expr_subst(z->m, x, from, to, 1);
+}
+
+/* Indices of an access in vector form: ramps where they depend on v. */
+static ir_expr **vector_indices(vz *z, ir_expr *const *idx, int n)
+{
+    ir_expr **out = ir_alloc(z->m->arena, sizeof *out * (size_t)(n ? n : 1));
+    for (int k = 0; k < n; k++) {
+        int64_t coef = 0;
+        affine(z, idx[k], &coef);
+        out[k] = scalar(z, idx[k]);
+        if (coef != 0)
+            out[k] = ir_ramp(z->m, out[k], ir_int_typed(z->m, coef, idx[k]->dtype), z->lanes);
+    }
+    return out;
+}
+
+static ir_expr *vexpr(vz *z, const ir_expr *x);
+
+static ir_expr *lane_by_lane(vz *z, const ir_expr *x)
+{
+    for (int i = 0; i < z->nvlets; i++)
+        if (ir_expr_uses_var(x, z->vlets[i].old)) {
+            z->fail = true;   /* a vector let's lane has no scalar name */
+            return ir_broadcast(z->m, ir_float(z->m, 0, z->dt), z->lanes);
+        }
+    ir_expr **xs = ir_alloc(z->m->arena, sizeof *xs * (size_t)z->lanes);
+    for (int l = 0; l < z->lanes; l++)
+        xs[l] = lane_expr(z, x, l);
+    return ir_lanes(z->m, xs, z->lanes);
+}
+
+/* x as a vector of z->lanes values. */
+static ir_expr *vexpr(vz *z, const ir_expr *x)
+{
+    ir_module *m = z->m;
+    if (!dep(z, x))
+        return ir_broadcast(m, scalar(z, x), z->lanes);
+    if (!vector_node(z, x))
+        return lane_by_lane(z, x);
+    switch (x->kind) {
+    case IR_VAR:
+        for (int i = z->nvlets - 1; i >= 0; i--)
+            if (z->vlets[i].old == x->var)
+                return ir_varref(m, z->vlets[i].vec);
+        break;
+    case IR_LOAD:
+        return ir_load(m, x->buf, vector_indices(z, x->args, x->nargs), x->nargs);
+    case IR_NEG:
+        return ir_unary(m, IR_NEG, vexpr(z, x->a));
+    case IR_SELECT:
+        return ir_select(m, scalar(z, x->c), vexpr(z, x->a), vexpr(z, x->b));
+    case IR_CALL: {
+        ir_expr *arg = vexpr(z, x->args[0]);
+        return ir_call(m, x->fn, &arg, 1);
+    }
+    default:
+        return ir_binary(m, x->kind, vexpr(z, x->a), vexpr(z, x->b));
+    }
+    z->fail = true;
+    return ir_broadcast(m, ir_float(m, 0, z->dt), z->lanes);
+}
+
+/* ---------------------------------------------------------------- vector statements */
+
+static ir_stmt *vstmt(vz *z, const ir_stmt *st);
+
+/* An if on a lane's condition: the vector body when the first and the last
+ * lane pass, else one scalar copy of the if per lane. */
+static ir_stmt *lane_if(vz *z, const ir_stmt *st)
+{
+    ir_module *m = z->m;
+    ir_expr *all = ir_binary(m, IR_AND, lane_expr(z, st->cond, 0),
+                             lane_expr(z, st->cond, z->lanes - 1));
+    ir_stmt *each = ir_seq_new(m);
+    for (int l = 0; l < z->lanes; l++) {
+        ir_var *from[1] = {(ir_var *)z->v};
+        ir_expr *to[1] = {lane_of_v(z, l)};
+        ir_seq_append(m, each, ir_stmt_subst(m, st, from, to, 1));
+    }
+    return ir_if(m, all, vstmt(z, st->body[0]), each);
+}
+
+static ir_stmt *vstore(vz *z, const ir_stmt *st)
+{
+    ir_expr *value = vexpr(z, st->value);
+    return ir_store(z->m, st->buf, vector_indices(z, st->args, st->nargs), st->nargs, value);
+}
+
+static ir_stmt *vlet(vz *z, const ir_stmt *st)
+{
+    ir_module *m = z->m;
+    if (!dep(z, st->value)) {
+        ir_stmt *q = ir_let(m, st->var, scalar(z, st->value), NULL);
+        q->body[0] = vstmt(z, st->body[0]);
+        return q;
+    }
+    ir_expr *value = vexpr(z, st->value);
+    ir_var *t = ir_var_new(m, st->var->name, st->var->dtype);
+    t->lanes = z->lanes;
+    IR_PUSH(m->arena, z->vlets, z->nvlets, z->capvlets, ((vz_let){st->var, t}));
+    ir_stmt *body = vstmt(z, st->body[0]);
+    z->nvlets--;
+    return ir_let(m, t, value, body);
+}
+
+static ir_stmt *vstmt(vz *z, const ir_stmt *st)
+{
+    if (!st)
+        return NULL;
+    switch (st->kind) {
+    case IR_S_SEQ: {
+        ir_stmt *q = ir_seq_new(z->m);
+        for (int i = 0; i < st->nbody; i++)
+            ir_seq_append(z->m, q, vstmt(z, st->body[i]));
+        return q;
+    }
+    case IR_S_IF:
+        if (dep(z, st->cond))
+            return lane_if(z, st);
+        return ir_if(z->m, scalar(z, st->cond), vstmt(z, st->body[0]), vstmt(z, st->orelse));
+    case IR_S_LET:
+        return vlet(z, st);
+    case IR_S_STORE:
+        return vstore(z, st);
+    default:
+        z->fail = true;
+        return ir_seq_new(z->m);
+    }
+}
+
+/* ---------------------------------------------------------------- loops */
+
+/* A loop over a fresh variable named as v's (the chunks and the tail are
+ * siblings, so the names never meet). */
+static ir_stmt *chunk_loop(vz *z, int64_t lo, int64_t hi, int step, ir_for_kind kind,
+                           ir_var **var)
+{
+    *var = ir_var_new(z->m, z->v->name, z->v->dtype);
+    ir_stmt *f = ir_for(z->m, *var, ir_int_typed(z->m, lo, z->v->dtype),
+                        ir_int_typed(z->m, hi, z->v->dtype), kind, NULL);
+    f->step = step > 1 ? step : 0;
+    return f;
+}
+
+ir_stmt *ir_vectorize_loop(ir_module *m, const ir_stmt *st, int vector_bytes)
+{
+    if (!st->lo || !st->hi || st->lo->kind != IR_INT || st->hi->kind != IR_INT ||
+        st->nbody < 1 || !st->var || !ir_dtype_is_int(st->var->dtype) || ir_for_step(st) > 1)
+        return NULL;
+    int64_t lo = st->lo->ival, hi = st->hi->ival, n = hi - lo;
+    vz z = {.m = m, .v = st->var, .vbytes = vector_bytes > 0 ? vector_bytes : 16};
+    bool ok = true, have_dt = false;
+    ir_stmt *body = n >= 2 ? prepare(&z, st->body[0], &ok) : NULL;
+    if (!body || !ok || !fits(&z, body, &have_dt, 0) || !have_dt)
+        return NULL;
+    int lanes = z.vbytes / ir_dtype_size(z.dt);
+    while (lanes > 2 && lanes > n)
+        lanes /= 2;
+    if (lanes < 2)
+        return NULL;
+    ir_stmt *out = ir_seq_new(m);
+    int64_t at = lo, left = n;
+    for (int l = lanes; l >= 2 && (l == lanes || l >= 4); l /= 2) {
+        if (left < l)
+            continue;
+        int64_t count = l == lanes ? left / l * l : l;
+        z.lanes = l;
+        ir_stmt *f = chunk_loop(&z, at, at + count, l, IR_FOR_VECTORIZED, &z.chunk_v);
+        f->body[0] = vstmt(&z, body);
+        if (z.fail)
+            return NULL;
+        ir_seq_append(m, out, f);
+        at += count;
+        left -= count;
+    }
+    if (left > 0) {
+        ir_var *tv;
+        ir_stmt *f = chunk_loop(&z, at, hi, 1, IR_FOR_SERIAL, &tv);
+        ir_var *from[1] = {st->var};
+        ir_expr *to[1] = {ir_varref(m, tv)};
+        f->body[0] = ir_stmt_subst(m, st->body[0], from, to, 1);
+        ir_seq_append(m, out, f);
+    }
+    return out;
+}
