@@ -321,6 +321,18 @@ static bool normalize(ox_node *nd, const char *base, const bool *red, double eps
                       ox_value *scale, ox_value *bias, bool per_channel)
 {
     ox_value *x = nd->in[0];
+    ox_value *sb[2] = {scale, bias};
+    for (int i = 0; i < 2 && sb[i]; i++) {   /* per channel, or broadcast to x */
+        bool fits = per_channel ? sb[i]->ndim == 1 && x->ndim >= 2 && sb[i]->shape[0] == x->shape[1]
+                                : sb[i]->ndim <= x->ndim;
+        for (int d = 0; !per_channel && fits && d < sb[i]->ndim; d++) {
+            int64_t e = sb[i]->shape[d], xd = x->shape[x->ndim - sb[i]->ndim + d];
+            fits = e == xd || e == 1;
+        }
+        if (!fits)
+            return ox_fail(nd, "the %s '%s' does not fit the input's shape", i ? "bias" : "scale",
+                           sb[i]->onnx);
+    }
     ox_value *y = ox_output(nd, 0);
     ox_same_shape(y, x);
     int64_t count = 1;
@@ -342,7 +354,6 @@ static bool normalize(ox_node *nd, const char *base, const bool *red, double eps
               K, (long long)count, K, (long long)count);
     ox_float(&k.body, eps);
     ox_printf(&k.body, ") * ");
-    ox_value *sb[2] = {scale, bias};
     const char *rb[2] = {sr, br};
     for (int i = 0; i < 2 && sb[i]; i++) {
         if (i)
