@@ -21,6 +21,7 @@ static const char usage[] =
     "  --sweep-arrays LIST       e.g. 8x8,32x32,128x128 (default 8x8..128x128)\n"
     "  --sweep-dataflows LIST    e.g. os,ws (default os,ws,is)\n"
     "  --sweep-sram LIST         kB per buffer, e.g. 32,256 (default 16..1024)\n"
+    "  --sweep-max-area MM2      leave out configurations larger than MM2 mm^2\n"
     "  --bench N                 time N rounds of per-layer evaluations (no reuse)\n"
     "  --time                    print evaluations per second to stderr\n"
     "  --quiet                   no table on stdout\n"
@@ -29,7 +30,7 @@ static const char usage[] =
 /* Command-line choices. */
 typedef struct cli {
     const char *config, *topology, *csv, *json, *export_path;
-    const char *sweep_arrays, *sweep_dataflows, *sweep_srams;
+    const char *sweep_arrays, *sweep_dataflows, *sweep_srams, *sweep_max_area;
     acc_topo_format format, export_format;
     acc_options opt;
     bool sweep, time, quiet, strict;
@@ -81,6 +82,7 @@ static int parse_args(int argc, char **argv, cli *a)
         else if (strcmp(o, "--sweep-arrays") == 0) a->sweep_arrays = v;
         else if (strcmp(o, "--sweep-dataflows") == 0) a->sweep_dataflows = v;
         else if (strcmp(o, "--sweep-sram") == 0) a->sweep_srams = v;
+        else if (strcmp(o, "--sweep-max-area") == 0) a->sweep_max_area = v;
         else if (strcmp(o, "--format") == 0) {
             if (!parse_format(v, &a->format, true))
                 return usage_error("bad --format '%s' (expected auto, conv or gemm)", v);
@@ -183,7 +185,9 @@ int main(int argc, char **argv)
     else if (ok && a.sweep) {
         acc_sweep_spec s;
         ok = acc_sweep_spec_parse(a.sweep_arrays, a.sweep_dataflows, a.sweep_srams, &s, err,
-                                  sizeof err);
+                                  sizeof err) &&
+             (!a.sweep_max_area ||
+              acc_sweep_area_parse(a.sweep_max_area, &s.max_area_mm2, err, sizeof err));
         const char *path = a.csv ? a.csv : "-";
         FILE *out = ok ? open_out(path) : NULL;
         if (ok && !out) {
@@ -229,7 +233,7 @@ int main(int argc, char **argv)
             if (!(f = open_out(a.json)))
                 ok = false, err[0] = '\0';
             else {
-                acc_write_json(f, &c, rs, n, &total);
+                acc_write_json(f, &c, &a.opt, rs, n, &total);
                 ok = close_out(f, a.json);
                 err[0] = '\0';
             }

@@ -42,8 +42,11 @@ const char *acc_operand_name(acc_operand o);               /* "ifmap" */
 typedef struct acc_energy {
     double mac_pj;                 /* one multiply-accumulate */
     double reg_pj;                 /* one operand hop between PE registers */
-    double sram_read_pj;           /* one word read from an on-chip buffer */
-    double sram_write_pj;          /* one word written to an on-chip buffer */
+    double sram_read_pj;           /* one word read from an on-chip buffer;
+                                      < 0: derived from the buffer's size
+                                      (acc_sram_word_pj) */
+    double sram_write_pj;          /* one word written to an on-chip buffer (< 0:
+                                      derived) */
     double dram_read_pj_per_byte;
     double dram_write_pj_per_byte;
     double vector_op_pj;           /* one vector-unit element operation */
@@ -65,8 +68,25 @@ typedef struct acc_config {
     int64_t word_bytes;            /* bytes per operand word */
     double clock_mhz;
     int64_t vector_lanes;          /* vector-unit element ops per cycle */
+    double tech_nm;                /* technology node (TechNm), for derived
+                                      energies and areas */
     acc_energy energy;
 } acc_config;
+
+/* Energy and area of the hardware where the config gives no figure
+ * (accel/energy.c; doc/accel.md, section 3.5, cites the sources):
+ *   acc_sram_fit_pj: one word of word_bytes read from (or written to) an
+ *     SRAM of `bytes`, a square-root fit to Horowitz's 45 nm points (8 kB,
+ *     32 kB, 1 MB), scaled linearly with the node;
+ *   acc_sram_word_pj: the config's SramReadPj/SramWritePj when given, else
+ *     the fit for that operand's buffer;
+ *   areas in mm^2: an SRAM's cells, one PE (depth multipliers and adders of
+ *     WordBytes), and the array with its three buffers. */
+double acc_sram_fit_pj(int64_t bytes, int64_t word_bytes, double tech_nm);
+double acc_sram_word_pj(const acc_config *c, acc_operand op, bool write);
+double acc_sram_area_mm2(int64_t bytes, double tech_nm);
+double acc_pe_area_mm2(const acc_config *c);
+double acc_area_mm2(const acc_config *c);
 
 /* Fills a valid 32x32 output-stationary config with tec's documented
  * defaults (the values a SCALE-Sim file without tec sections gets). */
@@ -124,6 +144,9 @@ typedef struct acc_layer {
      * topologies).  SRAM capacity and every SRAM and DRAM count follow
      * them: n elements of b bytes are ceil(n*b / word_bytes) words. */
     int64_t elem_bytes[ACC_NOPERANDS];
+    int64_t declared_K;            /* GEMM modeled from a run's counters whose reduction
+                                      length depends on the data: the declared K (K is
+                                      the depth that ran); else 0 */
     int64_t declared_M;            /* GEMM modeled from a run's counters: the M its
                                       declared extents give (M is what ran); else 0 */
     bool has_tiling;               /* tiling given: no search for this layer */
@@ -181,8 +204,13 @@ int64_t acc_conv_out_ceil(int64_t in, int64_t filt, int64_t stride);
 
 /* ---------------------------------------------------------------- model */
 
+typedef struct acc_result acc_result;
+
 typedef enum { ACC_SEARCH_NONE, ACC_SEARCH_DRAM, ACC_SEARCH_EDP } acc_search;
 const char *acc_search_name(acc_search s);
+/* Where a result's tiling comes from: "given", "untiled", "dram search" or
+ * "edp search" (a search whose best was the untiled default says so too). */
+const char *acc_tiling_origin(const acc_result *r);
 bool acc_search_parse(const char *s, acc_search *out);
 
 /* Run options that are not hardware. */
@@ -198,12 +226,15 @@ typedef struct acc_energy_split {
 
 /* Everything the model says about one layer (or, from acc_model_network,
  * the network total).  Counts are exact integers; access counts in words. */
-typedef struct acc_result {
+struct acc_result {
     const char *name;
     acc_layer_kind kind;
     acc_dataflow dataflow;
     int64_t M, N, K, batch;        /* as modeled, i.e. after padding */
     int64_t declared_M;            /* the layer's declared_M (modeled as it ran), or 0 */
+    int64_t declared_K;            /* the layer's declared_K, or 0 */
+    acc_search search;             /* how the tiling was chosen (NONE: untiled) */
+    bool tiling_given;             /* the layer's own tiling (no search) */
     acc_tiling tiling;             /* used tiling (tm,tn,tk clamped) */
     bool resident[ACC_NOPERANDS];  /* tile held in SRAM (else streamed) */
     int64_t tiles;                 /* tile-GEMMs over all batch elements */
@@ -224,7 +255,7 @@ typedef struct acc_result {
     double energy_pj;
     double latency_us;
     double edp;                    /* energy_pj * latency_us (pJ*us) */
-} acc_result;
+};
 
 int64_t acc_result_sram_reads(const acc_result *r);   /* sums over operands */
 int64_t acc_result_sram_writes(const acc_result *r);
@@ -288,9 +319,15 @@ bool acc_results_sum(const acc_config *c, const acc_result *rs, int n, acc_resul
 
 /* One row per layer plus a "total" row; same columns in CSV and JSON. */
 void acc_write_csv(FILE *out, const acc_result *rs, int n, const acc_result *total);
-void acc_write_json(FILE *out, const acc_config *c, const acc_result *rs, int n,
-                    const acc_result *total);
+/* The JSON's config gives the energy table as modeled (derived SRAM
+ * energies per buffer) and the area; "search" says which tiling search o
+ * ran (o may be NULL: none). */
+void acc_write_json(FILE *out, const acc_config *c, const acc_options *o, const acc_result *rs,
+                    int n, const acc_result *total);
 /* Aligned human-readable table with totals. */
+/* The "config" fields of the energy table as modeled and the area (a
+ * fragment: ",\n    \"key\": value" per field). */
+void acc_write_json_energy(FILE *out, const acc_config *c);
 void acc_print_table(FILE *out, const acc_config *c, const acc_result *rs, int n,
                      const acc_result *total);
 
@@ -347,6 +384,8 @@ typedef struct acc_sweep_spec {
     acc_dataflow dataflows[ACC_NDATAFLOWS];
     int nsrams;
     int64_t sram_kb[ACC_SWEEP_MAX];
+    double max_area_mm2;           /* > 0: leave out configurations larger than
+                                      this (acc_area_mm2) */
 } acc_sweep_spec;
 
 /* Parses "8x8,32x32", "os,ws,is" and "64,256"; a NULL string keeps the
@@ -355,9 +394,16 @@ bool acc_sweep_spec_parse(const char *shapes, const char *dataflows,
                           const char *srams, acc_sweep_spec *s,
                           char *err, size_t errlen);
 int acc_sweep_count(const acc_sweep_spec *s);
+/* Configuration i (0 <= i < acc_sweep_count) of the grid, shapes outermost,
+ * then dataflows, then SRAM sizes; the rest comes from base.  False when it
+ * is larger than s->max_area_mm2 (the sweep leaves it out). */
+bool acc_sweep_config(const acc_config *base, const acc_sweep_spec *s, int i, acc_config *c);
+/* Parses an area budget in mm^2 ("12.5"); "tec: error: ..." otherwise. */
+bool acc_sweep_area_parse(const char *str, double *mm2, char *err, size_t errlen);
 
 /* Models the network on every configuration of the grid (the rest of each
- * configuration comes from base) and writes one CSV row per configuration.
+ * configuration comes from base) and writes one CSV row per configuration
+ * within the area budget, with the energy split and the area.
  * *evals (may be NULL) receives the number of layer models computed. */
 bool acc_sweep(const acc_config *base, const acc_options *o,
                const acc_sweep_spec *s, const acc_layer *layers, int n,

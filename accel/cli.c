@@ -89,13 +89,17 @@ bool acc_cli_check_options(const acc_cli_options *o, diag *d)
                    o->export_format);
     if (o->sweep_out && !*o->sweep_out)
         diag_error(d, diag_noloc(), "--sweep-out needs a directory name");
-    if (!o->sweep && (o->sweep_out || o->sweep_arrays || o->sweep_dataflows || o->sweep_srams))
-        diag_error(d, diag_noloc(), "--sweep-out, --sweep-arrays, --sweep-dataflows and "
-                   "--sweep-sram need --sweep");
+    if (!o->sweep && (o->sweep_out || o->sweep_arrays || o->sweep_dataflows || o->sweep_srams ||
+                      o->sweep_max_area))
+        diag_error(d, diag_noloc(), "--sweep-out, --sweep-arrays, --sweep-dataflows, "
+                   "--sweep-sram and --sweep-max-area need --sweep");
     acc_sweep_spec spec;
     char err[512];
     if (o->sweep && !acc_sweep_spec_parse(o->sweep_arrays, o->sweep_dataflows, o->sweep_srams,
                                           &spec, err, sizeof err))
+        acc_fail(d, err);
+    if (o->sweep && o->sweep_max_area &&
+        !acc_sweep_area_parse(o->sweep_max_area, &spec.max_area_mm2, err, sizeof err))
         acc_fail(d, err);
     return d->nerrors == before;
 }
@@ -159,8 +163,8 @@ static bool export_topology(const acc_cli_options *o, const acc_layer *ls, int n
 
 /* ---------------------------------------------------------------- reports */
 
-static bool write_report(const char *path, const acc_config *c, const acc_result *rs, int n,
-                         const acc_result *total, diag *d)
+static bool write_report(const char *path, const acc_config *c, const acc_options *ao,
+                         const acc_result *rs, int n, const acc_result *total, diag *d)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -168,7 +172,7 @@ static bool write_report(const char *path, const acc_config *c, const acc_result
         return false;
     }
     if (ends_with_ci(path, ".json"))
-        acc_write_json(f, c, rs, n, total);
+        acc_write_json(f, c, ao, rs, n, total);
     else
         acc_write_csv(f, rs, n, total);
     bool bad = ferror(f);
@@ -247,11 +251,19 @@ void acc_cli_print_summary(FILE *out, const acc_config *c, acc_search search,
 
 void acc_cli_print_as_ran(FILE *out, const acc_result *rs, int n)
 {
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        if (!rs[i].declared_M && !rs[i].declared_K)
+            continue;
+        fprintf(out, "accelerator: layer %s modeled as the run did it (its MACs depend on the "
+                "data): ", rs[i].name ? rs[i].name : "?");
         if (rs[i].declared_M)
-            fprintf(out, "accelerator: layer %s modeled as the run did it (its MACs depend on "
-                    "the data): M %" PRId64 " of the declared %" PRId64 ", from the counters\n",
-                    rs[i].name ? rs[i].name : "?", rs[i].M, rs[i].declared_M);
+            fprintf(out, "M %" PRId64 " of the declared %" PRId64 "%s", rs[i].M,
+                    rs[i].declared_M, rs[i].declared_K ? ", " : "");
+        if (rs[i].declared_K)
+            fprintf(out, "reduction depth K %" PRId64 " of the declared %" PRId64, rs[i].K,
+                    rs[i].declared_K);
+        fputs(", from the counters\n", out);
+    }
 }
 
 /* ---------------------------------------------------------------- sweeps */
@@ -295,11 +307,41 @@ static void sweep_row(FILE *f, int id, const char *label, const acc_config *c, i
         fprintf(f, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64, r->M, r->N, r->K, r->batch);
     else
         fputs(",,,", f);
+    fprintf(f, ",%s", gemm || total ? acc_tiling_origin(r) : "");
     fprintf(f, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%.9g,%" PRId64 ",%" PRId64
-               ",%.9g,%.9g,%.9g\n",
-            r->macs, r->compute_cycles, r->stall_cycles, r->total_cycles, r->utilization,
-            acc_result_dram_reads(r), acc_result_dram_writes(r), r->energy_pj, r->latency_us,
-            r->edp);
+               ",%" PRId64 ",%" PRId64, r->macs, r->compute_cycles, r->stall_cycles,
+            r->total_cycles, r->utilization, acc_result_sram_reads(r), acc_result_sram_writes(r),
+            acc_result_dram_reads(r), acc_result_dram_writes(r));
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        fprintf(f, ",%" PRId64 ",%" PRId64, r->sram_reads[op], r->sram_writes[op]);
+    fprintf(f, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", r->energy_pj,
+            r->energy.mac, r->energy.reg, r->energy.sram, r->energy.dram, r->energy.vector,
+            r->energy.stat, r->latency_us, r->edp, acc_area_mm2(c));
+}
+
+/* The sweep CSV's columns (sweep_row writes them in this order). */
+static const char sweep_header[] =
+    "config,label,rows,cols,depth,dataflow,sram_kb,layer,kind,M,N,K,batch,tiling,macs,"
+    "compute_cycles,stall_cycles,total_cycles,utilization,sram_reads,sram_writes,dram_reads,"
+    "dram_writes,sram_reads_ifmap,sram_writes_ifmap,sram_reads_filter,sram_writes_filter,"
+    "sram_reads_ofmap,sram_writes_ofmap,energy_pj,energy_mac_pj,energy_reg_pj,energy_sram_pj,"
+    "energy_dram_pj,energy_vector_pj,energy_static_pj,latency_us,edp,area_mm2\n";
+
+/* The area of the grid's smallest configuration (for the error when the
+ * budget leaves none). */
+static double smallest_area(const acc_config *base, const acc_sweep_spec *s)
+{
+    acc_sweep_spec all = *s;
+    all.max_area_mm2 = 0;
+    double best = 0;
+    for (int i = 0; i < acc_sweep_count(&all); i++) {
+        acc_config c;
+        acc_sweep_config(base, &all, i, &c);
+        double a = acc_area_mm2(&c);
+        if (i == 0 || a < best)
+            best = a;
+    }
+    return best;
 }
 
 static bool run_sweep(const acc_config *base, const acc_options *ao, const acc_layer *ls, int n,
@@ -308,7 +350,9 @@ static bool run_sweep(const acc_config *base, const acc_options *ao, const acc_l
     char err[1024] = "";
     acc_sweep_spec s;
     if (!acc_sweep_spec_parse(o->sweep_arrays, o->sweep_dataflows, o->sweep_srams, &s, err,
-                              sizeof err))
+                              sizeof err) ||
+        (o->sweep_max_area &&
+         !acc_sweep_area_parse(o->sweep_max_area, &s.max_area_mm2, err, sizeof err)))
         return acc_fail(d, err);
     if (n < 1) {
         diag_error(d, diag_noloc(), "--sweep: the network has no layers to model");
@@ -330,32 +374,35 @@ static bool run_sweep(const acc_config *base, const acc_options *ao, const acc_l
     bool ok = rs && tot && labels && lab && names && cfgs && srams;
     if (!ok)
         diag_error(d, diag_noloc(), "out of memory");
-    int id = 0;
-    for (int i = 0; ok && i < s.nshapes; i++)
-        for (int df = 0; ok && df < s.ndataflows; df++)
-            for (int k = 0; ok && k < s.nsrams; k++, id++) {
-                acc_config *c = &cfgs[id];
-                *c = *base;
-                c->rows = s.rows[i];
-                c->cols = s.cols[i];
-                c->dataflow = s.dataflows[df];
-                for (int op = 0; op < ACC_NOPERANDS; op++)
-                    c->sram_bytes[op] = s.sram_kb[k] * 1024;
-                srams[id] = s.sram_kb[k];
-                if (c->depth > 1)
-                    snprintf(labels[id], sizeof labels[id], "%" PRId64 "x%" PRId64 "x%" PRId64
-                             " %s %" PRId64 "kB", c->rows, c->cols, c->depth,
-                             acc_dataflow_name(c->dataflow), s.sram_kb[k]);
-                else
-                    snprintf(labels[id], sizeof labels[id], "%" PRId64 "x%" PRId64 " %s %"
-                             PRId64 "kB", c->rows, c->cols, acc_dataflow_name(c->dataflow),
-                             s.sram_kb[k]);
-                lab[id] = labels[id];
-                ok = (acc_config_check(c, err, sizeof err) &&
-                      acc_model_network(c, ao, ls, n, &rs[(size_t)id * n], &tot[id], NULL, err,
-                                        sizeof err)) ||
-                     acc_fail(d, err);
-            }
+    int id = 0, over = 0;
+    for (int i = 0; ok && i < nc; i++) {
+        acc_config *c = &cfgs[id];
+        if (!acc_sweep_config(base, &s, i, c)) {
+            over++;
+            continue;
+        }
+        srams[id] = c->sram_bytes[0] / 1024;
+        if (c->depth > 1)
+            snprintf(labels[id], sizeof labels[id], "%" PRId64 "x%" PRId64 "x%" PRId64
+                     " %s %" PRId64 "kB", c->rows, c->cols, c->depth,
+                     acc_dataflow_name(c->dataflow), srams[id]);
+        else
+            snprintf(labels[id], sizeof labels[id], "%" PRId64 "x%" PRId64 " %s %" PRId64
+                     "kB", c->rows, c->cols, acc_dataflow_name(c->dataflow), srams[id]);
+        lab[id] = labels[id];
+        ok = (acc_config_check(c, err, sizeof err) &&
+              acc_model_network(c, ao, ls, n, &rs[(size_t)id * n], &tot[id], NULL, err,
+                                sizeof err)) ||
+             acc_fail(d, err);
+        id++;
+    }
+    if (ok && id == 0) {
+        diag_error(d, diag_noloc(), "--sweep-max-area %g: every one of the %d configurations "
+                   "is larger (the smallest is %.3g mm^2)", s.max_area_mm2, nc,
+                   smallest_area(base, &s));
+        ok = false;
+    }
+    nc = id;
     if (ok && (size_t)snprintf(csv_path, sizeof csv_path, "%s/sweep.csv", dir) >=
                   sizeof csv_path) {
         diag_error(d, diag_noloc(), "path too long: %s/sweep.csv", dir);
@@ -366,9 +413,7 @@ static bool run_sweep(const acc_config *base, const acc_options *ao, const acc_l
         ok = false;
     }
     if (ok) {
-        fputs("config,label,rows,cols,depth,dataflow,sram_kb,layer,kind,M,N,K,batch,macs,"
-              "compute_cycles,stall_cycles,total_cycles,utilization,dram_reads,dram_writes,"
-              "energy_pj,latency_us,edp\n", csv);
+        fputs(sweep_header, csv);
         for (int c = 0; c < nc; c++) {
             for (int l = 0; l < n; l++)
                 sweep_row(csv, c, lab[c], &cfgs[c], srams[c], &rs[(size_t)c * n + l], false);
@@ -392,10 +437,15 @@ static bool run_sweep(const acc_config *base, const acc_options *ao, const acc_l
             if (tot[c].edp < tot[best].edp)
                 best = c;
         fprintf(out, "sweep: %d configurations x %d layers in %s/sweep.csv; charts "
-                     "%s/{configs,layers}_{latency,energy,edp}.{png,svg}\n"
-                     "sweep: lowest EDP %.6g pJ*us on %s (%.3f us, %.3f uJ)\n",
-                nc, n, dir, dir, tot[best].edp, lab[best], tot[best].latency_us,
-                tot[best].energy_pj / 1e6);
+                     "%s/{configs,layers}_{latency,energy,edp}.{png,svg}\n",
+                nc, n, dir, dir);
+        if (over)
+            fprintf(out, "sweep: %d configurations larger than %g mm^2 left out\n", over,
+                    s.max_area_mm2);
+        fprintf(out, "sweep: lowest EDP %.6g pJ*us on %s (%.3f us, %.3f uJ, %.3g mm^2; "
+                     "tiling: %s)\n",
+                tot[best].edp, lab[best], tot[best].latency_us, tot[best].energy_pj / 1e6,
+                acc_area_mm2(&cfgs[best]), acc_tiling_origin(&tot[best]));
     }
     free(rs);
     free(tot);
@@ -478,10 +528,26 @@ static bool run_scalesim(const acc_cli_options *o, const acc_config *c, const ac
         if (nvec)
             fprintf(out, "vector layers left out (SCALE-Sim has no form for them): %d\n", nvec);
     }
+    /* SCALE-Sim's layout: its three reports go into DIR/<run_name>/. */
+    char sub[4096];
+    if (ok && o->report) {
+        const char *rn = c->run_name;
+        if (!*rn || strchr(rn, '/') || strcmp(rn, ".") == 0 || strcmp(rn, "..") == 0) {
+            diag_error(d, diag_noloc(), "%s: run_name '%s' cannot name the folder of the "
+                       "reports (SCALE-Sim writes them into DIR/<run_name>/)", o->config, rn);
+            ok = false;
+        } else if ((size_t)snprintf(sub, sizeof sub, "%s/%s", o->report, rn) >= sizeof sub) {
+            diag_error(d, diag_noloc(), "path too long: %s/%s", o->report, rn);
+            ok = false;
+        }
+    }
     if (ok && o->report)
-        ok = make_dir(o->report, d) &&
-             (acc_scalesim_write_reports(o->report, rs, rows, ng, err, sizeof err) ||
+        ok = make_dir(o->report, d) && make_dir(sub, d) &&
+             (acc_scalesim_write_reports(sub, rs, rows, ng, err, sizeof err) ||
               acc_fail(d, err));
+    if (ok && o->report && out)
+        fprintf(out, "SCALE-Sim reports in %s/ (COMPUTE_REPORT.csv, BANDWIDTH_REPORT.csv, "
+                "DETAILED_ACCESS_REPORT.csv)\n", sub);
     free(rs);
     free(rows);
     free(gl);
@@ -489,6 +555,22 @@ static bool run_scalesim(const acc_cli_options *o, const acc_config *c, const ac
 }
 
 /* ---------------------------------------------------------------- running */
+
+/* The files of one modeled run: report, trace and sweep, all under the
+ * same options (so the same tiling search) as the printed results. */
+static bool write_outputs(const acc_cli_options *o, const acc_config *c, const acc_options *ao,
+                          const acc_layer *ls, int n, const acc_result *rs,
+                          const acc_result *total, FILE *out, diag *d)
+{
+    bool ok = true;
+    if (ok && o->report)
+        ok = write_report(o->report, c, ao, rs, n, total, d);
+    if (ok && o->trace)
+        ok = write_trace(o->trace, c, ao, ls, n, d);
+    if (ok && o->sweep)
+        ok = run_sweep(c, ao, ls, n, o, out, d);
+    return ok;
+}
 
 /* Everything after the layers are known: export, model, table, report,
  * sweep. */
@@ -512,12 +594,7 @@ static bool run_layers(const acc_cli_options *o, const acc_config *c, const acc_
         acc_print_table(out, c, rs, n, &total);
         acc_cli_print_as_ran(out, rs, n);
     }
-    if (ok && o->report)
-        ok = write_report(o->report, c, rs, n, &total, d);
-    if (ok && o->trace)
-        ok = write_trace(o->trace, c, ao, ls, n, d);
-    if (ok && o->sweep)
-        ok = run_sweep(c, ao, ls, n, o, out, d);
+    ok = ok && write_outputs(o, c, ao, ls, n, rs, &total, out, d);
     free(rs);
     return ok;
 }
@@ -606,28 +683,21 @@ bool acc_model_module(const ir_module *m, const acc_config *c, const acc_options
     return ok;
 }
 
-bool acc_model_profile(const pass_stats *ps, const uint64_t *counts, const acc_config *c,
-                       const acc_options *o, acc_result **per_func, acc_result *total, diag *d)
+/* Sums the layers' results per function of m (acc_model_profile). */
+static bool per_function(const ir_module *m, const acc_config *c, const acc_workload *w,
+                         const acc_result *rs, acc_result **per_func, diag *d)
 {
-    const ir_module *m = ps->m;
-    *per_func = NULL;
-    acc_workload w;
-    if (!acc_workload_from_analysis(ps, counts, &w, d))
-        return false;
-    int n = w.nlayers;
-    acc_result *rs = calloc((size_t)(n > 0 ? n : 1), sizeof *rs);
+    int n = w->nlayers;
     acc_result *sel = calloc((size_t)(n > 0 ? n : 1), sizeof *sel);
     acc_result *pf = calloc((size_t)(m->nfuncs > 0 ? m->nfuncs : 1), sizeof *pf);
     char err[1024] = "";
-    bool ok = rs && sel && pf;
+    bool ok = sel && pf;
     if (!ok)
         diag_error(d, diag_noloc(), "out of memory");
-    ok = ok && (acc_model_network(c, o, w.layers, n, rs, total, NULL, err, sizeof err) ||
-                acc_fail(d, err));
     for (int f = 0; ok && f < m->nfuncs; f++) {
         int k = 0, ngemm = 0, g = -1;
         for (int i = 0; i < n; i++)
-            if (w.func[i] == f) {
+            if (w->func[i] == f) {
                 sel[k++] = rs[i];
                 if (rs[i].kind == ACC_LAYER_GEMM)
                     ngemm++, g = i;
@@ -642,18 +712,117 @@ bool acc_model_profile(const pass_stats *ps, const uint64_t *counts, const acc_c
             pf[f].K = rs[g].K;
             pf[f].batch = rs[g].batch;
             pf[f].declared_M = rs[g].declared_M;
+            pf[f].declared_K = rs[g].declared_K;
             pf[f].tiling = rs[g].tiling;
             memcpy(pf[f].resident, rs[g].resident, sizeof pf[f].resident);
         }
     }
-    total->name = "total";
-    free(rs);
     free(sel);
-    acc_workload_free(&w);
     if (!ok) {
         free(pf);
         return false;
     }
     *per_func = pf;
     return true;
+}
+
+bool acc_model_profile(const pass_stats *ps, const uint64_t *counts, const acc_config *c,
+                       const acc_options *o, acc_result **per_func, acc_result *total, diag *d)
+{
+    *per_func = NULL;
+    acc_workload w;
+    if (!acc_workload_from_analysis(ps, counts, &w, d))
+        return false;
+    int n = w.nlayers;
+    acc_result *rs = calloc((size_t)(n > 0 ? n : 1), sizeof *rs);
+    char err[1024] = "";
+    bool ok = rs != NULL;
+    if (!ok)
+        diag_error(d, diag_noloc(), "out of memory");
+    ok = ok && (acc_model_network(c, o, w.layers, n, rs, total, NULL, err, sizeof err) ||
+                acc_fail(d, err));
+    ok = ok && per_function(ps->m, c, &w, rs, per_func, d);
+    total->name = "total";
+    free(rs);
+    acc_workload_free(&w);
+    return ok;
+}
+
+/* ---------------------------------------------------------------- profile session */
+
+bool acc_cli_session_load(acc_cli_session *s, const acc_cli_options *o, diag *d)
+{
+    memset(s, 0, sizeof *s);
+    s->o = o;
+    if (!acc_cli_load(o, &s->config, &s->options, d))
+        return false;
+    /* The profile describes the accelerator at its best: without --search,
+     * the tiling that minimizes EDP (never worse than untiled).  Every
+     * output of the session uses these options and says which search. */
+    if (!o->search)
+        s->options.search = ACC_SEARCH_EDP;
+    return s->loaded = true;
+}
+
+bool acc_cli_session_model(acc_cli_session *s, const pass_stats *ps, const uint64_t *counts,
+                           diag *d)
+{
+    if (!s->loaded)
+        return false;
+    acc_workload w;
+    if (!acc_workload_from_analysis(ps, counts, &w, d))
+        return false;
+    s->m = ps->m;
+    s->layers = w.layers;
+    s->nlayers = w.nlayers;
+    s->func = w.func;
+    s->rs = calloc((size_t)(w.nlayers > 0 ? w.nlayers : 1), sizeof *s->rs);
+    char err[1024] = "";
+    if (!s->rs) {
+        diag_error(d, diag_noloc(), "out of memory");
+        return false;
+    }
+    if (!acc_model_network(&s->config, &s->options, s->layers, s->nlayers, s->rs, &s->total,
+                           NULL, err, sizeof err))
+        return acc_fail(d, err);
+    if (!per_function(s->m, &s->config, &w, s->rs, &s->per_func, d))
+        return false;
+    s->total.name = "total";
+    return s->modeled = true;
+}
+
+bool acc_cli_session_cells(const acc_cli_session *s, const ir_func *fn, char cells[][32])
+{
+    if (!s->modeled)
+        return false;
+    const acc_result *r = fn ? NULL : &s->total;
+    for (int i = 0; fn && i < s->m->nfuncs; i++)
+        if (s->m->funcs[i] == fn)
+            r = &s->per_func[i];
+    if (r)
+        acc_cli_columns(r, cells);
+    return r != NULL;
+}
+
+bool acc_cli_session_finish(acc_cli_session *s, FILE *out, diag *d)
+{
+    if (!s->modeled)
+        return false;
+    acc_cli_print_summary(out, &s->config, s->options.search, &s->total);
+    acc_cli_print_as_ran(out, s->per_func, s->m->nfuncs);
+    const acc_cli_options *o = s->o;
+    if (o->export_topology && !export_topology(o, s->layers, s->nlayers, d))
+        return false;
+    return write_outputs(o, &s->config, &s->options, s->layers, s->nlayers, s->rs, &s->total,
+                         out, d);
+}
+
+void acc_cli_session_free(acc_cli_session *s)
+{
+    acc_workload w = {s->layers, s->nlayers, s->func};
+    if (s->layers)
+        acc_workload_free(&w);
+    free(s->rs);
+    free(s->per_func);
+    memset(s, 0, sizeof *s);
 }

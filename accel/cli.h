@@ -34,6 +34,7 @@ typedef struct acc_cli_options {
     const char *sweep_arrays;      /* --sweep-arrays 8x8,32x32 (default 8x8..128x128) */
     const char *sweep_dataflows;   /* --sweep-dataflows os,ws (default os,ws,is) */
     const char *sweep_srams;       /* --sweep-sram 32,256 (kB; default 16..1024) */
+    const char *sweep_max_area;    /* --sweep-max-area MM2: leave out larger configs */
     int pad_to;                    /* --pad-to N: pad M, N, K to multiples of N */
     const char *search;            /* --search none|dram|edp (default none) */
     bool strict;                   /* --strict: input warnings (unknown config keys) are errors */
@@ -77,6 +78,40 @@ bool acc_model_module(const ir_module *m, const acc_config *c, const acc_options
 /* The same with the work of a profiled run (as acc_cli_run_profile). */
 bool acc_model_profile(const struct pass_stats *ps, const uint64_t *counts, const acc_config *c,
                        const acc_options *o, acc_result **per_func, acc_result *total, diag *d);
+
+/* The accelerator's part of `tec --profile --accel CFG`: ONE modeled run
+ * that the profile table's columns, the summary lines, --accel-report,
+ * --accel-trace, --export-topology and --sweep all describe.  The driver
+ * calls acc_cli_session_load before the run (usage and config errors),
+ * acc_cli_session_model after it (the profile's columns need the results
+ * before its table is printed), acc_cli_session_cells for each row, and
+ * acc_cli_session_finish after the table.  Without --search the profile
+ * models the tiling that minimizes EDP (never worse than untiled), and
+ * every output says so. */
+typedef struct acc_cli_session {
+    const acc_cli_options *o;
+    acc_config config;
+    acc_options options;
+    const ir_module *m;
+    bool loaded, modeled;
+    acc_layer *layers;         /* the modeled layers (owned) */
+    int nlayers;
+    int *func;                 /* layers[i] comes from m->funcs[func[i]] */
+    acc_result *rs;            /* [nlayers] */
+    acc_result *per_func;      /* [m->nfuncs] */
+    acc_result total;
+} acc_cli_session;
+
+bool acc_cli_session_load(acc_cli_session *s, const acc_cli_options *o, diag *d);
+bool acc_cli_session_model(acc_cli_session *s, const struct pass_stats *ps,
+                           const uint64_t *counts, diag *d);
+/* The accelerator cells of the profile row of fn (NULL: the total row);
+ * false when the session has no result for it. */
+bool acc_cli_session_cells(const acc_cli_session *s, const ir_func *fn,
+                           char cells[][32]);
+/* The summary lines, then the report, trace, topology and sweep files. */
+bool acc_cli_session_finish(acc_cli_session *s, FILE *out, diag *d);
+void acc_cli_session_free(acc_cli_session *s);
 
 /* Accelerator columns for a per-layer table: titles and one row's cells. */
 #define ACC_CLI_NCOLS 6

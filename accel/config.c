@@ -28,7 +28,7 @@ typedef enum {
 typedef enum {
     F_RUN_NAME, F_ROWS, F_COLS, F_DEPTH, F_SRAM_IFMAP, F_SRAM_FILTER,
     F_SRAM_OFMAP, F_DATAFLOW, F_BWMODE, F_BANDWIDTH, F_WORD_BYTES, F_CLOCK, F_DRAM_LATENCY,
-    F_LANES, F_MAC_PJ, F_REG_PJ, F_SRAM_READ_PJ, F_SRAM_WRITE_PJ,
+    F_LANES, F_TECH_NM, F_MAC_PJ, F_REG_PJ, F_SRAM_READ_PJ, F_SRAM_WRITE_PJ,
     F_DRAM_READ_PJ, F_DRAM_WRITE_PJ, F_VECTOR_OP_PJ, F_STATIC_MW, F_NONE
 } key_field;
 
@@ -66,6 +66,7 @@ static const key_def keys[] = {
     {"tec_architecture", "WordBytes", KEY_INT, 64, F_WORD_BYTES, false},
     {"tec_architecture", "ArrayDepth", KEY_INT, 4096, F_DEPTH, false},
     {"tec_architecture", "DramLatency", KEY_REAL_NN, 0, F_DRAM_LATENCY, false},
+    {"tec_architecture", "TechNm", KEY_REAL_POS, 0, F_TECH_NM, false},
     {"tec_energy", "MacPj", KEY_REAL_NN, 0, F_MAC_PJ, false},
     {"tec_energy", "RegPj", KEY_REAL_NN, 0, F_REG_PJ, false},
     {"tec_energy", "SramReadPj", KEY_REAL_NN, 0, F_SRAM_READ_PJ, false},
@@ -279,6 +280,7 @@ static void store_real(acc_config *c, key_field f, double x)
     case F_BANDWIDTH: c->bandwidth = x; break;
     case F_CLOCK: c->clock_mhz = x; break;
     case F_DRAM_LATENCY: c->dram_latency = x; break;
+    case F_TECH_NM: c->tech_nm = x; break;
     case F_MAC_PJ: c->energy.mac_pj = x; break;
     case F_REG_PJ: c->energy.reg_pj = x; break;
     case F_SRAM_READ_PJ: c->energy.sram_read_pj = x; break;
@@ -323,21 +325,27 @@ static int cfg_handler(void *user, const char *section, const char *name,
             if (strcasecmp(section, keys[j].section) == 0)
                 known_section = true;
         const char *near = known_section ? closest_key(section, name) : NULL;
-        char hint[96] = "";
-        if (near)
+        const key_def *home = NULL;    /* the same key in another section */
+        for (int j = 0; j < NKEYS && !home; j++)
+            if (strcasecmp(name, keys[j].name) == 0)
+                home = &keys[j];
+        char hint[160] = "";
+        if (home)
+            snprintf(hint, sizeof hint, " (%s belongs in [%s])", home->name, home->section);
+        else if (near)
             snprintf(hint, sizeof hint, " (did you mean %s?)", near);
         if (is_tec_section(section)) {
             if (known_section)
                 load_error(L, "unknown key %s in [%s]%s", name, section, hint);
             else
-                load_error(L, "unknown section [%s]", section);
+                load_error(L, "unknown section [%s]%s", section, hint);
             return 0;
         }
         if (known_section)
             load_warning(L, L->line, "unknown key %s in [%s] is ignored%s", name, section,
                          hint);
         else
-            load_warning(L, L->line, "unknown section [%s] is ignored", section);
+            load_warning(L, L->line, "unknown section [%s] is ignored%s", section, hint);
         return L->failed ? 0 : 1;
     }
     const key_def *k = &keys[i];
@@ -485,11 +493,13 @@ void acc_config_default(acc_config *c)
     c->clock_mhz = 1000;
     c->vector_lanes = 64;
     /* Order-of-magnitude 8-bit numbers after Horowitz (ISSCC 2014, 45 nm):
-     * see doc/accel.md.  Static power is not guessed: 0 unless given. */
+     * see doc/accel.md.  SRAM accesses are derived from each buffer's size
+     * (accel/energy.c).  Static power is not guessed: 0 unless given. */
+    c->tech_nm = 45;
     c->energy.mac_pj = 0.23;
     c->energy.reg_pj = 0.05;
-    c->energy.sram_read_pj = 2.5;
-    c->energy.sram_write_pj = 2.5;
+    c->energy.sram_read_pj = -1;
+    c->energy.sram_write_pj = -1;
     c->energy.dram_read_pj_per_byte = 160;
     c->energy.dram_write_pj_per_byte = 160;
     c->energy.vector_op_pj = 0.5;
@@ -536,8 +546,11 @@ bool acc_config_check(const acc_config *c, char *err, size_t errlen)
     CHECK_REAL(c->dram_latency, "DramLatency", false);
     CHECK_REAL(c->energy.mac_pj, "MacPj", false);
     CHECK_REAL(c->energy.reg_pj, "RegPj", false);
-    CHECK_REAL(c->energy.sram_read_pj, "SramReadPj", false);
-    CHECK_REAL(c->energy.sram_write_pj, "SramWritePj", false);
+    CHECK_REAL(c->tech_nm, "TechNm", true);
+    if (c->energy.sram_read_pj != -1)      /* -1: derived from the size */
+        CHECK_REAL(c->energy.sram_read_pj, "SramReadPj", false);
+    if (c->energy.sram_write_pj != -1)
+        CHECK_REAL(c->energy.sram_write_pj, "SramWritePj", false);
     CHECK_REAL(c->energy.dram_read_pj_per_byte, "DramReadPjPerByte", false);
     CHECK_REAL(c->energy.dram_write_pj_per_byte, "DramWritePjPerByte", false);
     CHECK_REAL(c->energy.vector_op_pj, "OpPj", false);
@@ -561,13 +574,17 @@ void acc_config_write(FILE *out, const acc_config *c)
     fprintf(out, "\n[run_presets]\nInterfaceBandwidth = %s\n\n",
             c->bw_unlimited ? "CALC" : "USER");
     fprintf(out, "[tec_architecture]\nClockMHz = %.17g\nWordBytes = %lld\nArrayDepth = %lld\n"
-                 "DramLatency = %.17g\n\n",
-            c->clock_mhz, (long long)c->word_bytes, (long long)c->depth, c->dram_latency);
+                 "DramLatency = %.17g\nTechNm = %.17g\n\n",
+            c->clock_mhz, (long long)c->word_bytes, (long long)c->depth, c->dram_latency,
+            c->tech_nm);
     const acc_energy *e = &c->energy;
-    fprintf(out, "[tec_energy]\nMacPj = %.17g\nRegPj = %.17g\nSramReadPj = %.17g\n"
-                 "SramWritePj = %.17g\nDramReadPjPerByte = %.17g\n"
-                 "DramWritePjPerByte = %.17g\nStaticPowerMw = %.17g\n\n",
-            e->mac_pj, e->reg_pj, e->sram_read_pj, e->sram_write_pj,
+    fprintf(out, "[tec_energy]\nMacPj = %.17g\nRegPj = %.17g\n", e->mac_pj, e->reg_pj);
+    if (e->sram_read_pj >= 0)
+        fprintf(out, "SramReadPj = %.17g\n", e->sram_read_pj);
+    if (e->sram_write_pj >= 0)
+        fprintf(out, "SramWritePj = %.17g\n", e->sram_write_pj);
+    fprintf(out, "DramReadPjPerByte = %.17g\nDramWritePjPerByte = %.17g\n"
+                 "StaticPowerMw = %.17g\n\n",
             e->dram_read_pj_per_byte, e->dram_write_pj_per_byte, e->static_mw);
     fprintf(out, "[tec_vector]\nLanes = %lld\nOpPj = %.17g\n",
             (long long)c->vector_lanes, e->vector_op_pj);

@@ -58,6 +58,17 @@ const char *acc_search_name(acc_search s)
     return (unsigned)s <= ACC_SEARCH_EDP ? search_names[s] : "?";
 }
 
+const char *acc_tiling_origin(const acc_result *r)
+{
+    if (r->tiling_given)
+        return "given";
+    switch (r->search) {
+    case ACC_SEARCH_DRAM: return "dram search";
+    case ACC_SEARCH_EDP: return "edp search";
+    default: return "untiled";
+    }
+}
+
 bool acc_search_parse(const char *s, acc_search *out)
 {
     for (int i = 0; i <= ACC_SEARCH_EDP; i++)
@@ -601,6 +612,11 @@ typedef struct fold_sink {
     int64_t tile_rd[ACC_NOPERANDS];  /* the tile's resident loads, given to its first fold */
     int64_t tile_load_start;
     bool stop;
+    /* The tile's last fold is held back until the caller knows what is
+     * written after the tile (a resident ofmap tile's write-back). */
+    acc_fold_event last;
+    bool has_last;
+    int64_t read[ACC_NOPERANDS];     /* DRAM words of the folds so far */
 } fold_sink;
 
 /* The folds of one m x n x k tile-GEMM, column folds outer and row folds
@@ -678,10 +694,16 @@ static int64_t tile_timeline(const acc_config *c, const gemm *g, int64_t m, int6
             for (int op = 0; op < ACC_NOPERANDS; op++) {
                 ev.sram[op] = cur.sram[op];
                 ev.dram_rd[op] = cur.rd[op] + sink->tile_rd[op];
+                sink->read[op] += ev.dram_rd[op];
                 sink->tile_rd[op] = 0;
             }
             ev.dram_wr = cur.wr;
-            sink->stop = !sink->fn(&ev, sink->ctx);
+            if (last) {
+                sink->last = ev;
+                sink->has_last = true;
+            } else {
+                sink->stop = !sink->fn(&ev, sink->ctx);
+            }
         }
         chan_write(&ch, e, cur.wr);
         cur = next;
@@ -928,8 +950,10 @@ static void finish_time(const acc_config *c, acc_result *r, int64_t stall, ovf *
     r->latency_us = (double)r->total_cycles / c->clock_mhz;
     r->energy.mac = executed * e->mac_pj;
     r->energy.reg = 2.0 * executed * e->reg_pj;
-    r->energy.sram = (double)sum3(r->sram_reads) * e->sram_read_pj +
-                     (double)sum3(r->sram_writes) * e->sram_write_pj;
+    r->energy.sram = 0;
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        r->energy.sram += (double)r->sram_reads[op] * acc_sram_word_pj(c, (acc_operand)op, false) +
+                          (double)r->sram_writes[op] * acc_sram_word_pj(c, (acc_operand)op, true);
     r->energy.dram = (double)sum3(r->dram_reads) * (double)c->word_bytes * e->dram_read_pj_per_byte +
                      (double)sum3(r->dram_writes) * (double)c->word_bytes * e->dram_write_pj_per_byte;
     r->energy.vector = 0;
@@ -1119,7 +1143,7 @@ static void search_tiling(const acc_config *c, acc_search s, const gemm *g,
     int64_t cm[40], cn[40], ck[40];
     int nm = candidates(g->M, gm, cm), nn = candidates(g->N, gn, cn),
         nk = candidates(g->K, gk, ck);
-    acc_result cand;
+    acc_result cand = *r;
     for (int i = 0; i < nm; i++) {
         if (!tile_fits(c, g, ACC_IFMAP, ifmap_tile_words(g, cm[i], 1), o))
             break;
@@ -1193,6 +1217,8 @@ bool acc_model_layer(const acc_config *c, const acc_options *opt, const acc_laye
         if (!acc_model_tiling(c, opt, l, &l->tiling, r, err, errlen))
             return false;
         r->declared_M = l->declared_M;
+        r->declared_K = l->declared_K;
+        r->tiling_given = true;
         return true;
     }
     gemm g;
@@ -1210,7 +1236,9 @@ bool acc_model_layer(const acc_config *c, const acc_options *opt, const acc_laye
         search_tiling(c, s, &g, r, &o);
     if (o.hit)
         return overflowed(l, err, errlen);
+    r->search = s;
     r->declared_M = l->declared_M;
+    r->declared_K = l->declared_K;
     return true;
 }
 
@@ -1241,7 +1269,7 @@ bool acc_trace_layer(const acc_config *c, const acc_options *opt, const acc_laye
     /* The tiles in loop order, the same events layer_stall counts. */
     fold_sink sink = {.fn = fn, .ctx = ctx};
     memcpy(sink.tile_rd, p.first_rd, sizeof sink.tile_rd);
-    int64_t idx[4] = {0, 0, 0, 0}, now = prologue_cycles(c, &p);
+    int64_t idx[4] = {0, 0, 0, 0}, now = prologue_cycles(c, &p), written = 0;
     for (;;) {
         int64_t sz[3];
         for (int i = 1; i < 4; i++) {
@@ -1256,6 +1284,22 @@ bool acc_trace_layer(const acc_config *c, const acc_options *opt, const acc_laye
         int L = 3;
         while (L >= 0 && ++idx[L] == p.ext[L])
             idx[L--] = 0;
+        /* A resident ofmap tile goes back to DRAM after its last fold: when
+         * the next tile needs another output tile, or at the end. */
+        if (sink.has_last && !sink.stop && r->resident[ACC_OFMAP]) {
+            /* the reloads' even shares, and what rounding left to the last */
+            int64_t wb = L < 0 ? r->dram_writes[ACC_OFMAP] - written
+                       : reloads(&p, ACC_OFMAP, L) ? p.wr[L] : 0;
+            sink.last.dram_wr = add(&o, sink.last.dram_wr, wb);
+            written = add(&o, written, wb);
+        }
+        /* Reloads share an operand's words evenly: the last fold also
+         * carries what the division left. */
+        for (int op = 0; L < 0 && sink.has_last && op < ACC_NOPERANDS; op++)
+            sink.last.dram_rd[op] += r->dram_reads[op] - sink.read[op];
+        if (sink.has_last && !sink.stop)
+            sink.stop = !fn(&sink.last, ctx);
+        sink.has_last = false;
         if (L < 0) {
             now = add(&o, now, xfer_cycles(p.last_wr, bw_of(c)));
             break;
@@ -1330,8 +1374,11 @@ bool acc_results_sum(const acc_config *c, const acc_result *rs, int n, acc_resul
     total->kind = ACC_LAYER_GEMM;
     total->dataflow = c->dataflow;
     ovf o = {false};
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         total_add(total, &rs[i], &o);
+        if (rs[i].kind == ACC_LAYER_GEMM && !rs[i].tiling_given)
+            total->search = rs[i].search;
+    }
     if (o.hit)
         return fail(err, errlen, "network totals do not fit in 64 bits");
     /* Ratios are recomputed from the sums: averaging the layers' ratios
@@ -1363,6 +1410,7 @@ bool acc_model_network(const acc_config *c, const acc_options *opt, const acc_la
             results[i] = results[same];
             results[i].name = layers[i].name;
             results[i].declared_M = layers[i].declared_M;
+            results[i].declared_K = layers[i].declared_K;
         } else {
             if (!acc_model_layer(c, opt, &layers[i], &results[i], err, errlen))
                 return false;

@@ -18,31 +18,33 @@ typedef struct int_field {
     const char *key;
     size_t offset;
     int64_t min;               /* smallest valid value */
+    bool optional;             /* may be missing (0): reports written before it */
 } int_field;
 
 static const int_field gemm_fields[] = {
-    {"M", offsetof(acc_layer, M), 1},
-    {"N", offsetof(acc_layer, N), 1},
-    {"K", offsetof(acc_layer, K), 1},
-    {"batch", offsetof(acc_layer, batch), 1},
-    {"declared_M", offsetof(acc_layer, declared_M), 0},
+    {"M", offsetof(acc_layer, M), 1, false},
+    {"N", offsetof(acc_layer, N), 1, false},
+    {"K", offsetof(acc_layer, K), 1, false},
+    {"batch", offsetof(acc_layer, batch), 1, false},
+    {"declared_M", offsetof(acc_layer, declared_M), 0, false},
+    {"declared_K", offsetof(acc_layer, declared_K), 0, true},
 };
 
 static const int_field vector_fields[] = {
-    {"ops", offsetof(acc_layer, vector_ops), 0},
-    {"read_bytes", offsetof(acc_layer, vector_read_bytes), 0},
-    {"write_bytes", offsetof(acc_layer, vector_write_bytes), 0},
+    {"ops", offsetof(acc_layer, vector_ops), 0, false},
+    {"read_bytes", offsetof(acc_layer, vector_read_bytes), 0, false},
+    {"write_bytes", offsetof(acc_layer, vector_write_bytes), 0, false},
 };
 
 static const int_field conv_fields[] = {
-    {"ifmap_h", offsetof(acc_conv, ifmap_h), 1},
-    {"ifmap_w", offsetof(acc_conv, ifmap_w), 1},
-    {"filt_h", offsetof(acc_conv, filt_h), 1},
-    {"filt_w", offsetof(acc_conv, filt_w), 1},
-    {"channels", offsetof(acc_conv, channels), 1},
-    {"num_filters", offsetof(acc_conv, num_filters), 1},
-    {"stride_h", offsetof(acc_conv, stride_h), 1},
-    {"stride_w", offsetof(acc_conv, stride_w), 1},
+    {"ifmap_h", offsetof(acc_conv, ifmap_h), 1, false},
+    {"ifmap_w", offsetof(acc_conv, ifmap_w), 1, false},
+    {"filt_h", offsetof(acc_conv, filt_h), 1, false},
+    {"filt_w", offsetof(acc_conv, filt_w), 1, false},
+    {"channels", offsetof(acc_conv, channels), 1, false},
+    {"num_filters", offsetof(acc_conv, num_filters), 1, false},
+    {"stride_h", offsetof(acc_conv, stride_h), 1, false},
+    {"stride_w", offsetof(acc_conv, stride_w), 1, false},
 };
 
 #define NELEMS(a) ((int)(sizeof(a) / sizeof *(a)))
@@ -158,6 +160,8 @@ static bool read_fields(const reader *r, const acc_json *obj, const char *what, 
 {
     for (int i = 0; i < n; i++) {
         const acc_json *v = acc_json_get(obj, fs[i].key);
+        if (!v && fs[i].optional)
+            continue;
         if (!v)
             return rfail(r, obj, "%s has no \"%s\"", what, fs[i].key);
         if (!read_int(r, v, what, fs[i].key, fs[i].min, field_at(base, &fs[i])))

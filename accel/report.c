@@ -32,7 +32,7 @@ typedef struct col_value {
     bool empty;        /* not applicable to this row (CSV: empty, JSON: null) */
 } col_value;
 
-#define NCOLS 56
+#define NCOLS 58
 
 typedef struct row {
     const char *title[NCOLS];
@@ -75,6 +75,8 @@ static void build_row(row *w, const acc_result *r, bool total)
     put_i(w, "tile_n", r->tiling.tn, !gemm);
     put_i(w, "tile_k", r->tiling.tk, !gemm);
     put_s(w, "loop_order", gemm ? acc_order_name(r->tiling.order) : "");
+    put_s(w, "tiling", gemm || total ? acc_tiling_origin(r) : "");
+    put_i(w, "declared_K", r->declared_K, !gemm || !r->declared_K);
     resident_flags(r, w->buf[0]);
     put_s(w, "resident", gemm ? w->buf[0] : "");
     put_i(w, "folds", r->folds, false);
@@ -188,8 +190,8 @@ static void json_object(FILE *out, const row *w, const char *indent)
     fprintf(out, "\n%s}", indent);
 }
 
-void acc_write_json(FILE *out, const acc_config *c, const acc_result *rs, int n,
-                    const acc_result *total)
+void acc_write_json(FILE *out, const acc_config *c, const acc_options *o, const acc_result *rs,
+                    int n, const acc_result *total)
 {
     fputs("{\n  \"config\": {\n    \"run_name\": ", out);
     acc_json_write_string(out, c->run_name);
@@ -204,8 +206,11 @@ void acc_write_json(FILE *out, const acc_config *c, const acc_result *rs, int n,
     else
         fprintf(out, ",\n    \"bandwidth_words_per_cycle\": %.9g", c->bandwidth);
     fprintf(out, ",\n    \"word_bytes\": %" PRId64 ",\n    \"clock_mhz\": %.9g"
-                 ",\n    \"vector_lanes\": %" PRId64 "\n  },\n  \"layers\": [",
+                 ",\n    \"vector_lanes\": %" PRId64,
             c->word_bytes, c->clock_mhz, c->vector_lanes);
+    acc_write_json_energy(out, c);
+    fprintf(out, "\n  },\n  \"search\": \"%s\",\n  \"layers\": [",
+            acc_search_name(o ? o->search : ACC_SEARCH_NONE));
     row w;
     for (int i = 0; i < n; i++) {
         build_row(&w, &rs[i], false);
@@ -216,6 +221,26 @@ void acc_write_json(FILE *out, const acc_config *c, const acc_result *rs, int n,
     build_row(&w, total, true);
     json_object(out, &w, "  ");
     fputs("\n}\n", out);
+}
+
+void acc_write_json_energy(FILE *out, const acc_config *c)
+{
+    const acc_energy *e = &c->energy;
+    fprintf(out, ",\n    \"tech_nm\": %.9g,\n    \"mac_pj\": %.9g,\n    \"reg_pj\": %.9g",
+            c->tech_nm, e->mac_pj, e->reg_pj);
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        fprintf(out, ",\n    \"sram_read_pj_%s\": %.9g,\n    \"sram_write_pj_%s\": %.9g",
+                acc_operand_name((acc_operand)op), acc_sram_word_pj(c, (acc_operand)op, false),
+                acc_operand_name((acc_operand)op), acc_sram_word_pj(c, (acc_operand)op, true));
+    fprintf(out, ",\n    \"sram_energy\": \"%s\"",
+            e->sram_read_pj >= 0 && e->sram_write_pj >= 0 ? "config"
+            : e->sram_read_pj < 0 && e->sram_write_pj < 0 ? "derived from size"
+                                                          : "config and derived from size");
+    fprintf(out, ",\n    \"dram_read_pj_per_byte\": %.9g,\n    \"dram_write_pj_per_byte\": %.9g"
+                 ",\n    \"vector_op_pj\": %.9g,\n    \"static_mw\": %.9g"
+                 ",\n    \"area_mm2\": %.9g",
+            e->dram_read_pj_per_byte, e->dram_write_pj_per_byte, e->vector_op_pj, e->static_mw,
+            acc_area_mm2(c));
 }
 
 /* ---------------------------------------------------------------- table */
@@ -414,6 +439,33 @@ int acc_sweep_count(const acc_sweep_spec *s)
     return s->nshapes * s->ndataflows * s->nsrams;
 }
 
+bool acc_sweep_config(const acc_config *base, const acc_sweep_spec *s, int i, acc_config *c)
+{
+    int m = i % s->nsrams, d = i / s->nsrams % s->ndataflows,
+        shape = i / s->nsrams / s->ndataflows;
+    *c = *base;
+    c->rows = s->rows[shape];
+    c->cols = s->cols[shape];
+    c->dataflow = s->dataflows[d];
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        c->sram_bytes[op] = s->sram_kb[m] * 1024;
+    return !(s->max_area_mm2 > 0 && acc_area_mm2(c) > s->max_area_mm2);
+}
+
+bool acc_sweep_area_parse(const char *str, double *mm2, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(str, &end);
+    if (end == str || *end || errno || !isfinite(x) || x <= 0) {
+        snprintf(err, errlen, "tec: error: bad area budget '%s': expected a positive number "
+                 "of mm^2", str);
+        return false;
+    }
+    *mm2 = x;
+    return true;
+}
+
 bool acc_sweep(const acc_config *base, const acc_options *o, const acc_sweep_spec *s,
                const acc_layer *layers, int n, FILE *csv, int64_t *evals, char *err,
                size_t errlen)
@@ -426,38 +478,35 @@ bool acc_sweep(const acc_config *base, const acc_options *o, const acc_sweep_spe
     int64_t count = 0;
     fprintf(csv, "config,rows,cols,depth,dataflow,sram_kb,bandwidth,layers,macs,pad_macs,"
                  "compute_cycles,stall_cycles,total_cycles,mapping_efficiency,utilization,"
-                 "sram_reads,sram_writes,dram_reads,dram_writes,energy_pj,latency_us,edp\n");
-    int id = 0;
+                 "sram_reads,sram_writes,dram_reads,dram_writes,energy_pj,energy_mac_pj,"
+                 "energy_reg_pj,energy_sram_pj,energy_dram_pj,energy_vector_pj,"
+                 "energy_static_pj,latency_us,edp,area_mm2\n");
     bool ok = true;
-    for (int i = 0; ok && i < s->nshapes; i++)
-        for (int d = 0; ok && d < s->ndataflows; d++)
-            for (int m = 0; ok && m < s->nsrams; m++) {
-                acc_config c = *base;
-                c.rows = s->rows[i];
-                c.cols = s->cols[i];
-                c.dataflow = s->dataflows[d];
-                for (int op = 0; op < ACC_NOPERANDS; op++)
-                    c.sram_bytes[op] = s->sram_kb[m] * 1024;
-                acc_result t;
-                ok = acc_config_check(&c, err, errlen) &&
-                     acc_model_network(&c, o, layers, n, rs, &t, &count, err, errlen);
-                if (!ok)
-                    break;
-                fprintf(csv, "%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%" PRId64 ",", id++,
-                        c.rows, c.cols, c.depth, acc_dataflow_name(c.dataflow), s->sram_kb[m]);
-                if (c.bw_unlimited)
-                    fputs("unlimited", csv);
-                else
-                    fprintf(csv, "%.9g", c.bandwidth);
-                fprintf(csv, ",%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
-                             ",%.9g,%.9g,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
-                             ",%.9g,%.9g,%.9g\n",
-                        n, t.macs, t.pad_macs, t.compute_cycles, t.stall_cycles,
-                        t.total_cycles, t.mapping_efficiency, t.utilization,
-                        acc_result_sram_reads(&t), acc_result_sram_writes(&t),
-                        acc_result_dram_reads(&t), acc_result_dram_writes(&t), t.energy_pj,
-                        t.latency_us, t.edp);
-            }
+    for (int id = 0; ok && id < acc_sweep_count(s); id++) {
+        acc_config c;
+        if (!acc_sweep_config(base, s, id, &c))
+            continue;
+        acc_result t;
+        ok = acc_config_check(&c, err, errlen) &&
+             acc_model_network(&c, o, layers, n, rs, &t, &count, err, errlen);
+        if (!ok)
+            break;
+        fprintf(csv, "%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%" PRId64 ",", id, c.rows,
+                c.cols, c.depth, acc_dataflow_name(c.dataflow), c.sram_bytes[0] / 1024);
+        if (c.bw_unlimited)
+            fputs("unlimited", csv);
+        else
+            fprintf(csv, "%.9g", c.bandwidth);
+        fprintf(csv, ",%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+                     ",%.9g,%.9g,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+                     ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
+                n, t.macs, t.pad_macs, t.compute_cycles, t.stall_cycles, t.total_cycles,
+                t.mapping_efficiency, t.utilization, acc_result_sram_reads(&t),
+                acc_result_sram_writes(&t), acc_result_dram_reads(&t),
+                acc_result_dram_writes(&t), t.energy_pj, t.energy.mac, t.energy.reg,
+                t.energy.sram, t.energy.dram, t.energy.vector, t.energy.stat, t.latency_us,
+                t.edp, acc_area_mm2(&c));
+    }
     free(rs);
     if (evals)
         *evals = count;
@@ -502,8 +551,8 @@ static bool trace_fold(const acc_fold_event *e, void *ctx)
     fprintf(t->out, ",\"fold\":%" PRId64 ",\"tile\":%" PRId64, e->fold, e->tile);
     for (int op = 0; op < ACC_NOPERANDS; op++)
         fprintf(t->out, ",\"sram_%s\":%" PRId64 ",\"dram_%s\":%" PRId64, acc_operand_name(op),
-                e->sram[op], acc_operand_name(op), e->dram_rd[op] + (op == ACC_OFMAP ? e->dram_wr : 0));
-    fputs("}}", t->out);
+                e->sram[op], acc_operand_name(op), e->dram_rd[op]);
+    fprintf(t->out, ",\"dram_write_ofmap\":%" PRId64 "}}", e->dram_wr);
     /* DRAM: each operand's reads between the time they could start and the
      * fold's start; the ofmap's writes after the fold, at the bandwidth */
     for (int op = 0; op < ACC_NOPERANDS; op++) {

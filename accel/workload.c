@@ -980,54 +980,85 @@ static char *gemm_name(const char *layer, const call_walk *w, int i, diag *d)
     return s;
 }
 
-/* The MACs GEMM j of the walk did per call, from its MAC sites' counts;
- * *dynamic says whether some of them depend on the data.  False when one
- * does and no counter says it, or on overflow. */
+/* The MACs GEMM j of the walk did per call, from its MAC sites' counts,
+ * and the output elements it initialized (its init's stores; 0 when the
+ * block has no init); *dynamic says whether some MAC site depends on the
+ * data.  False when one does and no counter says it, or on overflow. */
 static bool gemm_macs(const pass_stats *ps, const uint64_t *counts, int fi, const call_walk *w,
-                      int j, int64_t *macs, bool *dynamic, diag *d)
+                      int j, int64_t *macs, int64_t *outs, bool *dynamic, diag *d)
 {
     const pass_funcinfo *fn = &ps->funcs[fi];
-    mpz_t sum, t;
-    mpz_inits(sum, t, NULL);
-    bool ok = true;
+    mpz_t sum, t, init;
+    mpz_inits(sum, t, init, NULL);
+    bool ok = true, outs_known = true;
     *dynamic = false;
     for (int k = 0; ok && k < fn->nsites; k++) {
         const pass_site *s = &ps->sites[fn->first_site + k];
         uint64_t runs;
-        if (s->macs == 0 || set_tag(&w->inside, s->stmt) != j)
+        bool is_init = s->in_init && s->store_buf >= 0;
+        if ((s->macs == 0 && !is_init) || set_tag(&w->inside, s->stmt) != j)
             continue;
-        *dynamic |= !s->is_static;
+        if (s->macs)
+            *dynamic |= !s->is_static;
         if (!site_per_call(ps, s, counts, &runs)) {
+            if (!s->macs) {
+                outs_known = false;   /* rows unknown: M covers the MACs */
+                continue;
+            }
             data_dependent_error(w, d);
             ok = false;
             break;
         }
         z_set_u64(t, runs);
-        z_mul_u64(t, s->macs);
-        mpz_add(sum, sum, t);
+        if (s->macs) {
+            z_mul_u64(t, s->macs);
+            mpz_add(sum, sum, t);
+        } else {
+            mpz_add(init, init, t);
+        }
     }
-    if (ok && !z_to_i64(sum, macs)) {
+    if (!outs_known)
+        mpz_set_ui(init, 0);
+    if (ok && (!z_to_i64(sum, macs) || !z_to_i64(init, outs))) {
         diag_error(d, func_loc(w->f), "layer %s: MAC count does not fit in 64 bits",
                    acc_func_layer_name(w->f));
         ok = false;
     }
-    mpz_clears(sum, t, NULL);
+    mpz_clears(sum, t, init, NULL);
     return ok;
 }
 
-/* A GEMM whose MACs depend on the data is modeled as it ran: the same N,
- * K and batch, and the rows M that cover the MACs counted (macs > 0),
- * rounded up: exact when whole rows are skipped, as in a ragged batch of
- * sequences.  Its convolution geometry then no longer holds. */
-static void gemm_as_ran(acc_layer *l, int64_t macs)
+/* A GEMM whose MACs depend on the data is modeled as it ran: the same N
+ * and batch; the rows M it computed, from the output elements its init
+ * wrote (every row that ran is written back, whatever its reduction
+ * length), and the reduction depth K that covers the MACs of those rows,
+ * rounded up.  A block without an init says nothing about its rows: its M
+ * then covers the MACs, as when whole rows are skipped (a ragged batch of
+ * sequences).  Its convolution geometry no longer holds. */
+static void gemm_as_ran(acc_layer *l, int64_t macs, int64_t outs)
 {
-    int64_t per_row = l->N * l->K * l->batch;     /* <= M*N*K*batch, which fits */
-    int64_t rows = macs / per_row + (macs % per_row != 0);
-    if (rows == l->M)
-        return;
-    l->declared_M = l->M;
-    l->M = rows;
-    l->has_conv = false;
+    int64_t nb = l->N * l->batch;              /* <= M*N*K*batch, which fits */
+    int64_t rows, depth = l->K;
+    if (outs > 0 && outs % nb == 0 && outs / nb <= l->M) {
+        rows = outs / nb;
+        int64_t per = rows * nb;
+        depth = macs / per + (macs % per != 0);
+        if (depth > l->K)
+            depth = l->K;
+    } else {
+        int64_t per_row = nb * l->K;
+        rows = macs / per_row + (macs % per_row != 0);
+    }
+    if (rows != l->M) {
+        l->declared_M = l->M;
+        l->M = rows;
+    }
+    if (depth != l->K) {
+        l->declared_K = l->K;
+        l->K = depth;
+    }
+    if (l->declared_M || l->declared_K)
+        l->has_conv = false;
 }
 
 /* The layers of one call of m->funcs[fi]. */
@@ -1040,9 +1071,9 @@ static bool call_layers(const pass_stats *ps, const uint64_t *counts, int fi,
     bool ok = !w.failed;
     const char *layer = acc_func_layer_name(f);
     for (int i = 0; ok && i < w.ngemms; i++) {
-        int64_t macs;
+        int64_t macs, outs;
         bool dynamic;
-        if (!(ok = gemm_macs(ps, counts, fi, &w, i, &macs, &dynamic, d)))
+        if (!(ok = gemm_macs(ps, counts, fi, &w, i, &macs, &outs, &dynamic, d)))
             break;
         if (dynamic && macs == 0)
             continue;          /* the run did none of its work */
@@ -1060,7 +1091,7 @@ static bool call_layers(const pass_stats *ps, const uint64_t *counts, int fi,
         l->conv = g->conv;
         memcpy(l->elem_bytes, g->elem_bytes, sizeof l->elem_bytes);
         if (dynamic)
-            gemm_as_ran(l, macs);
+            gemm_as_ran(l, macs, outs);
     }
     vec_work v = {.any = false};
     mpz_inits(v.ops, v.rd, v.wr, NULL);

@@ -2,7 +2,8 @@
 # bench/accel_scalesim.sh — how fast `tec --accel-mode=scalesim` answers a
 # ResNet-18 topology on the three SCALE-Sim configs of testsuite/accel/scalesim,
 # against SCALE-Sim v2's own run of ResNet-18 on the same configs on this
-# machine (83 s, 274 s and 23 min; SCALE-Sim itself is not run here).
+# machine, whose times bench/results/accel_scalesim_reference.txt keeps
+# (SCALE-Sim itself is not run here; set SCALESIM_TIMES to another file).
 # Prints the median wall time of 5 runs per config and the ratio; then, per
 # config and layer, tec's default model's DRAM traffic over SCALE-Sim's
 # (ifmap reads, filter reads, ofmap writes, ifmap + filter reads) and the
@@ -22,9 +23,15 @@ if [ ! -x "$TEC" ]; then
 fi
 out=$(mktemp "${TMPDIR:-/tmp}/accel_scalesim.XXXXXX")
 trap 'rm -f "$out"' EXIT
+times_file=${SCALESIM_TIMES:-$srcdir/bench/results/accel_scalesim_reference.txt}
 echo "topology: $topo"
-for run in os_32x32:83 ws_128x128:274 is_16x16:1380; do
-    cfg=${run%%:*} scalesim_s=${run#*:}
+echo "SCALE-Sim times: $times_file"
+for cfg in os_32x32 ws_128x128 is_16x16; do
+    scalesim_s=$(awk -v c="$cfg" '$1 == c { print $2 }' "$times_file")
+    if [ -z "$scalesim_s" ]; then
+        echo "accel_scalesim: error: $times_file has no time for $cfg" >&2
+        exit 1
+    fi
     times=""
     for i in 1 2 3 4 5; do
         start=$(date +%s.%N)

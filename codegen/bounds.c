@@ -22,6 +22,8 @@
  */
 #include "codegen/codegen.h"
 
+#include "ir/arith.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,52 +32,26 @@
 #define BND_DEPTH 256    /* nesting of one index expression (beyond: unknown) */
 #define BND_BUDGET 20000 /* steps to judge one expression (beyond: unknown) */
 
-/* An inclusive range; !known: any value. */
-typedef struct bnd_range {
-    int64_t lo, hi;
-    bool known;
-} bnd_range;
-
-/* c + sum k[i] * atom[i] */
-typedef struct bnd_affine {
-    int64_t c;
-    int n;
-    const ir_expr *atom[BND_TERMS];
-    int64_t k[BND_TERMS];
-} bnd_affine;
+/* Ranges and affine forms are ir/arith.h's: an ir_interval (!known: any
+ * value) and an ir_affine c + sum coef[i] * atom[i] (BND_TERMS atoms). */
+_Static_assert(BND_TERMS == IR_AFFINE_MAX, "an index's affine form holds BND_TERMS atoms");
 
 /* What holds where an access is: enclosing loops, values of block
  * iteration variables and lets, and facts from guarding conditions. */
 typedef struct bnd_env {
-    struct { const ir_var *var; bnd_range r; } loops[BND_MAX];
+    struct { const ir_var *var; ir_interval r; } loops[BND_MAX];
     int nloops;
     /* value != NULL: replace the variable by it; else its range is r */
-    struct { const ir_var *var; const ir_expr *value; bnd_range r; } binds[BND_MAX];
+    struct { const ir_var *var; const ir_expr *value; ir_interval r; } binds[BND_MAX];
     int nbinds;
-    /* form (c = 0) lies in r; one atom with k = 1: a range of that atom */
-    struct { bnd_affine form; bnd_range r; bool dead; } facts[BND_MAX];
+    /* form (c = 0) lies in r; one atom with coef = 1: a range of that atom */
+    struct { ir_affine form; ir_interval r; bool dead; } facts[BND_MAX];
     int nfacts;
     long budget;          /* steps left for the expression being judged */
     cg_bound_sites *out;
 } bnd_env;
 
-static const bnd_range unknown = {0, 0, false};
-
-static bnd_range intersect(bnd_range a, bnd_range b)
-{
-    if (!a.known)
-        return b;
-    if (!b.known)
-        return a;
-    return (bnd_range){a.lo > b.lo ? a.lo : b.lo, a.hi < b.hi ? a.hi : b.hi, true};
-}
-
-static bnd_range join(bnd_range a, bnd_range b)
-{
-    if (!a.known || !b.known)
-        return unknown;
-    return (bnd_range){a.lo < b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi, true};
-}
+static const ir_interval unknown = {0, 0, false};
 
 static bool has_load(const ir_expr *x, void *found)
 {
@@ -94,79 +70,45 @@ static bool contains_load(const ir_expr *x)
 
 /* ---------------------------------------------------------------- affine forms */
 
-static bool affine_add(bnd_env *v, bnd_affine *f, const ir_expr *x, int64_t k, int depth);
+static ir_interval expr_range(bnd_env *v, const ir_expr *x, int depth);
 
-static bool add_atom(bnd_affine *f, const ir_expr *x, int64_t k)
+/* The rules of ir_affine_add for an index: integer subexpressions only,
+ * within the nesting and step budget; block iteration variables and lets
+ * replaced by their values; a product's factor is constant if its range
+ * is one value (floordiv(2304, 3) * 12); anything else an atom. */
+static bool index_enter(void *ctx, const ir_expr *x, int depth)
 {
-    for (int i = 0; i < f->n; i++)
-        if (ir_expr_equal(f->atom[i], x))
-            return !__builtin_add_overflow(f->k[i], k, &f->k[i]);
-    if (f->n == BND_TERMS)
-        return false;
-    f->atom[f->n] = x;
-    f->k[f->n++] = k;
-    return true;
+    bnd_env *v = ctx;
+    return depth <= BND_DEPTH && --v->budget >= 0 && ir_dtype_is_int(x->dtype);
 }
 
-static bnd_range expr_range(bnd_env *v, const ir_expr *x, int depth);
-
-/* The value of x, if it has only one (floordiv(2304, 3) * 12). */
-static bool constant_of(bnd_env *v, const ir_expr *x, int64_t *c, int depth)
+static const ir_expr *index_value(void *ctx, const ir_var *var)
 {
-    bnd_range r = expr_range(v, x, depth);
+    bnd_env *v = ctx;
+    for (int i = v->nbinds - 1; i >= 0; i--)
+        if (v->binds[i].var == var)
+            return v->binds[i].value;
+    return NULL;
+}
+
+static bool index_constant(void *ctx, const ir_expr *x, int64_t *c, int depth)
+{
+    ir_interval r = expr_range(ctx, x, depth);
     *c = r.lo;
     return r.known && r.lo == r.hi;
 }
 
-static bool affine_add(bnd_env *v, bnd_affine *f, const ir_expr *x, int64_t k, int depth)
+static bool affine_add(bnd_env *v, ir_affine *f, const ir_expr *x, int64_t k, int depth)
 {
-    if (!x || depth > BND_DEPTH || --v->budget < 0 || !ir_dtype_is_int(x->dtype))
-        return false;
-    int64_t t;
-    switch (x->kind) {
-    case IR_INT:
-        return !__builtin_mul_overflow(k, x->ival, &t) && !__builtin_add_overflow(f->c, t, &f->c);
-    case IR_VAR:
-        for (int i = v->nbinds - 1; i >= 0; i--)
-            if (v->binds[i].var == x->var) {
-                if (v->binds[i].value)
-                    return affine_add(v, f, v->binds[i].value, k, depth + 1);
-                break;
-            }
-        return add_atom(f, x, k);
-    case IR_ADD:
-    case IR_SUB:
-        return (x->kind == IR_ADD || k != INT64_MIN) && affine_add(v, f, x->a, k, depth + 1) &&
-               affine_add(v, f, x->b, x->kind == IR_SUB ? -k : k, depth + 1);
-    case IR_NEG:
-        return k != INT64_MIN && affine_add(v, f, x->a, -k, depth + 1);
-    case IR_MUL:
-        if (constant_of(v, x->b, &t, depth + 1))
-            return !__builtin_mul_overflow(k, t, &t) && affine_add(v, f, x->a, t, depth + 1);
-        if (constant_of(v, x->a, &t, depth + 1))
-            return !__builtin_mul_overflow(k, t, &t) && affine_add(v, f, x->b, t, depth + 1);
-        return add_atom(f, x, k);
-    case IR_CAST:
-        /* a widening integer cast keeps the value */
-        if (x->a && ir_dtype_is_int(x->a->dtype) &&
-            ir_dtype_size(x->a->dtype) <= ir_dtype_size(x->dtype) && x->a->dtype != IR_BOOL)
-            return affine_add(v, f, x->a, k, depth + 1);
-        return add_atom(f, x, k);
-    default:
-        return add_atom(f, x, k);
-    }
-}
-
-static int64_t floor_div(int64_t a, int64_t b)   /* b > 0 */
-{
-    int64_t q = a / b;
-    return a % b != 0 && a < 0 ? q - 1 : q;
+    ir_affine_rules rules = {.atoms = true, .casts = true, .enter = index_enter,
+                             .value = index_value, .constant = index_constant, .ctx = v};
+    return ir_affine_add(f, x, k, &rules, depth);
 }
 
 /* The range of an atom: its own rules, narrowed by the facts about it. */
-static bnd_range atom_range(bnd_env *v, const ir_expr *x, int depth)
+static ir_interval atom_range(bnd_env *v, const ir_expr *x, int depth)
 {
-    bnd_range r = unknown, a, b;
+    ir_interval r = unknown;
     switch (x->kind) {
     case IR_VAR:
         for (int i = v->nloops - 1; i >= 0 && !r.known; i--)
@@ -180,155 +122,73 @@ static bnd_range atom_range(bnd_env *v, const ir_expr *x, int depth)
     case IR_FLOORMOD:
         if (!x->b || x->b->kind != IR_INT || x->b->ival <= 0)
             break;
-        a = expr_range(v, x->a, depth + 1);
-        if (x->kind == IR_FLOORDIV && a.known)
-            r = (bnd_range){floor_div(a.lo, x->b->ival), floor_div(a.hi, x->b->ival), true};
-        else if (x->kind == IR_FLOORMOD)
-            r = a.known && a.lo >= 0 && a.hi < x->b->ival ? a
-                                                         : (bnd_range){0, x->b->ival - 1, true};
+        r = x->kind == IR_FLOORDIV ? ir_interval_floordiv(expr_range(v, x->a, depth + 1), x->b->ival)
+                                   : ir_interval_floormod(expr_range(v, x->a, depth + 1), x->b->ival);
         break;
     case IR_MIN:
     case IR_MAX:
-        a = expr_range(v, x->a, depth + 1);
-        b = expr_range(v, x->b, depth + 1);
-        if (a.known && b.known)
-            r = x->kind == IR_MIN ? (bnd_range){a.lo < b.lo ? a.lo : b.lo, a.hi < b.hi ? a.hi : b.hi, true}
-                                  : (bnd_range){a.lo > b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi, true};
-        break;
     case IR_SELECT:
-        r = join(expr_range(v, x->a, depth + 1), expr_range(v, x->b, depth + 1));
+    case IR_MUL: {
+        ir_interval a = expr_range(v, x->a, depth + 1), b = expr_range(v, x->b, depth + 1);
+        r = x->kind == IR_MIN ? ir_interval_min(a, b) : x->kind == IR_MAX ? ir_interval_max(a, b)
+            : x->kind == IR_SELECT ? ir_interval_join(a, b) : ir_interval_mul(a, b);
         break;
-    case IR_MUL:
-        a = expr_range(v, x->a, depth + 1);
-        b = expr_range(v, x->b, depth + 1);
-        if (a.known && b.known) {
-            int64_t p[4];
-            if (!__builtin_mul_overflow(a.lo, b.lo, &p[0]) && !__builtin_mul_overflow(a.lo, b.hi, &p[1]) &&
-                !__builtin_mul_overflow(a.hi, b.lo, &p[2]) && !__builtin_mul_overflow(a.hi, b.hi, &p[3])) {
-                r = (bnd_range){p[0], p[0], true};
-                for (int i = 1; i < 4; i++)
-                    r = join(r, (bnd_range){p[i], p[i], true});
-            }
-        }
-        break;
+    }
     default:
         break;
     }
     for (int i = 0; i < v->nfacts; i++) {
-        const bnd_affine *g = &v->facts[i].form;
-        if (!v->facts[i].dead && g->n == 1 && g->k[0] == 1 && ir_expr_equal(g->atom[0], x))
-            r = intersect(r, v->facts[i].r);
+        const ir_affine *g = &v->facts[i].form;
+        if (!v->facts[i].dead && g->n == 1 && g->coef[0] == 1 && ir_expr_equal(g->atom[0], x))
+            r = ir_interval_intersect(r, v->facts[i].r);
     }
     return r;
 }
 
-static bnd_range box_range(bnd_env *v, const bnd_affine *f, int depth)
+static ir_interval box_range(bnd_env *v, const ir_affine *f, int depth)
 {
-    bnd_range r = {f->c, f->c, true};
-    for (int i = 0; i < f->n; i++) {
-        if (f->k[i] == 0)
-            continue;
-        bnd_range a = atom_range(v, f->atom[i], depth + 1);
-        int64_t p, q;
-        if (!a.known || __builtin_mul_overflow(f->k[i], a.lo, &p) ||
-            __builtin_mul_overflow(f->k[i], a.hi, &q))
-            return unknown;
-        if (p > q) {
-            int64_t t = p;
-            p = q;
-            q = t;
-        }
-        if (__builtin_add_overflow(r.lo, p, &r.lo) || __builtin_add_overflow(r.hi, q, &r.hi))
-            return unknown;
-    }
+    ir_interval r = ir_interval_point(f->c);
+    for (int i = 0; i < f->n && r.known; i++)
+        if (f->coef[i] != 0)
+            r = ir_interval_add(r, ir_interval_scale(f->coef[i], atom_range(v, f->atom[i], depth + 1)));
     return r;
-}
-
-static int64_t coef_of(const bnd_affine *f, const ir_expr *atom)
-{
-    for (int i = 0; i < f->n; i++)
-        if (ir_expr_equal(f->atom[i], atom))
-            return f->k[i];
-    return 0;
-}
-
-static bool same_form(const bnd_affine *f, const bnd_affine *g)
-{
-    if (f->n != g->n)
-        return false;
-    for (int i = 0; i < g->n; i++)
-        if (coef_of(f, g->atom[i]) != g->k[i])
-            return false;
-    return true;
-}
-
-/* f = m * g + rest for a nonzero m, or false. */
-static bool split_off(const bnd_affine *f, const bnd_affine *g, int64_t *m, bnd_affine *rest)
-{
-    int64_t k = coef_of(f, g->atom[0]);
-    if (k == 0 || g->k[0] == 0 || k % g->k[0] != 0)
-        return false;
-    *m = k / g->k[0];
-    *rest = *f;
-    for (int i = 0; i < g->n; i++) {
-        int64_t want;
-        if (__builtin_mul_overflow(*m, g->k[i], &want) || coef_of(f, g->atom[i]) != want)
-            return false;
-        for (int j = 0; j < rest->n; j++)
-            if (ir_expr_equal(rest->atom[j], g->atom[i]))
-                rest->k[j] = 0;
-    }
-    return true;
-}
-
-static bool add_scaled(bnd_range *acc, int64_t m, bnd_range r)
-{
-    int64_t p, q;
-    if (!r.known || __builtin_mul_overflow(m, r.lo, &p) || __builtin_mul_overflow(m, r.hi, &q))
-        return false;
-    if (p > q) {
-        int64_t t = p;
-        p = q;
-        q = t;
-    }
-    return !__builtin_add_overflow(acc->lo, p, &acc->lo) && !__builtin_add_overflow(acc->hi, q, &acc->hi);
 }
 
 /* The range of f: from its atoms' ranges, narrowed by the facts about
  * sums of several atoms that f contains (each a multiple of the sum). */
-static bnd_range affine_range(bnd_env *v, const bnd_affine *f, int depth)
+static ir_interval affine_range(bnd_env *v, const ir_affine *f, int depth)
 {
-    bnd_range r = box_range(v, f, depth);
-    bnd_affine rest = *f, next;
-    bnd_range acc = {0, 0, true};
+    ir_interval r = box_range(v, f, depth);
+    ir_affine rest = *f, next;
+    ir_interval acc = ir_interval_point(0);
     bool used = false;
     for (int i = 0; i < v->nfacts; i++) {
-        const bnd_affine *g = &v->facts[i].form;
+        const ir_affine *g = &v->facts[i].form;
         int64_t m;
-        if (v->facts[i].dead || g->n < 2 || !split_off(&rest, g, &m, &next))
+        if (v->facts[i].dead || g->n < 2 || !ir_affine_split(&rest, g, &m, &next))
             continue;
-        bnd_range fr = box_range(v, g, depth);
+        ir_interval fr = box_range(v, g, depth);
         for (int j = 0; j < v->nfacts; j++)
-            if (!v->facts[j].dead && same_form(&v->facts[j].form, g))
-                fr = intersect(fr, v->facts[j].r);
-        if (!add_scaled(&acc, m, fr))
+            if (!v->facts[j].dead && ir_affine_same_terms(&v->facts[j].form, g))
+                fr = ir_interval_intersect(fr, v->facts[j].r);
+        if (!(acc = ir_interval_add(acc, ir_interval_scale(m, fr))).known)
             return r;
         rest = next;
         used = true;
     }
     if (!used)
         return r;
-    bnd_range tail = box_range(v, &rest, depth);
-    if (!add_scaled(&acc, 1, tail))
+    ir_interval tail = box_range(v, &rest, depth);
+    if (!(acc = ir_interval_add(acc, ir_interval_scale(1, tail))).known)
         return r;
-    return intersect(r, acc);
+    return ir_interval_intersect(r, acc);
 }
 
-static bnd_range expr_range(bnd_env *v, const ir_expr *x, int depth)
+static ir_interval expr_range(bnd_env *v, const ir_expr *x, int depth)
 {
     if (depth == 0)
         v->budget = BND_BUDGET;
-    bnd_affine f = {0};
+    ir_affine f = {0};
     if (!affine_add(v, &f, x, 1, depth))
         return unknown;
     return affine_range(v, &f, depth);
@@ -338,26 +198,27 @@ static bnd_range expr_range(bnd_env *v, const ir_expr *x, int depth)
 
 /* Facts are kept with a positive first coefficient, so that a <= x and
  * x < b, said of the same sum either way round, meet (see same_form). */
-static void add_fact(bnd_env *v, const bnd_affine *form, bnd_range r)
+static void add_fact(bnd_env *v, const ir_affine *form, ir_interval r)
 {
     if (v->nfacts < BND_MAX) {
-        bnd_affine g = *form;
+        ir_affine g = *form;
         g.c = 0;
         int n = 0;
         for (int i = 0; i < g.n; i++)
-            if (g.k[i] != 0) {
+            if (g.coef[i] != 0) {
+                g.var[n] = g.var[i];
                 g.atom[n] = g.atom[i];
-                g.k[n++] = g.k[i];
+                g.coef[n++] = g.coef[i];
             }
         g.n = n;
-        if (n > 0 && g.k[0] < 0) {
+        if (n > 0 && g.coef[0] < 0) {
             for (int i = 0; i < n; i++)
-                if (g.k[i] == INT64_MIN)
+                if (g.coef[i] == INT64_MIN)
                     return;
             if (r.hi == INT64_MIN)
                 return;
             for (int i = 0; i < n; i++)
-                g.k[i] = -g.k[i];
+                g.coef[i] = -g.coef[i];
             int64_t lo = r.lo;
             r.lo = -r.hi;
             r.hi = lo == INT64_MIN ? INT64_MAX : -lo;   /* no value exceeds INT64_MAX */
@@ -370,7 +231,7 @@ static void add_fact(bnd_env *v, const bnd_affine *form, bnd_range r)
 }
 
 /* k * a <= m (le) or k * a >= m (!le), k != 0: a range of a. */
-static bnd_range solve(int64_t k, int64_t m, bool le)
+static ir_interval solve(int64_t k, int64_t m, bool le)
 {
     /* with k < 0 the inequality turns over */
     if (k < 0) {
@@ -380,12 +241,12 @@ static bnd_range solve(int64_t k, int64_t m, bool le)
         m = -m;
         le = !le;
     }
-    int64_t q = floor_div(m, k), qk;
+    int64_t q = ir_floordiv64(m, k), qk;
     if (le)
-        return (bnd_range){INT64_MIN, q, true};
+        return (ir_interval){INT64_MIN, q, true};
     if (__builtin_mul_overflow(q, k, &qk))
         return unknown;
-    return (bnd_range){qk == m ? q : q + 1, INT64_MAX, true};
+    return (ir_interval){qk == m ? q : q + 1, INT64_MAX, true};
 }
 
 /* Adds what `cond == holds` says of single atoms. */
@@ -411,12 +272,12 @@ static void assume(bnd_env *v, const ir_expr *cond, bool holds, int depth)
     }
     /* a - b as c + sum k * atom, compared with 0 */
     v->budget = BND_BUDGET;
-    bnd_affine f = {0};
+    ir_affine f = {0};
     if (!affine_add(v, &f, cond->a, 1, depth + 1) || !affine_add(v, &f, cond->b, -1, depth + 1))
         return;
     int at = -1, natoms = 0;
     for (int i = 0; i < f.n; i++)
-        if (f.k[i] != 0) {
+        if (f.coef[i] != 0) {
             at = i;
             natoms++;
         }
@@ -426,20 +287,21 @@ static void assume(bnd_env *v, const ir_expr *cond, bool holds, int depth)
     if (!holds)
         k = k == IR_LT ? IR_GE : k == IR_LE ? IR_GT : k == IR_GT ? IR_LE : k == IR_GE ? IR_LT
             : k == IR_EQ ? IR_NE : IR_EQ;
-    int64_t c = f.c, ka = natoms == 1 ? f.k[at] : 1;   /* several: a range of the sum */
-    bnd_range r;
+    int64_t c = f.c, ka = natoms == 1 ? f.coef[at] : 1;   /* several: a range of the sum */
+    ir_interval r;
     switch (k) {
     case IR_LT: r = solve(ka, -c - 1, true); break;     /* ka*a + c <= -1 */
     case IR_LE: r = solve(ka, -c, true); break;
     case IR_GT: r = solve(ka, 1 - c, false); break;     /* ka*a + c >= 1 */
     case IR_GE: r = solve(ka, -c, false); break;
-    case IR_EQ: r = intersect(solve(ka, -c, true), solve(ka, -c, false)); break;
+    case IR_EQ: r = ir_interval_intersect(solve(ka, -c, true), solve(ka, -c, false)); break;
     default: return;
     }
     if (!r.known)
         return;
     if (natoms == 1) {
-        bnd_affine one = {.n = 1, .atom = {f.atom[at]}, .k = {1}};
+        ir_affine one = {0};
+        ir_affine_add_term(&one, f.atom[at], 1);
         add_fact(v, &one, r);
     } else {
         add_fact(v, &f, r);
@@ -499,7 +361,7 @@ static void check_access(bnd_env *v, const void *access, const ir_buffer *buf,
     if (!buf)
         return;
     for (int d = 0; d < n && d < buf->ndim; d++) {
-        bnd_range r = expr_range(v, idx[d], 0);
+        ir_interval r = expr_range(v, idx[d], 0);
         if (!r.known || r.lo < 0 || r.hi >= buf->shape[d])
             add_site(v, access, buf, d, store);
     }
@@ -568,14 +430,14 @@ static void check_stmt(bnd_env *v, const ir_stmt *s)
     case IR_S_FOR: {
         check_expr(v, s->lo, 0);
         check_expr(v, s->hi, 0);
-        bnd_range lo = expr_range(v, s->lo, 0), hi = expr_range(v, s->hi, 0);
+        ir_interval lo = expr_range(v, s->lo, 0), hi = expr_range(v, s->hi, 0);
         if (s->nbody > 0)
             ir_stmt_walk(s->body[0], forget_stored, NULL, v);   /* later iterations */
         bool pushed = v->nloops < BND_MAX;
         if (pushed) {
             v->loops[v->nloops].var = s->var;
             v->loops[v->nloops].r = lo.known && hi.known && hi.hi > INT64_MIN
-                                        ? (bnd_range){lo.lo, hi.hi - 1, true} : unknown;
+                                        ? (ir_interval){lo.lo, hi.hi - 1, true} : unknown;
             v->nloops++;
         }
         check_stmt(v, s->nbody > 0 ? s->body[0] : NULL);

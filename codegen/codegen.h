@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codegen/target.h"
+#include "ir/target.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
 

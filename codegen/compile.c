@@ -582,6 +582,14 @@ static char *compute_identity(const cg_argv *cc, double timeout, diag *d)
     text_putn(&id, "version: ", 9);
     text_putn(&id, out, first);
     text_printf(&id, " (exit %d, signal %d)\n", r.exit_status, r.signal);
+    /* GCC says who it is in its copyright line; its first line ends with
+     * the version ("gcc (Debian 12.2.0-14) 12.2.0").  Clang does neither. */
+    if (strstr(out, "Free Software Foundation") && !strstr(out, "clang")) {
+        const char *v = out + first;
+        while (v > out && v[-1] != ' ')
+            v--;
+        text_printf(&id, "gcc-major: %d\n", atoi(v));
+    }
     free(r.output.p);
 
     int err;
@@ -653,6 +661,35 @@ static char *compiler_identity(const cg_argv *cc, double timeout, diag *d)
     return result;
 }
 
+/* The major version of GCC that the identity describes, or 0 for another
+ * compiler. */
+static int identity_gcc_major(const char *identity)
+{
+    const char *g = strstr(identity, "\ngcc-major: ");
+    return g ? atoi(g + 13) : 0;
+}
+
+/* Flags that work around bugs of the compiler in use, appended after the
+ * fixed flags (so they are part of every cache key):
+ *   GCC up to 12 (seen with 12.2 at -O2/-O3 with -march=x86-64-v3 or
+ *   native): loop if-conversion turns a guarded, padded copy
+ *   (`p[i] = in range ? x[i - 8] : 0.25f`) into an AVX2 masked load that
+ *   reads zeros for lanes the guard allows: -fno-tree-loop-if-convert
+ *   (testsuite/run/gcc_pad_copy.te).  GCC 13 and clang are not known to
+ *   need it.  A compiler that cannot be run fails here with the same
+ *   diagnostic the compilation would give. */
+static bool workaround_flags(const cg_argv *cc, double timeout, cg_argv *flags, diag *d)
+{
+    char *id = compiler_identity(cc, timeout, d);
+    if (!id)
+        return false;
+    int major = identity_gcc_major(id);
+    free(id);
+    if (major > 0 && major <= 12)
+        argv_push(flags, "-fno-tree-loop-if-convert");
+    return true;
+}
+
 /* ---------------------------------------------------------------- command line */
 
 static const char *compiler_words(const cg_options *o)
@@ -695,6 +732,12 @@ static bool base_argv(const cg_options *o, bool object, cg_argv *cc, cg_argv *fl
     if (cc->n == 0) {
         diag_error(d, diag_noloc(), "cannot run C compiler '': the compiler command is empty "
                    "(set CC or install gcc)");
+        return false;
+    }
+    if (!workaround_flags(cc, cc_timeout(o), flags, d))
+        return false;
+    if (flags->oom) {
+        oom(d);
         return false;
     }
     return true;

@@ -347,6 +347,7 @@ typedef struct cg_emitter {
     bool vminmax_used[IR_NDTYPES][8];
     bool bcast_used[IR_NDTYPES][8];
     bool vmath_used[IR_NINTRINSICS][IR_NDTYPES][8];   /* libmvec functions */
+    char vtname[IR_NDTYPES][8][24];   /* names of the vector types of vector IR */
     bool omp_used;                 /* a parallel loop: tec_num_threads */
     bool intrin_used;              /* x86 intrinsics (vector square roots) */
     int par_depth;                 /* inside an OpenMP parallel loop */
@@ -814,22 +815,47 @@ static void emit_index(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec,
     emit_operand(e, s, x, min_prec, false);
 }
 
+static void put_index_check(cg_emitter *e, cg_str *s, const ir_buffer *b, const ir_expr *x,
+                            int k, int site)
+{
+    e->index_check_used = true;
+    str_puts(s, "tec_index(");
+    emit_index(e, s, x, P_TOP, false);
+    str_puts(s, ", ");
+    put_count(s, b->shape[k]);
+    str_printf(s, ", %d, tec_jb)", site);
+}
+
 /* Index k of an access: checked at run time when it is one of the
- * function's unproven sites (codegen/bounds.c), else as emit_index. */
+ * function's unproven sites (codegen/bounds.c), else as emit_index.  Of a
+ * ramp (a vector access) the base is the index; its check tests the last
+ * lane and then the first, which bound the lanes between. */
 static void emit_dim_index(cg_emitter *e, cg_str *s, const ir_buffer *b, const void *access,
                            ir_expr *const *idx, int k, int min_prec, bool plain_ok)
 {
     int site = e->unchecked || !access ? -1 : cg_bound_site_of(&e->sites, access, k);
+    const ir_expr *x = idx[k];
+    bool ramp = x && x->kind == IR_RAMP;
     if (site < 0) {
-        emit_index(e, s, idx[k], min_prec, plain_ok);
+        emit_index(e, s, ramp ? x->a : x, min_prec, plain_ok);
         return;
     }
-    e->index_check_used = true;
-    str_puts(s, "tec_index(");
-    emit_index(e, s, idx[k], P_TOP, false);
-    str_puts(s, ", ");
-    put_count(s, b->shape[k]);
-    str_printf(s, ", %d, tec_jb)", site);
+    if (ramp) {
+        if (!e->scratch && !(e->scratch = ir_module_new("codegen-scratch"))) {
+            e->oom = true;
+            return;
+        }
+        ir_module *m = e->scratch;
+        ir_expr *span = ir_binary(m, IR_MUL, ir_expr_copy(m, x->b),
+                                  ir_int_typed(m, x->lanes - 1, x->b->dtype));
+        str_puts(s, "(");
+        put_index_check(e, s, b, ir_binary(m, IR_ADD, ir_expr_copy(m, x->a), span), k, site);
+        str_puts(s, ", ");
+        put_index_check(e, s, b, x->a, k, site);
+        str_puts(s, ")");
+        return;
+    }
+    put_index_check(e, s, b, x, k, site);
 }
 
 /* The row-major flat offset of the first k+1 indices in Horner form,
@@ -1094,6 +1120,8 @@ static void emit_small_operation(cg_emitter *e, cg_str *s, const ir_expr *x)
 
 /* Writes x at a position that requires precedence >= min_prec (the caller
  * has already parenthesized when needed). */
+static void emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x);
+
 static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec)
 {
     (void)min_prec;
@@ -1109,6 +1137,10 @@ static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec)
                    x->dtype >= 0 && x->dtype < IR_NDTYPES ? ir_dtype_name(x->dtype) : "unknown",
                    func_name(e));
         str_puts(s, "0");
+        return;
+    }
+    if (ir_expr_lanes(x) > 1) {
+        emit_vector_ir(e, s, x);
         return;
     }
     int64_t folded;
@@ -1326,8 +1358,14 @@ static bool emit_parallel_loop(cg_emitter *e, cg_str *s, const ir_stmt *st);
  * and at most this many iterations; longer ones get GCC's unroll pragma). */
 #define CG_UNROLL_MAX 64
 
+static void emit_stepped_loop(cg_emitter *e, cg_str *s, const ir_stmt *st);
+
 static void emit_for(cg_emitter *e, cg_str *s, const ir_stmt *st)
 {
+    if (ir_for_step(st) > 1) {
+        emit_stepped_loop(e, s, st);
+        return;
+    }
     if (st->for_kind == IR_FOR_VECTORIZED && emit_vector_loop(e, s, st))
         return;
     if (st->for_kind == IR_FOR_UNROLLED && st->lo && st->hi && st->lo->kind == IR_INT &&
@@ -1425,8 +1463,14 @@ static void emit_block(cg_emitter *e, cg_str *s, const ir_stmt *st)
     line(e, s, "}");
 }
 
+static void emit_vector_store(cg_emitter *e, cg_str *s, const ir_stmt *st);
+
 static void emit_store(cg_emitter *e, cg_str *s, const ir_stmt *st)
 {
+    if (ir_expr_lanes(st->value) > 1) {
+        emit_vector_store(e, s, st);
+        return;
+    }
     cg_str t = {0};
     emit_access(e, &t, st->buf, st, st->args, st->nargs);
     str_puts(&t, " = ");
@@ -1583,16 +1627,23 @@ static void emit_alloc(cg_emitter *e, cg_str *s, const ir_stmt *st)
     line(e, s, "}");
 }
 
+static const char *vector_ctype(cg_emitter *e, ir_dtype t, int lanes);
+
 static void emit_let(cg_emitter *e, cg_str *s, const ir_stmt *st)
 {
-    const char *ct = var_ctype(e, st->var);
+    const char *ct = ir_var_lanes(st->var) > 1
+                         ? vector_ctype(e, st->var->dtype, ir_var_lanes(st->var))
+                         : var_ctype(e, st->var);
     char *value = expr_text_plain(e, st->value, P_SELECT, true);
     line(e, s, "{");
     e->indent++;
     const char *v = bind(e, st->var, st->var ? st->var->name : "t");
     line(e, s, "const %s %s = %s;", ct, v, value ? value : "0");
     free(value);
-    mark_unused(e, s, st->var, &e->used_vars, v);
+    if (ir_var_lanes(st->var) > 1)
+        line(e, s, "(void)%s;", v);
+    else
+        mark_unused(e, s, st->var, &e->used_vars, v);
     if (st->nbody > 0 && st->body[0])
         emit_stmt(e, s, st->body[0]);
     unbind(e, 1);
@@ -2044,6 +2095,46 @@ static void bind_text(cg_emitter *e, const void *key, const char *text)
     e->binds[e->nbinds++] = (cg_binding){key, t};
 }
 
+/* A vector of `lanes` elements at distance coef from the element `at`
+ * (vector type vt, "tec_f32x8"): one vector load at distance 1; every other
+ * element as two vector loads, [0, L) and [L-1, 2L-1), which read exactly
+ * the span of the lanes, and one shuffle (lane l is element 2l: of the
+ * first vector while 2l < L, else element 2l-L+1 of the second, index 2l+1
+ * of the pair); else one element per lane. */
+static void put_vector_load(cg_str *s, const char *vt, const char *at, int lanes, int64_t coef)
+{
+    if (coef == 1) {
+        str_printf(s, "(*(const %s *)&%s)", vt, at);
+    } else if (coef == 2 && lanes >= 2) {
+        str_printf(s, "TEC_SHUFFLE2((*(const %s *)&%s), (*(const %s *)&(&%s)[%d]), tec_m%s", vt,
+                   at, vt, at, lanes - 1, vt + 4);
+        for (int l = 0; l < lanes; l++)
+            str_printf(s, ", %d", l < lanes / 2 ? 2 * l : 2 * l + 1);
+        str_puts(s, ")");
+    } else {
+        str_printf(s, "((%s){", vt);
+        for (int l = 0; l < lanes; l++)
+            str_printf(s, "%s(&%s)[%lld]", l ? ", " : "", at, (long long)(coef * l));
+        str_puts(s, "})");
+    }
+}
+
+/* The opening of a vector square root of `bytes` bytes of t (the
+ * instruction of that width, exact as sqrtf), to be closed with "))" (sqrt)
+ * or ")))" (rsqrt, 1 / sqrt). */
+static void put_vsqrt_open(cg_str *s, ir_intrin fn, ir_dtype t, int bytes, const char *vt)
+{
+    bool f32 = t == IR_F32;
+    const char *in = bytes == 64 ? (f32 ? "_mm512_sqrt_ps" : "_mm512_sqrt_pd")
+                   : bytes == 32 ? (f32 ? "_mm256_sqrt_ps" : "_mm256_sqrt_pd")
+                                 : (f32 ? "_mm_sqrt_ps" : "_mm_sqrt_pd");
+    const char *mt = bytes == 64 ? (f32 ? "__m512" : "__m512d")
+                   : bytes == 32 ? (f32 ? "__m256" : "__m256d") : (f32 ? "__m128" : "__m128d");
+    if (fn == IR_FN_RSQRT)
+        str_printf(s, "(%s / ", f32 ? "1.0f" : "1.0");
+    str_printf(s, "((%s)%s((%s)", vt, in, mt);
+}
+
 /* The scalar expression x for lane l: v reads (v + l), vector lets t[l]. */
 static void emit_lane(cg_emitter *e, cg_str *s, const ir_expr *x, int l, int min_prec)
 {
@@ -2116,25 +2207,7 @@ static void emit_vexpr(cg_emitter *e, cg_str *s, const ir_expr *x)
         cg_str a = {0};
         emit_access(e, &a, x->buf, NULL, x->args, x->nargs);
         e->vec = saved;
-        if (coef == 1) {
-            str_printf(s, "(*(const %s *)&%s)", c->vt, a.p ? a.p : "0");
-        } else if (coef == 2 && c->lanes >= 2) {
-            /* every other element: two vector loads, [0, L) and [L-1, 2L-1),
-             * which read exactly the span of the lanes, and one shuffle
-             * (lane l is element 2l: of the first vector while 2l < L, else
-             * element 2l-L+1 of the second, index 2l+1 of the pair) */
-            str_printf(s, "TEC_SHUFFLE2((*(const %s *)&%s), (*(const %s *)&(&%s)[%d]), %s",
-                       c->vt, a.p ? a.p : "0", c->vt, a.p ? a.p : "0", c->lanes - 1, c->mt);
-            for (int l = 0; l < c->lanes; l++)
-                str_printf(s, ", %d", l < c->lanes / 2 ? 2 * l : 2 * l + 1);
-            str_puts(s, ")");
-        } else {
-            str_printf(s, "((%s){", c->vt);
-            for (int l = 0; l < c->lanes; l++)
-                str_printf(s, "%s(&%s)[%lld]", l ? ", " : "", a.p ? a.p : "0",
-                           (long long)(coef * l));
-            str_puts(s, "})");
-        }
+        put_vector_load(s, c->vt, a.p ? a.p : "0", c->lanes, coef);
         free(a.p);
         return;
     }
@@ -2169,17 +2242,8 @@ static void emit_vexpr(cg_emitter *e, cg_str *s, const ir_expr *x)
     case IR_CALL: {
         if (x->fn == IR_FN_SQRT || x->fn == IR_FN_RSQRT) {
             /* the square-root instruction of the vector's width (exact, as sqrtf) */
-            int bytes = c->lanes * ir_dtype_size(c->dt);
-            bool f32 = c->dt == IR_F32;
-            const char *fn = bytes == 64 ? (f32 ? "_mm512_sqrt_ps" : "_mm512_sqrt_pd")
-                           : bytes == 32 ? (f32 ? "_mm256_sqrt_ps" : "_mm256_sqrt_pd")
-                                         : (f32 ? "_mm_sqrt_ps" : "_mm_sqrt_pd");
-            const char *mt = bytes == 64 ? (f32 ? "__m512" : "__m512d")
-                           : bytes == 32 ? (f32 ? "__m256" : "__m256d") : (f32 ? "__m128" : "__m128d");
             e->intrin_used = true;
-            if (x->fn == IR_FN_RSQRT)
-                str_printf(s, "(%s / ", f32 ? "1.0f" : "1.0");
-            str_printf(s, "((%s)%s((%s)", c->vt, fn, mt);
+            put_vsqrt_open(s, x->fn, c->dt, c->lanes * ir_dtype_size(c->dt), c->vt);
             emit_vexpr(e, s, x->args[0]);
             str_puts(s, x->fn == IR_FN_RSQRT ? ")))" : "))");
             return;
@@ -2541,6 +2605,246 @@ static bool emit_vector_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
         unbind(e, 1);
     }
     return true;
+}
+
+/* ---------------------------------------------------------------- vector IR
+ *
+ * What passes/vectorize.c makes of a vectorized loop, printed as it says: a
+ * loop stepping by the lanes, ramps and broadcasts, vector loads and stores
+ * (GCC vector extensions, the types and helpers of emit_vector_types).  A
+ * load or store whose indices are scalars and ramps of constant stride
+ * reads or writes elements at a constant distance k in memory: k = 1 is one
+ * vector load or store, k = 2 two loads and a shuffle, other k one element
+ * per lane.  A broadcast operand of + - * / is the scalar itself (C
+ * broadcasts it). */
+
+/* The C vector type of `lanes` values of t ("tec_f32x8"), or NULL after an
+ * error: vectors hold f32 or f64, 2 to 64 lanes, a power of two. */
+static const char *vector_ctype(cg_emitter *e, ir_dtype t, int lanes)
+{
+    int k = ilog2(lanes);
+    if (!vector_dtype(t) || lanes < 2 || lanes != 1 << k || k >= 8) {
+        user_error(e, "codegen: the C backend has no vectors of %d %s values (in @%s)", lanes,
+                   ir_dtype_name(t), func_name(e));
+        return NULL;
+    }
+    e->vtype_used[t][k] = true;
+    snprintf(e->vtname[t][k], sizeof e->vtname[t][k], "tec_%sx%d", dtype_suffix(t), lanes);
+    return e->vtname[t][k];
+}
+
+/* The distance in elements between an access's lanes; false when an index
+ * is a vector other than a ramp of constant stride. */
+static bool access_stride(const ir_buffer *b, ir_expr *const *idx, int n, int64_t *coef)
+{
+    int64_t total = 0, stride = 1;
+    for (int k = n - 1; k >= 0; k--) {
+        if (ir_expr_lanes(idx[k]) > 1) {
+            if (idx[k]->kind != IR_RAMP || idx[k]->b->kind != IR_INT)
+                return false;
+            total += idx[k]->b->ival * stride;
+        }
+        stride *= b->shape[k];
+    }
+    *coef = total;
+    return true;
+}
+
+/* buf[bases] of a vector access, in *a (the lanes' indices checked where
+ * bounds.c could not prove them); its lane distance in *coef. */
+static bool vector_access(cg_emitter *e, cg_str *a, const ir_buffer *b, const void *access,
+                          ir_expr *const *idx, int n, int64_t *coef)
+{
+    if (!access_stride(b, idx, n, coef)) {
+        user_error(e, "codegen: the C backend reads and writes vectors only at ramps of constant "
+                   "stride (in @%s, buffer '%s')", func_name(e), b->name);
+        return false;
+    }
+    emit_access(e, a, b, access, idx, n);
+    return true;
+}
+
+static void emit_vector_load(cg_emitter *e, cg_str *s, const ir_expr *x, const char *vt)
+{
+    int lanes = ir_expr_lanes(x);
+    int64_t coef = 0;
+    cg_str a = {0};
+    if (!vector_access(e, &a, x->buf, x, x->args, x->nargs, &coef)) {
+        free(a.p);
+        str_puts(s, "0");
+        return;
+    }
+    put_vector_load(s, vt, a.p ? a.p : "0", lanes, coef);
+    free(a.p);
+}
+
+/* A vector call: the square-root instruction of the vector's width (exact,
+ * as sqrtf), or glibc's vector math (libmvec) for 32- and 64-byte vectors. */
+static void emit_vector_call(cg_emitter *e, cg_str *s, const ir_expr *x, const char *vt)
+{
+    ir_dtype t = x->dtype;
+    int lanes = ir_expr_lanes(x), bytes = lanes * ir_dtype_size(t);
+    int vbytes = e->target && e->target->vector_bytes ? e->target->vector_bytes : 16;
+    bool f32 = t == IR_F32;
+    if ((x->fn == IR_FN_SQRT || x->fn == IR_FN_RSQRT) && bytes >= 16 && bytes <= vbytes) {
+        e->intrin_used = true;
+        put_vsqrt_open(s, x->fn, t, bytes, vt);
+        emit_vector_ir(e, s, x->args[0]);
+        str_puts(s, x->fn == IR_FN_RSQRT ? ")))" : "))");
+        return;
+    }
+    const char *name = vmath_name(x->fn);
+    if (!name || bytes < 32 || bytes > vbytes) {
+        user_error(e, "codegen: %s of %d %s values has no vector instruction or library "
+                   "function on this target (in @%s)", ir_intrin_name(x->fn), lanes,
+                   ir_dtype_name(t), func_name(e));
+        str_puts(s, "0");
+        return;
+    }
+    e->vmath_used[x->fn == IR_FN_SIGMOID ? IR_FN_EXP : x->fn][t][ilog2(lanes)] = true;
+    const char *one = f32 ? "1.0f" : "1.0";
+    if (x->fn == IR_FN_SIGMOID)
+        str_printf(s, "(%s / (%s + (%s)", one, one, vt);
+    else
+        str_printf(s, "((%s)", vt);
+    put_vmath_symbol(s, name, t, lanes);
+    str_printf(s, "((tec_n%s)%s", vt + 4, x->fn == IR_FN_SIGMOID ? "(-" : "");
+    emit_vector_ir(e, s, x->args[0]);
+    str_puts(s, x->fn == IR_FN_SIGMOID ? "))))" : "))");
+}
+
+/* An operand of + - * /: a broadcast is its scalar. */
+static void emit_vector_operand(cg_emitter *e, cg_str *s, const ir_expr *x)
+{
+    if (x->kind == IR_BROADCAST)
+        emit_operand(e, s, x->a, P_UNARY, true);
+    else
+        emit_vector_ir(e, s, x);
+}
+
+/* x, a vector, as a value of its C vector type (parenthesized or primary). */
+static void emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
+{
+    int lanes = ir_expr_lanes(x);
+    const char *vt = vector_ctype(e, x->dtype, lanes);
+    if (!vt) {
+        str_puts(s, "0");
+        return;
+    }
+    int k = ilog2(lanes);
+    switch (x->kind) {
+    case IR_BROADCAST:
+        e->bcast_used[x->dtype][k] = true;
+        str_printf(s, "tec_bcast_%s(", vt + 4);
+        emit_operand(e, s, x->a, P_SELECT, false);
+        str_puts(s, ")");
+        return;
+    case IR_VAR:
+        str_puts(s, lookup(e, x->var) ? lookup(e, x->var) : "0");
+        return;
+    case IR_LOAD:
+        emit_vector_load(e, s, x, vt);
+        return;
+    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV:
+        str_puts(s, "(");
+        emit_vector_operand(e, s, x->a);
+        str_puts(s, binary_op(x->kind));
+        emit_vector_operand(e, s, x->b);
+        str_puts(s, ")");
+        return;
+    case IR_NEG:
+        str_puts(s, "(-");
+        emit_vector_ir(e, s, x->a);
+        str_puts(s, ")");
+        return;
+    case IR_MIN: case IR_MAX:
+        e->vminmax_used[x->dtype][k] = true;
+        str_printf(s, "tec_v%s_%s(", x->kind == IR_MIN ? "min" : "max", vt + 4);
+        emit_vector_ir(e, s, x->a);
+        str_puts(s, ", ");
+        emit_vector_ir(e, s, x->b);
+        str_puts(s, ")");
+        return;
+    case IR_SELECT:
+        if (ir_expr_lanes(x->c) == 1) {
+            /* both arms cast to the vector type: arithmetic on it yields the
+             * plain vector type (without its alignment and aliasing
+             * attributes), which ?: does not take with the attributed one */
+            str_puts(s, "(");
+            emit_operand(e, s, x->c, P_OR, false);
+            str_printf(s, " ? (%s)", vt);
+            emit_vector_ir(e, s, x->a);
+            str_printf(s, " : (%s)", vt);
+            emit_vector_ir(e, s, x->b);
+            str_puts(s, ")");
+            return;
+        }
+        break;
+    case IR_CALL:
+        if (x->nargs == 1) {
+            emit_vector_call(e, s, x, vt);
+            return;
+        }
+        break;
+    default:
+        break;
+    }
+    user_error(e, "codegen: the C backend has no vector form of '%s' (in @%s)",
+               ir_expr_kind_name(x->kind), func_name(e));
+    str_puts(s, "0");
+}
+
+/* buf[ramp...] = vector: one vector store at distance 1, else lane by lane. */
+static void emit_vector_store(cg_emitter *e, cg_str *s, const ir_stmt *st)
+{
+    int lanes = ir_expr_lanes(st->value);
+    const char *vt = vector_ctype(e, st->value->dtype, lanes);
+    cg_str val = {0}, a = {0};
+    int64_t coef = 0;
+    if (vt && vector_access(e, &a, st->buf, st, st->args, st->nargs, &coef)) {
+        emit_vector_ir(e, &val, st->value);
+        if (coef == 1) {
+            line(e, s, "*(%s *)&%s = %s;", vt, a.p ? a.p : "0", val.p ? val.p : "0");
+        } else {
+            line(e, s, "{");
+            e->indent++;
+            line(e, s, "const %s tec_t = %s;", vt, val.p ? val.p : "0");
+            for (int l = 0; l < lanes; l++)
+                line(e, s, "(&%s)[%lld] = tec_t[%d];", a.p ? a.p : "0", (long long)(coef * l), l);
+            e->indent--;
+            line(e, s, "}");
+        }
+    }
+    free(val.p);
+    free(a.p);
+}
+
+/* for (v = lo; v < hi; v += step): a vectorized loop's vector part. */
+static void emit_stepped_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
+{
+    const char *ct = var_ctype(e, st->var);
+    char *lo = bound_text(e, st->lo);
+    char *hi = bound_text(e, st->hi);
+    bool hi_loads = false;
+    ir_expr_walk(st->hi, contains_load, &hi_loads);
+    if (st->for_kind != IR_FOR_SERIAL && st->for_kind != IR_FOR_VECTORIZED)
+        user_error(e, "codegen: a %s loop with a step is not supported (loop '%s' in @%s)",
+                   ir_for_kind_name(st->for_kind), st->var->name, func_name(e));
+    if (st->for_kind == IR_FOR_VECTORIZED)
+        line(e, s, "/* vectorized: %s in %s..%s, %lld lanes */", st->var->name, lo ? lo : "0",
+             hi ? hi : "0", (long long)ir_for_step(st));
+    const char *v = bind(e, st->var, st->var->name);
+    if (hi_loads)  /* the IR evaluates hi once */
+        line(e, s, "for (%s %s = %s, tec_end_%s = %s; %s < tec_end_%s; %s += %lld) {", ct, v,
+             lo ? lo : "0", v, hi ? hi : "0", v, v, v, (long long)ir_for_step(st));
+    else
+        line(e, s, "for (%s %s = %s; %s < %s; %s += %lld) {", ct, v, lo ? lo : "0", v,
+             hi ? hi : "0", v, (long long)ir_for_step(st));
+    free(lo);
+    free(hi);
+    emit_body(e, s, st->nbody > 0 ? st->body[0] : NULL);
+    line(e, s, "}");
+    unbind(e, 1);
 }
 
 /* ---------------------------------------------------------------- pre-scan of a function */

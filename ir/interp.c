@@ -13,7 +13,6 @@
  */
 #include "ir/interp.h"
 #include "ir/smallfloat.h"
-#include "runtime/profile.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -774,24 +773,33 @@ static double f64_math(ir_intrin fn, double x, double y)
     }
 }
 
+static const ir_interp_hooks *hooks;
+
+void ir_interp_set_hooks(const ir_interp_hooks *h)
+{
+    hooks = h;
+}
+
 static ival eval_call(interp *ip, const rexpr *e)
 {
     ival r, x = {0}, y = {0};
     if (ir_intrin_class(e->fn) == 'r') {
-        /* Profiling hooks: the same runtime functions compiled kernels call
-         * (runtime/profile.c), so interpreted runs are profiled too. */
+        /* Run-time intrinsics reach the runtime through the hooks it
+         * installed (ir_interp_set_hooks), so interpreted runs are profiled
+         * too; without hooks they only evaluate their arguments. */
         int64_t a[2] = {0, 0};
         for (int i = 0; i < e->nargs; i++) {
             ival v = eval(ip, e->args[i]);
             if (i < 2)
                 a[i] = v.i;
         }
-        if (e->fn == IR_FN_PROF_ENTER)
-            tec_prof_enter(a[0]);
-        else if (e->fn == IR_FN_PROF_EXIT)
-            tec_prof_exit(a[0]);
-        else if (e->fn == IR_FN_PROF_COUNT)
-            tec_prof_count(a[0], a[1]);
+        const ir_interp_hooks *h = hooks;
+        if (h && e->fn == IR_FN_PROF_ENTER && h->prof_enter)
+            h->prof_enter(a[0]);
+        else if (h && e->fn == IR_FN_PROF_EXIT && h->prof_exit)
+            h->prof_exit(a[0]);
+        else if (h && e->fn == IR_FN_PROF_COUNT && h->prof_count)
+            h->prof_count(a[0], a[1]);
         r.i = 0;
         return r;
     }
@@ -1029,6 +1037,8 @@ static bool run_func(interp *ip, void *const *data)
 
 bool ir_interp_func(const ir_func *f, void *const *data, char *err, size_t errlen)
 {
+    if (ir_func_has_vectors(f))   /* vector IR runs as its scalar equivalent */
+        return ir_interp_vector_func(f, data, err, errlen);
     if (err && errlen)
         err[0] = '\0';
     interp *ip = calloc(1, sizeof *ip);

@@ -30,6 +30,9 @@
  * into err (errlen bytes, always NUL-terminated) and returns false.
  * Stores made before the failure stay in data. */
 bool ir_interp_func(const ir_func *f, void *const *data, char *err, size_t errlen);
+/* The same for a function holding vector IR (ir/vector.c): runs its scalar
+ * equivalent, lane by lane.  ir_interp_func calls it for such functions. */
+bool ir_interp_vector_func(const ir_func *f, void *const *data, char *err, size_t errlen);
 
 /* Runs the graph's calls in order.  graph_data[i] is the storage of
  * m->graph.bufs[i]; each call passes its args' storage to the callee, whose
@@ -37,6 +40,19 @@ bool ir_interp_func(const ir_func *f, void *const *data, char *err, size_t errle
  * count and dtype.  Stops at the first failure, with ir_interp_func's
  * message. */
 bool ir_interp_module(const ir_module *m, void **graph_data, char *err, size_t errlen);
+
+/* The run-time intrinsics (ir_intrin_class 'r': IR_FN_PROF_ENTER, _EXIT,
+ * _COUNT) are served by whoever runs the program: ir/ does not know the
+ * profiler, so the runtime installs its functions here (runtime/profile.c
+ * does, before a profiled run).  A NULL table or member makes the intrinsic
+ * evaluate its arguments and do nothing else.  Install before the
+ * interpreter runs on other threads; the table must outlive those runs. */
+typedef struct ir_interp_hooks {
+    void (*prof_enter)(int64_t func);
+    void (*prof_exit)(int64_t func);
+    void (*prof_count)(int64_t site, int64_t n);
+} ir_interp_hooks;
+void ir_interp_set_hooks(const ir_interp_hooks *h);
 
 /* "cast of -5e+09 to i32 is out of range": a float to integer cast whose
  * value has no integer of the target type, in the words of the interpreter

@@ -412,6 +412,7 @@ ir_expr *ir_varref(ir_module *m, ir_var *v)
 {
     ir_expr *e = expr_new(m, IR_VAR, v->dtype);
     e->var = v;
+    e->lanes = v->lanes;
     return e;
 }
 
@@ -421,6 +422,9 @@ ir_expr *ir_load(ir_module *m, ir_buffer *b, ir_expr **idx, int n)
     e->buf = b;
     e->args = expr_array(m, idx, n);
     e->nargs = n;
+    for (int i = 0; i < n; i++)
+        if (ir_expr_lanes(idx[i]) > ir_expr_lanes(e))
+            e->lanes = idx[i]->lanes;
     return e;
 }
 
@@ -440,6 +444,7 @@ ir_expr *ir_binary(ir_module *m, ir_expr_kind k, ir_expr *a, ir_expr *b)
     ir_expr *e = expr_new(m, k, kind_gives_bool(k) ? IR_BOOL : a->dtype);
     e->a = a;
     e->b = b;
+    e->lanes = a->lanes > b->lanes ? a->lanes : b->lanes;
     return e;
 }
 
@@ -447,6 +452,7 @@ ir_expr *ir_unary(ir_module *m, ir_expr_kind k, ir_expr *a)
 {
     ir_expr *e = expr_new(m, k, kind_gives_bool(k) ? IR_BOOL : a->dtype);
     e->a = a;
+    e->lanes = a->lanes;
     return e;
 }
 
@@ -456,6 +462,7 @@ ir_expr *ir_select(ir_module *m, ir_expr *cond, ir_expr *a, ir_expr *b)
     e->c = cond;
     e->a = a;
     e->b = b;
+    e->lanes = a->lanes;
     return e;
 }
 
@@ -465,6 +472,7 @@ ir_expr *ir_cast(ir_module *m, ir_expr *a, ir_dtype t)
         return a;
     ir_expr *e = expr_new(m, IR_CAST, t);
     e->a = a;
+    e->lanes = a->lanes;
     return e;
 }
 
@@ -475,7 +483,80 @@ ir_expr *ir_call(ir_module *m, ir_intrin fn, ir_expr **args, int n)
     e->fn = fn;
     e->args = expr_array(m, args, n);
     e->nargs = n;
+    e->lanes = n > 0 ? args[0]->lanes : 0;
     return e;
+}
+
+ir_expr *ir_ramp(ir_module *m, ir_expr *base, ir_expr *stride, int lanes)
+{
+    ir_expr *e = expr_new(m, IR_RAMP, base->dtype);
+    e->a = base;
+    e->b = stride;
+    e->lanes = lanes;
+    return e;
+}
+
+ir_expr *ir_broadcast(ir_module *m, ir_expr *x, int lanes)
+{
+    ir_expr *e = expr_new(m, IR_BROADCAST, x->dtype);
+    e->a = x;
+    e->lanes = lanes;
+    return e;
+}
+
+const char *ir_vtype_name(ir_dtype t, int lanes, char *buf, size_t size)
+{
+    const char *name = (unsigned)t < IR_NDTYPES ? ir_dtype_name(t) : "?";
+    if (lanes > 1)
+        snprintf(buf, size, "%sx%d", name, lanes);
+    else
+        snprintf(buf, size, "%s", name);
+    return buf;
+}
+
+bool ir_vtype_parse(const char *name, ir_dtype *t, int *lanes)
+{
+    *lanes = 1;
+    if (ir_dtype_parse(name, t))
+        return true;
+    const char *x = strrchr(name, 'x');
+    if (!x || x == name || x[1] < '1' || x[1] > '9' || strlen(x + 1) > 2)
+        return false;
+    char base[16];
+    size_t n = (size_t)(x - name);
+    if (n >= sizeof base)
+        return false;
+    memcpy(base, name, n);
+    base[n] = 0;
+    char *end;
+    long l = strtol(x + 1, &end, 10);
+    if (*end || l < 2 || l > IR_MAX_LANES || !ir_dtype_parse(base, t))
+        return false;
+    *lanes = (int)l;
+    return true;
+}
+
+static bool has_vectors_visit(const ir_expr *e, void *p)
+{
+    if (ir_expr_lanes(e) > 1)
+        *(bool *)p = true;
+    return !*(bool *)p;
+}
+
+static bool has_vectors_stmt(const ir_stmt *s, void *p)
+{
+    if ((s->kind == IR_S_FOR && ir_for_step(s) > 1) ||
+        (s->kind == IR_S_LET && ir_var_lanes(s->var) > 1))
+        *(bool *)p = true;
+    return !*(bool *)p;
+}
+
+bool ir_func_has_vectors(const ir_func *f)
+{
+    bool found = false;
+    if (f)
+        ir_stmt_walk(f->body, has_vectors_stmt, has_vectors_visit, &found);
+    return found;
 }
 
 /* ---------------------------------------------------------------- statements */
@@ -766,7 +847,8 @@ bool ir_expr_equal(const ir_expr *a, const ir_expr *b)
 {
     if (a == b)
         return true;
-    if (!a || !b || a->kind != b->kind || a->dtype != b->dtype || a->nargs != b->nargs)
+    if (!a || !b || a->kind != b->kind || a->dtype != b->dtype || a->nargs != b->nargs ||
+        ir_expr_lanes(a) != ir_expr_lanes(b))
         return false;
     switch (a->kind) {
     case IR_INT:

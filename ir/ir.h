@@ -90,7 +90,8 @@ bool ir_dtype_parse(const char *name, ir_dtype *out);
 /* X(ENUM, text, arity, class)
  * class: 'c' constant, 'v' variable, 'l' load, 'b' binary infix,
  *        'f' binary written as a function (min(a, b)), 'u' unary prefix,
- *        's' select, 'k' cast, 'i' intrinsic call.
+ *        's' select, 'k' cast, 'i' intrinsic call, 'w' vector constructor
+ *        (operands a, and b for RAMP; the lane count in `lanes`).
  * Semantics (the interpreter and codegen implement exactly these):
  *   DIV        float division; integer operands are not allowed (verifier).
  *   FLOORDIV   integer division rounding toward -inf; divisor != 0.
@@ -99,7 +100,17 @@ bool ir_dtype_parse(const char *name, ir_dtype *out);
  *   SELECT     c ? a : b, and only the chosen arm is evaluated (it guards
  *              loads that would be out of range).
  *   CAST       conversion to e->dtype; float->int truncates toward zero.
- *   f32 arithmetic is rounded to f32 after every operation. */
+ *   f32 arithmetic is rounded to f32 after every operation.
+ *
+ * Vectors (what passes/vectorize.c makes of `vectorized` loops): an
+ * expression has `lanes` values of its dtype (0 and 1 both mean a scalar).
+ *   RAMP       ramp(a, b, L): the L integers a, a + b, ..., a + (L-1)*b;
+ *              a and b are scalars of one integer dtype.
+ *   BROADCAST  broadcast(a, L): L copies of the scalar a.
+ * Every other kind works lane by lane: the operands of an operator, of a
+ * call and the arms of a select have the node's lanes (a select's condition
+ * may also be one scalar for every lane); a LOAD whose indices include
+ * vectors of L lanes reads L elements, lane l at the indices' lane l. */
 #define IR_EXPR_KINDS(X)             \
     X(INT, "int", 0, 'c')            \
     X(FLOAT, "float", 0, 'c')        \
@@ -125,7 +136,9 @@ bool ir_dtype_parse(const char *name, ir_dtype *out);
     X(NOT, "!", 1, 'u')              \
     X(SELECT, "select", 3, 's')      \
     X(CAST, "cast", 1, 'k')          \
-    X(CALL, "call", -1, 'i')
+    X(CALL, "call", -1, 'i')         \
+    X(RAMP, "ramp", 2, 'w')          \
+    X(BROADCAST, "broadcast", 1, 'w')
 
 typedef enum {
 #define X(e, t, n, c) IR_##e,
@@ -179,12 +192,16 @@ typedef struct ir_buffer ir_buffer;
 typedef struct ir_expr ir_expr;
 typedef struct ir_stmt ir_stmt;
 
-/* A scalar variable: a loop variable, a block iteration variable or a let.
- * Index variables are i64. */
+/* A variable: a loop variable, a block iteration variable or a let.
+ * Index variables are i64.  A let may hold a vector (lanes > 1). */
 struct ir_var {
     const char *name;
     ir_dtype dtype;
+    int lanes;             /* 0 or 1: a scalar */
 };
+
+/* The most lanes a vector may have (a 64-byte vector of bytes). */
+#define IR_MAX_LANES 64
 
 /* One expression node; which fields mean something depends on kind. */
 struct ir_expr {
@@ -198,8 +215,14 @@ struct ir_expr {
     int nargs;
     ir_intrin fn;          /* CALL */
     ir_expr *a, *b, *c;    /* operands: unary a; binary a, b; SELECT c ? a : b
-                              (c is the condition); CAST a */
+                              (c is the condition); CAST a; RAMP a, b;
+                              BROADCAST a */
+    int lanes;             /* values in the vector; 0 or 1: a scalar */
 };
+
+/* e's lanes (1 for a scalar), and a variable's. */
+static inline int ir_expr_lanes(const ir_expr *e) { return e && e->lanes > 1 ? e->lanes : 1; }
+static inline int ir_var_lanes(const ir_var *v) { return v && v->lanes > 1 ? v->lanes : 1; }
 
 /* ---------------------------------------------------------------- buffers */
 
@@ -325,7 +348,8 @@ typedef struct ir_itervar {
 
 /* Statement node.
  *   SEQ     body[0..nbody)
- *   FOR     var in [lo, hi) step 1, kind; body[0]
+ *   FOR     var in [lo, hi) by step (0 means 1: var = lo, lo + step, ...
+ *           while var < hi), kind; body[0]
  *   BLOCK   name; iters; reads/writes (buffers it touches); init (may be
  *           NULL) runs before body whenever every REDUCE iter var's binding
  *           is 0 (TensorIR's rule); body[0]
@@ -343,6 +367,7 @@ struct ir_stmt {
     ir_var *var;           /* FOR, LET */
     ir_expr *lo, *hi;      /* FOR */
     ir_for_kind for_kind;  /* FOR */
+    int64_t step;          /* FOR: 0 or 1 for unit steps (see ir_for_step) */
     const char *name;      /* BLOCK */
     ir_itervar *iters;     /* BLOCK */
     int niters;
@@ -357,6 +382,9 @@ struct ir_stmt {
     ir_stmt *orelse;       /* IF */
     const char *msg;       /* ASSERT */
 };
+
+/* A FOR's step (1 when the field says 0). */
+static inline int64_t ir_for_step(const ir_stmt *s) { return s && s->step > 1 ? s->step : 1; }
 
 /* ---------------------------------------------------------------- functions, graph, module */
 
@@ -467,6 +495,13 @@ ir_expr *ir_unary(ir_module *m, ir_expr_kind k, ir_expr *a);
 ir_expr *ir_select(ir_module *m, ir_expr *cond, ir_expr *a, ir_expr *b);
 ir_expr *ir_cast(ir_module *m, ir_expr *a, ir_dtype t);   /* a itself if same */
 ir_expr *ir_call(ir_module *m, ir_intrin fn, ir_expr **args, int n);
+/* Vectors: ramp(base, stride, lanes) and broadcast(x, lanes). */
+ir_expr *ir_ramp(ir_module *m, ir_expr *base, ir_expr *stride, int lanes);
+ir_expr *ir_broadcast(ir_module *m, ir_expr *x, int lanes);
+/* "f32" for a scalar, "f32x8" for 8 lanes (buf holds at least 16 bytes);
+ * ir_vtype_parse reads either form. */
+const char *ir_vtype_name(ir_dtype t, int lanes, char *buf, size_t size);
+bool ir_vtype_parse(const char *name, ir_dtype *t, int *lanes);
 
 ir_stmt *ir_seq(ir_module *m, ir_stmt **stmts, int n);
 ir_stmt *ir_seq_new(ir_module *m);                        /* empty, growable */
@@ -547,6 +582,11 @@ bool ir_verify_input(const ir_module *m, const char *file, struct diag *d);
 /* The dtype rules of one expression node (shared by verifier and parser):
  * sets *result to the node's dtype, or writes why it is ill-typed. */
 bool ir_expr_check_node(const ir_expr *e, ir_dtype *result, char *msg, size_t size);
+/* The lane rules of one node (children's lanes set already): sets *lanes
+ * to the node's lanes (1 for a scalar), or writes why they do not fit. */
+bool ir_expr_check_lanes(const ir_expr *e, int *lanes, char *msg, size_t size);
+/* Whether a function holds vector IR (vector expressions or stepped loops). */
+bool ir_func_has_vectors(const ir_func *f);
 /* Whether two buffers have the same number of elements (exact, GMP). */
 bool ir_buffer_same_numel(const ir_buffer *a, const ir_buffer *b);
 

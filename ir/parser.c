@@ -609,6 +609,22 @@ static bool parse_dtype(parser *p, ir_dtype *out)
     return true;
 }
 
+/* A let's type: DTYPE, or DTYPE 'x' LANES for a vector (f32x8). */
+static bool parse_vtype(parser *p, ir_dtype *out, int *lanes)
+{
+    token *t = peek(p, 0);
+    if (t->kind != T_IDENT) {
+        syntax_error(p, "expected a dtype");
+        return false;
+    }
+    next(p);
+    if (!ir_vtype_parse(t->str, out, lanes)) {
+        error_at(p, tok_loc(p, t), "unknown dtype '%s'", t->str);
+        return false;
+    }
+    return true;
+}
+
 /* A positive extent: plain digits without suffix. */
 static bool parse_extent(parser *p, int64_t *out)
 {
@@ -683,6 +699,7 @@ static bool operands_present(const ir_expr *e)
     case 'b': case 'f': return e->a && e->b;
     case 'u': case 'k': return e->a != NULL;
     case 's': return e->a && e->b && e->c;
+    case 'w': return e->a && (e->kind != IR_RAMP || e->b);
     default: return true;
     }
 }
@@ -693,11 +710,14 @@ static ir_expr *typed(parser *p, ir_expr *e, diag_loc loc)
         return NULL;
     char msg[256];
     ir_dtype t;
-    if (!ir_expr_check_node(e, &t, msg, sizeof msg)) {
+    int lanes;
+    if (!ir_expr_check_node(e, &t, msg, sizeof msg) ||
+        !ir_expr_check_lanes(e, &lanes, msg, sizeof msg)) {
         error_at(p, loc, "%s", msg);
         return NULL;
     }
     e->dtype = t;
+    e->lanes = lanes > 1 ? lanes : 0;
     return e;
 }
 
@@ -918,6 +938,44 @@ static ir_expr *parse_select(parser *p)
     return typed(p, e, tok_loc(p, t));
 }
 
+/* A lane count: an extent from 2 to IR_MAX_LANES. */
+static bool parse_lanes(parser *p, int *out)
+{
+    token *t = peek(p, 0);
+    int64_t n;
+    if (!parse_extent(p, &n))
+        return false;
+    if (n < 2 || n > IR_MAX_LANES) {
+        error_at(p, tok_loc(p, t), "a vector has 2 to %d lanes, not %lld", IR_MAX_LANES,
+                 (long long)n);
+        return false;
+    }
+    *out = (int)n;
+    return true;
+}
+
+/* ramp(base, stride, LANES) and broadcast(value, LANES). */
+static ir_expr *parse_vector(parser *p, ir_expr_kind k)
+{
+    token *t = next(p);
+    next(p); /* '(' */
+    ir_expr *e = new_expr(p, k, IR_I64);
+    e->a = parse_expr(p);
+    if (p->panic || !expect_comma(p, t->str))
+        return NULL;
+    if (k == IR_RAMP) {
+        e->b = parse_expr(p);
+        if (p->panic || !expect_comma(p, t->str))
+            return NULL;
+    }
+    int lanes = 0;
+    bool ok = parse_lanes(p, &lanes);
+    if (p->panic || !expect_close(p, t->str) || !ok || !e->a || (k == IR_RAMP && !e->b))
+        return NULL;
+    e->lanes = lanes;
+    return typed(p, e, tok_loc(p, t));
+}
+
 /* cast<DTYPE>(expr); built directly (not with ir_cast) so that even a cast
  * to the operand's own dtype survives a round trip. */
 static ir_expr *parse_cast(parser *p)
@@ -1006,6 +1064,8 @@ static ir_expr *parse_primary(parser *p)
     for (size_t i = 0; call && i < sizeof fkinds / sizeof *fkinds; i++)
         if (strcmp(w, ir_expr_kind_name(fkinds[i])) == 0)
             return parse_func_binary(p, fkinds[i]);
+    if (call && (strcmp(w, "ramp") == 0 || strcmp(w, "broadcast") == 0))
+        return parse_vector(p, w[0] == 'r' ? IR_RAMP : IR_BROADCAST);
     ir_intrin fn;
     if (call && ir_intrin_parse(w, &fn))
         return parse_intrinsic(p, fn, false);
@@ -1021,8 +1081,32 @@ static ir_expr *parse_primary(parser *p)
     return parse_name_expr(p);
 }
 
-/* unary = ('-' | '!') unary | primary.  A '-' written directly before a
- * number (or inf) is the constant's sign: `-3` is INT -3, `-(3)` is NEG. */
+/* A '-' directly before a number (or inf): the constant's sign, so `-3` is
+ * INT -3 while `-(3)` is NEG.  Returns false (nothing read) otherwise. */
+static bool signed_constant(parser *p, ir_expr **out)
+{
+    token *t = peek(p, 0), *n = peek(p, 1);
+    if (t->kind != '-' || n->off != t->off + 1)
+        return false;
+    double fv;
+    ir_dtype ft;
+    if (n->kind == T_NUMBER) {
+        next(p);
+        *out = parse_number(p, true);
+        return true;
+    }
+    if (n->kind == T_IDENT && special_float(n->str, &fv, &ft)) {
+        next(p);
+        next(p);
+        *out = make_float(p, -fv, ft, n);
+        return true;
+    }
+    return false;
+}
+
+/* unary = ('-' | '!') unary | primary.  A run of prefix operators is read
+ * in a loop, not by recursion: each adds a level to the tree (counted
+ * against PARSE_MAX_TREE_DEPTH), not to the parser's stack. */
 static ir_expr *parse_unary(parser *p)
 {
     if (++p->depth > PARSE_MAX_DEPTH) {
@@ -1030,36 +1114,37 @@ static ir_expr *parse_unary(parser *p)
         p->depth--;
         return NULL;
     }
-    p->tree_depth++;
+    int base = p->tree_depth++;
+    token *ops[64];
+    token **stack = ops;
+    int nops = 0, cap = (int)(sizeof ops / sizeof *ops);
     ir_expr *e = NULL;
-    token *t = peek(p, 0);
-    if (t->kind == '-' || t->kind == '!') {
-        token *n = peek(p, 1);
-        bool glued = n->off == t->off + 1;
-        double fv;
-        ir_dtype ft;
-        if (t->kind == '-' && glued && n->kind == T_NUMBER) {
-            next(p);
-            e = parse_number(p, true);
-        } else if (t->kind == '-' && glued && n->kind == T_IDENT &&
-                   special_float(n->str, &fv, &ft)) {
-            next(p);
-            next(p);
-            e = make_float(p, -fv, ft, n);
-        } else {
-            next(p);
-            ir_expr *a = parse_unary(p);
-            if (!p->panic) {
-                e = new_expr(p, t->kind == '-' ? IR_NEG : IR_NOT, IR_I64);
-                e->a = a;
-                e = typed(p, e, tok_loc(p, t));
-            }
+    while ((peek(p, 0)->kind == '-' || peek(p, 0)->kind == '!') && !signed_constant(p, &e)) {
+        if (++p->tree_depth > PARSE_MAX_TREE_DEPTH) {
+            error_at(p, tok_loc(p, peek(p, 0)), "expression nested more than %d levels deep",
+                     PARSE_MAX_TREE_DEPTH);
+            p->panic = true;
+            p->err_line = peek(p, 0)->line;
+            break;
         }
-    } else {
+        if (nops == cap) {
+            token **grown = ir_alloc(p->m->arena, sizeof *grown * (size_t)(2 * cap));
+            memcpy(grown, stack, sizeof *grown * (size_t)nops);
+            stack = grown;
+            cap *= 2;
+        }
+        stack[nops++] = next(p);
+    }
+    if (!e && !p->panic)
         e = parse_primary(p);
+    while (nops > 0 && e && !p->panic) {
+        token *t = stack[--nops];
+        ir_expr *u = new_expr(p, t->kind == '-' ? IR_NEG : IR_NOT, IR_I64);
+        u->a = e;
+        e = typed(p, u, tok_loc(p, t));
     }
     p->depth--;
-    p->tree_depth--;
+    p->tree_depth = base;
     return p->panic ? NULL : e;
 }
 
@@ -1189,7 +1274,7 @@ static bool parse_for_kind(parser *p, ir_for_kind *k)
     return false;
 }
 
-/* for NAME [':' DTYPE] in LO '..' HI [KIND] body */
+/* for NAME [":" DTYPE] in LO ".." HI ["step" STEP] [KIND] body */
 static ir_stmt *parse_for(parser *p)
 {
     next(p);
@@ -1217,6 +1302,13 @@ static ir_stmt *parse_for(parser *p)
     ir_expr *hi = parse_typed_expr(p, dt, what);
     if (p->panic)
         return NULL;
+    int64_t step = 1;
+    if (at_word(p, "step")) {
+        next(p);
+        ok = parse_extent(p, &step) && ok;
+        if (p->panic)
+            return NULL;
+    }
     ir_for_kind kind;
     ok = parse_for_kind(p, &kind) && ok;
     int mark = p->nvars;
@@ -1225,7 +1317,9 @@ static ir_stmt *parse_for(parser *p)
     p->nvars = mark;
     if (!ok || !lo || !hi || p->panic)
         return NULL;
-    return ir_for(p->m, v, lo, hi, kind, body);
+    ir_stmt *s = ir_for(p->m, v, lo, hi, kind, body);
+    s->step = step > 1 ? step : 0;
+    return s;
 }
 
 /* A buffer list: '(' [NAME {',' NAME}] ')' after `reads` or `writes`. */
@@ -1428,16 +1522,24 @@ static ir_stmt *parse_let(parser *p)
     if (!name || !expect(p, ':', "expected ':' after the variable name"))
         return NULL;
     ir_dtype dt = IR_I64;
-    bool ok = parse_dtype(p, &dt);
+    int lanes = 1;
+    bool ok = parse_vtype(p, &dt, &lanes);
     if (p->panic || !expect(p, '=', "expected '=' after the dtype"))
         return NULL;
     char what[160];
     snprintf(what, sizeof what, "the value of '%s'", name);
+    token *vtok = peek(p, 0);
     ir_expr *value = ok ? parse_typed_expr(p, dt, what) : parse_expr(p);
     if (p->panic)
         return NULL;
+    if (ok && value && ir_expr_lanes(value) != lanes) {
+        error_at(p, tok_loc(p, vtok), "%s has %d lane%s, not %d", what, ir_expr_lanes(value),
+                 ir_expr_lanes(value) == 1 ? "" : "s", lanes);
+        ok = false;
+    }
     int mark = p->nvars;
     ir_var *v = declare_var(p, nt, name, dt);
+    v->lanes = lanes > 1 ? lanes : 0;
     ir_stmt *body = parse_body(p);
     p->nvars = mark;
     if (!ok || !value || p->panic)

@@ -20,7 +20,7 @@ static const char *const printer_keywords[] = {
     "module", "func", "graph", "attrs", "for", "in", "block", "reads",
     "writes", "init", "alloc", "let", "if", "else", "evaluate", "assert",
     "call", "true", "false", "select", "cast", "min", "max", "floordiv",
-    "floormod",
+    "floormod", "ramp", "broadcast", "step",
 };
 
 /* inf and nan literals: "inf"/"nan" followed by a float suffix. */
@@ -40,7 +40,8 @@ static bool is_reserved(const char *s)
             return true;
     ir_dtype t;
     ir_intrin fn;
-    if (ir_dtype_parse(s, &t) || ir_intrin_parse(s, &fn) || is_special_float_word(s))
+    int lanes;
+    if (ir_vtype_parse(s, &t, &lanes) || ir_intrin_parse(s, &fn) || is_special_float_word(s))
         return true;
     for (int i = 0; i < IR_NFOR_KINDS; i++)
         if (strcmp(s, ir_for_kind_name((ir_for_kind)i)) == 0)
@@ -259,15 +260,15 @@ static void print_args(FILE *out, ir_expr *const *args, int n)
     }
 }
 
-/* `-x` would read back as a negative constant when x is a number (and
- * `--x` is unusual enough to deserve parentheses), so such operands of NEG
- * are parenthesized. */
+/* `-x` would read back as a negative constant when x is a number, so such
+ * operands of NEG are parenthesized.  A NEG of a NEG is written `- -x`
+ * (a space, and no parentheses: a chain of any length reads back without
+ * nesting the parser's recursion). */
 static bool neg_needs_parens(const ir_expr *a)
 {
     if (!expr_kind_ok(a))
         return false;
-    return a->kind == IR_INT || a->kind == IR_FLOAT || a->kind == IR_NEG ||
-           expr_prec(a) < PREC_UNARY;
+    return a->kind == IR_INT || a->kind == IR_FLOAT || expr_prec(a) < PREC_UNARY;
 }
 
 void ir_print_expr(FILE *out, const ir_expr *e)
@@ -301,6 +302,8 @@ void ir_print_expr(FILE *out, const ir_expr *e)
     }
     case 'u':
         fputs(ir_expr_kind_name(e->kind), out);
+        if (e->kind == IR_NEG && expr_kind_ok(e->a) && e->a->kind == IR_NEG)
+            fputc(' ', out);
         print_operand(out, e->a, e->kind == IR_NEG ? neg_needs_parens(e->a)
                                                    : expr_prec(e->a) < PREC_UNARY);
         return;
@@ -329,6 +332,15 @@ void ir_print_expr(FILE *out, const ir_expr *e)
         fprintf(out, "%s(", (unsigned)e->fn < IR_NINTRINSICS ? ir_intrin_name(e->fn) : "?");
         print_args(out, e->args, e->nargs);
         fputc(')', out);
+        return;
+    case 'w':
+        fprintf(out, "%s(", ir_expr_kind_name(e->kind));
+        ir_print_expr(out, e->a);
+        if (e->kind == IR_RAMP) {
+            fputs(", ", out);
+            ir_print_expr(out, e->b);
+        }
+        fprintf(out, ", %d)", e->lanes);
         return;
     }
 }
@@ -377,6 +389,14 @@ static void print_index_var(FILE *out, const ir_var *v)
     print_name(out, v ? v->name : NULL);
     if (v && v->dtype != IR_I64)
         fprintf(out, ": %s", dtype_text(v->dtype));
+}
+
+/* A let's variable type: f32, or f32x8 for a vector. */
+static void print_var_type(FILE *out, const ir_var *v)
+{
+    char buf[32];
+    fputs(v && dtype_ok(v->dtype) ? ir_vtype_name(v->dtype, ir_var_lanes(v), buf, sizeof buf)
+                                  : "?", out);
 }
 
 static void print_buffer_list(FILE *out, const char *what, ir_buffer *const *bufs, int n)
@@ -430,6 +450,8 @@ void ir_print_stmt(FILE *out, const ir_stmt *s, int indent)
         ir_print_expr(out, s->lo);
         fputs("..", out);
         ir_print_expr(out, s->hi);
+        if (ir_for_step(s) > 1)
+            fprintf(out, " step %" PRId64, s->step);
         if (s->for_kind != IR_FOR_SERIAL)
             fprintf(out, " %s", (unsigned)s->for_kind < IR_NFOR_KINDS
                                     ? ir_for_kind_name(s->for_kind) : "?");
@@ -473,7 +495,9 @@ void ir_print_stmt(FILE *out, const ir_stmt *s, int indent)
     case IR_S_LET:
         fputs("let ", out);
         print_name(out, s->var ? s->var->name : NULL);
-        fprintf(out, ": %s = ", s->var ? dtype_text(s->var->dtype) : "?");
+        fputs(": ", out);
+        print_var_type(out, s->var);
+        fputs(" = ", out);
         ir_print_expr(out, s->value);
         print_braced(out, first_body(s), indent);
         break;

@@ -214,8 +214,93 @@ bool ir_expr_check_node(const ir_expr *e, ir_dtype *result, char *msg, size_t si
         return true;
     case 'i':
         return check_call(e, result, msg, size);
+    case 'w':
+        if (!e->a || !dtype_ok(e->a->dtype) || (e->kind == IR_RAMP && (!e->b || !dtype_ok(e->b->dtype))))
+            FAIL("%s is missing an operand", op);
+        *result = e->a->dtype;
+        return true;
     }
     FAIL("invalid expression kind %d", (int)e->kind);
+}
+
+/* Lanes of the operands of a lane-by-lane node: all `want` (the node's
+ * lanes, from its first vector operand); a select's condition may be one
+ * scalar for every lane. */
+static int max_lanes(const ir_expr *const *xs, int n)
+{
+    int l = 1;
+    for (int i = 0; i < n; i++)
+        if (xs[i] && ir_expr_lanes(xs[i]) > l)
+            l = ir_expr_lanes(xs[i]);
+    return l;
+}
+
+bool ir_expr_check_lanes(const ir_expr *e, int *lanes, char *msg, size_t size)
+{
+    *lanes = 1;
+    if (!e || (unsigned)e->kind >= IR_NEXPR_KINDS)
+        FAIL("invalid expression");
+    const char *op = ir_expr_kind_name(e->kind);
+    const ir_expr *ops[3] = {e->a, e->b, NULL};
+    int nops = 0;
+    switch (ir_expr_kind_class(e->kind)) {
+    case 'c':
+        if (e->lanes > 1)
+            FAIL("a constant has one lane, not %d", e->lanes);
+        return true;
+    case 'v':
+        *lanes = ir_var_lanes(e->var);
+        return true;
+    case 'w':
+        if (e->lanes < 2 || e->lanes > IR_MAX_LANES)
+            FAIL("%s has %d lanes, not 2 to %d", op, e->lanes, IR_MAX_LANES);
+        if (ir_expr_lanes(e->a) != 1 || (e->kind == IR_RAMP && ir_expr_lanes(e->b) != 1))
+            FAIL("the operands of %s are vectors, not scalars", op);
+        if (e->kind == IR_RAMP && (!ir_dtype_is_int(e->a->dtype) || e->b->dtype != e->a->dtype))
+            FAIL("ramp needs a base and a stride of one integer dtype, not %s and %s",
+                 dt(e->a->dtype), dt(e->b->dtype));
+        *lanes = e->lanes;
+        return true;
+    case 'l': case 'i':
+        *lanes = max_lanes((const ir_expr *const *)e->args, e->nargs);
+        for (int i = 0; i < e->nargs; i++)
+            if (ir_expr_lanes(e->args[i]) != 1 && ir_expr_lanes(e->args[i]) != *lanes)
+                FAIL("the %s of %s have %d and %d lanes", e->kind == IR_LOAD ? "indices"
+                     : "arguments", e->kind == IR_LOAD ? "a load" : op, *lanes,
+                     ir_expr_lanes(e->args[i]));
+        if (e->kind == IR_CALL && *lanes > 1) {
+            if (ir_intrin_class(e->fn) == 'r')
+                FAIL("%s takes scalars, not vectors", op);
+            for (int i = 0; i < e->nargs; i++)
+                if (ir_expr_lanes(e->args[i]) != *lanes)
+                    FAIL("the arguments of %s mix scalars and vectors", ir_intrin_name(e->fn));
+        }
+        break;
+    case 's':
+        ops[2] = e->c;
+        nops = 3;
+        break;
+    case 'b': case 'f':
+        nops = 2;
+        break;
+    default:
+        nops = 1;
+        break;
+    }
+    if (nops) {
+        *lanes = max_lanes(ops, nops);
+        for (int i = 0; i < (e->kind == IR_SELECT ? 2 : nops); i++)
+            if (ops[i] && ir_expr_lanes(ops[i]) != *lanes)
+                FAIL("the operands of '%s' have %d and %d lanes%s", op, *lanes,
+                     ir_expr_lanes(ops[i]), ir_expr_lanes(ops[i]) == 1 ? " (broadcast the scalar)"
+                                                                       : "");
+        if (e->kind == IR_SELECT && e->c && ir_expr_lanes(e->c) != 1 &&
+            ir_expr_lanes(e->c) != *lanes)
+            FAIL("select's condition has %d lanes, its arms %d", ir_expr_lanes(e->c), *lanes);
+    }
+    if (e->lanes > 1 && *lanes != e->lanes)
+        FAIL("'%s' node has %d lanes, but its operands make it %d", op, e->lanes, *lanes);
+    return true;
 }
 
 #undef FAIL
@@ -411,6 +496,11 @@ static bool verify_expr(verifier *v, const ir_expr *e, bool runtime_ok)
         ok = verify_expr(v, e->a, false) && ok;
         ok = verify_expr(v, e->b, false) && ok;
         break;
+    case 'w':
+        ok = verify_expr(v, e->a, false) && ok;
+        if (e->kind == IR_RAMP)
+            ok = verify_expr(v, e->b, false) && ok;
+        break;
     case 'u':
     case 'k':
         ok = verify_expr(v, e->a, false) && ok;
@@ -421,8 +511,16 @@ static bool verify_expr(verifier *v, const ir_expr *e, bool runtime_ok)
     if (!ok)
         return false;
     ir_dtype want;
-    if (!ir_expr_check_node(e, &want, msg, sizeof msg)) {
+    int lanes;
+    if (!ir_expr_check_node(e, &want, msg, sizeof msg) ||
+        !ir_expr_check_lanes(e, &lanes, msg, sizeof msg)) {
         fail(v, "%s: %s", msg, expr_text(e, text, sizeof text));
+        return false;
+    }
+    if (lanes != ir_expr_lanes(e)) {
+        fail(v, "'%s' node has %d lane%s, but its operands make it %d: %s",
+             ir_expr_kind_name(e->kind), ir_expr_lanes(e), ir_expr_lanes(e) == 1 ? "" : "s",
+             lanes, expr_text(e, text, sizeof text));
         return false;
     }
     if (want != e->dtype) {
@@ -451,9 +549,9 @@ static bool verify_expr(verifier *v, const ir_expr *e, bool runtime_ok)
 static void verify_typed(verifier *v, const ir_expr *e, ir_dtype want, const char *what)
 {
     char text[160];
-    if (verify_expr(v, e, false) && e->dtype != want)
-        fail(v, "%s is %s, not %s: %s", what, dt(e->dtype), dt(want),
-             expr_text(e, text, sizeof text));
+    if (verify_expr(v, e, false) && (e->dtype != want || ir_expr_lanes(e) != 1))
+        fail(v, "%s is %s, not %s: %s", what, ir_expr_lanes(e) != 1 ? "a vector" : dt(e->dtype),
+             dt(want), expr_text(e, text, sizeof text));
 }
 
 /* ---------------------------------------------------------------- block access sets */
@@ -650,6 +748,18 @@ static void verify_store(verifier *v, const ir_stmt *s)
     if (verify_expr(v, s->value, false) && s->value->dtype != s->buf->dtype)
         fail(v, "store to %s: the value is %s, but %s is %s", bname(s->buf),
              dt(s->value->dtype), bname(s->buf), type_text(s->buf, ty, sizeof ty));
+    /* a vector of L values goes to L places: the indices have L lanes */
+    int lanes = ir_expr_lanes(s->value), idx = 1;
+    for (int i = 0; i < s->nargs && s->args; i++)
+        if (s->args[i] && ir_expr_lanes(s->args[i]) != 1) {
+            if (idx != 1 && ir_expr_lanes(s->args[i]) != idx)
+                fail(v, "store to %s: indices of %d and %d lanes", bname(s->buf), idx,
+                     ir_expr_lanes(s->args[i]));
+            idx = ir_expr_lanes(s->args[i]);
+        }
+    if (s->value && idx != lanes)
+        fail(v, "store to %s: a value of %d lane%s at indices of %d", bname(s->buf), lanes,
+             lanes == 1 ? "" : "s", idx);
 }
 
 static void verify_stmt(verifier *v, const ir_stmt *s)
@@ -681,6 +791,8 @@ static void verify_stmt(verifier *v, const ir_stmt *s)
             fail(v, "loop '%s' has an invalid kind (%d)", vname(s->var), (int)s->for_kind);
         verify_typed(v, s->lo, IR_I64, "the lower bound of a loop");
         verify_typed(v, s->hi, IR_I64, "the upper bound of a loop");
+        if (s->step < 0)
+            fail(v, "loop '%s' has step %lld", vname(s->var), (long long)s->step);
         bind_var(v, s->var, true);
         verify_stmt(v, body0(s));
         break;
@@ -711,6 +823,10 @@ static void verify_stmt(verifier *v, const ir_stmt *s)
         if (s->var && verify_expr(v, s->value, false) && s->value->dtype != s->var->dtype)
             fail(v, "let '%s' is %s, but its value is %s: %s", vname(s->var), dt(s->var->dtype),
                  dt(s->value->dtype), expr_text(s->value, text, sizeof text));
+        else if (s->var && s->value && ir_expr_lanes(s->value) != ir_var_lanes(s->var))
+            fail(v, "let '%s' has %d lane%s, but its value %d: %s", vname(s->var),
+                 ir_var_lanes(s->var), ir_var_lanes(s->var) == 1 ? "" : "s",
+                 ir_expr_lanes(s->value), expr_text(s->value, text, sizeof text));
         bind_var(v, s->var, false);
         verify_stmt(v, body0(s));
         break;

@@ -62,8 +62,8 @@ static bool match_load(match_ctx *mc, const ir_stmt *blk, const ir_expr *ld)
     if (ld->kind != IR_LOAD || ld->buf != mc->p || ld->nargs != mc->p->ndim)
         return false;
     for (int d = 0; d < ld->nargs; d++) {
-        sch_affine a;
-        if (!sch_affine_of(ld->args[d], &a) || a.n != 1 || a.coef[0] != 1 ||
+        ir_affine a;
+        if (!ir_affine_of(ld->args[d], &a) || a.n != 1 || a.coef[0] != 1 ||
             a.var[0] != blk->iters[d].var)
             return false;
         if (mc->have_k && a.c != mc->c->k[d])

@@ -39,6 +39,8 @@
 
 #include "passes/passes.h"
 
+#include "ir/arith.h"
+
 /* ---------------------------------------------------------------- exact integers */
 
 /* long may be 32 bits (LLP64), so int64 values go through two halves. */
@@ -497,6 +499,38 @@ static void lin_range(const simp_ctx *c, const lin *L, mpz_t lo, mpz_t hi)
     mpz_clears(a, b, co, NULL);
 }
 
+/* The two parts of a split put back together: floordiv(x, c) * (m * c) +
+ * floormod(x, c) * m = m * x (exact for every x and nonzero c, also where
+ * a product wraps: the sum is x modulo 2^bits and x fits), and of a split
+ * of a split: floormod(floordiv(x, a), b) * (m * a) + floormod(x, a) * m =
+ * floormod(x, a * b) * m (a, b > 0). */
+static bool lin_fold_pair(simp_ctx *c, lin *L, int i, int j)
+{
+    int64_t k, a, b = 0, lo, hi, want, m = L->t[i].coef;
+    bool flat = ir_divmod_pair(L->t[j].e, L->t[i].e, &k);
+    if (!flat && ir_divmod_nested_pair(L->t[j].e, L->t[i].e, &a, &b) &&
+        !__builtin_mul_overflow(a, b, &want) && ir_dtype_int_range(L->dtype, &lo, &hi) && want <= hi)
+        k = a;
+    else if (!flat)
+        return false;
+    if (m == 0 || __builtin_mul_overflow(m, k, &want) || L->t[j].coef != want)
+        return false;
+    ir_expr *x = L->t[i].e->a;
+    L->t[i].coef = L->t[j].coef = 0;
+    lin_add(L, flat ? x : ir_binary(c->m, IR_FLOORMOD, x, mk_int(c, k * b, L->dtype)), m);
+    return true;
+}
+
+static void lin_fold_divmod(simp_ctx *c, lin *L)
+{
+    for (bool again = true; again && L->ok;) {
+        again = false;
+        for (int i = 0; i < L->n && !again; i++)
+            for (int j = 0; j < L->n && !again; j++)
+                again = i != j && lin_fold_pair(c, L, i, j);
+    }
+}
+
 /* The canonical linear form of an integer +, -, * or negation, if it
  * differs from e and provably cannot overflow (then it equals e for every
  * input: the two agree modulo 2^bits and the new one is exact); else NULL. */
@@ -505,6 +539,7 @@ static ir_expr *linear_normalize(simp_ctx *c, ir_expr *e)
     lin L;
     lin_init(&L, e->dtype);
     lin_add(&L, e, 1);
+    lin_fold_divmod(c, &L);
     if (!L.ok)
         return NULL;
     ir_expr *r = lin_build(c, &L);

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ir/interp.h"
+
 /* The profile the hooks feed.  Only one runs at a time; the executor calls
  * layer stages one after another, so a function's start slot is never
  * written by two threads at once. */
@@ -165,6 +167,9 @@ void tec_prof_count(int64_t site, int64_t n)
     if (n > 0)
         __atomic_add_fetch(&p->counts[site], (uint64_t)n, __ATOMIC_RELAXED);
 }
+
+/* The same hooks for the interpreter (ir/ does not import runtime/). */
+static const ir_interp_hooks interp_hooks = {tec_prof_enter, tec_prof_exit, tec_prof_count};
 
 /* ---------------------------------------------------------------- declared shapes */
 
@@ -404,6 +409,7 @@ rt_profile *rt_profile_new(const ir_module *m, const rt_shapes *shapes,
 bool rt_profile_run(rt_profile *p, rt_run *run, const rt_run_options *ro, diag *d)
 {
     bool ok = true;
+    ir_interp_set_hooks(&interp_hooks);
     active = p;
     for (int r = -1; r < p->o.repeat && ok; r++) {
         memset(p->counts, 0, sizeof *p->counts * (size_t)p->nsites);

@@ -110,6 +110,24 @@ bool rt_workers_run(rt_workers *w, rt_run *r, const rt_run_options *o, rt_strate
                     const rt_timeline *plan, rt_timeline *t, diag *d);
 void rt_workers_stop(rt_workers *w);
 
+/* Lower bound on the makespan from the work alone: the least time in
+ * which the devices, each at its own speed, could do every call if calls
+ * could be split between devices of different speeds (exact for one or two
+ * speeds, e.g. CPUs and one kind of accelerator; with three or more, the
+ * weaker bound of each call's fastest time spread over all devices).
+ * Transfers and dependences are left out. */
+double rt_sched_work_bound(const rt_dag *g, const rt_devices *devs);
+
+/* A measured speedup serial_us / makespan, split into what overlap gave
+ * (the calls' summed time in this run / makespan: at most the number of
+ * devices, about 1 for a chain) and how much faster the calls themselves
+ * ran than in the serial runs (serial_us / that sum: noise, caches, load,
+ * nothing the schedule did). */
+typedef struct rt_speedup_split {
+    double speedup, overlap, pace, busy_us;
+} rt_speedup_split;
+rt_speedup_split rt_sched_speedup_split(const rt_timeline *t, double serial_us);
+
 /* The table: makespan, speedup over `serial_us`, busy, idle and transfer
  * time per device, the critical-path bound. */
 void rt_sched_print(FILE *out, const rt_dag *g, const rt_devices *devs, rt_strategy s,

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen/target.h"
+#include "ir/target.h"
 #include "passes/passes.h"
 #include "passes/schedule/schedule.h"
 
@@ -378,6 +378,18 @@ static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, b
  * vector operand's columns in tiles of 8 vectors, enough independent
  * accumulators to hide the FMA latency, packed per tile; the reduce loop
  * runs over the tile. */
+/* The innermost dimension of buf longer than 1 (0 if none is): a block on
+ * a 1x1 map (a squeeze-and-excitation block's 1x1 convolution on
+ * [N, C, 1, 1]) indexes its trailing dimensions of one element with 0, and
+ * runs along the one before them contiguously. */
+static int inner_dim(const ir_buffer *buf, int nargs)
+{
+    int d = nargs - 1;
+    while (d > 0 && buf->shape[d] == 1)
+        d--;
+    return d;
+}
+
 /* The store of a block that accumulates a product of two plain loads into
  * a float output indexed last by a variable, Y[.., v] = Y[.., v] + P * Q
  * with an init (the shape of a matrix-vector product), and *prod = P * Q;
@@ -389,7 +401,7 @@ static const ir_stmt *vector_product(const ir_stmt *b, const ir_expr **prod)
         body->value->kind != IR_ADD || body->value->a->kind != IR_LOAD ||
         body->value->a->buf != body->buf || body->value->b->kind != IR_MUL ||
         !ir_dtype_is_float(body->buf->dtype) || body->nargs < 1 ||
-        body->args[body->nargs - 1]->kind != IR_VAR)
+        body->args[inner_dim(body->buf, body->nargs)]->kind != IR_VAR)
         return NULL;
     *prod = body->value->b;
     if ((*prod)->a->kind != IR_LOAD || (*prod)->b->kind != IR_LOAD)
@@ -401,11 +413,13 @@ static const ir_stmt *vector_product(const ir_stmt *b, const ir_expr **prod)
  * other index uses it. */
 static bool last_index_is(const ir_expr *ld, const ir_var *v)
 {
-    if (ld->nargs < 1 || ld->args[ld->nargs - 1]->kind != IR_VAR ||
-        ld->args[ld->nargs - 1]->var != v)
+    if (ld->nargs < 1)
         return false;
-    for (int d = 0; d < ld->nargs - 1; d++)
-        if (uses(ld->args[d], v))
+    int last = inner_dim(ld->buf, ld->nargs);
+    if (ld->args[last]->kind != IR_VAR || ld->args[last]->var != v)
+        return false;
+    for (int d = 0; d < ld->nargs; d++)
+        if (d != last && uses(ld->args[d], v))
             return false;
     return true;
 }
@@ -425,7 +439,7 @@ static bool schedule_dot(auto_ctx *a, nest *ns)
         return false;
     const ir_itervar *it0 = iter_of(b, ns->loops[0]), *it1 = iter_of(b, ns->loops[1]);
     if (!it0 || !it1 || it0->kind != IR_ITER_SPATIAL || it1->kind != IR_ITER_REDUCE ||
-        body->args[body->nargs - 1]->var != it0->var)
+        body->args[inner_dim(body->buf, body->nargs)]->var != it0->var)
         return false;
     if (!last_index_is(prod->a, it1->var) || !last_index_is(prod->b, it1->var))
         return false;
@@ -473,7 +487,7 @@ static bool schedule_gemv(auto_ctx *a, nest *ns)
     const ir_stmt *body = vector_product(b, &prod);
     if (!body)
         return false;
-    const ir_var *ylast = body->args[body->nargs - 1]->var;
+    const ir_var *ylast = body->args[inner_dim(body->buf, body->nargs)]->var;
     const ir_expr *V = load_uses(prod->a, ylast) ? prod->a : prod->b;
     const ir_expr *U = V == prod->a ? prod->b : prod->a;
     if (load_uses(U, ylast))

@@ -91,36 +91,6 @@ static ir_buffer *find_buffer(sch_ctx *c, const char *name)
     return NULL;
 }
 
-/* x = coef * v + (terms without v)? */
-static bool affine_coef(const ir_expr *x, const ir_var *v, int64_t *coef)
-{
-    int64_t a, b;
-    if (!ir_expr_uses_var(x, v)) {
-        *coef = 0;
-        return true;
-    }
-    switch (x->kind) {
-    case IR_VAR: *coef = 1; return true;
-    case IR_ADD: case IR_SUB:
-        if (!affine_coef(x->a, v, &a) || !affine_coef(x->b, v, &b))
-            return false;
-        *coef = x->kind == IR_ADD ? a + b : a - b;
-        return true;
-    case IR_MUL:
-        if (x->a->kind == IR_INT && affine_coef(x->b, v, &b)) {
-            *coef = x->a->ival * b;
-            return true;
-        }
-        if (x->b->kind == IR_INT && affine_coef(x->a, v, &a)) {
-            *coef = x->b->ival * a;
-            return true;
-        }
-        return false;
-    default:
-        return false;
-    }
-}
-
 /* Loop variable v as the block sees it: when an iteration variable's
  * binding is v + (terms of other loops), that is `iv - terms`, so the
  * access still says which iteration variables it depends on (what the
@@ -130,7 +100,7 @@ static ir_expr *block_index(ir_module *m, const ir_stmt *b, ir_var *v)
     for (int i = 0; i < b->niters; i++) {
         const ir_expr *bind = b->iters[i].binding;
         int64_t k;
-        if (!affine_coef(bind, v, &k) || k != 1)
+        if (!ir_affine_var_coef(bind, v, &k) || k != 1)
             continue;
         ir_var *from[1] = {v};
         ir_expr *to[1] = {ir_int(m, 0)};
@@ -265,7 +235,7 @@ static bool stage(sch_ctx *c, const char *bufname, const char *blockname, const 
             int64_t coef = 0;
             for (int d = 0; d < a.nidx; d++) {
                 int64_t k;
-                if (!affine_coef(idx[d], dims[i]->var, &k)) {
+                if (!ir_affine_var_coef(idx[d], dims[i]->var, &k)) {
                     sch_error(c, "cache_write: index %d of '%s' is not affine in loop '%s'", d + 1,
                               buf->name, dims[i]->var->name);
                     return false;
@@ -282,7 +252,7 @@ static bool stage(sch_ctx *c, const char *bufname, const char *blockname, const 
             }
             for (int j = 0; j < ndims; j++) {
                 int64_t k2;
-                if (j == i || !affine_coef(idx[where], dims[j]->var, &k2) || k2 == 0)
+                if (j == i || !ir_affine_var_coef(idx[where], dims[j]->var, &k2) || k2 == 0)
                     continue;
                 /* two loops along one dimension: the outer must step past the inner's span */
                 int64_t span = k2 * (sch_extent(dims[j]) - 1);

@@ -175,10 +175,10 @@ typedef struct region {
     const ir_buffer *t;
     int ndim;
     bool have, ok;
-    sch_affine outer[16];   /* per dimension: the part of the loops around l, constant = lowest */
+    ir_affine outer[16];   /* per dimension: the part of the loops around l, constant = lowest */
     int64_t hi[16];         /* highest constant */
     sch_path path;          /* from l's body down to the statement being read */
-    sch_range inner[SCH_RANGES_MAX];
+    ir_var_range inner[SCH_RANGES_MAX];
     int ninner;
 } region;
 
@@ -186,8 +186,8 @@ static void region_access(region *r, const ir_expr *const *args)
 {
     for (int d = 0; d < r->ndim && r->ok; d++) {
         ir_expr *x = pass_simplify_expr(r->c->m, sch_unbind(r->c->m, &r->path, args[d]));
-        sch_affine a, out = {0};
-        if (!sch_affine_of(x, &a)) {
+        ir_affine a, out = {0};
+        if (!ir_affine_of(x, &a)) {
             sch_error(r->c, "cannot compute the region of '%s' read: index '%s' is not affine in "
                       "the loops", r->t->name, sch_expr_text(r->c->m, x));
             r->ok = false;
@@ -200,8 +200,7 @@ static void region_access(region *r, const ir_expr *const *args)
             while (j < r->ninner && r->inner[j].var != a.var[i])
                 j++;
             if (j == r->ninner) {
-                out.var[out.n] = a.var[i];
-                out.coef[out.n++] = a.coef[i];
+                ir_affine_add_var(&out, a.var[i], a.coef[i]);
                 continue;
             }
             int64_t p = a.coef[i] * r->inner[j].lo, q = a.coef[i] * r->inner[j].hi;
@@ -216,7 +215,7 @@ static void region_access(region *r, const ir_expr *const *args)
         }
         bool same = out.n == r->outer[d].n;
         for (int i = 0; same && i < out.n; i++)
-            same = sch_affine_coef(&r->outer[d], out.var[i]) == out.coef[i];
+            same = ir_affine_coef(&r->outer[d], out.var[i]) == out.coef[i];
         if (!same) {
             sch_error(r->c, "cannot compute the region of '%s' read: dimension %d is read at "
                       "indices that differ by more than a constant", r->t->name, d + 1);
@@ -255,7 +254,7 @@ static void region_stmt(region *r, ir_stmt **slot)
                       "are not constants", r->t->name, s->var->name);
             r->ok = false;
         } else if (r->ninner < SCH_RANGES_MAX)
-            r->inner[r->ninner++] = (sch_range){s->var, s->lo->ival, s->hi->ival - 1};
+            r->inner[r->ninner++] = (ir_var_range){s->var, s->lo->ival, s->hi->ival - 1};
     }
     for (int i = 0; i < s->nargs; i++)
         region_expr(r, s->args[i]);
@@ -332,7 +331,7 @@ static bool compute_at(sch_ctx *c, const char *block, const char *loop)
     if (!r.ok)
         return false;
     ir_module *m = c->m;
-    sch_range rg[SCH_RANGES_MAX];
+    ir_var_range rg[SCH_RANGES_MAX];
     int nrg;
     sch_path_ranges(&lp, lp.n, rg, &nrg);
     /* under a parallel loop, the boxes of its iterations must be disjoint */
@@ -342,7 +341,7 @@ static bool compute_at(sch_ctx *c, const char *block, const char *loop)
             continue;
         bool disjoint = false;
         for (int d = 0; d < t->ndim; d++) {
-            int64_t k1 = sch_affine_coef(&r.outer[d], s->var);
+            int64_t k1 = ir_affine_coef(&r.outer[d], s->var);
             int64_t ext = r.hi[d] - r.outer[d].c + 1;
             disjoint |= k1 >= ext || -k1 >= ext;
         }
@@ -368,15 +367,15 @@ static bool compute_at(sch_ctx *c, const char *block, const char *loop)
             continue;
         }
         /* one element: no loop */
-        bind[d] = ext[d] == 1 ? sch_affine_expr(m, &r.outer[d])
-                              : ir_binary(m, IR_ADD, sch_affine_expr(m, &r.outer[d]), ir_varref(m, vars[d]));
+        bind[d] = ext[d] == 1 ? ir_affine_expr(m, &r.outer[d])
+                              : ir_binary(m, IR_ADD, ir_affine_expr(m, &r.outer[d]), ir_varref(m, vars[d]));
         bind[d] = pass_simplify_expr(m, bind[d]);
         if (nrg < SCH_RANGES_MAX)
-            rg[nrg] = (sch_range){vars[d], 0, ext[d] - 1};
+            rg[nrg] = (ir_var_range){vars[d], 0, ext[d] - 1};
         ir_expr *in[2] = {ir_binary(m, IR_GE, ir_expr_copy(m, bind[d]), ir_int(m, 0)),
                           ir_binary(m, IR_LT, ir_expr_copy(m, bind[d]), ir_int(m, t->shape[d]))};
         for (int i = 0; i < 2; i++)
-            if (!sch_always(in[i], rg, nrg + 1))
+            if (!ir_always(in[i], rg, nrg + 1))
                 guard = guard ? ir_binary(m, IR_AND, guard, in[i]) : in[i];
     }
     ir_itervar *iters = ir_alloc(m->arena, sizeof *iters * (size_t)mv.b->niters);
@@ -522,18 +521,18 @@ static bool reverse_compute_at(sch_ctx *c, const char *block, const char *loop)
     for (int k = 0; k < pr.at.n && full.n < 128; k++)
         full.slot[full.n++] = pr.at.slot[k];
     ir_stmt *dim_loop[16] = {0};
-    sch_affine outer[16];
+    ir_affine outer[16];
     bool used[128] = {false};
     for (int d = 0; d < t->ndim; d++) {
         ir_expr *x = pass_simplify_expr(m, sch_unbind(m, &full, bst->args[d]));
-        if (!sch_affine_of(x, &outer[d])) {
+        if (!ir_affine_of(x, &outer[d])) {
             sch_error(c, "cannot reverse_compute_at block '%s' at loop '%s': block '%s' stores "
                       "'%s' at index '%s', not affine in the loops", block, loop, b->name,
                       t->name, sch_expr_text(m, x));
             return false;
         }
         for (int j = 0; j < ninner; j++) {
-            int64_t k1 = sch_affine_coef(&outer[d], inner[j]->var);
+            int64_t k1 = ir_affine_coef(&outer[d], inner[j]->var);
             if (k1 == 0)
                 continue;
             if (k1 != 1 || dim_loop[d] || used[j] || sch_extent(inner[j]) < 1) {
@@ -588,7 +587,7 @@ static bool reverse_compute_at(sch_ctx *c, const char *block, const char *loop)
     ir_itervar *iters = ir_alloc(m->arena, sizeof *iters * (size_t)mv.b->niters);
     for (int d = 0; d < mv.b->niters; d++)
         iters[d] = (ir_itervar){mv.b->iters[d].var, IR_ITER_SPATIAL, mv.b->iters[d].extent,
-                                pass_simplify_expr(m, ir_expr_subst(m, sch_affine_expr(m, &outer[d]), from, to, nsub))};
+                                pass_simplify_expr(m, ir_expr_subst(m, ir_affine_expr(m, &outer[d]), from, to, nsub))};
     ir_stmt *nest = ir_block(m, mv.b->name, iters, mv.b->niters, NULL, mv.st);
     for (int k = pr.at.n - 2; k >= 0; k--) {
         ir_stmt *s = *pr.at.slot[k];

@@ -18,59 +18,6 @@
 #include "passes/passes.h"
 #include "passes/schedule/schedule.h"
 
-/* [lo, hi] of an affine expression of iteration variables with known
- * extents. */
-typedef struct range_env {
-    const ir_var **vars;
-    const int64_t *ext;
-    int n;
-} range_env;
-
-static bool range_of(const range_env *env, const ir_expr *x, int64_t *lo, int64_t *hi)
-{
-    int64_t a0, a1, b0, b1;
-    switch (x->kind) {
-    case IR_INT:
-        *lo = *hi = x->ival;
-        return true;
-    case IR_VAR:
-        for (int i = env->n - 1; i >= 0; i--)
-            if (env->vars[i] == x->var) {
-                *lo = 0;
-                *hi = env->ext[i] - 1;
-                return true;
-            }
-        return false;
-    case IR_ADD: case IR_SUB:
-        if (!range_of(env, x->a, &a0, &a1) || !range_of(env, x->b, &b0, &b1))
-            return false;
-        if (x->kind == IR_ADD) {
-            *lo = a0 + b0;
-            *hi = a1 + b1;
-        } else {
-            *lo = a0 - b1;
-            *hi = a1 - b0;
-        }
-        return true;
-    case IR_MUL:
-        if (x->a->kind == IR_INT && range_of(env, x->b, &b0, &b1)) {
-            int64_t k = x->a->ival;
-            *lo = k >= 0 ? k * b0 : k * b1;
-            *hi = k >= 0 ? k * b1 : k * b0;
-            return true;
-        }
-        if (x->b->kind == IR_INT && range_of(env, x->a, &a0, &a1)) {
-            int64_t k = x->b->ival;
-            *lo = k >= 0 ? k * a0 : k * a1;
-            *hi = k >= 0 ? k * a1 : k * a0;
-            return true;
-        }
-        return false;
-    default:
-        return false;
-    }
-}
-
 bool sch_is_bounds_test(const ir_expr *c, const ir_expr *ld)
 {
     if (c->kind == IR_AND)
@@ -100,8 +47,7 @@ typedef struct pad_ctx {
     bool ok;
     bool have_fill;
     double fill;
-    const ir_var *vars[256];
-    int64_t ext[256];
+    ir_var_range ranges[256];   /* of the iteration variables in scope */
     int nvars;
     /* rewriting */
     ir_buffer *to;
@@ -113,7 +59,6 @@ static void visit_expr(pad_ctx *p, ir_expr **slot)
     ir_expr *x = *slot;
     if (!x || !p->ok)
         return;
-    range_env env = {p->vars, p->ext, p->nvars};
     if (x->kind == IR_SELECT && x->a && x->a->kind == IR_LOAD && x->a->buf == p->buf &&
         (x->b->kind == IR_FLOAT || x->b->kind == IR_INT) && sch_is_bounds_test(x->c, x->a)) {
         double v = x->b->kind == IR_FLOAT ? x->b->fval : (double)x->b->ival;
@@ -133,8 +78,11 @@ static void visit_expr(pad_ctx *p, ir_expr **slot)
     if (x->kind == IR_LOAD && x->buf == p->buf) {
         if (!p->rewrite) {
             for (int d = 0; d < x->nargs; d++) {
-                int64_t lo, hi;
-                if (!range_of(&env, x->args[d], &lo, &hi)) {
+                ir_affine f;
+                ir_interval r = ir_affine_of(x->args[d], &f)
+                                    ? ir_bounds(x->args[d], p->ranges, p->nvars) : ir_interval_unknown();
+                int64_t lo = r.lo, hi = r.hi;
+                if (!r.known) {
                     sch_error(p->c, "cannot pad '%s': index %d of a read is not an affine "
                               "expression of iteration variables", p->buf->name, d + 1);
                     p->ok = false;
@@ -167,8 +115,7 @@ static void visit_stmt(pad_ctx *p, ir_stmt *s)
     int mark = p->nvars;
     if (s->kind == IR_S_BLOCK)
         for (int i = 0; i < s->niters && p->nvars < 256; i++) {
-            p->vars[p->nvars] = s->iters[i].var;
-            p->ext[p->nvars++] = s->iters[i].extent;
+            p->ranges[p->nvars++] = (ir_var_range){s->iters[i].var, 0, s->iters[i].extent - 1};
         }
     if (s->kind == IR_S_STORE && s->buf == p->buf && !p->rewrite) {
         sch_error(p->c, "cannot pad '%s': the function writes it", p->buf->name);

@@ -161,7 +161,7 @@ static void rename_stmt(renames *r, ir_stmt *s)
 
 typedef struct point_ctx {
     const ir_var *l;
-    sch_range ranges[SCH_RANGES_MAX];
+    ir_var_range ranges[SCH_RANGES_MAX];
     int nranges;
     int64_t point;          /* the first value of l where a guard may fail */
 } point_ctx;
@@ -184,27 +184,27 @@ static void guard_point(point_ctx *p, const ir_expr *cond)
     case IR_GE: lhs = cond->b; rhs = cond->a; strict = 1; break;
     default: return;
     }
-    sch_affine fa, fb;
-    if (!sch_affine_of(lhs, &fa) || !sch_affine_of(rhs, &fb))
+    ir_affine fa, fb;
+    if (!ir_affine_of(lhs, &fa) || !ir_affine_of(rhs, &fb))
         return;
     /* d = lhs - rhs - strict; the guard holds iff d < 0 */
-    int64_t a = sch_affine_coef(&fa, p->l) - sch_affine_coef(&fb, p->l);
+    int64_t a = ir_affine_coef(&fa, p->l) - ir_affine_coef(&fb, p->l);
     if (a <= 0)
         return;   /* holds for small l or not at all: no tail to cut off */
     int64_t restmax = fa.c - fb.c - strict;
     for (int i = 0; i < fa.n; i++)
         if (fa.var[i] != p->l) {
-            int64_t lo, hi;
-            if (!sch_bounds(&(ir_expr){.kind = IR_VAR, .var = (ir_var *)fa.var[i]}, p->ranges,
-                            p->nranges, &lo, &hi))
+            ir_interval r = ir_bounds(fa.atom[i], p->ranges, p->nranges);
+            int64_t lo = r.lo, hi = r.hi;
+            if (!r.known)
                 return;
             restmax += fa.coef[i] > 0 ? fa.coef[i] * hi : fa.coef[i] * lo;
         }
     for (int i = 0; i < fb.n; i++)
         if (fb.var[i] != p->l) {
-            int64_t lo, hi;
-            if (!sch_bounds(&(ir_expr){.kind = IR_VAR, .var = (ir_var *)fb.var[i]}, p->ranges,
-                            p->nranges, &lo, &hi))
+            ir_interval r = ir_bounds(fb.atom[i], p->ranges, p->nranges);
+            int64_t lo = r.lo, hi = r.hi;
+            if (!r.known)
                 return;
             restmax -= fb.coef[i] > 0 ? fb.coef[i] * lo : fb.coef[i] * hi;
         }
@@ -221,7 +221,7 @@ static void find_guards(point_ctx *p, const ir_stmt *s)
         return;
     int mark = p->nranges;
     if (s->kind == IR_S_FOR && sch_extent(s) > 0 && p->nranges < SCH_RANGES_MAX)
-        p->ranges[p->nranges++] = (sch_range){s->var, s->lo->ival, s->hi->ival - 1};
+        p->ranges[p->nranges++] = (ir_var_range){s->var, s->lo->ival, s->hi->ival - 1};
     if (s->kind == IR_S_IF && s->cond)
         guard_point(p, s->cond);
     for (int i = 0; i < s->nbody; i++)
@@ -238,7 +238,7 @@ static int64_t last_whole_point(const sch_path *path, const ir_stmt *l)
 {
     point_ctx p = {.l = l->var, .point = l->hi->ival};
     sch_path_ranges(path, path->n - 1, p.ranges, &p.nranges);
-    p.ranges[p.nranges++] = (sch_range){l->var, l->lo->ival, l->hi->ival - 1};
+    p.ranges[p.nranges++] = (ir_var_range){l->var, l->lo->ival, l->hi->ival - 1};
     find_guards(&p, l->body[0]);
     return p.point;
 }

@@ -334,8 +334,8 @@ bool sch_rfactor(sch_ctx *c, const char *block, const char *loop)
         const ir_itervar *it = &b->iters[i];
         if (it->kind != IR_ITER_REDUCE)
             continue;
-        sch_affine a;
-        bool ok = sch_affine_of(it->binding, &a);
+        ir_affine a;
+        bool ok = ir_affine_of(it->binding, &a);
         int64_t start = a.c;
         for (int t = 0; ok && t < a.n; t++) {
             const ir_stmt *s = NULL;
@@ -354,7 +354,7 @@ bool sch_rfactor(sch_ctx *c, const char *block, const char *loop)
         }
     }
     /* guards: every partial's first instance exists */
-    sch_range rg[SCH_RANGES_MAX];
+    ir_var_range rg[SCH_RANGES_MAX];
     int nrg;
     sch_path_ranges(&bp, bp.n - 1, rg, &nrg);
     for (int k = top; k < bp.n - 1; k++) {
@@ -370,7 +370,7 @@ bool sch_rfactor(sch_ctx *c, const char *block, const char *loop)
                 to[n++] = red[r]->lo;
             }
         ir_expr *first = pass_simplify_expr(m, ir_expr_subst(m, s->cond, from, to, n));
-        if (!sch_always(first, rg, nrg)) {
+        if (!ir_always(first, rg, nrg)) {
             sch_error(c, "cannot rfactor block '%s' over loop '%s': cannot prove that guard "
                       "'%s' holds where the other reduce loops start", block, loop,
                       sch_expr_text(m, s->cond));

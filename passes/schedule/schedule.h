@@ -23,6 +23,7 @@
 #include <stdio.h>
 
 #include "ir/diag.h"
+#include "ir/arith.h"
 #include "ir/ir.h"
 
 #define SCH_KINDS(X)                                          \
@@ -121,37 +122,12 @@ void sch_update_blocks(ir_module *m, ir_stmt *s);
  * its binding: an expression of loop variables. */
 ir_expr *sch_unbind(ir_module *m, const sch_path *p, const ir_expr *x);
 
-/* An affine form c + sum coef[i] * var[i] of variables (distinct, nonzero
- * coefficients). */
-#define SCH_AFFINE_MAX 32
-typedef struct sch_affine {
-    int64_t c;
-    int n;
-    const ir_var *var[SCH_AFFINE_MAX];
-    int64_t coef[SCH_AFFINE_MAX];
-} sch_affine;
-/* x as an affine form of its variables (+, -, negation, products by
- * constants); false when it is not one or a coefficient overflows. */
-bool sch_affine_of(const ir_expr *x, sch_affine *a);
-int64_t sch_affine_coef(const sch_affine *a, const ir_var *v);
-ir_expr *sch_affine_expr(ir_module *m, const sch_affine *a);
-
-/* A variable's inclusive range [lo, hi]. */
+/* Affine forms and ranges are ir/arith.h's (ir_affine_of, ir_bounds,
+ * ir_always). */
 #define SCH_RANGES_MAX 128
-typedef struct sch_range {
-    const ir_var *var;
-    int64_t lo, hi;
-} sch_range;
 /* The ranges of the loops with constant bounds among the first `upto`
  * statements of p. */
-void sch_path_ranges(const sch_path *p, int upto, sch_range *r, int *n);
-/* Bounds of an integer expression whose variables have the ranges r
- * (interval arithmetic); false when a variable has no range or the
- * expression is outside what the analysis knows. */
-bool sch_bounds(const ir_expr *x, const sch_range *r, int n, int64_t *lo, int64_t *hi);
-/* Whether cond holds for every value of its variables in their ranges
- * (false: not proven). */
-bool sch_always(const ir_expr *cond, const sch_range *r, int n);
+void sch_path_ranges(const sch_path *p, int upto, ir_var_range *r, int *n);
 /* Whether a block under s is called name. */
 bool sch_block_named(const ir_stmt *s, const char *name);
 /* x as the printer writes it (for diagnostics). */

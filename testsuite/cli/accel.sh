@@ -42,7 +42,7 @@ grep -q '^total: 1814073344 MACs' out || { cat out; fail "ResNet-18 MAC total"; 
 expect_status 0 "$TEC" --accel "$cfg" --sweep --sweep-out sw --sweep-arrays 8x8,32x32 \
     --sweep-dataflows os --sweep-sram 64 "$srcdir/examples/conv.te"
 [ "$(wc -l <sw/sweep.csv)" = 7 ] || fail "sweep.csv: expected 1 + 2 configurations x 3 rows"
-grep -q '^1,32x32 os 64kB,32,32,1,os,64,conv,gemm,256,16,27,1,110592,968,' sw/sweep.csv ||
+grep -q '^1,32x32 os 64kB,32,32,1,os,64,conv,gemm,256,16,27,1,untiled,110592,968,' sw/sweep.csv ||
     fail "sweep.csv lacks the 32x32 conv row"
 for c in configs layers; do
     for m in latency energy edp; do

@@ -78,7 +78,7 @@ cmp live.json saved.json || fail "--from-report differs from the live run"
 expect_status 0 "$TEC" -O1 --profile --accel "$cfg" --report=c.json --accel-report=clive.json \
     "$srcdir/examples/conv.te"
 grep -q '"conv": {"ifmap_h"' c.json || fail "no convolution geometry in the report"
-expect_status 0 "$TEC" --accel "$cfg" --from-report=c.json --accel-report=csaved.json
+expect_status 0 "$TEC" --accel "$cfg" --search edp --from-report=c.json --accel-report=csaved.json
 cmp clive.json csaved.json || fail "--from-report differs from the live run (conv)"
 
 # usage errors

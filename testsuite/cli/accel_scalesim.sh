@@ -4,15 +4,19 @@
 # BANDWIDTH_REPORT.csv and DETAILED_ACCESS_REPORT.csv is equal, byte for byte.
 . "$srcdir/testsuite/cli/lib.inc"
 ref=$srcdir/testsuite/accel/scalesim
-for run in os32:os_32x32 ws128:ws_128x128 is16:is_16x16; do
-    name=${run%%:*} cfg=${run#*:}
+# As SCALE-Sim (-p DIR), tec writes the reports into DIR/<run_name>/.
+for run in os32:os_32x32:os_32x32_64KB ws128:ws_128x128:ws_128x128_1024KB is16:is_16x16:is_16x16_32KB; do
+    name=${run%%:*} rest=${run#*:}
+    cfg=${rest%%:*} run_name=${rest#*:}
     for topo in gemm:gemm_mnk conv:conv_small; do
         kind=${topo%%:*} csv=${topo#*:}
         expect_status 0 "$TEC" --topology "$ref/$csv.csv" --accel "$ref/$cfg.cfg" \
             --accel-mode=scalesim --accel-report="${name}_$kind"
+        grep -qx "SCALE-Sim reports in ${name}_$kind/$run_name/ (COMPUTE_REPORT.csv, BANDWIDTH_REPORT.csv, DETAILED_ACCESS_REPORT.csv)" out ||
+            { cat out; fail "no line saying where the reports are"; }
         for rep in COMPUTE_REPORT BANDWIDTH_REPORT DETAILED_ACCESS_REPORT; do
-            cmp "$ref/${name}_$kind/$rep.csv" "${name}_$kind/$rep.csv" || {
-                diff "$ref/${name}_$kind/$rep.csv" "${name}_$kind/$rep.csv"
+            cmp "$ref/${name}_$kind/$rep.csv" "${name}_$kind/$run_name/$rep.csv" || {
+                diff "$ref/${name}_$kind/$rep.csv" "${name}_$kind/$run_name/$rep.csv"
                 fail "${name}_$kind: $rep.csv differs"; }
         done
     done
@@ -53,4 +57,9 @@ expect_err "tec: error: accelerator model (scalesim mode): layer huge: operand m
 # tec's WordBytes does not change SCALE-Sim's numbers: its word is a byte.
 { cat "$ref/os_32x32.cfg"; printf '[tec_architecture]\nWordBytes = 2\n'; } >wb2.cfg
 expect_status 0 "$TEC" --topology "$ref/gemm_mnk.csv" --accel wb2.cfg --accel-mode=scalesim --accel-report=wb2
-cmp "$ref/os32_gemm/DETAILED_ACCESS_REPORT.csv" wb2/DETAILED_ACCESS_REPORT.csv || fail "WordBytes changed the reports"
+cmp "$ref/os32_gemm/DETAILED_ACCESS_REPORT.csv" wb2/os_32x32_64KB/DETAILED_ACCESS_REPORT.csv ||
+    fail "WordBytes changed the reports"
+# a run_name that cannot be a folder is an error, not a path outside DIR
+sed 's|^run_name = .*|run_name = ../up|' "$ref/os_32x32.cfg" >up.cfg
+expect_status 1 "$TEC" --topology "$ref/gemm_mnk.csv" --accel up.cfg --accel-mode=scalesim --accel-report=up
+expect_err "tec: error: up.cfg: run_name '../up' cannot name the folder of the reports (SCALE-Sim writes them into DIR/<run_name>/)"

@@ -49,6 +49,15 @@ expect_status 0 "$TEC" net2.te --weights w2 --input x=x.npy --save-outputs o3
 cmp o3/y.npy want.npy || fail "the --emit=te program differs from the model"
 expect_status 0 "$TEC" -x onnx -D N=2 m.bin --input x=x.npy --save-outputs o4
 cmp o4/y.npy want.npy || fail "-x onnx"
+# -D of a dimension is read with a checked parse (the importer's): no value wraps around.
+expect_status 1 "$TEC" --emit=te -D N=2199023255552 m.onnx
+expect_err "m.onnx: error: -D N=2199023255552: the size of a dynamic dimension must be an integer from 1 to 2^40"
+expect_status 1 "$TEC" --emit=te -D N=99999999999999999999 m.onnx
+expect_err "m.onnx: error: -D N=99999999999999999999: the size of a dynamic dimension must be an integer from 1 to 2^40"
+expect_status 1 "$TEC" -D N=0 m.onnx
+expect_err "m.onnx: error: -D N=0: the size of a dynamic dimension must be an integer from 1 to 2^40"
+expect_status 1 "$TEC" --emit=te -D N=2.5 m.onnx
+expect_err "m.onnx: error: -D N=2.5: the size of a dynamic dimension must be an integer from 1 to 2^40"
 
 # --profile counts the layers; --weights replaces the initializers.
 expect_status 0 "$TEC" -D N=2 --profile m.onnx

@@ -2,6 +2,12 @@
 . "$srcdir/testsuite/cli/lib.inc"
 expect_status 0 "$TEC" --help
 grep -q '^usage: tec' out || fail "--help prints no usage"
+# The help is made from the option table: every option it names is in the
+# man page, and the man page names no option tec does not take.
+"$TEC" --help | grep -oE '(^|[ ,])--[a-z]+(-[a-z]+)*' | sed 's/^[ ,]//' | sort -u >help_opts
+grep -oE '\\-\\-[a-z]+(\\-[a-z]+)*' "$srcdir/doc/tec.1" | sed 's/\\//g' | sort -u >man_opts
+[ "$(wc -l <help_opts)" -gt 40 ] || fail "--help names too few options"
+diff -u help_opts man_opts || fail "tec --help and doc/tec.1 name different options"
 expect_status 0 "$TEC" --version
 grep -q '^tec [0-9]' out || fail "--version"
 expect_status 2 "$TEC"

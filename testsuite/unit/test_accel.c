@@ -432,7 +432,9 @@ static void test_fold_timing(void)
     check_i("trace fold 4 start", sum.start, 522 + 128 + 10 + 4 * 74 + 54 + 10);
     check_ops("trace sram", sum.sram, r.sram_reads[0], r.sram_reads[1], 128);
     check_ops("trace dram reads", sum.dram_rd, r.dram_reads[0], r.dram_reads[1], 0);
-    check_i("trace dram writes", sum.dram_wr, 0);   /* the held ofmap leaves in the epilogue */
+    /* the held ofmap leaves in the epilogue, after the last fold */
+    check_i("trace dram writes", sum.dram_wr, r.dram_writes[ACC_OFMAP]);
+    check_i("the ofmap's 128 words", r.dram_writes[ACC_OFMAP], 128);
     /* In CALC mode nothing stalls. */
     c.bw_unlimited = true;
     r = model(&c, NULL, &l);
@@ -617,7 +619,10 @@ static void test_config_presets(void)
     check_i("edge rows", c.rows, 32);
     check_i("edge dataflow", c.dataflow, ACC_DF_OS);
     check_i("edge ifmap bytes", c.sram_bytes[ACC_IFMAP], 64 * 1024);
-    check_d("edge static mW", c.energy.static_mw, 20);
+    check_d("edge static mW (no cited figure: 0)", c.energy.static_mw, 0);
+    check_d("edge DRAM pJ/B (Horowitz's low end)", c.energy.dram_read_pj_per_byte, 160);
+    check_b("edge SRAM energy derived from the size", c.energy.sram_read_pj < 0);
+    check_d("edge 64 kB access", acc_sram_word_pj(&c, ACC_IFMAP, false), 1.25 * sqrt(8.0));
     ok = load_cfg(path_in(dir, "tpu_ws_128x128.cfg"), &c, err, sizeof err);
     check_b(err, ok);
     check_i("tpu cols", c.cols, 128);
@@ -732,6 +737,17 @@ static void test_config_warnings(void)
     config_warning("unknown section",
                    ARCH_OK "[run_presets]\nInterfaceBandwidth = USER\n[archtecture]\nX = 1\n",
                    "%s:14: warning: unknown section [archtecture] is ignored\n", NULL);
+    config_warning("a key in the wrong section names the right one",
+                   ARCH_OK "ClockMHz = 500\n[run_presets]\nInterfaceBandwidth = USER\n",
+                   "%s:11: warning: unknown key ClockMHz in [architecture_presets] is ignored "
+                   "(ClockMHz belongs in [tec_architecture])\n",
+                   "%s:11: error: unknown key ClockMHz in [architecture_presets] is ignored "
+                   "(ClockMHz belongs in [tec_architecture])");
+    config_error("a tec key in the wrong tec section",
+                 ARCH_OK "[run_presets]\nInterfaceBandwidth = USER\n[tec_energy]\n"
+                 "clockmhz = 500\n",
+                 "%s:14: error: unknown key clockmhz in [tec_energy] (ClockMHz belongs in "
+                 "[tec_architecture])");
     config_warning("SCALE-Sim keys tec does not model are silent",
                    ARCH_OK "IfmapOffset: 0\nFilterOffset: 10000000\nOfmapOffset: 20000000\n"
                    "MemoryBanks: 1\n[run_presets]\nInterfaceBandwidth = USER\n"
@@ -1125,7 +1141,7 @@ static void test_network_reports(void)
     check_i("csv lines (header, 3 layers, total)", lines, 5);
     check_b("csv rows all have the header's columns", same_cols);
     f = fopen(path_in(tmpdir, "r.json"), "w+");
-    acc_write_json(f, &c, rs, 3, &t);
+    acc_write_json(f, &c, NULL, rs, 3, &t);
     rewind(f);
     static char json[1 << 16];
     size_t len = fread(json, 1, sizeof json - 1, f);
@@ -1173,6 +1189,108 @@ static void remove_tmpdir(void)
     rmdir(tmpdir);
 }
 
+/* SRAM energy and area from the buffer's size (accel/energy.c): the fit
+ * passes Horowitz's 45 nm points (10 / 20 / 100 pJ per 64-bit read from 8 kB
+ * / 32 kB / 1 MB) within 15%, a larger buffer costs more per access, a
+ * value in the config wins, and the node scales energy linearly and area
+ * quadratically.  A sweep over SRAM sizes then no longer gets cheaper
+ * SRAM accesses from a larger buffer, and an area budget leaves configs
+ * out. */
+static void test_energy_model(void)
+{
+    begin("SRAM energy and area from size, node and word");
+    static const struct { int64_t bytes; double pj64; } horowitz[] = {
+        {8 << 10, 10}, {32 << 10, 20}, {1 << 20, 100}};
+    for (int i = 0; i < 3; i++) {
+        double fit = acc_sram_fit_pj(horowitz[i].bytes, 8, 45);
+        check_b("fit within 15% of Horowitz's point",
+                fabs(fit - horowitz[i].pj64) <= 0.15 * horowitz[i].pj64);
+    }
+    check_d("8 kB, one byte", acc_sram_fit_pj(8 << 10, 1, 45), 1.25);
+    check_d("32 kB, one byte", acc_sram_fit_pj(32 << 10, 1, 45), 2.5);
+    check_d("word width is linear", acc_sram_fit_pj(32 << 10, 2, 45), 5.0);
+    check_d("node is linear", acc_sram_fit_pj(32 << 10, 1, 22.5), 1.25);
+    acc_config c;
+    acc_config_default(&c);
+    check_b("the default derives SRAM energy", c.energy.sram_read_pj < 0);
+    c.sram_bytes[ACC_IFMAP] = 16 << 10;
+    c.sram_bytes[ACC_FILTER] = 1 << 20;
+    check_b("1 MiB costs more per access than 16 kB",
+            acc_sram_word_pj(&c, ACC_FILTER, false) > acc_sram_word_pj(&c, ACC_IFMAP, false));
+    check_d("1 MiB read, one byte", acc_sram_word_pj(&c, ACC_FILTER, false), 1.25 * sqrt(128.0));
+    check_d("writes as reads", acc_sram_word_pj(&c, ACC_FILTER, true), 1.25 * sqrt(128.0));
+    c.energy.sram_read_pj = 2.5;
+    check_d("a config value wins", acc_sram_word_pj(&c, ACC_FILTER, false), 2.5);
+    check_d("the other stays derived", acc_sram_word_pj(&c, ACC_FILTER, true),
+            1.25 * sqrt(128.0));
+    /* 1 MiB of 0.346 um^2 cells at 70% efficiency: 4.147 mm^2 */
+    check_d("SRAM area", acc_sram_area_mm2(1 << 20, 45), 8388608 * 0.346 / 0.7 * 1e-6);
+    check_d("area scales with the node squared", acc_sram_area_mm2(1 << 20, 22.5),
+            acc_sram_area_mm2(1 << 20, 45) / 4);
+    c.word_bytes = 1;
+    c.depth = 1;
+    check_d("an 8-bit PE", acc_pe_area_mm2(&c), 318e-6);
+    c.rows = c.cols = 32;
+    c.sram_bytes[ACC_OFMAP] = 64 << 10;
+    check_d("array and buffers", acc_area_mm2(&c),
+            1024 * 318e-6 + acc_sram_area_mm2(16 << 10, 45) +
+                acc_sram_area_mm2(1 << 20, 45) + acc_sram_area_mm2(64 << 10, 45));
+
+    /* The modeled energy uses each buffer's own figure. */
+    acc_config d;
+    acc_config_default(&d);
+    d.rows = d.cols = 4;
+    d.bw_unlimited = true;
+    acc_layer l = gemm_layer("g", 8, 6, 10, 1);
+    acc_result small, big;
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        d.sram_bytes[op] = 16 << 10;
+    small = model(&d, NULL, &l);
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        d.sram_bytes[op] = 1 << 20;
+    big = model(&d, NULL, &l);
+    check_i("same accesses", acc_result_sram_reads(&big), acc_result_sram_reads(&small));
+    check_d("SRAM energy grows with the buffers", big.energy.sram / small.energy.sram,
+            sqrt((double)(1 << 20) / (16 << 10)));
+    double want = 0;
+    for (int op = 0; op < ACC_NOPERANDS; op++)
+        want += (double)(small.sram_reads[op] + small.sram_writes[op]) *
+                acc_sram_fit_pj(16 << 10, 1, 45);
+    check_d("SRAM energy of the 16 kB buffers", small.energy.sram, want);
+
+    /* Sweep: the CSV's energy split adds up, and an area budget. */
+    acc_sweep_spec s;
+    char err[512];
+    check_b(err, acc_sweep_spec_parse("4x4,64x64", "os", "16,1024", &s, err, sizeof err));
+    acc_config cfg;
+    check_b("16 kB 4x4 in budget", acc_sweep_config(&d, &s, 0, &cfg));
+    check_i("config 0 sram", cfg.sram_bytes[ACC_FILTER], 16 << 10);
+    check_i("config 3 rows", (acc_sweep_config(&d, &s, 3, &cfg), cfg.rows), 64);
+    s.max_area_mm2 = 5;
+    int in = 0;
+    for (int i = 0; i < acc_sweep_count(&s); i++)
+        in += acc_sweep_config(&d, &s, i, &cfg);
+    check_i("configs within 5 mm^2 (the 1 MiB ones are 12.4 mm^2)", in, 2);
+    FILE *f = fopen(path_in(tmpdir, "area.csv"), "w+");
+    check_b(err, acc_sweep(&d, NULL, &s, &l, 1, f, NULL, err, sizeof err));
+    rewind(f);
+    char line[4096];
+    int rows = 0;
+    bool header = fgets(line, sizeof line, f) &&
+                  strstr(line, ",energy_pj,energy_mac_pj,energy_reg_pj,energy_sram_pj,"
+                               "energy_dram_pj,energy_vector_pj,energy_static_pj,") &&
+                  strstr(line, ",area_mm2\n");
+    check_b("sweep header has the split and the area", header);
+    while (fgets(line, sizeof line, f))
+        rows++;
+    fclose(f);
+    check_i("sweep rows within the budget", rows, 2);
+    check_b("bad budget", !acc_sweep_area_parse("-3", &s.max_area_mm2, err, sizeof err));
+    check_s("bad budget message", err,
+            "tec: error: bad area budget '-3': expected a positive number of mm^2");
+    end();
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -1203,6 +1321,7 @@ int main(int argc, char **argv)
     test_topology_errors();
     test_search();
     test_network_reports();
+    test_energy_model();
     remove_tmpdir();
     printf("%d passed, %d failed\n", npass, nfail);
     return nfail ? 1 : 0;

@@ -387,7 +387,13 @@ static void test_malformed(void)
                 "dtype mismatch reported");
 }
 
-/* The 'r' intrinsics do nothing but their arguments are still checked. */
+/* Hooks a runtime would install: they record what they were called with. */
+static int64_t hook_log[4];
+static void hook_enter(int64_t fn) { hook_log[0] = fn + 100; }
+static void hook_count(int64_t site, int64_t n) { hook_log[1] = site; hook_log[2] += n; }
+
+/* Without hooks the 'r' intrinsics do nothing but their arguments are still
+ * checked; with hooks they reach them (a NULL member is skipped). */
 static void test_runtime_intrinsics(void)
 {
     ir_func *f = ir_func_new(M, "prof");
@@ -401,6 +407,13 @@ static void test_runtime_intrinsics(void)
     int64_t x[2] = {5, 6};
     void *data[1] = {x};
     check(run(f, data, "prof") && x[0] == 5 && x[1] == 6, "profiling intrinsics are no-ops");
+    ir_interp_hooks hk = {hook_enter, NULL, hook_count};
+    ir_interp_set_hooks(&hk);
+    bool hooked = run(f, data, "prof");
+    ir_interp_set_hooks(NULL);
+    check(hooked && hook_log[0] == 100 && hook_log[1] == 0 && hook_log[2] == 6,
+          "profiling intrinsics call the installed hooks");
+    check(run(f, data, "prof") && hook_log[2] == 6, "uninstalled hooks are not called");
     ir_expr *bad[2] = {I(0), ld1(X, I(2))};
     ir_seq_append(M, s, ir_eval(M, ir_call(M, IR_FN_PROF_COUNT, bad, 2)));
     check_fails(f, data, "in @prof: out-of-range load x[2]: index 0 must be in [0, 2)",

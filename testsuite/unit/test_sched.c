@@ -175,6 +175,79 @@ static void test_simulate(rt_dag *g)
     report("simulate: cost-aware strategies use the faster device", before);
 }
 
+/* The work bound at the devices' own speeds, and a measured speedup split
+ * into overlap and the calls' own pace. */
+static void test_bounds(rt_dag *g)
+{
+    int before = failures;
+    const double cost[] = {1, 3, 1, 1};     /* total 6 on a CPU */
+    for (int c = 0; c < 4; c++)
+        g->nodes[c].cost_us = cost[c];
+    rt_dag_analyze(g);
+    rt_devices cpus;
+    CHECK(rt_devices_cpus(2, &cpus));
+    CHECK(fabs(rt_sched_work_bound(g, &cpus) - 3) < 1e-12);      /* 6 over two equal CPUs */
+    rt_devices_free(&cpus);
+    /* A CPU and an accelerator 100x faster at every call: all on the
+     * accelerator takes 0.06; with a split the CPU can take 1/101 of the
+     * work, 6 / 101 = 0.0594.  The even-spread bound said 0.03 and left a
+     * makespan / bound of 2 for a schedule with no headroom. */
+    double acc_us[4];
+    for (int c = 0; c < 4; c++)
+        acc_us[c] = cost[c] / 100;
+    rt_device two[2] = {{.kind = RT_DEV_CPU, .name = "cpu0", .threads = 1},
+                        {.kind = RT_DEV_ACC, .name = "acc1", .call_us = acc_us}};
+    rt_devices het = {.dev = two, .n = 2};
+    double w = rt_sched_work_bound(g, &het);
+    CHECK(fabs(w - 6.0 / 101) < 1e-12);
+    rt_timeline t;
+    diag d;
+    diag_init(&d, stdout);
+    CHECK(rt_timeline_init(&t, g->ncalls));
+    CHECK(rt_sched_simulate(g, &het, RT_SCHED_OP, &t, &d));
+    CHECK(t.makespan_us >= w && t.makespan_us / w < 1.02);
+    rt_timeline_free(&t);
+    diag_fini(&d);
+    /* The accelerator faster only at calls 1 and 2 (the other way round for
+     * 0 and 3): each takes what it is relatively best at (CPU 0 and 3, 2 us;
+     * accelerator 1 and 2, 1 us), and a third of call 3 moves over to
+     * balance them: 2 - 1/3 = 1 + 2/3. */
+    double mixed[4] = {2, 0.5, 0.5, 2};
+    two[1].call_us = mixed;
+    CHECK(fabs(rt_sched_work_bound(g, &het) - 5.0 / 3) < 1e-12);
+    report("work bound at each device's own speed", before);
+
+    /* A chain run on two workers: the calls did not overlap (they took
+     * 10 us of a 10 us makespan) but ran faster than in the serial runs
+     * (12.5 us): the speedup 1.25x is all pace, none of it the schedule. */
+    before = failures;
+    CHECK(rt_timeline_init(&t, 4));
+    const double st[4] = {0, 2, 5, 7}, en[4] = {2, 5, 7, 10};
+    for (int c = 0; c < 4; c++) {
+        t.device[c] = c % 2;
+        t.start_us[c] = st[c];
+        t.end_us[c] = en[c];
+    }
+    t.makespan_us = 10;
+    t.measured = true;
+    rt_speedup_split sp = rt_sched_speedup_split(&t, 12.5);
+    CHECK(fabs(sp.speedup - 1.25) < 1e-12 && fabs(sp.overlap - 1) < 1e-12 &&
+          fabs(sp.pace - 1.25) < 1e-12 && sp.busy_us == 10);
+    /* calls 0 and 1 side by side at the serial runs' pace: 10 us of calls
+     * in 8 us, a speedup of 1.25 that is all overlap */
+    const double st2[4] = {0, 0, 3, 5}, en2[4] = {2, 3, 5, 8};
+    for (int c = 0; c < 4; c++) {
+        t.start_us[c] = st2[c];
+        t.end_us[c] = en2[c];
+    }
+    t.makespan_us = 8;
+    sp = rt_sched_speedup_split(&t, 10);
+    CHECK(fabs(sp.overlap - 1.25) < 1e-12 && fabs(sp.pace - 1) < 1e-12 &&
+          fabs(sp.speedup - 1.25) < 1e-12);
+    rt_timeline_free(&t);
+    report("a measured speedup split into overlap and pace", before);
+}
+
 static void set_ids(rt_run *r, const ir_module *m, int64_t last)
 {
     int64_t *ids = r->bufs[buffer(m, "ids")]->data;
@@ -265,6 +338,7 @@ int main(void)
         test_dag(g);
         test_devices();
         test_simulate(g);
+        test_bounds(g);
         test_execute(m, g);
     }
     rt_dag_free(g);

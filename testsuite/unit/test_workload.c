@@ -931,8 +931,8 @@ static void test_cli_errors(void)
             "tec: error: bad --search 'fast' (expected none, dram or edp)\n"
             "tec: error: --accel-report needs a file name ending in .csv or .json, not 'r.txt'\n"
             "tec: error: bad --export-format 'onnx' (expected conv or gemm)\n"
-            "tec: error: --sweep-out, --sweep-arrays, --sweep-dataflows and --sweep-sram need "
-            "--sweep\n");
+            "tec: error: --sweep-out, --sweep-arrays, --sweep-dataflows, --sweep-sram and "
+            "--sweep-max-area need --sweep\n");
     free(t);
     end();
 }

@@ -1,4 +1,4 @@
-/* codegen/target.c — detecting the target machine (see target.h).
+/* ir/target.c — detecting the target machine (see target.h).
  *
  * Caches come from the kernel's description in sysfs, which is what the
  * machine really has even inside a virtual machine (sysconf derives them
@@ -6,7 +6,7 @@
  * was seen reporting the host's whole 384 MiB L3 where its kernel said
  * 32 MiB).  sysconf and fixed sizes are only fallbacks. */
 #define _GNU_SOURCE
-#include "codegen/target.h"
+#include "ir/target.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,12 +1,17 @@
-/* frontend/api.c — libtec's public API (tec.h) over the internal stages. */
+/* driver/api.c — libtec's public API (tec.h) over the internal stages. */
 #include "config.h"
+
+#define _GNU_SOURCE   /* dladdr */
 
 #include "tec.h"
 
+#include <dlfcn.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codegen/codegen.h"
+#include "driver/datadir.h"
 #include "frontend/frontend.h"
 #include "passes/passes.h"
 #include "runtime/exec.h"
@@ -31,8 +36,14 @@ tec_program *tec_compile(const char *filename, const char *text, size_t len,
     if (!p)
         return NULL;
     diag_init(&p->d, diagnostics ? diagnostics : stderr);
-    const char *includes[] = {TEC_PKGDATADIR};
-    fe_options fo = {includes, 1, NULL, 0};
+    /* The op library beside this libtec, or where it was installed. */
+    Dl_info info;
+    char self[PATH_MAX];
+    bool found = dladdr((void *)tec_compile, &info) && info.dli_fname &&
+                 realpath(info.dli_fname, self);
+    drv_datadirs dd;
+    drv_datadirs_find(&dd, found ? self : NULL);
+    fe_options fo = {dd.dir, dd.n, NULL, 0};
     p->m = is_tir ? ir_parse(filename, text, len, &p->d)
                   : fe_compile(filename, text, len, &fo, &p->d);
     pass_options po = {.dump_out = p->d.out, .base = "api"};

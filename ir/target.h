@@ -1,4 +1,4 @@
-/* codegen/target.h — what the generated code may assume about the machine
+/* ir/target.h — what the generated code may assume about the machine
  * it runs on: instruction set (the -march value), vector width, core count
  * and cache sizes.  Detected once for this machine (`native`), or named with
  * --target to generate code for another one.  Codegen reads the vector
@@ -6,8 +6,8 @@
  * the cache sizes and the core count, and the name and -march value are
  * part of the kernel-cache key (the rest reaches the shared object only
  * through the C source, which is hashed too). */
-#ifndef TEC_CG_TARGET_H
-#define TEC_CG_TARGET_H
+#ifndef TEC_IR_TARGET_H
+#define TEC_IR_TARGET_H
 
 #include <stdbool.h>
 #include <stdint.h>

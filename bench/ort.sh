@@ -1,0 +1,186 @@
+#!/bin/bash
+# bench/ort.sh — tec against ONNX Runtime and PyTorch in one run: the zoo as
+# .te and as its ONNX export, and torchvision models tec was not tuned on.
+#
+#   bench/ort.sh [--save] [--profile] [MODEL...]     (after make)
+#   BENCH_ROUNDS=1 BENCH_REPEAT=5 bench/ort.sh resnet18      (a quick run)
+#
+# Models: the zoo (resnet18 resnet50 mobilenet_v2 efficientnet_b0 googlenet
+# gpt2) and TORCHVISION (default: resnet34 resnext50_32x4d densenet121
+# mobilenet_v3_large efficientnet_b1 regnet_y_400mf convnext_tiny
+# inception_v3 squeezenet1_1), each exported by bench/ort_export.py (opset
+# 13, batch 1; the zoo with tec's default data as weights and input, the
+# others with seeded random ones) into $ORT_WORK (default a temporary
+# folder; give one to keep the exports between runs).
+#
+# For each model and thread count N of BENCH_THREADS (default "1 2"), in
+# BENCH_ROUNDS rounds (default 3) that take turns, so a change in the
+# machine's load hits every column alike:
+#   tec .te     TEC_NUM_THREADS=N tec -O2 examples/MODEL.te --repeat R (zoo)
+#   tec .onnx   TEC_NUM_THREADS=N tec -O2 MODEL.onnx --input ... --repeat R
+#   ORT         bench/ort_run.js: ONNX Runtime (onnxruntime-node), all graph
+#               optimizations, intraOpNumThreads N, sequential
+# each the median of R runs after warm-up runs; the table gives the median
+# of the rounds.  PyTorch (torch.set_num_threads(N), inference_mode) is
+# measured once, by ort_export.py.  R is BENCH_REPEAT (default 20), fewer
+# when the runs would take more than BENCH_CAP seconds (default 10).
+#
+# Also per model: "cold", the seconds from starting `tec -O2 MODEL.onnx`
+# with an empty kernel cache to its exit after the first result, and
+# "cached", the same run again; and "err", the largest of max |tec - torch|
+# / max |torch| over tec's .onnx output (and ORT's, which is checked too).
+#
+# ONNX Runtime: onnxruntime-node 1.30.0 from npm, installed on first use
+# with `npm install --ignore-scripts` into $ORT_NODE_DIR (default bench/node,
+# ignored by git); its npm package carries the CPU library.  Node.js and
+# npm must be installed.  PyTorch: Debian's python3-torch and
+# python3-torchvision ($PYTHON, default /usr/bin/python3).
+#
+# --profile also writes ONNX Runtime's per-node trace (enableProfiling) and
+# tec's --profile report at 1 thread for each model into $ORT_WORK/profile/.
+# --save writes the output to bench/results/ort.txt.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+TEC=${TEC:-$here/tec}
+PYTHON=${PYTHON:-/usr/bin/python3}
+REPEAT=${BENCH_REPEAT:-20}
+CAP=${BENCH_CAP:-10}
+ROUNDS=${BENCH_ROUNDS:-3}
+THREADS=${BENCH_THREADS:-1 2}
+ZOO="resnet18 resnet50 mobilenet_v2 efficientnet_b0 googlenet gpt2"
+TORCHVISION=${TORCHVISION:-resnet34 resnext50_32x4d densenet121 mobilenet_v3_large efficientnet_b1 regnet_y_400mf convnext_tiny inception_v3 squeezenet1_1}
+export ORT_NODE_DIR=${ORT_NODE_DIR:-$here/bench/node}
+
+save= profile= models=
+for a in "$@"; do
+    case $a in
+    --save) save=1 ;;
+    --profile) profile=1 ;;
+    -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "ort.sh: unknown option $a" >&2; exit 2 ;;
+    *) models="$models $a" ;;
+    esac
+done
+models=${models:-$ZOO $TORCHVISION}
+[ -x "$TEC" ] || { echo "ort.sh: error: no tec at $TEC (run make, or set TEC)" >&2; exit 2; }
+
+if [ -n "$save" ] && [ -z "${ORT_SH_SAVING:-}" ]; then
+    mkdir -p "$here/bench/results"
+    ORT_SH_SAVING=1 bash "$0" "$@" | tee "$here/bench/results/ort.txt"
+    exit "${PIPESTATUS[0]}"
+fi
+
+if [ ! -d "$ORT_NODE_DIR/node_modules/onnxruntime-node" ]; then
+    echo "ort.sh: installing onnxruntime-node@1.30.0 into $ORT_NODE_DIR" >&2
+    mkdir -p "$ORT_NODE_DIR"
+    (cd "$ORT_NODE_DIR" && npm install --ignore-scripts --no-audit --no-fund --prefix . \
+        onnxruntime-node@1.30.0 >&2) || { echo "ort.sh: error: npm install failed" >&2; exit 2; }
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ort-bench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+WORK=${ORT_WORK:-$tmp/work}
+mkdir -p "$WORK" "$tmp/cache"
+export XDG_CACHE_HOME=$tmp/cache
+
+is_zoo() { case " $ZOO " in *" $1 "*) return 0 ;; esac; return 1; }
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+# tec_ms ARGS...: tec's median in ms, or FAIL
+tec_ms() {
+    local out
+    out=$("$TEC" -O2 "$@" 2>&1) || { echo "$out" >>"$tmp/errors"; echo FAIL; return; }
+    echo "$out" | sed -n 's/^time: median of [0-9]* runs after a warm-up: \([0-9.]*\) us$/\1/p' |
+        awk '{printf "%.3f", $1 / 1000}'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
+maxerr() {   # maxerr REF.npy DIR: max |got - ref| / max |ref| of DIR's one output
+    "$PYTHON" -c '
+import sys, glob, numpy as np
+ref = np.load(sys.argv[1]).astype(np.float64)
+got = [f for f in glob.glob(sys.argv[2] + "/*.npy")]
+g = np.load(got[0]).astype(np.float64).reshape(ref.shape)
+print("%.1e" % (np.abs(g - ref).max() / max(np.abs(ref).max(), 1e-30)))' "$1" "$2" 2>/dev/null || echo FAIL
+}
+
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+echo "# bench/ort.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) processors: $cpu"
+echo "# tec $("$TEC" --version 2>/dev/null | head -1), cc: $(${CC:-cc} --version | head -1)"
+echo "# ONNX Runtime: onnxruntime-node 1.30.0 (CPU); PyTorch: $("$PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo none)"
+echo "# batch 1; ms = median of R runs, median of $ROUNDS rounds taking turns; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+printf '| %-18s | %2s | %9s | %9s | %9s | %9s | %7s | %7s | %7s |\n' model T "tec .te" "tec .onnx" ORT PyTorch "te/ORT" "onnx/ORT" "cold s"
+printf '|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n' -------------------- ---- ----------- ----------- ----------- ----------- --------- --------- ---------
+summary=$tmp/summary
+: >"$summary"
+for m in $models; do
+    log=$tmp/$m.export
+    if ! "$PYTHON" "$here/bench/ort_export.py" "$m" "$WORK" --tec "$TEC" \
+            --threads "$(echo $THREADS | tr ' ' ,)" --repeat "$REPEAT" --cap "$CAP" >"$log" 2>&1; then
+        printf '| %-18s | export failed: %s\n' "$m" "$(tail -1 "$log")"
+        continue
+    fi
+    onnx=$WORK/$m.onnx
+    inargs=()
+    for f in "$WORK/$m.in"/*.npy; do inargs+=(--input "$(basename "$f" .npy)=$f"); done
+    # Cold: an empty kernel cache of its own; then cached.
+    t0=$(date +%s.%N)
+    XDG_CACHE_HOME=$tmp/cold-$m "$TEC" -O2 "$onnx" "${inargs[@]}" --save-outputs "$tmp/$m.out" \
+        >"$tmp/$m.cold" 2>&1 || { cat "$tmp/$m.cold" >>"$tmp/errors"; }
+    t1=$(date +%s.%N)
+    XDG_CACHE_HOME=$tmp/cold-$m "$TEC" -O2 "$onnx" "${inargs[@]}" >/dev/null 2>&1
+    t2=$(date +%s.%N)
+    rm -rf "$tmp/cold-$m"
+    cold=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}')
+    cached=$(awk -v a="$t1" -v b="$t2" 'BEGIN {printf "%.2f", b - a}')
+    err=$(maxerr "$WORK/$m.ref.npy" "$tmp/$m.out")
+    ort_err=-
+    for n in $THREADS; do
+        te= on= ort=
+        for r in $(seq "$ROUNDS"); do
+            if is_zoo "$m"; then
+                te="$te $(TEC_NUM_THREADS=$n tec_ms "$here/examples/$m.te" --repeat "$REPEAT")"
+            fi
+            on="$on $(TEC_NUM_THREADS=$n tec_ms "$onnx" "${inargs[@]}" --repeat "$REPEAT")"
+            line=$(node "$here/bench/ort_run.js" "$onnx" "$WORK/$m.in" "$WORK/$m.ref.npy" \
+                   "$n" "$REPEAT" "$CAP" 2>>"$tmp/errors")
+            ort="$ort $(echo "$line" | sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p')"
+            ort_err=$(echo "$line" | sed -n 's/.* err=\([^ ]*\).*/\1/p')
+        done
+        case $te in *FAIL*) te=FAIL ;; *) te=$(echo "$te" | median) ;; esac
+        case $on in *FAIL*) on=FAIL ;; *) on=$(echo "$on" | median) ;; esac
+        ort=$(echo "$ort" | median)
+        pt=$(sed -n "s/^torch-result $m threads=$n median_ms=\([0-9.]*\).*/\1/p" "$log")
+        printf '| %-18s | %2s | %9s | %9s | %9s | %9s | %7s | %7s | %7s |\n' "$m" "$n" "${te:--}" \
+            "$on" "${ort:--}" "${pt:--}" "$(ratio "$te" "$ort")" "$(ratio "$on" "$ort")" "$cold"
+        echo "$m $n $(ratio "$on" "$ort") $(is_zoo "$m" && echo zoo || echo tv)" >>"$summary"
+    done
+    echo "$m cold=$cold cached=$cached err_tec=$err err_ort=$ort_err" >>"$tmp/notes"
+    if [ -n "$profile" ]; then
+        mkdir -p "$WORK/profile"
+        node "$here/bench/ort_run.js" "$onnx" "$WORK/$m.in" "$WORK/$m.ref.npy" 1 5 5 \
+            "$WORK/profile/$m.ort" >/dev/null 2>>"$tmp/errors"
+        TEC_NUM_THREADS=1 "$TEC" -O2 --profile "$onnx" "${inargs[@]}" --repeat 5 \
+            >"$WORK/profile/$m.tec.txt" 2>&1
+    fi
+done
+echo
+echo "Per model: seconds to the first result of tec -O2 MODEL.onnx with an empty"
+echo "kernel cache (cold) and from the cache (cached); max |out - torch| / max |torch|"
+echo "of tec's and ONNX Runtime's output:"
+[ -f "$tmp/notes" ] && sed 's/^/  /' "$tmp/notes"
+echo
+echo "Geometric mean of tec .onnx / ORT:"
+for n in $THREADS; do
+    for set in zoo tv; do
+        awk -v n="$n" -v s="$set" '$2 == n && $4 == s && $3 + 0 > 0 {l += log($3); c++; if ($3 > mx) mx = $3}
+            END {if (c) printf "  %s at %s thread(s): %.2f over %d models (worst %.2f)\n",
+                 s == "zoo" ? "zoo" : "torchvision", n, exp(l / c), c, mx}' "$summary"
+    done
+done
+if [ -s "$tmp/errors" ]; then
+    echo
+    echo "Errors:"
+    sed 's/^/  /' "$tmp/errors" | head -40
+fi
+[ -n "$profile" ] && echo "Profiles: $WORK/profile/"
+exit 0

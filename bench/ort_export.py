@@ -1,0 +1,156 @@
+#!/usr/bin/python3
+"""bench/ort_export.py — one model as ONNX, with its input, PyTorch's output
+and PyTorch's latency, for bench/ort.sh.
+
+    /usr/bin/python3 bench/ort_export.py MODEL DIR [--tec ./tec]
+        [--threads 1,2] [--repeat 20] [--cap 20] [--no-time]
+
+MODEL is a model of tec's zoo (resnet18 resnet50 mobilenet_v2
+efficientnet_b0 googlenet gpt2: tools/torch_ref.py's builder, its parameters
+and input filled with tec's default data, doc/data.md, so examples/MODEL.te
+and the export compute on the same numbers) or any other torchvision
+classifier name (resnet34, densenet121, ...: random weights from
+torch.manual_seed(0), a 1x3x224x224 input, 299x299 for inception_v3, from a
+seeded normal distribution).  Writes
+
+    DIR/MODEL.onnx            torch.onnx.export, opset 13, float32, batch 1
+    DIR/MODEL.in/NAME.npy     the input (NAME: the .te program's input name
+                              for the zoo, else "image")
+    DIR/MODEL.ref.npy         PyTorch's output (float32)
+
+and, unless --no-time, PyTorch's latency per thread count as
+bench/models_torch.py measures it, one line each:
+
+    torch-result MODEL threads=N median_ms=M runs=R
+
+An existing DIR/MODEL.onnx is kept (delete it to export again); the timing
+still runs.  Needs Debian's python3-torch and python3-torchvision.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.dont_write_bytecode = True
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TOP, "tools"))
+
+PROG = "ort_export.py"
+ZOO = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "googlenet", "gpt2"]
+
+
+def zoo_model(name, tec):
+    """The zoo model with tec's default data, and its inputs by name."""
+    import torch
+    import torch_ref as ref
+    program = os.path.join(TOP, "examples", name + ".te")
+    bufs = ref.tec_graph(tec, program, [])
+    inputs = [b for b in bufs if b.role == "input"]
+    params = [b for b in bufs if b.role == "param"]
+    torch.manual_seed(0)
+    model = ref.build_model(name, None, [])
+    weights = ref.weight_tensors(model)
+    ref.check_params(weights, params, ref.buffer_names(model))
+    ref.fill_weights(weights, params, False)
+    model = model.float().eval()
+    args = {}
+    for b in inputs:
+        t = ref.torch_input(b, {})
+        args[b.name] = t.float() if t.is_floating_point() else t
+    return model, args
+
+
+def torchvision_model(name):
+    import torch
+    import torchvision.models as tvm
+    torch.manual_seed(0)
+    kw = {}
+    if name in ("inception_v3", "googlenet"):
+        kw = {"aux_logits": False, "init_weights": True}
+    model = getattr(tvm, name)(weights=None, **kw).float().eval()
+    size = 299 if name == "inception_v3" else 224
+    g = torch.Generator().manual_seed(1)
+    return model, {"image": torch.randn(1, 3, size, size, generator=g)}
+
+
+def export(model, args, path):
+    import torch
+    names = list(args)
+    tmp = path + ".tmp"
+    with torch.no_grad():
+        torch.onnx.export(model, tuple(args[n] for n in names), tmp, opset_version=13,
+                          input_names=names, output_names=["output"],
+                          do_constant_folding=True)
+    os.replace(tmp, path)
+
+
+def timing(model, args, threads, repeat, cap, name):
+    import torch
+    xs = list(args.values())
+    for n in threads:
+        torch.set_num_threads(n)
+        with torch.inference_mode():
+            start = time.perf_counter()
+            warm = 0
+            while warm < 2 or (warm < 10 and time.perf_counter() - start < 1.0):
+                t0 = time.perf_counter()
+                model(*xs)
+                last = time.perf_counter() - t0
+                warm += 1
+            runs = max(min(repeat, 3), min(repeat, int(cap / max(last, 1e-9))))
+            times = []
+            for _ in range(runs):
+                t0 = time.perf_counter()
+                model(*xs)
+                times.append(time.perf_counter() - t0)
+        print("torch-result %s threads=%d median_ms=%.3f runs=%d"
+              % (name, n, 1e3 * statistics.median(times), runs), flush=True)
+
+
+def main(argv):
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
+    p.add_argument("model")
+    p.add_argument("dir")
+    p.add_argument("--tec", default=os.path.join(TOP, "tec"))
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--cap", type=float, default=20.0)
+    p.add_argument("--no-time", action="store_true")
+    a = p.parse_args(argv)
+    try:
+        import torch
+    except ImportError:
+        sys.stderr.write("%s: PyTorch is not installed for %s (apt-get install "
+                         "python3-torch python3-torchvision)\n" % (PROG, sys.executable))
+        return 3
+    if a.model in ZOO:
+        model, args = zoo_model(a.model, a.tec)
+    else:
+        model, args = torchvision_model(a.model)
+    os.makedirs(a.dir, exist_ok=True)
+    onnx_path = os.path.join(a.dir, a.model + ".onnx")
+    indir = os.path.join(a.dir, a.model + ".in")
+    if not os.path.exists(onnx_path):
+        os.makedirs(indir, exist_ok=True)
+        for n, t in args.items():
+            np.save(os.path.join(indir, n + ".npy"), t.numpy())
+        with torch.no_grad():
+            out = model(*args.values())
+        np.save(os.path.join(a.dir, a.model + ".ref.npy"), out.float().numpy())
+        export(model, args, onnx_path)
+    print("torch-version %s" % torch.__version__, flush=True)
+    if not a.no_time:
+        timing(model, args, [int(t) for t in a.threads.split(",") if t], a.repeat,
+               a.cap, a.model)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except Exception as e:
+        sys.stderr.write("%s: error: %s: %s\n" % (PROG, type(e).__name__, e))
+        sys.exit(1)

@@ -1,0 +1,548 @@
+/* driver/driver.c — the `tec` command line: one function per mode.
+ *
+ * main reads the options (driver/options.c) and picks a mode: calibrate
+ * the machine, model a topology on the accelerator, or take a program
+ * through the pipeline.  A program is read (or imported from ONNX),
+ * compiled to an IR module and optimized; then one of the program's modes
+ * ends the work: print or write it (--emit), model it (--accel), count it
+ * (--no-run), or build it and run it (with --profile, --sched or
+ * --repeat).  Every resource of a program's way through lives in one
+ * session and is freed in one place.
+ *
+ * Exit status: 0 success; 1 an error in the user's program or data; 2 a
+ * usage error; 70 an internal error (a bug in tec). */
+#include "config.h"
+
+#define _XOPEN_SOURCE 700   /* nftw */
+
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "accel/cli.h"
+#include "codegen/codegen.h"
+#include "driver/datadir.h"
+#include "driver/options.h"
+#include "frontend/frontend.h"
+#include "frontend/onnx.h"
+#include "ir/diag.h"
+#include "ir/ir.h"
+#include "passes/passes.h"
+#include "runtime/aot.h"
+#include "runtime/exec.h"
+#include "runtime/profile.h"
+#include "runtime/sched.h"
+
+/* --dump-schedule: each function's automatic schedule as a `schedule`
+ * block naming its layer, which a user can paste into the program (a
+ * written schedule wins over the automatic one). */
+static void dump_schedules(FILE *out, const ir_module *m)
+{
+    for (int i = 0; i < m->nfuncs; i++) {
+        const ir_func *f = m->funcs[i];
+        bool at_load = false;   /* prepack's functions: no schedule of their own */
+        for (int l = 0; l < m->graph.nloads; l++)
+            at_load |= m->graph.loads[l].fn == f;
+        if (at_load)
+            continue;
+        const char *layer = ir_func_attr(f, "layer");
+        const char *members = ir_func_attr(f, "members");
+        char first[512];
+        if (members) {   /* a fused group: its kernel is its first member's */
+            snprintf(first, sizeof first, "%s", members);
+            char *comma = strchr(first, ',');
+            if (comma)
+                *comma = 0;
+            layer = first;
+        }
+        const char *text = ir_func_attr(f, "schedule_auto");
+        const char *op = ir_func_attr(f, "op");
+        if (ir_func_attr(f, "scheduled")) {
+            fprintf(out, "# @%s: scheduled by the program\n", f->name);
+            continue;
+        }
+        fprintf(out, "# @%s%s%s\n", f->name, op ? ", op " : "", op ? op : "");
+        fprintf(out, "schedule \"%s\" {\n", layer ? layer : f->name);
+        for (const char *p = text; p && *p;) {
+            const char *nl = strchr(p, '\n');
+            int n = nl ? (int)(nl - p) : (int)strlen(p);
+            fprintf(out, "    %.*s\n", n, p);
+            p = nl ? nl + 1 : p + n;
+        }
+        fprintf(out, "}\n");
+    }
+}
+
+/* The op library's folders (driver/datadir.h) after the -I folders. */
+static void add_default_includes(options *o, drv_datadirs *dd)
+{
+    char self[DRV_PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (k > 0)
+        self[k] = 0;
+    drv_datadirs_find(dd, k > 0 ? self : NULL);
+    o->includes = drv_xrealloc(o->includes,
+                               sizeof *o->includes * (size_t)(o->nincludes + dd->n + 1));
+    for (int i = 0; i < dd->n; i++)
+        o->includes[o->nincludes++] = dd->dir[i];
+}
+
+static const char *module_base(const char *path)
+{
+    if (strcmp(path, "-") == 0)
+        return "stdin";
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* The accelerator columns of the --profile table (accel/cli.h: one
+ * modeled run for the columns, the summary and the accelerator's files). */
+static void accel_cells(void *ctx, const ir_func *fn, char cells[][RT_EXTRA_CELL])
+{
+    acc_cli_session_cells(ctx, fn, cells);
+}
+
+/* The profile's table and reports, with the accelerator's columns, then the
+ * check of the run's counters against the analysis. */
+static void report_profile(rt_profile *prof, const options *o, acc_cli_session *acols,
+                           const ir_module *m, diag *d)
+{
+    (void)m;
+    rt_report_options rep = {.table = stdout, .csv = o->report_csv, .json = o->report_json,
+                             .trace = o->trace, .plot_dir = o->plot_dir};
+    /* The model takes each layer's work from the run's counters. */
+    if (acols->loaded && acc_cli_session_model(acols, prof->st, rt_profile_counts(prof), d)) {
+        rep.nextra = ACC_CLI_NCOLS;
+        rep.extra_titles = acc_cli_column_titles;
+        rep.extra_cells = accel_cells;
+        rep.extra_ctx = acols;
+    }
+    if (prof->nruns)
+        fputc('\n', stdout);
+    rt_profile_report(prof, &rep, d);
+    if (acols->modeled)
+        acc_cli_session_finish(acols, stdout, d);
+    if (prof->nruns)
+        rt_profile_check(prof, d);
+}
+
+/* A private folder (under $TMPDIR) for an ONNX model's weights and the
+ * .npy copies of .pb inputs; removed, with its files, when tec ends. */
+static const char *scratch_dir(char **scratch, diag *d)
+{
+    if (*scratch)
+        return *scratch;
+    const char *tmp = getenv("TMPDIR");
+    char *dir = malloc(strlen(tmp && *tmp ? tmp : "/tmp") + 24);
+    sprintf(dir, "%s/tec-onnx-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        diag_error(d, diag_noloc(), "cannot create a folder in %s: %s", tmp && *tmp ? tmp : "/tmp",
+                   strerror(errno));
+        free(dir);
+        return NULL;
+    }
+    return *scratch = dir;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    remove(path);
+    return 0;
+}
+
+static void remove_scratch(char *dir)
+{
+    if (dir)
+        nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir);
+}
+
+/* --input NAME=FILE.pb: an ONNX TensorProto, read through a .npy copy in
+ * the scratch folder (owned[i] keeps its malloc'ed path). */
+static bool convert_pb_inputs(options *o, char **scratch, char **owned, diag *d)
+{
+    for (int i = 0; i < o->ninputs; i++) {
+        if (!drv_ends_with(o->inputs[i].path, ".pb"))
+            continue;
+        const char *dir = scratch_dir(scratch, d);
+        if (!dir)
+            return false;
+        owned[i] = malloc(strlen(dir) + 32);
+        sprintf(owned[i], "%s/input-%d.npy", dir, i);
+        if (!fe_onnx_pb_to_npy(o->inputs[i].path, owned[i], d))
+            return false;
+        o->inputs[i].path = owned[i];
+    }
+    return true;
+}
+
+/* An ONNX model as a .te program.  Its weights go to --save-weights, or,
+ * for a run (or a library) without --weights, to the scratch folder it reads. */
+static char *import_onnx(options *o, char **scratch, diag *d)
+{
+    fe_onnx_options oo = {o->defines, o->ndefines, o->save_weights, o->inputs, o->ninputs};
+    char *weights = NULL;
+    if ((o->emit == EMIT_RUN || o->emit == EMIT_LIB) && !o->weights_dir) {
+        const char *dir = scratch_dir(scratch, d);
+        if (!dir)
+            return NULL;
+        weights = malloc(strlen(dir) + 16);
+        sprintf(weights, "%s/weights", dir);
+        oo.weights_dir = o->weights_dir = weights;
+    }
+    char *text = fe_onnx_import(o->input_file, &oo, d);
+    if (weights)   /* the run reads it: keep it with the scratch folder */
+        o->scratch_weights = weights;
+    return text;
+}
+
+static int status_of(const diag *d)
+{
+    return d->ninternal ? EXIT_INTERNAL : d->nerrors ? EXIT_USER : 0;
+}
+
+/* ------------------------------------------------ modes without a program */
+
+/* tec --calibrate [FILE]: the machine's roof, measured and cached. */
+static int mode_calibrate(void)
+{
+    diag cd;
+    diag_init(&cd, stderr);
+    rt_calibration cal;
+    if (rt_calibrate(&cal, stderr, &cd) && rt_calibration_save(&cal, &cd))
+        rt_calibration_print(stdout, &cal);
+    int st = status_of(&cd);
+    diag_fini(&cd);
+    return st;
+}
+
+/* tec --topology FILE | --from-report FILE.json --accel CFG. */
+static int mode_topology(const options *o)
+{
+    diag td;
+    diag_init(&td, stderr);
+    acc_cli_run_topology(&o->accel, stdout, &td);
+    int st = status_of(&td);
+    diag_fini(&td);
+    return st;
+}
+
+/* ------------------------------------------------ a program's way through */
+
+/* What a program's way through holds; session_free releases it all. */
+typedef struct session {
+    options *o;
+    diag d;
+    const char *display;       /* the input's name in messages */
+    lang_kind lang;            /* after import: te, tir */
+    bool imported;             /* from ONNX */
+    char *text;
+    size_t len;
+    drv_datadirs datadirs;     /* the op library's folders, include directories */
+    ir_module *m;
+    rt_iface iface;
+    rt_shapes *shapes;         /* --profile: shapes as declared */
+    char *prof_pipeline;
+    char *csrc, *so_path;
+    cg_options co;
+    char oflags[16];
+    cg_library *lib;
+    rt_run *run;
+    rt_run_options ro;
+    rt_sched_options so;
+    rt_profile *prof;
+    acc_cli_session acols;
+    char *scratch, **pb_inputs;
+} session;
+
+static void session_free(session *s)
+{
+    acc_cli_session_free(&s->acols);
+    rt_profile_free(s->prof);
+    rt_shapes_free(s->shapes);
+    free(s->prof_pipeline);
+    rt_run_free(s->run);
+    if (s->lib)
+        cg_unload(s->lib);
+    free(s->so_path);
+    free(s->csrc);
+    rt_iface_free(&s->iface);
+    ir_module_free(s->m);
+    free(s->text);
+    for (int i = 0; s->pb_inputs && i < s->o->ninputs; i++)
+        free(s->pb_inputs[i]);
+    free(s->pb_inputs);
+    remove_scratch(s->scratch);
+    diag_fini(&s->d);
+}
+
+/* Writes text (or the IR, with m) to -o FILE or stdout. */
+static void write_output(session *s, const char *text, const ir_module *m)
+{
+    const char *path = s->o->output_file;
+    FILE *out = path ? fopen(path, "w") : stdout;
+    if (!out) {
+        diag_error(&s->d, diag_noloc(), "cannot write %s: %s", path, strerror(errno));
+        return;
+    }
+    bool ok = true;
+    if (m)
+        ir_print_module(out, m);
+    else
+        ok = fputs(text, out) >= 0;
+    if ((!ok || (out != stdout && fclose(out) != 0)))
+        diag_error(&s->d, diag_noloc(), "cannot write %s: %s", path, strerror(errno));
+}
+
+/* The program's text: read, or imported from an ONNX model (whose .pb
+ * inputs become .npy files first). */
+static bool load_program(session *s)
+{
+    options *o = s->o;
+    s->lang = o->lang;
+    if (s->lang == LANG_AUTO)
+        s->lang = drv_ends_with(o->input_file, ".tir")    ? LANG_TIR
+                  : drv_ends_with(o->input_file, ".onnx") ? LANG_ONNX
+                                                          : LANG_TE;
+    s->pb_inputs = drv_xrealloc(NULL, sizeof *s->pb_inputs * (size_t)(o->ninputs + 1));
+    memset(s->pb_inputs, 0, sizeof *s->pb_inputs * (size_t)(o->ninputs + 1));
+    if (!convert_pb_inputs(o, &s->scratch, s->pb_inputs, &s->d))
+        return false;
+    s->imported = s->lang == LANG_ONNX;
+    if (s->imported) {
+        if (!(s->text = import_onnx(o, &s->scratch, &s->d)))
+            return false;
+        s->len = strlen(s->text);
+        s->lang = LANG_TE;
+    } else if (!(s->text = fe_read_source(o->input_file, &s->len))) {
+        diag_error(&s->d, diag_noloc(), "cannot read %s: %s", s->display, fe_read_error(errno));
+        return false;
+    }
+    return true;
+}
+
+/* The program as a verified IR module with its interface recorded. */
+static bool build_module(session *s)
+{
+    options *o = s->o;
+    if (s->lang == LANG_TIR) {
+        s->m = ir_parse(s->display, s->text, s->len, &s->d);
+    } else {
+        add_default_includes(o, &s->datadirs);
+        fe_options fo = {o->includes, o->nincludes, o->defines, o->ndefines};
+        s->m = fe_compile(s->display, s->text, s->len, &fo, &s->d);
+        if (!s->m && s->imported && !s->d.ninternal)
+            diag_internal(&s->d, "onnx", "the program imported from %s does not compile (see "
+                          "it with --emit=te)", s->display);
+    }
+    if (!s->m)
+        return false;
+    if (!(s->lang == LANG_TIR ? ir_verify_input(s->m, s->display, &s->d)
+                              : ir_verify(s->m, "frontend", &s->d)))
+        return false;
+    return rt_iface_record(s->m, &s->iface, &s->d);
+}
+
+/* The -O pipeline (or --passes), with instrument last under --profile. */
+static bool optimize(session *s)
+{
+    options *o = s->o;
+    char base[256];
+    snprintf(base, sizeof base, "%s", module_base(o->input_file));
+    char *dot = strrchr(base, '.');
+    if (dot && dot != base)
+        *dot = 0;
+    pass_options po = {
+        .dump_ir = o->dump_ir, .dump_out = stderr, .dump_dir = o->dump_dir,
+        .base = base, .verify_each = o->verify_each, .target = &o->target,
+    };
+    const char *pipeline = o->passes ? o->passes : pass_pipeline(o->opt_level);
+    if (o->profile) {
+        /* Shapes as declared, before flatten; instrument runs last. */
+        if (!(s->shapes = rt_shapes_record(s->m))) {
+            diag_error(&s->d, diag_noloc(), "out of memory");
+            return false;
+        }
+        if (!strstr(pipeline, "instrument")) {
+            size_t n = strlen(pipeline) + 16;
+            if (!(s->prof_pipeline = malloc(n))) {
+                diag_error(&s->d, diag_noloc(), "out of memory");
+                return false;
+            }
+            snprintf(s->prof_pipeline, n, "%s%sinstrument", pipeline, *pipeline ? "," : "");
+            pipeline = s->prof_pipeline;
+        }
+    }
+    if (!pass_run_pipeline(s->m, pipeline, &po, &s->d))
+        return false;
+    if (o->dump_schedule)
+        dump_schedules(stderr, s->m);
+    return true;
+}
+
+/* The C compiler's options: -O1 below tec -O2 (plain loop nests, quick to
+ * build), -O3 from it (bench/models.sh: -O3 kernels ran the zoo 2-19%
+ * faster on one thread than -O2 kernels, for 10-20% more compile time). */
+static void set_cc_options(session *s)
+{
+    options *o = s->o;
+    snprintf(s->oflags, sizeof s->oflags, "-O%d", o->opt_level < 2 ? 1 : 3);
+    s->co = (cg_options){.opt_flags = s->oflags, .verbose = o->verbose, .no_cache = o->no_cache,
+                         .target = &o->target, .cc_timeout = o->cc_timeout,
+                         .unchecked = o->unchecked};
+}
+
+/* The module's C source (--emit=c, or a build). */
+static bool emit_c(session *s)
+{
+    options *o = s->o;
+    if (o->verbose) {
+        char line[512];
+        cg_target_describe(&o->target, line, sizeof line);
+        fprintf(stderr, "tec: target: %s\n", line);
+    }
+    s->csrc = cg_emit_c(s->m, &o->target, o->unchecked, &s->d);
+    return s->csrc != NULL;
+}
+
+/* The kernels compiled and loaded for this machine's threads. */
+static bool build_kernels(session *s)
+{
+    options *o = s->o;
+    char missing[256];
+    if (!cg_target_runs_here(&o->target, missing, sizeof missing)) {
+        diag_error(&s->d, diag_noloc(), "cannot run kernels built for --target=%s on this "
+                   "machine: it lacks %s (use another --target, or build them with "
+                   "--emit=so)", o->target.name, missing);
+        return false;
+    }
+    /* Bound OpenMP threads for parallel loops on several threads of the
+     * main thread's team; the scheduler's device workers place
+     * themselves (doc/scheduling.md). */
+    cg_bind_openmp_threads(o->threads > 1 && !o->sched_on);
+    s->so_path = cg_compile(s->csrc, &s->co, &s->d);
+    if (!s->so_path || !(s->lib = cg_load(s->so_path, s->m, &s->d)))
+        return false;
+    if (cg_set_threads(s->lib, o->threads) && o->verbose)
+        fprintf(stderr, "tec: parallel loops run on %d thread%s (%s)\n", o->threads,
+                o->threads == 1 ? "" : "s",
+                strcmp(o->threads_source, "cores") == 0 ? "default: the cores"
+                                                        : o->threads_source);
+    return true;
+}
+
+/* --profile --no-run: the static counts of the module, nothing run. */
+static void mode_count(session *s)
+{
+    rt_profile_options pro = {.repeat = 1, .pad_to = s->o->pad_to, .threads = s->o->threads};
+    if ((s->prof = rt_profile_new(s->m, s->shapes, &pro, &s->d)))
+        report_profile(s->prof, s->o, &s->acols, s->m, &s->d);
+}
+
+/* A run: compiled (or interpreted), once, --repeat times, profiled or
+ * scheduled on devices; then the outputs and the reports. */
+static void mode_run(session *s)
+{
+    options *o = s->o;
+    if (!o->interp && !(emit_c(s) && build_kernels(s)))
+        return;
+    s->ro.lib = s->lib;
+    if (!(s->run = rt_run_new(s->m, &s->iface, &s->ro, &s->d)))
+        return;
+    double median_us = 0;
+    if (o->profile) {
+        rt_profile_options pro = {.repeat = o->repeat ? o->repeat : 1, .counters = o->counters,
+                                  .pad_to = o->pad_to, .threads = o->interp ? 1 : o->threads};
+        if (!(s->prof = rt_profile_new(s->m, s->shapes, &pro, &s->d)) ||
+            !rt_profile_run(s->prof, s->run, &s->ro, &s->d))
+            return;
+    } else if (o->sched_on) {
+        if (!rt_sched_main(s->m, s->run, &s->ro, &s->so, &o->devices, stdout, &s->d))
+            return;
+    } else if (o->repeat) {
+        if (!rt_time_runs(s->run, &s->ro, o->repeat, &median_us, &s->d))
+            return;
+    } else if (!rt_run_execute(s->run, &s->ro, &s->d)) {
+        return;
+    }
+    if (o->save_outputs && !rt_run_save_outputs(s->run, o->save_outputs, &s->d))
+        return;
+    rt_run_print_summary(s->run, stdout);
+    if (o->repeat && !o->profile && !o->sched_on)
+        printf("time: median of %d runs after a warm-up: %.1f us\n", o->repeat, median_us);
+    if (s->prof)
+        report_profile(s->prof, o, &s->acols, s->m, &s->d);
+}
+
+/* After the passes: the one mode that ends the program's way. */
+static void finish_program(session *s)
+{
+    options *o = s->o;
+    if (o->accel_on && !o->profile && o->emit == EMIT_RUN) {
+        /* The model needs no run: the workload comes from the IR. */
+        acc_cli_run_module(s->m, &o->accel, stdout, &s->d);
+        return;
+    }
+    if (o->accel_on && o->profile && !acc_cli_session_load(&s->acols, &o->accel, &s->d))
+        return;
+    s->ro = (rt_run_options){o->inputs, o->ninputs, o->weights_dir, NULL,
+                             .own_storage = o->sched_on && o->sched != RT_SCHED_SERIAL};
+    s->so = (rt_sched_options){.strategy = o->sched, .runs = o->repeat ? o->repeat : 3,
+                               .trace = o->sched_trace, .dump_graph = o->dump_graph};
+    set_cc_options(s);
+    if (o->no_run && o->sched_on)
+        rt_sched_main(s->m, NULL, &s->ro, &s->so, &o->devices, stdout, &s->d);
+    else if (o->no_run && o->emit == EMIT_RUN)
+        mode_count(s);
+    else if (o->emit == EMIT_TIR)
+        write_output(s, NULL, s->m);
+    else if (o->emit == EMIT_LIB)
+        rt_aot_write(s->m, &s->iface, o->output_file, o->weights_dir, s->display, &s->co, &s->d);
+    else if (o->emit == EMIT_C && emit_c(s))
+        write_output(s, s->csrc, NULL);
+    else if (o->emit == EMIT_SO && emit_c(s))
+        cg_compile_to(s->csrc, o->output_file, &s->co, &s->d);
+    else if (o->emit == EMIT_RUN)
+        mode_run(s);
+}
+
+/* tec [options] FILE: the program from its text to the mode's end. */
+static int mode_program(options *o)
+{
+    session s = {.o = o};
+    diag_init(&s.d, stderr);
+    s.display = strcmp(o->input_file, "-") == 0 ? "<stdin>" : o->input_file;
+    if (load_program(&s)) {
+        if (o->emit == EMIT_TE)
+            write_output(&s, s.text, NULL);
+        else if (build_module(&s) && optimize(&s))
+            finish_program(&s);
+    }
+    int st = status_of(&s.d);
+    session_free(&s);
+    return st;
+}
+
+int main(int argc, char **argv)
+{
+    options o = {.opt_level = 1};
+    int st = drv_parse_args(argc, argv, &o);
+    if (st < 0 && o.calibrate) {
+        st = mode_calibrate();
+        if (st == 0 && o.input_file)
+            st = -1;
+    }
+    if (st < 0 && (o.accel.topology || o.accel.from_report))
+        st = mode_topology(&o);
+    if (st < 0)
+        st = mode_program(&o);
+    drv_options_free(&o);
+    if (fflush(stdout) != 0 && st == 0) {
+        fprintf(stderr, "tec: error: cannot write standard output: %s\n", strerror(errno));
+        st = EXIT_USER;
+    }
+    return st;
+}
