@@ -40,7 +40,8 @@ typedef struct ox_def {
 } ox_def;
 
 struct ox {
-    const char *path;        /* the model, for messages */
+    const char *path;        /* the model, for messages ("<stdin>" for "-") */
+    const char *file;        /* the model's file ("-": standard input) */
     char *dir;               /* its folder: external data must stay inside */
     diag *d;
     const fe_onnx_options *o;
@@ -337,6 +338,11 @@ static unsigned char *read_external(ox *x, const Onnx__TensorProto *t, size_t wa
         return NULL;
     }
     struct stat st;
+    if (!x->dir) {
+        snprintf(err, errlen, "its external data '%s' cannot be read: a model read from standard "
+                 "input has no folder", loc);
+        return NULL;
+    }
     int fd = open_external(x->dir, loc, &st, err, errlen);
     if (fd < 0)
         return NULL;
@@ -1084,30 +1090,40 @@ const char *ox_view_step(ox_node *nd, const ox_value *out, const char *expr)
 
 /* ---------------------------------------------------------------- the model */
 
+/* The bytes of path ("-": standard input), at most 2 GiB (protobuf's
+ * limit), or NULL with errno set (EFBIG past the limit). */
 static unsigned char *read_file(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
+    bool in = strcmp(path, "-") == 0;
+    FILE *f = in ? stdin : fopen(path, "rb");
     if (!f)
         return NULL;
     size_t cap = 1 << 16, n = 0, got;
     unsigned char *buf = malloc(cap);
+    int err = buf ? 0 : ENOMEM;
     while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
         n += got;
+        if (n == cap && cap >= (size_t)1 << 31) {
+            err = EFBIG;
+            break;
+        }
         if (n == cap) {
             unsigned char *nb = realloc(buf, cap * 2);
             if (!nb) {
-                free(buf);
-                buf = NULL;
+                err = ENOMEM;
+                break;
             }
             buf = nb;
             cap *= 2;
         }
     }
-    int err = ferror(f);
-    fclose(f);
+    if (!err && ferror(f))
+        err = EIO;
+    if (!in)
+        fclose(f);
     if (err) {
         free(buf);
-        errno = EIO;
+        errno = err;
         return NULL;
     }
     *len = n;
@@ -1549,9 +1565,10 @@ static void free_ox(ox *x)
 static Onnx__ModelProto *load_model(ox *x, unsigned char **buf)
 {
     size_t len = 0;
-    *buf = read_file(x->path, &len);
+    *buf = read_file(x->file, &len);
     if (!*buf) {
-        diag_error(x->d, diag_noloc(), "cannot read %s: %s", x->path, strerror(errno));
+        diag_error(x->d, diag_noloc(), "cannot read %s: %s", x->path,
+                   errno == EFBIG ? "larger than 2 GiB, protobuf's limit" : strerror(errno));
         return NULL;
     }
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, *buf);
@@ -1583,9 +1600,12 @@ static Onnx__ModelProto *load_model(ox *x, unsigned char **buf)
 char *fe_onnx_import(const char *path, const fe_onnx_options *o, diag *d)
 {
     static const fe_onnx_options none = {0};
-    ox x = {.path = path, .d = d, .o = o ? o : &none};
+    ox x = {.path = strcmp(path, "-") == 0 ? "<stdin>" : path, .file = path, .d = d,
+            .o = o ? o : &none};
     const char *slash = strrchr(path, '/');
-    x.dir = slash ? strndup(path, (size_t)(slash - path + (slash == path))) : strdup(".");
+    /* a model from standard input has no folder: no external data */
+    x.dir = strcmp(path, "-") == 0 ? NULL
+            : slash ? strndup(path, (size_t)(slash - path + (slash == path))) : strdup(".");
     int errors = d->nerrors;
     unsigned char *buf = NULL;
     Onnx__ModelProto *m = load_model(&x, &buf);
@@ -1635,8 +1655,12 @@ char *fe_onnx_import(const char *path, const fe_onnx_options *o, diag *d)
         for (size_t i = 0, k = 0; m->producer_name && m->producer_name[i] && k < 63; i++)
             if (m->producer_name[i] >= ' ' && m->producer_name[i] < 127)
                 producer[k++] = m->producer_name[i], producer[k] = 0;
-        ox_printf(&all, "# %s, imported from ONNX (opset %d%s%s) by tec\n", path, x.opset,
+        ox_str name = {0};        /* the path on one comment line: control characters as '?' */
+        for (const char *p = x.path; *p; p++)
+            ox_printf(&name, "%c", (unsigned char)*p < ' ' || *p == 127 ? '?' : *p);
+        ox_printf(&all, "# %s, imported from ONNX (opset %d%s%s) by tec\n", name.s, x.opset,
                   *producer ? ", produced by " : "", producer);
+        free(name.s);
         ox_printf(&all, "import \"nn.te\"\n\n%s%s%s\n%s", str_of(&x.head), x.head.len ? "\n" : "",
                   str_of(&x.defs_text), str_of(&x.body));
         text = all.s;

@@ -321,6 +321,18 @@ static bool normalize(ox_node *nd, const char *base, const bool *red, double eps
                       ox_value *scale, ox_value *bias, bool per_channel)
 {
     ox_value *x = nd->in[0];
+    ox_value *sb[2] = {scale, bias};
+    for (int i = 0; i < 2 && sb[i]; i++) {   /* per channel, or broadcast to x */
+        bool fits = per_channel ? sb[i]->ndim == 1 && x->ndim >= 2 && sb[i]->shape[0] == x->shape[1]
+                                : sb[i]->ndim <= x->ndim;
+        for (int d = 0; !per_channel && fits && d < sb[i]->ndim; d++) {
+            int64_t e = sb[i]->shape[d], xd = x->shape[x->ndim - sb[i]->ndim + d];
+            fits = e == xd || e == 1;
+        }
+        if (!fits)
+            return ox_fail(nd, "the %s '%s' does not fit the input's shape", i ? "bias" : "scale",
+                           sb[i]->onnx);
+    }
     ox_value *y = ox_output(nd, 0);
     ox_same_shape(y, x);
     int64_t count = 1;
@@ -342,7 +354,6 @@ static bool normalize(ox_node *nd, const char *base, const bool *red, double eps
               K, (long long)count, K, (long long)count);
     ox_float(&k.body, eps);
     ox_printf(&k.body, ") * ");
-    ox_value *sb[2] = {scale, bias};
     const char *rb[2] = {sr, br};
     for (int i = 0; i < 2 && sb[i]; i++) {
         if (i)
@@ -709,6 +720,11 @@ static bool op_einsum(ox_node *nd, const void *arg)
         snprintf(eq, sizeof eq, "%s", given);
     char lhs[128], rhs[64] = "";
     const char *arrow = strstr(eq, "->");
+    for (const char *p = eq; *p; p++)   /* letters, spaces, commas and one arrow */
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == ' ' || *p == ',' ||
+              (arrow && (p == arrow || p == arrow + 1))))
+            return ox_fail(nd, "the equation has a character other than letters, spaces, commas "
+                           "and '->' (byte 0x%02x at %d)", (unsigned char)*p, (int)(p - eq));
     snprintf(lhs, sizeof lhs, "%.*s", arrow ? (int)(arrow - eq) : (int)strlen(eq), eq);
     if (arrow) {
         snprintf(rhs, sizeof rhs, "%s", arrow + 2);
@@ -1214,29 +1230,15 @@ static bool op_gatherelements(ox_node *nd, const void *arg)
     return ok;
 }
 
-/* ConvTranspose: y[n, f, o] sums x[n, c, h] * W[c, f, r] over o = h*stride
- * + r*dilation - pad, i.e. h = (o + pad - r*dilation) / stride where that
- * divides. */
-static bool op_convtranspose(ox_node *nd, const void *arg)
+/* ConvTranspose's strides s, dilations dl, leading pads pb and output
+ * sizes out of each spatial dimension, from its attributes (output_shape
+ * and auto_pad set the pads: a negative total pads the end with zeros,
+ * ONNX's rule); false after an error. */
+static bool convtranspose_geometry(ox_node *nd, const ox_value *x, const ox_value *wv,
+                                   int64_t *s, int64_t *dl, int64_t *pb, int64_t *out)
 {
-    ox_value *x = ox_input(nd, 0), *wv = ox_input(nd, 1);
-    ox_value *bias = nd->nin > 2 ? nd->in[2] : NULL;
-    if (!x || !wv || !ox_need_float(nd, x) || !ox_same_dtypes(nd, 0, 2))
-        return false;
-    if (x->ndim < 3 || wv->ndim != x->ndim)
-        return ox_fail(nd, "x (rank %d) and W (rank %d) must have the same rank, at least 3",
-                       x->ndim, wv->ndim);
     int nsp = x->ndim - 2;
-    int64_t g = ox_attr_int(nd, "group", 1), C = x->shape[1];
-    int64_t Fg = wv->shape[1], F = g >= 1 && g <= C ? Fg * g : 0, Cg = g >= 1 ? C / g : 0;
-    if (g < 1 || g > C || C % g || wv->shape[0] != C)
-        return ox_fail(nd, "x has %lld channels and W is [%lld, %lld, ...], which group=%lld "
-                       "does not fit", (long long)C, (long long)wv->shape[0], (long long)Fg,
-                       (long long)g);
-    if (bias && (bias->ndim != 1 || bias->shape[0] != F))
-        return ox_fail(nd, "the bias must have %lld entries", (long long)F);
-    int64_t s[RT_MAX_DIMS], dl[RT_MAX_DIMS], pb[RT_MAX_DIMS], pe[RT_MAX_DIMS], op[RT_MAX_DIMS],
-        out[RT_MAX_DIMS];
+    int64_t pe[RT_MAX_DIMS], op[RT_MAX_DIMS];
     const int64_t *a;
     int n;
     for (int d = 0; d < nsp; d++)
@@ -1263,14 +1265,14 @@ static bool op_convtranspose(ox_node *nd, const void *arg)
             pe[d] > OX_ATTR_MAX || (nos && (os[nos - nsp + d] < 0 || os[nos - nsp + d] > OX_ATTR_MAX)))
             return ox_fail(nd, "strides, dilations, pads, output_padding and output_shape must "
                            "be at most 2^31");
-        int64_t H = x->shape[2 + d], ke = (wv->shape[2 + d] - 1) * dl[d] + 1, full;
-        if (__builtin_mul_overflow(s[d], H - 1, &full) || full > OX_ATTR_MAX * OX_ATTR_MAX)
+        int64_t H = x->shape[2 + d], ke, full, same;
+        if (__builtin_mul_overflow(wv->shape[2 + d] - 1, dl[d], &ke) ||
+            __builtin_mul_overflow(s[d], H - 1, &full) || __builtin_mul_overflow(H, s[d], &same) ||
+            full > OX_ATTR_MAX * OX_ATTR_MAX || ke > OX_ATTR_MAX * OX_ATTR_MAX)
             return ox_fail(nd, "the output would have more than 2^62 elements per dimension");
-        full += op[d] + ke;
+        full += op[d] + ke + 1;
         if (nos || strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
-            /* a negative total pads the end with zeros (ONNX's rule) */
-            int64_t want = nos ? os[nos - nsp + d] : H * s[d];
-            int64_t tot = full - want;
+            int64_t tot = full - (nos ? os[nos - nsp + d] : same);
             bool upper = strcmp(ap, "SAME_UPPER") == 0;
             int64_t half = tot >= 0 ? tot / 2 : -((-tot + 1) / 2);   /* floor(tot / 2) */
             pb[d] = upper ? half : tot - half;
@@ -1278,6 +1280,33 @@ static bool op_convtranspose(ox_node *nd, const void *arg)
         }
         out[d] = full - pb[d] - pe[d];
     }
+    return true;
+}
+
+/* ConvTranspose: y[n, f, o] sums x[n, c, h] * W[c, f, r] over o = h*stride
+ * + r*dilation - pad, i.e. h = (o + pad - r*dilation) / stride where that
+ * divides. */
+static bool op_convtranspose(ox_node *nd, const void *arg)
+{
+    ox_value *x = ox_input(nd, 0), *wv = ox_input(nd, 1);
+    ox_value *bias = nd->nin > 2 ? nd->in[2] : NULL;
+    if (!x || !wv || !ox_need_float(nd, x) || !ox_same_dtypes(nd, 0, 2))
+        return false;
+    if (x->ndim < 3 || wv->ndim != x->ndim)
+        return ox_fail(nd, "x (rank %d) and W (rank %d) must have the same rank, at least 3",
+                       x->ndim, wv->ndim);
+    int nsp = x->ndim - 2;
+    int64_t g = ox_attr_int(nd, "group", 1), C = x->shape[1];
+    int64_t Fg = wv->shape[1], F = g >= 1 && g <= C ? Fg * g : 0, Cg = g >= 1 ? C / g : 0;
+    if (g < 1 || g > C || C % g || wv->shape[0] != C)
+        return ox_fail(nd, "x has %lld channels and W is [%lld, %lld, ...], which group=%lld "
+                       "does not fit", (long long)C, (long long)wv->shape[0], (long long)Fg,
+                       (long long)g);
+    if (bias && (bias->ndim != 1 || bias->shape[0] != F))
+        return ox_fail(nd, "the bias must have %lld entries", (long long)F);
+    int64_t s[RT_MAX_DIMS], dl[RT_MAX_DIMS], pb[RT_MAX_DIMS], out[RT_MAX_DIMS];
+    if (!convtranspose_geometry(nd, x, wv, s, dl, pb, out))
+        return false;
     ox_value *y = ox_output(nd, 0);
     y->dtype = x->dtype;
     y->ndim = x->ndim;

@@ -2,7 +2,8 @@
 # once ended in an internal error, a crash or a silent wrong program):
 # NaN attributes, INT64_MIN as Trilu's k, Div(INT64_MIN, -1) folded, a graph
 # output that is its input, a dynamic dimension set with -D beyond 2^32,
-# and 10,000 nodes listed in reverse order (imported in linear time).
+# a model from standard input, a path with a newline, and 10,000 nodes
+# listed in reverse order (imported in linear time).
 . "$srcdir/testsuite/cli/lib.inc"
 "$PYTHON" - "$srcdir/testsuite/onnx" <<'EOF' || fail "cannot write the models"
 import struct, sys
@@ -101,6 +102,15 @@ expect_err "dim_param.onnx: error: graph input 'x': dimension 0 is dynamic ('N')
 # the --input file's shape gives it
 run dim_param --input x=x.npy
 check "y.shape == (2, 3) and np.allclose(y, np.sin(x))"
+
+# a model from standard input (-x onnx -); its external data has no folder
+timeout 60 "$TEC" -O0 -x onnx - --input x=x.npy --save-outputs o_stdin <leakyrelu_nan.onnx >out 2>err ||
+    { cat err; fail "-x onnx - does not run"; }
+[ -f o_stdin/y.npy ] || fail "-x onnx -: no output"
+# a path with a newline stays on the program's comment line
+cp leakyrelu_nan.onnx "$(printf 'new\nline.onnx')"
+timeout 60 "$TEC" --emit=te "$(printf 'new\nline.onnx')" >out 2>err || { cat err; fail "a path with a newline"; }
+[ "$(sed -n 2p out)" = 'import "nn.te"' ] || { head -3 out; fail "the path broke the comment line"; }
 
 # 10,000 nodes in reverse order: imported (linear time, well within the limit)
 timeout 60 "$TEC" --emit=te chain_reversed.onnx >out 2>err || { cat err; fail "chain_reversed: exit status $?"; }

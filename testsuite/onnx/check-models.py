@@ -40,7 +40,10 @@ def build(name):
         return m, torch.rand(2, 3, 224, 224) * 2 - 1
     kw = {}
     if name in ("googlenet", "inception_v3"):
-        kw = {"aux_logits": False, "init_weights": True}
+        # GoogLeNet's own initialization (std 0.01) makes its activations
+        # vanish, so that the output is the classifier's bias: PyTorch's
+        # default initialization instead
+        kw = {"aux_logits": False, "init_weights": name == "inception_v3"}
     m = getattr(torchvision.models, name)(**kw).eval()
     if name == "vit_b_16":
         torch.nn.init.normal_(m.heads.head.weight, std=0.02)
