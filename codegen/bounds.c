@@ -18,6 +18,13 @@
  * ids[i] < 50) narrows that atom; others are ignored.  The form's range is
  * then exact for independent atoms and an over-approximation otherwise,
  * never too narrow: a proof is sound, and what is not proven is checked.
+ *
+ * Vector IR (passes/vectorize.c) is judged over all its lanes: a loop
+ * `lo..hi step S` binds its variable to [lo, lo + S*floor((hi-lo-1)/S)], a
+ * ramp(b, s, L) is an atom ranging over b + [min(0, s*(L-1)), max(0,
+ * s*(L-1))], a broadcast ranges as its scalar and lanes(x0, ...) over the
+ * hull of its lanes; an access proven for every lane needs no check, and
+ * one that is not is checked at its first and last lane (codegen).
  * A fact about a load is dropped once its buffer may have been written.
  */
 #include "codegen/codegen.h"
@@ -49,6 +56,7 @@ typedef struct bnd_env {
     struct { ir_affine form; ir_interval r; bool dead; } facts[BND_MAX];
     int nfacts;
     long budget;          /* steps left for the expression being judged */
+    bool unreachable;     /* the facts leave an atom of it no value */
     cg_bound_sites *out;
 } bnd_env;
 
@@ -126,6 +134,19 @@ static ir_interval atom_range(bnd_env *v, const ir_expr *x, int depth)
         r = x->kind == IR_FLOORDIV ? ir_interval_floordiv(expr_range(v, x->a, depth + 1), x->b->ival)
                                    : ir_interval_floormod(expr_range(v, x->a, depth + 1), x->b->ival);
         break;
+    case IR_RAMP:      /* the lanes: base + [min(0, s*(L-1)), max(0, s*(L-1))] */
+        r = ir_interval_ramp(expr_range(v, x->a, depth + 1), expr_range(v, x->b, depth + 1),
+                             x->lanes);
+        break;
+    case IR_BROADCAST:
+        r = expr_range(v, x->a, depth + 1);
+        break;
+    case IR_LANES:     /* computed lane by lane: the hull of the lanes */
+        for (int i = 0; i < x->nargs; i++) {
+            ir_interval l = expr_range(v, x->args[i], depth + 1);
+            r = i == 0 ? l : ir_interval_join(r, l);
+        }
+        break;
     case IR_MIN:
     case IR_MAX:
     case IR_SELECT:
@@ -142,6 +163,13 @@ static ir_interval atom_range(bnd_env *v, const ir_expr *x, int depth)
         const ir_affine *g = &v->facts[i].form;
         if (!v->facts[i].dead && g->n == 1 && g->coef[0] == 1 && ir_expr_equal(g->atom[0], x))
             r = ir_interval_intersect(r, v->facts[i].r);
+    }
+    /* Facts that leave no value (a vector chunk's guard that no lane
+     * passes, a lane's copy past the loop's end) guard code that never
+     * runs: whatever reads the atom there is in range. */
+    if (r.known && r.lo > r.hi) {
+        v->unreachable = true;
+        r.hi = r.lo;
     }
     return r;
 }
@@ -358,8 +386,9 @@ static void check_access(bnd_env *v, const void *access, const ir_buffer *buf,
     if (!buf)
         return;
     for (int d = 0; d < n && d < buf->ndim; d++) {
+        v->unreachable = false;
         ir_interval r = expr_range(v, idx[d], 0);
-        if (!r.known || r.lo < 0 || r.hi >= buf->shape[d])
+        if (!v->unreachable && (!r.known || r.lo < 0 || r.hi >= buf->shape[d]))
             add_site(v, access, buf, d, store);
     }
 }
@@ -433,8 +462,7 @@ static void check_stmt(bnd_env *v, const ir_stmt *s)
         bool pushed = v->nloops < BND_MAX;
         if (pushed) {
             v->loops[v->nloops].var = s->var;
-            v->loops[v->nloops].r = lo.known && hi.known && hi.hi > INT64_MIN
-                                        ? (ir_interval){lo.lo, hi.hi - 1, true} : unknown;
+            v->loops[v->nloops].r = ir_interval_loop(lo, hi, ir_for_step(s));
             v->nloops++;
         }
         check_stmt(v, s->nbody > 0 ? s->body[0] : NULL);

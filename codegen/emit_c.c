@@ -1717,11 +1717,13 @@ static bool emit_parallel_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
 
 /* ---------------------------------------------------------------- vectorized loops
  *
- * A loop still marked `vectorized` (the `vectorize` pass did not run) is
- * made vector IR here, by the pass's own function (ir/vectorize.c), and
- * printed as such (below); one ir_vectorize_loop leaves alone runs as a
- * plain loop.  A loop holding an index checked at run time (codegen/bounds.c)
- * stays scalar, so every check stays where it is. */
+ * -O2 and -O3 hand the emitter vector IR (the `vectorize` pass runs on
+ * the copy of the module that is printed: pass_lower_for_emit), printed as
+ * it says (below).  A loop still marked `vectorized` comes from a caller
+ * that did not run the emission passes: it is made vector IR here, by the
+ * pass's own function (ir/vectorize.c); one ir_vectorize_loop leaves alone
+ * runs as a plain loop.  A loop holding an index checked at run time
+ * (codegen/bounds.c) then stays scalar, so every check stays where it is. */
 
 /* A vector of `lanes` elements at distance coef from the element `at`
  * (vector type vt, "tec_f32x8"): one vector load at distance 1; every other

@@ -128,9 +128,32 @@ ir_interval ir_interval_floormod(ir_interval a, int64_t c)
     return (ir_interval){0, c - 1, true};
 }
 
+ir_interval ir_interval_ramp(ir_interval base, ir_interval stride, int lanes)
+{
+    if (lanes <= 1)
+        return base;
+    ir_interval span = ir_interval_mul(stride, (ir_interval){0, lanes - 1, true});
+    return ir_interval_add(base, span);
+}
+
+ir_interval ir_interval_loop(ir_interval lo, ir_interval hi, int64_t step)
+{
+    if (!lo.known || !hi.known || hi.hi == INT64_MIN || step < 1)
+        return ir_interval_unknown();
+    int64_t n;
+    if (step > 1 && lo.lo == lo.hi && hi.lo == hi.hi && !__builtin_sub_overflow(hi.lo, lo.lo, &n) &&
+        n > 0)
+        return (ir_interval){lo.lo, lo.lo + (n - 1) / step * step, true};
+    return (ir_interval){lo.lo, hi.hi - 1, true};
+}
+
 ir_interval ir_bounds(const ir_expr *x, const ir_var_range *r, int n)
 {
     switch (x->kind) {
+    case IR_RAMP:
+        return ir_interval_ramp(ir_bounds(x->a, r, n), ir_bounds(x->b, r, n), x->lanes);
+    case IR_BROADCAST:
+        return ir_bounds(x->a, r, n);
     case IR_INT:
         return ir_interval_point(x->ival);
     case IR_VAR:

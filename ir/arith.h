@@ -67,6 +67,15 @@ ir_interval ir_interval_max(ir_interval a, ir_interval b);
 ir_interval ir_interval_floordiv(ir_interval a, int64_t c);
 ir_interval ir_interval_floormod(ir_interval a, int64_t c);
 
+/* The lanes of ramp(b, s, L), b + s*l for l in [0, L): b + [min(0, s*(L-1)),
+ * max(0, s*(L-1))] for s in the interval s (L >= 1). */
+ir_interval ir_interval_ramp(ir_interval base, ir_interval stride, int lanes);
+/* The values of the variable of a loop `lo..hi step S` (S >= 1) with lo and
+ * hi in the given intervals: [lo, lo + S*floor((hi - lo - 1)/S)] when lo and
+ * hi are single values and the loop runs, else [lo.lo, hi.hi - 1] (empty,
+ * lo > hi, when it never runs: nothing in it is reached). */
+ir_interval ir_interval_loop(ir_interval lo, ir_interval hi, int64_t step);
+
 /* A variable's inclusive range. */
 typedef struct ir_var_range {
     const ir_var *var;
@@ -75,8 +84,8 @@ typedef struct ir_var_range {
 
 /* The range of an integer expression whose variables have the ranges r
  * (the first entry naming a variable counts), by interval arithmetic over
- * constants, variables, + - * negation, min, max, and floordiv/floormod by
- * a positive constant; unknown for anything else or a variable without a
+ * constants, variables, + - * negation, min, max, floordiv/floormod by
+ * a positive constant, and the lanes of ramps and broadcasts; unknown for anything else or a variable without a
  * range. */
 ir_interval ir_bounds(const ir_expr *x, const ir_var_range *r, int n);
 /* Whether cond (comparisons joined by && and ||) holds for every value of

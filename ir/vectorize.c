@@ -40,10 +40,13 @@
  * the C backend runs it as a plain loop.
  *
  * Two callers: the `vectorize` pass (passes/vectorize.c), which rewrites a
- * module's loops so --dump-ir shows them, and the C backend, which prints
- * through it every loop still marked `vectorized` (the pass is not in the
- * -O pipelines yet: the passes before it, the profile's analysis and the
- * accelerator model read scalar IR).
+ * module's loops; -O2 and -O3 run it last, on the copy of the module that
+ * the C emitter and --emit=tir print (pass_emit_pipeline,
+ * pass_lower_for_emit), after every analysis of the scalar IR (the
+ * profile's counts, the accelerator model and the schedulers read blocks
+ * and unit-step loops).  And the C backend, for a caller that did not run
+ * the emission passes: it prints every loop still marked `vectorized`
+ * through this function.
  */
 #include "ir/ir.h"
 

@@ -34,6 +34,12 @@ const pass_info *pass_table(int *n);              /* every pass, in table order 
  * 0 as 0). */
 const char *pass_pipeline(int opt_level);
 
+/* The passes of -O0..-O3 that make what the C emitter prints of the
+ * optimized IR ("vectorize" at -O2 and -O3, "" below): they run after every
+ * analysis of the scalar IR (the profile's counts, the accelerator model,
+ * the schedulers' graph), on the copy pass_lower_for_emit makes. */
+const char *pass_emit_pipeline(int opt_level);
+
 /* How pass_run_pipeline shows its work. */
 typedef struct pass_options {
     const char *dump_ir;    /* NULL, "all", or comma-separated pass names:
@@ -65,6 +71,14 @@ FILE *pass_step_dump(void);
  * a pass's internal error, a verifier failure). o may be NULL. */
 bool pass_run_pipeline(ir_module *m, const char *pipeline, const pass_options *o,
                        diag *d);
+/* A copy of m's functions after `pipeline` (pass_emit_pipeline), for the C
+ * emitter and --emit=tir, while m keeps the IR that the analyses read.  The
+ * copy has its own arena and function bodies; buffers, variables, attributes
+ * and the graph's buffers are m's, so m must outlive it (free it with
+ * ir_module_free).  The pipeline may rewrite function bodies only (as
+ * vectorize does).  NULL after reporting an error. */
+ir_module *pass_lower_for_emit(const ir_module *m, const char *pipeline, const pass_options *o,
+                               diag *d);
 /* The same check of the names alone (either list may be NULL), for the
  * command line to refuse an unknown one as a usage error before any work. */
 bool pass_check_names(const char *pipeline, const char *dump_ir, diag *d);

@@ -72,6 +72,55 @@ const char *pass_pipeline(int opt_level)
     }
 }
 
+/* Vector IR is what the C emitter prints; the profile's analysis, the
+ * instrumentation, the accelerator model and the schedulers read scalar
+ * IR (blocks, unit-step loops), so it is made last, on a copy. */
+const char *pass_emit_pipeline(int opt_level)
+{
+    return opt_level >= 2 ? "vectorize" : "";
+}
+
+static ir_graph_call *copy_calls(ir_module *c, const ir_module *m, const ir_graph_call *calls,
+                                 int n)
+{
+    ir_graph_call *out = ir_alloc(c->arena, sizeof *out * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++) {
+        out[i] = calls[i];
+        for (int f = 0; f < m->nfuncs; f++)
+            if (m->funcs[f] == calls[i].fn)
+                out[i].fn = c->funcs[f];
+    }
+    return out;
+}
+
+ir_module *pass_lower_for_emit(const ir_module *m, const char *pipeline, const pass_options *o,
+                               diag *d)
+{
+    ir_module *c = ir_module_new(m->name);
+    if (!c) {
+        diag_error(d, diag_noloc(), "out of memory");
+        return NULL;
+    }
+    c->nfuncs = c->capfuncs = m->nfuncs;
+    c->funcs = ir_alloc(c->arena, sizeof *c->funcs * (size_t)(m->nfuncs ? m->nfuncs : 1));
+    for (int i = 0; i < m->nfuncs; i++) {
+        ir_func *f = ir_alloc(c->arena, sizeof *f);
+        *f = *m->funcs[i];
+        f->capparams = f->capattrs = 0;   /* the arrays are m's: an append copies them */
+        f->body = f->body ? ir_stmt_copy(c, f->body) : NULL;
+        c->funcs[i] = f;
+    }
+    c->graph = m->graph;
+    c->graph.capbufs = c->graph.capcalls = c->graph.caploads = 0;
+    c->graph.calls = copy_calls(c, m, m->graph.calls, m->graph.ncalls);
+    c->graph.loads = copy_calls(c, m, m->graph.loads, m->graph.nloads);
+    if (!pass_run_pipeline(c, pipeline, o, d)) {
+        ir_module_free(c);
+        return NULL;
+    }
+    return c;
+}
+
 void pass_update_block_access(ir_module *m, ir_stmt *s)
 {
     ir_buffer **r = s->reads, **w = s->writes;

@@ -7,9 +7,11 @@
  *     B                           ->   for j in 16..20 step 4 vectorized { B(4 lanes) }
  *   }                                  for j in 20..21 { B }
  *
- * It must run after every other pass (they read scalar IR).  A loop it
- * cannot vectorize keeps its kind, and the inner loops of such a loop are
- * visited.
+ * It runs after every other pass and every analysis (they read scalar IR:
+ * blocks, unit-step loops): -O2 and -O3 run it as their emission pipeline
+ * (pass_emit_pipeline) on the copy of the module that is printed
+ * (pass_lower_for_emit).  A loop it cannot vectorize keeps its kind, and
+ * the inner loops of such a loop are visited.
  */
 #include "ir/target.h"
 #include "passes/passes.h"

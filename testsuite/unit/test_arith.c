@@ -83,6 +83,42 @@ static void test_intervals(void)
     CHECK(!ir_interval_floordiv((ir_interval){1, 2, true}, 0).known);
 }
 
+/* The lanes of a ramp and the values of a stepped loop's variable, against
+ * every point. */
+static void test_vector_intervals(void)
+{
+    for (int64_t s = -3; s <= 3; s++)
+        for (int lanes = 1; lanes <= 8; lanes *= 2) {
+            ir_interval r = ir_interval_ramp((ir_interval){2, 5, true}, ir_interval_point(s), lanes);
+            int64_t lo = INT64_MAX, hi = INT64_MIN;
+            for (int64_t b = 2; b <= 5; b++)
+                for (int l = 0; l < lanes; l++) {
+                    int64_t x = b + s * l;
+                    lo = x < lo ? x : lo;
+                    hi = x > hi ? x : hi;
+                }
+            CHECK(same(r, lo, hi));   /* exact: the first and the last lane */
+        }
+    CHECK(!ir_interval_ramp(ir_interval_unknown(), ir_interval_point(1), 4).known);
+    for (int64_t lo = -5; lo <= 5; lo++)
+        for (int64_t hi = lo + 1; hi <= 12; hi++)
+            for (int64_t step = 1; step <= 6; step++) {
+                int64_t last = lo;
+                for (int64_t v = lo; v < hi; v += step)
+                    last = v;
+                CHECK(same(ir_interval_loop(ir_interval_point(lo), ir_interval_point(hi), step), lo,
+                           last));
+            }
+    /* bounds that are ranges: the hull */
+    CHECK(same(ir_interval_loop((ir_interval){0, 2, true}, (ir_interval){8, 10, true}, 4), 0, 9));
+    CHECK(!ir_interval_loop(ir_interval_unknown(), ir_interval_point(4), 1).known);
+    ir_var *j = ir_var_new(M, "j", IR_I64);
+    ir_var_range r[1] = {{j, 0, 8}};
+    ir_expr *ramp = ir_ramp(M, V(j), I(-2), 4), *bc = ir_broadcast(M, V(j), 4);
+    CHECK(same(ir_bounds(ramp, r, 1), -6, 8));
+    CHECK(same(ir_bounds(bc, r, 1), 0, 8));
+}
+
 static void test_bounds(void)
 {
     ir_var *i = ir_var_new(M, "i", IR_I64), *j = ir_var_new(M, "j", IR_I64), *k = ir_var_new(M, "k", IR_I64);
@@ -166,6 +202,7 @@ int main(void)
     M = ir_module_new("test_arith");
     test_floor_division();
     test_intervals();
+    test_vector_intervals();
     test_bounds();
     test_affine();
     test_divmod_pairs();

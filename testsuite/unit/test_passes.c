@@ -620,6 +620,57 @@ static const char *small_module =
     "  }\n"
     "}\n";
 
+/* pass_lower_for_emit: the emission pipeline runs on a copy of the
+ * functions; the original keeps its scalar IR, the copy's graph calls the
+ * copy's functions, and both compute the same bits. */
+static const char *vector_module =
+    "module \"vec\"\n"
+    "func @f(A: f32[2, 21], B: f32[2, 21]) {\n"
+    "  for i in 0..2 {\n"
+    "    for j in 0..21 vectorized {\n"
+    "      B[i, j] = A[i, j] * 2.0f + 1.0f\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
+    "graph {\n"
+    "  input A: f32[2, 21]\n"
+    "  output B: f32[2, 21]\n"
+    "  call @f(A, B)\n"
+    "}\n";
+
+static void test_lower_for_emit(void)
+{
+    int before = failures;
+    CHECK(strcmp(pass_emit_pipeline(0), "") == 0 && strcmp(pass_emit_pipeline(1), "") == 0);
+    CHECK(strcmp(pass_emit_pipeline(2), "vectorize") == 0);
+    CHECK(strcmp(pass_emit_pipeline(3), "vectorize") == 0);
+    ir_module *m = parse("vec", vector_module);
+    diag d;
+    diag_init(&d, stdout);
+    ir_module *c = m ? pass_lower_for_emit(m, pass_emit_pipeline(2), NULL, &d) : NULL;
+    diag_fini(&d);
+    CHECK(c != NULL);
+    if (m && c) {
+        char *orig = NULL, *low = NULL;
+        size_t n1 = 0, n2 = 0;
+        FILE *f1 = open_memstream(&orig, &n1), *f2 = open_memstream(&low, &n2);
+        ir_print_module(f1, m);
+        ir_print_module(f2, c);
+        fclose(f1);
+        fclose(f2);
+        CHECK(!contains(orig, "ramp(") && contains(orig, "for j in 0..21 vectorized"));
+        CHECK(contains(low, "step") && contains(low, "ramp("));
+        CHECK(c->nfuncs == 1 && c->funcs[0] != m->funcs[0] && c->graph.ncalls == 1 &&
+              c->graph.calls[0].fn == c->funcs[0] && m->graph.calls[0].fn == m->funcs[0]);
+        CHECK(validate_func(m, c, 0, "lower_for_emit", 0) > 0);
+        free(orig);
+        free(low);
+    }
+    ir_module_free(c);
+    ir_module_free(m);
+    check(failures == before, "pass_lower_for_emit: the emission passes on a copy");
+}
+
 static void test_manager(void)
 {
     int before = failures;
@@ -1172,6 +1223,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         run_case(&cases[i]);
     test_manager();
+    test_lower_for_emit();
     test_random();
     test_memplan();
     test_tir_files(argc > 1 ? argv[1] : ".");
