@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/arith.h"
 #include "passes/analyze.h"
 #include "passes/passes.h"
 
@@ -261,46 +262,28 @@ static bool is_weight(ir_buf_role r)
 
 /* ---------------------------------------------------------------- convolution geometry */
 
-/* Adds scale * e to the affine form (coef per iteration variable, c0).
- * False when e is not affine in the iteration variables. */
+/* Adds scale * e to the affine form (coef per iteration variable, c0):
+ * ir/arith.h's affine form of e (widening integer casts looked through),
+ * whose every term must be an iteration variable of blk (or the variable
+ * its binding names).  False when e is not affine in them. */
 static bool affine_add(const ir_stmt *blk, const ir_expr *e, int64_t scale, int64_t *coef,
                        int64_t *c0)
 {
-    int64_t t;
-    switch (e->kind) {
-    case IR_INT:
-        if (__builtin_mul_overflow(scale, e->ival, &t) || __builtin_add_overflow(*c0, t, c0))
-            return false;
-        return true;
-    case IR_VAR:
-        for (int i = 0; i < blk->niters; i++) {
-            const ir_itervar *iv = &blk->iters[i];
-            const ir_expr *bd = iv->binding;
-            if (iv->var == e->var || (bd && bd->kind == IR_VAR && bd->var == e->var))
-                return !__builtin_add_overflow(coef[i], scale, &coef[i]);
+    static const ir_affine_rules rules = {.casts = true};
+    ir_affine f = {0};
+    if (!ir_affine_add(&f, e, scale, &rules, 0) || __builtin_add_overflow(*c0, f.c, c0))
+        return false;
+    for (int t = 0; t < f.n; t++) {
+        int at = -1;
+        for (int i = 0; i < blk->niters && at < 0; i++) {
+            const ir_expr *bd = blk->iters[i].binding;
+            if (blk->iters[i].var == f.var[t] || (bd && bd->kind == IR_VAR && bd->var == f.var[t]))
+                at = i;
         }
-        return false;
-    case IR_ADD:
-        return affine_add(blk, e->a, scale, coef, c0) && affine_add(blk, e->b, scale, coef, c0);
-    case IR_SUB:
-        return affine_add(blk, e->a, scale, coef, c0) &&
-               scale != INT64_MIN && affine_add(blk, e->b, -scale, coef, c0);
-    case IR_NEG:
-        return scale != INT64_MIN && affine_add(blk, e->a, -scale, coef, c0);
-    case IR_MUL:
-        if (e->a->kind == IR_INT)
-            return !__builtin_mul_overflow(scale, e->a->ival, &t) &&
-                   affine_add(blk, e->b, t, coef, c0);
-        if (e->b->kind == IR_INT)
-            return !__builtin_mul_overflow(scale, e->b->ival, &t) &&
-                   affine_add(blk, e->a, t, coef, c0);
-        return false;
-    case IR_CAST:
-        return ir_dtype_is_int(e->dtype) && ir_dtype_is_int(e->a->dtype) &&
-               affine_add(blk, e->a, scale, coef, c0);
-    default:
-        return false;
+        if (at < 0 || __builtin_add_overflow(coef[at], f.coef[t], &coef[at]))
+            return false;
     }
+    return true;
 }
 
 /* One spatial dimension of a convolution window: E outputs, a filter of R

@@ -1153,10 +1153,6 @@ static bool emit_vector_loop(cg_emitter *e, cg_str *s, const ir_stmt *st);
 static void emit_unrolled_loop(cg_emitter *e, cg_str *s, const ir_stmt *st, int64_t lo, int64_t hi);
 static bool emit_parallel_loop(cg_emitter *e, cg_str *s, const ir_stmt *st);
 
-/* Loops that codegen unrolls itself (an unrolled loop with constant bounds
- * and at most this many iterations; longer ones get GCC's unroll pragma). */
-#define CG_UNROLL_MAX 64
-
 static void emit_stepped_loop(cg_emitter *e, cg_str *s, const ir_stmt *st);
 
 static void emit_for(cg_emitter *e, cg_str *s, const ir_stmt *st)
@@ -1168,7 +1164,7 @@ static void emit_for(cg_emitter *e, cg_str *s, const ir_stmt *st)
     if (st->for_kind == IR_FOR_VECTORIZED && emit_vector_loop(e, s, st))
         return;
     if (st->for_kind == IR_FOR_UNROLLED && st->lo && st->hi && st->lo->kind == IR_INT &&
-        st->hi->kind == IR_INT && st->hi->ival - st->lo->ival <= CG_UNROLL_MAX) {
+        st->hi->kind == IR_INT && st->hi->ival - st->lo->ival <= CG_UNROLL_COPIES) {
         emit_unrolled_loop(e, s, st, st->lo->ival, st->hi->ival);
         return;
     }

@@ -63,6 +63,14 @@ typedef struct cg_caches {
 } cg_caches;
 void cg_sysfs_caches(cg_caches *c);
 
+/* ---------------------------------------------------------------- unrolling */
+
+/* The most iterations of a loop marked `unrolled` (with constant bounds)
+ * that the C emitter writes out as copies of its body; a longer one gets
+ * the C compiler's unroll pragma.  The schedule language counts the copies
+ * a step would make with the same limit. */
+#define CG_UNROLL_COPIES 64
+
 /* ---------------------------------------------------------------- threads */
 
 /* Most threads a parallel loop may be given (--threads, TEC_NUM_THREADS). */

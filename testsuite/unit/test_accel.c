@@ -15,59 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-static int nfail, npass;
+#include "testsuite/unit/test.h"
+
 static const char *srcdir = ".";
 static char tmpdir[256];
-
-/* A group of checks prints one line; each failed check adds one. */
-static int group_fail;
-static const char *group_name;
-
-static void begin(const char *name)
-{
-    group_name = name;
-    group_fail = 0;
-}
-
-static void end(void)
-{
-    if (group_fail)
-        nfail++, printf("FAIL %s\n", group_name);
-    else
-        npass++, printf("ok   %s\n", group_name);
-}
-
-static void check_i(const char *what, int64_t got, int64_t want)
-{
-    if (got != want) {
-        group_fail++;
-        printf("  %s: %s = %" PRId64 ", expected %" PRId64 "\n", group_name, what, got, want);
-    }
-}
-
-static void check_d(const char *what, double got, double want)
-{
-    if (fabs(got - want) > 1e-9 * fmax(1.0, fabs(want))) {
-        group_fail++;
-        printf("  %s: %s = %.12g, expected %.12g\n", group_name, what, got, want);
-    }
-}
-
-static void check_s(const char *what, const char *got, const char *want)
-{
-    if (strcmp(got, want) != 0) {
-        group_fail++;
-        printf("  %s: %s =\n    '%s'\n  expected\n    '%s'\n", group_name, what, got, want);
-    }
-}
-
-static void check_b(const char *what, bool ok)
-{
-    if (!ok) {
-        group_fail++;
-        printf("  %s: %s does not hold\n", group_name, what);
-    }
-}
 
 static const char *path_in(const char *dir, const char *name)
 {
@@ -151,7 +102,7 @@ static void check_ops(const char *what, const int64_t got[3], int64_t a, int64_t
 
 static void test_os(void)
 {
-    begin("os 4x4 array, GEMM 8x6x10 untiled: folds, cycles, SRAM, DRAM, stalls, energy");
+    group_begin("os 4x4 array, GEMM 8x6x10 untiled: folds, cycles, SRAM, DRAM, stalls, energy");
     acc_config c = small_config(ACC_DF_OS);
     acc_options o = {0, ACC_SEARCH_NONE};
     acc_layer l = gemm_layer("g", 8, 6, 10, 1);
@@ -190,14 +141,14 @@ static void test_os(void)
     check_d("energy.stat", r.energy.stat, 1740);
     check_d("energy_pj", r.energy_pj, 6280);
     check_d("edp", r.edp, 6280 * 1.74);
-    end();
+    group_end();
 }
 
 /* test_os's GEMM with an int8 ifmap and filter and an int32 ofmap on
  * 2-byte words: the same element counts, in words of their bytes. */
 static void test_element_sizes(void)
 {
-    begin("element sizes: int8 x int8 -> int32 on 2-byte words");
+    group_begin("element sizes: int8 x int8 -> int32 on 2-byte words");
     acc_config c = small_config(ACC_DF_OS);
     c.word_bytes = 2;
     acc_options o = {0, ACC_SEARCH_NONE};
@@ -225,12 +176,12 @@ static void test_element_sizes(void)
     l.elem_bytes[ACC_OFMAP] = 1;
     r = model(&c, &o, &l);
     check_b("48 int8 outputs fit", r.resident[ACC_OFMAP]);
-    end();
+    group_end();
 }
 
 static void test_ws(void)
 {
-    begin("ws 4x4 array, GEMM 8x6x10 untiled: folds, cycles, partial sums");
+    group_begin("ws 4x4 array, GEMM 8x6x10 untiled: folds, cycles, partial sums");
     acc_config c = small_config(ACC_DF_WS);
     acc_layer l = gemm_layer("g", 8, 6, 10, 1);
     acc_result r = model(&c, NULL, &l);
@@ -247,12 +198,12 @@ static void test_ws(void)
     check_ops("dram_writes", r.dram_writes, 0, 0, 48);
     check_i("stall_cycles", r.stall_cycles, 94);       /* 70 + 24 + 0, as for os */
     check_i("total_cycles", r.total_cycles, 202);
-    end();
+    group_end();
 }
 
 static void test_is(void)
 {
-    begin("is 4x4 array, GEMM 8x6x10 untiled: folds, cycles, SRAM");
+    group_begin("is 4x4 array, GEMM 8x6x10 untiled: folds, cycles, SRAM");
     acc_config c = small_config(ACC_DF_IS);
     acc_layer l = gemm_layer("g", 8, 6, 10, 1);
     acc_result r = model(&c, NULL, &l);
@@ -266,12 +217,12 @@ static void test_is(void)
     check_ops("sram_reads", r.sram_reads, 80, 120, 144);
     check_ops("sram_writes", r.sram_writes, 80, 60, 144);
     check_i("total_cycles", r.total_cycles, 96 + 94);
-    end();
+    group_end();
 }
 
 static void test_conv_ifmap(void)
 {
-    begin("convolution ifmap: SRAM holds each pixel once, the array reads im2col rows");
+    group_begin("convolution ifmap: SRAM holds each pixel once, the array reads im2col rows");
     acc_config c = small_config(ACC_DF_OS);
     acc_conv cv = {6, 6, 3, 3, 2, 4, 1, 1};   /* 6x6x2 ifmap, 4 filters of 3x3 */
     acc_layer l;
@@ -296,12 +247,12 @@ static void test_conv_ifmap(void)
     check_b(err, acc_conv_to_gemm(&dw, 2, &l, err, sizeof err));
     r = model(&c, NULL, &l);
     check_i("depthwise ifmap dram", r.dram_reads[ACC_IFMAP], 2 * 36);
-    end();
+    group_end();
 }
 
 static void test_tiling_orders(void)
 {
-    begin("os 4x4, GEMM 8x8x8 in 4x4x4 tiles: reuse by loop order");
+    group_begin("os 4x4, GEMM 8x8x8 in 4x4x4 tiles: reuse by loop order");
     acc_config c = small_config(ACC_DF_OS);
     acc_layer l = gemm_layer("t", 8, 8, 8, 1);
     l.has_tiling = true;
@@ -339,12 +290,12 @@ static void test_tiling_orders(void)
     check_ops("kmn sram_reads", r.sram_reads, 128, 128, 64 + 128);
     check_ops("kmn sram_writes", r.sram_writes, 64, 128, 128 + 64);
     check_i("kmn compute_cycles", r.compute_cycles, 112);   /* order does not change compute */
-    end();
+    group_end();
 }
 
 static void test_streaming(void)
 {
-    begin("os 4x4, 1 kB buffers, GEMM 32x8x32: ifmap streamed, filter and ofmap held");
+    group_begin("os 4x4, 1 kB buffers, GEMM 32x8x32: ifmap streamed, filter and ofmap held");
     acc_config c = small_config(ACC_DF_OS);
     for (int op = 0; op < ACC_NOPERANDS; op++)
         c.sram_bytes[op] = 1024;
@@ -368,7 +319,7 @@ static void test_streaming(void)
      * (128 words, then 64 in the second sweep) arrive while the fold before
      * computes (42 cycles) */
     check_i("stall_cycles", r.stall_cycles, 64 + 32 + 64);
-    end();
+    group_end();
 }
 
 /* Fold-level timing (10): a burst inside a layer stalls although the
@@ -391,7 +342,7 @@ static bool count_fold(const acc_fold_event *e, void *ctx)
 
 static void test_fold_timing(void)
 {
-    begin("fold-level stalls: a column block's filter burst, DRAM latency, the trace's replay");
+    group_begin("fold-level stalls: a column block's filter burst, DRAM latency, the trace's replay");
     /* os 4x4 at 2 words/cycle, GEMM 16x8x64: Fr = 4, Fc = 2, T = 64, folds
      * of 8 + 4 - 2 + 64 = 74 cycles, 592 in all.  The ifmap (1024 words)
      * and the ofmap (128) are held; the filter (512) is streamed through
@@ -439,12 +390,12 @@ static void test_fold_timing(void)
     c.bw_unlimited = true;
     r = model(&c, NULL, &l);
     check_i("CALC stall_cycles", r.stall_cycles, 0);
-    end();
+    group_end();
 }
 
 static void test_streamed_reuse(void)
 {
-    begin("(7b) streamed operands: fold-order reuse, partial fits, spilled partial sums");
+    group_begin("(7b) streamed operands: fold-order reuse, partial fits, spilled partial sums");
     char err[512];
     acc_result r;
     /* os 4x4, 256 B buffers (128 words each half), GEMM 16x64x64: the filter
@@ -507,12 +458,12 @@ static void test_streamed_reuse(void)
         c.sram_bytes[op] = 1024;
     r = model(&c, NULL, &l);
     check_i("band too large, taps kept", r.dram_reads[0], 15554 + 15 * (15554 - 512));
-    end();
+    group_end();
 }
 
 static void test_depth_and_batch(void)
 {
-    begin("ArrayDepth 4 (tensor-core-like) and batched GEMMs");
+    group_begin("ArrayDepth 4 (tensor-core-like) and batched GEMMs");
     acc_config c = small_config(ACC_DF_OS);
     c.depth = 4;
     c.bw_unlimited = true;
@@ -532,12 +483,12 @@ static void test_depth_and_batch(void)
     check_i("ws batch 3 compute_cycles", r.compute_cycles, 108);
     check_i("ws batch 3 macs", r.macs, 3 * 8 * 8 * 10);
     check_ops("ws batch 3 dram_reads", r.dram_reads, 3 * 80, 3 * 80, 0);
-    end();
+    group_end();
 }
 
 static void test_vector(void)
 {
-    begin("vector layer: lanes, bandwidth stall, energy");
+    group_begin("vector layer: lanes, bandwidth stall, energy");
     acc_config c = small_config(ACC_DF_OS);
     c.vector_lanes = 64;
     c.bandwidth = 10;
@@ -557,12 +508,12 @@ static void test_vector(void)
     /* 1000 * 0.25 + 3000 * 10 + 1000 * 20 + static 1 mW * 4 us = 4000 pJ */
     check_d("energy_pj", r.energy_pj, 250 + 30000 + 20000 + 4000);
     check_i("macs", r.macs, 0);
-    end();
+    group_end();
 }
 
 static void test_padding(void)
 {
-    begin("padding M, N, K to multiples of 4: extra MACs");
+    group_begin("padding M, N, K to multiples of 4: extra MACs");
     acc_config c = small_config(ACC_DF_OS);
     acc_options o = {4, ACC_SEARCH_NONE};
     acc_layer l = gemm_layer("p", 10, 6, 5, 2);
@@ -580,12 +531,12 @@ static void test_padding(void)
     o.pad_to = 4;
     r = model(&c, &o, &l);
     check_i("aligned M, padded N K: pad_macs", r.pad_macs, 2 * (8 * 8 * 8 - 8 * 6 * 5));
-    end();
+    group_end();
 }
 
 static void test_model_errors(void)
 {
-    begin("model errors: bad sizes, bad tiling, 64-bit overflow");
+    group_begin("model errors: bad sizes, bad tiling, 64-bit overflow");
     acc_config c = small_config(ACC_DF_OS);
     char err[512];
     acc_result r;
@@ -602,14 +553,14 @@ static void test_model_errors(void)
     check_b("tile 0 rejected", !acc_model_tiling(&c, NULL, &l, &t, &r, err, sizeof err));
     check_s("message", err, "tec: error: accelerator model: layer t: bad tiling 0x4x4 "
             "(tile sizes must be positive)");
-    end();
+    group_end();
 }
 
 /* ---------------------------------------------------------------- configs */
 
 static void test_config_presets(void)
 {
-    begin("shipped presets and a plain SCALE-Sim config load");
+    group_begin("shipped presets and a plain SCALE-Sim config load");
     char err[512];
     acc_config c;
     char dir[512];
@@ -671,7 +622,7 @@ static void test_config_presets(void)
             ok && c.depth == a.depth && c.clock_mhz == a.clock_mhz &&
                 c.energy.dram_read_pj_per_byte == a.energy.dram_read_pj_per_byte &&
                 c.bandwidth == a.bandwidth && c.sram_bytes[2] == a.sram_bytes[2]);
-    end();
+    group_end();
 }
 
 /* Loads `text` twice: without strict it must load and warn exactly
@@ -720,7 +671,7 @@ static void config_error(const char *what, const char *text, const char *want)
 
 static void test_config_warnings(void)
 {
-    begin("config typos and missing keys warn (errors under strict)");
+    group_begin("config typos and missing keys warn (errors under strict)");
     config_warning("misspelled InterfaceBandwidth",
                    ARCH_OK "[run_presets]\nInterfaceBandwith: CALC\n",
                    "%s:12: warning: unknown key InterfaceBandwith in [run_presets] is ignored "
@@ -753,12 +704,12 @@ static void test_config_warnings(void)
                    "MemoryBanks: 1\n[run_presets]\nInterfaceBandwidth = USER\n"
                    "[sparsity]\nSparsitySupport = false\n[network_presets]\n"
                    "TopologyCsvLoc = \"x.csv\"\n", "", NULL);
-    end();
+    group_end();
 }
 
 static void test_config_errors(void)
 {
-    begin("config errors name the key, section and line");
+    group_begin("config errors name the key, section and line");
     config_error("missing key",
                  "[architecture_presets]\nArrayWidth = 8\nIfmapSramSzkB = 8\n"
                  "FilterSramSzkB = 8\nOfmapSramSzkB = 8\nDataflow = os\nBandwidth = 4\n",
@@ -823,14 +774,14 @@ static void test_config_errors(void)
     check_b("check rejects rows 0", !acc_config_check(&c, err, sizeof err));
     check_s("check message", err,
             "tec: error: accelerator config: ArrayHeight must be from 1 to 65536");
-    end();
+    group_end();
 }
 
 /* ---------------------------------------------------------------- topologies */
 
 static void test_topology_read(void)
 {
-    begin("topology CSVs: conv and M,N,K formats, depthwise, two strides");
+    group_begin("topology CSVs: conv and M,N,K formats, depthwise, two strides");
     acc_layer *ls;
     int n;
     char err[512];
@@ -838,7 +789,7 @@ static void test_topology_read(void)
                                 ACC_TOPO_AUTO, &ls, &n, err, sizeof err);
     check_b(err, ok);
     if (!ok) {
-        end();
+        group_end();
         return;
     }
     check_i("layers", n, 5);
@@ -904,12 +855,12 @@ static void test_topology_read(void)
         check_s("conv export message", err, want);
         acc_layers_free(ls, n);
     }
-    end();
+    group_end();
 }
 
 static void test_resnets(void)
 {
-    begin("ResNet-18/50 topologies: layer counts and published MAC totals");
+    group_begin("ResNet-18/50 topologies: layer counts and published MAC totals");
     struct { const char *file; int layers; int64_t macs; } nets[] = {
         /* torchvision: ResNet-18 1.81 GMACs, ResNet-50 4.09 GMACs
          * (convolutions and the classifier) */
@@ -940,7 +891,7 @@ static void test_resnets(void)
         free(rs);
         acc_layers_free(ls, n);
     }
-    end();
+    group_end();
 }
 
 static void topo_error(const char *what, const char *text, acc_topo_format fmt,
@@ -965,7 +916,7 @@ static void topo_error(const char *what, const char *text, acc_topo_format fmt,
 
 static void test_topology_errors(void)
 {
-    begin("topology errors: file:line:col and the column's name");
+    group_begin("topology errors: file:line:col and the column's name");
     topo_error("bad number", CONV_HDR "c1, 8, x8, 3, 3, 1, 1, 1,\n", ACC_TOPO_AUTO,
                "%s:2:8: error: bad value 'x8' for IFMAP Width: expected a positive integer");
     topo_error("zero", CONV_HDR "c1, 8, 8, 3, 3, 0, 1, 1,\n", ACC_TOPO_AUTO,
@@ -996,7 +947,7 @@ static void test_topology_errors(void)
                ACC_TOPO_AUTO,
                "%s:2:5: error: bad value '99999999999999999999' for M: expected a positive "
                "integer");
-    end();
+    group_end();
 }
 
 /* ---------------------------------------------------------------- search */
@@ -1020,14 +971,14 @@ static int64_t ifmap_tile(const acc_layer *l, int64_t tm, int64_t tk)
 
 static void test_search(void)
 {
-    begin("tiling search: resident tiles fit half their SRAM, never worse than untiled");
+    group_begin("tiling search: resident tiles fit half their SRAM, never worse than untiled");
     acc_layer *ls;
     int n;
     char err[512];
     if (!acc_read_topology(path_in(srcdir, "testsuite/accel/resnet18.csv"), ACC_TOPO_AUTO,
                            &ls, &n, err, sizeof err)) {
         check_b(err, false);
-        end();
+        group_end();
         return;
     }
     int64_t sizes_kb[] = {4, 64, 1024};
@@ -1098,14 +1049,14 @@ static void test_search(void)
     check_i("given tk", r.tiling.tk, 8);
     check_i("given order", r.tiling.order, ACC_ORDER_NKM);
     acc_layers_free(ls, n);
-    end();
+    group_end();
 }
 
 /* ---------------------------------------------------------------- network, reports, sweeps */
 
 static void test_network_reports(void)
 {
-    begin("network totals, CSV and JSON reports, sweep grid");
+    group_begin("network totals, CSV and JSON reports, sweep grid");
     acc_config c = small_config(ACC_DF_OS);
     acc_layer ls[3] = {gemm_layer("a", 8, 6, 10, 1), gemm_layer("b", 8, 6, 10, 1),
                        gemm_layer("c", 4, 4, 4, 1)};
@@ -1172,7 +1123,7 @@ static void test_network_reports(void)
     check_b("bad dataflow rejected", !acc_sweep_spec_parse(NULL, "os,xs", NULL, &s, err, sizeof err));
     check_s("bad dataflow message", err, "tec: error: bad dataflow list 'os,xs': expected up "
             "to three of os, ws, is separated by commas");
-    end();
+    group_end();
 }
 
 /* The scratch directory holds only files this test wrote. */
@@ -1198,7 +1149,7 @@ static void remove_tmpdir(void)
  * out. */
 static void test_energy_model(void)
 {
-    begin("SRAM energy and area from size, node and word");
+    group_begin("SRAM energy and area from size, node and word");
     static const struct { int64_t bytes; double pj64; } horowitz[] = {
         {8 << 10, 10}, {32 << 10, 20}, {1 << 20, 100}};
     for (int i = 0; i < 3; i++) {
@@ -1288,7 +1239,7 @@ static void test_energy_model(void)
     check_b("bad budget", !acc_sweep_area_parse("-3", &s.max_area_mm2, err, sizeof err));
     check_s("bad budget message", err,
             "tec: error: bad area budget '-3': expected a positive number of mm^2");
-    end();
+    group_end();
 }
 
 int main(int argc, char **argv)
@@ -1323,6 +1274,6 @@ int main(int argc, char **argv)
     test_network_reports();
     test_energy_model();
     remove_tmpdir();
-    printf("%d passed, %d failed\n", npass, nfail);
-    return nfail ? 1 : 0;
+    printf("%d passed, %d failed\n", passes, failures);
+    return test_exit("test_accel");
 }

@@ -15,21 +15,15 @@
 #include "ir/interp.h"
 #include "ir/ir.h"
 
-static int failures, checks_failed_here;
+#include "testsuite/unit/test.h"
 
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);        \
-            failures++;                                                    \
-            checks_failed_here++;                                          \
-        }                                                                  \
-    } while (0)
+static int failures_before;   /* failures when the last test ended */
 
+/* One line for the test that just ended: FAIL if a CHECK of it failed. */
 static void report(const char *name)
 {
-    printf("%s %s\n", checks_failed_here ? "FAIL" : "ok  ", name);
-    checks_failed_here = 0;
+    printf("%s %s\n", failures != failures_before ? "FAIL" : "ok  ", name);
+    failures_before = failures;
 }
 
 static char *diag_text;   /* the diagnostics of the last compile */
@@ -991,5 +985,5 @@ int main(void)
     test_messages();
     test_robustness();
     free(diag_text);
-    return failures ? 1 : 0;
+    return test_exit("test_frontend");
 }

@@ -18,49 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int nfail, npass;
-static int group_fail;
-static const char *group_name;
+#include "testsuite/unit/test.h"
+
 static char tmpdir[256];
-
-static void begin(const char *name)
-{
-    group_name = name;
-    group_fail = 0;
-}
-
-static void end(void)
-{
-    if (group_fail)
-        nfail++, printf("FAIL %s\n", group_name);
-    else
-        npass++, printf("ok   %s\n", group_name);
-}
-
-static void check_i(const char *what, int64_t got, int64_t want)
-{
-    if (got != want) {
-        group_fail++;
-        printf("  %s: %s = %" PRId64 ", expected %" PRId64 "\n", group_name, what, got, want);
-    }
-}
-
-static void check_s(const char *what, const char *got, const char *want)
-{
-    if (!got || strcmp(got, want) != 0) {
-        group_fail++;
-        printf("  %s: %s = '%s', expected '%s'\n", group_name, what, got ? got : "(null)",
-               want);
-    }
-}
-
-static void check_b(const char *what, bool ok)
-{
-    if (!ok) {
-        group_fail++;
-        printf("  %s: %s does not hold\n", group_name, what);
-    }
-}
 
 /* ---------------------------------------------------------------- IR helpers */
 
@@ -578,7 +538,7 @@ static void fresh(void)
 
 static void test_matmul(void)
 {
-    begin("matmul: M, N, K from iteration variables");
+    group_begin("matmul: M, N, K from iteration variables");
     fresh();
     build_matmul();
     build_matmul_flat();
@@ -592,12 +552,12 @@ static void test_matmul(void)
         check_b("flat: no conv geometry", !w.layers[1].has_conv);
         acc_workload_free(&w);
     }
-    end();
+    group_end();
 }
 
 static void test_conv(void)
 {
-    begin("conv, stride 2, padding 1 (select-guarded): im2col GEMM and geometry");
+    group_begin("conv, stride 2, padding 1 (select-guarded): im2col GEMM and geometry");
     fresh();
     build_conv("conv", 1, false);
     build_conv("convflat", 1, true);
@@ -623,12 +583,12 @@ static void test_conv(void)
         check_conv(&w.layers[4], 4, 4, 1, 1, 4, 6, 1, 1);
         acc_workload_free(&w);
     }
-    end();
+    group_end();
 }
 
 static void test_depthwise(void)
 {
-    begin("depthwise conv: per-channel GEMMs (batch = channels)");
+    group_begin("depthwise conv: per-channel GEMMs (batch = channels)");
     fresh();
     build_depthwise();
     acc_workload w;
@@ -638,12 +598,12 @@ static void test_depthwise(void)
         check_conv(&w.layers[0], 8, 8, 3, 3, 8, 8, 1, 1);
         acc_workload_free(&w);
     }
-    end();
+    group_end();
 }
 
 static void test_attention(void)
 {
-    begin("attention: batched matmuls, heads as batch, named by block; broadcast");
+    group_begin("attention: batched matmuls, heads as batch, named by block; broadcast");
     fresh();
     build_attention();
     build_broadcast();
@@ -655,12 +615,12 @@ static void test_attention(void)
         check_gemm(&w.layers[2], "bcast", 4, 5, 6, 3);    /* b in neither operand: batch */
         acc_workload_free(&w);
     }
-    end();
+    group_end();
 }
 
 static void test_operand_order(void)
 {
-    begin("operand order: the PARAM operand is the weight (N side)");
+    group_begin("operand order: the PARAM operand is the weight (N side)");
     fresh();
     build_linear("fcp", true, false);
     build_linear("fci", false, false);
@@ -671,12 +631,12 @@ static void test_operand_order(void)
         check_gemm(&w.layers[1], "fci", 5, 3, 6, 1);   /* no PARAM: second operand */
         acc_workload_free(&w);
     }
-    end();
+    group_end();
 }
 
 static void test_vector(void)
 {
-    begin("vector layers: element operations and DRAM bytes");
+    group_begin("vector layers: element operations and DRAM bytes");
     fresh();
     build_relu("relu");
     build_softmax_and_dot();
@@ -706,12 +666,12 @@ static void test_vector(void)
             check_i("func of layer", w.func[i], i < 3 ? i : i <= 4 ? 3 : i - 1);
         acc_workload_free(&w);
     }
-    end();
+    group_end();
 }
 
 static void test_tiled(void)
 {
-    begin("tiled loops: loop variables in indices count for their iteration variable");
+    group_begin("tiled loops: loop variables in indices count for their iteration variable");
     fresh();
     build_tiled();
     acc_workload w;
@@ -720,7 +680,7 @@ static void test_tiled(void)
         check_gemm(&w.layers[0], "tiled", 8, 2, 3, 1);
         acc_workload_free(&w);
     }
-    end();
+    group_end();
 }
 
 /* Runs f with diagnostics into a string. */
@@ -748,7 +708,7 @@ static bool extract(diag *d)
 
 static void test_errors(void)
 {
-    begin("errors: a loop bound that depends on the data");
+    group_begin("errors: a loop bound that depends on the data");
     fresh();
     build_blockless(false);
     bool ok;
@@ -759,12 +719,12 @@ static void test_errors(void)
             "(a loop bound or condition loads memory); the accelerator model needs the counts "
             "of a run: profile it (--profile --accel)\n");
     free(t);
-    end();
+    group_end();
 }
 
 static void test_counts(void)
 {
-    begin("a loop bound that depends on the data: the work of a run's counts");
+    group_begin("a loop bound that depends on the data: the work of a run's counts");
     fresh();
     build_blockless(false);
     diag d;
@@ -794,14 +754,14 @@ static void test_counts(void)
         pass_stats_free(ps);
     }
     diag_fini(&d);
-    end();
+    group_end();
 }
 
 static acc_config cfg;
 
 static void test_model_module(void)
 {
-    begin("acc_model_module: per-function sums and network total");
+    group_begin("acc_model_module: per-function sums and network total");
     fresh();
     build_linear("fc", true, true);
     build_relu("act");
@@ -838,7 +798,7 @@ static void test_model_module(void)
     }
     free(pf);
     diag_fini(&d);
-    end();
+    group_end();
 }
 
 static bool read_file(const char *path, char *buf, size_t n)
@@ -854,7 +814,7 @@ static bool read_file(const char *path, char *buf, size_t n)
 
 static void test_cli(void)
 {
-    begin("acc_cli_run_module: table, topology export, CSV and JSON reports");
+    group_begin("acc_cli_run_module: table, topology export, CSV and JSON reports");
     fresh();
     build_conv("conv", 1, false);
     build_relu("relu");
@@ -911,7 +871,7 @@ static void test_cli(void)
             "Layer name, M, N, K,\nconv, 16, 4, 27,\nmm, 6, 7, 10,\n");
     check_i("no errors", d.nerrors, 0);
     diag_fini(&d);
-    end();
+    group_end();
 }
 
 static bool bad_options(diag *d)
@@ -923,7 +883,7 @@ static bool bad_options(diag *d)
 
 static void test_cli_errors(void)
 {
-    begin("acc_cli_check_options: usage errors");
+    group_begin("acc_cli_check_options: usage errors");
     bool ok;
     char *t = diag_text(bad_options, &ok);
     check_b("fails", !ok);
@@ -934,7 +894,7 @@ static void test_cli_errors(void)
             "tec: error: --sweep-out, --sweep-arrays, --sweep-dataflows, --sweep-sram and "
             "--sweep-max-area need --sweep\n");
     free(t);
-    end();
+    group_end();
 }
 
 static bool file_nonempty(const char *dir, const char *name)
@@ -963,7 +923,7 @@ static bool on_path(const char *prog)
 
 static void test_plot(void)
 {
-    begin("acc_plot_sweep: data, script, charts; a clear error without gnuplot");
+    group_begin("acc_plot_sweep: data, script, charts; a clear error without gnuplot");
     acc_result rs[4] = {0}, tot[2] = {0};
     for (int i = 0; i < 4; i++) {
         rs[i].latency_us = 1 + i;
@@ -1010,7 +970,7 @@ static void test_plot(void)
     } else {
         printf("  (gnuplot not on PATH: charts not drawn)\n");
     }
-    end();
+    group_end();
 }
 
 static void rm_rf(const char *dir)
@@ -1061,6 +1021,6 @@ int main(void)
     if (M)
         ir_module_free(M);
     rm_rf(tmpdir);
-    printf("%d passed, %d failed\n", npass, nfail);
-    return nfail ? 1 : 0;
+    printf("%d passed, %d failed\n", passes, failures);
+    return test_exit("test_workload");
 }
