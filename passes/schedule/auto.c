@@ -205,6 +205,23 @@ static void pack_copy(auto_ctx *a, const ir_expr *V, const nest *ns, const int *
     step(a, "vectorize(%s_%s)", ji, vp);
 }
 
+/* The variables of an index expression v, o*F + v, (o*F + p)*G + v ...,
+ * innermost (the unit stride) first; n so far. */
+static int index_vars(const ir_expr *x, const ir_var **vs, int n)
+{
+    if (n >= 8 || !x)
+        return n;
+    if (x->kind == IR_VAR) {
+        vs[n++] = x->var;
+        return n;
+    }
+    if (x->kind == IR_ADD)
+        return index_vars(x->a, vs, index_vars(x->b, vs, n));
+    if (x->kind == IR_MUL && (x->b->kind == IR_INT))
+        return index_vars(x->a, vs, n);
+    return n;
+}
+
 static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, bool check_only)
 {
     ir_stmt *b = ns->block;
@@ -253,16 +270,20 @@ static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, b
         bool inU = load_uses(U, iv), inV = load_uses(V, iv);
         kind[i] = inV && !inU ? 2 : inU && !inV ? 1 : 0;
     }
-    /* innermost N loop and innermost M loop (by position in Y's index) */
+    /* innermost N loop and innermost M loop (by position in Y's index; in
+     * an index g*Fg + f of a regrouped block, f is inside g) */
     for (int d = body->nargs - 1; d >= 0; d--) {
-        for (int i = 0; i < ns->n; i++) {
-            if (body->args[d]->kind != IR_VAR || body->args[d]->var != it[i]->var)
-                continue;
-            if (kind[i] == 2 && nloop < 0)
-                nloop = i;
-            if (kind[i] == 1 && mloop < 0)
-                mloop = i;
-        }
+        const ir_var *vs[8];
+        int nvs = index_vars(body->args[d], vs, 0);
+        for (int v = 0; v < nvs; v++)
+            for (int i = 0; i < ns->n; i++) {
+                if (vs[v] != it[i]->var)
+                    continue;
+                if (kind[i] == 2 && nloop < 0)
+                    nloop = i;
+                if (kind[i] == 1 && mloop < 0)
+                    mloop = i;
+            }
     }
     if (nloop < 0 || mloop < 0)
         return false;
@@ -676,6 +697,65 @@ static void pad_inputs(auto_ctx *a)
     }
 }
 
+/* Grouped convolutions: a reduction whose reads index a dimension by
+ * floordiv(f, Fg) of an output-channel variable f (x[.., f / Fg * Cg + c,
+ * ..]) is a contraction per group.  regroup splits f into the group g and
+ * the channel in the group, so the read becomes g*Cg + c, affine (pad can
+ * copy it) and the group a batch loop of the contraction. */
+typedef struct group_find {
+    const ir_stmt *b;
+    int iter;          /* the iteration variable divided */
+    int64_t by;
+} group_find;
+
+static bool find_group_div(const ir_expr *x, void *p)
+{
+    group_find *g = p;
+    if (g->iter >= 0 || x->kind != IR_FLOORDIV || x->a->kind != IR_VAR || x->b->kind != IR_INT)
+        return true;
+    for (int i = 0; i < g->b->niters; i++) {
+        const ir_itervar *it = &g->b->iters[i];
+        if (it->var == x->a->var && it->kind == IR_ITER_SPATIAL && it->binding->kind == IR_VAR &&
+            x->b->ival > 1 && x->b->ival < it->extent && it->extent % x->b->ival == 0) {
+            g->iter = i;
+            g->by = x->b->ival;
+        }
+    }
+    return true;
+}
+
+typedef struct group_list {
+    const char *loop[64];
+    int64_t by[64];
+    int n;
+} group_list;
+
+static bool regroup_find(const ir_stmt *s, void *p)
+{
+    group_list *gl = p;
+    if (s->kind != IR_S_BLOCK || !s->init || gl->n >= 64)
+        return true;
+    group_find g = {s, -1, 0};
+    for (int i = 0; i < s->nbody; i++)
+        ir_stmt_walk(s->body[i], NULL, find_group_div, &g);
+    if (g.iter >= 0) {
+        gl->loop[gl->n] = s->iters[g.iter].binding->var->name;
+        gl->by[gl->n++] = g.by;
+    }
+    return true;
+}
+
+static void regroup_all(auto_ctx *a)
+{
+    group_list gl = {.n = 0};
+    ir_stmt_walk(a->f->body, regroup_find, NULL, &gl);
+    for (int i = 0; i < gl.n; i++) {
+        const char *l = gl.loop[i];
+        step(a, "%s, %s = regroup(%s, %lld)", fresh(a, ir_sprintf(a->m->arena, "%s_g", l)),
+             fresh(a, ir_sprintf(a->m->arena, "%s_in", l)), l, (long long)gl.by[i]);
+    }
+}
+
 static bool has_attr(const ir_func *f, const char *k) { return ir_func_attr(f, k) != NULL; }
 
 /* Is parameter b of f a param of the graph in every call of f (a weight,
@@ -714,6 +794,7 @@ bool pass_autoschedule(ir_module *m, diag *d)
         a.quiet.max_errors = 1;
         nest cur = {.n = 0};
         nest nests[256];
+        regroup_all(&a);
         pad_inputs(&a);
         int nn = 0;
         collect(f->body, &cur, nests, &nn, 256);

@@ -4,7 +4,7 @@
  * A schedule is a list of primitive applications (split, reorder, fuse,
  * vectorize, unroll, parallel, decompose_reduction, rfactor, cache_read,
  * cache_write, pad, compute_inline, reverse_compute_inline, compute_at,
- * reverse_compute_at, partition) on one IR function.  Each primitive is an
+ * reverse_compute_at, partition, regroup) on one IR function.  Each primitive is an
  * IR -> IR function that checks its own legality: one that cannot prove
  * itself safe reports a located error and leaves the function unchanged,
  * so no schedule can change a result.  Loops are named by their loop variables, blocks by
@@ -42,7 +42,8 @@
     X(RFACTOR, "rfactor", 2, 0)                               \
     X(COMPUTE_AT, "compute_at", 2, 0)                         \
     X(REVERSE_COMPUTE_AT, "reverse_compute_at", 2, 0) \
-    X(PARTITION, "partition", -1, 0)
+    X(PARTITION, "partition", -1, 0)                          \
+    X(REGROUP, "regroup", 2, 2)
 
 /* X(ENUM, name, number of arguments (-1: one or more), number of results) */
 typedef enum {
@@ -145,6 +146,9 @@ const char *sch_fresh_name(ir_module *m, const ir_func *f, const char *base);
 
 /* The primitives (one file per family). */
 bool sch_split(sch_ctx *c, const char *loop, int64_t factor, const char *outer, const char *inner);
+/* split, and every block iteration variable bound to the loop split alike
+ * (the factor must divide the loop). */
+bool sch_regroup(sch_ctx *c, const char *loop, int64_t factor, const char *outer, const char *inner);
 bool sch_fuse(sch_ctx *c, const char *outer, const char *inner, const char *fused);
 bool sch_reorder(sch_ctx *c, const char **loops, int n);
 bool sch_set_kind(sch_ctx *c, const char *loop, ir_for_kind kind);
