@@ -43,6 +43,7 @@ typedef struct auto_ctx {
     const ir_buffer *vector_operand;   /* of the last contraction checked */
     int64_t vector_columns;            /* its extent along the vectors */
     double tile_score;                 /* its register tile's efficiency */
+    double tile_cost;                  /* its time per output element */
 } auto_ctx;
 
 static void text_add(auto_ctx *a, const char *s)
@@ -205,6 +206,18 @@ static void pack_copy(auto_ctx *a, const ir_expr *V, const nest *ns, const int *
     step(a, "vectorize(%s_%s)", ji, vp);
 }
 
+/* The innermost dimension of buf longer than 1 (0 if none is): a block on
+ * a 1x1 map (a squeeze-and-excitation block's 1x1 convolution on
+ * [N, C, 1, 1]) indexes its trailing dimensions of one element with 0, and
+ * runs along the one before them contiguously. */
+static int inner_dim(const ir_buffer *buf, int nargs)
+{
+    int d = nargs - 1;
+    while (d > 0 && buf->shape[d] == 1)
+        d--;
+    return d;
+}
+
 /* The variables of an index expression v, o*F + v, (o*F + p)*G + v ...,
  * innermost (the unit stride) first; n so far. */
 static int index_vars(const ir_expr *x, const ir_var **vs, int n)
@@ -322,6 +335,28 @@ static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, b
     double lanes = ((double)nn / L) / (double)(nn / L + nn % L);
     double rows = (double)mm / (double)(((mm + mr - 1) / mr) * mr);
     a->tile_score = lanes * rows * (double)(mr * nv) / (double)(mr + nv);
+    /* The time per output element, in vector operations: the reduction's
+     * K multiply-adds at that efficiency, and the write-back of the tile,
+     * a vector store per L elements when the vectors run along Y's last
+     * dimension, else one store per element (a transpose: Y's elements of
+     * one vector lie a row apart).  A 1x1 convolution 16 -> 96 on 112x112
+     * has K = 16: columns along the 96 channels (2 vectors by 8 rows,
+     * score 1.6) cost 0.63 + 1 per output, along the map's 112 (1 vector
+     * by 8 rows, 0.89) 1.13 + 0.06, and run 2.6x faster (1465 to 560 us
+     * on one thread, with a SiLU in the write-back). */
+    double K = 1;
+    for (int i = 0; i < ns->n; i++)
+        if (kind[i] == 3)
+            K *= (double)extent(ns->loops[i]);
+    const ir_var *yinner = NULL;
+    {
+        const ir_var *vs[8];
+        int d = inner_dim(body->buf, body->nargs);
+        if (index_vars(body->args[d], vs, 0) > 0)
+            yinner = vs[0];
+    }
+    bool along_y = yinner == it[nloop]->var || body->buf->shape[inner_dim(body->buf, body->nargs)] == 1;
+    a->tile_cost = K / ((double)L * a->tile_score) + (along_y ? 1.0 / L : 1.0);
     if (check_only)
         return true;
     const char *nname = ns->loops[nloop]->var->name, *mname = ns->loops[mloop]->var->name;
@@ -380,8 +415,10 @@ static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, b
     const char *cl = fresh(a, ir_sprintf(a->m->arena, "%s_tile", body->buf->name));
     if (!step(a, "%s = cache_write(%s, %s)", cl, bname, ir))
         return true;
-    if (first_reduce)
-        step(a, "decompose_reduction(%s, %s)", bname, first_reduce);
+    /* the init in vectors too: scalar stores of zeros that the tile's
+     * vector loads then read would stall each tile on store forwarding */
+    if (first_reduce && step(a, "decompose_reduction(%s, %s)", bname, first_reduce))
+        step(a, "vectorize(%s_init)", ji);
     step(a, "unroll(%s)", ii);
     const char *jv = fresh(a, ir_sprintf(a->m->arena, "%s_v", nname));
     const char *jl = fresh(a, ir_sprintf(a->m->arena, "%s_l", nname));
@@ -416,17 +453,6 @@ static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, b
  * vector operand's columns in tiles of 8 vectors, enough independent
  * accumulators to hide the FMA latency, packed per tile; the reduce loop
  * runs over the tile. */
-/* The innermost dimension of buf longer than 1 (0 if none is): a block on
- * a 1x1 map (a squeeze-and-excitation block's 1x1 convolution on
- * [N, C, 1, 1]) indexes its trailing dimensions of one element with 0, and
- * runs along the one before them contiguously. */
-static int inner_dim(const ir_buffer *buf, int nargs)
-{
-    int d = nargs - 1;
-    while (d > 0 && buf->shape[d] == 1)
-        d--;
-    return d;
-}
 
 /* The store of a block that accumulates a product of two plain loads into
  * a float output indexed last by a variable, Y[.., v] = Y[.., v] + P * Q
@@ -810,12 +836,12 @@ bool pass_autoschedule(ir_module *m, diag *d)
              * columns instead of one; but columns with a tail replace
              * whole vectors only along a weight (packed once, at load) */
             if (k < 4) {
-                double best = a.tile_score;
+                double best = a.tile_cost;
                 for (int c = k + 1; c < 4; c++)
                     if (schedule_contraction(&a, &nests[i], c & 1, c >= 2, true) &&
-                        a.tile_score > 1.1 * best &&
+                        a.tile_cost * 1.1 < best &&
                         (c < 2 || k >= 2 || is_weight(m, f, a.vector_operand))) {
-                        best = a.tile_score;
+                        best = a.tile_cost;
                         k = c;
                     }
             }
