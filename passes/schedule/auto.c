@@ -133,8 +133,16 @@ static void collect(ir_stmt *s, nest *cur, nest *out, int *nout, int max)
 
 static bool uses(const ir_expr *x, const ir_var *v) { return x && ir_expr_uses_var(x, v); }
 
+/* The load an operand of a contraction's product reads: the load itself,
+ * or under a widening cast and a constant zero point (int8 contractions
+ * accumulating in i32: cast<i32>(x[..]) - 3); *guarded when the load is
+ * the arm of a padding select. */
 static const ir_expr *unguarded_load(const ir_expr *x, bool *guarded)
 {
+    if (x->kind == IR_SUB && x->b->kind == IR_INT && !ir_dtype_is_float(x->dtype))
+        x = x->a;
+    if (x->kind == IR_CAST && !ir_dtype_is_float(x->dtype) && x->a && !ir_dtype_is_float(x->a->dtype))
+        x = x->a;
     if (x->kind == IR_LOAD)
         return x;
     if (x->kind == IR_SELECT && x->a->kind == IR_LOAD &&
@@ -242,7 +250,7 @@ static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, b
     if (!b->init || !body || body->kind != IR_S_STORE || !body->value ||
         body->value->kind != IR_ADD || body->value->a->kind != IR_LOAD ||
         body->value->a->buf != body->buf || body->value->b->kind != IR_MUL ||
-        !ir_dtype_is_float(body->buf->dtype))
+        (!ir_dtype_is_float(body->buf->dtype) && body->buf->dtype != IR_I32))
         return false;
     const ir_expr *prod = body->value->b;
     bool g1 = false, g2 = false;
