@@ -36,7 +36,7 @@
     X(DECOMPOSE_REDUCTION, "decompose_reduction", 2, 0)       \
     X(CACHE_READ, "cache_read", 2, 1)                         \
     X(CACHE_WRITE, "cache_write", 2, 1)                       \
-    X(PAD, "pad", 1, 1)                                       \
+    X(PAD, "pad", -1, 1)                                       \
     X(REVERSE_COMPUTE_INLINE, "reverse_compute_inline", 1, 0) \
     X(COMPUTE_INLINE, "compute_inline", 1, 0)                 \
     X(RFACTOR, "rfactor", 2, 0)                               \
@@ -155,7 +155,9 @@ bool sch_set_kind(sch_ctx *c, const char *loop, ir_for_kind kind);
 bool sch_decompose_reduction(sch_ctx *c, const char *block, const char *loop);
 bool sch_cache_read(sch_ctx *c, const char *buffer, const char *loop, const char *name);
 bool sch_cache_write(sch_ctx *c, const char *block, const char *loop, const char *name);
-bool sch_pad(sch_ctx *c, const char *buffer, const char *name);
+/* last_dim >= 0: the copy stores that dimension of the buffer innermost
+ * (the others keep their order); -1 keeps the buffer's order. */
+bool sch_pad(sch_ctx *c, const char *buffer, int64_t last_dim, const char *name);
 bool sch_reverse_compute_inline(sch_ctx *c, const char *block);
 bool sch_compute_inline(sch_ctx *c, const char *block);
 bool sch_rfactor(sch_ctx *c, const char *block, const char *loop);
