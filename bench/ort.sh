@@ -40,7 +40,9 @@
 # same rounds (a build before a change, say), and its ratio to ORT.
 #
 # --profile also writes ONNX Runtime's per-node trace (enableProfiling) and
-# tec's --profile report at 1 thread for each model into $ORT_WORK/profile/.
+# tec's --profile report at 1 thread for each model into $ORT_WORK/profile/;
+# bench/ort_compare.py TRACE.json MODEL.tec.txt then lists where tec loses,
+# layer group by layer group (medians per node: it holds on a busy machine).
 # --save writes the output to bench/results/ort.txt.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)

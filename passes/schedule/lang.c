@@ -236,10 +236,12 @@ static bool parse_line(lexer *x, sch_list *out)
     /* argument types: split's and partition's second is a number,
      * everything else a name */
     for (int i = 0; i < st.nargs; i++) {
-        bool number = (st.kind == SCH_SPLIT || st.kind == SCH_PARTITION) && i == 1;
+        bool number = (st.kind == SCH_SPLIT || st.kind == SCH_REGROUP || st.kind == SCH_PARTITION ||
+                       st.kind == SCH_PAD) && i == 1;
         if (number != (st.args[i] == NULL)) {
             diag_error(x->d, ploc, "schedule: argument %d of %s must be a %s", i + 1, prim,
-                       number ? (st.kind == SCH_SPLIT ? "number (the factor)" : "number (the point)")
+                       number ? (st.kind == SCH_PARTITION ? "number (the point)"
+                                   : st.kind == SCH_PAD ? "number (the dimension)" : "number (the factor)")
                               : "name");
             x->ok = false;
             return true;
@@ -323,6 +325,7 @@ static bool apply_primitive(sch_ctx *c0, const sch_step *s)
     sch_ctx c = *c0;
     switch (s->kind) {
     case SCH_SPLIT: return sch_split(&c, s->args[0], s->ints[1], s->results[0], s->results[1]);
+    case SCH_REGROUP: return sch_regroup(&c, s->args[0], s->ints[1], s->results[0], s->results[1]);
     case SCH_FUSE: return sch_fuse(&c, s->args[0], s->args[1], s->results[0]);
     case SCH_REORDER: return sch_reorder(&c, s->args, s->nargs);
     case SCH_VECTORIZE: return sch_set_kind(&c, s->args[0], IR_FOR_VECTORIZED);
@@ -331,7 +334,17 @@ static bool apply_primitive(sch_ctx *c0, const sch_step *s)
     case SCH_DECOMPOSE_REDUCTION: return sch_decompose_reduction(&c, s->args[0], s->args[1]);
     case SCH_CACHE_READ: return sch_cache_read(&c, s->args[0], s->args[1], s->results[0]);
     case SCH_CACHE_WRITE: return sch_cache_write(&c, s->args[0], s->args[1], s->results[0]);
-    case SCH_PAD: return sch_pad(&c, s->args[0], s->results[0]);
+    case SCH_PAD:
+        if (s->nargs > 2) {
+            sch_error(&c, "pad takes a buffer and an optional dimension, not %d arguments", s->nargs);
+            return false;
+        }
+        if (s->nargs == 2 && s->ints[1] < 0) {
+            sch_error(&c, "pad: the dimension to store innermost must be at least 0, not %lld",
+                      (long long)s->ints[1]);
+            return false;
+        }
+        return sch_pad(&c, s->args[0], s->nargs == 2 ? s->ints[1] : -1, s->results[0]);
     case SCH_REVERSE_COMPUTE_INLINE: return sch_reverse_compute_inline(&c, s->args[0]);
     case SCH_COMPUTE_INLINE: return sch_compute_inline(&c, s->args[0]);
     case SCH_RFACTOR: return sch_rfactor(&c, s->args[0], s->args[1]);

@@ -299,3 +299,103 @@ bool sch_set_kind(sch_ctx *c, const char *loop, ir_for_kind kind)
     l->for_kind = kind;
     return true;
 }
+
+/* ---------------------------------------------------------------- regroup */
+
+/* Simplifies the expressions of s in place, knowing the ranges of vars. */
+static void simplify_in(ir_module *m, ir_stmt *s, int n, const ir_var *const *vars,
+                        const int64_t *lo, const int64_t *hi)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < s->nargs; i++)
+        s->args[i] = pass_simplify_expr_in(m, s->args[i], n, vars, lo, hi);
+    if (s->value)
+        s->value = pass_simplify_expr_in(m, s->value, n, vars, lo, hi);
+    if (s->cond)
+        s->cond = pass_simplify_expr_in(m, s->cond, n, vars, lo, hi);
+    for (int i = 0; i < s->nbody; i++)
+        simplify_in(m, s->body[i], n, vars, lo, hi);
+    simplify_in(m, s->init, n, vars, lo, hi);
+    simplify_in(m, s->orelse, n, vars, lo, hi);
+}
+
+/* Whether x is exactly o*f + i (as sch_split binds a split loop). */
+static bool is_split_binding(const ir_expr *x, const ir_var *o, const ir_var *i, int64_t f)
+{
+    return x && x->kind == IR_ADD && x->b->kind == IR_VAR && x->b->var == i &&
+           x->a->kind == IR_MUL && x->a->a->kind == IR_VAR && x->a->a->var == o &&
+           ir_expr_is_int(x->a->b, f);
+}
+
+/* Splits, in every block under *slot, the iteration variables bound to
+ * o*f + i (n iterations in all) into two, bound to o and to i. */
+static void regroup_blocks(sch_ctx *c, ir_stmt *s, const ir_var *o, const ir_var *i, int64_t f, int64_t n)
+{
+    if (!s)
+        return;
+    ir_module *m = c->m;
+    if (s->kind == IR_S_BLOCK) {
+        int k = 0;
+        while (k < s->niters && !(s->iters[k].extent == n && is_split_binding(s->iters[k].binding, o, i, f)))
+            k++;
+        if (k < s->niters) {
+            ir_itervar *it = ir_alloc(m->arena, sizeof *it * (size_t)(s->niters + 1));
+            const ir_itervar old = s->iters[k];
+            for (int j = 0; j < s->niters; j++)
+                it[j + (j > k)] = s->iters[j];
+            ir_var *vo = ir_var_new(m, sch_fresh_name(m, c->f, ir_sprintf(m->arena, "v%s", o->name)),
+                                    old.var->dtype);
+            ir_var *vi = ir_var_new(m, sch_fresh_name(m, c->f, ir_sprintf(m->arena, "v%s", i->name)),
+                                    old.var->dtype);
+            it[k] = (ir_itervar){vo, old.kind, n / f, ir_varref(m, (ir_var *)o)};
+            it[k + 1] = (ir_itervar){vi, old.kind, f, ir_varref(m, (ir_var *)i)};
+            ir_var *from[1] = {old.var};
+            ir_expr *to[1] = {ir_binary(m, IR_ADD, ir_binary(m, IR_MUL, ir_varref(m, vo), ir_int(m, f)),
+                                        ir_varref(m, vi))};
+            if (s->init)
+                s->init = ir_stmt_subst(m, s->init, from, to, 1);
+            for (int j = 0; j < s->nbody; j++)
+                s->body[j] = ir_stmt_subst(m, s->body[j], from, to, 1);
+            s->iters = it;
+            s->niters++;
+            /* floordiv(vo*f + vi, f) is vo, floormod(...) vi */
+            const ir_var *vars[64];
+            int64_t lo[64], hi[64];
+            int nv = 0;
+            for (int j = 0; j < s->niters && nv < 64; j++, nv++) {
+                vars[nv] = s->iters[j].var;
+                lo[nv] = 0;
+                hi[nv] = s->iters[j].extent - 1;
+            }
+            simplify_in(m, s->init, nv, vars, lo, hi);
+            for (int j = 0; j < s->nbody; j++)
+                simplify_in(m, s->body[j], nv, vars, lo, hi);
+        }
+    }
+    for (int j = 0; j < s->nbody; j++)
+        regroup_blocks(c, s->body[j], o, i, f, n);
+    regroup_blocks(c, s->init, o, i, f, n);
+    regroup_blocks(c, s->orelse, o, i, f, n);
+}
+
+bool sch_regroup(sch_ctx *c, const char *loop, int64_t factor, const char *outer, const char *inner)
+{
+    sch_path p;
+    if (!sch_find_loop(c, loop, &p))
+        return false;
+    ir_stmt *l = *p.slot[p.n - 1];
+    int64_t n = sch_extent(l);
+    if (n >= 0 && (factor < 1 || n % factor != 0 || l->lo->ival != 0)) {
+        sch_error(c, "cannot regroup loop '%s' by %lld: the factor must divide its %lld "
+                  "iterations, counted from 0", loop, (long long)factor, (long long)n);
+        return false;
+    }
+    if (!sch_split(c, loop, factor, outer, inner))
+        return false;
+    ir_stmt *out = *p.slot[p.n - 1];
+    ir_stmt *in = out->body[0];
+    regroup_blocks(c, in->body[0], out->var, in->var, factor, n);
+    sch_update_blocks(c->m, out);
+    return true;
+}

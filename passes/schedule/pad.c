@@ -52,6 +52,7 @@ typedef struct pad_ctx {
     /* rewriting */
     ir_buffer *to;
     bool rewrite;
+    int perm[16];   /* xp's dimension k is the buffer's dimension perm[k] */
 } pad_ctx;
 
 static void visit_expr(pad_ctx *p, ir_expr **slot)
@@ -96,9 +97,12 @@ static void visit_expr(pad_ctx *p, ir_expr **slot)
             p->any = true;
         } else {
             x->buf = p->to;
+            ir_expr *args[16];
             for (int d = 0; d < x->nargs; d++)
-                if (p->lo[d] != 0)
-                    x->args[d] = ir_binary(p->c->m, IR_ADD, x->args[d], ir_int(p->c->m, -p->lo[d]));
+                args[d] = p->lo[d] != 0 ? ir_binary(p->c->m, IR_ADD, x->args[d], ir_int(p->c->m, -p->lo[d]))
+                                        : x->args[d];
+            for (int k = 0; k < x->nargs; k++)
+                x->args[k] = args[p->perm[k]];
         }
     }
     for (int i = 0; i < x->nargs; i++)
@@ -145,11 +149,12 @@ static ir_stmt *fill_loop(ir_module *m, const pad_ctx *p, ir_buffer *buf, ir_buf
     ir_expr *cond = NULL;
     int last = buf->ndim - 1;
     ir_var *inner = ir_var_new(m, ir_sprintf(m->arena, "%s_%d%s", name, last, suffix), IR_I64);
-    for (int d = 0; d < buf->ndim; d++) {
-        ir_var *loop = d == last ? inner : outer[d];
+    for (int k = 0; k < buf->ndim; k++) {
+        int d = p->perm[k];
+        ir_var *loop = k == last ? inner : outer[k];
         ir_var *iv = ir_var_new(m, ir_sprintf(m->arena, "v%s", loop->name), IR_I64);
-        iters[d] = (ir_itervar){iv, IR_ITER_SPATIAL, shape[d], ir_varref(m, loop)};
-        dst[d] = ir_varref(m, iv);
+        iters[k] = (ir_itervar){iv, IR_ITER_SPATIAL, shape[k], ir_varref(m, loop)};
+        dst[k] = ir_varref(m, iv);
         src[d] = p->lo[d] ? ir_binary(m, IR_ADD, ir_varref(m, iv), ir_int(m, p->lo[d])) : ir_varref(m, iv);
         if (p->lo[d] < 0 || p->hi[d] >= buf->shape[d]) {
             ir_expr *in = ir_binary(m, IR_AND, ir_binary(m, IR_GE, ir_expr_copy(m, src[d]), ir_int(m, 0)),
@@ -169,7 +174,7 @@ static ir_stmt *fill_loop(ir_module *m, const pad_ctx *p, ir_buffer *buf, ir_buf
                   to - from >= 8 ? IR_FOR_VECTORIZED : IR_FOR_SERIAL, blk);
 }
 
-bool sch_pad(sch_ctx *c, const char *buffer, const char *name)
+bool sch_pad(sch_ctx *c, const char *buffer, int64_t last_dim, const char *name)
 {
     ir_buffer *buf = NULL;
     for (int i = 0; i < c->f->nparams; i++)
@@ -187,11 +192,19 @@ bool sch_pad(sch_ctx *c, const char *buffer, const char *name)
         sch_error(c, "the name '%s' is already used in @%s", name, c->f->name);
         return false;
     }
+    if (last_dim >= buf->ndim) {
+        sch_error(c, "pad: buffer '%s' has no dimension %lld (it has %d, numbered from 0)", buffer,
+                  (long long)last_dim, buf->ndim);
+        return false;
+    }
     pad_ctx p = {.c = c, .buf = buf, .ok = true};
-    for (int d = 0; d < buf->ndim; d++) {
+    for (int d = 0, k = 0; d < buf->ndim; d++) {
         p.lo[d] = 0;
         p.hi[d] = buf->shape[d] - 1;
+        if (d != last_dim)
+            p.perm[k++] = d;
     }
+    p.perm[buf->ndim - 1] = last_dim >= 0 ? (int)last_dim : buf->ndim - 1;
     visit_stmt(&p, c->f->body);
     if (!p.ok)
         return false;
@@ -201,9 +214,9 @@ bool sch_pad(sch_ctx *c, const char *buffer, const char *name)
         return false;
     }
     ir_module *m = c->m;
-    int64_t shape[16];
-    for (int d = 0; d < buf->ndim; d++)
-        shape[d] = p.hi[d] - p.lo[d] + 1;
+    int64_t shape[16];   /* xp's, in its order */
+    for (int k = 0; k < buf->ndim; k++)
+        shape[k] = p.hi[p.perm[k]] - p.lo[p.perm[k]] + 1;
     ir_buffer *xp = ir_buffer_new(m, name, buf->dtype, buf->ndim, shape, IR_BUF_LOCAL);
     xp->scope = IR_SCOPE_GLOBAL;
     xp->filled = true;   /* the fill loops below store every element, borders included */
@@ -215,7 +228,7 @@ bool sch_pad(sch_ctx *c, const char *buffer, const char *name)
      * border), so that simplify drops its test from the inside part, which
      * then copies whole vectors */
     int last = buf->ndim - 1;
-    int64_t in_lo = -p.lo[last], in_hi = in_lo + buf->shape[last];
+    int64_t in_lo = -p.lo[p.perm[last]], in_hi = in_lo + buf->shape[p.perm[last]];
     if (in_lo < 0)
         in_lo = 0;
     if (in_hi > shape[last])

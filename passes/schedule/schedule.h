@@ -4,7 +4,7 @@
  * A schedule is a list of primitive applications (split, reorder, fuse,
  * vectorize, unroll, parallel, decompose_reduction, rfactor, cache_read,
  * cache_write, pad, compute_inline, reverse_compute_inline, compute_at,
- * reverse_compute_at, partition) on one IR function.  Each primitive is an
+ * reverse_compute_at, partition, regroup) on one IR function.  Each primitive is an
  * IR -> IR function that checks its own legality: one that cannot prove
  * itself safe reports a located error and leaves the function unchanged,
  * so no schedule can change a result.  Loops are named by their loop variables, blocks by
@@ -36,13 +36,14 @@
     X(DECOMPOSE_REDUCTION, "decompose_reduction", 2, 0)       \
     X(CACHE_READ, "cache_read", 2, 1)                         \
     X(CACHE_WRITE, "cache_write", 2, 1)                       \
-    X(PAD, "pad", 1, 1)                                       \
+    X(PAD, "pad", -1, 1)                                       \
     X(REVERSE_COMPUTE_INLINE, "reverse_compute_inline", 1, 0) \
     X(COMPUTE_INLINE, "compute_inline", 1, 0)                 \
     X(RFACTOR, "rfactor", 2, 0)                               \
     X(COMPUTE_AT, "compute_at", 2, 0)                         \
     X(REVERSE_COMPUTE_AT, "reverse_compute_at", 2, 0) \
-    X(PARTITION, "partition", -1, 0)
+    X(PARTITION, "partition", -1, 0)                          \
+    X(REGROUP, "regroup", 2, 2)
 
 /* X(ENUM, name, number of arguments (-1: one or more), number of results) */
 typedef enum {
@@ -145,13 +146,18 @@ const char *sch_fresh_name(ir_module *m, const ir_func *f, const char *base);
 
 /* The primitives (one file per family). */
 bool sch_split(sch_ctx *c, const char *loop, int64_t factor, const char *outer, const char *inner);
+/* split, and every block iteration variable bound to the loop split alike
+ * (the factor must divide the loop). */
+bool sch_regroup(sch_ctx *c, const char *loop, int64_t factor, const char *outer, const char *inner);
 bool sch_fuse(sch_ctx *c, const char *outer, const char *inner, const char *fused);
 bool sch_reorder(sch_ctx *c, const char **loops, int n);
 bool sch_set_kind(sch_ctx *c, const char *loop, ir_for_kind kind);
 bool sch_decompose_reduction(sch_ctx *c, const char *block, const char *loop);
 bool sch_cache_read(sch_ctx *c, const char *buffer, const char *loop, const char *name);
 bool sch_cache_write(sch_ctx *c, const char *block, const char *loop, const char *name);
-bool sch_pad(sch_ctx *c, const char *buffer, const char *name);
+/* last_dim >= 0: the copy stores that dimension of the buffer innermost
+ * (the others keep their order); -1 keeps the buffer's order. */
+bool sch_pad(sch_ctx *c, const char *buffer, int64_t last_dim, const char *name);
 bool sch_reverse_compute_inline(sch_ctx *c, const char *block);
 bool sch_compute_inline(sch_ctx *c, const char *block);
 bool sch_rfactor(sch_ctx *c, const char *block, const char *loop);
