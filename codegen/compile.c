@@ -23,6 +23,7 @@
 
 #include "codegen/codegen.h"
 #include "codegen/sha256.h"
+#include "ir/path.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -215,14 +216,7 @@ static void text_field(cg_text *t, const char *name, const char *value, size_t l
     text_putn(t, "\n", 1);
 }
 
-static char *path_join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    if (p)
-        snprintf(p, n, "%s%s%s", dir, dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", name);
-    return p;
-}
+static char *path_join(const char *dir, const char *name) { return ir_path_join(dir, name); }
 
 static void oom(diag *d) { diag_error(d, diag_noloc(), "codegen: out of memory"); }
 
@@ -991,28 +985,15 @@ char *cg_cache_dir(const cg_options *o, diag *d)
 /* mkdir -p with mode 0700 for what it creates. */
 static bool make_dirs(const char *path, diag *d)
 {
-    char *p = strdup(path);
-    if (!p) {
+    char failed[PATH_MAX];
+    if (ir_make_dirs(path, 0700, failed, sizeof failed))
+        return true;
+    if (errno == ENOMEM)
         oom(d);
-        return false;
-    }
-    for (char *s = p + 1; ; s++) {
-        if (*s != '/' && *s != '\0')
-            continue;
-        char c = *s;
-        *s = '\0';
-        if (mkdir(p, 0700) != 0 && errno != EEXIST) {
-            diag_error(d, diag_noloc(), "cannot create the kernel cache directory %s: %s", p,
-                       strerror(errno));
-            free(p);
-            return false;
-        }
-        *s = c;
-        if (c == '\0')
-            break;
-    }
-    free(p);
-    return true;
+    else
+        diag_error(d, diag_noloc(), "cannot create the kernel cache directory %s: %s", failed,
+                   strerror(errno));
+    return false;
 }
 
 /* Creates the cache directory if needed and refuses one that someone else
