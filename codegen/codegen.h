@@ -115,6 +115,10 @@ typedef struct cg_options {
                                stopped (an error); 0: CG_DEFAULT_CC_TIMEOUT,
                                negative: no limit */
     bool unchecked;         /* cg_build: no run-time index checks */
+    const ir_module *module;   /* the module the C source was made from, or NULL:
+                                  its functions with op "prepack" (run once, when
+                                  the weights load) are built at -O1 when the
+                                  others are built at -O2 or above */
 } cg_options;
 
 #define CG_DEFAULT_CC_TIMEOUT 600

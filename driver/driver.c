@@ -404,7 +404,7 @@ static void set_cc_options(session *s)
     snprintf(s->oflags, sizeof s->oflags, "-O%d", o->opt_level < 2 ? 1 : 3);
     s->co = (cg_options){.opt_flags = s->oflags, .verbose = o->verbose, .no_cache = o->no_cache,
                          .target = &o->target, .cc_timeout = o->cc_timeout,
-                         .unchecked = o->unchecked};
+                         .unchecked = o->unchecked, .module = s->m};
 }
 
 /* The module's C source (--emit=c, or a build). */
