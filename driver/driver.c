@@ -443,6 +443,8 @@ static bool build_kernels(session *s)
                 o->threads == 1 ? "" : "s",
                 strcmp(o->threads_source, "cores") == 0 ? "default: the cores"
                                                         : o->threads_source);
+    if (o->verbose)
+        fprintf(stderr, "tec: OpenMP threads: %s\n", cg_openmp_policy());
     return true;
 }
 
