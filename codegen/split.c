@@ -332,6 +332,13 @@ typedef struct names {
     int nstatic;                /* from[1 .. nstatic] are static functions */
     int nparams;                /* then the parameters */
     const idset *prelude;
+    /* Profiling ids (passes/instrument.c): with prof, the literal first
+     * argument of tec_prof_enter/exit (always `layer`) and of
+     * tec_prof_count (counter ids from `counter`) become parameters of the
+     * shared code, tec_pl and tec_pc + offset, inserted at `params_at`. */
+    bool prof;
+    long long layer, counter;
+    size_t params_at;
     bool oom;
 } names;
 
@@ -371,7 +378,83 @@ static bool reserved(const char *id, size_t len)
             if (i == len)
                 return true;
         }
-    return (len >= 6 && memcmp(id, "tec_c_", 6) == 0) || (len >= 5 && memcmp(id, "tec_F", 5) == 0);
+    return (len >= 6 && memcmp(id, "tec_c_", 6) == 0) || (len >= 5 && memcmp(id, "tec_F", 5) == 0) ||
+           (len == 6 && (memcmp(id, "tec_pl", 6) == 0 || memcmp(id, "tec_pc", 6) == 0));
+}
+
+/* Which profiling hook id is a call's literal first argument: 1 enter or
+ * exit (a layer), 2 count (a counter), 0 another identifier. */
+static int prof_hook(const char *id, size_t len)
+{
+    if ((len == 14 && memcmp(id, "tec_prof_enter", 14) == 0) ||
+        (len == 13 && memcmp(id, "tec_prof_exit", 13) == 0))
+        return 1;
+    return len == 14 && memcmp(id, "tec_prof_count", 14) == 0 ? 2 : 0;
+}
+
+/* The literal id of the hook call whose name ends at e: where its digits
+ * are ([*at, *at_end)) and its value; false when the first argument is not
+ * a plain decimal number. */
+static bool prof_literal(const char *s, size_t e, size_t end, size_t *at, size_t *at_end,
+                         long long *v)
+{
+    while (e < end && isspace((unsigned char)s[e]))
+        e++;
+    if (e >= end || s[e] != '(')
+        return false;
+    for (e++; e < end && isspace((unsigned char)s[e]); e++)
+        ;
+    size_t d = e;
+    while (e < end && isdigit((unsigned char)s[e]))
+        e++;
+    if (e == d || e - d > 15 || id_char(s[e]) || s[e] == '.')
+        return false;
+    *at = d;
+    *at_end = e;
+    *v = strtoll(s + d, NULL, 10);
+    size_t j = e;
+    while (j < end && isspace((unsigned char)s[j]))
+        j++;
+    return j < end && (s[j] == ',' || s[j] == ')');
+}
+
+/* Whether the unit's profiling ids can be parameters: every hook call has
+ * a literal id, enter and exit name one layer; sets nm's prof fields. */
+static void prof_scan(names *nm, size_t start, size_t end)
+{
+    const char *s = nm->s;
+    scan sc = {s, start, end};
+    bool any = false, layer_set = false, counter_set = false;
+    for (tok t = next(&sc); t.kind != TK_EOF; t = next(&sc)) {
+        if (t.kind == TK_PP) {
+            for (size_t i = t.start; i + 9 <= t.end; i++)
+                if (memcmp(s + i, "tec_prof_", 9) == 0)
+                    return;
+            continue;
+        }
+        int h = t.kind == TK_ID ? prof_hook(s + t.start, t.end - t.start) : 0;
+        if (!h)
+            continue;
+        size_t a, b;
+        long long v;
+        if (!prof_literal(s, t.end, end, &a, &b, &v))
+            return;
+        any = true;
+        if (h == 1) {
+            if (layer_set && v != nm->layer)
+                return;
+            nm->layer = v;
+            layer_set = true;
+        } else if (!counter_set || v < nm->counter) {
+            nm->counter = v;
+            counter_set = true;
+        }
+    }
+    if (!counter_set)
+        nm->counter = 0;
+    if (!layer_set)
+        nm->layer = 0;
+    nm->prof = any;
 }
 
 /* Walks s[start, end): with out == NULL, collects the unit's other names
@@ -393,6 +476,11 @@ static bool render(names *nm, size_t start, size_t end, const char *base, buf *o
         char c = s[i];
         size_t e = i + 1;
         const char *r = NULL;
+        if (out && nm->prof && i == nm->params_at) {
+            put(out, s + copied, i - copied);
+            puts_(out, "int64_t tec_pl, int64_t tec_pc, ");
+            copied = i;
+        }
         if (c == '#' && i >= pp_end && at_line_start(s, i)) {
             for (pp_end = i; pp_end < end && s[pp_end] != '\n'; pp_end++)
                 ;
@@ -421,6 +509,24 @@ static bool render(names *nm, size_t start, size_t end, const char *base, buf *o
             bool in_pp = i < pp_end;
             if (len == 13 && memcmp(s + i, "__attribute__", 13) == 0 && attr_depth < 0)
                 attr_depth = depth;
+            int hook = out && nm->prof ? prof_hook(s + i, len) : 0;
+            size_t a, b;
+            long long v;
+            if (hook && prof_literal(s, e, end, &a, &b, &v)) {
+                /* name(ID -> name(tec_pl or name(tec_pc + (ID - counter) */
+                put(out, s + copied, a - copied);
+                if (hook == 1)
+                    puts_(out, "tec_pl");
+                else if (v == nm->counter)
+                    puts_(out, "tec_pc");
+                else {
+                    snprintf(repl, sizeof repl, "tec_pc + %lld", v - nm->counter);
+                    puts_(out, repl);
+                }
+                copied = b;
+                i = b;
+                continue;
+            }
             if (!out) {
                 size_t j = e;
                 while (j < end && isspace((unsigned char)s[j]))
@@ -568,6 +674,12 @@ static bool add_unit(cg_csplit *out, const char *s, const idset *prelude, size_t
     if (!param_names(s, k, &nm, &call) || nm.oom)
         goto out;
     nm.nparams = nm.n - 1 - nstatic;
+    /* Profiling ids become parameters only of a kernel without static
+     * functions (they would need them too) and with parameters. */
+    if (nstatic == 0 && nm.nparams > 0) {
+        prof_scan(&nm, start, k->end);
+        nm.params_at = k->params_start;
+    }
     if (!render(&nm, start, k->end, NULL, NULL))
         goto out;
     /* The placeholder rendering names the code; the final one uses it. */
@@ -588,12 +700,20 @@ static bool add_unit(cg_csplit *out, const char *s, const idset *prelude, size_t
     size_t name_at = k->name.start, header_end = k->header_end;
     put(&glue, s + k->start, name_at - k->start);
     puts_(&glue, u->name);
-    put(&glue, s + k->name.end, header_end - k->name.end);
+    put(&glue, s + k->name.end, k->params_start - k->name.end);
+    if (nm.prof)
+        puts_(&glue, "int64_t tec_pl, int64_t tec_pc, ");
+    put(&glue, s + k->params_start, header_end - k->params_start);
     puts_(&glue, ";\n");
     put(&glue, s + k->start, header_end - k->start);
     puts_(&glue, "\n{\n    return ");
     puts_(&glue, u->name);
     puts_(&glue, "(");
+    if (nm.prof) {
+        char ids[64];
+        snprintf(ids, sizeof ids, "%lld, %lld, ", nm.layer, nm.counter);
+        puts_(&glue, ids);
+    }
     if (call.p)
         puts_(&glue, call.p);
     puts_(&glue, ");\n}\n");

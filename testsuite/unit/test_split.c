@@ -127,5 +127,35 @@ int main(void)
               strstr(sp.units[1].glue, "();\n}\n"));
     cg_split_free(&sp);
     CHECK(!cg_split_c("int x = 1;\n", &sp));
+
+    /* Profiled kernels: the layer and counter ids become parameters. */
+    const char *prof =
+        "#include <stdint.h>\n"
+        "extern void tec_prof_enter(int64_t);\nextern void tec_prof_exit(int64_t);\n"
+        "extern void tec_prof_count(int64_t, int64_t);\n"
+        "int32_t tec_k0_a(float *restrict a_y) {\n    tec_prof_enter(0);\n"
+        "    tec_prof_count(0, 64);\n    tec_prof_count(1, 8);\n    a_y[0] = 1;\n"
+        "    tec_prof_exit(0);\n    return 0;\n}\n"
+        "int32_t tec_k1_b(float *restrict b_y) {\n    tec_prof_enter(1);\n"
+        "    tec_prof_count(2, 64);\n    tec_prof_count(3, 8);\n    b_y[0] = 1;\n"
+        "    tec_prof_exit(1);\n    return 0;\n}\n"
+        "int32_t tec_k2_c(float *restrict c_y) {\n    tec_prof_enter(2);\n"
+        "    tec_prof_count(4, 64);\n    tec_prof_count(5, 8);\n    c_y[0] = 1;\n"
+        "    tec_prof_exit(3);\n    return 0;\n}\n";
+    CHECK(cg_split_c(prof, &sp));
+    CHECK(sp.n == 3 && sp.distinct == 2);
+    if (sp.n == 3) {
+        CHECK(strcmp(sp.units[0].name, sp.units[1].name) == 0);
+        CHECK(strstr(sp.units[0].shared, "(int64_t tec_pl, int64_t tec_pc, float *restrict tec_a0)"));
+        CHECK(strstr(sp.units[0].shared, "tec_prof_enter(tec_pl);\n    tec_prof_count(tec_pc, 64);\n"
+                                         "    tec_prof_count(tec_pc + 1, 8);"));
+        char call[64];
+        snprintf(call, sizeof call, "return %s(1, 2, b_y);", sp.units[1].name);
+        CHECK(strstr(sp.units[1].glue, call));
+        /* enter and exit of different ids: kept as they are. */
+        CHECK(strstr(sp.units[2].shared, "tec_prof_enter(2);") &&
+              strstr(sp.units[2].shared, "tec_prof_exit(3);"));
+    }
+    cg_split_free(&sp);
     return test_exit("test_split");
 }
