@@ -1346,9 +1346,9 @@ static bool run_jobs(tu_job *jobs, int n, const char *dir, const cg_argv *cc,
     int nthreads = usable_cpus();
     if (nthreads > todo)
         nthreads = todo;
-    pthread_t tid[64];
+    pthread_t tid[MAX_BUILDS];   /* one build slot each, for the signal handler */
     int started = 0;
-    for (int i = 1; i < nthreads && started < 64; i++)
+    for (int i = 1; i < nthreads && started < MAX_BUILDS - 1; i++)
         if (pthread_create(&tid[started], NULL, tu_worker, &pool) == 0)
             started++;
     tu_worker(&pool);
@@ -1425,7 +1425,7 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
             continue;
         }
         cg_text t = {0};
-        text_putn(&t, sp->prelude_extern, strlen(sp->prelude_extern));
+        text_putn(&t, u->prelude, strlen(u->prelude));
         text_putn(&t, u->shared, strlen(u->shared));
         text_oom |= t.oom;
         jobs[n++] = (tu_job){.text = t.p, .flags = x->obj_flags};

@@ -655,6 +655,95 @@ static void extern_prelude(const char *s, size_t end, buf *out)
     put_code(out, s, copied, end);
 }
 
+/* The name a declaration of the prelude declares: the last identifier
+ * outside parentheses before its '=', its first '(' or __attribute__
+ * (`typedef float tec_f32x4 __attribute__((...))`, `int tec_num_threads =
+ * 1`, `extern void tec_prof_enter(int64_t)`). */
+static tok decl_name(const char *s, const item *it)
+{
+    scan sc = {s, it->start, it->end};
+    tok name = {TK_EOF, 0, 0};
+    for (tok t = next(&sc); t.kind != TK_EOF; t = next(&sc)) {
+        if (t.kind == TK_PUNCT && strchr("=(;[", s[t.start]))
+            break;
+        if (t.kind == TK_ID && tok_is(&sc, t, "__attribute__"))
+            break;
+        if (t.kind == TK_ID)
+            name = t;
+    }
+    return name;
+}
+
+/* Adds every identifier-like word of s[start, end) (# lines included). */
+static void add_words(idset *st, const char *s, size_t start, size_t end)
+{
+    for (size_t i = start; i < end; i++) {
+        if (!id_start(s[i]) || (i > start && id_char(s[i - 1])))
+            continue;
+        size_t e = i;
+        while (e < end && id_char(s[e]))
+            e++;
+        idset_add(st, (tok){TK_ID, i, e});
+        i = e;
+    }
+}
+
+/* The part of the prelude that the unit s[start, end) needs, with its
+ * globals declared extern: every # line, and every declaration or helper
+ * whose name the unit uses, or an item it keeps uses (helpers use types
+ * and other helpers declared before them).  So a kernel's translation unit
+ * does not change when the model around it uses other helpers. */
+static char *needed_prelude(const char *s, size_t prelude_end, size_t start, size_t end)
+{
+    idset need = {.s = s};
+    add_words(&need, s, start, end);
+    item items[512];
+    bool keep[512];
+    int n = 0;
+    scan sc = {s, 0, prelude_end};
+    bool bad;
+    while (n < 512 && next_item(&sc, &items[n], &bad))
+        n++;
+    if (n == 512)
+        return NULL;   /* not worth it: the caller keeps the whole prelude */
+    for (int i = n - 1; i >= 0; i--) {
+        const item *it = &items[i];
+        tok name = it->kind == IT_FUNC ? it->name : it->kind == IT_DECL ? decl_name(s, it)
+                                                                        : (tok){TK_EOF, 0, 0};
+        keep[i] = it->kind == IT_PP || name.kind != TK_ID ||
+                  idset_find(&need, s + name.start, name.end - name.start) >= 0;
+        if (keep[i])
+            add_words(&need, s, it->start, it->end);
+    }
+    buf out = {0};
+    for (int i = 0; i < n; i++) {
+        if (!keep[i])
+            continue;
+        const item *it = &items[i];
+        bool global = it->kind == IT_DECL && !tok_is(&sc, it->first, "static") &&
+                      !tok_is(&sc, it->first, "typedef") && !tok_is(&sc, it->first, "extern") &&
+                      !(it->has_paren && !it->has_init);
+        if (global) {
+            size_t stop = it->has_init ? it->init : it->end - 1;
+            while (stop > it->start && isspace((unsigned char)s[stop - 1]))
+                stop--;
+            puts_(&out, "extern ");
+            put(&out, s + it->start, stop - it->start);
+            puts_(&out, ";\n");
+        } else {
+            put_code(&out, s, it->start, it->end);
+            puts_(&out, "\n");
+        }
+    }
+    puts_(&out, "\n");
+    free(need.t);
+    if (need.oom || out.oom) {
+        free(out.p);
+        return NULL;
+    }
+    return out.p;
+}
+
 static bool add_unit(cg_csplit *out, const char *s, const idset *prelude, size_t start,
                      const item *statics, int nstatic, const item *k)
 {
@@ -722,6 +811,8 @@ static bool add_unit(cg_csplit *out, const char *s, const idset *prelude, size_t
         goto out;
     u->shared = shared.p;
     u->glue = glue.p;
+    u->start = start;
+    u->end = k->end;
     shared.p = glue.p = NULL;
     u->first = out->n;
     for (int i = 0; i < out->n; i++)
@@ -815,6 +906,12 @@ bool cg_split_c(const char *src, cg_csplit *out)
     }
     out->prelude = pre.p;
     out->prelude_extern = ext.p;
+    for (int i = 0; i < out->n; i++) {
+        cg_unit *u = &out->units[i];
+        if (u->first == i && !(u->prelude = needed_prelude(src, prelude_end, u->start, u->end)) &&
+            !(u->prelude = strdup(ext.p)))
+            goto fail;
+    }
     free(prelude_ids.t);
     return true;
 fail:
@@ -828,6 +925,7 @@ void cg_split_free(cg_csplit *s)
     for (int i = 0; i < s->n; i++) {
         free(s->units[i].symbol);
         free(s->units[i].shared);
+        free(s->units[i].prelude);
         free(s->units[i].glue);
     }
     free(s->units);

@@ -39,6 +39,10 @@ typedef struct cg_unit {
     char *shared;      /* the unit, renamed (see above) */
     char *glue;        /* "int32_t name(PARAMS);\nint32_t symbol(PARAMS) { return name(a, b); }\n" */
     int first;         /* index of the first unit with the same name (itself if none before) */
+    char *prelude;     /* units that are first: what of prelude_extern the unit
+                          needs (# lines, and the declarations and helpers it
+                          uses); NULL for the others */
+    size_t start, end; /* the unit in the file */
 } cg_unit;
 
 typedef struct cg_csplit {
