@@ -1359,19 +1359,28 @@ static bool run_jobs(tu_job *jobs, int n, const char *dir, const cg_argv *cc,
         tu_job *j = &jobs[i];
         if (j->mem)
             fclose(j->mem);
-        if (j->msg && j->msglen && d->out) {
+        /* Units that fail alike (CC=false fails them all) are told once. */
+        bool again = false;
+        for (int k = 0; k < i && !again && j->msg; k++)
+            again = !jobs[k].ok && jobs[k].msg && jobs[k].msglen == j->msglen &&
+                    memcmp(jobs[k].msg, j->msg, j->msglen) == 0;
+        if (j->msg && j->msglen && d->out && !again) {
             fwrite(j->msg, 1, j->msglen, d->out);
             fflush(d->out);
         }
-        d->nerrors += j->d.nerrors;
-        d->ninternal += j->d.ninternal;
+        if (!again) {
+            d->nerrors += j->d.nerrors;
+            d->ninternal += j->d.ninternal;
+        }
         diag_fini(&j->d);
-        free(j->msg);
         j->mem = NULL;
-        j->msg = NULL;
         if (j->vanished && vanished)
             *vanished = true;
         ok &= j->ok;
+    }
+    for (int i = 0; i < n; i++) {
+        free(jobs[i].msg);
+        jobs[i].msg = NULL;
     }
     return ok;
 }

@@ -34,4 +34,8 @@ sed 's/"b3"/"b5"/' deep.te >deep5.te
 expect_status 0 "$TEC" deep5.te
 grep -q "warning: kernel cache entry .* is not a private, non-empty regular file; not using it" err ||
     { cat err; fail "a group-writable cached object was used"; }
+# A compiler that fails every unit alike is reported once.
+CC=false expect_status 1 "$TEC" deep5.te
+[ "$(grep -c "^tec: error: the C compiler 'false' failed" err)" = 1 ] ||
+    { cat err; fail "one failure per unit"; }
 echo ok
