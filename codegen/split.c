@@ -817,12 +817,21 @@ static bool add_unit(cg_csplit *out, const char *s, const idset *prelude, size_t
     u->first = out->n;
     for (int i = 0; i < out->n; i++)
         if (strcmp(out->units[i].name, u->name) == 0) {
+            /* 64 bits of the hash name the code; two different codes with
+             * one name would make one kernel run the other's code. */
+            if (strcmp(out->units[i].shared, u->shared) != 0)
+                goto out_shared;
             u->first = i;
             break;
         }
     out->distinct += u->first == out->n;
     out->n++;
     ok = true;
+    goto out;
+out_shared:
+    free(u->shared);
+    free(u->glue);
+    u->shared = u->glue = NULL;
 out:
     if (!ok)
         free(u->symbol);
