@@ -9,6 +9,7 @@
  * fail (the caller then compiles the file whole). */
 #include "codegen/split.h"
 #include "codegen/sha256.h"
+#include "ir/vec.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -279,16 +280,12 @@ static void idset_add(idset *st, tok t)
     if (at >= 0 || st->oom)
         return;
     at = -at - 1;
-    if (st->n == st->cap) {
-        int cap = st->cap ? 2 * st->cap : 256;
-        tok *n = realloc(st->t, sizeof *n * (size_t)cap);
-        if (!n) {
-            st->oom = true;
-            return;
-        }
-        st->t = n;
-        st->cap = cap;
+    tok *n = ir_vec_reserve(st->t, st->n, &st->cap, sizeof *n);
+    if (!n) {
+        st->oom = true;
+        return;
     }
+    st->t = n;
     memmove(st->t + at + 1, st->t + at, sizeof *st->t * (size_t)(st->n - at));
     st->t[at] = t;
     st->n++;
@@ -344,16 +341,12 @@ typedef struct names {
 
 static void add_name(names *nm, tok t)
 {
-    if (nm->n == nm->cap) {
-        int cap = nm->cap ? 2 * nm->cap : 16;
-        tok *f = realloc(nm->from, sizeof *f * (size_t)cap);
-        if (!f) {
-            nm->oom = true;
-            return;
-        }
-        nm->from = f;
-        nm->cap = cap;
+    tok *f = ir_vec_reserve(nm->from, nm->n, &nm->cap, sizeof *f);
+    if (!f) {
+        nm->oom = true;
+        return;
     }
+    nm->from = f;
     nm->from[nm->n++] = t;
 }
 
@@ -747,7 +740,7 @@ static char *needed_prelude(const char *s, size_t prelude_end, size_t start, siz
 static bool add_unit(cg_csplit *out, const char *s, const idset *prelude, size_t start,
                      const item *statics, int nstatic, const item *k)
 {
-    cg_unit *u = realloc(out->units, sizeof *u * (size_t)(out->n + 1));
+    cg_unit *u = ir_vec_reserve(out->units, out->n, &out->cap, sizeof *u);
     if (!u)
         return false;
     out->units = u;

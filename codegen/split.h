@@ -48,7 +48,7 @@ typedef struct cg_unit {
 typedef struct cg_csplit {
     char *prelude, *prelude_extern;
     cg_unit *units;
-    int n;
+    int n, cap;
     int distinct;      /* units whose first is themselves */
 } cg_csplit;
 
