@@ -125,7 +125,9 @@ typedef struct cg_options {
 
 /* Builds a shared object from C source; returns its path (malloc'ed) or
  * NULL after a diagnostic.  With the cache, the path is the cache entry; a
- * cached entry is reused only if it loads.  With no_cache, the path lies in
+ * cached entry is reused only if it loads.  C from cg_emit_c of 32 KiB or
+ * more is built as one translation unit per distinct kernel, compiled in
+ * parallel and cached one by one (codegen/split.h, doc/codegen.md).  With no_cache, the path lies in
  * a private temporary directory that cg_load() (or process exit) removes. */
 char *cg_compile(const char *c_source, const cg_options *o, diag *d);
 
