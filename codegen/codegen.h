@@ -115,13 +115,19 @@ typedef struct cg_options {
                                stopped (an error); 0: CG_DEFAULT_CC_TIMEOUT,
                                negative: no limit */
     bool unchecked;         /* cg_build: no run-time index checks */
+    const ir_module *module;   /* the module the C source was made from, or NULL:
+                                  its functions with op "prepack" (run once, when
+                                  the weights load) are built at -O1 when the
+                                  others are built at -O2 or above */
 } cg_options;
 
 #define CG_DEFAULT_CC_TIMEOUT 600
 
 /* Builds a shared object from C source; returns its path (malloc'ed) or
  * NULL after a diagnostic.  With the cache, the path is the cache entry; a
- * cached entry is reused only if it loads.  With no_cache, the path lies in
+ * cached entry is reused only if it loads.  C from cg_emit_c of 32 KiB or
+ * more is built as one translation unit per distinct kernel, compiled in
+ * parallel and cached one by one (codegen/split.h, doc/codegen.md).  With no_cache, the path lies in
  * a private temporary directory that cg_load() (or process exit) removes. */
 char *cg_compile(const char *c_source, const cg_options *o, diag *d);
 

@@ -397,7 +397,9 @@ cg_library *cg_build(const ir_module *m, const cg_options *o, diag *d)
     char *src = cg_emit_c(m, o ? o->target : NULL, o && o->unchecked, d);
     if (!src)
         return NULL;
-    char *so = cg_compile(src, o, d);
+    cg_options with = o ? *o : (cg_options){0};
+    with.module = m;
+    char *so = cg_compile(src, &with, d);
     free(src);
     if (!so)
         return NULL;

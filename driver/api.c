@@ -72,7 +72,7 @@ int tec_run(tec_program *p, int interpret)
             diag_error(&p->d, diag_noloc(), "%s", err);
             return 1;
         }
-        cg_options co = {.opt_flags = "-O2", .target = &t};
+        cg_options co = {.opt_flags = "-O2", .target = &t, .module = p->m};
         char *src = cg_emit_c(p->m, &t, false, &p->d);
         char *so = src ? cg_compile(src, &co, &p->d) : NULL;
         p->lib = so ? cg_load(so, p->m, &p->d) : NULL;

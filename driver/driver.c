@@ -404,7 +404,7 @@ static void set_cc_options(session *s)
     snprintf(s->oflags, sizeof s->oflags, "-O%d", o->opt_level < 2 ? 1 : 3);
     s->co = (cg_options){.opt_flags = s->oflags, .verbose = o->verbose, .no_cache = o->no_cache,
                          .target = &o->target, .cc_timeout = o->cc_timeout,
-                         .unchecked = o->unchecked};
+                         .unchecked = o->unchecked, .module = s->m};
 }
 
 /* The module's C source (--emit=c, or a build). */
@@ -443,6 +443,8 @@ static bool build_kernels(session *s)
                 o->threads == 1 ? "" : "s",
                 strcmp(o->threads_source, "cores") == 0 ? "default: the cores"
                                                         : o->threads_source);
+    if (o->verbose)
+        fprintf(stderr, "tec: OpenMP threads: %s\n", cg_openmp_policy());
     return true;
 }
 

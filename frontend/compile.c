@@ -16,6 +16,7 @@
 
 #include "frontend/parse.h"
 #include "frontend/sema.h"
+#include "ir/path.h"
 
 /* A file already read, under its canonical path. */
 typedef struct loaded {
@@ -43,13 +44,15 @@ static const char *dir_of(ir_arena *a, const char *path)
     return ir_strndup(a, path, (size_t)(slash - path));
 }
 
+/* dir/name in the arena (ir_path_join). */
 static const char *path_join(ir_arena *a, const char *dir, const char *name)
 {
-    if (!*dir || name[0] == '/')
-        return name;
-    if (strcmp(dir, "/") == 0)
-        return ir_sprintf(a, "/%s", name);
-    return ir_sprintf(a, "%s/%s", dir, name);
+    char *p = ir_path_join(dir, name);
+    if (!p)
+        ir_out_of_memory();
+    const char *r = ir_strdup(a, p);
+    free(p);
+    return r;
 }
 
 static const char *canonical(ir_arena *a, const char *path)

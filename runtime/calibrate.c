@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "codegen/codegen.h"
+#include "ir/path.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -438,28 +439,6 @@ char *rt_calibration_path(diag *d)
     return p;
 }
 
-/* mkdir -p, 0700 for what it creates (the cache is private). */
-static bool make_dirs(const char *path)
-{
-    char *p = strdup(path);
-    if (!p)
-        return false;
-    bool ok = true;
-    for (char *s = p + 1; ok; s++) {
-        if (*s != '/' && *s != 0)
-            continue;
-        char c = *s;
-        *s = 0;
-        if (mkdir(p, 0700) != 0 && errno != EEXIST)
-            ok = false;
-        *s = c;
-        if (!c)
-            break;
-    }
-    free(p);
-    return ok;
-}
-
 bool rt_calibration_save(const rt_calibration *c, diag *d)
 {
     char *path = rt_calibration_path(d);
@@ -467,7 +446,7 @@ bool rt_calibration_save(const rt_calibration *c, diag *d)
         return false;
     char *slash = strrchr(path, '/');
     *slash = 0;
-    bool ok = make_dirs(path);
+    bool ok = ir_make_dirs(path, 0700, NULL, 0);   /* the cache is private */
     *slash = '/';
     size_t n = strlen(path) + 16;
     char *tmp = malloc(n);

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "codegen/codegen.h"
 #include "ir/interp.h"
+#include "ir/path.h"
 #include "runtime/npy.h"
 #include "runtime/random.h"
 
@@ -87,12 +89,16 @@ static rt_tensor *load_checked(const char *what, const char *name, const char *p
     return t;
 }
 
-static char *path_join(const char *dir, const char *name, const char *ext)
+/* DIR/NAME.npy (malloc'ed), or NULL when out of memory. */
+static char *npy_path(const char *dir, const char *name)
 {
-    size_t n = strlen(dir) + strlen(name) + strlen(ext) + 2;
-    char *p = malloc(n);
-    if (p)
-        snprintf(p, n, "%s/%s%s", dir, name, ext);
+    size_t n = strlen(name) + sizeof ".npy";
+    char *file = malloc(n);
+    if (!file)
+        return NULL;
+    snprintf(file, n, "%s.npy", name);
+    char *p = ir_path_join(dir, file);
+    free(file);
     return p;
 }
 
@@ -306,7 +312,7 @@ rt_tensor *rt_buffer_tensor(const ir_module *m, const rt_iface *iface,
     if (b->role == IR_BUF_PARAM && o->weights_dir) {
         if (!check_file_name("--weights", o->weights_dir, "parameter", b->name, d))
             return NULL;
-        char *path = path_join(o->weights_dir, b->name, ".npy");
+        char *path = npy_path(o->weights_dir, b->name);
         struct stat st;
         if (!path) {
             diag_error(d, diag_noloc(), "out of memory");
@@ -470,30 +476,17 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
 /* Creates dir and its missing parents, as mkdir -p does. */
 static bool make_dirs(const char *dir, diag *d)
 {
-    char *p = strdup(dir);
-    if (!p) {
+    char failed[PATH_MAX];
+    if (ir_make_dirs(dir, 0777, failed, sizeof failed))
+        return true;
+    if (errno == ENOMEM)
         diag_error(d, diag_noloc(), "out of memory");
-        return false;
-    }
-    bool ok = true;
-    for (char *c = p + 1; ok && c <= p + strlen(dir); c++) {
-        if (*c != '/' && *c != '\0')
-            continue;
-        char saved = *c;
-        *c = '\0';
-        struct stat st;
-        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-            diag_error(d, diag_noloc(), "--save-outputs %s: cannot create %s: %s", dir, p,
-                       strerror(errno));
-            ok = false;
-        } else if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) {
-            diag_error(d, diag_noloc(), "--save-outputs %s: %s is not a directory", dir, p);
-            ok = false;
-        }
-        *c = saved;
-    }
-    free(p);
-    return ok;
+    else if (errno == ENOTDIR)
+        diag_error(d, diag_noloc(), "--save-outputs %s: %s is not a directory", dir, failed);
+    else
+        diag_error(d, diag_noloc(), "--save-outputs %s: cannot create %s: %s", dir, failed,
+                   strerror(errno));
+    return false;
 }
 
 /* The tensor as the user sees it: with the declared shape (same storage). */
@@ -533,7 +526,7 @@ bool rt_run_save_outputs(const rt_run *r, const char *dir, diag *d)
         char err[512];
         rt_tensor t = logical_view(r, i);
         struct stat st;
-        if (!(paths[i] = path_join(dir, b->name, ".npy"))) {
+        if (!(paths[i] = npy_path(dir, b->name))) {
             diag_error(d, diag_noloc(), "out of memory");
             ok = false;
         } else if (lstat(paths[i], &st) == 0 && S_ISDIR(st.st_mode)) {

@@ -2,6 +2,8 @@
 #include "runtime/random.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <unistd.h>
 
 /* lo + (hi - lo) * u must be two roundings, as in Python, not one fma. */
 #if defined(__clang__)
@@ -20,7 +22,7 @@ uint64_t rt_fnv1a64(const char *s)
     return h;
 }
 
-uint64_t rt_splitmix64(uint64_t z)
+static inline uint64_t splitmix64(uint64_t z)
 {
     z ^= z >> 30;
     z *= 0xBF58476D1CE4E5B9u;
@@ -30,12 +32,55 @@ uint64_t rt_splitmix64(uint64_t z)
     return z;
 }
 
-double rt_uniform01(uint64_t seed, int64_t i)
+static inline double uniform01(uint64_t seed, int64_t i)
 {
     /* unsigned arithmetic: everything is mod 2^64, as the formula says */
-    uint64_t z = rt_splitmix64(seed + ((uint64_t)i + 1) * 0x9E3779B97F4A7C15u);
+    uint64_t z = splitmix64(seed + ((uint64_t)i + 1) * 0x9E3779B97F4A7C15u);
     return (double)(z >> 11) * 0x1.0p-53;        /* 53 bits: exact in double */
 }
+
+uint64_t rt_splitmix64(uint64_t z) { return splitmix64(z); }
+double rt_uniform01(uint64_t seed, int64_t i) { return uniform01(seed, i); }
+
+/* One thread's share of a fill: elements [from, to). */
+typedef struct fill_part {
+    rt_tensor *t;
+    uint64_t seed;
+    double lo, span;
+    int64_t from, to;
+    pthread_t tid;
+    bool started;
+} fill_part;
+
+/* f32 and f64 (almost every default tensor) are written directly; the
+ * other dtypes through rt_tensor_set's conversions.  The values are the
+ * formula's, whatever the split into parts. */
+static void *fill_range(void *arg)
+{
+    fill_part *f = arg;
+    rt_tensor *t = f->t;
+    double lo = f->lo, span = f->span;
+    bool is_float = ir_dtype_is_float(t->dtype);
+    if (t->dtype == IR_F32) {
+        float *p = t->data;
+        for (int64_t i = f->from; i < f->to; i++)
+            p[i] = (float)(lo + span * uniform01(f->seed, i));
+    } else if (t->dtype == IR_F64) {
+        double *p = t->data;
+        for (int64_t i = f->from; i < f->to; i++)
+            p[i] = lo + span * uniform01(f->seed, i);
+    } else {
+        for (int64_t i = f->from; i < f->to; i++) {
+            double u = uniform01(f->seed, i);
+            rt_tensor_set(t, i, is_float ? lo + span * u : lo + floor(span * u));
+        }
+    }
+    return NULL;
+}
+
+/* Tensors of this many elements or more are filled by several threads. */
+#define FILL_PARALLEL_MIN (1 << 18)
+#define FILL_MAX_THREADS 16
 
 void rt_fill_default(rt_tensor *t, const char *name, double lo, double hi)
 {
@@ -45,12 +90,20 @@ void rt_fill_default(rt_tensor *t, const char *name, double lo, double hi)
             rt_tensor_set(t, i, lo);
         return;
     }
-    uint64_t seed = rt_fnv1a64(name);
-    double span = hi - lo;
-    bool is_float = ir_dtype_is_float(t->dtype);
-    for (int64_t i = 0; i < n; i++) {
-        double u = rt_uniform01(seed, i);
-        double v = is_float ? lo + span * u : lo + floor(span * u);
-        rt_tensor_set(t, i, v);
+    fill_part parts[FILL_MAX_THREADS];
+    long cpus = n >= FILL_PARALLEL_MIN ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+    int k = cpus < 1 ? 1 : cpus > FILL_MAX_THREADS ? FILL_MAX_THREADS : (int)cpus;
+    for (int j = 0; j < k; j++) {
+        parts[j] = (fill_part){.t = t, .seed = rt_fnv1a64(name), .lo = lo, .span = hi - lo,
+                               .from = n * j / k, .to = n * (j + 1) / k};
+        /* Part 0 runs here; a thread that cannot start has its part run
+         * here too. */
+        parts[j].started = j > 0 && pthread_create(&parts[j].tid, NULL, fill_range, &parts[j]) == 0;
     }
+    for (int j = 0; j < k; j++)
+        if (!parts[j].started)
+            fill_range(&parts[j]);
+    for (int j = 1; j < k; j++)
+        if (parts[j].started)
+            pthread_join(parts[j].tid, NULL);
 }

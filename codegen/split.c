@@ -1,0 +1,937 @@
+/* codegen/split.c — cutting a generated C file into prelude and kernels
+ * (see split.h).
+ *
+ * A small C scanner walks the file's top level: comments, string and
+ * character literals and preprocessing numbers are skipped as wholes, a
+ * `#` line is one item, and an item ends at a `;` outside brackets or at
+ * the `}` that closes a function body.  It checks only what the cut needs;
+ * it is not a C parser, and whatever it does not recognize makes the cut
+ * fail (the caller then compiles the file whole). */
+#include "codegen/split.h"
+#include "codegen/sha256.h"
+#include "ir/vec.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- scanning */
+
+typedef enum { TK_EOF, TK_ID, TK_NUM, TK_STR, TK_PP, TK_PUNCT } tk_kind;
+
+typedef struct tok {
+    tk_kind kind;
+    size_t start, end;
+} tok;
+
+typedef struct scan {
+    const char *s;
+    size_t pos, len;
+} scan;
+
+static bool id_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
+static bool id_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* The end of the comment starting at i (s[i] == '/'), or i when none
+ * starts there. */
+static size_t comment_end(const char *s, size_t len, size_t i)
+{
+    if (i + 1 < len && s[i + 1] == '*') {
+        const char *e = strstr(s + i + 2, "*/");
+        return e ? (size_t)(e - s) + 2 : len;
+    }
+    if (i + 1 < len && s[i + 1] == '/') {
+        while (i < len && s[i] != '\n')
+            i++;
+        return i;
+    }
+    return i;
+}
+
+/* The end of the literal starting at i (quote character q). */
+static size_t literal_end(const char *s, size_t len, size_t i, char q)
+{
+    for (i++; i < len && s[i] != q && s[i] != '\n'; i++)
+        if (s[i] == '\\' && i + 1 < len)
+            i++;
+    return i < len ? i + 1 : len;
+}
+
+/* The end of the preprocessing number starting at i. */
+static size_t number_end(const char *s, size_t len, size_t i)
+{
+    for (i++; i < len; i++) {
+        if ((s[i] == '+' || s[i] == '-') && strchr("eEpP", s[i - 1]))
+            continue;
+        if (!id_char(s[i]) && s[i] != '.')
+            break;
+    }
+    return i;
+}
+
+static bool at_line_start(const char *s, size_t i)
+{
+    while (i > 0 && (s[i - 1] == ' ' || s[i - 1] == '\t'))
+        i--;
+    return i == 0 || s[i - 1] == '\n';
+}
+
+static tok next(scan *sc)
+{
+    const char *s = sc->s;
+    size_t i = sc->pos, len = sc->len;
+    for (;;) {
+        while (i < len && isspace((unsigned char)s[i]))
+            i++;
+        size_t e = i < len && s[i] == '/' ? comment_end(s, len, i) : i;
+        if (e == i)
+            break;
+        i = e;
+    }
+    tok t = {TK_EOF, i, i};
+    if (i >= len) {
+        sc->pos = len;
+        return t;
+    }
+    char c = s[i];
+    if (c == '#' && at_line_start(s, i)) {
+        t.kind = TK_PP;
+        while (i < len && s[i] != '\n')
+            i += s[i] == '\\' && i + 1 < len ? 2 : 1;
+    } else if (id_start(c)) {
+        t.kind = TK_ID;
+        while (i < len && id_char(s[i]))
+            i++;
+    } else if (isdigit((unsigned char)c) || (c == '.' && i + 1 < len && isdigit((unsigned char)s[i + 1]))) {
+        t.kind = TK_NUM;
+        i = number_end(s, len, i);
+    } else if (c == '"' || c == '\'') {
+        t.kind = TK_STR;
+        i = literal_end(s, len, i, c);
+    } else {
+        t.kind = TK_PUNCT;
+        i++;
+    }
+    t.end = i;
+    sc->pos = i;
+    return t;
+}
+
+static bool tok_is(const scan *sc, tok t, const char *text)
+{
+    size_t n = strlen(text);
+    return t.end - t.start == n && memcmp(sc->s + t.start, text, n) == 0;
+}
+
+/* ---------------------------------------------------------------- top-level items */
+
+typedef enum { IT_PP, IT_DECL, IT_FUNC } item_kind;
+
+typedef struct item {
+    item_kind kind;
+    size_t start, end;          /* the item's text, first token to last */
+    tok first;                  /* its first token */
+    tok name;                   /* IT_FUNC: the function's name */
+    size_t params_start, params_end;   /* IT_FUNC: inside the parentheses */
+    size_t header_end;          /* IT_FUNC: just after the ')' */
+    bool has_paren, has_init;   /* IT_DECL: a '(' or an '=' outside brackets */
+    size_t init;                /* IT_DECL: where the '=' is */
+} item;
+
+/* The next top-level item, or false at the end of the text or on text the
+ * scanner does not understand (*bad). */
+static bool next_item(scan *sc, item *it, bool *bad)
+{
+    *bad = false;
+    memset(it, 0, sizeof *it);
+    tok t = next(sc);
+    if (t.kind == TK_EOF)
+        return false;
+    it->start = t.start;
+    it->first = t;
+    if (t.kind == TK_PP) {
+        it->kind = IT_PP;
+        it->end = t.end;
+        return true;
+    }
+    int paren = 0, brace = 0;
+    bool func = false;
+    tok prev = {TK_EOF, 0, 0}, before_paren = {TK_EOF, 0, 0};
+    bool named = false;
+    for (;; prev = t, t = next(sc)) {
+        if (t.kind == TK_EOF || (t.kind == TK_PP && brace == 0)) {
+            *bad = true;
+            return false;
+        }
+        if (t.kind != TK_PUNCT)
+            continue;
+        char c = sc->s[t.start];
+        if (c == '(' || c == '[') {
+            if (c == '(' && paren == 0 && brace == 0 && !named) {
+                named = true;
+                before_paren = prev;
+                it->params_start = t.end;
+            }
+            paren++;
+        } else if (c == ')' || c == ']') {
+            if (--paren < 0) {
+                *bad = true;
+                return false;
+            }
+            if (c == ')' && paren == 0 && brace == 0 && named && !it->header_end) {
+                it->params_end = t.start;
+                it->header_end = t.end;
+            }
+        } else if (c == '=' && paren == 0 && brace == 0 && !it->has_init) {
+            it->has_init = true;
+            it->init = t.start;
+        } else if (c == '{') {
+            if (brace == 0 && paren == 0 && prev.kind == TK_PUNCT && sc->s[prev.start] == ')')
+                func = true;
+            brace++;
+        } else if (c == '}') {
+            if (--brace < 0) {
+                *bad = true;
+                return false;
+            }
+            if (brace == 0 && func) {
+                it->kind = IT_FUNC;
+                it->name = before_paren;
+                it->end = t.end;
+                return before_paren.kind == TK_ID || (*bad = true, false);
+            }
+        } else if (c == ';' && paren == 0 && brace == 0) {
+            it->kind = IT_DECL;
+            it->has_paren = named;
+            it->end = t.end;
+            return true;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- text */
+
+typedef struct buf {
+    char *p;
+    size_t len, cap;
+    bool oom;
+} buf;
+
+static void put(buf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        while (b->len + n + 1 > cap)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = true;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void puts_(buf *b, const char *s) { put(b, s, strlen(s)); }
+
+/* ---------------------------------------------------------------- renaming */
+
+/* A sorted set of identifiers (pointers into the file). */
+typedef struct idset {
+    tok *t;
+    int n, cap;
+    const char *s;
+    bool oom;
+} idset;
+
+static int id_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+    int c = memcmp(a, b, an < bn ? an : bn);
+    return c ? c : an < bn ? -1 : an > bn;
+}
+
+/* Index of id in the set, or -(insertion point) - 1. */
+static int idset_find(const idset *st, const char *id, size_t len)
+{
+    int lo = 0, hi = st->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        int c = id_cmp(st->s + st->t[mid].start, st->t[mid].end - st->t[mid].start, id, len);
+        if (c == 0)
+            return mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -lo - 1;
+}
+
+static void idset_add(idset *st, tok t)
+{
+    int at = idset_find(st, st->s + t.start, t.end - t.start);
+    if (at >= 0 || st->oom)
+        return;
+    at = -at - 1;
+    tok *n = ir_vec_reserve(st->t, st->n, &st->cap, sizeof *n);
+    if (!n) {
+        st->oom = true;
+        return;
+    }
+    st->t = n;
+    memmove(st->t + at + 1, st->t + at, sizeof *st->t * (size_t)(st->n - at));
+    st->t[at] = t;
+    st->n++;
+}
+
+/* Words of C and of the headers the generated code includes that a name
+ * of the code never is (the emitter gives user names a trailing '_' when
+ * they would be one); kept as they are. */
+static const char *const c_words[] = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
+    "union", "unsigned", "void", "volatile", "while", "asm", "typeof", "bool", "true", "false",
+    "alignas", "alignof", "noreturn", "static_assert", "jmp_buf", "errno", "linux", "unix",
+    "i386", "math_errhandling",
+};
+
+/* True for names kept whatever the unit: C's words, tec_ and __ names, *_t
+ * typedefs, upper-case macros, names of the prelude. */
+static bool kept(const idset *prelude, const char *id, size_t len)
+{
+    for (size_t i = 0; i < sizeof c_words / sizeof *c_words; i++)
+        if (strlen(c_words[i]) == len && memcmp(c_words[i], id, len) == 0)
+            return true;
+    if ((len >= 4 && memcmp(id, "tec_", 4) == 0) || (len >= 2 && memcmp(id, "__", 2) == 0) ||
+        (len >= 2 && memcmp(id + len - 2, "_t", 2) == 0) || (len >= 1 && id[0] == '_'))
+        return true;
+    bool lower = false;
+    for (size_t i = 0; i < len; i++)
+        lower |= islower((unsigned char)id[i]) != 0;
+    return !lower || idset_find(prelude, id, len) >= 0;
+}
+
+/* The names a unit gives: its symbol, its static functions, its
+ * parameters (in the exported function's order), then its other names in
+ * the order they first appear. */
+typedef struct names {
+    const char *s;              /* the file */
+    tok *from;                  /* the names as they appear */
+    int n, cap;
+    int nstatic;                /* from[1 .. nstatic] are static functions */
+    int nparams;                /* then the parameters */
+    const idset *prelude;
+    /* Profiling ids (passes/instrument.c): with prof, the literal first
+     * argument of tec_prof_enter/exit (always `layer`) and of
+     * tec_prof_count (counter ids from `counter`) become parameters of the
+     * shared code, tec_pl and tec_pc + offset, inserted at `params_at`. */
+    bool prof;
+    long long layer, counter;
+    size_t params_at;
+    bool oom;
+} names;
+
+static void add_name(names *nm, tok t)
+{
+    tok *f = ir_vec_reserve(nm->from, nm->n, &nm->cap, sizeof *f);
+    if (!f) {
+        nm->oom = true;
+        return;
+    }
+    nm->from = f;
+    nm->from[nm->n++] = t;
+}
+
+static int find_name(const names *nm, const char *id, size_t len)
+{
+    for (int i = 0; i < nm->n; i++)
+        if (nm->from[i].end - nm->from[i].start == len &&
+            memcmp(nm->s + nm->from[i].start, id, len) == 0)
+            return i;
+    return -1;
+}
+
+/* A name the renaming introduces: tec_a<digits>, tec_v<digits>, tec_c_...,
+ * tec_F... */
+static bool reserved(const char *id, size_t len)
+{
+    for (const char *p = "av"; *p; p++)
+        if (len > 5 && memcmp(id, "tec_", 4) == 0 && id[4] == *p) {
+            size_t i = 5;
+            while (i < len && isdigit((unsigned char)id[i]))
+                i++;
+            if (i == len)
+                return true;
+        }
+    return (len >= 6 && memcmp(id, "tec_c_", 6) == 0) || (len >= 5 && memcmp(id, "tec_F", 5) == 0) ||
+           (len == 6 && (memcmp(id, "tec_pl", 6) == 0 || memcmp(id, "tec_pc", 6) == 0));
+}
+
+/* Which profiling hook id is a call's literal first argument: 1 enter or
+ * exit (a layer), 2 count (a counter), 0 another identifier. */
+static int prof_hook(const char *id, size_t len)
+{
+    if ((len == 14 && memcmp(id, "tec_prof_enter", 14) == 0) ||
+        (len == 13 && memcmp(id, "tec_prof_exit", 13) == 0))
+        return 1;
+    return len == 14 && memcmp(id, "tec_prof_count", 14) == 0 ? 2 : 0;
+}
+
+/* The literal id of the hook call whose name ends at e: where its digits
+ * are ([*at, *at_end)) and its value; false when the first argument is not
+ * a plain decimal number. */
+static bool prof_literal(const char *s, size_t e, size_t end, size_t *at, size_t *at_end,
+                         long long *v)
+{
+    while (e < end && isspace((unsigned char)s[e]))
+        e++;
+    if (e >= end || s[e] != '(')
+        return false;
+    for (e++; e < end && isspace((unsigned char)s[e]); e++)
+        ;
+    size_t d = e;
+    while (e < end && isdigit((unsigned char)s[e]))
+        e++;
+    if (e == d || e - d > 15 || id_char(s[e]) || s[e] == '.')
+        return false;
+    *at = d;
+    *at_end = e;
+    *v = strtoll(s + d, NULL, 10);
+    size_t j = e;
+    while (j < end && isspace((unsigned char)s[j]))
+        j++;
+    return j < end && (s[j] == ',' || s[j] == ')');
+}
+
+/* Whether the unit's profiling ids can be parameters: every hook call has
+ * a literal id, enter and exit name one layer; sets nm's prof fields. */
+static void prof_scan(names *nm, size_t start, size_t end)
+{
+    const char *s = nm->s;
+    scan sc = {s, start, end};
+    bool any = false, layer_set = false, counter_set = false;
+    for (tok t = next(&sc); t.kind != TK_EOF; t = next(&sc)) {
+        if (t.kind == TK_PP) {
+            for (size_t i = t.start; i + 9 <= t.end; i++)
+                if (memcmp(s + i, "tec_prof_", 9) == 0)
+                    return;
+            continue;
+        }
+        int h = t.kind == TK_ID ? prof_hook(s + t.start, t.end - t.start) : 0;
+        if (!h)
+            continue;
+        size_t a, b;
+        long long v;
+        if (!prof_literal(s, t.end, end, &a, &b, &v))
+            return;
+        any = true;
+        if (h == 1) {
+            if (layer_set && v != nm->layer)
+                return;
+            nm->layer = v;
+            layer_set = true;
+        } else if (!counter_set || v < nm->counter) {
+            nm->counter = v;
+            counter_set = true;
+        }
+    }
+    if (!counter_set)
+        nm->counter = 0;
+    if (!layer_set)
+        nm->layer = 0;
+    nm->prof = any;
+}
+
+/* Walks s[start, end): with out == NULL, collects the unit's other names
+ * into nm; else writes the text with every name of nm renamed (name 0 ->
+ * base, static function k -> base_s<k>, parameter k -> tec_a<k>, other
+ * name k -> tec_v<k>) and comments dropped.  Names are renamed in #
+ * lines only inside parentheses (a pragma's clauses).  The contents of
+ * __attribute__((...)) and names followed by '(' (functions, macros) are
+ * not collected.  False when the text already uses a name the renaming
+ * introduces, or a # line uses a renamed name as a word of its own. */
+static bool render(names *nm, size_t start, size_t end, const char *base, buf *out)
+{
+    const char *s = nm->s;
+    size_t i = start, copied = start;
+    size_t pp_end = start;     /* the end of the # line being walked */
+    int pp_depth = 0, attr_depth = -1, depth = 0;
+    char repl[64];
+    while (i < end) {
+        char c = s[i];
+        size_t e = i + 1;
+        const char *r = NULL;
+        if (out && nm->prof && i == nm->params_at) {
+            put(out, s + copied, i - copied);
+            puts_(out, "int64_t tec_pl, int64_t tec_pc, ");
+            copied = i;
+        }
+        if (c == '#' && i >= pp_end && at_line_start(s, i)) {
+            for (pp_end = i; pp_end < end && s[pp_end] != '\n'; pp_end++)
+                ;
+            pp_depth = 0;
+        } else if (c == '/' && comment_end(s, end, i) != i) {
+            e = comment_end(s, end, i);
+            r = " ";   /* as C reads it; a // comment's newline stays */
+        } else if (c == '"' || c == '\'') {
+            e = literal_end(s, end, i, c);
+        } else if (isdigit((unsigned char)c) || (c == '.' && i + 1 < end && isdigit((unsigned char)s[i + 1]))) {
+            e = number_end(s, end, i);
+        } else if (c == '(' || c == ')') {
+            int d = c == '(' ? 1 : -1;
+            if (i < pp_end)
+                pp_depth += d;
+            depth += d;
+            if (depth <= attr_depth)
+                attr_depth = -1;
+        } else if (id_start(c)) {
+            for (e = i; e < end && id_char(s[e]); e++)
+                ;
+            size_t len = e - i;
+            int k = find_name(nm, s + i, len);
+            if (k < 0 && reserved(s + i, len))
+                return false;
+            bool in_pp = i < pp_end;
+            if (len == 13 && memcmp(s + i, "__attribute__", 13) == 0 && attr_depth < 0)
+                attr_depth = depth;
+            int hook = out && nm->prof ? prof_hook(s + i, len) : 0;
+            size_t a, b;
+            long long v;
+            if (hook && prof_literal(s, e, end, &a, &b, &v)) {
+                /* name(ID -> name(tec_pl or name(tec_pc + (ID - counter) */
+                put(out, s + copied, a - copied);
+                if (hook == 1)
+                    puts_(out, "tec_pl");
+                else if (v == nm->counter)
+                    puts_(out, "tec_pc");
+                else {
+                    snprintf(repl, sizeof repl, "tec_pc + %lld", v - nm->counter);
+                    puts_(out, repl);
+                }
+                copied = b;
+                i = b;
+                continue;
+            }
+            if (!out) {
+                size_t j = e;
+                while (j < end && isspace((unsigned char)s[j]))
+                    j++;
+                if (k < 0 && !in_pp && attr_depth < 0 && !(j < end && s[j] == '(') &&
+                    !kept(nm->prelude, s + i, len)) {
+                    add_name(nm, (tok){TK_ID, i, e});
+                }
+            } else if (k >= 0 && attr_depth < 0) {
+                if (in_pp && pp_depth == 0)
+                    return false;
+                int np = 1 + nm->nstatic + nm->nparams;
+                if (k == 0)
+                    r = base;
+                else if (k <= nm->nstatic)
+                    r = (snprintf(repl, sizeof repl, "%s_s%d", base, k), repl);
+                else if (k < np)
+                    r = (snprintf(repl, sizeof repl, "tec_a%d", k - nm->nstatic - 1), repl);
+                else
+                    r = (snprintf(repl, sizeof repl, "tec_v%d", k - np), repl);
+            }
+        }
+        if (e > end)
+            e = end;
+        if (r && out) {
+            put(out, s + copied, i - copied);
+            puts_(out, r);
+            copied = e;
+        }
+        i = e;
+    }
+    if (out)
+        put(out, s + copied, end - copied);
+    return !nm->oom;
+}
+
+/* The parameters of the exported function: the last identifier of each
+ * comma-separated declaration; "(void)" has none. */
+static bool param_names(const char *s, const item *it, names *nm, buf *call)
+{
+    scan sc = {s, it->params_start, it->params_end};
+    tok t, last = {TK_EOF, 0, 0};
+    int depth = 0, count = 0, ntok = 0;
+    bool only_void = true;
+    for (;;) {
+        t = next(&sc);
+        bool end = t.kind == TK_EOF;
+        bool comma = !end && t.kind == TK_PUNCT && s[t.start] == ',' && depth == 0;
+        if (end || comma) {
+            if (end && count == 0 && ntok == 1 && only_void)
+                return true;   /* (void) */
+            if (ntok == 0 || last.kind != TK_ID)
+                return false;
+            add_name(nm, last);
+            if (count++)
+                puts_(call, ", ");
+            put(call, s + last.start, last.end - last.start);
+            if (end)
+                return true;
+            ntok = 0;
+            only_void = true;
+            continue;
+        }
+        if (t.kind == TK_PUNCT && (s[t.start] == '(' || s[t.start] == '['))
+            depth++;
+        else if (t.kind == TK_PUNCT && (s[t.start] == ')' || s[t.start] == ']'))
+            depth--;
+        only_void &= ntok == 0 && t.end - t.start == 4 && memcmp(s + t.start, "void", 4) == 0;
+        ntok++;
+        last = t;
+    }
+}
+
+/* ---------------------------------------------------------------- the cut */
+
+static bool is_kernel_name(const scan *sc, tok t)
+{
+    return t.kind == TK_ID && t.end - t.start > 5 && memcmp(sc->s + t.start, "tec_k", 5) == 0 &&
+           isdigit((unsigned char)sc->s[t.start + 5]);
+}
+
+/* s[start, end) with each comment replaced by a space. */
+static void put_code(buf *out, const char *s, size_t start, size_t end)
+{
+    size_t i = start, copied = start;
+    while (i < end) {
+        size_t e = i + 1;
+        if (s[i] == '/' && comment_end(s, end, i) != i) {
+            e = comment_end(s, end, i);
+            if (e > end)
+                e = end;
+            put(out, s + copied, i - copied);
+            puts_(out, " ");
+            copied = e;
+        } else if (s[i] == '"' || s[i] == '\'') {
+            e = literal_end(s, end, i, s[i]);
+        }
+        i = e < end ? e : end;
+    }
+    put(out, s + copied, end - copied);
+}
+
+/* The prelude with its global objects declared extern instead of defined,
+ * and without comments (they name the model, which the code of the
+ * kernels does not depend on). */
+static void extern_prelude(const char *s, size_t end, buf *out)
+{
+    scan sc = {s, 0, end};
+    item it;
+    bool bad;
+    size_t copied = 0;
+    while (next_item(&sc, &it, &bad)) {
+        if (it.kind != IT_DECL || tok_is(&sc, it.first, "static") ||
+            tok_is(&sc, it.first, "typedef") || tok_is(&sc, it.first, "extern") ||
+            (it.has_paren && !it.has_init))
+            continue;
+        put_code(out, s, copied, it.start);
+        puts_(out, "extern ");
+        size_t stop = it.has_init ? it.init : it.end - 1;
+        while (stop > it.start && isspace((unsigned char)s[stop - 1]))
+            stop--;
+        put(out, s + it.start, stop - it.start);
+        puts_(out, ";");
+        copied = it.end;
+    }
+    put_code(out, s, copied, end);
+}
+
+/* The name a declaration of the prelude declares: the last identifier
+ * outside parentheses before its '=', its first '(' or __attribute__
+ * (`typedef float tec_f32x4 __attribute__((...))`, `int tec_num_threads =
+ * 1`, `extern void tec_prof_enter(int64_t)`). */
+static tok decl_name(const char *s, const item *it)
+{
+    scan sc = {s, it->start, it->end};
+    tok name = {TK_EOF, 0, 0};
+    for (tok t = next(&sc); t.kind != TK_EOF; t = next(&sc)) {
+        if (t.kind == TK_PUNCT && strchr("=(;[", s[t.start]))
+            break;
+        if (t.kind == TK_ID && tok_is(&sc, t, "__attribute__"))
+            break;
+        if (t.kind == TK_ID)
+            name = t;
+    }
+    return name;
+}
+
+/* Adds every identifier-like word of s[start, end) (# lines included). */
+static void add_words(idset *st, const char *s, size_t start, size_t end)
+{
+    for (size_t i = start; i < end; i++) {
+        if (!id_start(s[i]) || (i > start && id_char(s[i - 1])))
+            continue;
+        size_t e = i;
+        while (e < end && id_char(s[e]))
+            e++;
+        idset_add(st, (tok){TK_ID, i, e});
+        i = e;
+    }
+}
+
+/* The part of the prelude that the unit s[start, end) needs, with its
+ * globals declared extern: every # line, and every declaration or helper
+ * whose name the unit uses, or an item it keeps uses (helpers use types
+ * and other helpers declared before them).  So a kernel's translation unit
+ * does not change when the model around it uses other helpers. */
+static char *needed_prelude(const char *s, size_t prelude_end, size_t start, size_t end)
+{
+    idset need = {.s = s};
+    add_words(&need, s, start, end);
+    item items[512];
+    bool keep[512];
+    int n = 0;
+    scan sc = {s, 0, prelude_end};
+    bool bad;
+    while (n < 512 && next_item(&sc, &items[n], &bad))
+        n++;
+    if (n == 512)
+        return NULL;   /* not worth it: the caller keeps the whole prelude */
+    for (int i = n - 1; i >= 0; i--) {
+        const item *it = &items[i];
+        tok name = it->kind == IT_FUNC ? it->name : it->kind == IT_DECL ? decl_name(s, it)
+                                                                        : (tok){TK_EOF, 0, 0};
+        keep[i] = it->kind == IT_PP || name.kind != TK_ID ||
+                  idset_find(&need, s + name.start, name.end - name.start) >= 0;
+        if (keep[i])
+            add_words(&need, s, it->start, it->end);
+    }
+    buf out = {0};
+    for (int i = 0; i < n; i++) {
+        if (!keep[i])
+            continue;
+        const item *it = &items[i];
+        bool global = it->kind == IT_DECL && !tok_is(&sc, it->first, "static") &&
+                      !tok_is(&sc, it->first, "typedef") && !tok_is(&sc, it->first, "extern") &&
+                      !(it->has_paren && !it->has_init);
+        if (global) {
+            size_t stop = it->has_init ? it->init : it->end - 1;
+            while (stop > it->start && isspace((unsigned char)s[stop - 1]))
+                stop--;
+            puts_(&out, "extern ");
+            put(&out, s + it->start, stop - it->start);
+            puts_(&out, ";\n");
+        } else {
+            put_code(&out, s, it->start, it->end);
+            puts_(&out, "\n");
+        }
+    }
+    puts_(&out, "\n");
+    free(need.t);
+    if (need.oom || out.oom) {
+        free(out.p);
+        return NULL;
+    }
+    return out.p;
+}
+
+static bool add_unit(cg_csplit *out, const char *s, const idset *prelude, size_t start,
+                     const item *statics, int nstatic, const item *k)
+{
+    cg_unit *u = ir_vec_reserve(out->units, out->n, &out->cap, sizeof *u);
+    if (!u)
+        return false;
+    out->units = u;
+    u = &out->units[out->n];
+    memset(u, 0, sizeof *u);
+    names nm = {.s = s, .prelude = prelude};
+    buf call = {0}, shared = {0}, glue = {0};
+    bool ok = false;
+    add_name(&nm, k->name);
+    for (int i = 0; i < nstatic; i++)
+        add_name(&nm, statics[i].name);
+    nm.nstatic = nstatic;
+    if (!param_names(s, k, &nm, &call) || nm.oom)
+        goto out;
+    nm.nparams = nm.n - 1 - nstatic;
+    /* Profiling ids become parameters only of a kernel without static
+     * functions (they would need them too) and with parameters. */
+    if (nstatic == 0 && nm.nparams > 0) {
+        prof_scan(&nm, start, k->end);
+        nm.params_at = k->params_start;
+    }
+    if (!render(&nm, start, k->end, NULL, NULL))
+        goto out;
+    /* The placeholder rendering names the code; the final one uses it. */
+    if (!render(&nm, start, k->end, "tec_F", &shared) || shared.oom)
+        goto out;
+    uint8_t digest[32];
+    char hex[65];
+    cg_sha256_ctx h;
+    cg_sha256_init(&h);
+    cg_sha256_update(&h, shared.p, shared.len);
+    cg_sha256_final(&h, digest);
+    cg_sha256_to_hex(digest, hex);
+    snprintf(u->name, sizeof u->name, "tec_c_%.16s", hex);
+    shared.len = 0;
+    render(&nm, start, k->end, u->name, &shared);
+    puts_(&shared, "\n");
+    /* The forwarder: the exported header, and a call with its parameters. */
+    size_t name_at = k->name.start, header_end = k->header_end;
+    put(&glue, s + k->start, name_at - k->start);
+    puts_(&glue, u->name);
+    put(&glue, s + k->name.end, k->params_start - k->name.end);
+    if (nm.prof)
+        puts_(&glue, "int64_t tec_pl, int64_t tec_pc, ");
+    put(&glue, s + k->params_start, header_end - k->params_start);
+    puts_(&glue, ";\n");
+    put(&glue, s + k->start, header_end - k->start);
+    puts_(&glue, "\n{\n    return ");
+    puts_(&glue, u->name);
+    puts_(&glue, "(");
+    if (nm.prof) {
+        char ids[64];
+        snprintf(ids, sizeof ids, "%lld, %lld, ", nm.layer, nm.counter);
+        puts_(&glue, ids);
+    }
+    if (call.p)
+        puts_(&glue, call.p);
+    puts_(&glue, ");\n}\n");
+    u->symbol = strndup(s + k->name.start, k->name.end - k->name.start);
+    if (shared.oom || glue.oom || call.oom || !u->symbol)
+        goto out;
+    u->shared = shared.p;
+    u->glue = glue.p;
+    u->start = start;
+    u->end = k->end;
+    shared.p = glue.p = NULL;
+    u->first = out->n;
+    for (int i = 0; i < out->n; i++)
+        if (strcmp(out->units[i].name, u->name) == 0) {
+            /* 64 bits of the hash name the code; two different codes with
+             * one name would make one kernel run the other's code. */
+            if (strcmp(out->units[i].shared, u->shared) != 0)
+                goto out_shared;
+            u->first = i;
+            break;
+        }
+    out->distinct += u->first == out->n;
+    out->n++;
+    ok = true;
+    goto out;
+out_shared:
+    free(u->shared);
+    free(u->glue);
+    u->shared = u->glue = NULL;
+out:
+    if (!ok)
+        free(u->symbol);
+    free(nm.from);
+    free(call.p);
+    free(shared.p);
+    free(glue.p);
+    return ok;
+}
+
+bool cg_split_c(const char *src, cg_csplit *out)
+{
+    memset(out, 0, sizeof *out);
+    scan sc = {src, 0, strlen(src)};
+    item it, statics[8];
+    int nstatic = 0;
+    bool bad, in_kernels = false;
+    idset prelude_ids = {0};
+    size_t prelude_end = 0, unit_start = 0, prev_end = 0;
+    while (next_item(&sc, &it, &bad)) {
+        bool kernelish = it.kind == IT_FUNC && is_kernel_name(&sc, it.name);
+        if (!in_kernels && !kernelish) {
+            /* The prelude: declarations, # lines, static (inline) helpers. */
+            if (it.kind == IT_FUNC && !tok_is(&sc, it.first, "static"))
+                goto fail;
+            prev_end = it.end;
+            continue;
+        }
+        if (!kernelish)
+            goto fail;
+        if (!in_kernels) {
+            in_kernels = true;
+            prelude_end = prev_end;
+        }
+        if (nstatic == 0)
+            unit_start = prev_end;   /* the unit's comment goes with it */
+        if (tok_is(&sc, it.first, "static")) {
+            if (nstatic == (int)(sizeof statics / sizeof *statics))
+                goto fail;
+            statics[nstatic++] = it;
+        } else if (tok_is(&sc, it.first, "int32_t") && it.first.end <= it.name.start) {
+            if (!prelude_ids.s) {
+                prelude_ids.s = src;
+                scan ps = {src, 0, prelude_end};
+                for (tok t = next(&ps); t.kind != TK_EOF; t = next(&ps))
+                    if (t.kind == TK_ID)
+                        idset_add(&prelude_ids, t);
+                    else if (t.kind == TK_PP)   /* #define NAME(...) */
+                        for (size_t i = t.start; i < t.end; i++)
+                            if (id_start(src[i]) && (i == t.start || !id_char(src[i - 1]))) {
+                                size_t e = i;
+                                while (e < t.end && id_char(src[e]))
+                                    e++;
+                                idset_add(&prelude_ids, (tok){TK_ID, i, e});
+                                i = e;
+                            }
+                if (prelude_ids.oom)
+                    goto fail;
+            }
+            if (!add_unit(out, src, &prelude_ids, unit_start, statics, nstatic, &it))
+                goto fail;
+            nstatic = 0;
+        } else {
+            goto fail;
+        }
+        prev_end = it.end;
+    }
+    if (bad || !in_kernels || nstatic > 0)
+        goto fail;
+    /* Nothing may follow the last kernel but space and comments: checked
+     * by next_item returning false without *bad. */
+    buf pre = {0}, ext = {0};
+    put(&pre, src, prelude_end);
+    puts_(&pre, "\n");
+    extern_prelude(src, prelude_end, &ext);
+    puts_(&ext, "\n");
+    if (pre.oom || ext.oom) {
+        free(pre.p);
+        free(ext.p);
+        goto fail;
+    }
+    out->prelude = pre.p;
+    out->prelude_extern = ext.p;
+    for (int i = 0; i < out->n; i++) {
+        cg_unit *u = &out->units[i];
+        if (u->first == i && !(u->prelude = needed_prelude(src, prelude_end, u->start, u->end)) &&
+            !(u->prelude = strdup(ext.p)))
+            goto fail;
+    }
+    free(prelude_ids.t);
+    return true;
+fail:
+    free(prelude_ids.t);
+    cg_split_free(out);
+    return false;
+}
+
+void cg_split_free(cg_csplit *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        free(s->units[i].symbol);
+        free(s->units[i].shared);
+        free(s->units[i].prelude);
+        free(s->units[i].glue);
+    }
+    free(s->units);
+    free(s->prelude);
+    free(s->prelude_extern);
+    memset(s, 0, sizeof *s);
+}

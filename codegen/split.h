@@ -1,0 +1,60 @@
+/* codegen/split.h — a generated C file cut into its prelude and its
+ * kernels, with the kernels that differ only in names found once.
+ *
+ * cg_compile uses it to build a model's kernels as several translation
+ * units compiled side by side and cached one by one (codegen/compile.c):
+ *
+ *   prelude            everything before the first kernel (includes, vector
+ *                      types, helpers, the globals tec_num_threads ...);
+ *   prelude_extern     the same with each global object's definition made
+ *                      an extern declaration, for every unit but one;
+ *   units[i]           one kernel: its exported function and the static
+ *                      functions before it (a kernel's _body), in the
+ *                      order of the file.
+ *
+ * Each unit also comes as `shared`: its text with the exported symbol
+ * renamed to `name` (tec_c_<16 hex digits of the SHA-256 of the unit with
+ * every name the unit gives replaced by a placeholder>), its static
+ * functions to name_s<N>, its parameters to tec_a<N>, and its comments
+ * removed.  Two kernels whose code differs only in those names (the
+ * repeated blocks of a ResNet or a transformer) have the same `shared`
+ * text, so one compiled copy serves both, and a kernel of another model
+ * (or of an edited one) with the same code has the same name too.  The
+ * exported symbol then becomes a one-line forwarder, `glue`, to `name`.
+ *
+ * The cut relies on the layout cg_emit_c writes (doc/codegen.md): after
+ * the prelude, only kernels, each `int32_t tec_k...(...)` optionally after
+ * `static` functions, and comments.  Anything else (a file written by
+ * hand, a future layout) makes cg_split_c return false and the caller
+ * compiles the file whole, as before. */
+#ifndef TEC_CODEGEN_SPLIT_H
+#define TEC_CODEGEN_SPLIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct cg_unit {
+    char *symbol;      /* the exported kernel, e.g. tec_k3_layer1_0_conv1 */
+    char name[24];     /* tec_c_<16 hex>: the symbol of the shared code */
+    char *shared;      /* the unit, renamed (see above) */
+    char *glue;        /* "int32_t name(PARAMS);\nint32_t symbol(PARAMS) { return name(a, b); }\n" */
+    int first;         /* index of the first unit with the same name (itself if none before) */
+    char *prelude;     /* units that are first: what of prelude_extern the unit
+                          needs (# lines, and the declarations and helpers it
+                          uses); NULL for the others */
+    size_t start, end; /* the unit in the file */
+} cg_unit;
+
+typedef struct cg_csplit {
+    char *prelude, *prelude_extern;
+    cg_unit *units;
+    int n, cap;
+    int distinct;      /* units whose first is themselves */
+} cg_csplit;
+
+/* Cuts src; false (and *out empty) when src is not in cg_emit_c's layout
+ * or memory runs out. */
+bool cg_split_c(const char *src, cg_csplit *out);
+void cg_split_free(cg_csplit *s);
+
+#endif
