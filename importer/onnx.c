@@ -57,6 +57,8 @@ struct ox {
     fe_map valmap;           /* ONNX name -> its latest ox_value */
     fe_map defmap;           /* "base\ntext" -> the def's name */
     fe_map defcount;         /* base -> (void *)(intptr_t) defs named after it */
+    fe_map silu;             /* a Sigmoid's output -> its node, when its one reader is
+                                a Mul(x, Sigmoid(x)) (ox_silu_pair) */
     ox_str head, defs_text, body;
     int nweights;
 };
@@ -1562,6 +1564,46 @@ static void free_ox(ox *x)
         ir_arena_free(x->a);
 }
 
+/* PyTorch's SiLU, x * sigmoid(x), is a Sigmoid node whose output only a
+ * Mul of x and it reads: each such Sigmoid's output goes into x->silu. */
+static void find_silu_pairs(ox *x, const Onnx__GraphProto *g)
+{
+    if (!x->a)
+        x->a = ir_arena_new();
+    fe_map readers = {0};   /* name -> (void *)(intptr_t) its readers; the graph's outputs count */
+    fe_map reader = {0};    /* name -> the last node reading it */
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t k = 0; k < g->node[i]->n_input; k++) {
+            const char *in = g->node[i]->input[k];
+            if (!*in || (k && strcmp(in, g->node[i]->input[k - 1]) == 0))
+                continue;
+            fe_map_put(x->a, &readers, in, (void *)((intptr_t)fe_map_get(&readers, in) + 1));
+            fe_map_put(x->a, &reader, in, (void *)g->node[i]);
+        }
+    for (size_t i = 0; i < g->n_output; i++)
+        if (g->output[i]->name)
+            fe_map_put(x->a, &readers, g->output[i]->name, (void *)(intptr_t)2);
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *n = g->node[i];
+        if (!n->op_type || strcmp(n->op_type, "Sigmoid") != 0 || (n->domain && *n->domain) ||
+            n->n_input != 1 || n->n_output != 1 || !*n->input[0] || !*n->output[0])
+            continue;
+        const Onnx__NodeProto *mul = fe_map_get(&reader, n->output[0]);
+        if ((intptr_t)fe_map_get(&readers, n->output[0]) != 1 || !mul->op_type ||
+            strcmp(mul->op_type, "Mul") != 0 || (mul->domain && *mul->domain) ||
+            mul->n_input != 2)
+            continue;
+        int s = strcmp(mul->input[0], n->output[0]) == 0 ? 0 : 1;
+        if (strcmp(mul->input[s], n->output[0]) == 0 && strcmp(mul->input[1 - s], n->input[0]) == 0)
+            fe_map_put(x->a, &x->silu, n->output[0], (void *)n);
+    }
+}
+
+bool ox_silu_pair(ox_node *nd)
+{
+    return nd->n->n_output == 1 && fe_map_get(&nd->x->silu, nd->n->output[0]) == nd->n;
+}
+
 static Onnx__ModelProto *load_model(ox *x, unsigned char **buf)
 {
     size_t len = 0;
@@ -1648,6 +1690,7 @@ char *fe_onnx_import(const char *path, const fe_onnx_options *o, diag *d)
             if (v)
                 v->uses++;
         }
+    find_silu_pairs(&x, g);
     char *text = NULL;
     if (d->nerrors == errors && import_graph(&x, g) && import_outputs(&x, g)) {
         ox_str all = {0};
