@@ -40,8 +40,7 @@ typedef struct ox_def {
 } ox_def;
 
 struct ox {
-    const char *path;        /* the model, for messages ("<stdin>" for "-") */
-    const char *file;        /* the model's file ("-": standard input) */
+    const char *path;        /* the model's file, also for messages */
     char *dir;               /* its folder: external data must stay inside */
     diag *d;
     const fe_onnx_options *o;
@@ -340,11 +339,6 @@ static unsigned char *read_external(ox *x, const Onnx__TensorProto *t, size_t wa
         return NULL;
     }
     struct stat st;
-    if (!x->dir) {
-        snprintf(err, errlen, "its external data '%s' cannot be read: a model read from standard "
-                 "input has no folder", loc);
-        return NULL;
-    }
     int fd = open_external(x->dir, loc, &st, err, errlen);
     if (fd < 0)
         return NULL;
@@ -1092,12 +1086,11 @@ const char *ox_view_step(ox_node *nd, const ox_value *out, const char *expr)
 
 /* ---------------------------------------------------------------- the model */
 
-/* The bytes of path ("-": standard input), at most 2 GiB (protobuf's
+/* The bytes of path, at most 2 GiB (protobuf's
  * limit), or NULL with errno set (EFBIG past the limit). */
 static unsigned char *read_file(const char *path, size_t *len)
 {
-    bool in = strcmp(path, "-") == 0;
-    FILE *f = in ? stdin : fopen(path, "rb");
+    FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
     size_t cap = 1 << 16, n = 0, got;
@@ -1121,8 +1114,7 @@ static unsigned char *read_file(const char *path, size_t *len)
     }
     if (!err && ferror(f))
         err = EIO;
-    if (!in)
-        fclose(f);
+    fclose(f);
     if (err) {
         free(buf);
         errno = err;
@@ -1607,7 +1599,7 @@ bool ox_silu_pair(ox_node *nd)
 static Onnx__ModelProto *load_model(ox *x, unsigned char **buf)
 {
     size_t len = 0;
-    *buf = read_file(x->file, &len);
+    *buf = read_file(x->path, &len);
     if (!*buf) {
         diag_error(x->d, diag_noloc(), "cannot read %s: %s", x->path,
                    errno == EFBIG ? "larger than 2 GiB, protobuf's limit" : strerror(errno));
@@ -1642,12 +1634,9 @@ static Onnx__ModelProto *load_model(ox *x, unsigned char **buf)
 char *fe_onnx_import(const char *path, const fe_onnx_options *o, diag *d)
 {
     static const fe_onnx_options none = {0};
-    ox x = {.path = strcmp(path, "-") == 0 ? "<stdin>" : path, .file = path, .d = d,
-            .o = o ? o : &none};
+    ox x = {.path = path, .d = d, .o = o ? o : &none};
     const char *slash = strrchr(path, '/');
-    /* a model from standard input has no folder: no external data */
-    x.dir = strcmp(path, "-") == 0 ? NULL
-            : slash ? strndup(path, (size_t)(slash - path + (slash == path))) : strdup(".");
+    x.dir = slash ? strndup(path, (size_t)(slash - path + (slash == path))) : strdup(".");
     int errors = d->nerrors;
     unsigned char *buf = NULL;
     Onnx__ModelProto *m = load_model(&x, &buf);
