@@ -409,6 +409,11 @@ static bool op_clip(ox_node *nd, const void *arg)
                 ihi = rt_tensor_get_int(nd->in[i]->konst, 0), has_hi = true;
         }
     }
+    if (x->dtype == IR_F32 && x->ndim >= 2 && x->ndim <= 4 && x->id && lo == 0 && hi == 6) {
+        ox_value *y = ox_output(nd, 0);   /* PyTorch's ReLU6 */
+        ox_same_shape(y, x);
+        return ox_call_nn(nd, y, "relu6", x->id, NULL, NULL, 0);
+    }
     ox_str t = {0};
     if (integer) {   /* an absent bound (or one outside the dtype) clamps nothing */
         ox_printf(&t, "%s%s", has_hi ? "min(" : "", has_lo ? "max(" : "");

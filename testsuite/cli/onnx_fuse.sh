@@ -4,7 +4,8 @@
 # add after it (a .te model's conv2d -> batchnorm -> relu6), and PyTorch's
 # SiLU, Mul(x, Sigmoid(x)) with the Sigmoid read by that Mul alone, is one
 # call of nn.te's silu (either operand order), while a Sigmoid read by
-# others stays a layer; the result equals NumPy's at -O0 and -O2.
+# others stays a layer; Clip(0, 6) is relu6; the result equals NumPy's at
+# -O0 and -O2.
 . "$srcdir/testsuite/cli/lib.inc"
 "$PYTHON" - "$srcdir/testsuite/onnx" <<'EOF2' || fail "cannot write the model"
 import struct, sys
@@ -59,6 +60,7 @@ expect_status 0 "$TEC" --emit=te m.onnx -o net.te
 grep -q '^c1_conv = conv2d(x, 16, 3, pad=1) as "c1.Conv"$' net.te &&
     grep -q '^c1 = bias_1(c1_conv) as "c1.Conv.bias"$' net.te &&
     ! grep -q 'has_bias' net.te || { cat net.te; fail "the Conv's bias is not a layer of its own"; }
+grep -q '^r2 = relu6(c2) as "c2.Clip"$' net.te || { cat net.te; fail "Clip(0, 6) is not relu6"; }
 grep -q '^m1 = silu(c1) as "act1.Mul"$' net.te &&
     grep -q '^m2 = silu(a) as "act2.Mul"$' net.te &&
     ! grep -q 'act[12].Sigmoid' net.te || { cat net.te; fail "x * sigmoid(x) is not silu"; }
