@@ -56,7 +56,8 @@ a = np.clip(conv(m1, w2, b2, 0), 0, 6) + m1
 m2 = a * sig(a)
 np.save("want.npy", m2 * sig(m2) + sig(m2))
 EOF2
-expect_status 0 "$TEC" --emit=te m.onnx -o net.te
+expect_status 0 "$TEC" --emit=te m.onnx -o net.te --save-weights w
+[ -f w/c1.Conv.weight.npy ] && [ -f w/c1.Conv.bias.bias.npy ] || { ls w; fail "weights not named <layer>.weight and <layer>.bias.bias"; }
 grep -q '^c1_conv = conv2d(x, 16, 3, pad=1) as "c1.Conv"$' net.te &&
     grep -q '^c1 = bias_1(c1_conv) as "c1.Conv.bias"$' net.te &&
     ! grep -q 'has_bias' net.te || { cat net.te; fail "the Conv's bias is not a layer of its own"; }
@@ -73,6 +74,8 @@ grep -q '^c1.Conv+Conv.bias+act1.Mul  *fused' out &&
     grep -q '^c2.Conv+Conv.bias+Clip+Add+act2.Mul  *fused' out ||
     { cat out; fail "the bias and what follows it are not fused into the convolution"; }
 expect_status 0 "$TEC" -O0 m.onnx --input x=x.npy --save-outputs o0
+expect_status 0 "$TEC" -O0 net.te --weights w --input x=x.npy --save-outputs ote
+cmp o0/y.npy ote/y.npy || fail "the --emit=te program with --save-weights differs from the model"
 "$PYTHON" -c "
 import numpy as np, sys
 want = np.load('want.npy')
