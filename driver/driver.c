@@ -26,7 +26,7 @@
 #include "driver/datadir.h"
 #include "driver/options.h"
 #include "frontend/frontend.h"
-#include "frontend/onnx.h"
+#include "importer/onnx.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
 #include "passes/passes.h"

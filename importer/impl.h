@@ -42,6 +42,9 @@ typedef struct ox_value {
     bool view_of_input;      /* a view of one (an output of it needs a copy) */
     const Onnx__NodeProto *producer;   /* the node that computed it, or NULL */
     bool graph_output;       /* already named by an `output` line */
+    const struct ox_value *silu_of;   /* a Sigmoid of this value that only a Mul by it
+                                         reads, which is then their one silu layer: no
+                                         layer, no id (ox_silu_pair) */
 } ox_value;
 
 typedef struct ox ox;
@@ -61,6 +64,11 @@ typedef struct ox_node {
                                 (ox_compute_dtype); else they move, compare and
                                 select values in the storage dtype itself */
 } ox_node;
+
+/* Whether the node is a Sigmoid whose output only a Mul of its input and
+ * it reads (PyTorch's SiLU, x * sigmoid(x)): the Sigmoid then makes no
+ * layer, and the Mul is a call of nn.te's silu. */
+bool ox_silu_pair(ox_node *nd);
 
 /* Reports "node 'NAME' (OP, opset N): MESSAGE"; returns false. */
 bool ox_fail(ox_node *nd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

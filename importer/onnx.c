@@ -40,8 +40,7 @@ typedef struct ox_def {
 } ox_def;
 
 struct ox {
-    const char *path;        /* the model, for messages ("<stdin>" for "-") */
-    const char *file;        /* the model's file ("-": standard input) */
+    const char *path;        /* the model's file, also for messages */
     char *dir;               /* its folder: external data must stay inside */
     diag *d;
     const fe_onnx_options *o;
@@ -57,6 +56,8 @@ struct ox {
     fe_map valmap;           /* ONNX name -> its latest ox_value */
     fe_map defmap;           /* "base\ntext" -> the def's name */
     fe_map defcount;         /* base -> (void *)(intptr_t) defs named after it */
+    fe_map silu;             /* a Sigmoid's output -> its node, when its one reader is
+                                a Mul(x, Sigmoid(x)) (ox_silu_pair) */
     ox_str head, defs_text, body;
     int nweights;
 };
@@ -338,11 +339,6 @@ static unsigned char *read_external(ox *x, const Onnx__TensorProto *t, size_t wa
         return NULL;
     }
     struct stat st;
-    if (!x->dir) {
-        snprintf(err, errlen, "its external data '%s' cannot be read: a model read from standard "
-                 "input has no folder", loc);
-        return NULL;
-    }
     int fd = open_external(x->dir, loc, &st, err, errlen);
     if (fd < 0)
         return NULL;
@@ -1090,12 +1086,11 @@ const char *ox_view_step(ox_node *nd, const ox_value *out, const char *expr)
 
 /* ---------------------------------------------------------------- the model */
 
-/* The bytes of path ("-": standard input), at most 2 GiB (protobuf's
+/* The bytes of path, at most 2 GiB (protobuf's
  * limit), or NULL with errno set (EFBIG past the limit). */
 static unsigned char *read_file(const char *path, size_t *len)
 {
-    bool in = strcmp(path, "-") == 0;
-    FILE *f = in ? stdin : fopen(path, "rb");
+    FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
     size_t cap = 1 << 16, n = 0, got;
@@ -1119,8 +1114,7 @@ static unsigned char *read_file(const char *path, size_t *len)
     }
     if (!err && ferror(f))
         err = EIO;
-    if (!in)
-        fclose(f);
+    fclose(f);
     if (err) {
         free(buf);
         errno = err;
@@ -1562,10 +1556,50 @@ static void free_ox(ox *x)
         ir_arena_free(x->a);
 }
 
+/* PyTorch's SiLU, x * sigmoid(x), is a Sigmoid node whose output only a
+ * Mul of x and it reads: each such Sigmoid's output goes into x->silu. */
+static void find_silu_pairs(ox *x, const Onnx__GraphProto *g)
+{
+    if (!x->a)
+        x->a = ir_arena_new();
+    fe_map readers = {0};   /* name -> (void *)(intptr_t) its readers; the graph's outputs count */
+    fe_map reader = {0};    /* name -> the last node reading it */
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t k = 0; k < g->node[i]->n_input; k++) {
+            const char *in = g->node[i]->input[k];
+            if (!*in || (k && strcmp(in, g->node[i]->input[k - 1]) == 0))
+                continue;
+            fe_map_put(x->a, &readers, in, (void *)((intptr_t)fe_map_get(&readers, in) + 1));
+            fe_map_put(x->a, &reader, in, (void *)g->node[i]);
+        }
+    for (size_t i = 0; i < g->n_output; i++)
+        if (g->output[i]->name)
+            fe_map_put(x->a, &readers, g->output[i]->name, (void *)(intptr_t)2);
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *n = g->node[i];
+        if (!n->op_type || strcmp(n->op_type, "Sigmoid") != 0 || (n->domain && *n->domain) ||
+            n->n_input != 1 || n->n_output != 1 || !*n->input[0] || !*n->output[0])
+            continue;
+        const Onnx__NodeProto *mul = fe_map_get(&reader, n->output[0]);
+        if ((intptr_t)fe_map_get(&readers, n->output[0]) != 1 || !mul->op_type ||
+            strcmp(mul->op_type, "Mul") != 0 || (mul->domain && *mul->domain) ||
+            mul->n_input != 2)
+            continue;
+        int s = strcmp(mul->input[0], n->output[0]) == 0 ? 0 : 1;
+        if (strcmp(mul->input[s], n->output[0]) == 0 && strcmp(mul->input[1 - s], n->input[0]) == 0)
+            fe_map_put(x->a, &x->silu, n->output[0], (void *)n);
+    }
+}
+
+bool ox_silu_pair(ox_node *nd)
+{
+    return nd->n->n_output == 1 && fe_map_get(&nd->x->silu, nd->n->output[0]) == nd->n;
+}
+
 static Onnx__ModelProto *load_model(ox *x, unsigned char **buf)
 {
     size_t len = 0;
-    *buf = read_file(x->file, &len);
+    *buf = read_file(x->path, &len);
     if (!*buf) {
         diag_error(x->d, diag_noloc(), "cannot read %s: %s", x->path,
                    errno == EFBIG ? "larger than 2 GiB, protobuf's limit" : strerror(errno));
@@ -1600,12 +1634,9 @@ static Onnx__ModelProto *load_model(ox *x, unsigned char **buf)
 char *fe_onnx_import(const char *path, const fe_onnx_options *o, diag *d)
 {
     static const fe_onnx_options none = {0};
-    ox x = {.path = strcmp(path, "-") == 0 ? "<stdin>" : path, .file = path, .d = d,
-            .o = o ? o : &none};
+    ox x = {.path = path, .d = d, .o = o ? o : &none};
     const char *slash = strrchr(path, '/');
-    /* a model from standard input has no folder: no external data */
-    x.dir = strcmp(path, "-") == 0 ? NULL
-            : slash ? strndup(path, (size_t)(slash - path + (slash == path))) : strdup(".");
+    x.dir = slash ? strndup(path, (size_t)(slash - path + (slash == path))) : strdup(".");
     int errors = d->nerrors;
     unsigned char *buf = NULL;
     Onnx__ModelProto *m = load_model(&x, &buf);
@@ -1648,6 +1679,7 @@ char *fe_onnx_import(const char *path, const fe_onnx_options *o, diag *d)
             if (v)
                 v->uses++;
         }
+    find_silu_pairs(&x, g);
     char *text = NULL;
     if (d->nerrors == errors && import_graph(&x, g) && import_outputs(&x, g)) {
         ox_str all = {0};

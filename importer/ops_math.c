@@ -208,7 +208,25 @@ static bool nn_unary(ox_node *nd, const void *arg)
         return elementwise1(nd, op, tmpl, true);
     ox_value *y = ox_output(nd, 0);
     ox_same_shape(y, x);
+    if (strcmp(op, "sigmoid") == 0 && ox_silu_pair(nd)) {
+        y->silu_of = x;   /* the Mul that reads it is the layer (op_mul) */
+        return true;
+    }
     return ox_call_nn(nd, y, op, x->id, NULL, NULL, 0);
+}
+
+/* Mul; of x and a Sigmoid of x that nothing else reads, nn.te's silu. */
+static bool op_mul(ox_node *nd, const void *arg)
+{
+    for (int s = 0; s < 2 && nd->nin == 2; s++) {
+        ox_value *x = nd->in[1 - s];
+        if (nd->in[s] && x && nd->in[s]->silu_of == x) {
+            ox_value *y = ox_output(nd, 0);
+            ox_same_shape(y, x);
+            return ox_call_nn(nd, y, "silu", x->id, NULL, NULL, 0);
+        }
+    }
+    return elementwise_n(nd, arg);
 }
 
 /* A copy of a constant is the constant (PyTorch exports shared weights
@@ -391,6 +409,11 @@ static bool op_clip(ox_node *nd, const void *arg)
                 ihi = rt_tensor_get_int(nd->in[i]->konst, 0), has_hi = true;
         }
     }
+    if (x->dtype == IR_F32 && x->ndim >= 2 && x->ndim <= 4 && x->id && lo == 0 && hi == 6) {
+        ox_value *y = ox_output(nd, 0);   /* PyTorch's ReLU6 */
+        ox_same_shape(y, x);
+        return ox_call_nn(nd, y, "relu6", x->id, NULL, NULL, 0);
+    }
     ox_str t = {0};
     if (integer) {   /* an absent bound (or one outside the dtype) clamps nothing */
         ox_printf(&t, "%s%s", has_hi ? "min(" : "", has_lo ? "max(" : "");
@@ -443,7 +466,7 @@ const ox_op ox_ops_math[] = {
     {"Mean", combine_op, &(const combine){"mean", "$0 + $1", 0, 0, -1, true}, WIDEN},
     {"Min", combine_op, &(const combine){"min", "min($0, $1)", 0, 0, -1, false}, AS_IS},
     {"Mod", op_mod, NULL, WIDEN},
-    {"Mul", combine_op, &(const combine){"mul", "$0 * $1", 2, 0, -1, false}, WIDEN},
+    {"Mul", op_mul, &(const combine){"mul", "$0 * $1", 2, 0, -1, false}, WIDEN},
     {"Neg", unary_op, &(const unary_spec){"neg", "-$", false}, WIDEN},
     {"Not", combine_op, &(const combine){"not", "$0 == 0 ? 1 : 0", 1, 0, IR_I32, false}, AS_IS},
     {"Or", combine_op, &(const combine){"or", "$0 != 0 || $1 != 0 ? 1 : 0", 2, 0, IR_I32, false}, AS_IS},

@@ -871,6 +871,24 @@ static void window_index(ox_str *b, const window *w, int d)
         ox_printf(b, " - %lld", (long long)w->pb[d]);
 }
 
+/* y = x + bias along axis 1, as layer "<layer>.bias" (x: a computed
+ * tensor, bias: a constant of this node). */
+static bool bias_layer(ox_node *nd, ox_value *x, ox_value *bias, ox_value *y)
+{
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_operand(&k, bias, "bias");
+    ox_printf(&k.body, "    y[");
+    ox_indices(&k.body, "i", 0, y->ndim);
+    ox_printf(&k.body, "] = x[");
+    ox_indices(&k.body, "i", 0, y->ndim);
+    ox_printf(&k.body, "] + bias[i1]\n");
+    bool ok = ox_kernel_finish(&k, "bias", y, "bias");
+    ox_kernel_free(&k);
+    return ok;
+}
+
 static bool op_conv(ox_node *nd, const void *arg)
 {
     ox_value *x = ox_input(nd, 0), *wv = ox_input(nd, 1);
@@ -918,11 +936,25 @@ static bool op_conv(ox_node *nd, const void *arg)
             ox_printf(&args, ", dilation=%lld", (long long)w.dil[0]);
         if (g != 1)
             ox_printf(&args, ", groups=%lld", (long long)g);
-        if (bias)
-            ox_printf(&args, ", has_bias=1");
-        bool ok = ox_call_nn(nd, y, "conv2d", args.s, roles, data, bias ? 2 : 1);
+        if (!bias) {
+            bool ok = ox_call_nn(nd, y, "conv2d", args.s, roles, data, 1);
+            free(args.s);
+            return ok;
+        }
+        /* The bias is a layer of its own, "<layer>.bias", as the batchnorm
+         * after a convolution without bias is in a .te model: elementwise
+         * on the convolution's result, the fuse pass computes it (and the
+         * activation and residual add after it) inside the convolution's
+         * tile, where conv2d's has_bias=1 would add it in the write-back,
+         * which fuse does not extend. */
+        char onnx[512];
+        snprintf(onnx, sizeof onnx, "%s_conv", y->onnx);
+        ox_value t = *y;
+        t.onnx = onnx;
+        t.graph_output = false;
+        bool ok = ox_call_nn(nd, &t, "conv2d", args.s, roles, data, 1);
         free(args.s);
-        return ok;
+        return ok && bias_layer(nd, &t, bias, y);
     }
     ox_kernel k;
     ox_kernel_init(&k, nd);

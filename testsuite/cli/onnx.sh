@@ -52,6 +52,10 @@ cmp o4/y.npy want.npy || fail "-x onnx"
 expect_status 2 "$TEC" -x onnx - <m.onnx
 expect_err "tec: error: -x onnx reads a model from a file, not from standard input (its external data is found beside it): give the model's path
 tec: try 'tec --help'"
+# ... and a file called "-" is given by a path
+cp m.bin ./-
+expect_status 0 "$TEC" -x onnx -D N=2 ./- --input x=x.npy --save-outputs o5
+cmp o5/y.npy want.npy || fail "-x onnx ./-"
 # -D of a dimension is read with a checked parse (the importer's): no value wraps around.
 expect_status 1 "$TEC" --emit=te -D N=2199023255552 m.onnx
 expect_err "m.onnx: error: -D N=2199023255552: the size of a dynamic dimension must be an integer from 1 to 2^40"

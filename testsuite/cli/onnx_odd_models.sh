@@ -2,7 +2,7 @@
 # once ended in an internal error, a crash or a silent wrong program):
 # NaN attributes, INT64_MIN as Trilu's k, Div(INT64_MIN, -1) folded, a graph
 # output that is its input, a dynamic dimension set with -D beyond 2^32,
-# a model from standard input, a path with a newline, and 10,000 nodes
+# a path with a newline, and 10,000 nodes
 # listed in reverse order (imported in linear time).
 . "$srcdir/testsuite/cli/lib.inc"
 "$PYTHON" - "$srcdir/testsuite/onnx" <<'EOF' || fail "cannot write the models"
@@ -103,10 +103,6 @@ expect_err "dim_param.onnx: error: graph input 'x': dimension 0 is dynamic ('N')
 run dim_param --input x=x.npy
 check "y.shape == (2, 3) and np.allclose(y, np.sin(x))"
 
-# a model from standard input (-x onnx -); its external data has no folder
-timeout 60 "$TEC" -O0 -x onnx - --input x=x.npy --save-outputs o_stdin <leakyrelu_nan.onnx >out 2>err ||
-    { cat err; fail "-x onnx - does not run"; }
-[ -f o_stdin/y.npy ] || fail "-x onnx -: no output"
 # a path with a newline stays on the program's comment line
 cp leakyrelu_nan.onnx "$(printf 'new\nline.onnx')"
 timeout 60 "$TEC" --emit=te "$(printf 'new\nline.onnx')" >out 2>err || { cat err; fail "a path with a newline"; }

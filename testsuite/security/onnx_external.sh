@@ -69,13 +69,6 @@ sys.exit(0 if np.array_equal(y, 2 * np.arange(1, 7, dtype=np.float32).reshape(2,
         fail "$case: wrong result"
 done
 
-# a model from standard input has no folder to read external data from
-timeout 20 "$TEC" -O0 -x onnx - <m/in.onnx >out 2>err
-st=$?
-[ "$st" = 1 ] || { cat err; fail "stdin: exit status $st, expected 1"; }
-grep -q "<stdin>: error: initializer 'w': its external data 'w.bin' cannot be read: a model read from standard input has no folder" err ||
-    { cat err; fail "stdin: no 'no folder' error"; }
-
 # an --input .pb whose external data leads out of its folder
 timeout 20 "$TEC" -O0 m/in.onnx --input x=m/x_out.pb >out 2>err
 st=$?
