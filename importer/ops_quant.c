@@ -43,7 +43,8 @@
  * it, so an entry found for a value of the model being imported (whose
  * producer is a DequantizeLinear) is that value's own; the table is
  * bounded, and a value whose entry was overwritten is computed in f32
- * (correct, only slower). */
+ * (correct, only slower).  This holds as long as op_dequantize makes every
+ * DequantizeLinear output (importer/fold.c does not fold the op). */
 typedef struct dq_entry {
     const ox_value *out;
     ox_value *q, *scale, *zero;   /* the node's inputs (zero may be NULL) */
@@ -580,8 +581,7 @@ static bool qdq_axis(ox_node *nd, const ox_value *x, const ox_value *s, const ox
                        ir_dtype_name(s->dtype));
     if (z && (z->ndim != s->ndim || numel(z) != numel(s)))
         return ox_fail(nd, "the zero point '%s' must have the scale's shape", z->onnx);
-    if (s->ndim == 0 || (s->ndim == 1 && s->shape[0] == 1 && numel(s) == 1 &&
-                         !ox_attr(nd, "axis")))
+    if (numel(s) == 1 && s->ndim <= 1)   /* one scale: per tensor, whatever the axis */
         return true;
     if (s->ndim != 1)
         return ox_fail(nd, "the scale '%s' must be a scalar or 1-D, not rank %d", s->onnx,
