@@ -24,9 +24,10 @@ subfolders of them, one per input set).
 
 With --evaluate N (default 16) the tool then runs the f32 and the int8
 model on N other inputs and prints, per input and in total, whether their
-top-1 classes agree and max |int8 - f32| / max |f32| of the output:
+top-1 classes agree, how many of their top-5 classes they share, and
+max |int8 - f32| / max |f32| of the (first) output:
 
-    quantize: top-1 agreement A/N (P%), output error median E max M
+    quantize: top-1 agreement A/N (P%), top-5 in common C on average, output error median E max M
 
 Needs Debian's python3-onnx and python3-numpy.
 """
@@ -265,19 +266,24 @@ def quantize(model, ranges):
 
 
 def evaluate(f32, int8, tec, sets, work):
-    agree, errs = 0, []
+    agree, errs, five = 0, [], []
     for k, s in enumerate(sets):
         a = list(run_tec(tec, f32, s, os.path.join(work, "f32.out")).values())[0]
         b = list(run_tec(tec, int8, s, os.path.join(work, "int8.out")).values())[0]
         a, b = a.astype(np.float64).reshape(-1), b.astype(np.float64).reshape(-1)
         same = int(np.argmax(a) == np.argmax(b))
         err = np.abs(a - b).max() / max(np.abs(a).max(), 1e-30)
+        top = min(5, a.size)
+        common = len(set(np.argsort(-a)[:top]) & set(np.argsort(-b)[:top]))
         agree += same
         errs.append(err)
-        print("quantize: input %d: top-1 f32 %d int8 %d (%s), output error %.1e"
-              % (k, np.argmax(a), np.argmax(b), "agree" if same else "differ", err), flush=True)
-    print("quantize: top-1 agreement %d/%d (%.1f%%), output error median %.1e max %.1e"
-          % (agree, len(sets), 100.0 * agree / len(sets), float(np.median(errs)), max(errs)))
+        five.append(common)
+        print("quantize: input %d: top-1 f32 %d int8 %d (%s), top-%d in common %d, output error "
+              "%.1e" % (k, np.argmax(a), np.argmax(b), "agree" if same else "differ", top,
+                        common, err), flush=True)
+    print("quantize: top-1 agreement %d/%d (%.1f%%), top-%d in common %.2f on average, output "
+          "error median %.1e max %.1e" % (agree, len(sets), 100.0 * agree / len(sets), top,
+                                          float(np.mean(five)), float(np.median(errs)), max(errs)))
 
 
 def main(argv):

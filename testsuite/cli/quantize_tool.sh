@@ -32,10 +32,10 @@ expect_status 0 "$PYTHON" "$srcdir/tools/quantize.py" small.onnx small_int8.onnx
     --calibrate 3 --evaluate 4 -O 0
 cp out report
 grep -q '^quantize: 2 activations calibrated on 3 inputs$' report || { cat report; fail "calibration"; }
-grep -c '^quantize: input [0-3]: top-1 f32 [0-9]* int8 [0-9]* (\(agree\|differ\)), output error [0-9.e+-]*$' report |
+grep -c '^quantize: input [0-3]: top-1 f32 [0-9]* int8 [0-9]* (\(agree\|differ\)), top-5 in common [0-5], output error [0-9.e+-]*$' report |
     grep -q '^4$' || { cat report; fail "the per-input lines"; }
 line=$(grep '^quantize: top-1 agreement' report)
-echo "$line" | grep -q '^quantize: top-1 agreement [0-4]/4 ([0-9.]*%), output error median [0-9.e+-]* max \([0-9.e+-]*\)$' ||
+echo "$line" | grep -q '^quantize: top-1 agreement [0-4]/4 ([0-9.]*%), top-5 in common [0-5].[0-9][0-9] on average, output error median [0-9.e+-]* max \([0-9.e+-]*\)$' ||
     fail "the summary: $line"
 max=$(echo "$line" | sed 's/.* max //')
 awk -v m="$max" 'BEGIN { exit !(m < 0.1) }' || fail "the int8 model is far from the f32 one: $line"
