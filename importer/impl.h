@@ -246,6 +246,8 @@ enum { AS_IS = false, WIDEN = true };
 /* The tables of the op files, and the entry of op_type, or NULL. */
 extern const ox_op ox_ops_math[], ox_ops_shape[], ox_ops_nn[];
 extern const int ox_ops_math_count, ox_ops_shape_count, ox_ops_nn_count;
+extern const ox_op ox_ops_quant[];   /* importer/ops_quant.c */
+extern const int ox_ops_quant_count;
 const ox_op *ox_find_op(const char *op_type);
 
 /* Shared checks of the op files (importer/ops.c): v is a float tensor,

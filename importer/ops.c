@@ -90,7 +90,8 @@ const ox_op *ox_find_op(const char *op_type)
     static const struct {
         const ox_op *ops;
         const int *count;
-    } tables[] = {{ox_ops_math, &ox_ops_math_count}, {ox_ops_shape, &ox_ops_shape_count},
+    } tables[] = {{ox_ops_quant, &ox_ops_quant_count}, /* first: its Conv, MatMul, Gemm */
+                  {ox_ops_math, &ox_ops_math_count}, {ox_ops_shape, &ox_ops_shape_count},
                   {ox_ops_nn, &ox_ops_nn_count}};
     for (size_t t = 0; t < sizeof tables / sizeof *tables; t++)
         for (int i = 0; i < *tables[t].count; i++)
