@@ -347,21 +347,20 @@ static void append_attr(ir_module *m, ir_func *f, const char *key, const char *f
     ir_func_set_attr(m, f, key, ir_sprintf(m->arena, "%s,%s", old ? old : first, add));
 }
 
-static bool graph_reads(const ir_module *m, const ir_buffer *b, int except)
+/* Whether a graph call other than number `except` (-1: none), or a load
+ * call, runs f.  Load calls (prepack's, in a .tir that went through -O2
+ * already) run kernels of their own that no run call shares. */
+static bool runs_elsewhere(const ir_module *m, const ir_func *f, int except)
 {
-    for (int c = 0; c < m->graph.ncalls; c++) {
-        if (c == except)
-            continue;
-        const ir_graph_call *call = &m->graph.calls[c];
-        for (int a = 0; a < call->nargs; a++)
-            if (call->args[a] == b)
-                return true;
-    }
+    for (int c = 0; c < m->graph.ncalls; c++)
+        if (c != except && m->graph.calls[c].fn == f)
+            return true;
+    for (int l = 0; l < m->graph.nloads; l++)
+        if (m->graph.loads[l].fn == f)
+            return true;
     return false;
 }
 
-/* Fuses call ci, whose elementwise block is cb, into the call that writes
- * its input number tp; true if it did. */
 /* The call that produces C's input T (parameter tp) for C = call ci to
  * run inside it: the one earlier call passing T, which nobody else reads;
  * C's other inputs exist when it runs and nothing in between touches
@@ -396,7 +395,7 @@ static int fusable_producer(const ir_module *m, int ci, int tp, int yp)
                     return -1;
         if (p == yp)
             continue;
-        if (b->role != IR_BUF_INPUT && b->role != IR_BUF_PARAM) {
+        if (b->role != IR_BUF_INPUT && b->role != IR_BUF_PARAM && b->role != IR_BUF_CONST) {
             bool before = false;
             for (int c = 0; c < pi && !before; c++)
                 for (int a = 0; a < m->graph.calls[c].nargs; a++)
@@ -432,6 +431,8 @@ static void name_group(ir_module *m, ir_func *fp, const char *player, const char
     ir_func_set_attr(m, fp, "fused", "fuse");
 }
 
+/* Fuses call ci, whose elementwise block is cb, into the call that writes
+ * its input number tp; true if it did. */
 static bool fuse_into_producer(ir_module *m, int ci, const ir_stmt *cb, int tp)
 {
     ir_graph_call *C = &m->graph.calls[ci];
@@ -450,13 +451,8 @@ static bool fuse_into_producer(ir_module *m, int ci, const ir_stmt *cb, int tp)
     ir_graph_call *P = &m->graph.calls[pi];
     ir_func *fp = P->fn;
     /* P's kernel must serve this call only */
-    for (int c = 0; c < m->graph.ncalls; c++)
-        if (c != pi && m->graph.calls[c].fn == fp)
-            return false;
-    if (fc->nparams > 1)
-        for (int c = 0; c < m->graph.ncalls; c++)
-            if (c != ci && m->graph.calls[c].fn == fc)
-                return false;
+    if (runs_elsewhere(m, fp, pi) || (fc->nparams > 1 && runs_elsewhere(m, fc, ci)))
+        return false;
     int tpp = -1;
     for (int a = 0; a < P->nargs; a++)
         if (P->args[a] == T)
@@ -475,8 +471,6 @@ static bool fuse_into_producer(ir_module *m, int ci, const ir_stmt *cb, int tp)
             if (w.block[k]->iters[i].kind != IR_ITER_SPATIAL)
                 return false;
     }
-    /* nothing else may read the graph buffers C writes before C runs */
-    (void)graph_reads;
     /* C's parameters other than T join P's, named after C's layer */
     const char *clayer = ir_func_attr(fc, "layer");
     const char *player = ir_func_attr(fp, "layer");
@@ -588,15 +582,11 @@ bool pass_fuse(ir_module *m, diag *d)
     for (int ci = 0; ci < m->graph.ncalls;)
         if (!fuse_call(m, ci))
             ci++;
-    /* kernels no call uses any more */
+    /* kernels no call (run or load) uses any more */
     int k = 0;
-    for (int f = 0; f < m->nfuncs; f++) {
-        bool used = false;
-        for (int c = 0; c < m->graph.ncalls && !used; c++)
-            used = m->graph.calls[c].fn == m->funcs[f];
-        if (used)
+    for (int f = 0; f < m->nfuncs; f++)
+        if (runs_elsewhere(m, m->funcs[f], -1))
             m->funcs[k++] = m->funcs[f];
-    }
     m->nfuncs = k;
     return true;
 }

@@ -26,12 +26,13 @@ and saved as OUT/failing.te with the levels that disagree; the exit status
 is then 1.  Every program is valid, so one the interpreter refuses is a
 finding as well.
 
-With schedules, every statement is a def of its own (`tK = pK_tK_f(...)`)
-with a random schedule from the primitives of doc/schedule.md (splits,
-reorders, fuse, rfactor, decompose_reduction, cache_read, cache_write,
-pad, compute_inline, compute_at, reverse_compute_at, vectorize, parallel,
-unroll, partition), made to be legal, so that a refusal is a finding too;
-the reference is then the interpreter on the program without schedules.
+With schedules, every statement (of every kind above) is a def of its own
+(`tK = pK_tK_f(...)`) with a random schedule from the primitives of
+doc/schedule.md (splits, reorders, fuse, rfactor, decompose_reduction,
+cache_read, cache_write, pad, compute_inline, compute_at,
+reverse_compute_at, vectorize, parallel, unroll, partition), made to be
+legal, so that a refusal is a finding too; the reference is then the
+interpreter on the program without schedules.
 
 With a second C compiler (CC2, e.g. clang), the compiled levels run once
 more with CC=CC2, each compared with the interpreter too: a miscompile by
@@ -142,9 +143,19 @@ def gen(rng, prefix="", schedules=False):
     for _ in range(rng.randint(1, 5)):
         kind = rng.choice(["elementwise", "elementwise", "reduce", "contract", "shift", "gather",
                            "int", "padcopy", "guarded", "scalar", "mixed"])
-        if schedules and kind in WIDE_KINDS:
-            kind = "elementwise"   # (schedule_def knows the first kinds' loop nests)
         n = next(names)
+        # what schedule_def needs to know of the kernel: its loop nest,
+        # outermost first (name:dimension:spatial or reduce; random_schedule
+        # leaves out the loops of one iteration, which the simplifier
+        # removes) and, for a padded or guarded read, how many iterations
+        # of its loop read inside the tensor
+        axes = {"reduce": "i:M:s j:N:r", "contract": "i:M:s k:K:s j:N:r",
+                "guarded": "i:M:s j:G:r", "scalar": "i:M:r j:N:r"}.get(kind, "i:M:s j:N:s")
+        inside = None
+
+        def overlap(lo, hi, size):
+            """How many of the indices lo..hi (hi excluded) lie in 0..size."""
+            return max(0, min(hi, size) - max(lo, 0))
         if kind == "elementwise":
             line, ty = f"{n}[i, j] = {expr('f32', ('M', 'N'))}", ("f32", ("M", "N"))
         elif kind == "int":
@@ -168,13 +179,17 @@ def gen(rng, prefix="", schedules=False):
             # rows shifted by a constant, some outside: the else value
             c, rows = rng.randint(-4, 4), rng.randint(1, dims["M"] + 6)
             off = f"i + {c}" if c >= 0 else f"i - {-c}"
+            inside = overlap(c, rows + c, dims["M"])
             if rng.random() < 0.5:
                 line = f"{n}[i, j] = {narrow}[{off}, j] else {default()} where i in 0..{rows}"
                 ty = ("f32", (new_dim(rows), "W"))
+                axes = f"i:{ty[1][0]}:s j:W:s"
             else:   # a constant last index, which may lie outside too
                 col = rng.randint(0, dims["W"])
+                inside = inside if col < dims["W"] else 0
                 line = f"{n}[i] = {narrow}[{off}, {col}] else {default()} where i in 0..{rows}"
                 ty = ("f32", (new_dim(rows),))
+                axes = f"i:{ty[1][0]}:s"
         elif kind == "guarded":
             # a reduction over a range that starts below zero, its reads
             # guarded by else (a neutral-ish value) or by a select
@@ -182,13 +197,17 @@ def gen(rng, prefix="", schedules=False):
             src = rng.choice(of_shape("f32", ("M", "N")))
             d = rng.randint(1, 3)
             lo, hi = -rng.randint(1, 3), dims["N"] + rng.randint(-1, 2)
-            read = f"({src}[i, j + {d}] else {default()})" if rng.random() < 0.5 else \
-                f"({src}[i, j - {d}] else {default()})"
+            if rng.random() < 0.5:
+                read = f"({src}[i, j + {d}] else {default()})"
+            else:
+                read, d = f"({src}[i, j - {d}] else {default()})", -d
+            inside = overlap(lo + d, max(hi, lo + 1) + d, dims["N"])
             val = f"{read} * 0.5 + 1.0" if op == "*=" else read
             if rng.random() < 0.3:
                 val = f"({read} > 0.0 ? {val} : {default()})"
             line = f"{n}[i] {op} {val} where j in {lo}..{max(hi, lo + 1)}"
             ty = ("f32", ("M",))
+            axes = axes.replace(":G:", f":{new_dim(max(hi, lo + 1) - lo)}:")
         elif kind == "scalar":
             op = rng.choice(["+=", "max=", "min="])
             t = rng.choice(["f32", "f64"])
@@ -207,19 +226,17 @@ def gen(rng, prefix="", schedules=False):
             line, ty = f"{n}[i, j] = {src}[i, {index}[i]] * {src}[i, j]", ("f32", ("M", "N"))
         p.shapes[n] = (ty[0], ty[1], False)
         if schedules:
-            line = schedule_def(rng, p, n, line, kind, dims, prefix)
+            line = schedule_def(rng, p, n, line, dict(kind=kind, axes=axes, inside=inside), dims,
+                                prefix)
         p.stmts.append((line, n))
     p.outputs = [n for _, n in p.stmts]
     return p
 
 
-# The kinds schedule_def does not schedule (their loop nests differ).
-WIDE_KINDS = ("padcopy", "guarded", "scalar", "mixed")
-
-
-def schedule_def(rng, p, n, line, kind, dims, prefix):
-    """Statement `line` (defining n, of kind) as a def of its own, under a
-    random schedule tec must accept, then its call.  Sometimes the def
+def schedule_def(rng, p, n, line, k, dims, prefix):
+    """Statement `line` (defining n; k: its kind, axes and inside, from gen)
+    as a def of its own, under a random schedule tec must accept, then its
+    call.  Sometimes the def
     first computes an elementwise function of an f32 [M, N] tensor the
     statement reads, into a local tensor the statement reads instead, for
     compute_inline, compute_at and reverse_compute_at."""
@@ -227,8 +244,9 @@ def schedule_def(rng, p, n, line, kind, dims, prefix):
     local = None
     srcs = [u for u in re.findall(rf"\b{prefix}t\d+(?=\[i, )", line)
             if u != n and p.shapes[u][:2] == ("f32", ("M", "N"))]
-    if srcs and kind in ("elementwise", "reduce", "contract", "shift", "gather") \
-            and rng.random() < 0.3:
+    # (no local tensor the statement would never read: it has nothing to
+    # inline nor to compute at)
+    if srcs and k["kind"] != "int" and k["inside"] != 0 and rng.random() < 0.3:
         src, local = rng.choice(srcs), n + "_u"
         fn = rng.choice(["tanh(%s)", "%s * 2.0 + 1.0", "abs(%s) - 0.5", "max(%s, 0.0)"])
         body = [f"{local}[i, j] = {fn % f'{src}[i, j]'}",
@@ -237,11 +255,12 @@ def schedule_def(rng, p, n, line, kind, dims, prefix):
                   key=lambda u: int(u.rsplit("t", 1)[1]))
 
     def decl(u):
+        # (a padded copy's rows, PK, are a size no input gives: a number)
         t, shape, _ = p.shapes[u]
-        return f"{u}: {t}[{', '.join(shape)}]"
+        return f"{u}: {t}[{', '.join(str(dims[d]) if d[0] == 'P' else d for d in shape)}]"
 
     f = n + "_f"
-    steps = random_schedule(rng, kind, dims, n, body[-1], used, p.shapes, local)
+    steps = random_schedule(rng, k, dims, n, body[-1], used, p.shapes, local)
     text = f"def {f}({', '.join(decl(u) for u in used)}) -> {decl(n)} {{\n"
     text += "".join(f"    {x}\n" for x in body) + "}\n"
     if steps:
@@ -249,28 +268,31 @@ def schedule_def(rng, p, n, line, kind, dims, prefix):
     return text + f"{n} = {f}({', '.join(used)})"
 
 
-def random_schedule(rng, kind, dims, block, line, used, shapes, local):
+def random_schedule(rng, k, dims, block, line, used, shapes, local):
     """A random list of schedule primitives for the kernel of schedule_def,
     each legal where it is applied (doc/schedule.md).  Loops are named as
     the simplified kernel has them: i, j (and k for a contraction, in the
     order i, k, j), but none of one iteration (the simplifier removes
     those); a statement after the local tensor's has i_1 and j_1."""
-    axes = {"reduce": "i:M:s j:N:r", "contract": "i:M:s k:K:s j:N:r"}.get(kind, "i:M:s j:N:s")
+    kind, inside = k["kind"], k["inside"]
     # the nest, outermost first: [name, iterations, spatial or reduce, index]
     nest = [[a + ("_1" if local and a != "k" else ""), dims[d], r, a]
-            for a, d, r in (x.split(":") for x in axes.split()) if dims[d] > 1]
+            for a, d, r in (x.split(":") for x in k["axes"].split()) if dims[d] > 1]
     steps = []
     split_loops = []
+    inexact = set()   # the axes split by a factor that does not divide them
 
     def split(loop, nest):
         name, n, role, base = loop
         split_loops.append(name)
         fac = rng.randint(1, n + 1)
+        if n % fac:
+            inexact.add(base)
         steps.append(f"{name}o, {name}i = split({name}, {fac})")
         at = nest.index(loop)
         nest[at:at + 1] = [[name + "o", -(-n // fac), role, base], [name + "i", min(fac, n), role, base]]
 
-    if local and kind == "elementwise" and rng.random() < 0.3:
+    if local and kind in ("elementwise", "mixed") and rng.random() < 0.3:
         # the statement computed inside a loop of the local tensor's nest,
         # right after what one iteration of it stores
         producer = [[a, dims[d], "s", a] for a, d in (("i", "M"), ("j", "N")) if dims[d] > 1]
@@ -290,10 +312,16 @@ def random_schedule(rng, kind, dims, block, line, used, shapes, local):
     shift = re.search(r"\[i, j ([+-]) (\d+)\]", line)
     src = re.search(r"\b(\w+)\[i, j [+-]", line)
     # (when one j alone reads in range, the simplifier makes that read's
-    # index a constant, and pad finds no guarded read)
-    if shift and 0 < int(shift.group(2)) < dims["N"] - 1 and src.group(1) != local \
-            and rng.random() < 0.3:
-        steps.append(f"{src.group(1)}_pad = pad({src.group(1)})")
+    # index a constant, and pad finds no guarded read; nor does it when
+    # every j of a guarded reduction reads in range)
+    padded = None   # (then the statement reads the padded copy instead)
+    if kind == "shift":
+        can_pad = shift and 0 < int(shift.group(2)) < dims["N"] - 1
+    else:
+        can_pad = kind == "guarded" and 2 <= inside < dims[k["axes"].split()[-1].split(":")[1]]
+    if can_pad and src.group(1) != local and rng.random() < 0.3:
+        padded = src.group(1)
+        steps.append(f"{padded}_pad = pad({padded})")
     for loop in list(nest):
         if rng.random() < 0.4:
             split(loop, nest)
@@ -316,8 +344,13 @@ def random_schedule(rng, kind, dims, block, line, used, shapes, local):
     if nest:
         structural += ["cache_write", "cache_read"]
     what = rng.choice(structural) if structural and not fused and rng.random() < 0.4 else None
-    if what == "rfactor":
-        r = rng.choice(reduce_loops)
+    # (the guard of an inexact split of another reduce axis cannot be
+    # proven to hold where the other reduce loops start: rfactor refuses)
+    bases = {l[0]: l[3] for l in nest}
+    rf = [r for r in reduce_loops
+          if not any(bases[o] != bases[r] and bases[o] in inexact for o in reduce_loops)]
+    if what == "rfactor" and rf:
+        r = rng.choice(rf)
         steps.append(f"rfactor({block}, {r})")
         for l in nest:
             if l[0] == r:
@@ -332,8 +365,9 @@ def random_schedule(rng, kind, dims, block, line, used, shapes, local):
     elif what == "cache_read":
         # a tensor read once, in a place the simplifier cannot drop (it
         # drops x - x and the like, and then the loop reads no x)
-        srcs = {"contract": used, "gather": [u for u in used if shapes[u][1] == ("M",)]}.get(kind, [])
-        srcs = [u for u in srcs if re.search(rf"\b{u}\[", line)]
+        srcs = {"contract": used, "gather": [u for u in used if shapes[u][1] == ("M",)],
+                "padcopy": used if inside else [], "guarded": used if inside else []}.get(kind, [])
+        srcs = [u for u in srcs if re.search(rf"\b{u}\[", line) and u != padded]
         if srcs:
             src = rng.choice(srcs)
             steps.append(f"{src}_r = cache_read({src}, {rng.choice(names)})")
