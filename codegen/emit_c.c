@@ -1515,14 +1515,71 @@ static void emit_assert(cg_emitter *e, cg_str *s, const ir_stmt *st)
     free(neg.p);
 }
 
+/* Whether st is a loop over constant bounds lo..hi named `name` that
+ * starts at `at` (any start when at is NULL). */
+static bool chunk_loop(const ir_stmt *st, const char *name, const int64_t *at)
+{
+    return st && st->kind == IR_S_FOR && st->var && st->lo && st->hi &&
+           st->lo->kind == IR_INT && st->hi->kind == IR_INT &&
+           (!name || strcmp(st->var->name, name) == 0) && (!at || st->lo->ival == *at);
+}
+
+/* The statements of seq from i on that are the chunks of one vectorized
+ * loop (ir/vectorize.c: loops of one variable name stepping by the lanes
+ * over consecutive constant ranges, then perhaps a scalar tail), or 0. */
+static int chunk_group(const ir_stmt *seq, int i)
+{
+    const ir_stmt *first = seq->body[i];
+    if (!chunk_loop(first, NULL, NULL) || first->for_kind != IR_FOR_VECTORIZED ||
+        ir_for_step(first) < 2)
+        return 0;
+    int n = 1;
+    int64_t at = first->hi->ival;
+    while (i + n < seq->nbody && chunk_loop(seq->body[i + n], first->var->name, &at)) {
+        const ir_stmt *next = seq->body[i + n];
+        bool chunk = next->for_kind == IR_FOR_VECTORIZED && ir_for_step(next) > 1;
+        if (!chunk && (next->for_kind != IR_FOR_SERIAL || ir_for_step(next) > 1))
+            break;
+        n++;
+        at = next->hi->ival;
+        if (!chunk)
+            break;   /* the scalar tail is last */
+    }
+    return n;
+}
+
+/* One comment for the n loops a vectorized loop became: its range, its
+ * widest lanes, and whether narrower chunks and a scalar tail follow. */
+static void put_chunks_comment(cg_emitter *e, cg_str *s, ir_stmt *const *loops, int n)
+{
+    int chunks = 0;
+    for (int i = 0; i < n; i++)
+        chunks += ir_for_step(loops[i]) > 1;
+    line(e, s, "/* vectorized: %s in %lld..%lld, %lld lanes%s%s */", loops[0]->var->name,
+         (long long)loops[0]->lo->ival, (long long)loops[n - 1]->hi->ival,
+         (long long)ir_for_step(loops[0]), chunks > 1 ? ", narrower vectors" : "",
+         n > chunks ? " and a scalar tail" : "");
+}
+
 static void emit_stmt(cg_emitter *e, cg_str *s, const ir_stmt *st)
 {
     if (!st)
         return;
     switch (st->kind) {
     case IR_S_SEQ:
-        for (int i = 0; i < st->nbody; i++)
-            emit_stmt(e, s, st->body[i]);
+        for (int i = 0; i < st->nbody; i++) {
+            int n = e->quiet_chunks ? 0 : chunk_group(st, i);
+            if (n == 0) {
+                emit_stmt(e, s, st->body[i]);
+                continue;
+            }
+            put_chunks_comment(e, s, st->body + i, n);
+            e->quiet_chunks = true;
+            for (int j = i; j < i + n; j++)
+                emit_stmt(e, s, st->body[j]);
+            e->quiet_chunks = false;
+            i += n - 1;
+        }
         return;
     case IR_S_FOR: emit_for(e, s, st); return;
     case IR_S_BLOCK: emit_block(e, s, st); return;
@@ -1769,9 +1826,13 @@ static int ilog2(int x)
     return k;
 }
 
-/* The element types of vector loops: f32 and f64 (f16 and bf16 values
- * are stored as bits and converted one at a time). */
-static bool vector_dtype(ir_dtype t) { return t == IR_F32 || t == IR_F64; }
+/* The element types of vectors: f32, f64, and the integers i32, i16, i8
+ * and u8 (f16 and bf16 values are stored as bits and converted one at a
+ * time). */
+static bool vector_dtype(ir_dtype t)
+{
+    return t == IR_F32 || t == IR_F64 || t == IR_I32 || t == IR_I16 || t == IR_I8 || t == IR_U8;
+}
 
 static bool emit_vector_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
 {
@@ -1785,17 +1846,7 @@ static bool emit_vector_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
     ir_stmt *v = ir_vectorize_loop(e->scratch, st, vbytes);
     if (!v)
         return false;
-    /* one comment for the chunks and the tail */
-    int chunks = 0;
-    for (int i = 0; i < v->nbody; i++)
-        chunks += ir_for_step(v->body[i]) > 1;
-    bool tail = v->nbody > chunks;
-    line(e, s, "/* vectorized: %s in %lld..%lld, %lld lanes%s%s */", st->var->name,
-         (long long)st->lo->ival, (long long)st->hi->ival, (long long)ir_for_step(v->body[0]),
-         chunks > 1 ? ", narrower vectors" : "", tail ? " and a scalar tail" : "");
-    e->quiet_chunks = true;
-    emit_stmt(e, s, v);
-    e->quiet_chunks = false;
+    emit_stmt(e, s, v);   /* a sequence of chunks: one comment (chunk_group) */
     return true;
 }
 
@@ -1811,7 +1862,7 @@ static bool emit_vector_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
  * broadcasts it). */
 
 /* The C vector type of `lanes` values of t ("tec_f32x8"), or NULL after an
- * error: vectors hold f32 or f64, 2 to 64 lanes, a power of two. */
+ * error: vectors hold vector_dtype's types, 2 to 128 lanes, a power of two. */
 static const char *vector_ctype(cg_emitter *e, ir_dtype t, int lanes)
 {
     int k = ilog2(lanes);
@@ -1957,6 +2008,16 @@ static void emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
         emit_vector_ir(e, s, x->a);
         cg_str_puts(s, ")");
         return;
+    case IR_CAST:
+        /* an integer widened (or kept): lane by lane as C's scalar cast */
+        if (ir_dtype_is_int(x->dtype) && ir_dtype_is_int(x->a->dtype) &&
+            ir_dtype_size(x->a->dtype) <= ir_dtype_size(x->dtype) && x->a->dtype != IR_BOOL) {
+            cg_str_puts(s, "__builtin_convertvector(");
+            emit_vector_ir(e, s, x->a);
+            cg_str_printf(s, ", %s)", vt);
+            return;
+        }
+        break;
     case IR_MIN: case IR_MAX:
         e->vminmax_used[x->dtype][k] = true;
         cg_str_printf(s, "tec_v%s_%s(", x->kind == IR_MIN ? "min" : "max", vt + 4);

@@ -288,7 +288,8 @@ static void emit_vector_types(cg_emitter *e, cg_str *s)
                 continue;
             int lanes = 1 << k, size = ir_dtype_size((ir_dtype)t);
             const char *ct = ir_dtype_ctype((ir_dtype)t);
-            const char *it = size == 8 ? "int64_t" : "int32_t";
+            const char *it = size == 8 ? "int64_t" : size == 4 ? "int32_t"
+                           : size == 2 ? "int16_t" : "int8_t";
             const char *sf = cg_dtype_suffix((ir_dtype)t);
             if (!any)
                 cg_str_puts(s, "/* Vector types of vectorized loops; TEC_SHUFFLE2(a, b, mask type,\n"

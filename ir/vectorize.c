@@ -13,7 +13,7 @@
  * VectorizeLoop): the body is first unfolded (blocks: iteration variables
  * become their bindings, the init an if on the reduce bindings; integer lets
  * that depend on v are inlined), then every expression that depends on v
- * becomes a vector of the loop's element type (f32 or f64):
+ * becomes a vector of the loop's element type (f32, f64 or i32):
  *
  *   - one that does not is broadcast;
  *   - a load or store whose indices are affine in v with constant
@@ -21,10 +21,13 @@
  *     vector access, stride 2 two loads and a shuffle, others one element
  *     per lane);
  *   - + - * / neg min max, a select whose condition does not depend on v,
+ *     a widening cast of an integer (an i8, u8 or i16 load read as a vector
+ *     of its own type and widened to i32; floordiv and floormod stay lane
+ *     by lane),
  *     sqrt and rsqrt (an instruction of 16 to the target's bytes), and exp,
  *     log, tanh, erf, sin, cos, sigmoid on vectors of 32 or more bytes
  *     (glibc's libmvec) are vector operations;
- *   - anything else (casts, selects on a lane's condition, other calls,
+ *   - anything else (other casts, selects on a lane's condition, other calls,
  *     indices that are not affine) is computed lane by lane: lanes(x0, ...)
  *     with v replaced by v + l in lane l, which is exact and keeps a
  *     select's unchosen arm unevaluated;
@@ -240,9 +243,18 @@ static bool monotone(const vz *z, const ir_expr *x)
     }
 }
 
-/* The element types of vector loops: f32 and f64 (f16 and bf16 values are
- * stored as bits and converted one at a time). */
-static bool vector_dtype(ir_dtype t) { return t == IR_F32 || t == IR_F64; }
+/* The element types of vector loops: f32, f64 and i32 (f16 and bf16
+ * values are stored as bits and converted one at a time; narrower integers
+ * are read as vectors of their own type and widened, see narrow_int). */
+static bool vector_dtype(ir_dtype t) { return t == IR_F32 || t == IR_F64 || t == IR_I32; }
+
+/* Whether t is an integer type narrower than the loop's integer element
+ * type dt (i8, u8, i16 under i32): a vector of it is read and widened. */
+static bool narrow_int(ir_dtype t, ir_dtype dt)
+{
+    return ir_dtype_is_int(dt) && ir_dtype_is_int(t) && t != IR_BOOL &&
+           ir_dtype_size(t) < ir_dtype_size(dt);
+}
 
 /* Whether a prepared body fits the vector form; sets its element type. */
 static bool fits(vz *z, const ir_stmt *st, bool *have_dt, int vlets)
@@ -300,9 +312,11 @@ static bool has_vmath(ir_intrin fn)
 /* Whether the node x (its operands aside) is a vector operation. */
 static bool vector_node(const vz *z, const ir_expr *x)
 {
+    int64_t coef;
+    if (x->kind == IR_LOAD && narrow_int(x->dtype, z->dt))   /* under a widening cast */
+        return access_coef(z, x->buf, x->args, x->nargs, &coef);
     if (x->dtype != z->dt)
         return false;
-    int64_t coef;
     int bytes = z->lanes * ir_dtype_size(z->dt);
     switch (x->kind) {
     case IR_VAR:
@@ -310,7 +324,9 @@ static bool vector_node(const vz *z, const ir_expr *x)
     case IR_LOAD:
         return access_coef(z, x->buf, x->args, x->nargs, &coef);
     case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_MIN: case IR_MAX: case IR_NEG:
-        return true;
+        return true;   /* integers wrap, as the interpreter's do; / is of floats */
+    case IR_CAST:      /* widening an integer: exact */
+        return x->a && (narrow_int(x->a->dtype, z->dt) || x->a->dtype == z->dt);
     case IR_SELECT:   /* one condition for every lane */
         return !dep(z, x->c);
     case IR_CALL:
@@ -394,6 +410,8 @@ static ir_expr *vexpr(vz *z, const ir_expr *x)
         return ir_unary(m, IR_NEG, vexpr(z, x->a));
     case IR_SELECT:
         return ir_select(m, scalar(z, x->c), vexpr(z, x->a), vexpr(z, x->b));
+    case IR_CAST:
+        return ir_cast(m, vexpr(z, x->a), x->dtype);
     case IR_CALL: {
         ir_expr *arg = vexpr(z, x->args[0]);
         return ir_call(m, x->fn, &arg, 1);
