@@ -2012,9 +2012,15 @@ static void emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
         /* an integer widened (or kept): lane by lane as C's scalar cast */
         if (ir_dtype_is_int(x->dtype) && ir_dtype_is_int(x->a->dtype) &&
             ir_dtype_size(x->a->dtype) <= ir_dtype_size(x->dtype) && x->a->dtype != IR_BOOL) {
-            cg_str_puts(s, "__builtin_convertvector(");
+            if (x->a->dtype == x->dtype) {
+                emit_vector_ir(e, s, x->a);
+                return;
+            }
+            e->vcvt_used[x->dtype][x->a->dtype][k] = true;
+            e->intrin_used = true;
+            cg_str_printf(s, "tec_cvt_%s_%s(", vt + 4, cg_dtype_suffix(x->a->dtype));
             emit_vector_ir(e, s, x->a);
-            cg_str_printf(s, ", %s)", vt);
+            cg_str_puts(s, ")");
             return;
         }
         break;

@@ -91,6 +91,7 @@ typedef struct cg_emitter {
     bool bcast_used[IR_NDTYPES][8];
     bool vmath_used[IR_NINTRINSICS][IR_NDTYPES][8];   /* libmvec functions */
     char vtname[IR_NDTYPES][8][24];   /* names of the vector types of vector IR */
+    bool vcvt_used[IR_NDTYPES][IR_NDTYPES][8];   /* [to][from][log2(lanes)]: integer widening */
     bool omp_used;                 /* a parallel loop: tec_num_threads */
     bool intrin_used;              /* x86 intrinsics (vector square roots) */
     int par_depth;                 /* inside an OpenMP parallel loop */

@@ -276,6 +276,58 @@ static void emit_helpers(cg_emitter *e, cg_str *s)
         cg_str_puts(s, "\n");
 }
 
+/* The x86 instruction that widens the integers of a 16-byte register
+ * (sign- or zero-extending) to `bytes` bytes of `to`, and the macro that
+ * says the target has it; NULL when there is none. */
+static const char *widening_intrinsic(ir_dtype to, ir_dtype from, int bytes, const char **isa)
+{
+    const char *op = to == IR_I32 ? (from == IR_I8 ? "cvtepi8_epi32" : from == IR_U8 ? "cvtepu8_epi32"
+                                     : from == IR_I16 ? "cvtepi16_epi32" : NULL)
+                   : to == IR_I16 ? (from == IR_I8 ? "cvtepi8_epi16" : from == IR_U8 ? "cvtepu8_epi16"
+                                     : NULL)
+                                  : NULL;
+    static char name[40];
+    if (!op)
+        return NULL;
+    *isa = bytes == 16 ? "__SSE4_1__" : bytes == 32 ? "__AVX2__"
+         : to == IR_I16 ? "__AVX512BW__" : "__AVX512F__";
+    snprintf(name, sizeof name, "%s_%s", bytes == 16 ? "_mm" : bytes == 32 ? "_mm256" : "_mm512",
+             op);
+    return bytes == 16 || bytes == 32 || bytes == 64 ? name : NULL;
+}
+
+/* tec_cvt_i32x16_i8(v): the integers of v widened, lane by lane as C's
+ * cast.  One x86 instruction where the target has it (GCC 12 lowers
+ * __builtin_convertvector of a 4x widening lane by lane), else
+ * __builtin_convertvector. */
+static void emit_vector_widening(cg_emitter *e, cg_str *s)
+{
+    for (int to = 0; to < IR_NDTYPES; to++)
+        for (int from = 0; from < IR_NDTYPES; from++)
+            for (int k = 0; k < 8; k++) {
+                if (!e->vcvt_used[to][from][k])
+                    continue;
+                int lanes = 1 << k;
+                const char *ts = cg_dtype_suffix((ir_dtype)to), *fs = cg_dtype_suffix((ir_dtype)from);
+                cg_str_printf(s, "static inline tec_%sx%d tec_cvt_%sx%d_%s(tec_%sx%d v)\n{\n", ts,
+                              lanes, ts, lanes, fs, fs, lanes);
+                const char *isa = NULL;
+                const char *in = widening_intrinsic((ir_dtype)to, (ir_dtype)from,
+                                                    lanes * ir_dtype_size((ir_dtype)to), &isa);
+                bool fits = lanes * ir_dtype_size((ir_dtype)from) <= 16;
+                if (in && fits)
+                    cg_str_printf(s, "#if defined(__x86_64__) && defined(%s)\n"
+                                  "    __m128i t = _mm_setzero_si128();\n"
+                                  "    __builtin_memcpy(&t, &v, sizeof v);\n"
+                                  "    return (tec_%sx%d)%s(t);\n"
+                                  "#else\n", isa, ts, lanes, in);
+                cg_str_printf(s, "    return __builtin_convertvector(v, tec_%sx%d);\n", ts, lanes);
+                if (in && fits)
+                    cg_str_puts(s, "#endif\n");
+                cg_str_puts(s, "}\n");
+            }
+}
+
 /* GCC vector types (4-byte alignment: loads and stores may be unaligned;
  * may_alias: they read and write arrays of their element type), and the
  * helpers vector loops use. */
@@ -340,6 +392,7 @@ static void emit_vector_types(cg_emitter *e, cg_str *s)
                         sf, lanes, mx ? "max" : "min", sf, lanes, sf, lanes, sf, lanes, sf, lanes,
                         mx ? ">" : "<", sf, lanes, sf, lanes, sf, lanes);
         }
+    emit_vector_widening(e, s);
     if (any)
         cg_str_puts(s, "\n");
     if (e->omp_used)
