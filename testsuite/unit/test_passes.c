@@ -94,7 +94,8 @@ static void fill(const ir_buffer *b, void *p, bool ordinary)
         case IR_I32: ((int32_t *)p)[i] = (int32_t)random_int(IR_I32); break;
         case IR_I64: ((int64_t *)p)[i] = random_int(IR_I64); break;
         case IR_BOOL: ((uint8_t *)p)[i] = (uint8_t)(rng() % 2); break;
-        default: ((uint16_t *)p)[i] = (uint16_t)rng(); break;
+        case IR_I8: case IR_U8: ((uint8_t *)p)[i] = (uint8_t)rng(); break;
+        default: ((uint16_t *)p)[i] = (uint16_t)rng(); break;   /* i16, f16, bf16: bits */
         }
     }
 }
