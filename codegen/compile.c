@@ -431,8 +431,13 @@ static bool run_capture(char *const *argv, double timeout, int slot, cg_run_resu
     posix_spawnattr_destroy(&at);
     free(prog);
     close(fds[1]);
-    if (rc == 0 && slot >= 0)
+    if (rc == 0 && slot >= 0) {
+        /* Under the lock: other threads' claim_build reads the slots (the
+         * signal handler does not lock; the signals are blocked here). */
+        pthread_mutex_lock(&builds_lock);
         builds[slot].pgid = pid;
+        pthread_mutex_unlock(&builds_lock);
+    }
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
     if (rc != 0) {
         close(fds[0]);
@@ -478,8 +483,11 @@ static bool run_capture(char *const *argv, double timeout, int slot, cg_run_resu
             break;
         }
     }
-    if (slot >= 0)
+    if (slot >= 0) {
+        pthread_mutex_lock(&builds_lock);
         builds[slot].pgid = -1;
+        pthread_mutex_unlock(&builds_lock);
+    }
     if (WIFSIGNALED(status))
         r->signal = WTERMSIG(status);
     else
