@@ -612,6 +612,10 @@ static int take_input_file(int argc, char **argv, options *o)
     if (optind + 1 < argc)
         return drv_usage_error("more than one input file ('%s' ...)", argv[optind + 1]);
     o->input_file = argv[optind];
+    if (o->lang == LANG_ONNX && strcmp(o->input_file, "-") == 0)
+        return drv_usage_error("%s", "-x onnx reads a model from a file, not from standard "
+                               "input (its external data is found beside it): give the "
+                               "model's path");
     return -1;
 }
 
