@@ -94,7 +94,7 @@ echo
 layer() {   # layer NAME INT8_CALL F32_CALL INPUT_TYPE [F32_RELU]: writes NAME.int8.te, NAME.f32.te
     printf 'import "nn.te"\ninput x: i8%s\ny = %s as "layer"\noutput y\n' "$4" "$2" >"$tmp/$1.int8.te"
     printf 'import "nn.te"\ninput x: f32%s\ny = %s as "layer"\n%soutput y\n' "$4" "$3" \
-        "${5:+y = relu(y) as \"relu\"\n}" >"$tmp/$1.f32.te"
+        "${5:+y = relu(y) as \"relu\"$'\n'}" >"$tmp/$1.f32.te"
 }
 layer conv3x3_128 "qconv2d(x, 128, 3, pad=1, relu=1)" "conv2d(x, 128, 3, pad=1)" "[1, 128, 28, 28]" relu
 layer conv3x3_256 "qconv2d(x, 256, 3, pad=1)" "conv2d(x, 256, 3, pad=1)" "[1, 256, 14, 14]"
