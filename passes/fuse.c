@@ -70,7 +70,10 @@ static const ir_stmt *elementwise(const ir_func *f, int from, int *tparam)
     if (!ir_block_own_index(b, st->args, st->nargs) || st->buf->role != IR_BUF_ARG)
         return NULL;
     for (int p = from; p < f->nparams; p++) {
-        if (f->params[p] == st->buf || f->params[p]->ndim != st->buf->ndim)
+        /* C's result is stored into P's tile: only where the two agree on the
+         * element type (a quantize of f32 into u8 stays a kernel of its own). */
+        if (f->params[p] == st->buf || f->params[p]->ndim != st->buf->ndim ||
+            f->params[p]->dtype != st->buf->dtype)
             continue;
         load_ctx lc = {f->params[p], b, true, 0};
         ir_expr_walk(st->value, check_load, &lc);
