@@ -1426,13 +1426,12 @@ static void print_slowest(FILE *out, const rt_rows *rows)
     double total_us = total_time(rows);
     if (!ntop || !(total_us > 0))
         return;
-    fprintf(out, "slowest layers:");
+    /* one layer a line, so the footer fits the table's 120 columns */
     for (int k = 0; k < ntop; k++) {
         const rt_row *r = &rows->rows[top[k]];
-        fprintf(out, "%s %s %.1f us (%.1f%%)", k ? "," : "", r->name, r->time_us,
-                100.0 * r->time_us / total_us);
+        fprintf(out, "%-16s%s %.1f us (%.1f%%)\n", k ? "" : "slowest layers:", r->name,
+                r->time_us, 100.0 * r->time_us / total_us);
     }
-    fputc('\n', out);
 }
 
 static void print_notes(FILE *out, const rt_profile *p, const rt_rows *rows)
@@ -1444,13 +1443,12 @@ static void print_notes(FILE *out, const rt_profile *p, const rt_rows *rows)
     fmt_bytes(unplanned, sizeof unplanned, am.unplanned);
     fmt_bytes(arena, sizeof arena, am.arena);
     if (am.has_plan)
-        fprintf(out, "activations: %s planned (%s unplanned): inputs, outputs and temporaries; "
+        fprintf(out, "activations: %s planned (%s unplanned); "
                 "%d of %d temporaries share a %s arena (memplan)\n", planned, unplanned,
                 am.placed, am.temps, arena);
     else
-        fprintf(out, "activations: %s planned (%s unplanned): inputs, outputs and temporaries; "
-                "no memory plan (the memplan pass, at -O2 and -O3, shares temporaries' "
-                "storage)\n", planned, unplanned);
+        fprintf(out, "activations: %s planned (%s unplanned); no memory plan (memplan, at "
+                "-O2 and -O3, shares temporaries' storage)\n", planned, unplanned);
     uint64_t const_bytes = 0;
     int nconst = 0;
     for (int i = 0; i < p->m->graph.nbufs; i++)
@@ -1470,7 +1468,7 @@ static void print_notes(FILE *out, const rt_profile *p, const rt_rows *rows)
                 p->nruns == 1 ? "" : "s");
     else
         fprintf(out, "not run (--no-run): static counts, no times; ");
-    fprintf(out, "FLOPs count a multiply-add as 2; DRAM: cache model with a %.1f MiB "
+    fprintf(out, "FLOPs count a multiply-add as 2\nDRAM: cache model with a %.1f MiB "
             "last-level cache (doc/profile.md)\n", (double)p->llc_bytes / (1 << 20));
     bool approx = false, unknown = false, groups = false;
     for (int i = 0; i < rows->n; i++) {
