@@ -566,7 +566,9 @@ void rt_run_print_summary(const rt_run *r, FILE *out)
         rt_tensor t = logical_view(r, i);
         int64_t n = rt_tensor_numel(&t);
         char *shape = rt_shape_str(t.dtype, t.ndim, t.shape);
-        fprintf(out, "%s: %s  ", b->name, shape ? shape : "?");
+        /* up to 4 first values, as many as keep the line within 120 columns */
+        int len = fprintf(out, "%s: %s  ", b->name, shape ? shape : "?");
+        int64_t shown = 0;
         if (ir_dtype_is_float(t.dtype)) {
             double sum = 0, mn = INFINITY, mx = -INFINITY;
             for (int64_t k = 0; k < n; k++) {
@@ -575,9 +577,9 @@ void rt_run_print_summary(const rt_run *r, FILE *out)
                 mn = v < mn ? v : mn;
                 mx = v > mx ? v : mx;
             }
-            fprintf(out, "min %.6g  max %.6g  mean %.6g  first [", mn, mx, sum / (double)n);
-            for (int64_t k = 0; k < n && k < 4; k++)
-                fprintf(out, "%s%.6g", k ? ", " : "", rt_tensor_get(&t, k));
+            len += fprintf(out, "min %.6g  max %.6g  mean %.6g  first [", mn, mx, sum / (double)n);
+            for (; shown < n && shown < 4 && (shown == 0 || len < 104); shown++)
+                len += fprintf(out, "%s%.6g", shown ? ", " : "", rt_tensor_get(&t, shown));
         } else {
             /* integers print exactly (339271727, not 3.39272e+08) */
             double sum = 0;
@@ -588,12 +590,13 @@ void rt_run_print_summary(const rt_run *r, FILE *out)
                 mn = v < mn ? v : mn;
                 mx = v > mx ? v : mx;
             }
-            fprintf(out, "min %lld  max %lld  mean %.6g  first [", (long long)mn, (long long)mx,
-                    sum / (double)n);
-            for (int64_t k = 0; k < n && k < 4; k++)
-                fprintf(out, "%s%lld", k ? ", " : "", (long long)rt_tensor_get_int(&t, k));
+            len += fprintf(out, "min %lld  max %lld  mean %.6g  first [", (long long)mn,
+                           (long long)mx, sum / (double)n);
+            for (; shown < n && shown < 4 && (shown == 0 || len < 104); shown++)
+                len += fprintf(out, "%s%lld", shown ? ", " : "",
+                               (long long)rt_tensor_get_int(&t, shown));
         }
-        fprintf(out, "%s]\n", n > 4 ? ", ..." : "");
+        fprintf(out, "%s]\n", n > shown ? ", ..." : "");
         free(shape);
     }
 }
