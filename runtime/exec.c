@@ -441,10 +441,18 @@ static bool run_one(rt_run *r, const rt_run_options *o, const ir_graph_call *cal
 /* Reports a failed call's message through d. */
 static void report_call_error(const char *err, diag *d)
 {
-    if (strncmp(err, "internal error: runtime: ", 25) == 0)
-        diag_internal(d, "runtime", "%s", err + 25);
-    else
+    /* "[in layer L: ]internal error: PART: what" from the runtime, the loader
+     * or a kernel: an internal error of PART (exit 70), the layer kept */
+    const char *ie = strstr(err, "internal error: ");
+    const char *part = ie ? ie + 16 : NULL;
+    const char *what = part ? strstr(part, ": ") : NULL;
+    if (!what) {
         diag_error(d, diag_noloc(), "%s", err);
+        return;
+    }
+    char name[32];
+    snprintf(name, sizeof name, "%.*s", (int)(what - part) < 31 ? (int)(what - part) : 31, part);
+    diag_internal(d, name, "%.*s%s", (int)(ie - err), err, what + 2);
 }
 
 static bool run_load(rt_run *r, const rt_run_options *o, int l, diag *d)
