@@ -714,11 +714,6 @@ static bool op_einsum(ox_node *nd, const void *arg)
         return false;
     if (!given)
         return ox_fail(nd, "the equation attribute is missing");
-    const Onnx__AttributeProto *ea = ox_attr(nd, "equation");
-    const void *nul = ea->s.len ? memchr(ea->s.data, 0, ea->s.len) : NULL;
-    if (nul)   /* the text would end there and the rest be lost */
-        return ox_fail(nd, "the equation has a character other than letters, spaces, commas "
-                       "and '->' (byte 0x00 at %d)", (int)((const uint8_t *)nul - ea->s.data));
     if (strstr(given, "...") && !expand_ellipsis(nd, given, eq, sizeof eq))
         return false;
     if (!strstr(given, "..."))
@@ -730,6 +725,11 @@ static bool op_einsum(ox_node *nd, const void *arg)
               (arrow && (p == arrow || p == arrow + 1))))
             return ox_fail(nd, "the equation has a character other than letters, spaces, commas "
                            "and '->' (byte 0x%02x at %d)", (unsigned char)*p, (int)(p - eq));
+    const Onnx__AttributeProto *ea = ox_attr(nd, "equation");
+    const void *nul = ea->s.len ? memchr(ea->s.data, 0, ea->s.len) : NULL;
+    if (nul)   /* the text ends there: the rest would be lost */
+        return ox_fail(nd, "the equation has a character other than letters, spaces, commas "
+                       "and '->' (byte 0x00 at %d)", (int)((const uint8_t *)nul - ea->s.data));
     snprintf(lhs, sizeof lhs, "%.*s", arrow ? (int)(arrow - eq) : (int)strlen(eq), eq);
     if (arrow) {
         snprintf(rhs, sizeof rhs, "%s", arrow + 2);
