@@ -14,7 +14,7 @@
  *      read tensors are checked at run time;
  *   4. the left tensor is defined (its shape is its variables' ranges) and
  *      the statement joins the open stage. */
-#include "frontend/sema.h"
+#include "frontend/kernel.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -61,21 +61,6 @@ typedef struct kctx {
     int nbounds, capbounds;
     bool dead;             /* build: inside a branch that is never chosen */
 } kctx;
-
-bool fe_math_fn(const char *name, int *arity)
-{
-    static const struct { const char *name; int arity; } fns[] = {
-        {"exp", 1}, {"log", 1}, {"sqrt", 1}, {"rsqrt", 1}, {"tanh", 1}, {"erf", 1},
-        {"sigmoid", 1}, {"abs", 1}, {"floor", 1}, {"ceil", 1}, {"rint", 1}, {"sin", 1}, {"cos", 1},
-        {"pow", 2}, {"max", 2}, {"min", 2}, {"select", 3},
-    };
-    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
-        if (strcmp(fns[i].name, name) == 0) {
-            *arity = fns[i].arity;
-            return true;
-        }
-    return false;
-}
 
 static void kerr(kctx *k, fe_span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void kerr(kctx *k, fe_span sp, const char *fmt, ...)
