@@ -136,8 +136,18 @@ fe_env *fe_env_new(fe_ctx *c, fe_env *parent)
     return e;
 }
 
+/* A scope holds one live binding per name (a removed one has no name).
+ * From ENV_INDEXED bindings on, a hash table finds it (name -> its index
+ * + 1): a program of thousands of statements looks names up in a scope of
+ * thousands. */
+enum { ENV_INDEXED = 16 };
+
 fe_binding *fe_env_find_local(fe_env *e, const char *name)
 {
+    if (e->index.cap) {
+        intptr_t i = (intptr_t)fe_map_get(&e->index, name) - 1;
+        return i >= 0 && e->b[i].name ? &e->b[i] : NULL;
+    }
     for (int i = e->n - 1; i >= 0; i--)
         if (e->b[i].name && strcmp(e->b[i].name, name) == 0)
             return &e->b[i];
@@ -164,6 +174,13 @@ fe_binding *fe_env_bind(fe_ctx *c, fe_env *e, const char *name, fe_bkind k,
         fe_binding nb = {0};
         IR_PUSH(c->a, e->b, e->n, e->cap, nb);
         b = &e->b[e->n - 1];
+        if (e->n == ENV_INDEXED) {
+            for (int i = 0; i < e->n - 1; i++)
+                if (e->b[i].name)
+                    fe_map_put(c->a, &e->index, e->b[i].name, (void *)(intptr_t)(i + 1));
+        }
+        if (e->n >= ENV_INDEXED)
+            fe_map_put(c->a, &e->index, name, (void *)(intptr_t)e->n);
     }
     b->name = name;
     b->kind = k;

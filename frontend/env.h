@@ -25,6 +25,19 @@
 #include "frontend/ast.h"
 #include "frontend/frontend.h"
 
+/* A hash table from names to pointers (graph buffers, functions, layers
+ * of a big network are looked up once per layer: no linear scans). */
+typedef struct fe_map {
+    const char **keys;     /* NULL: empty; fe_map_tomb: deleted */
+    void **vals;
+    int cap, n;            /* n counts live and deleted slots */
+} fe_map;
+
+/* key's value, or NULL; fe_map_put adds or replaces it (keys and tables
+ * live in a, key is not copied). */
+void *fe_map_get(const fe_map *m, const char *key);
+void fe_map_put(ir_arena *a, fe_map *m, const char *key, void *val);
+
 typedef struct fe_stage fe_stage;
 typedef struct fe_inst fe_inst;
 typedef struct fe_view fe_view;
@@ -95,6 +108,7 @@ typedef struct fe_binding {
 typedef struct fe_env {
     fe_binding *b;
     int n, cap;
+    fe_map index;          /* name -> index in b + 1, once b is long */
     struct fe_env *parent;
     const fe_file *file;   /* a file's scope: that file */
 } fe_env;
@@ -214,19 +228,6 @@ struct fe_inst {
     int depth;
     bool stopped;          /* an assert failed: the rest is not elaborated */
 };
-
-/* A hash table from names to pointers (graph buffers, functions, layers
- * of a big network are looked up once per layer: no linear scans). */
-typedef struct fe_map {
-    const char **keys;     /* NULL: empty; fe_map_tomb: deleted */
-    void **vals;
-    int cap, n;            /* n counts live and deleted slots */
-} fe_map;
-
-/* key's value, or NULL; fe_map_put adds or replaces it (keys and tables
- * live in a, key is not copied). */
-void *fe_map_get(const fe_map *m, const char *key);
-void fe_map_put(ir_arena *a, fe_map *m, const char *key, void *val);
 
 /* The whole compilation. */
 typedef struct fe_ctx {

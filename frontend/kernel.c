@@ -16,6 +16,8 @@
  *      the statement joins the open stage. */
 #include "frontend/kernel.h"
 
+#include "frontend/stage.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1460,8 +1462,18 @@ static void check_ranges(kctx *k)
     }
 }
 
+/* A stage holds at most this many statements.  Each temporary it keeps
+ * local is one ALLOC around the rest of its function, so a longer run
+ * would nest deeper than the IR's reader takes (200 statements) and than
+ * the recursive walks of the passes can afford (10,000 chained statements
+ * overflowed the stack).  The next statement opens a new stage; what it
+ * reads of the closed one becomes a graph temporary. */
+enum { FE_STAGE_STMTS = 64 };
+
 void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
 {
+    if (in->stage && in->stage->nstmts >= FE_STAGE_STMTS && !in->stage->poisoned)
+        fe_close_stage(c, in);
     if (!in->stage) {
         in->stage = ir_alloc(c->a, sizeof(fe_stage));
         in->stage->loc = s->span;

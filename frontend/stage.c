@@ -5,6 +5,7 @@
  * outputs, the stage is lowered (lower.c) and called from the graph. */
 #include "frontend/stage.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "frontend/lower.h"
@@ -46,21 +47,38 @@ static void refs_stmts(fe_ctx *c, fe_def *d, fe_stmt **ss, int n)
     }
 }
 
-/* The def's references, computed once (the program uses a pseudo-def). */
+static int ref_order(const void *pa, const void *pb)
+{
+    const fe_ref *a = pa, *b = pb;
+    int k = strcmp(a->name, b->name);
+    return k ? k : (a->off > b->off) - (a->off < b->off);
+}
+
+/* The def's references, computed once (the program uses a pseudo-def),
+ * sorted by name and then offset. */
 void fe_def_refs(fe_ctx *c, fe_def *d)
 {
     if (d->refs_done)
         return;
     d->refs_done = true;
     refs_stmts(c, d, d->body, d->nbody);
+    if (d->nrefs > 1)
+        qsort(d->refs, (size_t)d->nrefs, sizeof *d->refs, ref_order);
 }
 
+/* Is name referenced at offset off or later?  Its last reference (by
+ * binary search in the sorted references) says. */
 static bool referenced_after(const fe_inst *in, const char *name, int off)
 {
-    for (int i = 0; i < in->nrefs; i++)
-        if (in->refs[i].off >= off && strcmp(in->refs[i].name, name) == 0)
-            return true;
-    return false;
+    int lo = 0, hi = in->nrefs;   /* the first reference of a greater name */
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (strcmp(in->refs[mid].name, name) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && in->refs[lo - 1].off >= off && strcmp(in->refs[lo - 1].name, name) == 0;
 }
 
 /* Is t needed after offset off: referenced later under its own name or
