@@ -7,8 +7,7 @@
 #   ir/        ir/ (and libc, GMP)
 #   passes/    ir/, passes/
 #   codegen/   ir/, codegen/ (and the build's config.h)
-#   frontend/  ir/, frontend/; importer/onnx.h (frontend/onnx.h, the old
-#              name of the importer's header)
+#   frontend/  ir/, frontend/
 #   importer/  ir/, importer/, onnx/ (the generated protobuf reader),
 #              frontend/, runtime/tensor.h, runtime/npy.h, runtime/exec.h
 #   runtime/   ir/, codegen/, runtime/; passes/analyze.h (the static
@@ -35,7 +34,7 @@ for floor in ir passes codegen frontend importer runtime accel; do
     ir) allowed='ir' ;;
     passes) allowed='ir passes' ;;
     codegen) allowed='ir codegen' ;;
-    frontend) allowed='ir frontend importer/onnx.h' ;;
+    frontend) allowed='ir frontend' ;;
     importer) allowed='ir importer onnx frontend runtime/tensor.h runtime/npy.h runtime/exec.h' ;;
     runtime) allowed='ir codegen runtime passes/analyze.h accel/workload.h accel/cli.h accel/accel.h' ;;
     accel) allowed='ir accel runtime/profile.h passes/analyze.h passes/passes.h' ;;
