@@ -25,6 +25,7 @@
 #include "codegen/sha256.h"
 #include "codegen/split.h"
 #include "ir/path.h"
+#include "ir/phase.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -647,7 +648,9 @@ static char *compiler_identity(const cg_argv *cc, double timeout, diag *d)
         return result;
     }
     /* Computed outside the lock; two threads may both compute it once. */
+    ir_phase_push("compiler identity");
     char *id = compute_identity(cc, timeout, d);
+    ir_phase_pop();
     if (!id) {
         free(key.p);
         return NULL;
@@ -1469,6 +1472,8 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
         reused += jobs[i].reused;
     }
     qsort(jobs, (size_t)n, sizeof *jobs, by_size_desc);
+    ir_phase_note("%d kernels, %d distinct, %d units, %d cached", sp->n, sp->distinct, n,
+                  reused);
     if (o && o->verbose) {
         int j = usable_cpus();
         fprintf(d->out ? d->out : stderr, "tec: %d kernels, %d distinct: %d translation units "
@@ -1532,6 +1537,7 @@ static bool build_kernels(const char *c_source, const char *dir, const char *fin
         if (tried)
             return ok;
     }
+    ir_phase_note("one translation unit");
     if (!key)
         return compile_into(c_source, NULL, 0, dir, final_path, x->cc, x->so_flags, BUILD_SO, o,
                             vanished, d);
@@ -1600,7 +1606,17 @@ static char *compile_no_cache(const char *c_source, const split_ctx *x, const cg
 
 /* ---------------------------------------------------------------- entry points */
 
+static char *compile_cached(const char *c_source, const cg_options *o, diag *d);
+
 char *cg_compile(const char *c_source, const cg_options *o, diag *d)
+{
+    ir_phase_push("compile");
+    char *so = compile_cached(c_source, o, d);
+    ir_phase_pop();
+    return so;
+}
+
+static char *compile_cached(const char *c_source, const cg_options *o, diag *d)
 {
     cg_argv cc = {0}, flags = {0}, occ = {0}, obj_flags = {0}, cold_flags = {0};
     cg_text prefix = {0}, obj_prefix = {0}, cold_prefix = {0};
@@ -1648,6 +1664,7 @@ char *cg_compile(const char *c_source, const cg_options *o, diag *d)
         char why[512];
         bool untrusted;
         if (!entry_problem(path, hex, why, sizeof why, &untrusted)) {
+            ir_phase_note("from the cache");
             if (o && o->verbose) {
                 fprintf(d->out ? d->out : stderr, "tec: kernel cache hit: %s\n", path);
                 fflush(d->out ? d->out : stderr);
