@@ -36,7 +36,7 @@ void rt_tensor_free(rt_tensor *t);     /* NULL is fine */
 
 /* n zero bytes, 64-byte aligned, or NULL when memory runs out: small
  * blocks from malloc (cleared), large ones (RT_ZALLOC_MAP bytes or more)
- * mapped fresh from the system, whose pages are zero when first touched,
+ * mapped fresh from the system, whose pages come zero (and all at once),
  * so the memory is written once, by its first user, not cleared first.
  * Free with rt_zfree(p, n), the same n. */
 #define RT_ZALLOC_MAP ((size_t)1 << 20)
