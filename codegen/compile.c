@@ -1890,10 +1890,15 @@ bool cg_compile_library(const cg_csplit *kernels, const char *extra_c, const cha
     b.x.nexports = nexports;
     b.x.archive = n > 2 && strcmp(out_path + n - 2, ".a") == 0;
     /* The kernels' objects come from (and go to) the cache, as a run's do;
-     * without it they are built beside the output and removed. */
+     * without it (--no-cache, or no cache directory to be had: a library
+     * needs none) they are built beside the output and removed. */
     bool reuse = !(o && o->no_cache);
-    if (reuse && (!(cache = cg_cache_dir(o, d)) || !private_dir(cache, d)))
-        goto out;
+    if (reuse) {
+        diag quiet;
+        diag_init(&quiet, NULL);
+        reuse = (cache = cg_cache_dir(o, &quiet)) && private_dir(cache, &quiet);
+        diag_fini(&quiet);
+    }
     bool vanished = false;
     ok = build_split(kernels, reuse ? cache : odir, out_path, NULL, reuse, &b.x, o,
                      reuse ? &vanished : NULL, d);

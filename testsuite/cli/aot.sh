@@ -189,6 +189,13 @@ C
 cc $san m.c -I. -L. -ltiny -fopenmp -lmvec -lm -o m_prog 2>cc.err ||
     { cat cc.err; fail "cannot build against the ONNX model's libtiny.a"; }
 ./m_prog >got.bin || fail "the ONNX model's library failed"
+# A library needs no kernel cache: without one its units are built beside it.
+mkdir nocache
+( cd nocache && env -u HOME -u XDG_CACHE_HOME "$prefix/bin/tec" -I "$prefix/share/tec" -O2 \
+      --emit=lib -o libmlp.so "$srcdir/examples/mlp.te" ) 2>err ||
+    { cat err; fail "--emit=lib without a cache directory"; }
+[ "$(ls -A nocache)" = "libmlp.so
+mlp.h" ] || fail "--emit=lib without a cache left: $(ls -A nocache)"
 # Two static libraries of tec in one program: their kernels do not clash.
 tec -O2 --emit=lib -o libmlp.a "$srcdir/examples/mlp.te" || fail "tec --emit=lib -o libmlp.a"
 cat >both.c <<'C'
