@@ -201,6 +201,15 @@ static ir_stmt *reduce_group(vz *z, const ir_stmt *st, bool *ok)
     ir_stmt *b = prepare(z, st->body[0], ok);
     while (b && b->kind == IR_S_SEQ && b->nbody == 1)
         b = b->body[0];
+    /* a guard of every iteration alike (a split's tail) goes around the sum */
+    ir_expr *guard = NULL;
+    if (b && b->kind == IR_S_IF && !b->orelse && b->nbody == 1 && b->cond &&
+        !ir_expr_uses_var(b->cond, st->var)) {
+        guard = b->cond;
+        b = b->body[0];
+        while (b && b->kind == IR_S_SEQ && b->nbody == 1)
+            b = b->body[0];
+    }
     if (!*ok || !b || b->kind != IR_S_STORE || !b->value || b->value->kind != IR_ADD ||
         !ir_dtype_is_int(b->buf->dtype) || ir_dtype_is_small_int(b->buf->dtype) ||
         b->value->a->kind != IR_LOAD || b->value->a->buf != b->buf ||
@@ -222,7 +231,8 @@ static ir_stmt *reduce_group(vz *z, const ir_stmt *st, bool *ok)
     ir_expr **idx = ir_alloc(m->arena, sizeof *idx * (size_t)(b->nargs ? b->nargs : 1));
     for (int i = 0; i < b->nargs; i++)
         idx[i] = ir_expr_copy(m, b->args[i]);
-    return ir_store(m, b->buf, idx, b->nargs, sum);
+    ir_stmt *q = ir_store(m, b->buf, idx, b->nargs, sum);
+    return guard ? ir_if(m, ir_expr_copy(m, guard), q, NULL) : q;
 }
 
 /* Unfolds blocks and inlines integer lets that depend on v, so every index
