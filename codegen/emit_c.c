@@ -2083,6 +2083,24 @@ static bool dot4_term_of(const ir_expr *t, int lanes, dot4_term *out)
     return true;
 }
 
+/* Whether a group's bytes x0..x3 are loads of adjacent elements of one
+ * buffer. */
+static bool contiguous_bytes(const dot4_term *dt, const int *g)
+{
+    ir_affine f0, fk;
+    const ir_expr *x0 = dt[g[0]].x;
+    if (x0->kind != IR_LOAD || x0->nargs != 1 || !ir_affine_of(x0->args[0], &f0))
+        return false;
+    for (int k = 1; k < 4; k++) {
+        const ir_expr *xk = dt[g[k]].x;
+        if (xk->kind != IR_LOAD || xk->buf != x0->buf || xk->nargs != 1 ||
+            !ir_affine_of(xk->args[0], &fk) || !ir_affine_same_terms(&f0, &fk) ||
+            fk.c != f0.c + k)
+            return false;
+    }
+    return true;
+}
+
 /* The terms of a sum of i32 vectors (its + tree), at most max. */
 static int sum_terms(const ir_expr *x, int lanes, const ir_expr **terms, int n, int max)
 {
@@ -2168,6 +2186,20 @@ static bool emit_dot4_sum(cg_emitter *e, cg_str *s, const ir_expr *x, const char
         cg_str_printf(s, ", ((void)%s, &%s), ", a3.p ? a3.p : "0", a0.p ? a0.p : "0");
         free(a0.p);
         free(a3.p);
+        if (contiguous_bytes(dt, group[gi])) {
+            /* x0..x3 adjacent in memory: one 4-byte read (little-endian
+             * order: x0 in the low byte, as the shifts below put it) */
+            const ir_expr *x0 = dt[group[gi][0]].x, *x3 = dt[group[gi][3]].x;
+            cg_str b0 = {0}, b3 = {0};
+            emit_access(e, &b0, x0->buf, x0, x0->args, 1);
+            emit_access(e, &b3, x3->buf, x3, x3->args, 1);
+            cg_str_printf(s, "({ uint32_t tec_x4; (void)%s; __builtin_memcpy(&tec_x4, &%s, 4); "
+                             "__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? tec_x4 : "
+                             "__builtin_bswap32(tec_x4); }))", b3.p ? b3.p : "0", b0.p ? b0.p : "0");
+            free(b0.p);
+            free(b3.p);
+            continue;
+        }
         for (int k = 0; k < 4; k++) {
             cg_str_puts(s, k ? " | (uint32_t)(uint8_t)" : "(uint32_t)(uint8_t)");
             emit_operand(e, s, dt[group[gi][k]].x, P_UNARY, false);

@@ -906,6 +906,8 @@ static void pad_inputs(auto_ctx *a)
         const char *name = fresh(a, ir_sprintf(a->m->arena, "%s_pad", pb[0]->name));
         dw_find w = {a, pb[0], -1};
         ir_stmt_walk(a->f->body, find_depthwise, NULL, &w);
+        if (w.dim < 0)   /* int8 dot products read 4 channels at once (int8.c) */
+            w.dim = sch_int8_pad_dim(a->f, pb[0], a->lanes);
         if (w.dim >= 0 && w.dim != pb[0]->ndim - 1 && step(a, "%s = pad(%s, %d)", name, pb[0]->name, w.dim))
             continue;
         step(a, "%s = pad(%s)", name, pb[0]->name);

@@ -85,3 +85,66 @@ int sch_int8_dot4_loop(const ir_stmt *b, ir_stmt *const *loops, const int *kind,
     }
     return best >= 0 && has_vnni(lanes) ? best : -1;
 }
+
+/* The load of x under a cast to i32 and a padding select, or NULL. */
+static const ir_expr *guarded_byte_load(const ir_expr *e, const ir_buffer *x)
+{
+    if (!e || e->kind != IR_CAST || e->dtype != IR_I32 || !e->a)
+        return NULL;
+    e = e->a;
+    if (e->kind == IR_SELECT)
+        e = e->a;
+    return e && e->kind == IR_LOAD && e->buf == x && (x->dtype == IR_I8 || x->dtype == IR_U8)
+               ? e : NULL;
+}
+
+typedef struct pad_find {
+    const ir_buffer *x;
+    int dim;
+} pad_find;
+
+static bool pad_visit(const ir_stmt *s, void *p)
+{
+    pad_find *w = p;
+    if (w->dim >= 0 || s->kind != IR_S_BLOCK || !s->init || s->nbody < 1)
+        return w->dim < 0;
+    const ir_stmt *st = s->body[0];
+    if (!st || st->kind != IR_S_STORE || st->buf->dtype != IR_I32 || !st->value ||
+        st->value->kind != IR_ADD || st->value->b->kind != IR_MUL)
+        return true;
+    const ir_expr *prod = st->value->b;
+    const ir_expr *X = guarded_byte_load(prod->a, w->x), *W = byte_load(prod->b);
+    if (!X) {
+        X = guarded_byte_load(prod->b, w->x);
+        W = byte_load(prod->a);
+    }
+    if (!X || !W)
+        return true;
+    /* the outermost reduce variable that both read, with a multiple of 4
+     * values, indexing one dimension of x */
+    for (int i = 0; i < s->niters; i++) {
+        const ir_itervar *it = &s->iters[i];
+        if (it->kind != IR_ITER_REDUCE || it->extent % 4 != 0 || !uses_index(W, it->var, false))
+            continue;
+        int dim = -1, n = 0;
+        for (int d = 0; d < X->nargs; d++)
+            if (ir_expr_uses_var(X->args[d], it->var)) {
+                dim = d;
+                n++;
+            }
+        if (n == 1 && X->args[dim]->kind == IR_VAR) {
+            w->dim = dim;
+            return false;
+        }
+    }
+    return true;
+}
+
+int sch_int8_pad_dim(const ir_func *f, const ir_buffer *x, int lanes)
+{
+    if (!f || !x || (lanes != 8 && lanes != 16) || !has_vnni(lanes))
+        return -1;
+    pad_find w = {x, -1};
+    ir_stmt_walk(f->body, pad_visit, NULL, &w);
+    return w.dim;
+}

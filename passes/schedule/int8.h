@@ -16,4 +16,12 @@
 int sch_int8_dot4_loop(const ir_stmt *b, ir_stmt *const *loops, const int *kind, int n,
                        const ir_expr *prod, const ir_expr *V, int lanes);
 
+/* The dimension of buffer x (read through padding guards, about to be
+ * padded into a copy) that the copy should store innermost: the
+ * dimension an int8 contraction of f reads x along in the reduce loop it
+ * will group by 4 (a convolution's input channels, so the 4 bytes of a
+ * group are one 32-bit read), when the target has the dot-product
+ * instruction for `lanes` i32; else -1. */
+int sch_int8_pad_dim(const ir_func *f, const ir_buffer *x, int lanes);
+
 #endif
