@@ -284,7 +284,7 @@ void sch_print(FILE *out, const sch_list *l, int indent)
 }
 
 /* Statements of s once codegen has copied the bodies of its unrolled loops
- * (those with constant bounds and at most SCH_UNROLL_COPIES iterations; it
+ * (those with constant bounds and at most CG_UNROLL_COPIES iterations; it
  * leaves longer ones to the C compiler), counted up to cap + 1. */
 static int64_t unrolled_size(const ir_stmt *s, int64_t cap)
 {
@@ -292,7 +292,7 @@ static int64_t unrolled_size(const ir_stmt *s, int64_t cap)
         return 0;
     int64_t n = 1, copies = 1;
     if (s->kind == IR_S_FOR && s->for_kind == IR_FOR_UNROLLED && sch_extent(s) >= 0 &&
-        sch_extent(s) <= SCH_UNROLL_COPIES) {
+        sch_extent(s) <= CG_UNROLL_COPIES) {
         n = 0;
         copies = sch_extent(s);
     }

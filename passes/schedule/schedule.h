@@ -25,6 +25,7 @@
 #include "ir/diag.h"
 #include "ir/arith.h"
 #include "ir/ir.h"
+#include "ir/target.h"
 
 #define SCH_KINDS(X)                                          \
     X(SPLIT, "split", 2, 2)                                   \
@@ -128,11 +129,11 @@ ir_expr *sch_unbind(ir_module *m, const sch_path *p, const ir_expr *x);
 #define SCH_RANGES_MAX 128
 
 /* Unrolling: codegen copies the body of an unrolled loop with constant
- * bounds and at most SCH_UNROLL_COPIES iterations (codegen/emit_c.c's
- * CG_UNROLL_MAX); a schedule step after which a function would expand to
- * more than SCH_UNROLL_MAX statements that way is refused (lang.c), so
- * nested unrolls cannot write megabytes of C. */
-#define SCH_UNROLL_COPIES 64
+ * bounds and at most CG_UNROLL_COPIES iterations (ir/target.h, the one
+ * limit codegen and the schedule language share); a schedule step after
+ * which a function would expand to more than SCH_UNROLL_MAX statements
+ * that way is refused (lang.c), so nested unrolls cannot write megabytes
+ * of C. */
 #define SCH_UNROLL_MAX 16384
 /* The ranges of the loops with constant bounds among the first `upto`
  * statements of p. */
