@@ -327,6 +327,7 @@ static bool apply_primitive(sch_ctx *c0, const sch_step *s)
     case SCH_SPLIT: return sch_split(&c, s->args[0], s->ints[1], s->results[0], s->results[1]);
     case SCH_REGROUP: return sch_regroup(&c, s->args[0], s->ints[1], s->results[0], s->results[1]);
     case SCH_FUSE: return sch_fuse(&c, s->args[0], s->args[1], s->results[0]);
+    case SCH_MERGE: return sch_merge(&c, s->args[0], s->args[1], s->results[0]);
     case SCH_REORDER: return sch_reorder(&c, s->args, s->nargs);
     case SCH_VECTORIZE: return sch_set_kind(&c, s->args[0], IR_FOR_VECTORIZED);
     case SCH_UNROLL: return sch_set_kind(&c, s->args[0], IR_FOR_UNROLLED);
