@@ -284,7 +284,7 @@ void sch_print(FILE *out, const sch_list *l, int indent)
 }
 
 /* Statements of s once codegen has copied the bodies of its unrolled loops
- * (those with constant bounds and at most SCH_UNROLL_COPIES iterations; it
+ * (those with constant bounds and at most CG_UNROLL_COPIES iterations; it
  * leaves longer ones to the C compiler), counted up to cap + 1. */
 static int64_t unrolled_size(const ir_stmt *s, int64_t cap)
 {
@@ -292,7 +292,7 @@ static int64_t unrolled_size(const ir_stmt *s, int64_t cap)
         return 0;
     int64_t n = 1, copies = 1;
     if (s->kind == IR_S_FOR && s->for_kind == IR_FOR_UNROLLED && sch_extent(s) >= 0 &&
-        sch_extent(s) <= SCH_UNROLL_COPIES) {
+        sch_extent(s) <= CG_UNROLL_COPIES) {
         n = 0;
         copies = sch_extent(s);
     }
@@ -327,6 +327,7 @@ static bool apply_primitive(sch_ctx *c0, const sch_step *s)
     case SCH_SPLIT: return sch_split(&c, s->args[0], s->ints[1], s->results[0], s->results[1]);
     case SCH_REGROUP: return sch_regroup(&c, s->args[0], s->ints[1], s->results[0], s->results[1]);
     case SCH_FUSE: return sch_fuse(&c, s->args[0], s->args[1], s->results[0]);
+    case SCH_MERGE: return sch_merge(&c, s->args[0], s->args[1], s->results[0]);
     case SCH_REORDER: return sch_reorder(&c, s->args, s->nargs);
     case SCH_VECTORIZE: return sch_set_kind(&c, s->args[0], IR_FOR_VECTORIZED);
     case SCH_UNROLL: return sch_set_kind(&c, s->args[0], IR_FOR_UNROLLED);

@@ -80,18 +80,27 @@ bool sch_split(sch_ctx *c, const char *loop, int64_t factor, const char *outer, 
     return true;
 }
 
-bool sch_fuse(sch_ctx *c, const char *outer, const char *inner, const char *fused)
+bool sch_loop_pair(sch_ctx *c, const char *what, const char *outer, const char *inner,
+                   sch_path *p, ir_stmt **a, ir_stmt **b)
 {
-    sch_path p;
-    if (!sch_find_loop(c, outer, &p))
+    if (!sch_find_loop(c, outer, p))
         return false;
-    ir_stmt *a = *p.slot[p.n - 1];
-    ir_stmt *b = a->nbody > 0 ? a->body[0] : NULL;
-    if (!b || b->kind != IR_S_FOR || strcmp(b->var->name, inner) != 0) {
-        sch_error(c, "cannot fuse '%s' and '%s': '%s' is not the only statement in loop '%s'",
+    *a = *p->slot[p->n - 1];
+    *b = (*a)->nbody > 0 ? (*a)->body[0] : NULL;
+    if (!*b || (*b)->kind != IR_S_FOR || strcmp((*b)->var->name, inner) != 0) {
+        sch_error(c, "cannot %s '%s' and '%s': '%s' is not the only statement in loop '%s'", what,
                   outer, inner, inner, outer);
         return false;
     }
+    return true;
+}
+
+bool sch_fuse(sch_ctx *c, const char *outer, const char *inner, const char *fused)
+{
+    sch_path p;
+    ir_stmt *a, *b;
+    if (!sch_loop_pair(c, "fuse", outer, inner, &p, &a, &b))
+        return false;
     int64_t na = sch_extent(a), nb = sch_extent(b);
     if (na < 0 || nb < 0) {
         sch_error(c, "cannot fuse '%s' and '%s': their bounds are not constants", outer, inner);

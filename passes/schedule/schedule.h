@@ -4,7 +4,7 @@
  * A schedule is a list of primitive applications (split, reorder, fuse,
  * vectorize, unroll, parallel, decompose_reduction, rfactor, cache_read,
  * cache_write, pad, compute_inline, reverse_compute_inline, compute_at,
- * reverse_compute_at, partition, regroup) on one IR function.  Each primitive is an
+ * reverse_compute_at, partition, regroup, merge) on one IR function.  Each primitive is an
  * IR -> IR function that checks its own legality: one that cannot prove
  * itself safe reports a located error and leaves the function unchanged,
  * so no schedule can change a result.  Loops are named by their loop variables, blocks by
@@ -25,6 +25,7 @@
 #include "ir/diag.h"
 #include "ir/arith.h"
 #include "ir/ir.h"
+#include "ir/target.h"
 
 #define SCH_KINDS(X)                                          \
     X(SPLIT, "split", 2, 2)                                   \
@@ -43,7 +44,8 @@
     X(COMPUTE_AT, "compute_at", 2, 0)                         \
     X(REVERSE_COMPUTE_AT, "reverse_compute_at", 2, 0) \
     X(PARTITION, "partition", -1, 0)                          \
-    X(REGROUP, "regroup", 2, 2)
+    X(REGROUP, "regroup", 2, 2)                               \
+    X(MERGE, "merge", 2, 1)
 
 /* X(ENUM, name, number of arguments (-1: one or more), number of results) */
 typedef enum {
@@ -128,11 +130,11 @@ ir_expr *sch_unbind(ir_module *m, const sch_path *p, const ir_expr *x);
 #define SCH_RANGES_MAX 128
 
 /* Unrolling: codegen copies the body of an unrolled loop with constant
- * bounds and at most SCH_UNROLL_COPIES iterations (codegen/emit_c.c's
- * CG_UNROLL_MAX); a schedule step after which a function would expand to
- * more than SCH_UNROLL_MAX statements that way is refused (lang.c), so
- * nested unrolls cannot write megabytes of C. */
-#define SCH_UNROLL_COPIES 64
+ * bounds and at most CG_UNROLL_COPIES iterations (ir/target.h, the one
+ * limit codegen and the schedule language share); a schedule step after
+ * which a function would expand to more than SCH_UNROLL_MAX statements
+ * that way is refused (lang.c), so nested unrolls cannot write megabytes
+ * of C. */
 #define SCH_UNROLL_MAX 16384
 /* The ranges of the loops with constant bounds among the first `upto`
  * statements of p. */
@@ -149,7 +151,14 @@ bool sch_split(sch_ctx *c, const char *loop, int64_t factor, const char *outer, 
 /* split, and every block iteration variable bound to the loop split alike
  * (the factor must divide the loop). */
 bool sch_regroup(sch_ctx *c, const char *loop, int64_t factor, const char *outer, const char *inner);
+/* The loops `outer` (*a, at the end of path p) and `inner` (*b), which
+ * must be the only statement of `outer`; else an error "cannot WHAT ...". */
+bool sch_loop_pair(sch_ctx *c, const char *what, const char *outer, const char *inner,
+                   sch_path *p, ir_stmt **a, ir_stmt **b);
 bool sch_fuse(sch_ctx *c, const char *outer, const char *inner, const char *fused);
+/* fuse, and the two buffer dimensions the loops index become one
+ * (passes/schedule/merge.c) */
+bool sch_merge(sch_ctx *c, const char *outer, const char *inner, const char *merged);
 bool sch_reorder(sch_ctx *c, const char **loops, int n);
 bool sch_set_kind(sch_ctx *c, const char *loop, ir_for_kind kind);
 bool sch_decompose_reduction(sch_ctx *c, const char *block, const char *loop);
