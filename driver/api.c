@@ -75,10 +75,10 @@ int tec_run(tec_program *p, int interpret)
             diag_error(&p->d, diag_noloc(), "%s", err);
             return 1;
         }
-        cg_options co = {.opt_flags = "-O2", .target = &t, .module = p->m};
+        cg_options co = {.opt_flags = "-O2", .target = &t, .module = p->em};
         char *src = cg_emit_c(p->em, &t, false, &p->d);
         char *so = src ? cg_compile(src, &co, &p->d) : NULL;
-        p->lib = so ? cg_load(so, p->m, &p->d) : NULL;
+        p->lib = so ? cg_load(so, p->em, &p->d) : NULL;
         free(src);
         free(so);
         if (!p->lib)

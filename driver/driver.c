@@ -421,6 +421,7 @@ static bool lower_for_emit(session *s)
                        .verify_each = o->verify_each, .target = &o->target};
     s->em = pass_lower_for_emit(s->m, o->passes ? "" : pass_emit_pipeline(o->opt_level), &po,
                                 &s->d);
+    s->co.module = s->em;   /* the module the C comes from (its assert messages) */
     return s->em != NULL;
 }
 
@@ -455,7 +456,7 @@ static bool build_kernels(session *s)
      * themselves (doc/scheduling.md). */
     cg_bind_openmp_threads(o->threads > 1 && !o->sched_on);
     s->so_path = cg_compile(s->csrc, &s->co, &s->d);
-    if (!s->so_path || !(s->lib = cg_load(s->so_path, s->m, &s->d)))
+    if (!s->so_path || !(s->lib = cg_load(s->so_path, s->em, &s->d)))
         return false;
     if (cg_set_threads(s->lib, o->threads) && o->verbose)
         fprintf(stderr, "tec: parallel loops run on %d thread%s (%s)\n", o->threads,
