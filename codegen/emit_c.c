@@ -2054,6 +2054,7 @@ static void emit_vector_operand(cg_emitter *e, cg_str *s, const ir_expr *x)
 typedef struct dot4_term {
     const ir_expr *x;      /* the byte, a scalar */
     const ir_expr *load;   /* W[ramp(base, 4, L)] */
+    int64_t zero;          /* the byte's zero point: the term is i32(x) - zero */
     ir_affine base;
     bool used;
 } dot4_term;
@@ -2069,15 +2070,25 @@ static bool dot4_term_of(const ir_expr *t, int lanes, dot4_term *out)
         bc = t->b;
         w = t->a;
     }
-    if (bc->kind != IR_BROADCAST || !bc->a || bc->a->kind != IR_CAST || !bc->a->a ||
-        !byte_int(bc->a->a->dtype) || w->kind != IR_CAST || !w->a || w->a->kind != IR_LOAD)
+    if (bc->kind != IR_BROADCAST || !bc->a)
+        return false;
+    const ir_expr *xc = bc->a;
+    out->zero = 0;
+    if (xc->kind == IR_SUB && xc->b && xc->b->kind == IR_INT) {   /* a zero point */
+        out->zero = xc->b->ival;
+        xc = xc->a;
+    }
+    if (!xc || xc->kind != IR_CAST || xc->dtype != IR_I32 || !xc->a || !byte_int(xc->a->dtype) ||
+        w->kind != IR_CAST || !w->a || w->a->kind != IR_LOAD)
         return false;
     const ir_expr *ld = w->a;
+    if (out->zero != 0 && ld->dtype != IR_I8)
+        return false;   /* the correction takes the weights as vpdpbusd's i8 side */
     if (!byte_int(ld->dtype) || ld->nargs != 1 || ir_expr_lanes(ld) != lanes ||
         ld->args[0]->kind != IR_RAMP || !ir_expr_is_int(ld->args[0]->b, 4) ||
         !ir_affine_of(ld->args[0]->a, &out->base))
         return false;
-    out->x = bc->a->a;
+    out->x = xc->a;
     out->load = ld;
     out->used = false;
     return true;
@@ -2139,7 +2150,7 @@ static bool emit_dot4_sum(cg_emitter *e, cg_str *s, const ir_expr *x, const char
         for (int k = 1; k < 4; k++)
             for (int j = 0; j < n && g[k] < 0; j++)
                 if (j != i && is_dot[j] && !dt[j].used && dt[j].load->buf == dt[i].load->buf &&
-                    dt[j].x->dtype == dt[i].x->dtype &&
+                    dt[j].x->dtype == dt[i].x->dtype && dt[j].zero == dt[i].zero &&
                     ir_affine_same_terms(&dt[j].base, &dt[i].base) &&
                     dt[j].base.c == dt[i].base.c + k)
                     g[k] = j;
@@ -2156,7 +2167,7 @@ static bool emit_dot4_sum(cg_emitter *e, cg_str *s, const ir_expr *x, const char
     e->intrin_used = true;
     for (int gi = ngroups - 1; gi >= 0; gi--) {
         const dot4_term *t0 = &dt[group[gi][0]];
-        cg_str_printf(s, "tec_dp4_%c%c_%s(", t0->x->dtype == IR_U8 ? 'u' : 's',
+        cg_str_printf(s, "tec_dp4%s_%c%c_%s(", t0->zero ? "z" : "", t0->x->dtype == IR_U8 ? 'u' : 's',
                       t0->load->dtype == IR_U8 ? 'u' : 's', vt + 4);
     }
     /* the rest of the sum (a zero vector if none) */
@@ -2186,6 +2197,7 @@ static bool emit_dot4_sum(cg_emitter *e, cg_str *s, const ir_expr *x, const char
         cg_str_printf(s, ", ((void)%s, &%s), ", a3.p ? a3.p : "0", a0.p ? a0.p : "0");
         free(a0.p);
         free(a3.p);
+        const int64_t zero = dt[group[gi][0]].zero;
         if (contiguous_bytes(dt, group[gi])) {
             /* x0..x3 adjacent in memory: one 4-byte read (little-endian
              * order: x0 in the low byte, as the shifts below put it) */
@@ -2195,7 +2207,10 @@ static bool emit_dot4_sum(cg_emitter *e, cg_str *s, const ir_expr *x, const char
             emit_access(e, &b3, x3->buf, x3, x3->args, 1);
             cg_str_printf(s, "({ uint32_t tec_x4; (void)%s; __builtin_memcpy(&tec_x4, &%s, 4); "
                              "__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? tec_x4 : "
-                             "__builtin_bswap32(tec_x4); }))", b3.p ? b3.p : "0", b0.p ? b0.p : "0");
+                             "__builtin_bswap32(tec_x4); })", b3.p ? b3.p : "0", b0.p ? b0.p : "0");
+            if (zero)
+                cg_str_printf(s, ", %lld", (long long)zero);
+            cg_str_puts(s, ")");
             free(b0.p);
             free(b3.p);
             continue;
@@ -2206,6 +2221,8 @@ static bool emit_dot4_sum(cg_emitter *e, cg_str *s, const ir_expr *x, const char
             if (k)
                 cg_str_printf(s, " << %d", 8 * k);
         }
+        if (zero)
+            cg_str_printf(s, ", %lld", (long long)zero);
         cg_str_puts(s, ")");
     }
     return true;
@@ -2594,26 +2611,31 @@ static void emit_func(cg_emitter *e, cg_str *s, int index)
 static void emit_dot4_helpers(cg_str *s, const char *funcs)
 {
     static const int widths[3] = {4, 8, 16};
+    for (int z = 0; z < 2; z++)
     for (int m = 0; m < 4; m++)
         for (int wi = 0; wi < 3; wi++) {
             char xs = m & 1 ? 's' : 'u', ws = m & 2 ? 'u' : 's';
             int L = widths[wi], bits = L * 32;
+            const char *zs = z ? "z" : "";
             char name[40];
-            snprintf(name, sizeof name, "tec_dp4_%c%c_i32x%d(", xs, ws, L);
-            if (!funcs || !strstr(funcs, name))
+            snprintf(name, sizeof name, "tec_dp4%s_%c%c_i32x%d(", zs, xs, ws, L);
+            if (!funcs || !strstr(funcs, name) || (z && ws == 'u'))
                 continue;
             /* vpdpbusd's first source is u8, its second i8: x u8 and w i8
              * as they are; x i8 with w u8 swapped; otherwise the i8 side
              * offset by 128 (x ^ 0x80 as u8, or w as i8 against x - 128)
-             * and the correction, which depends on w alone, subtracted. */
+             * and the correction, which depends on w alone, subtracted.
+             * With a zero point z (tec_dp4z_, w i8): sum (x - z) w =
+             * sum xu w - (z + offset) sum w, sum w from a vpdpbusd of ones. */
             const char *pre = bits == 512 ? "_mm512" : bits == 256 ? "_mm256" : "_mm";
             const char *vi = bits == 512 ? "__m512i" : bits == 256 ? "__m256i" : "__m128i";
             const char *dp = bits == 512 ? "_mm512_dpbusd_epi32"
                              : bits == 256 ? "TEC_DPBUSD256" : "TEC_DPBUSD128";
             const char *have = bits == 512 ? "defined(__AVX512VNNI__)"
                                : "(defined(__AVX512VNNI__) && defined(__AVX512VL__)) || defined(__AVXVNNI__)";
-            cg_str_printf(s, "static inline tec_i32x%d tec_dp4_%c%c_i32x%d(tec_i32x%d acc, const void *w, uint32_t x)\n{\n",
-                          L, xs, ws, L, L);
+            int zb = bits == 128 ? 128 : bits;
+            cg_str_printf(s, "static inline tec_i32x%d tec_dp4%s_%c%c_i32x%d(tec_i32x%d acc, const void *w, uint32_t x%s)\n{\n",
+                          L, zs, xs, ws, L, L, z ? ", int32_t z" : "");
             cg_str_printf(s, "#if defined(__x86_64__) && (%s)\n", have);
             if (bits == 256)
                 cg_str_puts(s, "#if defined(__AVX512VNNI__) && defined(__AVX512VL__)\n"
@@ -2627,25 +2649,33 @@ static void emit_dot4_helpers(cg_str *s, const char *funcs)
                              "    __builtin_memcpy(&a, &acc, sizeof a);\n", vi);
             bool swap = xs == 's' && ws == 'u', off = xs == ws;
             const char *xv = off ? "x ^ 0x80808080u" : "x";
-            if (!swap && !off)        /* u8 x, i8 w */
+            if (z)                    /* x - z against i8 w */
+                cg_str_printf(s, "    r = %s_sub_epi32(%s(a, %s_set1_epi32((int)(%s)), b),\n"
+                                 "        %s_mullo_epi32(%s_set1_epi32((int32_t)((uint32_t)z + %du)),\n"
+                                 "            %s(%s_setzero_si%d(), %s_set1_epi32(0x01010101), b)));\n",
+                              pre, dp, pre, xs == 's' ? "x ^ 0x80808080u" : "x", pre, pre,
+                              xs == 's' ? 128 : 0, dp, pre, zb, pre);
+            else if (!swap && !off)   /* u8 x, i8 w */
                 cg_str_printf(s, "    r = %s(a, %s_set1_epi32((int)x), b);\n", dp, pre);
             else if (swap)            /* i8 x, u8 w */
                 cg_str_printf(s, "    r = %s(a, b, %s_set1_epi32((int)x));\n", dp, pre);
             else if (xs == 's')       /* i8 x, i8 w: x + 128 as u8 */
                 cg_str_printf(s, "    r = %s_sub_epi32(%s(a, %s_set1_epi32((int)(%s)), b),\n"
                                  "        %s(%s_setzero_si%d(), %s_set1_epi32((int)0x80808080u), b));\n",
-                              pre, dp, pre, xv, dp, pre, bits == 128 ? 128 : bits, pre);
+                              pre, dp, pre, xv, dp, pre, zb, pre);
             else                      /* u8 x, u8 w: w against x - 128 as i8 */
                 cg_str_printf(s, "    r = %s_sub_epi32(%s(a, b, %s_set1_epi32((int)(%s))),\n"
                                  "        %s(%s_setzero_si%d(), b, %s_set1_epi32((int)0x80808080u)));\n",
-                              pre, dp, pre, xv, dp, pre, bits == 128 ? 128 : bits, pre);
+                              pre, dp, pre, xv, dp, pre, zb, pre);
             cg_str_printf(s, "    __builtin_memcpy(&acc, &r, sizeof acc);\n    return acc;\n#else\n");
             const char *xt = xs == 'u' ? "uint8_t" : "int8_t", *wt = ws == 'u' ? "uint8_t" : "int8_t";
+            const char *zm = z ? " - z)" : "", *zo = z ? "((int32_t)" : "(int32_t)";
             cg_str_printf(s, "    const %s *b = (const %s *)w;\n", wt, wt);
             cg_str_printf(s, "    for (int l = 0; l < %d; l++)\n"
-                             "        acc[l] += (int32_t)(%s)x * b[4 * l] + (int32_t)(%s)(x >> 8) * b[4 * l + 1]\n"
-                             "                + (int32_t)(%s)(x >> 16) * b[4 * l + 2] + (int32_t)(%s)(x >> 24) * b[4 * l + 3];\n"
-                             "    return acc;\n#endif\n}\n\n", L, xt, xt, xt, xt);
+                             "        acc[l] += %s(%s)x%s * b[4 * l] + %s(%s)(x >> 8)%s * b[4 * l + 1]\n"
+                             "                + %s(%s)(x >> 16)%s * b[4 * l + 2] + %s(%s)(x >> 24)%s * b[4 * l + 3];\n"
+                             "    return acc;\n#endif\n}\n\n", L, zo, xt, zm, zo, xt, zm, zo, xt, zm,
+                          zo, xt, zm);
         }
 }
 

@@ -23,6 +23,18 @@
 
 #include <string.h>
 
+/* An activation operand: the byte load under a cast to i32, less an
+ * integer zero point or not (the C backend subtracts z * sum w, with the
+ * weights i8); NULL otherwise. */
+static const ir_expr *byte_load(const ir_expr *x);
+
+static const ir_expr *act_load(const ir_expr *x, const ir_expr *V)
+{
+    if (x && x->kind == IR_SUB && x->b && x->b->kind == IR_INT && x->dtype == IR_I32)
+        return V && V->dtype == IR_I8 ? byte_load(x->a) : NULL;
+    return byte_load(x);
+}
+
 /* The byte load under a cast to i32, or NULL. */
 static const ir_expr *byte_load(const ir_expr *x)
 {
@@ -65,6 +77,10 @@ int sch_int8_dot4_loop(const ir_stmt *b, ir_stmt *const *loops, const int *kind,
     if (!b || !prod || prod->kind != IR_MUL || !V || n < 1 || (lanes != 8 && lanes != 16))
         return -1;
     const ir_expr *l1 = byte_load(prod->a), *l2 = byte_load(prod->b);
+    if (l1 == V)
+        l2 = act_load(prod->b, V);
+    else if (l2 == V)
+        l1 = act_load(prod->a, V);
     if (!l1 || !l2 || (l1 != V && l2 != V))
         return -1;
     const ir_expr *U = l1 == V ? l2 : l1;
@@ -89,6 +105,8 @@ int sch_int8_dot4_loop(const ir_stmt *b, ir_stmt *const *loops, const int *kind,
 /* The load of x under a cast to i32 and a padding select, or NULL. */
 static const ir_expr *guarded_byte_load(const ir_expr *e, const ir_buffer *x)
 {
+    if (e && e->kind == IR_SUB && e->b && e->b->kind == IR_INT)   /* a zero point */
+        e = e->a;
     if (!e || e->kind != IR_CAST || e->dtype != IR_I32 || !e->a)
         return NULL;
     e = e->a;

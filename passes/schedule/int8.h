@@ -10,7 +10,8 @@
  * to split by 4, its 4 iterations innermost, so that the C backend makes
  * each lane's 4 products one dot-product instruction (AVX-512 VNNI's
  * vpdpbusd); -1 when the contraction is not one of two byte loads (i8 or
- * u8, under casts to i32, without zero points), no reduce loop of both
+ * u8, under casts to i32; the activation may have an integer zero point
+ * when the weights are i8), no reduce loop of both
  * operands has a multiple of 4 iterations, or the target (passes'
  * --target) has no such instruction for vectors of `lanes` i32. */
 int sch_int8_dot4_loop(const ir_stmt *b, ir_stmt *const *loops, const int *kind, int n,

@@ -38,7 +38,9 @@ HardSwish PRelu Clip Min Max Mean Sum Where Equal Less Greater Not And Or BatchN
 LayerNormalization InstanceNormalization Softmax LogSoftmax MaxPool AveragePool
 GlobalAveragePool GlobalMaxPool ReduceMean ReduceSum ReduceMax ReduceMin ReduceProd ArgMax
 ArgMin Flatten Reshape Transpose Concat Split Slice Gather Squeeze Unsqueeze Expand Tile Pad
-Identity Dropout Cast Constant Shape Range CumSum Einsum DepthToSpace SpaceToDepth""".split())
+Identity Dropout Cast Constant Shape Range CumSum Einsum DepthToSpace SpaceToDepth
+QuantizeLinear DequantizeLinear DynamicQuantizeLinear QLinearConv QLinearMatMul ConvInteger
+MatMulInteger""".split())
 
 
 def bf16_rne(x):

@@ -35,19 +35,38 @@ w = {
     "fc.bias": rng.integers(-1000, 1000, 33).astype(np.int32),
     "fc.scale": rng.uniform(0.0005, 0.002, 33).astype(np.float32),
 }
-xp = np.zeros((1, 8, 12, 11), np.int64)
-xp[:, :, 1:11, 1:10] = x
-acc = np.zeros((1, 48, 10, 9), np.int64)
-for r in range(3):
-    for s in range(3):
-        acc += np.einsum("nchw,fc->nfhw", xp[:, :, r:r + 10, s:s + 9],
-                         w["conv.weight"][:, :, r, s].astype(np.int64))
-conv = requant(acc, w["conv.bias"], w["conv.scale"], True)
+for name in ("zconv", "zfc"):
+    for part in ("weight", "bias", "scale"):
+        src = w[name[1:] + "." + part]
+        w[name + "." + part] = (ints(src.shape, np.int8) if part == "weight" else
+                                rng.integers(-1000, 1000, src.shape).astype(np.int32)
+                                if part == "bias" else
+                                rng.uniform(0.0005, 0.002, src.shape).astype(np.float32))
+
+
+def conv3x3(x, weight, x_zero):
+    # the padding holds the code of the real 0, x_zero
+    xp = np.full((1, 8, 12, 11), x_zero, np.int64)
+    xp[:, :, 1:11, 1:10] = x
+    xp -= x_zero
+    acc = np.zeros((1, 48, 10, 9), np.int64)
+    for r in range(3):
+        for s in range(3):
+            acc += np.einsum("nchw,fc->nfhw", xp[:, :, r:r + 10, s:s + 9],
+                             weight[:, :, r, s].astype(np.int64))
+    return acc
+
+
+conv = requant(conv3x3(x, w["conv.weight"], 0), w["conv.bias"], w["conv.scale"], True)
+zconv = requant(conv3x3(x, w["zconv.weight"], -7), w["zconv.bias"], w["zconv.scale"], False)
 fc = requant(v.astype(np.int64) @ w["fc.weight"].T.astype(np.int64), w["fc.bias"],
              w["fc.scale"], False)
+zfc = requant((v.astype(np.int64) - 100) @ w["zfc.weight"].T.astype(np.int64), w["zfc.bias"],
+              w["zfc.scale"], False)
+uz = ((ua.astype(np.int64) - 200) @ b.astype(np.int64)).astype(np.int32)
 
 out = outdir()
 save(out, "in", a=a, b=b, ua=ua, ub=ub, c=c, d=d, x=x, v=v)
 save(out, "weights", **w)
 save(out, "expected", ss=mm(a, b), us=mm(ua, b), su=mm(a, ub), uu=mm(ua, ub), odd=mm(c, d),
-     conv=conv, fc=fc)
+     conv=conv, fc=fc, uz=uz, zconv=zconv, zfc=zfc)
