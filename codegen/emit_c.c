@@ -1213,7 +1213,6 @@ static char *bound_text(cg_emitter *e, const ir_expr *x)
     return expr_text(e, x, P_REL + 1);
 }
 
-static bool emit_vector_loop(cg_emitter *e, cg_str *s, const ir_stmt *st);
 static void emit_unrolled_loop(cg_emitter *e, cg_str *s, const ir_stmt *st, int64_t lo, int64_t hi);
 static bool emit_parallel_loop(cg_emitter *e, cg_str *s, const ir_stmt *st);
 
@@ -1225,8 +1224,6 @@ static void emit_for(cg_emitter *e, cg_str *s, const ir_stmt *st)
         emit_stepped_loop(e, s, st);
         return;
     }
-    if (st->for_kind == IR_FOR_VECTORIZED && emit_vector_loop(e, s, st))
-        return;
     if (st->for_kind == IR_FOR_UNROLLED && st->lo && st->hi && st->lo->kind == IR_INT &&
         st->hi->kind == IR_INT && st->hi->ival - st->lo->ival <= CG_UNROLL_COPIES) {
         emit_unrolled_loop(e, s, st, st->lo->ival, st->hi->ival);
@@ -1715,30 +1712,6 @@ static bool expr_leaves_early(const ir_expr *x, void *ctx)
     return !c->leaves;
 }
 
-static bool stmt_checked(const ir_stmt *st, void *ctx)
-{
-    leaves_ctx *c = ctx;
-    c->leaves |= is_checked_access(c->e, st);
-    return !c->leaves;
-}
-
-static bool expr_checked(const ir_expr *x, void *ctx)
-{
-    leaves_ctx *c = ctx;
-    c->leaves |= is_checked_access(c->e, x);
-    return !c->leaves;
-}
-
-/* Whether s holds an index checked at run time (codegen/bounds.c): a
- * vector loop's copies of its statements would lose the check. */
-static bool has_checked_access(const cg_emitter *e, const ir_stmt *s)
-{
-    leaves_ctx c = {e, false};
-    if (s && !e->unchecked && e->sites.n > 0)
-        ir_stmt_walk(s, stmt_checked, expr_checked, &c);
-    return c.leaves;
-}
-
 /* A parallel loop becomes an OpenMP worksharing loop (GCC outlines the body
  * and runs it on libgomp's thread pool); tec_num_threads is set by the
  * loader (--threads, TEC_NUM_THREADS).  Returns false when the loop must
@@ -1834,13 +1807,11 @@ static bool emit_parallel_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
 
 /* ---------------------------------------------------------------- vectorized loops
  *
- * -O2 and -O3 hand the emitter vector IR (the `vectorize` pass runs on
- * the copy of the module that is printed: pass_lower_for_emit), printed as
- * it says (below).  A loop still marked `vectorized` comes from a caller
- * that did not run the emission passes: it is made vector IR here, by the
- * pass's own function (ir/vectorize.c); one ir_vectorize_loop leaves alone
- * runs as a plain loop.  A loop holding an index checked at run time
- * (codegen/bounds.c) then stays scalar, so every check stays where it is. */
+ * The emitter prints vector IR as it says (the `vectorize` pass makes it,
+ * on the copy of the module that is printed: pass_emit_pipeline,
+ * pass_lower_for_emit).  A loop still marked `vectorized` (one the pass
+ * left, or from a caller that ran no emission passes) runs as a plain loop
+ * under TEC_IVDEP. */
 
 /* A vector of `lanes` elements at distance coef from the element `at`
  * (vector type vt, "tec_f32x8"): one vector load at distance 1; every other
@@ -1896,22 +1867,6 @@ static int ilog2(int x)
 static bool vector_dtype(ir_dtype t)
 {
     return t == IR_F32 || t == IR_F64 || t == IR_I32 || t == IR_I16 || t == IR_I8 || t == IR_U8;
-}
-
-static bool emit_vector_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
-{
-    if (st->nbody < 1 || has_checked_access(e, st->body[0]))
-        return false;
-    if (!e->scratch && !(e->scratch = ir_module_new("codegen-scratch"))) {
-        e->oom = true;
-        return false;
-    }
-    int vbytes = e->target && e->target->vector_bytes ? e->target->vector_bytes : 16;
-    ir_stmt *v = ir_vectorize_loop(e->scratch, st, vbytes);
-    if (!v)
-        return false;
-    emit_stmt(e, s, v);   /* a sequence of chunks: one comment (chunk_group) */
-    return true;
 }
 
 /* ---------------------------------------------------------------- vector IR

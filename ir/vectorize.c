@@ -46,14 +46,13 @@
  * affine, a lane-by-lane value that reads a vector let) is left as it is:
  * the C backend runs it as a plain loop.
  *
- * Two callers: the `vectorize` pass (passes/vectorize.c), which rewrites a
- * module's loops; -O2 and -O3 run it last, on the copy of the module that
- * the C emitter and --emit=tir print (pass_emit_pipeline,
+ * Its caller is the `vectorize` pass (passes/vectorize.c), which rewrites
+ * a module's loops; every -O level runs it last, on the copy of the module
+ * that the C emitter, --emit=tir and the C API print (pass_emit_pipeline,
  * pass_lower_for_emit), after every analysis of the scalar IR (the
  * profile's counts, the accelerator model and the schedulers read blocks
- * and unit-step loops).  And the C backend, for a caller that did not run
- * the emission passes: it prints every loop still marked `vectorized`
- * through this function.
+ * and unit-step loops).  The C backend runs a loop still marked
+ * `vectorized` as a plain loop.
  */
 #include "ir/ir.h"
 
