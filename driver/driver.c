@@ -28,6 +28,7 @@
 #include "frontend/frontend.h"
 #include "importer/onnx.h"
 #include "ir/diag.h"
+#include "ir/phase.h"
 #include "ir/ir.h"
 #include "passes/passes.h"
 #include "runtime/aot.h"
@@ -436,7 +437,9 @@ static bool emit_c(session *s)
         cg_target_describe(&o->target, line, sizeof line);
         fprintf(stderr, "tec: target: %s\n", line);
     }
+    ir_phase_push("emit C");
     s->csrc = cg_emit_c(s->em, &o->target, o->unchecked, &s->d);
+    ir_phase_pop();
     return s->csrc != NULL;
 }
 
@@ -551,11 +554,22 @@ static int mode_program(options *o)
     session s = {.o = o};
     diag_init(&s.d, stderr);
     s.display = strcmp(o->input_file, "-") == 0 ? "<stdin>" : o->input_file;
-    if (load_program(&s)) {
-        if (o->emit == EMIT_TE)
+    ir_phase_push(drv_ends_with(o->input_file, ".onnx") ? "import" : "read");
+    bool loaded = load_program(&s);
+    ir_phase_pop();
+    if (loaded) {
+        if (o->emit == EMIT_TE) {
             write_output(&s, s.text, NULL);
-        else if (build_module(&s) && optimize(&s))
-            finish_program(&s);
+        } else {
+            ir_phase_push("frontend");
+            bool built = build_module(&s);
+            ir_phase_pop();
+            ir_phase_push("passes");
+            bool optimized = built && optimize(&s);
+            ir_phase_pop();
+            if (optimized)
+                finish_program(&s);
+        }
     }
     int st = status_of(&s.d);
     session_free(&s);

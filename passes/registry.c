@@ -9,6 +9,7 @@
 
 #include "passes/analyze.h"
 #include "passes/passes.h"
+#include "ir/phase.h"
 #include "passes/schedule/schedule.h"
 
 /* Every pass, once.  Adding a pass is one line here (and its file). */
@@ -413,7 +414,9 @@ static bool run_pipeline(ir_module *m, const char *pipeline, const pass_options 
             ok = false;
             break;
         }
+        ir_phase_push(p->name);
         ok = p->run(m, d);
+        ir_phase_pop();
         if (ok && planned && !same_calls(&m->graph, &calls))
             drop_plan(&m->graph);
         free(calls.items);
