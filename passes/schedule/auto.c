@@ -543,7 +543,8 @@ static bool last_index_is(const ir_expr *ld, const ir_var *v)
  * along k contiguously: k split into vectors and rfactor on the lanes, a
  * tile of mr outputs' partial sums in registers, one horizontal reduction
  * per output after the k loop (schedule_dot, schedule_rows). */
-static void rows_of_vectors(auto_ctx *a, ir_stmt *b, const char *on, int64_t nn, const char *kn)
+static void rows_of_vectors(auto_ctx *a, ir_stmt *b, const char *on, int64_t nn, const char *kn,
+                            const ir_stmt *outer)
 {
     int L = a->lanes;
     static const int mrs[] = {8, 10, 6, 12, 7, 5, 4, 9, 3, 2};
@@ -571,7 +572,11 @@ static void rows_of_vectors(auto_ctx *a, ir_stmt *b, const char *on, int64_t nn,
         step(a, "vectorize(%s)", ki);
         step(a, "vectorize(%s_%s_out)", ki, tl);
     }
-    if (a->threads > 1 && (nn + mr - 1) / mr >= 2 * a->threads)
+    /* threads: over the loop outside the rows (a layer norm's tokens by
+     * rows of channels) when it has enough iterations, else the tiles */
+    if (a->threads > 1 && outer && extent(outer) >= a->threads)
+        step(a, "parallel(%s)", outer->var->name);
+    else if (a->threads > 1 && (nn + mr - 1) / mr >= 2 * a->threads)
         step(a, "parallel(%s)", oo);
     if (nn % mr != 0 && nn > mr)
         step(a, "partition(%s, %lld)", oo, (long long)(nn / mr));
@@ -646,7 +651,7 @@ static bool schedule_rows(auto_ctx *a, nest *ns)
      * a tail, are summed as fast across channels) */
     if (!c.ok || c.n == 0 || kk < 4 * a->lanes || nn < 1)
         return done;
-    rows_of_vectors(a, b, ol->var->name, nn, kl->var->name);
+    rows_of_vectors(a, b, ol->var->name, nn, kl->var->name, ns->n > 2 ? ns->loops[0] : NULL);
     return true;
 }
 
@@ -672,7 +677,7 @@ static bool schedule_dot(auto_ctx *a, nest *ns)
     int64_t nn = extent(ns->loops[0]), kk = extent(ns->loops[1]);
     if (kk < 2 * a->lanes || nn < 2)
         return false;
-    rows_of_vectors(a, b, ns->loops[0]->var->name, nn, ns->loops[1]->var->name);
+    rows_of_vectors(a, b, ns->loops[0]->var->name, nn, ns->loops[1]->var->name, NULL);
     return true;
 }
 
