@@ -8,7 +8,8 @@
 #                                               (the same runs with another
 #                                                tec binary, side by side)
 #
-# MODEL is an example of the zoo (examples/MODEL.te; default every one) or,
+# MODEL is an example of the zoo (examples/MODEL.te; default every one), an
+# ONNX file M.onnx (its input, if any, the first .npy of M.in/), or,
 # with Debian's python3-torch and python3-torchvision, a torchvision model
 # (default ONNX models: squeezenet1_1 resnet34 inception_v3), exported once
 # by bench/ort_export.py (opset 13, random weights) into $WORK and run as
@@ -75,6 +76,12 @@ export WORK
 # The command line of MODEL for tec.
 model_args() {
     local m=$1
+    if [ "${m%.onnx}" != "$m" ] && [ -f "$m" ]; then   # an ONNX file, its inputs in M.in/
+        local in
+        in=$(ls "${m%.onnx}.in/"*.npy 2>/dev/null | head -1)
+        echo "$m${in:+ --input $(basename "$in" .npy)=$in}"
+        return 0
+    fi
     if [ -f "$here/examples/$m.te" ]; then
         echo "$here/examples/$m.te"
         return 0
@@ -125,7 +132,7 @@ measure() {
         printf '%-16s | %-14s %-12s %-18s\n' model kernels cold cached
     fi
     for m in $models; do
-        printf '%-16s | ' "$m"
+        printf '%-16s | ' "$(basename "$m" .onnx)"
         measure "$TEC" "$m"
         if [ -n "$BASE" ]; then
             printf ' | '

@@ -13,10 +13,16 @@ classifier name (resnet34, densenet121, ...: random weights from
 torch.manual_seed(0), a 1x3x224x224 input, 299x299 for inception_v3, from a
 seeded normal distribution).  Writes
 
-    DIR/MODEL.onnx            torch.onnx.export, opset 13, float32, batch 1
+    DIR/MODEL.onnx            torch.onnx.export, opset 13 (14 for gpt2,
+                              whose causal mask is a Trilu), float32,
+                              batch 1, one output
     DIR/MODEL.in/NAME.npy     the input (NAME: the .te program's input name
                               for the zoo, else "image")
     DIR/MODEL.ref.npy         PyTorch's output (float32)
+
+A model with several outputs (gpt2: a dict of logits and hidden) is
+exported, run and timed with its first one only (gpt2's logits), the
+output bench/ort.sh compares.
 
 and, unless --no-time, PyTorch's latency per thread count as
 bench/models_torch.py measures it, one line each:
@@ -40,6 +46,30 @@ sys.path.insert(0, os.path.join(TOP, "tools"))
 
 PROG = "ort_export.py"
 ZOO = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "googlenet", "gpt2"]
+# The opset of a model's export where 13 lacks one of its operators
+# (torch.triu is ONNX Trilu from opset 14).
+OPSET = {"gpt2": 14}
+
+
+def first_output(model):
+    """The model, or for one that returns a dict or tuple of outputs, a
+    module that returns the first of them (gpt2: logits)."""
+    import torch
+
+    class First(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *xs):
+            out = self.inner(*xs)
+            if isinstance(out, dict):
+                return next(iter(out.values()))
+            if isinstance(out, (tuple, list)):
+                return out[0]
+            return out
+
+    return First(model).eval()
 
 
 def zoo_model(name, tec):
@@ -76,12 +106,12 @@ def torchvision_model(name):
     return model, {"image": torch.randn(1, 3, size, size, generator=g)}
 
 
-def export(model, args, path):
+def export(model, args, path, opset):
     import torch
     names = list(args)
     tmp = path + ".tmp"
     with torch.no_grad():
-        torch.onnx.export(model, tuple(args[n] for n in names), tmp, opset_version=13,
+        torch.onnx.export(model, tuple(args[n] for n in names), tmp, opset_version=opset,
                           input_names=names, output_names=["output"],
                           do_constant_folding=True)
     os.replace(tmp, path)
@@ -130,6 +160,7 @@ def main(argv):
         model, args = zoo_model(a.model, a.tec)
     else:
         model, args = torchvision_model(a.model)
+    model = first_output(model)
     os.makedirs(a.dir, exist_ok=True)
     onnx_path = os.path.join(a.dir, a.model + ".onnx")
     indir = os.path.join(a.dir, a.model + ".in")
@@ -140,7 +171,7 @@ def main(argv):
         with torch.no_grad():
             out = model(*args.values())
         np.save(os.path.join(a.dir, a.model + ".ref.npy"), out.float().numpy())
-        export(model, args, onnx_path)
+        export(model, args, onnx_path, OPSET.get(a.model, 13))
     print("torch-version %s" % torch.__version__, flush=True)
     if not a.no_time:
         timing(model, args, [int(t) for t in a.threads.split(",") if t], a.repeat,

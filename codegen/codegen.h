@@ -131,6 +131,20 @@ typedef struct cg_options {
  * a private temporary directory that cg_load() (or process exit) removes. */
 char *cg_compile(const char *c_source, const cg_options *o, diag *d);
 
+/* A library of its own at out_path (--emit=lib, runtime/aot.c): the
+ * kernels of `kernels` (cg_split_c of cg_emit_c's source) built as a run's
+ * are, one translation unit per distinct kernel, from and into the kernel
+ * cache (without it, beside out_path, then removed), and extra_c (the
+ * library's own code, never cached), linked into a shared object (a path
+ * ending in .so) whose only exported symbols are exports[0..nexports), or
+ * a static archive (.a) of one object in which every other symbol is
+ * local (a partial link, cc -r, and objcopy), so that two such libraries
+ * link into one program.  False after a diagnostic. */
+struct cg_csplit;
+bool cg_compile_library(const struct cg_csplit *kernels, const char *extra_c,
+                        const char *out_path, const char *const *exports, int nexports,
+                        const cg_options *o, diag *d);
+
 /* Compiles c_source into exactly `out_path` (for --emit=so -o FILE); the
  * file is replaced atomically.  No cache.  A path ending in ".a" gets a
  * static library instead: the object file (-c instead of -shared, without

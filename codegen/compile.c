@@ -25,6 +25,7 @@
 #include "codegen/sha256.h"
 #include "codegen/split.h"
 #include "ir/path.h"
+#include "ir/phase.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -647,7 +648,9 @@ static char *compiler_identity(const cg_argv *cc, double timeout, diag *d)
         return result;
     }
     /* Computed outside the lock; two threads may both compute it once. */
+    ir_phase_push("compiler identity");
     char *id = compute_identity(cc, timeout, d);
+    ir_phase_pop();
     if (!id) {
         free(key.p);
         return NULL;
@@ -815,34 +818,54 @@ static bool not_writable_by_others(const char *path)
            chmod(path, st.st_mode & 07777 & ~(mode_t)(S_IWGRP | S_IWOTH)) == 0;
 }
 
-/* Puts the object file obj into a new static library lib with `ar rcs`
- * (the archiver of binutils, beside the C compiler; with its index, so
- * that the linker takes it as it is). */
-static bool make_archive(const char *obj, const char *lib, const cg_options *o, diag *d)
+/* Runs the binutils tool args->v[0] (ar, objcopy) on a file; false after
+ * a diagnostic, whose words `what` says what it was doing. */
+static bool run_tool(cg_argv *args, const char *what, const cg_options *o,
+                     diag *d)
 {
-    char *const argv[] = {"ar", "rcs", (char *)lib, (char *)obj, NULL};
+    const char *prog = args->v ? args->v[0] : "";
+    if (args->oom) {
+        oom(d);
+        return false;
+    }
     if (o && o->verbose)
-        print_command(d, argv);
+        print_command(d, args->v);
     cg_run_result r;
-    int slot = claim_build(NULL, NULL, lib);
-    run_capture(argv, cc_timeout(o), slot, &r);
+    int slot = claim_build(NULL, NULL, NULL);
+    run_capture(args->v, cc_timeout(o), slot, &r);
     release_build(slot);
     bool ok = false;
     if (r.spawn_errno) {
-        diag_error(d, diag_noloc(), "cannot run the archiver 'ar': %s (install binutils)",
+        diag_error(d, diag_noloc(), "cannot run '%s': %s (install binutils)", prog,
                    strerror(r.spawn_errno));
     } else if (r.timed_out) {
-        report_timeout(d, "ar", cc_timeout(o));
+        report_timeout(d, prog, cc_timeout(o));
     } else if (r.signal || r.exit_status != 0) {
         cg_text msg = {0};
         first_lines(&msg, r.output.p, r.output.len, 10);
-        diag_error(d, diag_noloc(), "the archiver 'ar' failed making %s%s", lib,
-                   msg.p ? msg.p : "");
+        diag_error(d, diag_noloc(), "'%s' failed %s%s", prog, what, msg.p ? msg.p : "");
         free(msg.p);
     } else {
         ok = true;
     }
     free(r.output.p);
+    return ok;
+}
+
+/* Puts the object file obj into a new static library lib with `ar rcs`
+ * (the archiver of binutils, beside the C compiler; with its index, so
+ * that the linker takes it as it is). */
+static bool make_archive(const char *obj, const char *lib, const cg_options *o, diag *d)
+{
+    cg_argv a = {0};
+    argv_push(&a, "ar");
+    argv_push(&a, "rcs");
+    argv_push(&a, lib);
+    argv_push(&a, obj);
+    char what[600];
+    snprintf(what, sizeof what, "making %s", lib);
+    bool ok = run_tool(&a, what, o, d);
+    argv_free(&a);
     return ok;
 }
 
@@ -1259,12 +1282,20 @@ typedef struct split_ctx {
     const cg_argv *cold_flags;       /* NULL: no unit is built apart as cold */
     const cg_text *obj_prefix, *cold_prefix;   /* key prefixes of the two */
     const ir_module *module;
+    /* A library of its own (cg_compile_library), else NULL and 0: */
+    const char *extra_c;        /* one more unit, never cached (the library's runtime) */
+    const char *link_dir;       /* where it and the link's temporaries go */
+    const char *const *exports; /* the only symbols left global */
+    int nexports;
+    bool archive;               /* a static archive instead of a shared object */
 } split_ctx;
 
 /* One translation unit of a split build. */
 typedef struct tu_job {
     char *text;             /* its source */
     const cg_argv *flags;   /* its compiler flags */
+    const char *dir;        /* where it is built (NULL: with the others) */
+    bool private_obj;       /* never cached: built, linked, removed */
     char *path;             /* its object file */
     size_t size;
     bool reused;            /* the object was in the cache */
@@ -1295,8 +1326,8 @@ static void *tu_worker(void *arg)
             return NULL;
         tu_job *j = &p->jobs[i];
         if (!j->reused)
-            j->ok = compile_into(j->text, NULL, 0, p->dir, j->path, p->cc, j->flags, BUILD_OBJECT,
-                                 p->o, &j->vanished, &j->d);
+            j->ok = compile_into(j->text, NULL, 0, j->dir ? j->dir : p->dir, j->path, p->cc,
+                                 j->flags, BUILD_OBJECT, p->o, &j->vanished, &j->d);
     }
 }
 
@@ -1406,6 +1437,95 @@ static bool cold_unit(const split_ctx *x, const cg_unit *u)
     return op && strcmp(op, "prepack") == 0;
 }
 
+/* A library of its own from the objects (cg_compile_library): a shared
+ * object whose version script leaves only the exports global, or a static
+ * archive of one object, partially linked (cc -r) with every symbol but
+ * the exports made local (objcopy), so that two libraries of tec's kernels
+ * link into one program. */
+static bool link_library(char *const *inputs, int n, const char *final_path, const split_ctx *x,
+                         const cg_options *o, diag *d)
+{
+    char *tmp = path_join(x->link_dir, ".tec-lib-XXXXXX");
+    char *part = NULL, *arch = NULL;
+    cg_argv flags = {0}, tool = {0};
+    bool ok = false;
+    if (!tmp || !mkdtemp(tmp)) {
+        if (tmp)
+            diag_error(d, diag_noloc(), "cannot create %s: cannot make a temporary directory "
+                       "in %s: %s", final_path, x->link_dir, strerror(errno));
+        else
+            oom(d);
+        free(tmp);
+        return false;
+    }
+    if (!x->archive) {
+        cg_text vs = {0};
+        text_printf(&vs, "{\n  global:\n");
+        for (int i = 0; i < x->nexports; i++)
+            text_printf(&vs, "    %s;\n", x->exports[i]);
+        text_printf(&vs, "  local: *;\n};\n");
+        part = path_join(tmp, "exports.map");
+        cg_text opt = {0};
+        text_printf(&opt, "-Wl,--version-script=%s", part ? part : "");
+        for (int i = 0; i < x->so_flags->n; i++)
+            argv_push(&flags, x->so_flags->v[i]);
+        argv_push(&flags, opt.p ? opt.p : "");
+        if (vs.oom || opt.oom || !part || flags.oom)
+            oom(d);
+        else if (write_new_file(part, vs.p, d))
+            ok = compile_into(NULL, inputs, n, x->link_dir, final_path, x->cc, &flags, BUILD_SO,
+                              o, NULL, d);
+        free(vs.p);
+        free(opt.p);
+        goto out;
+    }
+    part = path_join(tmp, "library.o");
+    arch = path_join(tmp, "library.a");
+    argv_push(&flags, "-r");
+    argv_push(&flags, "-nostdlib");
+    argv_push(&tool, "objcopy");
+    for (int i = 0; i < x->nexports; i++) {
+        char keep[300];
+        snprintf(keep, sizeof keep, "--keep-global-symbol=%s", x->exports[i]);
+        argv_push(&tool, keep);
+    }
+    argv_push(&tool, part ? part : "");
+    if (!part || !arch || flags.oom) {
+        oom(d);
+        goto out;
+    }
+    ok = compile_into(NULL, inputs, n, tmp, part, x->cc, &flags, BUILD_OBJECT, o, NULL, d) &&
+         run_tool(&tool, "making the library's symbols local", o, d) &&
+         make_archive(part, arch, o, d);
+    if (ok && (!not_writable_by_others(arch) || rename(arch, final_path) != 0)) {
+        diag_error(d, diag_noloc(), "cannot create %s: %s", final_path, strerror(errno));
+        ok = false;
+    }
+out:
+    if (part)
+        unlink(part);
+    if (arch)
+        unlink(arch);
+    rmdir(tmp);
+    free(tmp);
+    free(part);
+    free(arch);
+    argv_free(&flags);
+    argv_free(&tool);
+    return ok;
+}
+
+/* Links the objects of a split build into final_path (see link_library
+ * for a library of its own). */
+static bool link_objects(char *const *inputs, int n, const char *dir, const char *final_path,
+                         const split_ctx *x, const cg_options *o, bool *vanished, diag *d)
+{
+    if (x->link_dir)
+        return link_library(inputs, n, final_path, x, o, d);
+    return compile_into(NULL, inputs, n, dir, final_path, x->cc, x->so_flags, BUILD_SO, o,
+                        vanished, d);
+}
+
 /* Builds the split file sp into final_path: objects go into dir (the
  * cache with `reuse`, else a temporary directory, emptied afterwards);
  * `key`, when not NULL, is the entry's cache key for the glue unit. */
@@ -1413,7 +1533,7 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
                         const char *key, bool reuse, const split_ctx *x, const cg_options *o,
                         bool *vanished, diag *d)
 {
-    int n = 0, cap = sp->distinct + 2;
+    int n = 0, cap = sp->distinct + 3;
     tu_job *jobs = calloc((size_t)cap, sizeof *jobs);
     char **inputs = calloc((size_t)cap, sizeof *inputs);
     bool ok = false, text_oom = false;
@@ -1450,6 +1570,12 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
     text_oom |= cold.oom;
     if (cold.p)
         jobs[n++] = (tu_job){.text = cold.p, .flags = x->cold_flags};
+    if (x->extra_c) {
+        char *t = strdup(x->extra_c);
+        text_oom |= !t;
+        jobs[n++] = (tu_job){.text = t, .flags = x->obj_flags, .dir = x->link_dir,
+                             .private_obj = true};
+    }
     if (text_oom) {
         oom(d);
         goto out;
@@ -1459,16 +1585,18 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
         char hex[65], name[80];
         key_digest(jobs[i].flags == x->obj_flags ? x->obj_prefix : x->cold_prefix, jobs[i].text,
                    hex);
-        snprintf(name, sizeof name, "%s.o", hex);
-        if (!(jobs[i].path = path_join(dir, name))) {
+        snprintf(name, sizeof name, "%s%s.o", jobs[i].private_obj ? ".tec-lib-" : "", hex);
+        if (!(jobs[i].path = path_join(jobs[i].dir ? jobs[i].dir : dir, name))) {
             oom(d);
             goto out;
         }
         jobs[i].size = strlen(jobs[i].text);
-        jobs[i].reused = reuse && object_usable(jobs[i].path, d);
+        jobs[i].reused = reuse && !jobs[i].private_obj && object_usable(jobs[i].path, d);
         reused += jobs[i].reused;
     }
     qsort(jobs, (size_t)n, sizeof *jobs, by_size_desc);
+    ir_phase_note("%d kernels, %d distinct, %d units, %d cached", sp->n, sp->distinct, n,
+                  reused);
     if (o && o->verbose) {
         int j = usable_cpus();
         fprintf(d->out ? d->out : stderr, "tec: %d kernels, %d distinct: %d translation units "
@@ -1485,8 +1613,7 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
          * then every object is built again, and linked once more. */
         diag quiet;
         diag_init(&quiet, NULL);
-        ok = compile_into(NULL, inputs, n, dir, final_path, x->cc, x->so_flags, BUILD_SO, o,
-                          vanished, &quiet);
+        ok = link_objects(inputs, n, dir, final_path, x, o, vanished, &quiet);
         diag_fini(&quiet);
         if (ok || (vanished && *vanished))
             goto out;
@@ -1498,11 +1625,10 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
         if (!run_jobs(jobs, n, dir, x->cc, o, vanished, d))
             goto out;
     }
-    ok = compile_into(NULL, inputs, n, dir, final_path, x->cc, x->so_flags, BUILD_SO, o, vanished,
-                      d);
+    ok = link_objects(inputs, n, dir, final_path, x, o, vanished, d);
 out:
     for (int i = 0; jobs && i < n; i++) {
-        if (!reuse && jobs[i].path)
+        if ((!reuse || jobs[i].private_obj) && jobs[i].path)
             unlink(jobs[i].path);
         free(jobs[i].text);
         free(jobs[i].path);
@@ -1532,6 +1658,7 @@ static bool build_kernels(const char *c_source, const char *dir, const char *fin
         if (tried)
             return ok;
     }
+    ir_phase_note("one translation unit");
     if (!key)
         return compile_into(c_source, NULL, 0, dir, final_path, x->cc, x->so_flags, BUILD_SO, o,
                             vanished, d);
@@ -1600,42 +1727,84 @@ static char *compile_no_cache(const char *c_source, const split_ctx *x, const cg
 
 /* ---------------------------------------------------------------- entry points */
 
+/* What every build of kernels sets up first: the compiler's command
+ * lines (a shared object's and an object file's, and the cold units'),
+ * its identity and the key prefixes. */
+typedef struct build_setup {
+    cg_argv cc, flags, occ, obj_flags, cold_flags;
+    cg_text obj_prefix, cold_prefix;
+    char *identity;
+    split_ctx x;
+} build_setup;
+
+static void setup_free(build_setup *b)
+{
+    argv_free(&b->cc);
+    argv_free(&b->flags);
+    argv_free(&b->occ);
+    argv_free(&b->obj_flags);
+    argv_free(&b->cold_flags);
+    free(b->obj_prefix.p);
+    free(b->cold_prefix.p);
+    free(b->identity);
+}
+
+static bool setup_build(const cg_options *o, build_setup *b, diag *d)
+{
+    *b = (build_setup){0};
+    const cg_target *target = o ? o->target : NULL;
+    if (!base_argv(o, false, &b->cc, &b->flags, d) || !base_argv(o, true, &b->occ, &b->obj_flags, d))
+        return false;
+    /* Cold code at -O1 when the rest is optimized fully (the last -O wins). */
+    bool cold = o && o->module && optimizes_fully(o->opt_flags);
+    for (int i = 0; cold && i < b->obj_flags.n; i++)
+        argv_push(&b->cold_flags, b->obj_flags.v[i]);
+    if (cold)
+        argv_push(&b->cold_flags, "-O1");
+    if (b->cold_flags.oom) {
+        oom(d);
+        return false;
+    }
+    if (!(b->identity = compiler_identity(&b->cc, cc_timeout(o), d)) ||
+        !key_prefix(&b->cc, &b->obj_flags, target, b->identity, &b->obj_prefix, d) ||
+        (cold && !key_prefix(&b->cc, &b->cold_flags, target, b->identity, &b->cold_prefix, d)))
+        return false;
+    b->x = (split_ctx){.cc = &b->cc, .so_flags = &b->flags, .obj_flags = &b->obj_flags,
+                       .cold_flags = cold ? &b->cold_flags : NULL, .obj_prefix = &b->obj_prefix,
+                       .cold_prefix = &b->cold_prefix, .module = o ? o->module : NULL};
+    return true;
+}
+
+static char *compile_cached(const char *c_source, const cg_options *o, diag *d);
+
 char *cg_compile(const char *c_source, const cg_options *o, diag *d)
 {
-    cg_argv cc = {0}, flags = {0}, occ = {0}, obj_flags = {0}, cold_flags = {0};
-    cg_text prefix = {0}, obj_prefix = {0}, cold_prefix = {0};
-    char *dir = NULL, *path = NULL, *identity = NULL, *result = NULL;
+    ir_phase_push("compile");
+    char *so = compile_cached(c_source, o, d);
+    ir_phase_pop();
+    return so;
+}
+
+static char *compile_cached(const char *c_source, const cg_options *o, diag *d)
+{
+    build_setup b;
+    cg_text prefix = {0};
+    char *dir = NULL, *path = NULL, *result = NULL;
     const cg_target *target = o ? o->target : NULL;
     if (!c_source) {
         diag_internal(d, "codegen", "cg_compile called without source");
         return NULL;
     }
-    if (!base_argv(o, false, &cc, &flags, d) || !base_argv(o, true, &occ, &obj_flags, d))
+    if (!setup_build(o, &b, d))
         goto out;
-    /* Cold code at -O1 when the rest is optimized fully (the last -O wins). */
-    bool cold = o && o->module && optimizes_fully(o->opt_flags);
-    for (int i = 0; cold && i < obj_flags.n; i++)
-        argv_push(&cold_flags, obj_flags.v[i]);
-    if (cold)
-        argv_push(&cold_flags, "-O1");
-    if (cold_flags.oom) {
-        oom(d);
-        goto out;
-    }
-    if (!(identity = compiler_identity(&cc, cc_timeout(o), d)) ||
-        !key_prefix(&cc, &obj_flags, target, identity, &obj_prefix, d) ||
-        (cold && !key_prefix(&cc, &cold_flags, target, identity, &cold_prefix, d)))
-        goto out;
-    split_ctx x = {&cc, &flags, &obj_flags, cold ? &cold_flags : NULL, &obj_prefix, &cold_prefix,
-                   o ? o->module : NULL};
     if (o && o->no_cache) {
-        result = compile_no_cache(c_source, &x, o, d);
+        result = compile_no_cache(c_source, &b.x, o, d);
         goto out;
     }
     if (!(dir = cg_cache_dir(o, d)) || !private_dir(dir, d))
         goto out;
     char hex[65], name[80];
-    if (!key_prefix(&cc, &flags, target, identity, &prefix, d))
+    if (!key_prefix(&b.cc, &b.flags, target, b.identity, &prefix, d))
         goto out;
     key_digest(&prefix, c_source, hex);
     snprintf(name, sizeof name, "%s.so", hex);
@@ -1648,6 +1817,7 @@ char *cg_compile(const char *c_source, const cg_options *o, diag *d)
         char why[512];
         bool untrusted;
         if (!entry_problem(path, hex, why, sizeof why, &untrusted)) {
+            ir_phase_note("from the cache");
             if (o && o->verbose) {
                 fprintf(d->out ? d->out : stderr, "tec: kernel cache hit: %s\n", path);
                 fflush(d->out ? d->out : stderr);
@@ -1667,11 +1837,11 @@ char *cg_compile(const char *c_source, const cg_options *o, diag *d)
     /* The cache may be removed while tec runs (rm -rf): make it again
      * and build once more, rather than fail. */
     bool vanished = false;
-    bool built = build_kernels(c_source, dir, path, hex, true, &x, o, &vanished, d);
+    bool built = build_kernels(c_source, dir, path, hex, true, &b.x, o, &vanished, d);
     if (!built && vanished) {
         vanished = false;
         built = private_dir(dir, d) &&
-                build_kernels(c_source, dir, path, hex, true, &x, o, &vanished, d);
+                build_kernels(c_source, dir, path, hex, true, &b.x, o, &vanished, d);
         if (vanished)
             diag_error(d, diag_noloc(), "the kernel cache directory %s was removed twice "
                        "while compiling (use --no-cache)", dir);
@@ -1681,18 +1851,71 @@ char *cg_compile(const char *c_source, const cg_options *o, diag *d)
         path = NULL;
     }
 out:
-    argv_free(&cc);
-    argv_free(&flags);
-    argv_free(&occ);
-    argv_free(&obj_flags);
-    argv_free(&cold_flags);
+    setup_free(&b);
     free(prefix.p);
-    free(obj_prefix.p);
-    free(cold_prefix.p);
     free(dir);
     free(path);
-    free(identity);
     return result;
+}
+
+bool cg_compile_library(const cg_csplit *kernels, const char *extra_c, const char *out_path,
+                        const char *const *exports, int nexports, const cg_options *o, diag *d)
+{
+    if (!kernels || !extra_c || !out_path || !*out_path) {
+        diag_internal(d, "codegen", "cg_compile_library called without kernels, source or "
+                      "output path");
+        return false;
+    }
+    ir_phase_push("compile");
+    build_setup b = {0};
+    char *odir = strdup(out_path), *cache = NULL;
+    bool ok = false;
+    if (!odir) {
+        oom(d);
+        goto out;
+    }
+    char *slash = strrchr(odir, '/');
+    if (slash == odir)
+        odir[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        strcpy(odir, ".");
+    size_t n = strlen(out_path);
+    if (!setup_build(o, &b, d))
+        goto out;
+    b.x.extra_c = extra_c;
+    b.x.link_dir = odir;
+    b.x.exports = exports;
+    b.x.nexports = nexports;
+    b.x.archive = n > 2 && strcmp(out_path + n - 2, ".a") == 0;
+    /* The kernels' objects come from (and go to) the cache, as a run's do;
+     * without it (--no-cache, or no cache directory to be had: a library
+     * needs none) they are built beside the output and removed. */
+    bool reuse = !(o && o->no_cache);
+    if (reuse) {
+        diag quiet;
+        diag_init(&quiet, NULL);
+        reuse = (cache = cg_cache_dir(o, &quiet)) && private_dir(cache, &quiet);
+        diag_fini(&quiet);
+    }
+    bool vanished = false;
+    ok = build_split(kernels, reuse ? cache : odir, out_path, NULL, reuse, &b.x, o,
+                     reuse ? &vanished : NULL, d);
+    if (!ok && vanished) {
+        vanished = false;
+        ok = private_dir(cache, d) &&
+             build_split(kernels, cache, out_path, NULL, true, &b.x, o, &vanished, d);
+        if (vanished)
+            diag_error(d, diag_noloc(), "the kernel cache directory %s was removed twice "
+                       "while compiling (use --no-cache)", cache);
+    }
+out:
+    setup_free(&b);
+    free(cache);
+    free(odir);
+    ir_phase_pop();
+    return ok;
 }
 
 bool cg_compile_to(const char *c_source, const char *out_path, const cg_options *o, diag *d)

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/arith.h"
 #include "ir/interp.h"
 #include "ir/smallfloat.h"
 
@@ -484,10 +485,50 @@ static bool div_is_checked(const ir_expr *x)
 /* A float -> integer cast is checked like the interpreter does: a value
  * with no integer of the target type stops the kernel (C would make the
  * result undefined). */
+/* A float constant operand of a min or max x (either side), its other
+ * operand in *other. */
+static bool clamp_bound(const ir_expr *x, ir_expr_kind k, double *bound, const ir_expr **other)
+{
+    if (!x || x->kind != k)
+        return false;
+    if (x->b && x->b->kind == IR_FLOAT) {
+        *bound = x->b->fval;
+        *other = x->a;
+        return true;
+    }
+    if (x->a && x->a->kind == IR_FLOAT) {
+        *bound = x->a->fval;
+        *other = x->b;
+        return true;
+    }
+    return false;
+}
+
+/* Whether a float value x is clamped into [lo, hi] by constants:
+ * min(max(v, lo), hi) or max(min(v, hi), lo).  min and max follow fmin and
+ * fmax (a NaN operand yields the other), so even a NaN v comes out in
+ * range: a requantize's saturation. */
+static bool clamped_to(const ir_expr *x, double lo, double hi)
+{
+    double b1, b2;
+    const ir_expr *in, *v;
+    if (clamp_bound(x, IR_MIN, &b1, &in) && clamp_bound(in, IR_MAX, &b2, &v))
+        return b2 >= lo && b1 < hi + 1 && b2 <= b1;
+    if (clamp_bound(x, IR_MAX, &b1, &in) && clamp_bound(in, IR_MIN, &b2, &v))
+        return b1 >= lo && b2 < hi + 1 && b1 <= b2;
+    return false;
+}
+
+/* A float to integer cast that can fail: one whose operand is not clamped
+ * into the target's range (then C's conversion is exact and the plain
+ * cast serves, see clamped_to). */
 static bool cast_is_checked(const ir_expr *x)
 {
+    int64_t lo, hi;
     return x->kind == IR_CAST && x->a && ir_dtype_is_int(x->dtype) &&
-           (x->a->dtype == IR_F32 || x->a->dtype == IR_F64);
+           (x->a->dtype == IR_F32 || x->a->dtype == IR_F64) &&
+           !(ir_dtype_int_range(x->dtype, &lo, &hi) && hi <= (int64_t)1 << 31 &&
+             lo >= -((int64_t)1 << 31) && clamped_to(x->a, (double)lo, (double)hi));
 }
 
 /* Folds an integer expression made only of constants and + - * and
@@ -821,6 +862,29 @@ static void emit_helper_call(cg_emitter *e, cg_str *s, const ir_expr *x)
         /* C99 fmin/fmax, as the interpreter: a NaN operand yields the
          * other operand. */
         bool f32 = in_float(x->dtype);
+        const ir_expr *k = x->b && x->b->kind == IR_FLOAT ? x->b : x->a->kind == IR_FLOAT ? x->a : NULL;
+        if (k && k->fval == k->fval) {
+            /* Against a constant c that is not NaN, fmax(v, c) is
+             * v >= c ? v : c and fmax(c, v) is v > c ? v : c: a NaN v gives
+             * c, and of equal values (-0 and +0) glibc's fmax and fmin
+             * return the first operand, as the interpreter's calls do.  A
+             * comparison the compiler can vectorize, where fmax is a
+             * library call.  (A statement expression of GNU C, as the
+             * vector types are.) */
+            static int depth;
+            const ir_expr *v = k == x->b ? x->a : x->b;
+            int d = depth++;
+            cg_str_printf(s, "({ %s tec_m%d = ", f32 ? "float" : "double", d);
+            emit_operand(e, s, v, P_SELECT, false);
+            cg_str_printf(s, "; tec_m%d %s%s ", d, x->kind == IR_MIN ? "<" : ">",
+                          k == x->b ? "=" : "");
+            emit_operand(e, s, k, P_SELECT, false);
+            cg_str_printf(s, " ? tec_m%d : ", d);
+            emit_operand(e, s, k, P_SELECT, false);
+            cg_str_puts(s, "; })");
+            depth--;
+            return;
+        }
         cg_str_puts(s, x->kind == IR_MIN ? (f32 ? "fminf(" : "fmin(") : (f32 ? "fmaxf(" : "fmax("));
         emit_operand(e, s, x->a, P_SELECT, false);
         cg_str_puts(s, ", ");
@@ -1965,6 +2029,188 @@ static void emit_vector_operand(cg_emitter *e, cg_str *s, const ir_expr *x)
         emit_vector_ir(e, s, x);
 }
 
+/* ---------------------------------------------------------------- dot products
+ *
+ * An int8 contraction whose reduction is split by 4 with the 4 innermost
+ * and vectorized along its columns (its weights packed [..][columns][4])
+ * reaches the emitter as a sum of products of four terms per lane
+ * (ir/vectorize.c, reduce_group):
+ *
+ *   acc + i32(broadcast(x0)) * i32(W[ramp(b, 4, L)]) + ...
+ *       + i32(broadcast(x3)) * i32(W[ramp(b + 3, 4, L)])
+ *
+ * x0..x3 bytes (i8 or u8) and W a buffer of bytes: lane l is acc[l] plus
+ * the dot product of x0..x3 with the 4 contiguous bytes W[b + 4l ..].  One
+ * dot-product instruction computes it: AVX-512 VNNI's vpdpbusd (u8 x s8,
+ * four products summed into each i32 lane, wrapping as the IR's i32 sums
+ * do).  Signed x (or unsigned W) go through the other side or an offset of
+ * 128, corrected exactly: sum (x + 128) w - sum 128 w = sum x w, where the
+ * correction depends on W alone (the compiler computes it once per W
+ * vector of a register tile).  Without VNNI (the target's -march decides)
+ * the helper is the same sum as C's widening multiply-adds. */
+
+/* One product term: the scalar byte x (under the broadcast's cast) and the
+ * load of W; false when t is not such a term. */
+typedef struct dot4_term {
+    const ir_expr *x;      /* the byte, a scalar */
+    const ir_expr *load;   /* W[ramp(base, 4, L)] */
+    ir_affine base;
+    bool used;
+} dot4_term;
+
+static bool byte_int(ir_dtype t) { return t == IR_I8 || t == IR_U8; }
+
+static bool dot4_term_of(const ir_expr *t, int lanes, dot4_term *out)
+{
+    if (t->kind != IR_MUL || t->dtype != IR_I32)
+        return false;
+    const ir_expr *bc = t->a, *w = t->b;
+    if (bc->kind != IR_BROADCAST) {
+        bc = t->b;
+        w = t->a;
+    }
+    if (bc->kind != IR_BROADCAST || !bc->a || bc->a->kind != IR_CAST || !bc->a->a ||
+        !byte_int(bc->a->a->dtype) || w->kind != IR_CAST || !w->a || w->a->kind != IR_LOAD)
+        return false;
+    const ir_expr *ld = w->a;
+    if (!byte_int(ld->dtype) || ld->nargs != 1 || ir_expr_lanes(ld) != lanes ||
+        ld->args[0]->kind != IR_RAMP || !ir_expr_is_int(ld->args[0]->b, 4) ||
+        !ir_affine_of(ld->args[0]->a, &out->base))
+        return false;
+    out->x = bc->a->a;
+    out->load = ld;
+    out->used = false;
+    return true;
+}
+
+/* Whether a group's bytes x0..x3 are loads of adjacent elements of one
+ * buffer. */
+static bool contiguous_bytes(const dot4_term *dt, const int *g)
+{
+    ir_affine f0, fk;
+    const ir_expr *x0 = dt[g[0]].x;
+    if (x0->kind != IR_LOAD || x0->nargs != 1 || !ir_affine_of(x0->args[0], &f0))
+        return false;
+    for (int k = 1; k < 4; k++) {
+        const ir_expr *xk = dt[g[k]].x;
+        if (xk->kind != IR_LOAD || xk->buf != x0->buf || xk->nargs != 1 ||
+            !ir_affine_of(xk->args[0], &fk) || !ir_affine_same_terms(&f0, &fk) ||
+            fk.c != f0.c + k)
+            return false;
+    }
+    return true;
+}
+
+/* The terms of a sum of i32 vectors (its + tree), at most max. */
+static int sum_terms(const ir_expr *x, int lanes, const ir_expr **terms, int n, int max)
+{
+    if (x->kind == IR_ADD && x->dtype == IR_I32 && ir_expr_lanes(x) == lanes) {
+        n = sum_terms(x->a, lanes, terms, n, max);
+        return sum_terms(x->b, lanes, terms, n, max);
+    }
+    if (n < max)
+        terms[n] = x;
+    return n + 1;
+}
+
+/* A sum holding groups of four dot4 terms: the rest of the sum, then each
+ * group through tec_dp4_<x><w>_i32xL(acc, &W[b], x0 | x1 << 8 | ...).
+ * False (nothing written) when it holds no group. */
+static bool emit_dot4_sum(cg_emitter *e, cg_str *s, const ir_expr *x, const char *vt)
+{
+    enum { MAXT = 64 };
+    int lanes = ir_expr_lanes(x);
+    if (x->kind != IR_ADD || x->dtype != IR_I32 || (lanes != 4 && lanes != 8 && lanes != 16))
+        return false;
+    const ir_expr *terms[MAXT];
+    int n = sum_terms(x, lanes, terms, 0, MAXT);
+    if (n > MAXT || n < 4)
+        return false;
+    dot4_term dt[MAXT];
+    bool is_dot[MAXT];
+    for (int i = 0; i < n; i++)
+        is_dot[i] = dot4_term_of(terms[i], lanes, &dt[i]);
+    /* groups: W[b], W[b + 1], W[b + 2], W[b + 3] of one buffer, one x dtype */
+    int group[MAXT / 4][4], ngroups = 0;
+    for (int i = 0; i < n; i++) {
+        if (!is_dot[i] || dt[i].used)
+            continue;
+        int g[4] = {i, -1, -1, -1};
+        for (int k = 1; k < 4; k++)
+            for (int j = 0; j < n && g[k] < 0; j++)
+                if (j != i && is_dot[j] && !dt[j].used && dt[j].load->buf == dt[i].load->buf &&
+                    dt[j].x->dtype == dt[i].x->dtype &&
+                    ir_affine_same_terms(&dt[j].base, &dt[i].base) &&
+                    dt[j].base.c == dt[i].base.c + k)
+                    g[k] = j;
+        if (g[1] < 0 || g[2] < 0 || g[3] < 0)
+            continue;
+        for (int k = 0; k < 4; k++) {
+            dt[g[k]].used = true;
+            group[ngroups][k] = g[k];
+        }
+        ngroups++;
+    }
+    if (!ngroups)
+        return false;
+    e->intrin_used = true;
+    for (int gi = ngroups - 1; gi >= 0; gi--) {
+        const dot4_term *t0 = &dt[group[gi][0]];
+        cg_str_printf(s, "tec_dp4_%c%c_%s(", t0->x->dtype == IR_U8 ? 'u' : 's',
+                      t0->load->dtype == IR_U8 ? 'u' : 's', vt + 4);
+    }
+    /* the rest of the sum (a zero vector if none) */
+    int rest = 0;
+    for (int i = 0; i < n; i++) {
+        if (is_dot[i] && dt[i].used)
+            continue;
+        if (rest++) {
+            cg_str_puts(s, " + ");
+            emit_vector_operand(e, s, terms[i]);
+        } else {
+            cg_str_printf(s, "(%s)", vt);
+            emit_vector_ir(e, s, terms[i]);
+        }
+    }
+    if (!rest) {
+        e->bcast_used[IR_I32][ilog2(lanes)] = true;
+        cg_str_printf(s, "tec_bcast_%s(0)", vt + 4);
+    }
+    for (int gi = 0; gi < ngroups; gi++) {
+        /* W's lanes b .. b + 4L - 1: the access of the first term, with
+         * the last term's checks (of b + 3 + 4(L-1)) ahead of it */
+        cg_str a0 = {0}, a3 = {0};
+        const dot4_term *t0 = &dt[group[gi][0]], *t3 = &dt[group[gi][3]];
+        emit_access(e, &a0, t0->load->buf, t0->load, t0->load->args, 1);
+        emit_access(e, &a3, t3->load->buf, t3->load, t3->load->args, 1);
+        cg_str_printf(s, ", ((void)%s, &%s), ", a3.p ? a3.p : "0", a0.p ? a0.p : "0");
+        free(a0.p);
+        free(a3.p);
+        if (contiguous_bytes(dt, group[gi])) {
+            /* x0..x3 adjacent in memory: one 4-byte read (little-endian
+             * order: x0 in the low byte, as the shifts below put it) */
+            const ir_expr *x0 = dt[group[gi][0]].x, *x3 = dt[group[gi][3]].x;
+            cg_str b0 = {0}, b3 = {0};
+            emit_access(e, &b0, x0->buf, x0, x0->args, 1);
+            emit_access(e, &b3, x3->buf, x3, x3->args, 1);
+            cg_str_printf(s, "({ uint32_t tec_x4; (void)%s; __builtin_memcpy(&tec_x4, &%s, 4); "
+                             "__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? tec_x4 : "
+                             "__builtin_bswap32(tec_x4); }))", b3.p ? b3.p : "0", b0.p ? b0.p : "0");
+            free(b0.p);
+            free(b3.p);
+            continue;
+        }
+        for (int k = 0; k < 4; k++) {
+            cg_str_puts(s, k ? " | (uint32_t)(uint8_t)" : "(uint32_t)(uint8_t)");
+            emit_operand(e, s, dt[group[gi][k]].x, P_UNARY, false);
+            if (k)
+                cg_str_printf(s, " << %d", 8 * k);
+        }
+        cg_str_puts(s, ")");
+    }
+    return true;
+}
+
 /* x, a vector, as a value of its C vector type (parenthesized or primary). */
 static void emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
 {
@@ -1997,6 +2243,8 @@ static void emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
         emit_vector_load(e, s, x, vt);
         return;
     case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV:
+        if (x->kind == IR_ADD && emit_dot4_sum(e, s, x, vt))
+            return;
         cg_str_puts(s, "(");
         emit_vector_operand(e, s, x->a);
         cg_str_puts(s, binary_op(x->kind));
@@ -2340,6 +2588,67 @@ static void emit_func(cg_emitter *e, cg_str *s, int index)
     free(sym);
 }
 
+/* The helpers tec_dp4_<x><w>_i32xL that the kernels in `funcs` call (see
+ * emit_dot4_sum): acc + the dot products of the 4 bytes of x (x0 in the
+ * low byte; u: u8, s: i8) with each lane's 4 bytes of w. */
+static void emit_dot4_helpers(cg_str *s, const char *funcs)
+{
+    static const int widths[3] = {4, 8, 16};
+    for (int m = 0; m < 4; m++)
+        for (int wi = 0; wi < 3; wi++) {
+            char xs = m & 1 ? 's' : 'u', ws = m & 2 ? 'u' : 's';
+            int L = widths[wi], bits = L * 32;
+            char name[40];
+            snprintf(name, sizeof name, "tec_dp4_%c%c_i32x%d(", xs, ws, L);
+            if (!funcs || !strstr(funcs, name))
+                continue;
+            /* vpdpbusd's first source is u8, its second i8: x u8 and w i8
+             * as they are; x i8 with w u8 swapped; otherwise the i8 side
+             * offset by 128 (x ^ 0x80 as u8, or w as i8 against x - 128)
+             * and the correction, which depends on w alone, subtracted. */
+            const char *pre = bits == 512 ? "_mm512" : bits == 256 ? "_mm256" : "_mm";
+            const char *vi = bits == 512 ? "__m512i" : bits == 256 ? "__m256i" : "__m128i";
+            const char *dp = bits == 512 ? "_mm512_dpbusd_epi32"
+                             : bits == 256 ? "TEC_DPBUSD256" : "TEC_DPBUSD128";
+            const char *have = bits == 512 ? "defined(__AVX512VNNI__)"
+                               : "(defined(__AVX512VNNI__) && defined(__AVX512VL__)) || defined(__AVXVNNI__)";
+            cg_str_printf(s, "static inline tec_i32x%d tec_dp4_%c%c_i32x%d(tec_i32x%d acc, const void *w, uint32_t x)\n{\n",
+                          L, xs, ws, L, L);
+            cg_str_printf(s, "#if defined(__x86_64__) && (%s)\n", have);
+            if (bits == 256)
+                cg_str_puts(s, "#if defined(__AVX512VNNI__) && defined(__AVX512VL__)\n"
+                               "#define TEC_DPBUSD256 _mm256_dpbusd_epi32\n#else\n"
+                               "#define TEC_DPBUSD256 _mm256_dpbusd_avx_epi32\n#endif\n");
+            if (bits == 128)
+                cg_str_puts(s, "#if defined(__AVX512VNNI__) && defined(__AVX512VL__)\n"
+                               "#define TEC_DPBUSD128 _mm_dpbusd_epi32\n#else\n"
+                               "#define TEC_DPBUSD128 _mm_dpbusd_avx_epi32\n#endif\n");
+            cg_str_printf(s, "    %s b, a, r;\n    __builtin_memcpy(&b, w, sizeof b);\n"
+                             "    __builtin_memcpy(&a, &acc, sizeof a);\n", vi);
+            bool swap = xs == 's' && ws == 'u', off = xs == ws;
+            const char *xv = off ? "x ^ 0x80808080u" : "x";
+            if (!swap && !off)        /* u8 x, i8 w */
+                cg_str_printf(s, "    r = %s(a, %s_set1_epi32((int)x), b);\n", dp, pre);
+            else if (swap)            /* i8 x, u8 w */
+                cg_str_printf(s, "    r = %s(a, b, %s_set1_epi32((int)x));\n", dp, pre);
+            else if (xs == 's')       /* i8 x, i8 w: x + 128 as u8 */
+                cg_str_printf(s, "    r = %s_sub_epi32(%s(a, %s_set1_epi32((int)(%s)), b),\n"
+                                 "        %s(%s_setzero_si%d(), %s_set1_epi32((int)0x80808080u), b));\n",
+                              pre, dp, pre, xv, dp, pre, bits == 128 ? 128 : bits, pre);
+            else                      /* u8 x, u8 w: w against x - 128 as i8 */
+                cg_str_printf(s, "    r = %s_sub_epi32(%s(a, b, %s_set1_epi32((int)(%s))),\n"
+                                 "        %s(%s_setzero_si%d(), b, %s_set1_epi32((int)0x80808080u)));\n",
+                              pre, dp, pre, xv, dp, pre, bits == 128 ? 128 : bits, pre);
+            cg_str_printf(s, "    __builtin_memcpy(&acc, &r, sizeof acc);\n    return acc;\n#else\n");
+            const char *xt = xs == 'u' ? "uint8_t" : "int8_t", *wt = ws == 'u' ? "uint8_t" : "int8_t";
+            cg_str_printf(s, "    const %s *b = (const %s *)w;\n", wt, wt);
+            cg_str_printf(s, "    for (int l = 0; l < %d; l++)\n"
+                             "        acc[l] += (int32_t)(%s)x * b[4 * l] + (int32_t)(%s)(x >> 8) * b[4 * l + 1]\n"
+                             "                + (int32_t)(%s)(x >> 16) * b[4 * l + 2] + (int32_t)(%s)(x >> 24) * b[4 * l + 3];\n"
+                             "    return acc;\n#endif\n}\n\n", L, xt, xt, xt, xt);
+        }
+}
+
 static char *emit_c(const ir_module *m, const cg_target *t, bool internal, bool unchecked,
                     diag *d)
 {
@@ -2370,6 +2679,7 @@ static char *emit_c(const ir_module *m, const cg_target *t, bool internal, bool 
     cg_str out = {0};
     if (!e.failed) {
         cg_emit_prelude(&e, &out);
+        emit_dot4_helpers(&out, funcs.p);
         if (funcs.p)
             cg_str_puts(&out, funcs.p);
     }

@@ -11,6 +11,7 @@
 #endif
 #include "codegen/codegen.h"
 #include "ir/interp.h"
+#include "ir/phase.h"
 
 #include <dlfcn.h>
 #include <ffi.h>
@@ -295,7 +296,17 @@ void cg_pin_openmp_runtime(void)
     (void)dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
 }
 
+static cg_library *load(const char *so_path, const ir_module *m, diag *d);
+
 cg_library *cg_load(const char *so_path, const ir_module *m, diag *d)
+{
+    ir_phase_push("load");
+    cg_library *lib = load(so_path, m, d);
+    ir_phase_pop();
+    return lib;
+}
+
+static cg_library *load(const char *so_path, const ir_module *m, diag *d)
 {
     cg_pin_openmp_runtime();
     cg_library *lib = calloc(1, sizeof *lib);

@@ -800,7 +800,11 @@ static bool add_unit(cg_csplit *out, const char *s, const idset *prelude, size_t
         puts_(&glue, call.p);
     puts_(&glue, ");\n}\n");
     u->symbol = strndup(s + k->name.start, k->name.end - k->name.start);
-    if (shared.oom || glue.oom || call.oom || !u->symbol)
+    buf proto = {0};
+    put(&proto, s + k->start, header_end - k->start);
+    puts_(&proto, ";\n");
+    u->proto = proto.p;
+    if (shared.oom || glue.oom || call.oom || proto.oom || !u->symbol)
         goto out;
     u->shared = shared.p;
     u->glue = glue.p;
@@ -826,8 +830,10 @@ out_shared:
     free(u->glue);
     u->shared = u->glue = NULL;
 out:
-    if (!ok)
+    if (!ok) {
         free(u->symbol);
+        free(u->proto);
+    }
     free(nm.from);
     free(call.p);
     free(shared.p);
@@ -929,6 +935,7 @@ void cg_split_free(cg_csplit *s)
         free(s->units[i].shared);
         free(s->units[i].prelude);
         free(s->units[i].glue);
+        free(s->units[i].proto);
     }
     free(s->units);
     free(s->prelude);

@@ -38,6 +38,7 @@ typedef struct cg_unit {
     char name[24];     /* tec_c_<16 hex>: the symbol of the shared code */
     char *shared;      /* the unit, renamed (see above) */
     char *glue;        /* "int32_t name(PARAMS);\nint32_t symbol(PARAMS) { return name(a, b); }\n" */
+    char *proto;       /* "int32_t symbol(PARAMS);\n": the exported kernel's declaration */
     int first;         /* index of the first unit with the same name (itself if none before) */
     char *prelude;     /* units that are first: what of prelude_extern the unit
                           needs (# lines, and the declarations and helpers it

@@ -17,7 +17,9 @@
 #include "runtime/exec.h"
 
 struct tec_program {
-    ir_module *m;
+    ir_module *m;       /* after the -O pipeline: what runs are counted on */
+    ir_module *em;      /* m after the emission passes (vector IR): printed, compiled */
+    cg_target target;   /* this machine */
     rt_iface iface;
     diag d;
     rt_run *run;
@@ -46,25 +48,26 @@ tec_program *tec_compile(const char *filename, const char *text, size_t len,
     fe_options fo = {dd.dir, dd.n, NULL, 0};
     p->m = is_tir ? ir_parse(filename, text, len, &p->d)
                   : fe_compile(filename, text, len, &fo, &p->d);
-    pass_options po = {.dump_out = p->d.out, .base = "api"};
+    int level = opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level;
+    cg_target_native(&p->target);
+    pass_options po = {.dump_out = p->d.out, .base = "api", .target = &p->target};
     if (!p->m || !ir_verify(p->m, NULL, &p->d) || !rt_iface_record(p->m, &p->iface, &p->d) ||
-        !pass_run_pipeline(p->m, pass_pipeline(opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level),
-                           &po, &p->d)) {
+        !pass_run_pipeline(p->m, pass_pipeline(level), &po, &p->d) ||
+        !(p->em = pass_lower_for_emit(p->m, pass_emit_pipeline(level), &po, &p->d))) {
         tec_free(p);
         return NULL;
     }
     return p;
 }
 
-void tec_print_ir(const tec_program *p, FILE *out) { ir_print_module(out, p->m); }
+void tec_print_ir(const tec_program *p, FILE *out) { ir_print_module(out, p->em); }
 
 int tec_run(tec_program *p, int interpret)
 {
     if (!interpret && !p->lib) {
         /* This machine, with as many threads as tec itself would use
          * (TEC_NUM_THREADS, else every processor this process may use). */
-        cg_target t;
-        cg_target_native(&t);
+        cg_target t = p->target;
         int threads;
         const char *source;
         char err[256];
@@ -73,7 +76,7 @@ int tec_run(tec_program *p, int interpret)
             return 1;
         }
         cg_options co = {.opt_flags = "-O2", .target = &t, .module = p->m};
-        char *src = cg_emit_c(p->m, &t, false, &p->d);
+        char *src = cg_emit_c(p->em, &t, false, &p->d);
         char *so = src ? cg_compile(src, &co, &p->d) : NULL;
         p->lib = so ? cg_load(so, p->m, &p->d) : NULL;
         free(src);
@@ -140,6 +143,7 @@ void tec_free(tec_program *p)
     if (p->lib)
         cg_unload(p->lib);
     rt_iface_free(&p->iface);
+    ir_module_free(p->em);
     ir_module_free(p->m);
     diag_fini(&p->d);
     free(p);

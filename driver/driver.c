@@ -255,6 +255,7 @@ typedef struct session {
     size_t len;
     drv_datadirs datadirs;     /* the op library's folders, include directories */
     ir_module *m;
+    ir_module *em;             /* m after the emission passes (vectorize): what is printed */
     rt_iface iface;
     rt_shapes *shapes;         /* --profile: shapes as declared */
     char *prof_pipeline;
@@ -282,6 +283,7 @@ static void session_free(session *s)
     free(s->so_path);
     free(s->csrc);
     rt_iface_free(&s->iface);
+    ir_module_free(s->em);
     ir_module_free(s->m);
     free(s->text);
     for (int i = 0; s->pb_inputs && i < s->o->ninputs; i++)
@@ -407,16 +409,33 @@ static void set_cc_options(session *s)
                          .unchecked = o->unchecked, .module = s->m};
 }
 
+/* The module the C emitter and --emit=tir print: a copy of s->m after the
+ * -O level's emission passes (vectorize), which come after every analysis
+ * of s->m (profile, accelerator model, schedulers); --passes adds none. */
+static bool lower_for_emit(session *s)
+{
+    options *o = s->o;
+    if (s->em)
+        return true;
+    pass_options po = {.dump_ir = o->dump_ir, .dump_out = stderr,
+                       .verify_each = o->verify_each, .target = &o->target};
+    s->em = pass_lower_for_emit(s->m, o->passes ? "" : pass_emit_pipeline(o->opt_level), &po,
+                                &s->d);
+    return s->em != NULL;
+}
+
 /* The module's C source (--emit=c, or a build). */
 static bool emit_c(session *s)
 {
     options *o = s->o;
+    if (!lower_for_emit(s))
+        return false;
     if (o->verbose) {
         char line[512];
         cg_target_describe(&o->target, line, sizeof line);
         fprintf(stderr, "tec: target: %s\n", line);
     }
-    s->csrc = cg_emit_c(s->m, &o->target, o->unchecked, &s->d);
+    s->csrc = cg_emit_c(s->em, &o->target, o->unchecked, &s->d);
     return s->csrc != NULL;
 }
 
@@ -513,10 +532,10 @@ static void finish_program(session *s)
         rt_sched_main(s->m, NULL, &s->ro, &s->so, &o->devices, stdout, &s->d);
     else if (o->no_run && o->emit == EMIT_RUN)
         mode_count(s);
-    else if (o->emit == EMIT_TIR)
-        write_output(s, NULL, s->m);
-    else if (o->emit == EMIT_LIB)
-        rt_aot_write(s->m, &s->iface, o->output_file, o->weights_dir, s->display, &s->co, &s->d);
+    else if (o->emit == EMIT_TIR && lower_for_emit(s))
+        write_output(s, NULL, s->em);
+    else if (o->emit == EMIT_LIB && lower_for_emit(s))
+        rt_aot_write(s->em, &s->iface, o->output_file, o->weights_dir, s->display, &s->co, &s->d);
     else if (o->emit == EMIT_C && emit_c(s))
         write_output(s, s->csrc, NULL);
     else if (o->emit == EMIT_SO && emit_c(s))

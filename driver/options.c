@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "ir/diag.h"
+#include "ir/phase.h"
 #include "passes/passes.h"
 #include "runtime/aot.h"
 #include "runtime/profile.h"
@@ -65,6 +66,7 @@ static int add_define(options *o, const char *arg);
 static int add_include(options *o, const char *arg);
 static int add_input(options *o, const char *arg);
 static int set_cc_timeout(options *o, const char *arg);
+static int time_phases(options *o, const char *arg);
 static int set_repeat(options *o, const char *arg);
 static int set_pad_to(options *o, const char *arg);
 static int set_report(options *o, const char *arg);
@@ -131,6 +133,10 @@ static const drv_option table[] = {
      CALL(set_cc_timeout), 0},
     {"verbose", 'v', false, "-v, --verbose", "show the target and the C compiler's command line",
      SEC_COMPILE, FLAG(verbose), 0},
+    {"time-phases", 0, false, "--time-phases",
+     "print where the time went, phase by phase (import, passes,\n"
+     "C, compiler, load, run), to stderr as tec ends",
+     SEC_COMPILE, CALL(time_phases), 0},
     /* Running */
     {"input", 0, true, "--input NAME=FILE.npy",
      "contents of input NAME (default: the documented formula);\n"
@@ -356,6 +362,15 @@ static int add_input(options *o, const char *arg)
         }
     o->inputs = drv_xrealloc(o->inputs, sizeof *o->inputs * (size_t)(o->ninputs + 1));
     o->inputs[o->ninputs++] = (rt_named_path){name, path};
+    return -1;
+}
+
+/* The clocks start here, at the start of the command line. */
+static int time_phases(options *o, const char *arg)
+{
+    (void)o;
+    (void)arg;
+    ir_phase_enable(stderr);
     return -1;
 }
 

@@ -14,7 +14,9 @@
  *      read tensors are checked at run time;
  *   4. the left tensor is defined (its shape is its variables' ranges) and
  *      the statement joins the open stage. */
-#include "frontend/sema.h"
+#include "frontend/kernel.h"
+
+#include "frontend/stage.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -61,21 +63,6 @@ typedef struct kctx {
     int nbounds, capbounds;
     bool dead;             /* build: inside a branch that is never chosen */
 } kctx;
-
-bool fe_math_fn(const char *name, int *arity)
-{
-    static const struct { const char *name; int arity; } fns[] = {
-        {"exp", 1}, {"log", 1}, {"sqrt", 1}, {"rsqrt", 1}, {"tanh", 1}, {"erf", 1},
-        {"sigmoid", 1}, {"abs", 1}, {"floor", 1}, {"ceil", 1}, {"rint", 1}, {"sin", 1}, {"cos", 1},
-        {"pow", 2}, {"max", 2}, {"min", 2}, {"select", 3},
-    };
-    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
-        if (strcmp(fns[i].name, name) == 0) {
-            *arity = fns[i].arity;
-            return true;
-        }
-    return false;
-}
 
 static void kerr(kctx *k, fe_span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void kerr(kctx *k, fe_span sp, const char *fmt, ...)
@@ -1475,8 +1462,18 @@ static void check_ranges(kctx *k)
     }
 }
 
+/* A stage holds at most this many statements.  Each temporary it keeps
+ * local is one ALLOC around the rest of its function, so a longer run
+ * would nest deeper than the IR's reader takes (200 statements) and than
+ * the recursive walks of the passes can afford (10,000 chained statements
+ * overflowed the stack).  The next statement opens a new stage; what it
+ * reads of the closed one becomes a graph temporary. */
+enum { FE_STAGE_STMTS = 64 };
+
 void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
 {
+    if (in->stage && in->stage->nstmts >= FE_STAGE_STMTS && !in->stage->poisoned)
+        fe_close_stage(c, in);
     if (!in->stage) {
         in->stage = ir_alloc(c->a, sizeof(fe_stage));
         in->stage->loc = s->span;

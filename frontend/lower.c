@@ -6,7 +6,7 @@
  * variables are bound to the loops.  A reduction's block has an `init`
  * storing the identity (TensorComprehensions semantics: the statement
  * defines the tensor, it does not accumulate into older contents). */
-#include "frontend/sema.h"
+#include "frontend/lower.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* frontend/view.c — reshape, flatten, permute, transpose and slice.
  *
  * These ops move no data: `v = transpose(x, 0, 1)` binds v to a *view* of
- * x (sema.h, fe_view), an affine map from v's indices to the indices of
+ * x (env.h, fe_view), an affine map from v's indices to the indices of
  * x's storage, and every kernel that reads v reads that storage through the
  * rewritten indices (lower.c).  Views compose: a view of a view is one map.
  * A copy is made only where the layout allows no map:
@@ -14,12 +14,12 @@
  * would need division: the storage is seen under the new shape (a call may
  * pass a buffer to a parameter of another shape with the same element
  * count, doc/ir.md), so the map stays affine. */
-#include "frontend/sema.h"
+#include "frontend/view.h"
+
+#include "frontend/stage.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-fe_tensor *fe_storage(fe_tensor *t) { return t->view ? t->view->src : t; }
 
 /* ---------------------------------------------------------------- maps */
 

@@ -36,7 +36,11 @@
  *     the last lane it holds for all, and the vector body runs; else one
  *     scalar copy of the if per lane.
  *
- * A loop whose body holds anything else (inner loops, allocations, asserts,
+ * An inner loop of a few iterations that accumulates into one integer
+ * element (an int8 contraction's reduction split by 4) becomes one store of
+ * the sum of its iterations' terms (reduce_group).
+ *
+ * A loop whose body holds anything else (other inner loops, allocations, asserts,
  * calls, a store of every lane to one element, mixed element types, an if
  * with an else or inside a vector let, a store at an index that is not
  * affine, a lane-by-lane value that reads a vector let) is left as it is:
@@ -162,6 +166,75 @@ static bool access_coef(const vz *z, const ir_buffer *b, ir_expr *const *idx, in
 
 /* ---------------------------------------------------------------- the loop's shape */
 
+static ir_stmt *prepare(vz *z, const ir_stmt *st, bool *ok);
+
+/* The loads of buffer b in x. */
+typedef struct loads_ctx {
+    const ir_buffer *b;
+    bool found;
+} loads_ctx;
+
+static bool loads_visit(const ir_expr *x, void *p)
+{
+    loads_ctx *c = p;
+    if (x->kind == IR_LOAD && x->buf == c->b)
+        c->found = true;
+    return !c->found;
+}
+
+/* An inner reduction loop of a few iterations, for k in lo..hi { A[I] =
+ * A[I] + P(k) } with I free of k, P not reading A and A of integers (whose
+ * wrapping sums do not depend on the order): the one store
+ * A[I] = A[I] + P(lo) + ... + P(hi-1).  An int8 contraction whose reduction
+ * is split by 4 with the 4 innermost (its weights packed in groups of 4)
+ * becomes a sum of 4 products per lane, which the C backend makes one
+ * dot-product instruction (codegen/emit_c.c, dot4_group).  NULL when the
+ * loop is not of that form. */
+static ir_stmt *reduce_group(vz *z, const ir_stmt *st, bool *ok)
+{
+    ir_module *m = z->m;
+    if (!st->lo || !st->hi || st->lo->kind != IR_INT || st->hi->kind != IR_INT ||
+        ir_for_step(st) > 1 || st->nbody < 1 || !st->var || !ir_dtype_is_int(st->var->dtype) ||
+        st->hi->ival - st->lo->ival < 1 || st->hi->ival - st->lo->ival > 16 ||
+        st->for_kind == IR_FOR_PARALLEL || st->for_kind == IR_FOR_VECTORIZED)
+        return NULL;
+    ir_stmt *b = prepare(z, st->body[0], ok);
+    while (b && b->kind == IR_S_SEQ && b->nbody == 1)
+        b = b->body[0];
+    /* a guard of every iteration alike (a split's tail) goes around the sum */
+    ir_expr *guard = NULL;
+    if (b && b->kind == IR_S_IF && !b->orelse && b->nbody == 1 && b->cond &&
+        !ir_expr_uses_var(b->cond, st->var)) {
+        guard = b->cond;
+        b = b->body[0];
+        while (b && b->kind == IR_S_SEQ && b->nbody == 1)
+            b = b->body[0];
+    }
+    if (!*ok || !b || b->kind != IR_S_STORE || !b->value || b->value->kind != IR_ADD ||
+        !ir_dtype_is_int(b->buf->dtype) || ir_dtype_is_small_int(b->buf->dtype) ||
+        b->value->a->kind != IR_LOAD || b->value->a->buf != b->buf ||
+        b->value->a->nargs != b->nargs)
+        return NULL;
+    for (int i = 0; i < b->nargs; i++)
+        if (!ir_expr_equal(b->args[i], b->value->a->args[i]) || ir_expr_uses_var(b->args[i], st->var))
+            return NULL;
+    loads_ctx lc = {b->buf, false};
+    ir_expr_walk(b->value->b, loads_visit, &lc);
+    if (lc.found)
+        return NULL;
+    ir_expr *sum = ir_expr_copy(m, b->value->a);
+    for (int64_t k = st->lo->ival; k < st->hi->ival; k++) {
+        ir_var *from[1] = {st->var};
+        ir_expr *to[1] = {ir_int_typed(m, k, st->var->dtype)};
+        sum = ir_binary(m, IR_ADD, sum, ir_expr_subst(m, b->value->b, from, to, 1));
+    }
+    ir_expr **idx = ir_alloc(m->arena, sizeof *idx * (size_t)(b->nargs ? b->nargs : 1));
+    for (int i = 0; i < b->nargs; i++)
+        idx[i] = ir_expr_copy(m, b->args[i]);
+    ir_stmt *q = ir_store(m, b->buf, idx, b->nargs, sum);
+    return guard ? ir_if(m, ir_expr_copy(m, guard), q, NULL) : q;
+}
+
 /* Unfolds blocks and inlines integer lets that depend on v, so every index
  * is an expression of v and invariant names; *ok false when the body holds
  * a statement a vector loop cannot. */
@@ -222,6 +295,12 @@ static ir_stmt *prepare(vz *z, const ir_stmt *st, bool *ok)
     }
     case IR_S_STORE:
         return ir_stmt_copy(m, st);
+    case IR_S_FOR: {
+        ir_stmt *q = reduce_group(z, st, ok);
+        if (!q)
+            *ok = false;
+        return q;
+    }
     default:
         *ok = false;   /* loops, allocations, asserts, calls: a plain loop */
         return NULL;

@@ -1048,7 +1048,9 @@ static void check_ranges(range_ctx *c, const ir_stmt *s)
         if (pushed) {
             c->loops[c->nloops].var = s->var;
             c->loops[c->nloops].lo = s->lo->ival;
-            c->loops[c->nloops].hi = s->hi->ival - 1;
+            /* lo..hi step S: the last value is lo + S*floor((hi-lo-1)/S) */
+            c->loops[c->nloops].hi = s->lo->ival + (s->hi->ival - 1 - s->lo->ival) /
+                                                   ir_for_step(s) * ir_for_step(s);
             c->nloops++;
         }
         check_ranges(c, s->nbody ? s->body[0] : NULL);

@@ -8,12 +8,17 @@
  *   - T is a temporary that P writes and nothing but C reads;
  *   - P's kernel writes T in exactly one place, the write-back of a tile
  *     (a store `T[e] = tile[...]` of a local buffer, which cache_write
- *     makes: the automatic schedule of every contraction has one).
+ *     makes: the automatic schedule of every contraction has one), or of
+ *     an expression of one element of it (`T[e] = tile[...] + bias[f]`,
+ *     an epilogue the schedule inlined into the write-back).
  * Then P's kernel updates the tile in place with C's computation, in a loop
  * nest of its own right before the write-back (so the profile still
  * attributes C's FLOPs and parameters to C: the function's `members`,
  * `member_ops` and `block.NAME` attributes), and the write-back stores C's
- * output; C's call goes.  Chains fuse one link at a time. */
+ * output; C's call goes.  An epilogue of the write-back first moves into a
+ * nest of its own before the update (tile = tile + bias, then tile =
+ * C(tile)), so the write-back is a plain copy after the first link of a
+ * chain.  Chains fuse one link at a time. */
 #include <stdio.h>
 #include <string.h>
 
@@ -129,6 +134,34 @@ static void find_wb(wb_ctx *w, ir_stmt **slot, bool in_seq)
     find_wb(w, &s->orelse, false);
     w->cand_nest = saved_nest;
     w->cur_block = saved_block;
+}
+
+/* The write-back's value is an expression of one element of the tile:
+ * the tile itself, or the epilogue the schedule inlined into it (a bias,
+ * `tile[...] + bias[f]`).  Returns that one load of a local buffer, or
+ * NULL when the value reads no local buffer or more than one element of
+ * local buffers (updating the tile in place is then not a map of one
+ * element to itself). */
+typedef struct tile_ctx {
+    const ir_expr *load;
+    int n;
+} tile_ctx;
+
+static bool count_local_loads(const ir_expr *x, void *p)
+{
+    tile_ctx *c = p;
+    if (x->kind == IR_LOAD && x->buf->role == IR_BUF_LOCAL) {
+        c->load = x;
+        c->n++;
+    }
+    return true;
+}
+
+static ir_expr *tile_load(const ir_expr *v)
+{
+    tile_ctx c = {NULL, 0};
+    ir_expr_walk(v, count_local_loads, &c);
+    return c.n == 1 ? (ir_expr *)c.load : NULL;
 }
 
 /* ---------------------------------------------------------------- inference batchnorm */
@@ -467,8 +500,9 @@ static bool fuse_into_producer(ir_module *m, int ci, const ir_stmt *cb, int tp)
         return false;
     for (int k = 0; k < w.nstores; k++) {
         const ir_stmt *wst = *w.store_slot[k];
-        if (!w.nest_slot[k] || !w.block[k] || wst->value->kind != IR_LOAD ||
-            wst->value->buf->role != IR_BUF_LOCAL || wst->nargs != cb->niters)
+        const ir_expr *tl = tile_load(wst->value);
+        if (!w.nest_slot[k] || !w.block[k] || !tl || tl->dtype != pt->dtype ||
+            wst->nargs != cb->niters)
             return false;
         for (int i = 0; i < w.block[k]->niters; i++)
             if (w.block[k]->iters[i].kind != IR_ITER_SPATIAL)
@@ -512,6 +546,26 @@ static bool fuse_into_producer(ir_module *m, int ci, const ir_stmt *cb, int tp)
         ir_stmt *ublk = find_block_stmt(upd);
         if (!ust || !ublk)
             return false;   /* before anything changed: the first copy is like the others */
+        /* an epilogue in the write-back (tile + bias) gets a nest of its own
+         * that applies it to the tile, a block of the producer's (the
+         * profile keeps charging it to P); the update and the write-back
+         * then read the tile as it is */
+        ir_stmt *epi = NULL;
+        ir_stmt *wst = *w.store_slot[k];
+        ir_expr *wtile = tile_load(wst->value);
+        if (wtile != wst->value) {
+            epi = fresh_copy(m, *w.nest_slot[k], "_e");
+            ir_stmt *est = find_store(epi, pt);
+            ir_stmt *eblk = find_block_stmt(epi);
+            ir_expr *etile = tile_load(est->value);
+            est->buf = etile->buf;
+            est->args = etile->args;
+            est->nargs = etile->nargs;
+            eblk->name = ir_sprintf(m->arena, "%s_epilogue", w.block[k]->name);
+            ir_block_update_access(m, eblk);
+            ust->value = tile_load(ust->value);
+            wst->value = wtile;
+        }
         ir_var *cv[64];
         ir_expr *ce[64];
         int n = cb->niters < 64 ? cb->niters : 64;
@@ -523,7 +577,7 @@ static bool fuse_into_producer(ir_module *m, int ci, const ir_stmt *cb, int tp)
         g = ir_expr_subst(m, g, cv, ce, n);
         rename_bufs(g, from, to, nmap);
         g = fold_batchnorm(m, fp, g, bname, clayer, bn_tables);
-        ir_expr *tile = ust->value;   /* tile[...] */
+        ir_expr *tile = tile_load(ust->value);   /* tile[...] */
         ust->buf = tile->buf;
         ust->args = tile->args;
         ust->nargs = tile->nargs;
@@ -533,10 +587,11 @@ static bool fuse_into_producer(ir_module *m, int ci, const ir_stmt *cb, int tp)
         ir_block_update_access(m, ublk);
         ir_func_set_attr(m, fp, ir_sprintf(m->arena, "block.%s", ublk->name), clayer);
         /* the write-back stores C's output */
-        ir_stmt *wst = *w.store_slot[k];
         wst->buf = ynew;
         ir_block_update_access(m, (ir_stmt *)w.block[k]);
         ir_stmt *seq = ir_seq_new(m);
+        if (epi)
+            ir_seq_append(m, seq, epi);
         ir_seq_append(m, seq, upd);
         ir_seq_append(m, seq, *w.nest_slot[k]);
         *w.nest_slot[k] = seq;

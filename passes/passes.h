@@ -34,10 +34,12 @@ const pass_info *pass_table(int *n);              /* every pass, in table order 
  * 0 as 0). */
 const char *pass_pipeline(int opt_level);
 
-/* The passes of -O0..-O3 that make what the C emitter prints of the
- * optimized IR ("vectorize" at -O2 and -O3, "" below): they run after every
- * analysis of the scalar IR (the profile's counts, the accelerator model,
- * the schedulers' graph), on the copy pass_lower_for_emit makes. */
+/* The passes of -O0..-O3 that make what the C emitter (and --emit=tir)
+ * prints of the optimized IR: "vectorize" (the loops marked vectorized, by
+ * a schedule or the automatic scheduler, as vector IR), then "simplify"
+ * from -O1; they run after every analysis of the scalar IR (the profile's
+ * counts, the accelerator model, the schedulers' graph), on the copy
+ * pass_lower_for_emit makes. */
 const char *pass_emit_pipeline(int opt_level);
 
 /* How pass_run_pipeline shows its work. */

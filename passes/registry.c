@@ -74,10 +74,15 @@ const char *pass_pipeline(int opt_level)
 
 /* Vector IR is what the C emitter prints; the profile's analysis, the
  * instrumentation, the accelerator model and the schedulers read scalar
- * IR (blocks, unit-step loops), so it is made last, on a copy. */
+ * IR (blocks, unit-step loops), so it is made last, on a copy.  At every
+ * level: a vectorized loop comes from a schedule that asked for it.  From
+ * -O1 the simplifier then folds the vector IR's indices (the vectorizer
+ * replaces block variables by their bindings) and removes chunks of one
+ * iteration, so the printed IR read back and optimized again prints the
+ * same (simplify is idempotent on vector IR; vectorize leaves it alone). */
 const char *pass_emit_pipeline(int opt_level)
 {
-    return opt_level >= 2 ? "vectorize" : "";
+    return opt_level <= 0 ? "vectorize" : "vectorize,simplify";
 }
 
 static ir_graph_call *copy_calls(ir_module *c, const ir_module *m, const ir_graph_call *calls,

@@ -1118,7 +1118,7 @@ static ir_expr *simp_var(simp_ctx *c, ir_expr *e)
     const simp_binding *b = lookup(c, e->var);
     if (b && b->repl)
         return b->repl;
-    if (b && is_intlike(e->dtype) && b->lo == b->hi)
+    if (b && is_intlike(e->dtype) && b->lo == b->hi && ir_var_lanes(e->var) == 1)
         return mk_int(c, b->lo, e->dtype);
     return e;
 }
@@ -1183,6 +1183,8 @@ static ir_expr *simp_expr(simp_ctx *c, ir_expr *e)
         args[i] = x;
     }
     ir_expr *n = with_children(c, e, simp_expr(c, e->a), simp_expr(c, e->b), e->c, args);
+    if (ir_expr_lanes(n) > 1)
+        return n;   /* vector IR: only the scalars inside (ramp bases, indices) */
     switch (n->kind) {
     case IR_VAR:
         return simp_var(c, n);
@@ -1278,6 +1280,8 @@ static bool push_fact(simp_ctx *c, const lin *D, ir_expr_kind k)
  * !.  Returns false when the condition is proven impossible. */
 static int refine(simp_ctx *c, ir_expr *cond, bool truth)
 {
+    if (ir_expr_lanes(cond) > 1)
+        return true;   /* a vector condition holds lane by lane: no fact for all */
     if (cond->kind == IR_INT)
         return (cond->ival != 0) == truth;
     if (cond->kind == IR_NOT)
@@ -1374,7 +1378,18 @@ static ir_stmt *simp_seq(simp_ctx *c, ir_stmt *s)
     return s;
 }
 
-/* The loop's range in the current scope: [lo.lo, hi.hi - 1]. */
+/* The last value of a loop from lo (a constant) below hi stepping by S:
+ * lo + S*floor((hi - 1 - lo) / S). */
+static int64_t last_step(int64_t lo, int64_t top, int64_t step)
+{
+    if (step <= 1 || top <= lo)
+        return top;
+    uint64_t span = (uint64_t)top - (uint64_t)lo;   /* exact: top > lo */
+    return (int64_t)((uint64_t)lo + span / (uint64_t)step * (uint64_t)step);
+}
+
+/* The loop's range in the current scope: [lo.lo, hi.hi - 1], and for a
+ * loop stepping by S from a constant, its last value below that. */
 static ir_stmt *simp_for(simp_ctx *c, ir_stmt *s)
 {
     s->lo = simp_expr(c, s->lo);
@@ -1382,8 +1397,15 @@ static ir_stmt *simp_for(simp_ctx *c, ir_stmt *s)
     ir_expr *lt = simp_expr(c, ir_binary(c->m, IR_LT, s->lo, s->hi));
     if (lt->kind == IR_INT && lt->ival == 0)
         return empty_stmt(c);   /* never runs */
-    ir_expr *one = simp_expr(c, ir_binary(c->m, IR_EQ, s->hi,
-                                          ir_binary(c->m, IR_ADD, s->lo, ir_int(c->m, 1))));
+    /* one iteration: hi == lo + 1, or lo < hi <= lo + S stepping by S */
+    int64_t step = ir_for_step(s);
+    ir_expr *one = step == 1 ? simp_expr(c, ir_binary(c->m, IR_EQ, s->hi,
+                                                      ir_binary(c->m, IR_ADD, s->lo,
+                                                                ir_int(c->m, 1))))
+                             : simp_expr(c, ir_binary(c->m, IR_AND, lt,
+                                                      ir_binary(c->m, IR_LE, s->hi,
+                                                                ir_binary(c->m, IR_ADD, s->lo,
+                                                                          ir_int(c->m, step)))));
     int mark = c->nenv;
     ir_stmt *r;
     if (one->kind == IR_INT && one->ival && !has_load(s->lo)) {
@@ -1393,6 +1415,8 @@ static ir_stmt *simp_for(simp_ctx *c, ir_stmt *s)
     } else {
         simp_range lo = range_of(c, s->lo), hi = range_of(c, s->hi);
         int64_t top = hi.hi == INT64_MIN ? INT64_MIN : hi.hi - 1;
+        if (lo.lo == lo.hi)
+            top = last_step(lo.lo, top, step);
         push_range(c, s->var, lo.lo, top >= lo.lo ? top : lo.lo);
         s->body[0] = simp_stmt(c, s->body[0]);
         r = pass_is_empty(s->body[0]) ? empty_stmt(c) : s;

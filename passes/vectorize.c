@@ -8,10 +8,12 @@
  *   }                                  for j in 20..21 { B }
  *
  * It runs after every other pass and every analysis (they read scalar IR:
- * blocks, unit-step loops): -O2 and -O3 run it as their emission pipeline
- * (pass_emit_pipeline) on the copy of the module that is printed
- * (pass_lower_for_emit).  A loop it cannot vectorize keeps its kind, and
- * the inner loops of such a loop are visited.
+ * blocks, unit-step loops): every -O level runs it first in its emission
+ * pipeline (pass_emit_pipeline, then simplify from -O1) on the copy of the
+ * module that is printed (pass_lower_for_emit).  A loop it cannot
+ * vectorize keeps its kind, and the inner loops of such a loop are
+ * visited; vector IR (loops stepping by the lanes) it leaves alone, so a
+ * printed module read back and optimized again prints the same.
  */
 #include "ir/target.h"
 #include "passes/passes.h"

@@ -1,16 +1,20 @@
 /* runtime/aot.c — writes a compiled network as a C library of its own.
  *
- * The library is one translation unit, compiled like tec's own kernels
- * (codegen/compile.c, the same flags and target):
+ * The library is built like tec's own kernels (codegen/compile.c, the same
+ * flags and target): the kernels one translation unit per distinct kernel,
+ * from and into the kernel cache (cg_compile_library), and one unit of the
+ * library's own:
  *
- *   the kernels (cg_emit_c_static: every symbol static)
+ *   the kernels' declarations (codegen/split.h's prelude and prototypes)
  *   runtime/aot_runtime.c, as text (create, run, free over the tables)
  *   the network's tables: its buffers, inputs, outputs, calls and kernels
  *   the embedded parameters (an .incbin of a file written here)
  *   the public functions NAME_create, NAME_run ... (the only exports)
  *
- * and NAME.h declares the public functions with the inputs' and outputs'
- * dtypes and shapes.  Nothing of tec is needed at run time: the library
+ * linked so that only the public functions are global symbols.  Kernels
+ * that split.h cannot cut make one translation unit with the rest instead
+ * (cg_emit_c_static: every symbol static).  NAME.h declares the public
+ * functions with the inputs' and outputs' dtypes and shapes.  Nothing of tec is needed at run time: the library
  * links libgomp (parallel loops), libmvec and libm. */
 #include "config.h"
 
@@ -23,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "codegen/split.h"
 #include "runtime/npy.h"
 
 /* The runtime's source text (runtime/aot_runtime.c, made a string literal
@@ -613,6 +618,8 @@ bool rt_aot_write(const ir_module *m, const rt_iface *iface, const char *out_pat
     bool ok = false, shared = out_path[strlen(out_path) - 1] == 'o';
     char *dir = strdup(out_path), *slash = dir ? strrchr(dir, '/') : NULL;
     char *kernels = NULL, *weights = NULL, *src = NULL, *hdr = NULL, *hpath = NULL;
+    cg_csplit sp = {0};
+    bool split = false;
     size_t src_len = 0, hdr_len = 0;
     int64_t *offsets = calloc((size_t)m->graph.nbufs + 1, sizeof *offsets);
     aot_ports ps = {0};
@@ -626,8 +633,17 @@ bool rt_aot_write(const ir_module *m, const rt_iface *iface, const char *out_pat
         strcpy(dir, ".");
     if ((weights_dir && !rt_check_weights_dir(iface, weights_dir, d)) ||
         !collect_ports(m, iface, &ps, d) ||
-        !(kernels = cg_emit_c_static(m, co->target, co->unchecked, d)))
+        !(kernels = cg_emit_c(m, co->target, co->unchecked, d)))
         goto out;
+    /* Split, the library's unit declares the kernels; else it holds them,
+     * static. */
+    split = cg_split_c(kernels, &sp) && sp.n >= 1;
+    if (!split) {
+        cg_split_free(&sp);
+        free(kernels);
+        if (!(kernels = cg_emit_c_static(m, co->target, co->unchecked, d)))
+            goto out;
+    }
     bool has_params = false;
     for (int i = 0; i < m->graph.nbufs; i++)
         has_params |= m->graph.bufs[i]->role == IR_BUF_PARAM;
@@ -639,7 +655,8 @@ bool rt_aot_write(const ir_module *m, const rt_iface *iface, const char *out_pat
         goto out;
     }
     /* A module with parallel loops defines their thread count. */
-    bool threads = strstr(kernels, "static int tec_num_threads = 1;") != NULL;
+    bool threads = strstr(kernels, split ? "\nint tec_num_threads = 1;"
+                                         : "static int tec_num_threads = 1;") != NULL;
 
     FILE *s = open_memstream(&src, &src_len);
     if (!s) {
@@ -647,7 +664,14 @@ bool rt_aot_write(const ir_module *m, const rt_iface *iface, const char *out_pat
         goto out;
     }
     fputs("#define _GNU_SOURCE   /* sched_getaffinity: the default thread count */\n", s);
-    fputs(kernels, s);
+    if (split) {
+        fputs(sp.prelude_extern, s);
+        fputs("\n/* The kernels, built one by one. */\n", s);
+        for (int i = 0; i < sp.n; i++)
+            fputs(sp.units[i].proto, s);
+    } else {
+        fputs(kernels, s);
+    }
     fputs("\n/* ---------------------------------------------------------------- runtime */\n\n",
           s);
     fputs(aot_runtime_text, s);
@@ -665,8 +689,29 @@ bool rt_aot_write(const ir_module *m, const rt_iface *iface, const char *out_pat
             diag_error(d, diag_noloc(), "out of memory");
         goto out;
     }
-    if (!cg_compile_to(src, out_path, co, d))
+    if (split) {
+        const char *fns[] = {"create", "run_buffers", "run", "free", "set_threads", "num_inputs",
+                             "num_outputs", "input", "output"};
+        enum { NFNS = sizeof fns / sizeof *fns };
+        char *exports[NFNS];
+        int nx = 0;
+        for (; nx < NFNS; nx++) {
+            size_t len = strlen(name) + strlen(fns[nx]) + 2;
+            if (!(exports[nx] = malloc(len)))
+                break;
+            snprintf(exports[nx], len, "%s_%s", name, fns[nx]);
+        }
+        bool built = nx == NFNS && cg_compile_library(&sp, src, out_path,
+                                                      (const char *const *)exports, nx, co, d);
+        if (nx < NFNS)
+            diag_error(d, diag_noloc(), "out of memory");
+        for (int i = 0; i < nx; i++)
+            free(exports[i]);
+        if (!built)
+            goto out;
+    } else if (!cg_compile_to(src, out_path, co, d)) {
         goto out;
+    }
 
     FILE *h = open_memstream(&hdr, &hdr_len);
     if (!h) {
@@ -692,6 +737,7 @@ out:
     if (weights)
         unlink(weights);
     free_ports(&ps);
+    cg_split_free(&sp);
     free(weights);
     free(kernels);
     free(src);

@@ -14,6 +14,7 @@
 #include "codegen/codegen.h"
 #include "ir/interp.h"
 #include "ir/path.h"
+#include "ir/phase.h"
 #include "runtime/npy.h"
 #include "runtime/random.h"
 
@@ -187,8 +188,7 @@ static bool place_in_arena(rt_run *r, diag *d)
         return false;
     }
     r->arena_bytes = (size_t)g->arena_bytes;
-    size_t alloc = (r->arena_bytes + 63) / 64 * 64;
-    r->arena = aligned_alloc(64, alloc ? alloc : 64);
+    r->arena = rt_zalloc(r->arena_bytes);
     r->in_arena = calloc((size_t)r->nbufs + 1, sizeof *r->in_arena);
     r->first_use = calloc((size_t)r->nbufs + 1, sizeof *r->first_use);
     int *last = calloc((size_t)r->nbufs + 1, sizeof *last);
@@ -198,7 +198,6 @@ static bool place_in_arena(rt_run *r, diag *d)
                    r->arena_bytes);
         return false;
     }
-    memset(r->arena, 0, alloc ? alloc : 64);
     ir_graph_live_ranges(g, r->first_use, last);
     const char *poison = getenv("TEC_POISON_ARENA");
     r->poison = poison && *poison && strcmp(poison, "0") != 0;
@@ -338,8 +337,20 @@ rt_tensor *rt_buffer_tensor(const ir_module *m, const rt_iface *iface,
     return t;
 }
 
+static rt_run *run_new(const ir_module *m, const rt_iface *iface, const rt_run_options *o,
+                       diag *d);
+
 rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
                    const rt_run_options *o, diag *d)
+{
+    ir_phase_push("run setup");
+    rt_run *r = run_new(m, iface, o, d);
+    ir_phase_pop();
+    return r;
+}
+
+static rt_run *run_new(const ir_module *m, const rt_iface *iface, const rt_run_options *o,
+                       diag *d)
 {
     rt_run *r = calloc(1, sizeof *r);
     if (!r || !(r->bufs = calloc((size_t)m->graph.nbufs + 1, sizeof *r->bufs))) {
@@ -364,9 +375,11 @@ rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
         goto fail;
 
     /* (temps in the arena have their views; load calls make the consts) */
+    ir_phase_push("data");
     for (int i = 0; i < m->graph.nbufs; i++)
         if (!r->bufs[i] && m->graph.bufs[i]->role != IR_BUF_CONST)
             r->bufs[i] = rt_buffer_tensor(m, iface, o, i, d);
+    ir_phase_pop();
     if (d->nerrors > errors)
         goto fail;
     for (int i = 0; i < m->graph.nbufs; i++)
@@ -377,7 +390,10 @@ rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
                           (long long)ir_buffer_numel(m->graph.bufs[i]));
             goto fail;
         }
-    if (!run_loads(r, o, d))
+    ir_phase_push("load calls");
+    bool loaded = run_loads(r, o, d);
+    ir_phase_pop();
+    if (!loaded)
         goto fail;
     return r;
 fail:
@@ -471,14 +487,15 @@ bool rt_run_call(rt_run *r, const rt_run_options *o, int c, char *err, size_t er
 
 bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
 {
-    for (int c = 0; c < r->m->graph.ncalls; c++) {
+    ir_phase_push("run");
+    bool ok = true;
+    for (int c = 0; c < r->m->graph.ncalls && ok; c++) {
         char err[1024];
-        if (!rt_run_call(r, o, c, err, sizeof err)) {
+        if (!(ok = rt_run_call(r, o, c, err, sizeof err)))
             report_call_error(err, d);
-            return false;
-        }
     }
-    return true;
+    ir_phase_pop();
+    return ok;
 }
 
 /* Creates dir and its missing parents, as mkdir -p does. */
@@ -620,7 +637,7 @@ void rt_run_free(rt_run *r)
             rt_tensor_free(r->bufs[i]);
     }
     free(r->bufs);
-    free(r->arena);
+    rt_zfree(r->arena, r->arena_bytes);
     free(r->in_arena);
     free(r->first_use);
     free(r);

@@ -52,6 +52,51 @@ typedef struct fill_part {
     bool started;
 } fill_part;
 
+/* The f32 and f64 loops, vectorized, with a copy for x86-64-v4 machines
+ * (AVX-512's 64-bit multiply and conversions: about 2.5 times as fast) chosen
+ * when tec starts (GCC's target_clones).  Integer arithmetic and
+ * conversions are exact and the two roundings stay two (no contraction,
+ * above), so every copy gives the formula's values bit for bit. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
+#define FILL_CLONES __attribute__((target_clones("arch=x86-64-v4", "default"), \
+                                   optimize("tree-vectorize")))
+#else
+#define FILL_CLONES
+#endif
+
+/* uniform01(seed, i) spelled out: a clone for another target cannot
+ * inline a function of this one. */
+#define FILL_UNIFORM01(seed, i, u)                                              \
+    do {                                                                        \
+        uint64_t z = (seed) + ((uint64_t)(i) + 1) * 0x9E3779B97F4A7C15u;        \
+        z ^= z >> 30;                                                           \
+        z *= 0xBF58476D1CE4E5B9u;                                               \
+        z ^= z >> 27;                                                           \
+        z *= 0x94D049BB133111EBu;                                               \
+        z ^= z >> 31;                                                           \
+        u = (double)(z >> 11) * 0x1.0p-53;                                      \
+    } while (0)
+
+FILL_CLONES
+static void fill_f32(float *p, int64_t from, int64_t to, uint64_t seed, double lo, double span)
+{
+    for (int64_t i = from; i < to; i++) {
+        double u;
+        FILL_UNIFORM01(seed, i, u);
+        p[i] = (float)(lo + span * u);
+    }
+}
+
+FILL_CLONES
+static void fill_f64(double *p, int64_t from, int64_t to, uint64_t seed, double lo, double span)
+{
+    for (int64_t i = from; i < to; i++) {
+        double u;
+        FILL_UNIFORM01(seed, i, u);
+        p[i] = lo + span * u;
+    }
+}
+
 /* f32 and f64 (almost every default tensor) are written directly; the
  * other dtypes through rt_tensor_set's conversions.  The values are the
  * formula's, whatever the split into parts. */
@@ -62,13 +107,9 @@ static void *fill_range(void *arg)
     double lo = f->lo, span = f->span;
     bool is_float = ir_dtype_is_float(t->dtype);
     if (t->dtype == IR_F32) {
-        float *p = t->data;
-        for (int64_t i = f->from; i < f->to; i++)
-            p[i] = (float)(lo + span * uniform01(f->seed, i));
+        fill_f32(t->data, f->from, f->to, f->seed, lo, span);
     } else if (t->dtype == IR_F64) {
-        double *p = t->data;
-        for (int64_t i = f->from; i < f->to; i++)
-            p[i] = lo + span * uniform01(f->seed, i);
+        fill_f64(t->data, f->from, f->to, f->seed, lo, span);
     } else {
         for (int64_t i = f->from; i < f->to; i++) {
             double u = uniform01(f->seed, i);

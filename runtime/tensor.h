@@ -34,6 +34,15 @@ typedef struct rt_tensor {
 rt_tensor *rt_tensor_new(ir_dtype t, int ndim, const int64_t *shape, char *err, size_t errlen);
 void rt_tensor_free(rt_tensor *t);     /* NULL is fine */
 
+/* n zero bytes, 64-byte aligned, or NULL when memory runs out: small
+ * blocks from malloc (cleared), large ones (RT_ZALLOC_MAP bytes or more)
+ * mapped fresh from the system, whose pages come zero (and all at once),
+ * so the memory is written once, by its first user, not cleared first.
+ * Free with rt_zfree(p, n), the same n. */
+#define RT_ZALLOC_MAP ((size_t)1 << 20)
+void *rt_zalloc(size_t n);
+void rt_zfree(void *p, size_t n);
+
 int64_t rt_tensor_numel(const rt_tensor *t);
 
 /* Element flat_index (row-major) as a double, whatever the dtype (i64

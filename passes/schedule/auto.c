@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "ir/target.h"
+#include "passes/schedule/int8.h"
 #include "passes/passes.h"
 #include "passes/schedule/schedule.h"
 
@@ -419,6 +420,16 @@ static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, b
     if (!step(a, "%s, %s = split(%s, %d)", jr, ji, nname, nr) ||
         !step(a, "%s, %s = split(%s, %d)", ir, ii, mname, mr))
         return true;
+    /* int8 on dot-product instructions (passes/schedule/int8.c): one
+     * reduce loop split by 4, its 4 iterations innermost */
+    int g4 = sch_int8_dot4_loop(b, ns->loops, kind, ns->n, prod, V, L);
+    const char *g4o = NULL, *g4i = NULL;
+    if (g4 >= 0) {
+        g4o = fresh(a, ir_sprintf(a->m->arena, "%s_o", ns->loops[g4]->var->name));
+        g4i = fresh(a, ir_sprintf(a->m->arena, "%s_i", ns->loops[g4]->var->name));
+        if (!step(a, "%s, %s = split(%s, 4)", g4o, g4i, ns->loops[g4]->var->name))
+            g4 = -1;
+    }
     /* order: batch, other N, jr, other M, ir, reduce, ii, ji */
     char order[1024] = "";
     int pos = 0;
@@ -452,11 +463,13 @@ static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, b
     int nspatial_outer = nouter;
     for (int i = 0; i < ns->n; i++)
         if (kind[i] == 3) {
-            pos += snprintf(order + pos, sizeof order - (size_t)pos, ", %s", ns->loops[i]->var->name);
+            const char *rn = i == g4 ? g4o : ns->loops[i]->var->name;
+            pos += snprintf(order + pos, sizeof order - (size_t)pos, ", %s", rn);
             if (!first_reduce)
-                first_reduce = ns->loops[i]->var->name;
+                first_reduce = rn;
         }
-    pos += snprintf(order + pos, sizeof order - (size_t)pos, ", %s, %s", ii, ji);
+    pos += snprintf(order + pos, sizeof order - (size_t)pos, ", %s, %s%s%s", ii, ji,
+                    g4 >= 0 ? ", " : "", g4 >= 0 ? g4i : "");
 #undef ADD
     (void)first_outer;
     if (!step(a, "reorder(%s)", order))
@@ -1253,6 +1266,8 @@ static void pad_inputs(auto_ctx *a)
         const char *name = fresh(a, ir_sprintf(a->m->arena, "%s_pad", pb[0]->name));
         dw_find w = {a, pb[0], -1};
         ir_stmt_walk(a->f->body, find_depthwise, NULL, &w);
+        if (w.dim < 0)   /* int8 dot products read 4 channels at once (int8.c) */
+            w.dim = sch_int8_pad_dim(a->f, pb[0], a->lanes);
         if (w.dim >= 0 && w.dim != pb[0]->ndim - 1 && step(a, "%s = pad(%s, %d)", name, pb[0]->name, w.dim))
             continue;
         step(a, "%s = pad(%s)", name, pb[0]->name);

@@ -52,6 +52,16 @@ a/resnet image.npy >got || fail "the program of the static line failed"
 diff -u want got || fail "the static line's program's top 5 differ from tec's"
 nm -D --defined-only so/libresnet18.so | awk '{print $3}' | grep -v '^resnet18_' >extra
 [ -s extra ] && fail "libresnet18.so exports more than resnet18_*: $(cat extra)"
+# The archive too: every other symbol is local, so two libraries link together.
+nm --defined-only --extern-only a/libresnet18.a | awk 'NF == 3 {print $3}' |
+    grep -v '^resnet18_' >extra
+[ -s extra ] && fail "libresnet18.a defines more global symbols than resnet18_*: $(head extra)"
+# The library's kernels are the run's, one unit each, from the kernel cache:
+# only the library's own unit is compiled.
+tec -v -O2 --emit=lib -o so/again.so "$srcdir/examples/resnet18.te" 2>err >/dev/null ||
+    { cat err; fail "tec --emit=lib again"; }
+grep -Eq '^tec: 83 kernels, 40 distinct: 24 translation units \(23 from the cache\), compiled 1 at a time' err ||
+    { grep '^tec: [0-9]* kernels' err; fail "--emit=lib did not take the run's kernels from the cache"; }
 
 # The MLP with other weights from a directory, beside its embedded ones.
 "$PYTHON" - <<'PY' || fail "cannot write the MLP's weights and input"
@@ -179,6 +189,34 @@ C
 cc $san m.c -I. -L. -ltiny -fopenmp -lmvec -lm -o m_prog 2>cc.err ||
     { cat cc.err; fail "cannot build against the ONNX model's libtiny.a"; }
 ./m_prog >got.bin || fail "the ONNX model's library failed"
+# A library needs no kernel cache: without one its units are built beside it.
+mkdir nocache
+( cd nocache && env -u HOME -u XDG_CACHE_HOME "$prefix/bin/tec" -I "$prefix/share/tec" -O2 \
+      --emit=lib -o libmlp.so "$srcdir/examples/mlp.te" ) 2>err ||
+    { cat err; fail "--emit=lib without a cache directory"; }
+[ "$(ls -A nocache)" = "libmlp.so
+mlp.h" ] || fail "--emit=lib without a cache left: $(ls -A nocache)"
+# Two static libraries of tec in one program: their kernels do not clash.
+tec -O2 --emit=lib -o libmlp.a "$srcdir/examples/mlp.te" || fail "tec --emit=lib -o libmlp.a"
+cat >both.c <<'C'
+#include <stdio.h>
+#include "mlp.h"
+#include "tiny.h"
+int main(void)
+{
+    char err[256];
+    mlp *a = mlp_create(NULL, err, sizeof err);
+    tiny *b = tiny_create(NULL, err, sizeof err);
+    if (!a || !b)
+        return printf("%s\n", err), 1;
+    mlp_free(a);
+    tiny_free(b);
+    return 0;
+}
+C
+cc $san both.c -I. -L. -l:libmlp.a -l:libtiny.a -fopenmp -lmvec -lm -o both 2>cc.err ||
+    { cat cc.err; fail "two static libraries of tec do not link into one program"; }
+./both || fail "the program of two libraries failed"
 cmp -s got.bin want.bin || "$PYTHON" -c 'import numpy as np, sys
 sys.exit(0 if np.allclose(np.fromfile("got.bin", np.float32), np.fromfile("want.bin", np.float32),
                           rtol=1e-6, atol=1e-6) else 1)' || fail "the ONNX model's library differs"

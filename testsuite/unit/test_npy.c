@@ -150,6 +150,27 @@ static void test_tensor(void)
     check(zero, "new tensor is 64-byte aligned, sized and zeroed");
     rt_tensor_free(t);
 
+    /* Large tensors come from fresh mappings, zero without a clear: on
+     * both sides of RT_ZALLOC_MAP, and again after a freed one was dirtied
+     * (a reused block must not keep its old bytes). */
+    int64_t sizes[3] = {(int64_t)(RT_ZALLOC_MAP / 4) - 1, (int64_t)(RT_ZALLOC_MAP / 4),
+                        (int64_t)(3 * RT_ZALLOC_MAP / 4) + 5};
+    for (int round = 0; round < 2; round++)
+        for (int k = 0; k < 3; k++) {
+            t = rt_tensor_new(IR_F32, 1, &sizes[k], err, sizeof err);
+            zero = t && ((uintptr_t)t->data % 64) == 0 && t->nbytes == (size_t)sizes[k] * 4;
+            for (int64_t i = 0; zero && i < sizes[k]; i++)
+                zero = ((const float *)t->data)[i] == 0.0f;
+            check(zero, "tensor of %lld floats (round %d) aligned and zeroed",
+                  (long long)sizes[k], round);
+            if (t)
+                memset(t->data, 0x5a, t->nbytes);
+            rt_tensor_free(t);
+        }
+    void *z = rt_zalloc(0);
+    check(z && (uintptr_t)z % 64 == 0, "rt_zalloc(0) gives an aligned block");
+    rt_zfree(z, 0);
+
     char *s = rt_shape_str(IR_F32, 4, (int64_t[]){1, 3, 224, 224});
     check(s && strcmp(s, "f32[1, 3, 224, 224]") == 0, "shape string %s", s ? s : "(null)");
     free(s);

@@ -1,0 +1,27 @@
+/* passes/schedule/int8.h — int8 contractions on dot-product instructions:
+ * which reduce loop the automatic scheduler groups by 4 (int8.c). */
+#ifndef TEC_PASSES_SCHEDULE_INT8_H
+#define TEC_PASSES_SCHEDULE_INT8_H
+#include "ir/ir.h"
+
+/* An int8 contraction's block b (Y[..] = Y[..] + prod, Y of i32) in the
+ * loops[0..n) (kind[i] == 3: a reduce loop), with V the operand whose
+ * columns fill the vectors (the packed one): the index of the reduce loop
+ * to split by 4, its 4 iterations innermost, so that the C backend makes
+ * each lane's 4 products one dot-product instruction (AVX-512 VNNI's
+ * vpdpbusd); -1 when the contraction is not one of two byte loads (i8 or
+ * u8, under casts to i32, without zero points), no reduce loop of both
+ * operands has a multiple of 4 iterations, or the target (passes'
+ * --target) has no such instruction for vectors of `lanes` i32. */
+int sch_int8_dot4_loop(const ir_stmt *b, ir_stmt *const *loops, const int *kind, int n,
+                       const ir_expr *prod, const ir_expr *V, int lanes);
+
+/* The dimension of buffer x (read through padding guards, about to be
+ * padded into a copy) that the copy should store innermost: the
+ * dimension an int8 contraction of f reads x along in the reduce loop it
+ * will group by 4 (a convolution's input channels, so the 4 bytes of a
+ * group are one 32-bit read), when the target has the dot-product
+ * instruction for `lanes` i32; else -1. */
+int sch_int8_pad_dim(const ir_func *f, const ir_buffer *x, int lanes);
+
+#endif
