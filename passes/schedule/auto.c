@@ -552,6 +552,122 @@ static bool last_index_is(const ir_expr *ld, const ir_var *v)
     return true;
 }
 
+/* The steps of a reduction along rows, y[o] op= e[o, k] with e reading
+ * along k contiguously: k split into vectors and rfactor on the lanes, a
+ * tile of mr outputs' partial sums in registers, one horizontal reduction
+ * per output after the k loop (schedule_dot, schedule_rows). */
+static void rows_of_vectors(auto_ctx *a, ir_stmt *b, const char *on, int64_t nn, const char *kn,
+                            const ir_stmt *outer)
+{
+    int L = a->lanes;
+    static const int mrs[] = {8, 10, 6, 12, 7, 5, 4, 9, 3, 2};
+    int mr = 0;
+    for (size_t i = 0; i < sizeof mrs / sizeof *mrs && !mr; i++)
+        if (nn % mrs[i] == 0)
+            mr = mrs[i];
+    if (!mr)
+        mr = nn < 8 ? (int)nn : 8;   /* a guarded tail, partitioned below */
+    const char *oo = fresh(a, ir_sprintf(a->m->arena, "%s_o", on));
+    const char *oi = fresh(a, ir_sprintf(a->m->arena, "%s_i", on));
+    const char *ko = fresh(a, ir_sprintf(a->m->arena, "%s_o", kn));
+    const char *ki = fresh(a, ir_sprintf(a->m->arena, "%s_i", kn));
+    if (!step(a, "%s, %s = split(%s, %d)", ko, ki, kn, L) ||
+        !step(a, "%s, %s = split(%s, %d)", oo, oi, on, mr) ||
+        !step(a, "reorder(%s, %s, %s, %s)", oo, ko, oi, ki) ||
+        !step(a, "rfactor(%s, %s)", b->name, ki))
+        return;
+    const char *rf = ir_sprintf(a->m->arena, "%s_rf", b->name);
+    const char *tl = fresh(a, ir_sprintf(a->m->arena, "%s_tile", rf));
+    if (step(a, "%s = cache_write(%s, %s)", tl, rf, oo) &&
+        step(a, "decompose_reduction(%s, %s)", rf, ko)) {
+        step(a, "vectorize(%s_init)", ki);
+        step(a, "unroll(%s)", oi);
+        step(a, "vectorize(%s)", ki);
+        step(a, "vectorize(%s_%s_out)", ki, tl);
+    }
+    /* threads: over the loop outside the rows (a layer norm's tokens by
+     * rows of channels) when it has enough iterations, else the tiles */
+    if (a->threads > 1 && outer && extent(outer) >= a->threads)
+        step(a, "parallel(%s)", outer->var->name);
+    else if (a->threads > 1 && (nn + mr - 1) / mr >= 2 * a->threads)
+        step(a, "parallel(%s)", oo);
+    if (nn % mr != 0 && nn > mr)
+        step(a, "partition(%s, %lld)", oo, (long long)(nn / mr));
+}
+
+/* Whether every load in x that uses v reads along v contiguously, and one
+ * does. */
+typedef struct along_ctx {
+    const ir_var *v;
+    bool ok;
+    int n;
+} along_ctx;
+
+static bool last_index_is(const ir_expr *ld, const ir_var *v);
+static bool nest_of(auto_ctx *a, const ir_stmt *b, nest *out);
+
+static bool along_load(const ir_expr *x, void *p)
+{
+    along_ctx *c = p;
+    if (x->kind == IR_LOAD && load_uses(x, c->v)) {
+        c->n++;
+        c->ok &= last_index_is(x, c->v);
+    }
+    return true;
+}
+
+/* Row reductions other than products: a block y[o] = y[o] op e (op +,
+ * max, min) whose innermost loop k is its one reduce loop and every load
+ * of e that uses k reads along it contiguously (a global average pool's
+ * sums over a map, after merging its rows and columns; softmax's maximum
+ * and sum over the last dimension; a layer norm's mean): vectors of
+ * partial results along k, as the dot products do, instead of a vector
+ * across outputs that gathers one element from each row. */
+static bool schedule_rows(auto_ctx *a, nest *ns)
+{
+    ir_stmt *b = ns->block;
+    const ir_stmt *st = b->nbody ? b->body[0] : NULL;
+    if (!b->init || !st || st->kind != IR_S_STORE || !st->value || ns->n < 2 ||
+        !ir_dtype_is_float(st->buf->dtype))
+        return false;
+    const ir_expr *v = st->value;
+    if ((v->kind != IR_ADD && v->kind != IR_MAX && v->kind != IR_MIN) || v->a->kind != IR_LOAD ||
+        v->a->buf != st->buf)
+        return false;
+    /* the map's two reduce loops (a pooling's rows and columns) merged */
+    nest merged;
+    bool done = false;
+    const ir_itervar *i1 = iter_of(b, ns->loops[ns->n - 1]);
+    const ir_itervar *i2 = ns->n >= 3 ? iter_of(b, ns->loops[ns->n - 2]) : NULL;
+    if (i1 && i2 && i1->kind == IR_ITER_REDUCE && i2->kind == IR_ITER_REDUCE &&
+        extent(ns->loops[ns->n - 1]) * extent(ns->loops[ns->n - 2]) >= 4 * a->lanes) {
+        const char *lo = ns->loops[ns->n - 2]->var->name, *li = ns->loops[ns->n - 1]->var->name;
+        if (!step(a, "%s = merge(%s, %s)", fresh(a, ir_sprintf(a->m->arena, "%s%s", lo, li)), lo, li))
+            return false;
+        /* the nest has changed: no other schedule may use the old one */
+        if (!nest_of(a, b, &merged))
+            return true;
+        ns = &merged;
+        done = true;
+    }
+    for (int i = 0; i < ns->n; i++) {
+        const ir_itervar *it = iter_of(b, ns->loops[i]);
+        if (!it || (it->kind == IR_ITER_REDUCE) != (i == ns->n - 1))
+            return done;
+    }
+    const ir_stmt *kl = ns->loops[ns->n - 1], *ol = ns->loops[ns->n - 2];
+    along_ctx c = {iter_of(b, kl)->var, true, 0};
+
+    ir_expr_walk(b->body[0]->value->b, along_load, &c);   /* (merge rewrote it) */
+    int64_t nn = extent(ol), kk = extent(kl);
+    /* (rows of 4 vectors or more: a 7x7 map's 49 elements, 3 vectors and
+     * a tail, are summed as fast across channels) */
+    if (!c.ok || c.n == 0 || kk < 4 * a->lanes || nn < 1)
+        return done;
+    rows_of_vectors(a, b, ol->var->name, nn, kl->var->name, ns->n > 2 ? ns->loops[0] : NULL);
+    return true;
+}
+
 /* Dot products: a contraction y[o] += U[k] * V[o, k] with no row loop
  * whose operands both run along k contiguously (a linear layer on one
  * vector, weights [out, in]).  Packing V into column tiles would transpose
@@ -571,40 +687,10 @@ static bool schedule_dot(auto_ctx *a, nest *ns)
         return false;
     if (!last_index_is(prod->a, it1->var) || !last_index_is(prod->b, it1->var))
         return false;
-    int L = a->lanes;
     int64_t nn = extent(ns->loops[0]), kk = extent(ns->loops[1]);
-    if (kk < 2 * L || nn < 2)
+    if (kk < 2 * a->lanes || nn < 2)
         return false;
-    static const int mrs[] = {8, 10, 6, 12, 7, 5, 4, 9, 3, 2};
-    int mr = 0;
-    for (size_t i = 0; i < sizeof mrs / sizeof *mrs && !mr; i++)
-        if (nn % mrs[i] == 0)
-            mr = mrs[i];
-    if (!mr)
-        mr = nn < 8 ? (int)nn : 8;   /* a guarded tail, partitioned below */
-    const char *on = ns->loops[0]->var->name, *kn = ns->loops[1]->var->name;
-    const char *oo = fresh(a, ir_sprintf(a->m->arena, "%s_o", on));
-    const char *oi = fresh(a, ir_sprintf(a->m->arena, "%s_i", on));
-    const char *ko = fresh(a, ir_sprintf(a->m->arena, "%s_o", kn));
-    const char *ki = fresh(a, ir_sprintf(a->m->arena, "%s_i", kn));
-    if (!step(a, "%s, %s = split(%s, %d)", ko, ki, kn, L) ||
-        !step(a, "%s, %s = split(%s, %d)", oo, oi, on, mr) ||
-        !step(a, "reorder(%s, %s, %s, %s)", oo, ko, oi, ki) ||
-        !step(a, "rfactor(%s, %s)", b->name, ki))
-        return true;
-    const char *rf = ir_sprintf(a->m->arena, "%s_rf", b->name);
-    const char *tl = fresh(a, ir_sprintf(a->m->arena, "%s_tile", rf));
-    if (step(a, "%s = cache_write(%s, %s)", tl, rf, oo) &&
-        step(a, "decompose_reduction(%s, %s)", rf, ko)) {
-        step(a, "vectorize(%s_init)", ki);
-        step(a, "unroll(%s)", oi);
-        step(a, "vectorize(%s)", ki);
-        step(a, "vectorize(%s_%s_out)", ki, tl);
-    }
-    if (a->threads > 1 && (nn + mr - 1) / mr >= 2 * a->threads)
-        step(a, "parallel(%s)", oo);
-    if (nn % mr != 0 && nn > mr)
-        step(a, "partition(%s, %lld)", oo, (long long)(nn / mr));
+    rows_of_vectors(a, b, ns->loops[0]->var->name, nn, ns->loops[1]->var->name, NULL);
     return true;
 }
 
@@ -1381,7 +1467,8 @@ bool pass_autoschedule(ir_module *m, diag *d)
              * product streams through in one pass */
             if (k == 4 && weight_matrix(&a, &nests[i]) && schedule_gemv(&a, &nests[i]))
                 continue;
-            if (k == 4 && (schedule_dot(&a, &nests[i]) || schedule_gemv(&a, &nests[i])))
+            if (k == 4 && (schedule_dot(&a, &nests[i]) || schedule_gemv(&a, &nests[i]) ||
+                           schedule_rows(&a, &nests[i])))
                 continue;
             /* an elementwise block after a contraction (a bias): computed in
              * the tile's write-back */
