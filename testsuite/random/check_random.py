@@ -9,7 +9,11 @@ tensor whose last dimension is 1 or 2 at constant offsets that reach
 outside it (`y[i, j] = x[i - 3, j] else 0.25 where i in 0..9`, or a
 constant last index), guarded reductions (+= *= max= min=) over ranges
 that start below zero, rank-0 (scalar) outputs, and f64 mixed with f32
-through casts -- over f32, f64, i32 and i64 tensors, runs them with tec at
+through casts; grouped and depthwise 1-D convolutions (strided, padded,
+their reads at f / Fg * Cg + c as lib/nn.te's conv2d has them), int8
+contractions accumulated in i32 or i64 with a zero point, and elementwise
+i8/u8/i16 code widened to i32 and saturated back -- over f32, f64, i32,
+i64, i8, u8 and i16 tensors, runs them with tec at
 -O0, -O1, -O2, -O3 and --interp, and
 compares every output with the interpreter's (integers exactly, floats
 within 1e-4 of the largest magnitude or of 1, whichever is larger: inputs
@@ -30,7 +34,9 @@ With schedules, every statement (of every kind above) is a def of its own
 (`tK = pK_tK_f(...)`) with a random schedule from the primitives of
 doc/schedule.md (splits, reorders, fuse, rfactor, decompose_reduction,
 cache_read, cache_write, pad, compute_inline, compute_at,
-reverse_compute_at, vectorize, parallel, unroll, partition), made to be
+reverse_compute_at, vectorize, parallel, unroll, partition; for a grouped
+convolution regroup(f, Fg), then pad(x) or the channels-last pad(x, 0)
+or pad(x, 1)), made to be
 legal, so that a refusal is a finding too; the reference is then the
 interpreter on the program without schedules.
 
@@ -115,6 +121,14 @@ def gen(rng, prefix="", schedules=False):
     def default():
         return rng.choice(["0.0", "0.25", "-1.5", "2.0"])
 
+    narrow_inputs = {}   # (dtype, shape) -> the input of that type, made on first use
+    ranges = {"i8": (-128, 128), "u8": (0, 256), "i16": (-300, 300)}
+
+    def narrow_input(t, shape):
+        if (t, shape) not in narrow_inputs:
+            narrow_inputs[t, shape] = add_input(t, shape, ranges[t])
+        return narrow_inputs[t, shape]
+
     def of_shape(dtype, shape):
         return [n for n, (t, s, _) in p.shapes.items() if t == dtype and s == shape]
 
@@ -142,7 +156,8 @@ def gen(rng, prefix="", schedules=False):
 
     for _ in range(rng.randint(1, 5)):
         kind = rng.choice(["elementwise", "elementwise", "reduce", "contract", "shift", "gather",
-                           "int", "padcopy", "guarded", "scalar", "mixed"])
+                           "int", "padcopy", "guarded", "scalar", "mixed", "gconv", "int8",
+                           "narrow"])
         n = next(names)
         # what schedule_def needs to know of the kernel: its loop nest,
         # outermost first (name:dimension:spatial or reduce; random_schedule
@@ -152,6 +167,7 @@ def gen(rng, prefix="", schedules=False):
         axes = {"reduce": "i:M:s j:N:r", "contract": "i:M:s k:K:s j:N:r",
                 "guarded": "i:M:s j:G:r", "scalar": "i:M:r j:N:r"}.get(kind, "i:M:s j:N:s")
         inside = None
+        conv = None   # a grouped convolution's facts, for its schedule
 
         def overlap(lo, hi, size):
             """How many of the indices lo..hi (hi excluded) lie in 0..size."""
@@ -221,13 +237,66 @@ def gen(rng, prefix="", schedules=False):
             else:
                 line = f"{n}[i, j] = f32({wide}[i, j] - f64({a}[i, j])) * {expr('f32', ('M', 'N'))}"
                 ty = ("f32", ("M", "N"))
+        elif kind == "gconv":
+            # a 1-D grouped convolution (depthwise when every group has one
+            # input and one output channel), strided and padded, its reads
+            # of x at f / Fg * Cg + c as lib/nn.te's conv2d has them
+            g, cg, fg = rng.randint(1, 3), rng.randint(1, 2), rng.randint(1, 3)
+            if rng.random() < 0.3:
+                cg = fg = 1
+            r, stride = rng.randint(1, 3), rng.randint(1, 2)
+            pad = rng.randint(0, r - 1)
+            h = max(rng.randint(1, 6), r - 2 * pad)
+            oh = (h + 2 * pad - r) // stride + 1
+            x = add_input("f32", (new_dim(g * cg), new_dim(h)))
+            w = add_input("f32", (new_dim(g * fg), new_dim(cg), new_dim(r)))
+            fd, ohd = new_dim(g * fg), new_dim(oh)
+            line = (f"{n}[f, p] += ({x}[f / {fg} * {cg} + c, p * {stride} + r - {pad}] else 0.0)"
+                    f" * {w}[f, c, r] where p in 0..{oh}")
+            ty = ("f32", (fd, ohd))
+            axes = f"f:{fd}:s p:{ohd}:s c:{p.shapes[w][1][1]}:r r:{p.shapes[w][1][2]}:r"
+            # (pad needs a guarded read that the simplifier leaves one: some
+            # index outside x, and two inside, else it becomes a constant)
+            reads = {q * stride + t - pad for q in range(oh) for t in range(r)}
+            conv = dict(fg=fg, x=x, w=w,
+                        paddable=len(reads - set(range(h))) > 0 and len(reads & set(range(h))) > 1)
+        elif kind == "int8":
+            # an int8 contraction accumulated in i32 (or i64), with a zero
+            # point on one side, as qlinear and qconv2d compute it
+            a = narrow_input("i8", ("M", "N"))
+            b = narrow_input(rng.choice(["i8", "u8"]), ("N", "K"))
+            acc = rng.choice(["i32", "i32", "i64"])
+            z = rng.randint(-3, 3)
+            za = f"(i32({a}[i, j]) {'-' if z > 0 else '+'} {abs(z)})" if z else f"i32({a}[i, j])"
+            if acc == "i64":
+                za = f"i64({za})"
+            line, ty = f"{n}[i, k] += {za} * {acc}({b}[j, k])", (acc, ("M", "K"))
+            axes = "i:M:s k:K:s j:N:r"
+        elif kind == "narrow":
+            # elementwise integer code over i8, u8 and i16 tensors widened to
+            # i32 (vectorized: the widening instructions), saturated back
+            def wide_read():
+                t = rng.choice(["i8", "u8", "i16"])
+                return f"i32({narrow_input(t, ('M', 'N'))}[i, j])"
+            e = wide_read()
+            for _ in range(rng.randint(1, 3)):
+                r = rng.random()
+                if r < 0.6:
+                    e = f"({e} {rng.choice(['+', '-', '*'])} {wide_read()})"
+                elif r < 0.8:
+                    e = f"{rng.choice(['max', 'min'])}({e}, {wide_read()})"
+                else:
+                    e = f"({e} {rng.choice(['+', '-', '*'])} {rng.randint(-5, 5)})"
+            t = rng.choice(["i32", "i8", "u8", "i16"])
+            line = f"{n}[i, j] = {e if t == 'i32' else f'sat_{t}({e})'}"
+            ty = (t, ("M", "N"))
         else:
             src = rng.choice(of_shape("f32", ("M", "N")))
             line, ty = f"{n}[i, j] = {src}[i, {index}[i]] * {src}[i, j]", ("f32", ("M", "N"))
         p.shapes[n] = (ty[0], ty[1], False)
         if schedules:
-            line = schedule_def(rng, p, n, line, dict(kind=kind, axes=axes, inside=inside), dims,
-                                prefix)
+            line = schedule_def(rng, p, n, line, dict(kind=kind, axes=axes, inside=inside,
+                                                      conv=conv), dims, prefix)
         p.stmts.append((line, n))
     p.outputs = [n for _, n in p.stmts]
     return p
@@ -322,6 +391,23 @@ def random_schedule(rng, k, dims, block, line, used, shapes, local):
     if can_pad and src.group(1) != local and rng.random() < 0.3:
         padded = src.group(1)
         steps.append(f"{padded}_pad = pad({padded})")
+    conv = k.get("conv")
+    at = next((x for x, l in enumerate(nest) if l[0] == "f"), None)
+    if conv and at is not None and rng.random() < 0.6:
+        # the output channels as groups and channels in a group: the read
+        # of x becomes affine, so that pad can copy it (with a border, or
+        # channels innermost: a depthwise convolution's layout)
+        fg = conv["fg"]
+        split_loops.append("f")
+        steps.append(f"fo, fi = regroup(f, {fg})")
+        # (a half of one iteration, "u", is neither vectorized nor run in
+        # parallel: regroup simplifies its variable away, and those refuse
+        # a loop whose every iteration stores the same elements)
+        nest[at:at + 1] = [[name, size, "s" if size > 1 else "u", "f"]
+                           for name, size in (("fo", nest[at][1] // fg), ("fi", fg))]
+        if conv["paddable"] and rng.random() < 0.6:
+            padded = conv["x"]
+            steps.append(f"{padded}_pad = pad({padded}{rng.choice(['', ', 0', ', 1'])})")
     for loop in list(nest):
         if rng.random() < 0.4:
             split(loop, nest)
@@ -368,7 +454,8 @@ def random_schedule(rng, k, dims, block, line, used, shapes, local):
     elif what == "cache_read":
         # a tensor read once, in a place the simplifier cannot drop (it
         # drops x - x and the like, and then the loop reads no x)
-        srcs = {"contract": used, "gather": [u for u in used if shapes[u][1] == ("M",)],
+        srcs = {"contract": used, "int8": used, "gconv": [conv["w"]] if conv else [],
+                "gather": [u for u in used if shapes[u][1] == ("M",)],
                 "padcopy": used if inside else [], "guarded": used if inside else []}.get(kind, [])
         srcs = [u for u in srcs if re.search(rf"\b{u}\[", line) and u != padded]
         if srcs:
@@ -487,8 +574,12 @@ def unscheduled(text):
 
 def kind(why):
     """What disagrees ("-O3 vs --interp", "--interp refuses ..."), without
-    the details."""
-    return why.split(":")[0] if why else None
+    the details; for a refusal, with its message (without its place), so
+    that reducing keeps the same refusal, not any other."""
+    if not why:
+        return None
+    err = re.search(r"error: ([^\n]*)", why)
+    return why.split(":")[0] + (": " + err.group(1) if " exits " in why and err else "")
 
 
 def reduce(tec, prog, why, work):
