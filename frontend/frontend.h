@@ -38,6 +38,11 @@ typedef struct fe_options {
 ir_module *fe_compile(const char *filename, const char *text, size_t len,
                       const fe_options *o, diag *d);
 
+/* The most calls of defs a program may make in all (each makes a layer;
+ * the zoo's largest makes a few hundred; calls in calls multiply), and so
+ * the most nodes an imported ONNX graph may have. */
+#define FE_MAX_CALLS 10000
+
 /* The most bytes a source file (a program, an import, a .tir) may have. */
 #define FE_MAX_SOURCE_BYTES ((size_t)64 << 20)
 

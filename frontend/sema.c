@@ -864,11 +864,9 @@ static void elab_assign(fe_ctx *c, fe_inst *in, const fe_stmt *s)
     fe_env_bind(c, in->env, s->name, FE_B_LET, v, s->name_span);
 }
 
-/* The most iterations all compile-time loops of a program may run, and the
- * most calls of defs it may make (each makes a layer; the zoo's largest
- * makes a few hundred). */
+/* The most iterations all compile-time loops of a program may run (the
+ * most calls: FE_MAX_CALLS, frontend.h). */
 #define FE_MAX_LOOP_ITERATIONS 1000000
-#define FE_MAX_CALLS 10000
 
 static void elab_for(fe_ctx *c, fe_inst *in, const fe_stmt *s)
 {

@@ -1415,6 +1415,9 @@ static void report_stuck(ox *x, const Onnx__GraphProto *g, const bool *done)
 static bool import_graph(ox *x, const Onnx__GraphProto *g)
 {
     size_t n = g->n_node, nedges = 0;
+    if (n > FE_MAX_CALLS)
+        return model_error(x, "the graph has %zu nodes: tec imports at most %d (each node is "
+                           "a layer)", n, FE_MAX_CALLS);
     for (size_t i = 0; i < n; i++)
         nedges += g->node[i]->n_input;
     ir_arena *a = ir_arena_new();

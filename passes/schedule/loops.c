@@ -279,7 +279,10 @@ bool sch_set_kind(sch_ctx *c, const char *loop, ir_for_kind kind)
     if (!sch_find_loop(c, loop, &p))
         return false;
     ir_stmt *l = *p.slot[p.n - 1];
-    if (kind == IR_FOR_VECTORIZED || kind == IR_FOR_PARALLEL) {
+    /* (a loop of one iteration has no two that could store the same
+     * elements: regroup and split may leave one whose variable the
+     * indices no longer use) */
+    if ((kind == IR_FOR_VECTORIZED || kind == IR_FOR_PARALLEL) && sch_extent(l) != 1) {
         share_ctx s = {.c = c, .v = l->var, .ok = true,
                        .what = kind == IR_FOR_VECTORIZED ? "vectorize" : "parallelize"};
         /* bindings of the blocks around the loop */
