@@ -454,8 +454,7 @@ static bool run_one(rt_run *r, const rt_run_options *o, const ir_graph_call *cal
     return ok;
 }
 
-/* Reports a failed call's message through d. */
-static void report_call_error(const char *err, diag *d)
+void rt_report_call_error(const char *err, diag *d)
 {
     /* "[in layer L: ]internal error: PART: what" from the runtime, the loader
      * or a kernel: an internal error of PART (exit 70), the layer kept */
@@ -476,7 +475,7 @@ static bool run_load(rt_run *r, const rt_run_options *o, int l, diag *d)
     char err[1024];
     bool ok = run_one(r, o, &r->m->graph.loads[l], l, true, err, sizeof err);
     if (!ok)
-        report_call_error(err, d);
+        rt_report_call_error(err, d);
     return ok;
 }
 
@@ -492,7 +491,7 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
     for (int c = 0; c < r->m->graph.ncalls && ok; c++) {
         char err[1024];
         if (!(ok = rt_run_call(r, o, c, err, sizeof err)))
-            report_call_error(err, d);
+            rt_report_call_error(err, d);
     }
     ir_phase_pop();
     return ok;

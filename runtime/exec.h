@@ -95,6 +95,10 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d);
  * share no storage).  False with "in layer NAME: ..." in err; an internal
  * error's message starts with "internal error: runtime: ". */
 bool rt_run_call(rt_run *r, const rt_run_options *o, int c, char *err, size_t errlen);
+/* Reports a failed call's message (rt_run_call's err) through d: "[in layer
+ * L: ]internal error: PART: what" as an internal error of PART (exit 70),
+ * anything else as the user's error. */
+void rt_report_call_error(const char *err, diag *d);
 /* Writes DIR/NAME.npy for every output (creating DIR and its parents): all
  * of them, or none (the old files stay). */
 bool rt_run_save_outputs(const rt_run *r, const char *dir, diag *d);

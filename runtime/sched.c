@@ -809,10 +809,7 @@ bool rt_workers_run(rt_workers *x, rt_run *r, const rt_run_options *o, rt_strate
         t->makespan_us = fmax(t->makespan_us, t->end_us[c]);
     t->measured = true;
     if (x->failed) {
-        if (strncmp(x->err, "internal error: runtime: ", 25) == 0)
-            diag_internal(d, "runtime", "%s", x->err + 25);
-        else
-            diag_error(d, diag_noloc(), "%s", x->err);
+        rt_report_call_error(x->err, d);
         return false;
     }
     return true;

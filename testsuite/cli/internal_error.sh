@@ -35,6 +35,11 @@ for opts in -O0 -O2 "-O2 --profile" "-O2 --threads 2"; do
     [ ! -s out ] || { cat out; fail "$opts: output printed after the internal error"; }
     expect_err "$msg"
 done
+# the same through the schedulers of --sched, which say where it ran
+for s in serial op path dynamic dynamic-cp; do
+    XDG_CACHE_HOME=$PWD/cache-bad CC=$PWD/badcc.sh expect_status 70 "$TEC" -O2 --sched=$s two.te
+    expect_err "$msg (on cpu0)"
+done
 
 # the interpreter and the real compiler still agree on the program
 expect_status 0 "$TEC" --interp two.te
