@@ -110,10 +110,12 @@ def export(model, args, path, opset):
     import torch
     names = list(args)
     tmp = path + ".tmp"
-    with torch.no_grad():
-        torch.onnx.export(model, tuple(args[n] for n in names), tmp, opset_version=opset,
-                          input_names=names, output_names=["output"],
-                          do_constant_folding=True)
+    # With gradients enabled: under no_grad, torch's MultiheadAttention takes
+    # its fused fast path (aten::_native_multi_head_attention), which has no
+    # ONNX export (vit_b_16, any nn.TransformerEncoder).
+    torch.onnx.export(model, tuple(args[n] for n in names), tmp, opset_version=opset,
+                      input_names=names, output_names=["output"],
+                      do_constant_folding=True)
     os.replace(tmp, path)
 
 
