@@ -21,7 +21,10 @@
  * chosen steps are kept in the function's "schedule_auto" attribute (tec
  * --dump-schedule prints them as `schedule` blocks a user can copy, edit and
  * pin).  A step the primitives refuse ends that block's schedule with the
- * steps before it; it never fails the compilation. */
+ * steps before it; it never fails the compilation.  A function that has a
+ * schedule (a user's, or one of these) and prepack's load functions (cut
+ * out of kernels already scheduled) are left alone, so -O2 run again on
+ * the IR it printed changes nothing. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1413,6 +1416,15 @@ static void regroup_all(auto_ctx *a)
 
 static bool has_attr(const ir_func *f, const char *k) { return ir_func_attr(f, k) != NULL; }
 
+/* A load function of prepack (op "prepack"): its fill was cut out of a
+ * kernel this pass had already scheduled, so it keeps that schedule; -O2
+ * run again on printed IR leaves it as it is (a fixed point). */
+static bool is_prepack(const ir_func *f)
+{
+    const char *op = ir_func_attr(f, "op");
+    return op && strcmp(op, "prepack") == 0;
+}
+
 /* Is parameter b of f a param of the graph in every call of f (a weight,
  * constant from run to run)? */
 static bool is_weight(const ir_module *m, const ir_func *f, const ir_buffer *b)
@@ -1509,7 +1521,8 @@ bool pass_autoschedule(ir_module *m, diag *d)
         cg_target_native(&t);
     for (int fi = 0; fi < m->nfuncs; fi++) {
         ir_func *f = m->funcs[fi];
-        if (has_attr(f, "scheduled") || has_attr(f, "schedule_auto") || !f->body)
+        if (has_attr(f, "scheduled") || has_attr(f, "schedule_auto") || !f->body ||
+            is_prepack(f))
             continue;
         auto_ctx a = {.m = m, .f = f, .lanes = cg_target_lanes(&t, 4), .threads = t.cores};
         diag_init(&a.quiet, NULL);   /* refusals are counted, not shown */
