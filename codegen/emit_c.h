@@ -1,8 +1,9 @@
-/* codegen/emit_c.h — what the two files of the C backend share: the
- * growable text they write into and the emitter's state.  emit_c.c writes
- * the kernels; emit_prelude.c the opening of the file (includes, runtime
- * hooks, vector types and the helper functions the kernels used).  Internal
- * to codegen/: not part of codegen.h.
+/* codegen/emit_c.h — what the files of the C backend share: the growable
+ * text they write into and the emitter's state.  emit_c.c writes the
+ * kernels, emit_vector.c their vector IR (emit_vector.h), emit_prelude.c the
+ * opening of the file (includes, runtime hooks, vector types and the helper
+ * functions the kernels used).  Internal to codegen/: not part of
+ * codegen.h.
  */
 #ifndef TEC_CODEGEN_EMIT_C_H
 #define TEC_CODEGEN_EMIT_C_H
