@@ -159,7 +159,9 @@ static const char vmath_f32_avx512_text[] =
  * erf are tec's own inline polynomials (tec_vexp_f32x16, ...; see
  * cg_emit_vmath_f32); the others are glibc's vector math (libmvec): the vector
  * function ABI names _ZGV<isa>N<lanes>v_<name>, isa d for 32-byte and e for
- * 64-byte vectors.  sigmoid is 1 / (1 + exp(-x)), as in the scalar helper. */
+ * 64-byte vectors.  sigmoid is 1 / (1 + exp(-x)), as in the scalar helper,
+ * with one vector division: the reciprocal estimate and a Newton step
+ * instead measured slower (bench/results/vmath_sigmoid.txt). */
 const char *cg_vmath_name(ir_intrin fn)
 {
     switch (fn) {
