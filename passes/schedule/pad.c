@@ -250,6 +250,12 @@ static bool pad_at_loop(pad_ctx *p, const char *at, ir_stmt **l)
         return false;
     *l = *lp.slot[lp.n - 1];
     p->at = (*l)->var;
+    for (int k = 0; k < lp.n; k++)
+        if ((*lp.slot[k])->kind == IR_S_FOR && (*lp.slot[k])->for_kind == IR_FOR_VECTORIZED) {
+            sch_error(p->c, "cannot pad '%s' at loop '%s': %s vectorized", p->buf->name, at,
+                      k == lp.n - 1 ? "the loop is" : "it is inside a loop that is");
+            return false;
+        }
     for (int d = 0; d < p->buf->ndim; d++)
         p->fixed[d] = 2;
     int reads[2] = {0, 0};
