@@ -233,15 +233,17 @@ static bool parse_line(lexer *x, sch_list *out)
         x->ok = false;
         return true;
     }
-    /* argument types: split's and partition's second is a number,
-     * everything else a name */
+    /* argument types: split's and partition's second is a number, pad's
+     * a number (the dimension) or a name (the loop), everything else a name */
     for (int i = 0; i < st.nargs; i++) {
         bool number = (st.kind == SCH_SPLIT || st.kind == SCH_REGROUP || st.kind == SCH_PARTITION ||
                        st.kind == SCH_PAD) && i == 1;
+        if (st.kind == SCH_PAD && i == 1 && st.args[i])
+            continue;
         if (number != (st.args[i] == NULL)) {
             diag_error(x->d, ploc, "schedule: argument %d of %s must be a %s", i + 1, prim,
                        number ? (st.kind == SCH_PARTITION ? "number (the point)"
-                                   : st.kind == SCH_PAD ? "number (the dimension)" : "number (the factor)")
+                                   : st.kind == SCH_PAD ? "number (the dimension) or a loop" : "number (the factor)")
                               : "name");
             x->ok = false;
             return true;
@@ -335,17 +337,22 @@ static bool apply_primitive(sch_ctx *c0, const sch_step *s)
     case SCH_DECOMPOSE_REDUCTION: return sch_decompose_reduction(&c, s->args[0], s->args[1]);
     case SCH_CACHE_READ: return sch_cache_read(&c, s->args[0], s->args[1], s->results[0]);
     case SCH_CACHE_WRITE: return sch_cache_write(&c, s->args[0], s->args[1], s->results[0]);
-    case SCH_PAD:
-        if (s->nargs > 2) {
-            sch_error(&c, "pad takes a buffer and an optional dimension, not %d arguments", s->nargs);
+    case SCH_PAD: {
+        /* pad(B), pad(B, d), pad(B, l), pad(B, d, l) */
+        bool dim = s->nargs >= 2 && !s->args[1];
+        const char *at = s->nargs >= 2 ? s->args[s->nargs - 1] : NULL;
+        if (s->nargs > 3 || !s->args[0] || (s->nargs == 3 && (!dim || !at))) {
+            sch_error(&c, "pad takes a buffer, an optional dimension and an optional loop, not %d "
+                      "arguments", s->nargs);
             return false;
         }
-        if (s->nargs == 2 && s->ints[1] < 0) {
+        if (dim && s->ints[1] < 0) {
             sch_error(&c, "pad: the dimension to store innermost must be at least 0, not %lld",
                       (long long)s->ints[1]);
             return false;
         }
-        return sch_pad(&c, s->args[0], s->nargs == 2 ? s->ints[1] : -1, s->results[0]);
+        return sch_pad(&c, s->args[0], dim ? s->ints[1] : -1, at, s->results[0]);
+    }
     case SCH_REVERSE_COMPUTE_INLINE: return sch_reverse_compute_inline(&c, s->args[0]);
     case SCH_COMPUTE_INLINE: return sch_compute_inline(&c, s->args[0]);
     case SCH_RFACTOR: return sch_rfactor(&c, s->args[0], s->args[1]);

@@ -165,8 +165,10 @@ bool sch_decompose_reduction(sch_ctx *c, const char *block, const char *loop);
 bool sch_cache_read(sch_ctx *c, const char *buffer, const char *loop, const char *name);
 bool sch_cache_write(sch_ctx *c, const char *block, const char *loop, const char *name);
 /* last_dim >= 0: the copy stores that dimension of the buffer innermost
- * (the others keep their order); -1 keeps the buffer's order. */
-bool sch_pad(sch_ctx *c, const char *buffer, int64_t last_dim, const char *name);
+ * (the others keep their order); -1 keeps the buffer's order.  at (or
+ * NULL): the copy is made at the start of each iteration of that loop, of
+ * what the iteration reads. */
+bool sch_pad(sch_ctx *c, const char *buffer, int64_t last_dim, const char *at, const char *name);
 bool sch_reverse_compute_inline(sch_ctx *c, const char *block);
 bool sch_compute_inline(sch_ctx *c, const char *block);
 bool sch_rfactor(sch_ctx *c, const char *block, const char *loop);
