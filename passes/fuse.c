@@ -1,24 +1,33 @@
-/* passes/fuse.c — fuse: elementwise layers computed inside the accumulator
- * tile of the layer before them (conv -> batchnorm -> relu), so their
- * inputs never go to memory.
+/* passes/fuse.c — fuse: elementwise layers computed inside the layer
+ * before them (conv -> batchnorm -> relu, concat -> batchnorm -> relu), so
+ * their inputs never go to memory.
  *
  * A graph call C is fused into the call P that writes its input T when
  *   - C's kernel is one block with only spatial iteration variables that
- *     stores its output at exactly them and reads T only there;
+ *     stores its output at exactly them and reads T only there, T and the
+ *     output having the shape of that block's domain;
  *   - T is a temporary that P writes and nothing but C reads;
- *   - P's kernel writes T in exactly one place, the write-back of a tile
- *     (a store `T[e] = tile[...]` of a local buffer, which cache_write
- *     makes: the automatic schedule of every contraction has one), or of
- *     an expression of one element of it (`T[e] = tile[...] + bias[f]`,
- *     an epilogue the schedule inlined into the write-back).
- * Then P's kernel updates the tile in place with C's computation, in a loop
- * nest of its own right before the write-back (so the profile still
- * attributes C's FLOPs and parameters to C: the function's `members`,
- * `member_ops` and `block.NAME` attributes), and the write-back stores C's
- * output; C's call goes.  An epilogue of the write-back first moves into a
+ *   - P's kernel writes T in blocks of spatial iteration variables only
+ *     and never reads it, either
+ *     (a) in the write-back of a tile (a store `T[e] = tile[...]` of a
+ *         local buffer, which cache_write makes: the automatic schedule of
+ *         every contraction has one), or of an expression of one element
+ *         of it (`T[e] = tile[...] + bias[f]`, an epilogue the schedule
+ *         inlined into the write-back); or
+ *     (b) in any other stores (a concatenation, an elementwise layer).
+ * In case (a) P's kernel updates the tile in place with C's computation,
+ * in a loop nest of its own right before the write-back (so the profile
+ * still attributes C's FLOPs and parameters to C: the function's
+ * `members`, `member_ops` and `block.NAME` attributes), and the write-back
+ * stores C's output.  An epilogue of the write-back first moves into a
  * nest of its own before the update (tile = tile + bias, then tile =
  * C(tile)), so the write-back is a plain copy after the first link of a
- * chain.  Chains fuse one link at a time. */
+ * chain.  In case (b) each store `T[e] = v` becomes `Y[e] = C(v)`.  C's
+ * call goes.  Chains fuse one link at a time.
+ *
+ * P and C may see T with different shapes (merged dimensions): map_index
+ * maps the index P stores at to C's iteration point, and C's output and
+ * the inputs C reads only at its own index take P's shape of T. */
 #include <stdio.h>
 #include <string.h>
 
@@ -58,6 +67,18 @@ static bool check_load(const ir_expr *x, void *p)
     return true;
 }
 
+/* Whether buffer t has the shape of block b's iteration domain (C reads
+ * and writes every element of it, each once). */
+static bool domain_shape(const ir_stmt *b, const ir_buffer *t)
+{
+    if (t->ndim != b->niters)
+        return false;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] != b->iters[d].extent)
+            return false;
+    return true;
+}
+
 /* The elementwise block of C's kernel and the first of its input
  * parameters from index `from` on that it reads only at its own indices,
  * or NULL. */
@@ -72,12 +93,13 @@ static const ir_stmt *elementwise(const ir_func *f, int from, int *tparam)
     for (int i = 0; i < b->niters; i++)
         if (b->iters[i].kind != IR_ITER_SPATIAL)
             return NULL;
-    if (!ir_block_own_index(b, st->args, st->nargs) || st->buf->role != IR_BUF_ARG)
+    if (!ir_block_own_index(b, st->args, st->nargs) || st->buf->role != IR_BUF_ARG ||
+        !domain_shape(b, st->buf))
         return NULL;
     for (int p = from; p < f->nparams; p++) {
         /* C's result is stored into P's tile: only where the two agree on the
          * element type (a quantize of f32 into u8 stays a kernel of its own). */
-        if (f->params[p] == st->buf || f->params[p]->ndim != st->buf->ndim ||
+        if (f->params[p] == st->buf || !domain_shape(b, f->params[p]) ||
             f->params[p]->dtype != st->buf->dtype)
             continue;
         load_ctx lc = {f->params[p], b, true, 0};
@@ -259,22 +281,6 @@ use:;
 }
 
 /* ---------------------------------------------------------------- rewriting */
-
-/* Replaces loads of `from` by copies of `to`. */
-static ir_expr *replace_loads(ir_module *m, const ir_expr *x, const ir_buffer *from, const ir_expr *to)
-{
-    if (!x)
-        return NULL;
-    if (x->kind == IR_LOAD && x->buf == from)
-        return ir_expr_copy(m, to);
-    ir_expr *c = ir_expr_copy(m, x);
-    for (int i = 0; i < c->nargs; i++)
-        c->args[i] = replace_loads(m, x->args[i], from, to);
-    c->a = replace_loads(m, x->a, from, to);
-    c->b = replace_loads(m, x->b, from, to);
-    c->c = replace_loads(m, x->c, from, to);
-    return c;
-}
 
 /* Replaces buffer `from` by `to` in loads (parameters of C become P's). */
 static void rename_bufs(ir_expr *x, ir_buffer **from, ir_buffer **to, int n)
@@ -478,6 +484,7 @@ typedef struct fusion {
     wb_ctx w;                       /* P's write-backs of T */
     ir_buffer *from[64], *to[64];   /* C's parameters other than T, and P's new ones */
     ir_buffer *newargs[64];         /* the arguments C passes for them */
+    bool reshaped[64];              /* to[k] has T's shape in P (below) */
     int nmap;
     ir_buffer *ynew;                /* C's output as P's parameter */
     const char *clayer, *player, *bname;
@@ -513,8 +520,210 @@ static bool find_producer(fusion *u)
     return u->clayer && u->player;
 }
 
-/* Whether P writes T only in tile write-backs C's block can update. */
-static bool writebacks_fit(fusion *u)
+/* C's parameters other than T become new parameters of P's, named after
+ * C's layer; so does the name of C's block (every fused layer's block has
+ * a name of its own).  One C reads only at its own index with T's shape
+ * (C's output, a residual add's other input) takes T's shape in P (the
+ * same elements in the same order), and P reads it at the index it
+ * stores T at.  False if C's output is not such a one. */
+static bool map_params(fusion *u)
+{
+    ir_module *m = u->m;
+    u->nmap = 0;
+    u->ynew = NULL;
+    for (int p = 0; p < u->fc->nparams && u->nmap < 64; p++) {
+        if (p == u->tp)
+            continue;
+        ir_buffer *ob = u->fc->params[p];
+        load_ctx oc = {ob, u->cb, domain_shape(u->cb, ob), 0};
+        ir_expr_walk(u->cst->value, check_load, &oc);
+        const ir_buffer *shape = oc.ok ? u->pt : ob;
+        ir_buffer *nb = ir_buffer_new(m, ir_sprintf(m->arena, "%s.%s", u->clayer, ob->name),
+                                      ob->dtype, shape->ndim, shape->shape, IR_BUF_ARG);
+        u->from[u->nmap] = ob;
+        u->newargs[u->nmap] = u->C->args[p];
+        u->reshaped[u->nmap] = oc.ok;
+        u->to[u->nmap++] = nb;
+        if (ob == u->cst->buf && oc.ok)
+            u->ynew = nb;
+    }
+    char *bname = ir_sprintf(m->arena, "%s", u->clayer);
+    for (char *q = bname; *q; q++)
+        if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')))
+            *q = '_';
+    u->bname = bname;
+    return u->ynew != NULL;
+}
+
+/* ---------------------------------------------------------------- C's value where P stores */
+
+/* C's iteration point for the element of T that P stores at idx, P seeing
+ * T with shape ps and C with shape cs (np and nc dimensions).  Both list
+ * the same elements in the same (row-major) order, so their dimensions
+ * group into runs of equal size: a run of one dimension on each side keeps
+ * P's index, P's dimensions merged into one of C's give the linear index
+ * of the run, and C's dimensions merged in P's one (a schedule's merge())
+ * take it apart by floordiv and floormod, simplified in the ranges of P's
+ * block b.  False when the shapes do not group (different sizes). */
+static bool map_index(ir_module *m, ir_expr *const *idx, const int64_t *ps, int np,
+                      const int64_t *cs, int nc, const ir_stmt *b, ir_expr **out)
+{
+    const ir_var *vars[64];
+    int64_t lo[64], hi[64];
+    int nv = b->niters < 64 ? b->niters : 64;
+    for (int i = 0; i < nv; i++) {
+        vars[i] = b->iters[i].var;
+        lo[i] = 0;
+        hi[i] = b->iters[i].extent - 1;
+    }
+    int i = 0, j = 0;
+    while (i < np || j < nc) {
+        int i0 = i, j0 = j;
+        int64_t pp = i < np ? ps[i++] : 1, cp = j < nc ? cs[j++] : 1;
+        while (pp != cp) {
+            if (pp <= 0 || cp <= 0 || (pp < cp ? i >= np : j >= nc))
+                return false;
+            if (pp < cp)
+                pp *= ps[i++];
+            else
+                cp *= cs[j++];
+        }
+        if (i - i0 == 1 && j - j0 == 1) {
+            out[j0] = ir_expr_copy(m, idx[i0]);
+            continue;
+        }
+        ir_dtype t = i > i0 ? idx[i0]->dtype : IR_I64;
+        ir_expr *lin = NULL;
+        for (int d = i0; d < i; d++)
+            lin = !lin ? ir_expr_copy(m, idx[d])
+                       : ir_binary(m, IR_ADD, ir_binary(m, IR_MUL, lin, ir_int_typed(m, ps[d], t)),
+                                   ir_expr_copy(m, idx[d]));
+        if (!lin)
+            lin = ir_int_typed(m, 0, t);
+        int64_t stride = cp;
+        for (int d = j0; d < j; d++) {
+            stride /= cs[d];
+            ir_expr *e = lin;
+            if (stride != 1)
+                e = ir_binary(m, IR_FLOORDIV, e, ir_int_typed(m, stride, t));
+            if (d > j0)
+                e = ir_binary(m, IR_FLOORMOD, e, ir_int_typed(m, cs[d], t));
+            out[d] = pass_simplify_expr_in(m, e, nv, vars, lo, hi);
+        }
+    }
+    return true;
+}
+
+static bool finds_divmod(const ir_expr *x, void *p)
+{
+    *(bool *)p |= x->kind == IR_FLOORDIV || x->kind == IR_FLOORMOD;
+    return true;
+}
+
+typedef struct uses_ctx {
+    const ir_var *v;
+    const ir_buffer *t;
+    bool used;
+    int tloads;
+} uses_ctx;
+
+static bool finds_use(const ir_expr *x, void *p)
+{
+    uses_ctx *c = p;
+    c->used |= x->kind == IR_VAR && x->var == c->v;
+    c->tloads += x->kind == IR_LOAD && x->buf == c->t;
+    return true;
+}
+
+/* A fused store's value nests at most this deep: a chain of thousands of
+ * elementwise layers becomes one kernel per so many links, not one
+ * expression the .tir reader refuses (and a C compiler chokes on). */
+#define FUSE_MAX_DEPTH 64
+
+/* The nesting depth of x (stops counting past FUSE_MAX_DEPTH). */
+static int expr_depth(const ir_expr *x, int d)
+{
+    if (!x || d > FUSE_MAX_DEPTH)
+        return d;
+    int best = d + 1;
+    const ir_expr *kids[3] = {x->a, x->b, x->c};
+    for (int i = 0; i < 3; i++) {
+        int k = expr_depth(kids[i], d + 1);
+        best = k > best ? k : best;
+    }
+    for (int i = 0; i < x->nargs; i++) {
+        int k = expr_depth(x->args[i], d + 1);
+        best = k > best ? k : best;
+    }
+    return best;
+}
+
+/* x with loads of T replaced by v, and loads of a reshaped parameter (at
+ * C's own index) by loads of P's at idx. */
+static ir_expr *rewrite_loads(fusion *u, const ir_expr *x, ir_expr *const *idx, const ir_expr *v)
+{
+    if (!x)
+        return NULL;
+    ir_module *m = u->m;
+    if (x->kind == IR_LOAD && x->buf == u->fc->params[u->tp])
+        return ir_expr_copy(m, v);
+    if (x->kind == IR_LOAD)
+        for (int k = 0; k < u->nmap; k++)
+            if (x->buf == u->from[k] && u->reshaped[k]) {
+                ir_expr *at[64];
+                for (int d = 0; d < u->pt->ndim && d < 64; d++)
+                    at[d] = ir_expr_copy(m, idx[d]);
+                return ir_load(m, u->to[k], at, u->pt->ndim);
+            }
+    ir_expr *c = ir_expr_copy(m, x);
+    for (int i = 0; i < c->nargs; i++)
+        c->args[i] = rewrite_loads(u, x->args[i], idx, v);
+    c->a = rewrite_loads(u, x->a, idx, v);
+    c->b = rewrite_loads(u, x->b, idx, v);
+    c->c = rewrite_loads(u, x->c, idx, v);
+    return c;
+}
+
+/* C's value computed where P stores the element of T at idx (P's view of
+ * T) with value v, in P's block b: loads of T become v, reshaped
+ * parameters are read at idx, and everything else of C's at C's iteration
+ * point mapped from idx.  NULL when that needs a floordiv or floormod of
+ * P's indices (a gather in P's vector loop), or when v, more than one
+ * load, would be computed more than once. */
+static ir_expr *consumer_value(fusion *u, ir_expr *const *idx, const ir_expr *v, const ir_stmt *b)
+{
+    ir_module *m = u->m;
+    const ir_stmt *cb = u->cb;
+    const ir_buffer *ct = u->fc->params[u->tp];
+    if (cb->niters > 64 || u->pt->ndim > 64)
+        return NULL;
+    uses_ctx tc = {NULL, ct, false, 0};
+    ir_expr_walk(u->cst->value, finds_use, &tc);
+    if (tc.tloads > 1 && v->kind != IR_LOAD && v->kind != IR_VAR && v->kind != IR_INT &&
+        v->kind != IR_FLOAT)
+        return NULL;
+    ir_expr *ce[64];
+    if (!map_index(m, idx, u->pt->shape, u->pt->ndim, ct->shape, ct->ndim, b, ce))
+        return NULL;
+    ir_expr *g = rewrite_loads(u, u->cst->value, idx, v);
+    ir_var *cv[64];
+    for (int d = 0; d < cb->niters; d++) {
+        cv[d] = cb->iters[d].var;
+        uses_ctx vc = {cv[d], NULL, false, 0};
+        ir_expr_walk(g, finds_use, &vc);
+        bool dm = false;
+        ir_expr_walk(ce[d], finds_divmod, &dm);
+        if (vc.used && dm)
+            return NULL;
+    }
+    g = ir_expr_subst(m, g, cv, ce, cb->niters);
+    rename_bufs(g, u->from, u->to, u->nmap);
+    return expr_depth(g, 0) <= FUSE_MAX_DEPTH ? g : NULL;
+}
+
+/* The stores of T in P, each in a block of spatial iteration variables
+ * only (every element once), and no load of T: false if not so. */
+static bool scan_stores(fusion *u)
 {
     wb_ctx *w = &u->w;
     *w = (wb_ctx){.t = u->pt};
@@ -523,9 +732,8 @@ static bool writebacks_fit(fusion *u)
         return false;
     for (int k = 0; k < w->nstores; k++) {
         const ir_stmt *wst = *w->store_slot[k];
-        const ir_expr *tl = tile_load(wst->value);
-        if (!w->nest_slot[k] || !w->block[k] || !tl || tl->dtype != u->pt->dtype ||
-            wst->nargs != u->cb->niters)
+        if (!w->block[k] || w->block[k]->init || wst->nargs != u->pt->ndim ||
+            wst->value->dtype != u->pt->dtype)
             return false;
         for (int i = 0; i < w->block[k]->niters; i++)
             if (w->block[k]->iters[i].kind != IR_ITER_SPATIAL)
@@ -534,30 +742,44 @@ static bool writebacks_fit(fusion *u)
     return true;
 }
 
-/* C's parameters other than T become new parameters of P's, named after
- * C's layer; so does the name of C's block (every fused layer's block has
- * a name of its own). */
-static void map_params(fusion *u)
+/* Whether P's stores of T are tile write-backs C's block can update. */
+static bool writebacks_fit(fusion *u)
 {
-    ir_module *m = u->m;
-    u->nmap = 0;
-    for (int p = 0; p < u->fc->nparams && u->nmap < 64; p++) {
-        if (p == u->tp)
-            continue;
-        ir_buffer *ob = u->fc->params[p];
-        ir_buffer *nb = ir_buffer_new(m, ir_sprintf(m->arena, "%s.%s", u->clayer, ob->name),
-                                      ob->dtype, ob->ndim, ob->shape, IR_BUF_ARG);
-        u->from[u->nmap] = ob;
-        u->newargs[u->nmap] = u->C->args[p];
-        u->to[u->nmap++] = nb;
-        if (ob == u->cst->buf)
-            u->ynew = nb;
+    wb_ctx *w = &u->w;
+    for (int k = 0; k < w->nstores; k++) {
+        const ir_stmt *wst = *w->store_slot[k];
+        const ir_expr *tl = tile_load(wst->value);
+        if (!w->nest_slot[k] || !tl || tl->dtype != u->pt->dtype ||
+            !consumer_value(u, wst->args, tl, w->block[k]))
+            return false;
     }
-    char *bname = ir_sprintf(m->arena, "%s", u->clayer);
-    for (char *q = bname; *q; q++)
-        if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')))
-            *q = '_';
-    u->bname = bname;
+    return true;
+}
+
+/* Whether C can be computed in each of P's stores of T itself. */
+static bool stores_fit(fusion *u)
+{
+    for (int k = 0; k < u->w.nstores; k++) {
+        const ir_stmt *wst = *u->w.store_slot[k];
+        if (!consumer_value(u, wst->args, wst->value, u->w.block[k]))
+            return false;
+    }
+    return true;
+}
+
+/* Computes C in P's stores of T: each `T[e] = v` becomes `Y[e] = C(v)`
+ * (one pass over memory for a chain of elementwise layers, a
+ * concatenation and the batchnorm after it).  C's work is then the
+ * producer's block's. */
+static void fuse_stores(fusion *u)
+{
+    for (int k = 0; k < u->w.nstores; k++) {
+        ir_stmt *wst = *u->w.store_slot[k];
+        ir_expr *g = consumer_value(u, wst->args, wst->value, u->w.block[k]);
+        wst->value = fold_batchnorm(u->m, u->fp, g, u->bname, u->clayer, u->bn_tables);
+        wst->buf = u->ynew;
+        ir_block_update_access(u->m, (ir_stmt *)u->w.block[k]);
+    }
 }
 
 /* An epilogue in write-back k (tile + bias) gets a nest of its own that
@@ -590,17 +812,7 @@ static ir_stmt *split_epilogue(fusion *u, int k, ir_stmt *ust)
 static void make_update(fusion *u, int k, ir_stmt *ust, ir_stmt *ublk)
 {
     ir_module *m = u->m;
-    const ir_stmt *cb = u->cb;
-    ir_var *cv[64];
-    ir_expr *ce[64];
-    int n = cb->niters < 64 ? cb->niters : 64;
-    for (int d = 0; d < n; d++) {
-        cv[d] = cb->iters[d].var;
-        ce[d] = ust->args[d];
-    }
-    ir_expr *g = replace_loads(m, u->cst->value, u->fc->params[u->tp], ust->value);
-    g = ir_expr_subst(m, g, cv, ce, n);
-    rename_bufs(g, u->from, u->to, u->nmap);
+    ir_expr *g = consumer_value(u, ust->args, ust->value, ublk);
     g = fold_batchnorm(m, u->fp, g, u->bname, u->clayer, u->bn_tables);
     ir_expr *tile = tile_load(ust->value);   /* tile[...] */
     ust->buf = tile->buf;
@@ -672,12 +884,17 @@ static bool fuse_into_producer(ir_module *m, int ci, const ir_stmt *cb, int tp)
     fusion u = {.m = m, .C = &m->graph.calls[ci], .ci = ci, .cb = cb, .tp = tp,
                 .cst = cb->body[0]};
     u.fc = u.C->fn;
-    if (!find_producer(&u) || !writebacks_fit(&u))
+    if (!find_producer(&u) || !map_params(&u) || !scan_stores(&u))
         return false;
-    map_params(&u);
-    for (int k = 0; k < u.w.nstores; k++)
-        if (!fuse_writeback(&u, k))
-            return false;
+    if (writebacks_fit(&u)) {
+        for (int k = 0; k < u.w.nstores; k++)
+            if (!fuse_writeback(&u, k))
+                return false;
+    } else if (stores_fit(&u)) {
+        fuse_stores(&u);
+    } else {
+        return false;
+    }
     rewire_calls(&u);
     return true;
 }
