@@ -28,7 +28,9 @@
  * P and C may see T with different shapes (merged dimensions): map_index
  * maps the index P stores at to C's iteration point, and C's output and
  * the inputs C reads only at its own index take P's shape of T. */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "passes/passes.h"
@@ -389,62 +391,165 @@ static void append_attr(ir_module *m, ir_func *f, const char *key, const char *f
     ir_func_set_attr(m, f, key, ir_sprintf(m->arena, "%s,%s", old ? old : first, add));
 }
 
+/* ---------------------------------------------------------------- the graph's index */
+
+/* Who passes which graph buffer, and how many calls run each function,
+ * built once per pass and kept up to date as calls fuse, so a graph of
+ * thousands of calls fuses in time about linear in its size (no rescan of
+ * every call per consumer).  Fused consumers' calls are marked dead and
+ * leave the call list at the end of the pass. */
+typedef struct call_list {
+    int *c;                /* call indices, ascending, one per argument passed */
+    int n, cap;
+} call_list;
+
+typedef struct fuse_index {
+    ir_module *m;
+    const void **bufs;     /* the graph's buffers, sorted by address */
+    call_list *users;      /* users[i]: the calls passing bufs[i] */
+    int nbufs;
+    const void **funcs;    /* the module's functions, sorted by address */
+    int *nruns;            /* live run calls of funcs[i] */
+    bool *loaded;          /* a load call runs funcs[i] */
+    int nfuncs;
+    bool *dead;            /* per run call: fused away */
+} fuse_index;
+
+static int cmp_ptr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(const void *const *)a, y = (uintptr_t)*(const void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int find_ptr(const void *const *sorted, int n, const void *p)
+{
+    const void *const *at = bsearch(&p, sorted, (size_t)n, sizeof *sorted, cmp_ptr);
+    return at ? (int)(at - sorted) : -1;
+}
+
+static const void **sorted_copy(ir_module *m, void *const *p, int n)
+{
+    const void **s = ir_alloc(m->arena, sizeof *s * (size_t)(n + 1));
+    memcpy(s, p, sizeof *s * (size_t)n);
+    qsort(s, (size_t)n, sizeof *s, cmp_ptr);
+    return s;
+}
+
+/* Call c passes b (again): c joins b's users in call order. */
+static void add_user(fuse_index *ix, const ir_buffer *b, int c)
+{
+    int i = find_ptr(ix->bufs, ix->nbufs, b);
+    if (i < 0)
+        return;
+    call_list *l = &ix->users[i];
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 4;
+        int *grown = ir_alloc(ix->m->arena, sizeof *grown * (size_t)cap);
+        if (l->n)
+            memcpy(grown, l->c, sizeof *grown * (size_t)l->n);
+        l->c = grown;
+        l->cap = cap;
+    }
+    int k = l->n++;
+    for (; k > 0 && l->c[k - 1] > c; k--)
+        l->c[k] = l->c[k - 1];
+    l->c[k] = c;
+}
+
+static void index_graph(ir_module *m, fuse_index *ix)
+{
+    ir_graph *g = &m->graph;
+    ix->m = m;
+    ix->nbufs = g->nbufs;
+    ix->bufs = sorted_copy(m, (void *const *)g->bufs, g->nbufs);
+    ix->users = ir_alloc(m->arena, sizeof *ix->users * (size_t)(g->nbufs + 1));
+    memset(ix->users, 0, sizeof *ix->users * (size_t)(g->nbufs + 1));
+    ix->nfuncs = m->nfuncs;
+    ix->funcs = sorted_copy(m, (void *const *)m->funcs, m->nfuncs);
+    ix->nruns = ir_alloc(m->arena, sizeof *ix->nruns * (size_t)(m->nfuncs + 1));
+    ix->loaded = ir_alloc(m->arena, sizeof *ix->loaded * (size_t)(m->nfuncs + 1));
+    memset(ix->nruns, 0, sizeof *ix->nruns * (size_t)(m->nfuncs + 1));
+    memset(ix->loaded, 0, sizeof *ix->loaded * (size_t)(m->nfuncs + 1));
+    ix->dead = ir_alloc(m->arena, sizeof *ix->dead * (size_t)(g->ncalls + 1));
+    memset(ix->dead, 0, sizeof *ix->dead * (size_t)(g->ncalls + 1));
+    for (int c = 0; c < g->ncalls; c++) {
+        int f = find_ptr(ix->funcs, ix->nfuncs, g->calls[c].fn);
+        if (f >= 0)
+            ix->nruns[f]++;
+        for (int a = 0; a < g->calls[c].nargs; a++)
+            add_user(ix, g->calls[c].args[a], c);
+    }
+    for (int l = 0; l < g->nloads; l++) {
+        int f = find_ptr(ix->funcs, ix->nfuncs, g->loads[l].fn);
+        if (f >= 0)
+            ix->loaded[f] = true;
+    }
+}
+
+/* The live calls passing b (NULL: b is not a graph buffer). */
+static const call_list *users_of(const fuse_index *ix, const ir_buffer *b)
+{
+    int i = find_ptr(ix->bufs, ix->nbufs, b);
+    return i < 0 ? NULL : &ix->users[i];
+}
+
 /* Whether a graph call other than number `except` (-1: none), or a load
  * call, runs f.  Load calls (prepack's, in a .tir that went through -O2
  * already) run kernels of their own that no run call shares. */
-static bool runs_elsewhere(const ir_module *m, const ir_func *f, int except)
+static bool runs_elsewhere(const fuse_index *ix, const ir_func *f, int except)
 {
-    for (int c = 0; c < m->graph.ncalls; c++)
-        if (c != except && m->graph.calls[c].fn == f)
-            return true;
-    for (int l = 0; l < m->graph.nloads; l++)
-        if (m->graph.loads[l].fn == f)
-            return true;
-    return false;
+    int i = find_ptr(ix->funcs, ix->nfuncs, f);
+    if (i < 0)
+        return true;
+    int own = except >= 0 && !ix->dead[except] && ix->m->graph.calls[except].fn == f;
+    return ix->loaded[i] || ix->nruns[i] - own > 0;
 }
 
 /* The call that produces C's input T (parameter tp) for C = call ci to
  * run inside it: the one earlier call passing T, which nobody else reads;
  * C's other inputs exist when it runs and nothing in between touches
  * what C reads or writes (yp: C's output parameter).  -1 if none. */
-static int fusable_producer(const ir_module *m, int ci, int tp, int yp)
+static int fusable_producer(const fuse_index *ix, int ci, int tp, int yp)
 {
-    const ir_graph_call *C = &m->graph.calls[ci];
+    const ir_graph_call *C = &ix->m->graph.calls[ci];
     const ir_func *fc = C->fn;
-    const ir_buffer *T = C->args[tp];
-    /* the producer: the one earlier call that passes T */
+    const call_list *tu = users_of(ix, C->args[tp]);
+    if (!tu)
+        return -1;
+    /* the producer: the one earlier call that passes T; and T goes away,
+     * so nobody else may read it */
     int pi = -1;
-    for (int c = 0; c < ci; c++)
-        for (int a = 0; a < m->graph.calls[c].nargs; a++)
-            if (m->graph.calls[c].args[a] == T)
-                pi = pi == -1 ? c : -2;
+    for (int k = 0; k < tu->n; k++) {
+        int c = tu->c[k];
+        if (ix->dead[c] || c == ci)
+            continue;
+        if (c > ci || pi != -1)
+            return -1;
+        pi = c;
+    }
     if (pi < 0)
         return -1;
-    /* T goes away: nobody else may read it */
-    for (int c = 0; c < m->graph.ncalls; c++)
-        for (int a = 0; c != pi && c != ci && a < m->graph.calls[c].nargs; a++)
-            if (m->graph.calls[c].args[a] == T)
-                return -1;
     /* C now runs when P does: its other inputs must exist by then, and
      * what it writes must not be touched in between */
     for (int p = 0; p < fc->nparams; p++) {
         if (p == tp)
             continue;
         ir_buffer *b = C->args[p];
-        for (int c = pi; c < ci; c++)
-            for (int a = 0; a < m->graph.calls[c].nargs; a++)
-                if (m->graph.calls[c].args[a] == b && (c != pi || p == yp))
-                    return -1;
-        if (p == yp)
-            continue;
-        if (b->role != IR_BUF_INPUT && b->role != IR_BUF_PARAM && b->role != IR_BUF_CONST) {
-            bool before = false;
-            for (int c = 0; c < pi && !before; c++)
-                for (int a = 0; a < m->graph.calls[c].nargs; a++)
-                    before |= m->graph.calls[c].args[a] == b;
-            if (!before)
+        const call_list *bu = users_of(ix, b);
+        if (!bu)
+            return -1;
+        bool before = false;
+        for (int k = 0; k < bu->n; k++) {
+            int c = bu->c[k];
+            if (ix->dead[c])
+                continue;
+            before |= c < pi;
+            if (c >= pi && c < ci && (c != pi || p == yp))
                 return -1;
         }
+        if (p != yp && b->role != IR_BUF_INPUT && b->role != IR_BUF_PARAM &&
+            b->role != IR_BUF_CONST && !before)
+            return -1;
     }
     return pi;
 }
@@ -476,6 +581,7 @@ static void name_group(ir_module *m, ir_func *fp, const char *player, const char
 /* One fusion of a consumer call C into its producer P, while it is made. */
 typedef struct fusion {
     ir_module *m;
+    fuse_index *ix;
     ir_graph_call *C, *P;
     ir_func *fc, *fp;
     const ir_stmt *cb, *cst;        /* C's elementwise block and its store */
@@ -502,13 +608,14 @@ static bool find_producer(fusion *u)
             yp = p;
     if (T->role != IR_BUF_TEMP || yp < 0)
         return false;
-    u->pi = fusable_producer(m, u->ci, u->tp, yp);
+    u->pi = fusable_producer(u->ix, u->ci, u->tp, yp);
     if (u->pi < 0)
         return false;
     u->P = &m->graph.calls[u->pi];
     u->fp = u->P->fn;
     /* P's kernel must serve this call only */
-    if (runs_elsewhere(m, u->fp, u->pi) || (u->fc->nparams > 1 && runs_elsewhere(m, u->fc, u->ci)))
+    if (runs_elsewhere(u->ix, u->fp, u->pi) ||
+        (u->fc->nparams > 1 && runs_elsewhere(u->ix, u->fc, u->ci)))
         return false;
     u->tpp = -1;
     for (int a = 0; a < u->P->nargs; a++)
@@ -872,16 +979,18 @@ static void rewire_calls(fusion *u)
     P->args = args;
     P->nargs = k;
     name_group(m, fp, u->player, u->clayer, ir_func_attr(fp, "op"), ir_func_attr(u->fc, "op"));
-    for (int c = u->ci + 1; c < m->graph.ncalls; c++)
-        m->graph.calls[c - 1] = m->graph.calls[c];
-    m->graph.ncalls--;
+    for (int i = 0; i < u->nmap; i++)
+        add_user(u->ix, u->newargs[i], u->pi);
+    u->ix->dead[u->ci] = true;
+    u->ix->nruns[find_ptr(u->ix->funcs, u->ix->nfuncs, u->fc)]--;
 }
 
 /* Fuses call ci, whose elementwise block is cb, into the call that writes
  * its input number tp; true if it did. */
-static bool fuse_into_producer(ir_module *m, int ci, const ir_stmt *cb, int tp)
+static bool fuse_into_producer(fuse_index *ix, int ci, const ir_stmt *cb, int tp)
 {
-    fusion u = {.m = m, .C = &m->graph.calls[ci], .ci = ci, .cb = cb, .tp = tp,
+    ir_module *m = ix->m;
+    fusion u = {.m = m, .ix = ix, .C = &m->graph.calls[ci], .ci = ci, .cb = cb, .tp = tp,
                 .cst = cb->body[0]};
     u.fc = u.C->fn;
     if (!find_producer(&u) || !map_params(&u) || !scan_stores(&u))
@@ -902,12 +1011,12 @@ static bool fuse_into_producer(ir_module *m, int ci, const ir_stmt *cb, int tp)
 /* Fuses call ci into the call that writes one of its inputs, trying each
  * in turn: a residual add joins whichever branch runs last (its other
  * input must exist when that producer runs); true if it did. */
-static bool fuse_call(ir_module *m, int ci)
+static bool fuse_call(fuse_index *ix, int ci)
 {
-    const ir_func *fc = m->graph.calls[ci].fn;
+    const ir_func *fc = ix->m->graph.calls[ci].fn;
     int tp = -1;
     for (const ir_stmt *cb; (cb = elementwise(fc, tp + 1, &tp));)
-        if (fuse_into_producer(m, ci, cb, tp))
+        if (fuse_into_producer(ix, ci, cb, tp))
             return true;
     return false;
 }
@@ -915,13 +1024,20 @@ static bool fuse_call(ir_module *m, int ci)
 bool pass_fuse(ir_module *m, diag *d)
 {
     (void)d;
-    for (int ci = 0; ci < m->graph.ncalls;)
-        if (!fuse_call(m, ci))
-            ci++;
-    /* kernels no call (run or load) uses any more */
+    fuse_index ix;
+    index_graph(m, &ix);
+    for (int ci = 0; ci < m->graph.ncalls; ci++)
+        fuse_call(&ix, ci);
+    /* the fused consumers' calls go, and kernels no call (run or load)
+     * uses any more */
     int k = 0;
+    for (int c = 0; c < m->graph.ncalls; c++)
+        if (!ix.dead[c])
+            m->graph.calls[k++] = m->graph.calls[c];
+    m->graph.ncalls = k;
+    k = 0;
     for (int f = 0; f < m->nfuncs; f++)
-        if (runs_elsewhere(m, m->funcs[f], -1))
+        if (runs_elsewhere(&ix, m->funcs[f], -1))
             m->funcs[k++] = m->funcs[f];
     m->nfuncs = k;
     return true;
