@@ -28,12 +28,11 @@
  * P and C may see T with different shapes (merged dimensions): map_index
  * maps the index P stores at to C's iteration point, and C's output and
  * the inputs C reads only at its own index take P's shape of T. */
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "passes/passes.h"
+#include "passes/ptrset.h"
 
 /* ---------------------------------------------------------------- the consumer */
 
@@ -415,30 +414,10 @@ typedef struct fuse_index {
     bool *dead;            /* per run call: fused away */
 } fuse_index;
 
-static int cmp_ptr(const void *a, const void *b)
-{
-    uintptr_t x = (uintptr_t)*(const void *const *)a, y = (uintptr_t)*(const void *const *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int find_ptr(const void *const *sorted, int n, const void *p)
-{
-    const void *const *at = bsearch(&p, sorted, (size_t)n, sizeof *sorted, cmp_ptr);
-    return at ? (int)(at - sorted) : -1;
-}
-
-static const void **sorted_copy(ir_module *m, void *const *p, int n)
-{
-    const void **s = ir_alloc(m->arena, sizeof *s * (size_t)(n + 1));
-    memcpy(s, p, sizeof *s * (size_t)n);
-    qsort(s, (size_t)n, sizeof *s, cmp_ptr);
-    return s;
-}
-
 /* Call c passes b (again): c joins b's users in call order. */
 static void add_user(fuse_index *ix, const ir_buffer *b, int c)
 {
-    int i = find_ptr(ix->bufs, ix->nbufs, b);
+    int i = pass_find_ptr(ix->bufs, ix->nbufs, b);
     if (i < 0)
         return;
     call_list *l = &ix->users[i];
@@ -461,11 +440,11 @@ static void index_graph(ir_module *m, fuse_index *ix)
     ir_graph *g = &m->graph;
     ix->m = m;
     ix->nbufs = g->nbufs;
-    ix->bufs = sorted_copy(m, (void *const *)g->bufs, g->nbufs);
+    ix->bufs = pass_sorted_ptrs(m, (void *const *)g->bufs, g->nbufs);
     ix->users = ir_alloc(m->arena, sizeof *ix->users * (size_t)(g->nbufs + 1));
     memset(ix->users, 0, sizeof *ix->users * (size_t)(g->nbufs + 1));
     ix->nfuncs = m->nfuncs;
-    ix->funcs = sorted_copy(m, (void *const *)m->funcs, m->nfuncs);
+    ix->funcs = pass_sorted_ptrs(m, (void *const *)m->funcs, m->nfuncs);
     ix->nruns = ir_alloc(m->arena, sizeof *ix->nruns * (size_t)(m->nfuncs + 1));
     ix->loaded = ir_alloc(m->arena, sizeof *ix->loaded * (size_t)(m->nfuncs + 1));
     memset(ix->nruns, 0, sizeof *ix->nruns * (size_t)(m->nfuncs + 1));
@@ -473,14 +452,14 @@ static void index_graph(ir_module *m, fuse_index *ix)
     ix->dead = ir_alloc(m->arena, sizeof *ix->dead * (size_t)(g->ncalls + 1));
     memset(ix->dead, 0, sizeof *ix->dead * (size_t)(g->ncalls + 1));
     for (int c = 0; c < g->ncalls; c++) {
-        int f = find_ptr(ix->funcs, ix->nfuncs, g->calls[c].fn);
+        int f = pass_find_ptr(ix->funcs, ix->nfuncs, g->calls[c].fn);
         if (f >= 0)
             ix->nruns[f]++;
         for (int a = 0; a < g->calls[c].nargs; a++)
             add_user(ix, g->calls[c].args[a], c);
     }
     for (int l = 0; l < g->nloads; l++) {
-        int f = find_ptr(ix->funcs, ix->nfuncs, g->loads[l].fn);
+        int f = pass_find_ptr(ix->funcs, ix->nfuncs, g->loads[l].fn);
         if (f >= 0)
             ix->loaded[f] = true;
     }
@@ -489,7 +468,7 @@ static void index_graph(ir_module *m, fuse_index *ix)
 /* The live calls passing b (NULL: b is not a graph buffer). */
 static const call_list *users_of(const fuse_index *ix, const ir_buffer *b)
 {
-    int i = find_ptr(ix->bufs, ix->nbufs, b);
+    int i = pass_find_ptr(ix->bufs, ix->nbufs, b);
     return i < 0 ? NULL : &ix->users[i];
 }
 
@@ -498,7 +477,7 @@ static const call_list *users_of(const fuse_index *ix, const ir_buffer *b)
  * already) run kernels of their own that no run call shares. */
 static bool runs_elsewhere(const fuse_index *ix, const ir_func *f, int except)
 {
-    int i = find_ptr(ix->funcs, ix->nfuncs, f);
+    int i = pass_find_ptr(ix->funcs, ix->nfuncs, f);
     if (i < 0)
         return true;
     int own = except >= 0 && !ix->dead[except] && ix->m->graph.calls[except].fn == f;
@@ -982,7 +961,7 @@ static void rewire_calls(fusion *u)
     for (int i = 0; i < u->nmap; i++)
         add_user(u->ix, u->newargs[i], u->pi);
     u->ix->dead[u->ci] = true;
-    u->ix->nruns[find_ptr(u->ix->funcs, u->ix->nfuncs, u->fc)]--;
+    u->ix->nruns[pass_find_ptr(u->ix->funcs, u->ix->nfuncs, u->fc)]--;
 }
 
 /* Fuses call ci, whose elementwise block is cb, into the call that writes
