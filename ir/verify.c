@@ -12,6 +12,7 @@
 
 #include <gmp.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -363,6 +364,11 @@ typedef struct verifier {
     int nvars, capvars;
     const ir_buffer **bufs;
     int nbufs, capbufs;
+    /* the module's functions and the graph's buffers, sorted by address
+     * (membership by binary search: a graph of 10,000 calls verifies in
+     * n log n, not n^2) */
+    const void **funcs_sorted, **gbufs_sorted;
+    int nfuncs_sorted, ngbufs_sorted;
 } verifier;
 
 static void *vgrow(void *p, int *cap, size_t elem)
@@ -1091,26 +1097,83 @@ static void check_ranges(range_ctx *c, const ir_stmt *s)
     }
 }
 
-static bool is_module_func(const ir_module *m, const ir_func *f)
+static int cmp_ptr(const void *a, const void *b)
 {
-    for (int i = 0; i < m->nfuncs; i++)
-        if (m->funcs[i] == f)
-            return true;
-    return false;
+    uintptr_t x = (uintptr_t)*(const void *const *)a, y = (uintptr_t)*(const void *const *)b;
+    return x < y ? -1 : x > y;
 }
 
-static bool is_graph_buffer(const ir_graph *g, const ir_buffer *b)
+/* A sorted malloc'd copy of the n non-NULL pointers of p (*nout of them). */
+static const void **sorted_ptrs(const void *const *p, int n, int *nout)
 {
-    for (int i = 0; i < g->nbufs; i++)
-        if (g->bufs[i] == b)
-            return true;
-    return false;
+    const void **s = malloc(sizeof *s * (size_t)(n > 0 ? n : 1));
+    if (!s)
+        ir_out_of_memory();
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (p[i])
+            s[k++] = p[i];
+    qsort(s, (size_t)k, sizeof *s, cmp_ptr);
+    *nout = k;
+    return s;
+}
+
+static bool has_ptr(const void *const *sorted, int n, const void *p)
+{
+    return p && bsearch(&p, sorted, (size_t)n, sizeof *sorted, cmp_ptr) != NULL;
+}
+
+static bool is_module_func(const verifier *v, const ir_func *f)
+{
+    return has_ptr(v->funcs_sorted, v->nfuncs_sorted, f);
+}
+
+static bool is_graph_buffer(const verifier *v, const ir_buffer *b)
+{
+    return has_ptr(v->gbufs_sorted, v->ngbufs_sorted, b);
+}
+
+/* later[i]: whether the name of one of items[0..i) equals items[i]'s
+ * (NULL items and names never do),
+ * by sorting (name, index) pairs: duplicates are reported in the order of
+ * the list, each after its first occurrence.  Malloc'd. */
+typedef struct named {
+    const char *name;
+    int i;
+} named;
+
+static int cmp_named(const void *a, const void *b)
+{
+    const named *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+static const char *func_name(const void *f) { return f ? ((const ir_func *)f)->name : NULL; }
+static const char *buf_name(const void *b) { return b ? ((const ir_buffer *)b)->name : NULL; }
+
+static bool *later_duplicates(const void *const *items, int n, const char *(*name)(const void *))
+{
+    bool *later = calloc((size_t)(n > 0 ? n : 1), sizeof *later);
+    named *names = malloc(sizeof *names * (size_t)(n > 0 ? n : 1));
+    if (!later || !names)
+        ir_out_of_memory();
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (name(items[i]))
+            names[k++] = (named){name(items[i]), i};
+    qsort(names, (size_t)k, sizeof *names, cmp_named);
+    for (int i = 1; i < k; i++)
+        if (strcmp(names[i - 1].name, names[i].name) == 0)
+            later[names[i].i] = true;
+    free(names);
+    return later;
 }
 
 static void verify_call(verifier *v, const ir_graph *g, const ir_graph_call *c)
 {
     char ta[256], tp[256];
-    if (!c->fn || !is_module_func(v->m, c->fn)) {
+    if (!c->fn || !is_module_func(v, c->fn)) {
         fail(v, "call of %s%s, which is not a function of this module",
              c->fn && c->fn->name ? "@" : "", c->fn && c->fn->name ? c->fn->name : "<null>");
         return;
@@ -1123,7 +1186,7 @@ static void verify_call(verifier *v, const ir_graph *g, const ir_graph_call *c)
     }
     for (int j = 0; j < c->nargs; j++) {
         const ir_buffer *a = c->args ? c->args[j] : NULL, *p = f->params[j];
-        if (!a || !is_graph_buffer(g, a)) {
+        if (!a || !is_graph_buffer(v, a)) {
             fail(v, "argument %d of call @%s is not a graph buffer", j + 1, f->name);
             continue;
         }
@@ -1207,6 +1270,9 @@ static void verify_graph(verifier *v)
 {
     const ir_graph *g = &v->m->graph;
     v->ctx = "graph";
+    v->funcs_sorted = sorted_ptrs((const void *const *)v->m->funcs, v->m->nfuncs, &v->nfuncs_sorted);
+    v->gbufs_sorted = sorted_ptrs((const void *const *)g->bufs, g->nbufs, &v->ngbufs_sorted);
+    bool *dup = later_duplicates((const void *const *)g->bufs, g->nbufs, buf_name);
     for (int i = 0; i < g->nbufs; i++) {
         const ir_buffer *b = g->bufs[i];
         if (!b) {
@@ -1222,10 +1288,10 @@ static void verify_graph(verifier *v)
             fail(v, "graph buffer '%s' is marked state but has role %s (only params are state)",
                  bname(b), (unsigned)b->role < IR_NBUF_ROLES ? ir_buf_role_name(b->role) : "?");
         check_shape(v, b);
-        for (int j = 0; j < i; j++)
-            if (g->bufs[j] && g->bufs[j]->name && b->name && strcmp(g->bufs[j]->name, b->name) == 0)
-                fail(v, "two graph buffers are named '%s'", b->name);
+        if (dup[i])
+            fail(v, "two graph buffers are named '%s'", b->name);
     }
+    free(dup);
     for (int i = 0; i < g->nloads; i++)
         verify_call(v, g, &g->loads[i]);
     for (int i = 0; i < g->ncalls; i++)
@@ -1233,7 +1299,7 @@ static void verify_graph(verifier *v)
     /* Load calls compute consts from params and consts; runs only read them. */
     for (int i = 0; i < g->nloads; i++) {
         const ir_graph_call *call = &g->loads[i];
-        if (!call->fn || !is_module_func(v->m, call->fn) || call->nargs != call->fn->nparams)
+        if (!call->fn || !is_module_func(v, call->fn) || call->nargs != call->fn->nparams)
             continue;
         for (int j = 0; j < call->nargs; j++) {
             const ir_buffer *a = call->args[j];
@@ -1246,7 +1312,7 @@ static void verify_graph(verifier *v)
     }
     for (int i = 0; i < g->ncalls; i++) {
         const ir_graph_call *call = &g->calls[i];
-        if (!call->fn || !is_module_func(v->m, call->fn) || call->nargs != call->fn->nparams)
+        if (!call->fn || !is_module_func(v, call->fn) || call->nargs != call->fn->nparams)
             continue;
         for (int j = 0; j < call->nargs; j++)
             if (call->args[j] && call->args[j]->role == IR_BUF_CONST &&
@@ -1254,26 +1320,45 @@ static void verify_graph(verifier *v)
                 fail(v, "call @%s stores to const '%s' (only load calls may)", call->fn->name,
                      bname(call->args[j]));
     }
+    /* outputs are written by a run call, consts by a load call: marked in
+     * one pass over the calls, by the buffers' sorted positions */
+    bool *written = calloc((size_t)(v->ngbufs_sorted > 0 ? v->ngbufs_sorted : 1), sizeof *written);
+    if (!written)
+        ir_out_of_memory();
+    for (int load = 0; load < 2; load++) {
+        const ir_graph_call *calls = load ? g->loads : g->calls;
+        int ncalls = load ? g->nloads : g->ncalls;
+        for (int c = 0; c < ncalls; c++) {
+            const ir_graph_call *call = &calls[c];
+            if (!call->fn || !is_module_func(v, call->fn) || call->nargs != call->fn->nparams)
+                continue;
+            for (int j = 0; j < call->nargs; j++) {
+                const ir_buffer *a = call->args[j];
+                if (!a || a->role != (load ? IR_BUF_CONST : IR_BUF_OUTPUT))
+                    continue;
+                const void **at = bsearch(&a, v->gbufs_sorted, (size_t)v->ngbufs_sorted,
+                                          sizeof *v->gbufs_sorted, cmp_ptr);
+                if (at && !written[at - v->gbufs_sorted] &&
+                    ir_stmt_stores_to(call->fn->body, call->fn->params[j]))
+                    written[at - v->gbufs_sorted] = true;
+            }
+        }
+    }
     for (int i = 0; i < g->nbufs; i++) {
         const ir_buffer *b = g->bufs[i];
         if (!b || (b->role != IR_BUF_OUTPUT && b->role != IR_BUF_CONST))
             continue;
         bool load = b->role == IR_BUF_CONST;
-        const ir_graph_call *calls = load ? g->loads : g->calls;
-        int ncalls = load ? g->nloads : g->ncalls;
-        bool written = false;
-        for (int c = 0; c < ncalls && !written; c++) {
-            const ir_graph_call *call = &calls[c];
-            if (!call->fn || !is_module_func(v->m, call->fn) || call->nargs != call->fn->nparams)
-                continue;
-            for (int j = 0; j < call->nargs && !written; j++)
-                written = call->args[j] == b && ir_stmt_stores_to(call->fn->body, call->fn->params[j]);
-        }
-        if (!written)
+        const void **at = bsearch(&b, v->gbufs_sorted, (size_t)v->ngbufs_sorted,
+                                  sizeof *v->gbufs_sorted, cmp_ptr);
+        if (!written[at - v->gbufs_sorted])
             fail(v, "%s '%s' is not written by any %scall", load ? "const" : "output", bname(b),
                  load ? "load " : "");
     }
+    free(written);
     verify_plan(v, g);
+    free(v->funcs_sorted);
+    free(v->gbufs_sorted);
 }
 
 static bool verify(const ir_module *m, const char *after, const char *input, struct diag *d)
@@ -1287,6 +1372,7 @@ static bool verify(const ir_module *m, const char *after, const char *input, str
     else
         snprintf(v.where, sizeof v.where, "verifier");
     v.ctx = "module";
+    bool *dup = later_duplicates((const void *const *)m->funcs, m->nfuncs, func_name);
     for (int i = 0; i < m->nfuncs; i++) {
         const ir_func *f = m->funcs[i];
         if (!f) {
@@ -1297,10 +1383,10 @@ static bool verify(const ir_module *m, const char *after, const char *input, str
             fail(&v, "function %d has no name", i + 1);
             continue;
         }
-        for (int j = 0; j < i; j++)
-            if (m->funcs[j] && m->funcs[j]->name && strcmp(m->funcs[j]->name, f->name) == 0)
-                fail(&v, "two functions are named @%s", f->name);
+        if (dup[i])
+            fail(&v, "two functions are named @%s", f->name);
     }
+    free(dup);
     char ctx[300];
     for (int i = 0; i < m->nfuncs; i++) {
         const ir_func *f = m->funcs[i];

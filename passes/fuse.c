@@ -1,28 +1,38 @@
-/* passes/fuse.c — fuse: elementwise layers computed inside the accumulator
- * tile of the layer before them (conv -> batchnorm -> relu), so their
- * inputs never go to memory.
+/* passes/fuse.c — fuse: elementwise layers computed inside the layer
+ * before them (conv -> batchnorm -> relu, concat -> batchnorm -> relu), so
+ * their inputs never go to memory.
  *
  * A graph call C is fused into the call P that writes its input T when
  *   - C's kernel is one block with only spatial iteration variables that
- *     stores its output at exactly them and reads T only there;
+ *     stores its output at exactly them and reads T only there, T and the
+ *     output having the shape of that block's domain;
  *   - T is a temporary that P writes and nothing but C reads;
- *   - P's kernel writes T in exactly one place, the write-back of a tile
- *     (a store `T[e] = tile[...]` of a local buffer, which cache_write
- *     makes: the automatic schedule of every contraction has one), or of
- *     an expression of one element of it (`T[e] = tile[...] + bias[f]`,
- *     an epilogue the schedule inlined into the write-back).
- * Then P's kernel updates the tile in place with C's computation, in a loop
- * nest of its own right before the write-back (so the profile still
- * attributes C's FLOPs and parameters to C: the function's `members`,
- * `member_ops` and `block.NAME` attributes), and the write-back stores C's
- * output; C's call goes.  An epilogue of the write-back first moves into a
+ *   - P's kernel writes T in blocks of spatial iteration variables only
+ *     and never reads it, either
+ *     (a) in the write-back of a tile (a store `T[e] = tile[...]` of a
+ *         local buffer, which cache_write makes: the automatic schedule of
+ *         every contraction has one), or of an expression of one element
+ *         of it (`T[e] = tile[...] + bias[f]`, an epilogue the schedule
+ *         inlined into the write-back); or
+ *     (b) in any other stores (a concatenation, an elementwise layer).
+ * In case (a) P's kernel updates the tile in place with C's computation,
+ * in a loop nest of its own right before the write-back (so the profile
+ * still attributes C's FLOPs and parameters to C: the function's
+ * `members`, `member_ops` and `block.NAME` attributes), and the write-back
+ * stores C's output.  An epilogue of the write-back first moves into a
  * nest of its own before the update (tile = tile + bias, then tile =
  * C(tile)), so the write-back is a plain copy after the first link of a
- * chain.  Chains fuse one link at a time. */
+ * chain.  In case (b) each store `T[e] = v` becomes `Y[e] = C(v)`.  C's
+ * call goes.  Chains fuse one link at a time.
+ *
+ * P and C may see T with different shapes (merged dimensions): map_index
+ * maps the index P stores at to C's iteration point, and C's output and
+ * the inputs C reads only at its own index take P's shape of T. */
 #include <stdio.h>
 #include <string.h>
 
 #include "passes/passes.h"
+#include "passes/ptrset.h"
 
 /* ---------------------------------------------------------------- the consumer */
 
@@ -58,6 +68,18 @@ static bool check_load(const ir_expr *x, void *p)
     return true;
 }
 
+/* Whether buffer t has the shape of block b's iteration domain (C reads
+ * and writes every element of it, each once). */
+static bool domain_shape(const ir_stmt *b, const ir_buffer *t)
+{
+    if (t->ndim != b->niters)
+        return false;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] != b->iters[d].extent)
+            return false;
+    return true;
+}
+
 /* The elementwise block of C's kernel and the first of its input
  * parameters from index `from` on that it reads only at its own indices,
  * or NULL. */
@@ -72,12 +94,13 @@ static const ir_stmt *elementwise(const ir_func *f, int from, int *tparam)
     for (int i = 0; i < b->niters; i++)
         if (b->iters[i].kind != IR_ITER_SPATIAL)
             return NULL;
-    if (!ir_block_own_index(b, st->args, st->nargs) || st->buf->role != IR_BUF_ARG)
+    if (!ir_block_own_index(b, st->args, st->nargs) || st->buf->role != IR_BUF_ARG ||
+        !domain_shape(b, st->buf))
         return NULL;
     for (int p = from; p < f->nparams; p++) {
         /* C's result is stored into P's tile: only where the two agree on the
          * element type (a quantize of f32 into u8 stays a kernel of its own). */
-        if (f->params[p] == st->buf || f->params[p]->ndim != st->buf->ndim ||
+        if (f->params[p] == st->buf || !domain_shape(b, f->params[p]) ||
             f->params[p]->dtype != st->buf->dtype)
             continue;
         load_ctx lc = {f->params[p], b, true, 0};
@@ -260,22 +283,6 @@ use:;
 
 /* ---------------------------------------------------------------- rewriting */
 
-/* Replaces loads of `from` by copies of `to`. */
-static ir_expr *replace_loads(ir_module *m, const ir_expr *x, const ir_buffer *from, const ir_expr *to)
-{
-    if (!x)
-        return NULL;
-    if (x->kind == IR_LOAD && x->buf == from)
-        return ir_expr_copy(m, to);
-    ir_expr *c = ir_expr_copy(m, x);
-    for (int i = 0; i < c->nargs; i++)
-        c->args[i] = replace_loads(m, x->args[i], from, to);
-    c->a = replace_loads(m, x->a, from, to);
-    c->b = replace_loads(m, x->b, from, to);
-    c->c = replace_loads(m, x->c, from, to);
-    return c;
-}
-
 /* Replaces buffer `from` by `to` in loads (parameters of C become P's). */
 static void rename_bufs(ir_expr *x, ir_buffer **from, ir_buffer **to, int n)
 {
@@ -383,62 +390,145 @@ static void append_attr(ir_module *m, ir_func *f, const char *key, const char *f
     ir_func_set_attr(m, f, key, ir_sprintf(m->arena, "%s,%s", old ? old : first, add));
 }
 
+/* ---------------------------------------------------------------- the graph's index */
+
+/* Who passes which graph buffer, and how many calls run each function,
+ * built once per pass and kept up to date as calls fuse, so a graph of
+ * thousands of calls fuses in time about linear in its size (no rescan of
+ * every call per consumer).  Fused consumers' calls are marked dead and
+ * leave the call list at the end of the pass. */
+typedef struct call_list {
+    int *c;                /* call indices, ascending, one per argument passed */
+    int n, cap;
+} call_list;
+
+typedef struct fuse_index {
+    ir_module *m;
+    const void **bufs;     /* the graph's buffers, sorted by address */
+    call_list *users;      /* users[i]: the calls passing bufs[i] */
+    int nbufs;
+    const void **funcs;    /* the module's functions, sorted by address */
+    int *nruns;            /* live run calls of funcs[i] */
+    bool *loaded;          /* a load call runs funcs[i] */
+    int nfuncs;
+    bool *dead;            /* per run call: fused away */
+} fuse_index;
+
+/* Call c passes b (again): c joins b's users in call order. */
+static void add_user(fuse_index *ix, const ir_buffer *b, int c)
+{
+    int i = pass_find_ptr(ix->bufs, ix->nbufs, b);
+    if (i < 0)
+        return;
+    call_list *l = &ix->users[i];
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 4;
+        int *grown = ir_alloc(ix->m->arena, sizeof *grown * (size_t)cap);
+        if (l->n)
+            memcpy(grown, l->c, sizeof *grown * (size_t)l->n);
+        l->c = grown;
+        l->cap = cap;
+    }
+    int k = l->n++;
+    for (; k > 0 && l->c[k - 1] > c; k--)
+        l->c[k] = l->c[k - 1];
+    l->c[k] = c;
+}
+
+static void index_graph(ir_module *m, fuse_index *ix)
+{
+    ir_graph *g = &m->graph;
+    ix->m = m;
+    ix->nbufs = g->nbufs;
+    ix->bufs = pass_sorted_ptrs(m, (void *const *)g->bufs, g->nbufs);
+    ix->users = ir_alloc(m->arena, sizeof *ix->users * (size_t)(g->nbufs + 1));
+    memset(ix->users, 0, sizeof *ix->users * (size_t)(g->nbufs + 1));
+    ix->nfuncs = m->nfuncs;
+    ix->funcs = pass_sorted_ptrs(m, (void *const *)m->funcs, m->nfuncs);
+    ix->nruns = ir_alloc(m->arena, sizeof *ix->nruns * (size_t)(m->nfuncs + 1));
+    ix->loaded = ir_alloc(m->arena, sizeof *ix->loaded * (size_t)(m->nfuncs + 1));
+    memset(ix->nruns, 0, sizeof *ix->nruns * (size_t)(m->nfuncs + 1));
+    memset(ix->loaded, 0, sizeof *ix->loaded * (size_t)(m->nfuncs + 1));
+    ix->dead = ir_alloc(m->arena, sizeof *ix->dead * (size_t)(g->ncalls + 1));
+    memset(ix->dead, 0, sizeof *ix->dead * (size_t)(g->ncalls + 1));
+    for (int c = 0; c < g->ncalls; c++) {
+        int f = pass_find_ptr(ix->funcs, ix->nfuncs, g->calls[c].fn);
+        if (f >= 0)
+            ix->nruns[f]++;
+        for (int a = 0; a < g->calls[c].nargs; a++)
+            add_user(ix, g->calls[c].args[a], c);
+    }
+    for (int l = 0; l < g->nloads; l++) {
+        int f = pass_find_ptr(ix->funcs, ix->nfuncs, g->loads[l].fn);
+        if (f >= 0)
+            ix->loaded[f] = true;
+    }
+}
+
+/* The live calls passing b (NULL: b is not a graph buffer). */
+static const call_list *users_of(const fuse_index *ix, const ir_buffer *b)
+{
+    int i = pass_find_ptr(ix->bufs, ix->nbufs, b);
+    return i < 0 ? NULL : &ix->users[i];
+}
+
 /* Whether a graph call other than number `except` (-1: none), or a load
  * call, runs f.  Load calls (prepack's, in a .tir that went through -O2
  * already) run kernels of their own that no run call shares. */
-static bool runs_elsewhere(const ir_module *m, const ir_func *f, int except)
+static bool runs_elsewhere(const fuse_index *ix, const ir_func *f, int except)
 {
-    for (int c = 0; c < m->graph.ncalls; c++)
-        if (c != except && m->graph.calls[c].fn == f)
-            return true;
-    for (int l = 0; l < m->graph.nloads; l++)
-        if (m->graph.loads[l].fn == f)
-            return true;
-    return false;
+    int i = pass_find_ptr(ix->funcs, ix->nfuncs, f);
+    if (i < 0)
+        return true;
+    int own = except >= 0 && !ix->dead[except] && ix->m->graph.calls[except].fn == f;
+    return ix->loaded[i] || ix->nruns[i] - own > 0;
 }
 
 /* The call that produces C's input T (parameter tp) for C = call ci to
  * run inside it: the one earlier call passing T, which nobody else reads;
  * C's other inputs exist when it runs and nothing in between touches
  * what C reads or writes (yp: C's output parameter).  -1 if none. */
-static int fusable_producer(const ir_module *m, int ci, int tp, int yp)
+static int fusable_producer(const fuse_index *ix, int ci, int tp, int yp)
 {
-    const ir_graph_call *C = &m->graph.calls[ci];
+    const ir_graph_call *C = &ix->m->graph.calls[ci];
     const ir_func *fc = C->fn;
-    const ir_buffer *T = C->args[tp];
-    /* the producer: the one earlier call that passes T */
+    const call_list *tu = users_of(ix, C->args[tp]);
+    if (!tu)
+        return -1;
+    /* the producer: the one earlier call that passes T; and T goes away,
+     * so nobody else may read it */
     int pi = -1;
-    for (int c = 0; c < ci; c++)
-        for (int a = 0; a < m->graph.calls[c].nargs; a++)
-            if (m->graph.calls[c].args[a] == T)
-                pi = pi == -1 ? c : -2;
+    for (int k = 0; k < tu->n; k++) {
+        int c = tu->c[k];
+        if (ix->dead[c] || c == ci)
+            continue;
+        if (c > ci || pi != -1)
+            return -1;
+        pi = c;
+    }
     if (pi < 0)
         return -1;
-    /* T goes away: nobody else may read it */
-    for (int c = 0; c < m->graph.ncalls; c++)
-        for (int a = 0; c != pi && c != ci && a < m->graph.calls[c].nargs; a++)
-            if (m->graph.calls[c].args[a] == T)
-                return -1;
     /* C now runs when P does: its other inputs must exist by then, and
      * what it writes must not be touched in between */
     for (int p = 0; p < fc->nparams; p++) {
         if (p == tp)
             continue;
         ir_buffer *b = C->args[p];
-        for (int c = pi; c < ci; c++)
-            for (int a = 0; a < m->graph.calls[c].nargs; a++)
-                if (m->graph.calls[c].args[a] == b && (c != pi || p == yp))
-                    return -1;
-        if (p == yp)
-            continue;
-        if (b->role != IR_BUF_INPUT && b->role != IR_BUF_PARAM && b->role != IR_BUF_CONST) {
-            bool before = false;
-            for (int c = 0; c < pi && !before; c++)
-                for (int a = 0; a < m->graph.calls[c].nargs; a++)
-                    before |= m->graph.calls[c].args[a] == b;
-            if (!before)
+        const call_list *bu = users_of(ix, b);
+        if (!bu)
+            return -1;
+        bool before = false;
+        for (int k = 0; k < bu->n; k++) {
+            int c = bu->c[k];
+            if (ix->dead[c])
+                continue;
+            before |= c < pi;
+            if (c >= pi && c < ci && (c != pi || p == yp))
                 return -1;
         }
+        if (p != yp && b->role != IR_BUF_INPUT && b->role != IR_BUF_PARAM &&
+            b->role != IR_BUF_CONST && !before)
+            return -1;
     }
     return pi;
 }
@@ -470,6 +560,7 @@ static void name_group(ir_module *m, ir_func *fp, const char *player, const char
 /* One fusion of a consumer call C into its producer P, while it is made. */
 typedef struct fusion {
     ir_module *m;
+    fuse_index *ix;
     ir_graph_call *C, *P;
     ir_func *fc, *fp;
     const ir_stmt *cb, *cst;        /* C's elementwise block and its store */
@@ -478,6 +569,7 @@ typedef struct fusion {
     wb_ctx w;                       /* P's write-backs of T */
     ir_buffer *from[64], *to[64];   /* C's parameters other than T, and P's new ones */
     ir_buffer *newargs[64];         /* the arguments C passes for them */
+    bool reshaped[64];              /* to[k] has T's shape in P (below) */
     int nmap;
     ir_buffer *ynew;                /* C's output as P's parameter */
     const char *clayer, *player, *bname;
@@ -495,13 +587,14 @@ static bool find_producer(fusion *u)
             yp = p;
     if (T->role != IR_BUF_TEMP || yp < 0)
         return false;
-    u->pi = fusable_producer(m, u->ci, u->tp, yp);
+    u->pi = fusable_producer(u->ix, u->ci, u->tp, yp);
     if (u->pi < 0)
         return false;
     u->P = &m->graph.calls[u->pi];
     u->fp = u->P->fn;
     /* P's kernel must serve this call only */
-    if (runs_elsewhere(m, u->fp, u->pi) || (u->fc->nparams > 1 && runs_elsewhere(m, u->fc, u->ci)))
+    if (runs_elsewhere(u->ix, u->fp, u->pi) ||
+        (u->fc->nparams > 1 && runs_elsewhere(u->ix, u->fc, u->ci)))
         return false;
     u->tpp = -1;
     for (int a = 0; a < u->P->nargs; a++)
@@ -513,8 +606,210 @@ static bool find_producer(fusion *u)
     return u->clayer && u->player;
 }
 
-/* Whether P writes T only in tile write-backs C's block can update. */
-static bool writebacks_fit(fusion *u)
+/* C's parameters other than T become new parameters of P's, named after
+ * C's layer; so does the name of C's block (every fused layer's block has
+ * a name of its own).  One C reads only at its own index with T's shape
+ * (C's output, a residual add's other input) takes T's shape in P (the
+ * same elements in the same order), and P reads it at the index it
+ * stores T at.  False if C's output is not such a one. */
+static bool map_params(fusion *u)
+{
+    ir_module *m = u->m;
+    u->nmap = 0;
+    u->ynew = NULL;
+    for (int p = 0; p < u->fc->nparams && u->nmap < 64; p++) {
+        if (p == u->tp)
+            continue;
+        ir_buffer *ob = u->fc->params[p];
+        load_ctx oc = {ob, u->cb, domain_shape(u->cb, ob), 0};
+        ir_expr_walk(u->cst->value, check_load, &oc);
+        const ir_buffer *shape = oc.ok ? u->pt : ob;
+        ir_buffer *nb = ir_buffer_new(m, ir_sprintf(m->arena, "%s.%s", u->clayer, ob->name),
+                                      ob->dtype, shape->ndim, shape->shape, IR_BUF_ARG);
+        u->from[u->nmap] = ob;
+        u->newargs[u->nmap] = u->C->args[p];
+        u->reshaped[u->nmap] = oc.ok;
+        u->to[u->nmap++] = nb;
+        if (ob == u->cst->buf && oc.ok)
+            u->ynew = nb;
+    }
+    char *bname = ir_sprintf(m->arena, "%s", u->clayer);
+    for (char *q = bname; *q; q++)
+        if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')))
+            *q = '_';
+    u->bname = bname;
+    return u->ynew != NULL;
+}
+
+/* ---------------------------------------------------------------- C's value where P stores */
+
+/* C's iteration point for the element of T that P stores at idx, P seeing
+ * T with shape ps and C with shape cs (np and nc dimensions).  Both list
+ * the same elements in the same (row-major) order, so their dimensions
+ * group into runs of equal size: a run of one dimension on each side keeps
+ * P's index, P's dimensions merged into one of C's give the linear index
+ * of the run, and C's dimensions merged in P's one (a schedule's merge())
+ * take it apart by floordiv and floormod, simplified in the ranges of P's
+ * block b.  False when the shapes do not group (different sizes). */
+static bool map_index(ir_module *m, ir_expr *const *idx, const int64_t *ps, int np,
+                      const int64_t *cs, int nc, const ir_stmt *b, ir_expr **out)
+{
+    const ir_var *vars[64];
+    int64_t lo[64], hi[64];
+    int nv = b->niters < 64 ? b->niters : 64;
+    for (int i = 0; i < nv; i++) {
+        vars[i] = b->iters[i].var;
+        lo[i] = 0;
+        hi[i] = b->iters[i].extent - 1;
+    }
+    int i = 0, j = 0;
+    while (i < np || j < nc) {
+        int i0 = i, j0 = j;
+        int64_t pp = i < np ? ps[i++] : 1, cp = j < nc ? cs[j++] : 1;
+        while (pp != cp) {
+            if (pp <= 0 || cp <= 0 || (pp < cp ? i >= np : j >= nc))
+                return false;
+            if (pp < cp)
+                pp *= ps[i++];
+            else
+                cp *= cs[j++];
+        }
+        if (i - i0 == 1 && j - j0 == 1) {
+            out[j0] = ir_expr_copy(m, idx[i0]);
+            continue;
+        }
+        ir_dtype t = i > i0 ? idx[i0]->dtype : IR_I64;
+        ir_expr *lin = NULL;
+        for (int d = i0; d < i; d++)
+            lin = !lin ? ir_expr_copy(m, idx[d])
+                       : ir_binary(m, IR_ADD, ir_binary(m, IR_MUL, lin, ir_int_typed(m, ps[d], t)),
+                                   ir_expr_copy(m, idx[d]));
+        if (!lin)
+            lin = ir_int_typed(m, 0, t);
+        int64_t stride = cp;
+        for (int d = j0; d < j; d++) {
+            stride /= cs[d];
+            ir_expr *e = lin;
+            if (stride != 1)
+                e = ir_binary(m, IR_FLOORDIV, e, ir_int_typed(m, stride, t));
+            if (d > j0)
+                e = ir_binary(m, IR_FLOORMOD, e, ir_int_typed(m, cs[d], t));
+            out[d] = pass_simplify_expr_in(m, e, nv, vars, lo, hi);
+        }
+    }
+    return true;
+}
+
+static bool finds_divmod(const ir_expr *x, void *p)
+{
+    *(bool *)p |= x->kind == IR_FLOORDIV || x->kind == IR_FLOORMOD;
+    return true;
+}
+
+typedef struct uses_ctx {
+    const ir_var *v;
+    const ir_buffer *t;
+    bool used;
+    int tloads;
+} uses_ctx;
+
+static bool finds_use(const ir_expr *x, void *p)
+{
+    uses_ctx *c = p;
+    c->used |= x->kind == IR_VAR && x->var == c->v;
+    c->tloads += x->kind == IR_LOAD && x->buf == c->t;
+    return true;
+}
+
+/* A fused store's value nests at most this deep: a chain of thousands of
+ * elementwise layers becomes one kernel per so many links, not one
+ * expression the .tir reader refuses (and a C compiler chokes on). */
+#define FUSE_MAX_DEPTH 64
+
+/* The nesting depth of x (stops counting past FUSE_MAX_DEPTH). */
+static int expr_depth(const ir_expr *x, int d)
+{
+    if (!x || d > FUSE_MAX_DEPTH)
+        return d;
+    int best = d + 1;
+    const ir_expr *kids[3] = {x->a, x->b, x->c};
+    for (int i = 0; i < 3; i++) {
+        int k = expr_depth(kids[i], d + 1);
+        best = k > best ? k : best;
+    }
+    for (int i = 0; i < x->nargs; i++) {
+        int k = expr_depth(x->args[i], d + 1);
+        best = k > best ? k : best;
+    }
+    return best;
+}
+
+/* x with loads of T replaced by v, and loads of a reshaped parameter (at
+ * C's own index) by loads of P's at idx. */
+static ir_expr *rewrite_loads(fusion *u, const ir_expr *x, ir_expr *const *idx, const ir_expr *v)
+{
+    if (!x)
+        return NULL;
+    ir_module *m = u->m;
+    if (x->kind == IR_LOAD && x->buf == u->fc->params[u->tp])
+        return ir_expr_copy(m, v);
+    if (x->kind == IR_LOAD)
+        for (int k = 0; k < u->nmap; k++)
+            if (x->buf == u->from[k] && u->reshaped[k]) {
+                ir_expr *at[64];
+                for (int d = 0; d < u->pt->ndim && d < 64; d++)
+                    at[d] = ir_expr_copy(m, idx[d]);
+                return ir_load(m, u->to[k], at, u->pt->ndim);
+            }
+    ir_expr *c = ir_expr_copy(m, x);
+    for (int i = 0; i < c->nargs; i++)
+        c->args[i] = rewrite_loads(u, x->args[i], idx, v);
+    c->a = rewrite_loads(u, x->a, idx, v);
+    c->b = rewrite_loads(u, x->b, idx, v);
+    c->c = rewrite_loads(u, x->c, idx, v);
+    return c;
+}
+
+/* C's value computed where P stores the element of T at idx (P's view of
+ * T) with value v, in P's block b: loads of T become v, reshaped
+ * parameters are read at idx, and everything else of C's at C's iteration
+ * point mapped from idx.  NULL when that needs a floordiv or floormod of
+ * P's indices (a gather in P's vector loop), or when v, more than one
+ * load, would be computed more than once. */
+static ir_expr *consumer_value(fusion *u, ir_expr *const *idx, const ir_expr *v, const ir_stmt *b)
+{
+    ir_module *m = u->m;
+    const ir_stmt *cb = u->cb;
+    const ir_buffer *ct = u->fc->params[u->tp];
+    if (cb->niters > 64 || u->pt->ndim > 64)
+        return NULL;
+    uses_ctx tc = {NULL, ct, false, 0};
+    ir_expr_walk(u->cst->value, finds_use, &tc);
+    if (tc.tloads > 1 && v->kind != IR_LOAD && v->kind != IR_VAR && v->kind != IR_INT &&
+        v->kind != IR_FLOAT)
+        return NULL;
+    ir_expr *ce[64];
+    if (!map_index(m, idx, u->pt->shape, u->pt->ndim, ct->shape, ct->ndim, b, ce))
+        return NULL;
+    ir_expr *g = rewrite_loads(u, u->cst->value, idx, v);
+    ir_var *cv[64];
+    for (int d = 0; d < cb->niters; d++) {
+        cv[d] = cb->iters[d].var;
+        uses_ctx vc = {cv[d], NULL, false, 0};
+        ir_expr_walk(g, finds_use, &vc);
+        bool dm = false;
+        ir_expr_walk(ce[d], finds_divmod, &dm);
+        if (vc.used && dm)
+            return NULL;
+    }
+    g = ir_expr_subst(m, g, cv, ce, cb->niters);
+    rename_bufs(g, u->from, u->to, u->nmap);
+    return expr_depth(g, 0) <= FUSE_MAX_DEPTH ? g : NULL;
+}
+
+/* The stores of T in P, each in a block of spatial iteration variables
+ * only (every element once), and no load of T: false if not so. */
+static bool scan_stores(fusion *u)
 {
     wb_ctx *w = &u->w;
     *w = (wb_ctx){.t = u->pt};
@@ -523,9 +818,8 @@ static bool writebacks_fit(fusion *u)
         return false;
     for (int k = 0; k < w->nstores; k++) {
         const ir_stmt *wst = *w->store_slot[k];
-        const ir_expr *tl = tile_load(wst->value);
-        if (!w->nest_slot[k] || !w->block[k] || !tl || tl->dtype != u->pt->dtype ||
-            wst->nargs != u->cb->niters)
+        if (!w->block[k] || w->block[k]->init || wst->nargs != u->pt->ndim ||
+            wst->value->dtype != u->pt->dtype)
             return false;
         for (int i = 0; i < w->block[k]->niters; i++)
             if (w->block[k]->iters[i].kind != IR_ITER_SPATIAL)
@@ -534,30 +828,44 @@ static bool writebacks_fit(fusion *u)
     return true;
 }
 
-/* C's parameters other than T become new parameters of P's, named after
- * C's layer; so does the name of C's block (every fused layer's block has
- * a name of its own). */
-static void map_params(fusion *u)
+/* Whether P's stores of T are tile write-backs C's block can update. */
+static bool writebacks_fit(fusion *u)
 {
-    ir_module *m = u->m;
-    u->nmap = 0;
-    for (int p = 0; p < u->fc->nparams && u->nmap < 64; p++) {
-        if (p == u->tp)
-            continue;
-        ir_buffer *ob = u->fc->params[p];
-        ir_buffer *nb = ir_buffer_new(m, ir_sprintf(m->arena, "%s.%s", u->clayer, ob->name),
-                                      ob->dtype, ob->ndim, ob->shape, IR_BUF_ARG);
-        u->from[u->nmap] = ob;
-        u->newargs[u->nmap] = u->C->args[p];
-        u->to[u->nmap++] = nb;
-        if (ob == u->cst->buf)
-            u->ynew = nb;
+    wb_ctx *w = &u->w;
+    for (int k = 0; k < w->nstores; k++) {
+        const ir_stmt *wst = *w->store_slot[k];
+        const ir_expr *tl = tile_load(wst->value);
+        if (!w->nest_slot[k] || !tl || tl->dtype != u->pt->dtype ||
+            !consumer_value(u, wst->args, tl, w->block[k]))
+            return false;
     }
-    char *bname = ir_sprintf(m->arena, "%s", u->clayer);
-    for (char *q = bname; *q; q++)
-        if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')))
-            *q = '_';
-    u->bname = bname;
+    return true;
+}
+
+/* Whether C can be computed in each of P's stores of T itself. */
+static bool stores_fit(fusion *u)
+{
+    for (int k = 0; k < u->w.nstores; k++) {
+        const ir_stmt *wst = *u->w.store_slot[k];
+        if (!consumer_value(u, wst->args, wst->value, u->w.block[k]))
+            return false;
+    }
+    return true;
+}
+
+/* Computes C in P's stores of T: each `T[e] = v` becomes `Y[e] = C(v)`
+ * (one pass over memory for a chain of elementwise layers, a
+ * concatenation and the batchnorm after it).  C's work is then the
+ * producer's block's. */
+static void fuse_stores(fusion *u)
+{
+    for (int k = 0; k < u->w.nstores; k++) {
+        ir_stmt *wst = *u->w.store_slot[k];
+        ir_expr *g = consumer_value(u, wst->args, wst->value, u->w.block[k]);
+        wst->value = fold_batchnorm(u->m, u->fp, g, u->bname, u->clayer, u->bn_tables);
+        wst->buf = u->ynew;
+        ir_block_update_access(u->m, (ir_stmt *)u->w.block[k]);
+    }
 }
 
 /* An epilogue in write-back k (tile + bias) gets a nest of its own that
@@ -590,17 +898,7 @@ static ir_stmt *split_epilogue(fusion *u, int k, ir_stmt *ust)
 static void make_update(fusion *u, int k, ir_stmt *ust, ir_stmt *ublk)
 {
     ir_module *m = u->m;
-    const ir_stmt *cb = u->cb;
-    ir_var *cv[64];
-    ir_expr *ce[64];
-    int n = cb->niters < 64 ? cb->niters : 64;
-    for (int d = 0; d < n; d++) {
-        cv[d] = cb->iters[d].var;
-        ce[d] = ust->args[d];
-    }
-    ir_expr *g = replace_loads(m, u->cst->value, u->fc->params[u->tp], ust->value);
-    g = ir_expr_subst(m, g, cv, ce, n);
-    rename_bufs(g, u->from, u->to, u->nmap);
+    ir_expr *g = consumer_value(u, ust->args, ust->value, ublk);
     g = fold_batchnorm(m, u->fp, g, u->bname, u->clayer, u->bn_tables);
     ir_expr *tile = tile_load(ust->value);   /* tile[...] */
     ust->buf = tile->buf;
@@ -660,24 +958,31 @@ static void rewire_calls(fusion *u)
     P->args = args;
     P->nargs = k;
     name_group(m, fp, u->player, u->clayer, ir_func_attr(fp, "op"), ir_func_attr(u->fc, "op"));
-    for (int c = u->ci + 1; c < m->graph.ncalls; c++)
-        m->graph.calls[c - 1] = m->graph.calls[c];
-    m->graph.ncalls--;
+    for (int i = 0; i < u->nmap; i++)
+        add_user(u->ix, u->newargs[i], u->pi);
+    u->ix->dead[u->ci] = true;
+    u->ix->nruns[pass_find_ptr(u->ix->funcs, u->ix->nfuncs, u->fc)]--;
 }
 
 /* Fuses call ci, whose elementwise block is cb, into the call that writes
  * its input number tp; true if it did. */
-static bool fuse_into_producer(ir_module *m, int ci, const ir_stmt *cb, int tp)
+static bool fuse_into_producer(fuse_index *ix, int ci, const ir_stmt *cb, int tp)
 {
-    fusion u = {.m = m, .C = &m->graph.calls[ci], .ci = ci, .cb = cb, .tp = tp,
+    ir_module *m = ix->m;
+    fusion u = {.m = m, .ix = ix, .C = &m->graph.calls[ci], .ci = ci, .cb = cb, .tp = tp,
                 .cst = cb->body[0]};
     u.fc = u.C->fn;
-    if (!find_producer(&u) || !writebacks_fit(&u))
+    if (!find_producer(&u) || !map_params(&u) || !scan_stores(&u))
         return false;
-    map_params(&u);
-    for (int k = 0; k < u.w.nstores; k++)
-        if (!fuse_writeback(&u, k))
-            return false;
+    if (writebacks_fit(&u)) {
+        for (int k = 0; k < u.w.nstores; k++)
+            if (!fuse_writeback(&u, k))
+                return false;
+    } else if (stores_fit(&u)) {
+        fuse_stores(&u);
+    } else {
+        return false;
+    }
     rewire_calls(&u);
     return true;
 }
@@ -685,12 +990,12 @@ static bool fuse_into_producer(ir_module *m, int ci, const ir_stmt *cb, int tp)
 /* Fuses call ci into the call that writes one of its inputs, trying each
  * in turn: a residual add joins whichever branch runs last (its other
  * input must exist when that producer runs); true if it did. */
-static bool fuse_call(ir_module *m, int ci)
+static bool fuse_call(fuse_index *ix, int ci)
 {
-    const ir_func *fc = m->graph.calls[ci].fn;
+    const ir_func *fc = ix->m->graph.calls[ci].fn;
     int tp = -1;
     for (const ir_stmt *cb; (cb = elementwise(fc, tp + 1, &tp));)
-        if (fuse_into_producer(m, ci, cb, tp))
+        if (fuse_into_producer(ix, ci, cb, tp))
             return true;
     return false;
 }
@@ -698,13 +1003,20 @@ static bool fuse_call(ir_module *m, int ci)
 bool pass_fuse(ir_module *m, diag *d)
 {
     (void)d;
-    for (int ci = 0; ci < m->graph.ncalls;)
-        if (!fuse_call(m, ci))
-            ci++;
-    /* kernels no call (run or load) uses any more */
+    fuse_index ix;
+    index_graph(m, &ix);
+    for (int ci = 0; ci < m->graph.ncalls; ci++)
+        fuse_call(&ix, ci);
+    /* the fused consumers' calls go, and kernels no call (run or load)
+     * uses any more */
     int k = 0;
+    for (int c = 0; c < m->graph.ncalls; c++)
+        if (!ix.dead[c])
+            m->graph.calls[k++] = m->graph.calls[c];
+    m->graph.ncalls = k;
+    k = 0;
     for (int f = 0; f < m->nfuncs; f++)
-        if (runs_elsewhere(m, m->funcs[f], -1))
+        if (runs_elsewhere(&ix, m->funcs[f], -1))
             m->funcs[k++] = m->funcs[f];
     m->nfuncs = k;
     return true;

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "passes/passes.h"
+#include "passes/ptrset.h"
 #include "passes/schedule/schedule.h"
 
 #define MAXD 16
@@ -290,38 +291,94 @@ typedef struct use {
     bool drop;             /* the copy goes: T's border holds what it would */
 } use;
 
-static int first_call(const ir_graph *g, const ir_func *f)
+/* Who passes what, built once: the (call, argument) pairs passing each
+ * graph buffer, in call order, and how many calls run each function (2
+ * when a load call runs it too), so the pass costs about n log n in the
+ * graph's calls, not n^2. */
+typedef struct graph_uses {
+    const void **bufs;     /* the graph's buffers, sorted by address */
+    int nbufs;
+    int *start;            /* pairs of bufs[i]: start[i] .. start[i + 1] */
+    int *call, *arg;
+    const void **funcs;    /* the module's functions, sorted by address */
+    int nfuncs;
+    int *ncalls;           /* per funcs[i] */
+} graph_uses;
+
+static void index_uses(ir_module *m, graph_uses *gu)
 {
-    int i = 0;
-    while (g->calls[i].fn != f)
-        i++;
-    return i;
+    ir_graph *g = &m->graph;
+    gu->nbufs = g->nbufs;
+    gu->bufs = pass_sorted_ptrs(m, (void *const *)g->bufs, g->nbufs);
+    gu->nfuncs = m->nfuncs;
+    gu->funcs = pass_sorted_ptrs(m, (void *const *)m->funcs, m->nfuncs);
+    gu->ncalls = ir_alloc(m->arena, sizeof *gu->ncalls * (size_t)(m->nfuncs + 1));
+    memset(gu->ncalls, 0, sizeof *gu->ncalls * (size_t)(m->nfuncs + 1));
+    gu->start = ir_alloc(m->arena, sizeof *gu->start * (size_t)(g->nbufs + 2));
+    memset(gu->start, 0, sizeof *gu->start * (size_t)(g->nbufs + 2));
+    int total = 0;
+    for (int i = 0; i < g->ncalls; i++) {
+        int f = pass_find_ptr(gu->funcs, gu->nfuncs, g->calls[i].fn);
+        if (f >= 0)
+            gu->ncalls[f]++;
+        for (int a = 0; a < g->calls[i].nargs; a++) {
+            int b = pass_find_ptr(gu->bufs, gu->nbufs, g->calls[i].args[a]);
+            if (b >= 0) {
+                gu->start[b + 2]++;
+                total++;
+            }
+        }
+    }
+    for (int l = 0; l < g->nloads; l++) {
+        int f = pass_find_ptr(gu->funcs, gu->nfuncs, g->loads[l].fn);
+        if (f >= 0)
+            gu->ncalls[f] = 2;
+    }
+    for (int b = 0; b < g->nbufs; b++)
+        gu->start[b + 2] += gu->start[b + 1];
+    gu->call = ir_alloc(m->arena, sizeof *gu->call * (size_t)(total + 1));
+    gu->arg = ir_alloc(m->arena, sizeof *gu->arg * (size_t)(total + 1));
+    /* start[b + 1] is now where b's pairs begin; filling moves it to where
+     * they end, which is start[b + 1] as the index needs it */
+    for (int i = 0; i < g->ncalls; i++)
+        for (int a = 0; a < g->calls[i].nargs; a++) {
+            int b = pass_find_ptr(gu->bufs, gu->nbufs, g->calls[i].args[a]);
+            if (b >= 0) {
+                int k = gu->start[b + 1]++;
+                gu->call[k] = i;
+                gu->arg[k] = a;
+            }
+        }
+}
+
+static int calls_of(const graph_uses *gu, const ir_func *f)
+{
+    int i = pass_find_ptr(gu->funcs, gu->nfuncs, f);
+    return i < 0 ? 0 : gu->ncalls[i];
 }
 
 /* The parameters T is passed to, when T can take a border: one writer,
  * each function called once, every access with all indices.  Returns
  * their number, or 0. */
-static int uses_of(const ir_graph *g, const ir_buffer *t, const int *ncalls_of, use *u, int cap)
+static int uses_of(const ir_graph *g, const graph_uses *gu, const ir_buffer *t, use *u, int cap)
 {
     int n = 0, writers = 0;
-    for (int i = 0; i < g->ncalls; i++) {
-        const ir_graph_call *c = &g->calls[i];
-        for (int a = 0; a < c->nargs; a++) {
-            if (c->args[a] != t)
-                continue;
-            if (ncalls_of[first_call(g, c->fn)] != 1 || n == cap)
-                return 0;
-            ir_buffer *p = c->fn->params[a];
-            index_ctx ic = {p, true};
-            ir_stmt_walk(c->fn->body, full_index_stmt, full_index_expr, &ic);
-            if (!ic.ok || p->ndim != t->ndim)
-                return 0;
-            u[n] = (use){c->fn, p, ir_stmt_stores_to(c->fn->body, p), false, {0}, false};
-            writers += u[n].writes;
-            if (!u[n].writes)
-                u[n].has_copy = find_copy(&c->fn->body, p, &u[n].copy);
-            n++;
-        }
+    int b = pass_find_ptr(gu->bufs, gu->nbufs, t);
+    for (int k = b < 0 ? 0 : gu->start[b]; b >= 0 && k < gu->start[b + 1]; k++) {
+        const ir_graph_call *c = &g->calls[gu->call[k]];
+        int a = gu->arg[k];
+        if (calls_of(gu, c->fn) != 1 || n == cap)
+            return 0;
+        ir_buffer *p = c->fn->params[a];
+        index_ctx ic = {p, true};
+        ir_stmt_walk(c->fn->body, full_index_stmt, full_index_expr, &ic);
+        if (!ic.ok || p->ndim != t->ndim)
+            return 0;
+        u[n] = (use){c->fn, p, ir_stmt_stores_to(c->fn->body, p), false, {0}, false};
+        writers += u[n].writes;
+        if (!u[n].writes)
+            u[n].has_copy = find_copy(&c->fn->body, p, &u[n].copy);
+        n++;
     }
     return writers == 1 ? n : 0;
 }
@@ -373,23 +430,16 @@ bool pass_layout(ir_module *m, diag *d)
     ir_graph *g = &m->graph;
     if (g->has_arena)
         return true;   /* a memory plan is laid out for the buffers as they are */
-    /* ncalls_of[i]: how many calls run the function of call i, counted at
-     * its first call; a function a load call runs too is left alone */
-    int *ncalls_of = ir_alloc(m->arena, sizeof *ncalls_of * (size_t)(g->ncalls + 1));
-    memset(ncalls_of, 0, sizeof *ncalls_of * (size_t)(g->ncalls + 1));
-    for (int i = 0; i < g->ncalls; i++) {
-        int fi = first_call(g, g->calls[i].fn);
-        ncalls_of[fi]++;
-        for (int l = 0; l < g->nloads; l++)
-            if (g->loads[l].fn == g->calls[i].fn)
-                ncalls_of[fi] = 2;
-    }
+    /* how many calls run each function; one a load call runs too is left
+     * alone */
+    graph_uses gu;
+    index_uses(m, &gu);
     for (int b = 0; b < g->nbufs; b++) {
         ir_buffer *t = g->bufs[b];
         if (t->role != IR_BUF_TEMP || t->in_arena || t->ndim < 1 || t->ndim > MAXD)
             continue;
         use u[64];
-        int n = uses_of(g, t, ncalls_of, u, 64);
+        int n = uses_of(g, &gu, t, u, 64);
         int first = -1;
         for (int i = 0; i < n && first < 0; i++)
             if (u[i].has_copy)
