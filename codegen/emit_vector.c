@@ -677,6 +677,22 @@ void cg_emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
             cg_str_puts(s, ")");
             return;
         }
+        if (x->dtype == IR_F32 && ir_dtype_is_small_int(x->a->dtype)) {
+            /* widened to i32 (one instruction), then converted: exact */
+            int bits = ilog2(lanes);
+            e->vcvt_used[IR_I32][x->a->dtype][bits] = true;
+            const char *it = cg_vector_ctype(e, IR_I32, lanes);
+            if (!it) {
+                cg_str_puts(s, "0");
+                return;
+            }
+            e->intrin_used = true;
+            cg_str_printf(s, "__builtin_convertvector(tec_cvt_%s_%s(", it + 4,
+                          cg_dtype_suffix(x->a->dtype));
+            cg_emit_vector_ir(e, s, x->a);
+            cg_str_printf(s, "), %s)", vt);
+            return;
+        }
         /* an integer widened (or kept): lane by lane as C's scalar cast */
         if (ir_dtype_is_int(x->dtype) && ir_dtype_is_int(x->a->dtype) &&
             ir_dtype_size(x->a->dtype) <= ir_dtype_size(x->dtype) && x->a->dtype != IR_BOOL) {

@@ -24,7 +24,8 @@
  *     a widening cast of an integer (an i8, u8 or i16 load read as a vector
  *     of its own type and widened to i32; floordiv and floormod stay lane
  *     by lane), the cast of a bf16 load to f32 (a vector of bf16 bits
- *     widened),
+ *     widened) and of an i8, u8 or i16 load to f32 (widened to i32, then
+ *     converted: exact),
  *     sqrt and rsqrt (an instruction of 16 to the target's bytes), and exp,
  *     log, tanh, erf, sin, cos, sigmoid on vectors of 32 or more bytes
  *     (glibc's libmvec) are vector operations;
@@ -412,7 +413,8 @@ static bool vector_node(const vz *z, const ir_expr *x)
 {
     int64_t coef;
     if (x->kind == IR_LOAD && (narrow_int(x->dtype, z->dt) ||   /* under a widening cast */
-                               (x->dtype == IR_BF16 && z->dt == IR_F32)))
+                               (z->dt == IR_F32 && (x->dtype == IR_BF16 ||
+                                                    ir_dtype_is_small_int(x->dtype)))))
         return access_coef(z, x->buf, x->args, x->nargs, &coef);
     if (x->dtype != z->dt)
         return false;
@@ -424,9 +426,10 @@ static bool vector_node(const vz *z, const ir_expr *x)
         return access_coef(z, x->buf, x->args, x->nargs, &coef);
     case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_MIN: case IR_MAX: case IR_NEG:
         return true;   /* integers wrap, as the interpreter's do; / is of floats */
-    case IR_CAST:      /* widening an integer, or bf16 to f32: exact */
+    case IR_CAST:      /* widening an integer, bf16 or a small integer to f32: exact */
         return x->a && (narrow_int(x->a->dtype, z->dt) || x->a->dtype == z->dt ||
-                        (x->a->dtype == IR_BF16 && z->dt == IR_F32));
+                        (z->dt == IR_F32 && (x->a->dtype == IR_BF16 ||
+                                             ir_dtype_is_small_int(x->a->dtype))));
     case IR_SELECT:   /* one condition for every lane */
         return !dep(z, x->c);
     case IR_CALL:
