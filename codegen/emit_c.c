@@ -1924,6 +1924,7 @@ static void emit_func_body(cg_emitter *e, cg_str *s)
     }
     for (int i = 0; i < e->f->nparams; i++)
         mark_unused(e, s, e->f->params[i], &e->used_bufs, cg_lookup(e, e->f->params[i]));
+    cg_emit_bf16_flag(e, s);
     if (e->f->body)
         emit_stmt(e, s, e->f->body);
     if (e->nheap > 0) {

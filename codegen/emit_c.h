@@ -101,6 +101,7 @@ typedef struct cg_emitter {
     int64_t slab_bytes;            /* per thread */
     ir_module *scratch;            /* vector IR made of vectorized loops, index checks */
     bool quiet_chunks;             /* the chunks of a loop vectorized here: one comment */
+    bool bf16_flag;                /* the kernel defines tec_bf16_plain (emit_vector.c) */
 
     /* current function */
     const ir_func *f;

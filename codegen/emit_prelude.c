@@ -275,7 +275,7 @@ static const char *widening_intrinsic(ir_dtype to, ir_dtype from, int bytes, con
 }
 
 /* tec_cvt_i32x16_i8(v): the integers of v widened, lane by lane as C's
- * cast.  One x86 instruction where the target has it (GCC 12 lowers
+ * cast (tec_cvt_f32x16_bf16: bf16 bits as f32, exact).  One x86 instruction where the target has it (GCC 12 lowers
  * __builtin_convertvector of a 4x widening lane by lane), else
  * __builtin_convertvector. */
 static void emit_vector_widening(cg_emitter *e, cg_str *s)
@@ -289,6 +289,12 @@ static void emit_vector_widening(cg_emitter *e, cg_str *s)
                 const char *ts = cg_dtype_suffix((ir_dtype)to), *fs = cg_dtype_suffix((ir_dtype)from);
                 cg_str_printf(s, "static inline tec_%sx%d tec_cvt_%sx%d_%s(tec_%sx%d v)\n{\n", ts,
                               lanes, ts, lanes, fs, fs, lanes);
+                if (from == IR_BF16) {   /* to f32: the 16 bits on top of 16 zero bits */
+                    cg_str_printf(s, "    tec_mf32x%d u = __builtin_convertvector(v, tec_mf32x%d) << 16;\n"
+                                     "    tec_f32x%d f;\n    __builtin_memcpy(&f, &u, sizeof f);\n"
+                                     "    return f;\n}\n", lanes, lanes, lanes);
+                    continue;
+                }
                 const char *isa = NULL;
                 const char *in = widening_intrinsic((ir_dtype)to, (ir_dtype)from,
                                                     lanes * ir_dtype_size((ir_dtype)to), &isa);

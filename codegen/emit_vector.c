@@ -14,6 +14,7 @@
 
 #include "codegen/emit_vector.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +82,8 @@ static int ilog2(int x)
  * time). */
 static bool vector_dtype(ir_dtype t)
 {
-    return t == IR_F32 || t == IR_F64 || t == IR_I32 || t == IR_I16 || t == IR_I8 || t == IR_U8;
+    return t == IR_F32 || t == IR_F64 || t == IR_I32 || t == IR_I16 || t == IR_I8 || t == IR_U8 ||
+           t == IR_BF16;   /* bf16: its bits, widened to f32 (tec_cvt_f32xL_bf16) */
 }
 
 /* ---------------------------------------------------------------- vector IR
@@ -398,6 +400,229 @@ static bool emit_dot4_sum(cg_emitter *e, cg_str *s, const ir_expr *x, const char
     return true;
 }
 
+/* ---------------------------------------------------------------- bf16 pairs
+ *
+ * A bf16 contraction accumulating in f32 whose reduction is split by 2 with
+ * the 2 innermost and vectorized along its columns (its weights packed
+ * [..][columns][2]) reaches the emitter as (ir/vectorize.c, reduce_group)
+ *
+ *   (acc + broadcast(f32(a0)) * f32(W[ramp(b, 2, L)]))
+ *        + broadcast(f32(a1)) * f32(W[ramp(b + 1, 2, L)])
+ *
+ * lane l: acc[l] + a0 W[b + 2l], then + a1 W[b + 2l + 1], each sum rounded
+ * as the interpreter's.  AVX-512 BF16's vdpbf16ps computes per 32-bit lane
+ * acc += x.hi w.hi, then acc += x.lo w.lo, each rounded to nearest even:
+ * with a0 and W's first element of a pair in the high halves (a0 << 16 |
+ * a1, and W's pairs rotated by 16 bits) it adds in the interpreter's order.
+ * A product of two bf16 is exact in f32 and the instruction's fused
+ * multiply-add equals the interpreter's multiply then add, except where it
+ * flushes subnormals to zero or a product leaves f32's range.  So the
+ * instruction runs only where every bf16 value the kernel reads is 0,
+ * infinite, NaN or of magnitude in [2^-50, 2^63) (then every product is 0
+ * or in [2^-100, 2^126), a multiple of 2^-114, and every sum of them 0 or
+ * at least 2^-123: none is subnormal, no product overflows), checked once
+ * per call of the kernel over its bf16 parameters (tec_bf16_plain, when
+ * its local bf16 buffers are copies of them: packed panels, padded with
+ * zeros), and where acc
+ * holds no subnormal: checked at each step (tec_bf16_plain 1) unless acc is
+ * a local buffer that only ever holds 0, normal constants and sums of such
+ * products (tec_bf16_plain 2: an accumulator tile); elsewhere the helper
+ * computes the interpreter's sums (tec_dpbf16_exact_f32xL). */
+
+typedef struct bf16_term {
+    const ir_expr *a;      /* the scalar bf16 load */
+    const ir_expr *load;   /* W[ramp(base, 2, L)] */
+    ir_affine base;
+} bf16_term;
+
+static bool bf16_load(const ir_expr *x)
+{
+    return x && x->kind == IR_CAST && x->dtype == IR_F32 && x->a && x->a->kind == IR_LOAD &&
+           x->a->dtype == IR_BF16;
+}
+
+static bool bf16_term_of(const ir_expr *t, int lanes, bf16_term *out)
+{
+    if (t->kind != IR_MUL || t->dtype != IR_F32)
+        return false;
+    const ir_expr *bc = t->a, *w = t->b;
+    if (bc->kind != IR_BROADCAST) {
+        bc = t->b;
+        w = t->a;
+    }
+    if (bc->kind != IR_BROADCAST || !bf16_load(bc->a) || !bf16_load(w))
+        return false;
+    const ir_expr *ld = w->a;
+    if (ld->nargs != 1 || ir_expr_lanes(ld) != lanes || ld->args[0]->kind != IR_RAMP ||
+        !ir_expr_is_int(ld->args[0]->b, 2) || !ir_affine_of(ld->args[0]->a, &out->base))
+        return false;
+    out->a = bc->a->a;
+    out->load = ld;
+    return true;
+}
+
+/* x as tec_dpbf16_f32xL(acc, &W[b], a0 << 16 | a1); false (nothing
+ * written) when it is not such a pair. */
+static bool emit_bf16_pair(cg_emitter *e, cg_str *s, const ir_expr *x, const char *vt)
+{
+    int lanes = ir_expr_lanes(x);
+    bf16_term t0, t1;
+    if (x->kind != IR_ADD || x->dtype != IR_F32 || (lanes != 8 && lanes != 16) ||
+        x->a->kind != IR_ADD || !bf16_term_of(x->a->b, lanes, &t0) ||
+        !bf16_term_of(x->b, lanes, &t1) || t0.load->buf != t1.load->buf ||
+        !ir_affine_same_terms(&t0.base, &t1.base) || t1.base.c != t0.base.c + 1)
+        return false;
+    e->intrin_used = true;
+    if (!e->bf16_flag) {   /* no flag: a kernel the pre-scan did not see (cannot happen) */
+        cg_str_printf(s, "tec_dpbf16_exact_%s((%s)", vt + 4, vt);
+    } else {
+        cg_str_printf(s, "tec_dpbf16_%s((%s)", vt + 4, vt);
+    }
+    cg_emit_vector_ir(e, s, x->a->a);
+    /* W's lanes b .. b + 2L - 1: the first term's access, the second's
+     * checks (of b + 1 + 2(L-1)) ahead of it; then the pair's bits */
+    cg_str w0 = {0}, w1 = {0}, a0 = {0}, a1 = {0};
+    cg_emit_access(e, &w0, t0.load->buf, t0.load, t0.load->args, 1);
+    cg_emit_access(e, &w1, t1.load->buf, t1.load, t1.load->args, 1);
+    cg_emit_access(e, &a0, t0.a->buf, t0.a, t0.a->args, t0.a->nargs);
+    cg_emit_access(e, &a1, t1.a->buf, t1.a, t1.a->args, t1.a->nargs);
+    cg_str_printf(s, ", ((void)%s, &%s), ", w1.p ? w1.p : "0", w0.p ? w0.p : "0");
+    ir_affine f0, f1;
+    if (t0.a->buf == t1.a->buf && t0.a->nargs == 1 && t1.a->nargs == 1 &&
+        ir_affine_of(t0.a->args[0], &f0) && ir_affine_of(t1.a->args[0], &f1) &&
+        ir_affine_same_terms(&f0, &f1) && f1.c == f0.c + 1)
+        /* a0, a1 adjacent: one 4-byte read, a0 into the high half */
+        cg_str_printf(s, "({ uint32_t tec_x2; (void)%s; __builtin_memcpy(&tec_x2, &%s, 4); "
+                         "__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? tec_x2 << 16 | tec_x2 >> 16 : "
+                         "tec_x2; })", a1.p ? a1.p : "0", a0.p ? a0.p : "0");
+    else
+        cg_str_printf(s, "(uint32_t)%s << 16 | (uint32_t)%s", a0.p ? a0.p : "0", a1.p ? a1.p : "0");
+    cg_str_printf(s, "%s)", e->bf16_flag ? ", tec_bf16_plain" : "");
+    free(w0.p);
+    free(w1.p);
+    free(a0.p);
+    free(a1.p);
+    return true;
+}
+
+/* The pre-scan of a kernel for bf16 pairs: whether it has one, and
+ * whether every store to a local bf16 buffer copies a bf16 value read
+ * from memory (a packed panel), so that the parameters hold every bf16
+ * value the kernel reads. */
+typedef struct bf16_scan {
+    bool pair, computed;
+    const ir_buffer *acc[8];   /* the accumulators of the pairs */
+    int nacc;
+    bool acc_unsafe;           /* one may hold a subnormal, or is not local */
+} bf16_scan;
+
+static bool bf16_scan_expr(const ir_expr *x, void *p)
+{
+    bf16_scan *c = p;
+    bf16_term t0, t1;
+    int lanes = ir_expr_lanes(x);
+    if (x->kind == IR_ADD && x->dtype == IR_F32 && (lanes == 8 || lanes == 16) &&
+        x->a->kind == IR_ADD && bf16_term_of(x->a->b, lanes, &t0) && bf16_term_of(x->b, lanes, &t1)) {
+        c->pair = true;
+        const ir_expr *acc = x->a->a;
+        if (acc->kind != IR_LOAD || acc->buf->role == IR_BUF_ARG) {
+            c->acc_unsafe = true;
+        } else {
+            int i = 0;
+            while (i < c->nacc && c->acc[i] != acc->buf)
+                i++;
+            if (i == c->nacc && c->nacc < 8)
+                c->acc[c->nacc++] = acc->buf;
+            else if (i == c->nacc)
+                c->acc_unsafe = true;
+        }
+    }
+    return true;
+}
+
+/* f32(a bf16 load), or a broadcast of it. */
+static bool bf16_value(const ir_expr *x)
+{
+    return bf16_load(x) || (x->kind == IR_BROADCAST && bf16_load(x->a));
+}
+
+/* What may be stored into an accumulator that never holds a subnormal:
+ * 0 or a normal constant, or its own value plus products of bf16 values. */
+static bool safe_acc_value(const ir_expr *v, const ir_buffer *acc)
+{
+    if (v->kind == IR_BROADCAST)
+        v = v->a;
+    if (v->kind == IR_FLOAT)
+        return v->fval == 0 || fabs(v->fval) >= 0x1p-126;
+    while (v->kind == IR_ADD) {
+        if (v->b->kind != IR_MUL || !bf16_value(v->b->a) || !bf16_value(v->b->b))
+            return false;
+        v = v->a;
+    }
+    return v->kind == IR_LOAD && v->buf == acc;
+}
+
+/* A bf16 value copied from memory, or a constant the instruction takes as
+ * it is (0, or of magnitude in [2^-50, 2^63)), or a select of such (a
+ * packed panel's padding). */
+static bool bf16_copied(const ir_expr *v)
+{
+    if (!v || v->dtype != IR_BF16)
+        return false;
+    if (v->kind == IR_LOAD)
+        return true;
+    if (v->kind == IR_FLOAT)
+        return v->fval == 0 || (fabs(v->fval) >= 0x1p-50 && fabs(v->fval) < 0x1p63);
+    return v->kind == IR_SELECT && bf16_copied(v->a) && bf16_copied(v->b);
+}
+
+static bool bf16_scan_stmt(const ir_stmt *st, void *p)
+{
+    bf16_scan *c = p;
+    if (st->kind == IR_S_STORE && st->buf->dtype == IR_BF16 && st->buf->role != IR_BUF_ARG &&
+        !bf16_copied(st->value))
+        c->computed = true;
+    return true;
+}
+
+static bool acc_scan_stmt(const ir_stmt *st, void *p)
+{
+    bf16_scan *c = p;
+    for (int i = 0; st->kind == IR_S_STORE && i < c->nacc; i++)
+        if (st->buf == c->acc[i] && (!st->value || !safe_acc_value(st->value, st->buf)))
+            c->acc_unsafe = true;
+    return true;
+}
+
+void cg_emit_bf16_flag(cg_emitter *e, cg_str *s)
+{
+    bf16_scan c = {.pair = false};
+    e->bf16_flag = false;
+    if (!e->f->body)
+        return;
+    ir_stmt_walk(e->f->body, bf16_scan_stmt, bf16_scan_expr, &c);
+    if (!c.pair)
+        return;
+    ir_stmt_walk(e->f->body, acc_scan_stmt, NULL, &c);
+    e->bf16_flag = true;
+    cg_str t = {0};
+    cg_str_puts(&t, c.computed ? "0" : "1");
+    for (int i = 0; i < e->f->nparams && !c.computed; i++) {
+        const ir_buffer *b = e->f->params[i];
+        if (b->dtype != IR_BF16 || !cg_lookup(e, b))
+            continue;
+        int64_t n = 1;
+        for (int d = 0; d < b->ndim; d++)
+            n *= b->shape[d];
+        cg_str_printf(&t, " && tec_bf16_all_plain(%s, %lld)", cg_lookup(e, b), (long long)n);
+    }
+    cg_line(e, s, "/* bf16 pairs on vdpbf16ps where no bf16 value is tiny, huge or subnormal */");
+    cg_line(e, s, "const int tec_bf16_plain = %s%s;", t.p ? t.p : "0",
+            c.computed ? "" : c.acc_unsafe ? " ? 1 : 0" : " ? 2 : 0");
+    cg_line(e, s, "(void)tec_bf16_plain;");
+    free(t.p);
+}
+
 /* x, a vector, as a value of its C vector type (parenthesized or primary). */
 void cg_emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
 {
@@ -430,7 +655,7 @@ void cg_emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
         emit_vector_load(e, s, x, vt);
         return;
     case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV:
-        if (x->kind == IR_ADD && emit_dot4_sum(e, s, x, vt))
+        if (x->kind == IR_ADD && (emit_dot4_sum(e, s, x, vt) || emit_bf16_pair(e, s, x, vt)))
             return;
         cg_str_puts(s, "(");
         emit_vector_operand(e, s, x->a);
@@ -444,6 +669,30 @@ void cg_emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
         cg_str_puts(s, ")");
         return;
     case IR_CAST:
+        if (x->dtype == IR_F32 && x->a->dtype == IR_BF16) {   /* the bits, widened */
+            e->vcvt_used[IR_F32][IR_BF16][k] = true;
+            e->intrin_used = true;
+            cg_str_printf(s, "tec_cvt_%s_bf16(", vt + 4);
+            cg_emit_vector_ir(e, s, x->a);
+            cg_str_puts(s, ")");
+            return;
+        }
+        if (x->dtype == IR_F32 && ir_dtype_is_small_int(x->a->dtype)) {
+            /* widened to i32 (one instruction), then converted: exact */
+            int bits = ilog2(lanes);
+            e->vcvt_used[IR_I32][x->a->dtype][bits] = true;
+            const char *it = cg_vector_ctype(e, IR_I32, lanes);
+            if (!it) {
+                cg_str_puts(s, "0");
+                return;
+            }
+            e->intrin_used = true;
+            cg_str_printf(s, "__builtin_convertvector(tec_cvt_%s_%s(", it + 4,
+                          cg_dtype_suffix(x->a->dtype));
+            cg_emit_vector_ir(e, s, x->a);
+            cg_str_printf(s, "), %s)", vt);
+            return;
+        }
         /* an integer widened (or kept): lane by lane as C's scalar cast */
         if (ir_dtype_is_int(x->dtype) && ir_dtype_is_int(x->a->dtype) &&
             ir_dtype_size(x->a->dtype) <= ir_dtype_size(x->dtype) && x->a->dtype != IR_BOOL) {
@@ -552,8 +801,75 @@ void cg_emit_stepped_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
 /* The helpers tec_dp4_<x><w>_i32xL that the kernels in `funcs` call (see
  * emit_dot4_sum): acc + the dot products of the 4 bytes of x (x0 in the
  * low byte; u: u8, s: i8) with each lane's 4 bytes of w. */
+/* The helpers tec_dpbf16_f32xL that the kernels in `funcs` call (see
+ * emit_bf16_pair), and tec_bf16_all_plain, the kernels' check. */
+static void emit_bf16_helpers(cg_str *s, const char *funcs)
+{
+    if (!funcs || !strstr(funcs, "tec_dpbf16_"))
+        return;
+    cg_str_puts(s, "/* Whether the bf16 bits h are 0, inf, NaN or of magnitude in [2^-50, 2^63). */\n"
+                   "static inline int tec_bf16_plain1(uint32_t h)\n{\n"
+                   "    h &= 0x7fff;\n"
+                   "    return h == 0 || (uint16_t)(h - 0x2680) < 0x3880 || h >= 0x7f80;\n}\n"
+                   "static int tec_bf16_all_plain(const uint16_t *p, int64_t n)\n{\n"
+                   "    int64_t i = 0;\n"
+                   "#if defined(__x86_64__) && defined(__AVX512BW__)\n"
+                   "    for (; i + 32 <= n; i += 32) {\n"
+                   "        __m512i m;\n"
+                   "        __builtin_memcpy(&m, p + i, sizeof m);\n"
+                   "        m = _mm512_and_si512(m, _mm512_set1_epi16(0x7fff));\n"
+                   "        if (_mm512_cmpneq_epi16_mask(m, _mm512_setzero_si512()) &\n"
+                   "            _mm512_cmpge_epu16_mask(_mm512_sub_epi16(m, _mm512_set1_epi16(0x2680)), _mm512_set1_epi16(0x3880)) &\n"
+                   "            _mm512_cmplt_epu16_mask(m, _mm512_set1_epi16(0x7f80)))\n"
+                   "            return 0;\n"
+                   "    }\n"
+                   "#endif\n"
+                   "    for (; i < n; i++)\n"
+                   "        if (!tec_bf16_plain1(p[i]))\n"
+                   "            return 0;\n"
+                   "    return 1;\n}\n"
+                   "static inline float tec_bf16_f32(uint32_t h)\n{\n"
+                   "    uint32_t u = h << 16;\n    float f;\n"
+                   "    __builtin_memcpy(&f, &u, 4);\n    return f;\n}\n");
+    for (int L = 8; L <= 16; L += 8) {
+        char name[40];
+        snprintf(name, sizeof name, "_f32x%d(", L);
+        if (!strstr(funcs, name))
+            continue;
+        /* the interpreter's sums: each product rounded to f32, then added
+         * (the empty asm keeps the compiler from fusing them); W's pairs
+         * as two vectors of f32, the first elements' (low halves) and the
+         * second's */
+        cg_str_printf(s, "static inline tec_f32x%d tec_dpbf16_exact_f32x%d(tec_f32x%d acc, const void *w, uint32_t x)\n{\n"
+                         "    tec_mf32x%d u, lo, hi;\n    tec_f32x%d w0, w1, p0, p1;\n"
+                         "    __builtin_memcpy(&u, w, sizeof u);\n"
+                         "    lo = u << 16;\n    hi = u & (int32_t)0xffff0000;\n"
+                         "    __builtin_memcpy(&w0, &lo, sizeof w0);\n    __builtin_memcpy(&w1, &hi, sizeof w1);\n"
+                         "    p0 = tec_bf16_f32(x >> 16) * w0;\n    p1 = tec_bf16_f32(x & 0xffff) * w1;\n"
+                         "#if defined(__x86_64__)\n    __asm__(\"\" : \"+v\"(p0), \"+v\"(p1));\n"
+                         "#else\n    __asm__(\"\" : \"+m\"(p0), \"+m\"(p1));\n#endif\n"
+                         "    acc = acc + p0;\n    return acc + p1;\n}\n", L, L, L, L, L);
+        const char *p = L == 16 ? "_mm512" : "_mm256", *rf = L == 16 ? "__m512" : "__m256";
+        const char *bh = L == 16 ? "__m512bh" : "__m256bh", *ri = L == 16 ? "__m512i" : "__m256i";
+        cg_str_printf(s, "static inline tec_f32x%d tec_dpbf16_f32x%d(tec_f32x%d acc, const void *w, uint32_t x, int plain)\n{\n", L, L, L);
+        cg_str_printf(s, "#if defined(__x86_64__) && defined(__AVX512BF16__)%s\n",
+                      L == 16 ? "" : " && defined(__AVX512VL__)");
+        cg_str_printf(s, "    %s a;\n    %s b;\n"
+                         "    __builtin_memcpy(&a, &acc, sizeof a);\n"
+                         "    __builtin_memcpy(&b, w, sizeof b);\n"
+                         "    b = %s_rol_epi32(b, 16);   /* the pairs' first elements high: added first */\n"
+                         "    if (plain == 2 || (plain == 1 && !%s_fpclass_ps_mask(a, 0x20))) {   /* no subnormal in acc */\n"
+                         "        a = %s_dpbf16_ps(a, (%s)%s_set1_epi32((int)x), (%s)b);\n"
+                         "        __builtin_memcpy(&acc, &a, sizeof acc);\n        return acc;\n    }\n"
+                         "#else\n    (void)plain;\n#endif\n"
+                         "    return tec_dpbf16_exact_f32x%d(acc, w, x);\n}\n\n",
+                      rf, ri, p, p, p, bh, p, bh, L);
+    }
+}
+
 void cg_emit_dot4_helpers(cg_str *s, const char *funcs)
 {
+    emit_bf16_helpers(s, funcs);
     static const int widths[3] = {4, 8, 16};
     for (int z = 0; z < 2; z++)
     for (int m = 0; m < 4; m++)

@@ -19,7 +19,11 @@ void cg_emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x);
 void cg_emit_vector_store(cg_emitter *e, cg_str *s, const ir_stmt *st);
 /* A loop with a step (a vectorized loop's vector part). */
 void cg_emit_stepped_loop(cg_emitter *e, cg_str *s, const ir_stmt *st);
-/* The int8 dot-product helpers the kernels text `funcs` calls. */
+/* At the top of a kernel with bf16 pairs (dot products on vdpbf16ps):
+ * tec_bf16_plain, whether every bf16 value it reads allows the
+ * instruction; nothing otherwise. */
+void cg_emit_bf16_flag(cg_emitter *e, cg_str *s);
+/* The int8 and bf16 dot-product helpers the kernels text `funcs` calls. */
 void cg_emit_dot4_helpers(cg_str *s, const char *funcs);
 
 /* ---------------------------------------------------------------- from emit_c.c */

@@ -23,7 +23,9 @@
  *   - + - * / neg min max, a select whose condition does not depend on v,
  *     a widening cast of an integer (an i8, u8 or i16 load read as a vector
  *     of its own type and widened to i32; floordiv and floormod stay lane
- *     by lane),
+ *     by lane), the cast of a bf16 load to f32 (a vector of bf16 bits
+ *     widened) and of an i8, u8 or i16 load to f32 (widened to i32, then
+ *     converted: exact),
  *     sqrt and rsqrt (an instruction of 16 to the target's bytes), and exp,
  *     log, tanh, erf, sin, cos, sigmoid on vectors of 32 or more bytes
  *     (glibc's libmvec) are vector operations;
@@ -37,8 +39,10 @@
  *     scalar copy of the if per lane.
  *
  * An inner loop of a few iterations that accumulates into one integer
- * element (an int8 contraction's reduction split by 4) becomes one store of
- * the sum of its iterations' terms (reduce_group).
+ * element (an int8 contraction's reduction split by 4), or into one f32
+ * element from bf16 values (a bf16 contraction's split by 2), becomes one
+ * store of the sum of its iterations' terms in the loop's order
+ * (reduce_group).
  *
  * A loop whose body holds anything else (other inner loops, allocations, asserts,
  * calls, a store of every lane to one element, mixed element types, an if
@@ -181,14 +185,30 @@ static bool loads_visit(const ir_expr *x, void *p)
     return !c->found;
 }
 
+/* Whether x reads a bf16 value. */
+static bool bf16_visit(const ir_expr *x, void *p)
+{
+    if (x->kind == IR_LOAD && x->dtype == IR_BF16)
+        *(bool *)p = true;
+    return !*(bool *)p;
+}
+
+static bool reads_bf16(const ir_expr *x)
+{
+    bool found = false;
+    ir_expr_walk(x, bf16_visit, &found);
+    return found;
+}
+
 /* An inner reduction loop of a few iterations, for k in lo..hi { A[I] =
- * A[I] + P(k) } with I free of k, P not reading A and A of integers (whose
- * wrapping sums do not depend on the order): the one store
- * A[I] = A[I] + P(lo) + ... + P(hi-1).  An int8 contraction whose reduction
- * is split by 4 with the 4 innermost (its weights packed in groups of 4)
- * becomes a sum of 4 products per lane, which the C backend makes one
- * dot-product instruction (codegen/emit_c.c, dot4_group).  NULL when the
- * loop is not of that form. */
+ * A[I] + P(k) } with I free of k and P not reading A: the one store
+ * A[I] = ((A[I] + P(lo)) + ...) + P(hi-1), the loop's own order of sums,
+ * for A of integers or, when P reads bf16 values, of f32.  An int8
+ * contraction whose reduction is split by 4 with the 4 innermost (its
+ * weights packed in groups of 4) becomes a sum of 4 products per lane, which
+ * the C backend makes one dot-product instruction (codegen/emit_vector.c,
+ * emit_dot4_sum); a bf16 one split by 2, a sum of 2 products (emit_bf16_pair).
+ * NULL when the loop is not of that form. */
 static ir_stmt *reduce_group(vz *z, const ir_stmt *st, bool *ok)
 {
     ir_module *m = z->m;
@@ -210,7 +230,8 @@ static ir_stmt *reduce_group(vz *z, const ir_stmt *st, bool *ok)
             b = b->body[0];
     }
     if (!*ok || !b || b->kind != IR_S_STORE || !b->value || b->value->kind != IR_ADD ||
-        !ir_dtype_is_int(b->buf->dtype) || ir_dtype_is_small_int(b->buf->dtype) ||
+        !(ir_dtype_is_int(b->buf->dtype) || (b->buf->dtype == IR_F32 && reads_bf16(b->value->b))) ||
+        ir_dtype_is_small_int(b->buf->dtype) ||
         b->value->a->kind != IR_LOAD || b->value->a->buf != b->buf ||
         b->value->a->nargs != b->nargs)
         return NULL;
@@ -391,7 +412,9 @@ static bool has_vmath(ir_intrin fn)
 static bool vector_node(const vz *z, const ir_expr *x)
 {
     int64_t coef;
-    if (x->kind == IR_LOAD && narrow_int(x->dtype, z->dt))   /* under a widening cast */
+    if (x->kind == IR_LOAD && (narrow_int(x->dtype, z->dt) ||   /* under a widening cast */
+                               (z->dt == IR_F32 && (x->dtype == IR_BF16 ||
+                                                    ir_dtype_is_small_int(x->dtype)))))
         return access_coef(z, x->buf, x->args, x->nargs, &coef);
     if (x->dtype != z->dt)
         return false;
@@ -403,8 +426,10 @@ static bool vector_node(const vz *z, const ir_expr *x)
         return access_coef(z, x->buf, x->args, x->nargs, &coef);
     case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_MIN: case IR_MAX: case IR_NEG:
         return true;   /* integers wrap, as the interpreter's do; / is of floats */
-    case IR_CAST:      /* widening an integer: exact */
-        return x->a && (narrow_int(x->a->dtype, z->dt) || x->a->dtype == z->dt);
+    case IR_CAST:      /* widening an integer, bf16 or a small integer to f32: exact */
+        return x->a && (narrow_int(x->a->dtype, z->dt) || x->a->dtype == z->dt ||
+                        (z->dt == IR_F32 && (x->a->dtype == IR_BF16 ||
+                                             ir_dtype_is_small_int(x->a->dtype))));
     case IR_SELECT:   /* one condition for every lane */
         return !dep(z, x->c);
     case IR_CALL:
