@@ -9,14 +9,14 @@
 check="$srcdir/testsuite/random/check_random.py"
 cat >faulty <<EOF
 #!/bin/sh
-# faulty --no-cache LEVEL PROGRAM --save-outputs DIR
-[ "\$2" = -O2 ] && [ "\$MODE" = exit ] && grep -q '^p7_t9\[' "\$3" && { echo "tec: error: planted" >&2; exit 1; }
+# faulty LEVEL PROGRAM --save-outputs DIR
+[ "\$1" = -O2 ] && [ "\$MODE" = exit ] && grep -q '^p7_t9\[' "\$2" && { echo "tec: error: planted" >&2; exit 1; }
 "$TEC" "\$@" || exit \$?
 # (sched: the interpreter gets a program with a schedule wrong)
-if { [ "\$2" = -O2 ] && [ "\$MODE" = value ]; } ||
-   { [ "\$2" = --interp ] && [ "\$MODE" = sched ] && grep -q '^schedule ' "\$3"; }; then
-    [ -e "\$5/p7_t9.npy" ] &&
-        "$PYTHON" -c 'import numpy as np, sys; a = np.load(sys.argv[1]); np.save(sys.argv[1], a - (abs(a) + 1))' "\$5/p7_t9.npy"
+if { [ "\$1" = -O2 ] && [ "\$MODE" = value ]; } ||
+   { [ "\$1" = --interp ] && [ "\$MODE" = sched ] && grep -q '^schedule ' "\$2"; }; then
+    [ -e "\$4/p7_t9.npy" ] &&
+        "$PYTHON" -c 'import numpy as np, sys; a = np.load(sys.argv[1]); np.save(sys.argv[1], a - (abs(a) + 1))' "\$4/p7_t9.npy"
 fi
 exit 0
 EOF

@@ -22,7 +22,9 @@ fails at one level but not at another is a mismatch too.
 
 Programs are run BATCH at a time as one program (program k's tensors are
 named pK_tI, so they do not collide): one C compiler call and one process
-per level for the batch, which is what costs most.  When a batch
+per level for the batch, which is what costs most.  The levels of a batch
+share a kernel cache (a kernel with the C and compiler command of an
+earlier level is compiled once) in a memory-backed scratch folder.  When a batch
 disagrees, the program the mismatch names (or else the half of the batch,
 halved again, that still disagrees) is run alone; that is reduced
 (statements and outputs dropped while the same kind of mismatch persists)
@@ -46,18 +48,21 @@ either compiler shows as a mismatch of its levels (`-O2 CC=clang vs
 --interp`).
 
 usage: check_random.py TEC N SEED OUT [BATCH [JOBS [SCHEDULES [CC2]]]]
-  BATCH programs are run together (default 25: larger batches make one C
-  function the compiler optimizes in more than linear time); JOBS levels
+  BATCH programs are run together (default 50: tec makes kernels of at
+  most 64 statements, so a larger batch costs about as much a program,
+  but a mismatch takes longer to trace to its program); JOBS levels
   run side by side (default 1); SCHEDULES 1 schedules the programs
   (default 0); CC2 a second C compiler for the compiled levels (default
   none).
 """
+import atexit
 import os
 import random
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -65,6 +70,7 @@ import numpy as np
 LEVELS = ["-O0", "-O1", "-O2", "-O3", "--interp"]
 COMPILED = ["-O0", "-O1", "-O2", "-O3"]
 JOBS = 1   # levels run side by side
+SCRATCH = None   # outputs, kernels and compiler files (scratch_folder)
 
 
 class Prog:
@@ -493,14 +499,27 @@ def random_schedule(rng, k, dims, block, line, used, shapes, local):
     return steps
 
 
-def run(tec, prog_path, level, out):
-    """tec at a level: "-O2", or "-O2 CC=clang" (the C compiler)."""
+def scratch_folder():
+    """A folder for the runs' outputs, kernels and the C compiler's files,
+    in memory where the machine has a tmpfs: tec writes each output and
+    kernel durably (fsync), which on a disk costs more time than the
+    interpreter's whole run of a batch."""
+    shm = "/dev/shm"
+    where = shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+    path = tempfile.mkdtemp(prefix="tec-check-random-", dir=where)
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
+def run(tec, prog_path, level, out, cache, tmp):
+    """tec at a level: "-O2", or "-O2 CC=clang" (the C compiler), with the
+    kernel cache in the folder `cache` and its temporary files in `tmp`."""
     shutil.rmtree(out, ignore_errors=True)
     flag, *cc = level.split()
-    env = dict(os.environ, CC=cc[0][3:]) if cc else None
-    # (--no-cache: a private directory for each run's kernels, where the
-    # cache would keep every one of N programs' kernels)
-    r = subprocess.run([tec, "--no-cache", flag, prog_path, "--save-outputs", out],
+    env = dict(os.environ, XDG_CACHE_HOME=cache, TMPDIR=tmp)
+    if cc:
+        env["CC"] = cc[0][3:]
+    r = subprocess.run([tec, flag, prog_path, "--save-outputs", out],
                        capture_output=True, text=True, timeout=600, env=env)
     return r.returncode, r.stderr
 
@@ -539,13 +558,25 @@ def disagreement(tec, text, work):
         ref_level = "--interp without schedules"
         runs.append((ref_level, plain))
 
+    # The levels of one program share a kernel cache, emptied first (it
+    # would keep every one of N programs' kernels): a kernel whose C and
+    # compiler command are those of a level before it (-O3's C is mostly
+    # -O2's, and both build with cc -O3) is compiled once.  The cache's key
+    # is the C text, the compiler's identity and its flags, so what runs
+    # is the binary a compile of its own would give.
+    global SCRATCH
+    SCRATCH = SCRATCH or scratch_folder()
+    cache, tmp = os.path.join(SCRATCH, "cache"), os.path.join(SCRATCH, "tmp")
+    shutil.rmtree(cache, ignore_errors=True)
+    os.makedirs(tmp, exist_ok=True)
+
     def one(k):
         lv, prog = runs[k]
         path = os.path.join(work, f"prog{k}.te")
         with open(path, "w") as f:
             f.write(prog)
-        out = os.path.join(work, f"out{k}")
-        return run(tec, path, lv, out) + (out,)
+        out = os.path.join(SCRATCH, f"out{k}")
+        return run(tec, path, lv, out, cache, tmp) + (out,)
 
     with ThreadPoolExecutor(JOBS) as pool:
         done = list(pool.map(one, range(len(runs))))
@@ -659,7 +690,7 @@ def culprit(tec, progs, why, work):
 def main():
     global JOBS
     tec, n, seed, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    batch = int(sys.argv[5]) if len(sys.argv) > 5 else 25
+    batch = int(sys.argv[5]) if len(sys.argv) > 5 else 50
     JOBS = int(sys.argv[6]) if len(sys.argv) > 6 else 1
     schedules = len(sys.argv) > 7 and sys.argv[7] == "1"
     cc2 = sys.argv[8] if len(sys.argv) > 8 else ""
