@@ -1597,7 +1597,9 @@ static void find_silu_pairs(ox *x, const Onnx__GraphProto *g)
             fe_map_put(x->a, &readers, g->output[i]->name, (void *)(intptr_t)2);
     for (size_t i = 0; i < g->n_node; i++) {
         const Onnx__NodeProto *n = g->node[i];
-        if (!n->op_type || strcmp(n->op_type, "Sigmoid") != 0 || (n->domain && *n->domain) ||
+        if (!n->op_type ||
+            (strcmp(n->op_type, "Sigmoid") != 0 && strcmp(n->op_type, "HardSigmoid") != 0) ||
+            (n->domain && *n->domain) ||
             n->n_input != 1 || n->n_output != 1 || !*n->input[0] || !*n->output[0])
             continue;
         const Onnx__NodeProto *mul = fe_map_get(&reader, n->output[0]);
