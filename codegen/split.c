@@ -750,32 +750,37 @@ static bool uses_intrinsics(const char *s, size_t start, size_t end)
     return false;
 }
 
-/* The part of the prelude that the unit s[start, end) needs, with its
- * globals declared extern: every # line, and every declaration or helper
- * whose name the unit uses, or an item it keeps uses (helpers use types
- * and other helpers declared before them).  So a kernel's translation unit
- * does not change when the model around it uses other helpers.  An
- * #include of an intrinsics header is left out when nothing kept uses a
- * name that may come from it.
- *
- * For the glue unit (glue, start == end): every # line and declaration,
- * globals defined, no helper function. */
-static char *needed_prelude(const char *s, size_t prelude_end, size_t start, size_t end,
-                            bool glue)
+/* The prelude's items, parsed once: what each unit needs of them is a
+ * flag per item (cg_unit.need), and the text of any set of units is the
+ * items some of them need, in the prelude's order (cg_split_prelude). */
+typedef struct prelude_tab {
+    item items[CG_SPLIT_MAX_ITEMS];
+    int n;
+} prelude_tab;
+
+/* Whether item it of the prelude is a global object's definition. */
+static bool global_item(const char *s, const item *it)
+{
+    scan sc = {s, 0, 0};
+    return it->kind == IT_DECL && !tok_is(&sc, it->first, "static") &&
+           !tok_is(&sc, it->first, "typedef") && !tok_is(&sc, it->first, "extern") &&
+           !(it->has_paren && !it->has_init);
+}
+
+/* Fills keep[0..t->n) with what s[start, end) needs of the prelude: every
+ * # line, and every declaration or helper whose name the unit uses, or an
+ * item it keeps uses (helpers use types and other helpers declared before
+ * them); for the glue unit (glue, start == end), every # line and
+ * declaration and no helper function.  Returns whether anything kept, or
+ * the unit, uses a name an intrinsics header may declare; *oom when
+ * memory ran out. */
+static bool prelude_needs(const char *s, const prelude_tab *t, size_t start, size_t end,
+                          bool glue, unsigned char *keep, bool *oom)
 {
     idset need = {.s = s};
     add_words(&need, s, start, end);
-    item items[512];
-    bool keep[512];
-    int n = 0;
-    scan sc = {s, 0, prelude_end};
-    bool bad;
-    while (n < 512 && next_item(&sc, &items[n], &bad))
-        n++;
-    if (n == 512)
-        return NULL;   /* not worth it: the caller keeps the whole prelude */
-    for (int i = n - 1; i >= 0; i--) {
-        const item *it = &items[i];
+    for (int i = t->n - 1; i >= 0; i--) {
+        const item *it = &t->items[i];
         tok name = it->kind == IT_FUNC ? it->name : it->kind == IT_DECL ? decl_name(s, it)
                                                                         : (tok){TK_EOF, 0, 0};
         if (glue)
@@ -787,19 +792,27 @@ static char *needed_prelude(const char *s, size_t prelude_end, size_t start, siz
             add_words(&need, s, it->start, it->end);
     }
     bool intrin = uses_intrinsics(s, start, end);
-    for (int i = 0; i < n && !intrin; i++)
-        intrin = keep[i] && uses_intrinsics(s, items[i].start, items[i].end);
+    for (int i = 0; i < t->n && !intrin; i++)
+        intrin = keep[i] && uses_intrinsics(s, t->items[i].start, t->items[i].end);
+    *oom |= need.oom;
+    free(need.t);
+    return intrin;
+}
+
+/* The text of the prelude items flagged in keep, comments dropped: the
+ * globals declared extern unless `define`, an #include of an intrinsics
+ * header left out unless `intrin`. */
+static char *prelude_text(const char *s, const prelude_tab *t, const unsigned char *keep,
+                          bool intrin, bool define)
+{
     buf out = {0};
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < t->n; i++) {
         if (!keep[i])
             continue;
-        const item *it = &items[i];
+        const item *it = &t->items[i];
         if (it->kind == IT_PP && !intrin && intrinsics_include(s, it->start, it->end))
             continue;
-        bool global = it->kind == IT_DECL && !tok_is(&sc, it->first, "static") &&
-                      !tok_is(&sc, it->first, "typedef") && !tok_is(&sc, it->first, "extern") &&
-                      !(it->has_paren && !it->has_init);
-        if (global && !glue) {
+        if (global_item(s, it) && !define) {
             size_t stop = it->has_init ? it->init : it->end - 1;
             while (stop > it->start && isspace((unsigned char)s[stop - 1]))
                 stop--;
@@ -811,9 +824,7 @@ static char *needed_prelude(const char *s, size_t prelude_end, size_t start, siz
             puts_(&out, "\n");
         }
     }
-    puts_(&out, "\n");
-    free(need.t);
-    if (need.oom || out.oom) {
+    if (out.oom) {
         free(out.p);
         return NULL;
     }
@@ -924,6 +935,87 @@ out:
     return ok;
 }
 
+/* What each distinct unit needs of the prelude (its `need` flags, its
+ * `intrin`, its `prelude`) and the glue's prelude.  A prelude of more than
+ * CG_SPLIT_MAX_ITEMS items is not cut: every unit then gets all of it
+ * (need NULL).  False when memory runs out. */
+static bool cut_prelude(const char *src, size_t prelude_end, cg_csplit *out)
+{
+    prelude_tab *t = malloc(sizeof *t);
+    if (!t)
+        return false;
+    t->n = 0;
+    scan sc = {src, 0, prelude_end};
+    bool bad, oom = false;
+    while (t->n < CG_SPLIT_MAX_ITEMS && next_item(&sc, &t->items[t->n], &bad))
+        t->n++;
+    if (t->n == CG_SPLIT_MAX_ITEMS) {
+        free(t);
+        for (int i = 0; i < out->n; i++)
+            if (out->units[i].first == i && !(out->units[i].prelude = strdup(out->prelude_extern)))
+                return false;
+        return (out->glue_prelude = strdup(out->prelude)) != NULL;
+    }
+    out->npre = t->n;
+    out->pre_items = calloc((size_t)t->n + 1, sizeof *out->pre_items);
+    out->pre_include = calloc((size_t)t->n + 1, sizeof *out->pre_include);
+    oom |= !out->pre_items || !out->pre_include;
+    for (int i = 0; i < t->n && !oom; i++) {
+        const item *it = &t->items[i];
+        unsigned char one = 1;
+        /* each item's text as a unit gets it (globals extern) */
+        prelude_tab single = {.n = 1};
+        single.items[0] = *it;
+        out->pre_items[i] = prelude_text(src, &single, &one, true, false);
+        oom |= !out->pre_items[i];
+        out->pre_include[i] = it->kind == IT_PP && intrinsics_include(src, it->start, it->end);
+    }
+    for (int i = 0; i < out->n && !oom; i++) {
+        cg_unit *u = &out->units[i];
+        if (u->first != i)
+            continue;
+        if (!(u->need = calloc((size_t)t->n + 1, 1))) {
+            oom = true;
+            break;
+        }
+        u->intrin = prelude_needs(src, t, u->start, u->end, false, u->need, &oom);
+        oom |= !(u->prelude = cg_split_prelude(out, &i, 1));
+    }
+    unsigned char *glue = calloc((size_t)t->n + 1, 1);
+    if (glue && !oom) {
+        bool intrin = prelude_needs(src, t, 0, 0, true, glue, &oom);
+        oom |= !(out->glue_prelude = prelude_text(src, t, glue, intrin, true));
+    }
+    free(glue);
+    free(t);
+    return !oom && glue;
+}
+
+char *cg_split_prelude(const cg_csplit *sp, const int *units, int n)
+{
+    bool intrin = false, all = sp->npre == 0;
+    for (int k = 0; k < n; k++) {
+        intrin |= sp->units[units[k]].intrin;
+        all |= !sp->units[units[k]].need;
+    }
+    if (all)
+        return strdup(sp->prelude_extern);
+    buf out = {0};
+    for (int i = 0; i < sp->npre; i++) {
+        bool keep = false;
+        for (int k = 0; k < n && !keep; k++)
+            keep = sp->units[units[k]].need[i];
+        if (keep && (intrin || !sp->pre_include[i]))
+            puts_(&out, sp->pre_items[i]);
+    }
+    puts_(&out, "\n");
+    if (out.oom) {
+        free(out.p);
+        return NULL;
+    }
+    return out.p;
+}
+
 bool cg_split_c(const char *src, cg_csplit *out)
 {
     memset(out, 0, sizeof *out);
@@ -997,15 +1089,7 @@ bool cg_split_c(const char *src, cg_csplit *out)
     }
     out->prelude = pre.p;
     out->prelude_extern = ext.p;
-    for (int i = 0; i < out->n; i++) {
-        cg_unit *u = &out->units[i];
-        if (u->first == i &&
-            !(u->prelude = needed_prelude(src, prelude_end, u->start, u->end, false)) &&
-            !(u->prelude = strdup(ext.p)))
-            goto fail;
-    }
-    if (!(out->glue_prelude = needed_prelude(src, prelude_end, 0, 0, true)) &&
-        !(out->glue_prelude = strdup(pre.p)))
+    if (!cut_prelude(src, prelude_end, out))
         goto fail;
     free(prelude_ids.t);
     return true;
@@ -1023,7 +1107,12 @@ void cg_split_free(cg_csplit *s)
         free(s->units[i].prelude);
         free(s->units[i].glue);
         free(s->units[i].proto);
+        free(s->units[i].need);
     }
+    for (int i = 0; i < s->npre; i++)
+        free(s->pre_items[i]);
+    free(s->pre_items);
+    free(s->pre_include);
     free(s->units);
     free(s->prelude);
     free(s->prelude_extern);

@@ -43,11 +43,19 @@ typedef struct cg_unit {
     char *prelude;     /* units that are first: what of prelude_extern the unit
                           needs (# lines, and the declarations and helpers it
                           uses); NULL for the others */
+    unsigned char *need;   /* units that are first: need[i] for each prelude item
+                              it needs (NULL: all of them); NULL for the others */
+    bool intrin;       /* it uses a name an intrinsics header (<immintrin.h>) may
+                          declare, so its prelude includes that header */
     size_t start, end; /* the unit in the file */
 } cg_unit;
 
 typedef struct cg_csplit {
     char *prelude, *prelude_extern;
+    char **pre_items;     /* [npre] the prelude's items (# lines, declarations with
+                             the globals extern, helpers), comments dropped */
+    bool *pre_include;    /* [npre] the item includes an intrinsics header */
+    int npre;             /* 0 when the prelude was not cut (too many items) */
     char *glue_prelude;   /* what the unit of the globals and forwarders needs: the
                              prelude's # lines and declarations (globals defined),
                              no helper function */
@@ -56,9 +64,19 @@ typedef struct cg_csplit {
     int distinct;      /* units whose first is themselves */
 } cg_csplit;
 
+/* Most prelude items the cut tells apart (a larger prelude goes whole
+ * into every unit). */
+#define CG_SPLIT_MAX_ITEMS 512
+
 /* Cuts src; false (and *out empty) when src is not in cg_emit_c's layout
  * or memory runs out. */
 bool cg_split_c(const char *src, cg_csplit *out);
+/* The prelude of one translation unit holding the distinct units
+ * units[0..n) (indices into sp->units, each its own first): the items any
+ * of them needs, in the prelude's order, the intrinsics header only if one
+ * of them uses it.  For n == 1 it equals that unit's `prelude`.
+ * Malloc'ed; NULL when memory runs out. */
+char *cg_split_prelude(const cg_csplit *sp, const int *units, int n);
 void cg_split_free(cg_csplit *s);
 
 #endif

@@ -42,9 +42,13 @@ typedef struct ox_value {
     bool view_of_input;      /* a view of one (an output of it needs a copy) */
     const Onnx__NodeProto *producer;   /* the node that computed it, or NULL */
     bool graph_output;       /* already named by an `output` line */
-    const struct ox_value *silu_of;   /* a Sigmoid of this value that only a Mul by it
-                                         reads, which is then their one silu layer: no
-                                         layer, no id (ox_silu_pair) */
+    const struct ox_value *silu_of;   /* a Sigmoid (or HardSigmoid) of this value that
+                                         only a Mul by it reads, which is then their one
+                                         silu (hardswish) layer: no layer, no id
+                                         (ox_silu_pair) */
+    bool hard;               /* with silu_of: a HardSigmoid, max(0, min(1, alpha * x +
+                                beta)), with these: */
+    double alpha, beta;
 } ox_value;
 
 typedef struct ox ox;
@@ -67,7 +71,11 @@ typedef struct ox_node {
 
 /* Whether the node is a Sigmoid whose output only a Mul of its input and
  * it reads (PyTorch's SiLU, x * sigmoid(x)): the Sigmoid then makes no
- * layer, and the Mul is a call of nn.te's silu. */
+ * layer, and the Mul is a call of nn.te's silu.  The same for a
+ * HardSigmoid (PyTorch's Hardswish as exported at opset 13, x *
+ * hardsigmoid(x) with alpha 1/6 and beta 0.5): the Mul is then one
+ * elementwise kernel, `hardswish`, that the fuse pass can fold into the
+ * layer that computes x. */
 bool ox_silu_pair(ox_node *nd);
 
 /* Reports "node 'NAME' (OP, opset N): MESSAGE"; returns false. */

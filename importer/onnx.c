@@ -44,6 +44,7 @@ struct ox {
     char *dir;               /* its folder: external data must stay inside */
     diag *d;
     const fe_onnx_options *o;
+    rt_weight_set *weights;  /* where the weights are kept too, or NULL */
     int opset;
     ox_value **vals;
     int nvals, capvals;
@@ -789,14 +790,24 @@ int ox_attr_ints(ox_node *nd, const char *name, const int64_t **vals)
 
 /* ---------------------------------------------------------------- weights */
 
-/* Writes a param's contents as DIR/<layer>.<role>.npy. */
+/* Writes a param's contents as DIR/<layer>.<role>.npy, and keeps a copy
+ * in the weight set under <layer>.<role>. */
 static bool write_weight(ox_node *nd, const char *layer, const char *role, const rt_tensor *t)
 {
     ox *x = nd->x;
     x->nweights++;
+    char path[PATH_MAX], err[512];
+    if (x->weights) {
+        snprintf(path, sizeof path, "%s.%s", layer, role);
+        rt_tensor *c = rt_tensor_new(t->dtype, t->ndim, t->shape, err, sizeof err);
+        if (c)
+            memcpy(c->data, t->data, t->nbytes);
+        if (!c || !rt_weight_set_put(x->weights, path, c))
+            return model_error(x, "cannot keep the weights of %s: %s", path,
+                               c ? "out of memory" : err);
+    }
     if (!x->o->weights_dir)
         return true;
-    char path[PATH_MAX], err[512];
     snprintf(path, sizeof path, "%s/%s.%s.npy", x->o->weights_dir, layer, role);
     if (!rt_npy_write(path, t, err, sizeof err))
         return model_error(x, "cannot write the weights: %s", err);
@@ -1093,7 +1104,13 @@ static unsigned char *read_file(const char *path, size_t *len)
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
+    /* A regular file is read into a buffer of its size (plus one byte, to
+     * see it did not grow), not one doubled again and again. */
+    struct stat st;
     size_t cap = 1 << 16, n = 0, got;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+        (uint64_t)st.st_size < (uint64_t)1 << 31)
+        cap = (size_t)st.st_size + 1;
     unsigned char *buf = malloc(cap);
     int err = buf ? 0 : ENOMEM;
     while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
@@ -1580,7 +1597,9 @@ static void find_silu_pairs(ox *x, const Onnx__GraphProto *g)
             fe_map_put(x->a, &readers, g->output[i]->name, (void *)(intptr_t)2);
     for (size_t i = 0; i < g->n_node; i++) {
         const Onnx__NodeProto *n = g->node[i];
-        if (!n->op_type || strcmp(n->op_type, "Sigmoid") != 0 || (n->domain && *n->domain) ||
+        if (!n->op_type ||
+            (strcmp(n->op_type, "Sigmoid") != 0 && strcmp(n->op_type, "HardSigmoid") != 0) ||
+            (n->domain && *n->domain) ||
             n->n_input != 1 || n->n_output != 1 || !*n->input[0] || !*n->output[0])
             continue;
         const Onnx__NodeProto *mul = fe_map_get(&reader, n->output[0]);
@@ -1636,8 +1655,14 @@ static Onnx__ModelProto *load_model(ox *x, unsigned char **buf)
 
 char *fe_onnx_import(const char *path, const fe_onnx_options *o, diag *d)
 {
+    return fe_onnx_import_weights(path, o, NULL, d);
+}
+
+char *fe_onnx_import_weights(const char *path, const fe_onnx_options *o, rt_weight_set *weights,
+                             diag *d)
+{
     static const fe_onnx_options none = {0};
-    ox x = {.path = path, .d = d, .o = o ? o : &none};
+    ox x = {.path = path, .d = d, .o = o ? o : &none, .weights = weights};
     const char *slash = strrchr(path, '/');
     x.dir = slash ? strndup(path, (size_t)(slash - path + (slash == path))) : strdup(".");
     int errors = d->nerrors;

@@ -7,8 +7,9 @@
  * linear, batchnorm, relu, maxpool2d ...), else a call of a small kernel
  * def written for the node.  Initializers become the `param`s of those
  * layers; their contents are written as DIR/<layer>.<param>.npy, so the
- * program runs with `--weights DIR` like any other.  doc/onnx.md lists the
- * ops, the naming rules and every message.
+ * program runs with `--weights DIR` like any other, or kept in memory (a
+ * set a run reads, runtime/weight_set.h).  doc/onnx.md lists the ops, the
+ * naming rules and every message.
  */
 #ifndef TEC_IMPORTER_ONNX_H
 #define TEC_IMPORTER_ONNX_H
@@ -18,6 +19,7 @@
 #include "frontend/frontend.h"
 #include "ir/diag.h"
 #include "runtime/exec.h"
+#include "runtime/weight_set.h"
 
 typedef struct fe_onnx_options {
     /* -D NAME=VALUE: the sizes of the model's dynamic dimensions (an
@@ -43,6 +45,12 @@ typedef struct fe_onnx_options {
  * "PATH: error: node 'NAME' (OP, opset N): ...").  The program imports
  * "nn.te". */
 char *fe_onnx_import(const char *path, const fe_onnx_options *o, diag *d);
+/* The same, keeping the initializers' contents in `weights` too (when not
+ * NULL), under the program's parameter names (`layer.role`), for a run to
+ * read instead of files (rt_run_options.weights): no .npy is written and
+ * read back.  o->weights_dir may be NULL then. */
+char *fe_onnx_import_weights(const char *path, const fe_onnx_options *o, rt_weight_set *weights,
+                             diag *d);
 
 /* Converts an ONNX TensorProto file (the backend tests' input_0.pb) to a
  * .npy file; false with a message through d. */

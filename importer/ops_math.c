@@ -13,10 +13,10 @@
 
 #include "importer/impl.h"
 
-/* y[I] = tmpl(x[I]) for input 0. */
-static bool elementwise1(ox_node *nd, const char *base, const char *tmpl, bool float_only)
+/* y[I] = tmpl(x[I]) for the node's output y. */
+static bool elementwise_of(ox_node *nd, ox_value *x, const char *base, const char *tmpl,
+                           bool float_only)
 {
-    ox_value *x = ox_input(nd, 0);
     if (!x || (float_only && !ox_need_float(nd, x)))
         return false;
     ox_value *y = ox_output(nd, 0);
@@ -37,6 +37,12 @@ static bool elementwise1(ox_node *nd, const char *base, const char *tmpl, bool f
     bool ok = ox_kernel_finish(&k, base, y, NULL);
     ox_kernel_free(&k);
     return ok;
+}
+
+/* y[I] = tmpl(x[I]) for input 0. */
+static bool elementwise1(ox_node *nd, const char *base, const char *tmpl, bool float_only)
+{
+    return elementwise_of(nd, ox_input(nd, 0), base, tmpl, float_only);
 }
 
 /* How an elementwise op of several inputs combines them. */
@@ -182,6 +188,19 @@ typedef struct attr_spec {
 static bool unary_attr(ox_node *nd, const void *arg)
 {
     const attr_spec *u = arg;
+    ox_value *x = ox_input(nd, 0);
+    if (x && x->id && ox_silu_pair(nd) && strcmp(u->base, "hardsigmoid") == 0) {
+        /* HardSigmoid of x that only a Mul by x reads: that Mul is the layer */
+        if (!ox_need_float(nd, x))
+            return false;
+        ox_value *y = ox_output(nd, 0);
+        ox_same_shape(y, x);
+        y->silu_of = x;
+        y->hard = true;
+        y->alpha = ox_attr_float(nd, u->a1, u->d1);
+        y->beta = ox_attr_float(nd, u->a2, u->d2);
+        return true;
+    }
     ox_str v1 = {0}, v2 = {0};
     ox_float(&v1, ox_attr_float(nd, u->a1, u->d1));
     if (u->a2)
@@ -215,16 +234,28 @@ static bool nn_unary(ox_node *nd, const void *arg)
     return ox_call_nn(nd, y, op, x->id, NULL, NULL, 0);
 }
 
-/* Mul; of x and a Sigmoid of x that nothing else reads, nn.te's silu. */
+/* Mul; of x and a Sigmoid of x that nothing else reads, nn.te's silu; of
+ * x and such a HardSigmoid, one kernel x * hardsigmoid(x) (hardswish). */
 static bool op_mul(ox_node *nd, const void *arg)
 {
     for (int s = 0; s < 2 && nd->nin == 2; s++) {
         ox_value *x = nd->in[1 - s];
-        if (nd->in[s] && x && nd->in[s]->silu_of == x) {
-            ox_value *y = ox_output(nd, 0);
-            ox_same_shape(y, x);
-            return ox_call_nn(nd, y, "silu", x->id, NULL, NULL, 0);
+        const ox_value *g = nd->in[s];
+        if (!g || !x || g->silu_of != x)
+            continue;
+        if (g->hard) {
+            ox_str a = {0}, b = {0};
+            ox_float(&a, g->alpha);
+            ox_float(&b, g->beta);
+            char tmpl[512];
+            snprintf(tmpl, sizeof tmpl, "$ * max(0, min(1, %s * $ + %s))", a.s, b.s);
+            free(a.s);
+            free(b.s);
+            return elementwise_of(nd, x, "hardswish", tmpl, true);
         }
+        ox_value *y = ox_output(nd, 0);
+        ox_same_shape(y, x);
+        return ox_call_nn(nd, y, "silu", x->id, NULL, NULL, 0);
     }
     return elementwise_n(nd, arg);
 }

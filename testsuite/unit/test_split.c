@@ -197,6 +197,19 @@ int main(void)
         CHECK(strstr(sp.units[2].prelude, "#include <immintrin.h>"));
         CHECK(!strstr(sp.units[3].prelude, "immintrin"));
         CHECK(!strstr(sp.glue_prelude, "immintrin"));
+        /* units compiled together: what any of them needs, once */
+        int both[] = {0, 1}, plain[] = {0, 3};
+        char *p = cg_split_prelude(&sp, both, 2);
+        const char *sq = p ? strstr(p, "static inline float tec_sq(") : NULL;
+        CHECK(p && strstr(p, "#include <immintrin.h>") && sq && strstr(p, "tec_vabs") &&
+              !strstr(sq + 1, "static inline float tec_sq("));
+        free(p);
+        p = cg_split_prelude(&sp, plain, 2);
+        CHECK(p && !strstr(p, "immintrin") && !strstr(p, "tec_vabs") && strstr(p, "tec_sq"));
+        free(p);
+        p = cg_split_prelude(&sp, plain, 1);
+        CHECK(p && strcmp(p, sp.units[0].prelude) == 0);
+        free(p);
     }
     cg_split_free(&sp);
     free(nodef);
