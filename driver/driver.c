@@ -448,6 +448,31 @@ static bool emit_c(session *s)
     return s->csrc != NULL;
 }
 
+/* How OpenMP's threads wait, in words for --verbose. */
+static const char *openmp_policy = "libgomp's defaults";
+
+/* OpenMP's threads neither bound to processors nor spinning between
+ * parallel loops: OMP_PROC_BIND=false and OMP_WAIT_POLICY=passive, unless
+ * the environment sets either of them or GOMP_SPINCOUNT.  A thread that
+ * spins burns the share of a processor its partner needs as soon as any
+ * other process competes for it, and a bound one cannot move off a busy
+ * processor; a competitor that starts after the runtime loaded made bound,
+ * spinning threads 3-5 times slower than one thread, and libgomp's own
+ * default (unbound, 300,000 spins before sleeping) was as bad on a loaded
+ * machine (bench/results/threads.txt).  Set before anything loads the
+ * OpenMP runtime, which reads them once (the caches' checks load kernels
+ * too). */
+static void set_openmp_policy(void)
+{
+    if (getenv("OMP_PROC_BIND") || getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) {
+        openmp_policy = "OMP_PROC_BIND, OMP_WAIT_POLICY or GOMP_SPINCOUNT from the environment";
+        return;
+    }
+    setenv("OMP_PROC_BIND", "false", 1);
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    openmp_policy = "unbound, waiting asleep (tec's default)";
+}
+
 /* The kernels compiled and loaded for this machine's threads. */
 static bool build_kernels(session *s)
 {
@@ -459,10 +484,7 @@ static bool build_kernels(session *s)
                    "--emit=so)", o->target.name, missing);
         return false;
     }
-    /* Bound OpenMP threads for parallel loops on several threads of the
-     * main thread's team; the scheduler's device workers place
-     * themselves (doc/scheduling.md). */
-    cg_bind_openmp_threads(o->threads > 1 && !o->sched_on);
+    cg_bind_openmp_threads(false);   /* set_openmp_policy decided */
     bool fresh = !s->so_path;   /* else it came from the run cache */
     if (fresh)
         s->so_path = cg_compile(s->csrc, &s->co, &s->d);
@@ -476,7 +498,7 @@ static bool build_kernels(session *s)
                 strcmp(o->threads_source, "cores") == 0 ? "default: the cores"
                                                         : o->threads_source);
     if (o->verbose)
-        fprintf(stderr, "tec: OpenMP threads: %s\n", cg_openmp_policy());
+        fprintf(stderr, "tec: OpenMP threads: %s\n", openmp_policy);
     return true;
 }
 
@@ -592,6 +614,7 @@ static int mode_program(options *o)
 {
     session s = {.o = o};
     diag_init(&s.d, stderr);
+    set_openmp_policy();
     s.display = strcmp(o->input_file, "-") == 0 ? "<stdin>" : o->input_file;
     ir_phase_push(drv_ends_with(o->input_file, ".onnx") ? "import" : "read");
     bool loaded = load_program(&s);
