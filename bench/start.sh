@@ -12,7 +12,9 @@
 # run (`tec -O2 PROGRAM`) and a profiled one (`--profile --repeat 1`).
 # Each cell is the median over the rounds of the elapsed time and of the
 # CPU time (user + system, all threads) of the whole process, in ms, from
-# /usr/bin/time.  --save appends the output to bench/results/start.txt.
+# /usr/bin/time.  TEC_LABEL and TEC_VS_LABEL name the two builds in the
+# header (default: their file names).  --save appends the output to
+# bench/results/start.txt.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 TEC=${TEC:-$here/tec}
@@ -40,7 +42,7 @@ export XDG_CACHE_HOME=$tmp/cache
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 echo "# bench/start.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) processors: $cpu;" \
      "load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# new: $TEC  old: $TEC_VS  (median of $ROUNDS; ms elapsed / ms CPU)"
+echo "# new: ${TEC_LABEL:-$(basename "$TEC")}  old: ${TEC_VS_LABEL:-$(basename "$TEC_VS")}  (median of $ROUNDS; ms elapsed / ms CPU)"
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 # one BINARY ARGS...: "elapsed_ms cpu_ms" of one run
 one() {
