@@ -226,9 +226,19 @@ static char *run_dir(const cg_options *co, bool verbose)
     if (!dir)
         return NULL;
     char failed[PATH_MAX];
-    struct stat st;
+    struct stat st, tst;
     const char *why = NULL;
-    if (!ir_make_dirs(dir, 0700, failed, sizeof failed))
+    /* The kernels live in the folder above: it must be as private (else
+     * the kernel cache, next, says what is wrong with it). */
+    size_t tn = strlen(dir) - 4;
+    char *top_dir = strndup(dir, tn);
+    bool top_private = top_dir && ir_make_dirs(top_dir, 0700, failed, sizeof failed) &&
+                       stat(top_dir, &tst) == 0 && S_ISDIR(tst.st_mode) &&
+                       tst.st_uid == geteuid() && !(tst.st_mode & (S_IWGRP | S_IWOTH));
+    free(top_dir);
+    if (!top_private)
+        why = "lies in a kernel cache folder that is not private";
+    else if (!ir_make_dirs(dir, 0700, failed, sizeof failed))
         why = "cannot be created";
     else if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         why = "is not a folder";
@@ -463,6 +473,8 @@ bool drv_runcache_lookup(drv_runcache *rc, ir_module **m, ir_module **em, char *
         return false;
     }
     say(rc, "hit: %s%s", rc->path, "");
+    if (rc->verbose)   /* the kernels are the kernel cache's, checked as it checks them */
+        fprintf(stderr, "tec: kernel cache hit: %s\n", *so_path);
     ir_phase_note("from the cache");
     ir_phase_pop();
     return true;
