@@ -1,28 +1,35 @@
 #!/bin/bash
 # bench/threads.sh — tec on 1 and 2 threads when other processes compete for
-# the processors: tec's own choice against threads bound and spinning.
+# the processors: tec's default against other OpenMP settings.
 #
 #   bench/threads.sh [--save] [MODEL...]      (after make; default mobilenet_v2 resnet18)
-#   COMPETE=2 bench/threads.sh                (start 2 spinning processes first)
+#   COMPETE=1 bench/threads.sh                (1 spinning process started before tec)
+#   COMPETE=1 AFTER=1 bench/threads.sh        (... started AFTER_DELAY s after each tec)
 #
 # For each model (examples/MODEL.te at -O2) in BENCH_ROUNDS rounds (default
 # 5) that take turns: `tec --repeat BENCH_REPEAT` (default 10; tec's median)
 #   1T       TEC_NUM_THREADS=1
-#   2T tec   TEC_NUM_THREADS=2, tec's choice (bound and spinning on a quiet
-#            machine, unbound and asleep on a busy one: doc/codegen.md)
+#   2T tec   TEC_NUM_THREADS=2, tec's default (doc/codegen.md, "Parallel loops")
 #   2T spin  TEC_NUM_THREADS=2 OMP_PROC_BIND=true OMP_WAIT_POLICY=active
-#            (what tec chose before it looked at the machine's load)
+#            (bound and spinning: tec's old choice on a quiet machine)
+#   2T pass  TEC_NUM_THREADS=2 OMP_PROC_BIND=false OMP_WAIT_POLICY=passive
+# plus, with TEC_VS=OLD_TEC, `2T old`: that build's default on 2 threads.
 # Each cell lists the rounds' times in ms, then their median.  COMPETE=N
-# starts N processes that spin (`while :; do :; done`) for the whole run;
-# without it the competition is whatever else runs on the machine (the
-# runnable count at each round is printed).  --save appends the output to
-# bench/results/threads.txt.
+# starts N processes that spin (`while :; do :; done`): for the whole run,
+# or with AFTER=1 anew for each tec run, AFTER_DELAY seconds (default 0.3,
+# after the kernels loaded from the cache) after it starts, and stopped when
+# it ends.  Without COMPETE the competition is whatever else runs on the
+# machine (the runnable count at each round is printed).  --save appends
+# the output to bench/results/threads.txt.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 TEC=${TEC:-$here/tec}
+TEC_VS=${TEC_VS:-}
 ROUNDS=${BENCH_ROUNDS:-5}
 REPEAT=${BENCH_REPEAT:-10}
 COMPETE=${COMPETE:-0}
+AFTER=${AFTER:-0}
+AFTER_DELAY=${AFTER_DELAY:-0.3}
 save= models=
 for a in "$@"; do
     case $a in
@@ -40,31 +47,55 @@ if [ -n "$save" ] && [ -z "${THREADS_SH_SAVING:-}" ]; then
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/threads-bench.XXXXXX")
 spinners=()
-cleanup() { [ ${#spinners[@]} -gt 0 ] && kill "${spinners[@]}" 2>/dev/null; rm -rf "$tmp"; }
+stop_spinners() {
+    [ ${#spinners[@]} -gt 0 ] && { kill "${spinners[@]}" 2>/dev/null; wait "${spinners[@]}" 2>/dev/null; }
+    spinners=()
+}
+# start_spinners DELAY: COMPETE spinning processes, each after DELAY seconds
+start_spinners() {
+    for _ in $(seq "$COMPETE"); do
+        sh -c "sleep $1; while :; do :; done" </dev/null >/dev/null 2>&1 &
+        spinners+=($!)
+    done
+}
+cleanup() { stop_spinners; rm -rf "$tmp"; }
 trap cleanup EXIT
 export XDG_CACHE_HOME=$tmp/cache
-for m in $models; do "$TEC" -O2 "$here/examples/$m.te" >/dev/null 2>&1; done   # fill the cache
-for _ in $(seq "$COMPETE"); do
-    sh -c 'while :; do :; done' &
-    spinners+=($!)
+for m in $models; do
+    "$TEC" -O2 "$here/examples/$m.te" >/dev/null 2>&1   # fill the cache
+    [ -n "$TEC_VS" ] && "$TEC_VS" -O2 "$here/examples/$m.te" >/dev/null 2>&1
 done
+[ "$AFTER" = 1 ] || start_spinners 0
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+when=$([ "$AFTER" = 1 ] && echo "${AFTER_DELAY} s after each tec run starts" || echo "before tec")
 echo "# bench/threads.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) processors: $cpu"
-echo "# $COMPETE spinning processes started; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-ms() { env "$@" "$TEC" -O2 "$here/examples/$m.te" --repeat "$REPEAT" 2>&1 |
-       sed -n 's/^time: median of [0-9]* runs after a warm-up: \([0-9.]*\) us$/\1/p' |
-       awk '{printf "%.1f", $1 / 1000}'; }
+echo "# $COMPETE spinning processes started $when; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+# ms BINARY ENV...: one tec run's median in ms
+ms() {
+    local bin=$1
+    shift
+    [ "$AFTER" = 1 ] && start_spinners "$AFTER_DELAY"
+    env "$@" "$bin" -O2 "$here/examples/$m.te" --repeat "$REPEAT" >"$tmp/out" 2>&1
+    [ "$AFTER" = 1 ] && stop_spinners
+    sed -n 's/^time: median of [0-9]* runs after a warm-up: \([0-9.]*\) us$/\1/p' "$tmp/out" |
+        awk '{printf "%.1f", $1 / 1000}'
+}
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 for m in $models; do
-    t1= tn= ts= run=
+    t1= tn= ts= tp= to= run=
     for _ in $(seq "$ROUNDS"); do
         run="$run $(cut -d' ' -f4 /proc/loadavg | cut -d/ -f1)"
-        t1="$t1 $(ms TEC_NUM_THREADS=1)"
-        tn="$tn $(ms TEC_NUM_THREADS=2)"
-        ts="$ts $(ms TEC_NUM_THREADS=2 OMP_PROC_BIND=true OMP_WAIT_POLICY=active)"
+        t1="$t1 $(ms "$TEC" TEC_NUM_THREADS=1)"
+        tn="$tn $(ms "$TEC" TEC_NUM_THREADS=2)"
+        ts="$ts $(ms "$TEC" TEC_NUM_THREADS=2 OMP_PROC_BIND=true OMP_WAIT_POLICY=active)"
+        tp="$tp $(ms "$TEC" TEC_NUM_THREADS=2 OMP_PROC_BIND=false OMP_WAIT_POLICY=passive)"
+        [ -n "$TEC_VS" ] && to="$to $(ms "$TEC_VS" TEC_NUM_THREADS=2)"
     done
     echo "$m (runnable at each round:$run)"
     echo "  1T      $t1   median $(echo "$t1" | median) ms"
     echo "  2T tec  $tn   median $(echo "$tn" | median) ms"
     echo "  2T spin $ts   median $(echo "$ts" | median) ms"
+    echo "  2T pass $tp   median $(echo "$tp" | median) ms"
+    [ -n "$TEC_VS" ] && echo "  2T old  $to   median $(echo "$to" | median) ms"
 done
+exit 0

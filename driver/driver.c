@@ -25,6 +25,7 @@
 #include "codegen/codegen.h"
 #include "driver/datadir.h"
 #include "driver/options.h"
+#include "driver/runcache.h"
 #include "frontend/frontend.h"
 #include "importer/onnx.h"
 #include "ir/diag.h"
@@ -255,6 +256,7 @@ typedef struct session {
     char *text;
     size_t len;
     drv_datadirs datadirs;     /* the op library's folders, include directories */
+    ir_module *pre;            /* the frontend's module, when m came from the run cache */
     ir_module *m;
     ir_module *em;             /* m after the emission passes (vectorize): what is printed */
     rt_iface iface;
@@ -270,6 +272,7 @@ typedef struct session {
     rt_profile *prof;
     acc_cli_session acols;
     char *scratch, **pb_inputs;
+    drv_runcache rc;           /* the run cache's entry for this run (driver/runcache.h) */
 } session;
 
 static void session_free(session *s)
@@ -286,6 +289,8 @@ static void session_free(session *s)
     rt_iface_free(&s->iface);
     ir_module_free(s->em);
     ir_module_free(s->m);
+    ir_module_free(s->pre);
+    drv_runcache_free(&s->rc);
     free(s->text);
     for (int i = 0; s->pb_inputs && i < s->o->ninputs; i++)
         free(s->pb_inputs[i]);
@@ -443,6 +448,31 @@ static bool emit_c(session *s)
     return s->csrc != NULL;
 }
 
+/* How OpenMP's threads wait, in words for --verbose. */
+static const char *openmp_policy = "libgomp's defaults";
+
+/* OpenMP's threads neither bound to processors nor spinning between
+ * parallel loops: OMP_PROC_BIND=false and OMP_WAIT_POLICY=passive, unless
+ * the environment sets either of them or GOMP_SPINCOUNT.  A thread that
+ * spins burns the share of a processor its partner needs as soon as any
+ * other process competes for it, and a bound one cannot move off a busy
+ * processor; a competitor that starts after the runtime loaded made bound,
+ * spinning threads 3-5 times slower than one thread, and libgomp's own
+ * default (unbound, 300,000 spins before sleeping) was as bad on a loaded
+ * machine (bench/results/threads.txt).  Set before anything loads the
+ * OpenMP runtime, which reads them once (the caches' checks load kernels
+ * too). */
+static void set_openmp_policy(void)
+{
+    if (getenv("OMP_PROC_BIND") || getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) {
+        openmp_policy = "OMP_PROC_BIND, OMP_WAIT_POLICY or GOMP_SPINCOUNT from the environment";
+        return;
+    }
+    setenv("OMP_PROC_BIND", "false", 1);
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    openmp_policy = "unbound, waiting asleep (tec's default)";
+}
+
 /* The kernels compiled and loaded for this machine's threads. */
 static bool build_kernels(session *s)
 {
@@ -454,20 +484,21 @@ static bool build_kernels(session *s)
                    "--emit=so)", o->target.name, missing);
         return false;
     }
-    /* Bound OpenMP threads for parallel loops on several threads of the
-     * main thread's team; the scheduler's device workers place
-     * themselves (doc/scheduling.md). */
-    cg_bind_openmp_threads(o->threads > 1 && !o->sched_on);
-    s->so_path = cg_compile(s->csrc, &s->co, &s->d);
+    cg_bind_openmp_threads(false);   /* set_openmp_policy decided */
+    bool fresh = !s->so_path;   /* else it came from the run cache */
+    if (fresh)
+        s->so_path = cg_compile(s->csrc, &s->co, &s->d);
     if (!s->so_path || !(s->lib = cg_load(s->so_path, s->em, &s->d)))
         return false;
+    if (fresh)
+        drv_runcache_store(&s->rc, s->m, s->em, s->so_path);
     if (cg_set_threads(s->lib, o->threads) && o->verbose)
         fprintf(stderr, "tec: parallel loops run on %d thread%s (%s)\n", o->threads,
                 o->threads == 1 ? "" : "s",
                 strcmp(o->threads_source, "cores") == 0 ? "default: the cores"
                                                         : o->threads_source);
     if (o->verbose)
-        fprintf(stderr, "tec: OpenMP threads: %s\n", cg_openmp_policy());
+        fprintf(stderr, "tec: OpenMP threads: %s\n", openmp_policy);
     return true;
 }
 
@@ -484,7 +515,7 @@ static void mode_count(session *s)
 static void mode_run(session *s)
 {
     options *o = s->o;
-    if (!o->interp && !(emit_c(s) && build_kernels(s)))
+    if (!o->interp && !((s->so_path || emit_c(s)) && build_kernels(s)))
         return;
     s->ro.lib = s->lib;
     if (!(s->run = rt_run_new(s->m, &s->iface, &s->ro, &s->d)))
@@ -514,6 +545,36 @@ static void mode_run(session *s)
         printf("time: median of %d runs after a warm-up: %.1f us\n", o->repeat, median_us);
     if (s->prof)
         report_profile(s->prof, o, &s->acols, s->m, &s->d);
+}
+
+/* A run whose optimized modules and kernels the run cache holds: true
+ * with s->m and s->em from the entry and s->so_path its kernels (the
+ * frontend's module kept as s->pre: the interface names its buffers);
+ * else false, with the entry to write after the kernels are built. */
+static bool from_run_cache(session *s)
+{
+    options *o = s->o;
+    if (!drv_runcache_applies(o))
+        return false;
+    set_cc_options(s);
+    if (!drv_runcache_key(&s->rc, o, s->display, s->text, s->len, s->m, &s->co))
+        return false;
+    ir_module *m, *em;
+    char *so;
+    if (!drv_runcache_lookup(&s->rc, &m, &em, &so))
+        return false;
+    if (o->profile && !(s->shapes = rt_shapes_record(s->m))) {   /* as optimize() does */
+        diag_error(&s->d, diag_noloc(), "out of memory");
+        ir_module_free(m);
+        ir_module_free(em);
+        free(so);
+        return false;
+    }
+    s->pre = s->m;
+    s->m = m;
+    s->em = em;
+    s->so_path = so;
+    return true;
 }
 
 /* After the passes: the one mode that ends the program's way. */
@@ -553,6 +614,7 @@ static int mode_program(options *o)
 {
     session s = {.o = o};
     diag_init(&s.d, stderr);
+    set_openmp_policy();
     s.display = strcmp(o->input_file, "-") == 0 ? "<stdin>" : o->input_file;
     ir_phase_push(drv_ends_with(o->input_file, ".onnx") ? "import" : "read");
     bool loaded = load_program(&s);
@@ -564,11 +626,15 @@ static int mode_program(options *o)
             ir_phase_push("frontend");
             bool built = build_module(&s);
             ir_phase_pop();
-            ir_phase_push("passes");
-            bool optimized = built && optimize(&s);
-            ir_phase_pop();
-            if (optimized)
+            if (built && from_run_cache(&s)) {
                 finish_program(&s);
+            } else if (built && !s.d.nerrors) {
+                ir_phase_push("passes");
+                bool optimized = optimize(&s);
+                ir_phase_pop();
+                if (optimized)
+                    finish_program(&s);
+            }
         }
     }
     int st = status_of(&s.d);

@@ -1,0 +1,75 @@
+/* driver/runcache.h — the run cache: a program's optimized modules and its
+ * compiled kernels, found without running the passes or the C emitter.
+ *
+ * The kernel cache (codegen/compile.c) is keyed on the C source, so a run
+ * that finds its kernels there has still run the passes and the emitter to
+ * make that source.  The run cache sits in front of it: its key is
+ * everything that determines the compiled result before the passes run —
+ *
+ *   tec's build (the executable's GNU build ID, else its size and mtime)
+ *   and version; the program's text (an ONNX model's imported text) and
+ *   its name; the module the frontend made of it, printed (so imports,
+ *   -D values and include folders count through what they produced), and
+ *   the -D and -I options themselves; the -O level, --passes, --profile,
+ *   --unchecked; every field of the target (ISA, vector width, cores,
+ *   caches) and this CPU's model and flags; the C compiler's words ($CC)
+ *   with the size, mtime and inode of each program they name, and the
+ *   environment variables the kernel cache keys on —
+ *
+ * and an entry (CACHE/run/KEY.run, CACHE the kernel cache's folder) holds
+ * the optimized module, the module the C came from (after the emission
+ * passes) and the path of the kernels' shared object in the kernel cache,
+ * ended by the SHA-256 of all that.  A damaged entry (its checksum wrong,
+ * a module that does not parse), a shared object that is gone or is not
+ * the build it names, or an entry or folder someone else could write, is
+ * not used: the run compiles as if there were no entry, and writes a new
+ * one.  Entries are written atomically (a temporary file, renamed).  An
+ * entry is written only when its modules print back to the same text after
+ * parsing, so the run from the cache runs the module the cold run ran. */
+#ifndef TEC_DRIVER_RUNCACHE_H
+#define TEC_DRIVER_RUNCACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "codegen/codegen.h"
+#include "driver/options.h"
+#include "ir/diag.h"
+#include "ir/ir.h"
+
+typedef struct drv_runcache {
+    char *path;           /* CACHE/run/KEY.run, malloc'ed; NULL: no caching */
+    char key[65];
+    bool verbose;
+} drv_runcache;
+
+/* Whether a run of these options may use the run cache: a compiled run
+ * (not --interp, --no-run, --no-cache, --emit=...), without the options
+ * that need the passes to run (--dump-ir, --dump-dir, --dump-schedule,
+ * --verify-each). */
+bool drv_runcache_applies(const options *o);
+
+/* Computes the key of the program `text` (len bytes; an ONNX model's
+ * imported text) whose frontend module is `pre`, for the options o and the
+ * compiler options co, and the entry's path.  False (and rc->path NULL)
+ * when the cache cannot be used (no cache folder, one that others could
+ * write; said with --verbose): the run goes on without it. */
+bool drv_runcache_key(drv_runcache *rc, const options *o, const char *display,
+                      const char *text, size_t len, const ir_module *pre,
+                      const cg_options *co);
+
+/* The entry of rc's key: true with the optimized module *m, the emitted
+ * module *em and the shared object's path *so_path (all the caller's),
+ * or false when there is none or it cannot be used (a damaged entry is
+ * removed). */
+bool drv_runcache_lookup(drv_runcache *rc, ir_module **m, ir_module **em, char **so_path);
+
+/* Writes the entry of rc's key for a cold run's modules and shared object
+ * (a path in the kernel cache).  Failures only skip the entry (said with
+ * --verbose). */
+void drv_runcache_store(drv_runcache *rc, const ir_module *m, const ir_module *em,
+                        const char *so_path);
+
+void drv_runcache_free(drv_runcache *rc);
+
+#endif
