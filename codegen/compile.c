@@ -1543,7 +1543,7 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
     }
     /* The glue: globals, forwarders, the key. */
     cg_text glue = {0}, cold = {0};
-    text_putn(&glue, sp->prelude, strlen(sp->prelude));
+    text_putn(&glue, sp->glue_prelude, strlen(sp->glue_prelude));
     for (int i = 0; i < sp->n; i++)
         text_putn(&glue, sp->units[i].glue, strlen(sp->units[i].glue));
     if (key)

@@ -681,12 +681,87 @@ static void add_words(idset *st, const char *s, size_t start, size_t end)
     }
 }
 
+/* C's and GCC's own names with a leading '_', which no header declares. */
+static const char *const builtin_words[] = {
+    "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary",
+    "_Noreturn", "_Pragma", "_Static_assert", "_Thread_local", "__attribute__", "__extension__",
+    "__restrict", "__restrict__", "__typeof__", "__typeof", "__inline", "__inline__", "__asm__",
+    "__volatile__", "__alignof__", "__int128", "__bf16", "__fp16", "__label__",
+};
+
+/* Whether the word may be a name of an intrinsics header (_mm512_fmadd_ps,
+ * __m512, __mmask16, _MM_FROUND_NO_EXC, _cvtss_sh ...): any name with a
+ * leading '_' but C's and GCC's own (above, _Float<N>, __builtin_*) and
+ * predefined macros (__AVX512F__, __x86_64__, __VA_ARGS__). */
+static bool intrinsic_word(const char *id, size_t len)
+{
+    if (len < 2 || id[0] != '_')
+        return false;
+    for (size_t i = 0; i < sizeof builtin_words / sizeof *builtin_words; i++)
+        if (strlen(builtin_words[i]) == len && memcmp(builtin_words[i], id, len) == 0)
+            return false;
+    if ((len > 7 && memcmp(id, "_Float", 6) == 0) || (len > 10 && memcmp(id, "__builtin_", 10) == 0))
+        return false;
+    if (len > 4 && id[1] == '_' && id[len - 1] == '_' && id[len - 2] == '_') {
+        bool macro = true;   /* __[A-Za-z0-9_]+__ */
+        for (size_t i = 2; i < len - 2; i++)
+            macro &= id_char(id[i]);
+        if (macro)
+            return false;
+    }
+    return true;
+}
+
+/* Whether the # line s[start, end) includes an intrinsics header
+ * (<immintrin.h>, <x86intrin.h> ...): parsing one costs the compiler more
+ * (0.14 s of CPU for <immintrin.h> with -march=native) than most kernels. */
+static bool intrinsics_include(const char *s, size_t start, size_t end)
+{
+    size_t i = start + 1;
+    while (i < end && (s[i] == ' ' || s[i] == '\t'))
+        i++;
+    if (end - i < 7 || memcmp(s + i, "include", 7) != 0)
+        return false;
+    const char *close = memchr(s + i, '>', end - i);
+    return close && close - s >= 9 && memcmp(close - 8, "intrin.h", 8) == 0;
+}
+
+/* Whether s[start, end) (comments aside, # lines that include an
+ * intrinsics header aside) uses a name that may come from one. */
+static bool uses_intrinsics(const char *s, size_t start, size_t end)
+{
+    scan sc = {s, start, end};
+    for (tok t = next(&sc); t.kind != TK_EOF; t = next(&sc)) {
+        if (t.kind == TK_ID && intrinsic_word(s + t.start, t.end - t.start))
+            return true;
+        if (t.kind != TK_PP || intrinsics_include(s, t.start, t.end))
+            continue;
+        for (size_t i = t.start; i < t.end; i++) {
+            if (!id_start(s[i]) || (i > t.start && id_char(s[i - 1])))
+                continue;
+            size_t e = i;
+            while (e < t.end && id_char(s[e]))
+                e++;
+            if (intrinsic_word(s + i, e - i))
+                return true;
+            i = e;
+        }
+    }
+    return false;
+}
+
 /* The part of the prelude that the unit s[start, end) needs, with its
  * globals declared extern: every # line, and every declaration or helper
  * whose name the unit uses, or an item it keeps uses (helpers use types
  * and other helpers declared before them).  So a kernel's translation unit
- * does not change when the model around it uses other helpers. */
-static char *needed_prelude(const char *s, size_t prelude_end, size_t start, size_t end)
+ * does not change when the model around it uses other helpers.  An
+ * #include of an intrinsics header is left out when nothing kept uses a
+ * name that may come from it.
+ *
+ * For the glue unit (glue, start == end): every # line and declaration,
+ * globals defined, no helper function. */
+static char *needed_prelude(const char *s, size_t prelude_end, size_t start, size_t end,
+                            bool glue)
 {
     idset need = {.s = s};
     add_words(&need, s, start, end);
@@ -703,20 +778,28 @@ static char *needed_prelude(const char *s, size_t prelude_end, size_t start, siz
         const item *it = &items[i];
         tok name = it->kind == IT_FUNC ? it->name : it->kind == IT_DECL ? decl_name(s, it)
                                                                         : (tok){TK_EOF, 0, 0};
-        keep[i] = it->kind == IT_PP || name.kind != TK_ID ||
-                  idset_find(&need, s + name.start, name.end - name.start) >= 0;
+        if (glue)
+            keep[i] = it->kind != IT_FUNC;
+        else
+            keep[i] = it->kind == IT_PP || name.kind != TK_ID ||
+                      idset_find(&need, s + name.start, name.end - name.start) >= 0;
         if (keep[i])
             add_words(&need, s, it->start, it->end);
     }
+    bool intrin = uses_intrinsics(s, start, end);
+    for (int i = 0; i < n && !intrin; i++)
+        intrin = keep[i] && uses_intrinsics(s, items[i].start, items[i].end);
     buf out = {0};
     for (int i = 0; i < n; i++) {
         if (!keep[i])
             continue;
         const item *it = &items[i];
+        if (it->kind == IT_PP && !intrin && intrinsics_include(s, it->start, it->end))
+            continue;
         bool global = it->kind == IT_DECL && !tok_is(&sc, it->first, "static") &&
                       !tok_is(&sc, it->first, "typedef") && !tok_is(&sc, it->first, "extern") &&
                       !(it->has_paren && !it->has_init);
-        if (global) {
+        if (global && !glue) {
             size_t stop = it->has_init ? it->init : it->end - 1;
             while (stop > it->start && isspace((unsigned char)s[stop - 1]))
                 stop--;
@@ -916,10 +999,14 @@ bool cg_split_c(const char *src, cg_csplit *out)
     out->prelude_extern = ext.p;
     for (int i = 0; i < out->n; i++) {
         cg_unit *u = &out->units[i];
-        if (u->first == i && !(u->prelude = needed_prelude(src, prelude_end, u->start, u->end)) &&
+        if (u->first == i &&
+            !(u->prelude = needed_prelude(src, prelude_end, u->start, u->end, false)) &&
             !(u->prelude = strdup(ext.p)))
             goto fail;
     }
+    if (!(out->glue_prelude = needed_prelude(src, prelude_end, 0, 0, true)) &&
+        !(out->glue_prelude = strdup(pre.p)))
+        goto fail;
     free(prelude_ids.t);
     return true;
 fail:
@@ -940,5 +1027,6 @@ void cg_split_free(cg_csplit *s)
     free(s->units);
     free(s->prelude);
     free(s->prelude_extern);
+    free(s->glue_prelude);
     memset(s, 0, sizeof *s);
 }

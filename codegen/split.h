@@ -48,6 +48,9 @@ typedef struct cg_unit {
 
 typedef struct cg_csplit {
     char *prelude, *prelude_extern;
+    char *glue_prelude;   /* what the unit of the globals and forwarders needs: the
+                             prelude's # lines and declarations (globals defined),
+                             no helper function */
     cg_unit *units;
     int n, cap;
     int distinct;      /* units whose first is themselves */

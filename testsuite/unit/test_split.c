@@ -157,5 +157,48 @@ int main(void)
               strstr(sp.units[2].shared, "tec_prof_exit(3);"));
     }
     cg_split_free(&sp);
+
+    /* <immintrin.h> goes only into the units that use a name it may
+     * declare (directly, through a helper or through a macro); the unit of
+     * the globals and forwarders gets no helper and no intrinsics. */
+    const char *intrin =
+        "#include <math.h>\n#include <stdint.h>\n"
+        "#if defined(__x86_64__) && defined(__AVX512F__)\n#include <immintrin.h>\n"
+        "#define TEC_DP _mm512_dpbusd_epi32\n"
+        "static inline __m512 tec_vabs(__m512 v) { return _mm512_abs_ps(v); }\n"
+        "#else\n#endif\n"
+        "static inline float tec_sq(float v) { return v * v; }\n"
+        "int tec_num_threads = 1;\n"
+        "int32_t tec_k0_a(float *restrict y) { y[0] = tec_sq(y[0]); return 0; }\n"
+        "int32_t tec_k1_b(float *restrict y) { __m512 v = tec_vabs(*(__m512 *)y); (void)v; return 0; }\n"
+        "int32_t tec_k2_c(float *restrict y) { y[0] = _MM_FROUND_NO_EXC; return 0; }\n"
+        "int32_t tec_k3_d(float *restrict y) { y[0] = __builtin_fabsf(y[0]) + __FLT_MAX__; return 0; }\n";
+    CHECK(cg_split_c(intrin, &sp));
+    CHECK(sp.n == 4 && sp.distinct == 4);
+    if (sp.n == 4) {
+        /* The #define names an intrinsic: kept, so every unit would need
+         * the header; without it only k1 and k2 do. */
+        CHECK(strstr(sp.units[0].prelude, "#include <immintrin.h>"));
+        CHECK(strstr(sp.glue_prelude, "int tec_num_threads = 1;") &&
+              !strstr(sp.glue_prelude, "tec_sq") && !strstr(sp.glue_prelude, "tec_vabs"));
+    }
+    cg_split_free(&sp);
+    char *nodef = strdup(intrin);
+    char *def = strstr(nodef, "#define TEC_DP");
+    memset(def, ' ', strlen("#define TEC_DP _mm512_dpbusd_epi32"));
+    CHECK(cg_split_c(nodef, &sp));
+    CHECK(sp.n == 4);
+    if (sp.n == 4) {
+        CHECK(!strstr(sp.units[0].prelude, "immintrin") && strstr(sp.units[0].prelude, "tec_sq") &&
+              strstr(sp.units[0].prelude, "#include <math.h>") &&
+              strstr(sp.units[0].prelude, "#if defined(__x86_64__) && defined(__AVX512F__)"));
+        CHECK(strstr(sp.units[1].prelude, "#include <immintrin.h>") &&
+              strstr(sp.units[1].prelude, "tec_vabs"));
+        CHECK(strstr(sp.units[2].prelude, "#include <immintrin.h>"));
+        CHECK(!strstr(sp.units[3].prelude, "immintrin"));
+        CHECK(!strstr(sp.glue_prelude, "immintrin"));
+    }
+    cg_split_free(&sp);
+    free(nodef);
     return test_exit("test_split");
 }
