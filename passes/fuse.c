@@ -601,6 +601,12 @@ static bool find_producer(fusion *u)
         if (u->P->args[a] == T)
             u->tpp = a;
     u->pt = u->fp->params[u->tpp];
+    /* C reads its other inputs where P stores T: none may be one P writes
+     * too (P might store that element only later) */
+    for (int p = 0; p < u->fc->nparams; p++)
+        for (int a = 0; p != u->tp && p != yp && a < u->P->nargs; a++)
+            if (u->P->args[a] == u->C->args[p] && ir_stmt_stores_to(u->fp->body, u->fp->params[a]))
+                return false;
     u->clayer = ir_func_attr(u->fc, "layer");
     u->player = ir_func_attr(u->fp, "layer");
     return u->clayer && u->player;
