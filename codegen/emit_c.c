@@ -28,6 +28,7 @@
 
 #include "codegen/codegen.h"
 #include "codegen/emit_c.h"
+#include "codegen/emit_vector.h"
 
 #include <gmp.h>
 #include <math.h>
@@ -241,7 +242,7 @@ static void set_add(cg_emitter *e, cg_ptrset *s, const void *p)
     s->items[s->n++] = p;
 }
 
-static const char *func_name(const cg_emitter *e) { return e->f && e->f->name ? e->f->name : "?"; }
+const char *cg_func_name(const cg_emitter *e) { return e->f && e->f->name ? e->f->name : "?"; }
 
 static void internal(cg_emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void internal(cg_emitter *e, const char *fmt, ...)
@@ -254,7 +255,7 @@ static void internal(cg_emitter *e, const char *fmt, ...)
     if (e->oom)
         return;   /* a consequence of running out of memory, which cg_emit_c reports */
     e->failed = true;
-    diag_internal(e->d, "codegen", "in @%s: %s", func_name(e), msg);
+    diag_internal(e->d, "codegen", "in @%s: %s", cg_func_name(e), msg);
 }
 
 /* The function's "loc" attribute (file:line:col) as a diagnostic
@@ -287,8 +288,7 @@ static diag_loc func_loc(const ir_func *f, char *file, size_t filelen)
 
 /* An error in what the user asked for (not a tec bug), at the function's
  * source location when it has one. */
-static void user_error(cg_emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void user_error(cg_emitter *e, const char *fmt, ...)
+void cg_user_error(cg_emitter *e, const char *fmt, ...)
 {
     char msg[512], file[1024];
     va_list ap;
@@ -312,7 +312,7 @@ static bool name_visible(const cg_emitter *e, const char *cname)
 /* Brings `key` into scope under the C spelling of `irname`, made distinct
  * from every name visible here (a suffix _1, _2 ...) so an inner binding
  * never hides an outer one it still needs.  Returns the C name. */
-static const char *bind(cg_emitter *e, const void *key, const char *irname)
+const char *cg_bind(cg_emitter *e, const void *key, const char *irname)
 {
     char *base = c_ident(irname);
     if (!base) {
@@ -349,14 +349,14 @@ static const char *bind(cg_emitter *e, const void *key, const char *irname)
     return name;
 }
 
-static void unbind(cg_emitter *e, int n)
+void cg_unbind(cg_emitter *e, int n)
 {
     while (n-- > 0 && e->nbinds > 0)
         free(e->binds[--e->nbinds].cname);
 }
 
 /* The C name of a variable or buffer in scope, innermost first. */
-static const char *lookup(const cg_emitter *e, const void *key)
+const char *cg_lookup(const cg_emitter *e, const void *key)
 {
     for (int i = e->nbinds - 1; i >= 0; i--)
         if (e->binds[i].key == key)
@@ -462,12 +462,6 @@ static void put_count(cg_str *s, int64_t v)
 }
 
 /* ---------------------------------------------------------------- expressions */
-
-/* C precedence levels (higher binds tighter). */
-enum {
-    P_TOP = 0, P_SELECT = 3, P_OR = 4, P_AND = 5, P_EQ = 9, P_REL = 10,
-    P_ADD = 12, P_MUL = 13, P_UNARY = 14, P_PRIMARY = 16
-};
 
 static bool is_comparison(ir_expr_kind k)
 {
@@ -618,7 +612,7 @@ static int expr_prec(const ir_expr *x)
 
 static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec);
 
-static void emit_operand(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec, bool force_paren)
+void cg_emit_operand(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec, bool force_paren)
 {
     if (!x) {
         internal(e, "expression operand missing");
@@ -642,7 +636,7 @@ static void emit_operand(cg_emitter *e, cg_str *s, const ir_expr *x, int min_pre
 static void emit_operand_plain(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec, bool plain)
 {
     e->plain_next = plain;
-    emit_operand(e, s, x, min_prec, false);
+    cg_emit_operand(e, s, x, min_prec, false);
     e->plain_next = false;
 }
 
@@ -662,12 +656,12 @@ static void emit_index(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec,
     if (x && x->dtype != IR_I64) {
         bool paren = P_UNARY < min_prec;
         cg_str_puts(s, paren ? "((int64_t)" : "(int64_t)");
-        emit_operand(e, s, x, P_UNARY, false);
+        cg_emit_operand(e, s, x, P_UNARY, false);
         if (paren)
             cg_str_puts(s, ")");
         return;
     }
-    emit_operand(e, s, x, min_prec, false);
+    cg_emit_operand(e, s, x, min_prec, false);
 }
 
 static void put_index_check(cg_emitter *e, cg_str *s, const ir_buffer *b, const ir_expr *x,
@@ -745,10 +739,10 @@ static void emit_offset(cg_emitter *e, cg_str *s, const ir_buffer *b, const void
 
 /* buf[offset] for a load or store with nidx indices; `access` is its IR
  * node (NULL: a copy made for a vector loop, which has no unproven sites). */
-static void emit_access(cg_emitter *e, cg_str *s, const ir_buffer *b, const void *access,
+void cg_emit_access(cg_emitter *e, cg_str *s, const ir_buffer *b, const void *access,
                         ir_expr *const *idx, int nidx)
 {
-    const char *name = b ? lookup(e, b) : NULL;
+    const char *name = b ? cg_lookup(e, b) : NULL;
     if (!name) {
         internal(e, "buffer '%s' is accessed outside its scope (not a parameter or a live alloc)",
                  b && b->name ? b->name : "?");
@@ -875,20 +869,20 @@ static void emit_helper_call(cg_emitter *e, cg_str *s, const ir_expr *x)
             const ir_expr *v = k == x->b ? x->a : x->b;
             int d = depth++;
             cg_str_printf(s, "({ %s tec_m%d = ", f32 ? "float" : "double", d);
-            emit_operand(e, s, v, P_SELECT, false);
+            cg_emit_operand(e, s, v, P_SELECT, false);
             cg_str_printf(s, "; tec_m%d %s%s ", d, x->kind == IR_MIN ? "<" : ">",
                           k == x->b ? "=" : "");
-            emit_operand(e, s, k, P_SELECT, false);
+            cg_emit_operand(e, s, k, P_SELECT, false);
             cg_str_printf(s, " ? tec_m%d : ", d);
-            emit_operand(e, s, k, P_SELECT, false);
+            cg_emit_operand(e, s, k, P_SELECT, false);
             cg_str_puts(s, "; })");
             depth--;
             return;
         }
         cg_str_puts(s, x->kind == IR_MIN ? (f32 ? "fminf(" : "fmin(") : (f32 ? "fmaxf(" : "fmax("));
-        emit_operand(e, s, x->a, P_SELECT, false);
+        cg_emit_operand(e, s, x->a, P_SELECT, false);
         cg_str_puts(s, ", ");
-        emit_operand(e, s, x->b, P_SELECT, false);
+        cg_emit_operand(e, s, x->b, P_SELECT, false);
         cg_str_puts(s, ")");
         return;
     } else if (x->kind == IR_MIN) {
@@ -903,7 +897,7 @@ static void emit_helper_call(cg_emitter *e, cg_str *s, const ir_expr *x)
     cg_str_puts(s, checked ? ", tec_jb)" : ")");
 }
 
-static const char *binary_op(ir_expr_kind k)
+const char *cg_binary_op(ir_expr_kind k)
 {
     switch (k) {
     case IR_ADD: return " + ";
@@ -941,10 +935,10 @@ static void emit_binary(cg_emitter *e, cg_str *s, const ir_expr *x)
         internal(e, "'/' on %s (float division only; use floordiv)", ir_dtype_name(x->dtype));
     bool arith = x->kind != IR_AND && x->kind != IR_OR;
     e->plain_next = arith && !lforce && !is_int_const(x->b);
-    emit_operand(e, s, x->a, lmin, lforce);
-    cg_str_puts(s, binary_op(x->kind));
+    cg_emit_operand(e, s, x->a, lmin, lforce);
+    cg_str_puts(s, cg_binary_op(x->kind));
     e->plain_next = arith && !rforce && !is_int_const(x->a);
-    emit_operand(e, s, x->b, rmin, rforce);
+    cg_emit_operand(e, s, x->b, rmin, rforce);
     e->plain_next = false;
 }
 
@@ -962,24 +956,24 @@ static void emit_cast(cg_emitter *e, cg_str *s, const ir_expr *x)
     if (x->dtype == IR_BOOL) {
         /* To bool means "is nonzero", as C's _Bool (a plain (uint8_t)
          * cast would turn 2.5 into 2). */
-        emit_operand(e, s, x->a, P_ADD, false);
+        cg_emit_operand(e, s, x->a, P_ADD, false);
         cg_str_puts(s, " != 0");
         return;
     }
     if (cast_is_checked(x)) {
         e->cast_used[x->dtype][x->a->dtype] = true;
         cg_str_printf(s, "tec_cast_%s_%s(", cg_dtype_suffix(x->dtype), cg_dtype_suffix(x->a->dtype));
-        emit_operand(e, s, x->a, P_SELECT, false);
+        cg_emit_operand(e, s, x->a, P_SELECT, false);
         cg_str_puts(s, ", tec_jb)");
         return;
     }
     if (cg_is_small_float(x->dtype)) {   /* one rounding, from the exact value */
         cg_str_puts(s, "(double)");
-        emit_operand(e, s, x->a, P_UNARY, false);
+        cg_emit_operand(e, s, x->a, P_UNARY, false);
         return;
     }
     cg_str_printf(s, "(%s)", cg_value_ctype(x->dtype));
-    emit_operand(e, s, x->a, P_UNARY, false);
+    cg_emit_operand(e, s, x->a, P_UNARY, false);
 }
 
 static void emit_binary(cg_emitter *e, cg_str *s, const ir_expr *x);
@@ -998,7 +992,6 @@ static void emit_small_operation(cg_emitter *e, cg_str *s, const ir_expr *x)
 
 /* Writes x at a position that requires precedence >= min_prec (the caller
  * has already parenthesized when needed). */
-static void emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x);
 
 static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec)
 {
@@ -1011,14 +1004,14 @@ static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec)
         return;
     }
     if (!cg_is_supported_dtype(x->dtype)) {
-        user_error(e, "codegen: the C backend does not support %s values yet (in @%s)",
+        cg_user_error(e, "codegen: the C backend does not support %s values yet (in @%s)",
                    x->dtype >= 0 && x->dtype < IR_NDTYPES ? ir_dtype_name(x->dtype) : "unknown",
-                   func_name(e));
+                   cg_func_name(e));
         cg_str_puts(s, "0");
         return;
     }
     if (ir_expr_lanes(x) > 1) {
-        emit_vector_ir(e, s, x);
+        cg_emit_vector_ir(e, s, x);
         return;
     }
     int64_t folded;
@@ -1032,7 +1025,7 @@ static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec)
         e->helper_used[H_SMALLFLOAT] = true;
         cg_str_printf(s, "tec_%s_%s(", ir_dtype_name(x->dtype), x->kind == IR_LOAD ? "value" : "round");
         if (x->kind == IR_LOAD)
-            emit_access(e, s, x->buf, x, x->args, x->nargs);
+            cg_emit_access(e, s, x->buf, x, x->args, x->nargs);
         else
             emit_small_operation(e, s, x);
         cg_str_puts(s, ")");
@@ -1054,7 +1047,7 @@ static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec)
         put_const(s, x);
         return;
     case IR_VAR: {
-        const char *name = x->var ? lookup(e, x->var) : NULL;
+        const char *name = x->var ? cg_lookup(e, x->var) : NULL;
         if (!name) {
             internal(e, "variable '%s' is used outside its binding",
                      x->var && x->var->name ? x->var->name : "?");
@@ -1065,7 +1058,7 @@ static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec)
         return;
     }
     case IR_LOAD:
-        emit_access(e, s, x->buf, x, x->args, x->nargs);
+        cg_emit_access(e, s, x->buf, x, x->args, x->nargs);
         if (x->dtype == IR_BOOL)  /* any nonzero byte reads as true (1) */
             cg_str_puts(s, " != 0");
         return;
@@ -1080,15 +1073,15 @@ static void emit_expr(cg_emitter *e, cg_str *s, const ir_expr *x, int min_prec)
     case IR_NEG: case IR_NOT:
         cg_str_puts(s, x->kind == IR_NEG ? "-" : "!");
         /* "- -x" must not become "--x": parenthesize a negative operand. */
-        emit_operand(e, s, x->a, x->kind == IR_NEG ? P_UNARY + 1 : P_UNARY, false);
+        cg_emit_operand(e, s, x->a, x->kind == IR_NEG ? P_UNARY + 1 : P_UNARY, false);
         return;
     case IR_SELECT:
         /* C's ?: evaluates only the chosen arm, as the IR requires. */
-        emit_operand(e, s, x->c, P_OR, false);
+        cg_emit_operand(e, s, x->c, P_OR, false);
         cg_str_puts(s, " ? ");
-        emit_operand(e, s, x->a, P_OR, false);
+        cg_emit_operand(e, s, x->a, P_OR, false);
         cg_str_puts(s, " : ");
-        emit_operand(e, s, x->b, P_OR, false);
+        cg_emit_operand(e, s, x->b, P_OR, false);
         return;
     case IR_CAST:
         emit_cast(e, s, x);
@@ -1111,8 +1104,7 @@ static void put_indent(cg_emitter *e, cg_str *s)
         cg_str_puts(s, "    ");
 }
 
-static void line(cg_emitter *e, cg_str *s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void line(cg_emitter *e, cg_str *s, const char *fmt, ...)
+void cg_line(cg_emitter *e, cg_str *s, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -1148,18 +1140,18 @@ static void emit_fail_if(cg_emitter *e, cg_str *s, const char *cond, int code, c
     cg_str c = {0};
     cg_str_put_comment_text(&c, why);
     if (e->nheap > 0) {
-        line(e, s, "if (%s) {", cond);
-        line(e, s, "    tec_rc = %d;   /* %s */", code, c.p ? c.p : "");
-        line(e, s, "    goto tec_exit;");
-        line(e, s, "}");
+        cg_line(e, s, "if (%s) {", cond);
+        cg_line(e, s, "    tec_rc = %d;   /* %s */", code, c.p ? c.p : "");
+        cg_line(e, s, "    goto tec_exit;");
+        cg_line(e, s, "}");
     } else {
-        line(e, s, "if (%s)", cond);
-        line(e, s, "    return %d;   /* %s */", code, c.p ? c.p : "");
+        cg_line(e, s, "if (%s)", cond);
+        cg_line(e, s, "    return %d;   /* %s */", code, c.p ? c.p : "");
     }
     free(c.p);
 }
 
-static bool contains_load(const ir_expr *x, void *found)
+bool cg_contains_load(const ir_expr *x, void *found)
 {
     if (x->kind == IR_LOAD)
         *(bool *)found = true;
@@ -1174,25 +1166,25 @@ static void mark_unused(cg_emitter *e, cg_str *s, const void *key, const cg_ptrs
                         const char *cname)
 {
     if (!set_has(used, key))
-        line(e, s, "(void)%s;", cname);
+        cg_line(e, s, "(void)%s;", cname);
 }
 
-static const char *var_ctype(cg_emitter *e, const ir_var *v)
+const char *cg_var_ctype(cg_emitter *e, const ir_var *v)
 {
     if (!v) {
         internal(e, "statement without its variable");
         return "int64_t";
     }
     if (!cg_is_supported_dtype(v->dtype)) {
-        user_error(e, "codegen: the C backend does not support %s variables yet ('%s' in @%s)",
+        cg_user_error(e, "codegen: the C backend does not support %s variables yet ('%s' in @%s)",
                    v->dtype >= 0 && v->dtype < IR_NDTYPES ? ir_dtype_name(v->dtype) : "unknown",
-                   v->name ? v->name : "?", func_name(e));
+                   v->name ? v->name : "?", cg_func_name(e));
         return "int64_t";
     }
     return cg_value_ctype(v->dtype);
 }
 
-static void emit_body(cg_emitter *e, cg_str *s, const ir_stmt *body)
+void cg_emit_body(cg_emitter *e, cg_str *s, const ir_stmt *body)
 {
     e->indent++;
     if (body)
@@ -1202,7 +1194,7 @@ static void emit_body(cg_emitter *e, cg_str *s, const ir_stmt *body)
 
 /* A loop bound: plain decimal for small constants, otherwise the
  * expression. */
-static char *bound_text(cg_emitter *e, const ir_expr *x)
+char *cg_bound_text(cg_emitter *e, const ir_expr *x)
 {
     if (x && x->kind == IR_INT && ir_dtype_is_int(x->dtype) && x->ival >= INT32_MIN &&
         x->ival <= INT32_MAX) {
@@ -1216,12 +1208,11 @@ static char *bound_text(cg_emitter *e, const ir_expr *x)
 static void emit_unrolled_loop(cg_emitter *e, cg_str *s, const ir_stmt *st, int64_t lo, int64_t hi);
 static bool emit_parallel_loop(cg_emitter *e, cg_str *s, const ir_stmt *st);
 
-static void emit_stepped_loop(cg_emitter *e, cg_str *s, const ir_stmt *st);
 
 static void emit_for(cg_emitter *e, cg_str *s, const ir_stmt *st)
 {
     if (ir_for_step(st) > 1) {
-        emit_stepped_loop(e, s, st);
+        cg_emit_stepped_loop(e, s, st);
         return;
     }
     if (st->for_kind == IR_FOR_UNROLLED && st->lo && st->hi && st->lo->kind == IR_INT &&
@@ -1231,48 +1222,48 @@ static void emit_for(cg_emitter *e, cg_str *s, const ir_stmt *st)
     }
     if (st->for_kind == IR_FOR_PARALLEL && emit_parallel_loop(e, s, st))
         return;
-    const char *ct = var_ctype(e, st->var);
+    const char *ct = cg_var_ctype(e, st->var);
     if (st->var && !ir_dtype_is_int(st->var->dtype))
         internal(e, "loop variable '%s' is %s, not an integer", st->var->name,
                  ir_dtype_name(st->var->dtype));
     /* lo and hi are evaluated outside the loop variable's scope. */
-    char *lo = bound_text(e, st->lo);
-    char *hi = bound_text(e, st->hi);
+    char *lo = cg_bound_text(e, st->lo);
+    char *hi = cg_bound_text(e, st->hi);
     bool hi_loads = false;
     if (st->hi)
-        ir_expr_walk(st->hi, contains_load, &hi_loads);
-    const char *v = bind(e, st->var, st->var ? st->var->name : "i");
+        ir_expr_walk(st->hi, cg_contains_load, &hi_loads);
+    const char *v = cg_bind(e, st->var, st->var ? st->var->name : "i");
     switch (st->for_kind) {
     case IR_FOR_PARALLEL:
-        line(e, s, "/* parallel loop: runs serially (its body can leave the kernel early) */");
+        cg_line(e, s, "/* parallel loop: runs serially (its body can leave the kernel early) */");
         break;
     case IR_FOR_VECTORIZED:
-        line(e, s, "TEC_IVDEP   /* vectorized: no loop-carried dependences */");
+        cg_line(e, s, "TEC_IVDEP   /* vectorized: no loop-carried dependences */");
         e->ivdep_used = true;
         break;
     case IR_FOR_UNROLLED:
-        line(e, s, "#pragma GCC unroll 8");
+        cg_line(e, s, "#pragma GCC unroll 8");
         break;
     default:
         break;
     }
     if (hi_loads)  /* the IR evaluates hi once; C would re-read it every iteration */
-        line(e, s, "for (%s %s = %s, tec_end_%s = %s; %s < tec_end_%s; ++%s) {", ct, v,
+        cg_line(e, s, "for (%s %s = %s, tec_end_%s = %s; %s < tec_end_%s; ++%s) {", ct, v,
              lo ? lo : "0", v, hi ? hi : "0", v, v, v);
     else
-        line(e, s, "for (%s %s = %s; %s < %s; ++%s) {", ct, v, lo ? lo : "0", v, hi ? hi : "0", v);
+        cg_line(e, s, "for (%s %s = %s; %s < %s; ++%s) {", ct, v, lo ? lo : "0", v, hi ? hi : "0", v);
     free(lo);
     free(hi);
-    emit_body(e, s, st->nbody > 0 ? st->body[0] : NULL);
-    line(e, s, "}");
-    unbind(e, 1);
+    cg_emit_body(e, s, st->nbody > 0 ? st->body[0] : NULL);
+    cg_line(e, s, "}");
+    cg_unbind(e, 1);
 }
 
 static void emit_block(cg_emitter *e, cg_str *s, const ir_stmt *st)
 {
     cg_str c = {0};
     cg_str_put_comment_text(&c, st->name ? st->name : "");
-    line(e, s, "{   /* block %s */", c.p ? c.p : "");
+    cg_line(e, s, "{   /* block %s */", c.p ? c.p : "");
     free(c.p);
     e->indent++;
     /* Bindings are expressions of the enclosing loop variables: render
@@ -1289,9 +1280,9 @@ static void emit_block(cg_emitter *e, cg_str *s, const ir_stmt *st)
     int nreduce = 0;
     for (int i = 0; i < st->niters; i++) {
         const ir_itervar *it = &st->iters[i];
-        const char *ct = var_ctype(e, it->var);
-        const char *v = bind(e, it->var, it->var ? it->var->name : "v");
-        line(e, s, "const %s %s = %s;%s", ct, v, texts[i] ? texts[i] : "0",
+        const char *ct = cg_var_ctype(e, it->var);
+        const char *v = cg_bind(e, it->var, it->var ? it->var->name : "v");
+        cg_line(e, s, "const %s %s = %s;%s", ct, v, texts[i] ? texts[i] : "0",
              it->kind == IR_ITER_REDUCE ? "   /* reduce */" : "");
         mark_unused(e, s, it->var, &e->used_vars, v);
         if (it->kind == IR_ITER_REDUCE) {
@@ -1305,30 +1296,29 @@ static void emit_block(cg_emitter *e, cg_str *s, const ir_stmt *st)
         /* TensorIR's rule: init runs when every reduce iteration variable
          * is at its first value. */
         if (nreduce > 0)
-            line(e, s, "if (%s) {", cond.p ? cond.p : "1");
+            cg_line(e, s, "if (%s) {", cond.p ? cond.p : "1");
         else
-            line(e, s, "{   /* init: no reduce iteration variables, so it always runs */");
-        emit_body(e, s, st->init);
-        line(e, s, "}");
+            cg_line(e, s, "{   /* init: no reduce iteration variables, so it always runs */");
+        cg_emit_body(e, s, st->init);
+        cg_line(e, s, "}");
     }
     free(cond.p);
     if (st->nbody > 0 && st->body[0])
         emit_stmt(e, s, st->body[0]);
-    unbind(e, st->niters);
+    cg_unbind(e, st->niters);
     e->indent--;
-    line(e, s, "}");
+    cg_line(e, s, "}");
 }
 
-static void emit_vector_store(cg_emitter *e, cg_str *s, const ir_stmt *st);
 
 static void emit_store(cg_emitter *e, cg_str *s, const ir_stmt *st)
 {
     if (ir_expr_lanes(st->value) > 1) {
-        emit_vector_store(e, s, st);
+        cg_emit_vector_store(e, s, st);
         return;
     }
     cg_str t = {0};
-    emit_access(e, &t, st->buf, st, st->args, st->nargs);
+    cg_emit_access(e, &t, st->buf, st, st->args, st->nargs);
     cg_str_puts(&t, " = ");
     bool small = cg_is_small_float(st->buf->dtype);
     if (small) {   /* the value is already of the format: the conversion is exact */
@@ -1340,7 +1330,7 @@ static void emit_store(cg_emitter *e, cg_str *s, const ir_stmt *st)
         cg_str_puts(&t, ")");
     if (t.oom)
         e->oom = true;
-    line(e, s, "%s;", t.p ? t.p : "");
+    cg_line(e, s, "%s;", t.p ? t.p : "");
     free(t.p);
 }
 
@@ -1364,8 +1354,8 @@ static bool buffer_numel(cg_emitter *e, const ir_buffer *b, int64_t *numel)
     mpz_mul_ui(bytes, n, (unsigned long)(cg_is_supported_dtype(b->dtype) ? ir_dtype_size(b->dtype) : 1));
     if (ok && (!mpz_fits_slong_p(n) || mpz_sizeinbase(bytes, 2) > 8 * sizeof(size_t) - 1)) {
         char *txt = mpz_get_str(NULL, 10, n);
-        user_error(e, "codegen: buffer '%s' of @%s has %s elements, more than this machine can "
-                   "address", b->name, func_name(e), txt ? txt : "too many");
+        cg_user_error(e, "codegen: buffer '%s' of @%s has %s elements, more than this machine can "
+                   "address", b->name, cg_func_name(e), txt ? txt : "too many");
         free(txt);
         ok = false;
     }
@@ -1380,9 +1370,9 @@ static bool buffer_dtype_ok(cg_emitter *e, const ir_buffer *b)
 {
     if (cg_is_supported_dtype(b->dtype))
         return true;
-    user_error(e, "codegen: the C backend does not support %s buffers yet ('%s' in @%s)",
+    cg_user_error(e, "codegen: the C backend does not support %s buffers yet ('%s' in @%s)",
                b->dtype >= 0 && b->dtype < IR_NDTYPES ? ir_dtype_name(b->dtype) : "unknown",
-               b->name ? b->name : "?", func_name(e));
+               b->name ? b->name : "?", cg_func_name(e));
     return false;
 }
 
@@ -1425,15 +1415,15 @@ static void emit_alloc(cg_emitter *e, cg_str *s, const ir_stmt *st)
     cg_str_puts(&info, ": ");
     shape_text(&info, b);
     cg_str_printf(&info, ", %s", b->scope == IR_SCOPE_STACK ? "stack" : "global");
-    line(e, s, "{");
+    cg_line(e, s, "{");
     e->indent++;
-    const char *v = bind(e, b, b->name);
+    const char *v = cg_bind(e, b, b->name);
     int slot = heap_slot(e, st);
     /* Storage starts zeroed, as the IR defines, unless the buffer is
      * `filled` (every element stored before any is read). */
     const char *zeroed = b->filled ? "filled" : "zeroed";
     if (!alloc_on_heap(b, numel)) {
-        line(e, s, "%s %s[%lld]%s;   /* alloc %s, %s */", ct, v, (long long)numel,
+        cg_line(e, s, "%s %s[%lld]%s;   /* alloc %s, %s */", ct, v, (long long)numel,
              b->filled ? "" : " = {0}", info.p ? info.p : "", zeroed);
         mark_unused(e, s, b, &e->read_bufs, v);   /* written only: "set but not used" */
     } else if (e->par_depth > 0) {
@@ -1444,80 +1434,79 @@ static void emit_alloc(cg_emitter *e, cg_str *s, const ir_stmt *st)
                 off = e->slab[i].offset;
         if (off < 0)
             internal(e, "heap alloc of '%s' in a parallel loop was not planned", b->name);
-        line(e, s, "%s *restrict %s = (%s *)(tec_slab + (size_t)omp_get_thread_num() * %lldu + %lldu);"
+        cg_line(e, s, "%s *restrict %s = (%s *)(tec_slab + (size_t)omp_get_thread_num() * %lldu + %lldu);"
              "   /* alloc %s */", ct, v, ct, (long long)e->slab_bytes, (long long)off,
              info.p ? info.p : "");
         if (!b->filled)
-            line(e, s, "memset(%s, 0, %lld * sizeof *%s);   /* zeroed, as allocs are */", v,
+            cg_line(e, s, "memset(%s, 0, %lld * sizeof *%s);   /* zeroed, as allocs are */", v,
                  (long long)numel, v);
         if (st->nbody > 0 && st->body[0])
             emit_stmt(e, s, st->body[0]);
         free(info.p);
-        unbind(e, 1);
+        cg_unbind(e, 1);
         e->indent--;
-        line(e, s, "}");
+        cg_line(e, s, "}");
         return;
     } else if (slot < 0) {
         internal(e, "heap alloc of '%s' was not seen by the pre-scan", b->name);
     } else {
         if (b->filled)
-            line(e, s, "%s *restrict %s = malloc(%lld * sizeof *%s);   /* alloc %s, filled */", ct,
+            cg_line(e, s, "%s *restrict %s = malloc(%lld * sizeof *%s);   /* alloc %s, filled */", ct,
                  v, (long long)numel, v, info.p ? info.p : "");
         else
-            line(e, s, "%s *restrict %s = calloc(%lld, sizeof *%s);   /* alloc %s, zeroed */", ct,
+            cg_line(e, s, "%s *restrict %s = calloc(%lld, sizeof *%s);   /* alloc %s, zeroed */", ct,
                  v, (long long)numel, v, info.p ? info.p : "");
         char cond[300];
         snprintf(cond, sizeof cond, "%s == NULL", v);
         emit_fail_if(e, s, cond, e->asserts.n + 1, "out of memory");
-        line(e, s, "tec_heap[%d] = %s;", slot, v);
+        cg_line(e, s, "tec_heap[%d] = %s;", slot, v);
     }
     free(info.p);
     if (st->nbody > 0 && st->body[0])
         emit_stmt(e, s, st->body[0]);
     if (alloc_on_heap(b, numel) && slot >= 0) {
-        line(e, s, "free(%s);", v);
-        line(e, s, "tec_heap[%d] = NULL;", slot);
+        cg_line(e, s, "free(%s);", v);
+        cg_line(e, s, "tec_heap[%d] = NULL;", slot);
     }
-    unbind(e, 1);
+    cg_unbind(e, 1);
     e->indent--;
-    line(e, s, "}");
+    cg_line(e, s, "}");
 }
 
-static const char *vector_ctype(cg_emitter *e, ir_dtype t, int lanes);
 
 static void emit_let(cg_emitter *e, cg_str *s, const ir_stmt *st)
 {
     const char *ct = ir_var_lanes(st->var) > 1
-                         ? vector_ctype(e, st->var->dtype, ir_var_lanes(st->var))
-                         : var_ctype(e, st->var);
+                         ? cg_vector_ctype(e, st->var->dtype, ir_var_lanes(st->var))
+                         : cg_var_ctype(e, st->var);
     char *value = expr_text_plain(e, st->value, P_SELECT, true);
-    line(e, s, "{");
+    cg_line(e, s, "{");
     e->indent++;
-    const char *v = bind(e, st->var, st->var ? st->var->name : "t");
-    line(e, s, "const %s %s = %s;", ct, v, value ? value : "0");
+    const char *v = cg_bind(e, st->var, st->var ? st->var->name : "t");
+    cg_line(e, s, "const %s %s = %s;", ct, v, value ? value : "0");
     free(value);
     if (ir_var_lanes(st->var) > 1)
-        line(e, s, "(void)%s;", v);
+        cg_line(e, s, "(void)%s;", v);
     else
         mark_unused(e, s, st->var, &e->used_vars, v);
     if (st->nbody > 0 && st->body[0])
         emit_stmt(e, s, st->body[0]);
-    unbind(e, 1);
+    cg_unbind(e, 1);
     e->indent--;
-    line(e, s, "}");
+    cg_line(e, s, "}");
 }
 
 static void emit_if(cg_emitter *e, cg_str *s, const ir_stmt *st)
 {
     char *cond = expr_text(e, st->cond, P_TOP);
-    line(e, s, "if (%s) {", cond ? cond : "0");
+    cg_line(e, s, "if (%s) {", cond ? cond : "0");
     free(cond);
-    emit_body(e, s, st->nbody > 0 ? st->body[0] : NULL);
+    cg_emit_body(e, s, st->nbody > 0 ? st->body[0] : NULL);
     if (st->orelse) {
-        line(e, s, "} else {");
-        emit_body(e, s, st->orelse);
+        cg_line(e, s, "} else {");
+        cg_emit_body(e, s, st->orelse);
     }
-    line(e, s, "}");
+    cg_line(e, s, "}");
 }
 
 static void emit_eval(cg_emitter *e, cg_str *s, const ir_stmt *st)
@@ -1542,13 +1531,13 @@ static void emit_eval(cg_emitter *e, cg_str *s, const ir_stmt *st)
         cg_str_puts(&t, ");");
         if (t.oom)
             e->oom = true;
-        line(e, s, "%s", t.p ? t.p : "");
+        cg_line(e, s, "%s", t.p ? t.p : "");
         free(t.p);
         return;
     }
     /* A pure expression as a statement has no effect; keep it visible. */
     char *text = expr_text(e, x, P_UNARY);
-    line(e, s, "(void)%s;", text ? text : "0");
+    cg_line(e, s, "(void)%s;", text ? text : "0");
     free(text);
 }
 
@@ -1616,7 +1605,7 @@ static void put_chunks_comment(cg_emitter *e, cg_str *s, ir_stmt *const *loops, 
     int chunks = 0;
     for (int i = 0; i < n; i++)
         chunks += ir_for_step(loops[i]) > 1;
-    line(e, s, "/* vectorized: %s in %lld..%lld, %lld lanes%s%s */", loops[0]->var->name,
+    cg_line(e, s, "/* vectorized: %s in %lld..%lld, %lld lanes%s%s */", loops[0]->var->name,
          (long long)loops[0]->lo->ival, (long long)loops[n - 1]->hi->ival,
          (long long)ir_for_step(loops[0]), chunks > 1 ? ", narrower vectors" : "",
          n > chunks ? " and a scalar tail" : "");
@@ -1663,19 +1652,19 @@ static void emit_stmt(cg_emitter *e, cg_str *s, const ir_stmt *st)
  * fold and a register tile's elements become distinct values. */
 static void emit_unrolled_loop(cg_emitter *e, cg_str *s, const ir_stmt *st, int64_t lo, int64_t hi)
 {
-    const char *ct = var_ctype(e, st->var);
-    line(e, s, "/* unrolled: %s in %lld..%lld */", st->var->name, (long long)lo, (long long)hi);
+    const char *ct = cg_var_ctype(e, st->var);
+    cg_line(e, s, "/* unrolled: %s in %lld..%lld */", st->var->name, (long long)lo, (long long)hi);
     for (int64_t k = lo; k < hi; k++) {
-        line(e, s, "{");
+        cg_line(e, s, "{");
         e->indent++;
-        const char *v = bind(e, st->var, st->var->name);
-        line(e, s, "const %s %s = %lld;", ct, v, (long long)k);
+        const char *v = cg_bind(e, st->var, st->var->name);
+        cg_line(e, s, "const %s %s = %lld;", ct, v, (long long)k);
         mark_unused(e, s, st->var, &e->used_vars, v);
         if (st->nbody > 0 && st->body[0])
             emit_stmt(e, s, st->body[0]);
-        unbind(e, 1);
+        cg_unbind(e, 1);
         e->indent--;
-        line(e, s, "}");
+        cg_line(e, s, "}");
     }
 }
 
@@ -1773,565 +1762,36 @@ static bool emit_parallel_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
         ir_stmt_walk(st->body[0], slab_visit, NULL, &sc);
     if (sc.bytes < 0)
         return false;   /* sizes too large to plan: serially */
-    const char *ct = var_ctype(e, st->var);
-    char *lo = bound_text(e, st->lo);
-    char *hi = bound_text(e, st->hi);
+    const char *ct = cg_var_ctype(e, st->var);
+    char *lo = cg_bound_text(e, st->lo);
+    char *hi = cg_bound_text(e, st->hi);
     e->omp_used = true;
-    line(e, s, "{");
+    cg_line(e, s, "{");
     e->indent++;
-    line(e, s, "const %s tec_lo = %s, tec_hi = %s;", ct, lo ? lo : "0", hi ? hi : "0");
+    cg_line(e, s, "const %s tec_lo = %s, tec_hi = %s;", ct, lo ? lo : "0", hi ? hi : "0");
     free(lo);
     free(hi);
     if (sc.bytes > 0) {
         e->slab_bytes = sc.bytes;
-        line(e, s, "/* heap temporaries of the loop: %lld bytes per thread */", (long long)sc.bytes);
-        line(e, s, "char *tec_slab = aligned_alloc(64, (size_t)tec_num_threads * %lldu);",
+        cg_line(e, s, "/* heap temporaries of the loop: %lld bytes per thread */", (long long)sc.bytes);
+        cg_line(e, s, "char *tec_slab = aligned_alloc(64, (size_t)tec_num_threads * %lldu);",
              (long long)sc.bytes);
         emit_fail_if(e, s, "tec_slab == NULL", e->asserts.n + 1, "out of memory");
     }
-    const char *v = bind(e, st->var, st->var->name);
-    line(e, s, "#pragma omp parallel for num_threads(tec_num_threads) schedule(static)");
-    line(e, s, "for (%s %s = tec_lo; %s < tec_hi; ++%s) {", ct, v, v, v);
+    const char *v = cg_bind(e, st->var, st->var->name);
+    cg_line(e, s, "#pragma omp parallel for num_threads(tec_num_threads) schedule(static)");
+    cg_line(e, s, "for (%s %s = tec_lo; %s < tec_hi; ++%s) {", ct, v, v, v);
     e->par_depth++;
-    emit_body(e, s, st->nbody > 0 ? st->body[0] : NULL);
+    cg_emit_body(e, s, st->nbody > 0 ? st->body[0] : NULL);
     e->par_depth--;
-    line(e, s, "}");
-    unbind(e, 1);
+    cg_line(e, s, "}");
+    cg_unbind(e, 1);
     if (sc.bytes > 0)
-        line(e, s, "free(tec_slab);");
+        cg_line(e, s, "free(tec_slab);");
     e->nslab = 0;
     e->indent--;
-    line(e, s, "}");
+    cg_line(e, s, "}");
     return true;
-}
-
-/* ---------------------------------------------------------------- vectorized loops
- *
- * The emitter prints vector IR as it says (the `vectorize` pass makes it,
- * on the copy of the module that is printed: pass_emit_pipeline,
- * pass_lower_for_emit).  A loop still marked `vectorized` (one the pass
- * left, or from a caller that ran no emission passes) runs as a plain loop
- * under TEC_IVDEP. */
-
-/* A vector of `lanes` elements at distance coef from the element `at`
- * (vector type vt, "tec_f32x8"): one vector load at distance 1; every other
- * element as two vector loads, [0, L) and [L-1, 2L-1), which read exactly
- * the span of the lanes, and one shuffle (lane l is element 2l: of the
- * first vector while 2l < L, else element 2l-L+1 of the second, index 2l+1
- * of the pair); else one element per lane. */
-static void put_vector_load(cg_str *s, const char *vt, const char *at, int lanes, int64_t coef)
-{
-    if (coef == 1) {
-        cg_str_printf(s, "(*(const %s *)&%s)", vt, at);
-    } else if (coef == 2 && lanes >= 2) {
-        cg_str_printf(s, "TEC_SHUFFLE2((*(const %s *)&%s), (*(const %s *)&(&%s)[%d]), tec_m%s", vt,
-                   at, vt, at, lanes - 1, vt + 4);
-        for (int l = 0; l < lanes; l++)
-            cg_str_printf(s, ", %d", l < lanes / 2 ? 2 * l : 2 * l + 1);
-        cg_str_puts(s, ")");
-    } else {
-        cg_str_printf(s, "((%s){", vt);
-        for (int l = 0; l < lanes; l++)
-            cg_str_printf(s, "%s(&%s)[%lld]", l ? ", " : "", at, (long long)(coef * l));
-        cg_str_puts(s, "})");
-    }
-}
-
-/* The opening of a vector square root of `bytes` bytes of t (the
- * instruction of that width, exact as sqrtf), to be closed with "))" (sqrt)
- * or ")))" (rsqrt, 1 / sqrt). */
-static void put_vsqrt_open(cg_str *s, ir_intrin fn, ir_dtype t, int bytes, const char *vt)
-{
-    bool f32 = t == IR_F32;
-    const char *in = bytes == 64 ? (f32 ? "_mm512_sqrt_ps" : "_mm512_sqrt_pd")
-                   : bytes == 32 ? (f32 ? "_mm256_sqrt_ps" : "_mm256_sqrt_pd")
-                                 : (f32 ? "_mm_sqrt_ps" : "_mm_sqrt_pd");
-    const char *mt = bytes == 64 ? (f32 ? "__m512" : "__m512d")
-                   : bytes == 32 ? (f32 ? "__m256" : "__m256d") : (f32 ? "__m128" : "__m128d");
-    if (fn == IR_FN_RSQRT)
-        cg_str_printf(s, "(%s / ", f32 ? "1.0f" : "1.0");
-    cg_str_printf(s, "((%s)%s((%s)", vt, in, mt);
-}
-
-static int ilog2(int x)
-{
-    int k = 0;
-    while ((1 << (k + 1)) <= x)
-        k++;
-    return k;
-}
-
-/* The element types of vectors: f32, f64, and the integers i32, i16, i8
- * and u8 (f16 and bf16 values are stored as bits and converted one at a
- * time). */
-static bool vector_dtype(ir_dtype t)
-{
-    return t == IR_F32 || t == IR_F64 || t == IR_I32 || t == IR_I16 || t == IR_I8 || t == IR_U8;
-}
-
-/* ---------------------------------------------------------------- vector IR
- *
- * What passes/vectorize.c makes of a vectorized loop, printed as it says: a
- * loop stepping by the lanes, ramps and broadcasts, vector loads and stores
- * (GCC vector extensions, the types and helpers of emit_vector_types).  A
- * load or store whose indices are scalars and ramps of constant stride
- * reads or writes elements at a constant distance k in memory: k = 1 is one
- * vector load or store, k = 2 two loads and a shuffle, other k one element
- * per lane.  A broadcast operand of + - * / is the scalar itself (C
- * broadcasts it). */
-
-/* The C vector type of `lanes` values of t ("tec_f32x8"), or NULL after an
- * error: vectors hold vector_dtype's types, 2 to 128 lanes, a power of two. */
-static const char *vector_ctype(cg_emitter *e, ir_dtype t, int lanes)
-{
-    int k = ilog2(lanes);
-    if (!vector_dtype(t) || lanes < 2 || lanes != 1 << k || k >= 8) {
-        user_error(e, "codegen: the C backend has no vectors of %d %s values (in @%s)", lanes,
-                   ir_dtype_name(t), func_name(e));
-        return NULL;
-    }
-    e->vtype_used[t][k] = true;
-    snprintf(e->vtname[t][k], sizeof e->vtname[t][k], "tec_%sx%d", cg_dtype_suffix(t), lanes);
-    return e->vtname[t][k];
-}
-
-/* The distance in elements between an access's lanes; false when an index
- * is a vector other than a ramp of constant stride. */
-static bool access_stride(const ir_buffer *b, ir_expr *const *idx, int n, int64_t *coef)
-{
-    int64_t total = 0, stride = 1;
-    for (int k = n - 1; k >= 0; k--) {
-        if (ir_expr_lanes(idx[k]) > 1) {
-            if (idx[k]->kind != IR_RAMP || idx[k]->b->kind != IR_INT)
-                return false;
-            total += idx[k]->b->ival * stride;
-        }
-        stride *= b->shape[k];
-    }
-    *coef = total;
-    return true;
-}
-
-/* buf[bases] of a vector access, in *a (the lanes' indices checked where
- * bounds.c could not prove them); its lane distance in *coef. */
-static bool vector_access(cg_emitter *e, cg_str *a, const ir_buffer *b, const void *access,
-                          ir_expr *const *idx, int n, int64_t *coef)
-{
-    if (!access_stride(b, idx, n, coef)) {
-        user_error(e, "codegen: the C backend reads and writes vectors only at ramps of constant "
-                   "stride (in @%s, buffer '%s')", func_name(e), b->name);
-        return false;
-    }
-    emit_access(e, a, b, access, idx, n);
-    return true;
-}
-
-static void emit_vector_load(cg_emitter *e, cg_str *s, const ir_expr *x, const char *vt)
-{
-    int lanes = ir_expr_lanes(x);
-    int64_t coef = 0;
-    cg_str a = {0};
-    if (!vector_access(e, &a, x->buf, x, x->args, x->nargs, &coef)) {
-        free(a.p);
-        cg_str_puts(s, "0");
-        return;
-    }
-    put_vector_load(s, vt, a.p ? a.p : "0", lanes, coef);
-    free(a.p);
-}
-
-/* A vector call: the square-root instruction of the vector's width (exact,
- * as sqrtf), or glibc's vector math (libmvec) for 32- and 64-byte vectors. */
-static void emit_vector_call(cg_emitter *e, cg_str *s, const ir_expr *x, const char *vt)
-{
-    ir_dtype t = x->dtype;
-    int lanes = ir_expr_lanes(x), bytes = lanes * ir_dtype_size(t);
-    int vbytes = e->target && e->target->vector_bytes ? e->target->vector_bytes : 16;
-    bool f32 = t == IR_F32;
-    if ((x->fn == IR_FN_SQRT || x->fn == IR_FN_RSQRT) && bytes >= 16 && bytes <= vbytes) {
-        e->intrin_used = true;
-        put_vsqrt_open(s, x->fn, t, bytes, vt);
-        emit_vector_ir(e, s, x->args[0]);
-        cg_str_puts(s, x->fn == IR_FN_RSQRT ? ")))" : "))");
-        return;
-    }
-    const char *name = cg_vmath_name(x->fn);
-    if (!name || bytes < 32 || bytes > vbytes) {
-        user_error(e, "codegen: %s of %d %s values has no vector instruction or library "
-                   "function on this target (in @%s)", ir_intrin_name(x->fn), lanes,
-                   ir_dtype_name(t), func_name(e));
-        cg_str_puts(s, "0");
-        return;
-    }
-    e->vmath_used[x->fn == IR_FN_SIGMOID ? IR_FN_EXP : x->fn][t][ilog2(lanes)] = true;
-    const char *one = f32 ? "1.0f" : "1.0";
-    if (x->fn == IR_FN_SIGMOID)
-        cg_str_printf(s, "(%s / (%s + (%s)", one, one, vt);
-    else
-        cg_str_printf(s, "((%s)", vt);
-    cg_put_vmath_symbol(s, name, t, lanes);
-    cg_str_printf(s, "((tec_n%s)%s", vt + 4, x->fn == IR_FN_SIGMOID ? "(-" : "");
-    emit_vector_ir(e, s, x->args[0]);
-    cg_str_puts(s, x->fn == IR_FN_SIGMOID ? "))))" : "))");
-}
-
-/* An operand of + - * /: a broadcast is its scalar. */
-static void emit_vector_operand(cg_emitter *e, cg_str *s, const ir_expr *x)
-{
-    if (x->kind == IR_BROADCAST)
-        emit_operand(e, s, x->a, P_UNARY, true);
-    else
-        emit_vector_ir(e, s, x);
-}
-
-/* ---------------------------------------------------------------- dot products
- *
- * An int8 contraction whose reduction is split by 4 with the 4 innermost
- * and vectorized along its columns (its weights packed [..][columns][4])
- * reaches the emitter as a sum of products of four terms per lane
- * (ir/vectorize.c, reduce_group):
- *
- *   acc + i32(broadcast(x0)) * i32(W[ramp(b, 4, L)]) + ...
- *       + i32(broadcast(x3)) * i32(W[ramp(b + 3, 4, L)])
- *
- * x0..x3 bytes (i8 or u8) and W a buffer of bytes: lane l is acc[l] plus
- * the dot product of x0..x3 with the 4 contiguous bytes W[b + 4l ..].  One
- * dot-product instruction computes it: AVX-512 VNNI's vpdpbusd (u8 x s8,
- * four products summed into each i32 lane, wrapping as the IR's i32 sums
- * do).  Signed x (or unsigned W) go through the other side or an offset of
- * 128, corrected exactly: sum (x + 128) w - sum 128 w = sum x w, where the
- * correction depends on W alone (the compiler computes it once per W
- * vector of a register tile).  Without VNNI (the target's -march decides)
- * the helper is the same sum as C's widening multiply-adds. */
-
-/* One product term: the scalar byte x (under the broadcast's cast) and the
- * load of W; false when t is not such a term. */
-typedef struct dot4_term {
-    const ir_expr *x;      /* the byte, a scalar */
-    const ir_expr *load;   /* W[ramp(base, 4, L)] */
-    int64_t zero;          /* the byte's zero point: the term is i32(x) - zero */
-    ir_affine base;
-    bool used;
-} dot4_term;
-
-static bool byte_int(ir_dtype t) { return t == IR_I8 || t == IR_U8; }
-
-static bool dot4_term_of(const ir_expr *t, int lanes, dot4_term *out)
-{
-    if (t->kind != IR_MUL || t->dtype != IR_I32)
-        return false;
-    const ir_expr *bc = t->a, *w = t->b;
-    if (bc->kind != IR_BROADCAST) {
-        bc = t->b;
-        w = t->a;
-    }
-    if (bc->kind != IR_BROADCAST || !bc->a)
-        return false;
-    const ir_expr *xc = bc->a;
-    out->zero = 0;
-    if (xc->kind == IR_SUB && xc->b && xc->b->kind == IR_INT) {   /* a zero point */
-        out->zero = xc->b->ival;
-        xc = xc->a;
-    }
-    if (!xc || xc->kind != IR_CAST || xc->dtype != IR_I32 || !xc->a || !byte_int(xc->a->dtype) ||
-        w->kind != IR_CAST || !w->a || w->a->kind != IR_LOAD)
-        return false;
-    const ir_expr *ld = w->a;
-    if (out->zero != 0 && ld->dtype != IR_I8)
-        return false;   /* the correction takes the weights as vpdpbusd's i8 side */
-    if (!byte_int(ld->dtype) || ld->nargs != 1 || ir_expr_lanes(ld) != lanes ||
-        ld->args[0]->kind != IR_RAMP || !ir_expr_is_int(ld->args[0]->b, 4) ||
-        !ir_affine_of(ld->args[0]->a, &out->base))
-        return false;
-    out->x = xc->a;
-    out->load = ld;
-    out->used = false;
-    return true;
-}
-
-/* Whether a group's bytes x0..x3 are loads of adjacent elements of one
- * buffer. */
-static bool contiguous_bytes(const dot4_term *dt, const int *g)
-{
-    ir_affine f0, fk;
-    const ir_expr *x0 = dt[g[0]].x;
-    if (x0->kind != IR_LOAD || x0->nargs != 1 || !ir_affine_of(x0->args[0], &f0))
-        return false;
-    for (int k = 1; k < 4; k++) {
-        const ir_expr *xk = dt[g[k]].x;
-        if (xk->kind != IR_LOAD || xk->buf != x0->buf || xk->nargs != 1 ||
-            !ir_affine_of(xk->args[0], &fk) || !ir_affine_same_terms(&f0, &fk) ||
-            fk.c != f0.c + k)
-            return false;
-    }
-    return true;
-}
-
-/* The terms of a sum of i32 vectors (its + tree), at most max. */
-static int sum_terms(const ir_expr *x, int lanes, const ir_expr **terms, int n, int max)
-{
-    if (x->kind == IR_ADD && x->dtype == IR_I32 && ir_expr_lanes(x) == lanes) {
-        n = sum_terms(x->a, lanes, terms, n, max);
-        return sum_terms(x->b, lanes, terms, n, max);
-    }
-    if (n < max)
-        terms[n] = x;
-    return n + 1;
-}
-
-/* A sum holding groups of four dot4 terms: the rest of the sum, then each
- * group through tec_dp4_<x><w>_i32xL(acc, &W[b], x0 | x1 << 8 | ...).
- * False (nothing written) when it holds no group. */
-static bool emit_dot4_sum(cg_emitter *e, cg_str *s, const ir_expr *x, const char *vt)
-{
-    enum { MAXT = 64 };
-    int lanes = ir_expr_lanes(x);
-    if (x->kind != IR_ADD || x->dtype != IR_I32 || (lanes != 4 && lanes != 8 && lanes != 16))
-        return false;
-    const ir_expr *terms[MAXT];
-    int n = sum_terms(x, lanes, terms, 0, MAXT);
-    if (n > MAXT || n < 4)
-        return false;
-    dot4_term dt[MAXT];
-    bool is_dot[MAXT];
-    for (int i = 0; i < n; i++)
-        is_dot[i] = dot4_term_of(terms[i], lanes, &dt[i]);
-    /* groups: W[b], W[b + 1], W[b + 2], W[b + 3] of one buffer, one x dtype */
-    int group[MAXT / 4][4], ngroups = 0;
-    for (int i = 0; i < n; i++) {
-        if (!is_dot[i] || dt[i].used)
-            continue;
-        int g[4] = {i, -1, -1, -1};
-        for (int k = 1; k < 4; k++)
-            for (int j = 0; j < n && g[k] < 0; j++)
-                if (j != i && is_dot[j] && !dt[j].used && dt[j].load->buf == dt[i].load->buf &&
-                    dt[j].x->dtype == dt[i].x->dtype && dt[j].zero == dt[i].zero &&
-                    ir_affine_same_terms(&dt[j].base, &dt[i].base) &&
-                    dt[j].base.c == dt[i].base.c + k)
-                    g[k] = j;
-        if (g[1] < 0 || g[2] < 0 || g[3] < 0)
-            continue;
-        for (int k = 0; k < 4; k++) {
-            dt[g[k]].used = true;
-            group[ngroups][k] = g[k];
-        }
-        ngroups++;
-    }
-    if (!ngroups)
-        return false;
-    e->intrin_used = true;
-    for (int gi = ngroups - 1; gi >= 0; gi--) {
-        const dot4_term *t0 = &dt[group[gi][0]];
-        cg_str_printf(s, "tec_dp4%s_%c%c_%s(", t0->zero ? "z" : "", t0->x->dtype == IR_U8 ? 'u' : 's',
-                      t0->load->dtype == IR_U8 ? 'u' : 's', vt + 4);
-    }
-    /* the rest of the sum (a zero vector if none) */
-    int rest = 0;
-    for (int i = 0; i < n; i++) {
-        if (is_dot[i] && dt[i].used)
-            continue;
-        if (rest++) {
-            cg_str_puts(s, " + ");
-            emit_vector_operand(e, s, terms[i]);
-        } else {
-            cg_str_printf(s, "(%s)", vt);
-            emit_vector_ir(e, s, terms[i]);
-        }
-    }
-    if (!rest) {
-        e->bcast_used[IR_I32][ilog2(lanes)] = true;
-        cg_str_printf(s, "tec_bcast_%s(0)", vt + 4);
-    }
-    for (int gi = 0; gi < ngroups; gi++) {
-        /* W's lanes b .. b + 4L - 1: the access of the first term, with
-         * the last term's checks (of b + 3 + 4(L-1)) ahead of it */
-        cg_str a0 = {0}, a3 = {0};
-        const dot4_term *t0 = &dt[group[gi][0]], *t3 = &dt[group[gi][3]];
-        emit_access(e, &a0, t0->load->buf, t0->load, t0->load->args, 1);
-        emit_access(e, &a3, t3->load->buf, t3->load, t3->load->args, 1);
-        cg_str_printf(s, ", ((void)%s, &%s), ", a3.p ? a3.p : "0", a0.p ? a0.p : "0");
-        free(a0.p);
-        free(a3.p);
-        const int64_t zero = dt[group[gi][0]].zero;
-        if (contiguous_bytes(dt, group[gi])) {
-            /* x0..x3 adjacent in memory: one 4-byte read (little-endian
-             * order: x0 in the low byte, as the shifts below put it) */
-            const ir_expr *x0 = dt[group[gi][0]].x, *x3 = dt[group[gi][3]].x;
-            cg_str b0 = {0}, b3 = {0};
-            emit_access(e, &b0, x0->buf, x0, x0->args, 1);
-            emit_access(e, &b3, x3->buf, x3, x3->args, 1);
-            cg_str_printf(s, "({ uint32_t tec_x4; (void)%s; __builtin_memcpy(&tec_x4, &%s, 4); "
-                             "__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? tec_x4 : "
-                             "__builtin_bswap32(tec_x4); })", b3.p ? b3.p : "0", b0.p ? b0.p : "0");
-            if (zero)
-                cg_str_printf(s, ", %lld", (long long)zero);
-            cg_str_puts(s, ")");
-            free(b0.p);
-            free(b3.p);
-            continue;
-        }
-        for (int k = 0; k < 4; k++) {
-            cg_str_puts(s, k ? " | (uint32_t)(uint8_t)" : "(uint32_t)(uint8_t)");
-            emit_operand(e, s, dt[group[gi][k]].x, P_UNARY, false);
-            if (k)
-                cg_str_printf(s, " << %d", 8 * k);
-        }
-        if (zero)
-            cg_str_printf(s, ", %lld", (long long)zero);
-        cg_str_puts(s, ")");
-    }
-    return true;
-}
-
-/* x, a vector, as a value of its C vector type (parenthesized or primary). */
-static void emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
-{
-    int lanes = ir_expr_lanes(x);
-    const char *vt = vector_ctype(e, x->dtype, lanes);
-    if (!vt) {
-        cg_str_puts(s, "0");
-        return;
-    }
-    int k = ilog2(lanes);
-    switch (x->kind) {
-    case IR_LANES:   /* lane by lane: each a scalar expression */
-        cg_str_printf(s, "((%s){", vt);
-        for (int l = 0; l < x->nargs; l++) {
-            cg_str_puts(s, l ? ", " : "");
-            emit_operand(e, s, x->args[l], P_SELECT, false);
-        }
-        cg_str_puts(s, "})");
-        return;
-    case IR_BROADCAST:
-        e->bcast_used[x->dtype][k] = true;
-        cg_str_printf(s, "tec_bcast_%s(", vt + 4);
-        emit_operand(e, s, x->a, P_SELECT, false);
-        cg_str_puts(s, ")");
-        return;
-    case IR_VAR:
-        cg_str_puts(s, lookup(e, x->var) ? lookup(e, x->var) : "0");
-        return;
-    case IR_LOAD:
-        emit_vector_load(e, s, x, vt);
-        return;
-    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV:
-        if (x->kind == IR_ADD && emit_dot4_sum(e, s, x, vt))
-            return;
-        cg_str_puts(s, "(");
-        emit_vector_operand(e, s, x->a);
-        cg_str_puts(s, binary_op(x->kind));
-        emit_vector_operand(e, s, x->b);
-        cg_str_puts(s, ")");
-        return;
-    case IR_NEG:
-        cg_str_puts(s, "(-");
-        emit_vector_ir(e, s, x->a);
-        cg_str_puts(s, ")");
-        return;
-    case IR_CAST:
-        /* an integer widened (or kept): lane by lane as C's scalar cast */
-        if (ir_dtype_is_int(x->dtype) && ir_dtype_is_int(x->a->dtype) &&
-            ir_dtype_size(x->a->dtype) <= ir_dtype_size(x->dtype) && x->a->dtype != IR_BOOL) {
-            if (x->a->dtype == x->dtype) {
-                emit_vector_ir(e, s, x->a);
-                return;
-            }
-            e->vcvt_used[x->dtype][x->a->dtype][k] = true;
-            e->intrin_used = true;
-            cg_str_printf(s, "tec_cvt_%s_%s(", vt + 4, cg_dtype_suffix(x->a->dtype));
-            emit_vector_ir(e, s, x->a);
-            cg_str_puts(s, ")");
-            return;
-        }
-        break;
-    case IR_MIN: case IR_MAX:
-        e->vminmax_used[x->dtype][k] = true;
-        cg_str_printf(s, "tec_v%s_%s(", x->kind == IR_MIN ? "min" : "max", vt + 4);
-        emit_vector_ir(e, s, x->a);
-        cg_str_puts(s, ", ");
-        emit_vector_ir(e, s, x->b);
-        cg_str_puts(s, ")");
-        return;
-    case IR_SELECT:
-        if (ir_expr_lanes(x->c) == 1) {
-            /* both arms cast to the vector type: arithmetic on it yields the
-             * plain vector type (without its alignment and aliasing
-             * attributes), which ?: does not take with the attributed one */
-            cg_str_puts(s, "(");
-            emit_operand(e, s, x->c, P_OR, false);
-            cg_str_printf(s, " ? (%s)", vt);
-            emit_vector_ir(e, s, x->a);
-            cg_str_printf(s, " : (%s)", vt);
-            emit_vector_ir(e, s, x->b);
-            cg_str_puts(s, ")");
-            return;
-        }
-        break;
-    case IR_CALL:
-        if (x->nargs == 1) {
-            emit_vector_call(e, s, x, vt);
-            return;
-        }
-        break;
-    default:
-        break;
-    }
-    user_error(e, "codegen: the C backend has no vector form of '%s' (in @%s)",
-               ir_expr_kind_name(x->kind), func_name(e));
-    cg_str_puts(s, "0");
-}
-
-/* buf[ramp...] = vector: one vector store at distance 1, else lane by lane. */
-static void emit_vector_store(cg_emitter *e, cg_str *s, const ir_stmt *st)
-{
-    int lanes = ir_expr_lanes(st->value);
-    const char *vt = vector_ctype(e, st->value->dtype, lanes);
-    cg_str val = {0}, a = {0};
-    int64_t coef = 0;
-    if (vt && vector_access(e, &a, st->buf, st, st->args, st->nargs, &coef)) {
-        emit_vector_ir(e, &val, st->value);
-        if (coef == 1) {
-            line(e, s, "*(%s *)&%s = %s;", vt, a.p ? a.p : "0", val.p ? val.p : "0");
-        } else {
-            line(e, s, "{");
-            e->indent++;
-            line(e, s, "const %s tec_t = %s;", vt, val.p ? val.p : "0");
-            for (int l = 0; l < lanes; l++)
-                line(e, s, "(&%s)[%lld] = tec_t[%d];", a.p ? a.p : "0", (long long)(coef * l), l);
-            e->indent--;
-            line(e, s, "}");
-        }
-    }
-    free(val.p);
-    free(a.p);
-}
-
-/* for (v = lo; v < hi; v += step): a vectorized loop's vector part. */
-static void emit_stepped_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
-{
-    const char *ct = var_ctype(e, st->var);
-    char *lo = bound_text(e, st->lo);
-    char *hi = bound_text(e, st->hi);
-    bool hi_loads = false;
-    ir_expr_walk(st->hi, contains_load, &hi_loads);
-    if (st->for_kind != IR_FOR_SERIAL && st->for_kind != IR_FOR_VECTORIZED)
-        user_error(e, "codegen: a %s loop with a step is not supported (loop '%s' in @%s)",
-                   ir_for_kind_name(st->for_kind), st->var->name, func_name(e));
-    if (st->for_kind == IR_FOR_VECTORIZED && !e->quiet_chunks)
-        line(e, s, "/* vectorized: %s in %s..%s, %lld lanes */", st->var->name, lo ? lo : "0",
-             hi ? hi : "0", (long long)ir_for_step(st));
-    const char *v = bind(e, st->var, st->var->name);
-    if (hi_loads)  /* the IR evaluates hi once */
-        line(e, s, "for (%s %s = %s, tec_end_%s = %s; %s < tec_end_%s; %s += %lld) {", ct, v,
-             lo ? lo : "0", v, hi ? hi : "0", v, v, v, (long long)ir_for_step(st));
-    else
-        line(e, s, "for (%s %s = %s; %s < %s; %s += %lld) {", ct, v, lo ? lo : "0", v,
-             hi ? hi : "0", v, (long long)ir_for_step(st));
-    free(lo);
-    free(hi);
-    emit_body(e, s, st->nbody > 0 ? st->body[0] : NULL);
-    line(e, s, "}");
-    unbind(e, 1);
 }
 
 /* ---------------------------------------------------------------- pre-scan of a function */
@@ -2382,7 +1842,7 @@ static bool scan_stmt(const ir_stmt *st, void *ctx)
 
 static void reset_function(cg_emitter *e)
 {
-    unbind(e, e->nbinds);
+    cg_unbind(e, e->nbinds);
     free(e->asserts.items);
     e->asserts = (assert_list){0};
     free(e->sites.items);
@@ -2444,7 +1904,7 @@ static void emit_param_list(cg_emitter *e, cg_str *s, bool bind_names)
     const ir_func *f = e->f;
     for (int i = 0; i < f->nparams; i++) {
         const ir_buffer *b = f->params[i];
-        const char *v = bind_names ? bind(e, b, b->name) : lookup(e, b);
+        const char *v = bind_names ? cg_bind(e, b, b->name) : cg_lookup(e, b);
         cg_str_printf(s, "%s%s%s *restrict %s", i ? ", " : "",
                    set_has(&e->written_bufs, b) ? "" : "const ", ir_dtype_ctype(b->dtype),
                    v ? v : "tec_p");
@@ -2456,23 +1916,23 @@ static void emit_func_body(cg_emitter *e, cg_str *s)
 {
     e->indent = 1;
     if (e->nheap > 0 && !e->split) {
-        line(e, s, "int32_t tec_rc = 0;");
-        line(e, s, "void *tec_heap[%d] = {0};   /* live heap temporaries, freed on every exit */",
+        cg_line(e, s, "int32_t tec_rc = 0;");
+        cg_line(e, s, "void *tec_heap[%d] = {0};   /* live heap temporaries, freed on every exit */",
              e->nheap);
     } else if (e->nheap > 0) {
-        line(e, s, "int32_t tec_rc = 0;");
+        cg_line(e, s, "int32_t tec_rc = 0;");
     }
     for (int i = 0; i < e->f->nparams; i++)
-        mark_unused(e, s, e->f->params[i], &e->used_bufs, lookup(e, e->f->params[i]));
+        mark_unused(e, s, e->f->params[i], &e->used_bufs, cg_lookup(e, e->f->params[i]));
     if (e->f->body)
         emit_stmt(e, s, e->f->body);
     if (e->nheap > 0) {
         cg_str_puts(s, "tec_exit:\n");
-        line(e, s, "for (int tec_i = 0; tec_i < %d; ++tec_i)", e->nheap);
-        line(e, s, "    free(tec_heap[tec_i]);");
-        line(e, s, "return tec_rc;");
+        cg_line(e, s, "for (int tec_i = 0; tec_i < %d; ++tec_i)", e->nheap);
+        cg_line(e, s, "    free(tec_heap[tec_i]);");
+        cg_line(e, s, "return tec_rc;");
     } else {
-        line(e, s, "return 0;");
+        cg_line(e, s, "return 0;");
     }
 }
 
@@ -2528,13 +1988,13 @@ static void emit_func(cg_emitter *e, cg_str *s, int index)
         emit_param_list(e, s, false);
         cg_str_puts(s, f->nparams ? ")\n{\n" : "void)\n{\n");
         e->indent = 1;
-        line(e, s, "jmp_buf tec_jb;");
+        cg_line(e, s, "jmp_buf tec_jb;");
         if (e->nheap)
-            line(e, s, "void *volatile tec_heap[%d] = {0};", e->nheap);
+            cg_line(e, s, "void *volatile tec_heap[%d] = {0};", e->nheap);
         cg_str call = {0};
         cg_str_printf(&call, "return %s_body(", sym);
         for (int i = 0; i < f->nparams; i++)
-            cg_str_printf(&call, "%s%s", i ? ", " : "", lookup(e, f->params[i]));
+            cg_str_printf(&call, "%s%s", i ? ", " : "", cg_lookup(e, f->params[i]));
         cg_str_printf(&call, "%s%stec_jb);", f->nparams ? ", " : "", e->nheap ? "tec_heap, " : "");
         if (call.oom)
             e->oom = true;
@@ -2542,96 +2002,22 @@ static void emit_func(cg_emitter *e, cg_str *s, int index)
         static const char *const why[3] = {"integer division by zero",
                                            "float to integer cast out of range",
                                            "index out of range"};
-        line(e, s, "switch (setjmp(tec_jb)) {");
-        line(e, s, "case 0:");
-        line(e, s, "    %s", call.p ? call.p : "");
+        cg_line(e, s, "switch (setjmp(tec_jb)) {");
+        cg_line(e, s, "case 0:");
+        cg_line(e, s, "    %s", call.p ? call.p : "");
         for (int k = 0; k < 3; k++) {
-            line(e, s, k < 2 ? "case %d:   /* %s */" : "default:   /* %d: %s */", k + 1, why[k]);
+            cg_line(e, s, k < 2 ? "case %d:   /* %s */" : "default:   /* %d: %s */", k + 1, why[k]);
             if (e->nheap) {
-                line(e, s, "    for (int tec_i = 0; tec_i < %d; ++tec_i)", e->nheap);
-                line(e, s, "        free(tec_heap[tec_i]);");
+                cg_line(e, s, "    for (int tec_i = 0; tec_i < %d; ++tec_i)", e->nheap);
+                cg_line(e, s, "        free(tec_heap[tec_i]);");
             }
-            line(e, s, "    return %d;", e->asserts.n + 2 + k);
+            cg_line(e, s, "    return %d;", e->asserts.n + 2 + k);
         }
-        line(e, s, "}");
+        cg_line(e, s, "}");
         free(call.p);
         cg_str_puts(s, "}\n");
     }
     free(sym);
-}
-
-/* The helpers tec_dp4_<x><w>_i32xL that the kernels in `funcs` call (see
- * emit_dot4_sum): acc + the dot products of the 4 bytes of x (x0 in the
- * low byte; u: u8, s: i8) with each lane's 4 bytes of w. */
-static void emit_dot4_helpers(cg_str *s, const char *funcs)
-{
-    static const int widths[3] = {4, 8, 16};
-    for (int z = 0; z < 2; z++)
-    for (int m = 0; m < 4; m++)
-        for (int wi = 0; wi < 3; wi++) {
-            char xs = m & 1 ? 's' : 'u', ws = m & 2 ? 'u' : 's';
-            int L = widths[wi], bits = L * 32;
-            const char *zs = z ? "z" : "";
-            char name[40];
-            snprintf(name, sizeof name, "tec_dp4%s_%c%c_i32x%d(", zs, xs, ws, L);
-            if (!funcs || !strstr(funcs, name) || (z && ws == 'u'))
-                continue;
-            /* vpdpbusd's first source is u8, its second i8: x u8 and w i8
-             * as they are; x i8 with w u8 swapped; otherwise the i8 side
-             * offset by 128 (x ^ 0x80 as u8, or w as i8 against x - 128)
-             * and the correction, which depends on w alone, subtracted.
-             * With a zero point z (tec_dp4z_, w i8): sum (x - z) w =
-             * sum xu w - (z + offset) sum w, sum w from a vpdpbusd of ones. */
-            const char *pre = bits == 512 ? "_mm512" : bits == 256 ? "_mm256" : "_mm";
-            const char *vi = bits == 512 ? "__m512i" : bits == 256 ? "__m256i" : "__m128i";
-            const char *dp = bits == 512 ? "_mm512_dpbusd_epi32"
-                             : bits == 256 ? "TEC_DPBUSD256" : "TEC_DPBUSD128";
-            const char *have = bits == 512 ? "defined(__AVX512VNNI__)"
-                               : "(defined(__AVX512VNNI__) && defined(__AVX512VL__)) || defined(__AVXVNNI__)";
-            int zb = bits == 128 ? 128 : bits;
-            cg_str_printf(s, "static inline tec_i32x%d tec_dp4%s_%c%c_i32x%d(tec_i32x%d acc, const void *w, uint32_t x%s)\n{\n",
-                          L, zs, xs, ws, L, L, z ? ", int32_t z" : "");
-            cg_str_printf(s, "#if defined(__x86_64__) && (%s)\n", have);
-            if (bits == 256)
-                cg_str_puts(s, "#if defined(__AVX512VNNI__) && defined(__AVX512VL__)\n"
-                               "#define TEC_DPBUSD256 _mm256_dpbusd_epi32\n#else\n"
-                               "#define TEC_DPBUSD256 _mm256_dpbusd_avx_epi32\n#endif\n");
-            if (bits == 128)
-                cg_str_puts(s, "#if defined(__AVX512VNNI__) && defined(__AVX512VL__)\n"
-                               "#define TEC_DPBUSD128 _mm_dpbusd_epi32\n#else\n"
-                               "#define TEC_DPBUSD128 _mm_dpbusd_avx_epi32\n#endif\n");
-            cg_str_printf(s, "    %s b, a, r;\n    __builtin_memcpy(&b, w, sizeof b);\n"
-                             "    __builtin_memcpy(&a, &acc, sizeof a);\n", vi);
-            bool swap = xs == 's' && ws == 'u', off = xs == ws;
-            const char *xv = off ? "x ^ 0x80808080u" : "x";
-            if (z)                    /* x - z against i8 w */
-                cg_str_printf(s, "    r = %s_sub_epi32(%s(a, %s_set1_epi32((int)(%s)), b),\n"
-                                 "        %s_mullo_epi32(%s_set1_epi32((int32_t)((uint32_t)z + %du)),\n"
-                                 "            %s(%s_setzero_si%d(), %s_set1_epi32(0x01010101), b)));\n",
-                              pre, dp, pre, xs == 's' ? "x ^ 0x80808080u" : "x", pre, pre,
-                              xs == 's' ? 128 : 0, dp, pre, zb, pre);
-            else if (!swap && !off)   /* u8 x, i8 w */
-                cg_str_printf(s, "    r = %s(a, %s_set1_epi32((int)x), b);\n", dp, pre);
-            else if (swap)            /* i8 x, u8 w */
-                cg_str_printf(s, "    r = %s(a, b, %s_set1_epi32((int)x));\n", dp, pre);
-            else if (xs == 's')       /* i8 x, i8 w: x + 128 as u8 */
-                cg_str_printf(s, "    r = %s_sub_epi32(%s(a, %s_set1_epi32((int)(%s)), b),\n"
-                                 "        %s(%s_setzero_si%d(), %s_set1_epi32((int)0x80808080u), b));\n",
-                              pre, dp, pre, xv, dp, pre, zb, pre);
-            else                      /* u8 x, u8 w: w against x - 128 as i8 */
-                cg_str_printf(s, "    r = %s_sub_epi32(%s(a, b, %s_set1_epi32((int)(%s))),\n"
-                                 "        %s(%s_setzero_si%d(), b, %s_set1_epi32((int)0x80808080u)));\n",
-                              pre, dp, pre, xv, dp, pre, zb, pre);
-            cg_str_printf(s, "    __builtin_memcpy(&acc, &r, sizeof acc);\n    return acc;\n#else\n");
-            const char *xt = xs == 'u' ? "uint8_t" : "int8_t", *wt = ws == 'u' ? "uint8_t" : "int8_t";
-            const char *zm = z ? " - z)" : "", *zo = z ? "((int32_t)" : "(int32_t)";
-            cg_str_printf(s, "    const %s *b = (const %s *)w;\n", wt, wt);
-            cg_str_printf(s, "    for (int l = 0; l < %d; l++)\n"
-                             "        acc[l] += %s(%s)x%s * b[4 * l] + %s(%s)(x >> 8)%s * b[4 * l + 1]\n"
-                             "                + %s(%s)(x >> 16)%s * b[4 * l + 2] + %s(%s)(x >> 24)%s * b[4 * l + 3];\n"
-                             "    return acc;\n#endif\n}\n\n", L, zo, xt, zm, zo, xt, zm, zo, xt, zm,
-                          zo, xt, zm);
-        }
 }
 
 static char *emit_c(const ir_module *m, const cg_target *t, bool internal, bool unchecked,
@@ -2664,7 +2050,7 @@ static char *emit_c(const ir_module *m, const cg_target *t, bool internal, bool 
     cg_str out = {0};
     if (!e.failed) {
         cg_emit_prelude(&e, &out);
-        emit_dot4_helpers(&out, funcs.p);
+        cg_emit_dot4_helpers(&out, funcs.p);
         if (funcs.p)
             cg_str_puts(&out, funcs.p);
     }

@@ -1,6 +1,7 @@
-/* codegen/emit_c.h — what the two files of the C backend share: the
- * growable text they write into and the emitter's state.  emit_c.c writes
- * the kernels; emit_prelude.c the opening of the file (includes, runtime
+/* codegen/emit_c.h — what the files of the C backend share: the growable
+ * text they write into and the emitter's state.  emit_c.c writes the
+ * kernels, emit_vector.c their vector IR (emit_vector.h), emit_vmath.c the
+ * vector math, emit_prelude.c the opening of the file (includes, runtime
  * hooks, vector types and the helper functions the kernels used).  Internal
  * to codegen/: not part of codegen.h.
  */
@@ -138,6 +139,10 @@ const char *cg_dtype_suffix(ir_dtype t);
  * vector function ABI symbol of it for `lanes` values of t. */
 const char *cg_vmath_name(ir_intrin fn);
 void cg_put_vmath_symbol(cg_str *s, const char *name, ir_dtype t, int lanes);
+/* Whether tec writes the f32 vector function `name` itself
+ * (emit_vmath.c), and the text of those for vectors of `lanes` f32. */
+bool cg_own_vmath(const char *name, ir_dtype t);
+void cg_emit_vmath_f32(cg_str *s, int lanes);
 
 /* Writes the opening of the file: the comment, includes, runtime hooks,
  * vector types and the helper functions the kernels (already emitted into

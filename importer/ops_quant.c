@@ -326,12 +326,58 @@ static bool conv_geometry(ox_node *nd, const ox_value *x, const ox_value *w, geo
     return true;
 }
 
+/* Constant weights over Cg channels, not a multiple of 4 (an image's 3),
+ * as weights over the next multiple of 4 whose extra channels hold their
+ * zero point (wz, per tensor or per output channel): the extra products
+ * are exact zeros, (x - xz) * 0, and the int8 schedule reads the 4
+ * channels of a group at once (passes/schedule/int8.c).  NULL (nothing
+ * to do) otherwise, or after an error (*failed). */
+static rt_tensor *channels_by_4(ox_node *nd, const ox_value *w, const ox_value *wz,
+                                const geometry *g, bool *failed)
+{
+    int64_t F = w->shape[0], Cg = w->shape[1];
+    *failed = false;
+    if (g->group != 1 || Cg % 4 == 0 || !ox_known(w) || !is_int8(w->dtype) ||
+        (wz && !ox_known(wz)))
+        return NULL;
+    int64_t shape[RT_MAX_DIMS], inner = 1;
+    memcpy(shape, w->shape, sizeof shape);
+    shape[1] = (Cg + 3) / 4 * 4;
+    for (int d = 2; d < w->ndim; d++)
+        inner *= w->shape[d];
+    rt_tensor *t = ox_const_new(nd, w->dtype, w->ndim, shape);
+    if (!t) {
+        *failed = true;
+        return NULL;
+    }
+    for (int64_t f = 0; f < F; f++)
+        for (int64_t c = 0; c < shape[1]; c++)
+            for (int64_t i = 0; i < inner; i++)
+                ox_put_int(t, (f * shape[1] + c) * inner + i,
+                           c < Cg ? rt_tensor_get_int(w->konst, (f * Cg + c) * inner + i)
+                           : wz ? rt_tensor_get_int(wz->konst, numel(wz) > 1 ? f : 0) : 0);
+    return t;
+}
+
 /* An integer convolution of x (zero point xz, per tensor) and w (zero
  * point wz, per tensor or per output channel), then the epilogue. */
 static bool int_conv(ox_node *nd, ox_value *x, ox_value *xz, ox_value *w, ox_value *wz,
                      const geometry *g, const epilogue *ep)
 {
-    int64_t F = w->shape[0], Cg = w->shape[1];
+    int64_t F = w->shape[0];
+    bool failed;
+    rt_tensor *w4 = channels_by_4(nd, w, wz, g, &failed);
+    if (failed)
+        return false;
+    /* (x's reads beyond its channels give its zero point: "else" below) */
+    ox_value wv = w4 ? (ox_value){.onnx = w->onnx, .konst = w4, .weight = true, .uses = 1,
+                                  .dtype = w->dtype, .ndim = w->ndim}
+                     : *w;
+    if (w4) {
+        memcpy(wv.shape, w4->shape, sizeof wv.shape);
+        w = &wv;
+    }
+    int64_t Cg = w->shape[1];
     ox_value *y = ox_output(nd, 0);
     y->ndim = x->ndim;
     y->shape[0] = x->shape[0];
@@ -348,8 +394,8 @@ static bool int_conv(ox_node *nd, ox_value *x, ox_value *xz, ox_value *w, ox_val
     for (int d = 0; d < g->nsp; d++)
         ox_printf(&out, ", o%d", d);
     ox_printf(&xr, "x[n, ");
-    if (g->group == 1)
-        ox_printf(&xr, "c");
+    if (g->group == 1)   /* (c + 0: c alone would tie c's extent to x's channels) */
+        ox_printf(&xr, w4 ? "c + 0" : "c");
     else
         ox_printf(&xr, "f / %lld * %lld + c", (long long)(F / g->group), (long long)Cg);
     for (int d = 0; d < g->nsp; d++) {
@@ -379,6 +425,7 @@ static bool int_conv(ox_node *nd, ox_value *x, ox_value *xz, ox_value *w, ox_val
     free(out.s);
     free(xr.s);
     free(wr.s);
+    rt_tensor_free(w4);
     return ok;
 }
 

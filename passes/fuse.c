@@ -467,157 +467,218 @@ static void name_group(ir_module *m, ir_func *fp, const char *player, const char
     ir_func_set_attr(m, fp, "fused", "fuse");
 }
 
+/* One fusion of a consumer call C into its producer P, while it is made. */
+typedef struct fusion {
+    ir_module *m;
+    ir_graph_call *C, *P;
+    ir_func *fc, *fp;
+    const ir_stmt *cb, *cst;        /* C's elementwise block and its store */
+    int ci, pi, tp, tpp;            /* the calls; T's parameter in C and in P */
+    ir_buffer *pt;                  /* T as P's parameter */
+    wb_ctx w;                       /* P's write-backs of T */
+    ir_buffer *from[64], *to[64];   /* C's parameters other than T, and P's new ones */
+    ir_buffer *newargs[64];         /* the arguments C passes for them */
+    int nmap;
+    ir_buffer *ynew;                /* C's output as P's parameter */
+    const char *clayer, *player, *bname;
+    ir_buffer *bn_tables[2];
+} fusion;
+
+/* Finds P (and checks both calls may fuse): true if they may. */
+static bool find_producer(fusion *u)
+{
+    ir_module *m = u->m;
+    ir_buffer *T = u->C->args[u->tp];
+    int yp = -1;
+    for (int p = 0; p < u->fc->nparams; p++)
+        if (u->fc->params[p] == u->cst->buf)
+            yp = p;
+    if (T->role != IR_BUF_TEMP || yp < 0)
+        return false;
+    u->pi = fusable_producer(m, u->ci, u->tp, yp);
+    if (u->pi < 0)
+        return false;
+    u->P = &m->graph.calls[u->pi];
+    u->fp = u->P->fn;
+    /* P's kernel must serve this call only */
+    if (runs_elsewhere(m, u->fp, u->pi) || (u->fc->nparams > 1 && runs_elsewhere(m, u->fc, u->ci)))
+        return false;
+    u->tpp = -1;
+    for (int a = 0; a < u->P->nargs; a++)
+        if (u->P->args[a] == T)
+            u->tpp = a;
+    u->pt = u->fp->params[u->tpp];
+    u->clayer = ir_func_attr(u->fc, "layer");
+    u->player = ir_func_attr(u->fp, "layer");
+    return u->clayer && u->player;
+}
+
+/* Whether P writes T only in tile write-backs C's block can update. */
+static bool writebacks_fit(fusion *u)
+{
+    wb_ctx *w = &u->w;
+    *w = (wb_ctx){.t = u->pt};
+    find_wb(w, &u->fp->body, false);
+    if (w->nstores < 1 || w->nstores > WB_MAX || w->nloads)
+        return false;
+    for (int k = 0; k < w->nstores; k++) {
+        const ir_stmt *wst = *w->store_slot[k];
+        const ir_expr *tl = tile_load(wst->value);
+        if (!w->nest_slot[k] || !w->block[k] || !tl || tl->dtype != u->pt->dtype ||
+            wst->nargs != u->cb->niters)
+            return false;
+        for (int i = 0; i < w->block[k]->niters; i++)
+            if (w->block[k]->iters[i].kind != IR_ITER_SPATIAL)
+                return false;
+    }
+    return true;
+}
+
+/* C's parameters other than T become new parameters of P's, named after
+ * C's layer; so does the name of C's block (every fused layer's block has
+ * a name of its own). */
+static void map_params(fusion *u)
+{
+    ir_module *m = u->m;
+    u->nmap = 0;
+    for (int p = 0; p < u->fc->nparams && u->nmap < 64; p++) {
+        if (p == u->tp)
+            continue;
+        ir_buffer *ob = u->fc->params[p];
+        ir_buffer *nb = ir_buffer_new(m, ir_sprintf(m->arena, "%s.%s", u->clayer, ob->name),
+                                      ob->dtype, ob->ndim, ob->shape, IR_BUF_ARG);
+        u->from[u->nmap] = ob;
+        u->newargs[u->nmap] = u->C->args[p];
+        u->to[u->nmap++] = nb;
+        if (ob == u->cst->buf)
+            u->ynew = nb;
+    }
+    char *bname = ir_sprintf(m->arena, "%s", u->clayer);
+    for (char *q = bname; *q; q++)
+        if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')))
+            *q = '_';
+    u->bname = bname;
+}
+
+/* An epilogue in write-back k (tile + bias) gets a nest of its own that
+ * applies it to the tile, a block of the producer's (the profile keeps
+ * charging it to P); the update ust and the write-back then read the tile
+ * as it is.  Returns that nest, or NULL when the write-back is a copy. */
+static ir_stmt *split_epilogue(fusion *u, int k, ir_stmt *ust)
+{
+    ir_module *m = u->m;
+    ir_stmt *wst = *u->w.store_slot[k];
+    ir_expr *wtile = tile_load(wst->value);
+    if (wtile == wst->value)
+        return NULL;
+    ir_stmt *epi = fresh_copy(m, *u->w.nest_slot[k], "_e");
+    ir_stmt *est = find_store(epi, u->pt);
+    ir_stmt *eblk = find_block_stmt(epi);
+    ir_expr *etile = tile_load(est->value);
+    est->buf = etile->buf;
+    est->args = etile->args;
+    est->nargs = etile->nargs;
+    eblk->name = ir_sprintf(m->arena, "%s_epilogue", u->w.block[k]->name);
+    ir_block_update_access(m, eblk);
+    ust->value = tile_load(ust->value);
+    wst->value = wtile;
+    return epi;
+}
+
+/* Turns ust (a copy of the write-back, in block ublk) into the in-place
+ * update tile = C(tile), the k-th of P's write-backs. */
+static void make_update(fusion *u, int k, ir_stmt *ust, ir_stmt *ublk)
+{
+    ir_module *m = u->m;
+    const ir_stmt *cb = u->cb;
+    ir_var *cv[64];
+    ir_expr *ce[64];
+    int n = cb->niters < 64 ? cb->niters : 64;
+    for (int d = 0; d < n; d++) {
+        cv[d] = cb->iters[d].var;
+        ce[d] = ust->args[d];
+    }
+    ir_expr *g = replace_loads(m, u->cst->value, u->fc->params[u->tp], ust->value);
+    g = ir_expr_subst(m, g, cv, ce, n);
+    rename_bufs(g, u->from, u->to, u->nmap);
+    g = fold_batchnorm(m, u->fp, g, u->bname, u->clayer, u->bn_tables);
+    ir_expr *tile = tile_load(ust->value);   /* tile[...] */
+    ust->buf = tile->buf;
+    ust->args = tile->args;
+    ust->nargs = tile->nargs;
+    ust->value = g;
+    ublk->name = k == 0 ? u->bname
+                 : k == 1 ? ir_sprintf(m->arena, "%s_tail", u->bname)
+                          : ir_sprintf(m->arena, "%s_tail_%d", u->bname, k);
+    ir_block_update_access(m, ublk);
+    ir_func_set_attr(m, u->fp, ir_sprintf(m->arena, "block.%s", ublk->name), u->clayer);
+}
+
+/* Rewrites write-back k: [epilogue;] update; write-back of C's output.
+ * False (before anything changed, for k = 0) if its copy has no store. */
+static bool fuse_writeback(fusion *u, int k)
+{
+    ir_module *m = u->m;
+    ir_stmt *upd = fresh_copy(m, *u->w.nest_slot[k], "_f");
+    ir_stmt *ust = find_store(upd, u->pt);
+    ir_stmt *ublk = find_block_stmt(upd);
+    if (!ust || !ublk)
+        return false;   /* the first copy is like the others */
+    ir_stmt *epi = split_epilogue(u, k, ust);
+    make_update(u, k, ust, ublk);
+    (*u->w.store_slot[k])->buf = u->ynew;
+    ir_block_update_access(m, (ir_stmt *)u->w.block[k]);
+    ir_stmt *seq = ir_seq_new(m);
+    if (epi)
+        ir_seq_append(m, seq, epi);
+    ir_seq_append(m, seq, upd);
+    ir_seq_append(m, seq, *u->w.nest_slot[k]);
+    *u->w.nest_slot[k] = seq;
+    return true;
+}
+
+/* P's kernel and call: T's parameter goes, C's others join; C's call goes. */
+static void rewire_calls(fusion *u)
+{
+    ir_module *m = u->m;
+    ir_func *fp = u->fp;
+    ir_graph_call *P = u->P;
+    int k = 0;
+    for (int p = 0; p < fp->nparams; p++)
+        if (p != u->tpp)
+            fp->params[k++] = fp->params[p];
+    fp->nparams = k;
+    for (int i = 0; i < u->nmap; i++)
+        ir_func_add_param(m, fp, u->to[i]);
+    ir_buffer **args = ir_alloc(m->arena, sizeof *args * (size_t)(fp->nparams + 1));
+    k = 0;
+    for (int a = 0; a < P->nargs; a++)
+        if (a != u->tpp)
+            args[k++] = P->args[a];
+    for (int i = 0; i < u->nmap; i++)
+        args[k++] = u->newargs[i];
+    P->args = args;
+    P->nargs = k;
+    name_group(m, fp, u->player, u->clayer, ir_func_attr(fp, "op"), ir_func_attr(u->fc, "op"));
+    for (int c = u->ci + 1; c < m->graph.ncalls; c++)
+        m->graph.calls[c - 1] = m->graph.calls[c];
+    m->graph.ncalls--;
+}
+
 /* Fuses call ci, whose elementwise block is cb, into the call that writes
  * its input number tp; true if it did. */
 static bool fuse_into_producer(ir_module *m, int ci, const ir_stmt *cb, int tp)
 {
-    ir_graph_call *C = &m->graph.calls[ci];
-    ir_func *fc = C->fn;
-    ir_buffer *T = C->args[tp];
-    const ir_stmt *cst = cb->body[0];
-    int yp = -1;
-    for (int p = 0; p < fc->nparams; p++)
-        if (fc->params[p] == cst->buf)
-            yp = p;
-    if (T->role != IR_BUF_TEMP || yp < 0)
+    fusion u = {.m = m, .C = &m->graph.calls[ci], .ci = ci, .cb = cb, .tp = tp,
+                .cst = cb->body[0]};
+    u.fc = u.C->fn;
+    if (!find_producer(&u) || !writebacks_fit(&u))
         return false;
-    int pi = fusable_producer(m, ci, tp, yp);
-    if (pi < 0)
-        return false;
-    ir_graph_call *P = &m->graph.calls[pi];
-    ir_func *fp = P->fn;
-    /* P's kernel must serve this call only */
-    if (runs_elsewhere(m, fp, pi) || (fc->nparams > 1 && runs_elsewhere(m, fc, ci)))
-        return false;
-    int tpp = -1;
-    for (int a = 0; a < P->nargs; a++)
-        if (P->args[a] == T)
-            tpp = a;
-    ir_buffer *pt = fp->params[tpp];
-    wb_ctx w = {.t = pt};
-    find_wb(&w, &fp->body, false);
-    if (w.nstores < 1 || w.nstores > WB_MAX || w.nloads)
-        return false;
-    for (int k = 0; k < w.nstores; k++) {
-        const ir_stmt *wst = *w.store_slot[k];
-        const ir_expr *tl = tile_load(wst->value);
-        if (!w.nest_slot[k] || !w.block[k] || !tl || tl->dtype != pt->dtype ||
-            wst->nargs != cb->niters)
+    map_params(&u);
+    for (int k = 0; k < u.w.nstores; k++)
+        if (!fuse_writeback(&u, k))
             return false;
-        for (int i = 0; i < w.block[k]->niters; i++)
-            if (w.block[k]->iters[i].kind != IR_ITER_SPATIAL)
-                return false;
-    }
-    /* C's parameters other than T join P's, named after C's layer */
-    const char *clayer = ir_func_attr(fc, "layer");
-    const char *player = ir_func_attr(fp, "layer");
-    const char *cop = ir_func_attr(fc, "op");
-    const char *pop = ir_func_attr(fp, "op");
-    if (!clayer || !player)
-        return false;
-    ir_buffer *from[64], *to[64];
-    int nmap = 0;
-    ir_buffer *newargs[64];
-    int nnew = 0;
-    for (int p = 0; p < fc->nparams && nmap < 64; p++) {
-        if (p == tp)
-            continue;
-        ir_buffer *ob = fc->params[p];
-        ir_buffer *nb = ir_buffer_new(m, ir_sprintf(m->arena, "%s.%s", clayer, ob->name), ob->dtype,
-                                      ob->ndim, ob->shape, IR_BUF_ARG);
-        from[nmap] = ob;
-        to[nmap++] = nb;
-        newargs[nnew++] = C->args[p];
-    }
-    ir_buffer *ynew = NULL;
-    for (int k = 0; k < nmap; k++)
-        if (from[k] == cst->buf)
-            ynew = to[k];
-    /* named after C's layer, so every fused layer's block has a name of its own */
-    char *bname = ir_sprintf(m->arena, "%s", clayer);
-    for (char *q = bname; *q; q++)
-        if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')))
-            *q = '_';
-    ir_buffer *bn_tables[2] = {NULL, NULL};
-    for (int k = 0; k < w.nstores; k++) {
-        /* the in-place update: a copy of the write-back nest storing into the tile */
-        ir_stmt *upd = fresh_copy(m, *w.nest_slot[k], "_f");
-        ir_stmt *ust = find_store(upd, pt);
-        ir_stmt *ublk = find_block_stmt(upd);
-        if (!ust || !ublk)
-            return false;   /* before anything changed: the first copy is like the others */
-        /* an epilogue in the write-back (tile + bias) gets a nest of its own
-         * that applies it to the tile, a block of the producer's (the
-         * profile keeps charging it to P); the update and the write-back
-         * then read the tile as it is */
-        ir_stmt *epi = NULL;
-        ir_stmt *wst = *w.store_slot[k];
-        ir_expr *wtile = tile_load(wst->value);
-        if (wtile != wst->value) {
-            epi = fresh_copy(m, *w.nest_slot[k], "_e");
-            ir_stmt *est = find_store(epi, pt);
-            ir_stmt *eblk = find_block_stmt(epi);
-            ir_expr *etile = tile_load(est->value);
-            est->buf = etile->buf;
-            est->args = etile->args;
-            est->nargs = etile->nargs;
-            eblk->name = ir_sprintf(m->arena, "%s_epilogue", w.block[k]->name);
-            ir_block_update_access(m, eblk);
-            ust->value = tile_load(ust->value);
-            wst->value = wtile;
-        }
-        ir_var *cv[64];
-        ir_expr *ce[64];
-        int n = cb->niters < 64 ? cb->niters : 64;
-        for (int d = 0; d < n; d++) {
-            cv[d] = cb->iters[d].var;
-            ce[d] = ust->args[d];
-        }
-        ir_expr *g = replace_loads(m, cst->value, fc->params[tp], ust->value);
-        g = ir_expr_subst(m, g, cv, ce, n);
-        rename_bufs(g, from, to, nmap);
-        g = fold_batchnorm(m, fp, g, bname, clayer, bn_tables);
-        ir_expr *tile = tile_load(ust->value);   /* tile[...] */
-        ust->buf = tile->buf;
-        ust->args = tile->args;
-        ust->nargs = tile->nargs;
-        ust->value = g;
-        ublk->name = k == 0 ? bname : k == 1 ? ir_sprintf(m->arena, "%s_tail", bname)
-                                             : ir_sprintf(m->arena, "%s_tail_%d", bname, k);
-        ir_block_update_access(m, ublk);
-        ir_func_set_attr(m, fp, ir_sprintf(m->arena, "block.%s", ublk->name), clayer);
-        /* the write-back stores C's output */
-        wst->buf = ynew;
-        ir_block_update_access(m, (ir_stmt *)w.block[k]);
-        ir_stmt *seq = ir_seq_new(m);
-        if (epi)
-            ir_seq_append(m, seq, epi);
-        ir_seq_append(m, seq, upd);
-        ir_seq_append(m, seq, *w.nest_slot[k]);
-        *w.nest_slot[k] = seq;
-    }
-    /* parameters and the call */
-    int k = 0;
-    for (int p = 0; p < fp->nparams; p++)
-        if (p != tpp)
-            fp->params[k++] = fp->params[p];
-    fp->nparams = k;
-    for (int i = 0; i < nmap; i++)
-        ir_func_add_param(m, fp, to[i]);
-    ir_buffer **args = ir_alloc(m->arena, sizeof *args * (size_t)(fp->nparams + 1));
-    k = 0;
-    for (int a = 0; a < P->nargs; a++)
-        if (a != tpp)
-            args[k++] = P->args[a];
-    for (int i = 0; i < nnew; i++)
-        args[k++] = newargs[i];
-    P->args = args;
-    P->nargs = k;
-    name_group(m, fp, player, clayer, pop, cop);
-    /* drop C's call */
-    for (int c = ci + 1; c < m->graph.ncalls; c++)
-        m->graph.calls[c - 1] = m->graph.calls[c];
-    m->graph.ncalls--;
+    rewire_calls(&u);
     return true;
 }
 

@@ -21,7 +21,10 @@
  * chosen steps are kept in the function's "schedule_auto" attribute (tec
  * --dump-schedule prints them as `schedule` blocks a user can copy, edit and
  * pin).  A step the primitives refuse ends that block's schedule with the
- * steps before it; it never fails the compilation. */
+ * steps before it; it never fails the compilation.  A function that has a
+ * schedule (a user's, or one of these) and prepack's load functions (cut
+ * out of kernels already scheduled) are left alone, so -O2 run again on
+ * the IR it printed changes nothing. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,7 +310,25 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
     return K / ((double)L * *score) + (along_y ? 1.0 / L : 1.0);
 }
 
-static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, bool check_only)
+/* A contraction's block as the steps below see it: the operands of its
+ * product (V the one in the vectors, U the one broadcast along the tile's
+ * rows), each loop's iteration variable and class, the column loop (the
+ * innermost V-only loop), the row loop (the innermost U-only loop), their
+ * extents and the multiply-adds per output. */
+typedef struct contraction {
+    ir_stmt *b, *body;
+    const ir_expr *prod, *U, *V;
+    const ir_itervar *it[32];
+    int kind[32];          /* 0 batch, 1 M (U only), 2 N (V only), 3 reduce */
+    int nloop, mloop;
+    int64_t nn, mm;
+    double K;
+} contraction;
+
+/* Whether the block of ns is a contraction Y[..] = Y[..] + U[..] * V[..]
+ * with an init, over loops that each bind one iteration variable, and its
+ * operands and loops in *c (swap: the other operand in the vectors). */
+static bool contraction_match(const nest *ns, bool swap, contraction *c)
 {
     ir_stmt *b = ns->block;
     ir_stmt *body = b->nbody ? b->body[0] : NULL;
@@ -316,113 +337,240 @@ static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, b
         body->value->a->buf != body->buf || body->value->b->kind != IR_MUL ||
         (!ir_dtype_is_float(body->buf->dtype) && body->buf->dtype != IR_I32))
         return false;
-    const ir_expr *prod = body->value->b;
+    c->b = b;
+    c->body = body;
+    c->prod = body->value->b;
     bool g1 = false, g2 = false;
-    const ir_expr *o1 = unguarded_load(prod->a, &g1), *o2 = unguarded_load(prod->b, &g2);
+    const ir_expr *o1 = unguarded_load(c->prod->a, &g1), *o2 = unguarded_load(c->prod->b, &g2);
     if (!o1 || !o2 || ns->n < 2)
         return false;
-    /* every loop binds one iteration variable */
-    const ir_itervar *it[32];
     for (int i = 0; i < ns->n; i++)
-        if (!(it[i] = iter_of(b, ns->loops[i])) || extent(ns->loops[i]) < 1)
+        if (!(c->it[i] = iter_of(b, ns->loops[i])) || extent(ns->loops[i]) < 1)
             return false;
     /* the vector operand V: the one that owns Y's last dimension (then,
      * if its dimension does not split into vectors, the other) */
     const ir_var *ylast = NULL;
     if (body->nargs > 0 && body->args[body->nargs - 1]->kind == IR_VAR)
         ylast = body->args[body->nargs - 1]->var;
-    const ir_expr *V = o2, *U = o1;
+    c->V = o2;
+    c->U = o1;
     if (ylast && load_uses(o1, ylast) && !load_uses(o2, ylast)) {
-        V = o1;
-        U = o2;
+        c->V = o1;
+        c->U = o2;
     }
     if (g1 || g2)
         return false;   /* pad first */
     if (swap) {
-        const ir_expr *t = V;
-        V = U;
-        U = t;
+        const ir_expr *t = c->V;
+        c->V = c->U;
+        c->U = t;
     }
-    /* classify the loops */
-    int nloop = -1, mloop = -1;
-    int kind[32];   /* 0 batch, 1 M (U only), 2 N (V only), 3 reduce */
+    return true;
+}
+
+/* The class of each loop, the column and row loops (innermost by position
+ * in Y's index; in an index g*Fg + f of a regrouped block, f is inside g),
+ * their extents and K; false when either is missing. */
+static bool contraction_loops(const nest *ns, contraction *c)
+{
     for (int i = 0; i < ns->n; i++) {
-        const ir_var *iv = it[i]->var;
-        if (it[i]->kind == IR_ITER_REDUCE) {
-            kind[i] = 3;
+        const ir_var *iv = c->it[i]->var;
+        if (c->it[i]->kind == IR_ITER_REDUCE) {
+            c->kind[i] = 3;
             continue;
         }
-        bool inU = load_uses(U, iv), inV = load_uses(V, iv);
-        kind[i] = inV && !inU ? 2 : inU && !inV ? 1 : 0;
+        bool inU = load_uses(c->U, iv), inV = load_uses(c->V, iv);
+        c->kind[i] = inV && !inU ? 2 : inU && !inV ? 1 : 0;
     }
-    /* innermost N loop and innermost M loop (by position in Y's index; in
-     * an index g*Fg + f of a regrouped block, f is inside g) */
-    for (int d = body->nargs - 1; d >= 0; d--) {
+    c->nloop = c->mloop = -1;
+    for (int d = c->body->nargs - 1; d >= 0; d--) {
         const ir_var *vs[8];
-        int nvs = index_vars(body->args[d], vs, 0);
+        int nvs = index_vars(c->body->args[d], vs, 0);
         for (int v = 0; v < nvs; v++)
             for (int i = 0; i < ns->n; i++) {
-                if (vs[v] != it[i]->var)
+                if (vs[v] != c->it[i]->var)
                     continue;
-                if (kind[i] == 2 && nloop < 0)
-                    nloop = i;
-                if (kind[i] == 1 && mloop < 0)
-                    mloop = i;
+                if (c->kind[i] == 2 && c->nloop < 0)
+                    c->nloop = i;
+                if (c->kind[i] == 1 && c->mloop < 0)
+                    c->mloop = i;
             }
     }
-    if (nloop < 0 || mloop < 0)
+    if (c->nloop < 0 || c->mloop < 0)
         return false;
-    int64_t nn = extent(ns->loops[nloop]), mm = extent(ns->loops[mloop]);
-    int L = a->lanes;
-    double K = 1;
+    c->nn = extent(ns->loops[c->nloop]);
+    c->mm = extent(ns->loops[c->mloop]);
+    c->K = 1;
     for (int i = 0; i < ns->n; i++)
-        if (kind[i] == 3)
-            K *= (double)extent(ns->loops[i]);
-    const ir_var *yinner = NULL;
-    {
-        const ir_var *vs[8];
-        int d = inner_dim(body->buf, body->nargs);
-        if (index_vars(body->args[d], vs, 0) > 0)
-            yinner = vs[0];
-    }
-    bool along_y = yinner == it[nloop]->var || body->buf->shape[inner_dim(body->buf, body->nargs)] == 1;
-    int nr, mr;
-    /* Columns along Y's last two dimensions merged into one (a 1x1
-     * convolution's map: merge(p, q)), when the loop of the one before is
-     * the next loop out and also reads V only: whole vectors along the
-     * map's P*Q elements, written back along Y's rows. */
+        if (c->kind[i] == 3)
+            c->K *= (double)extent(ns->loops[i]);
+    return true;
+}
+
+/* The cost of the tile with columns along Y's last two dimensions merged
+ * into one (a 1x1 convolution's map: merge(p, q)), when the loop of the one
+ * before is the next loop out and also reads V only: whole vectors along
+ * the map's P*Q elements, written back along Y's rows.  In a->merge_cost
+ * (-1: they cannot be merged) and the loops' names. */
+static void contraction_merge_model(auto_ctx *a, const nest *ns, const contraction *c)
+{
+    const ir_stmt *body = c->body;
+    int nl = c->nloop;
     a->merge_cost = -1;
-    if (!swap && nloop > 0 && kind[nloop - 1] == 2 && body->nargs >= 2 &&
+    if (nl > 0 && c->kind[nl - 1] == 2 && body->nargs >= 2 &&
         body->args[body->nargs - 1]->kind == IR_VAR && body->args[body->nargs - 2]->kind == IR_VAR &&
-        body->args[body->nargs - 1]->var == it[nloop]->var &&
-        body->args[body->nargs - 2]->var == it[nloop - 1]->var) {
+        body->args[body->nargs - 1]->var == c->it[nl]->var &&
+        body->args[body->nargs - 2]->var == c->it[nl - 1]->var) {
         int mnr, mmr;
         double ms;
-        a->merge_cost = tile_model(a, nn * extent(ns->loops[nloop - 1]), mm, K, true, false, &mnr,
-                                   &mmr, &ms);
-        a->merge_outer = ns->loops[nloop - 1]->var->name;
-        a->merge_inner = ns->loops[nloop]->var->name;
+        a->merge_cost = tile_model(a, c->nn * extent(ns->loops[nl - 1]), c->mm, c->K, true, false,
+                                   &mnr, &mmr, &ms);
+        a->merge_outer = ns->loops[nl - 1]->var->name;
+        a->merge_inner = ns->loops[nl]->var->name;
     }
-    double cost = tile_model(a, nn, mm, K, along_y, tails, &nr, &mr, &a->tile_score);
+}
+
+/* Whether the columns run along Y's innermost dimension longer than 1 (or
+ * Y has none), so the tile writes back in vectors. */
+static bool columns_along_y(const contraction *c)
+{
+    const ir_stmt *body = c->body;
+    const ir_var *yinner = NULL;
+    const ir_var *vs[8];
+    int d = inner_dim(body->buf, body->nargs);
+    if (index_vars(body->args[d], vs, 0) > 0)
+        yinner = vs[0];
+    return yinner == c->it[c->nloop]->var || body->buf->shape[d] == 1;
+}
+
+/* The loops of a register-tiled contraction outside the tile, in the
+ * order of its reorder step: batch, other N, jr, other M, ir, then the
+ * reduce loops (g4o for the int8 loop g4).  Appends them to order; the
+ * spatial ones also to names/exts (*nouter of them, at most 40), and the
+ * first reduce loop's name to *first_reduce. */
+static int contraction_order(const nest *ns, const contraction *c, int nr, int mr, const char *jr,
+                             const char *ir, int g4, const char *g4o, char *order, size_t size,
+                             const char **names, int64_t *exts, int *nouter,
+                             const char **first_reduce)
+{
+    int pos = 0;
+    *nouter = 0;
+    *first_reduce = NULL;
+    for (int pass = 0; pass < 5; pass++)
+        for (int i = 0; i < ns->n; i++) {
+            int k = c->kind[i];
+            const char *nm = NULL;
+            int64_t ext = extent(ns->loops[i]);
+            if ((pass == 0 && k == 0) || (pass == 1 && k == 2 && i != c->nloop) ||
+                (pass == 3 && k == 1 && i != c->mloop))
+                nm = ns->loops[i]->var->name;
+            else if (pass == 2 && i == c->nloop) {
+                nm = jr;
+                ext = c->nn / nr;
+            } else if (pass == 4 && i == c->mloop) {
+                nm = ir;
+                ext = (c->mm + mr - 1) / mr;
+            }
+            if (!nm)
+                continue;
+            pos += snprintf(order + pos, size - (size_t)pos, "%s%s", pos ? ", " : "", nm);
+            if (*nouter < 40) {
+                names[*nouter] = nm;
+                exts[(*nouter)++] = ext;
+            }
+        }
+    for (int i = 0; i < ns->n; i++)
+        if (c->kind[i] == 3) {
+            const char *rn = i == g4 ? g4o : ns->loops[i]->var->name;
+            pos += snprintf(order + pos, size - (size_t)pos, ", %s", rn);
+            if (!*first_reduce)
+                *first_reduce = rn;
+        }
+    return pos;
+}
+
+/* The tile's inner steps after the reorder: V packed per column panel, Y
+ * accumulated in a local tile, the init decomposed out of the reduce loops
+ * and vectorized (scalar stores of zeros that the tile's vector loads then
+ * read would stall each tile on store forwarding), the tile's rows unrolled
+ * and columns in vectors, the copies vectorized along the columns. */
+static bool contraction_tile(auto_ctx *a, const nest *ns, const contraction *c, const char *ir,
+                             const char *ii, const char *jr, const char *ji,
+                             const char *first_reduce)
+{
+    const char *nname = ns->loops[c->nloop]->var->name, *bname = c->b->name;
+    const char *vp = fresh(a, ir_sprintf(a->m->arena, "%sp", c->V->buf->name));
+    bool packed = step(a, "%s = cache_read(%s, %s)", vp, c->V->buf->name, jr);
+    const char *cl = fresh(a, ir_sprintf(a->m->arena, "%s_tile", c->body->buf->name));
+    if (!step(a, "%s = cache_write(%s, %s)", cl, bname, ir))
+        return false;
+    if (first_reduce && step(a, "decompose_reduction(%s, %s)", bname, first_reduce))
+        step(a, "vectorize(%s_init)", ji);
+    step(a, "unroll(%s)", ii);
+    const char *jv = fresh(a, ir_sprintf(a->m->arena, "%s_v", nname));
+    const char *jl = fresh(a, ir_sprintf(a->m->arena, "%s_l", nname));
+    if (step(a, "%s, %s = split(%s, %d)", jv, jl, ji, a->lanes)) {
+        step(a, "unroll(%s)", jv);
+        step(a, "vectorize(%s)", jl);
+    }
+    step(a, "vectorize(%s_%s)", ji, cl);
+    step(a, "vectorize(%s_%s_out)", ji, cl);
+    if (packed)
+        pack_copy(a, c->V, ns, c->kind, ji, vp);
+    return true;
+}
+
+/* Threads on the outermost spatial loop with enough iterations, then the
+ * tails: the last row tile and the last column tile run in copies of their
+ * own, so the guards leave every other tile (rows first: the column loop's
+ * copy then holds both parts). */
+static void contraction_finish(auto_ctx *a, const contraction *c, int nr, int mr, const char *jr,
+                               const char *ir, const char *const *names, const int64_t *exts,
+                               int nouter)
+{
+    bool par = false;
+    for (int want = 2 * a->threads; want >= a->threads && a->threads > 1 && !par; want -= a->threads)
+        for (int i = 0; i < nouter && !par; i++)
+            if (exts[i] >= want)
+                par = step(a, "parallel(%s)", names[i]);
+    if (c->mm % mr != 0 && c->mm > mr)
+        step(a, "partition(%s, %lld)", ir, (long long)(c->mm / mr));
+    if (c->nn % nr != 0 && c->nn > nr)
+        step(a, "partition(%s, %lld)", jr, (long long)(c->nn / nr));
+}
+
+/* The register-tiled schedule of a contraction (swap: the other operand in
+ * the vectors; tails: columns that do not split into vectors get a guarded
+ * tail).  check_only: only the model, in a->tile_cost and the fields after
+ * it; false when the block is no contraction or its columns do not fit. */
+static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, bool check_only)
+{
+    contraction c;
+    if (!contraction_match(ns, swap, &c) || !contraction_loops(ns, &c))
+        return false;
+    a->merge_cost = -1;
+    if (!swap)
+        contraction_merge_model(a, ns, &c);
+    int nr, mr;
+    double cost = tile_model(a, c.nn, c.mm, c.K, columns_along_y(&c), tails, &nr, &mr, &a->tile_score);
     if (cost < 0)
         return false;
     a->tile_cost = cost;
-    a->vector_operand = V->buf;
-    a->vector_columns = nn;
+    a->vector_operand = c.V->buf;
+    a->vector_columns = c.nn;
     if (check_only)
         return true;
-    const char *nname = ns->loops[nloop]->var->name, *mname = ns->loops[mloop]->var->name;
+    const char *nname = ns->loops[c.nloop]->var->name, *mname = ns->loops[c.mloop]->var->name;
     const char *jr = fresh(a, ir_sprintf(a->m->arena, "%s_o", nname));
     const char *ji = fresh(a, ir_sprintf(a->m->arena, "%s_i", nname));
     const char *ir = fresh(a, ir_sprintf(a->m->arena, "%s_o", mname));
     const char *ii = fresh(a, ir_sprintf(a->m->arena, "%s_i", mname));
-    const char *bname = b->name;
     if (!step(a, "%s, %s = split(%s, %d)", jr, ji, nname, nr) ||
         !step(a, "%s, %s = split(%s, %d)", ir, ii, mname, mr))
         return true;
     /* int8 on dot-product instructions (passes/schedule/int8.c): one
      * reduce loop split by 4, its 4 iterations innermost */
-    int g4 = sch_int8_dot4_loop(b, ns->loops, kind, ns->n, prod, V, L);
+    int g4 = sch_int8_dot4_loop(c.b, ns->loops, c.kind, ns->n, c.prod, c.V, a->lanes);
     const char *g4o = NULL, *g4i = NULL;
     if (g4 >= 0) {
         g4o = fresh(a, ir_sprintf(a->m->arena, "%s_o", ns->loops[g4]->var->name));
@@ -430,84 +578,17 @@ static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, b
         if (!step(a, "%s, %s = split(%s, 4)", g4o, g4i, ns->loops[g4]->var->name))
             g4 = -1;
     }
-    /* order: batch, other N, jr, other M, ir, reduce, ii, ji */
-    char order[1024] = "";
-    int pos = 0;
-    const char *first_outer = NULL, *first_reduce = NULL;
-    int64_t outer_ext[40];
-    const char *outer_names[40];
-    int nouter = 0;
-#define ADD(name, ext)                                                                 \
-    do {                                                                               \
-        pos += snprintf(order + pos, sizeof order - (size_t)pos, "%s%s", pos ? ", " : "", name); \
-        if (nouter < 40) {                                                             \
-            outer_names[nouter] = name;                                                \
-            outer_ext[nouter++] = ext;                                                 \
-        }                                                                              \
-    } while (0)
-    for (int pass = 0; pass < 5; pass++)
-        for (int i = 0; i < ns->n; i++) {
-            int k = kind[i];
-            const char *nm = ns->loops[i]->var->name;
-            if (pass == 0 && k == 0)
-                ADD(nm, extent(ns->loops[i]));
-            else if (pass == 1 && k == 2 && i != nloop)
-                ADD(nm, extent(ns->loops[i]));
-            else if (pass == 2 && i == nloop)
-                ADD(jr, nn / nr);
-            else if (pass == 3 && k == 1 && i != mloop)
-                ADD(nm, extent(ns->loops[i]));
-            else if (pass == 4 && i == mloop)
-                ADD(ir, (mm + mr - 1) / mr);
-        }
-    int nspatial_outer = nouter;
-    for (int i = 0; i < ns->n; i++)
-        if (kind[i] == 3) {
-            const char *rn = i == g4 ? g4o : ns->loops[i]->var->name;
-            pos += snprintf(order + pos, sizeof order - (size_t)pos, ", %s", rn);
-            if (!first_reduce)
-                first_reduce = rn;
-        }
-    pos += snprintf(order + pos, sizeof order - (size_t)pos, ", %s, %s%s%s", ii, ji,
-                    g4 >= 0 ? ", " : "", g4 >= 0 ? g4i : "");
-#undef ADD
-    (void)first_outer;
-    if (!step(a, "reorder(%s)", order))
+    char order[1024];
+    const char *names[40], *first_reduce;
+    int64_t exts[40];
+    int nouter;
+    int pos = contraction_order(ns, &c, nr, mr, jr, ir, g4, g4o, order, sizeof order, names, exts,
+                                &nouter, &first_reduce);
+    snprintf(order + pos, sizeof order - (size_t)pos, ", %s, %s%s%s", ii, ji, g4 >= 0 ? ", " : "",
+             g4 >= 0 ? g4i : "");
+    if (!step(a, "reorder(%s)", order) || !contraction_tile(a, ns, &c, ir, ii, jr, ji, first_reduce))
         return true;
-    const char *vp = fresh(a, ir_sprintf(a->m->arena, "%sp", V->buf->name));
-    bool packed = step(a, "%s = cache_read(%s, %s)", vp, V->buf->name, jr);
-    const char *cl = fresh(a, ir_sprintf(a->m->arena, "%s_tile", body->buf->name));
-    if (!step(a, "%s = cache_write(%s, %s)", cl, bname, ir))
-        return true;
-    /* the init in vectors too: scalar stores of zeros that the tile's
-     * vector loads then read would stall each tile on store forwarding */
-    if (first_reduce && step(a, "decompose_reduction(%s, %s)", bname, first_reduce))
-        step(a, "vectorize(%s_init)", ji);
-    step(a, "unroll(%s)", ii);
-    const char *jv = fresh(a, ir_sprintf(a->m->arena, "%s_v", nname));
-    const char *jl = fresh(a, ir_sprintf(a->m->arena, "%s_l", nname));
-    if (step(a, "%s, %s = split(%s, %d)", jv, jl, ji, L)) {
-        step(a, "unroll(%s)", jv);
-        step(a, "vectorize(%s)", jl);
-    }
-    /* the copies: their innermost loops run along the vector dimension */
-    step(a, "vectorize(%s_%s)", ji, cl);
-    step(a, "vectorize(%s_%s_out)", ji, cl);
-    if (packed)
-        pack_copy(a, V, ns, kind, ji, vp);
-    /* threads: the outermost spatial loop with enough iterations */
-    bool par = false;
-    for (int want = 2 * a->threads; want >= a->threads && a->threads > 1 && !par; want -= a->threads)
-        for (int i = 0; i < nspatial_outer && !par; i++)
-            if (outer_ext[i] >= want)
-                par = step(a, "parallel(%s)", outer_names[i]);
-    /* tails: the last row tile and the last column tile run in copies of
-     * their own, so the guards leave every other tile (rows first: the
-     * column loop's copy then holds both parts) */
-    if (mm % mr != 0 && mm > mr)
-        step(a, "partition(%s, %lld)", ir, (long long)(mm / mr));
-    if (nn % nr != 0 && nn > nr)
-        step(a, "partition(%s, %lld)", jr, (long long)(nn / nr));
+    contraction_finish(a, &c, nr, mr, jr, ir, names, exts, nouter);
     return true;
 }
 
@@ -1335,6 +1416,15 @@ static void regroup_all(auto_ctx *a)
 
 static bool has_attr(const ir_func *f, const char *k) { return ir_func_attr(f, k) != NULL; }
 
+/* A load function of prepack (op "prepack"): its fill was cut out of a
+ * kernel this pass had already scheduled, so it keeps that schedule; -O2
+ * run again on printed IR leaves it as it is (a fixed point). */
+static bool is_prepack(const ir_func *f)
+{
+    const char *op = ir_func_attr(f, "op");
+    return op && strcmp(op, "prepack") == 0;
+}
+
 /* Is parameter b of f a param of the graph in every call of f (a weight,
  * constant from run to run)? */
 static bool is_weight(const ir_module *m, const ir_func *f, const ir_buffer *b)
@@ -1431,7 +1521,8 @@ bool pass_autoschedule(ir_module *m, diag *d)
         cg_target_native(&t);
     for (int fi = 0; fi < m->nfuncs; fi++) {
         ir_func *f = m->funcs[fi];
-        if (has_attr(f, "scheduled") || has_attr(f, "schedule_auto") || !f->body)
+        if (has_attr(f, "scheduled") || has_attr(f, "schedule_auto") || !f->body ||
+            is_prepack(f))
             continue;
         auto_ctx a = {.m = m, .f = f, .lanes = cg_target_lanes(&t, 4), .threads = t.cores};
         diag_init(&a.quiet, NULL);   /* refusals are counted, not shown */

@@ -125,6 +125,24 @@ scale = (qs.astype(np.float64) * qw.astype(np.float64) / np.float64(qy)).astype(
 y = np.rint((acc + bias.reshape(1, 3, 1, 1)) * scale.astype(np.float64).reshape(1, 3, 1, 1)) + 5
 np.save("want_yi.npy", np.clip(y, -128, 127).astype(np.int8))
 
+# --- a ConvInteger over 3 channels (computed over 4, the 4th channel's
+# weights their zero point) with per-channel weight zero points, exact
+xc = rng.integers(0, 256, (1, 3, 6, 6)).astype(np.uint8)
+wc = rng.integers(-128, 128, (4, 3, 3, 3)).astype(np.int8)
+wcz = np.array([0, 3, -5, 100], np.int8)
+open("convinteger.onnx", "wb").write(model(
+    [node("ConvInteger", ["xc", "wc", "xcz", "wcz"], ["yc"], attrs=[attr_ints("pads", [1, 1, 1, 1])])],
+    [value_info("xc", [1, 3, 6, 6], U8)], [value_info("yc", [1, 4, 6, 6], I32)],
+    [init("wc", wc), init("xcz", np.uint8(17)), init("wcz", wcz)]))
+pb("xc", xc)
+xp = np.pad(xc.astype(np.int64), ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=17) - 17
+wz4 = wc.astype(np.int64) - wcz.astype(np.int64).reshape(4, 1, 1, 1)
+yc = np.zeros((1, 4, 6, 6), np.int64)
+for r in range(3):
+    for s in range(3):
+        yc += np.einsum("nchw,fc->nfhw", xp[:, :, r:r + 6, s:s + 6], wz4[:, :, r, s])
+np.save("want_yc.npy", yc.astype(np.int32))
+
 # --- errors
 open("bad_scale.onnx", "wb").write(model(
     [node("QLinearConv", ["xi", "qs", "qz", "wi", "qw2", "wz", "qy", "yz"], ["yi"], name="qc")],
@@ -140,8 +158,10 @@ PY
 # the QDQ model: integer kernels, int8 weights; outputs as ONNX defines them
 expect_status 0 "$TEC" --emit=te qdq.onnx
 grep -q '^def qdq_conv_1(x: u8\[1, 3, 6, 6\]) -> y: f32\[1, 3, 6, 6\]' out || fail "no integer Conv"
-grep -q 'param weight: i8\[3, 3, 3, 3\]' out || fail "the Conv's weight is not int8"
-grep -q 'acc\[n, f, o0, o1\] += (i32(x\[n, c, o0 + r0 - 1, o1 + r1 - 1\] else 120) - 120) \* i32(weight\[f, c, r0, r1\])' out ||
+# (3 input channels: computed over 4, the 4th's weights zero, its reads
+# beyond x's channels the zero point)
+grep -q 'param weight: i8\[3, 4, 3, 3\]' out || fail "the Conv's weight is not int8 over 4 channels"
+grep -q 'acc\[n, f, o0, o1\] += (i32(x\[n, c + 0, o0 + r0 - 1, o1 + r1 - 1\] else 120) - 120) \* i32(weight\[f, c, r0, r1\])' out ||
     fail "the Conv does not accumulate the integers"
 grep -q '^def qdq_gemm_1(A: u8\[2, 8\])' out || fail "no integer Gemm"
 grep -q '^def qdq_matmul_1(A: u8\[2, 8\])' out || fail "no integer MatMul"
@@ -160,17 +180,32 @@ assert np.abs(a - b).max() <= 1e-5 * np.abs(b).max(), (a, b)
 PY
 done
 
+# the integer kernels compute what the interpreter does, bit for bit
+expect_status 0 "$TEC" --interp qdq.onnx --input x=x.pb --input v=v.pb --save-outputs oi
+for n in rq aq gq mm; do
+    cmp -s o/$n.npy oi/$n.npy || fail "qdq.onnx: $n at -O2 differs from the interpreter's"
+done
+
+# exact MODEL INPUT OUTPUT: MODEL's OUTPUT equals want_OUTPUT.npy bit for
+# bit at -O0, -O2 and interpreted
+exact() {
+    for m in -O0 -O2 --interp; do
+        expect_status 0 "$TEC" $m "$1" --input "$2=$2.pb" --save-outputs o
+        "$PYTHON" -c 'import numpy as np, sys
+a, b = np.load("o/%s.npy" % sys.argv[1]), np.load("want_%s.npy" % sys.argv[1])
+sys.exit(0 if a.dtype == b.dtype and a.shape == b.shape and (a == b).all() else 1)' "$3" ||
+            fail "$1 at $m is not bit for bit"
+    done
+}
+
+# a ConvInteger over 3 channels with weight zero points: exact at every level
+exact convinteger.onnx xc yc
+
 # an int8 QLinearConv is lib/nn.te's qconv2d
 expect_status 0 "$TEC" --emit=te qlinearconv.onnx
 grep -q '= qconv2d(xi, 3, 3, stride=2, pad=1, x_zero=-3, y_zero=5) as "yi"' out ||
     fail "QLinearConv is not qconv2d"
-for m in -O0 -O2 --interp; do
-    expect_status 0 "$TEC" $m qlinearconv.onnx --input xi=xi.pb --save-outputs o
-    "$PYTHON" -c 'import numpy as np, sys
-a, b = np.load("o/yi.npy"), np.load("want_yi.npy")
-sys.exit(0 if a.dtype == b.dtype and a.shape == b.shape and (a == b).all() else 1)' ||
-        fail "qlinearconv.onnx at $m is not bit for bit"
-done
+exact qlinearconv.onnx xi yi
 
 expect_status 1 "$TEC" --emit=te bad_scale.onnx
 expect_err "bad_scale.onnx: error: node 'qc' (QLinearConv, opset 13): the scale 'qw2' must have 1 or 3 entries, not 2"

@@ -18,4 +18,15 @@ for e in conv matmul mlp; do
     "$TEC" -x tir --emit=tir - <c1.tir >c2.tir || fail "$e pipe"
     cmp c1.tir c2.tir || fail "$e: printed IR changes when read back"
 done
+
+# The same for networks: -O2 on the IR of a whole network leaves every
+# kernel's schedule, the fused layers and prepack's load functions (which
+# run once, at load, and keep the schedule of the kernel they came from)
+# as they are.
+for e in resnet18 mobilenet_v2 gpt2; do
+    "$TEC" -O2 --emit=tir "$srcdir/examples/$e.te" >n1.tir || fail "$e: --emit=tir"
+    grep -q 'op = "prepack"' n1.tir || fail "$e: the -O2 IR has no prepack function"
+    "$TEC" -O2 -x tir --emit=tir - <n1.tir >n2.tir || fail "$e pipe"
+    cmp n1.tir n2.tir || fail "$e: -O2 on its own printed IR changes it"
+done
 echo ok
