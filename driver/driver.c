@@ -36,6 +36,7 @@
 #include "runtime/exec.h"
 #include "runtime/profile.h"
 #include "runtime/sched.h"
+#include "runtime/weight_set.h"
 
 /* --dump-schedule: each function's automatic schedule as a `schedule`
  * block naming its layer, which a user can paste into the program (a
@@ -181,11 +182,14 @@ static bool convert_pb_inputs(options *o, char **scratch, char **owned, diag *d)
     return true;
 }
 
-/* An ONNX model as a .te program.  Its weights go to --save-weights, or,
- * for a run (or a library) without --weights, to the scratch folder it reads. */
-static char *import_onnx(options *o, char **scratch, diag *d)
+/* An ONNX model as a .te program.  Its weights go to --save-weights; for a
+ * run without --weights, into memory (ws), where the run reads them; for a
+ * library without --weights, to the scratch folder it reads. */
+static char *import_onnx(options *o, char **scratch, rt_weight_set *ws, diag *d)
 {
     fe_onnx_options oo = {o->defines, o->ndefines, o->save_weights, o->inputs, o->ninputs};
+    if (o->emit == EMIT_RUN && !o->weights_dir)
+        return fe_onnx_import_weights(o->input_file, &oo, ws, d);
     char *weights = NULL;
     if ((o->emit == EMIT_RUN || o->emit == EMIT_LIB) && !o->weights_dir) {
         const char *dir = scratch_dir(scratch, d);
@@ -273,6 +277,7 @@ typedef struct session {
     acc_cli_session acols;
     char *scratch, **pb_inputs;
     drv_runcache rc;           /* the run cache's entry for this run (driver/runcache.h) */
+    rt_weight_set weights;     /* an imported model's weights, for the run */
 } session;
 
 static void session_free(session *s)
@@ -296,6 +301,7 @@ static void session_free(session *s)
         free(s->pb_inputs[i]);
     free(s->pb_inputs);
     remove_scratch(s->scratch);
+    rt_weight_set_free(&s->weights);
     diag_fini(&s->d);
 }
 
@@ -333,7 +339,7 @@ static bool load_program(session *s)
         return false;
     s->imported = s->lang == LANG_ONNX;
     if (s->imported) {
-        if (!(s->text = import_onnx(o, &s->scratch, &s->d)))
+        if (!(s->text = import_onnx(o, &s->scratch, &s->weights, &s->d)))
             return false;
         s->len = strlen(s->text);
         s->lang = LANG_TE;
@@ -589,7 +595,8 @@ static void finish_program(session *s)
     if (o->accel_on && o->profile && !acc_cli_session_load(&s->acols, &o->accel, &s->d))
         return;
     s->ro = (rt_run_options){o->inputs, o->ninputs, o->weights_dir, NULL,
-                             .own_storage = o->sched_on && o->sched != RT_SCHED_SERIAL};
+                             .own_storage = o->sched_on && o->sched != RT_SCHED_SERIAL,
+                             .weights = &s->weights};
     s->so = (rt_sched_options){.strategy = o->sched, .runs = o->repeat ? o->repeat : 3,
                                .trace = o->sched_trace, .dump_graph = o->dump_graph};
     set_cc_options(s);

@@ -1,6 +1,7 @@
 /* runtime/exec.c — the graph executor: buffers, and the calls in graph order
  * (runtime/sched.c runs them on several devices). */
 #include "runtime/exec.h"
+#include "runtime/weight_set.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -308,6 +309,14 @@ rt_tensor *rt_buffer_tensor(const ir_module *m, const rt_iface *iface,
         for (int k = 0; k < o->ninputs; k++)
             if (strcmp(o->inputs[k].name, b->name) == 0)
                 file = o->inputs[k].path;
+    if (b->role == IR_BUF_PARAM && o->weights) {
+        bool found;
+        rt_tensor *t = rt_weight_set_take(o->weights, b->name, f ? f->dtype : b->dtype,
+                                          f ? f->ndim : b->ndim, f ? f->shape : b->shape,
+                                          &found, d);
+        if (found)
+            return t;
+    }
     if (b->role == IR_BUF_PARAM && o->weights_dir) {
         if (!check_file_name("--weights", o->weights_dir, "parameter", b->name, d))
             return NULL;

@@ -10,6 +10,7 @@
 #include "runtime/tensor.h"
 
 struct cg_library;
+struct rt_weight_set;
 
 /* The user-visible face of a graph buffer, recorded before the passes run:
  * passes may reshape buffers (flatten makes them 1-D), but files are read
@@ -48,6 +49,10 @@ typedef struct rt_run_options {
     /* Every temp in storage of its own, ignoring the memory plan: calls
      * that run at the same time (runtime/sched.c) must not share bytes. */
     bool own_storage;
+    /* Parameters held in memory (an imported ONNX model's weights,
+     * runtime/weight_set.h), looked up before weights_dir and handed over
+     * to the run that asks for them; NULL: none. */
+    struct rt_weight_set *weights;
 } rt_run_options;
 
 /* A new tensor for graph buffer i of m, in its declared shape: an input's

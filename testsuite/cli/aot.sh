@@ -56,11 +56,12 @@ nm -D --defined-only so/libresnet18.so | awk '{print $3}' | grep -v '^resnet18_'
 nm --defined-only --extern-only a/libresnet18.a | awk 'NF == 3 {print $3}' |
     grep -v '^resnet18_' >extra
 [ -s extra ] && fail "libresnet18.a defines more global symbols than resnet18_*: $(head extra)"
-# The library's kernels are the run's, one unit each, from the kernel cache:
-# only the library's own unit is compiled.
+# The library's kernels are the run's units, from the kernel cache: only
+# the library's own unit is compiled.
 tec -v -O2 --emit=lib -o so/again.so "$srcdir/examples/resnet18.te" 2>err >/dev/null ||
     { cat err; fail "tec --emit=lib again"; }
-grep -Eq '^tec: 83 kernels, 40 distinct: 24 translation units \(23 from the cache\), compiled 1 at a time' err ||
+set -- $(sed -nE 's/^tec: 83 kernels, 40 distinct: ([0-9]+) translation units \(([0-9]+) from the cache\), compiled 1 at a time$/\1 \2/p' err)
+[ -n "${2:-}" ] && [ "$2" = $(($1 - 1)) ] ||
     { grep '^tec: [0-9]* kernels' err; fail "--emit=lib did not take the run's kernels from the cache"; }
 
 # The MLP with other weights from a directory, beside its embedded ones.
