@@ -191,6 +191,64 @@ static bool mark_index_var(const ir_expr *e, void *p)
     return true;
 }
 
+/* The innermost block that holds statement target (NULL if none). */
+typedef struct enclose_ctx {
+    const ir_stmt *target, *blk;
+    bool found;
+} enclose_ctx;
+
+static bool find_target(const ir_stmt *s, void *p)
+{
+    enclose_ctx *c = p;
+    if (s == c->target)
+        c->found = true;
+    return !c->found;
+}
+
+static bool enclosing_visit(const ir_stmt *s, void *p)
+{
+    enclose_ctx *c = p;
+    if (s->kind == IR_S_BLOCK && s != c->target) {
+        enclose_ctx in = {c->target, NULL, false};
+        ir_stmt_walk(s->init, find_target, NULL, &in);
+        for (int i = 0; i < s->nbody && !in.found; i++)
+            ir_stmt_walk(s->body[i], find_target, NULL, &in);
+        if (!in.found)
+            return false;
+        c->blk = s;    /* inner blocks that hold it too come later */
+    }
+    return true;
+}
+
+static const ir_stmt *enclosing_block(const ir_stmt *body, const ir_stmt *target)
+{
+    enclose_ctx c = {target, NULL, false};
+    ir_stmt_walk(body, enclosing_visit, NULL, &c);
+    return c.blk;
+}
+
+/* A variable of a staged copy's source index: an iteration variable of the
+ * fill's own block (pad(B, l) fills per channel under a block whose
+ * `vx_pad_1 = f` names the channel) stands for its binding. */
+typedef struct fill_mark_ctx {
+    mark_ctx *c;
+    const ir_stmt *fill_blk;
+} fill_mark_ctx;
+
+static bool mark_fill_var(const ir_expr *e, void *p)
+{
+    fill_mark_ctx *fm = p;
+    if (e->kind == IR_VAR && fm->fill_blk)
+        for (int i = 0; i < fm->fill_blk->niters; i++) {
+            const ir_itervar *iv = &fm->fill_blk->iters[i];
+            if (iv->var == e->var && iv->binding) {
+                ir_expr_walk(iv->binding, mark_index_var, fm->c);
+                return false;
+            }
+        }
+    return mark_index_var(e, fm->c);
+}
+
 /* A load of a staged copy (cache_read's packed tile, filled under loops
  * that enclose the block) also uses the loop variables that the fill's
  * source index names: `xp[vc * 16 + vq - q_o * 16]`, filled from
@@ -206,9 +264,11 @@ static bool mark_operand(const ir_expr *e, void *p)
         ir_expr_walk(e->args[i], mark_index_var, p);
     const ir_expr *src;
     const ir_stmt *fill = pass_staging_copy(c->f->body, e->buf, &src);
-    if (fill && fill->buf == e->buf)
+    if (fill && fill->buf == e->buf) {
+        fill_mark_ctx fm = {c, enclosing_block(c->f->body, fill)};
         for (int i = 0; i < src->nargs; i++)
-            ir_expr_walk(src->args[i], mark_index_var, p);
+            ir_expr_walk(src->args[i], mark_fill_var, &fm);
+    }
     return false;
 }
 

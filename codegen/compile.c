@@ -27,6 +27,7 @@
 #include "ir/path.h"
 #include "ir/phase.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +38,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -954,8 +956,16 @@ static bool compile_into(const char *c_source, char *const *inputs, int ninputs,
         first_lines(&msg, r.output.p, r.output.len, 10);
         /* Messages about the generated file are tec's fault; a compiler
          * that fails without naming it (CC=false, a bad flag in CC) is the
-         * user's setup. */
-        if (r.output.p && (strstr(r.output.p, "kernels.c") || !c_source)) {
+         * user's setup; one that could not write its files found a full
+         * disk (the kernel cache's, or TMPDIR's), neither tec's fault nor
+         * CC's. */
+        if (r.output.p && (strstr(r.output.p, "No space left on device") ||
+                           strstr(r.output.p, "Disk quota exceeded"))) {
+            diag_error(d, diag_noloc(), "the C compiler '%s' could not write its files: the "
+                       "disk is full (of %s, or of TMPDIR); free space there, or give tec "
+                       "another cache folder (XDG_CACHE_HOME, or --no-cache for TMPDIR)%s",
+                       cc->v[0], dir, msg.p ? msg.p : "");
+        } else if (r.output.p && (strstr(r.output.p, "kernels.c") || !c_source)) {
             text_printf(&msg, "\n  (tec --emit=c shows the generated source)");
             diag_internal(d, "codegen", "the C compiler failed on generated code%s",
                           msg.p ? msg.p : "");
@@ -1049,6 +1059,48 @@ static bool make_dirs(const char *path, diag *d)
 
 /* Creates the cache directory if needed and refuses one that someone else
  * could write into: a planted .so there would run inside tec. */
+/* A run killed while it built (SIGKILL: no handler cleans up) leaves its
+ * build folder, .tec-XXXXXX, in the cache.  The first run of a process
+ * that uses the cache removes those a day old or more: no build runs that
+ * long (the compiler's default time limit is CG_DEFAULT_CC_TIMEOUT), so
+ * none belongs to a run still going. */
+enum { STALE_BUILD_SECONDS = 24 * 3600 };
+
+static void sweep_stale_builds(const char *dir)
+{
+    static atomic_flag swept = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&swept))
+        return;
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return;
+    time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(dp))) {
+        if (strncmp(e->d_name, ".tec-", 5) != 0 || strlen(e->d_name) != 11)
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(dp), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+            now - st.st_mtime < STALE_BUILD_SECONDS)
+            continue;
+        int fd = openat(dirfd(dp), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+        DIR *sub = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!sub) {
+            if (fd >= 0)
+                close(fd);
+            continue;
+        }
+        struct dirent *f;
+        while ((f = readdir(sub)))
+            if (strcmp(f->d_name, ".") != 0 && strcmp(f->d_name, ".."))
+                unlinkat(dirfd(sub), f->d_name, 0);
+        closedir(sub);
+        unlinkat(dirfd(dp), e->d_name, AT_REMOVEDIR);
+    }
+    closedir(dp);
+}
+
 static bool private_dir(const char *dir, diag *d)
 {
     if (!make_dirs(dir, d))
@@ -1077,6 +1129,7 @@ static bool private_dir(const char *dir, diag *d)
                    (unsigned)(st.st_mode & 07777));
         return false;
     }
+    sweep_stale_builds(dir);
     return true;
 }
 

@@ -350,6 +350,38 @@ static bool load_program(session *s)
     return true;
 }
 
+/* An imported model's program imports the op library, nn.te, from the
+ * include folders (-I, then the installed ones): without it, the import
+ * would fail inside the generated program, an internal error.  Tells
+ * where it was looked for and how to get it. */
+static bool have_op_library(session *s)
+{
+    options *o = s->o;
+    size_t cap = 64, len = 0;
+    for (int i = 0; i < o->nincludes; i++)
+        cap += strlen(o->includes[i]) + 2;
+    char *searched = malloc(cap);
+    if (!searched) {
+        diag_error(&s->d, diag_noloc(), "out of memory");
+        return false;
+    }
+    searched[0] = 0;
+    for (int i = 0; i < o->nincludes; i++) {
+        char path[DRV_PATH_MAX + 8];
+        snprintf(path, sizeof path, "%s/nn.te", o->includes[i]);
+        if (access(path, R_OK) == 0) {
+            free(searched);
+            return true;
+        }
+        len += (size_t)snprintf(searched + len, cap - len, "%s%s", i ? ", " : "", o->includes[i]);
+    }
+    diag_error(&s->d, diag_noloc(), "%s: cannot find tec's op library nn.te, which an imported "
+               "ONNX model uses (searched: %s); install tec (`make install`) or name the "
+               "folder that holds nn.te with -I DIR", s->display, searched);
+    free(searched);
+    return false;
+}
+
 /* The program as a verified IR module with its interface recorded. */
 static bool build_module(session *s)
 {
@@ -358,7 +390,9 @@ static bool build_module(session *s)
         s->m = ir_parse(s->display, s->text, s->len, &s->d);
     } else {
         add_default_includes(o, &s->datadirs);
-        fe_options fo = {o->includes, o->nincludes, o->defines, o->ndefines};
+        if (s->imported && !have_op_library(s))
+            return false;
+        fe_options fo = {o->includes, o->nincludes, o->defines, o->ndefines, s->imported};
         s->m = fe_compile(s->display, s->text, s->len, &fo, &s->d);
         if (!s->m && s->imported && !s->d.ninternal)
             diag_internal(&s->d, "onnx", "the program imported from %s does not compile (see "
@@ -516,11 +550,32 @@ static void mode_count(session *s)
         report_profile(s->prof, s->o, &s->acols, s->m, &s->d);
 }
 
+/* A run computes the module's outputs: a .tir module without a graph, or
+ * whose graph has no output, would run nothing and print nothing (a .te
+ * program without an output is refused by the frontend). */
+static bool has_output(session *s)
+{
+    const ir_graph *g = &s->m->graph;
+    for (int i = 0; i < g->nbufs; i++)
+        if (g->bufs[i]->role == IR_BUF_OUTPUT)
+            return true;
+    if (g->nbufs == 0 && g->ncalls == 0)
+        diag_error(&s->d, diag_noloc(), "%s: the module has no graph, so nothing runs (add a "
+                   "`graph { ... }` section that calls its functions, doc/ir.md; --emit=c "
+                   "compiles the functions alone)", s->display);
+    else
+        diag_error(&s->d, diag_noloc(), "%s: the module's graph has no output, so a run "
+                   "computes nothing (declare one: `output NAME: TYPE`)", s->display);
+    return false;
+}
+
 /* A run: compiled (or interpreted), once, --repeat times, profiled or
  * scheduled on devices; then the outputs and the reports. */
 static void mode_run(session *s)
 {
     options *o = s->o;
+    if (!has_output(s))
+        return;
     if (!o->interp && !((s->so_path || emit_c(s)) && build_kernels(s)))
         return;
     s->ro.lib = s->lib;

@@ -166,7 +166,8 @@ static void resolve_import(loader *ld, fe_file *f, fe_stmt *s)
     /* An absolute path is only looked for where it says. */
     bool absolute = s->name[0] == '/';
     int ndirs = absolute ? 1 : 1 + (c->o ? c->o->ninclude : 0);
-    for (int i = 0; i < ndirs && !found; i++) {
+    int first = !absolute && f == c->main && c->o && c->o->imports_from_includes_only;
+    for (int i = first; i < ndirs && !found; i++) {
         const char *dir = absolute ? dir_of(c->a, s->name) : i == 0 ? f->dir : c->o->include_dirs[i - 1];
         const char *path = absolute ? s->name : path_join(c->a, dir, s->name);
         FILE *probe = fopen(path, "rb");

@@ -26,6 +26,11 @@ typedef struct fe_options {
     int ninclude;
     const fe_define *defines;
     int ndefines;
+    /* The main file's imports are looked for in include_dirs alone, not
+     * in its directory: for a program generated from another file (an
+     * imported ONNX model, whose `import "nn.te"` means tec's op library,
+     * not a file of that name beside the model). */
+    bool imports_from_includes_only;
 } fe_options;
 
 /* Parses and elaborates a .te program into an IR module (graph + one

@@ -430,7 +430,7 @@ int ox_fold_view(ox_node *nd, int out, const ox_value *x, int ndim, const int64_
     rt_tensor *y = ox_const_new(nd, x->dtype, ndim, shape);
     if (!y)
         return -1;
-    size_t es = x->konst->nbytes / (size_t)rt_tensor_numel(x->konst);
+    size_t es = (size_t)ir_dtype_size(x->konst->dtype);   /* (numel may be 0) */
     int64_t idx[RT_MAX_DIMS] = {0};
     for (int64_t e = 0; e < numel; e++, next_index(idx, shape, ndim)) {
         int64_t at = base;

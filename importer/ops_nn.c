@@ -746,6 +746,7 @@ static bool op_einsum(ox_node *nd, const void *arg)
     ox_kernel_init(&k, nd);
     ox_str expr = {0};
     int64_t size[128] = {0};
+    bool seen[128] = {false};
     char *save = NULL;
     int i = 0;
     for (char *term = strtok_r(lhs, ",", &save); term; term = strtok_r(NULL, ",", &save), i++) {
@@ -777,11 +778,29 @@ static bool op_einsum(ox_node *nd, const void *arg)
                                (long long)*sz, (long long)v->shape[d]);
             }
             *sz = v->shape[d];
+            seen[(unsigned char)*p & 127] = true;
             ox_printf(&expr, "%se_%c", d ? ", " : "", *p);
             d++;
         }
+        if (d != v->ndim) {
+            ox_kernel_free(&k);
+            free(expr.s);
+            return ox_fail(nd, "term '%s' has %d letters for the %d dimensions of '%s'", term, d,
+                           v->ndim, v->onnx);
+        }
         ox_printf(&expr, "]");
     }
+    if (i != nd->nin) {
+        ox_kernel_free(&k);
+        free(expr.s);
+        return ox_fail(nd, "the equation has %d terms for %d inputs", i, nd->nin);
+    }
+    for (const char *p = rhs; *p; p++)
+        if (*p != ' ' && !seen[(unsigned char)*p & 127]) {
+            ox_kernel_free(&k);
+            free(expr.s);
+            return ox_fail(nd, "output letter '%c' is in no input's term", *p);
+        }
     ox_value *y = ox_output(nd, 0);
     y->dtype = nd->in[0]->dtype;
     y->ndim = 0;

@@ -9,7 +9,8 @@
 #   codegen/   ir/, codegen/ (and the build's config.h)
 #   frontend/  ir/, frontend/
 #   importer/  ir/, importer/, onnx/ (the generated protobuf reader),
-#              frontend/, runtime/tensor.h, runtime/npy.h, runtime/exec.h
+#              frontend/, runtime/tensor.h, runtime/npy.h, runtime/exec.h,
+#              runtime/weight_set.h (the imported weights it fills)
 #   runtime/   ir/, codegen/, runtime/; passes/analyze.h (the static
 #              counts of the profile and the schedulers' graph);
 #              accel/workload.h, accel/cli.h, accel/accel.h (the
@@ -35,7 +36,7 @@ for floor in ir passes codegen frontend importer runtime accel; do
     passes) allowed='ir passes' ;;
     codegen) allowed='ir codegen' ;;
     frontend) allowed='ir frontend' ;;
-    importer) allowed='ir importer onnx frontend runtime/tensor.h runtime/npy.h runtime/exec.h' ;;
+    importer) allowed='ir importer onnx frontend runtime/tensor.h runtime/npy.h runtime/exec.h runtime/weight_set.h' ;;
     runtime) allowed='ir codegen runtime passes/analyze.h accel/workload.h accel/cli.h accel/accel.h' ;;
     accel) allowed='ir accel runtime/profile.h passes/analyze.h passes/passes.h' ;;
     esac
