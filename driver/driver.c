@@ -36,6 +36,7 @@
 #include "runtime/exec.h"
 #include "runtime/profile.h"
 #include "runtime/sched.h"
+#include "runtime/threads.h"
 #include "runtime/weight_set.h"
 
 /* --dump-schedule: each function's automatic schedule as a `schedule`
@@ -491,17 +492,20 @@ static bool emit_c(session *s)
 /* How OpenMP's threads wait, in words for --verbose. */
 static const char *openmp_policy = "libgomp's defaults";
 
-/* OpenMP's threads neither bound to processors nor spinning between
- * parallel loops: OMP_PROC_BIND=false and OMP_WAIT_POLICY=passive, unless
- * the environment sets either of them or GOMP_SPINCOUNT.  A thread that
- * spins burns the share of a processor its partner needs as soon as any
- * other process competes for it, and a bound one cannot move off a busy
- * processor; a competitor that starts after the runtime loaded made bound,
- * spinning threads 3-5 times slower than one thread, and libgomp's own
- * default (unbound, 300,000 spins before sleeping) was as bad on a loaded
- * machine (bench/results/threads.txt).  Set before anything loads the
- * OpenMP runtime, which reads them once (the caches' checks load kernels
- * too). */
+/* OpenMP's threads are not bound to processors and spin a while before
+ * they sleep between parallel loops: OMP_PROC_BIND=false and
+ * GOMP_SPINCOUNT=TEC_SPINCOUNT, unless the environment sets OMP_PROC_BIND,
+ * OMP_WAIT_POLICY or GOMP_SPINCOUNT.  A thread that sleeps takes tens of
+ * microseconds to wake on this kind of machine (a virtual one above all),
+ * at every parallel loop: asleep, MobileNetV2 ran as slowly on 2 threads
+ * as on 1 on a quiet machine.  A thread that spins for long burns the
+ * share of a processor its partner needs once other processes compete,
+ * and a bound one cannot move off a busy processor; against those, the
+ * runtime drops to fewer threads while others hold the processors
+ * (runtime/threads.h; OMP_DYNAMIC=false keeps the count).  Set before
+ * anything loads the OpenMP runtime, which reads them once (the caches'
+ * checks load kernels too); bench/results/threads.txt. */
+#define TEC_SPINCOUNT "10000"
 static void set_openmp_policy(void)
 {
     if (getenv("OMP_PROC_BIND") || getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) {
@@ -509,8 +513,8 @@ static void set_openmp_policy(void)
         return;
     }
     setenv("OMP_PROC_BIND", "false", 1);
-    setenv("OMP_WAIT_POLICY", "passive", 1);
-    openmp_policy = "unbound, waiting asleep (tec's default)";
+    setenv("GOMP_SPINCOUNT", TEC_SPINCOUNT, 1);
+    openmp_policy = "unbound, spinning " TEC_SPINCOUNT " times before sleeping (tec's default)";
 }
 
 /* The kernels compiled and loaded for this machine's threads. */
@@ -538,7 +542,10 @@ static bool build_kernels(session *s)
                 strcmp(o->threads_source, "cores") == 0 ? "default: the cores"
                                                         : o->threads_source);
     if (o->verbose)
-        fprintf(stderr, "tec: OpenMP threads: %s\n", openmp_policy);
+        fprintf(stderr, "tec: OpenMP threads: %s; %s\n", openmp_policy,
+                o->threads < 2 || o->sched_on ? "the thread count stays"
+                : rt_threads_adaptive() ? "fewer threads while other processes hold the processors"
+                                        : "the thread count stays (OMP_DYNAMIC=false)");
     return true;
 }
 
@@ -604,6 +611,11 @@ static void mode_run(session *s)
     rt_run_print_summary(s->run, stdout);
     if (o->repeat && !o->profile && !o->sched_on)
         printf("time: median of %d runs after a warm-up: %.1f us\n", o->repeat, median_us);
+    const rt_threads_state *ts = rt_threads_global();
+    if (o->verbose && ts->calls)
+        fprintf(stderr, "tec: %lld of %lld calls ran on fewer than %d threads (other processes "
+                "held the processors)\n", (long long)ts->reduced_calls, (long long)ts->calls,
+                o->threads);
     if (s->prof)
         report_profile(s->prof, o, &s->acols, s->m, &s->d);
 }
@@ -651,7 +663,7 @@ static void finish_program(session *s)
         return;
     s->ro = (rt_run_options){o->inputs, o->ninputs, o->weights_dir, NULL,
                              .own_storage = o->sched_on && o->sched != RT_SCHED_SERIAL,
-                             .weights = &s->weights};
+                             .weights = &s->weights, .threads = o->sched_on ? 0 : o->threads};
     s->so = (rt_sched_options){.strategy = o->sched, .runs = o->repeat ? o->repeat : 3,
                                .trace = o->sched_trace, .dump_graph = o->dump_graph};
     set_cc_options(s);

@@ -18,6 +18,7 @@
 #include "ir/phase.h"
 #include "runtime/npy.h"
 #include "runtime/random.h"
+#include "runtime/threads.h"
 
 static bool is_interface(ir_buf_role r)
 {
@@ -497,8 +498,11 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
 {
     ir_phase_push("run");
     bool ok = true;
+    bool adapt = o->lib && o->threads > 1 && rt_threads_adaptive();
     for (int c = 0; c < r->m->graph.ncalls && ok; c++) {
         char err[1024];
+        if (adapt)
+            rt_threads_before_call(o->lib, o->threads);
         if (!(ok = rt_run_call(r, o, c, err, sizeof err)))
             rt_report_call_error(err, d);
     }
