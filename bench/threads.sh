@@ -8,12 +8,15 @@
 #
 # For each model (examples/MODEL.te at -O2) in BENCH_ROUNDS rounds (default
 # 5) that take turns: `tec --repeat BENCH_REPEAT` (default 10; tec's median)
-#   1T       TEC_NUM_THREADS=1
-#   2T tec   TEC_NUM_THREADS=2, tec's default (doc/codegen.md, "Parallel loops")
-#   2T spin  TEC_NUM_THREADS=2 OMP_PROC_BIND=true OMP_WAIT_POLICY=active
-#            (bound and spinning: tec's old choice on a quiet machine)
-#   2T pass  TEC_NUM_THREADS=2 OMP_PROC_BIND=false OMP_WAIT_POLICY=passive
-# plus, with TEC_VS=OLD_TEC, `2T old`: that build's default on 2 threads.
+#   1T        TEC_NUM_THREADS=1
+#   2T tec    TEC_NUM_THREADS=2, tec's default (doc/codegen.md, "Threads"):
+#             unbound, spinning GOMP_SPINCOUNT=10000 times between parallel
+#             loops, asleep at once while other processes hold the processors
+#   2T spin   the same spinning throughout (GOMP_SPINCOUNT=10000 set)
+#   2T pass   OMP_PROC_BIND=false OMP_WAIT_POLICY=passive (asleep throughout)
+#   2T bound  OMP_PROC_BIND=true OMP_WAIT_POLICY=active (bound and spinning)
+# plus, with TEC_VS=OLD_TEC, `2T old`: that build's default on 2 threads,
+# and with SPINS="N ...", `2T sN`: 2 threads, GOMP_SPINCOUNT=N throughout.
 # Each cell lists the rounds' times in ms, then their median.  COMPETE=N
 # starts N processes that spin (`while :; do :; done`): for the whole run,
 # or with AFTER=1 anew for each tec run, AFTER_DELAY seconds (default 0.3,
@@ -81,21 +84,34 @@ ms() {
         awk '{printf "%.1f", $1 / 1000}'
 }
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+SPINS=${SPINS:-}
+variants="1T|TEC_NUM_THREADS=1
+2T tec|TEC_NUM_THREADS=2
+2T spin|TEC_NUM_THREADS=2 OMP_PROC_BIND=false GOMP_SPINCOUNT=10000
+2T pass|TEC_NUM_THREADS=2 OMP_PROC_BIND=false OMP_WAIT_POLICY=passive
+2T bound|TEC_NUM_THREADS=2 OMP_PROC_BIND=true OMP_WAIT_POLICY=active"
+for n in $SPINS; do
+    variants="$variants
+2T s$n|TEC_NUM_THREADS=2 OMP_PROC_BIND=false GOMP_SPINCOUNT=$n"
+done
+nvar=$(echo "$variants" | wc -l)
 for m in $models; do
-    t1= tn= ts= tp= to= run=
+    declare -A t=()
+    run=
     for _ in $(seq "$ROUNDS"); do
         run="$run $(cut -d' ' -f4 /proc/loadavg | cut -d/ -f1)"
-        t1="$t1 $(ms "$TEC" TEC_NUM_THREADS=1)"
-        tn="$tn $(ms "$TEC" TEC_NUM_THREADS=2)"
-        ts="$ts $(ms "$TEC" TEC_NUM_THREADS=2 OMP_PROC_BIND=true OMP_WAIT_POLICY=active)"
-        tp="$tp $(ms "$TEC" TEC_NUM_THREADS=2 OMP_PROC_BIND=false OMP_WAIT_POLICY=passive)"
-        [ -n "$TEC_VS" ] && to="$to $(ms "$TEC_VS" TEC_NUM_THREADS=2)"
+        for i in $(seq "$nvar"); do
+            v=$(echo "$variants" | sed -n "${i}p")
+            t[$i]="${t[$i]:-} $(ms "$TEC" ${v#*|})"
+        done
+        [ -n "$TEC_VS" ] && t[old]="${t[old]:-} $(ms "$TEC_VS" TEC_NUM_THREADS=2)"
     done
     echo "$m (runnable at each round:$run)"
-    echo "  1T      $t1   median $(echo "$t1" | median) ms"
-    echo "  2T tec  $tn   median $(echo "$tn" | median) ms"
-    echo "  2T spin $ts   median $(echo "$ts" | median) ms"
-    echo "  2T pass $tp   median $(echo "$tp" | median) ms"
-    [ -n "$TEC_VS" ] && echo "  2T old  $to   median $(echo "$to" | median) ms"
+    for i in $(seq "$nvar"); do
+        v=$(echo "$variants" | sed -n "${i}p")
+        printf '  %-9s %s   median %s ms\n' "${v%%|*}" "${t[$i]}" "$(echo "${t[$i]}" | median)"
+    done
+    [ -n "$TEC_VS" ] && printf '  %-9s %s   median %s ms\n' "2T old" "${t[old]}" "$(echo "${t[old]}" | median)"
+    unset t
 done
 exit 0

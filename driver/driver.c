@@ -258,6 +258,7 @@ typedef struct session {
     const char *display;       /* the input's name in messages */
     lang_kind lang;            /* after import: te, tir */
     bool imported;             /* from ONNX */
+    bool tec_policy;           /* tec chose how OpenMP's threads wait (set_openmp_policy) */
     char *text;
     size_t len;
     drv_datadirs datadirs;     /* the op library's folders, include directories */
@@ -494,27 +495,28 @@ static const char *openmp_policy = "libgomp's defaults";
 
 /* OpenMP's threads are not bound to processors and spin a while before
  * they sleep between parallel loops: OMP_PROC_BIND=false and
- * GOMP_SPINCOUNT=TEC_SPINCOUNT, unless the environment sets OMP_PROC_BIND,
- * OMP_WAIT_POLICY or GOMP_SPINCOUNT.  A thread that sleeps takes tens of
- * microseconds to wake on this kind of machine (a virtual one above all),
- * at every parallel loop: asleep, MobileNetV2 ran as slowly on 2 threads
- * as on 1 on a quiet machine.  A thread that spins for long burns the
- * share of a processor its partner needs once other processes compete,
- * and a bound one cannot move off a busy processor; against those, the
- * runtime drops to fewer threads while others hold the processors
- * (runtime/threads.h; OMP_DYNAMIC=false keeps the count).  Set before
- * anything loads the OpenMP runtime, which reads them once (the caches'
- * checks load kernels too); bench/results/threads.txt. */
+ * GOMP_SPINCOUNT=TEC_SPINCOUNT (about 0.7 ms), and a run's threads sleep at
+ * once while other processes hold the processors (runtime/threads.h) --
+ * unless the environment sets OMP_PROC_BIND, OMP_WAIT_POLICY or
+ * GOMP_SPINCOUNT; then they are its choice and nothing changes them.  A
+ * sleeping thread takes tens of microseconds to wake, at every parallel
+ * loop; a spinning one burns the share of a processor its partner needs
+ * once other processes compete for it, and a bound one cannot move off a
+ * busy processor (bench/results/threads.txt).  Set before anything loads
+ * the OpenMP runtime, which reads them once (the caches' checks load
+ * kernels too).  Returns whether tec chose. */
 #define TEC_SPINCOUNT "10000"
-static void set_openmp_policy(void)
+static bool set_openmp_policy(void)
 {
     if (getenv("OMP_PROC_BIND") || getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) {
         openmp_policy = "OMP_PROC_BIND, OMP_WAIT_POLICY or GOMP_SPINCOUNT from the environment";
-        return;
+        return false;
     }
     setenv("OMP_PROC_BIND", "false", 1);
     setenv("GOMP_SPINCOUNT", TEC_SPINCOUNT, 1);
-    openmp_policy = "unbound, spinning " TEC_SPINCOUNT " times before sleeping (tec's default)";
+    openmp_policy = "unbound, spinning " TEC_SPINCOUNT " times before sleeping, asleep at once "
+                    "while other processes hold the processors (tec's default)";
+    return true;
 }
 
 /* The kernels compiled and loaded for this machine's threads. */
@@ -542,10 +544,7 @@ static bool build_kernels(session *s)
                 strcmp(o->threads_source, "cores") == 0 ? "default: the cores"
                                                         : o->threads_source);
     if (o->verbose)
-        fprintf(stderr, "tec: OpenMP threads: %s; %s\n", openmp_policy,
-                o->threads < 2 || o->sched_on ? "the thread count stays"
-                : rt_threads_adaptive() ? "fewer threads while other processes hold the processors"
-                                        : "the thread count stays (OMP_DYNAMIC=false)");
+        fprintf(stderr, "tec: OpenMP threads: %s\n", openmp_policy);
     return true;
 }
 
@@ -613,9 +612,9 @@ static void mode_run(session *s)
         printf("time: median of %d runs after a warm-up: %.1f us\n", o->repeat, median_us);
     const rt_threads_state *ts = rt_threads_global();
     if (o->verbose && ts->calls)
-        fprintf(stderr, "tec: %lld of %lld calls ran on fewer than %d threads (other processes "
-                "held the processors)\n", (long long)ts->reduced_calls, (long long)ts->calls,
-                o->threads);
+        fprintf(stderr, "tec: %lld of %lld calls ran %s (other processes held the "
+                "processors)\n", (long long)ts->busy_calls, (long long)ts->calls,
+                ts->one_thread ? "on one thread" : "with threads asleep between parallel loops");
     if (s->prof)
         report_profile(s->prof, o, &s->acols, s->m, &s->d);
 }
@@ -663,7 +662,8 @@ static void finish_program(session *s)
         return;
     s->ro = (rt_run_options){o->inputs, o->ninputs, o->weights_dir, NULL,
                              .own_storage = o->sched_on && o->sched != RT_SCHED_SERIAL,
-                             .weights = &s->weights, .threads = o->sched_on ? 0 : o->threads};
+                             .weights = &s->weights,
+                             .threads = o->sched_on || !s->tec_policy ? 0 : o->threads};
     s->so = (rt_sched_options){.strategy = o->sched, .runs = o->repeat ? o->repeat : 3,
                                .trace = o->sched_trace, .dump_graph = o->dump_graph};
     set_cc_options(s);
@@ -688,7 +688,7 @@ static int mode_program(options *o)
 {
     session s = {.o = o};
     diag_init(&s.d, stderr);
-    set_openmp_policy();
+    s.tec_policy = set_openmp_policy();
     s.display = strcmp(o->input_file, "-") == 0 ? "<stdin>" : o->input_file;
     ir_phase_push(drv_ends_with(o->input_file, ".onnx") ? "import" : "read");
     bool loaded = load_program(&s);

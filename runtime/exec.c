@@ -498,7 +498,7 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
 {
     ir_phase_push("run");
     bool ok = true;
-    bool adapt = o->lib && o->threads > 1 && rt_threads_adaptive();
+    bool adapt = o->lib && o->threads > 1;
     for (int c = 0; c < r->m->graph.ncalls && ok; c++) {
         char err[1024];
         if (adapt)

@@ -53,9 +53,10 @@ typedef struct rt_run_options {
      * runtime/weight_set.h), looked up before weights_dir and handed over
      * to the run that asks for them; NULL: none. */
     struct rt_weight_set *weights;
-    /* rt_run_execute: the parallel loops' threads (2 or more: up to that
-     * many, fewer while other processes hold the processors,
-     * runtime/threads.h); 0 or 1: the count cg_set_threads set stays. */
+    /* rt_run_execute: 2 or more: the parallel loops' threads, which spin
+     * between parallel loops while they have the processors and sleep at
+     * once while other processes hold them (runtime/threads.h); 0 or 1:
+     * nothing changes the threads cg_set_threads set. */
     int threads;
 } rt_run_options;
 

@@ -1,10 +1,16 @@
 /* runtime/threads.c — the thread count of parallel loops follows the
  * processors other processes leave free (runtime/threads.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1  /* RTLD_DEFAULT, sched_getaffinity, CPU_COUNT */
+#endif
 #include "runtime/threads.h"
 
 #include <ctype.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,63 +21,47 @@
 
 #include "codegen/codegen.h"
 
-int rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int asked)
+bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int threads)
 {
-    if (asked < 1)
-        asked = 1;
-    int free_cpus = r->cpus - r->others;   /* processors nobody else wants now */
-    int fit = free_cpus < 1 ? 1 : free_cpus > asked ? asked : free_cpus;
-    if (s->cur == 0) {   /* the first call: as many as are free */
-        s->cur = fit;
+    if (threads < 1)
+        threads = 1;
+    /* no other process wants the processors this run's threads leave */
+    bool free_cpus = r->others <= r->cpus - threads;
+    if (!s->started) {   /* the first call */
+        s->started = true;
+        s->busy = !free_cpus;
         s->backoff_ns = RT_THREADS_PROBE_MIN_NS;
+        s->busy_at_ns = r->now_ns;
         s->probe_at_ns = r->now_ns + RT_THREADS_PROBE_MIN_NS;
-        s->drops += s->cur < asked;
-    } else {
+    } else if (!s->busy) {
         int64_t dt = r->now_ns - s->since_ns;
-        /* processors' worth of run-queue wait over the window */
-        double waited = dt > 0 ? (double)(r->wait_ns - s->wait_ns) / (double)dt : 0;
-        if (s->cur > 1 && waited > RT_THREADS_WAIT_MAX * s->cur) {
-            int drop = (int)waited + ((double)(int)waited < waited);
-            s->cur = s->cur - drop < 1 ? 1 : s->cur - drop;
-            /* a try the waiting refuted backs off further; a first drop
+        /* run-queue wait per thread-time over the window */
+        double waited = dt > 0 ? (double)(r->wait_ns - s->wait_ns) / ((double)dt * threads) : 0;
+        if (waited > RT_THREADS_WAIT_MAX) {
+            s->busy = true;
+            /* a try the waiting refuted backs off further; a first one
              * waits the least */
             s->backoff_ns = !s->probing ? RT_THREADS_PROBE_MIN_NS
                             : 2 * s->backoff_ns > RT_THREADS_PROBE_MAX_NS ? RT_THREADS_PROBE_MAX_NS
                                                                           : 2 * s->backoff_ns;
+            s->busy_at_ns = r->now_ns;
             s->probe_at_ns = r->now_ns + s->backoff_ns;
-            s->probing = false;
-            s->drops++;
-        } else if (s->cur < asked) {
-            /* Back up when processors are free (not sooner than the least
-             * back-off after a drop, so a competitor that comes and goes
-             * between looks does not flip the count every window), or try
-             * the asked count when the back-off is over. */
-            int up = r->now_ns >= s->probe_at_ns ? asked
-                     : fit > s->cur && r->now_ns >= s->probe_at_ns - s->backoff_ns +
-                                                    RT_THREADS_PROBE_MIN_NS ? fit : s->cur;
-            /* the next window tells whether the waiting allows it */
-            s->probing |= up > s->cur;
-            s->cur = up;
         } else {
-            s->probing = false;
             s->backoff_ns = RT_THREADS_PROBE_MIN_NS;
         }
+        s->probing = false;
+    } else if (r->now_ns >= s->probe_at_ns ||
+               (free_cpus && r->now_ns >= s->busy_at_ns + RT_THREADS_PROBE_MIN_NS)) {
+        /* Spin again when the processors are free (not sooner than the
+         * least back-off, so a competitor that comes and goes between looks
+         * does not flip it every window), or try when the back-off is
+         * over; the next window's waiting tells. */
+        s->busy = false;
+        s->probing = true;
     }
     s->since_ns = r->now_ns;
     s->wait_ns = r->wait_ns;
-    return s->cur;
-}
-
-bool rt_threads_adaptive(void)
-{
-    static int on = -1;
-    if (on < 0) {
-        const char *v = getenv("OMP_DYNAMIC");
-        while (v && isspace((unsigned char)*v))
-            v++;
-        on = !(v && strncasecmp(v, "false", 5) == 0);
-    }
-    return on;
+    return s->busy;
 }
 
 /* ------------------------------------------------------------ reading /proc */
@@ -220,39 +210,109 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* ------------------------------------------------------------ sleeping at once */
+
+/* libgomp spins gomp_throttled_spin_count rounds (100, or 1000 under
+ * OMP_WAIT_POLICY=active, never more than GOMP_SPINCOUNT) instead of
+ * GOMP_SPINCOUNT while it manages more threads than the processors it
+ * found.  A thread of its own starts an OpenMP team of one thread more than
+ * the processors (its own pool of threads) and waits until told to end,
+ * the pool parked asleep; when it ends, libgomp frees the pool and its
+ * threads spin as before. */
+typedef void (*gomp_parallel_fn)(void (*)(void *), void *, unsigned, unsigned);
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t thread;
+    bool running, stop;
+    unsigned team;
+    gomp_parallel_fn parallel;
+} parked = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static void no_work(void *p) { (void)p; }
+
+static void *parked_main(void *p)
+{
+    (void)p;
+    parked.parallel(no_work, NULL, parked.team, 0);
+    pthread_mutex_lock(&parked.mu);
+    while (!parked.stop)
+        pthread_cond_wait(&parked.cv, &parked.mu);
+    pthread_mutex_unlock(&parked.mu);
+    return NULL;
+}
+
+/* Threads sleep at once between parallel loops (on) or spin (off); false
+ * when it cannot be done. */
+static bool sleep_at_once(bool on)
+{
+    if (on == parked.running)
+        return true;
+    if (!on) {
+        pthread_mutex_lock(&parked.mu);
+        parked.stop = true;
+        pthread_cond_signal(&parked.cv);
+        pthread_mutex_unlock(&parked.mu);
+        pthread_join(parked.thread, NULL);
+        parked.running = false;
+        return true;
+    }
+    if (!parked.parallel) {
+        dlerror();
+        parked.parallel = (gomp_parallel_fn)dlsym(RTLD_DEFAULT, "GOMP_parallel");
+        if (!parked.parallel)
+            return false;
+    }
+    cpu_set_t set;
+    long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                            : sysconf(_SC_NPROCESSORS_ONLN);
+    parked.team = cpus < 1 ? 2 : cpus >= 1024 ? 1025 : (unsigned)cpus + 1;
+    parked.stop = false;
+    pthread_attr_t attr;
+    bool ok = pthread_attr_init(&attr) == 0;
+    ok = ok && pthread_attr_setstacksize(&attr, 256 * 1024) == 0 &&
+         pthread_create(&parked.thread, &attr, parked_main, NULL) == 0;
+    pthread_attr_destroy(&attr);
+    parked.running = ok;
+    return ok;
+}
+
 static rt_threads_state global;
 static task_files files = {.self_stat = -2, .loadavg = -2};
-static atomic_flag busy = ATOMIC_FLAG_INIT;
-static bool unreadable;   /* /proc does not tell: the asked count stays */
+static atomic_flag deciding = ATOMIC_FLAG_INIT;
+static bool unreadable;   /* /proc does not tell: the threads keep spinning */
 
 const rt_threads_state *rt_threads_global(void) { return &global; }
 
-void rt_threads_before_call(cg_library *lib, int asked)
+void rt_threads_before_call(cg_library *lib, int threads)
 {
-    if (atomic_flag_test_and_set(&busy))
-        return;   /* another thread is deciding */
+    if (!cg_set_threads(lib, threads) || atomic_flag_test_and_set(&deciding))
+        return;   /* no parallel loops, or another thread is deciding */
     rt_threads_state *s = &global;
     int64_t now = now_ns();
-    if (!unreadable && (s->cur == 0 || now - s->since_ns >= RT_THREADS_WINDOW_NS)) {
+    if (!unreadable && (!s->started || now - s->since_ns >= RT_THREADS_WINDOW_NS)) {
         if (files.self_stat == -2) {
             files.self_stat = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
             files.loadavg = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
         }
-        /* this process's runnable threads and the machine's, read only
-         * when the decision needs them (below the asked count) */
-        bool count = s->cur < asked;
         rt_threads_reading r = {.now_ns = now, .cpus = (int)sysconf(_SC_NPROCESSORS_ONLN)};
-        int mine = 0, all = count ? machine_runnable(&files) : 0;
-        if (all < 0 || !read_tasks(&files, &r.wait_ns, count ? &mine : NULL) || r.cpus < 1) {
+        int mine = 0, all = machine_runnable(&files);
+        if (all < 0 || !read_tasks(&files, &r.wait_ns, &mine) || r.cpus < 1) {
             unreadable = true;
-            s->cur = asked;
+            s->busy = false;
         } else {
             r.others = all - mine > 0 ? all - mine : 0;
-            rt_threads_decide(s, &r, asked);
+            rt_threads_decide(s, &r, threads);
         }
+        /* busy: asleep at once, or on one thread where that cannot be */
+        s->one_thread = s->busy && !sleep_at_once(true);
+        if (!s->busy)
+            sleep_at_once(false);
     }
-    cg_set_threads(lib, s->cur);
+    if (s->one_thread)
+        cg_set_threads(lib, 1);
     s->calls++;
-    s->reduced_calls += s->cur < asked;
-    atomic_flag_clear(&busy);
+    s->busy_calls += s->busy;
+    atomic_flag_clear(&deciding);
 }

@@ -1,25 +1,35 @@
-/* runtime/threads.h — how many threads a run's parallel loops use while
- * other processes compete for the processors.
+/* runtime/threads.h — how the threads of a run's parallel loops wait for
+ * each other: spinning while they have the processors to themselves,
+ * asleep while other processes compete for them.
  *
- * Threads that wait for each other at every parallel loop are only as fast
- * as the slowest one: when another process takes the processor of one of
- * them, a run on two threads gets slower than a run on one (it waits for
- * the thread that waits for the processor), and much slower when the
- * waiting threads spin.  So before each call of a run (rt_run_execute) the
- * runtime looks, at most every RT_THREADS_WINDOW_NS, at what the threads
- * met since the last look (doc/codegen.md, "Threads"):
+ * Between two parallel loops OpenMP's threads wait: spinning, a thread is
+ * ready in a microsecond, but it burns the processor; asleep, it takes tens
+ * of microseconds to wake (on a virtual machine above all), at every
+ * parallel loop.  On a quiet machine spinning made MobileNetV2 on 2 threads
+ * nearly twice as fast as sleeping; with other processes running, spinning
+ * threads burn the share of the processors their partners need, and ran it
+ * 4-10 times slower than sleeping ones, and slower than one thread
+ * (bench/results/threads.txt).  libgomp reads its spin count once, but it
+ * spins only briefly (100 rounds, about 6 us) while it manages more threads
+ * than the process has processors.  So the runtime looks, before each call
+ * of a run (rt_run_execute) and at most every RT_THREADS_WINDOW_NS, at what
+ * the threads met since the last look:
  *
- * - on several threads: the time they spent runnable but not running (the
- *   kernel's per-thread run-queue wait, /proc/self/task/TID/schedstat).
- *   Above RT_THREADS_WAIT_MAX of their time, other processes hold the
- *   processors: drop as many threads as processors' worth of waiting.
- * - on fewer threads than asked for: the runnable threads of other
- *   processes now (/proc/loadavg's R minus this process's running
- *   threads).  Enough idle processors: back to the count asked for at once.
- *   Else try it again after a back-off (RT_THREADS_PROBE_MIN_NS, doubling
- *   after each try the waiting refutes, up to RT_THREADS_PROBE_MAX_NS):
- *   the counted processes may be ones the scheduler lets this one preempt
- *   (niced builds), which the waiting then shows.
+ * - spinning: the time the process's threads spent runnable but not
+ *   running (the kernel's per-thread run-queue wait,
+ *   /proc/self/task/TID/schedstat).  Above RT_THREADS_WAIT_MAX of their
+ *   time, other processes hold the processors: the threads go to sleep at
+ *   once between parallel loops ("busy").  It does so by keeping a parked
+ *   OpenMP team of one thread more than the processors on a thread of its
+ *   own, which puts libgomp's count of threads above the processors; where
+ *   that cannot be done (no GOMP_parallel), a busy run uses one thread.
+ * - busy: the runnable threads of other processes now (/proc/loadavg's R
+ *   minus this process's running threads).  When none wants a processor,
+ *   spin again; else try spinning after a back-off (RT_THREADS_PROBE_MIN_NS,
+ *   doubling after each try the waiting refutes, up to
+ *   RT_THREADS_PROBE_MAX_NS): the counted processes may be ones the
+ *   scheduler lets this one preempt (niced builds), which the waiting then
+ *   shows.
  *
  * The decision (rt_threads_decide) is a pure function of those readings,
  * so tests can drive it. */
@@ -37,15 +47,17 @@ struct cg_library;
 #define RT_THREADS_PROBE_MAX_NS 2000000000    /* 2 s */
 
 typedef struct rt_threads_state {
-    int cur;                 /* threads the parallel loops run on now; 0: not started */
+    bool started;
+    bool busy;               /* others hold the processors: threads sleep at once */
     int64_t since_ns;        /* start of the current window (CLOCK_MONOTONIC) */
     int64_t wait_ns;         /* this process's run-queue wait at its start */
-    int64_t probe_at_ns;     /* below the asked count: when to try it again */
+    int64_t busy_at_ns;      /* when it last became busy */
+    int64_t probe_at_ns;     /* busy: when to try spinning again */
     int64_t backoff_ns;      /* the back-off after the next refuted try */
-    bool probing;            /* the window tries the asked count */
+    bool probing;            /* the window tries spinning */
     /* what happened, for --verbose */
-    int64_t calls, reduced_calls;   /* calls run, and run on fewer threads */
-    int drops;                      /* times it went below the asked count */
+    int64_t calls, busy_calls;      /* calls run, and run busy */
+    bool one_thread;                /* busy runs on one thread (no parked team) */
 } rt_threads_state;
 
 /* What one look saw. */
@@ -56,21 +68,18 @@ typedef struct rt_threads_reading {
     int cpus;                /* online processors */
 } rt_threads_reading;
 
-/* The thread count for the next window, from state s and a look r at its
- * end (or, with s->cur == 0, at the first call), for `asked` threads. */
-int rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int asked);
+/* Whether the next window is busy, from state s and a look r at the end
+ * of the current one (or, the first time, at the first call), for a run on
+ * `threads` threads. */
+bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int threads);
 
-/* Whether the runtime adapts the thread count: yes unless OMP_DYNAMIC is
- * set to false in the environment (OpenMP's "the runtime may adjust the
- * number of threads" switch). */
-bool rt_threads_adaptive(void);
-
-/* Before a call of a run on `asked` threads: reads the machine when the
- * window is over, sets lib's thread count (cg_set_threads) when the
- * decision changes it, and counts the call.  One state per process
- * (rt_threads_global); calls from several threads at once leave the count
- * as it is. */
-void rt_threads_before_call(struct cg_library *lib, int asked);
+/* Before a call of a run on `threads` threads (2 or more): looks at the
+ * machine when the window is over, puts the threads to sleep between
+ * parallel loops or lets them spin, sets lib's thread count
+ * (cg_set_threads), and counts the call.  One state per process
+ * (rt_threads_global); calls from several threads at once leave it as it
+ * is. */
+void rt_threads_before_call(struct cg_library *lib, int threads);
 
 /* The process's state (read it for --verbose after the runs). */
 const rt_threads_state *rt_threads_global(void);
