@@ -269,6 +269,14 @@ static bool passes(const ir_graph_call *c, const ir_buffer *b)
  * the last load call that reads it, and its storage goes then; a const's
  * storage comes when its first load call runs: packed weights take the
  * place of their params instead of doubling the weights' memory. */
+/* Before a call on several threads: spinning or asleep at once between
+ * parallel loops, as the machine's load says (runtime/threads.h). */
+static void threads_before_call(const rt_run_options *o)
+{
+    if (o->lib && o->threads > 1)
+        rt_threads_before_call(o->lib, o->threads);
+}
+
 static bool run_loads(rt_run *r, const rt_run_options *o, diag *d)
 {
     const ir_graph *g = &r->m->graph;
@@ -280,6 +288,7 @@ static bool run_loads(rt_run *r, const rt_run_options *o, diag *d)
                 !(r->bufs[i] = new_tensor(g->bufs[i], NULL, d)))
                 return false;
         }
+        threads_before_call(o);
         if (!run_load(r, o, l, d))
             return false;
         for (int i = 0; i < g->nbufs; i++) {
@@ -498,11 +507,9 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
 {
     ir_phase_push("run");
     bool ok = true;
-    bool adapt = o->lib && o->threads > 1;
     for (int c = 0; c < r->m->graph.ncalls && ok; c++) {
         char err[1024];
-        if (adapt)
-            rt_threads_before_call(o->lib, o->threads);
+        threads_before_call(o);
         if (!(ok = rt_run_call(r, o, c, err, sizeof err)))
             rt_report_call_error(err, d);
     }

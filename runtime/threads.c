@@ -50,12 +50,15 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
             s->backoff_ns = RT_THREADS_PROBE_MIN_NS;
         }
         s->probing = false;
-    } else if (r->now_ns >= s->probe_at_ns ||
+    } else if ((r->now_ns >= s->probe_at_ns && r->others <= r->cpus) ||
                (free_cpus && r->now_ns >= s->busy_at_ns + RT_THREADS_PROBE_MIN_NS)) {
         /* Spin again when the processors are free (not sooner than the
          * least back-off, so a competitor that comes and goes between looks
-         * does not flip it every window), or try when the back-off is
-         * over; the next window's waiting tells. */
+         * does not flip it every window), or try when the back-off is over
+         * and no more processes want the processors than there are; the
+         * next window's waiting tells.  Not on a crowded machine: a window
+         * of spinning there costs more than the window (the scheduler then
+         * owes the time the spinning took to the others). */
         s->busy = false;
         s->probing = true;
     }

@@ -25,11 +25,11 @@
  *   that cannot be done (no GOMP_parallel), a busy run uses one thread.
  * - busy: the runnable threads of other processes now (/proc/loadavg's R
  *   minus this process's running threads).  When none wants a processor,
- *   spin again; else try spinning after a back-off (RT_THREADS_PROBE_MIN_NS,
- *   doubling after each try the waiting refutes, up to
- *   RT_THREADS_PROBE_MAX_NS): the counted processes may be ones the
- *   scheduler lets this one preempt (niced builds), which the waiting then
- *   shows.
+ *   spin again; else, unless more want them than there are processors,
+ *   try spinning after a back-off (RT_THREADS_PROBE_MIN_NS, doubling after
+ *   each try the waiting refutes, up to RT_THREADS_PROBE_MAX_NS): the
+ *   counted processes may be ones the scheduler lets this one preempt
+ *   (niced builds), which the waiting then shows.
  *
  * The decision (rt_threads_decide) is a pure function of those readings,
  * so tests can drive it. */

@@ -72,6 +72,14 @@ int main(void)
     check_i("busy", s.busy, 1);
     group_end();
 
+    group_begin("a crowded machine: no tries");
+    s = (rt_threads_state){0};
+    check_i("first call", look(&s, 0, 0, 5), 1);
+    check_i("after the back-off, 5 others", look(&s, 200, 0, 5), 1);
+    check_i("long after, 3 others", look(&s, 5000, 0, 3), 1);
+    check_i("2 others: a try", look(&s, 5005, 0, 2), 0);
+    group_end();
+
     group_begin("threads fewer than the processors: others may use the rest");
     s = (rt_threads_state){0};
     rt_threads_reading r = {.now_ns = 0, .others = 6, .cpus = 16};
