@@ -27,9 +27,12 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
         threads = 1;
     /* no other process wants the processors this run's threads leave */
     bool free_cpus = r->others <= r->cpus - threads;
-    if (!s->started) {   /* the first call */
+    if (!s->started) {
+        /* The first call: asleep at once on a crowded machine; else the
+         * first window's waiting tells (a niced process that happens to run
+         * now must not cost a short run its spinning). */
         s->started = true;
-        s->busy = !free_cpus;
+        s->busy = r->others > r->cpus;
         s->backoff_ns = RT_THREADS_PROBE_MIN_NS;
         s->busy_at_ns = r->now_ns;
         s->probe_at_ns = r->now_ns + RT_THREADS_PROBE_MIN_NS;

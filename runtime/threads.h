@@ -22,7 +22,9 @@
  *   once between parallel loops ("busy").  It does so by keeping a parked
  *   OpenMP team of one thread more than the processors on a thread of its
  *   own, which puts libgomp's count of threads above the processors; where
- *   that cannot be done (no GOMP_parallel), a busy run uses one thread.
+ *   that cannot be done (no GOMP_parallel), a busy run uses one thread.  A
+ *   run is busy from its first call when more other processes are
+ *   runnable than there are processors.
  * - busy: the runnable threads of other processes now (/proc/loadavg's R
  *   minus this process's running threads).  When none wants a processor,
  *   spin again; else, unless more want them than there are processors,

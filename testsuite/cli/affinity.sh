@@ -2,7 +2,8 @@
 # loops"): with one thread tec leaves its process where the system put it
 # (two single-threaded runs at once must not share one processor), and with
 # several too (a bound thread cannot move off a processor another process
-# takes), unless OMP_PROC_BIND says otherwise; under --sched the main thread stays unbound and each device's worker is
+# takes; tec's threads spin a while, or sleep at once while others hold the
+# processors), unless OMP_PROC_BIND says otherwise; under --sched the main thread stays unbound and each device's worker is
 # placed on its own processors.
 . "$srcdir/testsuite/cli/lib.inc"
 export XDG_CACHE_HOME=$PWD/cache
@@ -46,5 +47,6 @@ check same "$TEC" -O2 --threads 2 --repeat 1000000 "$prog"
 check same env OMP_WAIT_POLICY=active "$TEC" -O2 --threads 2 --repeat 1000000 "$prog"
 check bound env OMP_PROC_BIND=true "$TEC" -O2 --threads 2 --repeat 1000000 "$prog"
 check same env OMP_PROC_BIND=false "$TEC" -O2 --threads 2 --repeat 1000000 "$prog"
+check same env GOMP_SPINCOUNT=100 "$TEC" -O2 --threads 2 --repeat 1000000 "$prog"
 check same "$TEC" -O2 --sched=dynamic --devices=cpu:1,cpu:1 --repeat 1000000 "$prog"
 echo ok

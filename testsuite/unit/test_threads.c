@@ -25,9 +25,16 @@ int main(void)
     check_i("a little waiting (10%)", look(&s, 10, 1, 3), 0);
     group_end();
 
-    group_begin("a competitor seen at the first call: asleep at once");
+    group_begin("one competitor at the first call: the waiting tells");
     s = (rt_threads_state){0};
-    check_i("first call", look(&s, 0, 0, 1), 1);
+    check_i("first call", look(&s, 0, 0, 1), 0);
+    check_i("no waiting (a niced one)", look(&s, 5, 0, 1), 0);
+    check_i("waiting", look(&s, 10, 3, 1), 1);
+    group_end();
+
+    group_begin("a crowded machine at the first call: asleep at once");
+    s = (rt_threads_state){0};
+    check_i("first call", look(&s, 0, 0, 3), 1);
     check_i("still there", look(&s, 5, 0, 1), 1);
     check_i("gone, but the least back-off is not over", look(&s, 50, 0, 0), 1);
     check_i("gone after the back-off", look(&s, 101, 0, 0), 0);
@@ -88,7 +95,10 @@ int main(void)
     check_i("9 others, but no waiting", rt_threads_decide(&s, &r, 8), 0);
     s = (rt_threads_state){0};
     r = (rt_threads_reading){.now_ns = 0, .others = 9, .cpus = 16};
-    check_i("9 others at the first call", rt_threads_decide(&s, &r, 8), 1);
+    check_i("9 others at the first call", rt_threads_decide(&s, &r, 8), 0);
+    s = (rt_threads_state){0};
+    r = (rt_threads_reading){.now_ns = 0, .others = 17, .cpus = 16};
+    check_i("17 others at the first call", rt_threads_decide(&s, &r, 8), 1);
     group_end();
 
     return test_exit("test_threads");
