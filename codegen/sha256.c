@@ -4,6 +4,11 @@
 
 #include <string.h>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TEC_SHA256_NI 1
+#include <immintrin.h>
+#endif
+
 /* K: the first 32 bits of the fractional parts of the cube roots of the
  * first 64 primes (FIPS 180-4, 4.2.2). */
 static const uint32_t sha256_k[64] = {
@@ -87,11 +92,81 @@ void cg_sha256_init(cg_sha256_ctx *s)
     s->nblock = 0;
 }
 
+#ifdef TEC_SHA256_NI
+/* The compression function on the processor's SHA extensions (SHA-NI:
+ * sha256rnds2 does two rounds, sha256msg1/msg2 the message schedule's
+ * sigma terms, four words at a time), for nblocks blocks at p.  The state
+ * lives as two vectors: ABEF and CDGH, the order sha256rnds2 takes. */
+__attribute__((target("sha,sse4.1"))) static void compress_ni(uint32_t h[8], const uint8_t *p,
+                                                              size_t nblocks)
+{
+    const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+    __m128i dcba = _mm_loadu_si128((const __m128i *)&h[0]);
+    __m128i hgfe = _mm_loadu_si128((const __m128i *)&h[4]);
+    __m128i cdab = _mm_shuffle_epi32(dcba, 0xb1);
+    __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1b);
+    __m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
+    __m128i cdgh = _mm_blend_epi16(efgh, cdab, 0xf0);
+    for (; nblocks; nblocks--, p += 64) {
+        __m128i abef0 = abef, cdgh0 = cdgh, m[4];
+        for (int g = 0; g < 16; g++) {   /* rounds 4g .. 4g+3 */
+            if (g < 4) {
+                m[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), bswap);
+            } else {   /* W[t] = s1(W[t-2]) + W[t-7] + s0(W[t-15]) + W[t-16] */
+                __m128i w = _mm_sha256msg1_epu32(m[g & 3], m[(g + 1) & 3]);
+                w = _mm_add_epi32(w, _mm_alignr_epi8(m[(g + 3) & 3], m[(g + 2) & 3], 4));
+                m[g & 3] = _mm_sha256msg2_epu32(w, m[(g + 3) & 3]);
+            }
+            __m128i wk = _mm_add_epi32(m[g & 3],
+                                       _mm_loadu_si128((const __m128i *)&sha256_k[4 * g]));
+            cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);
+            abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(wk, 0x0e));
+        }
+        abef = _mm_add_epi32(abef, abef0);
+        cdgh = _mm_add_epi32(cdgh, cdgh0);
+    }
+    __m128i feba = _mm_shuffle_epi32(abef, 0x1b);
+    __m128i dchg = _mm_shuffle_epi32(cdgh, 0xb1);
+    _mm_storeu_si128((__m128i *)&h[0], _mm_blend_epi16(feba, dchg, 0xf0));
+    _mm_storeu_si128((__m128i *)&h[4], _mm_alignr_epi8(dchg, feba, 8));
+}
+#endif
+
+/* Whether to use the processor's SHA extensions: -1 not asked yet. */
+static int use_ni = -1;
+
+bool cg_sha256_use_extensions(bool on)
+{
+#ifdef TEC_SHA256_NI
+    __builtin_cpu_init();
+    use_ni = on && __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+#else
+    (void)on;
+    use_ni = 0;
+#endif
+    return use_ni;
+}
+
+/* The compression function on nblocks consecutive blocks at p. */
+static void compress_blocks(uint32_t h[8], const uint8_t *p, size_t nblocks)
+{
+#ifdef TEC_SHA256_NI
+    if (use_ni < 0)
+        cg_sha256_use_extensions(true);
+    if (use_ni) {
+        compress_ni(h, p, nblocks);
+        return;
+    }
+#endif
+    for (; nblocks; nblocks--, p += 64)
+        compress(h, p);
+}
+
 void cg_sha256_update(cg_sha256_ctx *s, const void *data, size_t len)
 {
     const uint8_t *p = data;
     s->nbytes += len;
-    while (len > 0) {
+    if (s->nblock) {   /* fill the partial block first */
         size_t take = 64 - s->nblock;
         if (take > len)
             take = len;
@@ -99,11 +174,16 @@ void cg_sha256_update(cg_sha256_ctx *s, const void *data, size_t len)
         s->nblock += take;
         p += take;
         len -= take;
-        if (s->nblock == 64) {
-            compress(s->h, s->block);
-            s->nblock = 0;
-        }
+        if (s->nblock < 64)
+            return;
+        compress_blocks(s->h, s->block, 1);
+        s->nblock = 0;
     }
+    compress_blocks(s->h, p, len / 64);   /* whole blocks straight from the data */
+    p += len / 64 * 64;
+    len %= 64;
+    memcpy(s->block, p, len);
+    s->nblock = len;
 }
 
 void cg_sha256_final(cg_sha256_ctx *s, uint8_t digest[32])
@@ -114,13 +194,13 @@ void cg_sha256_final(cg_sha256_ctx *s, uint8_t digest[32])
     s->block[s->nblock++] = 0x80;
     if (s->nblock > 56) {
         memset(s->block + s->nblock, 0, 64 - s->nblock);
-        compress(s->h, s->block);
+        compress_blocks(s->h, s->block, 1);
         s->nblock = 0;
     }
     memset(s->block + s->nblock, 0, 56 - s->nblock);
     store_be32(s->block + 56, (uint32_t)(bits >> 32));
     store_be32(s->block + 60, (uint32_t)bits);
-    compress(s->h, s->block);
+    compress_blocks(s->h, s->block, 1);
     for (int i = 0; i < 8; i++)
         store_be32(digest + 4 * i, s->h[i]);
     memset(s, 0, sizeof *s);

@@ -12,6 +12,7 @@
 #include "ir/vec.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1016,6 +1017,369 @@ char *cg_split_prelude(const cg_csplit *sp, const int *units, int n)
     return out.p;
 }
 
+/* ---------------------------------------------------------------- families */
+
+/* Kernels whose code differs only in some integer constants (DenseNet's
+ * dense layers: one 1x1 convolution each, with another input depth;
+ * Inception's 1x7 and 7x1 convolutions with 128, 160 or 192 channels)
+ * share one compiled function too: the constants that differ become int
+ * parameters, tec_p0, tec_p1 ..., appended to its parameters, and each
+ * kernel's forwarder passes its own values.
+ *
+ * Only a constant where any run-time value means the same can become one:
+ * a plain decimal int (no suffix, no leading 0, at most INT_MAX) right
+ * after `*`, `+`, `-` or `<` (a stride, an offset, a loop bound), the
+ * initial value of tec_lo or tec_hi (a parallel loop's bounds), calloc's
+ * count, the index after `)[`, or a profiling counter's amount
+ * (tec_prof_count's second argument); never in a # line, never inside
+ * brackets that hold no name (an array's size: `float t[224]`), and not
+ * in a unit that has static storage or static functions.  The rest of the
+ * code must be equal, so the schedule, unrolling and vector code of the
+ * members are one.  Positions whose values agree in every member share a
+ * parameter; a family that would need more than FAMILY_MAX_PARAMS is not
+ * made (its members differ in more than a size). */
+#define FAMILY_MAX_PARAMS 8
+/* A name as long as tec_c_<16 hex digits>, while the family has none. */
+#define FAMILY_PLACEHOLDER "tec_F_________________"
+
+/* The integer constants of a unit's text that may become parameters:
+ * where their digits are and their values. */
+typedef struct lit {
+    size_t at, end;      /* its digits */
+    long long val;
+} lit;
+
+typedef struct lits {
+    lit *v;
+    int n, cap;
+    bool oom;
+} lits;
+
+/* Whether a constant after the tokens prev2 prev may become a parameter;
+ * bracket_named: the innermost brackets around it hold a name (1), do not
+ * (0), or there are none (-1). */
+static bool param_context(const char *s, tok prev2, tok prev, int bracket_named)
+{
+    if (prev.kind != TK_PUNCT)
+        return false;
+    char c = s[prev.start];
+    if (c == '*' || c == '+' || c == '-' || c == '<')
+        return bracket_named != 0;
+    if (c == '[')
+        return prev2.kind == TK_PUNCT && s[prev2.start] == ')';
+    if (c == '(')
+        return prev2.kind == TK_ID && prev2.end - prev2.start == 6 &&
+               memcmp(s + prev2.start, "calloc", 6) == 0;
+    if (c == '=')
+        return prev2.kind == TK_ID && prev2.end - prev2.start == 6 &&
+               (memcmp(s + prev2.start, "tec_hi", 6) == 0 || memcmp(s + prev2.start, "tec_lo", 6) == 0);
+    if (c == ',') {   /* a profiling counter's amount: tec_prof_count(tec_pc [+ N], AMOUNT) */
+        static const char call[] = "tec_prof_count(tec_pc";
+        size_t i = prev.start, n = sizeof call - 1;
+        while (i > 0 && (isdigit((unsigned char)s[i - 1]) || s[i - 1] == ' ' || s[i - 1] == '+'))
+            i--;
+        return i >= n && memcmp(s + i - n, call, n) == 0;
+    }
+    return false;
+}
+
+/* Whether the brackets opened at s[i] (a '[') hold a name before their
+ * closing one, or (not a declaration's size) follow a ')'. */
+static bool bracket_has_name(const char *s, size_t len, size_t i, tok before)
+{
+    if (before.kind == TK_PUNCT && s[before.start] == ')')
+        return true;
+    scan sc = {s, i + 1, len};
+    int depth = 1;
+    for (tok t = next(&sc); t.kind != TK_EOF; t = next(&sc)) {
+        if (t.kind == TK_ID)
+            return true;
+        if (t.kind == TK_PUNCT && s[t.start] == '[')
+            depth++;
+        else if (t.kind == TK_PUNCT && s[t.start] == ']' && --depth == 0)
+            return false;
+    }
+    return false;
+}
+
+/* Fills l with the constants of s that may become parameters; false when
+ * s may have none (static storage, a name the parameters would use) or
+ * memory runs out (l->oom). */
+static bool find_lits(const char *s, lits *l)
+{
+    size_t len = strlen(s);
+    scan sc = {s, 0, len};
+    tok prev = {TK_EOF, 0, 0}, prev2 = prev;
+    /* for each open bracket level: whether it holds a name (1) or not (0);
+     * outside brackets -1 */
+    signed char named[64];
+    int depth = 0;
+    for (tok t = next(&sc); t.kind != TK_EOF; prev2 = prev, prev = t, t = next(&sc)) {
+        size_t n = t.end - t.start;
+        const char *p = s + t.start;
+        if (t.kind == TK_ID && n == 6 && memcmp(p, "static", 6) == 0)
+            return false;
+        if (t.kind == TK_ID && n > 5 && memcmp(p, "tec_p", 5) == 0) {   /* tec_p<digits> */
+            size_t i = 5;
+            while (i < n && isdigit((unsigned char)p[i]))
+                i++;
+            if (i == n)
+                return false;
+        }
+        if (t.kind == TK_PUNCT && *p == '[') {
+            if (depth == (int)sizeof named)
+                return false;
+            named[depth++] = bracket_has_name(s, len, t.start, prev) ? 1 : 0;
+        } else if (t.kind == TK_PUNCT && *p == ']' && depth > 0) {
+            depth--;
+        }
+        if (t.kind != TK_NUM || n > 10 || (n > 1 && *p == '0'))
+            continue;
+        bool digits = true;
+        for (size_t i = 0; i < n; i++)
+            digits &= isdigit((unsigned char)p[i]) != 0;
+        long long v = digits ? strtoll(p, NULL, 10) : -1;
+        if (!digits || v > 2147483647LL || !param_context(s, prev2, prev, depth ? named[depth - 1] : -1))
+            continue;
+        lit *w = ir_vec_reserve(l->v, l->n, &l->cap, sizeof *w);
+        if (!w) {
+            l->oom = true;
+            return false;
+        }
+        l->v = w;
+        l->v[l->n++] = (lit){t.start, t.end, v};
+    }
+    return true;
+}
+
+
+/* text with the constants of l replaced: by "#" (a family's key), or,
+ * where differs[i] >= 0, by tec_p<differs[i]> (the family's code). */
+static void family_text(const char *text, const lits *l, const int *differs, buf *out)
+{
+    size_t copied = 0;
+    for (int i = 0; i < l->n; i++) {
+        if (differs && differs[i] < 0)
+            continue;
+        put(out, text + copied, l->v[i].at - copied);
+        if (differs) {
+            char p[32];
+            snprintf(p, sizeof p, "tec_p%d", differs[i]);
+            puts_(out, p);
+        } else {
+            puts_(out, "#");
+        }
+        copied = l->v[i].end;
+    }
+    puts_(out, text + copied);
+}
+
+/* Replaces every occurrence of the 22-character name old by new in t. */
+static void rename22(char *t, const char *old, const char *new)
+{
+    for (char *p = strstr(t, old); p; p = strstr(p + 22, old))
+        memcpy(p, new, 22);
+}
+
+/* t with `extra` added at the end of the parameter list whose '(' follows
+ * the first occurrence of name, and `args` at the end of the last call's
+ * arguments when args is not NULL (a forwarder: "...name(a, b);\n}\n").
+ * Malloc'ed, or NULL. */
+static char *add_params(const char *t, const char *name, const char *extra, const char *args)
+{
+    const char *open = strstr(t, name);
+    if (!open || open[22] != '(')
+        return NULL;
+    open += 22;
+    int depth = 0;
+    const char *close = open;
+    for (; *close; close++) {
+        depth += *close == '(';
+        if (*close == ')' && --depth == 0)
+            break;
+    }
+    if (!*close)
+        return NULL;
+    const char *inside = open + 1;
+    while (inside < close && isspace((unsigned char)*inside))
+        inside++;
+    bool none = inside == close || (close - inside == 4 && memcmp(inside, "void", 4) == 0);
+    buf out = {0};
+    put(&out, t, (size_t)(none ? open + 1 - t : close - t));
+    if (!none)
+        puts_(&out, ", ");
+    puts_(&out, extra);
+    const char *rest = close;
+    if (args) {
+        const char *call = strstr(close, name);
+        while (call && strstr(call + 22, name))
+            call = strstr(call + 22, name);
+        const char *end = call ? strrchr(call, ')') : NULL;
+        if (!call || !end) {
+            free(out.p);
+            return NULL;
+        }
+        put(&out, rest, (size_t)(end - rest));
+        if (end[-1] != '(')
+            puts_(&out, ", ");
+        puts_(&out, args);
+        rest = end;
+    }
+    puts_(&out, rest);
+    if (out.oom) {
+        free(out.p);
+        return NULL;
+    }
+    return out.p;
+}
+
+/* Makes the families of the distinct units of out (see above).  False when
+ * memory runs out. */
+static bool make_families(cg_csplit *out)
+{
+    int n = out->n;
+    lits *l = calloc((size_t)n + 1, sizeof *l);
+    char (*key)[65] = calloc((size_t)n + 1, sizeof *key);
+    bool *ok = calloc((size_t)n + 1, sizeof *ok);
+    int *differs = calloc(1, sizeof *differs);
+    bool fine = l && key && ok && differs;
+    for (int i = 0; fine && i < n; i++) {
+        cg_unit *u = &out->units[i];
+        if (u->first != i || strstr(u->shared, "_s1") || !find_lits(u->shared, &l[i])) {
+            fine = !l[i].oom;
+            continue;
+        }
+        buf k = {0};
+        family_text(u->shared, &l[i], NULL, &k);
+        if (!k.oom)
+            rename22(k.p, u->name, FAMILY_PLACEHOLDER);
+        /* A kernel that runs once, when the weights load (the prepack
+         * pass names it LAYER_load_BUF), is built apart (codegen/compile.c):
+         * its family holds no other kind. */
+        if (strstr(u->symbol, "_load_"))
+            puts_(&k, "\n/* load */");
+        if (k.oom) {
+            fine = false;
+            free(k.p);
+            break;
+        }
+        size_t lead = strspn(k.p, " \t\n");   /* the first kernel's has the prelude's */
+        cg_sha256_hex(k.p + lead, k.len - lead, key[i]);
+        free(k.p);
+        ok[i] = l[i].n > 0;
+    }
+    for (int i = 0; fine && i < n; i++) {
+        if (!ok[i])
+            continue;
+        /* the members: the distinct units of the same key after i */
+        int nmem = 1;
+        for (int j = i + 1; j < n; j++)
+            nmem += ok[j] && l[j].n == l[i].n && strcmp(key[j], key[i]) == 0;
+        if (nmem < 2)
+            continue;
+        int *d = realloc(differs, (size_t)l[i].n * sizeof *d);
+        if (!d) {
+            fine = false;
+            break;
+        }
+        differs = d;
+        /* a parameter for each position whose values differ among the
+         * members, one for positions whose values are alike in every member
+         * (a stride repeated in each unrolled statement) */
+        int np = 0;
+        for (int p = 0; p < l[i].n; p++) {
+            bool varies = false;
+            for (int j = i + 1; j < n && !varies; j++)
+                varies = ok[j] && l[j].n == l[i].n && strcmp(key[j], key[i]) == 0 &&
+                         l[j].v[p].val != l[i].v[p].val;
+            differs[p] = -1;
+            for (int q = 0; varies && q < p && differs[p] < 0; q++) {
+                bool alike = differs[q] >= 0;
+                for (int j = i; j < n && alike; j++)
+                    alike = !(ok[j] && l[j].n == l[i].n && strcmp(key[j], key[i]) == 0) ||
+                            l[j].v[p].val == l[j].v[q].val;
+                if (alike)
+                    differs[p] = differs[q];
+            }
+            if (varies && differs[p] < 0)
+                differs[p] = np++;
+        }
+        if (np == 0 || np > FAMILY_MAX_PARAMS)
+            continue;
+        /* the family's code: i's text with the parameters, named after it */
+        buf code = {0}, extra = {0};
+        family_text(out->units[i].shared, &l[i], differs, &code);
+        for (int p = 0; p < np; p++) {
+            char e[32];
+            snprintf(e, sizeof e, "%sint tec_p%d", p ? ", " : "", p);
+            puts_(&extra, e);
+        }
+        char *with = code.oom || extra.oom ? NULL : add_params(code.p, out->units[i].name, extra.p, NULL);
+        free(code.p);
+        if (!with) {
+            free(extra.p);
+            fine = false;
+            break;
+        }
+        char name[24], hex[65], old[24];
+        snprintf(old, sizeof old, "%s", out->units[i].name);
+        rename22(with, old, FAMILY_PLACEHOLDER);
+        cg_sha256_hex(with, strlen(with), hex);
+        snprintf(name, sizeof name, "tec_c_%.16s", hex);
+        rename22(with, FAMILY_PLACEHOLDER, name);
+        for (int j = i; j < n && fine; j++) {
+            if (!ok[j] || l[j].n != l[i].n || strcmp(key[j], key[i]) != 0)
+                continue;
+            cg_unit *u = &out->units[j];
+            buf args = {0};
+            for (int q = 0; q < np; q++) {   /* each parameter's value: at its first position */
+                int p = 0;
+                while (differs[p] != q)
+                    p++;
+                char v[32];
+                snprintf(v, sizeof v, "%s%lld", q ? ", " : "", l[j].v[p].val);
+                puts_(&args, v);
+            }
+            /* j's forwarder, and those of the kernels that shared j's code */
+            char oldname[24];
+            memcpy(oldname, u->name, sizeof oldname);
+            for (int m = j; m < n && fine; m++) {
+                cg_unit *w = &out->units[m];
+                if (m != j && w->first != j)
+                    continue;
+                char *glue = args.oom ? NULL : add_params(w->glue, oldname, extra.p, args.p);
+                if (!glue) {
+                    fine = false;
+                    break;
+                }
+                rename22(glue, oldname, name);
+                free(w->glue);
+                w->glue = glue;
+                memcpy(w->name, name, sizeof name);
+                if (m != i)
+                    w->first = i;
+            }
+            free(args.p);
+            out->distinct -= j != i;
+            ok[j] = false;
+        }
+        free(extra.p);
+        if (fine) {
+            free(out->units[i].shared);
+            out->units[i].shared = with;
+        } else {
+            free(with);
+        }
+    }
+    for (int i = 0; l && i < n; i++)
+        free(l[i].v);
+    free(l);
+    free(key);
+    free(ok);
+    free(differs);
+    return fine;
+}
+
 bool cg_split_c(const char *src, cg_csplit *out)
 {
     memset(out, 0, sizeof *out);
@@ -1089,7 +1453,7 @@ bool cg_split_c(const char *src, cg_csplit *out)
     }
     out->prelude = pre.p;
     out->prelude_extern = ext.p;
-    if (!cut_prelude(src, prelude_end, out))
+    if (!make_families(out) || !cut_prelude(src, prelude_end, out))
         goto fail;
     free(prelude_ids.t);
     return true;

@@ -21,6 +21,11 @@
  * text, so one compiled copy serves both, and a kernel of another model
  * (or of an edited one) with the same code has the same name too.  The
  * exported symbol then becomes a one-line forwarder, `glue`, to `name`.
+ * Kernels whose shared texts differ only in integer constants where any
+ * value means the same (a loop bound, a stride) form a family: one
+ * function with those constants as int parameters (tec_p<N>), named after
+ * its text, that each member's forwarder calls with its own values
+ * (split.c, "families"; `first` is then the family's first member).
  *
  * The cut relies on the layout cg_emit_c writes (doc/codegen.md): after
  * the prelude, only kernels, each `int32_t tec_k...(...)` optionally after

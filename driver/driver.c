@@ -183,14 +183,44 @@ static bool convert_pb_inputs(options *o, char **scratch, char **owned, diag *d)
     return true;
 }
 
+/* An ONNX model's program and its weights in memory, from the import cache
+ * ic (driver/runcache.h) when it has them, else imported and written there
+ * (unless the import said anything: its messages are not in the entry). */
+static char *import_onnx_cached(options *o, const fe_onnx_options *oo, rt_weight_set *ws,
+                                drv_importcache *ic, diag *d)
+{
+    if (!drv_importcache_applies(o) || !drv_importcache_key(ic, o))
+        return fe_onnx_import_weights(o->input_file, oo, ws, d);
+    char *text;
+    if (drv_importcache_lookup(ic, o, &text, ws))
+        return text;
+    char *msg = NULL;
+    size_t mlen = 0;
+    FILE *mem = open_memstream(&msg, &mlen);
+    diag id;
+    diag_init(&id, mem ? mem : d->out);
+    id.max_errors = d->max_errors;
+    text = fe_onnx_import_weights(o->input_file, oo, ws, &id);
+    if (mem && fclose(mem) == 0 && mlen && d->out)
+        fwrite(msg, 1, mlen, d->out);
+    d->nerrors += id.nerrors;
+    d->ninternal += id.ninternal;
+    diag_fini(&id);
+    if (text && mem && !mlen)
+        drv_importcache_store(ic, o, text, ws);
+    free(msg);
+    return text;
+}
+
 /* An ONNX model as a .te program.  Its weights go to --save-weights; for a
  * run without --weights, into memory (ws), where the run reads them; for a
  * library without --weights, to the scratch folder it reads. */
-static char *import_onnx(options *o, char **scratch, rt_weight_set *ws, diag *d)
+static char *import_onnx(options *o, char **scratch, rt_weight_set *ws, drv_importcache *ic,
+                         diag *d)
 {
     fe_onnx_options oo = {o->defines, o->ndefines, o->save_weights, o->inputs, o->ninputs};
     if (o->emit == EMIT_RUN && !o->weights_dir)
-        return fe_onnx_import_weights(o->input_file, &oo, ws, d);
+        return import_onnx_cached(o, &oo, ws, ic, d);
     char *weights = NULL;
     if ((o->emit == EMIT_RUN || o->emit == EMIT_LIB) && !o->weights_dir) {
         const char *dir = scratch_dir(scratch, d);
@@ -280,6 +310,7 @@ typedef struct session {
     char *scratch, **pb_inputs;
     drv_runcache rc;           /* the run cache's entry for this run (driver/runcache.h) */
     rt_weight_set weights;     /* an imported model's weights, for the run */
+    drv_importcache ic;        /* the import cache's entry (its --input names) */
 } session;
 
 static void session_free(session *s)
@@ -304,6 +335,7 @@ static void session_free(session *s)
     free(s->pb_inputs);
     remove_scratch(s->scratch);
     rt_weight_set_free(&s->weights);
+    drv_importcache_free(&s->ic);
     diag_fini(&s->d);
 }
 
@@ -341,7 +373,9 @@ static bool load_program(session *s)
         return false;
     s->imported = s->lang == LANG_ONNX;
     if (s->imported) {
-        if (!(s->text = import_onnx(o, &s->scratch, &s->weights, &s->d)))
+        s->text = import_onnx(o, &s->scratch, &s->weights, &s->ic, &s->d);
+        drv_importcache_unmap(&s->ic);
+        if (!s->text)
             return false;
         s->len = strlen(s->text);
         s->lang = LANG_TE;

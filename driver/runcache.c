@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -35,13 +36,19 @@ bool drv_runcache_applies(const options *o)
            !o->dump_schedule && !o->verify_each;
 }
 
-static void say(const drv_runcache *rc, const char *fmt, const char *a, const char *b)
+/* With --verbose: "tec: WHAT: " and the message. */
+static void tell(const char *what, bool verbose, const char *fmt, const char *a, const char *b)
 {
-    if (!rc->verbose)
+    if (!verbose)
         return;
-    fprintf(stderr, "tec: run cache: ");
+    fprintf(stderr, "tec: %s: ", what);
     fprintf(stderr, fmt, a, b);
     fputc('\n', stderr);
+}
+
+static void say(const drv_runcache *rc, const char *fmt, const char *a, const char *b)
+{
+    tell("run cache", rc->verbose, fmt, a, b);
 }
 
 /* ------------------------------------------------------------------ the key */
@@ -403,6 +410,24 @@ static const char *so_problem(const char *so, void **handle)
     return NULL;
 }
 
+/* Whether the entry buf[0..len) starts with magic and ends with the right
+ * checksum line: then *p, *end delimit its fields. */
+static bool checked_body(const char *buf, size_t len, const char *magic, const char **p,
+                         const char **end)
+{
+    size_t mn = strlen(magic);
+    if (len <= 72 + mn || memcmp(buf, magic, mn) != 0 || memcmp(buf + len - 72, "sha256 ", 7) ||
+        buf[len - 1] != '\n')
+        return false;
+    char hex[65];
+    cg_sha256_hex(buf, len - 72, hex);
+    if (memcmp(hex, buf + len - 65, 64) != 0)
+        return false;
+    *p = buf + mn;
+    *end = buf + len - 72;
+    return true;
+}
+
 static void *so_handle;   /* the shared object found by the last lookup */
 
 bool drv_runcache_lookup(drv_runcache *rc, ir_module **m, ir_module **em, char **so_path)
@@ -429,34 +454,28 @@ bool drv_runcache_lookup(drv_runcache *rc, ir_module **m, ir_module **em, char *
         return false;
     }
     bool damaged = true;
-    if ((buf = read_all(rc->path, &len)) && len > 72 + strlen(ENTRY_MAGIC) &&
-        memcmp(buf, ENTRY_MAGIC, strlen(ENTRY_MAGIC)) == 0 &&
-        memcmp(buf + len - 72, "sha256 ", 7) == 0 && buf[len - 1] == '\n') {
-        char hex[65];
-        cg_sha256_hex(buf, len - 72, hex);
-        if (memcmp(hex, buf + len - 65, 64) == 0) {
-            const char *p = buf + strlen(ENTRY_MAGIC), *end = buf + len - 72;
-            const char *key, *so, *mt, *et;
-            size_t kn, sn, mn, en;
-            if (field(&p, end, "key", &key, &kn) && kn == 64 && memcmp(key, rc->key, 64) == 0 &&
-                field(&p, end, "so", &so, &sn) && field(&p, end, "module", &mt, &mn) &&
-                field(&p, end, "emitted", &et, &en) && p == end) {
-                damaged = false;
-                char *sop = strndup(so, sn);
-                void *h = NULL;
-                if (!sop || (why = so_problem(sop, &h))) {
-                    say(rc, "the kernels %s %s; compiling", sop ? sop : "?", why ? why : "");
-                    free(sop);
-                } else if (!(*m = parse_module(mt, mn)) || !(*em = parse_module(et, en))) {
-                    damaged = true;
-                    free(sop);
-                    dlclose(h);
-                } else {
-                    *so_path = sop;
-                    if (so_handle)
-                        dlclose(so_handle);
-                    so_handle = h;
-                }
+    const char *p, *end;
+    if ((buf = read_all(rc->path, &len)) && checked_body(buf, len, ENTRY_MAGIC, &p, &end)) {
+        const char *key, *so, *mt, *et;
+        size_t kn, sn, mn, en;
+        if (field(&p, end, "key", &key, &kn) && kn == 64 && memcmp(key, rc->key, 64) == 0 &&
+            field(&p, end, "so", &so, &sn) && field(&p, end, "module", &mt, &mn) &&
+            field(&p, end, "emitted", &et, &en) && p == end) {
+            damaged = false;
+            char *sop = strndup(so, sn);
+            void *h = NULL;
+            if (!sop || (why = so_problem(sop, &h))) {
+                say(rc, "the kernels %s %s; compiling", sop ? sop : "?", why ? why : "");
+                free(sop);
+            } else if (!(*m = parse_module(mt, mn)) || !(*em = parse_module(et, en))) {
+                damaged = true;
+                free(sop);
+                dlclose(h);
+            } else {
+                *so_path = sop;
+                if (so_handle)
+                    dlclose(so_handle);
+                so_handle = h;
             }
         }
     }
@@ -481,6 +500,41 @@ bool drv_runcache_lookup(drv_runcache *rc, ir_module **m, ir_module **em, char *
 }
 
 /* ------------------------------------------------------------------ store */
+
+/* Writes body and its checksum line ("sha256 HEX\n") to path atomically
+ * (a temporary file of ours, renamed); false (said with --verbose) when it
+ * cannot. */
+static bool write_entry(const char *what, bool verbose, const char *path, const char *body,
+                        size_t blen)
+{
+    char hex[65];
+    cg_sha256_hex(body, blen, hex);
+    size_t tn = strlen(path) + 32;
+    char *tmp = malloc(tn);
+    int fd = -1;
+    if (tmp) {
+        snprintf(tmp, tn, "%s.tmp.%ld", path, (long)getpid());
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    }
+    FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+    bool ok = out && fwrite(body, 1, blen, out) == blen && fprintf(out, "sha256 %s\n", hex) > 0;
+    if (out)
+        ok = fclose(out) == 0 && ok;
+    else if (fd >= 0)
+        close(fd);
+    if (ok && rename(tmp, path) != 0)
+        ok = false;
+    if (!ok && tmp)
+        unlink(tmp);
+    if (verbose) {
+        if (ok)
+            fprintf(stderr, "tec: %s: entry written: %s\n", what, path);
+        else
+            fprintf(stderr, "tec: %s: cannot write %s: %s\n", what, path, strerror(errno));
+    }
+    free(tmp);
+    return ok;
+}
 
 static bool put_field(FILE *f, const char *name, const char *data, size_t n)
 {
@@ -537,30 +591,7 @@ void drv_runcache_store(drv_runcache *rc, const ir_module *m, const ir_module *e
         ir_phase_pop();
         return;
     }
-    char hex[65];
-    cg_sha256_hex(body, blen, hex);
-    size_t tn = strlen(rc->path) + 32;
-    char *tmp = malloc(tn);
-    int fd = -1;
-    if (tmp) {
-        snprintf(tmp, tn, "%s.tmp.%ld", rc->path, (long)getpid());
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    }
-    FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
-    ok = out && fwrite(body, 1, blen, out) == blen && fprintf(out, "sha256 %s\n", hex) > 0;
-    if (out)
-        ok = fclose(out) == 0 && ok;
-    else if (fd >= 0)
-        close(fd);
-    if (ok && rename(tmp, rc->path) != 0)
-        ok = false;
-    if (!ok && tmp) {
-        unlink(tmp);
-        say(rc, "cannot write %s: %s", rc->path, strerror(errno));
-    } else if (ok) {
-        say(rc, "entry written: %s%s", rc->path, "");
-    }
-    free(tmp);
+    write_entry("run cache", rc->verbose, rc->path, body, blen);
     free(body);
     ir_phase_pop();
 }
@@ -573,4 +604,376 @@ void drv_runcache_free(drv_runcache *rc)
         dlclose(so_handle);
         so_handle = NULL;
     }
+}
+
+/* ------------------------------------------------------------ import cache */
+
+#define IMPORT_MAGIC "tec import cache v1\n"
+
+bool drv_importcache_applies(const options *o)
+{
+    return o->emit == EMIT_RUN && !o->weights_dir && !o->save_weights && !o->no_cache;
+}
+
+static void isay(const drv_importcache *ic, const char *fmt, const char *a, const char *b)
+{
+    tell("import cache", ic->verbose, fmt, a, b);
+}
+
+/* The regular file at path mapped read-only, its pages read in at once,
+ * or NULL.  An empty file maps to a one-byte buffer. */
+static unsigned char *map_file(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    void *p = NULL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+        (unsigned long long)st.st_size < ((size_t)1 << 40)) {
+        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        if (p == MAP_FAILED)
+            p = NULL;
+        else
+            *len = (size_t)st.st_size;
+    }
+    close(fd);
+    return p;
+}
+
+static void unmap_file(unsigned char *p, size_t len)
+{
+    if (p)
+        munmap(p, len);
+}
+
+bool drv_importcache_key(drv_importcache *ic, const options *o)
+{
+    *ic = (drv_importcache){.verbose = o->verbose};
+    ir_phase_push("import cache key");
+    cg_options co = {.verbose = o->verbose};
+    char *dir = run_dir(&co, o->verbose);
+    bool ok = false;
+    cg_sha256_ctx s;
+    if (!dir)
+        goto out;
+    if (!(ic->model = map_file(o->input_file, &ic->model_len)))
+        goto out;   /* the importer says what is wrong with the file */
+    if (memmem(ic->model, ic->model_len, "location", 8)) {
+        isay(ic, "not used: %s may refer to external data%s", o->input_file, "");
+        goto out;
+    }
+    cg_sha256_init(&s);
+    cg_sha256_update(&s, IMPORT_MAGIC, strlen(IMPORT_MAGIC));
+    put_tec(&s);
+    put(&s, "model", ic->model, ic->model_len);
+    for (int i = 0; i < o->ndefines; i++) {
+        put_str(&s, "define", o->defines[i].name);
+        put_str(&s, "value", o->defines[i].value);
+    }
+    for (int i = 0; i < o->ninputs; i++) {
+        size_t n = 0;
+        char *bytes = read_all(o->inputs[i].path, &n);
+        if (!bytes)
+            goto out;   /* the importer (or the run) says what is wrong */
+        put_str(&s, "input", o->inputs[i].name);
+        put(&s, "input-file", bytes, n);
+        free(bytes);
+    }
+    uint8_t digest[32];
+    cg_sha256_final(&s, digest);
+    cg_sha256_to_hex(digest, ic->key);
+    char name[80];
+    snprintf(name, sizeof name, "%s.import", ic->key);
+    ok = (ic->path = ir_path_join(dir, name)) != NULL;
+out:
+    free(dir);
+    if (!ok) {
+        unmap_file(ic->model, ic->model_len);
+        ic->model = NULL;
+        ic->model_len = 0;
+    }
+    ir_phase_pop();
+    return ok;
+}
+
+/* One weight of an entry's table: "NAME DTYPE NDIM D0 .. Dn-1 m|e OFFSET
+ * NBYTES\n" (m: bytes of the model file, e: of the entry's data), read
+ * from *p into ws with its bytes; false when the line is not well formed
+ * or its bytes lie outside their file. */
+static bool read_weight(const char **p, const char *end, const unsigned char *model,
+                        size_t model_len, const char *data, size_t data_len, rt_weight_set *ws)
+{
+    const char *nl = memchr(*p, '\n', (size_t)(end - *p));
+    if (!nl)
+        return false;
+    char line[1024];
+    size_t n = (size_t)(nl - *p);
+    if (n >= sizeof line)
+        return false;
+    memcpy(line, *p, n);
+    line[n] = 0;
+    *p = nl + 1;
+    char name[512], src;
+    int dtype, ndim, used = 0;
+    if (sscanf(line, "%511s %d %d%n", name, &dtype, &ndim, &used) != 3 || dtype < 0 ||
+        dtype >= IR_NDTYPES || ndim < 0 || ndim > RT_MAX_DIMS)
+        return false;
+    int64_t shape[RT_MAX_DIMS];
+    const char *q = line + used;
+    for (int i = 0; i < ndim; i++) {
+        long long v;
+        int k = 0;
+        if (sscanf(q, " %lld%n", &v, &k) != 1 || v < 0)
+            return false;
+        shape[i] = v;
+        q += k;
+    }
+    unsigned long long off, nbytes;
+    int k = 0;
+    if (sscanf(q, " %c %llu %llu%n", &src, &off, &nbytes, &k) != 3 || q[k] ||
+        (src != 'm' && src != 'e'))
+        return false;
+    const char *from = src == 'm' ? (const char *)model : data;
+    size_t flen = src == 'm' ? model_len : data_len;
+    if (off > flen || nbytes > flen - off)
+        return false;
+    char err[256];
+    rt_tensor *t = rt_tensor_new((ir_dtype)dtype, ndim, shape, err, sizeof err);
+    if (!t)
+        return false;
+    if (t->nbytes != nbytes) {
+        rt_tensor_free(t);
+        return false;
+    }
+    memcpy(t->data, from + off, nbytes);
+    return rt_weight_set_put(ws, name, t);
+}
+
+/* The entry's --input names (one a line, in the options' order) given to
+ * o's entries: false when they are not one per entry. */
+static bool rename_inputs(drv_importcache *ic, options *o, const char *names, size_t n)
+{
+    const char *p = names, *end = names + n;
+    char **kept = calloc((size_t)o->ninputs + 1, sizeof *kept);
+    bool ok = kept != NULL;
+    for (int i = 0; ok && i < o->ninputs; i++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        ok = nl && nl > p && (kept[i] = strndup(p, (size_t)(nl - p)));
+        p = nl ? nl + 1 : end;
+    }
+    if (ok && p == end) {
+        for (int i = 0; i < o->ninputs; i++)
+            o->inputs[i].name = kept[i];
+        ic->names = kept;
+        ic->nnames = o->ninputs;
+        return true;
+    }
+    for (int i = 0; kept && i < o->ninputs; i++)
+        free(kept[i]);
+    free(kept);
+    return false;
+}
+
+bool drv_importcache_lookup(drv_importcache *ic, options *o, char **text, rt_weight_set *ws)
+{
+    *text = NULL;
+    if (!ic->path)
+        return false;
+    struct stat st;
+    const char *why;
+    if (lstat(ic->path, &st) != 0) {
+        isay(ic, "no entry %s%s", ic->path, "");
+        return false;
+    }
+    if ((why = file_problem(ic->path))) {
+        isay(ic, "entry %s %s; not used", ic->path, why);
+        return false;
+    }
+    size_t blen = 0;
+    char *buf = read_all(ic->path, &blen);
+    const char *p, *end, *key, *tx, *in, *tab, *data;
+    size_t kn, tn, inn, wn, dn;
+    bool ok = false;
+    if (buf && checked_body(buf, blen, IMPORT_MAGIC, &p, &end) &&
+        field(&p, end, "key", &key, &kn) && kn == 64 && memcmp(key, ic->key, 64) == 0 &&
+        field(&p, end, "text", &tx, &tn) && field(&p, end, "inputs", &in, &inn) &&
+        field(&p, end, "weights", &tab, &wn) && field(&p, end, "data", &data, &dn) &&
+        p == end && memchr(tx, 0, tn) == NULL && memchr(in, 0, inn) == NULL) {
+        ok = true;
+        for (const char *w = tab, *wend = tab + wn; ok && w < wend;)
+            ok = read_weight(&w, wend, ic->model, ic->model_len, data, dn, ws);
+        /* the names last: nothing of a damaged entry is used */
+        ok = ok && (*text = strndup(tx, tn)) && rename_inputs(ic, o, in, inn);
+    }
+    free(buf);
+    if (!ok) {
+        free(*text);
+        *text = NULL;
+        rt_weight_set_free(ws);
+        *ws = (rt_weight_set){0};
+        isay(ic, "entry %s is damaged; removing it%s", ic->path, "");
+        unlink(ic->path);
+        return false;
+    }
+    isay(ic, "hit: %s%s", ic->path, "");
+    return true;
+}
+
+/* The pieces of the model file that a length-delimited protobuf field of
+ * 64 bytes or more could hold: after the tag byte of raw_data or
+ * float_data, the length as a varint, then that many bytes.  A weight
+ * whose bytes equal one of them (compared in full) is kept as its offset:
+ * the heuristic only finds candidates, equality decides. */
+typedef struct piece {
+    size_t len, off;
+} piece;
+
+static int by_len(const void *a, const void *b)
+{
+    const piece *x = a, *y = b;
+    return x->len != y->len ? (x->len < y->len ? -1 : 1) : (x->off < y->off ? -1 : x->off > y->off);
+}
+
+/* Every such piece of m[0..n), sorted by length then offset. */
+static piece *length_index(const unsigned char *m, size_t n, size_t *count)
+{
+    size_t cap = 1024, k = 0;
+    piece *v = malloc(cap * sizeof *v);
+    for (size_t q = 0; v && q + 2 < n; q++) {
+        if (m[q] != 0x4a && m[q] != 0x22)   /* raw_data (9), float_data (4), length-delimited */
+            continue;
+        size_t len = 0, i = q + 1;
+        bool ended = false;
+        for (int shift = 0; i < n && shift < 63 && !ended; shift += 7, i++) {
+            len |= (size_t)(m[i] & 0x7f) << shift;
+            ended = !(m[i] & 0x80);
+        }
+        if (!ended || len < 64 || len > n - i)
+            continue;
+        if (k == cap) {
+            piece *w = realloc(v, 2 * cap * sizeof *v);
+            if (!w) {
+                free(v);
+                return NULL;
+            }
+            v = w;
+            cap *= 2;
+        }
+        v[k++] = (piece){len, i};
+    }
+    if (v)
+        qsort(v, k, sizeof *v, by_len);
+    *count = k;
+    return v;
+}
+
+/* The offset of a piece equal to the n bytes at b, or -1. */
+static long long find_piece(const piece *v, size_t nv, const unsigned char *m, const void *b,
+                            size_t n)
+{
+    size_t lo = 0, hi = nv;
+    while (lo < hi) {   /* the first piece of length >= n */
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].len < n)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < nv && v[lo].len == n; lo++)
+        if (memcmp(m + v[lo].off, b, n) == 0)
+            return (long long)v[lo].off;
+    return -1;
+}
+
+void drv_importcache_store(drv_importcache *ic, const options *o, const char *text,
+                           const rt_weight_set *ws)
+{
+    if (!ic->path || !text)
+        return;
+    ir_phase_push("import cache");
+    size_t nv = 0;
+    piece *index = length_index(ic->model, ic->model_len, &nv);
+    char *tab = NULL, *data = NULL, *body = NULL;
+    size_t tabn = 0, datan = 0, bodyn = 0, nmodel = 0, nweights = 0;
+    FILE *t = open_memstream(&tab, &tabn), *d = open_memstream(&data, &datan);
+    bool ok = index && t && d;
+    const char *why = "out of memory";
+    for (size_t i = 0; ok && ws && i < ws->cap; i++) {
+        const char *name = ws->names[i];
+        const rt_tensor *w = ws->tensors[i];
+        if (!name || !w)
+            continue;
+        if (!*name || strlen(name) > 500 || strpbrk(name, " \t\n\r")) {
+            ok = false;
+            why = "a weight's name has a space or is too long";
+            break;
+        }
+        long long off = find_piece(index, nv, ic->model, w->data, w->nbytes);
+        char src = off >= 0 ? 'm' : 'e';
+        if (off < 0) {
+            fflush(d);
+            off = (long long)datan;
+            ok = fwrite(w->data, 1, w->nbytes, d) == w->nbytes;
+        }
+        fprintf(t, "%s %d %d", name, (int)w->dtype, w->ndim);
+        for (int k = 0; k < w->ndim; k++)
+            fprintf(t, " %lld", (long long)w->shape[k]);
+        fprintf(t, " %c %lld %zu\n", src, off, w->nbytes);
+        nweights++;
+        nmodel += src == 'm';
+    }
+    if (t && fclose(t) != 0)
+        ok = false;
+    if (d && fclose(d) != 0)
+        ok = false;
+    free(index);
+    char *in = NULL;
+    size_t inn = 0;
+    FILE *fi = ok ? open_memstream(&in, &inn) : NULL;
+    for (int i = 0; fi && i < o->ninputs; i++) {
+        const char *name = o->inputs[i].name;
+        if (!*name || strchr(name, '\n')) {
+            ok = false;
+            why = "an input's name is empty or has a newline";
+        }
+        fprintf(fi, "%s\n", name);
+    }
+    if (!fi || fclose(fi) != 0)
+        ok = false;
+    FILE *b = ok ? open_memstream(&body, &bodyn) : NULL;
+    ok = b && fputs(IMPORT_MAGIC, b) >= 0 && put_field(b, "key", ic->key, 64) &&
+         put_field(b, "text", text, strlen(text)) && put_field(b, "inputs", in, inn) &&
+         put_field(b, "weights", tab, tabn) && put_field(b, "data", data, datan);
+    if (b && fclose(b) != 0)
+        ok = false;
+    if (ok && ic->verbose)
+        fprintf(stderr, "tec: import cache: %zu weights, %zu of them pieces of the model file, "
+                "%zu bytes stored\n", nweights, nmodel, datan);
+    if (ok)
+        write_entry("import cache", ic->verbose, ic->path, body, bodyn);
+    else
+        isay(ic, "no entry written for %s: %s", ic->path, why);
+    free(tab);
+    free(data);
+    free(in);
+    free(body);
+    ir_phase_pop();
+}
+
+void drv_importcache_unmap(drv_importcache *ic)
+{
+    unmap_file(ic->model, ic->model_len);
+    ic->model = NULL;
+    ic->model_len = 0;
+}
+
+void drv_importcache_free(drv_importcache *ic)
+{
+    free(ic->path);
+    unmap_file(ic->model, ic->model_len);
+    for (int i = 0; i < ic->nnames; i++)
+        free(ic->names[i]);
+    free(ic->names);
+    *ic = (drv_importcache){0};
 }

@@ -23,16 +23,7 @@ output y
 TE
 # state: "hit" or "miss" of the last run, from --verbose
 state() { if grep -q '^tec: run cache: hit: ' err; then echo hit; else echo miss; fi; }
-# expect_run STATE ARGS...: a run with these arguments, hit or miss, and the
-# same outputs as a run without any cache
-expect_run() {
-    wanted=$1; shift
-    expect_status 0 "$TEC" --verbose "$@" --save-outputs o
-    [ "$(state)" = "$wanted" ] || { cat err; fail "$*: a $(state), expected a $wanted"; }
-    cp err run.err
-    expect_status 0 "$TEC" --no-cache "$@" --save-outputs on
-    cmp o/y.npy on/y.npy || { cat run.err; fail "$*: outputs differ from a run without cache"; }
-}
+expect_run() { expect_cached_run "run cache" "$@"; }
 expect_run miss p.te
 grep -q '^tec: run cache: entry written: ' run.err || { cat run.err; fail "no entry written"; }
 expect_run hit p.te

@@ -115,7 +115,7 @@ static bool same_f64(double a, double b)
 
 /* ---------------------------------------------------------------- SHA-256 */
 
-static void test_sha256(void)
+static void test_sha256_vectors(void)
 {
     static const struct { const char *msg, *hex; } v[] = {
         {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
@@ -162,6 +162,34 @@ static void test_sha256(void)
         all &= strcmp(hex, one) == 0;
     }
     check(all, "sha256 incremental == one-shot for lengths 0..129");
+}
+
+/* The vectors with the processor's SHA extensions and without them, and
+ * the two agree on pseudo-random data of many lengths. */
+static void test_sha256(void)
+{
+    bool ni = cg_sha256_use_extensions(true);
+    test_sha256_vectors();
+    static unsigned char data[70000];
+    uint32_t x = 12345;
+    for (size_t i = 0; i < sizeof data; i++) {
+        x = x * 1103515245u + 12345u;
+        data[i] = (unsigned char)(x >> 24);
+    }
+    static const size_t lens[] = {0, 1, 63, 64, 65, 127, 128, 1000, 4096, 65537, 70000};
+    char with[sizeof lens / sizeof *lens][65];
+    for (size_t i = 0; i < sizeof lens / sizeof *lens; i++)
+        cg_sha256_hex(data, lens[i], with[i]);
+    check(!cg_sha256_use_extensions(false), "sha256: the portable code can be chosen");
+    test_sha256_vectors();
+    bool same = true;
+    for (size_t i = 0; i < sizeof lens / sizeof *lens; i++) {
+        char hex[65];
+        cg_sha256_hex(data, lens[i], hex);
+        same &= strcmp(hex, with[i]) == 0;
+    }
+    check(same, "sha256: %s and the portable code agree", ni ? "SHA-NI" : "the default");
+    cg_sha256_use_extensions(true);
 }
 
 /* ---------------------------------------------------------------- the kernels */

@@ -57,6 +57,72 @@ static char *with(const char *base, const char *tail)
     return s;
 }
 
+/* Families: kernels whose code differs only in constants where any value
+ * means the same (a loop bound, a stride) share one function with int
+ * parameters; a constant elsewhere (an array's size, an argument) keeps
+ * them apart. */
+#define FAMILY_KERNEL(k, n, stride, size, hint)                                             \
+    "int32_t tec_k" #k "_l" #k "(const float *restrict x" #k ", float *restrict y" #k ")\n" \
+    "{\n"                                                                                   \
+    "    float t[" #size "] = {0};\n"                                                      \
+    "    __builtin_prefetch(x" #k ", 0, " #hint ");\n"                                     \
+    "    for (int64_t i = 0; i < " #n "; ++i)\n"                                           \
+    "        y" #k "[i * " #stride " + 1] = x" #k "[i] + t[i % 4];\n"                      \
+    "    return 0;\n"                                                                      \
+    "}\n"
+
+static void test_families(void)
+{
+    const char *src = PRELUDE
+        FAMILY_KERNEL(0, 8, 3, 4, 3)      /* the family's first */
+        FAMILY_KERNEL(1, 16, 5, 4, 3)     /* its bound and stride differ */
+        FAMILY_KERNEL(2, 8, 3, 8, 3)      /* an array's size differs: apart */
+        FAMILY_KERNEL(3, 8, 3, 4, 1)      /* an argument differs: apart */
+        FAMILY_KERNEL(4, 16, 5, 4, 3)     /* kernel 1's code: its values */
+        FAMILY_KERNEL(5, 24, 24, 4, 3);   /* bound and stride alike: one parameter */
+    cg_csplit sp;
+    CHECK(cg_split_c(src, &sp));
+    CHECK(sp.n == 6 && sp.distinct == 3);
+    if (sp.n == 6) {
+        CHECK(sp.units[1].first == 0 && sp.units[4].first == 0);
+        CHECK(sp.units[2].first == 2 && sp.units[3].first == 3);
+        CHECK(strcmp(sp.units[0].name, sp.units[1].name) == 0 &&
+              strcmp(sp.units[0].name, sp.units[4].name) == 0 &&
+              strcmp(sp.units[0].name, sp.units[2].name) != 0);
+        const char *s0 = sp.units[0].shared;
+        CHECK(strstr(s0, "float *restrict tec_a1, int tec_p0, int tec_p1)"));
+        CHECK(strstr(s0, "tec_v1 < tec_p0;") && strstr(s0, "tec_v1 * tec_p1 + 1]"));
+        CHECK(strstr(s0, "float tec_v0[4] = {0};") && strstr(s0, "__builtin_prefetch(tec_a0, 0, 3);"));
+        char call[160];
+        snprintf(call, sizeof call, "return %s(x0, y0, 8, 3);", sp.units[0].name);
+        CHECK(strstr(sp.units[0].glue, call));
+        snprintf(call, sizeof call, "return %s(x1, y1, 16, 5);", sp.units[1].name);
+        CHECK(strstr(sp.units[1].glue, call));
+        snprintf(call, sizeof call, "return %s(x4, y4, 16, 5);", sp.units[4].name);
+        CHECK(strstr(sp.units[4].glue, call));
+        snprintf(call, sizeof call, "return %s(x5, y5, 24, 24);", sp.units[5].name);
+        CHECK(strstr(sp.units[5].glue, call));
+        CHECK(strstr(sp.units[1].glue, "float *restrict y1, int tec_p0, int tec_p1);\n"));
+        /* the others keep their constants */
+        CHECK(strstr(sp.units[2].shared, "float tec_v0[8] = {0};") &&
+              strstr(sp.units[2].shared, "tec_v1 < 8;") && !strstr(sp.units[2].shared, "tec_p0"));
+    }
+    cg_split_free(&sp);
+    /* With kernel 5 alone in a family of its own values, bound and stride
+     * alike in every member: one parameter for both. */
+    const char *alike = PRELUDE FAMILY_KERNEL(0, 8, 8, 4, 3) FAMILY_KERNEL(1, 16, 16, 4, 3);
+    CHECK(cg_split_c(alike, &sp));
+    CHECK(sp.n == 2 && sp.distinct == 1);
+    if (sp.n == 2) {
+        CHECK(strstr(sp.units[0].shared, "tec_v1 < tec_p0;") &&
+              strstr(sp.units[0].shared, "tec_v1 * tec_p0 + 1]") && !strstr(sp.units[0].shared, "tec_p1"));
+        char call[160];
+        snprintf(call, sizeof call, "return %s(x1, y1, 16);", sp.units[1].name);
+        CHECK(strstr(sp.units[1].glue, call));
+    }
+    cg_split_free(&sp);
+}
+
 int main(void)
 {
     cg_csplit sp;
@@ -213,5 +279,6 @@ int main(void)
     }
     cg_split_free(&sp);
     free(nodef);
+    test_families();
     return test_exit("test_split");
 }
