@@ -40,9 +40,13 @@
 # same rounds (a build before a change, say), and its ratio to ORT.
 #
 # --profile also writes ONNX Runtime's per-node trace (enableProfiling) and
-# tec's --profile report at 1 thread for each model into $ORT_WORK/profile/;
-# bench/ort_compare.py TRACE.json MODEL.tec.txt then lists where tec loses,
-# layer group by layer group (medians per node: it holds on a busy machine).
+# tec's --profile report at 1 thread for each model into $ORT_WORK/profile/
+# (MODEL.tec.txt, MODEL.tec.json with whole layer names, and
+# MODEL.tec-trace.json with every run's time of every layer), each over
+# BENCH_PROFILE_RUNS runs (default 10);
+# bench/ort_compare.py TRACE.json MODEL.tec.json then lists where tec loses,
+# layer group by layer group (medians per node: it holds on a busy machine;
+# `--min TRACE.json MODEL.tec-trace.json`, the minima, on a very busy one).
 # --save writes the output to bench/results/ort.txt.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,6 +55,7 @@ TEC_VS=${TEC_VS:-}
 PYTHON=${PYTHON:-/usr/bin/python3}
 REPEAT=${BENCH_REPEAT:-20}
 CAP=${BENCH_CAP:-10}
+PROFILE_RUNS=${BENCH_PROFILE_RUNS:-10}
 ROUNDS=${BENCH_ROUNDS:-3}
 THREADS=${BENCH_THREADS:-1 2}
 ZOO="resnet18 resnet50 mobilenet_v2 efficientnet_b0 googlenet gpt2"
@@ -174,10 +179,11 @@ for m in $models; do
     echo "$m cold=$cold cached=$cached err_tec=$err err_ort=$ort_err" >>"$tmp/notes"
     if [ -n "$profile" ]; then
         mkdir -p "$WORK/profile"
-        node "$here/bench/ort_run.js" "$onnx" "$WORK/$m.in" "$WORK/$m.ref.npy" 1 5 5 \
-            "$WORK/profile/$m.ort" >/dev/null 2>>"$tmp/errors"
-        TEC_NUM_THREADS=1 "$TEC" -O2 --profile "$onnx" "${inargs[@]}" --repeat 5 \
-            >"$WORK/profile/$m.tec.txt" 2>&1
+        node "$here/bench/ort_run.js" "$onnx" "$WORK/$m.in" "$WORK/$m.ref.npy" 1 \
+            "$PROFILE_RUNS" "$CAP" "$WORK/profile/$m.ort" >/dev/null 2>>"$tmp/errors"
+        TEC_NUM_THREADS=1 "$TEC" -O2 --profile --report="$WORK/profile/$m.tec.json" \
+            --trace="$WORK/profile/$m.tec-trace.json" "$onnx" "${inargs[@]}" \
+            --repeat "$PROFILE_RUNS" >"$WORK/profile/$m.tec.txt" 2>&1
     fi
 done
 echo

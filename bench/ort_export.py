@@ -10,8 +10,9 @@ efficientnet_b0 googlenet gpt2: tools/torch_ref.py's builder, its parameters
 and input filled with tec's default data, doc/data.md, so examples/MODEL.te
 and the export compute on the same numbers) or any other torchvision
 classifier name (resnet34, densenet121, ...: random weights from
-torch.manual_seed(0), a 1x3x224x224 input, 299x299 for inception_v3, from a
-seeded normal distribution).  Writes
+torch.manual_seed(0), PyTorch's default initialization for inception_v3
+and a normal one for ViT's zero-initialized head; a 1x3x224x224 input,
+299x299 for inception_v3, from a seeded normal distribution).  Writes
 
     DIR/MODEL.onnx            torch.onnx.export, opset 13 (14 for gpt2,
                               whose causal mask is a Trilu), float32,
@@ -51,10 +52,15 @@ ZOO = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "googlenet", "
 OPSET = {"gpt2": 14}
 
 
-def first_output(model):
+def first_output(model, args):
     """The model, or for one that returns a dict or tuple of outputs, a
-    module that returns the first of them (gpt2: logits)."""
+    module that returns the first of them (gpt2: logits).  A model that
+    returns one tensor is not wrapped, so that the export's node names are
+    the model's own (`/features/features.0/Conv`, not `/inner/features/...`)."""
     import torch
+    with torch.no_grad():
+        if isinstance(model(*args.values()), torch.Tensor):
+            return model
 
     class First(torch.nn.Module):
         def __init__(self, inner):
@@ -99,8 +105,15 @@ def torchvision_model(name):
     torch.manual_seed(0)
     kw = {}
     if name in ("inception_v3", "googlenet"):
-        kw = {"aux_logits": False, "init_weights": True}
+        # Inception-v3's own initialization (truncated normal, std 0.1)
+        # makes its logits grow to 1e12: PyTorch's default one instead.
+        kw = {"aux_logits": False, "init_weights": name == "googlenet"}
     model = getattr(tvm, name)(weights=None, **kw).float().eval()
+    if name.startswith("vit_"):
+        # ViT's head is initialized to zeros, which would make every
+        # output 0: random weights, as a trained head has.
+        torch.nn.init.normal_(model.heads.head.weight, std=0.02)
+        torch.nn.init.normal_(model.heads.head.bias, std=0.02)
     size = 299 if name == "inception_v3" else 224
     g = torch.Generator().manual_seed(1)
     return model, {"image": torch.randn(1, 3, size, size, generator=g)}
@@ -162,7 +175,7 @@ def main(argv):
         model, args = zoo_model(a.model, a.tec)
     else:
         model, args = torchvision_model(a.model)
-    model = first_output(model)
+    model = first_output(model, args)
     os.makedirs(a.dir, exist_ok=True)
     onnx_path = os.path.join(a.dir, a.model + ".onnx")
     indir = os.path.join(a.dir, a.model + ".in")

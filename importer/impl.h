@@ -32,6 +32,8 @@ typedef struct ox_value {
     int64_t shape[RT_MAX_DIMS];
     rt_tensor *konst;        /* its contents when known at import time (initializers,
                                 Constant, Shape ...), else NULL */
+    bool lent;               /* konst belongs to the weight set (a param's contents,
+                                handed over rather than copied): not freed here */
     int uses;                /* an initializer's: how many node inputs name it */
     bool weight;             /* an initializer (or a copy or reshape of one): a
                                 `param`; other constants are computed from the

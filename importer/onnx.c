@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +39,17 @@ typedef struct ox_def {
     char *name;
     char *text;              /* everything after the name */
 } ox_def;
+
+/* protobuf-c's allocations for the model: a block of 256 bytes or more
+ * (an initializer's raw data, say) is 64-byte aligned, and one of
+ * RT_ZALLOC_MAP bytes or more comes from rt_zalloc (these are listed, to be
+ * freed with their size), so that an initializer's tensor can take its raw
+ * data over instead of copying it (adopt_raw). */
+typedef struct ox_blocks {
+    void **p;
+    size_t *n;
+    size_t count, cap;
+} ox_blocks;
 
 struct ox {
     const char *path;        /* the model's file, also for messages */
@@ -61,6 +73,7 @@ struct ox {
                                 a Mul(x, Sigmoid(x)) (ox_silu_pair) */
     ox_str head, defs_text, body;
     int nweights;
+    ox_blocks blocks;        /* the model's large blocks (ox_blocks) */
 };
 
 /* ---------------------------------------------------------------- text */
@@ -368,6 +381,90 @@ static unsigned char *read_external(ox *x, const Onnx__TensorProto *t, size_t wa
     }
     close(fd);
     return buf;
+}
+
+static void *block_alloc(void *data, size_t size)
+{
+    ox_blocks *b = data;
+    if (size < 256)
+        return malloc(size);
+    if (size < RT_ZALLOC_MAP)
+        return aligned_alloc(64, (size + 63) / 64 * 64);
+    if (b->count == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 64;
+        void **p = realloc(b->p, cap * sizeof *p);
+        if (p)
+            b->p = p;
+        size_t *n = p ? realloc(b->n, cap * sizeof *n) : NULL;
+        if (!n)
+            return NULL;
+        b->n = n;
+        b->cap = cap;
+    }
+    void *p = rt_zalloc(size);
+    if (p) {
+        b->p[b->count] = p;
+        b->n[b->count++] = size;
+    }
+    return p;
+}
+
+/* The listed block p, unlisted: its size, or 0 when p is not listed. */
+static size_t block_unlist(ox_blocks *b, const void *p)
+{
+    for (size_t i = b->count; i-- > 0;)
+        if (b->p[i] == p) {
+            size_t n = b->n[i];
+            b->p[i] = b->p[--b->count];
+            b->n[i] = b->n[b->count];
+            return n;
+        }
+    return 0;
+}
+
+static void block_free(void *data, void *p)
+{
+    size_t n = block_unlist(data, p);
+    if (n)
+        rt_zfree(p, n);
+    else
+        free(p);
+}
+
+/* An initializer's tensor made of its raw data itself, which the tensor
+ * owns from then on (t's raw data is emptied), when the data is laid out
+ * as the tensor's and was allocated as a tensor's is (ox_blocks); else
+ * NULL, and tensor_from_proto copies it. */
+static rt_tensor *adopt_raw(ox *x, Onnx__TensorProto *t)
+{
+    ir_dtype dt;
+    if ((t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) ||
+        !t->has_raw_data || !t->has_data_type || !ox_dtype_of(t->data_type, &dt) ||
+        t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL || ox_wide_unsigned(t->data_type) ||
+        t->n_dims > RT_MAX_DIMS || t->raw_data.len < 256 || (uintptr_t)t->raw_data.data % 64)
+        return NULL;
+    int64_t shape[RT_MAX_DIMS];
+    for (size_t k = 0; k < t->n_dims; k++)
+        shape[k] = t->dims[k];
+    int64_t n = numel_of(shape, (int)t->n_dims, 0);
+    if (n < 0 || (uint64_t)n * (uint64_t)ir_dtype_size(dt) != t->raw_data.len)
+        return NULL;
+    rt_tensor *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    if (t->raw_data.len >= RT_ZALLOC_MAP && block_unlist(&x->blocks, t->raw_data.data) !=
+        t->raw_data.len) {   /* not one of ours (cannot happen): copy it */
+        free(r);
+        return NULL;
+    }
+    r->dtype = dt;
+    r->ndim = (int)t->n_dims;
+    memcpy(r->shape, shape, sizeof shape[0] * t->n_dims);
+    r->data = t->raw_data.data;
+    r->nbytes = t->raw_data.len;
+    t->raw_data.data = NULL;
+    t->raw_data.len = 0;
+    return r;
 }
 
 /* A TensorProto's contents as a host tensor (possibly without elements);
@@ -790,8 +887,10 @@ int ox_attr_ints(ox_node *nd, const char *name, const int64_t **vals)
 
 /* ---------------------------------------------------------------- weights */
 
-/* Writes a param's contents as DIR/<layer>.<role>.npy, and keeps a copy
- * in the weight set under <layer>.<role>. */
+/* Writes a param's contents as DIR/<layer>.<role>.npy, and keeps them in
+ * the weight set under <layer>.<role>: the tensor itself when it is the
+ * contents of one of the node's inputs (the set then owns it, and the
+ * value still reads it until the import ends), else a copy. */
 static bool write_weight(ox_node *nd, const char *layer, const char *role, const rt_tensor *t)
 {
     ox *x = nd->x;
@@ -799,9 +898,18 @@ static bool write_weight(ox_node *nd, const char *layer, const char *role, const
     char path[PATH_MAX], err[512];
     if (x->weights) {
         snprintf(path, sizeof path, "%s.%s", layer, role);
-        rt_tensor *c = rt_tensor_new(t->dtype, t->ndim, t->shape, err, sizeof err);
-        if (c)
+        if (rt_weight_set_find(x->weights, path))
+            return model_error(x, "two parameters are named %s", path);
+        ox_value *owner = NULL;
+        for (int i = 0; i < nd->nin && !owner; i++)
+            if (nd->in[i] && nd->in[i]->konst == t && !nd->in[i]->lent)
+                owner = nd->in[i];
+        rt_tensor *c = owner ? owner->konst : rt_tensor_new(t->dtype, t->ndim, t->shape, err,
+                                                            sizeof err);
+        if (c && !owner)
             memcpy(c->data, t->data, t->nbytes);
+        if (owner)
+            owner->lent = true;
         if (!c || !rt_weight_set_put(x->weights, path, c))
             return model_error(x, "cannot keep the weights of %s: %s", path,
                                c ? "out of memory" : err);
@@ -1556,7 +1664,8 @@ static bool import_outputs(ox *x, const Onnx__GraphProto *g)
 static void free_ox(ox *x)
 {
     for (int i = 0; i < x->nvals; i++) {
-        rt_tensor_free(x->vals[i]->konst);
+        if (!x->vals[i]->lent)
+            rt_tensor_free(x->vals[i]->konst);
         free(x->vals[i]);
     }
     free(x->vals);
@@ -1572,6 +1681,8 @@ static void free_ox(ox *x)
     free(x->defs_text.s);
     free(x->body.s);
     free(x->dir);
+    free(x->blocks.p);
+    free(x->blocks.n);
     if (x->a)
         ir_arena_free(x->a);
 }
@@ -1618,16 +1729,44 @@ bool ox_silu_pair(ox_node *nd)
     return nd->n->n_output == 1 && fe_map_get(&nd->x->silu, nd->n->output[0]) == nd->n;
 }
 
-static Onnx__ModelProto *load_model(ox *x, unsigned char **buf)
+/* The model file's bytes: mapped (a regular file; *mapped its length), else
+ * read (*mapped 0); NULL with errno set. */
+static unsigned char *model_bytes(const char *path, size_t *len, size_t *mapped)
 {
-    size_t len = 0;
-    *buf = read_file(x->path, &len);
-    if (!*buf) {
+    *mapped = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+        (uint64_t)st.st_size < (uint64_t)1 << 31) {
+        /* The page cache's pages themselves, not a copy of them in fresh
+         * memory (a model's weights are most of it: MobileNetV3, 22 MB). */
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        if (p != MAP_FAILED) {
+            close(fd);
+            *len = *mapped = (size_t)st.st_size;
+            return p;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    return read_file(path, len);
+}
+
+static Onnx__ModelProto *load_model(ox *x, ProtobufCAllocator *pa)
+{
+    size_t len = 0, mapped;
+    unsigned char *buf = model_bytes(x->path, &len, &mapped);
+    if (!buf) {
         diag_error(x->d, diag_noloc(), "cannot read %s: %s", x->path,
                    errno == EFBIG ? "larger than 2 GiB, protobuf's limit" : strerror(errno));
         return NULL;
     }
-    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, *buf);
+    /* every field is copied out of the bytes: they go now */
+    Onnx__ModelProto *m = onnx__model_proto__unpack(pa, len, buf);
+    if (mapped)
+        munmap(buf, mapped);
+    else
+        free(buf);
     if (!m) {
         model_error(x, "not an ONNX model: the file does not parse as an ONNX ModelProto "
                     "(truncated, or not protobuf)");
@@ -1649,7 +1788,7 @@ static Onnx__ModelProto *load_model(ox *x, unsigned char **buf)
         model_error(x, "the model has no graph");
     else
         return m;
-    onnx__model_proto__free_unpacked(m, NULL);
+    onnx__model_proto__free_unpacked(m, pa);
     return NULL;
 }
 
@@ -1666,10 +1805,9 @@ char *fe_onnx_import_weights(const char *path, const fe_onnx_options *o, rt_weig
     const char *slash = strrchr(path, '/');
     x.dir = slash ? strndup(path, (size_t)(slash - path + (slash == path))) : strdup(".");
     int errors = d->nerrors;
-    unsigned char *buf = NULL;
-    Onnx__ModelProto *m = load_model(&x, &buf);
+    ProtobufCAllocator pa = {block_alloc, block_free, &x.blocks};
+    Onnx__ModelProto *m = load_model(&x, &pa);
     if (!m) {
-        free(buf);
         free_ox(&x);
         return NULL;
     }
@@ -1677,14 +1815,14 @@ char *fe_onnx_import_weights(const char *path, const fe_onnx_options *o, rt_weig
         model_error(&x, "cannot create %s: %s", x.o->weights_dir, strerror(errno));
     const Onnx__GraphProto *g = m->graph;
     for (size_t i = 0; i < g->n_initializer && d->nerrors == errors; i++) {
-        const Onnx__TensorProto *t = g->initializer[i];
+        Onnx__TensorProto *t = g->initializer[i];
         char err[512];
         if (!t->name || !*t->name) {
             model_error(&x, "initializer %zu has no name", i);
             break;
         }
         ox_value *v = new_value(&x, t->name);
-        if (!(v->konst = tensor_from_proto(&x, t, err, sizeof err)))
+        if (!(v->konst = adopt_raw(&x, t)) && !(v->konst = tensor_from_proto(&x, t, err, sizeof err)))
             model_error(&x, "initializer '%s': %s", t->name, err);
         else {
             v->weight = true;
@@ -1725,8 +1863,7 @@ char *fe_onnx_import_weights(const char *path, const fe_onnx_options *o, rt_weig
                   str_of(&x.defs_text), str_of(&x.body));
         text = all.s;
     }
-    onnx__model_proto__free_unpacked(m, NULL);
-    free(buf);
+    onnx__model_proto__free_unpacked(m, &pa);
     free_ox(&x);
     if (d->nerrors > errors) {
         free(text);

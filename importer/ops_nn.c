@@ -947,6 +947,26 @@ static bool op_conv(ox_node *nd, const void *arg)
     /* nn.te's conv2d: square kernel, one stride, dilation and padding */
     bool square = w.nsp == 2 && w.k[0] == w.k[1] && w.s[0] == w.s[1] && w.dil[0] == w.dil[1] &&
                   w.pb[0] == w.pb[1] && w.pe[0] == w.pb[0] && w.pe[1] == w.pb[1];
+    /* A 1x1 convolution with bias on a 1x1 map (squeeze-and-excitation's
+     * fc1 and fc2) is written as a .te model writes it, a fully connected
+     * layer: `t[n, f] += x[n, c, 0, 0] * weight[f, c, 0, 0]`, then `y = t +
+     * bias`.  Its last statement is elementwise, so the fuse pass computes
+     * the activation after it in the same kernel even when the schedule
+     * splits the reduction (rfactor), which it does not after conv2d's. */
+    if (square && w.k[0] == 1 && w.pb[0] == 0 && g == 1 && x->shape[2] == 1 &&
+        x->shape[3] == 1 && x->dtype == IR_F32 && x->id && ox_is_param(wv) && bias &&
+        ox_is_param(bias)) {
+        ox_kernel k;
+        ox_kernel_init(&k, nd);
+        ox_operand(&k, x, "x");
+        ox_operand(&k, wv, "weight");
+        ox_operand(&k, bias, "bias");
+        ox_printf(&k.body, "    t[n, f] += x[n, c, 0, 0] * weight[f, c, 0, 0]\n"
+                  "    y[n, f, o0, o1] = t[n, f] + bias[f]\n");
+        bool ok = ox_kernel_finish(&k, "fc", y, NULL);
+        ox_kernel_free(&k);
+        return ok;
+    }
     if (square && x->dtype == IR_F32 && x->id && ox_is_param(wv) && (!bias || ox_is_param(bias))) {
         static const char *roles[] = {"weight", "bias"};
         rt_tensor *data[2] = {wv->konst, bias ? bias->konst : NULL};
