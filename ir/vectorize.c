@@ -9,6 +9,11 @@
  *     B                           ->   for j in 16..20 step 4 vectorized { B(4 lanes) }
  *   }                                  for j in 20..21 { B }
  *
+ * With what surrounds the loop (ir_vectorize_loop_env, ir/vectorize.h: the
+ * ranges of the variables around it, the local buffers in scope) a loop
+ * whose chunks would end in narrower vectors or scalars may run as whole
+ * vectors past its end instead (see "whole vectors" below).
+ *
  * In a chunk, v is ramp(v, 1, L) (as in Halide's VectorizeLoops and TVM's
  * VectorizeLoop): the body is first unfolded (blocks: iteration variables
  * become their bindings, the init an if on the reduce bindings; integer lets
@@ -59,6 +64,7 @@
  * `vectorized` as a plain loop.
  */
 #include "ir/ir.h"
+#include "ir/vectorize.h"
 
 /* A let of the body whose value is a vector: its variable, and the vector
  * variable that replaces it. */
@@ -608,7 +614,160 @@ static ir_stmt *chunk_loop(vz *z, int64_t lo, int64_t hi, int step, ir_for_kind 
     return f;
 }
 
+/* ---------------------------------------------------------------- whole vectors */
+
+/* A loop of n iterations whose chunks would end in narrower vectors or
+ * scalars (n = 14: 8 + 4 lanes and 2 scalars) may run as whole vectors
+ * over a few iterations more (one of 16 lanes) when the extra lanes are
+ * harmless: every access that depends on v is a one-dimensional affine
+ * index, in range over every lane for a buffer of the function's caller,
+ * and for a local buffer a read anywhere below its enlarged extent or a
+ * store, by the extra lanes, only past its extent as allocated (the
+ * elements nothing else touches); no if depends on v, and no integer
+ * division by a variable (a trap in an extra lane).  A depthwise
+ * convolution's row of 14 outputs accumulating in a local tile, its
+ * activation in the tile's write-back, then only the store to the output
+ * in chunks (the padded input copy a row longer, read past a row's end). */
+typedef struct ext_ctx {
+    const vz *z;
+    ir_vec_env *env;
+    ir_var_range r[64];     /* v first, then the variables around the loop */
+    int nr;
+    int64_t lo, hi, top;    /* the loop's lo, hi; the last lane's end */
+    int64_t need[16];       /* per env->locals entry */
+    bool vmath;             /* the body calls exp, sigmoid, ... */
+    bool ok;
+} ext_ctx;
+
+static ir_interval ext_bounds(ext_ctx *c, const ir_expr *x, int64_t vlo, int64_t vhi)
+{
+    c->r[0] = (ir_var_range){c->z->v, vlo, vhi};
+    return ir_bounds(x, c->r, c->nr);
+}
+
+static void ext_access(ext_ctx *c, const ir_buffer *b, ir_expr *const *idx, int n, bool store)
+{
+    bool d = false;
+    for (int k = 0; k < n; k++)
+        d = d || dep(c->z, idx[k]);
+    if (!d)
+        return;
+    if (n != 1 || b->ndim != 1) {
+        c->ok = false;
+        return;
+    }
+    ir_interval all = ext_bounds(c, idx[0], c->lo, c->top - 1);
+    ir_interval extra = ext_bounds(c, idx[0], c->hi, c->top - 1);
+    int g = -1;
+    for (int i = c->env->nlocals - 1; i >= 0 && g < 0; i--)
+        if (c->env->locals[i].buf == b)
+            g = i;
+    if (!all.known || !extra.known || all.lo < 0 || (g < 0 && (store || all.hi >= b->shape[0])) ||
+        (g >= 0 && store && extra.lo < c->env->locals[g].orig)) {
+        c->ok = false;
+        return;
+    }
+    if (g >= 0 && all.hi + 1 > c->need[g])
+        c->need[g] = all.hi + 1;
+}
+
+static bool ext_expr(const ir_expr *x, void *p)
+{
+    ext_ctx *c = p;
+    if (!c->ok)
+        return false;
+    if (x->kind == IR_LOAD)
+        ext_access(c, x->buf, x->args, x->nargs, false);
+    else if ((x->kind == IR_DIV || x->kind == IR_FLOORDIV || x->kind == IR_FLOORMOD) &&
+             ir_dtype_is_int(x->dtype) && x->b->kind != IR_INT)
+        c->ok = false;
+    else if (x->kind == IR_CALL && has_vmath(x->fn))
+        c->vmath = true;
+    return c->ok;
+}
+
+static void ext_stmt(ext_ctx *c, const ir_stmt *st)
+{
+    if (!st || !c->ok)
+        return;
+    switch (st->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < st->nbody; i++)
+            ext_stmt(c, st->body[i]);
+        return;
+    case IR_S_IF:
+        if (dep(c->z, st->cond))
+            c->ok = false;
+        ir_expr_walk(st->cond, ext_expr, c);
+        ext_stmt(c, st->body[0]);
+        ext_stmt(c, st->orelse);
+        return;
+    case IR_S_LET:
+        ir_expr_walk(st->value, ext_expr, c);
+        ext_stmt(c, st->body[0]);
+        return;
+    case IR_S_STORE:
+        for (int k = 0; k < st->nargs; k++)
+            ir_expr_walk(st->args[k], ext_expr, c);
+        ir_expr_walk(st->value, ext_expr, c);
+        ext_access(c, st->buf, st->args, st->nargs, true);
+        return;
+    default:
+        c->ok = false;
+    }
+}
+
+/* Vector steps of the plain chunks of n iterations from `lanes` down (a
+ * scalar iteration counting `scalar`). */
+static int64_t plain_steps(int64_t n, int lanes, int64_t scalar)
+{
+    int64_t steps = 0;
+    for (int l = lanes; l >= 2 && (l == lanes || l >= 4); l /= 2) {
+        if (n < l)
+            continue;
+        int64_t count = l == lanes ? n / l * l : l;
+        steps += count / l;
+        n -= count;
+    }
+    return steps + n * scalar;
+}
+
+/* The lanes of whole vectors over [lo, *top) for the prepared body, when
+ * that is legal and fewer steps than the plain chunks of `lanes`; 0 else.
+ * Records the locals' new extents in c->need. */
+static int ext_lanes(ext_ctx *c, const ir_stmt *body, int64_t lo, int64_t hi, int lanes,
+                     int64_t *top)
+{
+    ir_vec_env *env = c->env;
+    int full = c->z->vbytes / ir_dtype_size(c->z->dt), L = full;
+    int64_t n = hi - lo;
+    if (!ir_dtype_is_float(c->z->dt) || env->nranges + 1 > 64 || env->nlocals > 16 || n % lanes == 0)
+        return 0;
+    while (L / 2 >= n && L > 4)
+        L /= 2;
+    int64_t N = (n + L - 1) / L * L;
+    c->nr = 1;
+    for (int i = 0; i < env->nranges; i++)
+        c->r[c->nr++] = env->ranges[i];
+    c->lo = lo;
+    c->hi = hi;
+    c->top = lo + N;
+    for (int i = 0; i < env->nlocals; i++)
+        c->need[i] = env->locals[i].need;
+    c->ok = true;
+    ext_stmt(c, body);
+    if (!c->ok || N / L >= plain_steps(n, lanes, c->vmath ? 3 : 1))
+        return 0;
+    *top = lo + N;
+    return L;
+}
+
 ir_stmt *ir_vectorize_loop(ir_module *m, const ir_stmt *st, int vector_bytes)
+{
+    return ir_vectorize_loop_env(m, st, vector_bytes, NULL);
+}
+
+ir_stmt *ir_vectorize_loop_env(ir_module *m, const ir_stmt *st, int vector_bytes, ir_vec_env *env)
 {
     if (!st->lo || !st->hi || st->lo->kind != IR_INT || st->hi->kind != IR_INT ||
         st->nbody < 1 || !st->var || !ir_dtype_is_int(st->var->dtype) || ir_for_step(st) > 1)
@@ -625,6 +784,21 @@ ir_stmt *ir_vectorize_loop(ir_module *m, const ir_stmt *st, int vector_bytes)
     if (lanes < 2)
         return NULL;
     ir_stmt *out = ir_seq_new(m);
+    ext_ctx ec = {.z = &z, .env = env};
+    int64_t top = hi;
+    int whole = env ? ext_lanes(&ec, body, lo, hi, lanes, &top) : 0;
+    if (whole) {
+        z.lanes = whole;
+        ir_stmt *f = chunk_loop(&z, lo, top, whole, IR_FOR_VECTORIZED, &z.chunk_v);
+        f->body[0] = vstmt(&z, body);
+        if (!z.fail) {
+            for (int i = 0; i < env->nlocals; i++)
+                env->locals[i].need = ec.need[i];
+            ir_seq_append(m, out, f);
+            return out;
+        }
+        z.fail = false;   /* the plain chunks may still fit */
+    }
     int64_t at = lo, left = n;
     for (int l = lanes; l >= 2 && (l == lanes || l >= 4); l /= 2) {
         if (left < l)

@@ -987,10 +987,13 @@ static bool classify_depthwise(const ir_stmt *b, dw_info *o)
  * vectors (X copied channels-last by pad, W packed, Y written back a
  * channel apart) than along its output rows.  Along rows, a row of Q
  * outputs takes Q / L whole vectors plus one of 8 and one of 4 lanes where
- * they fit, then scalars, per tap; along channels each output takes taps /
- * L vector operations plus about 5 for the copies in and out (measured:
- * 5x5 on 7x7, 672 channels: 97 to 46 us on one thread; 3x3 on 7x7 and
- * anything on 14x14 or larger keep their rows). */
+ * they fit, then scalars, per tap, or whole vectors past the row's end
+ * when fewer (the vectorizer's, ir/vectorize.c: 14 as one of 16 lanes, 7
+ * as one of 8); along channels each output takes taps / L vector
+ * operations plus about 1 for the copies in and out (measured on one
+ * thread, rows against channels: 5x5 on 7x7, 1152 channels, 191 and 129
+ * us; 5x5 on 14x14, 672 channels, 226 and 250 us; 7x7 on 7x7, 768
+ * channels, 161 and 140 us; 3x3 on 7x7 keeps its rows). */
 static bool depthwise_channels_last(const auto_ctx *a, const dw_info *o)
 {
     int L = a->lanes;
@@ -998,8 +1001,13 @@ static bool depthwise_channels_last(const auto_ctx *a, const dw_info *o)
         return false;
     int64_t r = o->Q % L;
     int64_t chunks = o->Q / L + (r >= 8) + ((r % 8) >= 4) + r % 4;
+    int64_t lw = L;
+    while (lw / 2 >= o->Q && lw > 4)
+        lw /= 2;
+    if ((o->Q + lw - 1) / lw < chunks)   /* whole vectors past the row's end (ir/vectorize.c) */
+        chunks = (o->Q + lw - 1) / lw;
     double rows = (double)o->taps * (double)chunks / (double)o->Q;
-    double channels = (double)o->taps / L + 5.0;
+    double channels = (double)o->taps / L + 1.0;
     return channels < rows;
 }
 

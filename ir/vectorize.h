@@ -1,0 +1,42 @@
+/* ir/vectorize.h — vectorizing a loop with what its surroundings allow:
+ * the ranges of the variables around it, and the local buffers it may
+ * enlarge so that a loop of a few elements more than whole vectors, or
+ * fewer than one, runs as whole vectors (ir/vectorize.c, "whole vectors").
+ *
+ *   ir_vec_local l[] = {{buf, buf->shape[0], buf->shape[0]}};
+ *   ir_vec_env env = {ranges, nranges, l, 1};
+ *   ir_stmt *v = ir_vectorize_loop_env(m, loop, 64, &env);
+ *   if (v && l[0].need > l[0].orig) ... give the alloc of buf l[0].need elements ...
+ */
+#ifndef TEC_IR_VECTORIZE_H
+#define TEC_IR_VECTORIZE_H
+
+#include "ir/arith.h"
+#include "ir/ir.h"
+
+/* A one-dimensional local buffer in scope: its extent as allocated (orig)
+ * and the extent the vector loops built so far need (need >= orig): the
+ * elements from orig on are written and read only by lanes past a loop's
+ * end, whose values nothing uses. */
+typedef struct ir_vec_local {
+    const ir_buffer *buf;
+    int64_t orig, need;
+} ir_vec_local;
+
+typedef struct ir_vec_env {
+    const ir_var_range *ranges;   /* the variables around the loop */
+    int nranges;
+    ir_vec_local *locals;         /* innermost last */
+    int nlocals;
+} ir_vec_env;
+
+/* ir_vectorize_loop, and with env (may be NULL) a loop of n iterations
+ * whose plain chunks would end in narrower vectors or scalars may instead
+ * run as whole vectors over a few more: when each extra lane reads only in
+ * range (of a local buffer once enlarged to its `need`) and stores only to
+ * a local buffer's elements from its `orig` on, and that costs fewer
+ * vector steps. */
+ir_stmt *ir_vectorize_loop_env(ir_module *m, const ir_stmt *st, int vector_bytes,
+                               ir_vec_env *env);
+
+#endif
