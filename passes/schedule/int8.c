@@ -19,6 +19,7 @@
 #include "passes/schedule/int8.h"
 #include "passes/passes.h"
 #include "passes/schedule/schedule.h"
+#include "ir/narrow.h"
 #include "ir/target.h"
 
 #include <string.h>
@@ -165,4 +166,10 @@ int sch_int8_pad_dim(const ir_func *f, const ir_buffer *x, int lanes)
     pad_find w = {x, -1};
     ir_stmt_walk(f->body, pad_visit, NULL, &w);
     return w.dim;
+}
+
+bool sch_int8_vector_store(const ir_stmt *st)
+{
+    return st && st->kind == IR_S_STORE &&
+           (ir_dtype_is_float(st->buf->dtype) || ir_narrowing_store(st));
 }

@@ -25,4 +25,10 @@ int sch_int8_dot4_loop(const ir_stmt *b, ir_stmt *const *loops, const int *kind,
  * instruction for `lanes` i32; else -1. */
 int sch_int8_pad_dim(const ir_func *f, const ir_buffer *x, int lanes);
 
+/* Whether the store st runs in vectors as a float store does: a float
+ * store, or a store of i8, u8 or i16 values converted from f32, f64 or i32
+ * (a quantize's or a requantize's saturated result, which the vectorize
+ * pass computes in vectors of the wider types: ir/vectorize.c). */
+bool sch_int8_vector_store(const ir_stmt *st);
+
 #endif
