@@ -32,8 +32,8 @@
 #   ORT f32/int8  bench/ort_run.js: ONNX Runtime (onnxruntime-node 1.30.0,
 #               CPU, all graph optimizations, intraOpNumThreads N) on the
 #               same two files
-# (tec with OMP_WAIT_POLICY=active unless it is set: its threads wait
-# spinning, as ONNX Runtime's do)
+# (tec's threads wait as OMP_WAIT_POLICY says; spinning, =active, is faster
+# on an idle machine and much slower on a loaded one)
 # each the median of R runs after warm-up runs (R = BENCH_REPEAT, default
 # 20, fewer past BENCH_CAP seconds, default 10), in BENCH_ROUNDS rounds
 # (default 3) taking turns; the table gives the median of the rounds.
@@ -199,7 +199,6 @@ ort_ms() {   # ort_ms MODEL THREADS: ONNX Runtime's median (its err in $tmp/ort_
     fi
     echo "$line" | sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p'
 }
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-active}
 have_ort=
 [ -d "$ORT_NODE_DIR/node_modules/onnxruntime-node" ] && command -v node >/dev/null && have_ort=1
 # When tec -O2 cannot compile the int8 model (see Errors), the int8 column
