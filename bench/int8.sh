@@ -16,8 +16,8 @@
 #   f32, with bench/bf16_gemm.te's written schedule and without a schedule
 #   (the automatic one), against bench/gemm.te's f32 product.  Each pair
 #   takes turns, BENCH_ROUNDS rounds.  BENCH_CHECK=1 also compares each
-#   int8 and bf16 output at -O2 with the interpreter's, bit for bit (slow:
-#   minutes for the bf16 products).
+#   int8 output at -O2 with the interpreter's, bit for bit (slow), and
+#   BENCH_CHECK=all the bf16 products' too (minutes each).
 #
 # ResNet-18 (batch 1, 224x224): bench/ort_export.py exports the zoo's
 # resnet18 (tec's default data as weights and input) to ONNX, opset 13;
@@ -153,7 +153,9 @@ for l in "conv3x3_128:3x3 conv 128->128 on 28x28 (relu)" "conv3x3_256:3x3 conv 2
     n=${l%%:*}
     read -r i8 f32 <<<"$(TEC_NUM_THREADS=1 pair_ms "$tmp/$n.int8.te" "$tmp/$n.f32.te")"
     same=
-    if [ -n "${BENCH_CHECK:-}" ]; then
+    if [ -n "${BENCH_CHECK:-}" ] && [ "${BENCH_CHECK}" != all ] && [ "${n#bf16}" != "$n" ]; then
+        same=" $(printf '%12s' -) |"
+    elif [ -n "${BENCH_CHECK:-}" ]; then
         "$TEC" -O2 "$tmp/$n.int8.te" --save-outputs "$tmp/$n.o2" >/dev/null 2>&1
         "$TEC" --interp "$tmp/$n.int8.te" --save-outputs "$tmp/$n.in" >/dev/null 2>&1
         o=y.npy
