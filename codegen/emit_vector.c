@@ -172,6 +172,14 @@ static void emit_vector_call(cg_emitter *e, cg_str *s, const ir_expr *x, const c
         cg_str_puts(s, x->fn == IR_FN_RSQRT ? ")))" : "))");
         return;
     }
+    if (x->fn == IR_FN_RINT && bytes >= 16 && bytes <= vbytes) {
+        /* the target's rounding instruction (tec_vrint_, cg_emit_dot4_helpers) */
+        e->intrin_used = true;
+        cg_str_printf(s, "tec_vrint_%s(", vt + 4);
+        cg_emit_vector_ir(e, s, x->args[0]);
+        cg_str_puts(s, ")");
+        return;
+    }
     const char *name = cg_vmath_name(x->fn);
     if (!name || bytes < 32 || bytes > vbytes) {
         cg_user_error(e, "codegen: %s of %d %s values has no vector instruction or library "
@@ -624,6 +632,52 @@ void cg_emit_bf16_flag(cg_emitter *e, cg_str *s)
 }
 
 /* x, a vector, as a value of its C vector type (parenthesized or primary). */
+/* The conversions of a loop of mixed element types (ir/vectorize.c, as
+ * many lanes of each type): between i32, f32 and f64 as C's (exact, or
+ * rounded to nearest), bf16 to f64 through f32 (exact), and to a small
+ * integer from i32 (wrapping) or from a float that the loop has clamped
+ * into its range (a narrowing store: quantize, requantize), truncated to
+ * i32 first, then narrowed: an instruction each (one C conversion of f64
+ * to i8 is lane by lane in GCC 12).  False (nothing written) for others. */
+static bool emit_mixed_cast(cg_emitter *e, cg_str *s, const ir_expr *x, const char *vt)
+{
+    ir_dtype to = x->dtype, from = x->a->dtype;
+    int lanes = ir_expr_lanes(x);
+    bool num_to = to == IR_F32 || to == IR_F64 || to == IR_I32;
+    bool num_from = from == IR_F32 || from == IR_F64 || from == IR_I32;
+    if (num_to && num_from && !(ir_dtype_is_float(from) && !ir_dtype_is_float(to))) {
+        cg_str_puts(s, "__builtin_convertvector(");
+        cg_emit_vector_ir(e, s, x->a);
+        cg_str_printf(s, ", %s)", vt);
+        return true;
+    }
+    if (to == IR_F64 && from == IR_BF16) {
+        const char *ft = cg_vector_ctype(e, IR_F32, lanes);
+        if (!ft)
+            return false;
+        e->vcvt_used[IR_F32][IR_BF16][ilog2(lanes)] = true;
+        e->intrin_used = true;
+        cg_str_printf(s, "__builtin_convertvector(tec_cvt_%s_bf16(", ft + 4);
+        cg_emit_vector_ir(e, s, x->a);
+        cg_str_printf(s, "), %s)", vt);
+        return true;
+    }
+    if (ir_dtype_is_small_int(to) && (from == IR_I32 || from == IR_F32 || from == IR_F64)) {
+        const char *it = cg_vector_ctype(e, IR_I32, lanes);
+        if (!it)
+            return false;
+        cg_str_puts(s, "__builtin_convertvector(");
+        if (from != IR_I32)
+            cg_str_puts(s, "__builtin_convertvector(");
+        cg_emit_vector_ir(e, s, x->a);
+        if (from != IR_I32)
+            cg_str_printf(s, ", %s)", it);
+        cg_str_printf(s, ", %s)", vt);
+        return true;
+    }
+    return false;
+}
+
 void cg_emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
 {
     int lanes = ir_expr_lanes(x);
@@ -677,7 +731,7 @@ void cg_emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
             cg_str_puts(s, ")");
             return;
         }
-        if (x->dtype == IR_F32 && ir_dtype_is_small_int(x->a->dtype)) {
+        if ((x->dtype == IR_F32 || x->dtype == IR_F64) && ir_dtype_is_small_int(x->a->dtype)) {
             /* widened to i32 (one instruction), then converted: exact */
             int bits = ilog2(lanes);
             e->vcvt_used[IR_I32][x->a->dtype][bits] = true;
@@ -707,6 +761,8 @@ void cg_emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
             cg_str_puts(s, ")");
             return;
         }
+        if (emit_mixed_cast(e, s, x, vt))
+            return;
         break;
     case IR_MIN: case IR_MAX:
         e->vminmax_used[x->dtype][k] = true;
@@ -867,9 +923,40 @@ static void emit_bf16_helpers(cg_str *s, const char *funcs)
     }
 }
 
+/* The helpers tec_vrint_<t>xL that the kernels in `funcs` call: rint of
+ * each lane (in the current rounding mode, ties to even by default), one
+ * rounding instruction where the target has it (SSE4.1, AVX, AVX-512). */
+static void emit_rint_helpers(cg_str *s, const char *funcs)
+{
+    for (int f64 = 0; f64 < 2; f64++)
+        for (int bytes = 16; bytes <= 64; bytes *= 2) {
+            int L = bytes / (f64 ? 8 : 4);
+            const char *t = f64 ? "f64" : "f32";
+            char name[40];
+            snprintf(name, sizeof name, "tec_vrint_%sx%d(", t, L);
+            if (!funcs || !strstr(funcs, name))
+                continue;
+            const char *have = bytes == 64 ? "__AVX512F__" : bytes == 32 ? "__AVX__" : "__SSE4_1__";
+            const char *mt = bytes == 64 ? (f64 ? "__m512d" : "__m512")
+                           : bytes == 32 ? (f64 ? "__m256d" : "__m256") : (f64 ? "__m128d" : "__m128");
+            const char *in = bytes == 64 ? (f64 ? "_mm512_roundscale_pd" : "_mm512_roundscale_ps")
+                           : bytes == 32 ? (f64 ? "_mm256_round_pd" : "_mm256_round_ps")
+                                         : (f64 ? "_mm_round_pd" : "_mm_round_ps");
+            cg_str_printf(s, "static inline tec_%sx%d tec_vrint_%sx%d(tec_%sx%d v)\n{\n"
+                             "#if defined(__x86_64__) && defined(%s)\n"
+                             "    %s m;\n    __builtin_memcpy(&m, &v, sizeof m);\n"
+                             "    m = %s(m, _MM_FROUND_CUR_DIRECTION);\n"
+                             "    __builtin_memcpy(&v, &m, sizeof v);\n#else\n"
+                             "    for (int l = 0; l < %d; l++)\n        v[l] = %s(v[l]);\n#endif\n"
+                             "    return v;\n}\n\n",
+                          t, L, t, L, t, L, have, mt, in, L, f64 ? "rint" : "rintf");
+        }
+}
+
 void cg_emit_dot4_helpers(cg_str *s, const char *funcs)
 {
     emit_bf16_helpers(s, funcs);
+    emit_rint_helpers(s, funcs);
     static const int widths[3] = {4, 8, 16};
     for (int z = 0; z < 2; z++)
     for (int m = 0; m < 4; m++)

@@ -193,6 +193,7 @@ typedef struct epilogue {
     ox_value *yz;            /* REQUANT: y's zero point, or NULL */
     ir_dtype ydt;            /* the output's dtype */
     const char *base;        /* the def's name */
+    const char *acc_fix;     /* subtracted from acc[..] first (zero_sums), or NULL */
 } epilogue;
 
 /* The scale per output channel as an f64 expression: a `param scale` of
@@ -242,14 +243,16 @@ static bool finish(ox_kernel *k, const epilogue *ep, ox_value *y, int64_t F, con
         if (ep->kind == EP_REQUANT) {
             /* lib/nn.te's requantization (qconv2d) */
             const char *yz = zero_text(k, ep->yz, "y_zero", ch);
-            ox_printf(&k->body, "sat_%s(rint(f64(acc[%s]%s%s) * %s)", ir_dtype_name(ep->ydt), out,
+            ox_printf(&k->body, "sat_%s(rint(f64(acc[%s]%s%s%s%s) * %s)", ir_dtype_name(ep->ydt),
+                      out, ep->acc_fix ? " - " : "", ep->acc_fix ? ep->acc_fix : "",
                       br ? " + " : "", br ? br : "", sc);
             if (yz)
                 ox_printf(&k->body, strchr(yz, '[') ? " + f64(%s)" : " + %s", yz);
             ox_printf(&k->body, ")\n");
         } else {
-            ox_printf(&k->body, "f32(f64(acc[%s]) * %s)%s%s\n", out, sc, br ? " + " : "",
-                      br ? br : "");
+            ox_printf(&k->body, "f32(f64(acc[%s]%s%s) * %s)%s%s\n", out,
+                      ep->acc_fix ? " - " : "", ep->acc_fix ? ep->acc_fix : "", sc,
+                      br ? " + " : "", br ? br : "");
         }
     }
     y->dtype = ep->ydt;
@@ -359,6 +362,38 @@ static rt_tensor *channels_by_4(ox_node *nd, const ox_value *w, const ox_value *
     return t;
 }
 
+/* The activation's zero point taken out of the products: with constant
+ * weights w (zero point 0) and one constant zero point xz != 0 of x,
+ * sum (x - xz) w = sum x w - xz sum w (integer sums wrap, so this holds
+ * exactly), where xz sum w, one i32 per output channel (F of them, each
+ * the sum of w's `inner` weights of its channel), is computed here.  The
+ * kernel then accumulates plain products of the quantized values (one
+ * dot-product instruction per group of 4 with u8 x, no correction per
+ * step) and subtracts the constant once per output.  NULL (keep the zero
+ * point in the products) otherwise, or after an error (*failed). */
+static rt_tensor *zero_sums(ox_node *nd, const ox_value *x, const ox_value *xz,
+                            const ox_value *w, const ox_value *wz, int64_t F, int64_t inner,
+                            bool *failed)
+{
+    *failed = false;
+    if (!xz || all_zero(xz) || numel(xz) != 1 || !ox_known(xz) || !ox_known(w) ||
+        (wz && !all_zero(wz)) || x->dtype != IR_U8)
+        return NULL;
+    rt_tensor *t = ox_const_new(nd, IR_I32, 1, &F);
+    if (!t) {
+        *failed = true;
+        return NULL;
+    }
+    int64_t z = rt_tensor_get_int(xz->konst, 0);
+    for (int64_t f = 0; f < F; f++) {
+        uint64_t sum = 0;
+        for (int64_t i = 0; i < inner; i++)
+            sum += (uint64_t)rt_tensor_get_int(w->konst, f * inner + i);
+        ox_put_int(t, f, (int64_t)(int32_t)(uint32_t)(sum * (uint64_t)z));
+    }
+    return t;
+}
+
 /* An integer convolution of x (zero point xz, per tensor) and w (zero
  * point wz, per tensor or per output channel), then the epilogue. */
 static bool int_conv(ox_node *nd, ox_value *x, ox_value *xz, ox_value *w, ox_value *wz,
@@ -389,6 +424,25 @@ static bool int_conv(ox_node *nd, ox_value *x, ox_value *xz, ox_value *w, ox_val
     ox_operand(&k, x, "x");
     ox_operand(&k, w, "weight");
     const char *xzt = zero_text(&k, xz, "x_zero", "0"), *wzt = zero_text(&k, wz, "w_zero", "f");
+    /* the zero point out of the products (zero_sums) */
+    epilogue ep2 = *ep;
+    rt_tensor *zs = NULL;
+    if (ep->kind != EP_I32 && g->group == 1) {
+        int64_t inner = 1;
+        for (int d = 1; d < w->ndim; d++)
+            inner *= w->shape[d];
+        if (!(zs = zero_sums(nd, x, xz, w, wz, F, inner, &failed)) && failed) {
+            ox_kernel_free(&k);
+            rt_tensor_free(w4);
+            return false;
+        }
+    }
+    if (zs) {
+        ox_value zv = {.onnx = "x_zero_sums", .konst = zs, .weight = true, .uses = 1,
+                       .dtype = IR_I32, .ndim = 1, .shape = {F}};
+        ep2.acc_fix = value_text(&k, &zv, "x_zero_sums", "f");
+        ep = &ep2;
+    }
     ox_str out = {0}, xr = {0}, wr = {0};
     ox_printf(&out, "n, f");
     for (int d = 0; d < g->nsp; d++)
@@ -415,7 +469,7 @@ static bool int_conv(ox_node *nd, ox_value *x, ox_value *xz, ox_value *w, ox_val
         ox_printf(&wr, ", r%d", d);
     ox_printf(&wr, "]");
     ox_printf(&k.body, "    %s[%s] += ", ep->kind == EP_I32 ? "y" : "acc", out.s);
-    widened(&k.body, xr.s, xzt);
+    widened(&k.body, xr.s, zs ? NULL : xzt);
     ox_printf(&k.body, " * ");
     widened(&k.body, wr.s, wzt);
     for (int d = 0; d < g->nsp; d++)
@@ -426,6 +480,7 @@ static bool int_conv(ox_node *nd, ox_value *x, ox_value *xz, ox_value *w, ox_val
     free(xr.s);
     free(wr.s);
     rt_tensor_free(w4);
+    rt_tensor_free(zs);
     return ok;
 }
 
@@ -548,7 +603,7 @@ static bool op_qconv(ox_node *nd, const void *arg)
     int64_t F = w->shape[0];
     if (!check_zero(nd, xz, x, 1) || !check_zero(nd, wz, w, F))
         return false;
-    epilogue ep = {EP_I32, NULL, NULL, NULL, NULL, NULL, IR_I32, "conv_integer"};
+    epilogue ep = {EP_I32, NULL, NULL, NULL, NULL, NULL, IR_I32, "conv_integer", NULL};
     if (!q)
         return int_conv(nd, x, xz, w, wz, &g, &ep);
     ep.base = "qlinear_conv";
@@ -606,7 +661,7 @@ static bool op_qmatmul(ox_node *nd, const void *arg)
     ox_value *a, *b, *az, *bz;
     if (!int_operands(nd, q, &a, &b, &az, &bz))
         return false;
-    epilogue ep = {EP_I32, NULL, NULL, NULL, NULL, NULL, IR_I32, "matmul_integer"};
+    epilogue ep = {EP_I32, NULL, NULL, NULL, NULL, NULL, IR_I32, "matmul_integer", NULL};
     if (q) {
         ep.base = "qlinear_matmul";
         if (!requantize(nd, &ep, b->ndim ? b->shape[b->ndim - 1] : 1))
@@ -749,10 +804,13 @@ static bool op_quantize(ox_node *nd, const void *arg)
     ox_kernel k;
     ox_kernel_init(&k, nd);
     ox_operand(&k, x, "x");
-    /* saturate(round(x / scale) + zero), ties to even */
+    /* saturate(round(x / scale) + zero), ties to even, clamped in f32
+     * (as sat_ in f64: the limits are f32 values, and a NaN gives the
+     * lower one either way), so that vector code runs f32 lanes */
+    int64_t lo = t == IR_U8 ? 0 : -128, hi = t == IR_U8 ? 255 : 127;
     ox_printf(&k.body, "    y[");
     ox_indices(&k.body, "i", 0, x->ndim);
-    ox_printf(&k.body, "] = sat_%s(rint(x[", ir_dtype_name(t));
+    ox_printf(&k.body, "] = %s(min(max(rint(x[", ir_dtype_name(t));
     ox_indices(&k.body, "i", 0, x->ndim);
     ox_printf(&k.body, "] / ");
     qdq_read(&k.body, &k, s, "scale", axis, x);
@@ -762,7 +820,7 @@ static bool op_quantize(ox_node *nd, const void *arg)
         qdq_read(&k.body, &k, z, "zero", axis, x);
         ox_printf(&k.body, "%s", ox_is_literal(z) ? "" : ")");
     }
-    ox_printf(&k.body, ")\n");
+    ox_printf(&k.body, ", %lld.0), %lld.0))\n", (long long)lo, (long long)hi);
     bool ok = ox_kernel_finish(&k, "quantize", y, NULL);
     ox_kernel_free(&k);
     return ok;
@@ -866,7 +924,7 @@ static bool op_conv(ox_node *nd, const void *arg)
     geometry g;
     if (!conv_geometry(nd, ex->q, ew->q, &g))
         return false;
-    epilogue ep = {EP_DEQUANT, ex->scale, ew->scale, NULL, bias, NULL, IR_F32, "qdq_conv"};
+    epilogue ep = {EP_DEQUANT, ex->scale, ew->scale, NULL, bias, NULL, IR_F32, "qdq_conv", NULL};
     return int_conv(nd, ex->q, ex->zero, ew->q, ew->zero, &g, &ep);
 }
 
@@ -885,7 +943,7 @@ static bool op_matmul(ox_node *nd, const void *arg)
         (bias && (bias->dtype != IR_F32 || bias->ndim != 1 || bias->shape[0] != N)))
         return float_op(nd);
     epilogue ep = {EP_DEQUANT, ea->scale, eb->scale, NULL, bias, NULL, IR_F32,
-                   gemm ? "qdq_gemm" : "qdq_matmul"};
+                   gemm ? "qdq_gemm" : "qdq_matmul", NULL};
     return int_matmul(nd, ea->q, ea->zero, eb->q, eb->zero, tb, &ep);
 }
 

@@ -19,6 +19,7 @@
 #include "passes/schedule/int8.h"
 #include "passes/passes.h"
 #include "passes/schedule/schedule.h"
+#include "ir/narrow.h"
 #include "ir/target.h"
 
 #include <string.h>
@@ -102,6 +103,75 @@ int sch_int8_dot4_loop(const ir_stmt *b, ir_stmt *const *loops, const int *kind,
     return best >= 0 && has_vnni(lanes) ? best : -1;
 }
 
+/* A bf16 load under a cast to f32, or NULL. */
+static const ir_expr *bf16_load(const ir_expr *x)
+{
+    if (!x || x->kind != IR_CAST || x->dtype != IR_F32 || !x->a || x->a->kind != IR_LOAD)
+        return NULL;
+    return x->a->dtype == IR_BF16 ? x->a : NULL;
+}
+
+/* Whether the target has vdpbf16ps on vectors of `lanes` f32 (AVX-512
+ * BF16 on this machine's processor, compiled for it: the native target). */
+static bool has_bf16(int lanes)
+{
+    const cg_target *t = pass_target();
+    cg_target native;
+    if (!t) {
+        cg_target_native(&native);
+        t = &native;
+    }
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (strcmp(t->march, "native") != 0 || !__builtin_cpu_supports("avx512bf16"))
+        return false;
+    return lanes * 4 <= t->vector_bytes && (lanes == 16 || __builtin_cpu_supports("avx512vl"));
+#else
+    (void)lanes;
+    return false;
+#endif
+}
+
+int sch_bf16_pair_loop(const ir_stmt *b, ir_stmt *const *loops, const int *kind, int n,
+                       const ir_expr *prod, const ir_expr *V, int lanes)
+{
+    if (!b || !prod || prod->kind != IR_MUL || !V || n < 1 || (lanes != 8 && lanes != 16) ||
+        !b->nbody || !b->body[0] || b->body[0]->kind != IR_S_STORE ||
+        b->body[0]->buf->dtype != IR_F32)
+        return -1;
+    const ir_expr *l1 = bf16_load(prod->a), *l2 = bf16_load(prod->b);
+    if (!l1 || !l2 || (l1 != V && l2 != V))
+        return -1;
+    const ir_expr *U = l1 == V ? l2 : l1;
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+        if (kind[i] != 3 || sch_extent(loops[i]) < 2 || sch_extent(loops[i]) % 2 != 0)
+            continue;
+        const ir_var *v = NULL;
+        for (int k = 0; k < b->niters && !v; k++)
+            if (b->iters[k].binding->kind == IR_VAR && b->iters[k].binding->var == loops[i]->var)
+                v = b->iters[k].var;
+        if (!v || !uses_index(U, v, false) || !uses_index(V, v, false))
+            continue;
+        if (uses_index(U, v, true))
+            return has_bf16(lanes) ? i : -1;   /* the pair's 2 values are adjacent */
+        if (best < 0)
+            best = i;
+    }
+    return best >= 0 && has_bf16(lanes) ? best : -1;
+}
+
+int sch_int8_group_loop(const ir_stmt *b, ir_stmt *const *loops, const int *kind, int n,
+                        const ir_expr *prod, const ir_expr *V, int lanes, int *group)
+{
+    int g = sch_int8_dot4_loop(b, loops, kind, n, prod, V, lanes);
+    *group = 4;
+    if (g < 0) {
+        g = sch_bf16_pair_loop(b, loops, kind, n, prod, V, lanes);
+        *group = 2;
+    }
+    return g;
+}
+
 /* The load of x under a cast to i32 and a padding select, or NULL. */
 static const ir_expr *guarded_byte_load(const ir_expr *e, const ir_buffer *x)
 {
@@ -165,4 +235,10 @@ int sch_int8_pad_dim(const ir_func *f, const ir_buffer *x, int lanes)
     pad_find w = {x, -1};
     ir_stmt_walk(f->body, pad_visit, NULL, &w);
     return w.dim;
+}
+
+bool sch_int8_vector_store(const ir_stmt *st)
+{
+    return st && st->kind == IR_S_STORE &&
+           (ir_dtype_is_float(st->buf->dtype) || ir_narrowing_store(st));
 }

@@ -161,8 +161,12 @@ grep -q '^def qdq_conv_1(x: u8\[1, 3, 6, 6\]) -> y: f32\[1, 3, 6, 6\]' out || fa
 # (3 input channels: computed over 4, the 4th's weights zero, its reads
 # beyond x's channels the zero point)
 grep -q 'param weight: i8\[3, 4, 3, 3\]' out || fail "the Conv's weight is not int8 over 4 channels"
-grep -q 'acc\[n, f, o0, o1\] += (i32(x\[n, c + 0, o0 + r0 - 1, o1 + r1 - 1\] else 120) - 120) \* i32(weight\[f, c, r0, r1\])' out ||
+# (the zero point 120 taken out of the products: 120 * sum w per channel,
+# subtracted once per output)
+grep -q 'acc\[n, f, o0, o1\] += i32(x\[n, c + 0, o0 + r0 - 1, o1 + r1 - 1\] else 120) \* i32(weight\[f, c, r0, r1\])' out ||
     fail "the Conv does not accumulate the integers"
+grep -q 'y\[n, f, o0, o1\] = f32(f64(acc\[n, f, o0, o1\] - x_zero_sums\[f\]) \* f64(scale\[f\])) + bias\[f\]' out ||
+    fail "the Conv does not subtract the zero point's sums"
 grep -q '^def qdq_gemm_1(A: u8\[2, 8\])' out || fail "no integer Gemm"
 grep -q '^def qdq_matmul_1(A: u8\[2, 8\])' out || fail "no integer MatMul"
 grep -q '= qdq_conv_1(xq)' out || fail "the Conv does not read the quantized input"
