@@ -64,6 +64,7 @@
  * `vectorized` as a plain loop.
  */
 #include "ir/ir.h"
+#include "ir/narrow.h"
 #include "ir/vectorize.h"
 
 /* A let of the body whose value is a vector: its variable, and the vector
@@ -79,7 +80,8 @@ typedef struct vz {
     ir_module *m;
     const ir_var *v;        /* the loop variable */
     ir_var *chunk_v;        /* its copy in the chunk being built */
-    ir_dtype dt;            /* element type of the vectors */
+    ir_dtype dt;            /* element type of the vectors (the widest, when mixed) */
+    bool mixed;             /* vectors of f32, f64 and i32 together (see fits) */
     int lanes;
     int vbytes;             /* the target's vector width */
     struct vz_let *vlets;   /* lets holding vectors */
@@ -361,6 +363,38 @@ static bool narrow_int(ir_dtype t, ir_dtype dt)
            ir_dtype_size(t) < ir_dtype_size(dt);
 }
 
+/* The widest of f32, f64 and i32 that a node of x depending on v has. */
+typedef struct widest_ctx {
+    const vz *z;
+    ir_dtype t;
+    bool other;   /* a node of another of those types */
+} widest_ctx;
+
+static bool widest_visit(const ir_expr *x, void *p)
+{
+    widest_ctx *w = p;
+    if (vector_dtype(x->dtype) && x->dtype != w->t && dep(w->z, x)) {
+        w->other = true;
+        if (ir_dtype_size(x->dtype) > ir_dtype_size(w->t))
+            w->t = x->dtype;
+    }
+    return true;
+}
+
+static void widen_to(vz *z, const ir_stmt *st)
+{
+    if (!st)
+        return;
+    if (st->kind == IR_S_STORE) {
+        widest_ctx w = {z, z->dt, false};
+        ir_expr_walk(st->value, widest_visit, &w);
+        z->dt = w.t;
+    }
+    for (int i = 0; i < st->nbody; i++)
+        widen_to(z, st->body[i]);
+    widen_to(z, st->orelse);
+}
+
 /* Whether a prepared body fits the vector form; sets its element type. */
 static bool fits(vz *z, const ir_stmt *st, bool *have_dt, int vlets)
 {
@@ -379,7 +413,7 @@ static bool fits(vz *z, const ir_stmt *st, bool *have_dt, int vlets)
     case IR_S_LET:
         if (dep(z, st->value)) {
             if (!vector_dtype(st->var->dtype) || (*have_dt && st->var->dtype != z->dt))
-                return false;
+                return false;   /* a vector let keeps one element type */
             z->dt = st->var->dtype;
             *have_dt = true;
             vlets++;
@@ -389,9 +423,20 @@ static bool fits(vz *z, const ir_stmt *st, bool *have_dt, int vlets)
         int64_t coef = 1;
         if (!access_coef(z, st->buf, st->args, st->nargs, &coef) || coef == 0)
             return false;   /* an index that is not affine, or every lane at one element */
-        if (!vector_dtype(st->buf->dtype) || (*have_dt && st->buf->dtype != z->dt))
+        ir_dtype t = st->buf->dtype;
+        bool narrowing = !vector_dtype(t) && ir_narrowing_store(st);
+        if (!vector_dtype(t) && !narrowing)
             return false;
-        z->dt = st->buf->dtype;
+        if (narrowing)
+            t = st->value->a->dtype;
+        widest_ctx w = {z, t, false};
+        ir_expr_walk(st->value, widest_visit, &w);
+        /* values of several types: each node a vector of its own type,
+         * as many lanes as the widest fills (widen_to, vector_node) */
+        if (narrowing || w.other || (*have_dt && t != z->dt))
+            z->mixed = true;
+        if (!*have_dt || ir_dtype_size(t) > ir_dtype_size(z->dt))
+            z->dt = t;
         *have_dt = true;
         return true;
     }
@@ -414,17 +459,30 @@ static bool has_vmath(ir_intrin fn)
     }
 }
 
+/* A conversion of a mixed loop (z->mixed) as a vector operation: between
+ * i32, f32 and f64 (as C's: exact, or rounded to nearest), except float to
+ * integer (which can fail; a narrowing store's is its own case), and a
+ * small integer or bf16 to f32 or f64 (exact). */
+static bool mixed_cast(ir_dtype from, ir_dtype to)
+{
+    if (vector_dtype(from) && vector_dtype(to))
+        return !(ir_dtype_is_float(from) && !ir_dtype_is_float(to));
+    if (to == IR_I32)
+        return ir_dtype_is_small_int(from);
+    return (to == IR_F32 || to == IR_F64) && (from == IR_BF16 || ir_dtype_is_small_int(from));
+}
+
 /* Whether the node x (its operands aside) is a vector operation. */
 static bool vector_node(const vz *z, const ir_expr *x)
 {
     int64_t coef;
     if (x->kind == IR_LOAD && (narrow_int(x->dtype, z->dt) ||   /* under a widening cast */
-                               (z->dt == IR_F32 && (x->dtype == IR_BF16 ||
+                               ((z->dt == IR_F32 || z->mixed) && (x->dtype == IR_BF16 ||
                                                     ir_dtype_is_small_int(x->dtype)))))
         return access_coef(z, x->buf, x->args, x->nargs, &coef);
-    if (x->dtype != z->dt)
+    if (x->dtype != z->dt && !(z->mixed && vector_dtype(x->dtype)))
         return false;
-    int bytes = z->lanes * ir_dtype_size(z->dt);
+    int bytes = z->lanes * ir_dtype_size(x->dtype);
     switch (x->kind) {
     case IR_VAR:
         return is_vlet(z, x->var);
@@ -433,13 +491,15 @@ static bool vector_node(const vz *z, const ir_expr *x)
     case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_MIN: case IR_MAX: case IR_NEG:
         return true;   /* integers wrap, as the interpreter's do; / is of floats */
     case IR_CAST:      /* widening an integer, bf16 or a small integer to f32: exact */
+        if (x->a && z->mixed && mixed_cast(x->a->dtype, x->dtype))
+            return true;
         return x->a && (narrow_int(x->a->dtype, z->dt) || x->a->dtype == z->dt ||
                         (z->dt == IR_F32 && (x->a->dtype == IR_BF16 ||
                                              ir_dtype_is_small_int(x->a->dtype))));
     case IR_SELECT:   /* one condition for every lane */
         return !dep(z, x->c);
     case IR_CALL:
-        if (x->nargs == 1 && (x->fn == IR_FN_SQRT || x->fn == IR_FN_RSQRT))
+        if (x->nargs == 1 && (x->fn == IR_FN_SQRT || x->fn == IR_FN_RSQRT || x->fn == IR_FN_RINT))
             return bytes >= 16 && bytes <= z->vbytes;
         return x->nargs == 1 && has_vmath(x->fn) && bytes >= 32 && bytes <= z->vbytes;
     default:
@@ -554,7 +614,9 @@ static ir_stmt *lane_if(vz *z, const ir_stmt *st)
 
 static ir_stmt *vstore(vz *z, const ir_stmt *st)
 {
-    ir_expr *value = vexpr(z, st->value);
+    ir_expr *value = ir_narrowing_store(st) && dep(z, st->value)
+                         ? ir_cast(z->m, vexpr(z, st->value->a), st->buf->dtype)
+                         : vexpr(z, st->value);
     return ir_store(z->m, st->buf, vector_indices(z, st->args, st->nargs), st->nargs, value);
 }
 
@@ -778,6 +840,8 @@ ir_stmt *ir_vectorize_loop_env(ir_module *m, const ir_stmt *st, int vector_bytes
     ir_stmt *body = n >= 2 ? prepare(&z, st->body[0], &ok) : NULL;
     if (!body || !ok || !fits(&z, body, &have_dt, 0) || !have_dt)
         return NULL;
+    if (z.mixed)
+        widen_to(&z, body);
     int lanes = z.vbytes / ir_dtype_size(z.dt);
     while (lanes > 2 && lanes > n)
         lanes /= 2;

@@ -158,6 +158,8 @@ static const ir_expr *unguarded_load(const ir_expr *x, bool *guarded)
         x = x->a;
     if (x->kind == IR_CAST && !ir_dtype_is_float(x->dtype) && x->a && !ir_dtype_is_float(x->a->dtype))
         x = x->a;
+    else if (x->kind == IR_CAST && x->dtype == IR_F32 && x->a && x->a->dtype == IR_BF16)
+        x = x->a;   /* a bf16 operand, widened (bf16 contractions summed in f32) */
     if (x->kind == IR_LOAD)
         return x;
     if (x->kind == IR_SELECT && x->a->kind == IR_LOAD &&
@@ -598,12 +600,13 @@ static bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, b
         return true;
     /* int8 on dot-product instructions (passes/schedule/int8.c): one
      * reduce loop split by 4, its 4 iterations innermost */
-    int g4 = sch_int8_dot4_loop(c.b, ns->loops, c.kind, ns->n, c.prod, c.V, a->lanes);
+    int gsize;
+    int g4 = sch_int8_group_loop(c.b, ns->loops, c.kind, ns->n, c.prod, c.V, a->lanes, &gsize);
     const char *g4o = NULL, *g4i = NULL;
     if (g4 >= 0) {
         g4o = fresh(a, ir_sprintf(a->m->arena, "%s_o", ns->loops[g4]->var->name));
         g4i = fresh(a, ir_sprintf(a->m->arena, "%s_i", ns->loops[g4]->var->name));
-        if (!step(a, "%s, %s = split(%s, 4)", g4o, g4i, ns->loops[g4]->var->name))
+        if (!step(a, "%s, %s = split(%s, %d)", g4o, g4i, ns->loops[g4]->var->name, gsize))
             g4 = -1;
     }
     char order[1024];
@@ -1149,8 +1152,7 @@ static bool output_padded(const ir_module *m, const ir_func *f)
 static bool merge_elementwise(auto_ctx *a, nest *ns)
 {
     ir_stmt *b = ns->block;
-    if (b->init || ns->n < 2 || !b->nbody || !b->body[0] || b->body[0]->kind != IR_S_STORE ||
-        !ir_dtype_is_float(b->body[0]->buf->dtype))
+    if (b->init || ns->n < 2 || !b->nbody || !b->body[0] || !sch_int8_vector_store(b->body[0]))
         return false;
     for (int i = 0; i < b->niters; i++)
         if (b->iters[i].kind != IR_ITER_SPATIAL)
@@ -1314,7 +1316,7 @@ static void schedule_simple(auto_ctx *a, nest *ns)
     int64_t work = 1;
     for (int i = 0; i < ns->n; i++)
         work *= extent(ns->loops[i]);
-    if (vi >= 0 && extent(ns->loops[vi]) >= a->lanes / 4 && ir_dtype_is_float(st->buf->dtype)) {
+    if (vi >= 0 && extent(ns->loops[vi]) >= a->lanes / 4 && sch_int8_vector_store(st)) {
         const char *vname = ns->loops[vi]->var->name;   /* reorder moves variables between loop nodes */
         if (vi != ns->n - 1) {
             /* move it innermost (the reduce loops of pooling and depthwise
