@@ -9,7 +9,8 @@ MODEL is a model of tec's zoo (resnet18 resnet50 mobilenet_v2
 efficientnet_b0 googlenet gpt2: tools/torch_ref.py's builder, its parameters
 and input filled with tec's default data, doc/data.md, so examples/MODEL.te
 and the export compute on the same numbers) or any other torchvision
-classifier name (resnet34, densenet121, ...: random weights from
+classifier or segmentation model name (resnet34, densenet121,
+lraspp_mobilenet_v3_large, ...: random weights from
 torch.manual_seed(0), PyTorch's default initialization for inception_v3
 and a normal one for ViT's zero-initialized head; a 1x3x224x224 input,
 299x299 for inception_v3, from a seeded normal distribution).  Writes
@@ -108,7 +109,14 @@ def torchvision_model(name):
         # Inception-v3's own initialization (truncated normal, std 0.1)
         # makes its logits grow to 1e12: PyTorch's default one instead.
         kw = {"aux_logits": False, "init_weights": name == "googlenet"}
-    model = getattr(tvm, name)(weights=None, **kw).float().eval()
+    if not hasattr(tvm, name) and hasattr(tvm.segmentation, name):
+        # a segmentation model (lraspp_mobilenet_v3_large, deeplabv3_...,
+        # fcn_...): its first output is the per-pixel logits, at the input's
+        # size (a Resize); no backbone weights (those would be downloaded)
+        model = getattr(tvm.segmentation, name)(weights=None, weights_backbone=None)
+    else:
+        model = getattr(tvm, name)(weights=None, **kw)
+    model = model.float().eval()
     if name.startswith("vit_"):
         # ViT's head is initialized to zeros, which would make every
         # output 0: random weights, as a trained head has.

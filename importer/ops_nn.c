@@ -1434,6 +1434,290 @@ static bool op_convtranspose(ox_node *nd, const void *arg)
     return ok;
 }
 
+/* ---------------------------------------------------------------- Resize */
+
+/* The floats of constant input i (Resize's scales and roi): their count,
+ * 0 for an absent or empty input, or -1 after an error. */
+static int const_floats(ox_node *nd, int i, double *out, int max)
+{
+    ox_value *v = i < nd->nin ? nd->in[i] : NULL;
+    if (!v)
+        return 0;
+    if (!v->konst) {   /* the error, with the chain that made it a run-time value */
+        int64_t none[RT_MAX_DIMS * 2];
+        return ox_const_ints(nd, i, none, RT_MAX_DIMS * 2) < 0 ? -1 : 0;
+    }
+    int64_t n = rt_tensor_numel(v->konst);
+    if (v->konst->ndim > 1 || n > max) {
+        ox_fail(nd, "input %d ('%s') must be a 1-D tensor of at most %d values", i + 1, v->onnx,
+                max);
+        return -1;
+    }
+    for (int64_t k = 0; k < n; k++)
+        out[k] = rt_tensor_get(v->konst, k);
+    return (int)n;
+}
+
+/* Output position o of an axis of in positions resized by scale, mapped
+ * back to a (fractional) input position as coordinate_transformation_mode
+ * says.  len is the resized length the formulas divide by: in * scale
+ * (unrounded, as ONNX's reference has it) for scales, the size for sizes;
+ * roi: the axis' start and end (tf_crop_and_resize). */
+static double resize_coord(const char *ctm, double o, double scale, int64_t in, double len,
+                           const double *roi)
+{
+    if (strcmp(ctm, "half_pixel") == 0)
+        return (o + 0.5) / scale - 0.5;
+    if (strcmp(ctm, "pytorch_half_pixel") == 0)
+        return len == 1 ? -0.5 : (o + 0.5) / scale - 0.5;
+    if (strcmp(ctm, "align_corners") == 0)
+        return len == 1 ? 0 : o * (double)(in - 1) / (len - 1);
+    if (strcmp(ctm, "tf_half_pixel_for_nn") == 0)
+        return (o + 0.5) / scale;
+    if (strcmp(ctm, "tf_crop_and_resize") == 0)
+        return (len == 1 ? (roi[1] - roi[0]) * (double)(in - 1) / 2
+                         : o * (roi[1] - roi[0]) * (double)(in - 1) / (len - 1)) +
+               roi[0] * (double)(in - 1);
+    return o / scale;   /* asymmetric */
+}
+
+static int64_t clamp_index(double i, int64_t in)
+{
+    return i < 0 ? 0 : i > (double)(in - 1) ? in - 1 : (int64_t)i;
+}
+
+/* Keys' cubic convolution weight of a neighbour at distance d (0 <= d < 2). */
+static double cubic_weight(double d, double a)
+{
+    return d <= 1 ? ((a + 2) * d - (a + 3)) * d * d + 1 : ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+}
+
+/* Resize (opsets 10 to 17; Upsample, opsets 7 to 9, is its asymmetric
+ * form): an output position of a resized axis reads 1 (nearest), 2
+ * (linear) or 4 (cubic) positions of the input, the taps, whose indices
+ * and weights depend on the position only, so they are computed at import
+ * time into `state` tables of the kernel, as ONNX's reference computes
+ * them: the position mapped back by coordinate_transformation_mode, then
+ * rounded by nearest_mode or interpolated between its neighbours (Keys'
+ * cubic with cubic_coeff_a, and exclude_outside), an index beyond the
+ * axis clamped to its edge; with tf_crop_and_resize, a position outside
+ * the input is extrapolation_value.  The kernel sums the taps' products:
+ * y[n, c, h, w] = wh0[h] * ww0[w] * x[n, c, ih0[h], iw0[w]] + ... */
+static bool op_resize(ox_node *nd, const void *arg)
+{
+    bool upsample = arg != NULL;
+    ox_value *x = ox_input(nd, 0);
+    if (!x)
+        return false;
+    int R = x->ndim;
+    const char *mode = ox_attr_str(nd, "mode", "nearest");
+    bool old = upsample || nd->opset < 11;   /* asymmetric, ONNX Runtime's rounding */
+    const char *ctm = old ? "asymmetric"
+                          : ox_attr_str(nd, "coordinate_transformation_mode", "half_pixel");
+    const char *nearest = old ? "simple" : ox_attr_str(nd, "nearest_mode", "round_prefer_floor");
+    double a = ox_attr_float(nd, "cubic_coeff_a", -0.75);
+    bool exclude = !old && ox_attr_int(nd, "exclude_outside", 0);
+    double extrapolation = ox_attr_float(nd, "extrapolation_value", 0);
+    int taps = strcmp(mode, "nearest") == 0 ? 1
+               : strcmp(mode, "linear") == 0 || (upsample && strcmp(mode, "bilinear") == 0) ? 2
+               : strcmp(mode, "cubic") == 0 && !old ? 4 : 0;
+    if (!taps)
+        return ox_fail(nd, "mode '%s' is not supported (nearest, linear%s)", mode,
+                       old ? "" : " and cubic");
+    static const char *const ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+                                       "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+    static const char *const roundings[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                            "ceil", "simple"};
+    bool known_ctm = false, known_rounding = false;
+    for (size_t i = 0; i < sizeof ctms / sizeof *ctms; i++)
+        known_ctm |= strcmp(ctm, ctms[i]) == 0;
+    for (size_t i = 0; i < sizeof roundings / sizeof *roundings; i++)
+        known_rounding |= strcmp(nearest, roundings[i]) == 0 && (old || i < 4);
+    if (!known_ctm)
+        return ox_fail(nd, "coordinate_transformation_mode '%s' is not one of ONNX's", ctm);
+    if (!known_rounding)
+        return ox_fail(nd, "nearest_mode '%s' is not one of ONNX's", nearest);
+    if (taps > 1 && !ox_need_float(nd, x))
+        return false;
+    /* the scales, or the sizes; the roi of tf_crop_and_resize */
+    double sc[RT_MAX_DIMS], roi[2 * RT_MAX_DIMS];
+    int64_t out[RT_MAX_DIMS];
+    int nsc = 0, nsz = 0, nroi = 0;
+    if (upsample && nd->opset < 9) {
+        const Onnx__AttributeProto *at = ox_attr(nd, "scales");
+        nsc = at ? (int)at->n_floats : 0;
+        for (int d = 0; d < nsc && d < RT_MAX_DIMS; d++)
+            sc[d] = at->floats[d];
+    } else if (old) {
+        nsc = const_floats(nd, 1, sc, RT_MAX_DIMS);
+    } else {
+        if (strcmp(ctm, "tf_crop_and_resize") == 0)   /* else the roi is not read */
+            nroi = const_floats(nd, 1, roi, 2 * RT_MAX_DIMS);
+        nsc = const_floats(nd, 2, sc, RT_MAX_DIMS);
+        nsz = nd->nin > 3 && nd->in[3] ? ox_const_ints(nd, 3, out, RT_MAX_DIMS) : 0;
+    }
+    if (nroi < 0 || nsc < 0 || nsz < 0)
+        return false;
+    if ((nsc > 0) == (nsz > 0))
+        return ox_fail(nd, "give either scales or sizes (%s)", nsc ? "both are given"
+                                                                   : "neither is given");
+    if ((nsc ? nsc : nsz) != R)
+        return ox_fail(nd, "%s has %d values for an input of rank %d", nsc ? "scales" : "sizes",
+                       nsc ? nsc : nsz, R);
+    bool crop = strcmp(ctm, "tf_crop_and_resize") == 0;
+    if (crop && nroi != 2 * R)
+        return ox_fail(nd, "tf_crop_and_resize needs a roi of %d values (it has %d)", 2 * R, nroi);
+    for (int d = 0; d < R; d++) {
+        if (nsc && !(sc[d] > 0 && sc[d] * (double)x->shape[d] < (double)OX_MAX_NUMEL))
+            return ox_fail(nd, "scale %g of axis %d is not a positive size factor", sc[d], d);
+        if (nsc)
+            out[d] = (int64_t)floor((double)x->shape[d] * sc[d] *
+                                    (crop ? roi[R + d] - roi[d] : 1));
+        else
+            sc[d] = (double)out[d] / (double)x->shape[d];
+        if (out[d] < 1)
+            return ox_fail(nd, "axis %d of the result would have %lld positions", d,
+                           (long long)out[d]);
+    }
+    ox_value *y = ox_output(nd, 0);
+    y->dtype = x->dtype;
+    y->ndim = R;
+    memcpy(y->shape, out, sizeof(int64_t) * (size_t)R);
+    if (!ox_check_shape(nd, y->shape, R))
+        return false;
+    ir_dtype wt = ox_compute_dtype(x->dtype);
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    const char *xr = ox_operand(&k, x, "x");
+    /* the tables: per resized axis d and tap t, ix<d>_<t> and w<d>_<t>; v<d> with crop */
+    rt_tensor *tables[RT_MAX_DIMS * 9];
+    ox_value tv[RT_MAX_DIMS * 9];
+    int ntab = 0, resized[RT_MAX_DIMS], nres = 0;
+    char role[RT_MAX_DIMS * 9][16];
+    bool ok = true;
+    for (int d = 0; d < R && ok; d++) {
+        int64_t in = x->shape[d], O = out[d];
+        double len = nsc ? (double)in * sc[d] : (double)O;
+        double ends[2] = {crop ? roi[d] : 0, crop ? roi[R + d] : 1};   /* roi: starts, ends */
+        /* unchanged: every position maps to itself (an axis of one
+         * position always does, its reads clamped to it, unless cropped) */
+        bool same = O == in;
+        for (int64_t o = 0; o < O && same && (in > 1 || crop); o++)
+            same = resize_coord(ctm, (double)o, sc[d], in, len, ends) == (double)o;
+        if (same)
+            continue;
+        resized[nres++] = d;
+        if (nres > 3 && taps > 1) {
+            ok = ox_fail(nd, "%s interpolation on more than 3 axes is not supported", mode);
+            break;
+        }
+        int first = ntab;
+        for (int t = 0; t < taps * 2 + crop; t++) {
+            bool weight = t >= taps && t < 2 * taps, mask = t == 2 * taps;
+            if (taps == 1 && weight)
+                continue;
+            tables[ntab] = ox_const_new(nd, weight ? wt : IR_I32, 1, &O);
+            if (!tables[ntab]) {
+                ok = false;
+                break;
+            }
+            if (mask)
+                snprintf(role[ntab], sizeof role[ntab], "v%d", d);
+            else
+                snprintf(role[ntab], sizeof role[ntab], "%s%d_%d", weight ? "w" : "ix", d, t % taps);
+            tv[ntab] = (ox_value){.onnx = role[ntab], .konst = tables[ntab], .uses = 1,
+                                  .dtype = tables[ntab]->dtype, .ndim = 1, .shape = {O}};
+            ntab++;
+        }
+        for (int64_t o = 0; o < O && ok; o++) {
+            double c = resize_coord(ctm, (double)o, sc[d], in, len, ends);
+            double f = floor(c), w[4] = {1, 0, 0, 0};
+            int64_t at[4];
+            if (taps == 1) {
+                double fr = c - f;
+                bool up = strcmp(nearest, "round_prefer_floor") == 0 ? fr > 0.5
+                          : strcmp(nearest, "round_prefer_ceil") == 0 ? fr >= 0.5
+                          : strcmp(nearest, "floor") == 0 ? false
+                          : strcmp(nearest, "ceil") == 0 ? fr > 0
+                          : sc[d] < 1 ? fr > 0 : c < 0 && fr > 0;   /* simple: ceil down, trunc up */
+                at[0] = clamp_index(up ? f + 1 : f, in);
+            } else if (taps == 2) {
+                at[0] = clamp_index(f, in), at[1] = clamp_index(f + 1, in);
+                w[0] = 1 - (c - f), w[1] = c - f;
+            } else {
+                double sum = 0;
+                for (int j = 0; j < 4; j++) {
+                    double pos = f - 1 + j;
+                    w[j] = cubic_weight(fabs(c - pos), a);
+                    if (exclude && (pos < 0 || pos > (double)(in - 1)))
+                        w[j] = 0;
+                    sum += w[j];
+                    at[j] = clamp_index(pos, in);
+                }
+                for (int j = 0; exclude && sum != 0 && j < 4; j++)
+                    w[j] /= sum;
+            }
+            int tb = first;
+            for (int j = 0; j < taps; j++)
+                ((int32_t *)tables[tb + j]->data)[o] = (int32_t)at[j];
+            tb += taps;
+            for (int j = 0; j < taps && taps > 1; j++) {
+                if (wt == IR_F64)
+                    ((double *)tables[tb + j]->data)[o] = w[j];
+                else
+                    ((float *)tables[tb + j]->data)[o] = (float)w[j];
+            }
+            if (crop)
+                ((int32_t *)tables[first + (taps > 1 ? 2 * taps : 1)]->data)[o] =
+                    c >= 0 && c <= (double)(in - 1);
+        }
+    }
+    for (int i = 0; i < ntab && ok; i++)
+        ox_operand(&k, &tv[i], role[i]);
+    if (ok) {
+        /* the sum over every combination of the resized axes' taps */
+        int terms = 1;
+        for (int r = 0; r < nres; r++)
+            terms *= taps;
+        ox_printf(&k.body, "    y[");
+        ox_indices(&k.body, "i", 0, R);
+        ox_printf(&k.body, "] = ");
+        if (crop) {
+            for (int r = 0; r < nres; r++)
+                ox_printf(&k.body, "%sv%d[i%d]", r ? " * " : "", resized[r], resized[r]);
+            ox_printf(&k.body, "%s != 0 ? ", nres ? "" : "1");
+        }
+        for (int term = 0; term < terms; term++) {
+            ox_printf(&k.body, "%s", term ? " + " : "");
+            int rest = term;
+            for (int r = 0; r < nres && taps > 1; r++, rest /= taps)
+                ox_printf(&k.body, "w%d_%d[i%d] * ", resized[r], rest % taps, resized[r]);
+            ox_printf(&k.body, "%s[", xr);
+            rest = term;
+            for (int d = 0, r = 0; d < R; d++) {
+                ox_printf(&k.body, "%s", d ? ", " : "");
+                if (r < nres && resized[r] == d) {
+                    ox_printf(&k.body, "ix%d_%d[i%d]", d, rest % taps, d);
+                    rest /= taps, r++;
+                } else {
+                    ox_printf(&k.body, "i%d", d);
+                }
+            }
+            ox_printf(&k.body, "]");
+        }
+        if (crop) {
+            ox_printf(&k.body, " : ");
+            ox_float(&k.body, extrapolation);
+        }
+        ox_printf(&k.body, "\n");
+        ok = ox_kernel_finish(&k, upsample ? "upsample" : "resize", y, NULL);
+    }
+    ox_kernel_free(&k);
+    for (int i = 0; i < ntab; i++)
+        rt_tensor_free(tables[i]);
+    return ok;
+}
+
 /* ---------------------------------------------------------------- the table */
 
 /* The reductions, normalizations, contractions and convolutions. */
@@ -1466,7 +1750,9 @@ const ox_op ox_ops_nn[] = {
     {"ReduceProd", reduce_op, &(const reduce_spec){"reduce_prod", "*=", "$", NULL, false, 18}, WIDEN},
     {"ReduceSum", reduce_op, &(const reduce_spec){"reduce_sum", "+=", "$", NULL, false, 13}, WIDEN},
     {"ReduceSumSquare", reduce_op, &(const reduce_spec){"reduce_sum_square", "+=", "$ * $", NULL, false, 18}, WIDEN},
+    {"Resize", op_resize, NULL, WIDEN},
     {"Softmax", softmax_op, &(const bool){false}, WIDEN},
     {"Trilu", op_trilu, NULL, AS_IS},
+    {"Upsample", op_resize, &(const bool){true}, WIDEN},
 };
 const int ox_ops_nn_count = (int)(sizeof ox_ops_nn / sizeof *ox_ops_nn);

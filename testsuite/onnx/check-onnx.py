@@ -40,7 +40,7 @@ GlobalAveragePool GlobalMaxPool ReduceMean ReduceSum ReduceMax ReduceMin ReduceP
 ArgMin Flatten Reshape Transpose Concat Split Slice Gather Squeeze Unsqueeze Expand Tile Pad
 Identity Dropout Cast Constant Shape Range CumSum Einsum DepthToSpace SpaceToDepth
 QuantizeLinear DequantizeLinear DynamicQuantizeLinear QLinearConv QLinearMatMul ConvInteger
-MatMulInteger""".split())
+MatMulInteger Resize Upsample""".split())
 
 
 def bf16_rne(x):
