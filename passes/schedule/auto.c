@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/arith.h"
 #include "ir/target.h"
 #include "passes/schedule/int8.h"
 #include "passes/passes.h"
@@ -993,10 +994,13 @@ static bool classify_depthwise(const ir_stmt *b, dw_info *o)
  * they fit, then scalars, per tap, or whole vectors past the row's end
  * when fewer (the vectorizer's, ir/vectorize.c: 14 as one of 16 lanes, 7
  * as one of 8); along channels each output takes taps / L vector
- * operations plus about 1 for the copies in and out (measured on one
- * thread, rows against channels: 5x5 on 7x7, 1152 channels, 191 and 129
- * us; 5x5 on 14x14, 672 channels, 226 and 250 us; 7x7 on 7x7, 768
- * channels, 161 and 140 us; 3x3 on 7x7 keeps its rows). */
+ * operations plus about 0.4 per element the copies move: the padded input
+ * transposed (per output, the square of a padded row over an output row:
+ * 2.5 for 5x5 on 7x7, 5.9 for 5x5 of stride 2 from 14x14 to 7x7) and the
+ * output (measured on one thread, rows against channels: 5x5 on 7x7, 1152
+ * channels, 191 and 129 us; 5x5 on 14x14, 672 channels, 226 and 250 us;
+ * 7x7 on 7x7, 768 channels, 161 and 140 us; 5x5 of stride 2 to 7x7, 672
+ * channels, 129 and 193 us; 3x3 on 7x7 keeps its rows). */
 static bool depthwise_channels_last(const auto_ctx *a, const dw_info *o)
 {
     int L = a->lanes;
@@ -1010,7 +1014,17 @@ static bool depthwise_channels_last(const auto_ctx *a, const dw_info *o)
     if ((o->Q + lw - 1) / lw < chunks)   /* whole vectors past the row's end (ir/vectorize.c) */
         chunks = (o->Q + lw - 1) / lw;
     double rows = (double)o->taps * (double)chunks / (double)o->Q;
-    double channels = (double)o->taps / L + 1.0;
+    /* the copies: about 0.4 per element in (a padded row of stride * Q + k
+     * - stride, k the square kernel's side) and out, per output */
+    ir_affine x;
+    int64_t st = 1;
+    if (ir_affine_of(o->X->args[o->X->nargs - 1], &x) && ir_affine_coef(&x, o->vq) > 1)
+        st = ir_affine_coef(&x, o->vq);
+    double k = 1;
+    while ((k + 1) * (k + 1) <= (double)o->taps)
+        k++;
+    double side = ((double)st * (double)o->Q + k - (double)st) / (double)o->Q;
+    double channels = (double)o->taps / L + 0.4 * (side * side + 1.0);
     return channels < rows;
 }
 
