@@ -19,9 +19,11 @@
 #include <string.h>
 
 #include "passes/passes.h"
+#include "passes/ptrset.h"
 
 /* The pass's state: the module, where to report, and every buffer seen so
- * far (each once), whose shapes change when all accesses are rewritten. */
+ * far (once per mention, in order), whose shapes change when all accesses
+ * are rewritten. */
 typedef struct flat_ctx {
     ir_module *m;
     diag *d;
@@ -30,11 +32,11 @@ typedef struct flat_ctx {
     int nbufs, capbufs;
 } flat_ctx;
 
+/* Notes b, once per mention: pass_flatten reshapes each buffer once, in the
+ * order of first mention, through a sorted copy (n log n in the mentions,
+ * not buffers times mentions). */
 static void note_buffer(flat_ctx *c, ir_buffer *b)
 {
-    for (int i = 0; i < c->nbufs; i++)
-        if (c->bufs[i] == b)
-            return;
     IR_PUSH(c->m->arena, c->bufs, c->nbufs, c->capbufs, b);
 }
 
@@ -162,7 +164,22 @@ bool pass_flatten(ir_module *m, diag *d)
             note_buffer(&c, f->params[p]);
         flat_stmt(&c, f->body);
     }
-    for (int i = 0; i < c.nbufs && c.ok; i++)
-        c.ok = reshape(&c, c.bufs[i]);
+    if (!c.ok)
+        return false;
+    /* each buffer once: the sorted mentions without repeats, and a mark
+     * per distinct buffer */
+    const void **sorted = pass_sorted_ptrs(m, (void *const *)c.bufs, c.nbufs);
+    int n = 0;
+    for (int i = 0; i < c.nbufs; i++)
+        if (n == 0 || sorted[n - 1] != sorted[i])
+            sorted[n++] = sorted[i];
+    bool *done = ir_alloc(m->arena, sizeof *done * (size_t)(n + 1)); /* zeroed */
+    for (int i = 0; i < c.nbufs && c.ok; i++) {
+        int at = pass_find_ptr(sorted, n, c.bufs[i]);
+        if (!done[at]) {
+            done[at] = true;
+            c.ok = reshape(&c, c.bufs[i]);
+        }
+    }
     return c.ok;
 }

@@ -12,8 +12,12 @@ that start below zero, rank-0 (scalar) outputs, and f64 mixed with f32
 through casts; grouped and depthwise 1-D convolutions (strided, padded,
 their reads at f / Fg * Cg + c as lib/nn.te's conv2d has them), int8
 contractions accumulated in i32 or i64 with a zero point, and elementwise
-i8/u8/i16 code widened to i32 and saturated back -- over f32, f64, i32,
-i64, i8, u8 and i16 tensors, runs them with tec at
+i8/u8/i16 code widened to i32 and saturated back; rows, columns and
+rank-0 tensors broadcast against a matrix, backward and strided reads,
+integer floor / and % with operands of either sign, float %, erf, log,
+sin, cos, pow, rint and exp, and f32/f64 quantized to i8/u8 by a saturating
+cast and back -- over f32, f64, i32, i64, i8, u8 and i16 tensors (some
+dimensions an odd size past a vector's lanes), runs them with tec at
 -O0, -O1, -O2, -O3 and --interp, and
 compares every output with the interpreter's (integers exactly, floats
 within 1e-4 of the largest magnitude or of 1, whichever is larger: inputs
@@ -98,7 +102,9 @@ def gen(rng, prefix="", schedules=False):
     with schedules, each statement is a def of its own with a random
     schedule (schedule_def)."""
     p = Prog()
-    dims = {d: rng.randint(1, 6) for d in "MNK"}
+    # (sometimes an odd size past a vector's lanes: vector bodies and tails)
+    dims = {d: rng.choice([7, 15, 17, 31, 33]) if rng.random() < 0.2 else rng.randint(1, 6)
+            for d in "MNK"}
     dims["W"] = rng.choice([1, 2])   # a narrow last dimension, as padding copies meet
     names = iter(f"{prefix}t{i}" for i in range(1000))
 
@@ -135,6 +141,13 @@ def gen(rng, prefix="", schedules=False):
             narrow_inputs[t, shape] = add_input(t, shape, ranges[t])
         return narrow_inputs[t, shape]
 
+    lazy_inputs = {}   # (dtype, shape) -> an input made on first use
+
+    def lazy_input(t, shape, init=None):
+        if (t, shape) not in lazy_inputs:
+            lazy_inputs[t, shape] = add_input(t, shape, init)
+        return lazy_inputs[t, shape]
+
     def of_shape(dtype, shape):
         return [n for n, (t, s, _) in p.shapes.items() if t == dtype and s == shape]
 
@@ -163,7 +176,8 @@ def gen(rng, prefix="", schedules=False):
     for _ in range(rng.randint(1, 5)):
         kind = rng.choice(["elementwise", "elementwise", "reduce", "contract", "shift", "gather",
                            "int", "padcopy", "guarded", "scalar", "mixed", "gconv", "int8",
-                           "narrow"])
+                           "narrow", "broadcast", "reverse", "intdiv", "fmod", "math",
+                           "quant"])
         n = next(names)
         # what schedule_def needs to know of the kernel: its loop nest,
         # outermost first (name:dimension:spatial or reduce; random_schedule
@@ -296,6 +310,70 @@ def gen(rng, prefix="", schedules=False):
             t = rng.choice(["i32", "i8", "u8", "i16"])
             line = f"{n}[i, j] = {e if t == 'i32' else f'sat_{t}({e})'}"
             ty = (t, ("M", "N"))
+        elif kind == "broadcast":
+            # a row, a column or a rank-0 tensor against an [M, N] one
+            t = rng.choice(["f32", "f32", "f64"])
+            parts = [f"{lazy_input(t, ('N',))}[j]", f"{lazy_input(t, ('M',))}[i]",
+                     f"{lazy_input(t, ())}[]"]
+            e = expr(t, ("M", "N"))
+            for b in rng.sample(parts, rng.randint(1, 3)):
+                e = f"({e} {rng.choice(['+', '-', '*'])} {b})" if rng.random() < 0.7 \
+                    else f"{rng.choice(['max', 'min'])}({e}, {b})"
+            line, ty = f"{n}[i, j] = {e}", (t, ("M", "N"))
+        elif kind == "reverse":
+            # reads backwards and with strides (negative steps), every
+            # index in range: y[i, j] = x[M-1-i, o - s*j]
+            src = rng.choice(of_shape("f32", ("M", "N")))
+            st = rng.choice([-3, -2, -1, -1, 1, 2, 3])
+            cnt = rng.randint(1, -(-dims["N"] // abs(st)))
+            first = rng.randint((cnt - 1) * -st if st < 0 else 0,
+                                dims["N"] - 1 - ((cnt - 1) * st if st > 0 else 0))
+            col = f"{first} - {-st} * j" if st < 0 else f"{first} + {st} * j"
+            row = f"{dims['M'] - 1} - i" if rng.random() < 0.5 else "i"
+            jd = new_dim(cnt)
+            line = (f"{n}[i, j] = {src}[{row}, {col}] * {rng.choice(['1.0', '-0.5', '2.0'])}"
+                    f" where i in 0..{dims['M']}, j in 0..{cnt}")
+            ty = ("f32", ("M", jd))
+            axes = f"i:M:s j:{jd}:s"
+        elif kind == "intdiv":
+            # floor division and modulo with operands of either sign, by
+            # constants and by tensors that are never zero
+            t = rng.choice(["i32", "i64"])
+            a = expr(t, ("M", "N"))
+            b = rng.choice(of_shape(t, ("M", "N")))
+            d = rng.choice([f"(abs({b}[i, j]) + 1)", f"(-1 - abs({b}[i, j]))",
+                            "({})".format(rng.choice([-16, -7, -3, -2, -1, 1, 2, 3, 5, 8, 64]))])
+            e = f"({a} {rng.choice(['/', '%'])} {d})"
+            if rng.random() < 0.5:
+                e = f"({e} {rng.choice(['+', '-'])} ({expr(t, ('M', 'N'))} {rng.choice(['/', '%'])} "\
+                    f"({rng.choice([-5, -4, 3, 4, 7])})))"
+            line, ty = f"{n}[i, j] = {e}", (t, ("M", "N"))
+        elif kind == "fmod":
+            # float %: a - b*floor(a/b), either sign
+            t = rng.choice(["f32", "f64"])
+            c = rng.choice(["0.75", "-0.75", "2.5", "-1.25", "0.1"])
+            line, ty = f"{n}[i, j] = ({expr(t, ('M', 'N'))} % {c}) + {expr(t, ('M', 'N'))}", (t, ("M", "N"))
+        elif kind == "math":
+            # the other math functions, in their domains
+            t = rng.choice(["f32", "f64"])
+            e = expr(t, ("M", "N"))
+            fn = rng.choice(["erf(%s)", "log(abs(%s) + 1.0)", "sin(%s)", "cos(%s)",
+                             "pow(abs(%s) + 0.5, 1.5)", "rint(%s * 4.0)", "exp(min(%s, 4.0))"])
+            line, ty = f"{n}[i, j] = {fn % e} * {expr(t, ('M', 'N'))}", (t, ("M", "N"))
+        elif kind == "quant":
+            # f32/f64 to i8/u8 by a saturating cast of a rounded scale, and
+            # i8/u8 back to f64
+            if rng.random() < 0.5:
+                t = rng.choice(["i8", "u8"])
+                src = rng.choice([rng.choice(of_shape("f32", ("M", "N"))), wide])
+                sc = rng.choice(["30.0", "200.0", "-90.0"])
+                z = rng.choice(["", " + 3.0", " - 100.0"])
+                line = f"{n}[i, j] = sat_{t}(rint(f64({src}[i, j]) * {sc}{z}))"
+                ty = (t, ("M", "N"))
+            else:
+                q = narrow_input(rng.choice(["i8", "u8"]), ("M", "N"))
+                line = f"{n}[i, j] = (f64({q}[i, j]) - 3.0) * 0.0625 + {expr('f64', ('M', 'N'))}"
+                ty = ("f64", ("M", "N"))
         else:
             src = rng.choice(of_shape("f32", ("M", "N")))
             line, ty = f"{n}[i, j] = {src}[i, {index}[i]] * {src}[i, j]", ("f32", ("M", "N"))
@@ -321,7 +399,9 @@ def schedule_def(rng, p, n, line, k, dims, prefix):
             if u != n and p.shapes[u][:2] == ("f32", ("M", "N"))]
     # (no local tensor the statement would never read: it has nothing to
     # inline nor to compute at)
-    if srcs and k["kind"] != "int" and k["inside"] != 0 and rng.random() < 0.3:
+    # (nor for a strided or backward read, whose box compute_at cannot
+    # always give)
+    if srcs and k["kind"] not in ("int", "reverse") and k["inside"] != 0 and rng.random() < 0.3:
         src, local = rng.choice(srcs), n + "_u"
         fn = rng.choice(["tanh(%s)", "%s * 2.0 + 1.0", "abs(%s) - 0.5", "max(%s, 0.0)"])
         body = [f"{local}[i, j] = {fn % f'{src}[i, j]'}",

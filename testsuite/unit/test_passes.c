@@ -466,6 +466,35 @@ static const pass_case cases[] = {
      {"alloc T: f32[6] stack", "T[j * 2 + i] = A[i * 3 + j]", "input A: f32[6]",
       "output B: f32[6]"},
      {"[2, 3]", "[3, 2]"}},
+    {"flatten: every buffer once, however often mentioned, across functions and the graph",
+     "flatten",
+     "module \"c\"\n"
+     "func @f(A: f32[2, 3], S: f32[], T: f32[3, 2]) {\n"
+     "  for i in 0..2 {\n"
+     "    for j in 0..3 {\n"
+     "      T[j, i] = A[i, j] + A[1 - i, j] + S[]\n"
+     "      S[] = S[] + T[j, i] * A[i, 2 - j]\n"
+     "    }\n"
+     "  }\n"
+     "}\n"
+     "func @g(T: f32[3, 2], U: f32[3, 2, 1]) {\n"
+     "  for j in 0..3 {\n"
+     "    U[j, 1, 0] = T[j, 0] * T[j, 1]\n"
+     "    U[j, 0, 0] = T[j, 1] - T[j, 0]\n"
+     "  }\n"
+     "}\n"
+     "graph {\n"
+     "  input A: f32[2, 3]\n"
+     "  temp S: f32[]\n"
+     "  temp T: f32[3, 2]\n"
+     "  output U: f32[3, 2, 1]\n"
+     "  call @f(A, S, T)\n"
+     "  call @g(T, U)\n"
+     "}\n",
+     {"func @f(A: f32[6], S: f32[1], T: f32[6])", "T[j * 2 + i] = A[i * 3 + j] + A[(1 - i) * 3 + j] + S[0]",
+      "func @g(T: f32[6], U: f32[6])", "U[j * 2 + 1 + 0] = T[j * 2 + 0] * T[j * 2 + 1]",
+      "input A: f32[6]", "temp S: f32[1]", "temp T: f32[6]", "output U: f32[6]"},
+     {"[2, 3]", "[3, 2]", "[]", "[3, 2, 1]"}},
     {"flatten: idempotent", "flatten,flatten",
      "module \"c\"\n"
      "func @f(A: f32[4, 8], B: f32[32]) {\n"
