@@ -36,6 +36,8 @@ def ort_key(name):
     comps = [c for c in name.split('/') if c][:-1]
     out, prev = [], ''
     for c in comps:
+        if c[:1].isupper():
+            break   # an op's name (Conv, Mul/QuickGeluFusion): the layer ends before it
         out.append(c[len(prev) + 1:] if prev and c.startswith(prev + '.') else c)
         prev = c
     return '.'.join(out)

@@ -121,6 +121,18 @@ ir_dtype ox_compute_dtype(ir_dtype t);
  * op takes (larger ones are errors, so that no size computed from them
  * overflows). */
 #define OX_ATTR_MAX ((int64_t)1 << 31)
+
+/* The spatial attributes of Conv, the integer convolutions and the pools
+ * (strides, dilations, pads, auto_pad) over x's spatial dimensions, for a
+ * window of kernel[d] taps, and the output's extents (ceil_mode: pooling's
+ * rounding up); false after the node's error (ops_nn.c). */
+typedef struct ox_window {
+    int nsp;                           /* spatial dimensions */
+    int64_t k[RT_MAX_DIMS], s[RT_MAX_DIMS], dil[RT_MAX_DIMS];
+    int64_t pb[RT_MAX_DIMS], pe[RT_MAX_DIMS], out[RT_MAX_DIMS];
+} ox_window;
+bool ox_window_of(ox_node *nd, const ox_value *x, const int64_t *kernel, bool ceil_mode,
+                  ox_window *w);
 /* Normalizes an axis in [-rank, rank) to [0, rank), or fails. */
 bool ox_axis(ox_node *nd, int64_t axis, int rank, int *out);
 /* Checks a computed shape: every dimension >= 1, at most RT_MAX_DIMS. */

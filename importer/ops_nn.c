@@ -820,15 +820,11 @@ static bool op_einsum(ox_node *nd, const void *arg)
 
 /* ---------------------------------------------------------------- convolution and pooling */
 
-/* The spatial attributes of Conv and the pools. */
-typedef struct window {
-    int nsp;                           /* spatial dimensions */
-    int64_t k[RT_MAX_DIMS], s[RT_MAX_DIMS], dil[RT_MAX_DIMS];
-    int64_t pb[RT_MAX_DIMS], pe[RT_MAX_DIMS], out[RT_MAX_DIMS];
-} window;
+/* The spatial attributes of Conv and the pools (impl.h). */
+typedef ox_window window;
 
-static bool window_of(ox_node *nd, const ox_value *x, const int64_t *kernel, bool ceil_mode,
-                      window *w)
+bool ox_window_of(ox_node *nd, const ox_value *x, const int64_t *kernel, bool ceil_mode,
+                  ox_window *w)
 {
     w->nsp = x->ndim - 2;
     const int64_t *a;
@@ -935,7 +931,7 @@ static bool op_conv(ox_node *nd, const void *arg)
         if (nk != x->ndim - 2 || ks[d] != wv->shape[2 + d])
             return ox_fail(nd, "kernel_shape does not match W");
     window w;
-    if (!window_of(nd, x, wv->shape + 2, false, &w))
+    if (!ox_window_of(nd, x, wv->shape + 2, false, &w))
         return false;
     ox_value *y = ox_output(nd, 0);
     y->dtype = x->dtype;
@@ -1115,7 +1111,7 @@ static bool pool(ox_node *nd, const void *arg)
     bool ceil_mode = ox_attr_int(nd, "ceil_mode", 0) != 0;
     bool count_pad = ox_attr_int(nd, "count_include_pad", 0) != 0;
     window w;
-    if (!window_of(nd, x, ks, ceil_mode, &w))
+    if (!ox_window_of(nd, x, ks, ceil_mode, &w))
         return false;
     if (!is_max)
         for (int d = 0; d < w.nsp; d++)

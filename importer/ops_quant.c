@@ -262,7 +262,8 @@ static bool finish(ox_kernel *k, const epilogue *ep, ox_value *y, int64_t F, con
     return ok;
 }
 
-/* The geometry of a convolution's spatial dimensions (Conv's attributes). */
+/* The geometry of a convolution's spatial dimensions (Conv's attributes:
+ * ox_window_of's, and the groups). */
 typedef struct geometry {
     int nsp;
     int64_t k[RT_MAX_DIMS], s[RT_MAX_DIMS], dil[RT_MAX_DIMS], pb[RT_MAX_DIMS], pe[RT_MAX_DIMS],
@@ -270,62 +271,32 @@ typedef struct geometry {
     int64_t group;
 } geometry;
 
-static bool ints_attr(ox_node *nd, const char *name, int n, int64_t *v)
-{
-    const int64_t *a;
-    int m = ox_attr_ints(nd, name, &a);
-    if (m && m != n)
-        return ox_fail(nd, "%s has %d entries, not %d", name, m, n);
-    for (int d = 0; d < m; d++) {
-        if (a[d] < 0 || a[d] > OX_ATTR_MAX)
-            return ox_fail(nd, "%s entry %d (%lld) is out of range", name, d, (long long)a[d]);
-        v[d] = a[d];
-    }
-    return true;
-}
-
 static bool conv_geometry(ox_node *nd, const ox_value *x, const ox_value *w, geometry *g)
 {
     if (x->ndim < 3 || w->ndim != x->ndim)
         return ox_fail(nd, "x (rank %d) and w (rank %d) must have the same rank, at least 3",
                        x->ndim, w->ndim);
-    g->nsp = x->ndim - 2;
     g->group = ox_attr_int(nd, "group", 1);
     int64_t C = x->shape[1], F = w->shape[0];
     if (g->group < 1 || C % g->group || F % g->group || w->shape[1] * g->group != C)
         return ox_fail(nd, "x has %lld channels and w is [%lld, %lld, ...], which group=%lld "
                        "does not fit", (long long)C, (long long)F, (long long)w->shape[1],
                        (long long)g->group);
-    int64_t pads[2 * RT_MAX_DIMS] = {0}, ks[RT_MAX_DIMS];
-    for (int d = 0; d < g->nsp; d++)
-        g->k[d] = ks[d] = w->shape[2 + d], g->s[d] = g->dil[d] = 1;
-    if (!ints_attr(nd, "kernel_shape", g->nsp, ks) || !ints_attr(nd, "strides", g->nsp, g->s) ||
-        !ints_attr(nd, "dilations", g->nsp, g->dil) || !ints_attr(nd, "pads", 2 * g->nsp, pads))
-        return false;
-    const char *ap = ox_attr_str(nd, "auto_pad", "NOTSET");
-    for (int d = 0; d < g->nsp; d++) {
-        if (ks[d] != g->k[d])
+    const int64_t *ks;
+    int nk = ox_attr_ints(nd, "kernel_shape", &ks);
+    for (int d = 0; d < nk; d++)
+        if (nk != x->ndim - 2 || ks[d] != w->shape[2 + d])
             return ox_fail(nd, "kernel_shape does not match w");
-        if (g->s[d] < 1 || g->dil[d] < 1)
-            return ox_fail(nd, "strides and dilations must be >= 1");
-        int64_t H = x->shape[2 + d], ke = (g->k[d] - 1) * g->dil[d] + 1;
-        g->pb[d] = pads[d], g->pe[d] = pads[g->nsp + d];
-        if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
-            int64_t o = (H + g->s[d] - 1) / g->s[d], tot = (o - 1) * g->s[d] + ke - H;
-            tot = tot < 0 ? 0 : tot;
-            g->pb[d] = strcmp(ap, "SAME_UPPER") == 0 ? tot / 2 : tot - tot / 2;
-            g->pe[d] = tot - g->pb[d];
-        } else if (strcmp(ap, "VALID") == 0) {
-            g->pb[d] = g->pe[d] = 0;
-        } else if (strcmp(ap, "NOTSET") != 0) {
-            return ox_fail(nd, "auto_pad '%s' is not supported", ap);
-        }
-        int64_t span = H + g->pb[d] + g->pe[d] - ke;
-        if (span < 0)
-            return ox_fail(nd, "the window (%lld) is larger than the padded input (%lld)",
-                           (long long)ke, (long long)(H + g->pb[d] + g->pe[d]));
-        g->out[d] = span / g->s[d] + 1;
-    }
+    ox_window win;
+    if (!ox_window_of(nd, x, w->shape + 2, false, &win))
+        return false;
+    g->nsp = win.nsp;
+    memcpy(g->k, win.k, sizeof g->k);
+    memcpy(g->s, win.s, sizeof g->s);
+    memcpy(g->dil, win.dil, sizeof g->dil);
+    memcpy(g->pb, win.pb, sizeof g->pb);
+    memcpy(g->pe, win.pe, sizeof g->pe);
+    memcpy(g->out, win.out, sizeof g->out);
     return true;
 }
 
