@@ -162,7 +162,9 @@ for l in [l for l in r['layers'] if not l['group']] + r['groups']:
 # bandwidth far above this machine's: every layer compute-bound).
 awk '/^layer /, /^mlp / { if (length($0) > 120) { print; bad = 1 } } END { exit bad }' out ||
     fail "the table is wider than 120"
-grep -q '^slowest layers: net.fc1+act ' out || { cat out; fail "no slowest layers"; }
+# (which layer is slowest is a measurement: on a busy machine a waking
+# thread can make the tiny fc2 slower than fc1, so only the line's form)
+grep -Eq '^slowest layers: net\.(fc1\+act|fc2) [0-9.]+ us \([0-9.]+%\)$' out || { cat out; fail "no slowest layers"; }
 # --columns= picks the table's columns, in its order; all is every one.
 expect_status 0 "$TEC" -O2 --columns=flops,layer,time% "$mlp"
 grep -q '^ *FLOPs  layer  *time%$' out || { cat out; fail "--columns=flops,layer,time%"; }
