@@ -1,0 +1,606 @@
+/* passes/schedule/auto_window.c — the automatic scheduler's blocks that
+ * are not contractions: elementwise kernels (merged into one long vector
+ * loop), pooling and other window reductions (a spatial loop innermost
+ * and vectorized, the row accumulated in a tile), depthwise convolutions
+ * (along rows, or channels-last when that is cheaper), and the padding of
+ * inputs read through guards. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes/schedule/auto.h"
+
+/* ---------------------------------------------------------------- everything else */
+
+/* A reduction whose vector loop now runs inside its reduce loops (depthwise
+ * convolution, pooling): one row of outputs accumulates in a local tile,
+ * its init decomposed out of the reduce loops and its write-back
+ * vectorized, so each output is stored once and the fuse pass can compute
+ * the layers after it (batchnorm, relu6) in that write-back. */
+static void reduce_in_tile(auto_ctx *a, ir_stmt *b, const char *vname)
+{
+    if (!b->init)
+        return;
+    /* the loops from the function body down to the block, after reorder */
+    sch_ctx c = {a->m, a->f, &a->quiet, {"auto", 1, 1}};
+    sch_path p;
+    if (!sch_find_block(&c, b->name, &p))
+        return;
+    const char *outer = NULL, *first_reduce = NULL;
+    for (int k = 0; k < p.n && !first_reduce; k++) {
+        const ir_stmt *l = *p.slot[k];
+        if (l->kind != IR_S_FOR)
+            continue;
+        const ir_itervar *it = iter_of(b, l);
+        if (it && it->kind == IR_ITER_REDUCE)
+            first_reduce = l->var->name;
+        else
+            outer = l->var->name;
+    }
+    if (!outer || !first_reduce)
+        return;
+    const char *tile = auto_fresh(a, ir_sprintf(a->m->arena, "%s_tile", b->body[0]->buf->name));
+    if (!auto_step(a, "%s = cache_write(%s, %s)", tile, b->name, outer))
+        return;
+    if (auto_step(a, "decompose_reduction(%s, %s)", b->name, first_reduce))
+        auto_step(a, "vectorize(%s_init)", vname);
+    auto_step(a, "vectorize(%s_%s_out)", vname, tile);
+}
+
+/* ---------------------------------------------------------------- depthwise convolutions */
+
+/* A depthwise convolution Y[.., f, p, q] += X[.., f, p + r, q + s] *
+ * W[f, .., r, s]: every reduce variable is read by both operands, and one
+ * spatial variable f (the channel) indexes X, W and Y, X's dimension
+ * plainly. */
+typedef struct dw_info {
+    const ir_expr *X, *W;
+    const ir_var *vf, *vq;
+    int xdim;              /* X's dimension indexed by f */
+    int64_t F, Q, taps;
+} dw_info;
+
+static bool classify_depthwise(const ir_stmt *b, dw_info *o)
+{
+    const ir_stmt *body = b->nbody ? b->body[0] : NULL;
+    if (!b->init || !body || body->kind != IR_S_STORE || !body->value ||
+        body->value->kind != IR_ADD || body->value->a->kind != IR_LOAD ||
+        body->value->a->buf != body->buf || body->value->b->kind != IR_MUL ||
+        !ir_dtype_is_float(body->buf->dtype) || body->nargs < 2 ||
+        body->args[body->nargs - 1]->kind != IR_VAR)
+        return false;
+    bool g = false;
+    const ir_expr *o1 = unguarded_load(body->value->b->a, &g), *o2 = unguarded_load(body->value->b->b, &g);
+    if (!o1 || !o2)
+        return false;
+    o->vq = body->args[body->nargs - 1]->var;
+    o->X = load_uses(o1, o->vq) ? o1 : o2;
+    o->W = o->X == o1 ? o2 : o1;
+    if (load_uses(o->W, o->vq) || !load_uses(o->X, o->vq))
+        return false;
+    o->vf = NULL;
+    o->taps = 1;
+    for (int i = 0; i < b->niters; i++) {
+        const ir_itervar *it = &b->iters[i];
+        bool inX = load_uses(o->X, it->var), inW = load_uses(o->W, it->var);
+        if (it->var == o->vq) {
+            o->Q = it->extent;
+            continue;
+        }
+        if (it->kind == IR_ITER_REDUCE) {
+            if (it->extent > 1 && !(inX && inW))
+                return false;
+            o->taps *= it->extent;
+            continue;
+        }
+        if (!inW || it->extent == 1)
+            continue;
+        if (o->vf || !inX)
+            return false;   /* W reads one spatial variable, the channel */
+        o->vf = it->var;
+        o->F = it->extent;
+    }
+    if (!o->vf)
+        return false;
+    o->xdim = -1;
+    for (int d = 0; d < o->X->nargs; d++)
+        if (o->X->args[d]->kind == IR_VAR && o->X->args[d]->var == o->vf)
+            o->xdim = d;
+        else if (load_uses_expr(o->X->args[d], o->vf))
+            return false;
+    return o->xdim >= 0;
+}
+
+/* Whether a depthwise convolution runs faster with its channels in the
+ * vectors (X copied channels-last by pad, W packed, Y written back a
+ * channel apart) than along its output rows.  Along rows, a row of Q
+ * outputs takes Q / L whole vectors plus one of 8 and one of 4 lanes where
+ * they fit, then scalars, per tap, or whole vectors past the row's end
+ * when fewer (the vectorizer's, ir/vectorize.c: 14 as one of 16 lanes, 7
+ * as one of 8); along channels each output takes taps / L vector
+ * operations plus about 0.4 per element the copies move: the padded input
+ * transposed (per output, the square of a padded row over an output row:
+ * 2.5 for 5x5 on 7x7, 5.9 for 5x5 of stride 2 from 14x14 to 7x7) and the
+ * output (measured on one thread, rows against channels: 5x5 on 7x7, 1152
+ * channels, 191 and 129 us; 5x5 on 14x14, 672 channels, 226 and 250 us;
+ * 7x7 on 7x7, 768 channels, 161 and 140 us; 5x5 of stride 2 to 7x7, 672
+ * channels, 129 and 193 us; 3x3 on 7x7 keeps its rows). */
+static bool depthwise_channels_last(const auto_ctx *a, const dw_info *o)
+{
+    int L = a->lanes;
+    if (o->F % L != 0 || o->Q >= L)
+        return false;
+    int64_t r = o->Q % L;
+    int64_t chunks = o->Q / L + (r >= 8) + ((r % 8) >= 4) + r % 4;
+    int64_t lw = L;
+    while (lw / 2 >= o->Q && lw > 4)
+        lw /= 2;
+    if ((o->Q + lw - 1) / lw < chunks)   /* whole vectors past the row's end (ir/vectorize.c) */
+        chunks = (o->Q + lw - 1) / lw;
+    double rows = (double)o->taps * (double)chunks / (double)o->Q;
+    /* the copies: about 0.4 per element in (a padded row of stride * Q + k
+     * - stride, k the square kernel's side) and out, per output */
+    ir_affine x;
+    int64_t st = 1;
+    if (ir_affine_of(o->X->args[o->X->nargs - 1], &x) && ir_affine_coef(&x, o->vq) > 1)
+        st = ir_affine_coef(&x, o->vq);
+    double k = 1;
+    while ((k + 1) * (k + 1) <= (double)o->taps)
+        k++;
+    double side = ((double)st * (double)o->Q + k - (double)st) / (double)o->Q;
+    double channels = (double)o->taps / L + 0.4 * (side * side + 1.0);
+    return channels < rows;
+}
+
+bool schedule_depthwise(auto_ctx *a, nest *ns)
+{
+    ir_stmt *b = ns->block;
+    dw_info o;
+    if (!classify_depthwise(b, &o) || o.xdim != o.X->nargs - 1 || !depthwise_channels_last(a, &o))
+        return false;
+    int fl = -1, ql = -1, first_reduce = -1, last_spatial = -1;
+    for (int i = 0; i < ns->n; i++) {
+        const ir_itervar *it = iter_of(b, ns->loops[i]);
+        if (!it)
+            return false;
+        if (it->var == o.vf)
+            fl = i;
+        else if (it->var == o.vq)
+            ql = i;
+        else if (it->kind == IR_ITER_REDUCE) {
+            if (first_reduce < 0)
+                first_reduce = i;
+        } else
+            last_spatial = i;
+    }
+    if (fl < 0 || ql < 0 || first_reduce < 0 || last_spatial < 0)
+        return false;
+    const char *fn = ns->loops[fl]->var->name, *qn = ns->loops[ql]->var->name;
+    const char *fo = auto_fresh(a, ir_sprintf(a->m->arena, "%s_o", fn));
+    const char *fi = auto_fresh(a, ir_sprintf(a->m->arena, "%s_i", fn));
+    const char *tile_at = ns->loops[last_spatial]->var->name;
+    if (!auto_step(a, "%s, %s = split(%s, %d)", fo, fi, fn, a->lanes))
+        return true;
+    /* f_o, the other spatial loops, the reduce loops, q, f_i */
+    char order[1024];
+    int pos = snprintf(order, sizeof order, "%s", fo);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < ns->n; i++) {
+            const ir_itervar *it = iter_of(b, ns->loops[i]);
+            if (i == fl || i == ql || (it->kind == IR_ITER_REDUCE) != (pass == 1))
+                continue;
+            pos += snprintf(order + pos, sizeof order - (size_t)pos, ", %s", ns->loops[i]->var->name);
+        }
+    snprintf(order + pos, sizeof order - (size_t)pos, ", %s, %s", qn, fi);
+    if (!auto_step(a, "reorder(%s)", order))
+        return true;
+    const char *wp = auto_fresh(a, ir_sprintf(a->m->arena, "%sp", o.W->buf->name));
+    bool packed = auto_step(a, "%s = cache_read(%s, %s)", wp, o.W->buf->name, fo);
+    const char *tile = auto_fresh(a, ir_sprintf(a->m->arena, "%s_tile", b->body[0]->buf->name));
+    if (auto_step(a, "%s = cache_write(%s, %s)", tile, b->name, tile_at) &&
+        auto_step(a, "decompose_reduction(%s, %s)", b->name, ns->loops[first_reduce]->var->name)) {
+        auto_step(a, "vectorize(%s_init)", fi);
+        auto_step(a, "unroll(%s)", qn);
+        auto_step(a, "vectorize(%s_%s_out)", fi, tile);
+    }
+    auto_step(a, "vectorize(%s)", fi);
+    if (packed)
+        auto_step(a, "vectorize(%s_%s)", fi, wp);
+    if (a->threads > 1 && o.F / a->lanes >= a->threads)
+        auto_step(a, "parallel(%s)", fo);
+    return true;
+}
+
+/* ---------------------------------------------------------------- merged dimensions */
+
+/* (before or after decompose_reduction took its init out) */
+static bool has_reduction(const ir_stmt *s, void *p)
+{
+    if (s->kind == IR_S_BLOCK)
+        for (int i = 0; i < s->niters; i++)
+            if (s->iters[i].kind == IR_ITER_REDUCE)
+                *(bool *)p = true;
+    return true;
+}
+
+static bool guarded_read(const ir_expr *x, void *p);
+
+/* Whether the fuse pass may compute call ci's kernel in the tile of the
+ * call that writes one of its inputs: that input is a temporary which one
+ * earlier call writes and nothing else reads, and the writer has a tile
+ * (a reduction: every contraction's schedule writes one back) or is itself
+ * computed in one. */
+static bool may_fuse(const ir_module *m, int ci, int depth)
+{
+    const ir_graph_call *C = &m->graph.calls[ci];
+    for (int p = 0; p < C->nargs && depth < 16; p++) {
+        const ir_buffer *T = C->args[p];
+        if (T->role != IR_BUF_TEMP)
+            continue;
+        int pi = -1;
+        bool other = false;
+        for (int c = 0; c < m->graph.ncalls; c++)
+            for (int k = 0; c != ci && k < m->graph.calls[c].nargs; k++)
+                if (m->graph.calls[c].args[k] == T) {
+                    if (c < ci && pi == -1)
+                        pi = c;
+                    else
+                        other = true;
+                }
+        if (pi < 0 || other)
+            continue;
+        bool red = false;
+        ir_stmt_walk(m->graph.calls[pi].fn->body, has_reduction, NULL, &red);
+        if (red || may_fuse(m, pi, depth + 1))
+            return true;
+    }
+    return false;
+}
+
+/* Whether a call of f writes a temporary that a later call reads through
+ * a padding guard (the layout pass would store it with a border, in f's
+ * own dimensions). */
+static bool output_padded(const ir_module *m, const ir_func *f)
+{
+    for (int ci = 0; ci < m->graph.ncalls; ci++) {
+        if (m->graph.calls[ci].fn != f)
+            continue;
+        for (int c = ci + 1; c < m->graph.ncalls; c++) {
+            const ir_graph_call *R = &m->graph.calls[c];
+            for (int k = 0; k < R->nargs && k < R->fn->nparams; k++)
+                for (int j = 0; j < m->graph.calls[ci].nargs; j++) {
+                    if (R->args[k] != m->graph.calls[ci].args[j] || R->args[k]->role != IR_BUF_TEMP)
+                        continue;
+                    const ir_buffer *pb[2] = {R->fn->params[k], NULL};
+                    ir_stmt_walk(R->fn->body, NULL, guarded_read, pb);
+                    if (pb[1])
+                        return true;
+                }
+        }
+    }
+    return false;
+}
+
+/* An elementwise kernel that stays a kernel of its own (the fuse pass
+ * will not compute it in a tile), whose output no reader pads: its loops
+ * merged from the innermost out while each merge holds, so its vectors run
+ * along the whole contiguous run of its buffers (a 7x7 map's 49 elements
+ * per channel, or all of 960x7x7 when every operand has that shape)
+ * instead of 7 elements of a row.  The nest is collected again after. */
+static bool merge_elementwise(auto_ctx *a, nest *ns)
+{
+    ir_stmt *b = ns->block;
+    if (b->init || ns->n < 2 || !b->nbody || !b->body[0] || !sch_int8_vector_store(b->body[0]))
+        return false;
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].kind != IR_ITER_SPATIAL)
+            return false;
+    bool fusable = false, called = false;
+    for (int c = 0; c < a->m->graph.ncalls && !fusable; c++)
+        if (a->m->graph.calls[c].fn == a->f) {
+            called = true;
+            fusable = may_fuse(a->m, c, 0);
+        }
+    /* A padded reader of the output reads it with a border in place (the
+     * layout pass), which needs the output's own dimensions: that saves
+     * the reader a copy worth more than merging gains (a multiply on
+     * 672x14x14 before a depthwise convolution: 36 to 17 us merged, but
+     * the convolution's copy of its input 58 to 88 us). */
+    if (!called || fusable || output_padded(a->m, a->f))
+        return false;
+    const char *names[32];
+    for (int i = 0; i < ns->n; i++)
+        names[i] = ns->loops[i]->var->name;
+    const char *inner = names[ns->n - 1];
+    bool merged = false;
+    for (int i = ns->n - 2; i >= 0; i--) {
+        const char *nm = auto_fresh(a, ir_sprintf(a->m->arena, "%s%s", names[i], inner));
+        if (!auto_step(a, "%s = merge(%s, %s)", nm, names[i], inner))
+            break;
+        inner = nm;
+        merged = true;
+    }
+    return merged;
+}
+
+/* An elementwise kernel reading a temporary whose writer merged two of
+ * its dimensions (a 1x1 convolution on a merged map) merges the same two:
+ * the fuse pass computes it in the writer's tile only where the two index
+ * the data alike (the bias and activation after the convolution). */
+typedef struct load_find {
+    const ir_buffer *b;
+    const ir_expr *ld;
+} load_find;
+
+static bool find_load(const ir_expr *x, void *p)
+{
+    load_find *lf = p;
+    if (!lf->ld && x->kind == IR_LOAD && x->buf == lf->b)
+        lf->ld = x;
+    return true;
+}
+
+void merge_like_producer(auto_ctx *a)
+{
+    const ir_module *m = a->m;
+    for (int ci = 0; ci < m->graph.ncalls; ci++) {
+        const ir_graph_call *C = &m->graph.calls[ci];
+        if (C->fn != a->f)
+            continue;
+        for (int p = 0; p < C->nargs && p < a->f->nparams; p++) {
+            const ir_buffer *T = C->args[p], *fp = a->f->params[p];
+            if (T->role != IR_BUF_TEMP || fp->ndim != T->ndim)
+                continue;
+            const ir_buffer *wp = NULL;
+            for (int c = 0; c < ci && !wp; c++)
+                for (int k = 0; k < m->graph.calls[c].nargs && k < m->graph.calls[c].fn->nparams; k++)
+                    if (m->graph.calls[c].args[k] == T)
+                        wp = m->graph.calls[c].fn->params[k];
+            if (!wp || wp->ndim != T->ndim - 1)
+                continue;
+            int d = 0;
+            while (d < wp->ndim && wp->shape[d] == T->shape[d])
+                d++;
+            if (d + 1 >= T->ndim || wp->shape[d] != T->shape[d] * T->shape[d + 1])
+                continue;
+            /* the loops bound to the iteration variables that index fp there */
+            load_find lf = {fp, NULL};
+            ir_stmt_walk(a->f->body, NULL, find_load, &lf);
+            if (!lf.ld || lf.ld->args[d]->kind != IR_VAR || lf.ld->args[d + 1]->kind != IR_VAR)
+                continue;
+            sch_ctx c = {a->m, a->f, &a->quiet, {"auto", 1, 1}};
+            const char *loops[2] = {NULL, NULL};
+            for (int k = 0; k < 2; k++) {
+                const ir_var *v = lf.ld->args[d + k]->var;
+                sch_path path;
+                /* the block that binds v */
+                nest cur = {.n = 0}, all[8];
+                int n = 0;
+                auto_collect(a->f->body, &cur, all, &n, 8);
+                for (int b = 0; b < n && !loops[k]; b++)
+                    for (int i = 0; i < all[b].block->niters; i++)
+                        if (all[b].block->iters[i].var == v && all[b].block->iters[i].binding->kind == IR_VAR &&
+                            sch_find_loop(&c, all[b].block->iters[i].binding->var->name, &path))
+                            loops[k] = all[b].block->iters[i].binding->var->name;
+            }
+            if (loops[0] && loops[1])
+                auto_step(a, "%s = merge(%s, %s)", auto_fresh(a, ir_sprintf(a->m->arena, "%s%s", loops[0], loops[1])),
+                     loops[0], loops[1]);
+            return;
+        }
+    }
+}
+
+void schedule_simple(auto_ctx *a, nest *ns)
+{
+    ir_stmt *b = ns->block;
+    if (ns->n == 0)
+        return;
+    nest merged;
+    if (merge_elementwise(a, ns) && auto_nest_of(a, b, &merged)) {
+        ns = &merged;
+        /* one long loop: chunks of whole vectors for the threads */
+        ir_stmt *l = ns->loops[ns->n - 1];
+        int64_t e = extent(l);
+        const ir_itervar *iv = iter_of(b, l);
+        bool outer_par = false;
+        for (int i = 0; i + 1 < ns->n; i++)
+            outer_par |= extent(ns->loops[i]) >= 2 * a->threads;
+        if (iv && e >= 64 * a->lanes && !outer_par && e % a->lanes == 0) {
+            int64_t chunk = 64 * a->lanes;
+            while (chunk > a->lanes && e % chunk != 0)
+                chunk -= a->lanes;
+            const char *nm = l->var->name;
+            const char *o = auto_fresh(a, ir_sprintf(a->m->arena, "%s_o", nm));
+            const char *in = auto_fresh(a, ir_sprintf(a->m->arena, "%s_i", nm));
+            if (auto_step(a, "%s, %s = split(%s, %lld)", o, in, nm, (long long)chunk)) {
+                auto_step(a, "vectorize(%s)", in);
+                if (a->threads > 1 && e / chunk >= a->threads)
+                    auto_step(a, "parallel(%s)", o);
+                return;
+            }
+        }
+    }
+    const ir_itervar *it[32];
+    for (int i = 0; i < ns->n; i++)
+        if (!(it[i] = iter_of(b, ns->loops[i])) || extent(ns->loops[i]) < 1)
+            return;
+    /* the innermost spatial loop that indexes the last dimension of a store */
+    int vi = -1;
+    ir_stmt *st = b->nbody ? b->body[0] : NULL;
+    if (st && st->kind == IR_S_STORE && st->nargs > 0 && st->args[st->nargs - 1]->kind == IR_VAR)
+        for (int i = 0; i < ns->n; i++)
+            if (it[i]->kind == IR_ITER_SPATIAL && st->args[st->nargs - 1]->var == it[i]->var)
+                vi = i;
+    int64_t work = 1;
+    for (int i = 0; i < ns->n; i++)
+        work *= extent(ns->loops[i]);
+    if (vi >= 0 && extent(ns->loops[vi]) >= a->lanes / 4 && sch_int8_vector_store(st)) {
+        const char *vname = ns->loops[vi]->var->name;   /* reorder moves variables between loop nodes */
+        if (vi != ns->n - 1) {
+            /* move it innermost (the reduce loops of pooling and depthwise
+             * convolutions then run outside the vector) */
+            char order[1024] = "";
+            int pos = 0;
+            for (int i = 0; i < ns->n; i++)
+                if (i != vi)
+                    pos += snprintf(order + pos, sizeof order - (size_t)pos, "%s%s",
+                                    pos ? ", " : "", ns->loops[i]->var->name);
+            snprintf(order + pos, sizeof order - (size_t)pos, ", %s", vname);
+            if (auto_step(a, "reorder(%s)", order) && auto_step(a, "vectorize(%s)", vname))
+                reduce_in_tile(a, b, vname);
+        } else
+            auto_step(a, "vectorize(%s)", vname);
+    }
+    if (a->threads > 1 && work >= 16384) {
+        /* re-find the loops: reorder moved variables between loop nodes */
+        for (int i = 0; i < ns->n; i++) {
+            ir_stmt *l = ns->loops[i];
+            const ir_itervar *iv = iter_of(b, l);
+            if (!iv || iv->kind != IR_ITER_SPATIAL || l->for_kind == IR_FOR_VECTORIZED)
+                continue;
+            if (extent(l) >= a->threads && auto_step(a, "parallel(%s)", l->var->name))
+                break;
+        }
+    }
+}
+
+/* Inputs read through guards (padded convolutions and pooling) are padded
+ * once, so no guard is left in an inner loop. */
+static bool guarded_read(const ir_expr *x, void *p)
+{
+    const ir_buffer *b = ((const ir_buffer **)p)[0];
+    if (x->kind == IR_SELECT && x->a && x->a->kind == IR_LOAD && x->a->buf == b &&
+        (x->b->kind == IR_FLOAT || x->b->kind == IR_INT))
+        ((const ir_buffer **)p)[1] = b;
+    return true;
+}
+
+/* The dimension of buffer x that a depthwise convolution reading it wants
+ * innermost in its padded copy (its channels), or -1. */
+typedef struct dw_find {
+    const auto_ctx *a;
+    const ir_buffer *x;
+    int dim;
+} dw_find;
+
+static bool find_depthwise(const ir_stmt *s, void *p)
+{
+    dw_find *w = p;
+    dw_info o;
+    if (s->kind == IR_S_BLOCK && classify_depthwise(s, &o) && o.X->buf == w->x &&
+        depthwise_channels_last(w->a, &o))
+        w->dim = o.xdim;
+    return true;
+}
+
+/* A window reduction reading x: a depthwise convolution or a pooling,
+ * y[..] = y[..] op e with an init and reduce loops, e not a product of two
+ * operands of a contraction (those pad first, to be classified). */
+typedef struct window_find {
+    const ir_buffer *x;
+    int readers, windows;
+} window_find;
+
+static bool reads_buffer(const ir_expr *x, void *p)
+{
+    if (x->kind == IR_LOAD && x->buf == ((const ir_buffer **)p)[0])
+        ((const ir_buffer **)p)[1] = x->buf;
+    return true;
+}
+
+static bool find_window(const ir_stmt *s, void *p)
+{
+    window_find *w = p;
+    if (s->kind != IR_S_BLOCK)
+        return true;
+    const ir_buffer *pb[2] = {w->x, NULL};
+    ir_stmt_walk(s, NULL, reads_buffer, pb);
+    if (!pb[1])
+        return true;
+    w->readers++;
+    const ir_stmt *st = s->nbody ? s->body[0] : NULL;
+    bool reduces = false;
+    for (int i = 0; i < s->niters; i++)
+        reduces |= s->iters[i].kind == IR_ITER_REDUCE;
+    dw_info o;
+    if (s->init && reduces && st && st->kind == IR_S_STORE && st->value &&
+        ((st->value->kind == IR_ADD && st->value->b->kind == IR_SELECT) ||
+         st->value->kind == IR_MAX || st->value->kind == IR_MIN || classify_depthwise(s, &o)))
+        w->windows++;
+    return false;
+}
+
+/* Whether input x is read only by window reductions along rows: padded
+ * after their schedule, per iteration of the loop that reads one slice
+ * of it (pad_late), not whole before it. */
+static bool pads_late(auto_ctx *a, const ir_buffer *x)
+{
+    window_find w = {x, 0, 0};
+    ir_stmt_walk(a->f->body, find_window, NULL, &w);
+    return w.readers > 0 && w.windows == w.readers && a->nlate_pad < 8;
+}
+
+/* The late pads: each input at the innermost loop outside the window
+ * (not vectorized, outside every reduce loop) at which pad accepts it,
+ * i.e. whose iteration reads one slice of it (a channel of a depthwise
+ * convolution or a pooling: a copy of the padded channel that stays in
+ * the cache for the window, instead of the whole padded input written to
+ * memory and read back); the whole input before the nest if none. */
+void pad_late(auto_ctx *a)
+{
+    for (int i = 0; i < a->nlate_pad; i++) {
+        const ir_buffer *x = a->late_pad[i];
+        const char *name = auto_fresh(a, ir_sprintf(a->m->arena, "%s_pad", x->name));
+        nest cur = {.n = 0}, nests[64];
+        int nn = 0;
+        auto_collect(a->f->body, &cur, nests, &nn, 64);
+        sch_ctx c = {a->m, a->f, &a->quiet, {"auto", 1, 1}};
+        sch_path p = {.n = 0};
+        for (int k = 0; k < nn && !p.n; k++) {
+            const ir_buffer *pb[2] = {x, NULL};
+            ir_stmt_walk(nests[k].block, NULL, reads_buffer, pb);
+            if (pb[1] && !sch_find_block(&c, nests[k].block->name, &p))
+                p.n = 0;
+        }
+        int outer = 0;   /* the loops outside the first reduce loop */
+        while (outer < p.n) {
+            const ir_stmt *l = *p.slot[outer];
+            const ir_itervar *it = l->kind == IR_S_FOR ? iter_of(*p.slot[p.n - 1], l) : NULL;
+            if (it && it->kind == IR_ITER_REDUCE)
+                break;
+            outer++;
+        }
+        bool done = false;
+        for (int k = outer - 1; k >= 0 && !done; k--) {
+            const ir_stmt *l = *p.slot[k];
+            if (l->kind == IR_S_FOR && l->for_kind != IR_FOR_VECTORIZED &&
+                l->for_kind != IR_FOR_UNROLLED)
+                done = auto_step(a, "%s = pad(%s, %s)", name, x->name, l->var->name);
+        }
+        if (!done)
+            auto_step(a, "%s = pad(%s)", name, x->name);
+    }
+}
+
+void pad_inputs(auto_ctx *a)
+{
+    for (int i = 0; i < a->f->nparams; i++) {
+        const ir_buffer *pb[2] = {a->f->params[i], NULL};
+        ir_stmt_walk(a->f->body, NULL, guarded_read, pb);
+        if (!pb[1])
+            continue;
+        const char *name = auto_fresh(a, ir_sprintf(a->m->arena, "%s_pad", pb[0]->name));
+        dw_find w = {a, pb[0], -1};
+        ir_stmt_walk(a->f->body, find_depthwise, NULL, &w);
+        if (w.dim < 0)   /* int8 dot products read 4 channels at once (int8.c) */
+            w.dim = sch_int8_pad_dim(a->f, pb[0], a->lanes);
+        if (w.dim >= 0 && w.dim != pb[0]->ndim - 1 && auto_step(a, "%s = pad(%s, %d)", name, pb[0]->name, w.dim))
+            continue;
+        if (w.dim < 0 && pads_late(a, pb[0])) {
+            a->late_pad[a->nlate_pad++] = pb[0];
+            continue;
+        }
+        auto_step(a, "%s = pad(%s)", name, pb[0]->name);
+    }
+}
