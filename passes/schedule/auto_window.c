@@ -12,6 +12,32 @@
 
 /* ---------------------------------------------------------------- everything else */
 
+/* A max or min pooling's window (y = max(y, x[..]), at most 16 taps) is
+ * unrolled: each tap of a row is a compare and a blend per vector (the
+ * vector max keeps C's fmax rule for NaN), a few vectors a row, so the
+ * loops' counters and branches weigh as much as the work, and the copies
+ * of the taps let the next row's loads start early (3x3 of stride 1 on
+ * 192x28x28: 137 to 114 us on one thread; of stride 2 on 64x111x111: 247
+ * to 219 us).  A sum (average pooling, depthwise convolution) keeps its
+ * loops: its multiply-adds pipeline already. */
+static void unroll_window(auto_ctx *a, const ir_stmt *b)
+{
+    const ir_stmt *st = b->nbody ? b->body[0] : NULL;
+    if (!st || st->kind != IR_S_STORE || !st->value ||
+        (st->value->kind != IR_MAX && st->value->kind != IR_MIN))
+        return;
+    int64_t taps = 1;
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].kind == IR_ITER_REDUCE)
+            taps *= b->iters[i].extent;
+    if (taps > 16)
+        return;
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].kind == IR_ITER_REDUCE && b->iters[i].extent > 1 &&
+            b->iters[i].binding->kind == IR_VAR)
+            auto_step(a, "unroll(%s)", b->iters[i].binding->var->name);
+}
+
 /* A reduction whose vector loop now runs inside its reduce loops (depthwise
  * convolution, pooling): one row of outputs accumulates in a local tile,
  * its init decomposed out of the reduce loops and its write-back
@@ -45,6 +71,7 @@ static void reduce_in_tile(auto_ctx *a, ir_stmt *b, const char *vname)
     if (auto_step(a, "decompose_reduction(%s, %s)", b->name, first_reduce))
         auto_step(a, "vectorize(%s_init)", vname);
     auto_step(a, "vectorize(%s_%s_out)", vname, tile);
+    unroll_window(a, b);
 }
 
 /* ---------------------------------------------------------------- depthwise convolutions */
