@@ -689,7 +689,9 @@ static ir_stmt *chunk_loop(vz *z, int64_t lo, int64_t hi, int step, ir_for_kind 
  * division by a variable (a trap in an extra lane).  A depthwise
  * convolution's row of 14 outputs accumulating in a local tile, its
  * activation in the tile's write-back, then only the store to the output
- * in chunks (the padded input copy a row longer, read past a row's end). */
+ * in chunks (the padded input copy a row longer, read past a row's end).
+ * A read of a caller's buffer past its end on some iterations of the loops
+ * around only puts the whole vectors under a test (guard_read). */
 typedef struct ext_ctx {
     const vz *z;
     ir_vec_env *env;
@@ -699,12 +701,39 @@ typedef struct ext_ctx {
     int64_t need[16];       /* per env->locals entry */
     bool vmath;             /* the body calls exp, sigmoid, ... */
     bool ok;
+    ir_expr *cond;          /* when the extra lanes read in range (NULL: always) */
 } ext_ctx;
 
 static ir_interval ext_bounds(ext_ctx *c, const ir_expr *x, int64_t vlo, int64_t vhi)
 {
     c->r[0] = (ir_var_range){c->z->v, vlo, vhi};
     return ir_bounds(x, c->r, c->nr);
+}
+
+/* A read of a buffer of the caller whose extra lanes pass its end only
+ * for some iterations of the loops around (a pooling's row of 7 outputs
+ * read as 8 lanes, past the input's end on the last row of the last
+ * channel): the whole vectors run under the test that the last lane's
+ * index is in range, the plain chunks else (one compare per row, against
+ * a 4-lane chunk and 3 scalars).  The index must grow with v and the
+ * loop's own lanes stay in range. */
+static bool guard_read(ext_ctx *c, const ir_buffer *b, const ir_expr *idx)
+{
+    ir_affine f;
+    ir_interval own = ext_bounds(c, idx, c->lo, c->hi - 1);
+    if (!own.known || own.hi >= b->shape[0] || !ir_affine_of(idx, &f) ||
+        ir_affine_coef(&f, c->z->v) <= 0)
+        return false;
+    ir_module *m = c->z->m;
+    ir_var *from[1] = {(ir_var *)c->z->v};
+    ir_expr *to[1] = {ir_int_typed(m, c->top - 1, c->z->v->dtype)};
+    ir_expr *last = ir_expr_subst(m, idx, from, to, 1);
+    ir_interval at = ext_bounds(c, last, c->lo, c->lo);
+    if (!at.known || at.lo >= b->shape[0])
+        return false;   /* never in range: the plain chunks alone */
+    ir_expr *t = ir_binary(m, IR_LT, last, ir_int_typed(m, b->shape[0], last->dtype));
+    c->cond = c->cond ? ir_binary(m, IR_AND, c->cond, t) : t;
+    return true;
 }
 
 static void ext_access(ext_ctx *c, const ir_buffer *b, ir_expr *const *idx, int n, bool store)
@@ -724,6 +753,9 @@ static void ext_access(ext_ctx *c, const ir_buffer *b, ir_expr *const *idx, int 
     for (int i = c->env->nlocals - 1; i >= 0 && g < 0; i--)
         if (c->env->locals[i].buf == b)
             g = i;
+    if (g < 0 && !store && all.known && extra.known && all.lo >= 0 && all.hi >= b->shape[0] &&
+        guard_read(c, b, idx[0]))
+        return;
     if (!all.known || !extra.known || all.lo < 0 || (g < 0 && (store || all.hi >= b->shape[0])) ||
         (g >= 0 && store && extra.lo < c->env->locals[g].orig)) {
         c->ok = false;
@@ -817,11 +849,43 @@ static int ext_lanes(ext_ctx *c, const ir_stmt *body, int64_t lo, int64_t hi, in
     for (int i = 0; i < env->nlocals; i++)
         c->need[i] = env->locals[i].need;
     c->ok = true;
+    c->cond = NULL;
     ext_stmt(c, body);
     if (!c->ok || N / L >= plain_steps(n, lanes, c->vmath ? 3 : 1))
         return 0;
     *top = lo + N;
     return L;
+}
+
+/* The plain chunks of loop st over [lo, hi) from `lanes` down, then the
+ * scalar tail; NULL when the body does not vectorize. */
+static ir_stmt *plain_chunks(vz *z, const ir_stmt *st, ir_stmt *body, int64_t lo, int64_t hi, int lanes)
+{
+    ir_module *m = z->m;
+    ir_stmt *out = ir_seq_new(m);
+    int64_t at = lo, left = hi - lo;
+    for (int l = lanes; l >= 2 && (l == lanes || l >= 4); l /= 2) {
+        if (left < l)
+            continue;
+        int64_t count = l == lanes ? left / l * l : l;
+        z->lanes = l;
+        ir_stmt *f = chunk_loop(z, at, at + count, l, IR_FOR_VECTORIZED, &z->chunk_v);
+        f->body[0] = vstmt(z, body);
+        if (z->fail)
+            return NULL;
+        ir_seq_append(m, out, f);
+        at += count;
+        left -= count;
+    }
+    if (left > 0) {
+        ir_var *tv;
+        ir_stmt *f = chunk_loop(z, at, hi, 1, IR_FOR_SERIAL, &tv);
+        ir_var *from[1] = {st->var};
+        ir_expr *to[1] = {ir_varref(m, tv)};
+        f->body[0] = ir_stmt_subst(m, st->body[0], from, to, 1);
+        ir_seq_append(m, out, f);
+    }
+    return out;
 }
 
 ir_stmt *ir_vectorize_loop(ir_module *m, const ir_stmt *st, int vector_bytes)
@@ -855,35 +919,19 @@ ir_stmt *ir_vectorize_loop_env(ir_module *m, const ir_stmt *st, int vector_bytes
         z.lanes = whole;
         ir_stmt *f = chunk_loop(&z, lo, top, whole, IR_FOR_VECTORIZED, &z.chunk_v);
         f->body[0] = vstmt(&z, body);
+        ir_stmt *plain = NULL;
+        if (!z.fail && ec.cond) {
+            plain = plain_chunks(&z, st, body, lo, hi, lanes);
+            if (!plain)
+                z.fail = true;
+        }
         if (!z.fail) {
             for (int i = 0; i < env->nlocals; i++)
                 env->locals[i].need = ec.need[i];
-            ir_seq_append(m, out, f);
+            ir_seq_append(m, out, plain ? ir_if(m, ec.cond, f, plain) : f);
             return out;
         }
         z.fail = false;   /* the plain chunks may still fit */
     }
-    int64_t at = lo, left = n;
-    for (int l = lanes; l >= 2 && (l == lanes || l >= 4); l /= 2) {
-        if (left < l)
-            continue;
-        int64_t count = l == lanes ? left / l * l : l;
-        z.lanes = l;
-        ir_stmt *f = chunk_loop(&z, at, at + count, l, IR_FOR_VECTORIZED, &z.chunk_v);
-        f->body[0] = vstmt(&z, body);
-        if (z.fail)
-            return NULL;
-        ir_seq_append(m, out, f);
-        at += count;
-        left -= count;
-    }
-    if (left > 0) {
-        ir_var *tv;
-        ir_stmt *f = chunk_loop(&z, at, hi, 1, IR_FOR_SERIAL, &tv);
-        ir_var *from[1] = {st->var};
-        ir_expr *to[1] = {ir_varref(m, tv)};
-        f->body[0] = ir_stmt_subst(m, st->body[0], from, to, 1);
-        ir_seq_append(m, out, f);
-    }
-    return out;
+    return plain_chunks(&z, st, body, lo, hi, lanes);
 }

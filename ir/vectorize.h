@@ -35,7 +35,9 @@ typedef struct ir_vec_env {
  * run as whole vectors over a few more: when each extra lane reads only in
  * range (of a local buffer once enlarged to its `need`) and stores only to
  * a local buffer's elements from its `orig` on, and that costs fewer
- * vector steps. */
+ * vector steps; a read of another buffer past its end on some iterations
+ * of the loops around puts the whole vectors under a test of the last
+ * lane's index (the plain chunks in its else). */
 ir_stmt *ir_vectorize_loop_env(ir_module *m, const ir_stmt *st, int vector_bytes,
                                ir_vec_env *env);
 
