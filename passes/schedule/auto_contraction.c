@@ -346,6 +346,27 @@ static bool pack_columns(const auto_ctx *a, const contraction *c)
     return c->K * row > (double)a->l1d;
 }
 
+/* The time to copy one element of V into its column panel, in vector
+ * operations: V read along the columns at a stride of 1 or 2 (an image
+ * under a convolution of stride 2) copies in vectors, a load or two and a
+ * shuffle per L elements; at any other stride (a matrix read across its
+ * rows) each element is a load of its own. */
+static double pack_element_cost(const auto_ctx *a, const contraction *c)
+{
+    const ir_var *col = c->it[c->nloop]->var;
+    int d = inner_dim(c->V->buf, c->V->nargs);
+    ir_affine f;
+    for (int i = 0; i < c->V->nargs; i++)
+        if (i != d && uses(c->V->args[i], col))
+            return 1;
+    if (!ir_affine_of(c->V->args[d], &f))
+        return 1;
+    for (int i = 0; i < f.n; i++)
+        if (f.var[i] == col)
+            return f.coef[i] == 1 || f.coef[i] == 2 ? 2.0 / a->lanes : 1;
+    return 1;
+}
+
 /* The tile's inner steps after the reorder: V packed per column panel, Y
  * accumulated in a local tile, the init decomposed out of the reduce loops
  * and vectorized (scalar stores of zeros that the tile's vector loads then
@@ -415,6 +436,12 @@ bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, bool che
     if (cost < 0)
         return false;
     a->tile_cost = cost;
+    /* An activation in the vectors that the tile packs is copied once per
+     * column panel, K elements per column, shared by the mm rows: about
+     * two vector operations per L copied (a strided read, a shuffle) */
+    a->pack_cost = 0;
+    if (!auto_is_weight(a->m, a->f, c.V->buf) && pack_columns(a, &c))
+        a->pack_cost = c.K / (double)c.mm * pack_element_cost(a, &c);
     a->vector_operand = c.V->buf;
     a->vector_columns = c.nn;
     if (check_only)
