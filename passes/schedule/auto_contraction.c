@@ -291,15 +291,54 @@ static bool columns_along_y(const contraction *c)
     return yinner == c->it[c->nloop]->var || body->buf->shape[d] == 1;
 }
 
+/* The share of the threads' time that e iterations keep busy when each
+ * thread runs its turn of them: 5 on 2 threads, 5/6. */
+static double balance(int64_t e, int threads)
+{
+    return (double)e / (double)(((e + threads - 1) / threads) * threads);
+}
+
+/* Which of the n loops outside the tile (outermost first) runs on the
+ * threads, -1 none: the outermost with two turns per thread, else one.
+ * With free_order (nothing is packed per iteration of these loops: V is a
+ * weight, which prepack packs at load), a loop further in whose
+ * iterations split among the threads better by more than an eighth of
+ * their time, to be moved outermost: a 1x1 convolution 768 -> 160 on 17x17
+ * has 5 column panels (3 and 2 on two threads: 624 us on one, 375 on two)
+ * but 17 rows of the map (9 and 8: 339 us on two).  Not for less: each
+ * thread then streams every panel of the weight per row instead of its
+ * own panels (80 -> 480 on 14x14, 15 panels against 14 rows: 88 to 106 us
+ * on two threads). */
+static int parallel_pick(const auto_ctx *a, const int64_t *exts, int n, bool free_order,
+                         bool *moved)
+{
+    int pick = -1, T = a->threads;
+    *moved = false;
+    for (int want = 2 * T; want >= T && T > 1 && pick < 0; want -= T)
+        for (int i = 0; i < n && pick < 0; i++)
+            if (exts[i] >= want)
+                pick = i;
+    if (pick < 0 || !free_order)
+        return pick;
+    for (int i = pick + 1; i < n; i++)
+        if (exts[i] >= 2 * T && balance(exts[i], T) > balance(exts[pick], T) + 0.12) {
+            *moved = true;
+            return i;
+        }
+    return pick;
+}
+
 /* The loops of a register-tiled contraction outside the tile, in the
  * order of its reorder step: batch, other N, jr, other M, ir, then the
- * reduce loops (g4o for the int8 loop g4).  Appends them to order; the
- * spatial ones also to names/exts (*nouter of them, at most 40), and the
- * first reduce loop's name to *first_reduce. */
-static int contraction_order(const nest *ns, const contraction *c, int nr, int mr, const char *jr,
-                             const char *ir, int g4, const char *g4o, char *order, size_t size,
-                             const char **names, int64_t *exts, int *nouter,
-                             const char **first_reduce)
+ * reduce loops (g4o for the int8 loop g4), except that the loop the
+ * threads run (parallel_pick) comes first when it may move.  Appends them
+ * to order; the spatial ones also to names/exts (*nouter of them, at most
+ * 40), the first reduce loop's name to *first_reduce, and which of names
+ * runs on the threads to *par (-1: none). */
+static int contraction_order(const auto_ctx *a, const nest *ns, const contraction *c, int nr,
+                             int mr, const char *jr, const char *ir, int g4, const char *g4o,
+                             char *order, size_t size, const char **names, int64_t *exts,
+                             int *nouter, const char **first_reduce, int *par)
 {
     int pos = 0;
     *nouter = 0;
@@ -319,14 +358,27 @@ static int contraction_order(const nest *ns, const contraction *c, int nr, int m
                 nm = ir;
                 ext = (c->mm + mr - 1) / mr;
             }
-            if (!nm)
-                continue;
-            pos += snprintf(order + pos, size - (size_t)pos, "%s%s", pos ? ", " : "", nm);
-            if (*nouter < 40) {
+            if (nm && *nouter < 40) {
                 names[*nouter] = nm;
                 exts[(*nouter)++] = ext;
             }
         }
+    bool moved;
+    *par = parallel_pick(a, exts, *nouter, auto_is_weight(a->m, a->f, c->V->buf), &moved);
+    /* (the row tile loop ir holds the accumulator tile: it stays last) */
+    if (moved && names[*par] != ir) {
+        const char *nm = names[*par];
+        int64_t ext = exts[*par];
+        for (int i = *par; i > 0; i--) {
+            names[i] = names[i - 1];
+            exts[i] = exts[i - 1];
+        }
+        names[0] = nm;
+        exts[0] = ext;
+        *par = 0;
+    }
+    for (int i = 0; i < *nouter; i++)
+        pos += snprintf(order + pos, size - (size_t)pos, "%s%s", pos ? ", " : "", names[i]);
     for (int i = 0; i < ns->n; i++)
         if (c->kind[i] == 3) {
             const char *rn = i == g4 ? g4o : ns->loops[i]->var->name;
@@ -414,19 +466,19 @@ static bool contraction_tile(auto_ctx *a, const nest *ns, const contraction *c, 
     return true;
 }
 
-/* Threads on the outermost spatial loop with enough iterations, then the
- * tails: the last row tile and the last column tile run in copies of their
- * own, so the guards leave every other tile (rows first: the column loop's
- * copy then holds both parts). */
+/* Threads on the loop contraction_order chose (par; if the primitive
+ * refuses it, the outermost with enough iterations), then the tails: the
+ * last row tile and the last column tile run in copies of their own, so
+ * the guards leave every other tile (rows first: the column loop's copy
+ * then holds both parts). */
 static void contraction_finish(auto_ctx *a, const contraction *c, int nr, int mr, const char *jr,
                                const char *ir, const char *const *names, const int64_t *exts,
-                               int nouter)
+                               int nouter, int par)
 {
-    bool par = false;
-    for (int want = 2 * a->threads; want >= a->threads && a->threads > 1 && !par; want -= a->threads)
-        for (int i = 0; i < nouter && !par; i++)
-            if (exts[i] >= want)
-                par = auto_step(a, "parallel(%s)", names[i]);
+    bool done = par >= 0 && auto_step(a, "parallel(%s)", names[par]);
+    for (int i = 0; i < nouter && par >= 0 && !done; i++)
+        if (exts[i] >= a->threads)
+            done = auto_step(a, "parallel(%s)", names[i]);
     if (c->mm % mr != 0 && c->mm > mr)
         auto_step(a, "partition(%s, %lld)", ir, (long long)(c->mm / mr));
     if (c->nn % nr != 0 && c->nn > nr)
@@ -482,14 +534,14 @@ bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, bool che
     char order[1024];
     const char *names[40], *first_reduce;
     int64_t exts[40];
-    int nouter;
-    int pos = contraction_order(ns, &c, nr, mr, jr, ir, g4, g4o, order, sizeof order, names, exts,
-                                &nouter, &first_reduce);
+    int nouter, par;
+    int pos = contraction_order(a, ns, &c, nr, mr, jr, ir, g4, g4o, order, sizeof order, names, exts,
+                                &nouter, &first_reduce, &par);
     snprintf(order + pos, sizeof order - (size_t)pos, ", %s, %s%s%s", ii, ji, g4 >= 0 ? ", " : "",
              g4 >= 0 ? g4i : "");
     if (!auto_step(a, "reorder(%s)", order) || !contraction_tile(a, ns, &c, ir, ii, jr, ji, first_reduce))
         return true;
-    contraction_finish(a, &c, nr, mr, jr, ir, names, exts, nouter);
+    contraction_finish(a, &c, nr, mr, jr, ir, names, exts, nouter, par);
     return true;
 }
 
