@@ -302,7 +302,7 @@ static double balance(int64_t e, int threads)
  * threads, -1 none: the outermost with two turns per thread, else one.
  * With free_order (nothing is packed per iteration of these loops: V is a
  * weight, which prepack packs at load), a loop further in whose
- * iterations split among the threads better by more than an eighth of
+ * iterations split among the threads better by more than a tenth of
  * their time, to be moved outermost: a 1x1 convolution 768 -> 160 on 17x17
  * has 5 column panels (3 and 2 on two threads: 624 us on one, 375 on two)
  * but 17 rows of the map (9 and 8: 339 us on two).  Not for less: each
@@ -321,7 +321,7 @@ static int parallel_pick(const auto_ctx *a, const int64_t *exts, int n, bool fre
     if (pick < 0 || !free_order)
         return pick;
     for (int i = pick + 1; i < n; i++)
-        if (exts[i] >= 2 * T && balance(exts[i], T) > balance(exts[pick], T) + 0.12) {
+        if (exts[i] >= 2 * T && balance(exts[i], T) > balance(exts[pick], T) + 0.105) {
             *moved = true;
             return i;
         }
