@@ -32,6 +32,7 @@ typedef struct auto_ctx {
     int64_t vector_columns;            /* its extent along the vectors */
     double tile_score;                 /* its register tile's efficiency */
     double tile_cost;                  /* its time per output element */
+    double pack_cost;                  /* and of packing an activation's panels, per output */
     /* the tile's time per output element if the two loops of the vector
      * operand's columns were merged (-1: they cannot be), and their names */
     double merge_cost;

@@ -94,12 +94,24 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
     int nr = nn % (2 * L) == 0 ? 2 * L : nn % L == 0 ? L : 0;
     if (!nr && tails)
         nr = nn >= 2 * L ? 2 * L : nn >= L ? L : 0;
+    /* Fewer columns than a vector, a power of two of 4 lanes or more: one
+     * narrower vector (the vectorizer runs a loop of 8 as 8 lanes).  A
+     * grouped convolution's channels of one group (ResNeXt's 32 groups of
+     * 8 at 28x28, weights [256, 8, 3, 3]) run whole in it, where columns
+     * along the map's 28 leave 12 of them scalar: 1189 to 385 us on one
+     * thread.  The lanes left empty count as lost below. */
+    bool narrow = false;
+    if (!nr && !tails && nn < L && nn >= 4 && (nn & (nn - 1)) == 0) {
+        nr = (int)nn;
+        narrow = true;
+    }
     if (!nr)
         return -1;
     static const int mrs[] = {8, 7, 6, 12, 5, 4, 3, 2};
+    int nv = narrow ? 1 : nr / L;
     int mr = 0;
     for (size_t i = 0; i < sizeof mrs / sizeof *mrs && !mr; i++)
-        if (mm % mrs[i] == 0 && mrs[i] * (nr / L) <= TILE_MAX_VECTORS)
+        if (mm % mrs[i] == 0 && mrs[i] * nv <= TILE_MAX_VECTORS)
             mr = mrs[i];
     if (!mr)
         mr = mm < 6 ? (int)mm : 6;   /* a guarded tail */
@@ -115,10 +127,17 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
      * 5x faster (990 to 191 us on one thread); 24 -> 144 on 56x56 keeps
      * its 144 channels in 9 whole vectors (0.89) rather than the map's 56
      * (3 vectors and 8 scalar columns: 0.51; measured 385 vs 658 us). */
-    int nv = nr / L;
-    double lanes = ((double)nn / L) / (double)(nn / L + nn % L);
+    double lanes = narrow ? (double)nr / L : ((double)nn / L) / (double)(nn / L + nn % L);
     double rows = (double)mm / (double)(((mm + mr - 1) / mr) * mr);
-    *score = lanes * rows * (double)(mr * nv) / (double)(mr + nv);
+    /* (no more than one multiply-add per load counts: a machine loads at
+     * least as fast as it multiplies, so a tile of 8 rows by one vector
+     * (0.89) runs as fast as 8 by two (1.6).  ResNet's 7x7 stem, 3 -> 64
+     * on 224x224 (K = 147), runs along the map's 112 columns in one vector
+     * by 8 channels rather than along the 64 channels, 2.54 to 2.22 ms on
+     * one thread; a 1x1 convolution 32 -> 192 on 28x28 (K = 32) along its
+     * merged map rather than its channels, 142 to 93 us) */
+    double per_load = (double)(mr * nv) / (double)(mr + nv);
+    *score = lanes * rows * (per_load < 1 ? per_load : 1);
     /* The time per output element, in vector operations: the reduction's
      * K multiply-adds at that efficiency, and the write-back of the tile,
      * a vector store per L elements when the vectors run along Y's last
@@ -248,6 +267,12 @@ static void contraction_merge_model(auto_ctx *a, const nest *ns, const contracti
         double ms;
         a->merge_cost = tile_model(a, c->nn * extent(ns->loops[nl - 1]), c->mm, c->K, true, false,
                                    &mnr, &mmr, &ms);
+        /* an activation's panels, contiguous along the merged map, are
+         * packed when K rows of them do not fit the level-1 cache
+         * (pack_columns), two vector operations per L elements */
+        if (a->merge_cost > 0 && !auto_is_weight(a->m, a->f, c->V->buf) &&
+            c->K * 3 * 64 > (double)a->l1d)
+            a->merge_cost += 2.0 * c->K / ((double)c->mm * a->lanes);
         a->merge_outer = ns->loops[nl - 1]->var->name;
         a->merge_inner = ns->loops[nl]->var->name;
     }
@@ -266,15 +291,54 @@ static bool columns_along_y(const contraction *c)
     return yinner == c->it[c->nloop]->var || body->buf->shape[d] == 1;
 }
 
+/* The share of the threads' time that e iterations keep busy when each
+ * thread runs its turn of them: 5 on 2 threads, 5/6. */
+static double balance(int64_t e, int threads)
+{
+    return (double)e / (double)(((e + threads - 1) / threads) * threads);
+}
+
+/* Which of the n loops outside the tile (outermost first) runs on the
+ * threads, -1 none: the outermost with two turns per thread, else one.
+ * With free_order (nothing is packed per iteration of these loops: V is a
+ * weight, which prepack packs at load), a loop further in whose
+ * iterations split among the threads better by more than a tenth of
+ * their time, to be moved outermost: a 1x1 convolution 768 -> 160 on 17x17
+ * has 5 column panels (3 and 2 on two threads: 624 us on one, 375 on two)
+ * but 17 rows of the map (9 and 8: 339 us on two).  Not for less: each
+ * thread then streams every panel of the weight per row instead of its
+ * own panels (80 -> 480 on 14x14, 15 panels against 14 rows: 88 to 106 us
+ * on two threads). */
+static int parallel_pick(const auto_ctx *a, const int64_t *exts, int n, bool free_order,
+                         bool *moved)
+{
+    int pick = -1, T = a->threads;
+    *moved = false;
+    for (int want = 2 * T; want >= T && T > 1 && pick < 0; want -= T)
+        for (int i = 0; i < n && pick < 0; i++)
+            if (exts[i] >= want)
+                pick = i;
+    if (pick < 0 || !free_order)
+        return pick;
+    for (int i = pick + 1; i < n; i++)
+        if (exts[i] >= 2 * T && balance(exts[i], T) > balance(exts[pick], T) + 0.105) {
+            *moved = true;
+            return i;
+        }
+    return pick;
+}
+
 /* The loops of a register-tiled contraction outside the tile, in the
  * order of its reorder step: batch, other N, jr, other M, ir, then the
- * reduce loops (g4o for the int8 loop g4).  Appends them to order; the
- * spatial ones also to names/exts (*nouter of them, at most 40), and the
- * first reduce loop's name to *first_reduce. */
-static int contraction_order(const nest *ns, const contraction *c, int nr, int mr, const char *jr,
-                             const char *ir, int g4, const char *g4o, char *order, size_t size,
-                             const char **names, int64_t *exts, int *nouter,
-                             const char **first_reduce)
+ * reduce loops (g4o for the int8 loop g4), except that the loop the
+ * threads run (parallel_pick) comes first when it may move.  Appends them
+ * to order; the spatial ones also to names/exts (*nouter of them, at most
+ * 40), the first reduce loop's name to *first_reduce, and which of names
+ * runs on the threads to *par (-1: none). */
+static int contraction_order(const auto_ctx *a, const nest *ns, const contraction *c, int nr,
+                             int mr, const char *jr, const char *ir, int g4, const char *g4o,
+                             char *order, size_t size, const char **names, int64_t *exts,
+                             int *nouter, const char **first_reduce, int *par)
 {
     int pos = 0;
     *nouter = 0;
@@ -294,14 +358,27 @@ static int contraction_order(const nest *ns, const contraction *c, int nr, int m
                 nm = ir;
                 ext = (c->mm + mr - 1) / mr;
             }
-            if (!nm)
-                continue;
-            pos += snprintf(order + pos, size - (size_t)pos, "%s%s", pos ? ", " : "", nm);
-            if (*nouter < 40) {
+            if (nm && *nouter < 40) {
                 names[*nouter] = nm;
                 exts[(*nouter)++] = ext;
             }
         }
+    bool moved;
+    *par = parallel_pick(a, exts, *nouter, auto_is_weight(a->m, a->f, c->V->buf), &moved);
+    /* (the row tile loop ir holds the accumulator tile: it stays last) */
+    if (moved && names[*par] != ir) {
+        const char *nm = names[*par];
+        int64_t ext = exts[*par];
+        for (int i = *par; i > 0; i--) {
+            names[i] = names[i - 1];
+            exts[i] = exts[i - 1];
+        }
+        names[0] = nm;
+        exts[0] = ext;
+        *par = 0;
+    }
+    for (int i = 0; i < *nouter; i++)
+        pos += snprintf(order + pos, size - (size_t)pos, "%s%s", pos ? ", " : "", names[i]);
     for (int i = 0; i < ns->n; i++)
         if (c->kind[i] == 3) {
             const char *rn = i == g4 ? g4o : ns->loops[i]->var->name;
@@ -335,6 +412,27 @@ static bool pack_columns(const auto_ctx *a, const contraction *c)
     return c->K * row > (double)a->l1d;
 }
 
+/* The time to copy one element of V into its column panel, in vector
+ * operations: V read along the columns at a stride of 1 or 2 (an image
+ * under a convolution of stride 2) copies in vectors, a load or two and a
+ * shuffle per L elements; at any other stride (a matrix read across its
+ * rows) each element is a load of its own. */
+static double pack_element_cost(const auto_ctx *a, const contraction *c)
+{
+    const ir_var *col = c->it[c->nloop]->var;
+    int d = inner_dim(c->V->buf, c->V->nargs);
+    ir_affine f;
+    for (int i = 0; i < c->V->nargs; i++)
+        if (i != d && uses(c->V->args[i], col))
+            return 1;
+    if (!ir_affine_of(c->V->args[d], &f))
+        return 1;
+    for (int i = 0; i < f.n; i++)
+        if (f.var[i] == col)
+            return f.coef[i] == 1 || f.coef[i] == 2 ? 2.0 / a->lanes : 1;
+    return 1;
+}
+
 /* The tile's inner steps after the reorder: V packed per column panel, Y
  * accumulated in a local tile, the init decomposed out of the reduce loops
  * and vectorized (scalar stores of zeros that the tile's vector loads then
@@ -355,7 +453,9 @@ static bool contraction_tile(auto_ctx *a, const nest *ns, const contraction *c, 
     auto_step(a, "unroll(%s)", ii);
     const char *jv = auto_fresh(a, ir_sprintf(a->m->arena, "%s_v", nname));
     const char *jl = auto_fresh(a, ir_sprintf(a->m->arena, "%s_l", nname));
-    if (auto_step(a, "%s, %s = split(%s, %d)", jv, jl, ji, a->lanes)) {
+    if (c->nn < a->lanes)
+        auto_step(a, "vectorize(%s)", ji);   /* one narrow vector */
+    else if (auto_step(a, "%s, %s = split(%s, %d)", jv, jl, ji, a->lanes)) {
         auto_step(a, "unroll(%s)", jv);
         auto_step(a, "vectorize(%s)", jl);
     }
@@ -366,19 +466,19 @@ static bool contraction_tile(auto_ctx *a, const nest *ns, const contraction *c, 
     return true;
 }
 
-/* Threads on the outermost spatial loop with enough iterations, then the
- * tails: the last row tile and the last column tile run in copies of their
- * own, so the guards leave every other tile (rows first: the column loop's
- * copy then holds both parts). */
+/* Threads on the loop contraction_order chose (par; if the primitive
+ * refuses it, the outermost with enough iterations), then the tails: the
+ * last row tile and the last column tile run in copies of their own, so
+ * the guards leave every other tile (rows first: the column loop's copy
+ * then holds both parts). */
 static void contraction_finish(auto_ctx *a, const contraction *c, int nr, int mr, const char *jr,
                                const char *ir, const char *const *names, const int64_t *exts,
-                               int nouter)
+                               int nouter, int par)
 {
-    bool par = false;
-    for (int want = 2 * a->threads; want >= a->threads && a->threads > 1 && !par; want -= a->threads)
-        for (int i = 0; i < nouter && !par; i++)
-            if (exts[i] >= want)
-                par = auto_step(a, "parallel(%s)", names[i]);
+    bool done = par >= 0 && auto_step(a, "parallel(%s)", names[par]);
+    for (int i = 0; i < nouter && par >= 0 && !done; i++)
+        if (exts[i] >= a->threads)
+            done = auto_step(a, "parallel(%s)", names[i]);
     if (c->mm % mr != 0 && c->mm > mr)
         auto_step(a, "partition(%s, %lld)", ir, (long long)(c->mm / mr));
     if (c->nn % nr != 0 && c->nn > nr)
@@ -402,6 +502,12 @@ bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, bool che
     if (cost < 0)
         return false;
     a->tile_cost = cost;
+    /* An activation in the vectors that the tile packs is copied once per
+     * column panel, K elements per column, shared by the mm rows: about
+     * two vector operations per L copied (a strided read, a shuffle) */
+    a->pack_cost = 0;
+    if (!auto_is_weight(a->m, a->f, c.V->buf) && pack_columns(a, &c))
+        a->pack_cost = c.K / (double)c.mm * pack_element_cost(a, &c);
     a->vector_operand = c.V->buf;
     a->vector_columns = c.nn;
     if (check_only)
@@ -428,14 +534,14 @@ bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, bool che
     char order[1024];
     const char *names[40], *first_reduce;
     int64_t exts[40];
-    int nouter;
-    int pos = contraction_order(ns, &c, nr, mr, jr, ir, g4, g4o, order, sizeof order, names, exts,
-                                &nouter, &first_reduce);
+    int nouter, par;
+    int pos = contraction_order(a, ns, &c, nr, mr, jr, ir, g4, g4o, order, sizeof order, names, exts,
+                                &nouter, &first_reduce, &par);
     snprintf(order + pos, sizeof order - (size_t)pos, ", %s, %s%s%s", ii, ji, g4 >= 0 ? ", " : "",
              g4 >= 0 ? g4i : "");
     if (!auto_step(a, "reorder(%s)", order) || !contraction_tile(a, ns, &c, ir, ii, jr, ji, first_reduce))
         return true;
-    contraction_finish(a, &c, nr, mr, jr, ir, names, exts, nouter);
+    contraction_finish(a, &c, nr, mr, jr, ir, names, exts, nouter, par);
     return true;
 }
 
