@@ -277,38 +277,19 @@ static void threads_before_call(const rt_run_options *o)
         rt_threads_before_call(o->lib, o->threads);
 }
 
-/* Graph call c on several threads, timed (r->call_ns).  Spinning, it runs
- * on all of them; busy (asleep at once between parallel loops, where a
- * parallel loop costs tens of microseconds to wake the threads), on all of
- * them or on one, on one unless all were more than RT_ONE_SLOWER faster,
- * trying the other way every RT_TRY_EVERY-th busy run of the call.  The threads' policy compares the
- * call's time with its time the other way of waiting. */
-#define RT_TRY_EVERY 8
-#define RT_ONE_SLOWER 0.1
+/* Graph call c on several threads, timed (r->call_ns): the threads' policy
+ * compares its time with its time the other way of waiting. */
 static bool run_call_timed(rt_run *r, const rt_run_options *o, int c, char *err, size_t errlen)
 {
     if (!o->lib || o->threads < 2 || !r->call_ns)
         return rt_run_call(r, o, c, err, errlen);
-    int64_t *t = &r->call_ns[3 * c];
-    bool busy = rt_threads_before_call(o->lib, o->threads);
-    int way = 0;   /* index into t: spinning, asleep, one thread */
-    if (busy) {
-        bool try_other = ++r->busy_runs[c] % RT_TRY_EVERY == 0;
-        /* one thread unless all of them were clearly faster */
-        bool one = !t[1] ? false
-                   : !t[2] ? true
-                           : ((double)t[2] <= (1 + RT_ONE_SLOWER) * (double)t[1]) != try_other;
-        way = one ? 2 : 1;
-        if (one)
-            cg_set_threads(o->lib, 1);
-    }
-    /* the call's time the other way of waiting: busy runs the faster way */
-    int64_t ref = way ? t[0] : !t[1] ? t[2] : !t[2] ? t[1] : t[1] < t[2] ? t[1] : t[2];
+    int busy = rt_threads_before_call(o->lib, o->threads);
     int64_t t0 = rt_threads_now_ns();
     bool ok = rt_run_call(r, o, c, err, errlen);
     int64_t ns = rt_threads_now_ns() - t0;
-    rt_threads_after_call(ns, ref);
-    t[way] = t[way] ? (3 * t[way] + ns) / 4 : ns;
+    int64_t *mine = &r->call_ns[2 * c + busy];
+    rt_threads_after_call(ns, r->call_ns[2 * c + !busy]);
+    *mine = *mine ? (3 * *mine + ns) / 4 : ns;
     return ok;
 }
 
@@ -416,12 +397,7 @@ static rt_run *run_new(const ir_module *m, const rt_iface *iface, const rt_run_o
     r->iface = iface;
     r->nbufs = m->graph.nbufs;
     /* (without it the calls are not timed: the policy has only the waiting) */
-    r->call_ns = calloc(3 * (size_t)m->graph.ncalls + 1, sizeof *r->call_ns);
-    r->busy_runs = calloc((size_t)m->graph.ncalls + 1, sizeof *r->busy_runs);
-    if (!r->busy_runs) {
-        free(r->call_ns);
-        r->call_ns = NULL;
-    }
+    r->call_ns = calloc(2 * (size_t)m->graph.ncalls + 1, sizeof *r->call_ns);
     int errors = d->nerrors;
 
     for (int i = 0; i < o->ninputs; i++) {
@@ -701,6 +677,5 @@ void rt_run_free(rt_run *r)
     free(r->in_arena);
     free(r->first_use);
     free(r->call_ns);
-    free(r->busy_runs);
     free(r);
 }

@@ -55,8 +55,7 @@ typedef struct rt_run_options {
     struct rt_weight_set *weights;
     /* rt_run_execute: 2 or more: the parallel loops' threads, which spin
      * between parallel loops while they have the processors and sleep at
-     * once while other processes hold them, when each call runs on one
-     * thread if that ran it faster (runtime/threads.h); 0 or 1:
+     * once while other processes hold them (runtime/threads.h); 0 or 1:
      * nothing changes the threads cg_set_threads set. */
     int threads;
 } rt_run_options;
@@ -90,12 +89,10 @@ typedef struct rt_run {
      * it gives a visibly wrong result — a test of the plan's assumption. */
     bool poison;
     int *first_use;            /* [nbufs]: first call passing bufs[i], or -1 */
-    /* [3 * ncalls]: call c's time (ns) on several threads spinning ([3c])
-     * and asleep ([3c+1]) between parallel loops, and on one thread while
-     * other processes hold the processors ([3c+2]), a running mean of its
+    /* [2 * ncalls]: call c's time (ns) with the threads spinning ([2c])
+     * and asleep ([2c+1]) between parallel loops, a running mean of its
      * runs so; 0: none (runtime/threads.h); NULL: the calls are not timed */
     int64_t *call_ns;
-    unsigned *busy_runs;       /* [ncalls]: runs of call c while they did */
 } rt_run;
 
 /* Allocates every buffer, fills inputs and parameters, and runs the graph's

@@ -24,12 +24,10 @@
 /* Whether the window's spinning was slower than its calls ran asleep
  * before; without such times for most of the window's calls, whether the
  * threads waited for processors more than RT_THREADS_WAIT_MAX of their
- * time.  *compared: the times decided. */
-static bool spinning_lost(const rt_threads_state *s, const rt_threads_reading *r, int threads,
-                          bool *compared)
+ * time. */
+static bool spinning_lost(const rt_threads_state *s, const rt_threads_reading *r, int threads)
 {
-    *compared = r->cmp_ns > 0 && r->ref_ns > 0 && 2 * r->cmp_ns >= r->call_ns;
-    if (*compared)
+    if (r->cmp_ns > 0 && r->ref_ns > 0 && 2 * r->cmp_ns >= r->call_ns)
         return (double)r->cmp_ns > (1 + RT_THREADS_SLOWER) * (double)r->ref_ns;
     int64_t dt = r->now_ns - s->since_ns;
     /* run-queue wait per thread-time over the window */
@@ -54,15 +52,12 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
         s->busy_at_ns = r->now_ns;
         s->probe_at_ns = r->now_ns + RT_THREADS_PROBE_FIRST_NS;
     } else if (!s->busy) {
-        bool compared;
-        if (spinning_lost(s, r, threads, &compared)) {
+        if (spinning_lost(s, r, threads)) {
             s->busy = true;
-            /* A try the calls' times refuted backs off further; a first
-             * one waits the least; one only the waiting refuted tries
-             * again soon, when the calls have times asleep. */
-            s->backoff_ns = !compared ? RT_THREADS_PROBE_FIRST_NS
-                            : !s->probing || s->backoff_ns < RT_THREADS_PROBE_MIN_NS
-                                ? RT_THREADS_PROBE_MIN_NS
+            /* a refuted try backs off further; a first refutation waits
+             * the least */
+            s->backoff_ns = !s->probing ? RT_THREADS_PROBE_MIN_NS
+                            : 2 * s->backoff_ns < RT_THREADS_PROBE_MIN_NS ? RT_THREADS_PROBE_MIN_NS
                             : 2 * s->backoff_ns > RT_THREADS_PROBE_MAX_NS ? RT_THREADS_PROBE_MAX_NS
                                                                           : 2 * s->backoff_ns;
             s->busy_at_ns = r->now_ns;
@@ -71,14 +66,21 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
             s->backoff_ns = RT_THREADS_PROBE_MIN_NS;
         }
         s->probing = false;
-    } else if (r->now_ns >= s->probe_at_ns ||
+    } else if ((r->now_ns >= s->probe_at_ns && (r->others <= r->cpus || !s->tried)) ||
                (free_cpus && r->now_ns >= s->busy_at_ns + RT_THREADS_PROBE_MIN_NS)) {
-        /* Try spinning when the back-off is over, or when the processors
-         * are free (not sooner than the least back-off, so a competitor
-         * that comes and goes between looks does not flip it every
-         * window); the next window's calls tell. */
+        /* Spin again when the processors are free (not sooner than the
+         * least back-off, so a competitor that comes and goes between
+         * looks does not flip it every window), or try when the back-off
+         * is over and no more processes want the processors than there
+         * are; the next window's calls tell.  Not on a crowded machine,
+         * but for a run's first try: a window of spinning there costs
+         * more than the window (the scheduler then owes the time the
+         * spinning took to the others), but the counted processes may be
+         * ones the scheduler lets this one preempt (other sessions'
+         * background jobs), which only a try shows. */
         s->busy = false;
         s->probing = true;
+        s->tried = true;
     }
     s->since_ns = r->now_ns;
     s->wait_ns = r->wait_ns;

@@ -33,16 +33,18 @@
  *   threads above the processors; where that cannot be done (no
  *   GOMP_parallel), a busy run uses one thread.  A run is busy from its
  *   first call when more other processes are runnable than there are
- *   processors, and tries spinning after RT_THREADS_PROBE_FIRST_NS, when
- *   its calls have times asleep to compare with.
+ *   processors, and tries spinning once after RT_THREADS_PROBE_FIRST_NS,
+ *   when its calls have times asleep to compare with.
  * - busy: try spinning after a back-off (RT_THREADS_PROBE_MIN_NS, doubling
- *   after each try the next window refutes, up to
- *   RT_THREADS_PROBE_MAX_NS), or as soon as the least back-off is over when
- *   no other process wants a processor (/proc/loadavg's runnable count
- *   minus this process's running threads).  The count alone does not
- *   decide: the counted processes may be ones the scheduler lets this one
- *   preempt (niced builds, other sessions' background jobs), which the
- *   calls' times then show.
+ *   after each try the next window refutes, up to RT_THREADS_PROBE_MAX_NS)
+ *   when no more other processes are runnable than there are processors
+ *   (/proc/loadavg's runnable count minus this process's running threads),
+ *   or as soon as the least back-off is over when none is.  The count
+ *   alone does not decide: the counted processes may be ones the scheduler
+ *   lets this one preempt (niced builds, other sessions' background jobs),
+ *   which the calls' times then show.  On a crowded machine only the first
+ *   try: a window of spinning there costs more than the window (the
+ *   scheduler then owes the others the time the spinning took).
  *
  * The decision (rt_threads_decide) is a pure function of those readings,
  * so tests can drive it. */
@@ -71,6 +73,7 @@ typedef struct rt_threads_state {
     int64_t probe_at_ns;     /* busy: when to try spinning again */
     int64_t backoff_ns;      /* the back-off after the next refuted try */
     bool probing;            /* the window tries spinning */
+    bool tried;              /* it tried before */
     /* the window's calls (rt_threads_after_call): their time, and the part
      * of it whose calls ran the other way before, with those times */
     int64_t call_ns, cmp_ns, ref_ns;

@@ -40,14 +40,14 @@ int main(void)
     check_i("first call", look(&s, 0, 0, 1), 0);
     check_i("no waiting (a niced one)", look(&s, 5, 0, 1), 0);
     check_i("waiting", look(&s, 10, 3, 1), 1);
-    check_i("with no times asleep yet, a try soon", s.backoff_ns / MS, 20);
-    check_i("before it", look(&s, 25, 3, 1), 1);
-    check_i("the try", look(&s, 31, 3, 1), 0);
-    check_i("its calls ran slower than asleep", lookc(&s, 36, 6, 1, 5, 5, 4), 1);
-    check_i("a first refutation by the times backs off the least", s.backoff_ns / MS, 100);
+    check_i("the least back-off", s.backoff_ns / MS, 100);
+    check_i("before it", look(&s, 105, 3, 1), 1);
+    check_i("the try", look(&s, 111, 3, 1), 0);
+    check_i("its calls ran slower than asleep", lookc(&s, 116, 6, 1, 5, 5, 4), 1);
+    check_i("a refuted try backs off further", s.backoff_ns / MS, 200);
     group_end();
 
-    group_begin("a crowded machine at the first call: asleep, tries soon");
+    group_begin("a crowded machine at the first call: asleep, tries once soon");
     s = (rt_threads_state){0};
     check_i("first call", look(&s, 0, 0, 3), 1);
     check_i("still there", lookc(&s, 5, 2, 3, 5, 0, 0), 1);
@@ -58,7 +58,18 @@ int main(void)
     check_i("back-off reset", s.backoff_ns / MS, 100);
     check_i("a competitor: slower than asleep", lookc(&s, 36, 14, 3, 5, 5, 4), 1);
     check_i("no try before the least back-off", lookc(&s, 100, 14, 3, 5, 5, 5), 1);
-    check_i("try at 137 ms", lookc(&s, 137, 14, 3, 5, 5, 5), 0);
+    check_i("after it, no second try while 3 others are runnable",
+            lookc(&s, 137, 14, 3, 5, 5, 5), 1);
+    check_i("try when 2 are", lookc(&s, 142, 14, 2, 5, 5, 5), 0);
+    group_end();
+
+    group_begin("a try only the waiting refutes backs off too (no ping-pong)");
+    s = (rt_threads_state){0};
+    check_i("first call", look(&s, 0, 0, 9), 1);
+    check_i("the first try at 20 ms", lookc(&s, 20, 0, 9, 20, 0, 0), 0);
+    check_i("no times asleep for its calls, waiting 50%", lookc(&s, 40, 20, 9, 20, 0, 0), 1);
+    check_i("back-off", s.backoff_ns / MS, 200);
+    check_i("no try 20 ms later", lookc(&s, 60, 20, 9, 20, 0, 0), 1);
     group_end();
 
     group_begin("a few calls that ran asleep do not decide");
