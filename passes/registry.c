@@ -70,8 +70,8 @@ const char *pass_pipeline(int opt_level)
     case 0: return "schedule,flatten";
     case 1: return "simplify,schedule,dce,flatten,simplify";
     default:
-        return "simplify,schedule,autoschedule,fuse,layout,simplify,serialize,hoist,dce,prepack,flatten,"
-               "simplify,memplan";
+        return "simplify,schedule,autoschedule,fuse,layout,simplify,hoist,dce,prepack,flatten,simplify,"
+               "memplan";
     }
 }
 

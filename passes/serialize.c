@@ -14,7 +14,7 @@
  * thread) are such loops.
  *
  * The work of a loop is counted statically: every STORE, LET, EVAL and
- * ASSERT once per iteration of the loops around it (inside the parallel
+ * ASSERT once per iteration (vector IR is not counted) of the loops around it (inside the parallel
  * loop and including it), both arms of an IF, a block's init as often as
  * its body.  A parallel loop whose count is at most SERIAL_MAX_WORK runs
  * serially; one with a bound that is not a constant stays parallel.  The
@@ -37,6 +37,11 @@ static int64_t add_capped(int64_t a, int64_t b, int64_t cap)
     return a > cap || b > cap || a + b > cap ? cap + 1 : a + b;
 }
 
+static int64_t lanes(const ir_expr *x)
+{
+    return x && x->lanes > 1 ? x->lanes : 1;
+}
+
 /* The statement executions of s, at most cap + 1; -1 when a loop's bounds
  * are not constants. */
 static int64_t work(const ir_stmt *s, int64_t cap)
@@ -53,7 +58,8 @@ static int64_t work(const ir_stmt *s, int64_t cap)
         }
         return w;
     case IR_S_FOR: {
-        if (!s->lo || !s->hi || s->lo->kind != IR_INT || s->hi->kind != IR_INT)
+        /* (a stepped loop is vector IR: not counted) */
+        if (!s->lo || !s->hi || s->lo->kind != IR_INT || s->hi->kind != IR_INT || s->step > 1)
             return -1;
         int64_t step = ir_for_step(s);
         int64_t trips = s->hi->ival > s->lo->ival ? (s->hi->ival - s->lo->ival + step - 1) / step
@@ -76,9 +82,12 @@ static int64_t work(const ir_stmt *s, int64_t cap)
     case IR_S_LET:
         if ((v = work(s->nbody > 0 ? s->body[0] : NULL, cap)) < 0)
             return -1;
-        return add_capped(1, v, cap);
+        return lanes(s->value) > 1 ? -1 : add_capped(1, v, cap);
     case IR_S_STORE:
     case IR_S_EVAL:
+        /* vector IR (read back after vectorize): not counted, the loop
+         * stays as the pass left it the first time */
+        return lanes(s->value) > 1 ? -1 : 1;
     case IR_S_ASSERT:
         return 1;
     default:   /* ALLOC and the like: what they hold */
