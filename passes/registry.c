@@ -27,6 +27,8 @@ static const pass_info pass_list[] = {
      "store activations with the border their readers pad them with, instead of padded copies"},
     {"dce", pass_dce,
      "remove stores to never-read local buffers, unused lets and allocations, empty loops"},
+    {"serialize", pass_serialize,
+     "run parallel loops with less work than starting their threads costs serially"},
     {"hoist", pass_hoist, "move loop-invariant lets out of loops"},
     {"prepack", pass_prepack,
      "compute what kernels derive from weights alone (packed panels) once, at load"},

@@ -89,6 +89,10 @@ typedef struct rt_run {
      * it gives a visibly wrong result — a test of the plan's assumption. */
     bool poison;
     int *first_use;            /* [nbufs]: first call passing bufs[i], or -1 */
+    /* [2 * ncalls]: call c's time (ns) with the threads spinning ([2c])
+     * and asleep ([2c+1]) between parallel loops, a running mean of its
+     * runs so; 0: none (runtime/threads.h); NULL: the calls are not timed */
+    int64_t *call_ns;
 } rt_run;
 
 /* Allocates every buffer, fills inputs and parameters, and runs the graph's

@@ -21,6 +21,20 @@
 
 #include "codegen/codegen.h"
 
+/* Whether the window's spinning was slower than its calls ran asleep
+ * before; without such times for most of the window's calls, whether the
+ * threads waited for processors more than RT_THREADS_WAIT_MAX of their
+ * time. */
+static bool spinning_lost(const rt_threads_state *s, const rt_threads_reading *r, int threads)
+{
+    if (r->cmp_ns > 0 && r->ref_ns > 0 && 2 * r->cmp_ns >= r->call_ns)
+        return (double)r->cmp_ns > (1 + RT_THREADS_SLOWER) * (double)r->ref_ns;
+    int64_t dt = r->now_ns - s->since_ns;
+    /* run-queue wait per thread-time over the window */
+    double waited = dt > 0 ? (double)(r->wait_ns - s->wait_ns) / ((double)dt * threads) : 0;
+    return waited > RT_THREADS_WAIT_MAX;
+}
+
 bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int threads)
 {
     if (threads < 1)
@@ -28,23 +42,22 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
     /* no other process wants the processors this run's threads leave */
     bool free_cpus = r->others <= r->cpus - threads;
     if (!s->started) {
-        /* The first call: asleep at once on a crowded machine; else the
-         * first window's waiting tells (a niced process that happens to run
-         * now must not cost a short run its spinning). */
+        /* The first call: asleep at once on a crowded machine, trying
+         * spinning soon (when the calls have times asleep to compare
+         * with); else the first window tells (a niced process that happens
+         * to run now must not cost a short run its spinning). */
         s->started = true;
         s->busy = r->others > r->cpus;
         s->backoff_ns = RT_THREADS_PROBE_MIN_NS;
         s->busy_at_ns = r->now_ns;
-        s->probe_at_ns = r->now_ns + RT_THREADS_PROBE_MIN_NS;
+        s->probe_at_ns = r->now_ns + RT_THREADS_PROBE_FIRST_NS;
     } else if (!s->busy) {
-        int64_t dt = r->now_ns - s->since_ns;
-        /* run-queue wait per thread-time over the window */
-        double waited = dt > 0 ? (double)(r->wait_ns - s->wait_ns) / ((double)dt * threads) : 0;
-        if (waited > RT_THREADS_WAIT_MAX) {
+        if (spinning_lost(s, r, threads)) {
             s->busy = true;
-            /* a try the waiting refuted backs off further; a first one
-             * waits the least */
+            /* a refuted try backs off further; a first refutation waits
+             * the least */
             s->backoff_ns = !s->probing ? RT_THREADS_PROBE_MIN_NS
+                            : 2 * s->backoff_ns < RT_THREADS_PROBE_MIN_NS ? RT_THREADS_PROBE_MIN_NS
                             : 2 * s->backoff_ns > RT_THREADS_PROBE_MAX_NS ? RT_THREADS_PROBE_MAX_NS
                                                                           : 2 * s->backoff_ns;
             s->busy_at_ns = r->now_ns;
@@ -53,17 +66,21 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
             s->backoff_ns = RT_THREADS_PROBE_MIN_NS;
         }
         s->probing = false;
-    } else if ((r->now_ns >= s->probe_at_ns && r->others <= r->cpus) ||
+    } else if ((r->now_ns >= s->probe_at_ns && (r->others <= r->cpus || !s->tried)) ||
                (free_cpus && r->now_ns >= s->busy_at_ns + RT_THREADS_PROBE_MIN_NS)) {
         /* Spin again when the processors are free (not sooner than the
-         * least back-off, so a competitor that comes and goes between looks
-         * does not flip it every window), or try when the back-off is over
-         * and no more processes want the processors than there are; the
-         * next window's waiting tells.  Not on a crowded machine: a window
-         * of spinning there costs more than the window (the scheduler then
-         * owes the time the spinning took to the others). */
+         * least back-off, so a competitor that comes and goes between
+         * looks does not flip it every window), or try when the back-off
+         * is over and no more processes want the processors than there
+         * are; the next window's calls tell.  Not on a crowded machine,
+         * but for a run's first try: a window of spinning there costs
+         * more than the window (the scheduler then owes the time the
+         * spinning took to the others), but the counted processes may be
+         * ones the scheduler lets this one preempt (other sessions'
+         * background jobs), which only a try shows. */
         s->busy = false;
         s->probing = true;
+        s->tried = true;
     }
     s->since_ns = r->now_ns;
     s->wait_ns = r->wait_ns;
@@ -209,7 +226,7 @@ static int machine_runnable(task_files *t)
     return r;
 }
 
-static int64_t now_ns(void)
+int64_t rt_threads_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -291,18 +308,27 @@ static bool unreadable;   /* /proc does not tell: the threads keep spinning */
 
 const rt_threads_state *rt_threads_global(void) { return &global; }
 
-void rt_threads_before_call(cg_library *lib, int threads)
+bool rt_threads_before_call(cg_library *lib, int threads)
 {
     if (!cg_set_threads(lib, threads) || atomic_flag_test_and_set(&deciding))
-        return;   /* no parallel loops, or another thread is deciding */
+        return global.busy;   /* no parallel loops, or another thread is deciding */
     rt_threads_state *s = &global;
-    int64_t now = now_ns();
-    if (!unreadable && (!s->started || now - s->since_ns >= RT_THREADS_WINDOW_NS)) {
+    int64_t now = rt_threads_now_ns();
+    /* a window of RT_THREADS_WINDOW_NS and RT_THREADS_WINDOW_CALLS timed
+     * calls, or of 4 * RT_THREADS_WINDOW_NS (one slow call must not
+     * decide alone, nor many slow ones wait long) */
+    int64_t dt = now - s->since_ns;
+    if (!unreadable && (!s->started || (dt >= RT_THREADS_WINDOW_NS &&
+                                        (s->window_calls >= RT_THREADS_WINDOW_CALLS ||
+                                         dt >= 4 * RT_THREADS_WINDOW_NS)))) {
         if (files.self_stat == -2) {
             files.self_stat = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
             files.loadavg = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
         }
-        rt_threads_reading r = {.now_ns = now, .cpus = (int)sysconf(_SC_NPROCESSORS_ONLN)};
+        rt_threads_reading r = {.now_ns = now, .cpus = (int)sysconf(_SC_NPROCESSORS_ONLN),
+                                .call_ns = s->call_ns, .cmp_ns = s->cmp_ns, .ref_ns = s->ref_ns};
+        s->call_ns = s->cmp_ns = s->ref_ns = 0;
+        s->window_calls = 0;
         int mine = 0, all = machine_runnable(&files);
         if (all < 0 || !read_tasks(&files, &r.wait_ns, &mine) || r.cpus < 1) {
             unreadable = true;
@@ -320,5 +346,20 @@ void rt_threads_before_call(cg_library *lib, int threads)
         cg_set_threads(lib, 1);
     s->calls++;
     s->busy_calls += s->busy;
+    bool busy = s->busy;
+    atomic_flag_clear(&deciding);
+    return busy;
+}
+
+void rt_threads_after_call(int64_t ns, int64_t ref_ns)
+{
+    if (ns <= 0 || atomic_flag_test_and_set(&deciding))
+        return;
+    global.call_ns += ns;
+    global.window_calls++;
+    if (ref_ns > 0) {
+        global.cmp_ns += ns;
+        global.ref_ns += ref_ns;
+    }
     atomic_flag_clear(&deciding);
 }

@@ -12,26 +12,39 @@
  * (bench/results/threads.txt).  libgomp reads its spin count once, but it
  * spins only briefly (100 rounds, about 6 us) while it manages more threads
  * than the process has processors.  So the runtime looks, before each call
- * of a run (rt_run_execute) and at most every RT_THREADS_WINDOW_NS, at what
+ * of a run (rt_run_execute), at the end of a window (RT_THREADS_WINDOW_NS
+ * and RT_THREADS_WINDOW_CALLS calls, or 4 * RT_THREADS_WINDOW_NS), at what
  * the threads met since the last look:
  *
- * - spinning: the time the process's threads spent runnable but not
- *   running (the kernel's per-thread run-queue wait,
- *   /proc/self/task/TID/schedstat).  Above RT_THREADS_WAIT_MAX of their
- *   time, other processes hold the processors: the threads go to sleep at
- *   once between parallel loops ("busy").  It does so by keeping a parked
- *   OpenMP team of one thread more than the processors on a thread of its
- *   own, which puts libgomp's count of threads above the processors; where
- *   that cannot be done (no GOMP_parallel), a busy run uses one thread.  A
- *   run is busy from its first call when more other processes are
- *   runnable than there are processors.
- * - busy: the runnable threads of other processes now (/proc/loadavg's R
- *   minus this process's running threads).  When none wants a processor,
- *   spin again; else, unless more want them than there are processors,
- *   try spinning after a back-off (RT_THREADS_PROBE_MIN_NS, doubling after
- *   each try the waiting refutes, up to RT_THREADS_PROBE_MAX_NS): the
- *   counted processes may be ones the scheduler lets this one preempt
- *   (niced builds), which the waiting then shows.
+ * - spinning: how fast the calls run against their last times asleep
+ *   (each call of a run is timed, rt_threads_after_call; the times are
+ *   kept per call and way of waiting, in the run).  Slower by more than
+ *   RT_THREADS_SLOWER, other processes hold the processors: the threads go
+ *   to sleep at once between parallel loops ("busy").  Where most of the
+ *   window's calls have never run asleep, the time the process's threads
+ *   spent runnable but not running tells instead (the kernel's per-thread
+ *   run-queue wait, /proc/self/task/TID/schedstat): above
+ *   RT_THREADS_WAIT_MAX of their time, busy.  The waiting alone misleads:
+ *   on a virtual machine shared with other sessions' low-weight processes
+ *   the threads waited 44% of their time while spinning ran MobileNetV2
+ *   twice as fast as sleeping (bench/results/par_s7.txt).  Busy, the
+ *   threads sleep by keeping a parked OpenMP team of one thread more than
+ *   the processors on a thread of its own, which puts libgomp's count of
+ *   threads above the processors; where that cannot be done (no
+ *   GOMP_parallel), a busy run uses one thread.  A run is busy from its
+ *   first call when more other processes are runnable than there are
+ *   processors, and tries spinning once after RT_THREADS_PROBE_FIRST_NS,
+ *   when its calls have times asleep to compare with.
+ * - busy: try spinning after a back-off (RT_THREADS_PROBE_MIN_NS, doubling
+ *   after each try the next window refutes, up to RT_THREADS_PROBE_MAX_NS)
+ *   when no more other processes are runnable than there are processors
+ *   (/proc/loadavg's runnable count minus this process's running threads),
+ *   or as soon as the least back-off is over when none is.  The count
+ *   alone does not decide: the counted processes may be ones the scheduler
+ *   lets this one preempt (niced builds, other sessions' background jobs),
+ *   which the calls' times then show.  On a crowded machine only the first
+ *   try: a window of spinning there costs more than the window (the
+ *   scheduler then owes the others the time the spinning took).
  *
  * The decision (rt_threads_decide) is a pure function of those readings,
  * so tests can drive it. */
@@ -43,8 +56,11 @@
 
 struct cg_library;
 
-#define RT_THREADS_WINDOW_NS 5000000          /* 5 ms between looks */
+#define RT_THREADS_WINDOW_NS 5000000          /* 5 ms between looks, */
+#define RT_THREADS_WINDOW_CALLS 8             /* and 8 timed calls (or 20 ms) */
 #define RT_THREADS_WAIT_MAX 0.2               /* run-queue wait per thread-time */
+#define RT_THREADS_SLOWER 0.1                 /* spinning's calls slower than asleep */
+#define RT_THREADS_PROBE_FIRST_NS 20000000    /* 20 ms: a busy start's first try */
 #define RT_THREADS_PROBE_MIN_NS 100000000     /* 0.1 s */
 #define RT_THREADS_PROBE_MAX_NS 2000000000    /* 2 s */
 
@@ -57,6 +73,11 @@ typedef struct rt_threads_state {
     int64_t probe_at_ns;     /* busy: when to try spinning again */
     int64_t backoff_ns;      /* the back-off after the next refuted try */
     bool probing;            /* the window tries spinning */
+    bool tried;              /* it tried before */
+    /* the window's calls (rt_threads_after_call): their time, and the part
+     * of it whose calls ran the other way before, with those times */
+    int64_t call_ns, cmp_ns, ref_ns;
+    int window_calls;
     /* what happened, for --verbose */
     int64_t calls, busy_calls;      /* calls run, and run busy */
     bool one_thread;                /* busy runs on one thread (no parked team) */
@@ -68,6 +89,9 @@ typedef struct rt_threads_reading {
     int64_t wait_ns;         /* run-queue wait of all this process's threads so far */
     int others;              /* runnable threads of other processes now */
     int cpus;                /* online processors */
+    /* the window's timed calls: their time, the part of it whose calls
+     * have a time the other way of waiting, and those times (ns) */
+    int64_t call_ns, cmp_ns, ref_ns;
 } rt_threads_reading;
 
 /* Whether the next window is busy, from state s and a look r at the end
@@ -78,10 +102,18 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
 /* Before a call of a run on `threads` threads (2 or more): looks at the
  * machine when the window is over, puts the threads to sleep between
  * parallel loops or lets them spin, sets lib's thread count
- * (cg_set_threads), and counts the call.  One state per process
+ * (cg_set_threads), and counts the call; returns whether the call runs
+ * busy (asleep at once, or on one thread).  One state per process
  * (rt_threads_global); calls from several threads at once leave it as it
  * is. */
-void rt_threads_before_call(struct cg_library *lib, int threads);
+bool rt_threads_before_call(struct cg_library *lib, int threads);
+
+/* After such a call: it took ns, and ref_ns the last time it ran the
+ * other way (busy or not; 0: never).  Adds to the window's times. */
+void rt_threads_after_call(int64_t ns, int64_t ref_ns);
+
+/* CLOCK_MONOTONIC in ns: the clock of the readings and of the calls' times. */
+int64_t rt_threads_now_ns(void);
 
 /* The process's state (read it for --verbose after the runs). */
 const rt_threads_state *rt_threads_global(void);

@@ -8,12 +8,22 @@
 #define MS 1000000LL
 
 /* A look at time t ms: `waited` ms of run-queue wait summed over this
- * process's threads so far, `others` runnable threads of other processes. */
-static bool look(rt_threads_state *s, int64_t t, int64_t waited, int others)
+ * process's threads so far, `others` runnable threads of other processes;
+ * the window's calls took `call` ms, `cmp` ms of it calls that ran the
+ * other way of waiting before, in `ref` ms then. */
+static bool lookc(rt_threads_state *s, int64_t t, int64_t waited, int others, int64_t call,
+                  int64_t cmp, int64_t ref)
 {
     rt_threads_reading r = {.now_ns = t * MS, .wait_ns = waited * MS, .others = others,
-                            .cpus = 2};
+                            .cpus = 2, .call_ns = call * MS, .cmp_ns = cmp * MS,
+                            .ref_ns = ref * MS};
     return rt_threads_decide(s, &r, 2);
+}
+
+/* The same with no call times to compare: the waiting decides. */
+static bool look(rt_threads_state *s, int64_t t, int64_t waited, int others)
+{
+    return lookc(s, t, waited, others, 0, 0, 0);
 }
 
 int main(void)
@@ -30,36 +40,64 @@ int main(void)
     check_i("first call", look(&s, 0, 0, 1), 0);
     check_i("no waiting (a niced one)", look(&s, 5, 0, 1), 0);
     check_i("waiting", look(&s, 10, 3, 1), 1);
+    check_i("the least back-off", s.backoff_ns / MS, 100);
+    check_i("before it", look(&s, 105, 3, 1), 1);
+    check_i("the try", look(&s, 111, 3, 1), 0);
+    check_i("its calls ran slower than asleep", lookc(&s, 116, 6, 1, 5, 5, 4), 1);
+    check_i("a refuted try backs off further", s.backoff_ns / MS, 200);
     group_end();
 
-    group_begin("a crowded machine at the first call: asleep at once");
+    group_begin("a crowded machine at the first call: asleep, tries once soon");
     s = (rt_threads_state){0};
     check_i("first call", look(&s, 0, 0, 3), 1);
-    check_i("still there", look(&s, 5, 0, 1), 1);
-    check_i("gone, but the least back-off is not over", look(&s, 50, 0, 0), 1);
-    check_i("gone after the back-off", look(&s, 101, 0, 0), 0);
-    check_i("and the threads get their processors", look(&s, 106, 0, 0), 0);
-    check_i("waiting again (40%)", look(&s, 111, 4, 1), 1);
-    check_i("a first refutation backs off the least", s.backoff_ns / MS, 100);
+    check_i("still there", lookc(&s, 5, 2, 3, 5, 0, 0), 1);
+    check_i("the calls have times asleep: a try", lookc(&s, 21, 4, 3, 5, 0, 0), 0);
+    /* low-weight processes: the threads wait much, but run faster */
+    check_i("faster than asleep despite waiting 40%", lookc(&s, 26, 8, 3, 5, 5, 9), 0);
+    check_i("stays", lookc(&s, 31, 12, 4, 5, 5, 9), 0);
+    check_i("back-off reset", s.backoff_ns / MS, 100);
+    check_i("a competitor: slower than asleep", lookc(&s, 36, 14, 3, 5, 5, 4), 1);
+    check_i("no try before the least back-off", lookc(&s, 100, 14, 3, 5, 5, 5), 1);
+    check_i("after it, no second try while 3 others are runnable",
+            lookc(&s, 137, 14, 3, 5, 5, 5), 1);
+    check_i("try when 2 are", lookc(&s, 142, 14, 2, 5, 5, 5), 0);
     group_end();
 
-    group_begin("waiting while spinning: asleep, tries again with a growing back-off");
+    group_begin("a try only the waiting refutes backs off too (no ping-pong)");
+    s = (rt_threads_state){0};
+    check_i("first call", look(&s, 0, 0, 9), 1);
+    check_i("the first try at 20 ms", lookc(&s, 20, 0, 9, 20, 0, 0), 0);
+    check_i("no times asleep for its calls, waiting 50%", lookc(&s, 40, 20, 9, 20, 0, 0), 1);
+    check_i("back-off", s.backoff_ns / MS, 200);
+    check_i("no try 20 ms later", lookc(&s, 60, 20, 9, 20, 0, 0), 1);
+    group_end();
+
+    group_begin("a few calls that ran asleep do not decide");
     s = (rt_threads_state){0};
     look(&s, 0, 0, 0);
-    /* 5 ms on 2 threads, 3 ms of it waiting (30%) */
-    check_i("waiting", look(&s, 5, 3, 1), 1);
+    check_i("none compared, no waiting", lookc(&s, 5, 0, 1, 5, 0, 0), 0);
+    check_i("one third compared, slower", lookc(&s, 10, 0, 1, 6, 2, 1), 0);
+    check_i("half compared, slower", lookc(&s, 15, 0, 1, 6, 3, 2), 1);
+    s = (rt_threads_state){0};
+    look(&s, 0, 0, 0);
+    check_i("within RT_THREADS_SLOWER", lookc(&s, 5, 0, 1, 21, 21, 20), 0);
+    check_i("beyond it", lookc(&s, 10, 0, 1, 23, 23, 20), 1);
+    group_end();
+
+    group_begin("slower while spinning: asleep, tries again with a growing back-off");
+    s = (rt_threads_state){0};
+    look(&s, 0, 0, 0);
+    check_i("slower", lookc(&s, 5, 3, 1, 5, 5, 2), 1);
     check_i("before the back-off", look(&s, 50, 3, 1), 1);
     check_i("try at 105 ms", look(&s, 105, 3, 1), 0);
-    check_i("refuted", look(&s, 110, 6, 1), 1);
+    check_i("refuted", lookc(&s, 110, 6, 1, 5, 5, 2), 1);
     check_i("back-off doubled", s.backoff_ns / MS, 200);
     check_i("no try at 250 ms", look(&s, 250, 6, 1), 1);
     check_i("try at 310 ms", look(&s, 310, 6, 1), 0);
-    check_i("refuted again", look(&s, 315, 9, 1), 1);
+    check_i("refuted again", lookc(&s, 315, 9, 1, 5, 5, 2), 1);
     check_i("back-off doubled again", s.backoff_ns / MS, 400);
-    /* a competitor the scheduler lets this process preempt (a niced
-     * build): counted, but the threads barely wait */
     check_i("try at 715 ms", look(&s, 715, 9, 1), 0);
-    check_i("confirmed", look(&s, 720, 9, 1), 0);
+    check_i("confirmed", lookc(&s, 720, 9, 1, 5, 5, 5), 0);
     check_i("back-off reset", s.backoff_ns / MS, 100);
     group_end();
 
@@ -67,24 +105,26 @@ int main(void)
     s = (rt_threads_state){0};
     look(&s, 0, 0, 0);
     int64_t t = 5, w = 5;
-    look(&s, t, w, 1);   /* busy */
+    lookc(&s, t, w, 1, 5, 5, 1);   /* busy */
     for (int i = 0; i < 20; i++) {
         t += s.backoff_ns / MS;
         look(&s, t, w, 1);   /* try */
         t += 5;
         w += 5;
-        look(&s, t, w, 1);   /* refuted */
+        lookc(&s, t, w, 1, 5, 5, 1);   /* refuted */
     }
     check_i("back-off", s.backoff_ns, RT_THREADS_PROBE_MAX_NS);
     check_i("busy", s.busy, 1);
     group_end();
 
-    group_begin("a crowded machine: no tries");
+    group_begin("free processors: a try after the least back-off");
     s = (rt_threads_state){0};
     check_i("first call", look(&s, 0, 0, 5), 1);
-    check_i("after the back-off, 5 others", look(&s, 200, 0, 5), 1);
-    check_i("long after, 3 others", look(&s, 5000, 0, 3), 1);
-    check_i("2 others: a try", look(&s, 5005, 0, 2), 0);
+    check_i("the first try at 20 ms", lookc(&s, 20, 0, 5, 5, 0, 0), 0);
+    check_i("refuted by the times", lookc(&s, 25, 0, 5, 5, 5, 2), 1);
+    check_i("back-off", s.backoff_ns / MS, 200);
+    check_i("no other process, but too soon", look(&s, 100, 0, 0), 1);
+    check_i("no other process", look(&s, 126, 0, 0), 0);
     group_end();
 
     group_begin("threads fewer than the processors: others may use the rest");

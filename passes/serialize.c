@@ -1,0 +1,127 @@
+/* passes/serialize.c — a parallel loop with less work than starting and
+ * joining its threads costs runs serially.
+ *
+ *     for o in 0..240 parallel {         for o in 0..240 {
+ *       y[o] = ... x[c] * w[o, c] ...  ->  y[o] = ...
+ *
+ * A parallel loop costs a fork and a join: about 1 us while the threads
+ * spin, about 30 us while they sleep (waking one takes the hypervisor on a
+ * virtual machine), more when other processes hold the processors
+ * (bench/results/par_s7.txt).  A loop whose whole work is a few
+ * microseconds gains nothing from a second thread even spinning, and loses
+ * tens of microseconds asleep: EfficientNet-B0's small squeeze-and-
+ * excitation expansions (up to 20 x 480 multiply-adds, 2-4 us on one
+ * thread) are such loops.
+ *
+ * The work of a loop is counted statically: every STORE, LET, EVAL and
+ * ASSERT once per iteration (vector IR is not counted) of the loops around it (inside the parallel
+ * loop and including it), both arms of an IF, a block's init as often as
+ * its body.  A parallel loop whose count is at most SERIAL_MAX_WORK runs
+ * serially; one with a bound that is not a constant stays parallel.  The
+ * results do not change: a parallel loop computes the same elements in the
+ * same order whichever thread runs an iteration.
+ */
+#include "passes/passes.h"
+
+/* Statement executions up to which a parallel loop runs serially, measured
+ * on EfficientNet-B0's squeeze-and-excitation expansions at -O2 (one
+ * thread, a 2-core EPYC): counts 5760-6656 took 2.0-2.7 us, 19712-21120
+ * took 2.1-3.8 us (a second spinning thread would save at most what its
+ * fork and join cost), the next larger parallel loops (32928 and up) 5 us
+ * and more. */
+#define SERIAL_MAX_WORK 24576
+
+/* a + b, or cap + 1 past cap (the count needs no more) */
+static int64_t add_capped(int64_t a, int64_t b, int64_t cap)
+{
+    return a > cap || b > cap || a + b > cap ? cap + 1 : a + b;
+}
+
+static int64_t lanes(const ir_expr *x)
+{
+    return x && x->lanes > 1 ? x->lanes : 1;
+}
+
+/* The statement executions of s, at most cap + 1; -1 when a loop's bounds
+ * are not constants. */
+static int64_t work(const ir_stmt *s, int64_t cap)
+{
+    if (!s)
+        return 0;
+    int64_t w = 0, v;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->nbody && w <= cap; i++) {
+            if ((v = work(s->body[i], cap)) < 0)
+                return -1;
+            w = add_capped(w, v, cap);
+        }
+        return w;
+    case IR_S_FOR: {
+        /* (a stepped loop is vector IR: not counted) */
+        if (!s->lo || !s->hi || s->lo->kind != IR_INT || s->hi->kind != IR_INT || s->step > 1)
+            return -1;
+        int64_t step = ir_for_step(s);
+        int64_t trips = s->hi->ival > s->lo->ival ? (s->hi->ival - s->lo->ival + step - 1) / step
+                                                  : 0;
+        if (trips == 0)
+            return 0;
+        if ((v = work(s->nbody > 0 ? s->body[0] : NULL, cap)) < 0)
+            return -1;
+        return v > cap / trips ? cap + 1 : v * trips;
+    }
+    case IR_S_IF:
+        if ((w = work(s->nbody > 0 ? s->body[0] : NULL, cap)) < 0 ||
+            (v = work(s->orelse, cap)) < 0)
+            return -1;
+        return add_capped(1, add_capped(w, v, cap), cap);
+    case IR_S_BLOCK:
+        if ((w = work(s->init, cap)) < 0 || (v = work(s->nbody > 0 ? s->body[0] : NULL, cap)) < 0)
+            return -1;
+        return add_capped(w, v, cap);
+    case IR_S_LET:
+        if ((v = work(s->nbody > 0 ? s->body[0] : NULL, cap)) < 0)
+            return -1;
+        return lanes(s->value) > 1 ? -1 : add_capped(1, v, cap);
+    case IR_S_STORE:
+    case IR_S_EVAL:
+        /* vector IR (read back after vectorize): not counted, the loop
+         * stays as the pass left it the first time */
+        return lanes(s->value) > 1 ? -1 : 1;
+    case IR_S_ASSERT:
+        return 1;
+    default:   /* ALLOC and the like: what they hold */
+        for (int i = 0; i < s->nbody && w <= cap; i++) {
+            if ((v = work(s->body[i], cap)) < 0)
+                return -1;
+            w = add_capped(w, v, cap);
+        }
+        return w;
+    }
+}
+
+/* Every parallel loop under s (outermost first; nested ones are left to
+ * the emitter, which runs them serially anyway). */
+static void visit(ir_stmt *s)
+{
+    if (!s)
+        return;
+    if (s->kind == IR_S_FOR && s->for_kind == IR_FOR_PARALLEL) {
+        int64_t w = work(s, SERIAL_MAX_WORK);
+        if (w >= 0 && w <= SERIAL_MAX_WORK)
+            s->for_kind = IR_FOR_SERIAL;
+        return;
+    }
+    for (int i = 0; i < s->nbody; i++)
+        visit(s->body[i]);
+    visit(s->orelse);
+    visit(s->init);
+}
+
+bool pass_serialize(ir_module *m, diag *d)
+{
+    (void)d;
+    for (int f = 0; f < m->nfuncs; f++)
+        visit(m->funcs[f]->body);
+    return true;
+}
