@@ -374,7 +374,6 @@ static bool load_program(session *s)
     s->imported = s->lang == LANG_ONNX;
     if (s->imported) {
         s->text = import_onnx(o, &s->scratch, &s->weights, &s->ic, &s->d);
-        drv_importcache_unmap(&s->ic);
         if (!s->text)
             return false;
         s->len = strlen(s->text);
