@@ -610,6 +610,7 @@ void drv_runcache_free(drv_runcache *rc)
 /* ------------------------------------------------------------ import cache */
 
 #define IMPORT_MAGIC "tec import cache v2\n"
+#define IDENTITY_MAX 160   /* identity_of's text */
 #define STAMP_MAGIC "tec model stamp v1\n"
 
 bool drv_importcache_applies(const options *o)
@@ -946,13 +947,13 @@ static bool hand_out(wentry *w, size_t n, unsigned char *map, size_t size, rt_we
 /* The weights of the entry's table tab[0..n) from the weights file whose
  * identity the entry recorded, into ws; false (ws then holds none of them)
  * when the file is not that one or a line is not well formed. */
-static bool read_weights(drv_importcache *ic, const char *tab, size_t n, const char *ident,
+static bool read_weights(const char *path, const char *tab, size_t n, const char *ident,
                          size_t identn, rt_weight_set *ws)
 {
-    int fd = open(ic->weights_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     struct stat st;
-    char now[sizeof ic->identity];
-    if (fd < 0 || fstat(fd, &st) != 0 || file_problem(ic->weights_path)) {
+    char now[IDENTITY_MAX];
+    if (fd < 0 || fstat(fd, &st) != 0 || file_problem(path)) {
         if (fd >= 0)
             close(fd);
         return false;
@@ -1030,7 +1031,7 @@ bool drv_importcache_lookup(drv_importcache *ic, options *o, char **text, rt_wei
         field(&p, end, "weights", &tab, &wn) && field(&p, end, "weights-file", &id, &idn) &&
         p == end && memchr(tx, 0, tn) == NULL && memchr(in, 0, inn) == NULL) {
         /* the names last: nothing of a damaged entry is used */
-        ok = read_weights(ic, tab, wn, id, idn, ws) && (*text = strndup(tx, tn)) &&
+        ok = read_weights(ic->weights_path, tab, wn, id, idn, ws) && (*text = strndup(tx, tn)) &&
              rename_inputs(ic, o, in, inn);
     }
     free(buf);
@@ -1098,13 +1099,13 @@ static bool pad_to(FILE *f, size_t *at, size_t end, size_t to)
 /* Writes the weights of ws as lay_out placed them into the weights file
  * (a temporary file renamed), and its identity then into ident; false when
  * it cannot. */
-static bool write_weights(drv_importcache *ic, const rt_weight_set *ws, char *ident, size_t n)
+static bool write_weights(const char *path, const rt_weight_set *ws, char *ident, size_t n)
 {
-    size_t tn = strlen(ic->weights_path) + 32, at = 0, page = page_size();
+    size_t tn = strlen(path) + 32, at = 0, page = page_size();
     char *tmp = malloc(tn);
     if (!tmp)
         return false;
-    snprintf(tmp, tn, "%s.tmp.%ld", ic->weights_path, (long)getpid());
+    snprintf(tmp, tn, "%s.tmp.%ld", path, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     bool ok = f != NULL;
@@ -1123,12 +1124,30 @@ static bool write_weights(drv_importcache *ic, const rt_weight_set *ws, char *id
     else if (fd >= 0)
         close(fd);
     struct stat st;
-    ok = ok && rename(tmp, ic->weights_path) == 0 && lstat(ic->weights_path, &st) == 0;
+    ok = ok && rename(tmp, path) == 0 && lstat(path, &st) == 0;
     if (!ok)
         unlink(tmp);
     else
         identity_of(&st, ident, n);
     free(tmp);
+    return ok;
+}
+
+/* The tensors of ws into the data file at path, where lay_out places them:
+ * the table of their places (malloc'ed into *tab), the file's size and its
+ * identity once written (ident, IDENTITY_MAX bytes); false with *why when
+ * they cannot be written. */
+static bool store_tensors(const char *path, const rt_weight_set *ws, char **tab, size_t *tabn,
+                          size_t *size, char *ident, const char **why)
+{
+    FILE *t = open_memstream(tab, tabn);
+    bool ok = t && lay_out(ws, t, size, why);
+    if (t && fclose(t) != 0)
+        ok = false;
+    if (ok && !write_weights(path, ws, ident, IDENTITY_MAX)) {
+        ok = false;
+        *why = strerror(errno);
+    }
     return ok;
 }
 
@@ -1168,15 +1187,8 @@ void drv_importcache_store(drv_importcache *ic, const options *o, const char *te
         ok = false;
         why = "the model file changed during the import";
     }
-    FILE *t = ok ? open_memstream(&tab, &tabn) : NULL;
-    ok = t && lay_out(ws, t, &size, &why);
-    if (t && fclose(t) != 0)
-        ok = false;
-    ok = ok && input_names(o, &in, &inn, &why);
-    if (ok && !write_weights(ic, ws, ident, sizeof ident)) {
-        ok = false;
-        why = strerror(errno);
-    }
+    ok = ok && input_names(o, &in, &inn, &why) &&
+         store_tensors(ic->weights_path, ws, &tab, &tabn, &size, ident, &why);
     FILE *b = ok ? open_memstream(&body, &bodyn) : NULL;
     ok = b && fputs(IMPORT_MAGIC, b) >= 0 && put_field(b, "key", ic->key, 64) &&
          put_field(b, "text", text, strlen(text)) && put_field(b, "inputs", in, inn) &&
@@ -1204,4 +1216,174 @@ void drv_importcache_free(drv_importcache *ic)
         free(ic->names[i]);
     free(ic->names);
     *ic = (drv_importcache){0};
+}
+
+/* ------------------------------------------------------------ consts cache */
+
+#define CONSTS_MAGIC "tec consts cache v1\n"
+
+bool drv_constcache_key(drv_constcache *cc, const drv_runcache *rc, const drv_importcache *ic)
+{
+    *cc = (drv_constcache){.verbose = rc->verbose};
+    if (!rc->path || !ic->path)
+        return false;
+    cg_sha256_ctx s;
+    cg_sha256_init(&s);
+    cg_sha256_update(&s, CONSTS_MAGIC, strlen(CONSTS_MAGIC));
+    put(&s, "run-key", rc->key, 64);
+    put(&s, "import-key", ic->key, 64);
+    uint8_t digest[32];
+    cg_sha256_final(&s, digest);
+    char key[65];
+    cg_sha256_to_hex(digest, key);
+    /* beside the run cache's entry */
+    const char *slash = strrchr(rc->path, '/');
+    int dn = slash ? (int)(slash - rc->path) : 1;
+    size_t n = strlen(rc->path) + 80;
+    cc->path = malloc(n);
+    cc->data_path = malloc(n);
+    if (!cc->path || !cc->data_path) {
+        drv_constcache_free(cc);
+        return false;
+    }
+    snprintf(cc->path, n, "%.*s/%s.consts", dn, slash ? rc->path : ".", key);
+    snprintf(cc->data_path, n, "%.*s/%s.constdata", dn, slash ? rc->path : ".", key);
+    memcpy(cc->key, key, sizeof key);
+    return true;
+}
+
+static void csay(const drv_constcache *cc, const char *fmt, const char *a, const char *b)
+{
+    tell("consts cache", cc->verbose, fmt, a, b);
+}
+
+/* Whether every CONST buffer of m has a tensor of its type and size in ws. */
+static bool consts_complete(const ir_module *m, const rt_weight_set *ws)
+{
+    const ir_graph *g = &m->graph;
+    for (int i = 0; i < g->nbufs; i++) {
+        const ir_buffer *b = g->bufs[i];
+        if (b->role != IR_BUF_CONST)
+            continue;
+        const rt_tensor *t = rt_weight_set_find(ws, b->name);
+        if (!t || t->dtype != b->dtype || t->ndim != b->ndim ||
+            memcmp(t->shape, b->shape, sizeof(int64_t) * (size_t)b->ndim) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* The entry's consts into *ws (a set of their own), false when there is
+ * none or it cannot be used (a damaged one is removed). */
+static bool read_consts(drv_constcache *cc, rt_weight_set *ws)
+{
+    struct stat st;
+    const char *why;
+    if (lstat(cc->path, &st) != 0) {
+        csay(cc, "no entry %s%s", cc->path, "");
+        return false;
+    }
+    if ((why = file_problem(cc->path))) {
+        csay(cc, "entry %s %s; not used", cc->path, why);
+        return false;
+    }
+    size_t blen = 0;
+    char *buf = read_all(cc->path, &blen);
+    const char *p, *end, *key, *tab, *id;
+    size_t kn, wn, idn;
+    bool ok = buf && checked_body(buf, blen, CONSTS_MAGIC, &p, &end) &&
+              field(&p, end, "key", &key, &kn) && kn == 64 && memcmp(key, cc->key, 64) == 0 &&
+              field(&p, end, "consts", &tab, &wn) && field(&p, end, "data-file", &id, &idn) &&
+              p == end && read_weights(cc->data_path, tab, wn, id, idn, ws);
+    free(buf);
+    if (!ok) {
+        rt_weight_set_free(ws);
+        *ws = (rt_weight_set){0};
+        csay(cc, "entry %s is damaged or its data file is not the one it was written with; "
+             "removing it%s", cc->path, "");
+        unlink(cc->path);
+    }
+    return ok;
+}
+
+bool drv_constcache_use(drv_constcache *cc, ir_module *m, rt_weight_set *ws)
+{
+    if (!cc->path || m->graph.nloads == 0)
+        return false;
+    ir_phase_push("consts cache");
+    rt_weight_set mine = {0};
+    bool ok = read_consts(cc, &mine);
+    if (ok && !consts_complete(m, &mine)) {
+        csay(cc, "entry %s does not have the program's consts; not used%s", cc->path, "");
+        ok = false;
+    }
+    /* the consts handed to ws, which the run takes its params from */
+    for (size_t i = 0; ok && i < mine.cap; i++) {
+        if (!mine.names[i] || !mine.tensors[i])
+            continue;
+        rt_tensor *t = mine.tensors[i];
+        mine.tensors[i] = NULL;
+        ok = rt_weight_set_put(ws, mine.names[i], t);
+    }
+    rt_weight_set_free(&mine);
+    if (ok) {
+        ir_graph *g = &m->graph;
+        for (int i = 0; i < g->nbufs; i++)
+            if (g->bufs[i]->role == IR_BUF_CONST)
+                g->bufs[i]->role = IR_BUF_PARAM;
+        g->nloads = 0;
+        cc->hit = true;
+        csay(cc, "hit: %s%s", cc->path, "");
+    }
+    ir_phase_pop();
+    return ok;
+}
+
+void drv_constcache_store(drv_constcache *cc, const ir_module *m, const rt_run *run)
+{
+    const ir_graph *g = &m->graph;
+    if (!cc->path || cc->hit || g->nloads == 0 || run->nbufs != g->nbufs)
+        return;
+    ir_phase_push("consts cache");
+    char **names = calloc((size_t)g->nbufs + 1, sizeof *names);
+    rt_tensor **tensors = calloc((size_t)g->nbufs + 1, sizeof *tensors);
+    size_t n = 0, size = 0;
+    bool ok = names && tensors;
+    for (int i = 0; ok && i < g->nbufs; i++) {
+        if (g->bufs[i]->role != IR_BUF_CONST)
+            continue;
+        ok = run->bufs[i] != NULL;
+        names[n] = (char *)g->bufs[i]->name;
+        tensors[n++] = run->bufs[i];
+    }
+    /* a view of the run's consts: the set owns nothing */
+    rt_weight_set view = {names, tensors, n, n};
+    char *tab = NULL, *body = NULL, ident[IDENTITY_MAX];
+    size_t tabn = 0, bodyn = 0;
+    const char *why = "out of memory";
+    ok = ok && store_tensors(cc->data_path, &view, &tab, &tabn, &size, ident, &why);
+    FILE *b = ok ? open_memstream(&body, &bodyn) : NULL;
+    ok = b && fputs(CONSTS_MAGIC, b) >= 0 && put_field(b, "key", cc->key, 64) &&
+         put_field(b, "consts", tab, tabn) && put_field(b, "data-file", ident, strlen(ident));
+    if (b && fclose(b) != 0)
+        ok = false;
+    if (ok && cc->verbose)
+        fprintf(stderr, "tec: consts cache: %zu consts, %zu bytes in %s\n", n, size,
+                cc->data_path);
+    if (ok)
+        write_entry("consts cache", cc->verbose, cc->path, body, bodyn);
+    else
+        csay(cc, "no entry written for %s: %s", cc->path, why);
+    free(names);
+    free(tensors);
+    free(tab);
+    free(body);
+    ir_phase_pop();
+}
+
+void drv_constcache_free(drv_constcache *cc)
+{
+    free(cc->path);
+    free(cc->data_path);
+    *cc = (drv_constcache){0};
 }

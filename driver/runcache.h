@@ -36,6 +36,7 @@
 #include "driver/options.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
+#include "runtime/exec.h"
 #include "runtime/weight_set.h"
 
 typedef struct drv_runcache {
@@ -102,7 +103,7 @@ typedef struct drv_importcache {
     char *weights_path;        /* CACHE/run/KEY.weights, malloc'ed */
     char key[65];
     bool verbose;
-    char identity[160];        /* the model file's when the key was made */
+    char identity[160];        /* the model file's when the key was made (IDENTITY_MAX) */
     char **names;              /* [nnames] --input names a hit renamed (as the import
                                   would: `input` becomes `t_input`) */
     int nnames;
@@ -129,5 +130,35 @@ void drv_importcache_store(drv_importcache *ic, const options *o, const char *te
                            const rt_weight_set *ws);
 
 void drv_importcache_free(drv_importcache *ic);
+
+/* The consts cache: the consts (packed weights) that the load calls of a
+ * run of an imported model made, so that a run from the caches neither
+ * runs the load calls nor makes their storage.  Its key is the run
+ * cache's key and the import cache's (the kernels that pack and the
+ * weights they pack); an entry (CACHE/run/KEY.consts) holds each const's
+ * name, type, shape and place in its data file (CACHE/run/KEY.constdata,
+ * laid out and mapped as the import cache's weights file) and that file's
+ * identity, ended by the SHA-256 of the entry.  A hit turns the program's
+ * consts into params that the run reads from the weight set, and drops
+ * its load calls.  Only plain runs use it (not --profile, --sched or an
+ * accelerator model: they describe the load calls' work). */
+typedef struct drv_constcache {
+    char *path;                /* CACHE/run/KEY.consts, malloc'ed; NULL: no caching */
+    char *data_path;           /* CACHE/run/KEY.constdata */
+    char key[65];
+    bool verbose;
+    bool hit;
+} drv_constcache;
+
+/* The key of the run rc's consts from the weights of ic; false when one of
+ * them has no key. */
+bool drv_constcache_key(drv_constcache *cc, const drv_runcache *rc, const drv_importcache *ic);
+/* On a hit: true with the consts put into ws and m's consts made params
+ * (its load calls dropped); else false, m and ws as they were. */
+bool drv_constcache_use(drv_constcache *cc, ir_module *m, rt_weight_set *ws);
+/* After the load calls of a run of m made its consts (a miss): writes them.
+ * Failures only skip the entry. */
+void drv_constcache_store(drv_constcache *cc, const ir_module *m, const rt_run *run);
+void drv_constcache_free(drv_constcache *cc);
 
 #endif

@@ -158,6 +158,43 @@ expect_run miss big.onnx --input x=xb.npy
 expect_run hit big.onnx --input x=xb.npy
 expect_run hit big.onnx --input x=xb.npy --profile
 
+# The consts cache: the packed weights the load calls made, written by the
+# first plain run, used by the next (no load calls run); not by --profile.
+# A changed or cut data file is not used; a model whose weights changed
+# (in place, same size and mtime) does not find the old consts.
+consts() { if grep -q '^tec: consts cache: hit: ' run.err; then echo hit; else echo miss; fi; }
+rm -rf "$run"
+expect_run miss big.onnx --input x=xb.npy
+grep -q '^tec: consts cache: entry written: ' run.err || { cat run.err; fail "no consts written"; }
+expect_run hit big.onnx --input x=xb.npy
+[ "$(consts)" = hit ] || { cat run.err; fail "the consts cache missed"; }
+cp o/y.npy yb1.npy
+expect_run hit big.onnx --input x=xb.npy --profile
+grep -q 'consts cache' run.err && { cat run.err; fail "--profile used the consts cache"; }
+c=$(ls "$run"/*.constdata)
+printf 'X' | dd of="$c" bs=1 seek=100 conv=notrunc 2>/dev/null
+expect_run hit big.onnx --input x=xb.npy
+[ "$(consts)" = miss ] || { cat run.err; fail "a changed consts data file was used"; }
+grep -q 'consts cache: entry .* its data file is not the one' run.err || { cat run.err; fail "no word on the changed data file"; }
+expect_run hit big.onnx --input x=xb.npy
+[ "$(consts)" = hit ] || { cat run.err; fail "the consts were not written again"; }
+truncate -s 4096 "$c"
+expect_run hit big.onnx --input x=xb.npy
+[ "$(consts)" = miss ] || { cat run.err; fail "a cut consts data file was used"; }
+cp -p big.onnx big1.onnx
+"$PYTHON" - big.onnx <<'PY' || fail "cannot change the weights"
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[-5000:-4000] = bytes(1000)   # zeros over part of the last weight, w2
+open(sys.argv[1], "r+b").write(b)
+PY
+touch -r big1.onnx big.onnx
+expect_run miss big.onnx --input x=xb.npy
+[ "$(consts)" = miss ] || { cat run.err; fail "a changed model used the old consts"; }
+cmp -s o/y.npy yb1.npy && fail "the changed model gave the old outputs"
+expect_run hit big.onnx --input x=xb.npy
+[ "$(consts)" = hit ] || { cat run.err; fail "the changed model's consts were not cached"; }
+
 # An input the import renames (`input` is a keyword: `t_input`) is renamed
 # on a hit too.
 make_model in.onnx 1 /fc/MatMul input
