@@ -311,6 +311,7 @@ typedef struct session {
     drv_runcache rc;           /* the run cache's entry for this run (driver/runcache.h) */
     rt_weight_set weights;     /* an imported model's weights, for the run */
     drv_importcache ic;        /* the import cache's entry (its --input names) */
+    drv_constcache cc;         /* the consts cache's entry */
 } session;
 
 static void session_free(session *s)
@@ -336,6 +337,7 @@ static void session_free(session *s)
     remove_scratch(s->scratch);
     rt_weight_set_free(&s->weights);
     drv_importcache_free(&s->ic);
+    drv_constcache_free(&s->cc);
     diag_fini(&s->d);
 }
 
@@ -374,7 +376,6 @@ static bool load_program(session *s)
     s->imported = s->lang == LANG_ONNX;
     if (s->imported) {
         s->text = import_onnx(o, &s->scratch, &s->weights, &s->ic, &s->d);
-        drv_importcache_unmap(&s->ic);
         if (!s->text)
             return false;
         s->len = strlen(s->text);
@@ -619,8 +620,15 @@ static void mode_run(session *s)
     if (!o->interp && !((s->so_path || emit_c(s)) && build_kernels(s)))
         return;
     s->ro.lib = s->lib;
+    /* a plain run of an imported model: its consts from the consts cache */
+    bool consts = !o->interp && !o->profile && !o->sched_on && !o->accel_on &&
+                  drv_constcache_key(&s->cc, &s->rc, &s->ic);
+    if (consts)
+        drv_constcache_use(&s->cc, s->m, &s->weights);
     if (!(s->run = rt_run_new(s->m, &s->iface, &s->ro, &s->d)))
         return;
+    if (consts)
+        drv_constcache_store(&s->cc, s->m, s->run);
     double median_us = 0;
     if (o->profile) {
         /* the median of several runs, unless --repeat says how many */

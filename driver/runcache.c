@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "codegen/sha256.h"
@@ -608,7 +609,9 @@ void drv_runcache_free(drv_runcache *rc)
 
 /* ------------------------------------------------------------ import cache */
 
-#define IMPORT_MAGIC "tec import cache v1\n"
+#define IMPORT_MAGIC "tec import cache v2\n"
+#define IDENTITY_MAX 160   /* identity_of's text */
+#define STAMP_MAGIC "tec model stamp v1\n"
 
 bool drv_importcache_applies(const options *o)
 {
@@ -620,31 +623,130 @@ static void isay(const drv_importcache *ic, const char *fmt, const char *a, cons
     tell("import cache", ic->verbose, fmt, a, b);
 }
 
-/* The regular file at path mapped read-only, its pages read in at once,
- * or NULL.  An empty file maps to a one-byte buffer. */
-static unsigned char *map_file(const char *path, size_t *len)
+/* A file's identity as text: what changes whenever its bytes do (see
+ * "The model's stamp" below). */
+static void identity_of(const struct stat *st, char *out, size_t n)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    struct stat st;
-    void *p = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-        (unsigned long long)st.st_size < ((size_t)1 << 40)) {
-        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-        if (p == MAP_FAILED)
-            p = NULL;
-        else
-            *len = (size_t)st.st_size;
-    }
-    close(fd);
-    return p;
+    snprintf(out, n, "dev %llu ino %llu size %lld mtime %lld.%09ld ctime %lld.%09ld",
+             (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
+             (long long)st->st_size, (long long)st->st_mtim.tv_sec, (long)st->st_mtim.tv_nsec,
+             (long long)st->st_ctim.tv_sec, (long)st->st_ctim.tv_nsec);
 }
 
-static void unmap_file(unsigned char *p, size_t len)
+/* The model's stamp: CACHE/run/ID.stamp, ID the SHA-256 of the model
+ * file's identity (device, inode, size, modification and change times to
+ * the nanosecond), holds the SHA-256 of its bytes and whether it may refer
+ * to external data, so that a start from the caches does not read and
+ * hash the whole model (ViT-B/16's 346 MB: 0.3 s).  Any write to a file
+ * sets its change time (ctime) to the clock's time, which no program can
+ * set back (only a change of the system clock can); a file replaced by
+ * another (rename, copy) has another inode or ctime.  A write within the
+ * same tick of the file system's clock as the stamp's reading would keep
+ * the ctime, so a stamp is written only for a file whose times are older
+ * than the reading by more than a tick: 50 ms where the times have a finer
+ * grain than a millisecond (ext4, XFS, btrfs, tmpfs tick at most every
+ * 10 ms), else 2 s (FAT's 2 s, a second on older file systems).  A file
+ * changed while it was hashed (its identity after the reading differs) is
+ * not stamped either. */
+static bool stamp_allowed(const struct stat *st, const struct timespec *now)
 {
-    if (p)
-        munmap(p, len);
+    bool fine = st->st_mtim.tv_nsec % 1000000 && st->st_ctim.tv_nsec % 1000000;
+    long long margin_ns = fine ? 50000000LL : 2000000000LL;
+    long long now_ns = (long long)now->tv_sec * 1000000000LL + now->tv_nsec;
+    long long m = (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+    long long c = (long long)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
+    return m + margin_ns <= now_ns && c + margin_ns <= now_ns;
+}
+
+static char *stamp_path(const char *dir, const char *identity)
+{
+    char hex[65], name[80];
+    cg_sha256_hex(identity, strlen(identity), hex);
+    snprintf(name, sizeof name, "%s.stamp", hex);
+    return ir_path_join(dir, name);
+}
+
+/* The model's digest (hex) and whether it may refer to external data, from
+ * its stamp: false when there is none or it is not for this identity. */
+static bool read_stamp(const drv_importcache *ic, const char *path, const char *identity,
+                       char *hex, bool *external)
+{
+    if (file_problem(path))
+        return false;
+    size_t len = 0;
+    char *buf = read_all(path, &len);
+    const char *p, *end, *id, *sum, *ext;
+    size_t idn, sn, en;
+    bool ok = buf && checked_body(buf, len, STAMP_MAGIC, &p, &end) &&
+              field(&p, end, "identity", &id, &idn) && field(&p, end, "sha256", &sum, &sn) &&
+              field(&p, end, "external", &ext, &en) && p == end && sn == 64 && en == 1 &&
+              idn == strlen(identity) && memcmp(id, identity, idn) == 0;
+    if (ok) {
+        memcpy(hex, sum, 64);
+        hex[64] = 0;
+        *external = *ext == '1';
+    } else if (buf) {
+        isay(ic, "stamp %s is not this file's; hashing the model%s", path, "");
+    }
+    free(buf);
+    return ok;
+}
+
+static void write_stamp(const drv_importcache *ic, const char *path, const char *identity,
+                        const char *hex, bool external)
+{
+    char *body = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&body, &n);
+    bool ok = f && fputs(STAMP_MAGIC, f) >= 0 &&
+              put_field(f, "identity", identity, strlen(identity)) &&
+              put_field(f, "sha256", hex, 64) && put_field(f, "external", external ? "1" : "0", 1);
+    if (f && fclose(f) != 0)
+        ok = false;
+    if (ok)
+        write_entry("import cache", false, path, body, n);
+    free(body);
+}
+
+/* The model file's bytes hashed (hex) and searched for "location": read
+ * and mapped, unless a stamp has them.  False when the file cannot be
+ * read (the importer says why). */
+static bool model_digest(drv_importcache *ic, const char *dir, const char *model, char *hex,
+                         bool *external)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int fd = open(model, O_RDONLY | O_CLOEXEC);
+    struct stat st, after;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (unsigned long long)st.st_size >= ((size_t)1 << 40)) {
+        if (fd >= 0)
+            close(fd);
+        return false;
+    }
+    identity_of(&st, ic->identity, sizeof ic->identity);
+    char *stamp = stamp_path(dir, ic->identity);
+    bool ok = stamp && read_stamp(ic, stamp, ic->identity, hex, external);
+    if (ok) {
+        isay(ic, "model %s unchanged since %s (its identity); not hashed", model, stamp);
+    } else {
+        size_t len = (size_t)st.st_size;
+        void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        if (p != MAP_FAILED) {
+            cg_sha256_hex(p, len, hex);
+            *external = memmem(p, len, "location", 8) != NULL;
+            munmap(p, len);
+            char again[sizeof ic->identity];
+            ok = fstat(fd, &after) == 0;
+            identity_of(&after, again, sizeof again);
+            ok = ok && strcmp(again, ic->identity) == 0;   /* not changed meanwhile */
+            if (ok && stamp && stamp_allowed(&st, &now))
+                write_stamp(ic, stamp, ic->identity, hex, *external);
+        }
+    }
+    free(stamp);
+    close(fd);
+    return ok;
 }
 
 bool drv_importcache_key(drv_importcache *ic, const options *o)
@@ -653,20 +755,19 @@ bool drv_importcache_key(drv_importcache *ic, const options *o)
     ir_phase_push("import cache key");
     cg_options co = {.verbose = o->verbose};
     char *dir = run_dir(&co, o->verbose);
-    bool ok = false;
+    bool ok = false, external = false;
+    char model_hex[65];
     cg_sha256_ctx s;
-    if (!dir)
-        goto out;
-    if (!(ic->model = map_file(o->input_file, &ic->model_len)))
+    if (!dir || !model_digest(ic, dir, o->input_file, model_hex, &external))
         goto out;   /* the importer says what is wrong with the file */
-    if (memmem(ic->model, ic->model_len, "location", 8)) {
+    if (external) {
         isay(ic, "not used: %s may refer to external data%s", o->input_file, "");
         goto out;
     }
     cg_sha256_init(&s);
     cg_sha256_update(&s, IMPORT_MAGIC, strlen(IMPORT_MAGIC));
     put_tec(&s);
-    put(&s, "model", ic->model, ic->model_len);
+    put(&s, "model-sha256", model_hex, 64);
     for (int i = 0; i < o->ndefines; i++) {
         put_str(&s, "define", o->defines[i].name);
         put_str(&s, "value", o->defines[i].value);
@@ -686,68 +787,197 @@ bool drv_importcache_key(drv_importcache *ic, const options *o)
     char name[80];
     snprintf(name, sizeof name, "%s.import", ic->key);
     ok = (ic->path = ir_path_join(dir, name)) != NULL;
+    snprintf(name, sizeof name, "%s.weights", ic->key);
+    ok = ok && (ic->weights_path = ir_path_join(dir, name)) != NULL;
 out:
     free(dir);
     if (!ok) {
-        unmap_file(ic->model, ic->model_len);
-        ic->model = NULL;
-        ic->model_len = 0;
+        free(ic->path);
+        ic->path = NULL;
     }
     ir_phase_pop();
     return ok;
 }
 
-/* One weight of an entry's table: "NAME DTYPE NDIM D0 .. Dn-1 m|e OFFSET
- * NBYTES\n" (m: bytes of the model file, e: of the entry's data), read
- * from *p into ws with its bytes; false when the line is not well formed
- * or its bytes lie outside their file. */
-static bool read_weight(const char **p, const char *end, const unsigned char *model,
-                        size_t model_len, const char *data, size_t data_len, rt_weight_set *ws)
+/* ------------------------------------------------ import cache: the weights */
+
+/* The weights live in CACHE/run/KEY.weights, each at an offset that is a
+ * multiple of 64 (a tensor's alignment); those of RT_ZALLOC_MAP bytes or
+ * more on whole pages of their own, after the small ones.  A hit maps the
+ * file (private: a write would copy the page, never reach the file) and
+ * gives each large weight its pages as the tensor's data, which
+ * rt_tensor_free unmaps as it unmaps any large block (runtime/tensor.h:
+ * rt_zfree of n >= RT_ZALLOC_MAP bytes unmaps the whole pages from p), so
+ * the weights are neither read nor copied before the load calls read them;
+ * the small ones are copied into tensors of their own.  The file is
+ * trusted as the kernels' shared objects are: written atomically in a
+ * private folder, named by the key, and used only when its identity is the
+ * one the entry recorded when it was written. */
+
+/* One weight of the entry's table. */
+typedef struct wentry {
+    char name[512];
+    int dtype, ndim;
+    int64_t shape[RT_MAX_DIMS];
+    unsigned long long off, nbytes;
+    bool handed;               /* a large weight whose pages a tensor owns */
+} wentry;
+
+static size_t page_size(void)
+{
+    return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static size_t round_up(size_t n, size_t to)
+{
+    return (n + to - 1) / to * to;
+}
+
+/* One line of the table, "NAME DTYPE NDIM D0 .. Dn-1 OFFSET NBYTES\n", at
+ * *p into w; false when it is not well formed, its bytes are not what the
+ * dtype and shape give or lie outside the file of `size` bytes, or its
+ * offset is not aligned. */
+static bool parse_weight(const char **p, const char *end, size_t size, wentry *w)
 {
     const char *nl = memchr(*p, '\n', (size_t)(end - *p));
-    if (!nl)
-        return false;
     char line[1024];
-    size_t n = (size_t)(nl - *p);
+    size_t n = nl ? (size_t)(nl - *p) : sizeof line;
     if (n >= sizeof line)
         return false;
     memcpy(line, *p, n);
     line[n] = 0;
     *p = nl + 1;
-    char name[512], src;
-    int dtype, ndim, used = 0;
-    if (sscanf(line, "%511s %d %d%n", name, &dtype, &ndim, &used) != 3 || dtype < 0 ||
-        dtype >= IR_NDTYPES || ndim < 0 || ndim > RT_MAX_DIMS)
+    int used = 0, k = 0;
+    if (sscanf(line, "%511s %d %d%n", w->name, &w->dtype, &w->ndim, &used) != 3 ||
+        w->dtype < 0 || w->dtype >= IR_NDTYPES || w->ndim < 0 || w->ndim > RT_MAX_DIMS)
         return false;
-    int64_t shape[RT_MAX_DIMS];
     const char *q = line + used;
-    for (int i = 0; i < ndim; i++) {
+    uint64_t bytes = (uint64_t)ir_dtype_size((ir_dtype)w->dtype);
+    for (int i = 0; i < w->ndim; i++, q += k) {
         long long v;
-        int k = 0;
-        if (sscanf(q, " %lld%n", &v, &k) != 1 || v < 0)
+        if (sscanf(q, " %lld%n", &v, &k) != 1 || v < 0 ||
+            __builtin_mul_overflow(bytes, (uint64_t)v, &bytes))
             return false;
-        shape[i] = v;
-        q += k;
+        w->shape[i] = v;
     }
-    unsigned long long off, nbytes;
-    int k = 0;
-    if (sscanf(q, " %c %llu %llu%n", &src, &off, &nbytes, &k) != 3 || q[k] ||
-        (src != 'm' && src != 'e'))
+    if (sscanf(q, " %llu %llu%n", &w->off, &w->nbytes, &k) != 2 || q[k] || w->nbytes != bytes ||
+        w->off > size || w->nbytes > size - w->off || w->off % 64)
         return false;
-    const char *from = src == 'm' ? (const char *)model : data;
-    size_t flen = src == 'm' ? model_len : data_len;
-    if (off > flen || nbytes > flen - off)
+    return w->nbytes < RT_ZALLOC_MAP ||
+           (w->off % page_size() == 0 && round_up(w->nbytes, page_size()) <= size - w->off);
+}
+
+static int by_offset(const void *a, const void *b)
+{
+    const wentry *x = *(wentry *const *)a, *y = *(wentry *const *)b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The large weights of w[0..n) by offset into *large (malloc'ed); false
+ * when two share a page. */
+static bool order_large(wentry *w, size_t n, wentry ***large, size_t *nlarge)
+{
+    *nlarge = 0;
+    *large = malloc((n + 1) * sizeof **large);
+    if (!*large)
         return false;
-    char err[256];
-    rt_tensor *t = rt_tensor_new((ir_dtype)dtype, ndim, shape, err, sizeof err);
+    for (size_t i = 0; i < n; i++)
+        if (w[i].nbytes >= RT_ZALLOC_MAP)
+            (*large)[(*nlarge)++] = &w[i];
+    qsort(*large, *nlarge, sizeof **large, by_offset);
+    for (size_t i = 1; i < *nlarge; i++)
+        if ((*large)[i]->off < (*large)[i - 1]->off + round_up((*large)[i - 1]->nbytes, page_size()))
+            return false;
+    return true;
+}
+
+/* A tensor whose data is the weight's pages of the mapping. */
+static rt_tensor *mapped_tensor(const wentry *w, unsigned char *map)
+{
+    rt_tensor *t = calloc(1, sizeof *t);
     if (!t)
-        return false;
-    if (t->nbytes != nbytes) {
-        rt_tensor_free(t);
+        return NULL;
+    t->dtype = (ir_dtype)w->dtype;
+    t->ndim = w->ndim;
+    memcpy(t->shape, w->shape, sizeof(int64_t) * (size_t)w->ndim);
+    t->data = map + w->off;
+    t->nbytes = (size_t)w->nbytes;
+    return t;
+}
+
+/* The weights w[0..n) put into ws from the mapping map (size bytes):
+ * copies of the small ones, the pages of the large ones; every page of the
+ * mapping that no tensor owns is unmapped, also when it fails. */
+static bool hand_out(wentry *w, size_t n, unsigned char *map, size_t size, rt_weight_set *ws)
+{
+    wentry **large = NULL;
+    size_t nlarge = 0;
+    bool ok = order_large(w, n, &large, &nlarge);
+    for (size_t i = 0; ok && i < n; i++) {
+        if (w[i].nbytes >= RT_ZALLOC_MAP)
+            continue;
+        char err[256];
+        rt_tensor *t = rt_tensor_new((ir_dtype)w[i].dtype, w[i].ndim, w[i].shape, err, sizeof err);
+        if (t)
+            memcpy(t->data, map + w[i].off, w[i].nbytes);
+        ok = t && rt_weight_set_put(ws, w[i].name, t);
+    }
+    for (size_t i = 0; ok && i < nlarge; i++) {
+        rt_tensor *t = mapped_tensor(large[i], map);
+        large[i]->handed = t != NULL;
+        ok = t && rt_weight_set_put(ws, large[i]->name, t);
+    }
+    /* the pages no tensor owns: between and around the handed ones */
+    size_t from = 0, page = page_size(), total = round_up(size, page);
+    for (size_t i = 0; large && i <= nlarge; i++) {
+        if (i < nlarge && !large[i]->handed)
+            continue;
+        size_t to = i < nlarge ? (size_t)large[i]->off : total;
+        if (to > from)
+            munmap(map + from, to - from);
+        if (i < nlarge)
+            from = (size_t)large[i]->off + round_up((size_t)large[i]->nbytes, page);
+    }
+    if (!large && size)
+        munmap(map, total);
+    free(large);
+    return ok;
+}
+
+/* The weights of the entry's table tab[0..n) from the weights file whose
+ * identity the entry recorded, into ws; false (ws then holds none of them)
+ * when the file is not that one or a line is not well formed. */
+static bool read_weights(const char *path, const char *tab, size_t n, const char *ident,
+                         size_t identn, rt_weight_set *ws)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st;
+    char now[IDENTITY_MAX];
+    if (fd < 0 || fstat(fd, &st) != 0 || file_problem(path)) {
+        if (fd >= 0)
+            close(fd);
         return false;
     }
-    memcpy(t->data, from + off, nbytes);
-    return rt_weight_set_put(ws, name, t);
+    identity_of(&st, now, sizeof now);
+    size_t size = (size_t)st.st_size, count = 0;
+    for (size_t i = 0; i < n; i++)
+        count += tab[i] == '\n';
+    wentry *w = calloc(count + 1, sizeof *w);
+    bool ok = w && strlen(now) == identn && memcmp(now, ident, identn) == 0;
+    const char *p = tab, *end = tab + n;
+    for (size_t i = 0; ok && i < count; i++)
+        ok = parse_weight(&p, end, size, &w[i]);
+    ok = ok && p == end;
+    unsigned char *map = NULL;
+    if (ok && size) {
+        map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        ok = map != MAP_FAILED;
+    }
+    close(fd);
+    if (ok)
+        ok = hand_out(w, count, map, size, ws);
+    free(w);
+    return ok;
 }
 
 /* The entry's --input names (one a line, in the options' order) given to
@@ -792,19 +1022,17 @@ bool drv_importcache_lookup(drv_importcache *ic, options *o, char **text, rt_wei
     }
     size_t blen = 0;
     char *buf = read_all(ic->path, &blen);
-    const char *p, *end, *key, *tx, *in, *tab, *data;
-    size_t kn, tn, inn, wn, dn;
+    const char *p, *end, *key, *tx, *in, *tab, *id;
+    size_t kn, tn, inn, wn, idn;
     bool ok = false;
     if (buf && checked_body(buf, blen, IMPORT_MAGIC, &p, &end) &&
         field(&p, end, "key", &key, &kn) && kn == 64 && memcmp(key, ic->key, 64) == 0 &&
         field(&p, end, "text", &tx, &tn) && field(&p, end, "inputs", &in, &inn) &&
-        field(&p, end, "weights", &tab, &wn) && field(&p, end, "data", &data, &dn) &&
+        field(&p, end, "weights", &tab, &wn) && field(&p, end, "weights-file", &id, &idn) &&
         p == end && memchr(tx, 0, tn) == NULL && memchr(in, 0, inn) == NULL) {
-        ok = true;
-        for (const char *w = tab, *wend = tab + wn; ok && w < wend;)
-            ok = read_weight(&w, wend, ic->model, ic->model_len, data, dn, ws);
         /* the names last: nothing of a damaged entry is used */
-        ok = ok && (*text = strndup(tx, tn)) && rename_inputs(ic, o, in, inn);
+        ok = read_weights(ic->weights_path, tab, wn, id, idn, ws) && (*text = strndup(tx, tn)) &&
+             rename_inputs(ic, o, in, inn);
     }
     free(buf);
     if (!ok) {
@@ -812,7 +1040,8 @@ bool drv_importcache_lookup(drv_importcache *ic, options *o, char **text, rt_wei
         *text = NULL;
         rt_weight_set_free(ws);
         *ws = (rt_weight_set){0};
-        isay(ic, "entry %s is damaged; removing it%s", ic->path, "");
+        isay(ic, "entry %s is damaged or its weights file is not the one it was written "
+             "with; removing it%s", ic->path, "");
         unlink(ic->path);
         return false;
     }
@@ -820,70 +1049,125 @@ bool drv_importcache_lookup(drv_importcache *ic, options *o, char **text, rt_wei
     return true;
 }
 
-/* The pieces of the model file that a length-delimited protobuf field of
- * 64 bytes or more could hold: after the tag byte of raw_data or
- * float_data, the length as a varint, then that many bytes.  A weight
- * whose bytes equal one of them (compared in full) is kept as its offset:
- * the heuristic only finds candidates, equality decides. */
-typedef struct piece {
-    size_t len, off;
-} piece;
+/* ------------------------------------------------------ import cache: store */
 
-static int by_len(const void *a, const void *b)
+/* Where each weight of ws goes in the weights file (the small ones first,
+ * 64-byte aligned, then the large ones on pages of their own): the table's
+ * lines into tab, the file's size; false when a name cannot be a line. */
+static bool lay_out(const rt_weight_set *ws, FILE *tab, size_t *size, const char **why)
 {
-    const piece *x = a, *y = b;
-    return x->len != y->len ? (x->len < y->len ? -1 : 1) : (x->off < y->off ? -1 : x->off > y->off);
-}
-
-/* Every such piece of m[0..n), sorted by length then offset. */
-static piece *length_index(const unsigned char *m, size_t n, size_t *count)
-{
-    size_t cap = 1024, k = 0;
-    piece *v = malloc(cap * sizeof *v);
-    for (size_t q = 0; v && q + 2 < n; q++) {
-        if (m[q] != 0x4a && m[q] != 0x22)   /* raw_data (9), float_data (4), length-delimited */
-            continue;
-        size_t len = 0, i = q + 1;
-        bool ended = false;
-        for (int shift = 0; i < n && shift < 63 && !ended; shift += 7, i++) {
-            len |= (size_t)(m[i] & 0x7f) << shift;
-            ended = !(m[i] & 0x80);
-        }
-        if (!ended || len < 64 || len > n - i)
-            continue;
-        if (k == cap) {
-            piece *w = realloc(v, 2 * cap * sizeof *v);
-            if (!w) {
-                free(v);
-                return NULL;
+    size_t at = 0, page = page_size();
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            at = round_up(at, page);
+        for (size_t i = 0; ws && i < ws->cap; i++) {
+            const char *name = ws->names[i];
+            const rt_tensor *w = ws->tensors[i];
+            if (!name || !w || (w->nbytes >= RT_ZALLOC_MAP) != (pass == 1))
+                continue;
+            if (!*name || strlen(name) > 500 || strpbrk(name, " \t\n\r")) {
+                *why = "a weight's name has a space or is too long";
+                return false;
             }
-            v = w;
-            cap *= 2;
+            fprintf(tab, "%s %d %d", name, (int)w->dtype, w->ndim);
+            for (int k = 0; k < w->ndim; k++)
+                fprintf(tab, " %lld", (long long)w->shape[k]);
+            fprintf(tab, " %zu %zu\n", at, w->nbytes);
+            at = round_up(at + w->nbytes, pass ? page : 64);
         }
-        v[k++] = (piece){len, i};
     }
-    if (v)
-        qsort(v, k, sizeof *v, by_len);
-    *count = k;
-    return v;
+    *size = at;
+    return true;
 }
 
-/* The offset of a piece equal to the n bytes at b, or -1. */
-static long long find_piece(const piece *v, size_t nv, const unsigned char *m, const void *b,
-                            size_t n)
+/* Zeros to f from `end` (where the writes have come to) up to the next
+ * multiple of `to`; *at the new end. */
+static bool pad_to(FILE *f, size_t *at, size_t end, size_t to)
 {
-    size_t lo = 0, hi = nv;
-    while (lo < hi) {   /* the first piece of length >= n */
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].len < n)
-            lo = mid + 1;
-        else
-            hi = mid;
+    static const char zeros[4096];
+    size_t pad = round_up(end, to) - end;
+    *at = end + pad;
+    while (pad) {
+        size_t k = pad < sizeof zeros ? pad : sizeof zeros;
+        if (fwrite(zeros, 1, k, f) != k)
+            return false;
+        pad -= k;
     }
-    for (; lo < nv && v[lo].len == n; lo++)
-        if (memcmp(m + v[lo].off, b, n) == 0)
-            return (long long)v[lo].off;
-    return -1;
+    return true;
+}
+
+/* Writes the weights of ws as lay_out placed them into the weights file
+ * (a temporary file renamed), and its identity then into ident; false when
+ * it cannot. */
+static bool write_weights(const char *path, const rt_weight_set *ws, char *ident, size_t n)
+{
+    size_t tn = strlen(path) + 32, at = 0, page = page_size();
+    char *tmp = malloc(tn);
+    if (!tmp)
+        return false;
+    snprintf(tmp, tn, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    bool ok = f != NULL;
+    for (int pass = 0; ok && pass < 2; pass++) {
+        for (size_t i = 0; ok && ws && i < ws->cap; i++) {
+            const rt_tensor *w = ws->tensors[i];
+            if (!ws->names[i] || !w || (w->nbytes >= RT_ZALLOC_MAP) != (pass == 1))
+                continue;
+            ok = fwrite(w->data, 1, w->nbytes, f) == w->nbytes &&
+                 pad_to(f, &at, at + w->nbytes, pass ? page : 64);
+        }
+        ok = ok && pad_to(f, &at, at, page);   /* the large ones on pages of their own */
+    }
+    if (f)
+        ok = fclose(f) == 0 && ok;
+    else if (fd >= 0)
+        close(fd);
+    struct stat st;
+    ok = ok && rename(tmp, path) == 0 && lstat(path, &st) == 0;
+    if (!ok)
+        unlink(tmp);
+    else
+        identity_of(&st, ident, n);
+    free(tmp);
+    return ok;
+}
+
+/* The tensors of ws into the data file at path, where lay_out places them:
+ * the table of their places (malloc'ed into *tab), the file's size and its
+ * identity once written (ident, IDENTITY_MAX bytes); false with *why when
+ * they cannot be written. */
+static bool store_tensors(const char *path, const rt_weight_set *ws, char **tab, size_t *tabn,
+                          size_t *size, char *ident, const char **why)
+{
+    FILE *t = open_memstream(tab, tabn);
+    bool ok = t && lay_out(ws, t, size, why);
+    if (t && fclose(t) != 0)
+        ok = false;
+    if (ok && !write_weights(path, ws, ident, IDENTITY_MAX)) {
+        ok = false;
+        *why = strerror(errno);
+    }
+    return ok;
+}
+
+/* The entry's --input names, one a line (malloc'ed into *in); false when
+ * one cannot be a line. */
+static bool input_names(const options *o, char **in, size_t *inn, const char **why)
+{
+    FILE *f = open_memstream(in, inn);
+    bool ok = f != NULL;
+    for (int i = 0; f && i < o->ninputs; i++) {
+        const char *name = o->inputs[i].name;
+        if (!*name || strchr(name, '\n')) {
+            ok = false;
+            *why = "an input's name is empty or has a newline";
+        }
+        fprintf(f, "%s\n", name);
+    }
+    if (!f || fclose(f) != 0)
+        ok = false;
+    return ok;
 }
 
 void drv_importcache_store(drv_importcache *ic, const options *o, const char *text,
@@ -892,88 +1176,214 @@ void drv_importcache_store(drv_importcache *ic, const options *o, const char *te
     if (!ic->path || !text)
         return;
     ir_phase_push("import cache");
-    size_t nv = 0;
-    piece *index = length_index(ic->model, ic->model_len, &nv);
-    char *tab = NULL, *data = NULL, *body = NULL;
-    size_t tabn = 0, datan = 0, bodyn = 0, nmodel = 0, nweights = 0;
-    FILE *t = open_memstream(&tab, &tabn), *d = open_memstream(&data, &datan);
-    bool ok = index && t && d;
+    char *tab = NULL, *in = NULL, *body = NULL, ident[sizeof ic->identity], now[sizeof ident];
+    size_t tabn = 0, inn = 0, bodyn = 0, size = 0;
     const char *why = "out of memory";
-    for (size_t i = 0; ok && ws && i < ws->cap; i++) {
-        const char *name = ws->names[i];
-        const rt_tensor *w = ws->tensors[i];
-        if (!name || !w)
-            continue;
-        if (!*name || strlen(name) > 500 || strpbrk(name, " \t\n\r")) {
-            ok = false;
-            why = "a weight's name has a space or is too long";
-            break;
-        }
-        long long off = find_piece(index, nv, ic->model, w->data, w->nbytes);
-        char src = off >= 0 ? 'm' : 'e';
-        if (off < 0) {
-            fflush(d);
-            off = (long long)datan;
-            ok = fwrite(w->data, 1, w->nbytes, d) == w->nbytes;
-        }
-        fprintf(t, "%s %d %d", name, (int)w->dtype, w->ndim);
-        for (int k = 0; k < w->ndim; k++)
-            fprintf(t, " %lld", (long long)w->shape[k]);
-        fprintf(t, " %c %lld %zu\n", src, off, w->nbytes);
-        nweights++;
-        nmodel += src == 'm';
+    struct stat st;
+    /* the model the key was made of, unchanged during the import */
+    bool ok = stat(o->input_file, &st) == 0;
+    identity_of(&st, now, sizeof now);
+    if (!ok || strcmp(now, ic->identity) != 0) {
+        ok = false;
+        why = "the model file changed during the import";
     }
-    if (t && fclose(t) != 0)
-        ok = false;
-    if (d && fclose(d) != 0)
-        ok = false;
-    free(index);
-    char *in = NULL;
-    size_t inn = 0;
-    FILE *fi = ok ? open_memstream(&in, &inn) : NULL;
-    for (int i = 0; fi && i < o->ninputs; i++) {
-        const char *name = o->inputs[i].name;
-        if (!*name || strchr(name, '\n')) {
-            ok = false;
-            why = "an input's name is empty or has a newline";
-        }
-        fprintf(fi, "%s\n", name);
-    }
-    if (!fi || fclose(fi) != 0)
-        ok = false;
+    ok = ok && input_names(o, &in, &inn, &why) &&
+         store_tensors(ic->weights_path, ws, &tab, &tabn, &size, ident, &why);
     FILE *b = ok ? open_memstream(&body, &bodyn) : NULL;
     ok = b && fputs(IMPORT_MAGIC, b) >= 0 && put_field(b, "key", ic->key, 64) &&
          put_field(b, "text", text, strlen(text)) && put_field(b, "inputs", in, inn) &&
-         put_field(b, "weights", tab, tabn) && put_field(b, "data", data, datan);
+         put_field(b, "weights", tab, tabn) && put_field(b, "weights-file", ident, strlen(ident));
     if (b && fclose(b) != 0)
         ok = false;
     if (ok && ic->verbose)
-        fprintf(stderr, "tec: import cache: %zu weights, %zu of them pieces of the model file, "
-                "%zu bytes stored\n", nweights, nmodel, datan);
+        fprintf(stderr, "tec: import cache: %zu weights, %zu bytes in %s\n", ws ? ws->n : 0,
+                size, ic->weights_path);
     if (ok)
         write_entry("import cache", ic->verbose, ic->path, body, bodyn);
     else
         isay(ic, "no entry written for %s: %s", ic->path, why);
     free(tab);
-    free(data);
     free(in);
     free(body);
     ir_phase_pop();
 }
 
-void drv_importcache_unmap(drv_importcache *ic)
-{
-    unmap_file(ic->model, ic->model_len);
-    ic->model = NULL;
-    ic->model_len = 0;
-}
-
 void drv_importcache_free(drv_importcache *ic)
 {
     free(ic->path);
-    unmap_file(ic->model, ic->model_len);
+    free(ic->weights_path);
     for (int i = 0; i < ic->nnames; i++)
         free(ic->names[i]);
     free(ic->names);
     *ic = (drv_importcache){0};
+}
+
+/* ------------------------------------------------------------ consts cache */
+
+#define CONSTS_MAGIC "tec consts cache v1\n"
+
+bool drv_constcache_key(drv_constcache *cc, const drv_runcache *rc, const drv_importcache *ic)
+{
+    *cc = (drv_constcache){.verbose = rc->verbose};
+    if (!rc->path || !ic->path)
+        return false;
+    cg_sha256_ctx s;
+    cg_sha256_init(&s);
+    cg_sha256_update(&s, CONSTS_MAGIC, strlen(CONSTS_MAGIC));
+    put(&s, "run-key", rc->key, 64);
+    put(&s, "import-key", ic->key, 64);
+    uint8_t digest[32];
+    cg_sha256_final(&s, digest);
+    char key[65];
+    cg_sha256_to_hex(digest, key);
+    /* beside the run cache's entry */
+    const char *slash = strrchr(rc->path, '/');
+    int dn = slash ? (int)(slash - rc->path) : 1;
+    size_t n = strlen(rc->path) + 80;
+    cc->path = malloc(n);
+    cc->data_path = malloc(n);
+    if (!cc->path || !cc->data_path) {
+        drv_constcache_free(cc);
+        return false;
+    }
+    snprintf(cc->path, n, "%.*s/%s.consts", dn, slash ? rc->path : ".", key);
+    snprintf(cc->data_path, n, "%.*s/%s.constdata", dn, slash ? rc->path : ".", key);
+    memcpy(cc->key, key, sizeof key);
+    return true;
+}
+
+static void csay(const drv_constcache *cc, const char *fmt, const char *a, const char *b)
+{
+    tell("consts cache", cc->verbose, fmt, a, b);
+}
+
+/* Whether every CONST buffer of m has a tensor of its type and size in ws. */
+static bool consts_complete(const ir_module *m, const rt_weight_set *ws)
+{
+    const ir_graph *g = &m->graph;
+    for (int i = 0; i < g->nbufs; i++) {
+        const ir_buffer *b = g->bufs[i];
+        if (b->role != IR_BUF_CONST)
+            continue;
+        const rt_tensor *t = rt_weight_set_find(ws, b->name);
+        if (!t || t->dtype != b->dtype || t->ndim != b->ndim ||
+            memcmp(t->shape, b->shape, sizeof(int64_t) * (size_t)b->ndim) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* The entry's consts into *ws (a set of their own), false when there is
+ * none or it cannot be used (a damaged one is removed). */
+static bool read_consts(drv_constcache *cc, rt_weight_set *ws)
+{
+    struct stat st;
+    const char *why;
+    if (lstat(cc->path, &st) != 0) {
+        csay(cc, "no entry %s%s", cc->path, "");
+        return false;
+    }
+    if ((why = file_problem(cc->path))) {
+        csay(cc, "entry %s %s; not used", cc->path, why);
+        return false;
+    }
+    size_t blen = 0;
+    char *buf = read_all(cc->path, &blen);
+    const char *p, *end, *key, *tab, *id;
+    size_t kn, wn, idn;
+    bool ok = buf && checked_body(buf, blen, CONSTS_MAGIC, &p, &end) &&
+              field(&p, end, "key", &key, &kn) && kn == 64 && memcmp(key, cc->key, 64) == 0 &&
+              field(&p, end, "consts", &tab, &wn) && field(&p, end, "data-file", &id, &idn) &&
+              p == end && read_weights(cc->data_path, tab, wn, id, idn, ws);
+    free(buf);
+    if (!ok) {
+        rt_weight_set_free(ws);
+        *ws = (rt_weight_set){0};
+        csay(cc, "entry %s is damaged or its data file is not the one it was written with; "
+             "removing it%s", cc->path, "");
+        unlink(cc->path);
+    }
+    return ok;
+}
+
+bool drv_constcache_use(drv_constcache *cc, ir_module *m, rt_weight_set *ws)
+{
+    if (!cc->path || m->graph.nloads == 0)
+        return false;
+    ir_phase_push("consts cache");
+    rt_weight_set mine = {0};
+    bool ok = read_consts(cc, &mine);
+    if (ok && !consts_complete(m, &mine)) {
+        csay(cc, "entry %s does not have the program's consts; not used%s", cc->path, "");
+        ok = false;
+    }
+    /* the consts handed to ws, which the run takes its params from */
+    for (size_t i = 0; ok && i < mine.cap; i++) {
+        if (!mine.names[i] || !mine.tensors[i])
+            continue;
+        rt_tensor *t = mine.tensors[i];
+        mine.tensors[i] = NULL;
+        ok = rt_weight_set_put(ws, mine.names[i], t);
+    }
+    rt_weight_set_free(&mine);
+    if (ok) {
+        ir_graph *g = &m->graph;
+        for (int i = 0; i < g->nbufs; i++)
+            if (g->bufs[i]->role == IR_BUF_CONST)
+                g->bufs[i]->role = IR_BUF_PARAM;
+        g->nloads = 0;
+        cc->hit = true;
+        csay(cc, "hit: %s%s", cc->path, "");
+    }
+    ir_phase_pop();
+    return ok;
+}
+
+void drv_constcache_store(drv_constcache *cc, const ir_module *m, const rt_run *run)
+{
+    const ir_graph *g = &m->graph;
+    if (!cc->path || cc->hit || g->nloads == 0 || run->nbufs != g->nbufs)
+        return;
+    ir_phase_push("consts cache");
+    char **names = calloc((size_t)g->nbufs + 1, sizeof *names);
+    rt_tensor **tensors = calloc((size_t)g->nbufs + 1, sizeof *tensors);
+    size_t n = 0, size = 0;
+    bool ok = names && tensors;
+    for (int i = 0; ok && i < g->nbufs; i++) {
+        if (g->bufs[i]->role != IR_BUF_CONST)
+            continue;
+        ok = run->bufs[i] != NULL;
+        names[n] = (char *)g->bufs[i]->name;
+        tensors[n++] = run->bufs[i];
+    }
+    /* a view of the run's consts: the set owns nothing */
+    rt_weight_set view = {names, tensors, n, n};
+    char *tab = NULL, *body = NULL, ident[IDENTITY_MAX];
+    size_t tabn = 0, bodyn = 0;
+    const char *why = "out of memory";
+    ok = ok && store_tensors(cc->data_path, &view, &tab, &tabn, &size, ident, &why);
+    FILE *b = ok ? open_memstream(&body, &bodyn) : NULL;
+    ok = b && fputs(CONSTS_MAGIC, b) >= 0 && put_field(b, "key", cc->key, 64) &&
+         put_field(b, "consts", tab, tabn) && put_field(b, "data-file", ident, strlen(ident));
+    if (b && fclose(b) != 0)
+        ok = false;
+    if (ok && cc->verbose)
+        fprintf(stderr, "tec: consts cache: %zu consts, %zu bytes in %s\n", n, size,
+                cc->data_path);
+    if (ok)
+        write_entry("consts cache", cc->verbose, cc->path, body, bodyn);
+    else
+        csay(cc, "no entry written for %s: %s", cc->path, why);
+    free(names);
+    free(tensors);
+    free(tab);
+    free(body);
+    ir_phase_pop();
+}
+
+void drv_constcache_free(drv_constcache *cc)
+{
+    free(cc->path);
+    free(cc->data_path);
+    *cc = (drv_constcache){0};
 }

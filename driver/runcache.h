@@ -36,6 +36,7 @@
 #include "driver/options.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
+#include "runtime/exec.h"
 #include "runtime/weight_set.h"
 
 typedef struct drv_runcache {
@@ -75,29 +76,34 @@ void drv_runcache_free(drv_runcache *rc);
 
 /* The import cache: what the ONNX importer made of a model (the program's
  * text and the weights it keeps in memory), found without importing it.
- * Its key is everything the import reads —
+ * Its key is everything the import reads --
  *
  *   tec's build and version; the model file's bytes (their SHA-256); the
  *   -D values; each --input's name and its file's bytes (an input's shape
- *   and a small input's values are known at import) —
+ *   and a small input's values are known at import) --
  *
- * so a model whose file changed in any byte misses.  A model that may
- * refer to external data (its file holds the word "location" anywhere, as
- * an external-data entry must) is never cached: those files are not in the
- * key.  An entry (CACHE/run/KEY.import) holds the text, each weight's
- * name, type and shape, and its bytes: a weight that is a verbatim piece
- * of the model file (most are) as its offset there (the key vouches for
- * those bytes), the others stored in the entry, all of it ended by the
- * SHA-256 of the entry.  Damaged entries are removed and the model is
- * imported again; an entry or folder someone else could write is not
- * used.  Only a run that imports its weights into memory uses it (not
- * --weights, --save-weights, --emit=..., --no-cache). */
+ * so a model whose file changed in any byte misses.  The model's SHA-256
+ * comes from its stamp (CACHE/run/ID.stamp, ID the SHA-256 of the file's
+ * device, inode, size, mtime and ctime) when the file has not changed
+ * since it was hashed, else from its bytes (runcache.c says why the
+ * identity is enough).  A model that may refer to external data (its file
+ * holds the word "location" anywhere, as an external-data entry must) is
+ * never cached: those files are not in the key.  An entry
+ * (CACHE/run/KEY.import) holds the text, each weight's name, type, shape
+ * and place in the weights file (CACHE/run/KEY.weights: every weight,
+ * 64-byte aligned, the large ones on pages of their own, mapped on a hit
+ * and given to the run without a copy), the weights file's identity when
+ * it was written, all of it ended by the SHA-256 of the entry.  Damaged
+ * entries, or a weights file that is not the one written with the entry,
+ * are removed and the model is imported again; an entry or folder someone
+ * else could write is not used.  Only a run that imports its weights into
+ * memory uses it (not --weights, --save-weights, --emit=..., --no-cache). */
 typedef struct drv_importcache {
     char *path;                /* CACHE/run/KEY.import, malloc'ed; NULL: no caching */
+    char *weights_path;        /* CACHE/run/KEY.weights, malloc'ed */
     char key[65];
     bool verbose;
-    unsigned char *model;      /* the model file's bytes (mapped) */
-    size_t model_len;
+    char identity[160];        /* the model file's when the key was made (IDENTITY_MAX) */
     char **names;              /* [nnames] --input names a hit renamed (as the import
                                   would: `input` becomes `t_input`) */
     int nnames;
@@ -105,9 +111,9 @@ typedef struct drv_importcache {
 
 bool drv_importcache_applies(const options *o);
 
-/* Reads the model file o->input_file and computes the key; false (and
- * ic->path NULL) when the cache cannot be used (said with --verbose): the
- * import goes on without it. */
+/* Computes the key of o's model (its bytes' digest from its stamp, else
+ * read and hashed); false (and ic->path NULL) when the cache cannot be
+ * used (said with --verbose): the import goes on without it. */
 bool drv_importcache_key(drv_importcache *ic, const options *o);
 
 /* The entry of ic's key: true with the program's text *text (the
@@ -118,13 +124,41 @@ bool drv_importcache_key(drv_importcache *ic, const options *o);
 bool drv_importcache_lookup(drv_importcache *ic, options *o, char **text, rt_weight_set *ws);
 
 /* Writes the entry of ic's key for an import's text and weights (ws as the
- * importer filled it) and o's --input names after it.  Failures only skip
- * the entry. */
+ * importer filled it) and o's --input names after it, unless the model
+ * file changed since the key was made.  Failures only skip the entry. */
 void drv_importcache_store(drv_importcache *ic, const options *o, const char *text,
                            const rt_weight_set *ws);
 
-/* Lets go of the model file's bytes (after the import or the lookup). */
-void drv_importcache_unmap(drv_importcache *ic);
 void drv_importcache_free(drv_importcache *ic);
+
+/* The consts cache: the consts (packed weights) that the load calls of a
+ * run of an imported model made, so that a run from the caches neither
+ * runs the load calls nor makes their storage.  Its key is the run
+ * cache's key and the import cache's (the kernels that pack and the
+ * weights they pack); an entry (CACHE/run/KEY.consts) holds each const's
+ * name, type, shape and place in its data file (CACHE/run/KEY.constdata,
+ * laid out and mapped as the import cache's weights file) and that file's
+ * identity, ended by the SHA-256 of the entry.  A hit turns the program's
+ * consts into params that the run reads from the weight set, and drops
+ * its load calls.  Only plain runs use it (not --profile, --sched or an
+ * accelerator model: they describe the load calls' work). */
+typedef struct drv_constcache {
+    char *path;                /* CACHE/run/KEY.consts, malloc'ed; NULL: no caching */
+    char *data_path;           /* CACHE/run/KEY.constdata */
+    char key[65];
+    bool verbose;
+    bool hit;
+} drv_constcache;
+
+/* The key of the run rc's consts from the weights of ic; false when one of
+ * them has no key. */
+bool drv_constcache_key(drv_constcache *cc, const drv_runcache *rc, const drv_importcache *ic);
+/* On a hit: true with the consts put into ws and m's consts made params
+ * (its load calls dropped); else false, m and ws as they were. */
+bool drv_constcache_use(drv_constcache *cc, ir_module *m, rt_weight_set *ws);
+/* After the load calls of a run of m made its consts (a miss): writes them.
+ * Failures only skip the entry. */
+void drv_constcache_store(drv_constcache *cc, const ir_module *m, const rt_run *run);
+void drv_constcache_free(drv_constcache *cc);
 
 #endif

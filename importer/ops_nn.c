@@ -1488,6 +1488,251 @@ static double cubic_weight(double d, double a)
     return d <= 1 ? ((a + 2) * d - (a + 3)) * d * d + 1 : ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
 }
 
+/* What a Resize (or Upsample) node asks for, from its attributes and its
+ * constant inputs: the taps each output position reads, how positions map
+ * back and round, and the result's extents. */
+typedef struct resize_spec {
+    bool upsample, old, exclude, crop;
+    const char *mode, *ctm, *nearest;
+    double a, extrapolation;
+    int taps;                          /* 1 nearest, 2 linear, 4 cubic */
+    int R, nsc;                        /* the rank; how many scales were given (0: sizes) */
+    double sc[RT_MAX_DIMS], roi[2 * RT_MAX_DIMS];
+    int64_t out[RT_MAX_DIMS];
+} resize_spec;
+
+/* The `state` tables of the kernel: per resized axis d and tap t, ix<d>_<t>
+ * (indices) and w<d>_<t> (weights, not for nearest); v<d> with crop (the
+ * positions inside the input). */
+typedef struct resize_tables {
+    rt_tensor *t[RT_MAX_DIMS * 9];
+    ox_value v[RT_MAX_DIMS * 9];
+    char role[RT_MAX_DIMS * 9][16];
+    int n;
+    int resized[RT_MAX_DIMS], nres;   /* the axes that change */
+} resize_tables;
+
+/* The attributes: mode, coordinate_transformation_mode, nearest_mode,
+ * cubic_coeff_a, exclude_outside, extrapolation_value (Upsample and opsets
+ * before 11: asymmetric with ONNX Runtime's rounding); false after an
+ * error when one is not supported. */
+static bool resize_attrs(ox_node *nd, ox_value *x, resize_spec *rs)
+{
+    bool upsample = rs->upsample;
+    rs->mode = ox_attr_str(nd, "mode", "nearest");
+    rs->old = upsample || nd->opset < 11;
+    bool old = rs->old;
+    rs->ctm = old ? "asymmetric" : ox_attr_str(nd, "coordinate_transformation_mode", "half_pixel");
+    rs->nearest = old ? "simple" : ox_attr_str(nd, "nearest_mode", "round_prefer_floor");
+    rs->a = ox_attr_float(nd, "cubic_coeff_a", -0.75);
+    rs->exclude = !old && ox_attr_int(nd, "exclude_outside", 0);
+    rs->extrapolation = ox_attr_float(nd, "extrapolation_value", 0);
+    const char *mode = rs->mode;
+    rs->taps = strcmp(mode, "nearest") == 0 ? 1
+               : strcmp(mode, "linear") == 0 || (upsample && strcmp(mode, "bilinear") == 0) ? 2
+               : strcmp(mode, "cubic") == 0 && !old ? 4 : 0;
+    if (!rs->taps)
+        return ox_fail(nd, "mode '%s' is not supported (nearest, linear%s)", mode,
+                       old ? "" : " and cubic");
+    static const char *const ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+                                       "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+    static const char *const roundings[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                            "ceil", "simple"};
+    bool known_ctm = false, known_rounding = false;
+    for (size_t i = 0; i < sizeof ctms / sizeof *ctms; i++)
+        known_ctm |= strcmp(rs->ctm, ctms[i]) == 0;
+    for (size_t i = 0; i < sizeof roundings / sizeof *roundings; i++)
+        known_rounding |= strcmp(rs->nearest, roundings[i]) == 0 && (old || i < 4);
+    if (!known_ctm)
+        return ox_fail(nd, "coordinate_transformation_mode '%s' is not one of ONNX's", rs->ctm);
+    if (!known_rounding)
+        return ox_fail(nd, "nearest_mode '%s' is not one of ONNX's", rs->nearest);
+    rs->crop = strcmp(rs->ctm, "tf_crop_and_resize") == 0;
+    return rs->taps == 1 || ox_need_float(nd, x);
+}
+
+/* The scales or the sizes (an attribute of Upsample before opset 9, else
+ * constant inputs), the roi of tf_crop_and_resize, and from them the
+ * result's extents rs->out and every axis' scale; false after an error. */
+static bool resize_extents(ox_node *nd, const ox_value *x, resize_spec *rs)
+{
+    int R = rs->R, nsz = 0, nroi = 0;
+    double *sc = rs->sc, *roi = rs->roi;
+    int64_t *out = rs->out;
+    if (rs->upsample && nd->opset < 9) {
+        const Onnx__AttributeProto *at = ox_attr(nd, "scales");
+        rs->nsc = at ? (int)at->n_floats : 0;
+        for (int d = 0; d < rs->nsc && d < RT_MAX_DIMS; d++)
+            sc[d] = at->floats[d];
+    } else if (rs->old) {
+        rs->nsc = const_floats(nd, 1, sc, RT_MAX_DIMS);
+    } else {
+        if (rs->crop)   /* else the roi is not read */
+            nroi = const_floats(nd, 1, roi, 2 * RT_MAX_DIMS);
+        rs->nsc = const_floats(nd, 2, sc, RT_MAX_DIMS);
+        nsz = nd->nin > 3 && nd->in[3] ? ox_const_ints(nd, 3, out, RT_MAX_DIMS) : 0;
+    }
+    int nsc = rs->nsc;
+    if (nroi < 0 || nsc < 0 || nsz < 0)
+        return false;
+    if ((nsc > 0) == (nsz > 0))
+        return ox_fail(nd, "give either scales or sizes (%s)", nsc ? "both are given"
+                                                                   : "neither is given");
+    if ((nsc ? nsc : nsz) != R)
+        return ox_fail(nd, "%s has %d values for an input of rank %d", nsc ? "scales" : "sizes",
+                       nsc ? nsc : nsz, R);
+    if (rs->crop && nroi != 2 * R)
+        return ox_fail(nd, "tf_crop_and_resize needs a roi of %d values (it has %d)", 2 * R, nroi);
+    for (int d = 0; d < R; d++) {
+        if (nsc && !(sc[d] > 0 && sc[d] * (double)x->shape[d] < (double)OX_MAX_NUMEL))
+            return ox_fail(nd, "scale %g of axis %d is not a positive size factor", sc[d], d);
+        if (nsc)
+            out[d] = (int64_t)floor((double)x->shape[d] * sc[d] *
+                                    (rs->crop ? roi[R + d] - roi[d] : 1));
+        else
+            sc[d] = (double)out[d] / (double)x->shape[d];
+        if (out[d] < 1)
+            return ox_fail(nd, "axis %d of the result would have %lld positions", d,
+                           (long long)out[d]);
+    }
+    return true;
+}
+
+/* The taps of an output position whose input position is c on an axis of
+ * in positions with scale `scale`: their indices at[] and weights w[]. */
+static void resize_taps(const resize_spec *rs, double c, double scale, int64_t in, int64_t *at,
+                        double *w)
+{
+    double f = floor(c);
+    w[0] = 1, w[1] = w[2] = w[3] = 0;
+    if (rs->taps == 1) {
+        const char *nearest = rs->nearest;
+        double fr = c - f;
+        bool up = strcmp(nearest, "round_prefer_floor") == 0 ? fr > 0.5
+                  : strcmp(nearest, "round_prefer_ceil") == 0 ? fr >= 0.5
+                  : strcmp(nearest, "floor") == 0 ? false
+                  : strcmp(nearest, "ceil") == 0 ? fr > 0
+                  : scale < 1 ? fr > 0 : c < 0 && fr > 0;   /* simple: ceil down, trunc up */
+        at[0] = clamp_index(up ? f + 1 : f, in);
+    } else if (rs->taps == 2) {
+        at[0] = clamp_index(f, in), at[1] = clamp_index(f + 1, in);
+        w[0] = 1 - (c - f), w[1] = c - f;
+    } else {
+        double sum = 0;
+        for (int j = 0; j < 4; j++) {
+            double pos = f - 1 + j;
+            w[j] = cubic_weight(fabs(c - pos), rs->a);
+            if (rs->exclude && (pos < 0 || pos > (double)(in - 1)))
+                w[j] = 0;
+            sum += w[j];
+            at[j] = clamp_index(pos, in);
+        }
+        for (int j = 0; rs->exclude && sum != 0 && j < 4; j++)
+            w[j] /= sum;
+    }
+}
+
+/* The tables of axis d (of in positions) into tb, filled; nothing for an
+ * axis that does not change.  False after an error. */
+static bool resize_axis_tables(ox_node *nd, const resize_spec *rs, int d, int64_t in,
+                               ir_dtype wt, resize_tables *tb)
+{
+    int R = rs->R, taps = rs->taps;
+    bool crop = rs->crop;
+    int64_t O = rs->out[d];
+    double len = rs->nsc ? (double)in * rs->sc[d] : (double)O;
+    double ends[2] = {crop ? rs->roi[d] : 0, crop ? rs->roi[R + d] : 1};   /* roi: starts, ends */
+    /* unchanged: every position maps to itself (an axis of one position
+     * always does, its reads clamped to it, unless cropped) */
+    bool same = O == in;
+    for (int64_t o = 0; o < O && same && (in > 1 || crop); o++)
+        same = resize_coord(rs->ctm, (double)o, rs->sc[d], in, len, ends) == (double)o;
+    if (same)
+        return true;
+    tb->resized[tb->nres++] = d;
+    if (tb->nres > 3 && taps > 1)
+        return ox_fail(nd, "%s interpolation on more than 3 axes is not supported", rs->mode);
+    int first = tb->n;
+    for (int t = 0; t < taps * 2 + crop; t++) {
+        bool weight = t >= taps && t < 2 * taps, mask = t == 2 * taps;
+        if (taps == 1 && weight)
+            continue;
+        rt_tensor *table = ox_const_new(nd, weight ? wt : IR_I32, 1, &O);
+        if (!table)
+            return false;
+        char *role = tb->role[tb->n];
+        if (mask)
+            snprintf(role, sizeof tb->role[0], "v%d", d);
+        else
+            snprintf(role, sizeof tb->role[0], "%s%d_%d", weight ? "w" : "ix", d, t % taps);
+        tb->t[tb->n] = table;
+        tb->v[tb->n] = (ox_value){.onnx = role, .konst = table, .uses = 1,
+                                  .dtype = table->dtype, .ndim = 1, .shape = {O}};
+        tb->n++;
+    }
+    rt_tensor **tab = tb->t + first;
+    for (int64_t o = 0; o < O; o++) {
+        double c = resize_coord(rs->ctm, (double)o, rs->sc[d], in, len, ends), w[4];
+        int64_t at[4];
+        resize_taps(rs, c, rs->sc[d], in, at, w);
+        for (int j = 0; j < taps; j++)
+            ((int32_t *)tab[j]->data)[o] = (int32_t)at[j];
+        for (int j = 0; j < taps && taps > 1; j++) {
+            if (wt == IR_F64)
+                ((double *)tab[taps + j]->data)[o] = w[j];
+            else
+                ((float *)tab[taps + j]->data)[o] = (float)w[j];
+        }
+        if (crop)
+            ((int32_t *)tab[taps > 1 ? 2 * taps : 1]->data)[o] = c >= 0 && c <= (double)(in - 1);
+    }
+    return true;
+}
+
+/* The kernel's statement: the sum over every combination of the resized
+ * axes' taps of weight * x[indices], x read as xr (with crop: the
+ * extrapolation value where a position lies outside the input). */
+static void resize_sum(ox_kernel *k, const resize_spec *rs, const resize_tables *tb,
+                       const char *xr)
+{
+    int R = rs->R, taps = rs->taps, nres = tb->nres;
+    const int *resized = tb->resized;
+    int terms = 1;
+    for (int r = 0; r < nres; r++)
+        terms *= taps;
+    ox_printf(&k->body, "    y[");
+    ox_indices(&k->body, "i", 0, R);
+    ox_printf(&k->body, "] = ");
+    if (rs->crop) {
+        for (int r = 0; r < nres; r++)
+            ox_printf(&k->body, "%sv%d[i%d]", r ? " * " : "", resized[r], resized[r]);
+        ox_printf(&k->body, "%s != 0 ? ", nres ? "" : "1");
+    }
+    for (int term = 0; term < terms; term++) {
+        ox_printf(&k->body, "%s", term ? " + " : "");
+        int rest = term;
+        for (int r = 0; r < nres && taps > 1; r++, rest /= taps)
+            ox_printf(&k->body, "w%d_%d[i%d] * ", resized[r], rest % taps, resized[r]);
+        ox_printf(&k->body, "%s[", xr);
+        rest = term;
+        for (int d = 0, r = 0; d < R; d++) {
+            ox_printf(&k->body, "%s", d ? ", " : "");
+            if (r < nres && resized[r] == d) {
+                ox_printf(&k->body, "ix%d_%d[i%d]", d, rest % taps, d);
+                rest /= taps, r++;
+            } else {
+                ox_printf(&k->body, "i%d", d);
+            }
+        }
+        ox_printf(&k->body, "]");
+    }
+    if (rs->crop) {
+        ox_printf(&k->body, " : ");
+        ox_float(&k->body, rs->extrapolation);
+    }
+    ox_printf(&k->body, "\n");
+}
+
 /* Resize (opsets 10 to 17; Upsample, opsets 7 to 9, is its asymmetric
  * form): an output position of a resized axis reads 1 (nearest), 2
  * (linear) or 4 (cubic) positions of the input, the taps, whose indices
@@ -1501,216 +1746,36 @@ static double cubic_weight(double d, double a)
  * y[n, c, h, w] = wh0[h] * ww0[w] * x[n, c, ih0[h], iw0[w]] + ... */
 static bool op_resize(ox_node *nd, const void *arg)
 {
-    bool upsample = arg != NULL;
+    resize_spec rs = {.upsample = arg != NULL};
     ox_value *x = ox_input(nd, 0);
     if (!x)
         return false;
-    int R = x->ndim;
-    const char *mode = ox_attr_str(nd, "mode", "nearest");
-    bool old = upsample || nd->opset < 11;   /* asymmetric, ONNX Runtime's rounding */
-    const char *ctm = old ? "asymmetric"
-                          : ox_attr_str(nd, "coordinate_transformation_mode", "half_pixel");
-    const char *nearest = old ? "simple" : ox_attr_str(nd, "nearest_mode", "round_prefer_floor");
-    double a = ox_attr_float(nd, "cubic_coeff_a", -0.75);
-    bool exclude = !old && ox_attr_int(nd, "exclude_outside", 0);
-    double extrapolation = ox_attr_float(nd, "extrapolation_value", 0);
-    int taps = strcmp(mode, "nearest") == 0 ? 1
-               : strcmp(mode, "linear") == 0 || (upsample && strcmp(mode, "bilinear") == 0) ? 2
-               : strcmp(mode, "cubic") == 0 && !old ? 4 : 0;
-    if (!taps)
-        return ox_fail(nd, "mode '%s' is not supported (nearest, linear%s)", mode,
-                       old ? "" : " and cubic");
-    static const char *const ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
-                                       "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
-    static const char *const roundings[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
-                                            "ceil", "simple"};
-    bool known_ctm = false, known_rounding = false;
-    for (size_t i = 0; i < sizeof ctms / sizeof *ctms; i++)
-        known_ctm |= strcmp(ctm, ctms[i]) == 0;
-    for (size_t i = 0; i < sizeof roundings / sizeof *roundings; i++)
-        known_rounding |= strcmp(nearest, roundings[i]) == 0 && (old || i < 4);
-    if (!known_ctm)
-        return ox_fail(nd, "coordinate_transformation_mode '%s' is not one of ONNX's", ctm);
-    if (!known_rounding)
-        return ox_fail(nd, "nearest_mode '%s' is not one of ONNX's", nearest);
-    if (taps > 1 && !ox_need_float(nd, x))
+    rs.R = x->ndim;
+    if (!resize_attrs(nd, x, &rs) || !resize_extents(nd, x, &rs))
         return false;
-    /* the scales, or the sizes; the roi of tf_crop_and_resize */
-    double sc[RT_MAX_DIMS], roi[2 * RT_MAX_DIMS];
-    int64_t out[RT_MAX_DIMS];
-    int nsc = 0, nsz = 0, nroi = 0;
-    if (upsample && nd->opset < 9) {
-        const Onnx__AttributeProto *at = ox_attr(nd, "scales");
-        nsc = at ? (int)at->n_floats : 0;
-        for (int d = 0; d < nsc && d < RT_MAX_DIMS; d++)
-            sc[d] = at->floats[d];
-    } else if (old) {
-        nsc = const_floats(nd, 1, sc, RT_MAX_DIMS);
-    } else {
-        if (strcmp(ctm, "tf_crop_and_resize") == 0)   /* else the roi is not read */
-            nroi = const_floats(nd, 1, roi, 2 * RT_MAX_DIMS);
-        nsc = const_floats(nd, 2, sc, RT_MAX_DIMS);
-        nsz = nd->nin > 3 && nd->in[3] ? ox_const_ints(nd, 3, out, RT_MAX_DIMS) : 0;
-    }
-    if (nroi < 0 || nsc < 0 || nsz < 0)
-        return false;
-    if ((nsc > 0) == (nsz > 0))
-        return ox_fail(nd, "give either scales or sizes (%s)", nsc ? "both are given"
-                                                                   : "neither is given");
-    if ((nsc ? nsc : nsz) != R)
-        return ox_fail(nd, "%s has %d values for an input of rank %d", nsc ? "scales" : "sizes",
-                       nsc ? nsc : nsz, R);
-    bool crop = strcmp(ctm, "tf_crop_and_resize") == 0;
-    if (crop && nroi != 2 * R)
-        return ox_fail(nd, "tf_crop_and_resize needs a roi of %d values (it has %d)", 2 * R, nroi);
-    for (int d = 0; d < R; d++) {
-        if (nsc && !(sc[d] > 0 && sc[d] * (double)x->shape[d] < (double)OX_MAX_NUMEL))
-            return ox_fail(nd, "scale %g of axis %d is not a positive size factor", sc[d], d);
-        if (nsc)
-            out[d] = (int64_t)floor((double)x->shape[d] * sc[d] *
-                                    (crop ? roi[R + d] - roi[d] : 1));
-        else
-            sc[d] = (double)out[d] / (double)x->shape[d];
-        if (out[d] < 1)
-            return ox_fail(nd, "axis %d of the result would have %lld positions", d,
-                           (long long)out[d]);
-    }
     ox_value *y = ox_output(nd, 0);
     y->dtype = x->dtype;
-    y->ndim = R;
-    memcpy(y->shape, out, sizeof(int64_t) * (size_t)R);
-    if (!ox_check_shape(nd, y->shape, R))
+    y->ndim = rs.R;
+    memcpy(y->shape, rs.out, sizeof(int64_t) * (size_t)rs.R);
+    if (!ox_check_shape(nd, y->shape, rs.R))
         return false;
     ir_dtype wt = ox_compute_dtype(x->dtype);
     ox_kernel k;
     ox_kernel_init(&k, nd);
     const char *xr = ox_operand(&k, x, "x");
-    /* the tables: per resized axis d and tap t, ix<d>_<t> and w<d>_<t>; v<d> with crop */
-    rt_tensor *tables[RT_MAX_DIMS * 9];
-    ox_value tv[RT_MAX_DIMS * 9];
-    int ntab = 0, resized[RT_MAX_DIMS], nres = 0;
-    char role[RT_MAX_DIMS * 9][16];
+    resize_tables tb = {.n = 0};
     bool ok = true;
-    for (int d = 0; d < R && ok; d++) {
-        int64_t in = x->shape[d], O = out[d];
-        double len = nsc ? (double)in * sc[d] : (double)O;
-        double ends[2] = {crop ? roi[d] : 0, crop ? roi[R + d] : 1};   /* roi: starts, ends */
-        /* unchanged: every position maps to itself (an axis of one
-         * position always does, its reads clamped to it, unless cropped) */
-        bool same = O == in;
-        for (int64_t o = 0; o < O && same && (in > 1 || crop); o++)
-            same = resize_coord(ctm, (double)o, sc[d], in, len, ends) == (double)o;
-        if (same)
-            continue;
-        resized[nres++] = d;
-        if (nres > 3 && taps > 1) {
-            ok = ox_fail(nd, "%s interpolation on more than 3 axes is not supported", mode);
-            break;
-        }
-        int first = ntab;
-        for (int t = 0; t < taps * 2 + crop; t++) {
-            bool weight = t >= taps && t < 2 * taps, mask = t == 2 * taps;
-            if (taps == 1 && weight)
-                continue;
-            tables[ntab] = ox_const_new(nd, weight ? wt : IR_I32, 1, &O);
-            if (!tables[ntab]) {
-                ok = false;
-                break;
-            }
-            if (mask)
-                snprintf(role[ntab], sizeof role[ntab], "v%d", d);
-            else
-                snprintf(role[ntab], sizeof role[ntab], "%s%d_%d", weight ? "w" : "ix", d, t % taps);
-            tv[ntab] = (ox_value){.onnx = role[ntab], .konst = tables[ntab], .uses = 1,
-                                  .dtype = tables[ntab]->dtype, .ndim = 1, .shape = {O}};
-            ntab++;
-        }
-        for (int64_t o = 0; o < O && ok; o++) {
-            double c = resize_coord(ctm, (double)o, sc[d], in, len, ends);
-            double f = floor(c), w[4] = {1, 0, 0, 0};
-            int64_t at[4];
-            if (taps == 1) {
-                double fr = c - f;
-                bool up = strcmp(nearest, "round_prefer_floor") == 0 ? fr > 0.5
-                          : strcmp(nearest, "round_prefer_ceil") == 0 ? fr >= 0.5
-                          : strcmp(nearest, "floor") == 0 ? false
-                          : strcmp(nearest, "ceil") == 0 ? fr > 0
-                          : sc[d] < 1 ? fr > 0 : c < 0 && fr > 0;   /* simple: ceil down, trunc up */
-                at[0] = clamp_index(up ? f + 1 : f, in);
-            } else if (taps == 2) {
-                at[0] = clamp_index(f, in), at[1] = clamp_index(f + 1, in);
-                w[0] = 1 - (c - f), w[1] = c - f;
-            } else {
-                double sum = 0;
-                for (int j = 0; j < 4; j++) {
-                    double pos = f - 1 + j;
-                    w[j] = cubic_weight(fabs(c - pos), a);
-                    if (exclude && (pos < 0 || pos > (double)(in - 1)))
-                        w[j] = 0;
-                    sum += w[j];
-                    at[j] = clamp_index(pos, in);
-                }
-                for (int j = 0; exclude && sum != 0 && j < 4; j++)
-                    w[j] /= sum;
-            }
-            int tb = first;
-            for (int j = 0; j < taps; j++)
-                ((int32_t *)tables[tb + j]->data)[o] = (int32_t)at[j];
-            tb += taps;
-            for (int j = 0; j < taps && taps > 1; j++) {
-                if (wt == IR_F64)
-                    ((double *)tables[tb + j]->data)[o] = w[j];
-                else
-                    ((float *)tables[tb + j]->data)[o] = (float)w[j];
-            }
-            if (crop)
-                ((int32_t *)tables[first + (taps > 1 ? 2 * taps : 1)]->data)[o] =
-                    c >= 0 && c <= (double)(in - 1);
-        }
-    }
-    for (int i = 0; i < ntab && ok; i++)
-        ox_operand(&k, &tv[i], role[i]);
+    for (int d = 0; d < rs.R && ok; d++)
+        ok = resize_axis_tables(nd, &rs, d, x->shape[d], wt, &tb);
+    for (int i = 0; i < tb.n && ok; i++)
+        ox_operand(&k, &tb.v[i], tb.role[i]);
     if (ok) {
-        /* the sum over every combination of the resized axes' taps */
-        int terms = 1;
-        for (int r = 0; r < nres; r++)
-            terms *= taps;
-        ox_printf(&k.body, "    y[");
-        ox_indices(&k.body, "i", 0, R);
-        ox_printf(&k.body, "] = ");
-        if (crop) {
-            for (int r = 0; r < nres; r++)
-                ox_printf(&k.body, "%sv%d[i%d]", r ? " * " : "", resized[r], resized[r]);
-            ox_printf(&k.body, "%s != 0 ? ", nres ? "" : "1");
-        }
-        for (int term = 0; term < terms; term++) {
-            ox_printf(&k.body, "%s", term ? " + " : "");
-            int rest = term;
-            for (int r = 0; r < nres && taps > 1; r++, rest /= taps)
-                ox_printf(&k.body, "w%d_%d[i%d] * ", resized[r], rest % taps, resized[r]);
-            ox_printf(&k.body, "%s[", xr);
-            rest = term;
-            for (int d = 0, r = 0; d < R; d++) {
-                ox_printf(&k.body, "%s", d ? ", " : "");
-                if (r < nres && resized[r] == d) {
-                    ox_printf(&k.body, "ix%d_%d[i%d]", d, rest % taps, d);
-                    rest /= taps, r++;
-                } else {
-                    ox_printf(&k.body, "i%d", d);
-                }
-            }
-            ox_printf(&k.body, "]");
-        }
-        if (crop) {
-            ox_printf(&k.body, " : ");
-            ox_float(&k.body, extrapolation);
-        }
-        ox_printf(&k.body, "\n");
-        ok = ox_kernel_finish(&k, upsample ? "upsample" : "resize", y, NULL);
+        resize_sum(&k, &rs, &tb, xr);
+        ok = ox_kernel_finish(&k, rs.upsample ? "upsample" : "resize", y, NULL);
     }
     ox_kernel_free(&k);
-    for (int i = 0; i < ntab; i++)
-        rt_tensor_free(tables[i]);
+    for (int i = 0; i < tb.n; i++)
+        rt_tensor_free(tb.t[i]);
     return ok;
 }
 

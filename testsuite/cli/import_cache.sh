@@ -6,9 +6,8 @@
 . "$srcdir/testsuite/cli/lib.inc"
 export XDG_CACHE_HOME=$PWD/cache
 run=$XDG_CACHE_HOME/tec/run
-# MODEL.onnx: y = relu(x w + b), x f32[N, 16] (N dynamic), w f32[16, 8] (a
-# piece of the model file the entry points at), b f32[8] (32 bytes: stored
-# in the entry); K scales the weights, NAME names the MatMul node.
+# MODEL.onnx: y = relu(x w + b), x f32[N, 16] (N dynamic), w f32[16, 8], b
+# f32[8]; K scales the weights, NAME names the MatMul node.
 make_model() {
     "$PYTHON" - "$srcdir/testsuite/onnx" "$@" <<'PY' || fail "cannot build the model"
 import sys
@@ -32,25 +31,35 @@ make_input() {   # make_input FILE ROWS SEED
 # state: "hit" or "miss" of the last run's import, from --verbose
 state() { if grep -q '^tec: import cache: hit: ' err; then echo hit; else echo miss; fi; }
 expect_run() { expect_cached_run "import cache" "$@"; }
+# hashed: whether the last run read and hashed the model (not its stamp)
+hashed() { if grep -q '^tec: import cache: model .* not hashed$' run.err; then echo no; else echo yes; fi; }
 make_model m.onnx 1 /fc/MatMul
 make_input x.npy 2 1
 cp x.npy x1.npy
+# (older than a tick of the file system's clock: its stamp is written)
+sleep 0.2
 expect_run miss m.onnx --input x=x.npy
-grep -q '^tec: import cache: 2 weights, 1 of them pieces of the model file, 32 bytes stored$' run.err ||
+grep -q "^tec: import cache: 2 weights, $(getconf PAGESIZE) bytes in .*\.weights\$" run.err ||
     { cat run.err; fail "no word on the entry's weights"; }
 grep -q '^tec: import cache: entry written: ' run.err || { cat run.err; fail "no entry written"; }
+[ "$(hashed)" = yes ] || { cat run.err; fail "a model without a stamp was not hashed"; }
+ls "$run"/*.stamp >/dev/null 2>&1 || fail "no stamp written"
 expect_run hit m.onnx --input x=x.npy
+[ "$(hashed)" = no ] || { cat run.err; fail "an unchanged model was hashed again"; }
 cp o/y.npy y1.npy
 grep -q '^tec: run cache: hit: ' run.err || { cat run.err; fail "an import-cache hit missed the run cache"; }
 
 # Everything the import reads misses: the model's bytes (one weight, the
-# file rewritten in place with its old modification time), an --input
-# file's bytes, its shape, a -D value.
+# file rewritten in place with its old size and modification time: its
+# stamp, which the last run used, no longer applies), an --input file's
+# bytes, its shape, a -D value.
 cp -p m.onnx m1.onnx
 make_model m2.onnx 2 /fc/MatMul
+[ "$(stat -c %s m2.onnx)" = "$(stat -c %s m.onnx)" ] || fail "the two models differ in size"
 cat m2.onnx >m.onnx
 touch -r m1.onnx m.onnx
 expect_run miss m.onnx --input x=x.npy
+[ "$(hashed)" = yes ] || { cat run.err; fail "a model changed in place was not hashed"; }
 cmp -s o/y.npy y1.npy && fail "the changed model gave the old outputs"
 expect_run hit m.onnx --input x=x.npy
 make_input x.npy 2 2
@@ -84,17 +93,37 @@ expect_run miss m.onnx --input x=x.npy
 : >"$e"
 expect_run miss m.onnx --input x=x.npy
 expect_run hit m.onnx --input x=x.npy
-# A checksum that matches but a weight outside the model file: damaged.
-"$PYTHON" - "$e" <<'PY' || fail "cannot edit the entry"
+# A checksum that matches but a weight outside the weights file, or not
+# 64-byte aligned: damaged.
+for off in 999999 4; do
+    "$PYTHON" - "$e" "$off" <<'PY' || fail "cannot edit the entry"
 import hashlib, re, sys
 body = open(sys.argv[1], "rb").read().rsplit(b"sha256 ", 1)[0]
-body, n = re.subn(rb" m \d+ 512\n", b" m 999999 512\n", body)
-assert n == 1, "no weight of the model file in the entry"
+body, n = re.subn(rb" \d+ 512\n", b" " + sys.argv[2].encode() + b" 512\n", body)
+assert n == 1, "no weight of 512 bytes in the entry"
 open(sys.argv[1], "wb").write(body + b"sha256 " + hashlib.sha256(body).hexdigest().encode() + b"\n")
 PY
+    expect_run miss m.onnx --input x=x.npy
+    grep -q 'is damaged' run.err || { cat run.err; fail "a weight at $off was not called damaged"; }
+    expect_run hit m.onnx --input x=x.npy
+done
+# The weights file changed (one byte, the same size), cut short, or gone:
+# not used, the model is imported again and the right outputs come out.
+w=${e%.import}.weights
+printf 'X' | dd of="$w" bs=1 seek=8 conv=notrunc 2>/dev/null
 expect_run miss m.onnx --input x=x.npy
-grep -q 'is damaged' run.err || { cat run.err; fail "a weight outside the model was not called damaged"; }
+grep -q 'its weights file is not the one' run.err || { cat run.err; fail "a changed weights file was used"; }
 expect_run hit m.onnx --input x=x.npy
+truncate -s 100 "$w"
+expect_run miss m.onnx --input x=x.npy
+expect_run hit m.onnx --input x=x.npy
+rm "$w"
+expect_run miss m.onnx --input x=x.npy
+expect_run hit m.onnx --input x=x.npy
+# A damaged stamp: the model is hashed again.
+for s in "$run"/*.stamp; do head -c 50 /dev/urandom >"$s"; done
+expect_run hit m.onnx --input x=x.npy
+[ "$(hashed)" = yes ] || { cat run.err; fail "a damaged stamp was used"; }
 
 # An entry someone else could write, or a symbolic link, is not used.
 chmod g+w "$e"
@@ -105,6 +134,66 @@ mv "$e" real.import
 ln -s "$PWD/real.import" "$e"
 expect_run miss m.onnx --input x=x.npy
 expect_run hit m.onnx --input x=x.npy
+
+# Weights of a megabyte or more are mapped from the weights file, each on
+# pages of its own: a model with two (and a small one between them) gives
+# the outputs of a run without the cache, from the cache as well.
+"$PYTHON" - "$srcdir/testsuite/onnx" big.onnx <<'PY' || fail "cannot build the big model"
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from make_hostile import node, value_info, tensor, model
+rng = np.random.default_rng(3)
+w1 = (rng.standard_normal((256, 1100)) / 16).astype(np.float32)
+w2 = (rng.standard_normal((1100, 300)) / 32).astype(np.float32)
+b = np.linspace(-1, 1, 1100, dtype=np.float32)
+open(sys.argv[2], "wb").write(model([node("MatMul", ["x", "w1"], ["t"]), node("Add", ["t", "b"], ["u"]),
+                                     node("Relu", ["u"], ["r"]), node("MatMul", ["r", "w2"], ["y"])],
+                                    [value_info("x", [2, 256])], [value_info("y", [2, 300])],
+                                    [tensor("w1", [256, 1100], w1.tobytes()), tensor("b", [1100], b.tobytes()),
+                                     tensor("w2", [1100, 300], w2.tobytes())]))
+PY
+"$PYTHON" -c "import numpy as np; np.save('xb.npy', np.random.default_rng(4).standard_normal((2, 256)).astype(np.float32))"
+expect_run miss big.onnx --input x=xb.npy
+expect_run hit big.onnx --input x=xb.npy
+expect_run hit big.onnx --input x=xb.npy --profile
+
+# The consts cache: the packed weights the load calls made, written by the
+# first plain run, used by the next (no load calls run); not by --profile.
+# A changed or cut data file is not used; a model whose weights changed
+# (in place, same size and mtime) does not find the old consts.
+consts() { if grep -q '^tec: consts cache: hit: ' run.err; then echo hit; else echo miss; fi; }
+rm -rf "$run"
+expect_run miss big.onnx --input x=xb.npy
+grep -q '^tec: consts cache: entry written: ' run.err || { cat run.err; fail "no consts written"; }
+expect_run hit big.onnx --input x=xb.npy
+[ "$(consts)" = hit ] || { cat run.err; fail "the consts cache missed"; }
+cp o/y.npy yb1.npy
+expect_run hit big.onnx --input x=xb.npy --profile
+grep -q 'consts cache' run.err && { cat run.err; fail "--profile used the consts cache"; }
+c=$(ls "$run"/*.constdata)
+printf 'X' | dd of="$c" bs=1 seek=100 conv=notrunc 2>/dev/null
+expect_run hit big.onnx --input x=xb.npy
+[ "$(consts)" = miss ] || { cat run.err; fail "a changed consts data file was used"; }
+grep -q 'consts cache: entry .* its data file is not the one' run.err || { cat run.err; fail "no word on the changed data file"; }
+expect_run hit big.onnx --input x=xb.npy
+[ "$(consts)" = hit ] || { cat run.err; fail "the consts were not written again"; }
+truncate -s 4096 "$c"
+expect_run hit big.onnx --input x=xb.npy
+[ "$(consts)" = miss ] || { cat run.err; fail "a cut consts data file was used"; }
+cp -p big.onnx big1.onnx
+"$PYTHON" - big.onnx <<'PY' || fail "cannot change the weights"
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[-5000:-4000] = bytes(1000)   # zeros over part of the last weight, w2
+open(sys.argv[1], "r+b").write(b)
+PY
+touch -r big1.onnx big.onnx
+expect_run miss big.onnx --input x=xb.npy
+[ "$(consts)" = miss ] || { cat run.err; fail "a changed model used the old consts"; }
+cmp -s o/y.npy yb1.npy && fail "the changed model gave the old outputs"
+expect_run hit big.onnx --input x=xb.npy
+[ "$(consts)" = hit ] || { cat run.err; fail "the changed model's consts were not cached"; }
 
 # An input the import renames (`input` is a keyword: `t_input`) is renamed
 # on a hit too.
