@@ -19,10 +19,7 @@
  * in a loop nest of its own right before the write-back (so the profile
  * still attributes C's FLOPs and parameters to C: the function's
  * `members`, `member_ops` and `block.NAME` attributes), and the write-back
- * stores C's output.  A C whose output has a narrower element type than T
- * (a quantize of f32 into u8) is computed in the write-back's store
- * itself, as in case (b); a wider one (a dequantize) is not fused, so it
- * reads T contiguously in a kernel of its own.  An epilogue of the write-back first moves into a
+ * stores C's output.  An epilogue of the write-back first moves into a
  * nest of its own before the update (tile = tile + bias, then tile =
  * C(tile)), so the write-back is a plain copy after the first link of a
  * chain.  In case (b) each store `T[e] = v` becomes `Y[e] = C(v)`.  C's
@@ -116,13 +113,12 @@ static const ir_stmt *elementwise(const ir_func *f, int from, int *tparam)
         return NULL;
     const ir_stmt *st = b->body[0];
     for (int p = from; p < f->nparams; p++) {
-        /* C's result stored where P stores T: of T's element type, or a
-         * narrower one (a quantize of f32 into u8, which halves P's stores
-         * or better); a widening (a dequantize) stays a kernel of its own,
-         * which reads T contiguously */
+        /* C's result is stored into P's tile: only where the two agree on the
+         * element type (a quantize of f32 into u8 stays a kernel of its own:
+         * its float-to-integer conversion, which the C backend checks, would
+         * make P's parallel loops run serially). */
         if (f->params[p] == st->buf || !domain_shape(b, f->params[p]) ||
-            (f->params[p]->dtype != st->buf->dtype &&
-             ir_dtype_size(st->buf->dtype) >= ir_dtype_size(f->params[p]->dtype)))
+            f->params[p]->dtype != st->buf->dtype)
             continue;
         load_ctx lc = {f->params[p], b, true, 0};
         ir_expr_walk(st->value, check_load, &lc);
@@ -1001,10 +997,7 @@ static bool fuse_into_producer(fuse_index *ix, int ci, const ir_stmt *cb, int tp
     u.fc = u.C->fn;
     if (!find_producer(&u) || !map_params(&u) || !scan_stores(&u))
         return false;
-    /* C's result updates P's tile only where the two agree on the element
-     * type; else (a quantize of f32 into u8) P's stores of T store C's
-     * result instead, computed from the tile in the write-back */
-    if (u.cst->buf->dtype == u.pt->dtype && writebacks_fit(&u)) {
+    if (writebacks_fit(&u)) {
         for (int k = 0; k < u.w.nstores; k++)
             if (!fuse_writeback(&u, k))
                 return false;
