@@ -229,13 +229,26 @@ static void emit_vector_operand(cg_emitter *e, cg_str *s, const ir_expr *x)
  * vector of a register tile).  Without VNNI (the target's -march decides)
  * the helper is the same sum as C's widening multiply-adds. */
 
+/* The same sum also comes with the vectors along W's rows, unpacked (a 1x1
+ * convolution's input read along its map, x[c, m], with the weights
+ * broadcast):
+ *
+ *   acc + i32(broadcast(x0)) * i32(W[ramp(b, 1, L)]) + ...
+ *       + i32(broadcast(x3)) * i32(W[ramp(b + 3S, 1, L)])
+ *
+ * four rows of L bytes at a constant distance S.  The helper interleaves
+ * them into the packed form ([L][4] bytes: lane l holds the 4 rows' l-th
+ * bytes, a few shuffles that a register tile's rows share) and goes on as
+ * above. */
+
 /* One product term: the scalar byte x (under the broadcast's cast) and the
  * load of W; false when t is not such a term. */
 typedef struct dot4_term {
     const ir_expr *x;      /* the byte, a scalar */
-    const ir_expr *load;   /* W[ramp(base, 4, L)] */
+    const ir_expr *load;   /* W[ramp(base, 4, L)], or a row W[ramp(base, 1, L)] */
     int64_t zero;          /* the byte's zero point: the term is i32(x) - zero */
     ir_affine base;
+    bool row;              /* load is a row: four rows make a group */
     bool used;
 } dot4_term;
 
@@ -265,13 +278,52 @@ static bool dot4_term_of(const ir_expr *t, int lanes, dot4_term *out)
     if (out->zero != 0 && ld->dtype != IR_I8)
         return false;   /* the correction takes the weights as vpdpbusd's i8 side */
     if (!byte_int(ld->dtype) || ld->nargs != 1 || ir_expr_lanes(ld) != lanes ||
-        ld->args[0]->kind != IR_RAMP || !ir_expr_is_int(ld->args[0]->b, 4) ||
+        ld->args[0]->kind != IR_RAMP ||
+        !(ir_expr_is_int(ld->args[0]->b, 4) || ir_expr_is_int(ld->args[0]->b, 1)) ||
         !ir_affine_of(ld->args[0]->a, &out->base))
         return false;
     out->x = xc->a;
     out->load = ld;
+    out->row = ir_expr_is_int(ld->args[0]->b, 1);
     out->used = false;
     return true;
+}
+
+/* Whether terms i and j can be in one group: the same kind of W load of
+ * one buffer, bytes x of one type, one zero point, W's bases apart by a
+ * constant. */
+static bool dot4_alike(const dot4_term *a, const dot4_term *b)
+{
+    return a->row == b->row && a->load->buf == b->load->buf && a->x->dtype == b->x->dtype &&
+           a->zero == b->zero && ir_affine_same_terms(&a->base, &b->base);
+}
+
+/* The group of term i (unused) in g[0..3]: W's bases b, b + 1, b + 2,
+ * b + 3 (packed), or b, b + S, b + 2S, b + 3S for some S > 0 (rows); false
+ * when the other three are not there. */
+static bool dot4_group(dot4_term *dt, const bool *is_dot, int n, int i, int *g)
+{
+    for (int s = 0; s < n; s++) {
+        int64_t step = 1;
+        if (dt[i].row) {   /* the distance to the next row, from a candidate */
+            if (s == i || !is_dot[s] || dt[s].used || !dot4_alike(&dt[i], &dt[s]) ||
+                dt[s].base.c <= dt[i].base.c)
+                continue;
+            step = dt[s].base.c - dt[i].base.c;
+        }
+        g[0] = i;
+        g[1] = g[2] = g[3] = -1;
+        for (int k = 1; k < 4; k++)
+            for (int j = 0; j < n && g[k] < 0; j++)
+                if (j != i && is_dot[j] && !dt[j].used && dot4_alike(&dt[i], &dt[j]) &&
+                    dt[j].base.c == dt[i].base.c + k * step)
+                    g[k] = j;
+        if (g[1] >= 0 && g[2] >= 0 && g[3] >= 0)
+            return true;
+        if (!dt[i].row)
+            return false;
+    }
+    return false;
 }
 
 /* Whether a group's bytes x0..x3 are loads of adjacent elements of one
@@ -321,20 +373,12 @@ static bool emit_dot4_sum(cg_emitter *e, cg_str *s, const ir_expr *x, const char
     bool is_dot[MAXT];
     for (int i = 0; i < n; i++)
         is_dot[i] = dot4_term_of(terms[i], lanes, &dt[i]);
-    /* groups: W[b], W[b + 1], W[b + 2], W[b + 3] of one buffer, one x dtype */
+    /* groups: W[b], W[b + 1], W[b + 2], W[b + 3] of one buffer, one x
+     * dtype (or four rows) */
     int group[MAXT / 4][4], ngroups = 0;
     for (int i = 0; i < n; i++) {
-        if (!is_dot[i] || dt[i].used)
-            continue;
-        int g[4] = {i, -1, -1, -1};
-        for (int k = 1; k < 4; k++)
-            for (int j = 0; j < n && g[k] < 0; j++)
-                if (j != i && is_dot[j] && !dt[j].used && dt[j].load->buf == dt[i].load->buf &&
-                    dt[j].x->dtype == dt[i].x->dtype && dt[j].zero == dt[i].zero &&
-                    ir_affine_same_terms(&dt[j].base, &dt[i].base) &&
-                    dt[j].base.c == dt[i].base.c + k)
-                    g[k] = j;
-        if (g[1] < 0 || g[2] < 0 || g[3] < 0)
+        int g[4];
+        if (!is_dot[i] || dt[i].used || !dot4_group(dt, is_dot, n, i, g))
             continue;
         for (int k = 0; k < 4; k++) {
             dt[g[k]].used = true;
@@ -347,8 +391,8 @@ static bool emit_dot4_sum(cg_emitter *e, cg_str *s, const ir_expr *x, const char
     e->intrin_used = true;
     for (int gi = ngroups - 1; gi >= 0; gi--) {
         const dot4_term *t0 = &dt[group[gi][0]];
-        cg_str_printf(s, "tec_dp4%s_%c%c_%s(", t0->zero ? "z" : "", t0->x->dtype == IR_U8 ? 'u' : 's',
-                      t0->load->dtype == IR_U8 ? 'u' : 's', vt + 4);
+        cg_str_printf(s, "tec_dp4%s%s_%c%c_%s(", t0->row ? "r" : "", t0->zero ? "z" : "",
+                      t0->x->dtype == IR_U8 ? 'u' : 's', t0->load->dtype == IR_U8 ? 'u' : 's', vt + 4);
     }
     /* the rest of the sum (a zero vector if none) */
     int rest = 0;
@@ -368,15 +412,26 @@ static bool emit_dot4_sum(cg_emitter *e, cg_str *s, const ir_expr *x, const char
         cg_str_printf(s, "tec_bcast_%s(0)", vt + 4);
     }
     for (int gi = 0; gi < ngroups; gi++) {
-        /* W's lanes b .. b + 4L - 1: the access of the first term, with
-         * the last term's checks (of b + 3 + 4(L-1)) ahead of it */
-        cg_str a0 = {0}, a3 = {0};
         const dot4_term *t0 = &dt[group[gi][0]], *t3 = &dt[group[gi][3]];
-        cg_emit_access(e, &a0, t0->load->buf, t0->load, t0->load->args, 1);
-        cg_emit_access(e, &a3, t3->load->buf, t3->load, t3->load->args, 1);
-        cg_str_printf(s, ", ((void)%s, &%s), ", a3.p ? a3.p : "0", a0.p ? a0.p : "0");
-        free(a0.p);
-        free(a3.p);
+        if (t0->row) {   /* the four rows, each a vector access */
+            for (int k = 0; k < 4; k++) {
+                const dot4_term *tk = &dt[group[gi][k]];
+                cg_str ak = {0};
+                cg_emit_access(e, &ak, tk->load->buf, tk->load, tk->load->args, 1);
+                cg_str_printf(s, ", &%s", ak.p ? ak.p : "0");
+                free(ak.p);
+            }
+            cg_str_puts(s, ", ");
+        } else {
+            /* W's lanes b .. b + 4L - 1: the access of the first term, with
+             * the last term's checks (of b + 3 + 4(L-1)) ahead of it */
+            cg_str a0 = {0}, a3 = {0};
+            cg_emit_access(e, &a0, t0->load->buf, t0->load, t0->load->args, 1);
+            cg_emit_access(e, &a3, t3->load->buf, t3->load, t3->load->args, 1);
+            cg_str_printf(s, ", ((void)%s, &%s), ", a3.p ? a3.p : "0", a0.p ? a0.p : "0");
+            free(a0.p);
+            free(a3.p);
+        }
         const int64_t zero = dt[group[gi][0]].zero;
         if (contiguous_bytes(dt, group[gi])) {
             /* x0..x3 adjacent in memory: one 4-byte read (little-endian
@@ -645,6 +700,15 @@ static bool emit_mixed_cast(cg_emitter *e, cg_str *s, const ir_expr *x, const ch
     int lanes = ir_expr_lanes(x);
     bool num_to = to == IR_F32 || to == IR_F64 || to == IR_I32;
     bool num_from = from == IR_F32 || from == IR_F64 || from == IR_I32;
+    if (to == IR_F64 && from == IR_I32 && lanes == 8) {
+        /* one instruction (GCC 12 splits the 512-bit convertvector in two
+         * halves and joins them): tec_cvtd_f64x8, cg_emit_dot4_helpers */
+        e->intrin_used = true;
+        cg_str_puts(s, "tec_cvtd_f64x8(");
+        cg_emit_vector_ir(e, s, x->a);
+        cg_str_puts(s, ")");
+        return true;
+    }
     if (num_to && num_from && !(ir_dtype_is_float(from) && !ir_dtype_is_float(to))) {
         cg_str_puts(s, "__builtin_convertvector(");
         cg_emit_vector_ir(e, s, x->a);
@@ -676,6 +740,32 @@ static bool emit_mixed_cast(cg_emitter *e, cg_str *s, const ir_expr *x, const ch
         return true;
     }
     return false;
+}
+
+/* Whether x is a broadcast of the number v. */
+static bool is_bcast_number(const ir_expr *x, double v)
+{
+    return x->kind == IR_BROADCAST && x->a && x->a->kind == IR_FLOAT && x->a->fval == v;
+}
+
+/* A requantize's saturated i8 of 8 f64 lanes, i8(min(max(v, -128), 127))
+ * (sat_i8), as tec_sati8_f64x8(v): min(127, v) (NaN stays NaN), truncated
+ * to i32 (NaN and what is below i32's range give INT32_MIN), narrowed
+ * with signed saturation (vpmovsdb) -- the same i8 in every case, one
+ * instruction fewer than the max; false (nothing written) when x is
+ * another cast. */
+static bool emit_sat_i8(cg_emitter *e, cg_str *s, const ir_expr *x)
+{
+    const ir_expr *mn = x->a, *mx = mn ? mn->a : NULL;
+    if (x->dtype != IR_I8 || ir_expr_lanes(x) != 8 || !mn || mn->kind != IR_MIN ||
+        mn->dtype != IR_F64 || !is_bcast_number(mn->b, 127.0) || !mx || mx->kind != IR_MAX ||
+        !is_bcast_number(mx->b, -128.0))
+        return false;
+    e->intrin_used = true;
+    cg_str_puts(s, "tec_sati8_f64x8(");
+    cg_emit_vector_ir(e, s, mx->a);
+    cg_str_puts(s, ")");
+    return true;
 }
 
 void cg_emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
@@ -761,10 +851,23 @@ void cg_emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
             cg_str_puts(s, ")");
             return;
         }
-        if (emit_mixed_cast(e, s, x, vt))
+        if (emit_sat_i8(e, s, x) || emit_mixed_cast(e, s, x, vt))
             return;
         break;
     case IR_MIN: case IR_MAX:
+        if (x->dtype == IR_F64 && lanes == 8 && x->b->kind == IR_BROADCAST && x->b->a &&
+            x->b->a->kind == IR_FLOAT && !isnan(x->b->a->fval)) {
+            /* against a number: a < b ? a : b (a > b ? a : b) lane by lane,
+             * as the vector helper with b not NaN, is minpd's (maxpd's)
+             * definition (tec_vmaxk_f64x8, cg_emit_dot4_helpers) */
+            e->intrin_used = true;
+            cg_str_printf(s, "tec_v%sk_%s(", x->kind == IR_MIN ? "min" : "max", vt + 4);
+            cg_emit_vector_ir(e, s, x->a);
+            cg_str_puts(s, ", ");
+            cg_emit_operand(e, s, x->b->a, P_SELECT, false);
+            cg_str_puts(s, ")");
+            return;
+        }
         e->vminmax_used[x->dtype][k] = true;
         cg_str_printf(s, "tec_v%s_%s(", x->kind == IR_MIN ? "min" : "max", vt + 4);
         cg_emit_vector_ir(e, s, x->a);
@@ -953,10 +1056,96 @@ static void emit_rint_helpers(cg_str *s, const char *funcs)
         }
 }
 
+/* The helper tec_dp4r<z>_<x><w>_i32xL (rname, "...(") of four rows of L
+ * bytes (emit_dot4_sum): the rows interleaved into the packed form, then
+ * the helper `name` of that.  On x86-64 two rounds of unpacking (bytes of
+ * rows 0 and 1, 2 and 3, then their pairs) make the lanes' groups of 4. */
+static void emit_dot4_rows_helper(cg_str *s, const char *name, const char *rname, int L, int z)
+{
+    cg_str_printf(s, "static inline tec_i32x%d %.*s(tec_i32x%d acc, const void *r0, const void *r1, "
+                     "const void *r2, const void *r3, uint32_t x%s)\n{\n"
+                     "    unsigned char w[%d] __attribute__((aligned(%d)));\n"
+                     "#if defined(__x86_64__) && defined(__SSE2__)\n"
+                     "    __m128i a, b, c, d, ab, cd, q[4];\n",
+                  L, (int)strlen(rname) - 1, rname, L, z ? ", int32_t z" : "", 4 * L, 4 * L);
+    if (L == 16)
+        cg_str_puts(s, "    __builtin_memcpy(&a, r0, 16);\n    __builtin_memcpy(&b, r1, 16);\n"
+                       "    __builtin_memcpy(&c, r2, 16);\n    __builtin_memcpy(&d, r3, 16);\n");
+    else
+        cg_str_printf(s, "    a = b = c = d = _mm_setzero_si128();\n"
+                         "    __builtin_memcpy(&a, r0, %d);\n    __builtin_memcpy(&b, r1, %d);\n"
+                         "    __builtin_memcpy(&c, r2, %d);\n    __builtin_memcpy(&d, r3, %d);\n",
+                      L, L, L, L);
+    cg_str_puts(s, "    ab = _mm_unpacklo_epi8(a, b);\n    cd = _mm_unpacklo_epi8(c, d);\n"
+                   "    q[0] = _mm_unpacklo_epi16(ab, cd);\n    q[1] = _mm_unpackhi_epi16(ab, cd);\n"
+                   "    ab = _mm_unpackhi_epi8(a, b);\n    cd = _mm_unpackhi_epi8(c, d);\n"
+                   "    q[2] = _mm_unpacklo_epi16(ab, cd);\n    q[3] = _mm_unpackhi_epi16(ab, cd);\n");
+    if (L == 16)
+        cg_str_puts(s, "#if defined(__AVX512F__)\n"
+                       "    __m512i v = _mm512_inserti32x4(_mm512_inserti32x4(_mm512_inserti32x4(\n"
+                       "        _mm512_castsi128_si512(q[0]), q[1], 1), q[2], 2), q[3], 3);\n"
+                       "    __builtin_memcpy(w, &v, 64);\n#else\n"
+                       "    __builtin_memcpy(w, q, 64);\n#endif\n");
+    else
+        cg_str_printf(s, "    __builtin_memcpy(w, q, %d);\n", 4 * L);
+    cg_str_puts(s, "#else\n    const unsigned char *p[4] = {r0, r1, r2, r3};\n");
+    cg_str_printf(s, "    for (int l = 0; l < %d; l++)\n"
+                     "        for (int k = 0; k < 4; k++)\n"
+                     "            w[4 * l + k] = p[k][l];\n#endif\n", L);
+    cg_str_printf(s, "    return %s acc, w, x%s);\n}\n\n", name, z ? ", z" : "");
+}
+
+/* The helpers of a requantize's f64 lanes that the kernels in `funcs`
+ * call: tec_cvtd_f64x8 (i32 to f64, exact), tec_vmink_f64x8 and
+ * tec_vmaxk_f64x8 (against a number b, not NaN: a < b ? a : b, a > b ? a :
+ * b, which are vminpd's and vmaxpd's definitions). */
+static void emit_requantize_helpers(cg_str *s, const char *funcs)
+{
+    if (!funcs)
+        return;
+    if (strstr(funcs, "tec_cvtd_f64x8("))
+        cg_str_puts(s, "static inline tec_f64x8 tec_cvtd_f64x8(tec_i32x8 v)\n{\n"
+                       "#if defined(__x86_64__) && defined(__AVX512F__)\n"
+                       "    __m256i a;\n    __m512d r;\n    tec_f64x8 d;\n"
+                       "    __builtin_memcpy(&a, &v, sizeof a);\n"
+                       "    r = _mm512_cvtepi32_pd(a);\n"
+                       "    __builtin_memcpy(&d, &r, sizeof d);\n    return d;\n#else\n"
+                       "    return __builtin_convertvector(v, tec_f64x8);\n#endif\n}\n\n");
+    if (strstr(funcs, "tec_sati8_f64x8("))
+        cg_str_puts(s, "static inline tec_i8x8 tec_sati8_f64x8(tec_f64x8 v)\n{\n"
+                       "#if defined(__x86_64__) && defined(__AVX512F__)\n"
+                       "    __m512d x;\n    __m128i r;\n    tec_i8x8 y;\n"
+                       "    __builtin_memcpy(&x, &v, sizeof x);\n"
+                       "    r = _mm512_cvtsepi32_epi8(_mm512_castsi256_si512(\n"
+                       "        _mm512_cvttpd_epi32(_mm512_min_pd(_mm512_set1_pd(127.0), x))));\n"
+                       "    __builtin_memcpy(&y, &r, sizeof y);\n    return y;\n#else\n"
+                       "    tec_i8x8 y;\n"
+                       "    for (int l = 0; l < 8; l++)\n"
+                       "        y[l] = (int8_t)(v[l] > -128.0 ? (v[l] < 127.0 ? v[l] : 127.0) : -128.0);\n"
+                       "    return y;\n#endif\n}\n\n");
+    for (int mx = 0; mx < 2; mx++) {
+        const char *op = mx ? "max" : "min";
+        char name[32];
+        snprintf(name, sizeof name, "tec_v%sk_f64x8(", op);
+        if (!strstr(funcs, name))
+            continue;
+        cg_str_printf(s, "static inline tec_f64x8 tec_v%sk_f64x8(tec_f64x8 a, double b)\n{\n"
+                         "#if defined(__x86_64__) && defined(__AVX512F__)\n"
+                         "    __m512d x;\n"
+                         "    __builtin_memcpy(&x, &a, sizeof x);\n"
+                         "    x = _mm512_%s_pd(x, _mm512_set1_pd(b));\n"
+                         "    __builtin_memcpy(&a, &x, sizeof a);\n    return a;\n#else\n"
+                         "    tec_mf64x8 m = a %c (tec_f64x8){b, b, b, b, b, b, b, b};\n"
+                         "    return (tec_f64x8)(((tec_mf64x8)a & m) | ((tec_mf64x8)((tec_f64x8){b, b, b, b, b, b, b, b}) & ~m));\n"
+                         "#endif\n}\n\n", op, op, mx ? '>' : '<');
+    }
+}
+
 void cg_emit_dot4_helpers(cg_str *s, const char *funcs)
 {
     emit_bf16_helpers(s, funcs);
     emit_rint_helpers(s, funcs);
+    emit_requantize_helpers(s, funcs);
     static const int widths[3] = {4, 8, 16};
     for (int z = 0; z < 2; z++)
     for (int m = 0; m < 4; m++)
@@ -964,9 +1153,11 @@ void cg_emit_dot4_helpers(cg_str *s, const char *funcs)
             char xs = m & 1 ? 's' : 'u', ws = m & 2 ? 'u' : 's';
             int L = widths[wi], bits = L * 32;
             const char *zs = z ? "z" : "";
-            char name[40];
+            char name[40], rname[40];
             snprintf(name, sizeof name, "tec_dp4%s_%c%c_i32x%d(", zs, xs, ws, L);
-            if (!funcs || !strstr(funcs, name) || (z && ws == 'u'))
+            snprintf(rname, sizeof rname, "tec_dp4r%s_%c%c_i32x%d(", zs, xs, ws, L);
+            bool rows = funcs && strstr(funcs, rname);
+            if (!funcs || (!strstr(funcs, name) && !rows) || (z && ws == 'u'))
                 continue;
             /* vpdpbusd's first source is u8, its second i8: x u8 and w i8
              * as they are; x i8 with w u8 swapped; otherwise the i8 side
@@ -1023,5 +1214,7 @@ void cg_emit_dot4_helpers(cg_str *s, const char *funcs)
                              "                + %s(%s)(x >> 16)%s * b[4 * l + 2] + %s(%s)(x >> 24)%s * b[4 * l + 3];\n"
                              "    return acc;\n#endif\n}\n\n", L, zo, xt, zm, zo, xt, zm, zo, xt, zm,
                           zo, xt, zm);
+            if (rows)
+                emit_dot4_rows_helper(s, name, rname, L, z);
         }
 }

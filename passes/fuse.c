@@ -25,6 +25,9 @@
  * chain.  In case (b) each store `T[e] = v` becomes `Y[e] = C(v)`.  C's
  * call goes.  Chains fuse one link at a time.
  *
+ * Then a call goes whose results no call reads, when its kernel is
+ * elementwise and cannot stop with an error (results_unread).
+ *
  * P and C may see T with different shapes (merged dimensions): map_index
  * maps the index P stores at to C's iteration point, and C's output and
  * the inputs C reads only at its own index take P's shape of T. */
@@ -80,10 +83,10 @@ static bool domain_shape(const ir_stmt *b, const ir_buffer *t)
     return true;
 }
 
-/* The elementwise block of C's kernel and the first of its input
- * parameters from index `from` on that it reads only at its own indices,
- * or NULL. */
-static const ir_stmt *elementwise(const ir_func *f, int from, int *tparam)
+/* The block of an elementwise kernel: one block of spatial iteration
+ * variables storing its output at exactly them, the output having the
+ * shape of its domain; NULL otherwise. */
+static const ir_stmt *elementwise_block(const ir_func *f)
 {
     blocks_ctx bc = {NULL, 0};
     ir_stmt_walk(f->body, count_blocks, NULL, &bc);
@@ -97,9 +100,23 @@ static const ir_stmt *elementwise(const ir_func *f, int from, int *tparam)
     if (!ir_block_own_index(b, st->args, st->nargs) || st->buf->role != IR_BUF_ARG ||
         !domain_shape(b, st->buf))
         return NULL;
+    return b;
+}
+
+/* The elementwise block of C's kernel and the first of its input
+ * parameters from index `from` on that it reads only at its own indices,
+ * or NULL. */
+static const ir_stmt *elementwise(const ir_func *f, int from, int *tparam)
+{
+    const ir_stmt *b = elementwise_block(f);
+    if (!b)
+        return NULL;
+    const ir_stmt *st = b->body[0];
     for (int p = from; p < f->nparams; p++) {
         /* C's result is stored into P's tile: only where the two agree on the
-         * element type (a quantize of f32 into u8 stays a kernel of its own). */
+         * element type (a quantize of f32 into u8 stays a kernel of its own:
+         * its float-to-integer conversion, which the C backend checks, would
+         * make P's parallel loops run serially). */
         if (f->params[p] == st->buf || !domain_shape(b, f->params[p]) ||
             f->params[p]->dtype != st->buf->dtype)
             continue;
@@ -1006,6 +1023,51 @@ static bool fuse_call(fuse_index *ix, int ci)
     return false;
 }
 
+/* ir_expr_walk callback: clears *(bool *)p at what may stop a kernel with
+ * an error (an integer division, a float converted to an integer, a load
+ * at an index other than iteration variables and constants). */
+static bool may_fail(const ir_expr *x, void *p)
+{
+    bool fails = ((x->kind == IR_DIV || x->kind == IR_FLOORDIV || x->kind == IR_FLOORMOD) &&
+                  !ir_dtype_is_float(x->dtype)) ||
+                 (x->kind == IR_CAST && x->a && ir_dtype_is_float(x->a->dtype) &&
+                  !ir_dtype_is_float(x->dtype));
+    for (int i = 0; x->kind == IR_LOAD && i < x->nargs; i++)
+        fails |= x->args[i]->kind != IR_VAR && x->args[i]->kind != IR_INT;
+    if (fails)
+        *(bool *)p = false;
+    return !fails;
+}
+
+/* Whether call c may go unrun: an elementwise kernel (one block storing
+ * at its own index) that cannot stop with an error, writing only
+ * temporaries that no other live call passes, so nothing reads its
+ * results (a DequantizeLinear whose only consumer, an integer convolution,
+ * reads the quantized values instead). */
+static bool results_unread(const fuse_index *ix, int c)
+{
+    const ir_graph_call *C = &ix->m->graph.calls[c];
+    const ir_stmt *b = elementwise_block(C->fn);
+    bool safe = b != NULL;
+    if (safe)
+        ir_expr_walk(b->body[0]->value, may_fail, &safe);
+    if (!safe)
+        return false;
+    bool writes = false;
+    for (int a = 0; a < C->nargs && a < C->fn->nparams; a++) {
+        if (!ir_stmt_stores_to(C->fn->body, C->fn->params[a]))
+            continue;
+        writes = true;
+        const call_list *u = users_of(ix, C->args[a]);
+        if (C->args[a]->role != IR_BUF_TEMP || !u)
+            return false;
+        for (int k = 0; k < u->n; k++)
+            if (u->c[k] != c && !ix->dead[u->c[k]])
+                return false;
+    }
+    return writes;
+}
+
 bool pass_fuse(ir_module *m, diag *d)
 {
     (void)d;
@@ -1013,6 +1075,13 @@ bool pass_fuse(ir_module *m, diag *d)
     index_graph(m, &ix);
     for (int ci = 0; ci < m->graph.ncalls; ci++)
         fuse_call(&ix, ci);
+    /* elementwise calls whose results nothing reads go, the last first
+     * (then one that only they read goes too) */
+    for (int ci = m->graph.ncalls - 1; ci >= 0; ci--)
+        if (!ix.dead[ci] && results_unread(&ix, ci)) {
+            ix.dead[ci] = true;
+            ix.nruns[pass_find_ptr(ix.funcs, ix.nfuncs, m->graph.calls[ci].fn)]--;
+        }
     /* the fused consumers' calls go, and kernels no call (run or load)
      * uses any more */
     int k = 0;

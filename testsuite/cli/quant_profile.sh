@@ -1,6 +1,7 @@
 # tec --profile and --accel on an int8 network count each tensor at its
 # real element size: one byte an int8 weight and activation, four an int32
-# accumulator or bias and an f32 scale.
+# accumulator or bias and an f32 scale.  (qconv2d is a def of stages, its
+# layer NAME.y; a 1x1 one NAME.xu and NAME.ym, lib/nn.te.)
 . "$srcdir/testsuite/cli/lib.inc"
 blk=$srcdir/testsuite/run/quant_resnet_block.te
 
@@ -10,7 +11,7 @@ import json
 r = json.load(open("q.json"))
 L = {l["name"]: l for l in r["layers"]}
 C, HW = 64, 8 * 8
-for name in ("layer1.0.conv1", "layer1.0.conv2"):
+for name in ("layer1.0.conv1.y", "layer1.0.conv2.y"):
     l = L[name]
     assert l["input_shapes"] == ["i8[1, 64, 8, 8]"], l["input_shapes"]
     assert l["output_shape"] == "i8[1, 64, 8, 8]", l["output_shape"]
@@ -20,7 +21,7 @@ for name in ("layer1.0.conv1", "layer1.0.conv2"):
     assert l["activation_bytes"] == C * HW * 1, l["activation_bytes"]
     assert l["dram_write_bytes"] == C * HW, l["dram_write_bytes"]
 # conv1 reads its weights and the block's input from DRAM once
-assert L["layer1.0.conv1"]["dram_read_bytes"] == C * C * 9 + 8 * C + C * HW
+assert L["layer1.0.conv1.y"]["dram_read_bytes"] == C * C * 9 + 8 * C + C * HW
 a = L["layer1.0.add"]
 assert a["load_bytes"] == 2 * C * HW and a["store_bytes"] == C * HW, a
 t = r["totals"]
@@ -39,11 +40,11 @@ for cfg in edge_os_32x32:1 tpu_ws_128x128:2; do
 import json, os
 w = int(os.environ["WORD"])
 L = {l["name"]: l for l in json.load(open("a.json"))["layers"]}
-g = L["layer1.0.conv1"]
+g = L["layer1.0.conv1.y"]
 assert g["dram_reads_ifmap"] == 10 * 10 * 64 // w, g["dram_reads_ifmap"]
 assert g["dram_reads_filter"] == 64 * 64 * 9 // w, g["dram_reads_filter"]
 assert g["dram_writes_ofmap"] == 64 * 64 * 4 // w, g["dram_writes_ofmap"]
-v = L["layer1.0.conv1.vector"]
+v = L["layer1.0.conv1.y.vector"]
 assert v["dram_reads"] == (64 * 64 * 4 + 64 * 4 + 64 * 4) // w, v["dram_reads"]
 assert v["dram_writes"] == 64 * 64 // w, v["dram_writes"]
 a = L["layer1.0.add"]

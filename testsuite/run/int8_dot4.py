@@ -44,6 +44,22 @@ for name in ("zconv", "zfc"):
                                 rng.uniform(0.0005, 0.002, src.shape).astype(np.float32))
 
 
+# 1x1 convolutions (qconv2d's product over the map, x + 128 in u8 and the
+# weights' sums out of the bias), zero points, a map of 90 (no whole tile)
+for name, f in (("pw", 40), ("pwr", 36)):
+    w[name + ".weight"] = ints((f, 8, 1, 1), np.int8)
+    w[name + ".bias"] = rng.integers(-1000, 1000, f).astype(np.int32)
+    w[name + ".scale"] = rng.uniform(0.0005, 0.002, f).astype(np.float32)
+
+
+def conv1x1(x, name, x_zero, y_zero, relu):
+    acc = np.einsum("nchw,fc->nfhw", x.astype(np.int64) - x_zero,
+                    w[name + ".weight"][:, :, 0, 0].astype(np.int64))
+    y = np.rint((acc + w[name + ".bias"].reshape(1, -1, 1, 1)).astype(np.float64) *
+                w[name + ".scale"].astype(np.float64).reshape(1, -1, 1, 1)) + y_zero
+    return np.clip(y, y_zero if relu else -128, 127).astype(np.int8)
+
+
 def conv3x3(x, weight, x_zero):
     # the padding holds the code of the real 0, x_zero
     xp = np.full((1, 8, 12, 11), x_zero, np.int64)
@@ -69,4 +85,5 @@ out = outdir()
 save(out, "in", a=a, b=b, ua=ua, ub=ub, c=c, d=d, x=x, v=v)
 save(out, "weights", **w)
 save(out, "expected", ss=mm(a, b), us=mm(ua, b), su=mm(a, ub), uu=mm(ua, ub), odd=mm(c, d),
-     conv=conv, fc=fc, uz=uz, zconv=zconv, zfc=zfc)
+     conv=conv, fc=fc, uz=uz, zconv=zconv, zfc=zfc, pw=conv1x1(x, "pw", -7, 3, False),
+     pwr=conv1x1(x, "pwr", 0, -5, True))
