@@ -14,7 +14,10 @@ pads), the global poolings, BatchNormalization, MatMul (broadcast batches,
 shape), Flatten, Add/Sub/Mul/Div with a broadcast constant or an earlier
 tensor of the chain, Relu and a few other unary ops, Concat (of the chain
 with constants or earlier tensors, on any axis), Reshape (with 0 and -1),
-Transpose and Softmax on any axis -- at opset 13, with random float inputs
+Transpose, Softmax and LogSoftmax on any axis, ConvTranspose, the Reduce
+ops, Slice (negative steps, starts and ends out of range), Pad, Squeeze,
+Unsqueeze and Gather -- at opset 13 or 11 (Softmax of the
+2-D view, axes as attributes), with random float inputs
 in [-1, 1].  It runs each with ONNX Runtime (onnxruntime-node, graph
 optimizations off; testsuite/random/ort_outputs.js, $ORT_NODE_DIR) and with
 tec at each level, and compares every output (within 1e-4 of the largest
@@ -43,7 +46,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-OPSET = 13
+OPSETS = [13, 13, 11]   # 11: Softmax on the coerced 2-D view; axes as attributes
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -72,6 +75,12 @@ class Model:
         self.inits.append(numpy_helper.from_array(np.array(values, dtype=np.int64), name))
         self.shape[name] = [len(values)]
         return name
+
+    def axes_node(self, op, x, axes, shape):
+        """Squeeze or Unsqueeze: axes an input from opset 13, else an attribute."""
+        if self.opset >= 13:
+            return self.node(op, [x, self.ints(axes)], shape)
+        return self.node(op, [x], shape, axes=axes)
 
     def node(self, op, ins, shape, **attrs):
         out = self.fresh("t")
@@ -323,7 +332,8 @@ def op_softmax(rng, m, x):
     if not sh:
         return None
     axis = rng.randint(-len(sh), len(sh) - 1)
-    attrs = {} if axis == -1 and rng.random() < 0.5 else {"axis": axis}
+    default = -1 if m.opset >= 13 else 1
+    attrs = {} if axis == default and rng.random() < 0.5 else {"axis": axis}
     return m.node(rng.choice(["Softmax", "Softmax", "LogSoftmax"]), [x], sh, **attrs)
 
 
@@ -399,7 +409,7 @@ def op_reduce(rng, m, x):
         [d for i, d in enumerate(sh) if i not in axes]
     spec = [a - len(sh) if rng.random() < 0.3 else a for a in axes]
     attrs = {} if keep and rng.random() < 0.5 else {"keepdims": int(keep)}
-    if op == "ReduceSum":   # axes is an input from opset 13
+    if op == "ReduceSum" and m.opset >= 13:   # axes is an input from opset 13
         return m.node(op, [x, m.ints(spec)], out, **attrs)
     return m.node(op, [x], out, axes=spec, **attrs)
 
@@ -465,18 +475,18 @@ def op_unsqueeze(rng, m, x):
         if not ones:
             return None
         a = rng.choice(ones)
-        return m.node("Squeeze", [x, m.ints([a])], sh[:a] + sh[a + 1:])
+        return m.axes_node("Squeeze", x, [a], sh[:a] + sh[a + 1:])
     ones = [i for i, d in enumerate(sh) if d == 1]
     if ones and rng.random() < 0.5:
         axes = sorted(rng.sample(ones, rng.randint(1, len(ones))))
         out = [d for i, d in enumerate(sh) if i not in axes]
         if rng.random() < 0.3:
             return m.node("Squeeze", [x], [d for d in sh if d != 1])
-        return m.node("Squeeze", [x, m.ints([a - len(sh) if rng.random() < 0.3 else a
-                                             for a in axes])], out)
+        return m.axes_node("Squeeze", x, [a - len(sh) if rng.random() < 0.3 else a
+                                          for a in axes], out)
     a = rng.randint(0, len(sh))
     out = sh[:a] + [1] + sh[a:]
-    return m.node("Unsqueeze", [x, m.ints([a - len(out) if rng.random() < 0.3 else a])], out)
+    return m.axes_node("Unsqueeze", x, [a - len(out) if rng.random() < 0.3 else a], out)
 
 
 def op_convtranspose(rng, m, x):
@@ -533,6 +543,7 @@ OPS = [(op_conv, 4), (op_pool, 3), (op_global_pool, 1), (op_batchnorm, 2), (op_u
 def gen(rng, number):
     m = Model(rng)
     m.rng_np = np.random.default_rng(rng.randrange(1 << 30))
+    m.opset = rng.choice(OPSETS)
     r = rng.random()
     if r < 0.6:
         sh = [rng.randint(1, 2), rng.randint(1, 8), rng.randint(1, 12), rng.randint(1, 12)]
@@ -570,7 +581,7 @@ def gen(rng, number):
     inits = [t for t in m.inits if t.name in used]
     outs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, m.shape[o]) for o in outputs]
     graph = helper.make_graph(m.nodes, f"random{number}", m.inputs, outs, inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", m.opset)],
                               producer_name="check_onnx_random")
     model.ir_version = 7
     x = m.rng_np.uniform(-1, 1, size=sh).astype(np.float32)
@@ -597,7 +608,6 @@ def run_tec(tec, d, level, outputs):
         return "refused", f"{level}: {msg}"
     if p.returncode != 0:
         return "crash", f"{level}: exit status {p.returncode}: {p.stderr.strip()[-300:]}"
-    worst = ""
     for o in outputs:
         ref = np.load(os.path.join(d, "ort", o + ".npy"))
         try:
@@ -605,21 +615,19 @@ def run_tec(tec, d, level, outputs):
         except OSError:
             return "crash", f"{level}: no output {o}.npy"
         if got.shape != ref.shape:
-            if got.size == ref.size and got.size == 1:
-                got = got.reshape(ref.shape)
-            else:
-                return "mismatch", f"{level}: {o} shape {list(got.shape)}, ORT {list(ref.shape)}"
-        finite = np.abs(ref[np.isfinite(ref)])
+            return "mismatch", f"{level}: {o} shape {list(got.shape)}, ORT {list(ref.shape)}"
+        g, r = got.reshape(-1).astype(np.float64), ref.reshape(-1).astype(np.float64)
+        finite = np.abs(r[np.isfinite(r)])
         tol = 1e-4 * max(1.0, float(np.max(finite)) if finite.size else 1.0)
         with np.errstate(invalid="ignore"):
-            diff = np.abs(got.astype(np.float64) - ref)
+            diff = np.abs(g - r)
         diff[np.isnan(diff)] = np.inf
-        diff[(got == ref) | (np.isnan(got) & np.isnan(ref))] = 0   # infinities, NaNs alike
-        if ref.size and not np.all(diff <= tol):
-            i = np.unravel_index(int(np.argmax(diff)), ref.shape)
-            worst = (f"{level}: {o} differs by {float(diff[i]):.3g} (tolerance {tol:.3g}) "
-                     f"at {list(i)}: tec {got[i]}, ORT {ref[i]}")
-            return "mismatch", worst
+        diff[(g == r) | (np.isnan(g) & np.isnan(r))] = 0   # infinities, NaNs alike
+        if r.size and not np.all(diff <= tol):
+            k = int(np.argmax(diff))
+            i = np.unravel_index(k, ref.shape)
+            return "mismatch", (f"{level}: {o} differs by {float(diff[k]):.3g} (tolerance "
+                                f"{tol:.3g}) at {list(i)}: tec {g[k]}, ORT {r[k]}")
     return "ok", ""
 
 
