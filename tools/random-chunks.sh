@@ -8,8 +8,11 @@
 #   nice -n 19 taskset -c 1 tools/random-chunks.sh ./tec 1001 1100 1000 clang >>log
 # A chunk that disagrees keeps its log and reduced program in OUT/seed-S/
 # (OUT: $RANDOM_OUT, default testsuite/out/random-chunks); the next seed
-# runs on.
+# runs on.  A run is stopped after 600 s of processor time; its wall-clock
+# limit is RANDOM_TIMEOUT (default here 7200 s: at nice 19 on a crowded
+# machine a batch can wait long for a processor, which is no finding).
 set -u
+export RANDOM_TIMEOUT=${RANDOM_TIMEOUT:-7200}
 tec=$1 first=$2 last=$3 n=${4:-1000} cc2=${5:-} sched=${6:-0}
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${RANDOM_OUT:-testsuite/out/random-chunks}

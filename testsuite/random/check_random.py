@@ -600,8 +600,22 @@ def run(tec, prog_path, level, out, cache, tmp):
     if cc:
         env["CC"] = cc[0][3:]
     r = subprocess.run([tec, flag, prog_path, "--save-outputs", out],
-                       capture_output=True, text=True, timeout=600, env=env)
+                       capture_output=True, text=True, timeout=WALL_LIMIT, env=env,
+                       preexec_fn=limit_cpu)
     return r.returncode, r.stderr
+
+
+# A run that spins is stopped by its processor time (SIGXCPU: a mismatch
+# of its level); the wall-clock limit only catches one that blocks, and is
+# long (RANDOM_TIMEOUT seconds, default 600): at nice 19 on a crowded
+# machine a batch's run can wait many minutes for a processor.
+CPU_LIMIT = 600
+WALL_LIMIT = float(os.environ.get("RANDOM_TIMEOUT", "600"))
+
+
+def limit_cpu():
+    import resource
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT, CPU_LIMIT + 10))
 
 
 def compare(ref, got):

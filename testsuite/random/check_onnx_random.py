@@ -1,0 +1,689 @@
+#!/usr/bin/python3
+"""testsuite/random/check_onnx_random.py — tec against ONNX Runtime on
+random small ONNX models.
+
+    check_onnx_random.py TEC N SEED OUT [--levels=-O2,--interp] [--batch=20]
+                         [--keep]
+
+Writes N random models (seeded: the same seed gives the same models), each
+a chain of 2-8 operators over random shapes and attributes -- Conv (groups,
+depthwise, strides, dilations, asymmetric pads, auto_pad, with or without a
+bias), MaxPool and AveragePool (ceil_mode, count_include_pad, dilations,
+pads), the global poolings, BatchNormalization, MatMul (broadcast batches,
+1-D operands), Gemm (transA, transB, alpha, beta, C of every broadcast
+shape), Flatten, Add/Sub/Mul/Div with a broadcast constant or an earlier
+tensor of the chain, Relu and a few other unary ops, Concat (of the chain
+with constants or earlier tensors, on any axis), Reshape (with 0 and -1),
+Transpose, Softmax and LogSoftmax on any axis, ConvTranspose, the Reduce
+ops, Slice (negative steps, starts and ends out of range), Pad, Squeeze,
+Unsqueeze and Gather -- at opset 13 or 11 (Softmax of the
+2-D view, axes as attributes), with random float inputs
+in [-1, 1].  It runs each with ONNX Runtime (onnxruntime-node, graph
+optimizations off; testsuite/random/ort_outputs.js, $ORT_NODE_DIR) and with
+tec at each level, and compares every output (within 1e-4 of the largest
+magnitude of ORT's output or of 1, whichever is larger).
+
+Each model gets one line when it is not a plain agreement:
+  MISMATCH  an output differs from ORT's (a wrong result)
+  CRASH     tec ended by a signal, or with exit status other than 0 and 1,
+            or with status 1 without a located `error:` message
+  REFUSED   tec refused it with a located error (a gap, not a wrong
+            result: the message is printed)
+  NOORT     ONNX Runtime refused the model (a generator bug; skipped)
+and the last line counts them.  With --keep (or for any model that is not
+an agreement) the model's folder OUT/mK/ stays (model.onnx, in/, ort/,
+tec logs).  Exit status 1 if any model was MISMATCH or CRASH.
+"""
+import argparse
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSETS = [13, 13, 11]   # 11: Softmax on the coerced 2-D view; axes as attributes
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Model:
+    def __init__(self, rng):
+        self.rng = rng
+        self.nodes, self.inits, self.inputs = [], [], []
+        self.shape = {}          # tensor name -> shape (list)
+        self.chain = []          # float tensors of the chain, in order
+        self.n = 0
+        self.ops = []            # op types, for the summary
+
+    def fresh(self, prefix):
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def const(self, shape, lo=-1.0, hi=1.0):
+        name = self.fresh("w")
+        data = self.rng_np.uniform(lo, hi, size=shape).astype(np.float32)
+        self.inits.append(numpy_helper.from_array(data, name))
+        self.shape[name] = list(shape)
+        return name
+
+    def ints(self, values):
+        name = self.fresh("s")
+        self.inits.append(numpy_helper.from_array(np.array(values, dtype=np.int64), name))
+        self.shape[name] = [len(values)]
+        return name
+
+    def axes_node(self, op, x, axes, shape):
+        """Squeeze or Unsqueeze: axes an input from opset 13, else an attribute."""
+        if self.opset >= 13:
+            return self.node(op, [x, self.ints(axes)], shape)
+        return self.node(op, [x], shape, axes=axes)
+
+    def node(self, op, ins, shape, **attrs):
+        out = self.fresh("t")
+        self.nodes.append(helper.make_node(op, ins, [out], name=f"{op}_{self.n}", **attrs))
+        self.shape[out] = list(shape)
+        self.ops.append(op)
+        return out
+
+
+def size(shape):
+    return int(np.prod(shape)) if shape else 1
+
+
+def divisors(n):
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def window(rng, spatial, kmax, for_pool, dilate=True):
+    """Kernel, strides, dilations (if dilate) and pads (or auto_pad) of a
+    window op on spatial sizes `spatial`, and its output's spatial sizes;
+    None when none fits."""
+    nd = len(spatial)
+    k = [rng.randint(1, kmax) for _ in range(nd)]
+    s = [rng.choice([1, 1, 2, 3]) for _ in range(nd)]
+    d = [rng.choice([1, 1, 1, 2]) if dilate else 1 for _ in range(nd)]
+    attrs = {"kernel_shape": k}
+    if any(v != 1 for v in s) or rng.random() < 0.3:
+        attrs["strides"] = s
+    if any(v != 1 for v in d):
+        attrs["dilations"] = d
+    ext = [(k[i] - 1) * d[i] + 1 for i in range(nd)]
+    r = rng.random()
+    out = []
+    if r < 0.15:
+        mode = rng.choice(["SAME_UPPER", "SAME_LOWER", "VALID"])
+        if mode != "VALID" and "dilations" in attrs:
+            return None   # ORT: no dilations with SAME_*
+        attrs["auto_pad"] = mode
+        for i in range(nd):
+            if mode == "VALID":
+                if spatial[i] < ext[i]:
+                    return None
+                out.append((spatial[i] - ext[i]) // s[i] + 1)
+            else:
+                out.append(-(-spatial[i] // s[i]))
+                if (out[i] - 1) * s[i] + ext[i] < spatial[i]:
+                    return None   # a negative pad, which ORT refuses
+    else:
+        # a pad smaller than the kernel's extent (ORT wants pads < kernel for pools)
+        pads = [rng.randint(0, min(k[i] - 1, 2)) if rng.random() < 0.6 else 0 for i in range(nd)]
+        pads += [rng.randint(0, min(k[i] - 1, 2)) if rng.random() < 0.6 else 0 for i in range(nd)]
+        if any(pads) or rng.random() < 0.2:
+            attrs["pads"] = pads
+        ceil = for_pool and rng.random() < 0.3
+        if ceil:
+            attrs["ceil_mode"] = 1
+        for i in range(nd):
+            span = spatial[i] + pads[i] + pads[nd + i] - ext[i]
+            if span < 0:
+                return None
+            o = (-(-span // s[i]) if ceil else span // s[i]) + 1
+            if ceil and (o - 1) * s[i] >= spatial[i] + pads[i]:
+                # a last window that would start past the input: ORT drops
+                # it, ONNX's shape inference (which ORT runs on loading)
+                # does not -- ambiguous, so not generated
+                return None
+            out.append(o)
+    return attrs, out
+
+
+def op_conv(rng, m, x):
+    sh = m.shape[x]
+    if len(sh) not in (3, 4):
+        return None
+    c = sh[1]
+    r = rng.random()
+    if r < 0.25:
+        g, mout = c, c * rng.choice([1, 1, 2])
+    elif r < 0.4:
+        g = rng.choice(divisors(c))
+        mout = g * rng.randint(1, 3)
+    else:
+        g, mout = 1, rng.randint(1, 12)
+    w = window(rng, sh[2:], 5, False)
+    if w is None:
+        return None
+    attrs, out = w
+    if g != 1:
+        attrs["group"] = g
+    weight = m.const([mout, c // g] + attrs["kernel_shape"], -0.5, 0.5)
+    if rng.random() < 0.3:
+        del attrs["kernel_shape"]   # inferred from the weight
+    ins = [x, weight]
+    if rng.random() < 0.6:
+        ins.append(m.const([mout]))
+    return m.node("Conv", ins, [sh[0], mout] + out, **attrs)
+
+
+def op_pool(rng, m, x):
+    sh = m.shape[x]
+    if len(sh) not in (3, 4):
+        return None
+    op = rng.choice(["MaxPool", "AveragePool"])
+    # AveragePool has dilations from opset 19 only
+    w = window(rng, sh[2:], 3, True, op == "MaxPool")
+    if w is None:
+        return None
+    attrs, out = w
+    if op == "AveragePool":
+        if rng.random() < 0.4:
+            attrs["count_include_pad"] = 1
+    return m.node(op, [x], sh[:2] + out, **attrs)
+
+
+def op_global_pool(rng, m, x):
+    sh = m.shape[x]
+    if len(sh) < 3:
+        return None
+    op = rng.choice(["GlobalAveragePool", "GlobalMaxPool"])
+    return m.node(op, [x], sh[:2] + [1] * (len(sh) - 2))
+
+
+def op_batchnorm(rng, m, x):
+    sh = m.shape[x]
+    if len(sh) < 2:
+        return None
+    c = sh[1]
+    ins = [x, m.const([c], 0.5, 1.5), m.const([c]), m.const([c]), m.const([c], 0.2, 2.0)]
+    attrs = {}
+    if rng.random() < 0.5:
+        attrs["epsilon"] = rng.choice([1e-5, 1e-3, 0.1])
+    return m.node("BatchNormalization", ins, sh, **attrs)
+
+
+def op_unary(rng, m, x):
+    op = rng.choice(["Relu", "Relu", "Relu", "Sigmoid", "Tanh", "LeakyRelu", "Clip", "Abs", "Neg"])
+    attrs, ins = {}, [x]
+    if op == "LeakyRelu":
+        attrs["alpha"] = rng.choice([0.01, 0.2, 1.5])
+    if op == "Clip":
+        lo = rng.uniform(-1, 0)
+        ins += [m.const([], lo, lo), m.const([], lo + 0.5, lo + 1.0)]
+    return m.node(op, ins, m.shape[x], **attrs)
+
+
+def broadcast_shape(rng, sh):
+    """A shape that broadcasts against sh without changing it."""
+    r = rng.randint(0, len(sh))
+    tail = sh[len(sh) - r:] if r else []
+    return [d if rng.random() < 0.5 else 1 for d in tail]
+
+
+def op_binary_const(rng, m, x):
+    sh = m.shape[x]
+    op = rng.choice(["Add", "Add", "Mul", "Mul", "Sub", "Div"])
+    cs = broadcast_shape(rng, sh)
+    out = list(sh)
+    # sometimes the constant widens a dimension of size 1
+    ones = [i for i, d in enumerate(sh) if d == 1]
+    if ones and rng.random() < 0.3 and size(sh) < 2000:
+        i = rng.choice(ones)
+        cs = [1] * (len(sh) - len(cs)) + cs
+        cs[i] = rng.randint(2, 4)
+        out[i] = cs[i]
+    if op == "Div":
+        c = m.const(cs, 0.5, 2.0)
+    else:
+        c = m.const(cs)
+    ins = [x, c] if rng.random() < 0.7 else [c, x]
+    return m.node(op, ins, out)
+
+
+def op_binary_chain(rng, m, x):
+    sh = m.shape[x]
+    earlier = [t for t in m.chain[:-1] if m.shape[t] == sh
+               or (len(m.shape[t]) <= len(sh) and all(
+                   a in (1, b) for a, b in zip(m.shape[t][::-1], sh[::-1])))]
+    if not earlier:
+        return None
+    y = rng.choice(earlier)
+    op = rng.choice(["Add", "Mul", "Sub"])
+    ins = [x, y] if rng.random() < 0.5 else [y, x]
+    return m.node(op, ins, sh)
+
+
+def op_concat(rng, m, x):
+    sh = m.shape[x]
+    if not sh or size(sh) > 6000:
+        return None
+    axis = rng.randrange(len(sh))
+    ins, total = [x], sh[axis]
+    for _ in range(rng.randint(1, 2)):
+        same = [t for t in m.chain[:-1]
+                if len(m.shape[t]) == len(sh)
+                and all(a == b for i, (a, b) in enumerate(zip(m.shape[t], sh)) if i != axis)]
+        if same and rng.random() < 0.5:
+            t = rng.choice(same)
+        elif rng.random() < 0.3:
+            t = x
+        else:
+            cs = list(sh)
+            cs[axis] = rng.randint(1, 4)
+            t = m.const(cs)
+        ins.append(t)
+        total += m.shape[t][axis]
+    rng.shuffle(ins)
+    out = list(sh)
+    out[axis] = total
+    a = axis - len(sh) if rng.random() < 0.3 else axis
+    return m.node("Concat", ins, out, axis=a)
+
+
+def op_reshape(rng, m, x):
+    sh = m.shape[x]
+    n = size(sh)
+    rank = rng.randint(1, 5)
+    dims, left = [], n
+    for _ in range(rank - 1):
+        d = rng.choice(divisors(left))
+        dims.append(d)
+        left //= d
+    dims.append(left)
+    rng.shuffle(dims)
+    spec = list(dims)
+    # 0 copies the input's dimension at that index (when it matches)
+    for i in range(len(spec)):
+        if i < len(sh) and sh[i] == spec[i] and rng.random() < 0.3:
+            spec[i] = 0
+    cand = [i for i in range(len(spec)) if spec[i] != 0]
+    if cand and rng.random() < 0.5:
+        spec[rng.choice(cand)] = -1
+    return m.node("Reshape", [x, m.ints(spec)], dims)
+
+
+def op_transpose(rng, m, x):
+    sh = m.shape[x]
+    if len(sh) < 2:
+        return None
+    if rng.random() < 0.15:
+        perm = list(range(len(sh)))[::-1]
+        return m.node("Transpose", [x], [sh[p] for p in perm])
+    perm = list(range(len(sh)))
+    rng.shuffle(perm)
+    return m.node("Transpose", [x], [sh[p] for p in perm], perm=perm)
+
+
+def op_softmax(rng, m, x):
+    sh = m.shape[x]
+    if not sh:
+        return None
+    axis = rng.randint(-len(sh), len(sh) - 1)
+    default = -1 if m.opset >= 13 else 1
+    attrs = {} if axis == default and rng.random() < 0.5 else {"axis": axis}
+    return m.node(rng.choice(["Softmax", "Softmax", "LogSoftmax"]), [x], sh, **attrs)
+
+
+def op_matmul(rng, m, x):
+    sh = m.shape[x]
+    if not sh or sh[-1] > 256:
+        return None
+    k = sh[-1]
+    n = rng.randint(1, 16)
+    r = rng.random()
+    if len(sh) == 1 or r < 0.5:
+        w = m.const([k, n], -0.5, 0.5)
+        out = sh[:-1] + [n]
+    elif r < 0.7 and len(sh) >= 2:
+        # a batched weight broadcast against the input's batch dims
+        b = [d if rng.random() < 0.5 else 1 for d in sh[:-2]]
+        w = m.const(b + [k, n], -0.5, 0.5)
+        out = sh[:-1] + [n]
+    elif r < 0.8:
+        w = m.const([k], -0.5, 0.5)   # a 1-D right operand: the last dim goes
+        out = sh[:-1]
+    else:
+        # the chain as the right operand: const [M, sh[-2]] @ x
+        if len(sh) < 2:
+            return None
+        mm = rng.randint(1, 8)
+        w = m.const([mm, sh[-2]], -0.5, 0.5)
+        return m.node("MatMul", [w, x], sh[:-2] + [mm, k])
+    return m.node("MatMul", [x, w], out)
+
+
+def op_flatten(rng, m, x):
+    sh = m.shape[x]
+    axis = rng.randint(0, len(sh))
+    out = [size(sh[:axis]), size(sh[axis:])]
+    a = axis - len(sh) if 0 < axis < len(sh) and rng.random() < 0.3 else axis
+    attrs = {} if a == 1 and rng.random() < 0.5 else {"axis": a}
+    return m.node("Flatten", [x], out, **attrs)
+
+
+def op_gemm(rng, m, x):
+    sh = m.shape[x]
+    if len(sh) != 2 or sh[1] > 512 or sh[0] > 512:
+        return None
+    ta = rng.random() < 0.3
+    tb = rng.random() < 0.5
+    mm, k = (sh[1], sh[0]) if ta else (sh[0], sh[1])
+    n = rng.randint(1, 16)
+    b = m.const([n, k] if tb else [k, n], -0.5, 0.5)
+    ins = [x, b]
+    attrs = {}
+    if ta:
+        attrs["transA"] = 1
+    if tb:
+        attrs["transB"] = 1
+    if rng.random() < 0.3:
+        attrs["alpha"] = rng.choice([0.5, 2.0, -1.0])
+    if rng.random() < 0.7:
+        ins.append(m.const(rng.choice([[n], [1, n], [mm, 1], [mm, n], [], [1]])))
+        if rng.random() < 0.3:
+            attrs["beta"] = rng.choice([0.0, 0.5, 3.0])
+    return m.node("Gemm", ins, [mm, n], **attrs)
+
+
+def op_reduce(rng, m, x):
+    sh = m.shape[x]
+    if not sh:
+        return None
+    op = rng.choice(["ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"])
+    axes = sorted(rng.sample(range(len(sh)), rng.randint(1, len(sh))))
+    keep = rng.random() < 0.5
+    out = [1 if i in axes else d for i, d in enumerate(sh)] if keep else \
+        [d for i, d in enumerate(sh) if i not in axes]
+    spec = [a - len(sh) if rng.random() < 0.3 else a for a in axes]
+    attrs = {} if keep and rng.random() < 0.5 else {"keepdims": int(keep)}
+    if op == "ReduceSum" and m.opset >= 13:   # axes is an input from opset 13
+        return m.node(op, [x, m.ints(spec)], out, **attrs)
+    return m.node(op, [x], out, axes=spec, **attrs)
+
+
+def slice_len(n, start, end, step):
+    """The length of ONNX's Slice of an axis of n elements."""
+    start = start + n if start < 0 else start
+    end = end + n if end < 0 else end
+    if step > 0:
+        start, end = min(max(start, 0), n), min(max(end, 0), n)
+    else:
+        start, end = min(max(start, 0), n - 1), min(max(end, -1), n - 1)
+    return max(0, -(-(end - start) // step))
+
+
+def op_slice(rng, m, x):
+    sh = m.shape[x]
+    if not sh:
+        return None
+    axes = rng.sample(range(len(sh)), rng.randint(1, len(sh)))
+    starts, ends, steps, out = [], [], [], list(sh)
+    for a in axes:
+        n = sh[a]
+        step = rng.choice([1, 1, 1, 2, 3, -1, -2])
+        st = rng.randint(-n - 2, n + 2)
+        en = rng.choice([rng.randint(-n - 2, n + 2), 2**63 - 1, -2**63])
+        out[a] = slice_len(n, st, en, step)
+        starts.append(st)
+        ends.append(en)
+        steps.append(step)
+    if 0 in out:
+        return None
+    ins = [x, m.ints(starts), m.ints(ends)]
+    if rng.random() < 0.8 or any(s != 1 for s in steps):
+        ins.append(m.ints([a - len(sh) if rng.random() < 0.3 else a for a in axes]))
+        ins.append(m.ints(steps))
+    elif sorted(axes) != axes or axes != list(range(len(axes))):
+        return None
+    return m.node("Slice", ins, out)
+
+
+def op_pad(rng, m, x):
+    sh = m.shape[x]
+    if not sh or size(sh) > 5000:
+        return None
+    mode = rng.choice(["constant", "constant", "reflect", "edge"])
+    pads = []
+    for _ in range(2):
+        for d in sh:
+            hi = d - 1 if mode == "reflect" else 3
+            pads.append(rng.randint(0, max(0, min(hi, 3))) if rng.random() < 0.5 else 0)
+    out = [d + pads[i] + pads[len(sh) + i] for i, d in enumerate(sh)]
+    ins = [x, m.ints(pads)]
+    if mode == "constant" and rng.random() < 0.5:
+        ins.append(m.const([], 0.5, 0.5))
+    return m.node("Pad", ins, out, mode=mode)
+
+
+def op_unsqueeze(rng, m, x):
+    sh = m.shape[x]
+    if len(sh) >= 5:
+        ones = [i for i, d in enumerate(sh) if d == 1]
+        if not ones:
+            return None
+        a = rng.choice(ones)
+        return m.axes_node("Squeeze", x, [a], sh[:a] + sh[a + 1:])
+    ones = [i for i, d in enumerate(sh) if d == 1]
+    if ones and rng.random() < 0.5:
+        axes = sorted(rng.sample(ones, rng.randint(1, len(ones))))
+        out = [d for i, d in enumerate(sh) if i not in axes]
+        if rng.random() < 0.3:
+            return m.node("Squeeze", [x], [d for d in sh if d != 1])
+        return m.axes_node("Squeeze", x, [a - len(sh) if rng.random() < 0.3 else a
+                                          for a in axes], out)
+    a = rng.randint(0, len(sh))
+    out = sh[:a] + [1] + sh[a:]
+    return m.axes_node("Unsqueeze", x, [a - len(out) if rng.random() < 0.3 else a], out)
+
+
+def op_convtranspose(rng, m, x):
+    sh = m.shape[x]
+    if len(sh) not in (3, 4) or size(sh) > 4000:
+        return None
+    nd = len(sh) - 2
+    c = sh[1]
+    g = rng.choice(divisors(c)) if rng.random() < 0.3 else 1
+    mout = g * rng.randint(1, 3)
+    k = [rng.randint(1, 4) for _ in range(nd)]
+    s = [rng.choice([1, 2, 3]) for _ in range(nd)]
+    d = [rng.choice([1, 1, 2]) for _ in range(nd)]
+    pads = [rng.randint(0, k[i] - 1) for i in range(nd)] + [rng.randint(0, k[i] - 1) for i in range(nd)]
+    op = [rng.randint(0, max(s[i], d[i]) - 1) if rng.random() < 0.3 else 0 for i in range(nd)]
+    out = [s[i] * (sh[2 + i] - 1) + op[i] + ((k[i] - 1) * d[i] + 1) - pads[i] - pads[nd + i]
+           for i in range(nd)]
+    if min(out) < 1:
+        return None
+    attrs = {"strides": s, "pads": pads}
+    if any(v != 1 for v in d):
+        attrs["dilations"] = d
+    if any(op):
+        attrs["output_padding"] = op
+    if g != 1:
+        attrs["group"] = g
+    ins = [x, m.const([c, mout // g] + k, -0.5, 0.5)]
+    if rng.random() < 0.5:
+        ins.append(m.const([mout]))
+    return m.node("ConvTranspose", ins, [sh[0], mout] + out, **attrs)
+
+
+def op_gather(rng, m, x):
+    sh = m.shape[x]
+    if not sh:
+        return None
+    axis = rng.randrange(len(sh))
+    n = sh[axis]
+    ishape = rng.choice([[], [rng.randint(1, 4)], [2, rng.randint(1, 3)]])
+    idx = np.array([rng.randint(-n, n - 1) for _ in range(size(ishape))], np.int64).reshape(ishape)
+    name = m.fresh("s")
+    m.inits.append(numpy_helper.from_array(idx, name))
+    out = sh[:axis] + ishape + sh[axis + 1:]
+    return m.node("Gather", [x, name], out, axis=axis - len(sh) if rng.random() < 0.3 else axis)
+
+
+OPS = [(op_conv, 4), (op_pool, 3), (op_global_pool, 1), (op_batchnorm, 2), (op_unary, 3),
+       (op_binary_const, 3), (op_binary_chain, 2), (op_concat, 2), (op_reshape, 2),
+       (op_transpose, 2), (op_softmax, 2), (op_matmul, 2), (op_flatten, 1), (op_gemm, 2),
+       (op_reduce, 1), (op_slice, 1), (op_pad, 1), (op_unsqueeze, 1), (op_convtranspose, 1),
+       (op_gather, 1)]
+
+
+def gen(rng, number):
+    m = Model(rng)
+    m.rng_np = np.random.default_rng(rng.randrange(1 << 30))
+    m.opset = rng.choice(OPSETS)
+    r = rng.random()
+    if r < 0.6:
+        sh = [rng.randint(1, 2), rng.randint(1, 8), rng.randint(1, 12), rng.randint(1, 12)]
+    elif r < 0.75:
+        sh = [rng.randint(1, 2), rng.randint(1, 8), rng.randint(1, 16)]
+    else:
+        sh = [rng.randint(1, 6) for _ in range(rng.randint(1, 3))]
+    m.inputs.append(helper.make_tensor_value_info("x", TensorProto.FLOAT, sh))
+    m.shape["x"] = sh
+    m.chain.append("x")
+    outputs = []
+    steps = rng.randint(2, 8)
+    tries = 0
+    while len(m.ops) < steps and tries < 100:
+        tries += 1
+        f = rng.choices([o for o, _ in OPS], weights=[w for _, w in OPS])[0]
+        x = m.chain[-1]
+        y = f(rng, m, x)
+        if y is None:
+            continue
+        if size(m.shape[y]) > 30000 or 0 in m.shape[y]:
+            # too big (or empty): drop the node and its constants
+            m.nodes.pop()
+            m.ops.pop()
+            continue
+        m.chain.append(y)
+        if rng.random() < 0.15:
+            outputs.append(y)
+    last = m.chain[-1]
+    if last == "x":
+        last = m.node("Relu", ["x"], sh)
+    if last not in outputs:
+        outputs.append(last)
+    used = {i for n in m.nodes for i in n.input}
+    inits = [t for t in m.inits if t.name in used]
+    outs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, m.shape[o]) for o in outputs]
+    graph = helper.make_graph(m.nodes, f"random{number}", m.inputs, outs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", m.opset)],
+                              producer_name="check_onnx_random")
+    model.ir_version = 7
+    x = m.rng_np.uniform(-1, 1, size=sh).astype(np.float32)
+    return model, {"x": x}, outputs, m.ops
+
+
+def run_tec(tec, d, level, outputs):
+    """(status, message): 'ok', 'mismatch', 'crash' or 'refused'."""
+    out = os.path.join(d, "tec" + level.replace("-", "_"))
+    os.makedirs(out, exist_ok=True)
+    cmd = [tec, level, os.path.join(d, "model.onnx"), "--input",
+           "x=" + os.path.join(d, "in", "x.npy"), "--save-outputs", out]
+    if level == "--interp":
+        cmd = [tec, "--interp"] + cmd[2:]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, TEC_NUM_THREADS="1"))
+    except subprocess.TimeoutExpired:
+        return "crash", f"{level}: timed out after 300 s"
+    with open(out + ".log", "w") as f:
+        f.write(" ".join(cmd) + "\n" + p.stdout[-4000:] + p.stderr)
+    if p.returncode == 1 and re.search(r":\d+:\d+: error: |^tec: error: |: error: ", p.stderr):
+        msg = p.stderr.strip().splitlines()[0]
+        return "refused", f"{level}: {msg}"
+    if p.returncode != 0:
+        return "crash", f"{level}: exit status {p.returncode}: {p.stderr.strip()[-300:]}"
+    for o in outputs:
+        ref = np.load(os.path.join(d, "ort", o + ".npy"))
+        try:
+            got = np.load(os.path.join(out, o + ".npy"))
+        except OSError:
+            return "crash", f"{level}: no output {o}.npy"
+        if got.shape != ref.shape:
+            return "mismatch", f"{level}: {o} shape {list(got.shape)}, ORT {list(ref.shape)}"
+        g, r = got.reshape(-1).astype(np.float64), ref.reshape(-1).astype(np.float64)
+        finite = np.abs(r[np.isfinite(r)])
+        tol = 1e-4 * max(1.0, float(np.max(finite)) if finite.size else 1.0)
+        with np.errstate(invalid="ignore"):
+            diff = np.abs(g - r)
+        diff[np.isnan(diff)] = np.inf
+        diff[(g == r) | (np.isnan(g) & np.isnan(r))] = 0   # infinities, NaNs alike
+        if r.size and not np.all(diff <= tol):
+            k = int(np.argmax(diff))
+            i = np.unravel_index(k, ref.shape)
+            return "mismatch", (f"{level}: {o} differs by {float(diff[k]):.3g} (tolerance "
+                                f"{tol:.3g}) at {list(i)}: tec {g[k]}, ORT {r[k]}")
+    return "ok", ""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("tec")
+    ap.add_argument("n", type=int)
+    ap.add_argument("seed", type=int)
+    ap.add_argument("out")
+    ap.add_argument("--levels", default="-O2")
+    ap.add_argument("--batch", type=int, default=20)
+    ap.add_argument("--keep", action="store_true")
+    a = ap.parse_args()
+    rng = random.Random(a.seed)
+    levels = a.levels.split(",")
+    os.makedirs(a.out, exist_ok=True)
+    counts = {"ok": 0, "mismatch": 0, "crash": 0, "refused": 0, "noort": 0}
+    done = 0
+    while done < a.n:
+        batch = []
+        for k in range(done, min(done + a.batch, a.n)):
+            model, inputs, outputs, ops = gen(rng, k)
+            d = os.path.join(a.out, f"m{k}")
+            shutil.rmtree(d, ignore_errors=True)
+            os.makedirs(os.path.join(d, "in"))
+            onnx.save(model, os.path.join(d, "model.onnx"))
+            for name, v in inputs.items():
+                np.save(os.path.join(d, "in", name + ".npy"), v)
+            batch.append((k, d, outputs, ops))
+        with open(os.path.join(a.out, "ort.log"), "a") as log:
+            subprocess.run(["node", os.path.join(HERE, "ort_outputs.js")] +
+                           [d for _, d, _, _ in batch], check=True, stderr=log)
+        for k, d, outputs, ops in batch:
+            chain = " ".join(ops)
+            if os.path.exists(os.path.join(d, "ort.err")):
+                counts["noort"] += 1
+                with open(os.path.join(d, "ort.err")) as f:
+                    print(f"NOORT m{k} [{chain}]: {f.read().strip()[:300]}", flush=True)
+                continue
+            status, why = "ok", ""
+            for level in levels:
+                status, why = run_tec(a.tec, d, level, outputs)
+                if status != "ok":
+                    break
+            counts[status] += 1
+            if status != "ok":
+                print(f"{status.upper()} m{k} [{chain}]: {why}", flush=True)
+            elif not a.keep:
+                shutil.rmtree(d, ignore_errors=True)
+        done += len(batch)
+    print(f"check-onnx-random: {done} models of seed {a.seed} at {' '.join(levels)}: "
+          f"{counts['ok']} agree with ONNX Runtime, {counts['mismatch']} differ, "
+          f"{counts['crash']} crash, {counts['refused']} refused, {counts['noort']} refused by ORT",
+          flush=True)
+    return 1 if counts["mismatch"] or counts["crash"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
