@@ -481,17 +481,26 @@ static bool div_is_checked(const ir_expr *x)
  * result undefined). */
 /* A float constant operand of a min or max x (either side), its other
  * operand in *other. */
+/* A float constant, or a broadcast of one (vector code's), in *v. */
+static bool float_const(const ir_expr *x, double *v)
+{
+    if (x && x->kind == IR_BROADCAST)
+        x = x->a;
+    if (!x || x->kind != IR_FLOAT)
+        return false;
+    *v = x->fval;
+    return true;
+}
+
 static bool clamp_bound(const ir_expr *x, ir_expr_kind k, double *bound, const ir_expr **other)
 {
     if (!x || x->kind != k)
         return false;
-    if (x->b && x->b->kind == IR_FLOAT) {
-        *bound = x->b->fval;
+    if (float_const(x->b, bound)) {
         *other = x->a;
         return true;
     }
-    if (x->a && x->a->kind == IR_FLOAT) {
-        *bound = x->a->fval;
+    if (float_const(x->a, bound)) {
         *other = x->b;
         return true;
     }
@@ -1321,6 +1330,20 @@ static void emit_store(cg_emitter *e, cg_str *s, const ir_stmt *st)
     cg_emit_access(e, &t, st->buf, st, st->args, st->nargs);
     cg_str_puts(&t, " = ");
     bool small = cg_is_small_float(st->buf->dtype);
+    const ir_expr *v = st->value;
+    if (small && v->kind == IR_LOAD && v->dtype == st->buf->dtype) {
+        /* a copy of a value of the format (a packed panel): its bits, a NaN
+         * quieted, as tec_*_bits(tec_*_value(h)) gives them */
+        e->helper_used[H_SMALLFLOAT] = true;
+        cg_str_printf(&t, "tec_%s_copy(", ir_dtype_name(st->buf->dtype));
+        cg_emit_access(e, &t, v->buf, v, v->args, v->nargs);
+        cg_str_puts(&t, ")");
+        if (t.oom)
+            e->oom = true;
+        cg_line(e, s, "%s;", t.p ? t.p : "");
+        free(t.p);
+        return;
+    }
     if (small) {   /* the value is already of the format: the conversion is exact */
         e->helper_used[H_SMALLFLOAT] = true;
         cg_str_printf(&t, "tec_%s_bits(", ir_dtype_name(st->buf->dtype));

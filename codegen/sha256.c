@@ -6,6 +6,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TEC_SHA256_NI 1
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -138,8 +139,12 @@ static int use_ni = -1;
 bool cg_sha256_use_extensions(bool on)
 {
 #ifdef TEC_SHA256_NI
-    __builtin_cpu_init();
-    use_ni = on && __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+    /* CPUID leaf 1 ECX bit 19 (SSE4.1), leaf 7 EBX bit 29 (SHA); asked
+     * directly: clang 14's __builtin_cpu_supports does not know "sha" */
+    unsigned a, b, c, d;
+    bool sse41 = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 19));
+    bool sha = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 29));
+    use_ni = on && sse41 && sha;
 #else
     (void)on;
     use_ni = 0;

@@ -42,6 +42,8 @@ typedef struct ox_value {
                                 holds in i64; else 0 */
     bool graph_input;        /* an input of the program */
     bool view_of_input;      /* a view of one (an output of it needs a copy) */
+    const struct ox_value *view_of;   /* a view: the value (not a view) whose
+                                         storage it shares, else NULL */
     const Onnx__NodeProto *producer;   /* the node that computed it, or NULL */
     bool graph_output;       /* already named by an `output` line */
     const struct ox_value *silu_of;   /* a Sigmoid (or HardSigmoid) of this value that

@@ -1193,6 +1193,7 @@ bool ox_call_view(ox_node *nd, ox_value *out, const char *expr, const char *suff
     ox_printf(&nd->x->body, "%s = %s as \"%s\"\n", out->id, expr, layer);
     const ox_value *x = nd->in[0];
     out->view_of_input = x && (x->graph_input || x->view_of_input);
+    out->view_of = x ? (x->view_of ? x->view_of : x) : NULL;
     return true;
 }
 
@@ -1615,6 +1616,20 @@ static bool import_outputs(ox *x, const Onnx__GraphProto *g)
 {
     if (g->n_output == 0)
         return model_error(x, "the graph has no outputs");
+    /* how many outputs share each value's storage (the value, or views of
+     * it): an identity view (a Reshape or Transpose that changes nothing)
+     * is its value itself, so two such outputs need a copy to be two */
+    if (!x->a)
+        x->a = ir_arena_new();
+    fe_map sharing = {0};
+    for (size_t i = 0; i < g->n_output; i++) {
+        const ox_value *v = g->output[i]->name ? find_value(x, g->output[i]->name) : NULL;
+        if (v && v->view_of)
+            v = v->view_of;
+        if (v)
+            fe_map_put(x->a, &sharing, v->onnx,
+                       (void *)((intptr_t)fe_map_get(&sharing, v->onnx) + 1));
+    }
     for (size_t i = 0; i < g->n_output; i++) {
         const char *name = g->output[i]->name ? g->output[i]->name : "";
         ox_value *v = find_value(x, name);
@@ -1623,8 +1638,10 @@ static bool import_outputs(ox *x, const Onnx__GraphProto *g)
         if (v->graph_output)
             return model_error(x, "graph output '%s' is listed twice", name);
         bool is_input = v->graph_input;
-        if (!v->id || v->konst || is_input || v->view_of_input) {
-            /* a constant or a graph input as an output: a copy makes it one */
+        bool shared = v->view_of && (intptr_t)fe_map_get(&sharing, v->view_of->onnx) > 1;
+        if (!v->id || v->konst || is_input || v->view_of_input || shared) {
+            /* a constant, a graph input or a view of another output as an
+             * output: a copy makes it one */
             Onnx__NodeProto fake = ONNX__NODE_PROTO__INIT;
             char *outs[1] = {(char *)name};
             char *ins[1] = {(char *)name};

@@ -9,7 +9,10 @@
 #define IR_SMALLFLOAT_DEFINE(...) __VA_ARGS__
 #define IR_SMALLFLOAT_TEXT(...) #__VA_ARGS__ "\n"
 
-/* tec_small_bits(x, mbits, ebits) rounds x to the binary format with
+/* tec_f16_copy and tec_bf16_copy are tec_*_bits(tec_*_value(h)) without
+ * the arithmetic: the bits h themselves, a NaN made the quiet NaN of its
+ * sign (a copy of a value of the format: packing a weight panel).
+ * tec_small_bits(x, mbits, ebits) rounds x to the binary format with
  * `mbits` stored mantissa bits and `ebits` exponent bits (IEEE layout,
  * round to nearest even, gradual underflow, overflow to infinity, NaN stays
  * NaN) and returns its bit pattern.  It works on the exact double, so
@@ -60,6 +63,12 @@
     M(static inline uint16_t tec_f16_bits(double x) { return tec_small_bits(x, 10, 5); }) \
     M(static inline uint16_t tec_bf16_bits(double x) { return tec_small_bits(x, 7, 8); }) \
     M(static inline float tec_f16_round(double x) { return tec_f16_value(tec_f16_bits(x)); }) \
+    M(static inline uint16_t tec_f16_copy(uint16_t h) {                             \
+        return (h & 0x7fff) > 0x7c00 ? (uint16_t)((h & 0x8000) | 0x7e00) : h;      \
+    })                                                                             \
+    M(static inline uint16_t tec_bf16_copy(uint16_t h) {                            \
+        return (h & 0x7fff) > 0x7f80 ? (uint16_t)((h & 0x8000) | 0x7fc0) : h;      \
+    })                                                                             \
     M(static inline float tec_bf16_round(double x) { return tec_bf16_value(tec_bf16_bits(x)); })
 
 #endif

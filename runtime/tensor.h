@@ -38,7 +38,12 @@ void rt_tensor_free(rt_tensor *t);     /* NULL is fine */
  * blocks from malloc (cleared), large ones (RT_ZALLOC_MAP bytes or more)
  * mapped fresh from the system, whose pages come zero (and all at once),
  * so the memory is written once, by its first user, not cleared first.
- * Free with rt_zfree(p, n), the same n. */
+ * Free with rt_zfree(p, n), the same n.  A block of RT_ZALLOC_MAP bytes or
+ * more that the caller mapped itself, starting on a page, is freed the same
+ * way: rt_zfree (and rt_tensor_free of a tensor whose data it is) unmaps its
+ * whole pages from p and nothing else (the import and consts caches hand
+ * out weights mapped from their files so: driver/runcache.c,
+ * testsuite/unit/test_mapped_weights.c). */
 #define RT_ZALLOC_MAP ((size_t)1 << 20)
 void *rt_zalloc(size_t n);
 void rt_zfree(void *p, size_t n);

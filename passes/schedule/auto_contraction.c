@@ -440,11 +440,15 @@ static double pack_element_cost(const auto_ctx *a, const contraction *c)
  * and columns in vectors, the copies vectorized along the columns. */
 static bool contraction_tile(auto_ctx *a, const nest *ns, const contraction *c, const char *ir,
                              const char *ii, const char *jr, const char *ji,
-                             const char *first_reduce)
+                             const char *first_reduce, bool grouped)
 {
     const char *nname = ns->loops[c->nloop]->var->name, *bname = c->b->name;
     const char *vp = auto_fresh(a, ir_sprintf(a->m->arena, "%sp", c->V->buf->name));
-    bool packed = pack_columns(a, c) && auto_step(a, "%s = cache_read(%s, %s)", vp, c->V->buf->name, jr);
+    /* (a reduction grouped by 4 or 2 (int8.c) reads V's groups packed
+     * [..][columns][4]: read in place, four rows of it would be
+     * interleaved for every row of the tile) */
+    bool packed = (grouped || pack_columns(a, c)) &&
+                  auto_step(a, "%s = cache_read(%s, %s)", vp, c->V->buf->name, jr);
     const char *cl = auto_fresh(a, ir_sprintf(a->m->arena, "%s_tile", c->body->buf->name));
     if (!auto_step(a, "%s = cache_write(%s, %s)", cl, bname, ir))
         return false;
@@ -539,7 +543,8 @@ bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, bool che
                                 &nouter, &first_reduce, &par);
     snprintf(order + pos, sizeof order - (size_t)pos, ", %s, %s%s%s", ii, ji, g4 >= 0 ? ", " : "",
              g4 >= 0 ? g4i : "");
-    if (!auto_step(a, "reorder(%s)", order) || !contraction_tile(a, ns, &c, ir, ii, jr, ji, first_reduce))
+    if (!auto_step(a, "reorder(%s)", order) ||
+        !contraction_tile(a, ns, &c, ir, ii, jr, ji, first_reduce, g4 >= 0))
         return true;
     contraction_finish(a, &c, nr, mr, jr, ir, names, exts, nouter, par);
     return true;
@@ -661,9 +666,13 @@ bool schedule_rows(auto_ctx *a, nest *ns)
     ir_stmt *b = ns->block;
     const ir_stmt *st = b->nbody ? b->body[0] : NULL;
     if (!b->init || !st || st->kind != IR_S_STORE || !st->value || ns->n < 2 ||
-        !ir_dtype_is_float(st->buf->dtype))
+        (!ir_dtype_is_float(st->buf->dtype) && st->buf->dtype != IR_I32))
         return false;
     const ir_expr *v = st->value;
+    /* i32: a sum (an int8 matrix-vector product: a QDQ model's last Gemm,
+     * its integer sums in vectors of partial sums, exact) */
+    if (!ir_dtype_is_float(st->buf->dtype) && v->kind != IR_ADD)
+        return false;
     if ((v->kind != IR_ADD && v->kind != IR_MAX && v->kind != IR_MIN) || v->a->kind != IR_LOAD ||
         v->a->buf != st->buf)
         return false;
