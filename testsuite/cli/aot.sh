@@ -60,7 +60,7 @@ nm --defined-only --extern-only a/libresnet18.a | awk 'NF == 3 {print $3}' |
 # the library's own unit is compiled.
 tec -v -O2 --emit=lib -o so/again.so "$srcdir/examples/resnet18.te" 2>err >/dev/null ||
     { cat err; fail "tec --emit=lib again"; }
-set -- $(sed -nE 's/^tec: 83 kernels, [0-9]+ distinct: ([0-9]+) translation units \(([0-9]+) from the cache\), compiled 1 at a time$/\1 \2/p' err)
+set -- $(sed -nE 's/^tec: [0-9]+ kernels, [0-9]+ distinct: ([0-9]+) translation units \(([0-9]+) from the cache\), compiled 1 at a time$/\1 \2/p' err)
 [ -n "${2:-}" ] && [ "$2" = $(($1 - 1)) ] ||
     { grep '^tec: [0-9]* kernels' err; fail "--emit=lib did not take the run's kernels from the cache"; }
 
