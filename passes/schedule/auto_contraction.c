@@ -85,7 +85,7 @@ static int index_vars(const ir_expr *x, const ir_var **vs, int n)
  * into vectors and tails are not allowed); along_y: the columns run along
  * the output's last dimension. */
 static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bool along_y,
-                         bool tails, int *nr_out, int *mr_out, double *score)
+                         bool tails, bool f32_sums, int *nr_out, int *mr_out, double *score)
 {
     int L = a->lanes;
     /* two vectors of columns, one if that divides and two does not; a
@@ -136,8 +136,13 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
      * by 8 channels rather than along the 64 channels, 2.54 to 2.22 ms on
      * one thread; a 1x1 convolution 32 -> 192 on 28x28 (K = 32) along its
      * merged map rather than its channels, 142 to 93 us) */
+    /* Integer sums (int8 on dot-product instructions, int8.c) keep the
+     * uncapped count: their tile reads the operand in the vectors as
+     * packed groups of 4 along the reduction, which a map read with a
+     * stride is not (the int8 7x7 stem of a QDQ ResNet-18 along its map:
+     * 1.0 to 12.9 ms on one thread). */
     double per_load = (double)(mr * nv) / (double)(mr + nv);
-    *score = lanes * rows * (per_load < 1 ? per_load : 1);
+    *score = lanes * rows * (per_load < 1 || !f32_sums ? per_load : 1);
     /* The time per output element, in vector operations: the reduction's
      * K multiply-adds at that efficiency, and the write-back of the tile,
      * a vector store per L elements when the vectors run along Y's last
@@ -266,6 +271,7 @@ static void contraction_merge_model(auto_ctx *a, const nest *ns, const contracti
         int mnr, mmr;
         double ms;
         a->merge_cost = tile_model(a, c->nn * extent(ns->loops[nl - 1]), c->mm, c->K, true, false,
+                                   ir_dtype_is_float(c->body->buf->dtype),
                                    &mnr, &mmr, &ms);
         /* an activation's panels, contiguous along the merged map, are
          * packed when K rows of them do not fit the level-1 cache
@@ -502,7 +508,8 @@ bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, bool che
     if (!swap)
         contraction_merge_model(a, ns, &c);
     int nr, mr;
-    double cost = tile_model(a, c.nn, c.mm, c.K, columns_along_y(&c), tails, &nr, &mr, &a->tile_score);
+    double cost = tile_model(a, c.nn, c.mm, c.K, columns_along_y(&c), tails,
+                             ir_dtype_is_float(c.body->buf->dtype), &nr, &mr, &a->tile_score);
     if (cost < 0)
         return false;
     a->tile_cost = cost;
