@@ -312,6 +312,52 @@ static void emit_vector_widening(cg_emitter *e, cg_str *s)
             }
 }
 
+/* fmin and fmax lane by lane, as the interpreter's C99 calls (glibc's):
+ * fmax(a, b) is a when a >= b or b is NaN, else b -- a NaN operand yields
+ * the other one, and of equal values (-0 and +0) the first is kept.  On
+ * x86 that is the max instruction with its operands swapped (maxps(b, a)
+ * is b > a ? b : a, so a of equal values and when either is NaN), then b
+ * where a is NaN: three instructions for a tap of a max pooling, where the
+ * plain form's compare, compare, or and blend are four.  Integers, and
+ * vectors of other sizes, take the plain form. */
+static void emit_vminmax(cg_str *s, ir_dtype t, int lanes)
+{
+    const char *sf = cg_dtype_suffix(t);
+    int bytes = lanes * ir_dtype_size(t);
+    const char *isa = bytes == 64 ? "__AVX512F__" : bytes == 32 ? "__AVX__" : bytes == 16 ? "__SSE4_1__" : NULL;
+    const char *pre = bytes == 64 ? "_mm512" : bytes == 32 ? "_mm256" : "_mm";
+    const char *mt = bytes == 64 ? "__m512" : bytes == 32 ? "__m256" : "__m128";
+    const char *ps = t == IR_F64 ? "pd" : "ps", *d = t == IR_F64 ? "d" : "";
+    bool x86 = isa && (t == IR_F32 || t == IR_F64);
+    for (int mx = 0; mx < 2; mx++) {
+        const char *op = mx ? "max" : "min";
+        cg_str_printf(s, "static inline tec_%sx%d tec_v%s_%sx%d(tec_%sx%d a, tec_%sx%d b)\n{\n",
+                      sf, lanes, op, sf, lanes, sf, lanes, sf, lanes);
+        if (x86) {
+            cg_str_printf(s, "#if defined(__x86_64__) && defined(%s)\n", isa);
+            cg_str_printf(s, "    %s%s m = %s_%s_%s((%s%s)b, (%s%s)a);\n", mt, d, pre, op, ps, mt, d, mt, d);
+            if (bytes == 64)
+                cg_str_printf(s, "    return (tec_%sx%d)%s_mask_mov_%s(m, %s_cmp_%s_mask((%s%s)a, (%s%s)a, "
+                                 "_CMP_UNORD_Q), (%s%s)b);\n",
+                              sf, lanes, pre, ps, pre, ps, mt, d, mt, d, mt, d);
+            else if (bytes == 32)
+                cg_str_printf(s, "    return (tec_%sx%d)%s_blendv_%s(m, (%s%s)b, %s_cmp_%s((%s%s)a, (%s%s)a, "
+                                 "_CMP_UNORD_Q));\n",
+                              sf, lanes, pre, ps, mt, d, pre, ps, mt, d, mt, d);
+            else
+                cg_str_printf(s, "    return (tec_%sx%d)%s_blendv_%s(m, (%s%s)b, %s_cmpunord_%s((%s%s)a, (%s%s)a));\n",
+                              sf, lanes, pre, ps, mt, d, pre, ps, mt, d, mt, d);
+            cg_str_puts(s, "#else\n");
+        }
+        cg_str_printf(s, "    tec_m%sx%d m = (a %s b) | (b != b);\n"
+                         "    return (tec_%sx%d)(((tec_m%sx%d)a & m) | ((tec_m%sx%d)b & ~m));\n",
+                      sf, lanes, mx ? ">=" : "<=", sf, lanes, sf, lanes, sf, lanes);
+        if (x86)
+            cg_str_puts(s, "#endif\n");
+        cg_str_puts(s, "}\n");
+    }
+}
+
 /* GCC vector types (4-byte alignment: loads and stores may be unaligned;
  * may_alias: they read and write arrays of their element type), and the
  * helpers vector loops use. */
@@ -370,16 +416,7 @@ static void emit_vector_types(cg_emitter *e, cg_str *s)
                 cg_str_puts(s, "}; }\n");
             }
             if (e->vminmax_used[t][k])
-                for (int mx = 0; mx < 2; mx++)
-                    /* fmin/fmax lane by lane: a NaN operand yields the other one */
-                    cg_str_printf(s,
-                        "static inline tec_%sx%d tec_v%s_%sx%d(tec_%sx%d a, tec_%sx%d b)\n"
-                        "{\n"
-                        "    tec_m%sx%d m = (a %s b) | (b != b);\n"
-                        "    return (tec_%sx%d)(((tec_m%sx%d)a & m) | ((tec_m%sx%d)b & ~m));\n"
-                        "}\n",
-                        sf, lanes, mx ? "max" : "min", sf, lanes, sf, lanes, sf, lanes, sf, lanes,
-                        mx ? ">" : "<", sf, lanes, sf, lanes, sf, lanes);
+                emit_vminmax(s, (ir_dtype)t, lanes);
         }
     emit_vector_widening(e, s);
     if (any)
@@ -405,8 +442,13 @@ void cg_emit_prelude(cg_emitter *e, cg_str *s)
     cg_str_puts(s, "#include <math.h>\n");
     if (e->setjmp_used)
         cg_str_puts(s, "#include <setjmp.h>\n");
+    bool minmax = false;   /* emit_vminmax's x86 forms */
+    for (int k = 0; k < 8; k++)
+        minmax |= e->vminmax_used[IR_F32][k] || e->vminmax_used[IR_F64][k];
     if (e->intrin_used)
         cg_str_puts(s, "#include <immintrin.h>\n");
+    else if (minmax)
+        cg_str_puts(s, "#if defined(__x86_64__)\n#include <immintrin.h>\n#endif\n");
     cg_str_puts(s, "#include <stdint.h>\n#include <stdlib.h>\n");
     if (e->omp_used)
         cg_str_puts(s, "#include <string.h>\n");
