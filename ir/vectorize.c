@@ -592,6 +592,69 @@ static ir_expr *vexpr(vz *z, const ir_expr *x)
     return ir_broadcast(m, ir_float(m, 0, z->dt), z->lanes);
 }
 
+/* ---------------------------------------------------------------- scalar min and max */
+
+/* An operand that min/max below may copy: a load, a variable or a cast of
+ * one (copies the C compiler merges). */
+static bool plain_operand(const ir_expr *x)
+{
+    while (x->kind == IR_CAST && x->a)
+        x = x->a;
+    return x->kind == IR_VAR || x->kind == IR_LOAD;
+}
+
+/* The float min and max of two loads in the scalar copies of a loop's
+ * body (its tail after the vectors, and the lanes of an if on a lane's
+ * condition: a max pooling's y = max(y, x[..]) in its tile, a softmax's
+ * row maximum split by 16), as comparisons equal to C99's
+ * definition: fmax(a, b) is a != a ? b : (b > a ? b : a) (a NaN operand
+ * yields the other, of equal values -0 and +0 the first), fmin alike with
+ * <.  The C compiler makes the inner select one maxss and the test of a
+ * NaN a branch that is always predicted, where fmaxf is a library call:
+ * the 3 scalar outputs of a row of 55 (3 x 16 + 4 lanes, then scalars)
+ * took as long as the 52 in vectors (a 3x3 pooling of stride 2, 64
+ * channels from 111x111, one thread: 222 to 130 us; a select on
+ * a >= b || b != b branched on the data, 290 us on ReLU outputs in
+ * SqueezeNet).  A min or max with a constant keeps its node: the C
+ * backend compares with the constant already. */
+static void exact_minmax(ir_module *m, ir_expr **xp)
+{
+    ir_expr *x = *xp;
+    if (!x)
+        return;
+    exact_minmax(m, &x->a);
+    exact_minmax(m, &x->b);
+    exact_minmax(m, &x->c);
+    for (int i = 0; i < x->nargs; i++)
+        exact_minmax(m, &x->args[i]);
+    if ((x->kind != IR_MAX && x->kind != IR_MIN) || !ir_dtype_is_float(x->dtype) ||
+        ir_expr_lanes(x) != 1 || !plain_operand(x->a) || !plain_operand(x->b))
+        return;
+    ir_expr *a = x->a, *b = x->b;
+    ir_expr *cmp = ir_binary(m, x->kind == IR_MAX ? IR_GT : IR_LT, ir_expr_copy(m, b), ir_expr_copy(m, a));
+    ir_expr *nan = ir_binary(m, IR_NE, ir_expr_copy(m, a), ir_expr_copy(m, a));
+    *xp = ir_select(m, nan, ir_expr_copy(m, b), ir_select(m, cmp, ir_expr_copy(m, b), a));
+}
+
+static void exact_minmax_stmt(ir_module *m, ir_stmt *st)
+{
+    if (!st)
+        return;
+    if (st->kind == IR_S_STORE) {
+        exact_minmax(m, &st->value);
+        return;
+    }
+    if (st->kind == IR_S_LET)
+        exact_minmax(m, &st->value);
+    else if (st->kind == IR_S_IF)
+        exact_minmax(m, &st->cond);
+    else if (st->kind == IR_S_BLOCK)
+        exact_minmax_stmt(m, st->init);
+    for (int i = 0; i < st->nbody; i++)
+        exact_minmax_stmt(m, st->body[i]);
+    exact_minmax_stmt(m, st->orelse);
+}
+
 /* ---------------------------------------------------------------- vector statements */
 
 static ir_stmt *vstmt(vz *z, const ir_stmt *st);
@@ -609,6 +672,7 @@ static ir_stmt *lane_if(vz *z, const ir_stmt *st)
         ir_expr *to[1] = {lane_of_v(z, l)};
         ir_seq_append(m, each, ir_stmt_subst(m, st, from, to, 1));
     }
+    exact_minmax_stmt(m, each);
     return ir_if(m, all, vstmt(z, st->body[0]), each);
 }
 
@@ -917,67 +981,6 @@ static bool overlap_tail(const ir_stmt *body, int64_t n, int lanes)
         return false;
     ir_stmt_walk(body, NULL, stored_read, &c);
     return !c.read && c.vmath;
-}
-
-/* ---------------------------------------------------------------- the scalar tail */
-
-/* An operand that min/max below may copy: a load, a variable or a cast of
- * one (copies the C compiler merges). */
-static bool plain_operand(const ir_expr *x)
-{
-    while (x->kind == IR_CAST && x->a)
-        x = x->a;
-    return x->kind == IR_VAR || x->kind == IR_LOAD;
-}
-
-/* The scalar tail's float min and max of two loads (a max pooling's
- * y = max(y, x[..]) in its tile), as comparisons equal to C99's
- * definition: fmax(a, b) is a != a ? b : (b > a ? b : a) (a NaN operand
- * yields the other, of equal values -0 and +0 the first), fmin alike with
- * <.  The C compiler makes the inner select one maxss and the test of a
- * NaN a branch that is always predicted, where fmaxf is a library call:
- * the 3 scalar outputs of a row of 55 (3 x 16 + 4 lanes, then scalars)
- * took as long as the 52 in vectors (a 3x3 pooling of stride 2, 64
- * channels from 111x111, one thread: 222 to 130 us; a select on
- * a >= b || b != b branched on the data, 290 us on ReLU outputs in
- * SqueezeNet).  A min or max with a constant keeps its node: the C
- * backend compares with the constant already. */
-static void exact_minmax(ir_module *m, ir_expr **xp)
-{
-    ir_expr *x = *xp;
-    if (!x)
-        return;
-    exact_minmax(m, &x->a);
-    exact_minmax(m, &x->b);
-    exact_minmax(m, &x->c);
-    for (int i = 0; i < x->nargs; i++)
-        exact_minmax(m, &x->args[i]);
-    if ((x->kind != IR_MAX && x->kind != IR_MIN) || !ir_dtype_is_float(x->dtype) ||
-        ir_expr_lanes(x) != 1 || !plain_operand(x->a) || !plain_operand(x->b))
-        return;
-    ir_expr *a = x->a, *b = x->b;
-    ir_expr *cmp = ir_binary(m, x->kind == IR_MAX ? IR_GT : IR_LT, ir_expr_copy(m, b), ir_expr_copy(m, a));
-    ir_expr *nan = ir_binary(m, IR_NE, ir_expr_copy(m, a), ir_expr_copy(m, a));
-    *xp = ir_select(m, nan, ir_expr_copy(m, b), ir_select(m, cmp, ir_expr_copy(m, b), a));
-}
-
-static void exact_minmax_stmt(ir_module *m, ir_stmt *st)
-{
-    if (!st)
-        return;
-    if (st->kind == IR_S_STORE) {
-        exact_minmax(m, &st->value);
-        return;
-    }
-    if (st->kind == IR_S_LET)
-        exact_minmax(m, &st->value);
-    else if (st->kind == IR_S_IF)
-        exact_minmax(m, &st->cond);
-    else if (st->kind == IR_S_BLOCK)
-        exact_minmax_stmt(m, st->init);
-    for (int i = 0; i < st->nbody; i++)
-        exact_minmax_stmt(m, st->body[i]);
-    exact_minmax_stmt(m, st->orelse);
 }
 
 /* The plain chunks of loop st over [lo, hi) from `lanes` down, then the
