@@ -491,6 +491,11 @@ static bool vector_node(const vz *z, const ir_expr *x)
     case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_MIN: case IR_MAX: case IR_NEG:
         return true;   /* integers wrap, as the interpreter's do; / is of floats */
     case IR_CAST:      /* widening an integer, bf16 or a small integer to f32: exact */
+        /* a vector of bf16 holds the values' bits, which only a load
+         * reads: a bf16 value computed (a max of two, in float) is cast
+         * lane by lane (its lanes went into the bits' vector as numbers) */
+        if (x->a && x->a->dtype == IR_BF16 && x->a->kind != IR_LOAD)
+            return false;
         if (x->a && z->mixed && mixed_cast(x->a->dtype, x->dtype))
             return true;
         return x->a && (narrow_int(x->a->dtype, z->dt) || x->a->dtype == z->dt ||
