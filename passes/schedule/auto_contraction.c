@@ -158,9 +158,17 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
      * (3 vectors and 8 scalar columns: 0.51; measured 385 vs 658 us). */
     double lanes = narrow ? (double)nr / L : ((double)nn / L) / (double)(nn / L + nn % L);
     double rows = row_share(mm, mr);
-    /* (no more than one multiply-add per load counts: a machine loads at
-     * least as fast as it multiplies, so a tile of 8 rows by one vector
-     * (0.89) runs as fast as 8 by two (1.6).  ResNet's 7x7 stem, 3 -> 64
+    /* (no more than one multiply-add per load counts, and below it half
+     * the shortfall: a machine loads faster than it multiplies, so a tile
+     * of 8 rows by one vector (0.89, counted 0.94) runs almost as fast as
+     * 8 by two (1.6): ResNet-50's 1x1 convolution
+     * 128 -> 512 on 28x28 with its residual Add along the merged map in
+     * one vector by 8 channels, 884 us, by two vectors 911 us, against
+     * 1127 us along the channels and a transposed write-back; with a
+     * tail of scalar columns, below one multiply-add per load counts: a
+     * 3x3 convolution 40 -> 40 on 20x20 by one vector and 4 scalar
+     * columns of the map, 254 us, by 2 vectors and 8 scalar columns of
+     * the channels, 150 us.  ResNet's 7x7 stem, 3 -> 64
      * on 224x224 (K = 147), runs along the map's 112 columns in one vector
      * by 8 channels rather than along the 64 channels, 2.54 to 2.22 ms on
      * one thread; a 1x1 convolution 32 -> 192 on 28x28 (K = 32) along its
@@ -171,7 +179,11 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
      * stride is not (the int8 7x7 stem of a QDQ ResNet-18 along its map:
      * 1.0 to 12.9 ms on one thread). */
     double per_load = (double)(mr * nv) / (double)(mr + nv);
-    *score = lanes * rows * (per_load < 1 || !f32_sums ? per_load : 1);
+    bool whole = lanes >= 1.0;
+    *score = lanes * rows *
+             (!f32_sums || (!whole && per_load < 1) ? per_load
+              : per_load < 1                        ? 0.5 + 0.5 * per_load
+                                                    : 1);
     /* The time per output element, in vector operations: the reduction's
      * K multiply-adds at that efficiency, and the write-back of the tile,
      * a vector store per L elements when the vectors run along Y's last
