@@ -79,6 +79,18 @@ static int index_vars(const ir_expr *x, const ir_var **vs, int n)
     return n;
 }
 
+/* How well tiles of mr rows run mm rows: the full tiles and the last
+ * one (a copy of its own, contraction_finish), a tile of m < 6 rows at
+ * m/6 of the speed (too few accumulators to hide the multiply-add's
+ * latency, too many loads per multiply-add). */
+static double row_share(int64_t mm, int mr)
+{
+    int64_t tail = mm % mr;
+    double full = (double)(mm - tail) * (mr < 6 ? mr / 6.0 : 1.0);
+    double last = (double)tail * (tail < 6 ? (double)tail / 6.0 : 1.0);
+    return (full + last) / (double)mm;
+}
+
 /* The register tile of a contraction with nn columns (along the vector
  * operand), mm rows and K multiply-adds per output, and its estimated time
  * per output element (the return value; -1 when the columns do not split
@@ -107,14 +119,31 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
     }
     if (!nr)
         return -1;
+    /* The rows: of the candidates the registers allow, the one whose
+     * tiles use the rows best (row_share), a tail costing a twentieth
+     * more (its copy of the tile's code: 10 rows run as two tiles of 5,
+     * not 6 and 4), of equals the one with the longer last tile (17 rows
+     * as 6 + 6 + 5, not 8 + 8 + 1: Inception's 1x7 convolutions on 17x17,
+     * 1479 to 1340 us on one thread).  A 1x1 convolution 116 -> 116 on 14x14 along its
+     * merged map: 4 rows (116 = 29 x 4) 82 us, 8 rows and a tail of 4
+     * 51 us on one thread. */
     static const int mrs[] = {8, 7, 6, 12, 5, 4, 3, 2};
     int nv = narrow ? 1 : nr / L;
     int mr = 0;
-    for (size_t i = 0; i < sizeof mrs / sizeof *mrs && !mr; i++)
-        if (mm % mrs[i] == 0 && mrs[i] * nv <= TILE_MAX_VECTORS)
-            mr = mrs[i];
+    double best_rows = 0;
+    for (size_t i = 0; i < sizeof mrs / sizeof *mrs; i++) {
+        int m = mrs[i];
+        if (m > mm || m * nv > TILE_MAX_VECTORS)
+            continue;
+        double used = row_share(mm, m) * (mm % m ? 0.95 : 1.0);
+        if (used > best_rows + 1e-6 ||
+            (used > best_rows - 1e-6 && mm % m > mm % mr && mm % mr)) {
+            best_rows = used;
+            mr = m;
+        }
+    }
     if (!mr)
-        mr = mm < 6 ? (int)mm : 6;   /* a guarded tail */
+        mr = (int)mm;   /* one row */
     /* How well the tile uses the machine: whole vectors of columns per
      * unit of work, where a guarded tail's last columns cost one unit each
      * (codegen runs a vector only where every lane passes the guard; the
@@ -128,10 +157,18 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
      * its 144 channels in 9 whole vectors (0.89) rather than the map's 56
      * (3 vectors and 8 scalar columns: 0.51; measured 385 vs 658 us). */
     double lanes = narrow ? (double)nr / L : ((double)nn / L) / (double)(nn / L + nn % L);
-    double rows = (double)mm / (double)(((mm + mr - 1) / mr) * mr);
-    /* (no more than one multiply-add per load counts: a machine loads at
-     * least as fast as it multiplies, so a tile of 8 rows by one vector
-     * (0.89) runs as fast as 8 by two (1.6).  ResNet's 7x7 stem, 3 -> 64
+    double rows = row_share(mm, mr);
+    /* (no more than one multiply-add per load counts, and below it half
+     * the shortfall: a machine loads faster than it multiplies, so a tile
+     * of 8 rows by one vector (0.89, counted 0.94) runs almost as fast as
+     * 8 by two (1.6): ResNet-50's 1x1 convolution
+     * 128 -> 512 on 28x28 with its residual Add along the merged map in
+     * one vector by 8 channels, 884 us, by two vectors 911 us, against
+     * 1127 us along the channels and a transposed write-back; with a
+     * tail of scalar columns, below one multiply-add per load counts: a
+     * 3x3 convolution 40 -> 40 on 20x20 by one vector and 4 scalar
+     * columns of the map, 254 us, by 2 vectors and 8 scalar columns of
+     * the channels, 150 us.  ResNet's 7x7 stem, 3 -> 64
      * on 224x224 (K = 147), runs along the map's 112 columns in one vector
      * by 8 channels rather than along the 64 channels, 2.54 to 2.22 ms on
      * one thread; a 1x1 convolution 32 -> 192 on 28x28 (K = 32) along its
@@ -142,7 +179,11 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
      * stride is not (the int8 7x7 stem of a QDQ ResNet-18 along its map:
      * 1.0 to 12.9 ms on one thread). */
     double per_load = (double)(mr * nv) / (double)(mr + nv);
-    *score = lanes * rows * (per_load < 1 || !f32_sums ? per_load : 1);
+    bool whole = lanes >= 1.0;
+    *score = lanes * rows *
+             (!f32_sums || (!whole && per_load < 1) ? per_load
+              : per_load < 1                        ? 0.5 + 0.5 * per_load
+                                                    : 1);
     /* The time per output element, in vector operations: the reduction's
      * K multiply-adds at that efficiency, and the write-back of the tile,
      * a vector store per L elements when the vectors run along Y's last
@@ -254,11 +295,35 @@ static bool contraction_loops(const nest *ns, contraction *c)
     return true;
 }
 
+/* Whether V's rows along the reduction lie a multiple of 1024 bytes apart
+ * (V's elements after the innermost dimension a reduce loop indexes). */
+static bool rows_alias(const contraction *c)
+{
+    const ir_buffer *vb = c->V->buf;
+    int d = -1;
+    for (int i = 0; i < c->V->nargs; i++)
+        for (int l = 0; l < c->b->niters && l < 32; l++)
+            if (c->b->iters[l].kind == IR_ITER_REDUCE && uses(c->V->args[i], c->b->iters[l].var))
+                d = i;
+    if (d < 0)
+        return true;
+    int64_t stride = ir_dtype_size(vb->dtype);
+    for (int i = d + 1; i < vb->ndim; i++)
+        stride *= vb->shape[i];
+    return stride % 1024 == 0;
+}
+
 /* The cost of the tile with columns along Y's last two dimensions merged
  * into one (a 1x1 convolution's map: merge(p, q)), when the loop of the one
  * before is the next loop out and also reads V only: whole vectors along
- * the map's P*Q elements, written back along Y's rows.  In a->merge_cost
- * (-1: they cannot be merged) and the loops' names. */
+ * the map's P*Q elements, written back along Y's rows; on a map of 8
+ * vectors or more a guarded tail of columns is allowed (SqueezeNet's
+ * 1x1 convolution 16 -> 64 on 55x55, 3025 = 94 tiles of 32 and a tail of
+ * 17: 128 to 61 us on one thread, against the output channels in vectors
+ * and a transposed write-back), on a smaller one not (ShuffleNet's
+ * 232 -> 232 on 7x7: a tile of 32 and one of 17 columns, 54 against 51
+ * us).  In a->merge_cost (-1: they cannot be merged) and the loops'
+ * names. */
 static void contraction_merge_model(auto_ctx *a, const nest *ns, const contraction *c)
 {
     const ir_stmt *body = c->body;
@@ -270,14 +335,15 @@ static void contraction_merge_model(auto_ctx *a, const nest *ns, const contracti
         body->args[body->nargs - 2]->var == c->it[nl - 1]->var) {
         int mnr, mmr;
         double ms;
-        a->merge_cost = tile_model(a, c->nn * extent(ns->loops[nl - 1]), c->mm, c->K, true, false,
+        int64_t map = c->nn * extent(ns->loops[nl - 1]);
+        a->merge_cost = tile_model(a, map, c->mm, c->K, true, map >= 8 * a->lanes,
                                    ir_dtype_is_float(c->body->buf->dtype),
                                    &mnr, &mmr, &ms);
         /* an activation's panels, contiguous along the merged map, are
          * packed when K rows of them do not fit the level-1 cache
          * (pack_columns), two vector operations per L elements */
         if (a->merge_cost > 0 && !auto_is_weight(a->m, a->f, c->V->buf) &&
-            c->K * 3 * 64 > (double)a->l1d)
+            c->K * 3 * 64 > (double)a->l1d && rows_alias(c))
             a->merge_cost += 2.0 * c->K / ((double)c->mm * a->lanes);
         a->merge_outer = ns->loops[nl - 1]->var->name;
         a->merge_inner = ns->loops[nl]->var->name;
@@ -404,8 +470,13 @@ static int contraction_order(const auto_ctx *a, const nest *ns, const contractio
  * read in place stay in the cache while the panel's row tiles use them
  * (1x1 convolutions on one thread: 16 -> 16 on 112x112, 77 to 61 us;
  * 144 -> 24 on 56x56, 236 to 191 us; 16 -> 96 on 112x112, 387 to 372 us).
- * A big GEMM's panel of thousands of rows, each on a page of its own, stays
- * packed. */
+ * A panel that does not fit it is packed only when its rows lie a
+ * multiple of 1024 bytes apart, so that they fall into a few sets of the
+ * cache and evict each other (a GEMM on a power-of-two width); rows at
+ * any other distance stream from the level-2 cache as they are (1x1
+ * convolutions along their merged map on one thread: 256 -> 64 on 56x56,
+ * 1103 to 1013 us; 232 -> 232 on 14x14, 255 to 206 us; 512 -> 24 on
+ * 14x14, 78 to 47 us). */
 static bool last_index_is(const ir_expr *ld, const ir_var *v);
 
 static bool pack_columns(const auto_ctx *a, const contraction *c)
@@ -415,8 +486,9 @@ static bool pack_columns(const auto_ctx *a, const contraction *c)
     /* a row of the panel: two vectors of f32, three cache lines when not
      * aligned to one */
     double row = 3 * 64;
-    return c->K * row > (double)a->l1d;
+    return c->K * row > (double)a->l1d && rows_alias(c);
 }
+
 
 /* The time to copy one element of V into its column panel, in vector
  * operations: V read along the columns at a stride of 1 or 2 (an image
