@@ -12,7 +12,8 @@
 # run (`tec -O2 PROGRAM`) and a profiled one (`--profile --repeat 1`).
 # Each cell is the median over the rounds of the elapsed time and of the
 # CPU time (user + system, all threads) of the whole process, in ms, from
-# /usr/bin/time.  TEC_LABEL and TEC_VS_LABEL name the two builds in the
+# /usr/bin/time.  START_MODES picks the modes (default "plain profile").
+# TEC_LABEL and TEC_VS_LABEL name the two builds in the
 # header (default: their file names).  --save appends the output to
 # bench/results/start.txt.
 set -u
@@ -56,7 +57,7 @@ for p in $progs; do
     if [ "${p%.onnx}" != "$p" ] && [ -d "$in" ]; then
         for f in "$in"/*.npy; do args+=(--input "$(basename "$f" .npy)=$f"); done
     fi
-    for mode in plain profile; do
+    for mode in ${START_MODES:-plain profile}; do
         extra=()
         [ $mode = profile ] && extra=(--profile --repeat 1)
         for b in "$TEC_VS" "$TEC"; do "$b" "${args[@]}" "${extra[@]}" >/dev/null 2>&1; done
