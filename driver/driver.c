@@ -634,9 +634,10 @@ static void mode_run(session *s)
     if (!o->interp && !((s->lib || emit_c(s)) && build_kernels(s)))
         return;
     s->ro.lib = s->lib;
-    /* a plain run of an imported model: its consts from the consts cache */
+    /* a plain run with weights from the import cache or default data: its
+     * consts from the consts cache */
     bool consts = !o->interp && !o->profile && !o->sched_on && !o->accel_on &&
-                  drv_constcache_key(&s->cc, &s->rc, &s->ic);
+                  drv_constcache_key(&s->cc, &s->rc, &s->ic, !s->imported && !o->weights_dir);
     if (consts)
         drv_constcache_use(&s->cc, s->m, &s->weights);
     /* the import cache's small weights: those the run reads */

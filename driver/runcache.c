@@ -1593,16 +1593,20 @@ void drv_importcache_free(drv_importcache *ic)
 
 #define CONSTS_MAGIC "tec consts cache v1\n"
 
-bool drv_constcache_key(drv_constcache *cc, const drv_runcache *rc, const drv_importcache *ic)
+bool drv_constcache_key(drv_constcache *cc, const drv_runcache *rc, const drv_importcache *ic,
+                        bool default_data)
 {
     *cc = (drv_constcache){.verbose = rc->verbose};
-    if (!rc->path || !rc->content[0] || !ic->path)
+    if (!rc->path || !rc->content[0] || (!ic->path && !default_data))
         return false;
     cg_sha256_ctx s;
     cg_sha256_init(&s);
     cg_sha256_update(&s, CONSTS_MAGIC, strlen(CONSTS_MAGIC));
     put(&s, "run-entry", rc->content, 64);
-    put(&s, "import-key", ic->key, 64);
+    if (ic->path)
+        put(&s, "import-key", ic->key, 64);
+    else
+        put_str(&s, "params", "default data");
     uint8_t digest[32];
     cg_sha256_final(&s, digest);
     char key[65];

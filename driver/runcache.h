@@ -182,10 +182,13 @@ void drv_importcache_store(drv_importcache *ic, const options *o, const char *te
 void drv_importcache_free(drv_importcache *ic);
 
 /* The consts cache: the consts (packed weights) that the load calls of a
- * run of an imported model made, so that a run from the caches neither
- * runs the load calls nor makes their storage.  Its key is the run cache's
- * entry (the SHA-256 of the one used or written: the module and the
- * kernels that pack) and the import cache's key (the weights they pack);
+ * run made, so that a run from the caches neither runs the load calls nor
+ * makes their storage (nor the params only they read).  Its key is the run
+ * cache's entry (the SHA-256 of the one used or written: the module and
+ * the kernels that pack) and the import cache's key (the weights they
+ * pack), or for a program not imported and run without --weights, the
+ * words "default data" (its params are the default data of its entry's
+ * interface);
  * an entry (CACHE/run/KEY.consts) holds each const's name, type, shape and
  * place in its data file (CACHE/run/KEY.constdata,
  * laid out and mapped as the import cache's weights file) and that file's
@@ -201,9 +204,12 @@ typedef struct drv_constcache {
     bool hit;
 } drv_constcache;
 
-/* The key of the run rc's consts from the weights of ic; false when one of
- * them has no key. */
-bool drv_constcache_key(drv_constcache *cc, const drv_runcache *rc, const drv_importcache *ic);
+/* The key of the run rc's consts from the weights of ic, or (without an
+ * import cache key) from the params' default data when default_data (a
+ * program whose params all come from it: no --weights); false when there
+ * is no key. */
+bool drv_constcache_key(drv_constcache *cc, const drv_runcache *rc, const drv_importcache *ic,
+                        bool default_data);
 /* On a hit: true with the consts put into ws and m's consts made params
  * (its load calls dropped); else false, m and ws as they were. */
 bool drv_constcache_use(drv_constcache *cc, ir_module *m, rt_weight_set *ws);

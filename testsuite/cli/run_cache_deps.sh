@@ -4,7 +4,8 @@
 # file put where it is looked for first), an imported file changed in any
 # byte or gone -- while a file touched but unchanged still hits; a
 # kernel's failure reads the same from the cache; a kernel table that
-# does not parse is a damaged entry.
+# does not parse is a damaged entry; a program's packed default weights
+# come from the consts cache.
 . "$srcdir/testsuite/cli/lib.inc"
 export XDG_CACHE_HOME=$PWD/cache
 run=$XDG_CACHE_HOME/tec/run
@@ -67,4 +68,26 @@ expect_status 1 "$TEC" --verbose --passes= oob.tir
 grep -q 'is damaged' err || { cat err; fail "a bad kernel table was not called damaged"; }
 expect_status 1 "$TEC" --verbose --passes= oob.tir
 grep -q '^tec: run cache: hit' err || { cat err; fail "no hit after a damaged entry"; }
+# A program's packed weights from its default data come from the consts
+# cache on the second run (the same outputs); with --weights (params from
+# files the key does not cover) never; a changed init range misses.
+cat >c.te <<'TE'
+import "nn.te"
+input x: f32[64, 256]
+h = linear(x, 256) as "fc"
+y = relu(h) as "act"
+output y
+TE
+expect_cached_run "consts cache" miss c.te
+grep -q '^tec: consts cache: entry written' run.err || { cat run.err; fail "c.te: no consts entry"; }
+expect_cached_run "consts cache" hit c.te
+mkdir -p w
+"$PYTHON" -c 'import numpy as np
+np.save("w/fc.weight.npy", np.full((256, 256), 0.01, np.float32))
+np.save("w/fc.bias.npy", np.zeros(256, np.float32))' || fail "cannot write the weights"
+expect_status 0 "$TEC" --verbose --weights w c.te
+grep -q 'consts cache' err && { cat err; fail "--weights used the consts cache"; }
+sed -i 's/^input x: f32\[64, 256\]$/input x: f32[64, 256] = 0.5/' c.te
+expect_cached_run "consts cache" miss c.te
+expect_cached_run "consts cache" hit c.te
 echo ok
