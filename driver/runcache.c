@@ -813,19 +813,28 @@ static char *faithful_text(const ir_module *m)
     return text;
 }
 
-/* m's graph and its functions' signatures, without their bodies: all a
- * plain run of compiled kernels reads of the module (malloc'ed), when it
- * parses back to a module that prints the same. */
+/* m's graph and its functions' signatures with their layer names, without
+ * bodies or other attributes: all a plain run of compiled kernels reads of
+ * the module (malloc'ed), when it parses back to a module that prints the
+ * same. */
 static char *graph_text(const ir_module *m)
 {
     ir_module shallow = *m;
     ir_func *funcs = calloc((size_t)m->nfuncs + 1, sizeof *funcs);
     ir_func **ptrs = calloc((size_t)m->nfuncs + 1, sizeof *ptrs);
+    ir_attr *layers = calloc((size_t)m->nfuncs + 1, sizeof *layers);
     char *text = NULL;
-    if (funcs && ptrs) {
+    if (funcs && ptrs && layers) {
         for (int i = 0; i < m->nfuncs; i++) {
             funcs[i] = *m->funcs[i];
             funcs[i].body = NULL;
+            funcs[i].nattrs = 0;
+            const char *layer = ir_func_attr(m->funcs[i], "layer");
+            if (layer) {
+                layers[i] = (ir_attr){"layer", layer};
+                funcs[i].attrs = &layers[i];
+                funcs[i].nattrs = 1;
+            }
             ptrs[i] = &funcs[i];
         }
         shallow.funcs = ptrs;
@@ -833,6 +842,7 @@ static char *graph_text(const ir_module *m)
     }
     free(funcs);
     free(ptrs);
+    free(layers);
     return text;
 }
 
