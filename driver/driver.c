@@ -693,7 +693,8 @@ static int from_run_cache(session *s)
     if (!drv_runcache_applies(o))
         return 0;
     set_cc_options(s);
-    if (!drv_runcache_key(&s->rc, o, s->display, s->text, s->len, s->imported, &s->co))
+    const char *lang = s->imported ? "onnx" : s->lang == LANG_TIR ? "tir" : "te";
+    if (!drv_runcache_key(&s->rc, o, s->display, s->text, s->len, lang, &s->co))
         return 0;
     drv_runcache_hit h;
     if (!drv_runcache_lookup(&s->rc, o->profile || o->sched_on, &h))

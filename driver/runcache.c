@@ -265,7 +265,7 @@ static char *run_dir(const cg_options *co, bool verbose)
 }
 
 bool drv_runcache_key(drv_runcache *rc, const options *o, const char *display,
-                      const char *text, size_t len, bool imported, const cg_options *co)
+                      const char *text, size_t len, const char *lang, const cg_options *co)
 {
     rc->path = NULL;
     rc->verbose = o->verbose;
@@ -281,7 +281,7 @@ bool drv_runcache_key(drv_runcache *rc, const options *o, const char *display,
     put_tec(&s);
     put_str(&s, "name", display);
     put(&s, "text", text, len);
-    put_int(&s, "imported", imported);
+    put_str(&s, "lang", lang);
     for (int i = 0; i < o->ndefines; i++) {
         put_str(&s, "define", o->defines[i].name);
         put_str(&s, "value", o->defines[i].value);

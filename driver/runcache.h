@@ -10,7 +10,7 @@
  *
  *   tec's build (the executable's GNU build ID, else its size and mtime)
  *   and version; the program's text (an ONNX model's imported text), its
- *   name and whether it was imported; the -D and -I options (the op
+ *   name and language (.te, .tir, imported); the -D and -I options (the op
  *   library's folders among them); the -O level, --passes, --profile,
  *   --unchecked; every field of the target (ISA, vector width, cores,
  *   caches) and this CPU's model and flags; the C compiler's words ($CC)
@@ -79,12 +79,13 @@ typedef struct drv_runcache {
 bool drv_runcache_applies(const options *o);
 
 /* Computes the key of the program `text` (len bytes; an ONNX model's
- * imported text, `imported`) for the options o (-I folders complete) and
+ * imported text) read as `lang` ("te", "tir", "onnx": the imported text)
+ * for the options o (-I folders complete) and
  * the compiler options co, and the entry's path.  False (and rc->path
  * NULL) when the cache cannot be used (no cache folder, one that others
  * could write; said with --verbose): the run goes on without it. */
 bool drv_runcache_key(drv_runcache *rc, const options *o, const char *display,
-                      const char *text, size_t len, bool imported, const cg_options *co);
+                      const char *text, size_t len, const char *lang, const cg_options *co);
 
 /* The frontend's fe_dep_fn, ctx a drv_runcache whose key is made: records
  * the dependencies of a miss for its entry. */

@@ -48,6 +48,11 @@ grep -q '^tec: run cache: hit' err && fail "a missing import hit"
 mv ops.saved inc/ops.te   # back as it was: the entry holds again
 expect_run hit -I inc p.te
 
+# The language is in the key: the same text read as .tir is not the .te
+# program's entry (it does not parse).
+expect_status 1 "$TEC" --verbose -x tir -I inc p.te
+grep -q '^tec: run cache: hit' err && { cat err; fail "-x tir used the .te run's entry"; }
+
 # A kernel that stops (an index from the data out of range) says the same
 # from the cache: its messages come from the entry's kernel table.
 cp "$srcdir/testsuite/errors/oob_checked_load.tir" oob.tir
