@@ -12,7 +12,11 @@
 # run (`tec -O2 PROGRAM`) and a profiled one (`--profile --repeat 1`).
 # Each cell is the median over the rounds of the elapsed time and of the
 # CPU time (user + system, all threads) of the whole process, in ms, from
-# /usr/bin/time.  TEC_LABEL and TEC_VS_LABEL name the two builds in the
+# /usr/bin/time, and a third number: tec's CPU time outside its runs (the
+# "total" less the "run" row of --time-phases, in ms with a decimal: all
+# that a start from the caches adds to the work itself).  START_MODES picks
+# the modes (default "plain profile").
+# TEC_LABEL and TEC_VS_LABEL name the two builds in the
 # header (default: their file names).  --save appends the output to
 # bench/results/start.txt.
 set -u
@@ -42,13 +46,15 @@ export XDG_CACHE_HOME=$tmp/cache
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 echo "# bench/start.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) processors: $cpu;" \
      "load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# new: ${TEC_LABEL:-$(basename "$TEC")}  old: ${TEC_VS_LABEL:-$(basename "$TEC_VS")}  (median of $ROUNDS; ms elapsed / ms CPU)"
+echo "# new: ${TEC_LABEL:-$(basename "$TEC")}  old: ${TEC_VS_LABEL:-$(basename "$TEC_VS")}  (median of $ROUNDS; ms elapsed / ms CPU / ms CPU outside the run)"
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-# one BINARY ARGS...: "elapsed_ms cpu_ms" of one run
+# one BINARY ARGS...: "elapsed_ms cpu_ms outside_ms" of one run
 one() {
-    /usr/bin/time -f '%e %U %S' -o "$tmp/t" "$@" >/dev/null 2>"$tmp/err" ||
+    /usr/bin/time -f '%e %U %S' -o "$tmp/t" "$@" --time-phases >/dev/null 2>"$tmp/err" ||
         { cat "$tmp/err" >&2; echo "start.sh: $* failed" >&2; exit 1; }
-    awk '{printf "%.0f %.0f\n", $1 * 1000, ($2 + $3) * 1000}' "$tmp/t"
+    outside=$(awk '$1 == "total" {t = $3} $1 == "run" && NF == 4 {r = $3}
+                   END {printf "%.1f", t - r}' "$tmp/err")
+    awk -v o="$outside" '{printf "%.0f %.0f %s\n", $1 * 1000, ($2 + $3) * 1000, o}' "$tmp/t"
 }
 for p in $progs; do
     args=(-O2 "$p")
@@ -56,7 +62,7 @@ for p in $progs; do
     if [ "${p%.onnx}" != "$p" ] && [ -d "$in" ]; then
         for f in "$in"/*.npy; do args+=(--input "$(basename "$f" .npy)=$f"); done
     fi
-    for mode in plain profile; do
+    for mode in ${START_MODES:-plain profile}; do
         extra=()
         [ $mode = profile ] && extra=(--profile --repeat 1)
         for b in "$TEC_VS" "$TEC"; do "$b" "${args[@]}" "${extra[@]}" >/dev/null 2>&1; done
@@ -65,8 +71,11 @@ for p in $progs; do
             one "$TEC_VS" "${args[@]}" "${extra[@]}" >>"$tmp/old"
             one "$TEC" "${args[@]}" "${extra[@]}" >>"$tmp/new"
         done
-        cell() { echo "$(cut -d' ' -f1 "$1" | median) / $(cut -d' ' -f2 "$1" | median)"; }
-        printf '%-28s %-8s old %-13s new %s\n' "$(basename "$p")" "$mode" "$(cell "$tmp/old")" \
+        cell() {
+            echo "$(cut -d' ' -f1 "$1" | median) / $(cut -d' ' -f2 "$1" | median) /" \
+                 "$(cut -d' ' -f3 "$1" | median)"
+        }
+        printf '%-28s %-8s old %-19s new %s\n' "$(basename "$p")" "$mode" "$(cell "$tmp/old")" \
                "$(cell "$tmp/new")"
     done
 done

@@ -168,6 +168,15 @@ typedef struct cg_library cg_library;
  * call: the library copies the names and messages it needs. */
 cg_library *cg_load(const char *so_path, const ir_module *m, diag *d);
 
+/* The kernel table of a loaded library: what cg_load took from the module
+ * (each kernel's symbol and name, parameter count, assert messages and the
+ * indices it checks), as text (malloc'ed, *len bytes), or NULL when out of
+ * memory.  cg_load_table loads the library from it without the module (the
+ * run cache keeps it: driver/runcache.h); a table that is not well formed
+ * is an internal error. */
+char *cg_library_table(const cg_library *lib, size_t *len);
+cg_library *cg_load_table(const char *so_path, const char *table, size_t len, diag *d);
+
 /* Calls the compiled function m->funcs[index] with data[i] = storage of its
  * param i.  Returns true, or false with a message in err (the assert
  * message, "out of memory", ...).  Thread-safe: concurrent calls share only

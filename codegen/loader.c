@@ -10,12 +10,14 @@
 #define _GNU_SOURCE 1  /* sched_getaffinity, CPU_COUNT */
 #endif
 #include "codegen/codegen.h"
+#include "codegen/textread.h"
 #include "ir/interp.h"
 #include "ir/phase.h"
 
 #include <dlfcn.h>
 #include <ffi.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +42,7 @@ typedef struct cg_index_site {
  * without the module. */
 typedef struct cg_kernel {
     char *func_name;
+    char *sym;              /* its symbol in the shared object */
     void *fn;
     int sig;                /* index into cg_library.sigs */
     int nparams;
@@ -70,6 +73,7 @@ void cg_unload(cg_library *lib)
     for (int i = 0; i < lib->nkernels; i++) {
         cg_kernel *k = &lib->kernels[i];
         free(k->func_name);
+        free(k->sym);
         for (int j = 0; j < k->nasserts; j++)
             free(k->assert_msgs[j]);
         free(k->assert_msgs);
@@ -121,30 +125,19 @@ static int signature(cg_library *lib, int nargs, diag *d)
     return lib->nsigs++;
 }
 
-static bool load_kernel(cg_library *lib, const ir_module *m, int index, diag *d)
+/* What kernel k needs to be called and to explain its failures, from the
+ * module's function `index`: its names, parameter count, assert messages
+ * and the indices it checks. */
+static bool describe_kernel(cg_kernel *k, const ir_module *m, int index, diag *d)
 {
     const ir_func *f = m->funcs[index];
-    cg_kernel *k = &lib->kernels[index];
-    char *sym = cg_symbol_name(m, index);
+    k->sym = cg_symbol_name(m, index);
     k->func_name = strdup(f->name ? f->name : "?");
-    if (!sym || !k->func_name) {
-        free(sym);
+    if (!k->sym || !k->func_name) {
         oom(d);
         return false;
     }
-    dlerror();
-    k->fn = dlsym(lib->handle, sym);
-    if (!k->fn) {
-        const char *why = dlerror();
-        diag_internal(d, "codegen", "kernel '%s' of @%s is missing from %s: %s", sym,
-                      k->func_name, lib->path, why ? why : "symbol is NULL");
-        free(sym);
-        return false;
-    }
-    free(sym);
     k->nparams = f->nparams;
-    if ((k->sig = signature(lib, f->nparams, d)) < 0)
-        return false;
     int n = cg_assert_count(f);
     k->assert_msgs = calloc((size_t)(n ? n : 1), sizeof *k->assert_msgs);
     if (!k->assert_msgs) {
@@ -174,6 +167,20 @@ static bool load_kernel(cg_library *lib, const ir_module *m, int index, diag *d)
     if (!ok)
         oom(d);
     return ok;
+}
+
+/* Kernel k's function in the library and its call interface. */
+static bool bind_kernel(cg_library *lib, cg_kernel *k, diag *d)
+{
+    dlerror();
+    k->fn = dlsym(lib->handle, k->sym);
+    if (!k->fn) {
+        const char *why = dlerror();
+        diag_internal(d, "codegen", "kernel '%s' of @%s is missing from %s: %s", k->sym,
+                      k->func_name, lib->path, why ? why : "symbol is NULL");
+        return false;
+    }
+    return (k->sig = signature(lib, k->nparams, d)) >= 0;
 }
 
 /* "out-of-range store y[100003]: index 0 must be in [0, 4)", the
@@ -306,7 +313,9 @@ cg_library *cg_load(const char *so_path, const ir_module *m, diag *d)
     return lib;
 }
 
-static cg_library *load(const char *so_path, const ir_module *m, diag *d)
+/* The shared object opened, with room for n kernels; NULL after a
+ * diagnostic. */
+static cg_library *open_library(const char *so_path, int n, diag *d)
 {
     cg_pin_openmp_runtime();
     cg_library *lib = calloc(1, sizeof *lib);
@@ -334,24 +343,134 @@ static cg_library *load(const char *so_path, const ir_module *m, diag *d)
     lib->num_threads = dlsym(lib->handle, "tec_num_threads");
     lib->cast_value = dlsym(lib->handle, "tec_cast_value");
     lib->cast_to = dlsym(lib->handle, "tec_cast_to");
-    lib->kernels = calloc((size_t)(m->nfuncs ? m->nfuncs : 1), sizeof *lib->kernels);
+    lib->kernels = calloc((size_t)(n > 0 ? n : 1), sizeof *lib->kernels);
     if (!lib->kernels) {
         oom(d);
         cg_unload(lib);
         return NULL;
     }
-    lib->nkernels = m->nfuncs;
+    return lib;
+}
+
+static cg_library *load(const char *so_path, const ir_module *m, diag *d)
+{
+    cg_library *lib = open_library(so_path, m->nfuncs, d);
+    if (!lib)
+        return NULL;
     for (int i = 0; i < m->nfuncs; i++) {
+        lib->nkernels = i + 1;
         if (!m->funcs[i]) {
             diag_internal(d, "codegen", "function #%d of the module is missing", i);
             cg_unload(lib);
             return NULL;
         }
-        if (!load_kernel(lib, m, i, d)) {
+        if (!describe_kernel(&lib->kernels[i], m, i, d) ||
+            !bind_kernel(lib, &lib->kernels[i], d)) {
             cg_unload(lib);
             return NULL;
         }
     }
+    return lib;
+}
+
+/* ------------------------------------------------------------ kernel table
+ *
+ * The table is text: "kernels N\n", then per kernel
+ *   "k SYM\tNAME\tNPARAMS NASSERTS NSITES\n" -- SYM and NAME as LEN:BYTES --
+ * then its NASSERTS messages ("a LEN:BYTES\n") and NSITES checked indices
+ * ("s LEN:BUF STORE DIM NDIM EXTENT\n"). */
+
+static bool put_bytes(FILE *f, const char *s)
+{
+    return fprintf(f, "%zu:", strlen(s)) > 0 && fputs(s, f) >= 0;
+}
+
+char *cg_library_table(const cg_library *lib, size_t *len)
+{
+    char *buf = NULL;
+    *len = 0;
+    FILE *f = open_memstream(&buf, len);
+    if (!f)
+        return NULL;
+    bool ok = fprintf(f, "kernels %d\n", lib->nkernels) > 0;
+    for (int i = 0; ok && i < lib->nkernels; i++) {
+        const cg_kernel *k = &lib->kernels[i];
+        ok = fputs("k ", f) >= 0 && put_bytes(f, k->sym) && fputc('\t', f) != EOF &&
+             put_bytes(f, k->func_name) &&
+             fprintf(f, "\t%d %d %d\n", k->nparams, k->nasserts, k->nsites) > 0;
+        for (int j = 0; ok && j < k->nasserts; j++)
+            ok = fputs("a ", f) >= 0 && put_bytes(f, k->assert_msgs[j]) && fputc('\n', f) != EOF;
+        for (int j = 0; ok && j < k->nsites; j++) {
+            const cg_index_site *s = &k->sites[j];
+            ok = fputs("s ", f) >= 0 && put_bytes(f, s->buf) &&
+                 fprintf(f, " %d %d %d %lld\n", (int)s->store, s->dim, s->ndim,
+                         (long long)s->extent) > 0;
+        }
+    }
+    if (fclose(f) != 0 || !ok) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static bool read_kernel(cg_reader *r, cg_kernel *k)
+{
+    long long np, na, ns;
+    if (!cg_read_lit(r, "k ") || !(k->sym = cg_read_str(r)) || !cg_read_lit(r, "\t") || !(k->func_name = cg_read_str(r)) ||
+        !cg_read_lit(r, "\t") || !cg_read_num(r, 0, INT32_MAX, &np) || !cg_read_lit(r, " ") ||
+        !cg_read_num(r, 0, r->end - r->p, &na) || !cg_read_lit(r, " ") ||
+        !cg_read_num(r, 0, r->end - r->p, &ns) || !cg_read_lit(r, "\n"))
+        return false;
+    k->nparams = (int)np;
+    if (!(k->assert_msgs = calloc((size_t)na + 1, sizeof *k->assert_msgs)))
+        return false;
+    while (k->nasserts < na) {
+        if (!cg_read_lit(r, "a ") || !(k->assert_msgs[k->nasserts] = cg_read_str(r)))
+            return false;
+        k->nasserts++;
+        if (!cg_read_lit(r, "\n"))
+            return false;
+    }
+    if (!(k->sites = calloc((size_t)ns + 1, sizeof *k->sites)))
+        return false;
+    for (; k->nsites < ns; k->nsites++) {
+        cg_index_site *s = &k->sites[k->nsites];
+        long long store, dim, ndim, extent;
+        if (!cg_read_lit(r, "s ") || !(s->buf = cg_read_str(r)) || !cg_read_lit(r, " ") ||
+            !cg_read_num(r, 0, 1, &store) || !cg_read_lit(r, " ") || !cg_read_num(r, 0, 1 << 20, &dim) ||
+            !cg_read_lit(r, " ") || !cg_read_num(r, dim + 1, 1 << 20, &ndim) || !cg_read_lit(r, " ") ||
+            !cg_read_num(r, 0, INT64_MAX / 2, &extent) || !cg_read_lit(r, "\n")) {
+            free(s->buf);
+            return false;
+        }
+        *s = (cg_index_site){s->buf, store != 0, (int)dim, (int)ndim, extent};
+    }
+    return true;
+}
+
+cg_library *cg_load_table(const char *so_path, const char *table, size_t len, diag *d)
+{
+    ir_phase_push("load");
+    cg_reader r = {table, table + len};
+    long long n = -1;
+    cg_library *lib = NULL;
+    if (cg_read_lit(&r, "kernels ") && cg_read_num(&r, 0, (long long)len, &n) && cg_read_lit(&r, "\n"))
+        lib = open_library(so_path, (int)n, d);
+    bool ok = lib != NULL;
+    for (int i = 0; ok && i < n; i++) {
+        lib->nkernels = i + 1;
+        ok = read_kernel(&r, &lib->kernels[i]) && bind_kernel(lib, &lib->kernels[i], d);
+    }
+    if (lib && (!ok || r.p != r.end)) {
+        if (!d->nerrors)
+            diag_internal(d, "codegen", "the kernel table of %s is not well formed", so_path);
+        cg_unload(lib);
+        lib = NULL;
+    } else if (n < 0) {
+        diag_internal(d, "codegen", "the kernel table of %s is not well formed", so_path);
+    }
+    ir_phase_pop();
     return lib;
 }
 

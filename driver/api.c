@@ -45,7 +45,7 @@ tec_program *tec_compile(const char *filename, const char *text, size_t len,
                  realpath(info.dli_fname, self);
     drv_datadirs dd;
     drv_datadirs_find(&dd, found ? self : NULL);
-    fe_options fo = {dd.dir, dd.n, NULL, 0, false};
+    fe_options fo = {dd.dir, dd.n, NULL, 0, false, NULL, NULL};
     p->m = is_tir ? ir_parse(filename, text, len, &p->d)
                   : fe_compile(filename, text, len, &fo, &p->d);
     int level = opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level;

@@ -419,28 +419,43 @@ static bool have_op_library(session *s)
     return false;
 }
 
-/* The program as a verified IR module with its interface recorded. */
+/* The program as a verified IR module with its interface recorded.  With
+ * a run cache key made (a miss), the frontend's dependencies go to the
+ * entry, and its messages too (shown as they come). */
 static bool build_module(session *s)
 {
     options *o = s->o;
+    drv_runcache *rc = s->rc.path && !s->pre ? &s->rc : NULL;
+    char *msg = NULL;
+    size_t mlen = 0;
+    FILE *mem = rc && s->d.out ? open_memstream(&msg, &mlen) : NULL;
+    FILE *out = s->d.out;
+    if (mem)
+        s->d.out = mem;
     if (s->lang == LANG_TIR) {
         s->m = ir_parse(s->display, s->text, s->len, &s->d);
-    } else {
-        add_default_includes(o, &s->datadirs);
-        if (s->imported && !have_op_library(s))
-            return false;
-        fe_options fo = {o->includes, o->nincludes, o->defines, o->ndefines, s->imported};
+    } else if (!s->imported || have_op_library(s)) {
+        fe_options fo = {o->includes, o->nincludes, o->defines, o->ndefines, s->imported,
+                         rc ? drv_runcache_dep : NULL, rc};
         s->m = fe_compile(s->display, s->text, s->len, &fo, &s->d);
         if (!s->m && s->imported && !s->d.ninternal)
             diag_internal(&s->d, "onnx", "the program imported from %s does not compile (see "
                           "it with --emit=te)", s->display);
     }
-    if (!s->m)
-        return false;
-    if (!(s->lang == LANG_TIR ? ir_verify_input(s->m, s->display, &s->d)
-                              : ir_verify(s->m, "frontend", &s->d)))
-        return false;
-    return rt_iface_record(s->m, &s->iface, &s->d);
+    bool ok = s->m && (s->lang == LANG_TIR ? ir_verify_input(s->m, s->display, &s->d)
+                                           : ir_verify(s->m, "frontend", &s->d)) &&
+              rt_iface_record(s->m, &s->iface, &s->d);
+    if (mem) {
+        s->d.out = out;
+        if (fclose(mem) == 0) {
+            fwrite(msg, 1, mlen, out);
+            rc->messages = msg;
+            rc->nmessages = mlen;
+        } else {
+            rc->deps_oom = true;   /* the messages are not known: no entry */
+        }
+    }
+    return ok;
 }
 
 /* The -O pipeline (or --passes), with instrument last under --profile. */
@@ -566,13 +581,12 @@ static bool build_kernels(session *s)
         return false;
     }
     cg_bind_openmp_threads(false);   /* set_openmp_policy decided */
-    bool fresh = !s->so_path;   /* else it came from the run cache */
-    if (fresh)
-        s->so_path = cg_compile(s->csrc, &s->co, &s->d);
-    if (!s->so_path || !(s->lib = cg_load(s->so_path, s->em, &s->d)))
-        return false;
-    if (fresh)
-        drv_runcache_store(&s->rc, s->m, s->em, s->so_path);
+    if (!s->lib) {   /* else it came from the run cache */
+        if (!(s->so_path = cg_compile(s->csrc, &s->co, &s->d)) ||
+            !(s->lib = cg_load(s->so_path, s->em, &s->d)))
+            return false;
+        drv_runcache_store(&s->rc, s->m, s->lib, s->so_path, &s->iface);
+    }
     if (cg_set_threads(s->lib, o->threads) && o->verbose)
         fprintf(stderr, "tec: parallel loops run on %d thread%s (%s)\n", o->threads,
                 o->threads == 1 ? "" : "s",
@@ -617,14 +631,20 @@ static void mode_run(session *s)
     options *o = s->o;
     if (!has_output(s))
         return;
-    if (!o->interp && !((s->so_path || emit_c(s)) && build_kernels(s)))
+    if (!o->interp && !((s->lib || emit_c(s)) && build_kernels(s)))
         return;
     s->ro.lib = s->lib;
-    /* a plain run of an imported model: its consts from the consts cache */
+    /* a plain run with weights from the import cache or default data: its
+     * consts from the consts cache */
     bool consts = !o->interp && !o->profile && !o->sched_on && !o->accel_on &&
-                  drv_constcache_key(&s->cc, &s->rc, &s->ic);
+                  drv_constcache_key(&s->cc, &s->rc, &s->ic, !s->imported && !o->weights_dir);
     if (consts)
         drv_constcache_use(&s->cc, s->m, &s->weights);
+    /* the import cache's small weights: those the run reads */
+    if (!drv_importcache_hand_out(&s->ic, s->m, &s->weights)) {
+        diag_error(&s->d, diag_noloc(), "out of memory");
+        return;
+    }
     if (!(s->run = rt_run_new(s->m, &s->iface, &s->ro, &s->d)))
         return;
     if (consts)
@@ -661,34 +681,48 @@ static void mode_run(session *s)
         report_profile(s->prof, o, &s->acols, s->m, &s->d);
 }
 
-/* A run whose optimized modules and kernels the run cache holds: true
- * with s->m and s->em from the entry and s->so_path its kernels (the
- * frontend's module kept as s->pre: the interface names its buffers);
- * else false, with the entry to write after the kernels are built. */
-static bool from_run_cache(session *s)
+/* A run whose optimized module and kernels the run cache holds, without
+ * the frontend: 1 with s->m (without function bodies unless --profile or
+ * --sched analyze them), s->lib, s->so_path and s->iface from the entry,
+ * and the frontend's messages shown; 0 on a miss (the entry is written
+ * after the kernels are built); -1 after an error.  --profile runs the
+ * frontend for the shapes the program declared (kept as s->pre). */
+static int from_run_cache(session *s)
 {
     options *o = s->o;
     if (!drv_runcache_applies(o))
-        return false;
+        return 0;
     set_cc_options(s);
-    if (!drv_runcache_key(&s->rc, o, s->display, s->text, s->len, s->m, &s->co))
-        return false;
-    ir_module *m, *em;
-    char *so;
-    if (!drv_runcache_lookup(&s->rc, &m, &em, &so))
-        return false;
-    if (o->profile && !(s->shapes = rt_shapes_record(s->m))) {   /* as optimize() does */
-        diag_error(&s->d, diag_noloc(), "out of memory");
-        ir_module_free(m);
-        ir_module_free(em);
-        free(so);
-        return false;
+    const char *lang = s->imported ? "onnx" : s->lang == LANG_TIR ? "tir" : "te";
+    if (!drv_runcache_key(&s->rc, o, s->display, s->text, s->len, lang, &s->co))
+        return 0;
+    drv_runcache_hit h;
+    if (!drv_runcache_lookup(&s->rc, o->profile || o->sched_on, &h))
+        return 0;
+    s->lib = h.lib;
+    s->so_path = h.so_path;
+    if (!o->profile) {
+        if (s->d.out && s->rc.nmessages)
+            fwrite(s->rc.messages, 1, s->rc.nmessages, s->d.out);
+        s->iface = h.iface;
+        s->m = h.m;
+        return 1;
     }
-    s->pre = s->m;
-    s->m = m;
-    s->em = em;
-    s->so_path = so;
-    return true;
+    rt_iface_free(&h.iface);
+    s->pre = h.m;   /* (build_module records nothing for the entry) */
+    ir_phase_push("frontend");
+    bool built = build_module(s);
+    ir_phase_pop();
+    ir_module *pre = s->m;
+    s->m = s->pre;
+    s->pre = pre;
+    if (!built)
+        return -1;
+    if (!(s->shapes = rt_shapes_record(s->pre))) {   /* as optimize() does */
+        diag_error(&s->d, diag_noloc(), "out of memory");
+        return -1;
+    }
+    return 1;
 }
 
 /* After the passes: the one mode that ends the program's way. */
@@ -739,12 +773,18 @@ static int mode_program(options *o)
         if (o->emit == EMIT_TE) {
             write_output(&s, s.text, NULL);
         } else {
-            ir_phase_push("frontend");
-            bool built = build_module(&s);
-            ir_phase_pop();
-            if (built && from_run_cache(&s)) {
+            if (s.lang != LANG_TIR)
+                add_default_includes(o, &s.datadirs);
+            int cached = from_run_cache(&s);
+            bool built = cached != 0;
+            if (!cached) {
+                ir_phase_push("frontend");
+                built = build_module(&s);
+                ir_phase_pop();
+            }
+            if (cached > 0) {
                 finish_program(&s);
-            } else if (built && !s.d.nerrors) {
+            } else if (!cached && built && !s.d.nerrors) {
                 ir_phase_push("passes");
                 bool optimized = optimize(&s);
                 ir_phase_pop();

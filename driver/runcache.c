@@ -22,10 +22,11 @@
 #include <unistd.h>
 
 #include "codegen/sha256.h"
+#include "codegen/textread.h"
 #include "ir/path.h"
 #include "ir/phase.h"
 
-#define ENTRY_MAGIC "tec run cache v1\n"
+#define ENTRY_MAGIC "tec run cache v2\n"
 /* The symbol every kernel-cache shared object defines: the key it was
  * built for, which is also its file name (KEY.so). */
 #define SO_KEY_SYMBOL "tec_cache_key"
@@ -264,16 +265,13 @@ static char *run_dir(const cg_options *co, bool verbose)
 }
 
 bool drv_runcache_key(drv_runcache *rc, const options *o, const char *display,
-                      const char *text, size_t len, const ir_module *pre,
-                      const cg_options *co)
+                      const char *text, size_t len, const char *lang, const cg_options *co)
 {
     rc->path = NULL;
     rc->verbose = o->verbose;
     ir_phase_push("run cache key");
     char *dir = run_dir(co, o->verbose);
-    char *pre_text = dir ? ir_module_to_string(pre) : NULL;
-    if (!pre_text) {
-        free(dir);
+    if (!dir) {
         ir_phase_pop();
         return false;
     }
@@ -283,8 +281,7 @@ bool drv_runcache_key(drv_runcache *rc, const options *o, const char *display,
     put_tec(&s);
     put_str(&s, "name", display);
     put(&s, "text", text, len);
-    put(&s, "frontend-module", pre_text, strlen(pre_text));
-    free(pre_text);
+    put_str(&s, "lang", lang);
     for (int i = 0; i < o->ndefines; i++) {
         put_str(&s, "define", o->defines[i].name);
         put_str(&s, "value", o->defines[i].value);
@@ -308,6 +305,203 @@ bool drv_runcache_key(drv_runcache *rc, const options *o, const char *display,
     free(dir);
     ir_phase_pop();
     return rc->path != NULL;
+}
+
+/* ------------------------------------------------------------ dependencies */
+
+void drv_runcache_dep(void *ctx, fe_dep_kind kind, const char *path, const char *canonical,
+                      const char *text, size_t len)
+{
+    drv_runcache *rc = ctx;
+    if (!rc->path || rc->deps_oom)
+        return;
+    if (rc->ndeps == rc->capdeps) {
+        int cap = rc->capdeps ? 2 * rc->capdeps : 8;
+        drv_dep *d = realloc(rc->deps, sizeof *d * (size_t)cap);
+        if (!d) {
+            rc->deps_oom = true;
+            return;
+        }
+        rc->deps = d;
+        rc->capdeps = cap;
+    }
+    drv_dep *d = &rc->deps[rc->ndeps];
+    *d = (drv_dep){kind, strdup(path), strdup(canonical ? canonical : ""), "-"};
+    if (!d->path || !d->canonical) {
+        free(d->path);
+        free(d->canonical);
+        rc->deps_oom = true;
+        return;
+    }
+    if (kind == FE_DEP_READ)
+        cg_sha256_hex(text, len, d->sha);
+    rc->ndeps++;
+}
+
+/* The frontend's canonical path of a file (frontend/compile.c). */
+static bool same_canonical(const char *path, const char *canonical)
+{
+    char buf[PATH_MAX];
+    return strcmp(realpath(path, buf) ? buf : path, canonical) == 0;
+}
+
+/* Whether dependency d is as the frontend found it (a file that opens or
+ * not, its canonical path, the text it read). */
+static bool dep_holds(const drv_dep *d)
+{
+    if (d->kind == FE_DEP_MAIN)
+        return same_canonical(d->path, d->canonical);
+    int fd = open(d->path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0)
+        close(fd);
+    if (d->kind == FE_DEP_ABSENT)
+        return fd < 0;
+    if (fd < 0 || !same_canonical(d->path, d->canonical))
+        return false;
+    if (d->kind == FE_DEP_PRESENT)
+        return true;
+    size_t n = 0;
+    char *text = fe_read_source(d->path, &n), hex[65];
+    if (!text)
+        return false;
+    cg_sha256_hex(text, n, hex);
+    free(text);
+    return strcmp(hex, d->sha) == 0;
+}
+
+/* "KIND LEN:PATH LEN:CANONICAL SHA\n" per dependency. */
+static char *deps_text(const drv_runcache *rc, size_t *n)
+{
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, n);
+    bool ok = f != NULL;
+    for (int i = 0; ok && i < rc->ndeps; i++) {
+        const drv_dep *d = &rc->deps[i];
+        ok = fprintf(f, "%d %zu:%s %zu:%s %s\n", (int)d->kind, strlen(d->path), d->path,
+                     strlen(d->canonical), d->canonical, d->sha) > 0;
+    }
+    if (f && fclose(f) != 0)
+        ok = false;
+    if (!ok) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* Whether every dependency in the entry's text holds; *changed names the
+ * first that does not (malloc'ed) when they are well formed. */
+static bool deps_hold(const char *text, size_t n, bool *well_formed, char **changed)
+{
+    cg_reader r = {text, text + n};
+    *well_formed = false;
+    *changed = NULL;
+    bool holds = true;
+    while (r.p < r.end) {
+        long long kind;
+        drv_dep d = {0};
+        bool ok = cg_read_num(&r, FE_DEP_MAIN, FE_DEP_READ, &kind) && cg_read_lit(&r, " ") &&
+                  (d.path = cg_read_str(&r)) && cg_read_lit(&r, " ") && (d.canonical = cg_read_str(&r)) &&
+                  cg_read_lit(&r, " ") && cg_read_word(&r, d.sha, sizeof d.sha) && cg_read_lit(&r, "\n");
+        d.kind = (fe_dep_kind)kind;
+        if (ok && holds && !dep_holds(&d)) {
+            holds = false;
+            *changed = d.path;
+            d.path = NULL;
+        }
+        free(d.path);
+        free(d.canonical);
+        if (!ok) {
+            free(*changed);
+            *changed = NULL;
+            return false;
+        }
+    }
+    *well_formed = true;
+    return holds;
+}
+
+/* ---------------------------------------------------------------- interface */
+
+/* "LEN:NAME DTYPE ROLE NDIM D0 .. HAS_INIT LO HI\n" per buffer (the bounds
+ * as %a: exact). */
+static char *iface_text(const rt_iface *f, size_t *n)
+{
+    char *buf = NULL;
+    FILE *out = open_memstream(&buf, n);
+    bool ok = out != NULL;
+    for (int i = 0; ok && i < f->nbufs; i++) {
+        const rt_iface_buf *b = &f->bufs[i];
+        ok = fprintf(out, "%zu:%s %d %d %d", strlen(b->name), b->name, (int)b->dtype,
+                     (int)b->role, b->ndim) > 0;
+        for (int d = 0; ok && d < b->ndim; d++)
+            ok = fprintf(out, " %lld", (long long)b->shape[d]) > 0;
+        ok = ok && fprintf(out, " %d %a %a\n", (int)b->has_init, b->init_lo, b->init_hi) > 0;
+    }
+    if (out && fclose(out) != 0)
+        ok = false;
+    if (!ok) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static bool hexfloat(cg_reader *r, double *v)
+{
+    char w[64], *after;
+    if (!cg_read_word(r, w, sizeof w))
+        return false;
+    errno = 0;
+    *v = strtod(w, &after);
+    return !errno && !*after;
+}
+
+/* The interface of the entry's text into f, its names in *names (one
+ * block, the caller's); false when it is not well formed. */
+static bool read_iface(const char *text, size_t n, rt_iface *f, char **names)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        count += text[i] == '\n';
+    f->nbufs = 0;
+    f->bufs = calloc(count + 1, sizeof *f->bufs);
+    *names = malloc(n + 1);
+    char *at = *names;
+    cg_reader r = {text, text + n};
+    bool ok = f->bufs && at;
+    while (ok && r.p < r.end) {
+        rt_iface_buf *b = &f->bufs[f->nbufs];
+        long long dtype, role, ndim, has_init = 0, v = 0;
+        char *name = cg_read_str(&r);
+        ok = name && cg_read_lit(&r, " ") && cg_read_num(&r, 0, IR_NDTYPES - 1, &dtype) && cg_read_lit(&r, " ") &&
+             cg_read_num(&r, 0, IR_NBUF_ROLES - 1, &role) && cg_read_lit(&r, " ") && cg_read_num(&r, 0, RT_MAX_DIMS, &ndim);
+        if (ok) {
+            size_t k = strlen(name) + 1;
+            memcpy(at, name, k);
+            b->name = at;
+            at += k;
+            b->dtype = (ir_dtype)dtype;
+            b->role = (ir_buf_role)role;
+            b->ndim = (int)ndim;
+        }
+        free(name);
+        for (int d = 0; ok && d < b->ndim; d++) {
+            ok = cg_read_lit(&r, " ") && cg_read_num(&r, 0, INT64_MAX / 2, &v);
+            b->shape[d] = v;
+        }
+        ok = ok && cg_read_lit(&r, " ") && cg_read_num(&r, 0, 1, &has_init) && cg_read_lit(&r, " ") &&
+             hexfloat(&r, &b->init_lo) && cg_read_lit(&r, " ") && hexfloat(&r, &b->init_hi) &&
+             cg_read_lit(&r, "\n");
+        b->has_init = has_init != 0;
+        f->nbufs += ok;
+    }
+    if (!ok) {
+        rt_iface_free(f);
+        free(*names);
+        *names = NULL;
+    }
+    return ok;
 }
 
 /* ------------------------------------------------------------------ entries */
@@ -431,10 +625,78 @@ static bool checked_body(const char *buf, size_t len, const char *magic, const c
 
 static void *so_handle;   /* the shared object found by the last lookup */
 
-bool drv_runcache_lookup(drv_runcache *rc, ir_module **m, ir_module **em, char **so_path)
+/* The number of kernels a kernel table holds ("kernels N\n..."), or -1. */
+static long long table_size(const char *table, size_t n)
 {
-    *m = *em = NULL;
-    *so_path = NULL;
+    cg_reader r = {table, table + n};
+    long long k;
+    return cg_read_lit(&r, "kernels ") && cg_read_num(&r, 0, INT32_MAX, &k) && cg_read_lit(&r, "\n") ? k : -1;
+}
+
+/* The entry's fields. */
+typedef struct entry {
+    const char *key, *deps, *messages, *iface, *so, *kernels, *graph, *module;
+    size_t kn, dn, mn, in, sn, tn, gn, fn;
+} entry;
+
+static bool entry_fields(const char **p, const char *end, entry *e)
+{
+    return field(p, end, "key", &e->key, &e->kn) && field(p, end, "deps", &e->deps, &e->dn) &&
+           field(p, end, "messages", &e->messages, &e->mn) &&
+           field(p, end, "iface", &e->iface, &e->in) && field(p, end, "so", &e->so, &e->sn) &&
+           field(p, end, "kernels", &e->kernels, &e->tn) &&
+           field(p, end, "graph", &e->graph, &e->gn) &&
+           field(p, end, "module", &e->module, &e->fn) && *p == end;
+}
+
+/* The hit of entry e: the module, the library, the interface; false (all
+ * freed) when it cannot be used, *damaged when the entry itself is wrong. */
+static bool use_entry(drv_runcache *rc, const entry *e, bool full, drv_runcache_hit *h,
+                      bool *damaged)
+{
+    char *sop = strndup(e->so, e->sn);
+    const char *why = NULL;
+    void *handle = NULL;
+    if (!sop || (why = so_problem(sop, &handle))) {
+        say(rc, "the kernels %s %s; compiling", sop ? sop : "?", why ? why : "");
+        free(sop);
+        return false;
+    }
+    diag quiet;
+    diag_init(&quiet, NULL);
+    h->m = full ? parse_module(e->module, e->fn) : parse_module(e->graph, e->gn);
+    h->lib = h->m && table_size(e->kernels, e->tn) == h->m->nfuncs
+                 ? cg_load_table(sop, e->kernels, e->tn, &quiet) : NULL;
+    diag_fini(&quiet);
+    char *names = NULL;
+    if (!h->lib || !read_iface(e->iface, e->in, &h->iface, &names) ||
+        !(rc->messages = malloc(e->mn + 1))) {
+        *damaged = true;
+        ir_module_free(h->m);
+        if (h->lib)
+            cg_unload(h->lib);
+        if (names)
+            rt_iface_free(&h->iface);
+        free(names);
+        free(sop);
+        dlclose(handle);
+        *h = (drv_runcache_hit){0};
+        return false;
+    }
+    memcpy(rc->messages, e->messages, e->mn);
+    rc->messages[e->mn] = 0;
+    rc->nmessages = e->mn;
+    rc->iface_names = names;
+    h->so_path = sop;
+    if (so_handle)
+        dlclose(so_handle);
+    so_handle = handle;
+    return true;
+}
+
+bool drv_runcache_lookup(drv_runcache *rc, bool full, drv_runcache_hit *h)
+{
+    *h = (drv_runcache_hit){0};
     if (!rc->path)
         return false;
     /* the kernels' row of --time-phases: from the cache, or (a miss)
@@ -454,47 +716,37 @@ bool drv_runcache_lookup(drv_runcache *rc, ir_module **m, ir_module **em, char *
         ir_phase_pop();
         return false;
     }
-    bool damaged = true;
+    bool damaged = true, hit = false;
     const char *p, *end;
-    if ((buf = read_all(rc->path, &len)) && checked_body(buf, len, ENTRY_MAGIC, &p, &end)) {
-        const char *key, *so, *mt, *et;
-        size_t kn, sn, mn, en;
-        if (field(&p, end, "key", &key, &kn) && kn == 64 && memcmp(key, rc->key, 64) == 0 &&
-            field(&p, end, "so", &so, &sn) && field(&p, end, "module", &mt, &mn) &&
-            field(&p, end, "emitted", &et, &en) && p == end) {
+    entry e;
+    if ((buf = read_all(rc->path, &len)) && checked_body(buf, len, ENTRY_MAGIC, &p, &end) &&
+        entry_fields(&p, end, &e) && e.kn == 64 && memcmp(e.key, rc->key, 64) == 0) {
+        bool well_formed;
+        char *changed = NULL;
+        if (deps_hold(e.deps, e.dn, &well_formed, &changed)) {
             damaged = false;
-            char *sop = strndup(so, sn);
-            void *h = NULL;
-            if (!sop || (why = so_problem(sop, &h))) {
-                say(rc, "the kernels %s %s; compiling", sop ? sop : "?", why ? why : "");
-                free(sop);
-            } else if (!(*m = parse_module(mt, mn)) || !(*em = parse_module(et, en))) {
-                damaged = true;
-                free(sop);
-                dlclose(h);
-            } else {
-                *so_path = sop;
-                if (so_handle)
-                    dlclose(so_handle);
-                so_handle = h;
-            }
+            hit = use_entry(rc, &e, full, h, &damaged);
+            if (hit)
+                cg_sha256_hex(buf, len - 72, rc->content);
+        } else if (well_formed) {
+            damaged = false;
+            say(rc, "%s changed since the entry was written; compiling%s",
+                changed ? changed : "a file the program imports", "");
         }
+        free(changed);
     }
     free(buf);
     if (damaged) {
         say(rc, "entry %s is damaged; removing it%s", rc->path, "");
         unlink(rc->path);
     }
-    if (!*so_path) {
-        ir_module_free(*m);
-        ir_module_free(*em);
-        *m = *em = NULL;
+    if (!hit) {
         ir_phase_pop();
         return false;
     }
     say(rc, "hit: %s%s", rc->path, "");
     if (rc->verbose)   /* the kernels are the kernel cache's, checked as it checks them */
-        fprintf(stderr, "tec: kernel cache hit: %s\n", *so_path);
+        fprintf(stderr, "tec: kernel cache hit: %s\n", h->so_path);
     ir_phase_note("from the cache");
     ir_phase_pop();
     return true;
@@ -561,11 +813,48 @@ static char *faithful_text(const ir_module *m)
     return text;
 }
 
-void drv_runcache_store(drv_runcache *rc, const ir_module *m, const ir_module *em,
-                        const char *so_path)
+/* m's graph and its functions' signatures with their layer names, without
+ * bodies or other attributes: all a plain run of compiled kernels reads of
+ * the module (malloc'ed), when it parses back to a module that prints the
+ * same. */
+static char *graph_text(const ir_module *m)
 {
-    if (!rc->path || !so_path)
+    ir_module shallow = *m;
+    ir_func *funcs = calloc((size_t)m->nfuncs + 1, sizeof *funcs);
+    ir_func **ptrs = calloc((size_t)m->nfuncs + 1, sizeof *ptrs);
+    ir_attr *layers = calloc((size_t)m->nfuncs + 1, sizeof *layers);
+    char *text = NULL;
+    if (funcs && ptrs && layers) {
+        for (int i = 0; i < m->nfuncs; i++) {
+            funcs[i] = *m->funcs[i];
+            funcs[i].body = NULL;
+            funcs[i].nattrs = 0;
+            const char *layer = ir_func_attr(m->funcs[i], "layer");
+            if (layer) {
+                layers[i] = (ir_attr){"layer", layer};
+                funcs[i].attrs = &layers[i];
+                funcs[i].nattrs = 1;
+            }
+            ptrs[i] = &funcs[i];
+        }
+        shallow.funcs = ptrs;
+        text = faithful_text(&shallow);
+    }
+    free(funcs);
+    free(ptrs);
+    free(layers);
+    return text;
+}
+
+void drv_runcache_store(drv_runcache *rc, const ir_module *m, const cg_library *lib,
+                        const char *so_path, const rt_iface *iface)
+{
+    if (!rc->path || !so_path || !lib)
         return;
+    if (rc->deps_oom) {
+        say(rc, "no entry written for %s: %s", rc->path, "out of memory");
+        return;
+    }
     void *h = NULL;
     const char *why = so_problem(so_path, &h);
     if (why) {
@@ -574,25 +863,36 @@ void drv_runcache_store(drv_runcache *rc, const ir_module *m, const ir_module *e
     }
     dlclose(h);
     ir_phase_push("run cache");
-    char *mt = faithful_text(m), *et = mt ? faithful_text(em) : NULL;
+    size_t dn = 0, in = 0, tn = 0;
+    char *deps = deps_text(rc, &dn), *ifc = iface_text(iface, &in);
+    char *table = cg_library_table(lib, &tn);
+    char *mt = faithful_text(m), *gt = mt ? graph_text(m) : NULL;
     char *body = NULL;
     size_t blen = 0;
-    FILE *f = (mt && et) ? open_memstream(&body, &blen) : NULL;
+    FILE *f = (deps && ifc && table && mt && gt) ? open_memstream(&body, &blen) : NULL;
     bool ok = f && fputs(ENTRY_MAGIC, f) >= 0 && put_field(f, "key", rc->key, 64) &&
-              put_field(f, "so", so_path, strlen(so_path)) &&
-              put_field(f, "module", mt, strlen(mt)) && put_field(f, "emitted", et, strlen(et));
+              put_field(f, "deps", deps, dn) &&
+              put_field(f, "messages", rc->messages ? rc->messages : "", rc->nmessages) &&
+              put_field(f, "iface", ifc, in) && put_field(f, "so", so_path, strlen(so_path)) &&
+              put_field(f, "kernels", table, tn) && put_field(f, "graph", gt, strlen(gt)) &&
+              put_field(f, "module", mt, strlen(mt));
     if (f && fclose(f) != 0)
         ok = false;
+    free(deps);
+    free(ifc);
+    free(table);
     free(mt);
-    free(et);
+    free(gt);
     if (!ok) {
         say(rc, "no entry written for %s: %s", rc->path,
-            f ? "out of memory" : "a module does not print back to the same text");
+            f || !(deps && ifc && table) ? "out of memory"
+                                         : "the module does not print back to the same text");
         free(body);
         ir_phase_pop();
         return;
     }
-    write_entry("run cache", rc->verbose, rc->path, body, blen);
+    if (write_entry("run cache", rc->verbose, rc->path, body, blen))
+        cg_sha256_hex(body, blen, rc->content);
     free(body);
     ir_phase_pop();
 }
@@ -600,7 +900,14 @@ void drv_runcache_store(drv_runcache *rc, const ir_module *m, const ir_module *e
 void drv_runcache_free(drv_runcache *rc)
 {
     free(rc->path);
-    rc->path = NULL;
+    for (int i = 0; i < rc->ndeps; i++) {
+        free(rc->deps[i].path);
+        free(rc->deps[i].canonical);
+    }
+    free(rc->deps);
+    free(rc->messages);
+    free(rc->iface_names);
+    *rc = (drv_runcache){0};
     if (so_handle) {
         dlclose(so_handle);
         so_handle = NULL;
@@ -905,50 +1212,97 @@ static rt_tensor *mapped_tensor(const wentry *w, unsigned char *map)
     return t;
 }
 
-/* The weights w[0..n) put into ws from the mapping map (size bytes):
- * copies of the small ones, the pages of the large ones; every page of the
- * mapping that no tensor owns is unmapped, also when it fails. */
-static bool hand_out(wentry *w, size_t n, unsigned char *map, size_t size, rt_weight_set *ws)
+/* Weights of a mapping handed out in two steps: the large ones (their
+ * pages) at once, copies of the small ones when the run's params are
+ * known (a run from the consts cache needs few of the weights that its
+ * load calls would have packed). */
+typedef struct drv_pending {
+    wentry *w;
+    size_t n;
+    unsigned char *map;
+    size_t size;
+    wentry **large;            /* the large ones by offset */
+    size_t nlarge;
+} drv_pending;
+
+/* Unmaps every page of p's mapping that no tensor owns (between and around
+ * the large weights handed out) and frees p. */
+static void pending_finish(drv_pending *p)
 {
-    wentry **large = NULL;
-    size_t nlarge = 0;
-    bool ok = order_large(w, n, &large, &nlarge);
-    for (size_t i = 0; ok && i < n; i++) {
-        if (w[i].nbytes >= RT_ZALLOC_MAP)
+    size_t from = 0, page = page_size(), total = round_up(p->size, page);
+    for (size_t i = 0; p->large && i <= p->nlarge; i++) {
+        if (i < p->nlarge && !p->large[i]->handed)
+            continue;
+        size_t to = i < p->nlarge ? (size_t)p->large[i]->off : total;
+        if (to > from)
+            munmap(p->map + from, to - from);
+        if (i < p->nlarge)
+            from = (size_t)p->large[i]->off + round_up((size_t)p->large[i]->nbytes, page);
+    }
+    if (!p->large && p->size)
+        munmap(p->map, total);
+    free(p->large);
+    free(p->w);
+    free(p);
+}
+
+/* The large weights of p put into ws: tensors that own their pages of the
+ * mapping. */
+static bool hand_out_large(drv_pending *p, rt_weight_set *ws)
+{
+    bool ok = order_large(p->w, p->n, &p->large, &p->nlarge);
+    for (size_t i = 0; ok && i < p->nlarge; i++) {
+        rt_tensor *t = mapped_tensor(p->large[i], p->map);
+        p->large[i]->handed = t != NULL;
+        ok = t && rt_weight_set_put(ws, p->large[i]->name, t);
+    }
+    return ok;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Copies of the small weights of p into ws: those m has a param of (all
+ * without m). */
+static bool hand_out_small(drv_pending *p, const ir_module *m, rt_weight_set *ws)
+{
+    const char **params = NULL;
+    size_t np = 0;
+    if (m) {
+        params = malloc(sizeof *params * ((size_t)m->graph.nbufs + 1));
+        if (!params)
+            return false;
+        for (int i = 0; i < m->graph.nbufs; i++)
+            if (m->graph.bufs[i]->role == IR_BUF_PARAM)
+                params[np++] = m->graph.bufs[i]->name;
+        qsort(params, np, sizeof *params, by_name);
+    }
+    bool ok = true;
+    for (size_t i = 0; ok && i < p->n; i++) {
+        const wentry *w = &p->w[i];
+        const char *name = w->name;
+        if (w->nbytes >= RT_ZALLOC_MAP ||
+            (m && !bsearch(&name, params, np, sizeof *params, by_name)))
             continue;
         char err[256];
-        rt_tensor *t = rt_tensor_new((ir_dtype)w[i].dtype, w[i].ndim, w[i].shape, err, sizeof err);
+        rt_tensor *t = rt_tensor_new((ir_dtype)w->dtype, w->ndim, w->shape, err, sizeof err);
         if (t)
-            memcpy(t->data, map + w[i].off, w[i].nbytes);
-        ok = t && rt_weight_set_put(ws, w[i].name, t);
+            memcpy(t->data, p->map + w->off, w->nbytes);
+        ok = t && rt_weight_set_put(ws, w->name, t);
     }
-    for (size_t i = 0; ok && i < nlarge; i++) {
-        rt_tensor *t = mapped_tensor(large[i], map);
-        large[i]->handed = t != NULL;
-        ok = t && rt_weight_set_put(ws, large[i]->name, t);
-    }
-    /* the pages no tensor owns: between and around the handed ones */
-    size_t from = 0, page = page_size(), total = round_up(size, page);
-    for (size_t i = 0; large && i <= nlarge; i++) {
-        if (i < nlarge && !large[i]->handed)
-            continue;
-        size_t to = i < nlarge ? (size_t)large[i]->off : total;
-        if (to > from)
-            munmap(map + from, to - from);
-        if (i < nlarge)
-            from = (size_t)large[i]->off + round_up((size_t)large[i]->nbytes, page);
-    }
-    if (!large && size)
-        munmap(map, total);
-    free(large);
+    free(params);
     return ok;
 }
 
 /* The weights of the entry's table tab[0..n) from the weights file whose
- * identity the entry recorded, into ws; false (ws then holds none of them)
- * when the file is not that one or a line is not well formed. */
+ * identity the entry recorded, into ws: all of them, or with `later` the
+ * large ones, the small ones left in *later (for drv_pending_hand_out).
+ * False (ws then holds none of them) when the file is not that one or a
+ * line is not well formed. */
 static bool read_weights(const char *path, const char *tab, size_t n, const char *ident,
-                         size_t identn, rt_weight_set *ws)
+                         size_t identn, rt_weight_set *ws, drv_pending **later)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     struct stat st;
@@ -959,24 +1313,36 @@ static bool read_weights(const char *path, const char *tab, size_t n, const char
         return false;
     }
     identity_of(&st, now, sizeof now);
-    size_t size = (size_t)st.st_size, count = 0;
+    drv_pending *p = calloc(1, sizeof *p);
+    if (!p) {
+        close(fd);
+        return false;
+    }
+    size_t size = (size_t)st.st_size;
     for (size_t i = 0; i < n; i++)
-        count += tab[i] == '\n';
-    wentry *w = calloc(count + 1, sizeof *w);
-    bool ok = w && strlen(now) == identn && memcmp(now, ident, identn) == 0;
-    const char *p = tab, *end = tab + n;
-    for (size_t i = 0; ok && i < count; i++)
-        ok = parse_weight(&p, end, size, &w[i]);
-    ok = ok && p == end;
-    unsigned char *map = NULL;
+        p->n += tab[i] == '\n';
+    p->w = calloc(p->n + 1, sizeof *p->w);
+    bool ok = p->w && strlen(now) == identn && memcmp(now, ident, identn) == 0;
+    const char *q = tab, *end = tab + n;
+    for (size_t i = 0; ok && i < p->n; i++)
+        ok = parse_weight(&q, end, size, &p->w[i]);
+    ok = ok && q == end;
     if (ok && size) {
-        map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
         ok = map != MAP_FAILED;
+        if (ok) {
+            p->map = map;
+            p->size = size;
+        }
     }
     close(fd);
-    if (ok)
-        ok = hand_out(w, count, map, size, ws);
-    free(w);
+    ok = ok && hand_out_large(p, ws);
+    if (ok && later) {
+        *later = p;
+        return true;
+    }
+    ok = ok && hand_out_small(p, NULL, ws);
+    pending_finish(p);
     return ok;
 }
 
@@ -1031,13 +1397,16 @@ bool drv_importcache_lookup(drv_importcache *ic, options *o, char **text, rt_wei
         field(&p, end, "weights", &tab, &wn) && field(&p, end, "weights-file", &id, &idn) &&
         p == end && memchr(tx, 0, tn) == NULL && memchr(in, 0, inn) == NULL) {
         /* the names last: nothing of a damaged entry is used */
-        ok = read_weights(ic->weights_path, tab, wn, id, idn, ws) && (*text = strndup(tx, tn)) &&
-             rename_inputs(ic, o, in, inn);
+        ok = read_weights(ic->weights_path, tab, wn, id, idn, ws, &ic->pending) &&
+             (*text = strndup(tx, tn)) && rename_inputs(ic, o, in, inn);
     }
     free(buf);
     if (!ok) {
         free(*text);
         *text = NULL;
+        if (ic->pending)
+            pending_finish(ic->pending);
+        ic->pending = NULL;
         rt_weight_set_free(ws);
         *ws = (rt_weight_set){0};
         isay(ic, "entry %s is damaged or its weights file is not the one it was written "
@@ -1208,8 +1577,20 @@ void drv_importcache_store(drv_importcache *ic, const options *o, const char *te
     ir_phase_pop();
 }
 
+bool drv_importcache_hand_out(drv_importcache *ic, const ir_module *m, rt_weight_set *ws)
+{
+    if (!ic->pending)
+        return true;
+    bool ok = hand_out_small(ic->pending, m, ws);
+    pending_finish(ic->pending);
+    ic->pending = NULL;
+    return ok;
+}
+
 void drv_importcache_free(drv_importcache *ic)
 {
+    if (ic->pending)
+        pending_finish(ic->pending);
     free(ic->path);
     free(ic->weights_path);
     for (int i = 0; i < ic->nnames; i++)
@@ -1222,16 +1603,20 @@ void drv_importcache_free(drv_importcache *ic)
 
 #define CONSTS_MAGIC "tec consts cache v1\n"
 
-bool drv_constcache_key(drv_constcache *cc, const drv_runcache *rc, const drv_importcache *ic)
+bool drv_constcache_key(drv_constcache *cc, const drv_runcache *rc, const drv_importcache *ic,
+                        bool default_data)
 {
     *cc = (drv_constcache){.verbose = rc->verbose};
-    if (!rc->path || !ic->path)
+    if (!rc->path || !rc->content[0] || (!ic->path && !default_data))
         return false;
     cg_sha256_ctx s;
     cg_sha256_init(&s);
     cg_sha256_update(&s, CONSTS_MAGIC, strlen(CONSTS_MAGIC));
-    put(&s, "run-key", rc->key, 64);
-    put(&s, "import-key", ic->key, 64);
+    put(&s, "run-entry", rc->content, 64);
+    if (ic->path)
+        put(&s, "import-key", ic->key, 64);
+    else
+        put_str(&s, "params", "default data");
     uint8_t digest[32];
     cg_sha256_final(&s, digest);
     char key[65];
@@ -1294,7 +1679,7 @@ static bool read_consts(drv_constcache *cc, rt_weight_set *ws)
     bool ok = buf && checked_body(buf, blen, CONSTS_MAGIC, &p, &end) &&
               field(&p, end, "key", &key, &kn) && kn == 64 && memcmp(key, cc->key, 64) == 0 &&
               field(&p, end, "consts", &tab, &wn) && field(&p, end, "data-file", &id, &idn) &&
-              p == end && read_weights(cc->data_path, tab, wn, id, idn, ws);
+              p == end && read_weights(cc->data_path, tab, wn, id, idn, ws, NULL);
     free(buf);
     if (!ok) {
         rt_weight_set_free(ws);
@@ -1304,6 +1689,37 @@ static bool read_consts(drv_constcache *cc, rt_weight_set *ws)
         unlink(cc->path);
     }
     return ok;
+}
+
+static int by_pointer(const void *a, const void *b)
+{
+    const ir_buffer *x = *(const ir_buffer *const *)a, *y = *(const ir_buffer *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Drops the params no call passes from g: without its load calls, the
+ * weights they packed are read by nothing (and the run would make them). */
+static void drop_unpassed_params(ir_graph *g)
+{
+    size_t n = 0;
+    for (int c = 0; c < g->ncalls; c++)
+        n += (size_t)g->calls[c].nargs;
+    const ir_buffer **passed = malloc(sizeof *passed * (n + 1));
+    if (!passed)
+        return;   /* the run makes them: slower, not wrong */
+    n = 0;
+    for (int c = 0; c < g->ncalls; c++)
+        for (int a = 0; a < g->calls[c].nargs; a++)
+            passed[n++] = g->calls[c].args[a];
+    qsort(passed, n, sizeof *passed, by_pointer);
+    int k = 0;
+    for (int i = 0; i < g->nbufs; i++) {
+        const ir_buffer *b = g->bufs[i];
+        if (b->role != IR_BUF_PARAM || bsearch(&b, passed, n, sizeof *passed, by_pointer))
+            g->bufs[k++] = g->bufs[i];
+    }
+    g->nbufs = k;
+    free(passed);
 }
 
 bool drv_constcache_use(drv_constcache *cc, ir_module *m, rt_weight_set *ws)
@@ -1332,6 +1748,7 @@ bool drv_constcache_use(drv_constcache *cc, ir_module *m, rt_weight_set *ws)
             if (g->bufs[i]->role == IR_BUF_CONST)
                 g->bufs[i]->role = IR_BUF_PARAM;
         g->nloads = 0;
+        drop_unpassed_params(g);
         cc->hit = true;
         csay(cc, "hit: %s%s", cc->path, "");
     }

@@ -1,31 +1,43 @@
-/* driver/runcache.h — the run cache: a program's optimized modules and its
- * compiled kernels, found without running the passes or the C emitter.
+/* driver/runcache.h — the run cache: a program's optimized module and its
+ * compiled kernels, found without running the frontend, the passes or the
+ * C emitter.
  *
  * The kernel cache (codegen/compile.c) is keyed on the C source, so a run
  * that finds its kernels there has still run the passes and the emitter to
  * make that source.  The run cache sits in front of it: its key is
- * everything that determines the compiled result before the passes run —
+ * everything that determines the compiled result before the frontend runs,
+ * but the files the frontend reads --
  *
  *   tec's build (the executable's GNU build ID, else its size and mtime)
- *   and version; the program's text (an ONNX model's imported text) and
- *   its name; the module the frontend made of it, printed (so imports,
- *   -D values and include folders count through what they produced), and
- *   the -D and -I options themselves; the -O level, --passes, --profile,
+ *   and version; the program's text (an ONNX model's imported text), its
+ *   name and language (.te, .tir, imported); the -D and -I options (the op
+ *   library's folders among them); the -O level, --passes, --profile,
  *   --unchecked; every field of the target (ISA, vector width, cores,
  *   caches) and this CPU's model and flags; the C compiler's words ($CC)
  *   with the size, mtime and inode of each program they name, and the
- *   environment variables the kernel cache keys on —
+ *   environment variables the kernel cache keys on --
  *
  * and an entry (CACHE/run/KEY.run, CACHE the kernel cache's folder) holds
- * the optimized module, the module the C came from (after the emission
- * passes) and the path of the kernels' shared object in the kernel cache,
- * ended by the SHA-256 of all that.  A damaged entry (its checksum wrong,
- * a module that does not parse), a shared object that is gone or is not
- * the build it names, or an entry or folder someone else could write, is
- * not used: the run compiles as if there were no entry, and writes a new
- * one.  Entries are written atomically (a temporary file, renamed).  An
- * entry is written only when its modules print back to the same text after
- * parsing, so the run from the cache runs the module the cold run ran. */
+ * the rest of what the frontend's result depended on: the files its import
+ * resolution looked at (frontend/frontend.h: each path tried that did not
+ * open, each that did with its canonical path, the SHA-256 of each file
+ * read, the main file's canonical path), all checked again before the
+ * entry is used -- a file that changed in any byte, appeared where an
+ * import was looked for first, or now is another file misses.  It also
+ * holds the frontend's messages (warnings, shown again on a hit), the
+ * program's interface (runtime/exec.h), the path of the kernels' shared
+ * object in the kernel cache and its kernel table (cg_library_table: what
+ * loading needs of the module the C came from), the optimized module, and
+ * the same module without function bodies (all a plain run reads; runs
+ * that analyze the functions, --profile and --sched, parse the whole
+ * one); ended by the SHA-256 of all that.  A damaged entry (its checksum
+ * wrong, a field that does not parse), a shared object that is gone or is
+ * not the build it names, or an entry or folder someone else could write,
+ * is not used: the run compiles as if there were no entry, and writes a
+ * new one.  Entries are written atomically (a temporary file, renamed).
+ * An entry is written only when its modules print back to the same text
+ * after parsing, so the run from the cache runs the module the cold run
+ * ran. */
 #ifndef TEC_DRIVER_RUNCACHE_H
 #define TEC_DRIVER_RUNCACHE_H
 
@@ -34,15 +46,30 @@
 
 #include "codegen/codegen.h"
 #include "driver/options.h"
+#include "frontend/frontend.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
 #include "runtime/exec.h"
 #include "runtime/weight_set.h"
 
+/* A file the frontend's result depends on (frontend/frontend.h). */
+typedef struct drv_dep {
+    fe_dep_kind kind;
+    char *path, *canonical;
+    char sha[65];              /* FE_DEP_READ: the text's SHA-256; else "-" */
+} drv_dep;
+
 typedef struct drv_runcache {
     char *path;           /* CACHE/run/KEY.run, malloc'ed; NULL: no caching */
     char key[65];
+    char content[65];     /* the SHA-256 of the entry used or written ("": none) */
     bool verbose;
+    drv_dep *deps;        /* a miss: what the frontend reported (drv_runcache_dep) */
+    int ndeps, capdeps;
+    bool deps_oom;
+    char *messages;       /* the frontend's messages: a miss sets them (malloc'ed) */
+    size_t nmessages;     /* for the entry, a hit reads them to show */
+    char *iface_names;    /* a hit: the interface's names */
 } drv_runcache;
 
 /* Whether a run of these options may use the run cache: a compiled run
@@ -52,25 +79,41 @@ typedef struct drv_runcache {
 bool drv_runcache_applies(const options *o);
 
 /* Computes the key of the program `text` (len bytes; an ONNX model's
- * imported text) whose frontend module is `pre`, for the options o and the
- * compiler options co, and the entry's path.  False (and rc->path NULL)
- * when the cache cannot be used (no cache folder, one that others could
- * write; said with --verbose): the run goes on without it. */
+ * imported text) read as `lang` ("te", "tir", "onnx": the imported text)
+ * for the options o (-I folders complete) and
+ * the compiler options co, and the entry's path.  False (and rc->path
+ * NULL) when the cache cannot be used (no cache folder, one that others
+ * could write; said with --verbose): the run goes on without it. */
 bool drv_runcache_key(drv_runcache *rc, const options *o, const char *display,
-                      const char *text, size_t len, const ir_module *pre,
-                      const cg_options *co);
+                      const char *text, size_t len, const char *lang, const cg_options *co);
 
-/* The entry of rc's key: true with the optimized module *m, the emitted
- * module *em and the shared object's path *so_path (all the caller's),
- * or false when there is none or it cannot be used (a damaged entry is
- * removed). */
-bool drv_runcache_lookup(drv_runcache *rc, ir_module **m, ir_module **em, char **so_path);
+/* The frontend's fe_dep_fn, ctx a drv_runcache whose key is made: records
+ * the dependencies of a miss for its entry. */
+void drv_runcache_dep(void *ctx, fe_dep_kind kind, const char *path, const char *canonical,
+                      const char *text, size_t len);
 
-/* Writes the entry of rc's key for a cold run's modules and shared object
- * (a path in the kernel cache).  Failures only skip the entry (said with
- * --verbose). */
-void drv_runcache_store(drv_runcache *rc, const ir_module *m, const ir_module *em,
-                        const char *so_path);
+/* What a hit gives (all the caller's): the module (without function
+ * bodies unless `full` was asked), the kernels loaded, their shared
+ * object's path and the program's interface (its names live until
+ * drv_runcache_free). */
+typedef struct drv_runcache_hit {
+    ir_module *m;
+    cg_library *lib;
+    char *so_path;
+    rt_iface iface;
+} drv_runcache_hit;
+
+/* The entry of rc's key, when there is one whose dependencies hold: true
+ * with *h (and rc->messages, the frontend's messages to show); else false
+ * (a damaged entry is removed). */
+bool drv_runcache_lookup(drv_runcache *rc, bool full, drv_runcache_hit *h);
+
+/* Writes the entry of rc's key for a cold run: its optimized module m, the
+ * library lib loaded from the shared object so_path (a path in the kernel
+ * cache), the interface and rc's dependencies and messages.  Failures only
+ * skip the entry (said with --verbose). */
+void drv_runcache_store(drv_runcache *rc, const ir_module *m, const cg_library *lib,
+                        const char *so_path, const rt_iface *iface);
 
 void drv_runcache_free(drv_runcache *rc);
 
@@ -107,6 +150,7 @@ typedef struct drv_importcache {
     char **names;              /* [nnames] --input names a hit renamed (as the import
                                   would: `input` becomes `t_input`) */
     int nnames;
+    struct drv_pending *pending;   /* a hit's small weights, not handed out yet */
 } drv_importcache;
 
 bool drv_importcache_applies(const options *o);
@@ -117,11 +161,18 @@ bool drv_importcache_applies(const options *o);
 bool drv_importcache_key(drv_importcache *ic, const options *o);
 
 /* The entry of ic's key: true with the program's text *text (the
- * caller's), the weights put into ws and o's --input entries renamed as
+ * caller's), the weights put into ws (the small ones by
+ * drv_importcache_hand_out) and o's --input entries renamed as
  * the import renamed them (the names live until drv_importcache_free);
  * false when there is none or it cannot be used (ws then holds nothing of
  * it). */
 bool drv_importcache_lookup(drv_importcache *ic, options *o, char **text, rt_weight_set *ws);
+
+/* After a hit: copies of the small weights (less than RT_ZALLOC_MAP bytes)
+ * put into ws -- only those m has a param of (the run reads no other), all
+ * without m.  The large ones, mapped, are in ws from the lookup on.  False
+ * when memory runs out. */
+bool drv_importcache_hand_out(drv_importcache *ic, const ir_module *m, rt_weight_set *ws);
 
 /* Writes the entry of ic's key for an import's text and weights (ws as the
  * importer filled it) and o's --input names after it, unless the model
@@ -132,11 +183,15 @@ void drv_importcache_store(drv_importcache *ic, const options *o, const char *te
 void drv_importcache_free(drv_importcache *ic);
 
 /* The consts cache: the consts (packed weights) that the load calls of a
- * run of an imported model made, so that a run from the caches neither
- * runs the load calls nor makes their storage.  Its key is the run
- * cache's key and the import cache's (the kernels that pack and the
- * weights they pack); an entry (CACHE/run/KEY.consts) holds each const's
- * name, type, shape and place in its data file (CACHE/run/KEY.constdata,
+ * run made, so that a run from the caches neither runs the load calls nor
+ * makes their storage (nor the params only they read).  Its key is the run
+ * cache's entry (the SHA-256 of the one used or written: the module and
+ * the kernels that pack) and the import cache's key (the weights they
+ * pack), or for a program not imported and run without --weights, the
+ * words "default data" (its params are the default data of its entry's
+ * interface);
+ * an entry (CACHE/run/KEY.consts) holds each const's name, type, shape and
+ * place in its data file (CACHE/run/KEY.constdata,
  * laid out and mapped as the import cache's weights file) and that file's
  * identity, ended by the SHA-256 of the entry.  A hit turns the program's
  * consts into params that the run reads from the weight set, and drops
@@ -150,9 +205,12 @@ typedef struct drv_constcache {
     bool hit;
 } drv_constcache;
 
-/* The key of the run rc's consts from the weights of ic; false when one of
- * them has no key. */
-bool drv_constcache_key(drv_constcache *cc, const drv_runcache *rc, const drv_importcache *ic);
+/* The key of the run rc's consts from the weights of ic, or (without an
+ * import cache key) from the params' default data when default_data (a
+ * program whose params all come from it: no --weights); false when there
+ * is no key. */
+bool drv_constcache_key(drv_constcache *cc, const drv_runcache *rc, const drv_importcache *ic,
+                        bool default_data);
 /* On a hit: true with the consts put into ws and m's consts made params
  * (its load calls dropped); else false, m and ws as they were. */
 bool drv_constcache_use(drv_constcache *cc, ir_module *m, rt_weight_set *ws);

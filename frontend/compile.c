@@ -149,6 +149,13 @@ static void parse_and_import(loader *ld, fe_file *f)
     f->import_state = 2;
 }
 
+static void tell_dep(fe_ctx *c, fe_dep_kind kind, const char *path, const char *canonical,
+                     const char *text, size_t len)
+{
+    if (c->o && c->o->on_dep)
+        c->o->on_dep(c->o->dep_ctx, kind, path, canonical, text, len);
+}
+
 /* Resolves `import "path"` in f: f's directory, then the include dirs. */
 static void resolve_import(loader *ld, fe_file *f, fe_stmt *s)
 {
@@ -174,6 +181,8 @@ static void resolve_import(loader *ld, fe_file *f, fe_stmt *s)
         if (probe) {
             fclose(probe);
             found = path;
+        } else {
+            tell_dep(c, FE_DEP_ABSENT, path, NULL, NULL, 0);
         }
         searched = ir_sprintf(c->a, "%s%s%s", searched, *searched ? ", " : "", *dir ? dir : ".");
     }
@@ -196,6 +205,7 @@ static void resolve_import(loader *ld, fe_file *f, fe_stmt *s)
                 fe_error(c, s->name_span, "import cycle: %s%s", cycle, g->name);
                 return;
             }
+            tell_dep(c, FE_DEP_PRESENT, found, key, NULL, 0);
             s->imported = g;
             return;
         }
@@ -206,6 +216,7 @@ static void resolve_import(loader *ld, fe_file *f, fe_stmt *s)
                  fe_read_error(errno));
         return;
     }
+    tell_dep(c, FE_DEP_READ, found, key, text, len);
     fe_file *g = new_file(ld, found, text, len);
     loaded l = {key, g};
     IR_PUSH(c->a, ld->files, ld->nfiles, ld->capfiles, l);
@@ -255,6 +266,7 @@ ir_module *fe_compile(const char *filename, const char *text, size_t len,
     if (strcmp(filename, "<stdin>") == 0)
         c.main->dir = "";
     loaded l = {canonical(c.a, filename), c.main};
+    tell_dep(&c, FE_DEP_MAIN, filename, l.key, NULL, 0);
     IR_PUSH(c.a, ld.files, ld.nfiles, ld.capfiles, l);
     parse_and_import(&ld, c.main);
 

@@ -20,6 +20,17 @@ typedef struct fe_define {
     const char *value;
 } fe_define;
 
+/* What the program's meaning depends on besides its text and the options:
+ * the files the import resolution looked at (driver/runcache.h keys on
+ * them).  FE_DEP_MAIN: the main file's canonical path (import cycles are
+ * found by canonical path); FE_DEP_ABSENT: a path tried for an import that
+ * did not open; FE_DEP_PRESENT: one that opened, a file already read (its
+ * canonical path); FE_DEP_READ: one that opened and was read (its
+ * canonical path and the text the frontend used). */
+typedef enum fe_dep_kind { FE_DEP_MAIN, FE_DEP_ABSENT, FE_DEP_PRESENT, FE_DEP_READ } fe_dep_kind;
+typedef void (*fe_dep_fn)(void *ctx, fe_dep_kind kind, const char *path, const char *canonical,
+                          const char *text, size_t len);
+
 typedef struct fe_options {
     const char *const *include_dirs;  /* searched for `import "x.te"` after
                                          the importing file's directory */
@@ -31,6 +42,8 @@ typedef struct fe_options {
      * imported ONNX model, whose `import "nn.te"` means tec's op library,
      * not a file of that name beside the model). */
     bool imports_from_includes_only;
+    fe_dep_fn on_dep;    /* when set, told every dependency in the order met */
+    void *dep_ctx;
 } fe_options;
 
 /* Parses and elaborates a .te program into an IR module (graph + one
