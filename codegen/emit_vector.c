@@ -861,9 +861,13 @@ void cg_emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
             !isnan(x->b->a->fval)) {
             /* against a number: a < b ? a : b (a > b ? a : b) lane by lane,
              * as the vector helper with b not NaN, is minps's and minpd's
-             * (maxps's, maxpd's) definition: one instruction (a ReLU's max,
-             * a quantize's clamp; tec_vmaxk_f32x16, cg_emit_dot4_helpers) */
-            e->intrin_used = true;
+             * (maxps's, maxpd's) definition: one instruction for f64, a
+             * compare and a blend for f32 (a ReLU's max, a quantize's
+             * clamp; tec_vmaxk_f32x16, cg_emit_dot4_helpers) */
+            if (x->dtype == IR_F64)
+                e->intrin_used = true;
+            else   /* (the helper broadcasts b) */
+                e->bcast_used[IR_F32][k] = true;
             cg_str_printf(s, "tec_v%sk_%s(", x->kind == IR_MIN ? "min" : "max", vt + 4);
             cg_emit_vector_ir(e, s, x->a);
             cg_str_puts(s, ", ");
@@ -1147,30 +1151,21 @@ static void emit_requantize_helpers(cg_str *s, const char *funcs)
                        "    for (int l = 0; l < 8; l++)\n"
                        "        y[l] = (int8_t)(v[l] > -128.0 ? (v[l] < 127.0 ? v[l] : 127.0) : -128.0);\n"
                        "    return y;\n#endif\n}\n\n");
-    static const struct {
-        int lanes;
-        const char *have, *vec, *pre;
-    } fk[3] = {{4, "__SSE__", "__m128", "_mm"}, {8, "__AVX__", "__m256", "_mm256"},
-               {16, "__AVX512F__", "__m512", "_mm512"}};
+    /* f32 lanes: a compare and a blend in plain vector C (compilers make
+     * them one minps where they see it; an intrinsic would make every
+     * kernel with a ReLU include <immintrin.h>, a slower compile) */
     for (int mx = 0; mx < 2; mx++)
-        for (int i = 0; i < 3; i++) {
+        for (int L = 4; L <= 16; L *= 2) {
             const char *op = mx ? "max" : "min";
-            int L = fk[i].lanes;
             char name[32];
             snprintf(name, sizeof name, "tec_v%sk_f32x%d(", op, L);
             if (!strstr(funcs, name))
                 continue;
             cg_str_printf(s, "static inline tec_f32x%d tec_v%sk_f32x%d(tec_f32x%d a, float b)\n{\n"
-                             "#if defined(__x86_64__) && defined(%s)\n"
-                             "    %s x;\n"
-                             "    __builtin_memcpy(&x, &a, sizeof x);\n"
-                             "    x = %s_%s_ps(x, %s_set1_ps(b));\n"
-                             "    __builtin_memcpy(&a, &x, sizeof a);\n#else\n"
-                             "    for (int l = 0; l < %d; l++)\n"
-                             "        a[l] = a[l] %c b ? a[l] : b;\n"
-                             "#endif\n    return a;\n}\n\n",
-                          L, op, L, L, fk[i].have, fk[i].vec, fk[i].pre, op, fk[i].pre, L,
-                          mx ? '>' : '<');
+                             "    tec_f32x%d v = tec_bcast_f32x%d(b);\n"
+                             "    tec_mf32x%d m = a %c v;\n"
+                             "    return (tec_f32x%d)(((tec_mf32x%d)a & m) | ((tec_mf32x%d)v & ~m));\n}\n\n",
+                          L, op, L, L, L, L, L, mx ? '>' : '<', L, L, L);
         }
     for (int mx = 0; mx < 2; mx++) {
         const char *op = mx ? "max" : "min";
