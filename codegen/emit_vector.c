@@ -855,12 +855,19 @@ void cg_emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
             return;
         break;
     case IR_MIN: case IR_MAX:
-        if (x->dtype == IR_F64 && lanes == 8 && x->b->kind == IR_BROADCAST && x->b->a &&
-            x->b->a->kind == IR_FLOAT && !isnan(x->b->a->fval)) {
+        if (((x->dtype == IR_F64 && lanes == 8) ||
+             (x->dtype == IR_F32 && (lanes == 4 || lanes == 8 || lanes == 16))) &&
+            x->b->kind == IR_BROADCAST && x->b->a && x->b->a->kind == IR_FLOAT &&
+            !isnan(x->b->a->fval)) {
             /* against a number: a < b ? a : b (a > b ? a : b) lane by lane,
-             * as the vector helper with b not NaN, is minpd's (maxpd's)
-             * definition (tec_vmaxk_f64x8, cg_emit_dot4_helpers) */
-            e->intrin_used = true;
+             * as the vector helper with b not NaN, is minps's and minpd's
+             * (maxps's, maxpd's) definition: one instruction for f64, a
+             * compare and a blend for f32 (a ReLU's max, a quantize's
+             * clamp; tec_vmaxk_f32x16, cg_emit_dot4_helpers) */
+            if (x->dtype == IR_F64)
+                e->intrin_used = true;
+            else   /* (the helper broadcasts b) */
+                e->bcast_used[IR_F32][k] = true;
             cg_str_printf(s, "tec_v%sk_%s(", x->kind == IR_MIN ? "min" : "max", vt + 4);
             cg_emit_vector_ir(e, s, x->a);
             cg_str_puts(s, ", ");
@@ -915,6 +922,26 @@ void cg_emit_vector_store(cg_emitter *e, cg_str *s, const ir_stmt *st)
         cg_emit_vector_ir(e, &val, st->value);
         if (coef == 1) {
             cg_line(e, s, "*(%s *)&%s = %s;", vt, a.p ? a.p : "0", val.p ? val.p : "0");
+        } else if ((lanes == 8 || lanes == 16) && ir_dtype_size(st->value->dtype) == 1) {
+            /* bytes at a distance (an int8 tile's write-back into NCHW, lanes
+             * along the channels): each lane stored from a vector register
+             * (pextrb), not moved through a general one first */
+            e->intrin_used = true;
+            cg_line(e, s, "{");
+            e->indent++;
+            cg_line(e, s, "const %s tec_t = %s;", vt, val.p ? val.p : "0");
+            cg_line(e, s, "#if defined(__x86_64__) && defined(__SSE4_1__)");
+            cg_line(e, s, "__m128i tec_m = _mm_setzero_si128();");
+            cg_line(e, s, "__builtin_memcpy(&tec_m, &tec_t, %d);", lanes);
+            for (int l = 0; l < lanes; l++)
+                cg_line(e, s, "*(uint8_t *)&(&%s)[%lld] = (uint8_t)_mm_extract_epi8(tec_m, %d);",
+                        a.p ? a.p : "0", (long long)(coef * l), l);
+            cg_line(e, s, "#else");
+            for (int l = 0; l < lanes; l++)
+                cg_line(e, s, "(&%s)[%lld] = tec_t[%d];", a.p ? a.p : "0", (long long)(coef * l), l);
+            cg_line(e, s, "#endif");
+            e->indent--;
+            cg_line(e, s, "}");
         } else {
             cg_line(e, s, "{");
             e->indent++;
@@ -1097,7 +1124,8 @@ static void emit_dot4_rows_helper(cg_str *s, const char *name, const char *rname
 
 /* The helpers of a requantize's f64 lanes that the kernels in `funcs`
  * call: tec_cvtd_f64x8 (i32 to f64, exact), tec_vmink_f64x8 and
- * tec_vmaxk_f64x8 (against a number b, not NaN: a < b ? a : b, a > b ? a :
+ * tec_vmaxk_f64x8, and tec_vmink_f32xL and tec_vmaxk_f32xL for L = 4, 8
+ * and 16 (against a number b, not NaN: a < b ? a : b, a > b ? a :
  * b, which are vminpd's and vmaxpd's definitions). */
 static void emit_requantize_helpers(cg_str *s, const char *funcs)
 {
@@ -1123,6 +1151,22 @@ static void emit_requantize_helpers(cg_str *s, const char *funcs)
                        "    for (int l = 0; l < 8; l++)\n"
                        "        y[l] = (int8_t)(v[l] > -128.0 ? (v[l] < 127.0 ? v[l] : 127.0) : -128.0);\n"
                        "    return y;\n#endif\n}\n\n");
+    /* f32 lanes: a compare and a blend in plain vector C (compilers make
+     * them one minps where they see it; an intrinsic would make every
+     * kernel with a ReLU include <immintrin.h>, a slower compile) */
+    for (int mx = 0; mx < 2; mx++)
+        for (int L = 4; L <= 16; L *= 2) {
+            const char *op = mx ? "max" : "min";
+            char name[32];
+            snprintf(name, sizeof name, "tec_v%sk_f32x%d(", op, L);
+            if (!strstr(funcs, name))
+                continue;
+            cg_str_printf(s, "static inline tec_f32x%d tec_v%sk_f32x%d(tec_f32x%d a, float b)\n{\n"
+                             "    tec_f32x%d v = tec_bcast_f32x%d(b);\n"
+                             "    tec_mf32x%d m = a %c v;\n"
+                             "    return (tec_f32x%d)(((tec_mf32x%d)a & m) | ((tec_mf32x%d)v & ~m));\n}\n\n",
+                          L, op, L, L, L, L, L, mx ? '>' : '<', L, L, L);
+        }
     for (int mx = 0; mx < 2; mx++) {
         const char *op = mx ? "max" : "min";
         char name[32];

@@ -18,6 +18,9 @@
  *     y = f32(f64(acc) * f64(scale[f])) + bias[f], scale[f] =
  *     f32(x_scale * w_scale[f]).  A QuantizeLinear (and a Relu) after it
  *     is an elementwise layer that -O2 fuses into the contraction's tile.
+ * A strided 1x1 integer convolution (ResNet's downsampling) first copies
+ * the positions it reads channels-last, so that its products read 4
+ * channels at once.
  * Any other op between DequantizeLinear and QuantizeLinear computes in
  * f32 on the dequantized values, which is ONNX's definition of the QDQ
  * form, so a model is always computed right.
@@ -365,6 +368,45 @@ static rt_tensor *zero_sums(ox_node *nd, const ox_value *x, const ox_value *xz,
     return t;
 }
 
+/* Whether the convolution of x is a strided 1x1 one of one group over a
+ * multiple of 4 channels (not padded to one: by4) without padding, whose
+ * products read a copy of the positions it uses (int_conv). */
+static bool pointwise_strided(const ox_value *x, const geometry *g, bool by4)
+{
+    bool strided = false;
+    for (int d = 0; d < g->nsp; d++) {
+        if (g->k[d] != 1 || g->pb[d] || g->pe[d])
+            return false;
+        strided |= g->s[d] > 1;
+    }
+    return strided && g->group == 1 && !by4 && x->shape[1] % 4 == 0 && !ox_known(x);
+}
+
+/* The read of x at output position o.., window position r.. and channel c
+ * of an integer convolution (F outputs, Cg channels per group; by4: the
+ * weights were padded to a multiple of 4 channels; xzt: x's zero point). */
+static void int_conv_read(ox_str *xr, const geometry *g, int64_t F, int64_t Cg, bool by4,
+                          const char *xzt)
+{
+    ox_printf(xr, "x[n, ");
+    if (g->group == 1)   /* (c + 0: c alone would tie c's extent to x's channels) */
+        ox_printf(xr, by4 ? "c + 0" : "c");
+    else
+        ox_printf(xr, "f / %lld * %lld + c", (long long)(F / g->group), (long long)Cg);
+    for (int d = 0; d < g->nsp; d++) {
+        ox_printf(xr, ", o%d", d);
+        if (g->s[d] != 1)
+            ox_printf(xr, " * %lld", (long long)g->s[d]);
+        ox_printf(xr, " + r%d", d);
+        if (g->dil[d] != 1)
+            ox_printf(xr, " * %lld", (long long)g->dil[d]);
+        if (g->pb[d])
+            ox_printf(xr, " - %lld", (long long)g->pb[d]);
+    }
+    /* the padding holds the real 0, whose code is the zero point */
+    ox_printf(xr, "] else %s", xzt ? xzt : "0");
+}
+
 /* An integer convolution of x (zero point xz, per tensor) and w (zero
  * point wz, per tensor or per output channel), then the epilogue. */
 static bool int_conv(ox_node *nd, ox_value *x, ox_value *xz, ox_value *w, ox_value *wz,
@@ -418,23 +460,29 @@ static bool int_conv(ox_node *nd, ox_value *x, ox_value *xz, ox_value *w, ox_val
     ox_printf(&out, "n, f");
     for (int d = 0; d < g->nsp; d++)
         ox_printf(&out, ", o%d", d);
-    ox_printf(&xr, "x[n, ");
-    if (g->group == 1)   /* (c + 0: c alone would tie c's extent to x's channels) */
-        ox_printf(&xr, w4 ? "c + 0" : "c");
-    else
-        ox_printf(&xr, "f / %lld * %lld + c", (long long)(F / g->group), (long long)Cg);
-    for (int d = 0; d < g->nsp; d++) {
-        ox_printf(&xr, ", o%d", d);
-        if (g->s[d] != 1)
-            ox_printf(&xr, " * %lld", (long long)g->s[d]);
-        ox_printf(&xr, " + r%d", d);
-        if (g->dil[d] != 1)
-            ox_printf(&xr, " * %lld", (long long)g->dil[d]);
-        if (g->pb[d])
-            ox_printf(&xr, " - %lld", (long long)g->pb[d]);
+    if (pointwise_strided(x, g, w4 != NULL)) {
+        /* a strided 1x1 convolution (ResNet's downsampling) reads every
+         * s-th position of each channel: the positions it reads, copied
+         * channels-last (xs[n, o.., c]), give the products 4 channels in
+         * one 4-byte read (passes/schedule/int8.c) instead of 4 loads from
+         * 4 planes, for a copy of a quarter of x */
+        ox_printf(&k.body, "    xs[n");
+        for (int d = 0; d < g->nsp; d++)
+            ox_printf(&k.body, ", o%d", d);
+        ox_printf(&k.body, ", c] = x[n, c");
+        for (int d = 0; d < g->nsp; d++)
+            ox_printf(&k.body, ", o%d * %lld", d, (long long)g->s[d]);
+        ox_printf(&k.body, "]");
+        for (int d = 0; d < g->nsp; d++)
+            ox_printf(&k.body, "%s o%d in 0..%lld", d ? "," : " where", d, (long long)g->out[d]);
+        ox_printf(&k.body, "\n");
+        ox_printf(&xr, "xs[n");
+        for (int d = 0; d < g->nsp; d++)
+            ox_printf(&xr, ", o%d", d);
+        ox_printf(&xr, ", c]");
+    } else {
+        int_conv_read(&xr, g, F, Cg, w4 != NULL, xzt);
     }
-    /* the padding holds the real 0, whose code is the zero point */
-    ox_printf(&xr, "] else %s", xzt ? xzt : "0");
     ox_printf(&wr, "weight[f, c");
     for (int d = 0; d < g->nsp; d++)
         ox_printf(&wr, ", r%d", d);

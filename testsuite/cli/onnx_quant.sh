@@ -57,6 +57,9 @@ bs = rng.uniform(0.01, 0.03, 5).astype(f32)
 mq = rng.integers(-127, 128, (8, 3)).astype(np.int8)
 ms = f32(0.02)
 cb = rng.standard_normal(3).astype(f32)
+x2 = rng.standard_normal((1, 8, 6, 6)).astype(f32)
+w2q = rng.integers(-127, 128, (4, 8, 1, 1)).astype(np.int8)
+w2s = rng.uniform(0.002, 0.01, 4).astype(f32)
 gb = rng.standard_normal(5).astype(f32)
 nodes = [
     node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
@@ -75,18 +78,23 @@ nodes = [
     node("QuantizeLinear", ["g", "sg", "zg"], ["gq"]),
     node("DequantizeLinear", ["mq", "ms"], ["md"]),
     node("MatMul", ["vd", "md"], ["mm"]),
+    node("QuantizeLinear", ["x2", "sx", "zx"], ["x2q"]),
+    node("DequantizeLinear", ["x2q", "sx", "zx"], ["x2d"]),
+    node("DequantizeLinear", ["w2q", "w2s"], ["w2d"], attrs=[attr_int("axis", 0)]),
+    node("Conv", ["x2d", "w2d"], ["c2"], attrs=[attr_ints("strides", [2, 2])]),
 ]
 inits = [init("sx", sx), init("zx", zx), init("sv", sv), init("zv", zv), init("sr", sr),
          init("zr", zr), init("sg", sg), init("zg", zg), init("sa", sa), init("za", za),
          init("wq", wq), init("ws", ws), init("wz", np.zeros(3, np.int8)), init("cb", cb),
          init("bq", bq), init("bs", bs), init("bz", np.zeros(5, np.int8)), init("gb", gb),
-         init("mq", mq), init("ms", ms)]
+         init("mq", mq), init("ms", ms), init("w2q", w2q), init("w2s", w2s)]
 open("qdq.onnx", "wb").write(model(
-    nodes, [value_info("x", [1, 3, 6, 6]), value_info("v", [2, 8])],
+    nodes, [value_info("x", [1, 3, 6, 6]), value_info("v", [2, 8]), value_info("x2", [1, 8, 6, 6])],
     [value_info("rq", [1, 3, 6, 6], U8), value_info("aq", [1, 3, 6, 6], U8),
-     value_info("gq", [2, 5], U8), value_info("mm", [2, 3])], inits))
+     value_info("gq", [2, 5], U8), value_info("mm", [2, 3]), value_info("c2", [1, 4, 3, 3])], inits))
 pb("x", x)
 pb("v", v)
+pb("x2", x2)
 xd = dq(q(x, sx, zx, 0, 255, np.uint8), sx, zx)
 wd = dq(wq, ws, 0, 0, 4)
 xp = np.pad(xd.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
@@ -102,6 +110,8 @@ vd = dq(q(v, sv, zv, 0, 255, np.uint8), sv, zv).astype(np.float64)
 g = (vd @ dq(bq, bs, 0, 0, 2).astype(np.float64).T + gb).astype(f32)
 np.save("want_gq.npy", q(g, sg, zg, 0, 255, np.uint8))
 np.save("want_mm.npy", (vd @ dq(mq, ms, 0).astype(np.float64)).astype(f32))
+x2d = dq(q(x2, sx, zx, 0, 255, np.uint8), sx, zx).astype(np.float64)[:, :, ::2, ::2]
+np.save("want_c2.npy", np.einsum("nchw,fc->nfhw", x2d, dq(w2q, w2s, 0, 0, 4)[:, :, 0, 0].astype(np.float64)).astype(f32))
 
 # --- an int8 QLinearConv: lib/nn.te's qconv2d, requantized as it defines
 xi = rng.integers(-128, 128, (1, 2, 5, 5)).astype(np.int8)
@@ -170,8 +180,13 @@ grep -q 'y\[n, f, o0, o1\] = f32(f64(acc\[n, f, o0, o1\] - x_zero_sums\[f\]) \* 
 grep -q '^def qdq_gemm_1(A: u8\[2, 8\])' out || fail "no integer Gemm"
 grep -q '^def qdq_matmul_1(A: u8\[2, 8\])' out || fail "no integer MatMul"
 grep -q '= qdq_conv_1(xq)' out || fail "the Conv does not read the quantized input"
+# (a strided 1x1 Conv reads a channels-last copy of the positions it uses)
+grep -q 'xs\[n, o0, o1, c\] = x\[n, c, o0 \* 2, o1 \* 2\] where o0 in 0..3, o1 in 0..3' out ||
+    fail "the strided 1x1 Conv does not copy its positions channels-last"
+grep -q 'acc\[n, f, o0, o1\] += i32(xs\[n, o0, o1, c\]) \* i32(weight\[f, c, r0, r1\])' out ||
+    fail "the strided 1x1 Conv does not read the copy"
 for m in -O0 -O2; do
-    expect_status 0 "$TEC" $m qdq.onnx --input x=x.pb --input v=v.pb --save-outputs o
+    expect_status 0 "$TEC" $m qdq.onnx --input x=x.pb --input v=v.pb --input x2=x2.pb --save-outputs o
     "$PYTHON" - <<'PY' || fail "qdq.onnx at $m differs from numpy"
 import numpy as np
 for n in ("rq", "aq", "gq"):
@@ -179,14 +194,15 @@ for n in ("rq", "aq", "gq"):
     d = np.abs(a.astype(int) - b.astype(int))
     assert a.dtype == b.dtype and a.shape == b.shape, n
     assert d.max() <= 1 and (d > 0).mean() <= 0.03, (n, d.max(), (d > 0).mean())
-a, b = np.load("o/mm.npy"), np.load("want_mm.npy")
-assert np.abs(a - b).max() <= 1e-5 * np.abs(b).max(), (a, b)
+for n in ("mm", "c2"):
+    a, b = np.load("o/%s.npy" % n), np.load("want_%s.npy" % n)
+    assert np.abs(a - b).max() <= 1e-5 * np.abs(b).max(), (n, a, b)
 PY
 done
 
 # the integer kernels compute what the interpreter does, bit for bit
-expect_status 0 "$TEC" --interp qdq.onnx --input x=x.pb --input v=v.pb --save-outputs oi
-for n in rq aq gq mm; do
+expect_status 0 "$TEC" --interp qdq.onnx --input x=x.pb --input v=v.pb --input x2=x2.pb --save-outputs oi
+for n in rq aq gq mm c2; do
     cmp -s o/$n.npy oi/$n.npy || fail "qdq.onnx: $n at -O2 differs from the interpreter's"
 done
 
