@@ -72,6 +72,7 @@ struct ox {
     fe_map silu;             /* a Sigmoid's output -> its node, when its one reader is
                                 a Mul(x, Sigmoid(x)) (ox_silu_pair) */
     ox_str head, defs_text, body;
+    size_t nlines;           /* statements in body (each at most a layer, a call) */
     int nweights;
     ox_blocks blocks;        /* the model's large blocks (ox_blocks) */
 };
@@ -988,6 +989,7 @@ static bool share_constant(ox_node *nd, ox_value *v)
     free(text.s);
     v->id = fresh_id(x, v->onnx);
     ox_printf(&x->body, "%s = %s() as \"%s\"\n", v->id, name, layer);
+    x->nlines++;
     return write_weight(nd, layer, "value", v->konst);
 }
 
@@ -1164,6 +1166,7 @@ bool ox_kernel_finish(ox_kernel *k, const char *base, ox_value *out, const char 
     const char *layer = layer_of(nd, suffix, lb, sizeof lb);
     out->id = fresh_id(nd->x, out->onnx);
     ox_printf(&nd->x->body, "%s = %s(%s) as \"%s\"\n", out->id, name, str_of(&k->args), layer);
+    nd->x->nlines++;
     for (int i = 0; i < k->nparams; i++)
         if (!write_weight(nd, layer, k->roles[i], k->data[i]))
             return false;
@@ -1177,6 +1180,7 @@ bool ox_call_nn(ox_node *nd, ox_value *out, const char *op, const char *args,
         return false;
     out->id = fresh_id(nd->x, out->onnx);
     ox_printf(&nd->x->body, "%s = %s(%s) as \"%s\"\n", out->id, op, args, nd->layer);
+    nd->x->nlines++;
     for (int i = 0; i < nparams; i++)
         if (!write_weight(nd, nd->layer, roles[i], data[i]))
             return false;
@@ -1191,6 +1195,7 @@ bool ox_call_view(ox_node *nd, ox_value *out, const char *expr, const char *suff
     const char *layer = layer_of(nd, suffix, lb, sizeof lb);
     out->id = fresh_id(nd->x, out->onnx);
     ox_printf(&nd->x->body, "%s = %s as \"%s\"\n", out->id, expr, layer);
+    nd->x->nlines++;
     const ox_value *x = nd->in[0];
     out->view_of_input = x && (x->graph_input || x->view_of_input);
     out->view_of = x ? (x->view_of ? x->view_of : x) : NULL;
@@ -1201,6 +1206,7 @@ const char *ox_view_step(ox_node *nd, const ox_value *out, const char *expr)
 {
     const char *id = fresh_id(nd->x, out->onnx);
     ox_printf(&nd->x->body, "%s = %s\n", id, expr);
+    nd->x->nlines++;
     return id;
 }
 
@@ -1541,9 +1547,8 @@ static void report_stuck(ox *x, const Onnx__GraphProto *g, const bool *done)
 static bool import_graph(ox *x, const Onnx__GraphProto *g)
 {
     size_t n = g->n_node, nedges = 0;
-    if (n > FE_MAX_CALLS)
-        return model_error(x, "the graph has %zu nodes: tec imports at most %d (each node is "
-                           "a layer)", n, FE_MAX_CALLS);
+    if (n > OX_MAX_NODES)
+        return model_error(x, "the graph has %zu nodes: tec reads at most %d", n, OX_MAX_NODES);
     for (size_t i = 0; i < n; i++)
         nedges += g->node[i]->n_input;
     ir_arena *a = ir_arena_new();
@@ -1592,6 +1597,12 @@ static bool import_graph(ox *x, const Onnx__GraphProto *g)
         ndone++;
         if (!import_node(x, g->node[i]))
             ok = false;
+        else if (x->nlines > FE_MAX_CALLS)
+            /* (nodes folded at import, shape arithmetic and constants,
+             * make no layer: a graph may have more nodes than layers) */
+            ok = model_error(x, "the graph makes more than %d layers (node '%s' is one past "
+                             "them): tec imports at most %d", FE_MAX_CALLS,
+                             node_name(g->node[i]), FE_MAX_CALLS);
         for (size_t j = first[i]; ok && j < first[i + 1]; j++)
             if (--pending[adj[j]] == 0)
                 heap_push(&h, adj[j]);

@@ -16,8 +16,15 @@ tensor of the chain, Relu and a few other unary ops, Concat (of the chain
 with constants or earlier tensors, on any axis), Reshape (with 0 and -1),
 Transpose, Softmax and LogSoftmax on any axis, ConvTranspose, the Reduce
 ops, Slice (negative steps, starts and ends out of range), Pad, Squeeze,
-Unsqueeze and Gather -- at opset 13 or 11 (Softmax of the
-2-D view, axes as attributes), with random float inputs
+Unsqueeze and Gather; HardSigmoid, HardSwish, Elu, Selu, Celu, Softplus,
+Softsign, ThresholdedRelu, PRelu, Erf, Exp, Sin, Cos, Sqrt, Sign; Max, Min,
+Sum and Mean of several operands; Where of a comparison; Resize (nearest
+in each nearest_mode, linear; by scales or to sizes; each coordinate
+transformation); Split (the chain goes on with one part); Expand, Tile,
+InstanceNormalization, DepthToSpace, SpaceToDepth, ArgMax and ArgMin (cast
+back to float), CumSum, and ReduceProd, ReduceSumSquare, ReduceLogSumExp,
+ReduceL1, ReduceL2 -- at opset 13, 11 (Softmax of the 2-D view, axes as
+attributes) or 14, with random float inputs
 in [-1, 1].  It runs each with ONNX Runtime (onnxruntime-node, graph
 optimizations off; testsuite/random/ort_outputs.js, $ORT_NODE_DIR) and with
 tec at each level, and compares every output (within 1e-4 of the largest
@@ -46,7 +53,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-OPSETS = [13, 13, 11]   # 11: Softmax on the coerced 2-D view; axes as attributes
+# 11: Softmax on the coerced 2-D view, axes (and Split's split) as
+# attributes; 14: HardSwish
+OPSETS = [13, 13, 11, 14]
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -402,7 +411,8 @@ def op_reduce(rng, m, x):
     sh = m.shape[x]
     if not sh:
         return None
-    op = rng.choice(["ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"])
+    op = rng.choice(["ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
+                     "ReduceSumSquare", "ReduceLogSumExp", "ReduceL1", "ReduceL2"])
     axes = sorted(rng.sample(range(len(sh)), rng.randint(1, len(sh))))
     keep = rng.random() < 0.5
     out = [1 if i in axes else d for i, d in enumerate(sh)] if keep else \
@@ -533,11 +543,198 @@ def op_gather(rng, m, x):
     return m.node("Gather", [x, name], out, axis=axis - len(sh) if rng.random() < 0.3 else axis)
 
 
+def op_unary_more(rng, m, x):
+    """The activations and math functions of MobileNetV3, EfficientNet,
+    GELU's erf and friends, with their attributes."""
+    op = rng.choice(["HardSigmoid", "HardSigmoid", "Elu", "Selu", "Softplus", "Softsign",
+                     "Celu", "ThresholdedRelu", "Erf", "Exp", "Sin", "Cos", "Sqrt", "Sign",
+                     "PRelu", "HardSwish"])
+    attrs, ins = {}, [x]
+    if op == "HardSwish" and m.opset < 14:
+        op = "HardSigmoid"
+    if op == "Celu" and m.opset < 12:
+        op = "Elu"
+    if op == "HardSigmoid" and rng.random() < 0.5:
+        attrs.update(alpha=rng.choice([0.2, 1 / 6, 0.5]), beta=rng.choice([0.5, 0.3]))
+    if op in ("Elu", "Celu", "ThresholdedRelu") and rng.random() < 0.5:
+        attrs["alpha"] = rng.choice([0.5, 1.0, 2.0]) if op != "ThresholdedRelu" else \
+            rng.choice([0.0, 0.3, -0.2])
+    if op == "Selu" and rng.random() < 0.5:
+        attrs.update(alpha=1.5, gamma=0.8)
+    if op == "PRelu":
+        # a slope per channel (broadcast from the right) or one for all
+        sh = m.shape[x]
+        ss = [sh[1]] + [1] * (len(sh) - 2) if len(sh) >= 2 and rng.random() < 0.6 else [1]
+        ins.append(m.const(ss, -0.5, 0.5))
+    return m.node(op, ins, m.shape[x], **attrs)
+
+
+def op_variadic(rng, m, x):
+    """Max, Min, Sum or Mean of the chain with 1-2 broadcast constants or
+    earlier tensors of its shape."""
+    sh = m.shape[x]
+    op = rng.choice(["Max", "Min", "Sum", "Mean"])
+    ins = [x]
+    for _ in range(rng.randint(1, 2)):
+        same = [t for t in m.chain[:-1] if m.shape[t] == sh]
+        ins.append(rng.choice(same) if same and rng.random() < 0.4
+                   else m.const(broadcast_shape(rng, sh)))
+    rng.shuffle(ins)
+    return m.node(op, ins, sh)
+
+
+def op_where(rng, m, x):
+    """Where(x > c, x, d): a comparison's boolean tensor selecting."""
+    sh = m.shape[x]
+    c = m.const(broadcast_shape(rng, sh), -0.5, 0.5)
+    cond = m.node(rng.choice(["Greater", "Less"] + (["GreaterOrEqual"] if m.opset >= 12 else [])),
+                  [x, c], sh)
+    m.ops.pop()
+    other = m.const(broadcast_shape(rng, sh))
+    ins = [cond, x, other] if rng.random() < 0.5 else [cond, other, x]
+    return m.node("Where", ins, sh)
+
+
+def op_resize(rng, m, x):
+    """Resize of a 3-D or 4-D tensor's spatial dimensions by scales or to
+    sizes, nearest (each nearest_mode) or linear, every coordinate
+    transformation ORT and ONNX agree on."""
+    sh = m.shape[x]
+    if len(sh) not in (3, 4) or size(sh) > 3000:
+        return None
+    mode = rng.choice(["nearest", "linear"])
+    ctm = rng.choice(["asymmetric", "half_pixel", "align_corners", "pytorch_half_pixel"]
+                     + (["tf_half_pixel_for_nearest"] if mode == "nearest" else []))
+    attrs = {"mode": mode, "coordinate_transformation_mode": ctm}
+    if mode == "nearest":
+        attrs["nearest_mode"] = rng.choice(["round_prefer_floor", "round_prefer_ceil", "floor",
+                                            "ceil"])
+    roi = m.fresh("s")
+    m.inits.append(numpy_helper.from_array(np.array([], np.float32), roi))
+    if rng.random() < 0.5:
+        sc = [1.0, 1.0] + [rng.choice([0.5, 1.0, 2.0, 3.0, 1.5]) for _ in sh[2:]]
+        out = [int(np.floor(d * f)) for d, f in zip(sh, sc)]
+        if min(out) < 1:
+            return None
+        scales = m.fresh("s")
+        m.inits.append(numpy_helper.from_array(np.array(sc, np.float32), scales))
+        return m.node("Resize", [x, roi, scales], out, **attrs)
+    out = sh[:2] + [rng.randint(1, 2 * d + 2) for d in sh[2:]]
+    empty = m.fresh("s")
+    m.inits.append(numpy_helper.from_array(np.array([], np.float32), empty))
+    return m.node("Resize", [x, roi, empty, m.ints(out)], out, **attrs)
+
+
+def op_split(rng, m, x):
+    """Split on an axis into 2-3 parts (equal, or given); the chain goes on
+    with one of them."""
+    sh = m.shape[x]
+    cand = [a for a, d in enumerate(sh) if d >= 2]
+    if not cand:
+        return None
+    axis = rng.choice(cand)
+    n = sh[axis]
+    if rng.random() < 0.5 and n % 2 == 0:
+        parts = [n // 2, n // 2]
+        given = False
+    else:
+        cut = sorted(rng.sample(range(1, n), min(rng.randint(1, 2), n - 1)))
+        parts = [b - a for a, b in zip([0] + cut, cut + [n])]
+        given = True
+    outs = [m.fresh("t") for _ in parts]
+    ins = [x]
+    attrs = {"axis": axis - len(sh) if rng.random() < 0.3 else axis}
+    if given:
+        if m.opset >= 13:
+            ins.append(m.ints(parts))
+        else:
+            attrs["split"] = parts
+    m.nodes.append(helper.make_node("Split", ins, outs, name=f"Split_{m.n}", **attrs))
+    m.ops.append("Split")
+    for o, p in zip(outs, parts):
+        m.shape[o] = sh[:axis] + [p] + sh[axis + 1:]
+    return rng.choice(outs)
+
+
+def op_expand_tile(rng, m, x):
+    sh = m.shape[x]
+    if not sh or size(sh) > 2000:
+        return None
+    if rng.random() < 0.5:
+        reps = [rng.choice([1, 1, 2, 3]) for _ in sh]
+        return m.node("Tile", [x, m.ints(reps)], [d * r for d, r in zip(sh, reps)])
+    # Expand: dimensions of 1 widened, sometimes a new leading one
+    to = [rng.randint(2, 3) if d == 1 and rng.random() < 0.6 else d for d in sh]
+    if rng.random() < 0.3:
+        to = [rng.randint(1, 2)] + to
+    spec = [1 if i >= len(to) - len(sh) and sh[i - (len(to) - len(sh))] == t and rng.random() < 0.3
+            else t for i, t in enumerate(to)]
+    return m.node("Expand", [x, m.ints(spec)], to)
+
+
+def op_norm(rng, m, x):
+    """InstanceNormalization, or DepthToSpace / SpaceToDepth (4-D)."""
+    sh = m.shape[x]
+    if len(sh) < 3:
+        return None
+    r = rng.random()
+    if r < 0.5:
+        c = sh[1]
+        return m.node("InstanceNormalization", [x, m.const([c], 0.5, 1.5), m.const([c])], sh,
+                      epsilon=rng.choice([1e-5, 1e-3]))
+    if len(sh) != 4:
+        return None
+    b = rng.choice([2, 2, 3])
+    if r < 0.75:
+        if sh[1] % (b * b):
+            return None
+        attrs = {"blocksize": b}
+        if rng.random() < 0.5:
+            attrs["mode"] = rng.choice(["DCR", "CRD"])
+        return m.node("DepthToSpace", [x], [sh[0], sh[1] // (b * b), sh[2] * b, sh[3] * b],
+                      **attrs)
+    if sh[2] % b or sh[3] % b:
+        return None
+    return m.node("SpaceToDepth", [x], [sh[0], sh[1] * b * b, sh[2] // b, sh[3] // b],
+                  blocksize=b)
+
+
+def op_argmax(rng, m, x):
+    """ArgMax / ArgMin (ties: the first index, or the last), back to float
+    by a Cast."""
+    sh = m.shape[x]
+    if not sh:
+        return None
+    axis = rng.randrange(len(sh))
+    keep = rng.random() < 0.5
+    out = [1 if i == axis else d for i, d in enumerate(sh)] if keep else \
+        [d for i, d in enumerate(sh) if i != axis]
+    attrs = {"axis": axis - len(sh) if rng.random() < 0.3 else axis, "keepdims": int(keep)}
+    if m.opset >= 12 and rng.random() < 0.3:
+        attrs["select_last_index"] = 1
+    i = m.node(rng.choice(["ArgMax", "ArgMin"]), [x], out, **attrs)
+    m.ops.pop()
+    return m.node("Cast", [i], out, to=TensorProto.FLOAT)
+
+
+def op_cumsum(rng, m, x):
+    sh = m.shape[x]
+    if not sh:
+        return None
+    axis = rng.randrange(len(sh))
+    ax = m.fresh("s")
+    m.inits.append(numpy_helper.from_array(
+        np.array(axis - len(sh) if rng.random() < 0.3 else axis, np.int64), ax))
+    attrs = {k: 1 for k in ("exclusive", "reverse") if rng.random() < 0.3}
+    return m.node("CumSum", [x, ax], sh, **attrs)
+
+
 OPS = [(op_conv, 4), (op_pool, 3), (op_global_pool, 1), (op_batchnorm, 2), (op_unary, 3),
        (op_binary_const, 3), (op_binary_chain, 2), (op_concat, 2), (op_reshape, 2),
        (op_transpose, 2), (op_softmax, 2), (op_matmul, 2), (op_flatten, 1), (op_gemm, 2),
        (op_reduce, 1), (op_slice, 1), (op_pad, 1), (op_unsqueeze, 1), (op_convtranspose, 1),
-       (op_gather, 1)]
+       (op_gather, 1), (op_unary_more, 2), (op_variadic, 1), (op_where, 1), (op_resize, 1),
+       (op_split, 1), (op_expand_tile, 1), (op_norm, 1), (op_argmax, 1), (op_cumsum, 1)]
 
 
 def gen(rng, number):

@@ -38,7 +38,7 @@ finding as well.
 
 With schedules, every statement (of every kind above) is a def of its own
 (`tK = pK_tK_f(...)`) with a random schedule from the primitives of
-doc/schedule.md (splits, reorders, fuse, rfactor, decompose_reduction,
+doc/schedule.md (splits, an inner part split again, reorders, fuse, rfactor, decompose_reduction,
 cache_read, cache_write, pad, compute_inline, compute_at,
 reverse_compute_at, vectorize, parallel, unroll, partition; for a grouped
 convolution regroup(f, Fg), then pad(x) or the channels-last pad(x, 0)
@@ -436,6 +436,7 @@ def random_schedule(rng, k, dims, block, line, used, shapes, local):
     steps = []
     split_loops = []
     inexact = set()   # the axes split by a factor that does not divide them
+    stride = {}       # a loop's step in its axis (1 unless it is an outer part)
 
     def split(loop, nest):
         name, n, role, base = loop
@@ -446,6 +447,8 @@ def random_schedule(rng, k, dims, block, line, used, shapes, local):
         steps.append(f"{name}o, {name}i = split({name}, {fac})")
         at = nest.index(loop)
         nest[at:at + 1] = [[name + "o", -(-n // fac), role, base], [name + "i", min(fac, n), role, base]]
+        stride[name + "o"] = stride.get(name, 1) * min(fac, n)
+        stride[name + "i"] = stride.get(name, 1)
 
     if local and kind in ("elementwise", "mixed") and rng.random() < 0.3:
         # the statement computed inside a loop of the local tensor's nest,
@@ -491,12 +494,19 @@ def random_schedule(rng, k, dims, block, line, used, shapes, local):
         # a loop whose every iteration stores the same elements)
         nest[at:at + 1] = [[name, size, "s" if size > 1 else "u", "f"]
                            for name, size in (("fo", nest[at][1] // fg), ("fi", fg))]
+        stride["fo"] = fg
         if conv["paddable"] and rng.random() < 0.6:
             padded = conv["x"]
             steps.append(f"{padded}_pad = pad({padded}{rng.choice(['', ', 0', ', 1'])})")
     for loop in list(nest):
         if rng.random() < 0.4:
             split(loop, nest)
+    # an inner part split again (a tile of a tile: its guard, inexact, is
+    # tighter than the tensor's bound; cache_write copies back only what it
+    # lets the statement compute)
+    inner = [l for l in nest if l[0] in [a + "i" for a in split_loops] and l[1] > 2 and l[2] == "s"]
+    if inner and rng.random() < 0.3:
+        split(rng.choice(inner), nest)
     if len(nest) > 1 and rng.random() < 0.3:
         nest = rng.sample(nest, len(nest))
         steps.append(f"reorder({', '.join(l[0] for l in nest)})")
@@ -519,6 +529,7 @@ def random_schedule(rng, k, dims, block, line, used, shapes, local):
     if nest:
         structural += ["cache_write", "cache_read"]
     what = rng.choice(structural) if structural and not fused and rng.random() < 0.4 else None
+    cw_at = rng.choice(names) if names else None
     # (the guard of an inexact split of another reduce axis cannot be
     # proven to hold where the other reduce loops start: rfactor refuses)
     bases = {l[0]: l[3] for l in nest}
@@ -532,11 +543,8 @@ def random_schedule(rng, k, dims, block, line, used, shapes, local):
                 l[2] = "s"
     elif what == "decompose_reduction":
         steps.append(f"decompose_reduction({block}, {rng.choice(reduce_loops)})")
-    elif what == "cache_write" and not any(
-            names.index(a + "i") < names.index(a + "o") for a in split_loops if a + "i" in names and a + "o" in names):
-        # (an inner part of a split outside its outer part makes the tile
-        # overlap itself, which cache_write refuses)
-        steps.append(f"{block}_w = cache_write({block}, {rng.choice(names)})")
+    elif what == "cache_write" and tile_ok(nest[names.index(cw_at):], stride):
+        steps.append(f"{block}_w = cache_write({block}, {cw_at})")
     elif what == "cache_read":
         # a tensor read once, in a place the simplifier cannot drop (it
         # drops x - x and the like, and then the loop reads no x)
@@ -577,6 +585,19 @@ def random_schedule(rng, k, dims, block, line, used, shapes, local):
         cut = f", {rng.randint(1, loop[1] - 1)}" if loop[1] > 1 and rng.random() < 0.5 else ""
         steps.append(f"partition({loop[0]}{cut})")
     return steps
+
+
+def tile_ok(loops, stride):
+    """Whether cache_write takes a tile over `loops` (the cached loop and
+    those inside it, [name, iterations, role, axis]): the loops of one axis
+    from the outermost in must step by less and less, else two of them
+    overlap in the tensor (an inner part of a split outside its outer part
+    makes the tile overlap itself), which cache_write refuses."""
+    for x, a in enumerate(loops[1:], 1):
+        for b in loops[x + 1:]:
+            if a[3] == b[3] and stride.get(a[0], 1) <= stride.get(b[0], 1) * (b[1] - 1):
+                return False
+    return True
 
 
 def scratch_folder():
