@@ -888,11 +888,25 @@ static void emit_helper_call(cg_emitter *e, cg_str *s, const ir_expr *x)
             depth--;
             return;
         }
-        cg_str_puts(s, x->kind == IR_MIN ? (f32 ? "fminf(" : "fmin(") : (f32 ? "fmaxf(" : "fmax("));
+        /* Else fmax(a, b) is a != a ? b : (b > a ? b : a), and fmin with
+         * b < a: a NaN operand yields the other, of equal values the first
+         * (glibc's), as the interpreter and the vector helpers
+         * (emit_prelude.c).  Not a call of fmaxf: GCC takes it as
+         * commutative and may swap the operands (a max pooling at -O0 then
+         * kept +0 where the interpreter keeps -0), and it is a library call
+         * where the compiler makes the inner select one maxss and the test
+         * a branch always predicted (a softmax's row maximum reduced from
+         * 16 partial ones: 7% of its time). */
+        static int mdepth;
+        int d = mdepth++;
+        const char *ct = f32 ? "float" : "double";
+        cg_str_printf(s, "({ %s tec_ma%d = ", ct, d);
         cg_emit_operand(e, s, x->a, P_SELECT, false);
-        cg_str_puts(s, ", ");
+        cg_str_printf(s, "; %s tec_mb%d = ", ct, d);
         cg_emit_operand(e, s, x->b, P_SELECT, false);
-        cg_str_puts(s, ")");
+        cg_str_printf(s, "; tec_ma%d != tec_ma%d ? tec_mb%d : (tec_mb%d %s tec_ma%d ? tec_mb%d : tec_ma%d); })",
+                      d, d, d, d, x->kind == IR_MIN ? "<" : ">", d, d, d);
+        mdepth--;
         return;
     } else if (x->kind == IR_MIN) {
         e->min_used[x->dtype] = true;

@@ -1264,8 +1264,9 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Copies of the small weights of p into ws: those m has a param of (all
- * without m). */
+/* The small weights of p into ws, as tensors that borrow their bytes from
+ * the mapping (which stays until the cache is freed, after the run): those
+ * m has a param of (all without m). */
 static bool hand_out_small(drv_pending *p, const ir_module *m, rt_weight_set *ws)
 {
     const char **params = NULL;
@@ -1286,10 +1287,9 @@ static bool hand_out_small(drv_pending *p, const ir_module *m, rt_weight_set *ws
         if (w->nbytes >= RT_ZALLOC_MAP ||
             (m && !bsearch(&name, params, np, sizeof *params, by_name)))
             continue;
-        char err[256];
-        rt_tensor *t = rt_tensor_new((ir_dtype)w->dtype, w->ndim, w->shape, err, sizeof err);
+        rt_tensor *t = mapped_tensor(w, p->map);   /* the mapping outlives it */
         if (t)
-            memcpy(t->data, p->map + w->off, w->nbytes);
+            t->borrowed = true;
         ok = t && rt_weight_set_put(ws, w->name, t);
     }
     free(params);
@@ -1302,7 +1302,8 @@ static bool hand_out_small(drv_pending *p, const ir_module *m, rt_weight_set *ws
  * False (ws then holds none of them) when the file is not that one or a
  * line is not well formed. */
 static bool read_weights(const char *path, const char *tab, size_t n, const char *ident,
-                         size_t identn, rt_weight_set *ws, drv_pending **later)
+                         size_t identn, rt_weight_set *ws, drv_pending **later,
+                         drv_pending **keep)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     struct stat st;
@@ -1342,7 +1343,10 @@ static bool read_weights(const char *path, const char *tab, size_t n, const char
         return true;
     }
     ok = ok && hand_out_small(p, NULL, ws);
-    pending_finish(p);
+    if (ok && keep)
+        *keep = p;   /* the small weights' pages: unmapped by the cache's free */
+    else
+        pending_finish(p);
     return ok;
 }
 
@@ -1397,7 +1401,7 @@ bool drv_importcache_lookup(drv_importcache *ic, options *o, char **text, rt_wei
         field(&p, end, "weights", &tab, &wn) && field(&p, end, "weights-file", &id, &idn) &&
         p == end && memchr(tx, 0, tn) == NULL && memchr(in, 0, inn) == NULL) {
         /* the names last: nothing of a damaged entry is used */
-        ok = read_weights(ic->weights_path, tab, wn, id, idn, ws, &ic->pending) &&
+        ok = read_weights(ic->weights_path, tab, wn, id, idn, ws, &ic->pending, NULL) &&
              (*text = strndup(tx, tn)) && rename_inputs(ic, o, in, inn);
     }
     free(buf);
@@ -1581,10 +1585,7 @@ bool drv_importcache_hand_out(drv_importcache *ic, const ir_module *m, rt_weight
 {
     if (!ic->pending)
         return true;
-    bool ok = hand_out_small(ic->pending, m, ws);
-    pending_finish(ic->pending);
-    ic->pending = NULL;
-    return ok;
+    return hand_out_small(ic->pending, m, ws);   /* its pages stay until the free */
 }
 
 void drv_importcache_free(drv_importcache *ic)
@@ -1679,7 +1680,7 @@ static bool read_consts(drv_constcache *cc, rt_weight_set *ws)
     bool ok = buf && checked_body(buf, blen, CONSTS_MAGIC, &p, &end) &&
               field(&p, end, "key", &key, &kn) && kn == 64 && memcmp(key, cc->key, 64) == 0 &&
               field(&p, end, "consts", &tab, &wn) && field(&p, end, "data-file", &id, &idn) &&
-              p == end && read_weights(cc->data_path, tab, wn, id, idn, ws, NULL);
+              p == end && read_weights(cc->data_path, tab, wn, id, idn, ws, NULL, &cc->held);
     free(buf);
     if (!ok) {
         rt_weight_set_free(ws);
@@ -1800,6 +1801,8 @@ void drv_constcache_store(drv_constcache *cc, const ir_module *m, const rt_run *
 
 void drv_constcache_free(drv_constcache *cc)
 {
+    if (cc->held)
+        pending_finish(cc->held);
     free(cc->path);
     free(cc->data_path);
     *cc = (drv_constcache){0};

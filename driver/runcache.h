@@ -168,8 +168,8 @@ bool drv_importcache_key(drv_importcache *ic, const options *o);
  * it). */
 bool drv_importcache_lookup(drv_importcache *ic, options *o, char **text, rt_weight_set *ws);
 
-/* After a hit: copies of the small weights (less than RT_ZALLOC_MAP bytes)
- * put into ws -- only those m has a param of (the run reads no other), all
+/* After a hit: the small weights (less than RT_ZALLOC_MAP bytes, borrowing
+ * their bytes from the mapping until drv_importcache_free) put into ws -- only those m has a param of (the run reads no other), all
  * without m.  The large ones, mapped, are in ws from the lookup on.  False
  * when memory runs out. */
 bool drv_importcache_hand_out(drv_importcache *ic, const ir_module *m, rt_weight_set *ws);
@@ -203,6 +203,7 @@ typedef struct drv_constcache {
     char key[65];
     bool verbose;
     bool hit;
+    struct drv_pending *held;  /* the mapping the consts handed out borrow from */
 } drv_constcache;
 
 /* The key of the run rc's consts from the weights of ic, or (without an

@@ -687,7 +687,10 @@ static ival int_binary(interp *ip, const rexpr *e, int64_t a, int64_t b)
 }
 
 /* f32 (and f16/bf16, computed in float and rounded) binary operations.
- * min/max follow C99 fminf/fmaxf: a NaN operand yields the other one. */
+ * min/max follow C99 fminf/fmaxf as glibc computes them: a NaN operand
+ * yields the other one, and of equal values (-0 and +0) the first is kept.
+ * Written out, not called: GCC takes fmaxf(a, b) as commutative and may
+ * swap the operands, which changes the zero a tie keeps. */
 static ival f32_binary(interp *ip, const rexpr *e, float a, float b)
 {
     ival r;
@@ -696,8 +699,8 @@ static ival f32_binary(interp *ip, const rexpr *e, float a, float b)
     case IR_SUB: r.f = a - b; break;
     case IR_MUL: r.f = a * b; break;
     case IR_DIV: r.f = a / b; break;
-    case IR_MIN: r.f = fminf(a, b); break;
-    case IR_MAX: r.f = fmaxf(a, b); break;
+    case IR_MIN: r.f = a != a ? b : (b < a ? b : a); break;
+    case IR_MAX: r.f = a != a ? b : (b > a ? b : a); break;
     case IR_EQ: r.i = a == b; return r;
     case IR_NE: r.i = a != b; return r;
     case IR_LT: r.i = a < b; return r;
@@ -718,8 +721,8 @@ static ival f64_binary(interp *ip, const rexpr *e, double a, double b)
     case IR_SUB: r.d = a - b; break;
     case IR_MUL: r.d = a * b; break;
     case IR_DIV: r.d = a / b; break;
-    case IR_MIN: r.d = fmin(a, b); break;
-    case IR_MAX: r.d = fmax(a, b); break;
+    case IR_MIN: r.d = a != a ? b : (b < a ? b : a); break;
+    case IR_MAX: r.d = a != a ? b : (b > a ? b : a); break;
     case IR_EQ: r.i = a == b; break;
     case IR_NE: r.i = a != b; break;
     case IR_LT: r.i = a < b; break;

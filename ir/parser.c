@@ -124,6 +124,11 @@ typedef struct parser {
     int nbad_graph_bufs, capbad_graph_bufs;
     ir_func **bad_funcs;
     int nbad_funcs, capbad_funcs;
+    /* The graph's buffers by name (open addressing, a power of two of
+     * slots, at most half full): a graph of thousands of buffers and calls
+     * is read in linear time, not quadratic. */
+    ir_buffer **gbufs;
+    size_t capgbufs, ngbufs;
 } parser;
 
 static void *xrealloc(void *p, size_t n)
@@ -1824,6 +1829,48 @@ static void parse_graph_arena(parser *p)
     p->m->graph.arena_bytes = n;
 }
 
+static size_t name_hash(const char *s)
+{
+    size_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The graph buffer called name, or NULL. */
+static ir_buffer *find_graph_buf(const parser *p, const char *name)
+{
+    if (!p->capgbufs)
+        return NULL;
+    for (size_t i = name_hash(name) & (p->capgbufs - 1);; i = (i + 1) & (p->capgbufs - 1)) {
+        ir_buffer *b = p->gbufs[i];
+        if (!b || strcmp(b->name, name) == 0)
+            return b;
+    }
+}
+
+static void index_graph_buf(parser *p, ir_buffer *b)
+{
+    if (2 * (p->ngbufs + 1) > p->capgbufs) {
+        size_t cap = p->capgbufs ? 2 * p->capgbufs : 64;
+        ir_buffer **old = p->gbufs;
+        size_t oldcap = p->capgbufs;
+        p->gbufs = xrealloc(NULL, sizeof *p->gbufs * cap);
+        memset(p->gbufs, 0, sizeof *p->gbufs * cap);
+        p->capgbufs = cap;
+        p->ngbufs = 0;
+        for (size_t i = 0; i < oldcap; i++)
+            if (old[i])
+                index_graph_buf(p, old[i]);
+        free(old);
+    }
+    size_t i = name_hash(b->name) & (p->capgbufs - 1);
+    while (p->gbufs[i])
+        i = (i + 1) & (p->capgbufs - 1);
+    p->gbufs[i] = b;
+    p->ngbufs++;
+}
+
 /* ROLE NAME ':' TYPE [state] [init '(' LO ',' HI ')'] [arena '(' OFFSET ')'] */
 static void parse_graph_buffer(parser *p, ir_buf_role role)
 {
@@ -1872,7 +1919,7 @@ static void parse_graph_buffer(parser *p, ir_buf_role role)
         VEC_PUSH(p->bad_graph_bufs, p->nbad_graph_bufs, p->capbad_graph_bufs, name);
         return;
     }
-    if (ir_graph_find_buffer(p->m, name)) {
+    if (find_graph_buf(p, name)) {
         error_at(p, tok_loc(p, nt), "graph buffer '%s' is already defined", name);
         return;
     }
@@ -1884,6 +1931,7 @@ static void parse_graph_buffer(parser *p, ir_buf_role role)
     b->in_arena = in_arena;
     b->arena_offset = offset;
     ir_graph_add_buffer(p->m, b);
+    index_graph_buf(p, b);
 }
 
 static bool is_bad_graph_buf(const parser *p, const char *name)
@@ -1917,7 +1965,7 @@ static void parse_graph_call(parser *p)
             const char *name = parse_name(p, "expected a buffer name");
             if (!name)
                 return;
-            ir_buffer *b = ir_graph_find_buffer(p->m, name);
+            ir_buffer *b = find_graph_buf(p, name);
             if (!b && !bt->bad && !is_bad_graph_buf(p, name))
                 error_at(p, tok_loc(p, bt), "undefined graph buffer '%s'", name);
             ok = ok && b;
@@ -2066,6 +2114,7 @@ ir_module *ir_parse(const char *filename, const char *text, size_t len, struct d
     free(p.calls);
     free(p.bad_graph_bufs);
     free(p.bad_funcs);
+    free(p.gbufs);
     if (d == &fallback)
         diag_fini(&fallback);
     if (p.nerrors > 0) {

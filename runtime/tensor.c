@@ -135,7 +135,8 @@ void rt_tensor_free(rt_tensor *t)
 {
     if (!t)
         return;
-    rt_zfree(t->data, t->nbytes);
+    if (!t->borrowed)
+        rt_zfree(t->data, t->nbytes);
     free(t);
 }
 

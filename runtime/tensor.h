@@ -26,6 +26,8 @@ typedef struct rt_tensor {
     int64_t shape[RT_MAX_DIMS];
     void *data;            /* 64-byte aligned, zeroed at creation */
     size_t nbytes;         /* numel * element size */
+    bool borrowed;         /* data belongs to memory that outlives the tensor
+                              (a mapped cache file): rt_tensor_free leaves it */
 } rt_tensor;
 
 /* A new zeroed tensor, or NULL with a message in err (no "tec: error:"

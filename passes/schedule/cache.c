@@ -13,7 +13,12 @@
  * Every access of the block to the buffer then reads or writes the local
  * buffer at (loop - lower bound) of each dimension's loop.  Split guards
  * around the block stay: a block instance whose bindings leave their
- * ranges does not exist, even when it would only touch a padded tile. */
+ * ranges does not exist, even when it would only touch a padded tile; and
+ * the write-back copies only the tile elements such a guard lets the block
+ * write (an inexact split of a regrouped loop, f_in of 24 by 16, leaves a
+ * tile of 16 whose last 8 elements lie in the next group's range: copied
+ * back, they would overwrite what another iteration, or another thread,
+ * computed there). */
 #include <string.h>
 
 #include "passes/passes.h"
@@ -186,12 +191,54 @@ static bool tile_distinct(sch_ctx *c, const ir_buffer *buf, ir_expr *const *idx,
     return true;
 }
 
+/* The conjuncts of the guards (ifs) on the path from loop `at` (exclusive)
+ * to its block that the block lies in the then-branch of, and that use no
+ * loop inside `at` other than dims (the tile's loops; a guard of another
+ * inner loop, a split reduction, is left out: the write-back then copies
+ * as before), ANDed; NULL if none. */
+static ir_expr *and_of(ir_module *m, ir_expr *a, ir_expr *b)
+{
+    return a ? ir_binary(m, IR_AND, a, b) : b;
+}
+
+static ir_expr *tile_guard_of(ir_module *m, ir_expr *x, const sch_path *bp, int at,
+                              ir_stmt *const *dims, int ndims, ir_expr *acc)
+{
+    if (x->kind == IR_AND)
+        return tile_guard_of(m, x->b, bp, at, dims, ndims,
+                             tile_guard_of(m, x->a, bp, at, dims, ndims, acc));
+    for (int k = at + 1; k < bp->n; k++) {
+        const ir_stmt *s = *bp->slot[k];
+        if (s->kind != IR_S_FOR || !ir_expr_uses_var(x, s->var))
+            continue;
+        bool dim = false;
+        for (int i = 0; i < ndims; i++)
+            dim |= dims[i] == s;
+        if (!dim)
+            return acc;
+    }
+    return and_of(m, acc, ir_expr_copy(m, x));
+}
+
+static ir_expr *tile_guard(ir_module *m, const sch_path *bp, int at, ir_stmt *const *dims,
+                           int ndims)
+{
+    ir_expr *g = NULL;
+    for (int k = at + 1; k + 1 < bp->n; k++) {
+        ir_stmt *s = *bp->slot[k];
+        if (s->kind == IR_S_IF && s->nbody > 0 && bp->slot[k + 1] == &s->body[0])
+            g = tile_guard_of(m, s->cond, bp, at, dims, ndims, g);
+    }
+    return g;
+}
+
 /* The nest that fills the tile from the buffer (w = 0; out-of-range
- * elements read 0) or writes it back (w = 1; in-range elements only), over
+ * elements read 0) or writes it back (w = 1; in-range elements the guard
+ * `guard` (NULL: none, see tile_guard) lets the block write only), over
  * new loop variables named after dims. */
 static ir_stmt *tile_nest(ir_module *m, const char *name, int w, ir_buffer *buf, ir_buffer *local,
                           ir_expr *const *idx, int nidx, ir_stmt *const *dims, int ndims,
-                          const int64_t *shape)
+                          const int64_t *shape, const ir_expr *guard)
 {
     ir_var *from[64];
     ir_expr *to[64];
@@ -213,6 +260,8 @@ static ir_stmt *tile_nest(ir_module *m, const char *name, int w, ir_buffer *buf,
         tidx[i] = ir_varref(m, iv);
     }
     ir_expr *ok = in_range(m, gidx, buf);
+    if (w == 1 && guard)
+        ok = and_of(m, ok, pass_simplify_expr(m, ir_expr_subst(m, guard, from, to, ndims)));
     ir_stmt *body;
     if (w == 0) {
         ir_expr *val = ir_load(m, buf, gidx, nidx);
@@ -342,11 +391,17 @@ static bool stage(sch_ctx *c, const char *bufname, const char *blockname, const 
     ir_block_update_access(m, (ir_stmt *)a.block);
     /* fill (and write-back) nests over new loop variables */
     ir_stmt *nests[2] = {NULL, NULL};
+    ir_expr *guard = write ? tile_guard(m, &bp, at, dims, ndims) : NULL;
     for (int w = 0; w < (write ? 2 : 1); w++)
-        nests[w] = tile_nest(m, name, w, buf, local, idx, a.nidx, dims, ndims, shape);
+        nests[w] = tile_nest(m, name, w, buf, local, idx, a.nidx, dims, ndims, shape, guard);
     ir_stmt *seq = ir_seq_new(m);
     if (!(write && init_covers_tile(&bp, at, a.block)))
         ir_seq_append(m, seq, nests[0]);
+    /* the fill, or the reduction's init, stores every tile element the
+     * block and the write-back touch before they read it (both under the
+     * same guards): the tile needs no zeroing at allocation (in C, a
+     * memset per tile) */
+    local->filled = true;
     ir_seq_append(m, seq, l->body[0]);
     if (nests[1])
         ir_seq_append(m, seq, nests[1]);
