@@ -87,6 +87,57 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
     return s->busy;
 }
 
+/* ------------------------------------------------------------ one thread or all */
+
+void rt_one_thread_init(rt_one_thread *s)
+{
+    *s = (rt_one_thread){.next_try = 3, .backoff = RT_ONE_TRY_MIN};
+}
+
+/* Whether one thread is faster than all, all waiting the way `busy` says
+ * (unknown: not). */
+static bool one_faster(const rt_one_thread *s, bool busy)
+{
+    return s->one_ns > 0 && s->all_ns[busy] > 0 &&
+           (double)s->one_ns < (1 - RT_ONE_GAIN) * (double)s->all_ns[busy];
+}
+
+bool rt_one_thread_before(rt_one_thread *s, bool busy)
+{
+    if (s->runs < INT32_MAX)
+        s->runs++;
+    /* a try is two runs: the first moves the data and wakes the threads */
+    s->trying = s->runs >= s->next_try && s->runs - s->next_try < 2;
+    s->busy = busy;
+    s->one = one_faster(s, busy);
+    return s->runs > 1 && s->one != s->trying;
+}
+
+static int64_t running_mean(int64_t mean, int64_t ns)
+{
+    return mean ? (3 * mean + ns) / 4 : ns;
+}
+
+void rt_one_thread_after(rt_one_thread *s, bool one, int64_t ns)
+{
+    if (s->runs <= 1 || ns <= 0 || (s->trying && s->runs == s->next_try))
+        return;   /* the warm-up, or a try's first run */
+    if (one)
+        s->one_ns = running_mean(s->one_ns, ns);
+    else
+        s->all_ns[s->busy] = running_mean(s->all_ns[s->busy], ns);
+    bool was = s->one;
+    s->one = one_faster(s, s->busy);
+    if (s->trying) {
+        /* a try that changed nothing backs off further */
+        s->backoff = s->one != was ? RT_ONE_TRY_MIN
+                     : s->backoff >= RT_ONE_TRY_MAX / 2 ? RT_ONE_TRY_MAX
+                                                        : 2 * s->backoff;
+        s->next_try = s->runs > INT32_MAX - s->backoff ? INT32_MAX : s->runs + s->backoff;
+        s->trying = false;
+    }
+}
+
 /* ------------------------------------------------------------ reading /proc */
 
 /* This process's threads: /proc/self/task/TID/{schedstat,stat}, opened
@@ -349,6 +400,14 @@ bool rt_threads_before_call(cg_library *lib, int threads)
     bool busy = s->busy;
     atomic_flag_clear(&deciding);
     return busy;
+}
+
+void rt_threads_one_call(void)
+{
+    if (atomic_flag_test_and_set(&deciding))
+        return;
+    global.one_calls++;
+    atomic_flag_clear(&deciding);
 }
 
 void rt_threads_after_call(int64_t ns, int64_t ref_ns)
