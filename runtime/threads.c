@@ -91,7 +91,7 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
 
 void rt_one_thread_init(rt_one_thread *s)
 {
-    *s = (rt_one_thread){.next_try = 3, .backoff = RT_ONE_TRY_MIN};
+    *s = (rt_one_thread){.next_try = 4, .backoff = RT_ONE_TRY_MIN};
 }
 
 /* Whether one thread is faster than all, all waiting the way `busy` says
@@ -109,13 +109,19 @@ bool rt_one_thread_before(rt_one_thread *s, bool busy)
     /* a try is two runs: the first moves the data and wakes the threads */
     s->trying = s->runs >= s->next_try && s->runs - s->next_try < 2;
     s->busy = busy;
-    s->one = one_faster(s, busy);
+    /* no time on all threads waiting this way: all, to have one */
+    s->measuring = s->one && s->all_ns[busy] == 0;
+    if (s->measuring)
+        s->one = false;
     return s->runs > 1 && s->one != s->trying;
 }
 
-static int64_t running_mean(int64_t mean, int64_t ns)
+/* The low envelope of a series of run times: down at once to a faster
+ * run, up a quarter of the way to a slower one (a run that another process
+ * delayed must not decide; a machine that stays slower must, soon). */
+static int64_t envelope(int64_t env, int64_t ns)
 {
-    return mean ? (3 * mean + ns) / 4 : ns;
+    return !env || ns <= env ? ns : env + (ns - env) / 4;
 }
 
 void rt_one_thread_after(rt_one_thread *s, bool one, int64_t ns)
@@ -123,11 +129,15 @@ void rt_one_thread_after(rt_one_thread *s, bool one, int64_t ns)
     if (s->runs <= 1 || ns <= 0 || (s->trying && s->runs == s->next_try))
         return;   /* the warm-up, or a try's first run */
     if (one)
-        s->one_ns = running_mean(s->one_ns, ns);
+        s->one_ns = envelope(s->one_ns, ns);
     else
-        s->all_ns[s->busy] = running_mean(s->all_ns[s->busy], ns);
+        s->all_ns[s->busy] = envelope(s->all_ns[s->busy], ns);
+    /* only a try or a run that measures decides: a run delayed between
+     * them must not send the runs to one thread until the next try */
     bool was = s->one;
-    s->one = one_faster(s, s->busy);
+    if (s->trying || s->measuring)
+        s->one = one_faster(s, s->busy);
+    s->measuring = false;
     if (s->trying) {
         /* a try that changed nothing backs off further */
         s->backoff = s->one != was ? RT_ONE_TRY_MIN

@@ -63,15 +63,18 @@
  * concatenations 5-8 times as long on two threads as on one.  Chosen per
  * call, one thread did not help: a call on one thread then reads what two
  * threads wrote, and took longer than in a run on one thread throughout.
- * So whole runs are compared: a run's third and fourth runs run on one
- * thread, and again two after a back-off (RT_ONE_TRY_MIN runs, doubling
+ * So whole runs are compared: a run's fourth and fifth runs (after two
+ * timed on all threads) run on one thread, and again two after a back-off (RT_ONE_TRY_MIN runs, doubling
  * while the tries change nothing, up to RT_ONE_TRY_MAX), the other way
  * than the runs go; the first of the two moves the data and wakes the
  * threads, only the second counts.  The runs go on one thread while their
- * mean time there is more than RT_ONE_GAIN below their mean time on all
- * threads waiting as they wait at the run's start (spinning or asleep:
+ * time there is more than RT_ONE_GAIN below their time on all threads
+ * (each the low envelope of the runs' times: down at once to a faster run,
+ * up a quarter of the way to a slower one, so that a run another process
+ * delayed does not decide, as a first version's running means let it on a
+ * crowded machine), the threads waiting as they wait at the run's start (spinning or asleep:
  * a time of each; without one for the way they wait now, the run uses
- * all the threads and gives it).  The first run (the warm-up: page
+ * all the threads and gives it).  Only a try and such a run decide.  The first run (the warm-up: page
  * faults, cold caches) runs on all threads and is not counted. */
 #ifndef TEC_RT_THREADS_H
 #define TEC_RT_THREADS_H
@@ -126,7 +129,7 @@ typedef struct rt_threads_reading {
 
 /* Whether a process's runs use all their threads or one. */
 typedef struct rt_one_thread {
-    int64_t one_ns;          /* running mean of a run's time on one thread; 0: never */
+    int64_t one_ns;          /* a run's time on one thread (low envelope); 0: never */
     int64_t all_ns[2];       /* ... on all threads spinning / asleep; 0: never */
     int32_t runs;            /* runs so far */
     int32_t next_try;        /* the first of two runs that run the other way */
@@ -134,6 +137,7 @@ typedef struct rt_one_thread {
     bool one;                /* the runs use one thread */
     bool trying;             /* the current run runs the other way */
     bool busy;               /* the threads were asleep at its start */
+    bool measuring;          /* it runs on all threads for want of a time so */
 } rt_one_thread;
 
 /* The state before the first run. */

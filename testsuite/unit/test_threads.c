@@ -39,27 +39,32 @@ static bool run_one(rt_one_thread *s, bool busy, int64_t one_ms, int64_t all_ms)
 
 static void one_thread_tests(void)
 {
+    int ones;
     group_begin("runs faster on all threads: one thread only on tries");
     rt_one_thread o;
     rt_one_thread_init(&o);
     check_i("run 1 (warm-up): all", run_one(&o, false, 9, 5), 0);
     check_i("run 2: all", run_one(&o, false, 9, 5), 0);
-    check_i("run 3: the try's first run, one", run_one(&o, false, 9, 5), 1);
-    check_i("run 4: its counted run, one", run_one(&o, false, 9, 5), 1);
+    check_i("run 3: all", run_one(&o, false, 9, 5), 0);
+    check_i("run 4: the try's first run, one", run_one(&o, false, 9, 5), 1);
+    check_i("run 5: its counted run, one", run_one(&o, false, 9, 5), 1);
     check_i("then all", run_one(&o, false, 9, 5), 0);
     check_i("back-off doubled", o.backoff, 2 * RT_ONE_TRY_MIN);
-    check_i("next try", o.next_try, 4 + 2 * RT_ONE_TRY_MIN);
+    check_i("next try", o.next_try, 5 + 2 * RT_ONE_TRY_MIN);
     int tries = 0;
     for (int k = 0; k < 200; k++)
         tries += run_one(&o, false, 9, 5);
-    check_i("200 runs later: tries at 20, 52, 116 (2 runs each)", tries, 6);
-    check_i("back-off grows to the most", o.backoff, 16 * RT_ONE_TRY_MIN);
+    check_i("200 runs later: tries at 21, 53, 117 (2 runs each)", tries, 6);
+    check_i("back-off grows", o.backoff, 16 * RT_ONE_TRY_MIN);
+    for (int k = 0; k < 20000; k++)
+        run_one(&o, false, 9, 5);
+    check_i("up to the most", o.backoff, RT_ONE_TRY_MAX);
     group_end();
 
     group_begin("runs faster on one thread: all threads only on tries");
     rt_one_thread_init(&o);
-    check_i("run 1: all", run_one(&o, false, 9, 12), 0);
-    check_i("run 2: all", run_one(&o, false, 9, 12), 0);
+    for (int k = 0; k < 3; k++)
+        check_i("runs 1-3: all", run_one(&o, false, 9, 12), 0);
     check_i("the try", run_one(&o, false, 9, 12), 1);
     check_i("its counted run", run_one(&o, false, 9, 12), 1);
     check_i("one thread from then on", run_one(&o, false, 9, 12), 1);
@@ -73,19 +78,48 @@ static void one_thread_tests(void)
 
     group_begin("not faster by the gain: all threads");
     rt_one_thread_init(&o);
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 5; k++)
         run_one(&o, false, 98, 100);
     check_i("one thread 2% faster", run_one(&o, false, 98, 100), 0);
     group_end();
 
+    group_begin("a run another process delayed does not decide");
+    rt_one_thread_init(&o);
+    run_one(&o, false, 9, 5);
+    check_i("run 2, delayed 10 times", run_one(&o, false, 9, 50), 0);
+    check_i("run 3", run_one(&o, false, 9, 5), 0);
+    check_i("the time on all threads: the faster", o.all_ns[0] / MS, 5);
+    run_one(&o, false, 9, 5);
+    check_i("the try: 9 ms against 5, all threads", (run_one(&o, false, 9, 5), o.one), 0);
+    run_one(&o, false, 9, 50);
+    check_i("a delayed run later: up a quarter of the way", o.all_ns[0] / MS, 16);
+    run_one(&o, false, 9, 5);
+    check_i("a fast run: down at once", o.all_ns[0] / MS, 5);
+    group_end();
+
+    group_begin("the machine stays slower on all threads: one thread at the next try");
+    rt_one_thread_init(&o);
+    for (int k = 0; k < 6; k++)
+        run_one(&o, false, 9, 5);
+    ones = 0;
+    for (int k = 0; k < 3 * RT_ONE_TRY_MIN; k++)
+        ones += run_one(&o, false, 9, 12);
+    check_i("now on one thread", o.one, 1);
+    check_i("from the next try on", ones > 2 && ones < 3 * RT_ONE_TRY_MIN - 2, 1);
+    group_end();
+
     group_begin("the way of waiting changes: all threads until measured");
     rt_one_thread_init(&o);
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < 6; k++)
         run_one(&o, true, 9, 12);   /* asleep: one thread wins */
     check_i("asleep: one thread", o.one, 1);
     check_i("spinning, no time yet: all threads", run_one(&o, false, 9, 5), 0);
     check_i("spinning is faster: all threads", run_one(&o, false, 9, 5), 0);
-    check_i("asleep again: one thread", run_one(&o, true, 9, 12), 1);
+    check_i("asleep again: all threads until the next try", run_one(&o, true, 9, 12), 0);
+    ones = 0;
+    for (int k = 0; k < 2 * RT_ONE_TRY_MIN; k++)
+        ones += run_one(&o, true, 9, 12);
+    check_i("after it one thread", o.one, 1);
     group_end();
 }
 
