@@ -63,11 +63,14 @@
  * concatenations 5-8 times as long on two threads as on one.  Chosen per
  * call, one thread did not help: a call on one thread then reads what two
  * threads wrote, and took longer than in a run on one thread throughout.
- * So whole runs are compared: a run's fourth and fifth runs (after two
- * timed on all threads) run on one thread, and again two after a back-off (RT_ONE_TRY_MIN runs, doubling
- * while the tries change nothing, up to RT_ONE_TRY_MAX), the other way
- * than the runs go; the first of the two moves the data and wakes the
- * threads, only the second counts.  The runs go on one thread while their
+ * So whole runs are compared: a process's fourth run (after two timed on
+ * all threads) runs on one thread, and runs try the other way again after
+ * a back-off (RT_ONE_TRY_MIN runs, doubling while the tries change
+ * nothing, up to RT_ONE_TRY_MAX): two runs, of which only the second
+ * counts (the first moves the data and wakes the threads), but a try of
+ * one thread ends after its first run when that was not faster than the
+ * runs on all threads (it costs one slow run where two threads scale).
+ * The runs go on one thread while their
  * time there is more than RT_ONE_GAIN below their time on all threads
  * (each the low envelope of the runs' times: down at once to a faster run,
  * up a quarter of the way to a slower one, so that a run another process
@@ -132,12 +135,13 @@ typedef struct rt_one_thread {
     int64_t one_ns;          /* a run's time on one thread (low envelope); 0: never */
     int64_t all_ns[2];       /* ... on all threads spinning / asleep; 0: never */
     int32_t runs;            /* runs so far */
-    int32_t next_try;        /* the first of two runs that run the other way */
+    int32_t next_try;        /* the (first) run of the next try */
     int32_t backoff;         /* runs from a try to the next */
     bool one;                /* the runs use one thread */
     bool trying;             /* the current run runs the other way */
     bool busy;               /* the threads were asleep at its start */
     bool measuring;          /* it runs on all threads for want of a time so */
+    bool extend;             /* the try has a second run */
 } rt_one_thread;
 
 /* The state before the first run. */
