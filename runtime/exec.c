@@ -400,6 +400,7 @@ static rt_run *run_new(const ir_module *m, const rt_iface *iface, const rt_run_o
     r->nbufs = m->graph.nbufs;
     /* (without it the calls are not timed: the policy has only the waiting) */
     r->call_ns = calloc(2 * (size_t)m->graph.ncalls + 1, sizeof *r->call_ns);
+    rt_one_thread_init(&r->one_thread);
     int errors = d->nerrors;
 
     for (int i = 0; i < o->ninputs; i++) {
@@ -527,11 +528,33 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
 {
     ir_phase_push("run");
     bool ok = true;
+    /* on several threads: all of them, or one where runs on one were
+     * faster (runtime/threads.h) */
+    bool timed = o->lib && o->threads > 1 && r->call_ns;
+    bool one = false;
+    if (timed) {
+        /* (the look at the machine goes on while runs use one thread) */
+        bool busy = rt_threads_before_call(o->lib, o->threads);
+        one = !rt_threads_global()->one_thread && rt_one_thread_before(&r->one_thread, busy);
+    }
+    if (one)
+        cg_set_threads(o->lib, 1);
+    int64_t t0 = timed ? rt_threads_now_ns() : 0;
     for (int c = 0; c < r->m->graph.ncalls && ok; c++) {
         char err[1024];
-        if (!(ok = run_call_timed(r, o, c, err, sizeof err)))
+        if (one) {
+            rt_threads_one_call();
+            ok = rt_run_call(r, o, c, err, sizeof err);
+        } else {
+            ok = run_call_timed(r, o, c, err, sizeof err);
+        }
+        if (!ok)
             rt_report_call_error(err, d);
     }
+    if (timed && ok)
+        rt_one_thread_after(&r->one_thread, one, rt_threads_now_ns() - t0);
+    if (one)
+        cg_set_threads(o->lib, o->threads);
     ir_phase_pop();
     return ok;
 }

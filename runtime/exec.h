@@ -8,6 +8,7 @@
 #include "ir/diag.h"
 #include "ir/ir.h"
 #include "runtime/tensor.h"
+#include "runtime/threads.h"
 
 struct cg_library;
 struct rt_weight_set;
@@ -93,6 +94,8 @@ typedef struct rt_run {
      * and asleep ([2c+1]) between parallel loops, a running mean of its
      * runs so; 0: none (runtime/threads.h); NULL: the calls are not timed */
     int64_t *call_ns;
+    /* whether the runs use all the threads or one (runtime/threads.h) */
+    rt_one_thread one_thread;
 } rt_run;
 
 /* Allocates every buffer, fills inputs and parameters, and runs the graph's

@@ -87,6 +87,76 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
     return s->busy;
 }
 
+/* ------------------------------------------------------------ one thread or all */
+
+void rt_one_thread_init(rt_one_thread *s)
+{
+    *s = (rt_one_thread){.next_try = 4, .backoff = RT_ONE_TRY_MIN};
+}
+
+/* Whether one thread is faster than all, all waiting the way `busy` says
+ * (unknown: not). */
+static bool one_faster(const rt_one_thread *s, bool busy)
+{
+    return s->one_ns > 0 && s->all_ns[busy] > 0 &&
+           (double)s->one_ns < (1 - RT_ONE_GAIN) * (double)s->all_ns[busy];
+}
+
+bool rt_one_thread_before(rt_one_thread *s, bool busy)
+{
+    if (s->runs < INT32_MAX)
+        s->runs++;
+    /* a try of all threads is two runs, the first of which moves the data
+     * and wakes the threads; of one thread, one run, and a second (which
+     * counts) when the first was faster than the runs on all threads */
+    if (s->runs == s->next_try)
+        s->extend = s->one;
+    s->trying = s->runs == s->next_try || (s->runs - 1 == s->next_try && s->extend);
+    s->busy = busy;
+    /* no time on all threads waiting this way: all, to have one */
+    s->measuring = s->one && s->all_ns[busy] == 0;
+    if (s->measuring)
+        s->one = false;
+    return s->runs > 1 && s->one != s->trying;
+}
+
+/* The low envelope of a series of run times: down at once to a faster
+ * run, up a quarter of the way to a slower one (a run that another process
+ * delayed must not decide; a machine that stays slower must, soon). */
+static int64_t envelope(int64_t env, int64_t ns)
+{
+    return !env || ns <= env ? ns : env + (ns - env) / 4;
+}
+
+void rt_one_thread_after(rt_one_thread *s, bool one, int64_t ns)
+{
+    if (s->runs <= 1 || ns <= 0)
+        return;   /* the warm-up */
+    if (s->trying && s->runs == s->next_try &&
+        (!one || (s->all_ns[s->busy] > 0 && ns < s->all_ns[s->busy]))) {
+        s->extend = true;   /* the try's second run decides */
+        return;
+    }
+    if (one)
+        s->one_ns = envelope(s->one_ns, ns);
+    else
+        s->all_ns[s->busy] = envelope(s->all_ns[s->busy], ns);
+    /* only a try or a run that measures decides: a run delayed between
+     * them must not send the runs to one thread until the next try */
+    bool was = s->one;
+    if (s->trying || s->measuring)
+        s->one = one_faster(s, s->busy);
+    s->measuring = false;
+    if (s->trying) {
+        /* a try that changed nothing backs off further */
+        s->backoff = s->one != was ? RT_ONE_TRY_MIN
+                     : s->backoff >= RT_ONE_TRY_MAX / 2 ? RT_ONE_TRY_MAX
+                                                        : 2 * s->backoff;
+        s->next_try = s->runs > INT32_MAX - s->backoff ? INT32_MAX : s->runs + s->backoff;
+        s->trying = false;
+    }
+}
+
 /* ------------------------------------------------------------ reading /proc */
 
 /* This process's threads: /proc/self/task/TID/{schedstat,stat}, opened
@@ -349,6 +419,14 @@ bool rt_threads_before_call(cg_library *lib, int threads)
     bool busy = s->busy;
     atomic_flag_clear(&deciding);
     return busy;
+}
+
+void rt_threads_one_call(void)
+{
+    if (atomic_flag_test_and_set(&deciding))
+        return;
+    global.one_calls++;
+    atomic_flag_clear(&deciding);
 }
 
 void rt_threads_after_call(int64_t ns, int64_t ref_ns)

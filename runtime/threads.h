@@ -47,7 +47,38 @@
  *   scheduler then owes the others the time the spinning took).
  *
  * The decision (rt_threads_decide) is a pure function of those readings,
- * so tests can drive it. */
+ * so tests can drive it.
+ *
+ * Apart from the way of waiting, a run chooses its thread count: all its
+ * threads, or one (rt_one_thread).  Two threads need not be faster than
+ * one: each layer moves the data another processor wrote when its threads
+ * split the work otherwise than the layer before (a concatenation's copy
+ * split by channel after layers split by row, an input's padded copy), and
+ * it writes lines the other processor holds, and on a virtual machine the
+ * hypervisor may place the two virtual processors far apart.  On the
+ * 2-core virtual machine of bench/results/par_s8.txt a cache line went to
+ * the other processor and back in 50 ns in some minutes and in 320 ns in
+ * others; in the slow minutes SqueezeNet took 11.3 ms on two threads
+ * against 8.8 on one (5 ms on two in the fast minutes), its
+ * concatenations 5-8 times as long on two threads as on one.  Chosen per
+ * call, one thread did not help: a call on one thread then reads what two
+ * threads wrote, and took longer than in a run on one thread throughout.
+ * So whole runs are compared: a process's fourth run (after two timed on
+ * all threads) runs on one thread, and runs try the other way again after
+ * a back-off (RT_ONE_TRY_MIN runs, doubling while the tries change
+ * nothing, up to RT_ONE_TRY_MAX): two runs, of which only the second
+ * counts (the first moves the data and wakes the threads), but a try of
+ * one thread ends after its first run when that was not faster than the
+ * runs on all threads (it costs one slow run where two threads scale).
+ * The runs go on one thread while their
+ * time there is more than RT_ONE_GAIN below their time on all threads
+ * (each the low envelope of the runs' times: down at once to a faster run,
+ * up a quarter of the way to a slower one, so that a run another process
+ * delayed does not decide, as a first version's running means let it on a
+ * crowded machine), the threads waiting as they wait at the run's start (spinning or asleep:
+ * a time of each; without one for the way they wait now, the run uses
+ * all the threads and gives it).  Only a try and such a run decide.  The first run (the warm-up: page
+ * faults, cold caches) runs on all threads and is not counted. */
 #ifndef TEC_RT_THREADS_H
 #define TEC_RT_THREADS_H
 
@@ -80,6 +111,7 @@ typedef struct rt_threads_state {
     int window_calls;
     /* what happened, for --verbose */
     int64_t calls, busy_calls;      /* calls run, and run busy */
+    int64_t one_calls;              /* calls run on one thread (rt_one_thread) */
     bool one_thread;                /* busy runs on one thread (no parked team) */
 } rt_threads_state;
 
@@ -93,6 +125,32 @@ typedef struct rt_threads_reading {
      * have a time the other way of waiting, and those times (ns) */
     int64_t call_ns, cmp_ns, ref_ns;
 } rt_threads_reading;
+
+#define RT_ONE_GAIN 0.05         /* one thread must be 5% faster to be kept */
+#define RT_ONE_TRY_MIN 8          /* runs between tries of the other count, */
+#define RT_ONE_TRY_MAX 512        /* doubling up to this while tries change nothing */
+
+/* Whether a process's runs use all their threads or one. */
+typedef struct rt_one_thread {
+    int64_t one_ns;          /* a run's time on one thread (low envelope); 0: never */
+    int64_t all_ns[2];       /* ... on all threads spinning / asleep; 0: never */
+    int32_t runs;            /* runs so far */
+    int32_t next_try;        /* the (first) run of the next try */
+    int32_t backoff;         /* runs from a try to the next */
+    bool one;                /* the runs use one thread */
+    bool trying;             /* the current run runs the other way */
+    bool busy;               /* the threads were asleep at its start */
+    bool measuring;          /* it runs on all threads for want of a time so */
+    bool extend;             /* the try has a second run */
+} rt_one_thread;
+
+/* The state before the first run. */
+void rt_one_thread_init(rt_one_thread *s);
+/* Before a run, the threads asleep at once between parallel loops (busy)
+ * or spinning: whether it runs on one thread. */
+bool rt_one_thread_before(rt_one_thread *s, bool busy);
+/* After it: it ran on one thread (`one`) or not, and took ns. */
+void rt_one_thread_after(rt_one_thread *s, bool one, int64_t ns);
 
 /* Whether the next window is busy, from state s and a look r at the end
  * of the current one (or, the first time, at the first call), for a run on
@@ -111,6 +169,10 @@ bool rt_threads_before_call(struct cg_library *lib, int threads);
 /* After such a call: it took ns, and ref_ns the last time it ran the
  * other way (busy or not; 0: never).  Adds to the window's times. */
 void rt_threads_after_call(int64_t ns, int64_t ref_ns);
+
+/* A call ran on one thread by the run's choice (rt_one_thread): counted
+ * for --verbose, not compared with other ways of waiting. */
+void rt_threads_one_call(void);
 
 /* CLOCK_MONOTONIC in ns: the clock of the readings and of the calls' times. */
 int64_t rt_threads_now_ns(void);

@@ -26,8 +26,104 @@ static bool look(rt_threads_state *s, int64_t t, int64_t waited, int others)
     return lookc(s, t, waited, others, 0, 0, 0);
 }
 
+
+/* A run of the one-thread-or-all choice: whether it runs on one thread
+ * with the threads waiting `busy`, taking one_ms on one thread and all_ms
+ * on all. */
+static bool run_one(rt_one_thread *s, bool busy, int64_t one_ms, int64_t all_ms)
+{
+    bool one = rt_one_thread_before(s, busy);
+    rt_one_thread_after(s, one, (one ? one_ms : all_ms) * MS);
+    return one;
+}
+
+static void one_thread_tests(void)
+{
+    int ones;
+    group_begin("runs faster on all threads: one thread only on tries");
+    rt_one_thread o;
+    rt_one_thread_init(&o);
+    check_i("run 1 (warm-up): all", run_one(&o, false, 9, 5), 0);
+    check_i("run 2: all", run_one(&o, false, 9, 5), 0);
+    check_i("run 3: all", run_one(&o, false, 9, 5), 0);
+    check_i("run 4: the try, one", run_one(&o, false, 9, 5), 1);
+    check_i("then all", run_one(&o, false, 9, 5), 0);
+    check_i("back-off doubled", o.backoff, 2 * RT_ONE_TRY_MIN);
+    check_i("next try", o.next_try, 4 + 2 * RT_ONE_TRY_MIN);
+    int tries = 0;
+    for (int k = 0; k < 200; k++)
+        tries += run_one(&o, false, 9, 5);
+    check_i("200 runs later: tries at 20, 52, 116", tries, 3);
+    check_i("back-off grows", o.backoff, 16 * RT_ONE_TRY_MIN);
+    for (int k = 0; k < 20000; k++)
+        run_one(&o, false, 9, 5);
+    check_i("up to the most", o.backoff, RT_ONE_TRY_MAX);
+    group_end();
+
+    group_begin("runs faster on one thread: all threads only on tries");
+    rt_one_thread_init(&o);
+    for (int k = 0; k < 3; k++)
+        check_i("runs 1-3: all", run_one(&o, false, 9, 12), 0);
+    check_i("the try", run_one(&o, false, 9, 12), 1);
+    check_i("one thread from then on", run_one(&o, false, 9, 12), 1);
+    check_i("a change: the least back-off", o.backoff, RT_ONE_TRY_MIN);
+    tries = 0;
+    for (int k = 0; k < RT_ONE_TRY_MIN + 1; k++)
+        tries += !run_one(&o, false, 9, 12);
+    check_i("a try of all threads after the back-off (2 runs)", tries, 2);
+    check_i("still one thread", o.one, 1);
+    group_end();
+
+    group_begin("not faster by the gain: all threads");
+    rt_one_thread_init(&o);
+    for (int k = 0; k < 5; k++)
+        run_one(&o, false, 98, 100);
+    check_i("one thread 2% faster", run_one(&o, false, 98, 100), 0);
+    group_end();
+
+    group_begin("a run another process delayed does not decide");
+    rt_one_thread_init(&o);
+    run_one(&o, false, 9, 5);
+    check_i("run 2, delayed 10 times", run_one(&o, false, 9, 50), 0);
+    check_i("run 3", run_one(&o, false, 9, 5), 0);
+    check_i("the time on all threads: the faster", o.all_ns[0] / MS, 5);
+    check_i("the try: 9 ms against 5, all threads", (run_one(&o, false, 9, 5), o.one), 0);
+    run_one(&o, false, 9, 50);
+    check_i("a delayed run later: up a quarter of the way", o.all_ns[0] / MS, 16);
+    run_one(&o, false, 9, 5);
+    check_i("a fast run: down at once", o.all_ns[0] / MS, 5);
+    group_end();
+
+    group_begin("the machine stays slower on all threads: one thread at the next try");
+    rt_one_thread_init(&o);
+    for (int k = 0; k < 6; k++)
+        run_one(&o, false, 9, 5);
+    ones = 0;
+    for (int k = 0; k < 3 * RT_ONE_TRY_MIN; k++)
+        ones += run_one(&o, false, 9, 12);
+    check_i("now on one thread", o.one, 1);
+    check_i("from the next try on", ones > 2 && ones < 3 * RT_ONE_TRY_MIN - 2, 1);
+    group_end();
+
+    group_begin("the way of waiting changes: all threads until measured");
+    rt_one_thread_init(&o);
+    for (int k = 0; k < 6; k++)
+        run_one(&o, true, 9, 12);   /* asleep: one thread wins */
+    check_i("asleep: one thread", o.one, 1);
+    check_i("spinning, no time yet: all threads", run_one(&o, false, 9, 5), 0);
+    check_i("spinning is faster: all threads", run_one(&o, false, 9, 5), 0);
+    check_i("asleep again: all threads until the next try", run_one(&o, true, 9, 12), 0);
+    ones = 0;
+    for (int k = 0; k < 2 * RT_ONE_TRY_MIN; k++)
+        ones += run_one(&o, true, 9, 12);
+    check_i("after it one thread", o.one, 1);
+    group_end();
+}
+
 int main(void)
 {
+    one_thread_tests();
+
     group_begin("a quiet machine: the threads spin");
     rt_threads_state s = {0};
     check_i("first call", look(&s, 0, 0, 0), 0);
