@@ -677,6 +677,9 @@ static void mode_run(session *s)
         fprintf(stderr, "tec: %lld of %lld calls ran %s (other processes held the "
                 "processors)\n", (long long)ts->busy_calls, (long long)ts->calls,
                 ts->one_thread ? "on one thread" : "with threads asleep between parallel loops");
+    if (o->verbose && ts->one_calls)
+        fprintf(stderr, "tec: %lld calls ran on one thread (runs on one thread were faster "
+                "than on all)\n", (long long)ts->one_calls);
     if (s->prof)
         report_profile(s->prof, o, &s->acols, s->m, &s->d);
 }
