@@ -397,11 +397,6 @@ static bool stage(sch_ctx *c, const char *bufname, const char *blockname, const 
     ir_stmt *seq = ir_seq_new(m);
     if (!(write && init_covers_tile(&bp, at, a.block)))
         ir_seq_append(m, seq, nests[0]);
-    /* the fill, or the reduction's init, stores every tile element the
-     * block and the write-back touch before they read it (both under the
-     * same guards): the tile needs no zeroing at allocation (in C, a
-     * memset per tile) */
-    local->filled = true;
     ir_seq_append(m, seq, l->body[0]);
     if (nests[1])
         ir_seq_append(m, seq, nests[1]);
