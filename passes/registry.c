@@ -62,15 +62,18 @@ const pass_info *pass_lookup(const char *name)
  * -O1 cleans up before flattening (so dce sees whole buffers) and
  * simplifies again after it, when the linear indices are new.  -O2 and -O3
  * add the schedules, fusion, computing weight-only work at load (prepack,
- * before flatten so packed buffers keep their dimensions) and, last, once
- * the graph's calls are final, memory planning. */
+ * before flatten so packed buffers keep their dimensions), running small
+ * parallel loops serially (serialize: once the kernels are final, so that
+ * a load function prepack takes out of a kernel's parallel loop is judged
+ * on its own work, and -O2 on its own printed IR changes nothing) and,
+ * last, once the graph's calls are final, memory planning. */
 const char *pass_pipeline(int opt_level)
 {
     switch (opt_level <= 0 ? 0 : opt_level >= 3 ? 3 : opt_level) {
     case 0: return "schedule,flatten";
     case 1: return "simplify,schedule,dce,flatten,simplify";
     default:
-        return "simplify,schedule,autoschedule,fuse,layout,simplify,hoist,dce,prepack,flatten,simplify,"
+        return "simplify,schedule,autoschedule,fuse,layout,simplify,hoist,dce,prepack,flatten,simplify,serialize,"
                "memplan";
     }
 }

@@ -20,6 +20,14 @@
  * serially; one with a bound that is not a constant stays parallel.  The
  * results do not change: a parallel loop computes the same elements in the
  * same order whichever thread runs an iteration.
+ *
+ * In -O2 it runs after prepack and the last simplify, on the kernels as
+ * they will run: earlier, a weight packing inside a large kernel's
+ * parallel loop counted towards that loop, prepack then moved it into a
+ * load function of its own with the loop still parallel, and -O2 run on
+ * the printed IR serialized that load function (cli/roundtrip on
+ * ResNet-18).  Nothing after it changes a loop's count (vector IR is not
+ * counted), so -O2 on its own printed IR leaves every loop as it was.
  */
 #include "passes/passes.h"
 
