@@ -30,6 +30,7 @@
  * counted), so -O2 on its own printed IR leaves every loop as it was.
  */
 #include "passes/passes.h"
+#include "passes/work.h"
 
 /* Statement executions up to which a parallel loop runs serially, measured
  * on EfficientNet-B0's squeeze-and-excitation expansions at -O2 (one
@@ -50,9 +51,8 @@ static int64_t lanes(const ir_expr *x)
     return x && x->lanes > 1 ? x->lanes : 1;
 }
 
-/* The statement executions of s, at most cap + 1; -1 when a loop's bounds
- * are not constants. */
-static int64_t work(const ir_stmt *s, int64_t cap)
+/* (passes/work.h) */
+int64_t pass_stmt_work(const ir_stmt *s, int64_t cap)
 {
     if (!s)
         return 0;
@@ -60,7 +60,7 @@ static int64_t work(const ir_stmt *s, int64_t cap)
     switch (s->kind) {
     case IR_S_SEQ:
         for (int i = 0; i < s->nbody && w <= cap; i++) {
-            if ((v = work(s->body[i], cap)) < 0)
+            if ((v = pass_stmt_work(s->body[i], cap)) < 0)
                 return -1;
             w = add_capped(w, v, cap);
         }
@@ -74,21 +74,22 @@ static int64_t work(const ir_stmt *s, int64_t cap)
                                                   : 0;
         if (trips == 0)
             return 0;
-        if ((v = work(s->nbody > 0 ? s->body[0] : NULL, cap)) < 0)
+        if ((v = pass_stmt_work(s->nbody > 0 ? s->body[0] : NULL, cap)) < 0)
             return -1;
         return v > cap / trips ? cap + 1 : v * trips;
     }
     case IR_S_IF:
-        if ((w = work(s->nbody > 0 ? s->body[0] : NULL, cap)) < 0 ||
-            (v = work(s->orelse, cap)) < 0)
+        if ((w = pass_stmt_work(s->nbody > 0 ? s->body[0] : NULL, cap)) < 0 ||
+            (v = pass_stmt_work(s->orelse, cap)) < 0)
             return -1;
         return add_capped(1, add_capped(w, v, cap), cap);
     case IR_S_BLOCK:
-        if ((w = work(s->init, cap)) < 0 || (v = work(s->nbody > 0 ? s->body[0] : NULL, cap)) < 0)
+        if ((w = pass_stmt_work(s->init, cap)) < 0 ||
+            (v = pass_stmt_work(s->nbody > 0 ? s->body[0] : NULL, cap)) < 0)
             return -1;
         return add_capped(w, v, cap);
     case IR_S_LET:
-        if ((v = work(s->nbody > 0 ? s->body[0] : NULL, cap)) < 0)
+        if ((v = pass_stmt_work(s->nbody > 0 ? s->body[0] : NULL, cap)) < 0)
             return -1;
         return lanes(s->value) > 1 ? -1 : add_capped(1, v, cap);
     case IR_S_STORE:
@@ -100,7 +101,7 @@ static int64_t work(const ir_stmt *s, int64_t cap)
         return 1;
     default:   /* ALLOC and the like: what they hold */
         for (int i = 0; i < s->nbody && w <= cap; i++) {
-            if ((v = work(s->body[i], cap)) < 0)
+            if ((v = pass_stmt_work(s->body[i], cap)) < 0)
                 return -1;
             w = add_capped(w, v, cap);
         }
@@ -115,7 +116,7 @@ static void visit(ir_stmt *s)
     if (!s)
         return;
     if (s->kind == IR_S_FOR && s->for_kind == IR_FOR_PARALLEL) {
-        int64_t w = work(s, SERIAL_MAX_WORK);
+        int64_t w = pass_stmt_work(s, SERIAL_MAX_WORK);
         if (w >= 0 && w <= SERIAL_MAX_WORK)
             s->for_kind = IR_FOR_SERIAL;
         return;

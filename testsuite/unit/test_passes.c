@@ -7,8 +7,17 @@
  * same random inputs, special float values included, and the outputs must
  * be identical bit for bit (cheap translation validation).
  *
+ * Inputs: 64 for a small function.  The interpreter takes about 0.2 us a
+ * statement, so a function whose call executes more statements than
+ * TRIAL_BUDGET / 64 (a convolution of the autoscheduler's tests) gets
+ * fewer, TRIAL_BUDGET's worth but at least MIN_TRIALS, each of them
+ * thousands of random elements; the output says which functions were
+ * compared on fewer inputs.  TEC_TEST_TRIALS=64 compares every function
+ * on 64 (about eight times the CPU time).
+ *
  * Usage: test_passes [SRCDIR]   (the .tir files are found under SRCDIR)
- * Prints one line per check group; exits 1 on any failure.
+ * Prints one line per check group, and the CPU seconds of each .tir file;
+ * exits 1 on any failure.
  */
 #include <dirent.h>
 #include <math.h>
@@ -17,12 +26,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ir/diag.h"
 #include "ir/interp.h"
 #include "ir/ir.h"
 #include "passes/passes.h"
+#include "passes/work.h"
 #include "testsuite/unit/test.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -122,11 +133,50 @@ static bool same_buffer(const ir_buffer *buf, const void *a, const void *b, size
     return err <= tol * (scale > 0 ? scale : 1);
 }
 
-/* Runs function fi of `before` and `after` on the same random data many
- * times; every run that succeeds before must succeed after with identical
- * bytes (tol 0), or float results within tol of their magnitude (schedules
- * reorder a reduction's additions).  Returns the number of comparable runs
- * (0 means the check said nothing, which the callers treat as a failure). */
+/* Inputs a function is compared on: TRIALS, or for a function whose call
+ * executes more than TRIAL_BUDGET / TRIALS statements (counted statically,
+ * passes/work.h) as many as TRIAL_BUDGET allows, at least MIN_TRIALS.
+ * TEC_TEST_TRIALS=N asks for at least N (at most TRIALS). */
+#define TRIALS 64
+#define TRIAL_BUDGET ((int64_t)1 << 21)
+#define MIN_TRIALS 4
+
+static int min_trials(void)
+{
+    const char *e = getenv("TEC_TEST_TRIALS");
+    int n = e && *e ? atoi(e) : MIN_TRIALS;
+    return n < 1 ? 1 : n > TRIALS ? TRIALS : n;
+}
+
+/* The comparisons f gets, and (in *work) its statement executions a call,
+ * -1 when not counted (a bound that is not a constant: it gets TRIALS). */
+static int trials_for(const ir_func *f, int64_t *work)
+{
+    int64_t w = pass_stmt_work(f->body, TRIAL_BUDGET);
+    *work = w;
+    if (w <= 0 || w <= TRIAL_BUDGET / TRIALS)
+        return TRIALS;
+    int n = (int)(TRIAL_BUDGET / w), lo = min_trials();
+    return n < lo ? lo : n;
+}
+
+/* Functions compared on fewer than TRIALS inputs so far, and the CPU
+ * seconds of this process (per-file timing). */
+static int reduced_funcs;
+
+static double cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Runs function fi of `before` and `after` on the same random data, up to
+ * TRIALS times until trials_for's number of runs compared; every run that
+ * succeeds before must succeed after with identical bytes (tol 0), or float
+ * results within tol of their magnitude (schedules reorder a reduction's
+ * additions).  Returns the number of comparable runs (0 means the check
+ * said nothing, which the callers treat as a failure). */
 static int validate_func(const ir_module *before, const ir_module *after, int fi, const char *what,
                          double tol)
 {
@@ -138,6 +188,13 @@ static int validate_func(const ir_module *before, const ir_module *after, int fi
         return 0;
     }
     int np = f->nparams, compared = 0;
+    int64_t work;
+    int want = trials_for(f, &work);
+    if (want < TRIALS) {
+        printf("note %s: @%s compared on %d inputs, not %d (%lld statements a call)\n", what,
+               f->name, want, TRIALS, (long long)work);
+        reduced_funcs++;
+    }
     void **a = calloc((size_t)np + 1, sizeof *a), **b = calloc((size_t)np + 1, sizeof *b);
     size_t *size = calloc((size_t)np + 1, sizeof *size);
     for (int i = 0; i < np; i++) {
@@ -151,7 +208,7 @@ static int validate_func(const ir_module *before, const ir_module *after, int fi
         a[i] = malloc(size[i]);
         b[i] = malloc(size[i]);
     }
-    for (int trial = 0; trial < 64; trial++) {
+    for (int trial = 0; trial < TRIALS && compared < want; trial++) {
         for (int i = 0; i < np; i++) {
             fill(f->params[i], a[i], tol > 0);
             memcpy(b[i], a[i], size[i]);
@@ -1215,6 +1272,7 @@ static void test_tir_files(const char *srcdir)
             continue;
         char path[8192];
         snprintf(path, sizeof path, "%s/%s", dirname, ent->d_name);
+        double t0 = cpu_seconds();
         FILE *f = fopen(path, "r");
         if (!f)
             continue;
@@ -1233,14 +1291,16 @@ static void test_tir_files(const char *srcdir)
             ir_module *m = transform_and_validate(ent->d_name, text, pipeline);
             ir_module_free(m);
             nfiles++;
+            printf("time %s: %.2f s CPU\n", ent->d_name, cpu_seconds() - t0);
         }
         free(pipeline);
         free(text);
     }
     closedir(dir);
     CHECK(nfiles >= 10);
-    printf("%s %d testsuite/tir/passes files keep their meaning through their pipelines\n",
-           failures == before ? "ok  " : "FAIL", nfiles);
+    printf("%s %d testsuite/tir/passes files keep their meaning through their pipelines "
+           "(%d functions on fewer inputs: notes above)\n",
+           failures == before ? "ok  " : "FAIL", nfiles, reduced_funcs);
 }
 
 int main(int argc, char **argv)
