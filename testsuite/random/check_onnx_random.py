@@ -38,7 +38,9 @@ ArgMax's index is an output of its own (the chain goes on from its input,
 which is an output too), and tec's index agrees when ORT's input holds at
 that index a value within the tolerance of the maximum (minimum) along the
 axis: where no other value comes that close, only ORT's index does; an
-index out of range, or a value that is not an extreme, is a mismatch.
+index out of range, or a value that is not an extreme, is a mismatch.  And
+tec's index must be exactly the one tec's own output of the input gives
+(its first or last extreme), which checks the tie rule.
 
 Each model gets one line when it is not a plain agreement:
   MISMATCH  an output differs from ORT's (a wrong result)
@@ -731,8 +733,19 @@ def op_argmax(rng, m, x):
     y = m.node("Cast", [i], out, to=TensorProto.FLOAT)
     m.ops[-1] = op
     m.side += [y] + ([x] if x != "x" and x not in m.side else [])
-    m.ties[y] = {"x": x, "axis": axis, "keepdims": keep, "max": op == "ArgMax"}
+    m.ties[y] = {"x": x, "axis": axis, "keepdims": keep, "max": op == "ArgMax",
+                 "last": "select_last_index" in attrs}
     return x
+
+
+def tie_rule(x, axis, is_max, last):
+    """The index ArgMax (ArgMin) takes along axis of x: of the first
+    extreme, or of the last."""
+    if not is_max:
+        x = -x
+    if last:
+        return x.shape[axis] - 1 - np.argmax(np.flip(x, axis), axis)
+    return np.argmax(x, axis)
 
 
 def tie_ok(ref_x, got, axis, keepdims, is_max, tol):
@@ -854,8 +867,20 @@ def run_tec(tec, d, level, outputs, ties):
             diff = np.abs(g - r)
         diff[np.isnan(diff)] = np.inf
         diff[(g == r) | (np.isnan(g) & np.isnan(r))] = 0   # infinities, NaNs alike
-        if r.size and not np.all(diff <= tol) and o in ties:
+        if o in ties:
+            # tec's index is the one its own input gives (its output too),
+            # exactly, tie rule included
             t = ties[o]
+            src = os.path.join(d, "in", "x.npy") if t["x"] == "x" else \
+                os.path.join(out, t["x"] + ".npy")
+            x = np.load(src)
+            own = tie_rule(x, t["axis"], t["max"], t["last"])
+            idx = np.squeeze(got, t["axis"]) if t["keepdims"] else got
+            if not np.isnan(x).any() and not np.array_equal(own, idx):
+                k = tuple(np.argwhere(own != idx)[0])
+                return "mismatch", (f"{level}: {o} is not the index of tec's own {t['x']} at "
+                                    f"{list(k)}: {idx[k]}, {t['x']} gives {own[k]}")
+        if r.size and not np.all(diff <= tol) and o in ties:
             src = os.path.join(d, "in", "x.npy") if t["x"] == "x" else \
                 os.path.join(d, "ort", t["x"] + ".npy")
             ref_x = np.load(src).astype(np.float64)
