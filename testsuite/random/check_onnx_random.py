@@ -873,6 +873,8 @@ def run_tec(tec, d, level, outputs, ties):
             t = ties[o]
             src = os.path.join(d, "in", "x.npy") if t["x"] == "x" else \
                 os.path.join(out, t["x"] + ".npy")
+            if not os.path.exists(src):
+                return "crash", f"{level}: no output {t['x']}.npy"
             x = np.load(src)
             own = tie_rule(x, t["axis"], t["max"], t["last"])
             idx = np.squeeze(got, t["axis"]) if t["keepdims"] else got
