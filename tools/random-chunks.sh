@@ -9,7 +9,10 @@
 # comes, so a run stopped halfway still says which programs agreed: the
 # programs of seed S up to the last line's count (from K on).  Meant for
 # long runs in the background at low priority, e.g.
-#   nice -n 19 taskset -c 1 tools/random-chunks.sh ./tec 1001 1100 1000 clang >>log
+#   setsid sh -c 'echo 19 >/proc/self/autogroup; exec nice -n 19 \
+#       tools/random-chunks.sh ./tec 1037:400 1100 1000 clang' >>log 2>&1 </dev/null &
+# (with the kernel's autogroups, nice alone does not lower a job against
+# other sessions: its own session's group must be niced).
 # A chunk that disagrees keeps its log and reduced program in OUT/seed-S/
 # (OUT: $RANDOM_OUT, default testsuite/out/random-chunks); the next seed
 # runs on.  Programs run RANDOM_BATCH at a time (default 100: the C
