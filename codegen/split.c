@@ -692,11 +692,13 @@ static const char *const builtin_words[] = {
 
 /* Whether the word may be a name of an intrinsics header (_mm512_fmadd_ps,
  * __m512, __mmask16, _MM_FROUND_NO_EXC, _cvtss_sh ...): any name with a
- * leading '_' but C's and GCC's own (above, _Float<N>, __builtin_*) and
- * predefined macros (__AVX512F__, __x86_64__, __VA_ARGS__). */
+ * leading '_' but C's and GCC's own (above, _Float<N>, __builtin_*),
+ * predefined macros (__AVX512F__, __x86_64__, __VA_ARGS__) and the
+ * vector-function ABI's names of libmvec (_ZGVeN16v_expf), which the
+ * prelude declares itself. */
 static bool intrinsic_word(const char *id, size_t len)
 {
-    if (len < 2 || id[0] != '_')
+    if (len < 2 || id[0] != '_' || (len > 4 && memcmp(id, "_ZGV", 4) == 0))
         return false;
     for (size_t i = 0; i < sizeof builtin_words / sizeof *builtin_words; i++)
         if (strlen(builtin_words[i]) == len && memcmp(builtin_words[i], id, len) == 0)

@@ -1510,6 +1510,7 @@ typedef struct resize_tables {
     char role[RT_MAX_DIMS * 9][16];
     int n;
     int resized[RT_MAX_DIMS], nres;   /* the axes that change */
+    bool spread[RT_MAX_DIMS];         /* axes of one position, made longer: read at 0 */
 } resize_tables;
 
 /* The attributes: mode, coordinate_transformation_mode, nearest_mode,
@@ -1649,6 +1650,14 @@ static bool resize_axis_tables(ox_node *nd, const resize_spec *rs, int d, int64_
         same = resize_coord(rs->ctm, (double)o, rs->sc[d], in, len, ends) == (double)o;
     if (same)
         return true;
+    /* an axis of one position (not cropped) made longer: every output
+     * position reads that one, its taps' weights summing to 1 in every
+     * mode, so each is a copy of it, exactly (a sum of its products by
+     * weights would round apart from it and from one another) */
+    if (in == 1 && !crop) {
+        tb->spread[d] = true;
+        return true;
+    }
     tb->resized[tb->nres++] = d;
     if (tb->nres > 3 && taps > 1)
         return ox_fail(nd, "%s interpolation on more than 3 axes is not supported", rs->mode);
@@ -1720,6 +1729,8 @@ static void resize_sum(ox_kernel *k, const resize_spec *rs, const resize_tables 
             if (r < nres && resized[r] == d) {
                 ox_printf(&k->body, "ix%d_%d[i%d]", d, rest % taps, d);
                 rest /= taps, r++;
+            } else if (tb->spread[d]) {
+                ox_printf(&k->body, "0");
             } else {
                 ox_printf(&k->body, "i%d", d);
             }

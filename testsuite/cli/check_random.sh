@@ -94,3 +94,15 @@ grep -q "^check-random: program 0 of seed 3: -O0 CC=$PWD/badcc exits 1, --interp
 "$PYTHON" "$check" "$TEC" 2 3 cc2 2 2 0 no-such-cc >out 2>&1
 [ $? = 2 ] && grep -q "^check-random: no C compiler 'no-such-cc' (CC2)" out ||
     { cat out; fail "CC2: a missing compiler"; }
+
+# Resuming a seed at its program K (FIRST, or SEED:K to
+# tools/random-chunks.sh) runs the very programs a whole run has from K
+# on: the planted mismatch of program 7 is found from 5, and a run from 8
+# passes it by.
+MODE=value "$PYTHON" "$check" "$PWD/faulty" 10 3 from5 10 2 0 "" 5 >out 2>&1
+[ $? = 1 ] && grep -q '^check-random: program 7 of seed 3: -O2 vs --interp: p7_t9.npy: ' out ||
+    { cat out; fail "FIRST: program 7 from 5"; }
+MODE=value "$PYTHON" "$check" "$PWD/faulty" 10 3 from8 2 2 0 "" 8 >out 2>&1 ||
+    { cat out; fail "FIRST: a run from 8"; }
+grep -q '^check-random: 2 of 2 programs agree (programs 8..9 of seed 3) at ' out ||
+    { cat out; fail "FIRST: the summary of a run from 8"; }

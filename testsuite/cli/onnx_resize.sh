@@ -2,7 +2,8 @@
 # DeepLabV3, FCN): bilinear with half_pixel coordinates by scales, nearest
 # (round_prefer_floor) by sizes, and bilinear with align_corners; each
 # equals NumPy's interpolation (written here from the formulas, a clamped
-# read at the edges) at -O0 and -O2.  A mode tec does not have and scales
+# read at the edges) at -O0 and -O2; an axis of one position made longer
+# holds copies of it (below).  A mode tec does not have and scales
 # given with sizes are errors naming the node.
 . "$srcdir/testsuite/cli/lib.inc"
 "$PYTHON" - "$srcdir/testsuite/onnx" <<'EOF2' || fail "cannot write the models"
@@ -58,6 +59,22 @@ def nearest(x, h_out, w_out):
         f = np.floor(c)
         return np.clip(np.where(c - f > 0.5, f + 1, f), 0, n_in - 1).astype(int)
     return x[:, :, axis(x.shape[2], h_out)][:, :, :, axis(x.shape[3], w_out)]
+# An axis of one position made longer (a 1-wide map upsampled): every
+# output position reads that one with weights that sum to 1, so each is a
+# copy of it, bit for bit, in every mode, as ONNX Runtime gives it (a sum
+# of its products by the weights rounded apart from it and from one
+# another, 0x1.72c62c vs 0x1.72c62a, and an ArgMax over the copies found
+# no tie); the other axis is interpolated as before.
+scales3 = const("scales", np.array([1, 1, 2, 3], np.float32))
+for mode in ("linear", "cubic", "nearest"):
+    attrs = [sattr("mode", mode), sattr("coordinate_transformation_mode", "pytorch_half_pixel")]
+    with open("one-%s.onnx" % mode, "wb") as f:
+        f.write(model([node("Resize", ["x", "none", "scales"], ["y"], name="r", attrs=attrs)],
+                      [value_info("x", [1, 2, 3, 1])], [value_info("y", [1, 2, 6, 3])],
+                      [empty, scales3]))
+np.save("x1.npy", x[:, :, :, :1])
+os.makedirs("want-one")
+np.save("want-one/y.npy", np.repeat(linear(x[:, :, :, :1], 6, 1, "half"), 3, axis=3).astype(np.float32))
 for name, y in (("linear", linear(x, 6, 6, "half")), ("nearest", nearest(x, 5, 7)),
                 ("corners", linear(x, 5, 7, "corners"))):
     os.makedirs("want-" + name)
@@ -71,6 +88,20 @@ for m in linear nearest corners; do
         "$PYTHON" "$srcdir/testsuite/compare.py" want-$m $m-$o || fail "$m at -$o differs"
     done
 done
+for mode in linear cubic nearest; do
+    for o in O0 O2; do
+        expect_status 0 "$TEC" -$o one-$mode.onnx --input x=x1.npy --save-outputs one-$mode-$o
+        "$PYTHON" - one-$mode-$o/y.npy <<'EOF' || fail "one-$mode at -$o"
+import sys
+import numpy as np
+y = np.load(sys.argv[1])
+assert y.shape == (1, 2, 6, 3), y.shape
+for j in (1, 2):
+    assert (y[..., j] == y[..., 0]).all(), f"column {j} is not column 0: {y[..., j] - y[..., 0]}"
+EOF
+    done
+done
+"$PYTHON" "$srcdir/testsuite/compare.py" want-one one-linear-O2 || fail "one-linear differs"
 expect_status 1 "$TEC" area.onnx
 expect_err "area.onnx: error: node 'r' (Resize, opset 13): mode 'area' is not supported (nearest, linear and cubic)"
 expect_status 1 "$TEC" both.onnx

@@ -51,13 +51,15 @@ more with CC=CC2, each compared with the interpreter too: a miscompile by
 either compiler shows as a mismatch of its levels (`-O2 CC=clang vs
 --interp`).
 
-usage: check_random.py TEC N SEED OUT [BATCH [JOBS [SCHEDULES [CC2]]]]
-  BATCH programs are run together (default 50: tec makes kernels of at
+usage: check_random.py TEC N SEED OUT [BATCH [JOBS [SCHEDULES [CC2 [FIRST]]]]]
+  BATCH programs are run together (default 100: tec makes kernels of at
   most 64 statements, so a larger batch costs about as much a program,
   but a mismatch takes longer to trace to its program); JOBS levels
   run side by side (default 1); SCHEDULES 1 schedules the programs
   (default 0); CC2 a second C compiler for the compiled levels (default
-  none).
+  none); FIRST the first program run (default 0): programs 0..FIRST-1 of
+  the seed are made (so that the later ones are those of a whole run)
+  but not run, which resumes a seed's run where an earlier one stopped.
 """
 import atexit
 import os
@@ -805,10 +807,11 @@ def culprit(tec, progs, why, work):
 def main():
     global JOBS
     tec, n, seed, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    batch = int(sys.argv[5]) if len(sys.argv) > 5 else 50
+    batch = int(sys.argv[5]) if len(sys.argv) > 5 else 100
     JOBS = int(sys.argv[6]) if len(sys.argv) > 6 else 1
     schedules = len(sys.argv) > 7 and sys.argv[7] == "1"
     cc2 = sys.argv[8] if len(sys.argv) > 8 else ""
+    first = int(sys.argv[9]) if len(sys.argv) > 9 else 0
     if cc2:
         if not shutil.which(cc2):
             print(f"check-random: no C compiler '{cc2}' (CC2)", file=sys.stderr)
@@ -819,7 +822,9 @@ def main():
     work = os.path.join(out, "work")
     os.makedirs(work, exist_ok=True)
     rng = random.Random(seed)
-    done = 0
+    for k in range(min(first, n)):
+        gen(rng, f"p{k}_", schedules)
+    done = min(first, n)
     while done < n:
         progs = []
         for k in range(done, min(done + batch, n)):
@@ -837,7 +842,9 @@ def main():
             print(f"check-random: program {which} of seed {seed}: {why}\n  reduced: {path}")
             return 1
         done += len(progs)
-        print(f"check-random: {done} of {n} programs agree at {levels}", flush=True)
+        span = f" (programs {first}..{done - 1} of seed {seed})" if first else ""
+        print(f"check-random: {done - first} of {n - first} programs agree{span} at {levels}",
+              flush=True)
     return 0
 
 
