@@ -581,8 +581,11 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
     }
     if (one)
         cg_set_threads(o->lib, 1);
-    /* on all threads: the temps where the plan puts them, or apart */
-    bool apart = timed && !one && r->spread_bytes && rt_one_thread_before(&r->placement, busy);
+    /* on all threads: the temps where the plan puts them, or apart (its
+     * times, unlike one thread's, are not kept apart by the way the threads
+     * wait: a try would otherwise find no time with the plan when the way
+     * changed, as it does on a loaded machine, and end at once) */
+    bool apart = timed && !one && r->spread_bytes && rt_one_thread_before(&r->placement, false);
     rt_run_place_apart(r, apart);
     int64_t t0 = timed ? rt_threads_now_ns() : 0;
     for (int c = 0; c < r->m->graph.ncalls && ok; c++) {
