@@ -31,6 +31,10 @@
  * write-back that stores its lanes apart, which it would slow down more
  * than a kernel of its own takes).
  *
+ * Then a concatenation goes when the layers before it can write its
+ * parts of its output in place (concat_in_place): every call passing one
+ * of its inputs passes the output instead, at the input's part.
+ *
  * Then a call goes whose results no call reads, when its kernel is
  * elementwise and cannot stop with an error (results_unread).
  *
@@ -1118,6 +1122,268 @@ static bool results_unread(const fuse_index *ix, int c)
     return writes;
 }
 
+/* ---------------------------------------------------------------- concatenations in place */
+
+/* A concatenation's kernel: one elementwise block storing
+ * y[.., v, ..] = select(v < B1, x1[.., v, ..], select(v < B2, x2[.., v - B1, ..],
+ * ... xk[.., v - Bk-1, ..])), each input a parameter of its own read once,
+ * with y's extents but along dimension d (v's), where it has Bi - Bi-1
+ * (lib/nn.te's concat and concat4, the ONNX importer's Concat). */
+#define CAT_MAX 64
+typedef struct cat_kernel {
+    int d;                   /* the dimension concatenated along */
+    int n;                   /* inputs */
+    int param[CAT_MAX];      /* input i: the kernel's parameter ... */
+    int64_t lo[CAT_MAX];     /* ... and where along d its part starts */
+    int out;                 /* y's parameter */
+} cat_kernel;
+
+/* Whether x loads parameter p of f at the store's index, shifted by -off
+ * along dimension d (iteration variable v there; a part of one element
+ * may read at 0, as the simplifier leaves it); the parameter in *p. */
+static bool cat_load(const ir_func *f, const ir_stmt *st, const ir_expr *x, int d,
+                     const ir_var *v, int64_t off, int64_t len, int *p)
+{
+    if (x->kind != IR_LOAD || x->nargs != st->nargs || x->dtype != st->buf->dtype ||
+        ir_expr_lanes(x) != 1)
+        return false;
+    for (int i = 0; i < x->nargs; i++) {
+        const ir_expr *a = x->args[i];
+        if (i != d && !ir_expr_equal(a, st->args[i]))
+            return false;
+        if (i == d && !(len == 1 && ir_expr_is_int(a, 0)) &&
+            !(off == 0 ? a->kind == IR_VAR && a->var == v
+                        : ((a->kind == IR_SUB && ir_expr_is_int(a->b, off)) ||
+                           (a->kind == IR_ADD && ir_expr_is_int(a->b, -off))) &&
+                              a->a->kind == IR_VAR && a->a->var == v))
+            return false;
+    }
+    *p = -1;
+    for (int k = 0; k < f->nparams; k++)
+        if (f->params[k] == x->buf && x->buf != st->buf)
+            *p = k;
+    return *p >= 0;
+}
+
+/* The concatenation f computes, if it is one. */
+static bool cat_kernel_of(const ir_func *f, cat_kernel *c)
+{
+    const ir_stmt *b = elementwise_block(f);
+    if (!b)
+        return false;
+    const ir_stmt *st = b->body[0];
+    const ir_expr *e = st->value;
+    if (e->kind != IR_SELECT || e->c->kind != IR_LT || e->c->a->kind != IR_VAR)
+        return false;
+    const ir_var *v = e->c->a->var;
+    c->d = -1;
+    for (int i = 0; i < st->nargs; i++)
+        if (st->args[i]->kind == IR_VAR && st->args[i]->var == v)
+            c->d = i;
+    if (c->d < 0)
+        return false;
+    const ir_buffer *y = st->buf;
+    int64_t at = 0, end;
+    c->n = 0;
+    for (;; e = e->b) {
+        bool last = e->kind != IR_SELECT;
+        if (!last && (e->c->kind != IR_LT || e->c->a->kind != IR_VAR || e->c->a->var != v ||
+                      e->c->b->kind != IR_INT))
+            return false;
+        end = last ? y->shape[c->d] : e->c->b->ival;
+        int p;
+        if (c->n == CAT_MAX || end <= at || end > y->shape[c->d] ||
+            !cat_load(f, st, last ? e : e->a, c->d, v, at, end - at, &p))
+            return false;
+        const ir_buffer *x = f->params[p];
+        if (x->ndim != y->ndim)
+            return false;
+        for (int i = 0; i < y->ndim; i++)
+            if (x->shape[i] != (i == c->d ? end - at : y->shape[i]))
+                return false;
+        for (int k = 0; k < c->n; k++)
+            if (c->param[k] == p)
+                return false;
+        c->param[c->n] = p;
+        c->lo[c->n++] = at;
+        at = end;
+        if (last)
+            break;
+    }
+    c->out = -1;
+    for (int k = 0; k < f->nparams; k++)
+        if (f->params[k] == y)
+            c->out = k;
+    return c->out >= 0 && f->nparams == c->n + 1;
+}
+
+/* e with every load of b shifted by off along dimension j (new nodes
+ * where it changes: expressions may be shared). */
+static ir_expr *shift_loads(ir_module *m, ir_expr *e, const ir_buffer *b, int j, int64_t off)
+{
+    if (!e || !ir_expr_loads(e, b))
+        return e;
+    ir_expr *n = ir_alloc(m->arena, sizeof *n);
+    *n = *e;
+    n->a = shift_loads(m, e->a, b, j, off);
+    n->b = shift_loads(m, e->b, b, j, off);
+    n->c = shift_loads(m, e->c, b, j, off);
+    if (e->nargs > 0) {
+        n->args = ir_alloc(m->arena, sizeof *n->args * (size_t)e->nargs);
+        for (int i = 0; i < e->nargs; i++)
+            n->args[i] = shift_loads(m, e->args[i], b, j, off);
+        if (e->kind == IR_LOAD && e->buf == b && off != 0)
+            n->args[j] = ir_binary(m, IR_ADD, n->args[j], ir_int(m, off));
+    }
+    return n;
+}
+
+/* Every access to b below s shifted by off along dimension j. */
+static void shift_accesses(ir_module *m, ir_stmt *s, const ir_buffer *b, int j, int64_t off)
+{
+    if (!s)
+        return;
+    s->lo = shift_loads(m, s->lo, b, j, off);
+    s->hi = shift_loads(m, s->hi, b, j, off);
+    s->value = shift_loads(m, s->value, b, j, off);
+    s->cond = shift_loads(m, s->cond, b, j, off);
+    for (int i = 0; i < s->niters; i++)
+        s->iters[i].binding = shift_loads(m, s->iters[i].binding, b, j, off);
+    if (s->kind == IR_S_STORE) {
+        for (int i = 0; i < s->nargs; i++)
+            s->args[i] = shift_loads(m, s->args[i], b, j, off);
+        if (s->buf == b && off != 0)
+            s->args[j] = ir_binary(m, IR_ADD, s->args[j], ir_int(m, off));
+    }
+    for (int i = 0; i < s->nbody; i++)
+        shift_accesses(m, s->body[i], b, j, off);
+    shift_accesses(m, s->init, b, j, off);
+    shift_accesses(m, s->orelse, b, j, off);
+}
+
+/* Where parameter x of a producer, holding the `lo`th slice along
+ * dimension d of y, lies in y when x becomes y: x's first dimension j of
+ * more than one element grows to cover y, and accesses shift by *off along
+ * it.  Needs y's dimensions before d to be of one element each (the slice
+ * is one run of y's elements), and the run's start and y's size to be
+ * whole multiples of x's elements after j (x may see its elements with
+ * other dimensions than the concatenation: merged ones). */
+static bool slice_dim(const ir_buffer *x, const ir_buffer *y, int d, int64_t lo, int *j,
+                      int64_t *off, int64_t *extent)
+{
+    int64_t inner_y = 1;
+    for (int i = 0; i < y->ndim; i++)
+        if (i < d && y->shape[i] != 1)
+            return false;
+        else if (i > d)
+            inner_y *= y->shape[i];
+    *j = 0;
+    while (*j < x->ndim - 1 && x->shape[*j] == 1)
+        (*j)++;
+    if (x->ndim == 0)
+        return false;
+    int64_t inner = 1;
+    for (int i = *j + 1; i < x->ndim; i++)
+        inner *= x->shape[i];
+    int64_t start = lo * inner_y;
+    if (start % inner || ir_buffer_numel(y) % inner)
+        return false;
+    *off = start / inner;
+    *extent = ir_buffer_numel(y) / inner;
+    return true;
+}
+
+/* Call ci, when it is a concatenation whose every input is a temporary
+ * that calls before it write, goes: every call passing an input then
+ * passes the output instead and accesses the input's part of it (its
+ * parameter becomes the part: its writers write the concatenation in
+ * place, its readers read it there).  The output must not be passed before
+ * the concatenation, nor written after it; an input not written after it;
+ * a call may pass one input, once, and its kernel must serve it alone.
+ * True if it went. */
+#define CAT_USERS 256
+static bool concat_in_place(fuse_index *ix, int ci)
+{
+    ir_module *m = ix->m;
+    ir_graph_call *C = &m->graph.calls[ci];
+    cat_kernel k;
+    if (ix->dead[ci] || !cat_kernel_of(C->fn, &k) || C->nargs != C->fn->nparams)
+        return false;
+    ir_buffer *y = C->args[k.out];
+    const call_list *yu = users_of(ix, y);
+    if (!yu || (y->role != IR_BUF_TEMP && y->role != IR_BUF_OUTPUT))
+        return false;
+    for (int u = 0; u < yu->n; u++) {
+        const ir_graph_call *U = &m->graph.calls[yu->c[u]];
+        if (ix->dead[yu->c[u]] || yu->c[u] == ci)
+            continue;
+        if (yu->c[u] < ci)
+            return false;
+        for (int a = 0; a < U->nargs && a < U->fn->nparams; a++)
+            if (U->args[a] == y && ir_stmt_stores_to(U->fn->body, U->fn->params[a]))
+                return false;
+    }
+    /* the calls to change: each with its parameter, its shift and extent */
+    int call[CAT_USERS], par[CAT_USERS], jdim[CAT_USERS], n = 0;
+    int64_t off[CAT_USERS], ext[CAT_USERS];
+    for (int i = 0; i < k.n; i++) {
+        ir_buffer *x = C->args[k.param[i]];
+        const call_list *xu = users_of(ix, x);
+        if (x->role != IR_BUF_TEMP || !xu || x == y)
+            return false;
+        bool written = false;
+        for (int u = 0; u < xu->n; u++) {
+            int c = xu->c[u];
+            if (ix->dead[c] || c == ci)
+                continue;
+            const ir_graph_call *U = &m->graph.calls[c];
+            if (n == CAT_USERS || (n > 0 && call[n - 1] == c) ||
+                runs_elsewhere(ix, U->fn, c) || U->nargs != U->fn->nparams)
+                return false;
+            for (int q = 0; q < n; q++)
+                if (call[q] == c)
+                    return false;   /* it passes two of the inputs */
+            call[n] = c;
+            par[n] = -1;
+            for (int a = 0; a < U->nargs; a++)
+                if (U->args[a] == x) {
+                    if (par[n] >= 0)
+                        return false;
+                    par[n] = a;
+                }
+            ir_buffer *px = U->fn->params[par[n]];
+            bool stores = ir_stmt_stores_to(U->fn->body, px);
+            if ((stores && c > ci) || px->dtype != y->dtype ||
+                ir_buffer_numel(px) != ir_buffer_numel(x) ||
+                !slice_dim(px, C->fn->params[k.out], k.d, k.lo[i], &jdim[n], &off[n], &ext[n]))
+                return false;
+            written |= stores && c < ci;
+            n++;
+        }
+        if (!written)
+            return false;
+    }
+    for (int q = 0; q < n; q++) {
+        ir_graph_call *U = &m->graph.calls[call[q]];
+        ir_buffer *px = U->fn->params[par[q]];
+        shift_accesses(m, U->fn->body, px, jdim[q], off[q]);
+        int64_t *shape = ir_alloc(m->arena, sizeof *shape * (size_t)px->ndim);
+        memcpy(shape, px->shape, sizeof *shape * (size_t)px->ndim);
+        shape[jdim[q]] = ext[q];
+        px->shape = shape;
+        ir_buffer **args = ir_alloc(m->arena, sizeof *args * (size_t)(U->nargs + 1));
+        memcpy(args, U->args, sizeof *args * (size_t)U->nargs);
+        args[par[q]] = y;
+        U->args = args;
+        add_user(ix, y, call[q]);
+        if (ir_stmt_stores_to(U->fn->body, px))
+            ir_func_set_attr(m, U->fn, "writes_into", ir_func_attr(C->fn, "layer"));
+    }
+    ix->dead[ci] = true;
+    ix->nruns[pass_find_ptr(ix->funcs, ix->nfuncs, C->fn)]--;
+    return true;
+}
+
 bool pass_fuse(ir_module *m, diag *d)
 {
     (void)d;
@@ -1125,6 +1391,9 @@ bool pass_fuse(ir_module *m, diag *d)
     index_graph(m, &ix);
     for (int ci = 0; ci < m->graph.ncalls; ci++)
         fuse_call(&ix, ci);
+    /* concatenations whose producers can write their parts in place go */
+    for (int ci = 0; ci < m->graph.ncalls; ci++)
+        concat_in_place(&ix, ci);
     /* elementwise calls whose results nothing reads go, the last first
      * (then one that only they read goes too) */
     for (int ci = m->graph.ncalls - 1; ci >= 0; ci--)

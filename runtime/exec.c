@@ -178,7 +178,11 @@ static rt_tensor *new_tensor(const ir_buffer *b, const rt_iface_buf *f, diag *d)
     return t;
 }
 
-/* The memory plan's arena, and a view into it for every placed temp. */
+/* The most bytes the placement apart may take (runtime/exec.h). */
+#define RT_SPREAD_MAX ((size_t)1 << 29)
+
+/* The memory plan's arena, and a view into it for every placed temp; and
+ * where each would lie apart. */
 static bool place_in_arena(rt_run *r, diag *d)
 {
     const ir_graph *g = &r->m->graph;
@@ -230,6 +234,21 @@ static bool place_in_arena(rt_run *r, diag *d)
         r->bufs[i] = t;
         r->in_arena[i] = true;
     }
+    /* the placement apart: each planned temp after the one before, when
+     * they all fit in RT_SPREAD_MAX bytes (tried only on several threads) */
+    r->spread_off = calloc((size_t)r->nbufs + 1, sizeof *r->spread_off);
+    if (!r->spread_off) {
+        diag_error(d, diag_noloc(), "out of memory");
+        free(last);
+        return false;
+    }
+    size_t total = 0;
+    for (int i = 0; i < r->nbufs && total <= RT_SPREAD_MAX; i++)
+        if (r->in_arena[i] && r->first_use[i] >= 0) {
+            r->spread_off[i] = (int64_t)total;
+            total += (r->bufs[i]->nbytes + 63) / 64 * 64;
+        }
+    r->spread_bytes = total <= RT_SPREAD_MAX && total > r->arena_bytes ? total : 0;
     /* A pass that changed the calls after memplan could have made two
      * placed temps live together: never run such a plan. */
     for (int i = 0; i < r->nbufs; i++) {
@@ -401,6 +420,7 @@ static rt_run *run_new(const ir_module *m, const rt_iface *iface, const rt_run_o
     /* (without it the calls are not timed: the policy has only the waiting) */
     r->call_ns = calloc(2 * (size_t)m->graph.ncalls + 1, sizeof *r->call_ns);
     rt_one_thread_init(&r->one_thread);
+    rt_one_thread_init(&r->placement);
     int errors = d->nerrors;
 
     for (int i = 0; i < o->ninputs; i++) {
@@ -524,6 +544,27 @@ bool rt_run_call(rt_run *r, const rt_run_options *o, int c, char *err, size_t er
     return run_one(r, o, &r->m->graph.calls[c], c, false, err, errlen);
 }
 
+bool rt_run_place_apart(rt_run *r, bool apart)
+{
+    apart = apart && r->spread_bytes;
+    if (apart && !r->spread) {
+        if (!(r->spread = rt_zalloc(r->spread_bytes))) {
+            r->spread_bytes = 0;
+            apart = false;
+        } else {
+            memset(r->spread, 0, r->spread_bytes);   /* its pages, before the timed run */
+        }
+    }
+    if (apart == r->apart)
+        return apart;
+    for (int i = 0; i < r->nbufs; i++)
+        if (r->in_arena && r->in_arena[i] && r->first_use[i] >= 0)
+            r->bufs[i]->data = apart ? (char *)r->spread + r->spread_off[i]
+                                     : (char *)r->arena + r->m->graph.bufs[i]->arena_offset;
+    r->apart = apart;
+    return apart;
+}
+
 bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
 {
     ir_phase_push("run");
@@ -532,13 +573,20 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
      * faster (runtime/threads.h) */
     bool timed = o->lib && o->threads > 1 && r->call_ns;
     bool one = false;
+    bool busy = false;
     if (timed) {
         /* (the look at the machine goes on while runs use one thread) */
-        bool busy = rt_threads_before_call(o->lib, o->threads);
+        busy = rt_threads_before_call(o->lib, o->threads);
         one = !rt_threads_global()->one_thread && rt_one_thread_before(&r->one_thread, busy);
     }
     if (one)
         cg_set_threads(o->lib, 1);
+    /* on all threads: the temps where the plan puts them, or apart (its
+     * times, unlike one thread's, are not kept apart by the way the threads
+     * wait: a try would otherwise find no time with the plan when the way
+     * changed, as it does on a loaded machine, and end at once) */
+    bool apart = timed && !one && r->spread_bytes && rt_one_thread_before(&r->placement, false);
+    rt_run_place_apart(r, apart);
     int64_t t0 = timed ? rt_threads_now_ns() : 0;
     for (int c = 0; c < r->m->graph.ncalls && ok; c++) {
         char err[1024];
@@ -551,8 +599,12 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
         if (!ok)
             rt_report_call_error(err, d);
     }
+    int64_t ns = timed ? rt_threads_now_ns() - t0 : 0;
     if (timed && ok)
-        rt_one_thread_after(&r->one_thread, one, rt_threads_now_ns() - t0);
+        rt_one_thread_after(&r->one_thread, one, ns);
+    if (timed && ok && !one && r->spread_bytes)
+        rt_one_thread_after(&r->placement, r->apart, ns);
+    r->spread_runs += r->apart;
     if (one)
         cg_set_threads(o->lib, o->threads);
     ir_phase_pop();
@@ -700,6 +752,9 @@ void rt_run_free(rt_run *r)
     }
     free(r->bufs);
     rt_zfree(r->arena, r->arena_bytes);
+    if (r->spread)
+        rt_zfree(r->spread, r->spread_bytes);
+    free(r->spread_off);
     free(r->in_arena);
     free(r->first_use);
     free(r->call_ns);

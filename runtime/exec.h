@@ -96,6 +96,21 @@ typedef struct rt_run {
     int64_t *call_ns;
     /* whether the runs use all the threads or one (runtime/threads.h) */
     rt_one_thread one_thread;
+    /* Runs on several threads may place the planned temps apart instead,
+     * each in bytes of its own (no reuse), chosen run by run as one thread
+     * is (the same machinery; "one" meaning apart): on a virtual machine
+     * whose two processors are far apart, a layer writing bytes the other
+     * processor touched for an earlier temp pays a round trip per cache
+     * line, and apart it does not (bench/results/par_s9.txt).  spread: the
+     * bytes (spread_bytes long, allocated at the first run apart; NULL
+     * before); spread_off[i]: bufs[i]'s offset there; apart: the views
+     * point there now; spread_runs: runs so placed. */
+    rt_one_thread placement;
+    void *spread;
+    size_t spread_bytes;
+    int64_t *spread_off;
+    bool apart;
+    int64_t spread_runs;
 } rt_run;
 
 /* Allocates every buffer, fills inputs and parameters, and runs the graph's
@@ -108,6 +123,13 @@ rt_run *rt_run_new(const ir_module *m, const rt_iface *iface,
                    const rt_run_options *o, diag *d);
 /* Runs the graph's calls in order. */
 bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d);
+/* Points the planned temps' views into the arena, where the plan puts them
+ * (apart false), or each into bytes of its own (apart: the placement apart,
+ * allocated the first time).  Returns whether they are apart now: not when
+ * the plan reuses no bytes, its temps would take more than 512 MiB apart,
+ * or the bytes cannot be allocated.  rt_run_execute chooses it by itself on
+ * several threads. */
+bool rt_run_place_apart(rt_run *r, bool apart);
 /* Runs call c alone (safe to call from several threads for calls that
  * share no storage).  False with "in layer NAME: ..." in err; an internal
  * error's message starts with "internal error: runtime: ". */
