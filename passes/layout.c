@@ -317,6 +317,7 @@ typedef struct use {
     pad_copy copy;
     bool drop;             /* the copy goes: T's border holds what it would */
     int call;              /* the graph call */
+    bool flat;             /* f sees T with merged dimensions (flat_elementwise) */
 } use;
 
 /* Who passes what, built once: the (call, argument) pairs passing each
@@ -385,10 +386,14 @@ static int calls_of(const graph_uses *gu, const ir_func *f)
     return i < 0 ? 0 : gu->ncalls[i];
 }
 
+static bool flat_elementwise(const ir_func *f, const ir_buffer *p);
+
 /* The parameters T is passed to, when T can take a border: one writer,
- * each function called once, every access with all indices.  Returns
- * their number, or 0. */
-static int uses_of(const ir_graph *g, const graph_uses *gu, const ir_buffer *t, use *u, int cap)
+ * each function called once, every access with all indices (with flat:
+ * a function that sees T with merged dimensions may be an elementwise
+ * kernel of them, use.flat).  Returns their number, or 0. */
+static int uses_flat(const ir_graph *g, const graph_uses *gu, const ir_buffer *t, use *u, int cap,
+                     bool flat)
 {
     int n = 0, writers = 0;
     int b = pass_find_ptr(gu->bufs, gu->nbufs, t);
@@ -400,15 +405,22 @@ static int uses_of(const ir_graph *g, const graph_uses *gu, const ir_buffer *t, 
         ir_buffer *p = c->fn->params[a];
         index_ctx ic = {p, true};
         ir_stmt_walk(c->fn->body, full_index_stmt, full_index_expr, &ic);
-        if (!ic.ok || p->ndim != t->ndim)
+        bool merged = p->ndim != t->ndim;
+        if (!ic.ok || (merged && !(flat && flat_elementwise(c->fn, p))))
             return 0;
-        u[n] = (use){c->fn, p, ir_stmt_stores_to(c->fn->body, p), false, {0}, false, gu->call[k]};
+        u[n] = (use){c->fn, p, ir_stmt_stores_to(c->fn->body, p), false, {0}, false, gu->call[k],
+                     merged};
         writers += u[n].writes;
-        if (!u[n].writes)
+        if (!u[n].writes && !merged)
             u[n].has_copy = find_copy(&c->fn->body, p, &u[n].copy);
         n++;
     }
     return writers == 1 ? n : 0;
+}
+
+static int uses_of(const ir_graph *g, const graph_uses *gu, const ir_buffer *t, use *u, int cap)
+{
+    return uses_flat(g, gu, t, u, cap, false);
 }
 
 static int64_t *padded_shape(ir_module *m, const ir_buffer *t, const int64_t *lo, const int64_t *hi)
@@ -475,6 +487,68 @@ static void give_border(ir_module *m, ir_buffer *t, const use *u, int n, const i
  * and every temporary of the set has one writer and functions that run
  * once, as for a border.  A set that meets any other access keeps its
  * layout (its copies stay). */
+
+/* Whether every access of f to a parameter of p's shape (p among them)
+ * is at one list of indices, the same for all: an elementwise kernel over
+ * merged dimensions (passes/schedule/merge.c), which reads and stores
+ * element k of each, in whatever order the buffers hold their elements,
+ * as long as they all hold them in the same one. */
+typedef struct flat_ctx {
+    const ir_func *f;
+    const ir_buffer *p;
+    ir_expr *const *idx;
+    int n;
+    bool ok;
+} flat_ctx;
+
+static bool same_shape(const ir_buffer *a, const ir_buffer *b)
+{
+    if (a->ndim != b->ndim)
+        return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d])
+            return false;
+    return true;
+}
+
+static void flat_access(flat_ctx *c, const ir_buffer *b, ir_expr *const *idx, int n)
+{
+    if (!same_shape(b, c->p))
+        return;
+    bool param = false;
+    for (int i = 0; i < c->f->nparams; i++)
+        param |= c->f->params[i] == b;
+    if (!param)
+        return;
+    if (!c->idx) {
+        c->idx = idx;
+        c->n = n;
+        return;
+    }
+    for (int d = 0; d < n && c->ok; d++)
+        c->ok = n == c->n && ir_expr_equal(idx[d], c->idx[d]);
+}
+
+static bool flat_expr(const ir_expr *x, void *p)
+{
+    if (x->kind == IR_LOAD)
+        flat_access(p, x->buf, x->args, x->nargs);
+    return ((flat_ctx *)p)->ok;
+}
+
+static bool flat_stmt(const ir_stmt *s, void *p)
+{
+    if (s->kind == IR_S_STORE)
+        flat_access(p, s->buf, s->args, s->nargs);
+    return ((flat_ctx *)p)->ok;
+}
+
+static bool flat_elementwise(const ir_func *f, const ir_buffer *p)
+{
+    flat_ctx c = {f, p, NULL, 0, true};
+    ir_stmt_walk(f->body, flat_stmt, flat_expr, &c);
+    return c.ok && c.idx;
+}
 
 static bool identity(const int *perm, int n)
 {
@@ -641,6 +715,7 @@ typedef struct cl_set {
     ew_nest nest[CL_EW];
     bool follows[CL_EW];   /* its store is in the set: its nest takes the order */
     int new_, mixed, copies;
+    int bad;               /* uses that become slower (a flat kernel's buffers must come) */
 } cl_set;
 
 static int cl_find(const cl_set *s, const ir_buffer *t)
@@ -658,6 +733,8 @@ static int cl_find(const cl_set *s, const ir_buffer *t)
 static bool cl_use_ok(const cl_set *s, const use *u, int nd, ew_nest *e, bool *ew)
 {
     *ew = false;
+    if (u->flat)
+        return true;
     if (u->has_copy)
         return memcmp(u->copy.perm, s->perm, sizeof(int) * (size_t)nd) == 0;
     access_ctx c = {u->p, s->perm[nd - 1], NULL, NULL, true, false, false};
@@ -671,7 +748,7 @@ static bool cl_use_ok(const cl_set *s, const use *u, int nd, ew_nest *e, bool *e
 
 /* Adds t when all its uses keep their speed (cl_use_ok). */
 static bool cl_add(ir_module *m, const ir_graph *g, const graph_uses *gu, cl_set *s,
-                   ir_buffer *t, const bool *taken)
+                   ir_buffer *t, const bool *taken, bool slow)
 {
     if (cl_find(s, t) >= 0)
         return true;
@@ -681,15 +758,16 @@ static bool cl_add(ir_module *m, const ir_graph *g, const graph_uses *gu, cl_set
         t->ndim != nd)
         return false;
     use *u = ir_alloc(m->arena, sizeof *u * CL_USES);
-    int n = uses_of(g, gu, t, u, CL_USES);
+    int n = uses_flat(g, gu, t, u, CL_USES, true);
+    int bad = 0;
     for (int k = 0; k < n; k++) {
         ew_nest e;
         bool ew;
-        if (!cl_use_ok(s, &u[k], nd, &e, &ew))
-            return false;
+        bad += !cl_use_ok(s, &u[k], nd, &e, &ew);
     }
-    if (!n)
+    if (!n || (bad && !slow))
         return false;
+    s->bad += bad;
     s->t[s->nt] = t;
     s->u[s->nt] = u;
     s->nu[s->nt++] = n;
@@ -707,7 +785,20 @@ static bool cl_grow(ir_module *m, const graph_uses *gu, cl_set *s, const bool *t
             use *u = &s->u[i][k];
             ew_nest e;
             bool ew;
-            s->copies += u->has_copy;
+            s->copies += u->has_copy &&
+                         memcmp(u->copy.perm, s->perm, sizeof(int) * (size_t)nd) == 0;
+            if (u->flat) {
+                /* every buffer of its shape must come, in the same order
+                 * and without a border (flat[]), or the kernel would pair
+                 * other elements */
+                const ir_graph_call *call = &g->calls[u->call];
+                for (int a = 0; a < call->nargs; a++)
+                    if (same_shape(u->f->params[a], u->p) &&
+                        (!same_shape(call->args[a], s->t[0]) ||
+                         !cl_add(m, g, gu, s, call->args[a], taken, true)))
+                        return false;
+                continue;
+            }
             if (!cl_use_ok(s, u, nd, &e, &ew) || !ew)
                 continue;
             bool known = false;
@@ -725,7 +816,7 @@ static bool cl_grow(ir_module *m, const graph_uses *gu, cl_set *s, const bool *t
                 scan_access(&o, u->f->body);
                 if (!o.any || p->ndim != nd)
                     continue;
-                mixed |= !o.own || !cl_add(m, g, gu, s, call->args[a], taken);
+                mixed |= !o.own || !cl_add(m, g, gu, s, call->args[a], taken, false);
             }
             const ir_stmt *st = e.block->body[0];
             int w = 0;
@@ -737,8 +828,8 @@ static bool cl_grow(ir_module *m, const graph_uses *gu, cl_set *s, const bool *t
             s->mixed += mixed;
         }
     /* a mixed kernel moves data across orders as a copy does: worth it
-     * when more copies go */
-    return s->copies > s->mixed;
+     * when more copies go (or run in order) */
+    return s->copies > s->mixed + s->bad;
 }
 
 /* Stores the set's temporaries in its order, with the borders their
@@ -749,16 +840,20 @@ static bool cl_apply(ir_module *m, cl_set *s)
     int64_t (*lo)[MAXD] = ir_alloc(m->arena, sizeof *lo * CL_TEMPS);
     int64_t (*hi)[MAXD] = ir_alloc(m->arena, sizeof *hi * CL_TEMPS);
     double fill[CL_TEMPS];
-    bool any[CL_TEMPS];
+    bool any[CL_TEMPS], flat[CL_TEMPS];
     for (int i = 0; i < s->nt; i++) {
         const ir_buffer *t = s->t[i];
         bool have = false;
-        any[i] = false;
+        any[i] = flat[i] = false;
         memset(lo[i], 0, sizeof lo[i]);
         memset(hi[i], 0, sizeof hi[i]);
-        for (int k = 0; k < s->nu[i]; k++) {
+        /* a kernel over merged dimensions pairs element k of each of its
+         * buffers: no border (its copies stay, reading T in their order) */
+        for (int k = 0; k < s->nu[i]; k++)
+            flat[i] |= s->u[i][k].flat;
+        for (int k = 0; k < s->nu[i] && !flat[i]; k++) {
             const pad_copy *c = &s->u[i][k].copy;
-            if (!s->u[i][k].has_copy)
+            if (!s->u[i][k].has_copy || memcmp(c->perm, s->perm, sizeof(int) * (size_t)nd) != 0)
                 continue;
             if (have && !same_value(c->fill, fill[i]))
                 return false;
@@ -799,9 +894,12 @@ static bool cl_apply(ir_module *m, cl_set *s)
             shapes[i][q] = t->shape[s->perm[q]] + lo[i][q] + hi[i][q];
         for (int k = 0; k < s->nu[i]; k++) {
             use *u = &s->u[i][k];
+            if (u->flat)
+                continue;
             move_ctx mv = {m, u->p, u->p, lo[i], s->perm};
             move_stmt(&mv, u->f->body);
-            if (u->has_copy) {
+            if (u->has_copy && !flat[i] &&
+                memcmp(u->copy.perm, s->perm, sizeof(int) * (size_t)nd) == 0) {
                 const pad_copy *c = &u->copy;
                 int64_t off[MAXD];
                 for (int q = 0; q < nd; q++)
@@ -821,6 +919,8 @@ static bool cl_apply(ir_module *m, cl_set *s)
             size[q] = t->shape[s->perm[q]];
         for (int k = 0; k < s->nu[i]; k++) {
             use *u = &s->u[i][k];
+            if (u->flat)
+                continue;
             u->p->shape = shapes[i];
             if (u->writes && any[i]) {
                 ir_stmt *seq = border_fill(m, u->f, u->p, size, lo[i], fill[i]);
@@ -851,7 +951,7 @@ static void channels_last(ir_module *m, const graph_uses *gu)
         if (ib < 0 || taken[ib])
             continue;
         use u[CL_USES];
-        int n = uses_of(g, gu, t, u, CL_USES), seed = -1;
+        int n = uses_flat(g, gu, t, u, CL_USES, true), seed = -1;
         for (int i = 0; i < n && seed < 0; i++)
             if (u[i].has_copy && !identity(u[i].copy.perm, t->ndim))
                 seed = i;
@@ -859,7 +959,7 @@ static void channels_last(ir_module *m, const graph_uses *gu)
             continue;
         memset(s, 0, sizeof *s);
         memcpy(s->perm, u[seed].copy.perm, sizeof(int) * (size_t)t->ndim);
-        if (!cl_add(m, g, gu, s, t, taken) || !cl_grow(m, gu, s, taken))
+        if (!cl_add(m, g, gu, s, t, taken, false) || !cl_grow(m, gu, s, taken))
             continue;
         for (int i = 0; i < s->nt; i++)
             taken[pass_find_ptr(gu->bufs, gu->nbufs, s->t[i])] = true;
