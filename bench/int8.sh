@@ -34,6 +34,8 @@
 #               same two files
 # (tec's threads wait as OMP_WAIT_POLICY says; spinning, =active, is faster
 # on an idle machine and much slower on a loaded one)
+# and with TEC_VS=OLD_TEC the int8 model under that build too, in the
+# same rounds (an old/new pair measured under one load);
 # each the median of R runs after warm-up runs (R = BENCH_REPEAT, default
 # 20, fewer past BENCH_CAP seconds, default 10), in BENCH_ROUNDS rounds
 # (default 3) taking turns; the table gives the median of the rounds.
@@ -228,13 +230,16 @@ tec_q_ms() {   # tec_q_ms ARGS...: as tec_ms, with q_opts instead of -O2
 printf '| %2s | %9s | %9s | %9s | %9s | %9s | %9s | %9s |\n' T "tec f32" "tec int8" int8/f32 "ORT f32" "ORT int8" int8/f32 "tec/ORT"
 printf '|%s|%s|%s|%s|%s|%s|%s|%s|\n' ---- ----------- ----------- ----------- ----------- ----------- ----------- -----------
 clock_asked=$CLOCK
+vs_rows=
 for n in $THREADS; do
     CLOCK=$clock_asked
     [ "$n" -gt 1 ] && CLOCK=wall   # (CPU time adds the threads' times)
-    f= q= of= oq=
+    f= q= of= oq= qv=
     for _ in $(seq "$ROUNDS"); do
         f="$f $(TEC_NUM_THREADS=$n tec_ms "$W/resnet18.onnx" "${inargs[@]}")"
         q="$q $(TEC_NUM_THREADS=$n tec_q_ms "$W/resnet18_int8.onnx" "${inargs[@]}")"
+        [ -n "${TEC_VS:-}" ] &&
+            qv="$qv $(TEC=$TEC_VS TEC_NUM_THREADS=$n tec_q_ms "$W/resnet18_int8.onnx" "${inargs[@]}")"
         if [ -n "$have_ort" ]; then
             of="$of $(ort_ms resnet18 "$n")"
             oq="$oq $(ort_ms resnet18_int8 "$n")"
@@ -242,12 +247,21 @@ for n in $THREADS; do
     done
     mark=
     case $q in *'*'*) mark='*'; q=${q//\*/} ;; esac
-    for var in f q of oq; do
+    for var in f q of oq qv; do
         case ${!var} in *FAIL*) printf -v "$var" FAIL ;; *) printf -v "$var" '%s' "$(echo "${!var}" | median)" ;; esac
     done
     printf '| %2s | %9s | %9s | %9s | %9s | %9s | %9s | %9s |\n' "$n" "$f" "$q$mark" "$(ratio "$q" "$f")" \
         "${of:--}" "${oq:--}" "$(ratio "$oq" "$of")" "$(ratio "$q" "$oq")"
+    [ -n "${TEC_VS:-}" ] && vs_rows="$vs_rows$(printf '| %2s | %9s | %9s | %9s | %9s |' "$n" "${qv:-FAIL}" "$q" \
+        "$(ratio "$q" "$qv")" "$(ratio "$qv" "$oq")")"$'\n'
 done
+if [ -n "${TEC_VS:-}" ]; then
+    echo
+    echo "The int8 model under TEC_VS ($("$TEC_VS" --version 2>/dev/null | head -1)), in the same rounds:"
+    printf '| %2s | %9s | %9s | %9s | %9s |\n' T "old int8" "new int8" new/old "old/ORT"
+    printf '|%s|%s|%s|%s|%s|\n' ---- ----------- ----------- ----------- -----------
+    printf '%s' "$vs_rows"
+fi
 echo
 echo "(tec/ORT: tec int8 / ORT int8 on the same QDQ file$([ "$clock_asked" = cpu ] && echo "; 1 thread: CPU time per run, more: wall time"))"
 [ "${q_opts[0]}" = -O2 ] || echo "(*: tec -O2 fails on the int8 model, see Errors; measured with ${q_opts[0]})"

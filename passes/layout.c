@@ -501,6 +501,15 @@ typedef struct flat_ctx {
     bool ok;
 } flat_ctx;
 
+static int64_t numel(const ir_buffer *b)
+{
+    int64_t n = 1;
+    for (int d = 0; d < b->ndim; d++)
+        if (__builtin_mul_overflow(n, b->shape[d], &n))
+            return -1;
+    return n;
+}
+
 static bool same_shape(const ir_buffer *a, const ir_buffer *b)
 {
     if (a->ndim != b->ndim)
@@ -790,13 +799,17 @@ static bool cl_grow(ir_module *m, const graph_uses *gu, cl_set *s, const bool *t
             if (u->flat) {
                 /* every buffer of its shape must come, in the same order
                  * and without a border (flat[]), or the kernel would pair
-                 * other elements */
+                 * other elements (and one of as many elements in another
+                 * shape pairs its own way: the set keeps its layout) */
                 const ir_graph_call *call = &g->calls[u->call];
-                for (int a = 0; a < call->nargs; a++)
-                    if (same_shape(u->f->params[a], u->p) &&
-                        (!same_shape(call->args[a], s->t[0]) ||
-                         !cl_add(m, g, gu, s, call->args[a], taken, true)))
+                for (int a = 0; a < call->nargs; a++) {
+                    const ir_buffer *p = u->f->params[a];
+                    if (numel(p) != numel(u->p))
+                        continue;
+                    if (!same_shape(p, u->p) || !same_shape(call->args[a], s->t[0]) ||
+                        !cl_add(m, g, gu, s, call->args[a], taken, true))
                         return false;
+                }
                 continue;
             }
             if (!cl_use_ok(s, u, nd, &e, &ew) || !ew)
