@@ -34,6 +34,8 @@
 #               same two files
 # (tec's threads wait as OMP_WAIT_POLICY says; spinning, =active, is faster
 # on an idle machine and much slower on a loaded one)
+# and with TEC_VS=OLD_TEC the int8 model under that build too, in the
+# same rounds (an old/new pair measured under one load);
 # each the median of R runs after warm-up runs (R = BENCH_REPEAT, default
 # 20, fewer past BENCH_CAP seconds, default 10), in BENCH_ROUNDS rounds
 # (default 3) taking turns; the table gives the median of the rounds.
@@ -88,6 +90,15 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%
 cpu_ms() {
     perf stat -x, -e task-clock -- "$@" 2>&1 >/dev/null | awk -F, '$3 == "task-clock" {print $1}'
 }
+# cpu_base CMD...: the smaller of two cpu_ms of CMD (the start a longer run
+# is compared with: one slow start, a page cache or a cache entry still
+# being written, would make the difference too small, even negative)
+cpu_base() {
+    local x y
+    x=$(cpu_ms "$@")
+    y=$(cpu_ms "$@")
+    awk -v x="$x" -v y="$y" 'BEGIN {print (x < y ? x : y)}'
+}
 # tec_ms ARGS...: tec -O2's median in ms, or FAIL (the message in $tmp/errors);
 # with CLOCK=cpu the CPU time per run instead: that of --repeat R+1 less
 # that of --repeat 1 (the same warm-up and start), over R
@@ -96,7 +107,7 @@ tec_ms() {
     out=$("$TEC" -O2 "$@" --repeat "$REPEAT" 2>&1) || { echo "$out" | head -5 >>"$tmp/errors"; echo FAIL; return; }
     if [ "$CLOCK" = cpu ]; then
         local a b
-        a=$(cpu_ms "$TEC" -O2 "$@" --repeat 1)
+        a=$(cpu_base "$TEC" -O2 "$@" --repeat 1)
         b=$(cpu_ms "$TEC" -O2 "$@" --repeat $((REPEAT + 1)))
         awk -v a="$a" -v b="$b" -v r="$REPEAT" 'BEGIN {printf "%.3f", (b - a) / r}'
         return
@@ -194,7 +205,7 @@ ort_ms() {   # ort_ms MODEL THREADS: ONNX Runtime's median (its err in $tmp/ort_
     echo "$line" | sed -n 's/.* err=\([^ ]*\).*/\1/p' >"$tmp/ort_err.$1"
     if [ "$CLOCK" = cpu ]; then   # as tec_ms: REPEAT + 3 runs less 3 (the same warm-up)
         local a b
-        a=$(cpu_ms node "$here/bench/ort_run.js" "$W/$1.onnx" "$W/resnet18.in" "$W/resnet18.ref.npy" "$2" 3 1000)
+        a=$(cpu_base node "$here/bench/ort_run.js" "$W/$1.onnx" "$W/resnet18.in" "$W/resnet18.ref.npy" "$2" 3 1000)
         b=$(cpu_ms node "$here/bench/ort_run.js" "$W/$1.onnx" "$W/resnet18.in" "$W/resnet18.ref.npy" "$2" $((REPEAT + 3)) 1000)
         awk -v a="$a" -v b="$b" -v r="$REPEAT" 'BEGIN {printf "%.3f", (b - a) / r}'
         return
@@ -216,7 +227,7 @@ tec_q_ms() {   # tec_q_ms ARGS...: as tec_ms, with q_opts instead of -O2
     out=$("$TEC" "${q_opts[@]}" "$@" --repeat "$REPEAT" 2>&1) || { echo "$out" | head -5 >>"$tmp/errors"; echo FAIL; return; }
     if [ "$CLOCK" = cpu ]; then
         local a b
-        a=$(cpu_ms "$TEC" "${q_opts[@]}" "$@" --repeat 1)
+        a=$(cpu_base "$TEC" "${q_opts[@]}" "$@" --repeat 1)
         b=$(cpu_ms "$TEC" "${q_opts[@]}" "$@" --repeat $((REPEAT + 1)))
         awk -v a="$a" -v b="$b" -v r="$REPEAT" -v m="${q_opts[0]}" \
             'BEGIN {printf "%.3f%s", (b - a) / r, m == "-O2" ? "" : "*"}'
@@ -228,13 +239,16 @@ tec_q_ms() {   # tec_q_ms ARGS...: as tec_ms, with q_opts instead of -O2
 printf '| %2s | %9s | %9s | %9s | %9s | %9s | %9s | %9s |\n' T "tec f32" "tec int8" int8/f32 "ORT f32" "ORT int8" int8/f32 "tec/ORT"
 printf '|%s|%s|%s|%s|%s|%s|%s|%s|\n' ---- ----------- ----------- ----------- ----------- ----------- ----------- -----------
 clock_asked=$CLOCK
+vs_rows=
 for n in $THREADS; do
     CLOCK=$clock_asked
     [ "$n" -gt 1 ] && CLOCK=wall   # (CPU time adds the threads' times)
-    f= q= of= oq=
+    f= q= of= oq= qv=
     for _ in $(seq "$ROUNDS"); do
         f="$f $(TEC_NUM_THREADS=$n tec_ms "$W/resnet18.onnx" "${inargs[@]}")"
         q="$q $(TEC_NUM_THREADS=$n tec_q_ms "$W/resnet18_int8.onnx" "${inargs[@]}")"
+        [ -n "${TEC_VS:-}" ] &&
+            qv="$qv $(TEC=$TEC_VS TEC_NUM_THREADS=$n tec_q_ms "$W/resnet18_int8.onnx" "${inargs[@]}")"
         if [ -n "$have_ort" ]; then
             of="$of $(ort_ms resnet18 "$n")"
             oq="$oq $(ort_ms resnet18_int8 "$n")"
@@ -242,12 +256,21 @@ for n in $THREADS; do
     done
     mark=
     case $q in *'*'*) mark='*'; q=${q//\*/} ;; esac
-    for var in f q of oq; do
+    for var in f q of oq qv; do
         case ${!var} in *FAIL*) printf -v "$var" FAIL ;; *) printf -v "$var" '%s' "$(echo "${!var}" | median)" ;; esac
     done
     printf '| %2s | %9s | %9s | %9s | %9s | %9s | %9s | %9s |\n' "$n" "$f" "$q$mark" "$(ratio "$q" "$f")" \
         "${of:--}" "${oq:--}" "$(ratio "$oq" "$of")" "$(ratio "$q" "$oq")"
+    [ -n "${TEC_VS:-}" ] && vs_rows="$vs_rows$(printf '| %2s | %9s | %9s | %9s | %9s |' "$n" "${qv:-FAIL}" "$q" \
+        "$(ratio "$q" "$qv")" "$(ratio "$qv" "$oq")")"$'\n'
 done
+if [ -n "${TEC_VS:-}" ]; then
+    echo
+    echo "The int8 model under TEC_VS ($("$TEC_VS" --version 2>/dev/null | head -1)), in the same rounds:"
+    printf '| %2s | %9s | %9s | %9s | %9s |\n' T "old int8" "new int8" new/old "old/ORT"
+    printf '|%s|%s|%s|%s|%s|\n' ---- ----------- ----------- ----------- -----------
+    printf '%s' "$vs_rows"
+fi
 echo
 echo "(tec/ORT: tec int8 / ORT int8 on the same QDQ file$([ "$clock_asked" = cpu ] && echo "; 1 thread: CPU time per run, more: wall time"))"
 [ "${q_opts[0]}" = -O2 ] || echo "(*: tec -O2 fails on the int8 model, see Errors; measured with ${q_opts[0]})"

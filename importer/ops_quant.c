@@ -17,7 +17,9 @@
  *     per tensor or per output channel): dequantized once,
  *     y = f32(f64(acc) * f64(scale[f])) + bias[f], scale[f] =
  *     f32(x_scale * w_scale[f]).  A QuantizeLinear (and a Relu) after it
- *     is an elementwise layer that -O2 fuses into the contraction's tile.
+ *     is an elementwise layer that -O2 fuses into the contraction's tile;
+ *   - Add of two such dequantized activations: one kernel reading the
+ *     integers (op_add).
  * A strided 1x1 integer convolution (ResNet's downsampling) first copies
  * the positions it reads channels-last, so that its products read 4
  * channels at once.
@@ -896,13 +898,18 @@ static bool op_dynamic_quantize(ox_node *nd, const void *arg)
 /* ---------------------------------------------------------------- the QDQ form */
 
 /* Hands a node whose operands are not dequantized integers to
- * importer/ops_nn.c's op of that name. */
+ * importer/ops_nn.c's or ops_math.c's op of that name. */
 static bool float_op(ox_node *nd)
 {
     for (int i = 0; i < ox_ops_nn_count; i++)
         if (strcmp(ox_ops_nn[i].name, nd->n->op_type) == 0) {
             nd->widen = ox_ops_nn[i].widen;
             return ox_ops_nn[i].fn(nd, ox_ops_nn[i].arg);
+        }
+    for (int i = 0; i < ox_ops_math_count; i++)
+        if (strcmp(ox_ops_math[i].name, nd->n->op_type) == 0) {
+            nd->widen = ox_ops_math[i].widen;
+            return ox_ops_math[i].fn(nd, ox_ops_math[i].arg);
         }
     return ox_fail(nd, "internal error: onnx: no float %s", nd->n->op_type);
 }
@@ -966,13 +973,69 @@ static bool op_matmul(ox_node *nd, const void *arg)
     return int_matmul(nd, ea->q, ea->zero, eb->q, eb->zero, tb, &ep);
 }
 
+/* Add of two dequantized activations (int8 or uint8, per tensor, known
+ * scale and zero point), as a residual connection of the QDQ form has it:
+ * one kernel that reads the integers, dequantizes each operand as
+ * DequantizeLinear does ((f32(q) - f32(zero)) * scale, in f32: the same
+ * text) and adds them in f32, which is ONNX's definition, bit for bit,
+ * without the f32 copies of its operands (their DequantizeLinear layers
+ * then have no reader and go: passes/fuse.c).  A Relu and a
+ * QuantizeLinear after it fuse into its stores (passes/fuse.c): the
+ * integer residual add with its requantization in one pass.  Otherwise
+ * the float Add of importer/ops_math.c. */
+static bool op_add(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    ox_value *in[2] = {opt(nd, 0), opt(nd, 1)}, *q[2];
+    const dq_entry *e[2];
+    for (int i = 0; i < 2; i++) {
+        e[i] = dequantized(in[i], false, -2);
+        if (!e[i] || ox_known(e[i]->q) || !ox_is_literal(e[i]->scale) ||
+            (e[i]->zero && !ox_is_literal(e[i]->zero)))
+            return float_op(nd);
+        q[i] = e[i]->q;
+    }
+    int R;
+    int64_t shape[RT_MAX_DIMS];
+    if (!ox_broadcast(nd, q, 2, &R, shape))
+        return false;
+    ox_value *y = ox_output(nd, 0);
+    y->dtype = IR_F32;
+    y->ndim = R;
+    memcpy(y->shape, shape, sizeof(int64_t) * (size_t)R);
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_printf(&k.body, "    y[");
+    ox_indices(&k.body, "i", 0, R);
+    ox_printf(&k.body, "] = ");
+    for (int i = 0; i < 2; i++) {
+        ox_value *z = e[i]->zero;
+        bool zero = z && rt_tensor_get_int(z->konst, 0) != 0;
+        ox_printf(&k.body, "%s%sf32(", i ? " + " : "", zero ? "(" : "");
+        ox_bcast_read(&k.body, ox_operand(&k, q[i], i ? "b" : "a"), q[i], R - q[i]->ndim, shape);
+        ox_printf(&k.body, ")");
+        if (zero) {
+            ox_printf(&k.body, " - f32(");
+            ox_bcast_read(&k.body, "", z, 0, shape);
+            ox_printf(&k.body, "))");
+        }
+        ox_printf(&k.body, " * ");
+        ox_bcast_read(&k.body, "", e[i]->scale, 0, shape);
+    }
+    ox_printf(&k.body, "\n");
+    bool ok = ox_kernel_finish(&k, "qdq_add", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
 /* ---------------------------------------------------------------- the table */
 
 static const bool requant = true, integer = false, is_gemm = true, is_matmul = false;
 
-/* The quantization ops, and the contractions that recognize dequantized
- * operands (AS_IS: their kernels widen the integers they read). */
+/* The quantization ops, and the contractions and the Add that recognize
+ * dequantized operands (AS_IS: their kernels widen the integers they read). */
 const ox_op ox_ops_quant[] = {
+    {"Add", op_add, NULL, AS_IS},
     {"Conv", op_conv, NULL, AS_IS},
     {"ConvInteger", op_qconv, &integer, AS_IS},
     {"DequantizeLinear", op_dequantize, NULL, AS_IS},

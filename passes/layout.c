@@ -19,13 +19,21 @@
  * find the border in its way (a 1x1 convolution's rows no longer
  * contiguous), so one such reader keeps T as it is.
  *
+ * A copy that also stores the dimensions in another order (pad(x, d): an
+ * int8 or a depthwise convolution's channels innermost) goes when T is
+ * stored in that order, with the border, together with the temporaries
+ * that elementwise kernels link it to (channels_last, below): a quantized
+ * network's activations then stay channels-last from one convolution to
+ * the next.
+ *
  * A pad copy of a parameter P is a filled local `alloc xp` whose body is a
  * sequence: first a nest that is xp's only writer, each of whose stores is,
  * in a block whose iteration variables v are exactly the store's indices,
  *     xp[v] = P[v + k]   or   xp[v] = select(bounds test of P[v + k], P[v + k], c)
  * with one offset k and one constant c for all of them (and at least one
  * select); then statements that do not store to xp.  Every element the
- * nest stores is then P extended by c, read at v + k, so once T holds c in
+ * nest stores is then P extended by c, read at v + k (with a permutation:
+ * P's dimension perm[q] at xp's q), so once T holds c in
  * a border at least that wide, a read xp[t] is the read T[t + k + lo] (lo:
  * the border's low side).  pad() builds exactly this; a user schedule that
  * splits or reorders the fill loops keeps it. */
@@ -42,7 +50,8 @@
 typedef struct pad_copy {
     ir_stmt **slot;        /* where the alloc statement sits */
     ir_buffer *xp;
-    int64_t k[MAXD];       /* xp[t] = P extended by fill, at t + k */
+    int64_t k[MAXD];       /* xp[t] = P extended by fill, at t + k (k per P's dimension) */
+    int perm[MAXD];        /* xp's dimension q holds P's dimension perm[q] (pad(x, d)) */
     double fill;
 } pad_copy;
 
@@ -57,20 +66,35 @@ static bool same_value(double a, double b)
     return a == b || (a != a && b != b);
 }
 
-/* ld is P[v + k] for the block's iteration variables v: records k. */
+/* ld is P[v + k] for the block's iteration variables v, in P's order or
+ * permuted (P's dimension d read with the variable of xp's dimension q):
+ * records k and the permutation. */
 static bool match_load(match_ctx *mc, const ir_stmt *blk, const ir_expr *ld)
 {
-    if (ld->kind != IR_LOAD || ld->buf != mc->p || ld->nargs != mc->p->ndim)
+    if (ld->kind != IR_LOAD || ld->buf != mc->p || ld->nargs != mc->p->ndim ||
+        blk->niters != ld->nargs)
         return false;
+    int perm[MAXD];
+    bool seen[MAXD] = {false};
     for (int d = 0; d < ld->nargs; d++) {
         ir_affine a;
-        if (!ir_affine_of(ld->args[d], &a) || a.n != 1 || a.coef[0] != 1 ||
-            a.var[0] != blk->iters[d].var)
+        if (!ir_affine_of(ld->args[d], &a) || a.n != 1 || a.coef[0] != 1)
             return false;
+        int q = 0;
+        while (q < blk->niters && a.var[0] != blk->iters[q].var)
+            q++;
+        if (q == blk->niters || seen[q])
+            return false;
+        seen[q] = true;
+        perm[q] = d;
         if (mc->have_k && a.c != mc->c->k[d])
             return false;
         mc->c->k[d] = a.c;
     }
+    for (int q = 0; q < ld->nargs; q++)
+        if (mc->have_k && perm[q] != mc->c->perm[q])
+            return false;
+    memcpy(mc->c->perm, perm, sizeof(int) * (size_t)ld->nargs);
     mc->have_k = true;
     return true;
 }
@@ -157,13 +181,16 @@ typedef struct move_ctx {
     const ir_buffer *from;
     ir_buffer *to;
     const int64_t *off;
+    const int *perm;       /* or NULL: to's dimension d is from's perm[d] */
 } move_ctx;
 
 static ir_expr **moved_index(move_ctx *c, ir_expr *const *idx, int n)
 {
     ir_expr **out = ir_alloc(c->m->arena, sizeof *out * (size_t)n);
-    for (int d = 0; d < n; d++)
-        out[d] = c->off[d] ? ir_binary(c->m, IR_ADD, idx[d], ir_int(c->m, c->off[d])) : idx[d];
+    for (int d = 0; d < n; d++) {
+        ir_expr *e = idx[c->perm ? c->perm[d] : d];
+        out[d] = c->off[d] ? ir_binary(c->m, IR_ADD, e, ir_int(c->m, c->off[d])) : e;
+    }
     return out;
 }
 
@@ -289,6 +316,8 @@ typedef struct use {
     bool has_copy;
     pad_copy copy;
     bool drop;             /* the copy goes: T's border holds what it would */
+    int call;              /* the graph call */
+    bool flat;             /* f sees T with merged dimensions (flat_elementwise) */
 } use;
 
 /* Who passes what, built once: the (call, argument) pairs passing each
@@ -357,10 +386,14 @@ static int calls_of(const graph_uses *gu, const ir_func *f)
     return i < 0 ? 0 : gu->ncalls[i];
 }
 
+static bool flat_elementwise(const ir_func *f, const ir_buffer *p);
+
 /* The parameters T is passed to, when T can take a border: one writer,
- * each function called once, every access with all indices.  Returns
- * their number, or 0. */
-static int uses_of(const ir_graph *g, const graph_uses *gu, const ir_buffer *t, use *u, int cap)
+ * each function called once, every access with all indices (with flat:
+ * a function that sees T with merged dimensions may be an elementwise
+ * kernel of them, use.flat).  Returns their number, or 0. */
+static int uses_flat(const ir_graph *g, const graph_uses *gu, const ir_buffer *t, use *u, int cap,
+                     bool flat)
 {
     int n = 0, writers = 0;
     int b = pass_find_ptr(gu->bufs, gu->nbufs, t);
@@ -372,15 +405,22 @@ static int uses_of(const ir_graph *g, const graph_uses *gu, const ir_buffer *t, 
         ir_buffer *p = c->fn->params[a];
         index_ctx ic = {p, true};
         ir_stmt_walk(c->fn->body, full_index_stmt, full_index_expr, &ic);
-        if (!ic.ok || p->ndim != t->ndim)
+        bool merged = p->ndim != t->ndim;
+        if (!ic.ok || (merged && !(flat && flat_elementwise(c->fn, p))))
             return 0;
-        u[n] = (use){c->fn, p, ir_stmt_stores_to(c->fn->body, p), false, {0}, false};
+        u[n] = (use){c->fn, p, ir_stmt_stores_to(c->fn->body, p), false, {0}, false, gu->call[k],
+                     merged};
         writers += u[n].writes;
-        if (!u[n].writes)
+        if (!u[n].writes && !merged)
             u[n].has_copy = find_copy(&c->fn->body, p, &u[n].copy);
         n++;
     }
     return writers == 1 ? n : 0;
+}
+
+static int uses_of(const ir_graph *g, const graph_uses *gu, const ir_buffer *t, use *u, int cap)
+{
+    return uses_flat(g, gu, t, u, cap, false);
 }
 
 static int64_t *padded_shape(ir_module *m, const ir_buffer *t, const int64_t *lo, const int64_t *hi)
@@ -400,7 +440,7 @@ static void give_border(ir_module *m, ir_buffer *t, const use *u, int n, const i
     for (int i = 0; i < n; i++) {
         ir_buffer *p = u[i].p;
         p->shape = padded_shape(m, p, lo, hi);
-        move_ctx mv = {m, p, p, lo};
+        move_ctx mv = {m, p, p, lo, NULL};
         move_stmt(&mv, u[i].f->body);
         if (u[i].drop) {
             /* xp[t] is p[t + k + lo]: reads of xp read p; the fill nest goes */
@@ -410,7 +450,7 @@ static void give_border(ir_module *m, ir_buffer *t, const use *u, int n, const i
                 off[d] = c->k[d] + lo[d];
             ir_stmt *body = (*c->slot)->body[0];
             ir_stmt *rest = ir_seq(m, body->body + 1, body->nbody - 1);
-            move_ctx rd = {m, c->xp, p, off};
+            move_ctx rd = {m, c->xp, p, off, NULL};
             move_stmt(&rd, rest);
             *c->slot = rest;
         }
@@ -424,6 +464,522 @@ static void give_border(ir_module *m, ir_buffer *t, const use *u, int n, const i
     t->shape = padded_shape(m, t, lo, hi);
 }
 
+/* ---------------------------------------------------------------- channels-last temporaries
+ *
+ * A pad copy may also store the dimensions in another order: pad(x, d)
+ * stores x's dimension d innermost (an int8 convolution's input channels,
+ * whose 4 bytes a dot product reads at once: passes/schedule/int8.c).
+ * Such a copy of T goes when T itself is stored in that order, with the
+ * border: T's dimension perm[q] at T's dimension q, offset by the border.
+ * Every access of T (the writer's stores, any reader's loads) reads the
+ * same element there, so the program computes the same; what makes it
+ * faster is that nothing else reads T across the new order, and so T
+ * joins a set of temporaries that change order together:
+ *   - the temporaries of an elementwise kernel (a perfect nest around one
+ *     block of spatial variables, each bound to a loop, that reads and
+ *     stores them at its own index), whose nest is rebuilt in the new
+ *     order, its vector loop innermost (a QuantizeLinear between two
+ *     convolutions, a residual Add);
+ *   - any other kernel may access one only where its innermost loop does
+ *     not run along T's last dimension while leaving the new innermost one
+ *     (a contraction's write-back vectorized along the output channels
+ *     stores contiguously after the change, and strided before);
+ * and every temporary of the set has one writer and functions that run
+ * once, as for a border.  A set that meets any other access keeps its
+ * layout (its copies stay). */
+
+/* Whether every access of f to a parameter of p's shape (p among them)
+ * is at one list of indices, the same for all: an elementwise kernel over
+ * merged dimensions (passes/schedule/merge.c), which reads and stores
+ * element k of each, in whatever order the buffers hold their elements,
+ * as long as they all hold them in the same one. */
+typedef struct flat_ctx {
+    const ir_func *f;
+    const ir_buffer *p;
+    ir_expr *const *idx;
+    int n;
+    bool ok;
+} flat_ctx;
+
+static int64_t numel(const ir_buffer *b)
+{
+    int64_t n = 1;
+    for (int d = 0; d < b->ndim; d++)
+        if (__builtin_mul_overflow(n, b->shape[d], &n))
+            return -1;
+    return n;
+}
+
+static bool same_shape(const ir_buffer *a, const ir_buffer *b)
+{
+    if (a->ndim != b->ndim)
+        return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d])
+            return false;
+    return true;
+}
+
+static void flat_access(flat_ctx *c, const ir_buffer *b, ir_expr *const *idx, int n)
+{
+    if (!same_shape(b, c->p))
+        return;
+    bool param = false;
+    for (int i = 0; i < c->f->nparams; i++)
+        param |= c->f->params[i] == b;
+    if (!param)
+        return;
+    if (!c->idx) {
+        c->idx = idx;
+        c->n = n;
+        return;
+    }
+    for (int d = 0; d < n && c->ok; d++)
+        c->ok = n == c->n && ir_expr_equal(idx[d], c->idx[d]);
+}
+
+static bool flat_expr(const ir_expr *x, void *p)
+{
+    if (x->kind == IR_LOAD)
+        flat_access(p, x->buf, x->args, x->nargs);
+    return ((flat_ctx *)p)->ok;
+}
+
+static bool flat_stmt(const ir_stmt *s, void *p)
+{
+    if (s->kind == IR_S_STORE)
+        flat_access(p, s->buf, s->args, s->nargs);
+    return ((flat_ctx *)p)->ok;
+}
+
+static bool flat_elementwise(const ir_func *f, const ir_buffer *p)
+{
+    flat_ctx c = {f, p, NULL, 0, true};
+    ir_stmt_walk(f->body, flat_stmt, flat_expr, &c);
+    return c.ok && c.idx;
+}
+
+static bool identity(const int *perm, int n)
+{
+    for (int d = 0; d < n; d++)
+        if (perm[d] != d)
+            return false;
+    return true;
+}
+
+/* An elementwise kernel's nest: loops[0..n), outermost first, perfectly
+ * nested around block. */
+typedef struct ew_nest {
+    ir_stmt *loops[MAXD];
+    int n;
+    ir_stmt *block;
+} ew_nest;
+
+static ir_stmt *only(ir_stmt *s)
+{
+    while (s && s->kind == IR_S_SEQ && s->nbody == 1)
+        s = s->body[0];
+    return s;
+}
+
+static bool ew_of(const ir_func *f, ew_nest *e)
+{
+    ir_stmt *s = only(f->body);
+    e->n = 0;
+    for (; s && s->kind == IR_S_FOR; s = only(s->body[0])) {
+        if (e->n == MAXD || s->nbody != 1 || ir_for_step(s) != 1 || !ir_expr_is_int(s->lo, 0) ||
+            !s->hi || s->hi->kind != IR_INT)
+            return false;
+        e->loops[e->n++] = s;
+    }
+    if (!s || s->kind != IR_S_BLOCK || s->init || s->nbody != 1 || !s->body[0] ||
+        s->body[0]->kind != IR_S_STORE || s->niters > MAXD)
+        return false;
+    bool bound[MAXD] = {false};
+    for (int i = 0; i < s->niters; i++) {
+        const ir_itervar *it = &s->iters[i];
+        if (it->kind != IR_ITER_SPATIAL)
+            return false;
+        if (it->binding->kind == IR_INT)
+            continue;
+        int k = 0;
+        while (k < e->n && (it->binding->kind != IR_VAR || e->loops[k]->var != it->binding->var))
+            k++;
+        if (k == e->n || bound[k] || e->loops[k]->hi->ival != it->extent)
+            return false;
+        bound[k] = true;
+    }
+    for (int k = 0; k < e->n; k++)
+        if (!bound[k])
+            return false;
+    e->block = s;
+    return true;
+}
+
+/* The accesses of a kernel's parameter p: whether all are at the block's
+ * own index (own), and whether any runs its innermost loop along p's last
+ * dimension but not along dimension chan (bad). */
+typedef struct access_ctx {
+    const ir_buffer *p;
+    int chan;
+    const ir_stmt *loop, *blk;
+    bool own, bad, any;
+} access_ctx;
+
+static bool uses_loop(const access_ctx *c, const ir_expr *e)
+{
+    const ir_var *v = c->loop->var;
+    if (ir_expr_uses_var(e, v))
+        return true;
+    for (int i = 0; c->blk && i < c->blk->niters; i++)
+        if (ir_expr_uses_var(c->blk->iters[i].binding, v) &&
+            ir_expr_uses_var(e, c->blk->iters[i].var))
+            return true;
+    return false;
+}
+
+static void note_access(access_ctx *c, ir_expr *const *args, int n)
+{
+    c->any = true;
+    c->own &= c->blk && ir_block_own_index(c->blk, args, n);
+    if (c->loop && n == c->p->ndim && uses_loop(c, args[n - 1]) && !uses_loop(c, args[c->chan]))
+        c->bad = true;
+}
+
+static bool access_expr(const ir_expr *x, void *p)
+{
+    access_ctx *c = p;
+    if (x->kind == IR_LOAD && x->buf == c->p)
+        note_access(c, x->args, x->nargs);
+    return true;
+}
+
+static void scan_access(access_ctx *c, const ir_stmt *s)
+{
+    if (!s)
+        return;
+    const ir_stmt *loop = c->loop, *blk = c->blk;
+    if (s->kind == IR_S_FOR)
+        c->loop = s;
+    if (s->kind == IR_S_BLOCK)
+        c->blk = s;
+    if (s->kind == IR_S_STORE && s->buf == c->p)
+        note_access(c, s->args, s->nargs);
+    for (int i = 0; i < s->nargs; i++)
+        ir_expr_walk(s->args[i], access_expr, c);
+    ir_expr *ex[4] = {s->value, s->cond, s->lo, s->hi};
+    for (int i = 0; i < 4; i++)
+        if (ex[i])
+            ir_expr_walk(ex[i], access_expr, c);
+    for (int i = 0; i < s->niters; i++)
+        ir_expr_walk(s->iters[i].binding, access_expr, c);
+    scan_access(c, s->init);
+    for (int i = 0; i < s->nbody; i++)
+        scan_access(c, s->body[i]);
+    scan_access(c, s->orelse);
+    c->loop = loop;
+    c->blk = blk;
+}
+
+/* The nest of e rebuilt with its loops in the order of the block's
+ * iteration variables perm[0], perm[1], ...: the innermost vectorized when
+ * a loop was, the outermost parallel when a loop was. */
+static void reorder_nest(ir_module *m, ir_func *f, const ew_nest *e, const int *perm)
+{
+    ir_stmt *order[MAXD];
+    int n = 0;
+    bool par = false, vec = false;
+    for (int k = 0; k < e->n; k++) {
+        par |= e->loops[k]->for_kind == IR_FOR_PARALLEL;
+        vec |= e->loops[k]->for_kind == IR_FOR_VECTORIZED;
+    }
+    for (int q = 0; q < e->block->niters; q++) {
+        const ir_expr *b = e->block->iters[perm[q]].binding;
+        for (int k = 0; k < e->n; k++)
+            if (b->kind == IR_VAR && e->loops[k]->var == b->var)
+                order[n++] = e->loops[k];
+    }
+    ir_stmt *s = e->block;
+    for (int k = n - 1; k >= 0; k--) {
+        ir_for_kind kind = k == n - 1 && vec ? IR_FOR_VECTORIZED
+                           : k == 0 && par ? IR_FOR_PARALLEL : IR_FOR_SERIAL;
+        s = ir_for(m, order[k]->var, order[k]->lo, order[k]->hi, kind, s);
+    }
+    f->body = s;
+}
+
+enum { CL_TEMPS = 256, CL_USES = 16, CL_EW = 2 * CL_TEMPS };
+
+/* The set of temporaries that change order with a seed (see above), their
+ * uses, the elementwise kernels among those and how many of them also
+ * access at their own index a buffer outside the set (mixed: they move
+ * data across the two orders, as a copy would). */
+typedef struct cl_set {
+    ir_buffer *t[CL_TEMPS];
+    use *u[CL_TEMPS];
+    int nu[CL_TEMPS];
+    int nt;
+    int perm[MAXD];
+    ir_func *ew[CL_EW];
+    ew_nest nest[CL_EW];
+    bool follows[CL_EW];   /* its store is in the set: its nest takes the order */
+    int new_, mixed, copies;
+    int bad;               /* uses that become slower (a flat kernel's buffers must come) */
+} cl_set;
+
+static int cl_find(const cl_set *s, const ir_buffer *t)
+{
+    for (int i = 0; i < s->nt; i++)
+        if (s->t[i] == t)
+            return i;
+    return -1;
+}
+
+/* Whether use u of a temporary keeps its speed in the set's order: a copy
+ * in that order (which goes), an elementwise kernel at its own index
+ * (*ew: its nest), or any other access that does not run along the last
+ * dimension only. */
+static bool cl_use_ok(const cl_set *s, const use *u, int nd, ew_nest *e, bool *ew)
+{
+    *ew = false;
+    if (u->flat)
+        return true;
+    if (u->has_copy)
+        return memcmp(u->copy.perm, s->perm, sizeof(int) * (size_t)nd) == 0;
+    access_ctx c = {u->p, s->perm[nd - 1], NULL, NULL, true, false, false};
+    scan_access(&c, u->f->body);
+    if (ew_of(u->f, e) && e->block->niters == nd && c.own) {
+        *ew = true;
+        return true;
+    }
+    return !c.bad;
+}
+
+/* Adds t when all its uses keep their speed (cl_use_ok). */
+static bool cl_add(ir_module *m, const ir_graph *g, const graph_uses *gu, cl_set *s,
+                   ir_buffer *t, const bool *taken, bool slow)
+{
+    if (cl_find(s, t) >= 0)
+        return true;
+    int b = pass_find_ptr(gu->bufs, gu->nbufs, t);
+    int nd = s->nt ? s->t[0]->ndim : t->ndim;
+    if (s->nt == CL_TEMPS || t->role != IR_BUF_TEMP || t->in_arena || b < 0 || taken[b] ||
+        t->ndim != nd)
+        return false;
+    use *u = ir_alloc(m->arena, sizeof *u * CL_USES);
+    int n = uses_flat(g, gu, t, u, CL_USES, true);
+    int bad = 0;
+    for (int k = 0; k < n; k++) {
+        ew_nest e;
+        bool ew;
+        bad += !cl_use_ok(s, &u[k], nd, &e, &ew);
+    }
+    if (!n || (bad && !slow))
+        return false;
+    s->bad += bad;
+    s->t[s->nt] = t;
+    s->u[s->nt] = u;
+    s->nu[s->nt++] = n;
+    return true;
+}
+
+/* Grows the set over its elementwise kernels: the other temporaries such
+ * a kernel accesses at its own index join it, or the kernel is mixed. */
+static bool cl_grow(ir_module *m, const graph_uses *gu, cl_set *s, const bool *taken)
+{
+    const ir_graph *g = &m->graph;
+    int nd = s->t[0]->ndim;
+    for (int i = 0; i < s->nt; i++)
+        for (int k = 0; k < s->nu[i]; k++) {
+            use *u = &s->u[i][k];
+            ew_nest e;
+            bool ew;
+            s->copies += u->has_copy &&
+                         memcmp(u->copy.perm, s->perm, sizeof(int) * (size_t)nd) == 0;
+            if (u->flat) {
+                /* every buffer of its shape must come, in the same order
+                 * and without a border (flat[]), or the kernel would pair
+                 * other elements (and one of as many elements in another
+                 * shape pairs its own way: the set keeps its layout) */
+                const ir_graph_call *call = &g->calls[u->call];
+                for (int a = 0; a < call->nargs; a++) {
+                    const ir_buffer *p = u->f->params[a];
+                    if (numel(p) != numel(u->p))
+                        continue;
+                    if (!same_shape(p, u->p) || !same_shape(call->args[a], s->t[0]) ||
+                        !cl_add(m, g, gu, s, call->args[a], taken, true))
+                        return false;
+                }
+                continue;
+            }
+            if (!cl_use_ok(s, u, nd, &e, &ew) || !ew)
+                continue;
+            bool known = false;
+            for (int j = 0; j < s->new_; j++)
+                known |= s->ew[j] == u->f;
+            if (known)
+                continue;
+            if (s->new_ == CL_EW)
+                return false;
+            const ir_graph_call *call = &g->calls[u->call];
+            bool mixed = false;
+            for (int a = 0; a < call->nargs; a++) {
+                ir_buffer *p = u->f->params[a];
+                access_ctx o = {p, s->perm[nd - 1], NULL, NULL, true, false, false};
+                scan_access(&o, u->f->body);
+                if (!o.any || p->ndim != nd)
+                    continue;
+                mixed |= !o.own || !cl_add(m, g, gu, s, call->args[a], taken, false);
+            }
+            const ir_stmt *st = e.block->body[0];
+            int w = 0;
+            while (w < call->nargs && u->f->params[w] != st->buf)
+                w++;
+            s->follows[s->new_] = w < call->nargs && cl_find(s, call->args[w]) >= 0;
+            s->ew[s->new_] = u->f;
+            s->nest[s->new_++] = e;
+            s->mixed += mixed;
+        }
+    /* a mixed kernel moves data across orders as a copy does: worth it
+     * when more copies go (or run in order) */
+    return s->copies > s->mixed + s->bad;
+}
+
+/* Stores the set's temporaries in its order, with the borders their
+ * copies need; false (nothing changed) when a border does not fit. */
+static bool cl_apply(ir_module *m, cl_set *s)
+{
+    int nd = s->t[0]->ndim;
+    int64_t (*lo)[MAXD] = ir_alloc(m->arena, sizeof *lo * CL_TEMPS);
+    int64_t (*hi)[MAXD] = ir_alloc(m->arena, sizeof *hi * CL_TEMPS);
+    double fill[CL_TEMPS];
+    bool any[CL_TEMPS], flat[CL_TEMPS];
+    for (int i = 0; i < s->nt; i++) {
+        const ir_buffer *t = s->t[i];
+        bool have = false;
+        any[i] = flat[i] = false;
+        memset(lo[i], 0, sizeof lo[i]);
+        memset(hi[i], 0, sizeof hi[i]);
+        /* a kernel over merged dimensions pairs element k of each of its
+         * buffers: no border (its copies stay, reading T in their order) */
+        for (int k = 0; k < s->nu[i]; k++)
+            flat[i] |= s->u[i][k].flat;
+        for (int k = 0; k < s->nu[i] && !flat[i]; k++) {
+            const pad_copy *c = &s->u[i][k].copy;
+            if (!s->u[i][k].has_copy || memcmp(c->perm, s->perm, sizeof(int) * (size_t)nd) != 0)
+                continue;
+            if (have && !same_value(c->fill, fill[i]))
+                return false;
+            have = true;
+            fill[i] = c->fill;
+            for (int q = 0; q < nd; q++) {
+                int64_t n = t->shape[s->perm[q]], kk = c->k[s->perm[q]], nl, nh;
+                nl = kk >= -n && kk <= n ? -kk : n + 1;
+                if (__builtin_add_overflow(c->xp->shape[q] - n, kk, &nh))
+                    nh = n + 1;
+                if (nl > n || nh > n || nl < 0 || nh < 0)
+                    return false;
+                if (nl > lo[i][q])
+                    lo[i][q] = nl;
+                if (nh > hi[i][q])
+                    hi[i][q] = nh;
+                any[i] |= nl > 0 || nh > 0;
+            }
+        }
+        ir_buffer grown = *t;
+        int64_t shape[MAXD];
+        for (int q = 0; q < nd; q++)
+            shape[q] = t->shape[s->perm[q]] + lo[i][q] + hi[i][q];
+        grown.shape = shape;
+        if (ir_buffer_bytes(&grown) < 0)
+            return false;
+    }
+    for (int j = 0; j < s->new_; j++)
+        if (s->follows[j])
+            reorder_nest(m, s->ew[j], &s->nest[j], s->perm);
+    /* the copies go first: a border fill wraps the writer's body, which
+     * may be the slot of a copy of its own input */
+    int64_t *shapes[CL_TEMPS];
+    for (int i = 0; i < s->nt; i++) {
+        ir_buffer *t = s->t[i];
+        shapes[i] = ir_alloc(m->arena, sizeof *shapes[i] * (size_t)nd);
+        for (int q = 0; q < nd; q++)
+            shapes[i][q] = t->shape[s->perm[q]] + lo[i][q] + hi[i][q];
+        for (int k = 0; k < s->nu[i]; k++) {
+            use *u = &s->u[i][k];
+            if (u->flat)
+                continue;
+            move_ctx mv = {m, u->p, u->p, lo[i], s->perm};
+            move_stmt(&mv, u->f->body);
+            if (u->has_copy && !flat[i] &&
+                memcmp(u->copy.perm, s->perm, sizeof(int) * (size_t)nd) == 0) {
+                const pad_copy *c = &u->copy;
+                int64_t off[MAXD];
+                for (int q = 0; q < nd; q++)
+                    off[q] = c->k[s->perm[q]] + lo[i][q];
+                ir_stmt *body = (*c->slot)->body[0];
+                ir_stmt *rest = ir_seq(m, body->body + 1, body->nbody - 1);
+                move_ctx rd = {m, c->xp, u->p, off, NULL};
+                move_stmt(&rd, rest);
+                *c->slot = rest;
+            }
+        }
+    }
+    for (int i = 0; i < s->nt; i++) {
+        ir_buffer *t = s->t[i];
+        int64_t size[MAXD];
+        for (int q = 0; q < nd; q++)
+            size[q] = t->shape[s->perm[q]];
+        for (int k = 0; k < s->nu[i]; k++) {
+            use *u = &s->u[i][k];
+            if (u->flat)
+                continue;
+            u->p->shape = shapes[i];
+            if (u->writes && any[i]) {
+                ir_stmt *seq = border_fill(m, u->f, u->p, size, lo[i], fill[i]);
+                ir_seq_append(m, seq, u->f->body);
+                u->f->body = seq;
+            }
+        }
+        t->shape = shapes[i];
+    }
+    for (int i = 0; i < s->nt; i++)
+        for (int k = 0; k < s->nu[i]; k++)
+            sch_update_blocks(m, s->u[i][k].f->body);
+    return true;
+}
+
+/* Every set that a permuted pad copy seeds. */
+static void channels_last(ir_module *m, const graph_uses *gu)
+{
+    ir_graph *g = &m->graph;
+    bool *taken = ir_alloc(m->arena, (size_t)gu->nbufs + 1);
+    memset(taken, 0, (size_t)gu->nbufs + 1);
+    cl_set *s = ir_alloc(m->arena, sizeof *s);
+    for (int b = 0; b < g->nbufs; b++) {
+        ir_buffer *t = g->bufs[b];
+        if (t->role != IR_BUF_TEMP || t->in_arena || t->ndim < 2 || t->ndim > MAXD)
+            continue;
+        int ib = pass_find_ptr(gu->bufs, gu->nbufs, t);
+        if (ib < 0 || taken[ib])
+            continue;
+        use u[CL_USES];
+        int n = uses_flat(g, gu, t, u, CL_USES, true), seed = -1;
+        for (int i = 0; i < n && seed < 0; i++)
+            if (u[i].has_copy && !identity(u[i].copy.perm, t->ndim))
+                seed = i;
+        if (seed < 0)
+            continue;
+        memset(s, 0, sizeof *s);
+        memcpy(s->perm, u[seed].copy.perm, sizeof(int) * (size_t)t->ndim);
+        if (!cl_add(m, g, gu, s, t, taken, false) || !cl_grow(m, gu, s, taken))
+            continue;
+        for (int i = 0; i < s->nt; i++)
+            taken[pass_find_ptr(gu->bufs, gu->nbufs, s->t[i])] = true;
+        cl_apply(m, s);
+    }
+}
+
 bool pass_layout(ir_module *m, diag *d)
 {
     (void)d;
@@ -434,6 +990,7 @@ bool pass_layout(ir_module *m, diag *d)
      * alone */
     graph_uses gu;
     index_uses(m, &gu);
+    channels_last(m, &gu);
     for (int b = 0; b < g->nbufs; b++) {
         ir_buffer *t = g->bufs[b];
         if (t->role != IR_BUF_TEMP || t->in_arena || t->ndim < 1 || t->ndim > MAXD)
@@ -442,7 +999,7 @@ bool pass_layout(ir_module *m, diag *d)
         int n = uses_of(g, &gu, t, u, 64);
         int first = -1;
         for (int i = 0; i < n && first < 0; i++)
-            if (u[i].has_copy)
+            if (u[i].has_copy && identity(u[i].copy.perm, t->ndim))
                 first = i;
         if (first < 0)
             continue;
@@ -454,7 +1011,7 @@ bool pass_layout(ir_module *m, diag *d)
         for (int i = 0; i < n; i++) {
             const pad_copy *c = &u[i].copy;
             int64_t need_lo[MAXD], need_hi[MAXD];
-            u[i].drop = u[i].has_copy && same_value(c->fill, fill);
+            u[i].drop = u[i].has_copy && same_value(c->fill, fill) && identity(c->perm, t->ndim);
             for (int e = 0; e < t->ndim && u[i].drop; e++) {
                 int64_t n = t->shape[e], k = c->k[e];
                 need_lo[e] = k >= -n && k <= n ? -k : n + 1;

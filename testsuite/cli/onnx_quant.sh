@@ -106,6 +106,7 @@ c = (c + cb.reshape(1, 3, 1, 1)).astype(f32)
 rq = q(np.maximum(c, 0), sr, zr, 0, 255, np.uint8)
 np.save("want_rq.npy", rq)
 np.save("want_aq.npy", q(dq(rq, sr, zr) + xd, sa, za, 0, 255, np.uint8))
+np.save("xd.npy", xd)   # (the Add of tec's own rq must be exact)
 vd = dq(q(v, sv, zv, 0, 255, np.uint8), sv, zv).astype(np.float64)
 g = (vd @ dq(bq, bs, 0, 0, 2).astype(np.float64).T + gb).astype(f32)
 np.save("want_gq.npy", q(g, sg, zg, 0, 255, np.uint8))
@@ -180,6 +181,13 @@ grep -q 'y\[n, f, o0, o1\] = f32(f64(acc\[n, f, o0, o1\] - x_zero_sums\[f\]) \* 
 grep -q '^def qdq_gemm_1(A: u8\[2, 8\])' out || fail "no integer Gemm"
 grep -q '^def qdq_matmul_1(A: u8\[2, 8\])' out || fail "no integer MatMul"
 grep -q '= qdq_conv_1(xq)' out || fail "the Conv does not read the quantized input"
+# (the Add of two dequantized activations reads the integers, each
+# dequantized as DequantizeLinear does, in one kernel)
+grep -q '^def qdq_add_1(a: u8\[1, 3, 6, 6\], b: u8\[1, 3, 6, 6\]) -> y: f32\[1, 3, 6, 6\]' out ||
+    fail "no Add of the integers"
+grep -q 'y\[i0, i1, i2, i3\] = f32(a\[i0, i1, i2, i3\]) \* 0.0500000007 + (f32(b\[i0, i1, i2, i3\]) - f32(120)) \* 0.0299999993$' out ||
+    fail "the Add does not dequantize its operands as DequantizeLinear"
+grep -q '= qdq_add_1(rq, xq)' out || fail "the Add does not read the quantized values"
 # (a strided 1x1 Conv reads a channels-last copy of the positions it uses)
 grep -q 'xs\[n, o0, o1, c\] = x\[n, c, o0 \* 2, o1 \* 2\] where o0 in 0..3, o1 in 0..3' out ||
     fail "the strided 1x1 Conv does not copy its positions channels-last"
@@ -197,6 +205,12 @@ for n in ("rq", "aq", "gq"):
 for n in ("mm", "c2"):
     a, b = np.load("o/%s.npy" % n), np.load("want_%s.npy" % n)
     assert np.abs(a - b).max() <= 1e-5 * np.abs(b).max(), (n, a, b)
+# the Add, Relu-free, of tec's rq and x, requantized: exact
+f32 = np.float32
+rq = np.load("o/rq.npy")
+s = (rq.astype(f32) - f32(0)) * f32(0.05) + np.load("xd.npy")
+want = np.clip(np.rint(s / f32(0.09)) + 3, 0, 255).astype(np.uint8)
+assert (np.load("o/aq.npy") == want).all(), "aq"
 PY
 done
 
