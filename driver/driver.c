@@ -680,6 +680,10 @@ static void mode_run(session *s)
     if (o->verbose && ts->one_calls)
         fprintf(stderr, "tec: %lld calls ran on one thread (runs on one thread were faster "
                 "than on all)\n", (long long)ts->one_calls);
+    if (o->verbose && s->run->spread_runs)
+        fprintf(stderr, "tec: %lld runs placed the temps apart, each in bytes of its own (tries, "
+                "and runs while that was faster than the memory plan's placement)\n",
+                (long long)s->run->spread_runs);
     if (s->prof)
         report_profile(s->prof, o, &s->acols, s->m, &s->d);
 }

@@ -126,7 +126,8 @@ for e in (ev["left"], ev["right"]):
     if e["args"]["device"] != join["args"]["device"]:
         arrive += 64 * 256 * 4 / (bw * words * mhz)
     assert join["ts"] >= arrive - 1e-3, (e, join)
-assert abs(t["schedule"]["makespan_us"] - (join["ts"] + join["dur"])) < 1e-3
+# (the trace prints each number to 3 decimals: three roundings of up to 0.0005)
+assert abs(t["schedule"]["makespan_us"] - (join["ts"] + join["dur"])) < 2e-3
 PY
 
 # A call that fails stops the run with its error (exit 1), whatever the strategy.
