@@ -49,6 +49,11 @@
  * store of the sum of its iterations' terms in the loop's order
  * (reduce_group).
  *
+ * With ir_vec_env's inner_loops, a serial loop of constant bounds (at most
+ * 16 iterations) stays a loop inside the vector body, its body vectorized
+ * (a tile's rows around its write-back; passes/vectorize.c interchanges
+ * them in, and the C backend transposes them in registers).
+ *
  * A loop whose body holds anything else (other inner loops, allocations, asserts,
  * calls, a store of every lane to one element, mixed element types, an if
  * with an else or inside a vector let, a store at an index that is not

@@ -13,6 +13,10 @@
  * loop reads or writes past its end gets a copy of its own, larger, in its
  * alloc (the scalar module the profile reads keeps the old one).
  *
+ * A tile's write-back whose vectors run across the output's rows gets its
+ * row loop moved inside the vector loop first ("transposed write-backs"
+ * below).
+ *
  * It runs after every other pass and every analysis (they read scalar IR:
  * blocks, unit-step loops): every -O level runs it first in its emission
  * pipeline (pass_emit_pipeline, then simplify from -O1) on the copy of the
