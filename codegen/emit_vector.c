@@ -143,11 +143,15 @@ static bool vector_access(cg_emitter *e, cg_str *a, const ir_buffer *b, const vo
     return true;
 }
 
+static bool tr_load(cg_str *s, const ir_expr *x);
+
 static void emit_vector_load(cg_emitter *e, cg_str *s, const ir_expr *x, const char *vt)
 {
     int lanes = ir_expr_lanes(x);
     int64_t coef = 0;
     cg_str a = {0};
+    if (tr_load(s, x))
+        return;
     if (!vector_access(e, &a, x->buf, x, x->args, x->nargs, &coef)) {
         free(a.p);
         cg_str_puts(s, "0");
@@ -956,6 +960,188 @@ void cg_emit_vector_store(cg_emitter *e, cg_str *s, const ir_stmt *st)
     free(a.p);
 }
 
+/* ---------------------------------------------------------------- transposed accesses
+ *
+ * A vectorized loop whose body is a loop over the rows of a register
+ * tile, for i in lo..lo+R { one store of 16 f32 lanes }, where an access
+ * runs across rows (its lanes a constant distance S apart, i at distance
+ * 1: passes/vectorize.c interchanged the write-back of a tile whose
+ * vectors run along the output's channels):
+ *
+ *   Y[ramp(b + i, S, 16)] = T[ramp(i * W + j, 1, 16)]
+ *
+ * holds R rows of 16 columns whose column c is R contiguous elements at
+ * b + c * S.  With AVX-512 the R vectors are transposed in registers, four
+ * rows at a time (two rounds of unpacks: lane k of vector m then holds
+ * column 4k + m of the four rows), and each column's four elements are
+ * stored by one store masked to that lane (tec_tstore_f32x16): 16 masked
+ * stores and 8 shuffles per four rows, where one element per lane would
+ * take 64 extracts and stores.  A load across rows (a residual add's
+ * operand, read in the tile's write-back) is the same in reverse
+ * (tec_tload_f32x16): masked loads of four columns per vector, then the
+ * same unpacks, which are their own inverse.  The values are the ones the
+ * plain code stores and reads, in registers. */
+
+/* The loads across rows of the loop being emitted and their arrays (not
+ * under a select: a padding copy's load of the input, out of range where
+ * the border is chosen, stays lane by lane). */
+#define TR_MAX_LOADS 4
+typedef struct tr_state {
+    const ir_expr *load[TR_MAX_LOADS];
+    int slot[TR_MAX_LOADS];
+    int n, nslots;
+    const char *row;       /* the rows' variable, in C */
+    int64_t lo;
+} tr_state;
+static _Thread_local tr_state *tr_cur;
+
+static const ir_stmt *tr_only(const ir_stmt *s)
+{
+    while (s && s->kind == IR_S_SEQ && s->nbody == 1)
+        s = s->body[0];
+    return s;
+}
+
+/* Whether a vector access ramp(b, S, 16) of a one-dimensional f32 buffer
+ * has S other than 0 and 1 and row variable i at distance 1 in b. */
+static bool tr_across(const ir_buffer *buf, ir_expr *const *idx, int n, const ir_var *i)
+{
+    ir_affine f;
+    if (n != 1 || buf->dtype != IR_F32 || idx[0]->kind != IR_RAMP || idx[0]->b->kind != IR_INT ||
+        idx[0]->b->ival == 0 || idx[0]->b->ival == 1 || ir_expr_lanes(idx[0]) != 16 ||
+        !ir_affine_of(idx[0]->a, &f))
+        return false;
+    for (int k = 0; k < f.n; k++)
+        if (f.var[k] == i)
+            return f.coef[k] == 1;
+    return false;
+}
+
+typedef struct tr_find {
+    tr_state *t;
+    const ir_var *i;
+} tr_find;
+
+static bool tr_visit_load(const ir_expr *x, void *p)
+{
+    tr_find *c = p;
+    tr_state *t = c->t;
+    if (x->kind == IR_SELECT)
+        return false;   /* an arm's load may be out of range where it is not chosen */
+    if (x->kind != IR_LOAD || !tr_across(x->buf, x->args, x->nargs, c->i) || t->n == TR_MAX_LOADS)
+        return true;
+    int slot = t->nslots;
+    for (int k = 0; k < t->n; k++)
+        if (t->load[k]->buf == x->buf && ir_expr_equal(t->load[k]->args[0], x->args[0]))
+            slot = t->slot[k];
+    t->load[t->n] = x;
+    t->slot[t->n++] = slot;
+    if (slot == t->nslots)
+        t->nslots++;
+    return false;
+}
+
+/* A load across rows, as its row of the transposed array (emit_vector_load). */
+static bool tr_load(cg_str *s, const ir_expr *x)
+{
+    tr_state *t = tr_cur;
+    for (int k = 0; t && k < t->n; k++)
+        if (t->load[k] == x) {
+            cg_str_printf(s, "tec_tl%d[%s - %lld]", t->slot[k], t->row, (long long)t->lo);
+            return true;
+        }
+    return false;
+}
+
+/* The address of lane 0 of a vector access with the row variable at its
+ * first value, in a block of its own that binds it. */
+static void tr_address(cg_emitter *e, cg_str *s, const ir_stmt *rows, const ir_buffer *b,
+                       const void *access, ir_expr *const *idx, const char *fmt, int slot,
+                       int64_t R)
+{
+    cg_line(e, s, "{");
+    e->indent++;
+    const char *v = cg_bind(e, rows->var, rows->var->name);
+    cg_line(e, s, "const %s %s = %lld;", cg_var_ctype(e, rows->var), v,
+            (long long)rows->lo->ival);
+    cg_str a = {0};
+    int64_t coef = 0;
+    if (vector_access(e, &a, b, access, idx, 1, &coef)) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%d", slot);
+        cg_line(e, s, fmt, slot >= 0 ? buf : "", (int)R, a.p ? a.p : "0", (long long)coef);
+    }
+    free(a.p);
+    cg_unbind(e, 1);
+    e->indent--;
+    cg_line(e, s, "}");
+}
+
+/* The body of a stepped loop as transposed accesses (see above); false
+ * when it is not of that form (the plain printer then prints it). */
+static bool emit_transposed(cg_emitter *e, cg_str *s, const ir_stmt *body)
+{
+    const ir_stmt *rows = tr_only(body);
+    if (!e->target || e->target->vector_bytes < 64 || !rows || rows->kind != IR_S_FOR ||
+        ir_for_step(rows) > 1 || !rows->lo || !rows->hi || rows->lo->kind != IR_INT ||
+        rows->hi->kind != IR_INT || !rows->var || rows->nbody != 1)
+        return false;
+    int64_t R = rows->hi->ival - rows->lo->ival;
+    const ir_stmt *st = tr_only(rows->body[0]);
+    if (R < 1 || R > 16 || !st || st->kind != IR_S_STORE || !st->value ||
+        st->value->dtype != IR_F32 || ir_expr_lanes(st->value) != 16)
+        return false;
+    tr_state t = {.lo = rows->lo->ival};
+    tr_find f = {&t, rows->var};
+    ir_expr_walk(st->value, tr_visit_load, &f);
+    bool tstore = tr_across(st->buf, st->args, st->nargs, rows->var);
+    if (!tstore && t.n == 0)
+        return false;
+    e->intrin_used = true;
+    e->indent++;
+    cg_line(e, s, "{   /* rows %s in %lld..%lld, transposed in registers */", rows->var->name,
+            (long long)rows->lo->ival, (long long)rows->hi->ival);
+    e->indent++;
+    bool declared[TR_MAX_LOADS] = {false};
+    for (int k = 0; k < t.n; k++) {
+        if (declared[t.slot[k]])
+            continue;   /* the same load as an earlier one */
+        declared[t.slot[k]] = true;
+        cg_line(e, s, "tec_f32x16 tec_tl%d[%lld];", t.slot[k], (long long)R);
+        tr_address(e, s, rows, t.load[k]->buf, t.load[k], t.load[k]->args,
+                   "tec_tload_f32x16(tec_tl%s, %d, &%s, %lld);", t.slot[k], R);
+    }
+    if (tstore)
+        cg_line(e, s, "tec_f32x16 tec_ts[%lld];", (long long)R);
+    const char *ct = cg_var_ctype(e, rows->var);
+    const char *v = cg_bind(e, rows->var, rows->var->name);
+    cg_line(e, s, "for (%s %s = %lld; %s < %lld; ++%s) {", ct, v, (long long)rows->lo->ival, v,
+            (long long)rows->hi->ival, v);
+    e->indent++;
+    t.row = v;
+    tr_state *saved = tr_cur;
+    tr_cur = &t;
+    if (tstore) {
+        cg_str val = {0};
+        cg_emit_vector_ir(e, &val, st->value);
+        cg_line(e, s, "tec_ts[%s - %lld] = %s;", v, (long long)rows->lo->ival, val.p ? val.p : "0");
+        free(val.p);
+    } else {
+        cg_emit_vector_store(e, s, st);
+    }
+    tr_cur = saved;
+    e->indent--;
+    cg_line(e, s, "}");
+    cg_unbind(e, 1);
+    if (tstore)
+        tr_address(e, s, rows, st->buf, st, st->args, "tec_tstore_f32x16(tec_ts%s, %d, &%s, %lld);",
+                   -1, R);
+    e->indent--;
+    cg_line(e, s, "}");
+    e->indent--;
+    return true;
+}
+
 /* for (v = lo; v < hi; v += step): a vectorized loop's vector part. */
 void cg_emit_stepped_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
 {
@@ -979,7 +1165,8 @@ void cg_emit_stepped_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
              hi ? hi : "0", v, (long long)ir_for_step(st));
     free(lo);
     free(hi);
-    cg_emit_body(e, s, st->nbody > 0 ? st->body[0] : NULL);
+    if (st->nbody < 1 || !emit_transposed(e, s, st->body[0]))
+        cg_emit_body(e, s, st->nbody > 0 ? st->body[0] : NULL);
     cg_line(e, s, "}");
     cg_unbind(e, 1);
 }
@@ -1185,8 +1372,94 @@ static void emit_requantize_helpers(cg_str *s, const char *funcs)
     }
 }
 
+/* tec_tstore_f32x16 and tec_tload_f32x16 (emit_transposed), when the
+ * kernels call them: n rows v[0..n) of 16 lanes to and from 16 columns of
+ * n contiguous elements, column c at p + c * s. */
+static void emit_transpose_helpers(cg_str *s, const char *funcs)
+{
+    if (!funcs || (!strstr(funcs, "tec_tstore_f32x16(") && !strstr(funcs, "tec_tload_f32x16(")))
+        return;
+    cg_str_puts(s,
+        "#if defined(__x86_64__) && defined(__AVX512F__)\n"
+        "/* rows a..d: lane k of u[m] becomes column 4k + m of the four (its own inverse) */\n"
+        "static inline void tec_tr4x4_f32x16(__m512 a, __m512 b, __m512 c, __m512 d, __m512 *u)\n"
+        "{\n"
+        "    __m512 t0 = _mm512_unpacklo_ps(a, b), t1 = _mm512_unpackhi_ps(a, b);\n"
+        "    __m512 t2 = _mm512_unpacklo_ps(c, d), t3 = _mm512_unpackhi_ps(c, d);\n"
+        "    u[0] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2)));\n"
+        "    u[1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2)));\n"
+        "    u[2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)));\n"
+        "    u[3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)));\n"
+        "}\n"
+        "/* rows (1 to 4) contiguous elements at p: exact unmasked accesses (a masked\n"
+        " * access across a cache line costs many times more on some cores) */\n"
+        "static inline void tec_st4_f32(float *p, __m128 x, int rows)\n"
+        "{\n"
+        "    if (rows == 4)\n"
+        "        _mm_storeu_ps(p, x);\n"
+        "    else {\n"
+        "        if (rows >= 2)\n"
+        "            _mm_storel_pi((__m64 *)p, x);\n"
+        "        if (rows != 2)\n"
+        "            _mm_store_ss(p + (rows == 3 ? 2 : 0), rows == 3 ? _mm_movehl_ps(x, x) : x);\n"
+        "    }\n"
+        "}\n"
+        "static inline __m128 tec_ld4_f32(const float *p, int rows)\n"
+        "{\n"
+        "    if (rows == 4)\n"
+        "        return _mm_loadu_ps(p);\n"
+        "    __m128 lo = rows >= 2 ? _mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)p) : _mm_load_ss(p);\n"
+        "    return rows == 3 ? _mm_movelh_ps(lo, _mm_load_ss(p + 2)) : lo;\n"
+        "}\n"
+        "#endif\n"
+        "static inline void tec_tstore_f32x16(const tec_f32x16 *v, int n, float *p, int64_t s)\n"
+        "{\n"
+        "#if defined(__x86_64__) && defined(__AVX512F__)\n"
+        "    for (int g = 0; g < n; g += 4) {\n"
+        "        __m512 z = _mm512_setzero_ps(), u[4];\n"
+        "        tec_tr4x4_f32x16((__m512)v[g], g + 1 < n ? (__m512)v[g + 1] : z,\n"
+        "                         g + 2 < n ? (__m512)v[g + 2] : z, g + 3 < n ? (__m512)v[g + 3] : z, u);\n"
+        "        int rows = n - g < 4 ? n - g : 4;\n"
+        "        for (int m = 0; m < 4; m++) {\n"
+        "            tec_st4_f32(p + g + m * s, _mm512_castps512_ps128(u[m]), rows);\n"
+        "            tec_st4_f32(p + g + (4 + m) * s, _mm512_extractf32x4_ps(u[m], 1), rows);\n"
+        "            tec_st4_f32(p + g + (8 + m) * s, _mm512_extractf32x4_ps(u[m], 2), rows);\n"
+        "            tec_st4_f32(p + g + (12 + m) * s, _mm512_extractf32x4_ps(u[m], 3), rows);\n"
+        "        }\n"
+        "    }\n"
+        "#else\n"
+        "    for (int r = 0; r < n; r++)\n"
+        "        for (int l = 0; l < 16; l++)\n"
+        "            p[l * s + r] = v[r][l];\n"
+        "#endif\n"
+        "}\n"
+        "static inline void tec_tload_f32x16(tec_f32x16 *v, int n, const float *p, int64_t s)\n"
+        "{\n"
+        "#if defined(__x86_64__) && defined(__AVX512F__)\n"
+        "    for (int g = 0; g < n; g += 4) {\n"
+        "        int rows = n - g < 4 ? n - g : 4;\n"
+        "        __m512 u[4], w[4];\n"
+        "        for (int m = 0; m < 4; m++) {\n"
+        "            u[m] = _mm512_castps128_ps512(tec_ld4_f32(p + g + m * s, rows));\n"
+        "            u[m] = _mm512_insertf32x4(u[m], tec_ld4_f32(p + g + (4 + m) * s, rows), 1);\n"
+        "            u[m] = _mm512_insertf32x4(u[m], tec_ld4_f32(p + g + (8 + m) * s, rows), 2);\n"
+        "            u[m] = _mm512_insertf32x4(u[m], tec_ld4_f32(p + g + (12 + m) * s, rows), 3);\n"
+        "        }\n"
+        "        tec_tr4x4_f32x16(u[0], u[1], u[2], u[3], w);\n"
+        "        for (int r = 0; r < rows; r++)\n"
+        "            v[g + r] = (tec_f32x16)w[r];\n"
+        "    }\n"
+        "#else\n"
+        "    for (int r = 0; r < n; r++)\n"
+        "        for (int l = 0; l < 16; l++)\n"
+        "            v[r][l] = p[l * s + r];\n"
+        "#endif\n"
+        "}\n\n");
+}
+
 void cg_emit_dot4_helpers(cg_str *s, const char *funcs)
 {
+    emit_transpose_helpers(s, funcs);
     emit_bf16_helpers(s, funcs);
     emit_rint_helpers(s, funcs);
     emit_requantize_helpers(s, funcs);

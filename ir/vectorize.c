@@ -49,6 +49,11 @@
  * store of the sum of its iterations' terms in the loop's order
  * (reduce_group).
  *
+ * With ir_vec_env's inner_loops, a serial loop of constant bounds (at most
+ * 16 iterations) stays a loop inside the vector body, its body vectorized
+ * (a tile's rows around its write-back; passes/vectorize.c interchanges
+ * them in, and the C backend transposes them in registers).
+ *
  * A loop whose body holds anything else (other inner loops, allocations, asserts,
  * calls, a store of every lane to one element, mixed element types, an if
  * with an else or inside a vector let, a store at an index that is not
@@ -87,6 +92,7 @@ typedef struct vz {
     struct vz_let *vlets;   /* lets holding vectors */
     int nvlets, capvlets;
     bool fail;              /* the chunk cannot be built: leave the loop */
+    bool inner_loops;       /* serial loops in the body stay loops (ir_vec_env) */
 } vz;
 
 static bool is_vlet(const vz *z, const ir_var *v)
@@ -263,6 +269,17 @@ static ir_stmt *reduce_group(vz *z, const ir_stmt *st, bool *ok)
     return guard ? ir_if(m, ir_expr_copy(m, guard), q, NULL) : q;
 }
 
+/* Whether st is a loop the vector body keeps as a loop (ir_vec_env's
+ * inner_loops): serial or unrolled, constant bounds, at most 16 iterations. */
+static bool kept_loop(const vz *z, const ir_stmt *st)
+{
+    return z->inner_loops && st->lo && st->hi && st->lo->kind == IR_INT &&
+           st->hi->kind == IR_INT && ir_for_step(st) <= 1 && st->nbody == 1 && st->var &&
+           ir_dtype_is_int(st->var->dtype) && st->hi->ival - st->lo->ival >= 1 &&
+           st->hi->ival - st->lo->ival <= 16 &&
+           (st->for_kind == IR_FOR_SERIAL || st->for_kind == IR_FOR_UNROLLED);
+}
+
 /* Unfolds blocks and inlines integer lets that depend on v, so every index
  * is an expression of v and invariant names; *ok false when the body holds
  * a statement a vector loop cannot. */
@@ -325,6 +342,11 @@ static ir_stmt *prepare(vz *z, const ir_stmt *st, bool *ok)
         return ir_stmt_copy(m, st);
     case IR_S_FOR: {
         ir_stmt *q = reduce_group(z, st, ok);
+        if (!q && *ok && kept_loop(z, st)) {
+            q = ir_stmt_copy(m, st);
+            q->body[0] = prepare(z, st->body[0], ok);
+            return q;
+        }
         if (!q)
             *ok = false;
         return q;
@@ -419,6 +441,8 @@ static bool fits(vz *z, const ir_stmt *st, bool *have_dt, int vlets)
             vlets++;
         }
         return fits(z, st->body[0], have_dt, vlets);
+    case IR_S_FOR:   /* a kept loop (prepare) */
+        return kept_loop(z, st) && fits(z, st->body[0], have_dt, vlets);
     case IR_S_STORE: {
         int64_t coef = 1;
         if (!access_coef(z, st->buf, st->args, st->nargs, &coef) || coef == 0)
@@ -725,6 +749,15 @@ static ir_stmt *vstmt(vz *z, const ir_stmt *st)
         return vlet(z, st);
     case IR_S_STORE:
         return vstore(z, st);
+    case IR_S_FOR: {   /* a kept loop: a fresh variable in each chunk */
+        ir_var *from[1] = {st->var};
+        ir_var *nv = ir_var_new(z->m, st->var->name, st->var->dtype);
+        ir_expr *to[1] = {ir_varref(z->m, nv)};
+        ir_stmt *q = ir_for(z->m, nv, ir_expr_copy(z->m, st->lo), ir_expr_copy(z->m, st->hi),
+                            st->for_kind, NULL);
+        q->body[0] = vstmt(z, ir_stmt_subst(z->m, st->body[0], from, to, 1));
+        return q;
+    }
     default:
         z->fail = true;
         return ir_seq_new(z->m);
@@ -1043,7 +1076,8 @@ ir_stmt *ir_vectorize_loop_env(ir_module *m, const ir_stmt *st, int vector_bytes
         st->nbody < 1 || !st->var || !ir_dtype_is_int(st->var->dtype) || ir_for_step(st) > 1)
         return NULL;
     int64_t lo = st->lo->ival, hi = st->hi->ival, n = hi - lo;
-    vz z = {.m = m, .v = st->var, .vbytes = vector_bytes > 0 ? vector_bytes : 16};
+    vz z = {.m = m, .v = st->var, .vbytes = vector_bytes > 0 ? vector_bytes : 16,
+            .inner_loops = env && env->inner_loops};
     bool ok = true, have_dt = false;
     ir_stmt *body = n >= 2 ? prepare(&z, st->body[0], &ok) : NULL;
     if (!body || !ok || !fits(&z, body, &have_dt, 0) || !have_dt)

@@ -28,6 +28,13 @@ typedef struct ir_vec_env {
     int nranges;
     ir_vec_local *locals;         /* innermost last */
     int nlocals;
+    /* the body may hold serial loops of constant bounds (at most 16
+     * iterations), kept as loops around their vectorized bodies: a
+     * transposed write-back, for j in 0..32 step 16 { for i in 0..8
+     * { Y[ramp(b + i, S, 16)] = T[ramp(i * 32 + j, 1, 16)] } }, which the
+     * C backend runs as an in-register transpose (passes/vectorize.c
+     * builds it) */
+    bool inner_loops;
 } ir_vec_env;
 
 /* ir_vectorize_loop, and with env (may be NULL) a loop of n iterations

@@ -13,6 +13,10 @@
  * loop reads or writes past its end gets a copy of its own, larger, in its
  * alloc (the scalar module the profile reads keeps the old one).
  *
+ * A tile's write-back whose vectors run across the output's rows gets its
+ * row loop moved inside the vector loop first ("transposed write-backs"
+ * below).
+ *
  * It runs after every other pass and every analysis (they read scalar IR:
  * blocks, unit-step loops): every -O level runs it first in its emission
  * pipeline (pass_emit_pipeline, then simplify from -O1) on the copy of the
@@ -21,6 +25,7 @@
  * visited; vector IR (loops stepping by the lanes) it leaves alone, so a
  * printed module read back and optimized again prints the same.
  */
+#include "ir/arith.h"
 #include "ir/target.h"
 #include "ir/vectorize.h"
 #include "passes/passes.h"
@@ -95,6 +100,136 @@ static void enlarge(ir_module *m, ir_stmt *alloc, int64_t need)
 
 static ir_stmt *walk(walk_ctx *c, ir_stmt *st);
 
+/* ---------------------------------------------------------------- transposed write-backs
+ *
+ * A register tile whose vectors run across the output's rows (a
+ * convolution's tile of 8 map positions by 32 output channels, written
+ * back into NCHW) reaches this pass as
+ *
+ *   for i in 0..8 {                          (the tile's rows)
+ *     for j in 0..32 vectorized {            (its columns)
+ *       Y[b + j * 3136 + i] = T[i * 32 + j]
+ *     }
+ *   }
+ *
+ * where every lane of a vector stores to another row of Y, one element at
+ * a time, while the 8 rows of one column are contiguous in Y; the fused
+ * layers after it (a residual add) read their operand the same way.  With
+ * the loops interchanged, j outside and i inside, the vector body holds a
+ * loop of 8 vector statements (ir_vec_env's inner_loops), which the C
+ * backend runs as a transpose in registers: 8 vectors of 16 lanes become
+ * 16 rows of 8 contiguous elements, stored (or loaded) whole
+ * (codegen/emit_vector.c, emit_transposed). */
+
+static ir_stmt *only(ir_stmt *s)
+{
+    while (s && s->kind == IR_S_SEQ && s->nbody == 1)
+        s = s->body[0];
+    return s;
+}
+
+static int64_t coef_of(const ir_affine *f, const ir_var *v)
+{
+    for (int i = 0; i < f->n; i++)
+        if (f->var[i] == v)
+            return f->coef[i];
+    return 0;
+}
+
+/* What a transposable loop nest's store reads. */
+typedef struct tr_ctx {
+    const ir_var *i, *j;     /* the rows' loop, the vector loop */
+    const ir_stmt *store;
+    bool ok;                 /* the stored buffer is read only at the stored element */
+    bool across;             /* some f32 access runs across rows (i contiguous, j not) */
+} tr_ctx;
+
+/* Whether a one-dimensional index has i at distance 1 and j at 2 or more
+ * (an element of row j, column i). */
+static bool across_rows(const ir_expr *idx, const ir_var *i, const ir_var *j)
+{
+    ir_affine f;
+    if (!ir_affine_of(idx, &f))
+        return false;
+    int64_t kj = coef_of(&f, j);
+    return coef_of(&f, i) == 1 && (kj >= 2 || kj <= -2);
+}
+
+static bool tr_visit(const ir_expr *x, void *p)
+{
+    tr_ctx *c = p;
+    if (x->kind == IR_SELECT) {   /* (an arm's loads are not read transposed) */
+        bool across = c->across;
+        ir_expr_walk(x->a, tr_visit, c);
+        ir_expr_walk(x->b, tr_visit, c);
+        ir_expr_walk(x->c, tr_visit, c);
+        c->across = across;
+        return false;
+    }
+    if (x->kind != IR_LOAD)
+        return true;
+    if (x->buf == c->store->buf) {
+        if (x->nargs != 1 || !ir_expr_equal(x->args[0], c->store->args[0]))
+            c->ok = false;
+    } else if (x->nargs == 1 && x->buf->dtype == IR_F32 && across_rows(x->args[0], c->i, c->j)) {
+        c->across = true;
+    }
+    return true;
+}
+
+/* The loop nest st = for i (serial, 2 to 16 iterations) { for j
+ * vectorized { one f32 store } } interchanged, when some access runs
+ * across rows and the iterations are independent: the store's index takes
+ * each (i, j) to an element of its own and the stored buffer is read only
+ * at the stored element; NULL otherwise. */
+static ir_stmt *interchanged(ir_module *m, const ir_stmt *st)
+{
+    if ((st->for_kind != IR_FOR_SERIAL && st->for_kind != IR_FOR_UNROLLED) || ir_for_step(st) > 1 ||
+        !st->lo || !st->hi || st->lo->kind != IR_INT || st->hi->kind != IR_INT || st->nbody != 1)
+        return NULL;
+    int64_t ni = st->hi->ival - st->lo->ival;
+    ir_stmt *in = only(st->body[0]);
+    if (ni < 2 || ni > 16 || !in || in->kind != IR_S_FOR || in->for_kind != IR_FOR_VECTORIZED ||
+        ir_for_step(in) > 1 || !in->lo || !in->hi || in->lo->kind != IR_INT ||
+        in->hi->kind != IR_INT || in->nbody != 1)
+        return NULL;
+    int64_t nj = in->hi->ival - in->lo->ival;
+    ir_stmt *b = only(in->body[0]);
+    if (b && b->kind == IR_S_BLOCK && !b->init && b->nbody == 1) {
+        ir_var *from[16];
+        ir_expr *to[16];
+        if (b->niters > 16)
+            return NULL;
+        for (int k = 0; k < b->niters; k++) {
+            from[k] = b->iters[k].var;
+            to[k] = b->iters[k].binding;
+        }
+        b = only(ir_stmt_subst(m, b->body[0], from, to, b->niters));
+    }
+    if (!b || b->kind != IR_S_STORE || b->nargs != 1 || b->buf->dtype != IR_F32 || !b->value)
+        return NULL;
+    tr_ctx c = {st->var, in->var, b, true, across_rows(b->args[0], st->var, in->var)};
+    ir_expr_walk(b->value, tr_visit, &c);
+    ir_expr_walk(b->args[0], tr_visit, &c);
+    /* each (i, j) its own element: the smaller distance times its loop's
+     * extent within the larger */
+    ir_affine f;
+    if (!c.ok || !c.across || !ir_affine_of(b->args[0], &f))
+        return NULL;
+    int64_t ki = coef_of(&f, st->var), kj = coef_of(&f, in->var);
+    ki = ki < 0 ? -ki : ki;
+    kj = kj < 0 ? -kj : kj;
+    if (!ki || !kj || (ki <= kj ? ki * ni > kj : kj * nj > ki))
+        return NULL;
+    ir_stmt *inner = ir_for(m, st->var, ir_expr_copy(m, st->lo), ir_expr_copy(m, st->hi),
+                            IR_FOR_SERIAL, NULL);
+    inner->body[0] = ir_stmt_copy(m, b);
+    ir_stmt *outer = ir_for(m, in->var, ir_expr_copy(m, in->lo), ir_expr_copy(m, in->hi),
+                            IR_FOR_VECTORIZED, NULL);
+    outer->body[0] = inner;
+    return outer;
+}
+
 /* Walks s's body with var in the range of [lo, hi] pushed. */
 static void walk_in_range(walk_ctx *c, ir_stmt *st, const ir_var *var, ir_interval r)
 {
@@ -113,9 +248,16 @@ static ir_stmt *walk(walk_ctx *c, ir_stmt *st)
         return NULL;
     ir_interval none = ir_interval_unknown();
     switch (st->kind) {
-    case IR_S_FOR:
+    case IR_S_FOR: {
+        ir_stmt *x = interchanged(c->m, st);
+        if (x) {
+            ir_vec_env env = {c->ranges, c->nranges, c->locals, c->nlocals, true};
+            ir_stmt *v = ir_vectorize_loop_env(c->m, x, target_vector_bytes(), &env);
+            if (v)
+                return v;
+        }
         if (st->for_kind == IR_FOR_VECTORIZED) {
-            ir_vec_env env = {c->ranges, c->nranges, c->locals, c->nlocals};
+            ir_vec_env env = {c->ranges, c->nranges, c->locals, c->nlocals, false};
             ir_stmt *v = ir_vectorize_loop_env(c->m, st, target_vector_bytes(), &env);
             if (v)
                 return v;
@@ -124,6 +266,7 @@ static ir_stmt *walk(walk_ctx *c, ir_stmt *st)
                       ir_interval_loop(ir_bounds(st->lo, c->ranges, c->nranges),
                                        ir_bounds(st->hi, c->ranges, c->nranges), ir_for_step(st)));
         return st;
+    }
     case IR_S_LET:
         walk_in_range(c, st, st->var,
                       ir_dtype_is_int(st->var->dtype) ? ir_bounds(st->value, c->ranges, c->nranges)
