@@ -325,8 +325,11 @@ static ir_stmt *fill_loop(ir_module *m, const pad_ctx *p, ir_buffer *buf, ir_buf
     }
     const char *bname = *suffix ? ir_sprintf(m->arena, "%s%s", name, suffix) : name;
     ir_stmt *blk = ir_block(m, bname, iters, buf->ndim, NULL, ir_store(m, xp, dst, buf->ndim, val));
+    /* (a row of 7 copies as 4 lanes and 3 scalars: 960 channels of 7x7
+     * padded per channel for a 3x3 depthwise convolution, 41 to 35 us on
+     * one thread) */
     return ir_for(m, inner, ir_int(m, from), ir_int(m, to),
-                  to - from >= 8 ? IR_FOR_VECTORIZED : IR_FOR_SERIAL, blk);
+                  to - from >= 4 ? IR_FOR_VECTORIZED : IR_FOR_SERIAL, blk);
 }
 
 /* For a pad at loop `at`: the loop's variable in p->at and its statement in
