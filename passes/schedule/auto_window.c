@@ -418,10 +418,62 @@ void merge_like_producer(auto_ctx *a)
     }
 }
 
+/* A copy that transposes (a channels-last padded copy: xp[h, w, c] =
+ * x[c, h, w], the store's last index c reading a dimension of x that is
+ * not its last) runs block by block of the vector's lanes along c: the
+ * lanes' block outermost, the other loops, the lanes innermost, so each
+ * block's gathers read a slice of the source that stays in the cache (16
+ * channels of 7x7: 3 KB), where the copy along all the channels at each
+ * position read the whole source once per position (1152 channels of 7x7
+ * for a 5x5 depthwise convolution with SiLU: 120 to 99 us on one thread). */
+static bool schedule_transpose_copy(auto_ctx *a, nest *ns)
+{
+    ir_stmt *b = ns->block;
+    const ir_stmt *st = b->nbody ? b->body[0] : NULL;
+    if (b->init || ns->n < 2 || !st || st->kind != IR_S_STORE || st->nargs < 2 ||
+        st->args[st->nargs - 1]->kind != IR_VAR || !st->value)
+        return false;
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].kind != IR_ITER_SPATIAL)
+            return false;
+    bool g = false;
+    const ir_expr *ld = unguarded_load(st->value, &g);
+    const ir_var *v = st->args[st->nargs - 1]->var;
+    if (!ld || ld->nargs < 2 || uses(ld->args[ld->nargs - 1], v) || !load_uses(ld, v))
+        return false;
+    int vi = -1;
+    for (int i = 0; i < ns->n; i++) {
+        const ir_itervar *it = iter_of(b, ns->loops[i]);
+        if (!it)
+            return false;
+        if (it->var == v)
+            vi = i;
+    }
+    int64_t e = vi >= 0 ? extent(ns->loops[vi]) : 0;
+    if (vi < 0 || e % a->lanes != 0 || e < 2 * a->lanes)
+        return false;
+    const char *vn = ns->loops[vi]->var->name;
+    const char *vo = auto_fresh(a, ir_sprintf(a->m->arena, "%s_o", vn));
+    const char *vin = auto_fresh(a, ir_sprintf(a->m->arena, "%s_i", vn));
+    if (!auto_step(a, "%s, %s = split(%s, %d)", vo, vin, vn, a->lanes))
+        return false;
+    char order[1024];
+    int pos = snprintf(order, sizeof order, "%s", vo);
+    for (int i = 0; i < ns->n; i++)
+        if (i != vi)
+            pos += snprintf(order + pos, sizeof order - (size_t)pos, ", %s", ns->loops[i]->var->name);
+    snprintf(order + pos, sizeof order - (size_t)pos, ", %s", vin);
+    auto_step(a, "reorder(%s)", order);
+    auto_step(a, "vectorize(%s)", vin);
+    if (a->threads > 1 && e / a->lanes >= a->threads)
+        auto_step(a, "parallel(%s)", vo);
+    return true;
+}
+
 void schedule_simple(auto_ctx *a, nest *ns)
 {
     ir_stmt *b = ns->block;
-    if (ns->n == 0)
+    if (ns->n == 0 || schedule_transpose_copy(a, ns))
         return;
     nest merged;
     if (merge_elementwise(a, ns) && auto_nest_of(a, b, &merged)) {
@@ -610,8 +662,87 @@ void pad_late(auto_ctx *a)
     }
 }
 
+/* ---------------------------------------------------------------- locals stored whole */
+
+/* Whether s, a nest of loops from 0 around one block, stores every element
+ * of T exactly once, at the block's own iteration variables (each spatial,
+ * as long as T's dimension, bound to one loop of that range, or to 0 for a
+ * dimension of 1; or 0 itself there), under no test, reading nothing of T. */
+static bool stores_whole(const ir_stmt *s, const ir_buffer *T)
+{
+    const ir_stmt *loops[32];
+    int nl = 0;
+    while (s && s->kind == IR_S_FOR && nl < 32) {
+        if (s->lo->kind != IR_INT || s->lo->ival != 0 || s->hi->kind != IR_INT || ir_for_step(s) != 1 ||
+            s->nbody != 1)
+            return false;
+        loops[nl++] = s;
+        s = s->body[0];
+    }
+    while (s && s->kind == IR_S_SEQ && s->nbody == 1)
+        s = s->body[0];
+    if (!s || s->kind != IR_S_BLOCK || s->init || s->nbody != 1 || !s->body[0])
+        return false;
+    const ir_stmt *st = s->body[0];
+    if (st->kind != IR_S_STORE || st->buf != T || st->nargs != T->ndim || ir_expr_loads(st->value, T))
+        return false;
+    bool used[32] = {false};
+    for (int d = 0; d < T->ndim; d++) {
+        if (T->shape[d] == 1 && ir_expr_is_int(st->args[d], 0))
+            continue;
+        const ir_itervar *it = NULL;
+        for (int i = 0; i < s->niters && st->args[d]->kind == IR_VAR; i++)
+            if (s->iters[i].var == st->args[d]->var)
+                it = &s->iters[i];
+        if (!it || it->kind != IR_ITER_SPATIAL || it->extent != T->shape[d])
+            return false;
+        if (T->shape[d] == 1 && it->binding->kind == IR_INT && it->binding->ival == 0)
+            continue;
+        int k = 0;
+        while (k < nl && !(it->binding->kind == IR_VAR && it->binding->var == loops[k]->var))
+            k++;
+        if (k == nl || used[k] || loops[k]->hi->ival != T->shape[d])
+            return false;
+        used[k] = true;
+    }
+    return true;
+}
+
+static bool mark_filled(const ir_stmt *s, void *p)
+{
+    (void)p;
+    if (s->kind != IR_S_ALLOC || !s->buf || s->buf->filled || s->buf->ndim > 32 || !s->nbody)
+        return true;
+    /* the first statement of the alloc's body that touches the buffer,
+     * through sequences and the allocs of other buffers */
+    const ir_stmt *first = s->body[0];
+    while (first && (first->kind == IR_S_SEQ || first->kind == IR_S_ALLOC)) {
+        const ir_stmt *next = NULL;
+        for (int i = 0; i < first->nbody && !next; i++)
+            if (ir_stmt_first_access(first->body[i], s->buf) != IR_ACCESS_NONE)
+                next = first->body[i];
+        first = next;
+    }
+    if (first && stores_whole(first, s->buf))
+        s->buf->filled = true;
+    return true;
+}
+
+/* A local buffer whose alloc's body first stores every element of it (a
+ * softmax's exponentials, computed whole before their sum) needs no zeroing
+ * when it is allocated: it is marked filled, so the kernel mallocs it
+ * instead of callocing (ViT-B/16's attention softmax zeroed 1.8 MB a run),
+ * and the interpreter fills it with NaN, which a read before the store
+ * would show.  Marked before any schedule step, on the program's own nests;
+ * every step keeps each store before the reads that follow it. */
+static void mark_filled_locals(auto_ctx *a)
+{
+    ir_stmt_walk(a->f->body, mark_filled, NULL, NULL);
+}
+
 void pad_inputs(auto_ctx *a)
 {
+    mark_filled_locals(a);   /* (the one place before the nests are scheduled) */
     for (int i = 0; i < a->f->nparams; i++) {
         const ir_buffer *pb[2] = {a->f->params[i], NULL};
         ir_stmt_walk(a->f->body, NULL, guarded_read, pb);
