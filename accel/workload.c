@@ -326,12 +326,63 @@ static bool is_weight(ir_buf_role r)
  * ir/arith.h's affine form of e (widening integer casts looked through),
  * whose every term must be an iteration variable of blk (or the variable
  * its binding names).  False when e is not affine in them. */
+/* pad() stores a copy that its reads index with stride S deinterleaved
+ * (passes/schedule/pad.c): padded index t = S * A + B is read at
+ * floormod(B, S) * H + A + floordiv(B, S), H the length of a phase.  Its
+ * geometry is t's: the two terms of B become B, and A's terms (those of
+ * coefficients below H; a row's are multiples of S * H) are multiplied by
+ * S.  False when f has no such pair of terms. */
+static bool undo_deinterleave(ir_affine *f, const ir_affine_rules *rules)
+{
+    int mi = -1, di = -1;
+    for (int t = 0; t < f->n && mi < 0; t++) {
+        const ir_expr *m = f->var[t] ? NULL : f->atom[t];
+        if (!m || m->kind != IR_FLOORMOD || m->b->kind != IR_INT || m->b->ival < 2)
+            continue;
+        for (int u = 0; u < f->n; u++) {
+            const ir_expr *d = f->var[u] ? NULL : f->atom[u];
+            if (d && d->kind == IR_FLOORDIV && f->coef[u] == 1 && ir_expr_equal(d->a, m->a) &&
+                ir_expr_equal(d->b, m->b) && f->coef[t] > 1) {
+                mi = t;
+                di = u;
+            }
+        }
+    }
+    if (mi < 0)
+        return false;
+    int64_t S = f->atom[mi]->b->ival, H = f->coef[mi];
+    const ir_expr *B = f->atom[mi]->a;
+    ir_affine g = {.c = f->c};
+    for (int t = 0; t < f->n; t++) {
+        if (t == mi || t == di)
+            continue;
+        int64_t k = f->coef[t];
+        if ((k < H && k > -H) && __builtin_mul_overflow(k, S, &k))
+            return false;
+        if (!(f->var[t] ? ir_affine_add_var(&g, f->var[t], k) : ir_affine_add_term(&g, f->atom[t], k)))
+            return false;
+    }
+    if (!ir_affine_add(&g, B, 1, rules, 0))
+        return false;
+    *f = g;
+    return true;
+}
+
 static bool affine_add(const ir_stmt *blk, const ir_expr *e, int64_t scale, int64_t *coef,
                        int64_t *c0)
 {
     static const ir_affine_rules rules = {.casts = true};
+    static const ir_affine_rules atoms = {.casts = true, .atoms = true};
     ir_affine f = {0};
-    if (!ir_affine_add(&f, e, scale, &rules, 0) || __builtin_add_overflow(*c0, f.c, c0))
+    if (!ir_affine_add(&f, e, scale, &rules, 0)) {
+        f = (ir_affine){0};
+        if (!ir_affine_add(&f, e, scale, &atoms, 0) || !undo_deinterleave(&f, &rules))
+            return false;
+        for (int t = 0; t < f.n; t++)
+            if (!f.var[t])
+                return false;
+    }
+    if (__builtin_add_overflow(*c0, f.c, c0))
         return false;
     for (int t = 0; t < f.n; t++) {
         int at = -1;

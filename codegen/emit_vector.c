@@ -1348,11 +1348,25 @@ static void emit_requantize_helpers(cg_str *s, const char *funcs)
             snprintf(name, sizeof name, "tec_v%sk_f32x%d(", op, L);
             if (!strstr(funcs, name))
                 continue;
+            /* GCC does not see the minps in the blend of 16 lanes (a
+             * compare, a zeroing move and a blend): its built-in, whose
+             * result is the second operand unless a < v (a > v) */
+            const char *isa = L == 16 ? "__AVX512F__" : L == 8 ? "__AVX__" : "__SSE__";
             cg_str_printf(s, "static inline tec_f32x%d tec_v%sk_f32x%d(tec_f32x%d a, float b)\n{\n"
                              "    tec_f32x%d v = tec_bcast_f32x%d(b);\n"
+                             "#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(%s)\n"
+                             "    typedef float tec_v __attribute__((vector_size(%d)));\n",
+                          L, op, L, L, L, L, isa, 4 * L);
+            if (L == 16)
+                cg_str_printf(s, "    return (tec_f32x16)__builtin_ia32_%sps512_mask((tec_v)a, (tec_v)v, (tec_v)v, "
+                                 "(unsigned short)-1, 4);\n", op);
+            else
+                cg_str_printf(s, "    return (tec_f32x%d)__builtin_ia32_%sps%s((tec_v)a, (tec_v)v);\n", L, op,
+                              L == 8 ? "256" : "");
+            cg_str_printf(s, "#else\n"
                              "    tec_mf32x%d m = a %c v;\n"
-                             "    return (tec_f32x%d)(((tec_mf32x%d)a & m) | ((tec_mf32x%d)v & ~m));\n}\n\n",
-                          L, op, L, L, L, L, L, mx ? '>' : '<', L, L, L);
+                             "    return (tec_f32x%d)(((tec_mf32x%d)a & m) | ((tec_mf32x%d)v & ~m));\n#endif\n}\n\n",
+                          L, mx ? '>' : '<', L, L, L);
         }
     for (int mx = 0; mx < 2; mx++) {
         const char *op = mx ? "max" : "min";
