@@ -32,7 +32,12 @@
  * regions).  The team cannot be forced from here: a kernel sizes its
  * threads' scratch by the count tec set.  The busy
  * columns (thread 0, the caller, and thread 1) tell a split that gives one
- * thread more to do from a thread that is slower at the same work.  The time between regions (the calls' serial code, the executor)
+ * thread more to do from a thread that is slower at the same work.
+ *
+ * OMP_TRACE_ONE=NAME,NAME... runs the regions of those kernels on one
+ * thread (an experiment: which layers would be faster so; fewer threads
+ * than tec set are safe, more are not: a kernel sizes its threads' scratch
+ * by the count tec set).  The time between regions (the calls' serial code, the executor)
  * is not seen here.
  *
  * It must not load libgomp itself: tec sets libgomp's environment
@@ -57,6 +62,7 @@ typedef void (*gomp_parallel_fn)(region_fn, void *, unsigned, unsigned);
 typedef int (*omp_int_fn)(void);
 
 static gomp_parallel_fn real_parallel;
+static const char *one_thread_kernels;   /* OMP_TRACE_ONE */
 static omp_int_fn thread_num, num_threads;
 
 /* One kernel's regions of one team size, added up (ns). */
@@ -72,7 +78,8 @@ typedef struct kernel_stats {
 } kernel_stats;
 
 #define SLOW_FORK_NS 5000
-static int64_t last_end;     /* when the last region returned */
+static int64_t last_end;     /* when the last region returned, */
+static int last_team;        /* on how many threads */
 
 static kernel_stats stats[MAX_KERNELS];
 static int nstats;
@@ -127,6 +134,7 @@ void GOMP_parallel(region_fn fn, void *data, unsigned nthreads, unsigned flags)
         real_parallel = (gomp_parallel_fn)dlsym(RTLD_NEXT, "GOMP_parallel");
         thread_num = (omp_int_fn)dlsym(RTLD_DEFAULT, "omp_get_thread_num");
         num_threads = (omp_int_fn)dlsym(RTLD_DEFAULT, "omp_get_num_threads");
+        one_thread_kernels = getenv("OMP_TRACE_ONE");
         if (!real_parallel || !thread_num || !num_threads) {
             fprintf(stderr, "omp_trace: libgomp's GOMP_parallel not found\n");
             abort();
@@ -136,6 +144,8 @@ void GOMP_parallel(region_fn fn, void *data, unsigned nthreads, unsigned flags)
     const void *ret = __builtin_return_address(0);
     bool found = dladdr(ret, &info) && info.dli_saddr;
     const void *caller = found ? info.dli_saddr : ret;
+    if (found && one_thread_kernels && info.dli_sname && strstr(one_thread_kernels, info.dli_sname))
+        nthreads = 1;
     region r = {.fn = fn, .data = data};
     int64_t t0 = now_ns();
     real_parallel(timed_body, &r, nthreads, flags);
@@ -160,10 +170,13 @@ void GOMP_parallel(region_fn fn, void *data, unsigned nthreads, unsigned flags)
         k->work += sum / team;
         k->imbal += longest - sum / team;
         k->join += t1 - last_out;
-        k->gap += last_end ? t0 - last_end : 0;
+        /* (after a region of another team size: a run tec put on one
+         * thread, whose time is not a gap of this one) */
+        k->gap += last_end && last_team == team ? t0 - last_end : 0;
         k->slow_forks += last_in - t0 > SLOW_FORK_NS;
     }
     last_end = now_ns();
+    last_team = team;
     pthread_mutex_unlock(&stats_lock);
 }
 

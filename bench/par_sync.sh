@@ -71,11 +71,12 @@ for path in $models; do
     ms=$(sed -n 's/^time: median of [0-9]* runs after a warm-up: \([0-9.]*\) us$/\1/p' "$tmp/o2")
     t2=$(awk '$1 == "TOTAL" && $2 == 2' "$tmp/t2")
     t1=$(awk '$1 == "TOTAL" && $2 == 1' "$tmp/t1")
-    echo "$t2 | $t1" | awk -v m="$m" -v rtt="$r0/$r1" -v ms="$ms" '{
-        # TOTAL team regions wall work fork imbal join sync% busy0 busy1 | TOTAL 1 regions wall work ...
-        w1 = $17
+    # TOTAL team regions wall work fork imbal join sync% busy0 busy1 gap slow
+    awk -v m="$m" -v rtt="$r0/$r1" -v ms="$ms" -v t1="$t1" '{
+        split(t1, one, " ")
+        w1 = one[5]
         printf "%-16s %9s %7.2f %7.1f %8.0f %7.0f %7.0f %7.0f %5.1f %8.0f %5.2f %5.2f\n",
-            m, rtt, ms / 1000, $3, $4, $6, $7, $8, $9, w1, w1 / $4, 2 * $5 / w1 }'
+            m, rtt, ms / 1000, $3, $4, $6, $7, $8, $9, w1, w1 / $4, 2 * $5 / w1 }' <<<"$t2"
     if [ -n "$kernels" ]; then
         echo "## $m, 2 threads (rtt $r0 ns before)"; cat "$tmp/t2"
         echo "## $m, 1 thread"; cat "$tmp/t1"

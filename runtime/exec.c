@@ -577,7 +577,11 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
     if (timed) {
         /* (the look at the machine goes on while runs use one thread) */
         busy = rt_threads_before_call(o->lib, o->threads);
-        one = !rt_threads_global()->one_thread && rt_one_thread_before(&r->one_thread, busy);
+        /* while other processes hold the processors, all threads, asleep:
+         * each gets its share of the processors (the choice is made, and
+         * tried, among the other runs; runtime/threads.h) */
+        one = !busy && !rt_threads_global()->one_thread &&
+              rt_one_thread_before(&r->one_thread, busy);
     }
     if (one)
         cg_set_threads(o->lib, 1);
@@ -600,7 +604,7 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
             rt_report_call_error(err, d);
     }
     int64_t ns = timed ? rt_threads_now_ns() - t0 : 0;
-    if (timed && ok)
+    if (timed && ok && !busy)
         rt_one_thread_after(&r->one_thread, one, ns);
     if (timed && ok && !one && r->spread_bytes)
         rt_one_thread_after(&r->placement, r->apart, ns);

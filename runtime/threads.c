@@ -39,15 +39,19 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
 {
     if (threads < 1)
         threads = 1;
+    /* the competitors: processes of the normal policies cannot take a
+     * processor from real-time threads (other real-time ones can: the
+     * waiting and the times still tell) */
+    int others = r->realtime ? 0 : r->others;
     /* no other process wants the processors this run's threads leave */
-    bool free_cpus = r->others <= r->cpus - threads;
+    bool free_cpus = others <= r->cpus - threads;
     if (!s->started) {
         /* The first call: asleep at once on a crowded machine, trying
          * spinning soon (when the calls have times asleep to compare
          * with); else the first window tells (a niced process that happens
          * to run now must not cost a short run its spinning). */
         s->started = true;
-        s->busy = r->others > r->cpus;
+        s->busy = others > r->cpus;
         s->backoff_ns = RT_THREADS_PROBE_MIN_NS;
         s->busy_at_ns = r->now_ns;
         s->probe_at_ns = r->now_ns + RT_THREADS_PROBE_FIRST_NS;
@@ -66,7 +70,7 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
             s->backoff_ns = RT_THREADS_PROBE_MIN_NS;
         }
         s->probing = false;
-    } else if ((r->now_ns >= s->probe_at_ns && (r->others <= r->cpus || !s->tried)) ||
+    } else if ((r->now_ns >= s->probe_at_ns && (others <= r->cpus || !s->tried)) ||
                (free_cpus && r->now_ns >= s->busy_at_ns + RT_THREADS_PROBE_MIN_NS)) {
         /* Spin again when the processors are free (not sooner than the
          * least back-off, so a competitor that comes and goes between
@@ -395,8 +399,10 @@ bool rt_threads_before_call(cg_library *lib, int threads)
             files.self_stat = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
             files.loadavg = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
         }
+        int policy = sched_getscheduler(0);
         rt_threads_reading r = {.now_ns = now, .cpus = (int)sysconf(_SC_NPROCESSORS_ONLN),
-                                .call_ns = s->call_ns, .cmp_ns = s->cmp_ns, .ref_ns = s->ref_ns};
+                                .call_ns = s->call_ns, .cmp_ns = s->cmp_ns, .ref_ns = s->ref_ns,
+                                .realtime = policy == SCHED_FIFO || policy == SCHED_RR};
         s->call_ns = s->cmp_ns = s->ref_ns = 0;
         s->window_calls = 0;
         int mine = 0, all = machine_runnable(&files);

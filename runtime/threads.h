@@ -46,6 +46,16 @@
  *   try: a window of spinning there costs more than the window (the
  *   scheduler then owes the others the time the spinning took).
  *
+ * - real-time: threads of a real-time scheduling policy (SCHED_FIFO,
+ *   SCHED_RR: `chrt -f`) preempt every process of the normal policies, so
+ *   runnable processes do not count as others for them, however many there
+ *   are (other real-time processes can still hold the processors: the
+ *   times and the waiting tell as above).  Counted, they sent a run under
+ *   `chrt -f 5` on the loaded machine of bench/results/par_s10.txt to
+ *   sleep in most of its calls, and Inception-v3 on 2 threads took 63.6
+ *   ms where spinning took 57.7 (its forks woke a sleeping thread 85
+ *   times a run).
+ *
  * The decision (rt_threads_decide) is a pure function of those readings,
  * so tests can drive it.
  *
@@ -78,7 +88,13 @@
  * crowded machine), the threads waiting as they wait at the run's start (spinning or asleep:
  * a time of each; without one for the way they wait now, the run uses
  * all the threads and gives it).  Only a try and such a run decide.  The first run (the warm-up: page
- * faults, cold caches) runs on all threads and is not counted. */
+ * faults, cold caches) runs on all threads and is not counted.  A run
+ * that starts busy (other processes hold the processors) uses all threads,
+ * asleep, and neither counts nor tries: each thread then gets its share of
+ * the processors, and the runs' times there vary more than the choice
+ * gains.  Counted, such runs sent MobileNetV2 under a spinning competitor
+ * on a loaded machine to one thread in 1-2 runs of 10 and took 22-140 ms
+ * a run where all threads asleep took 12-80 (bench/results/par_s10.txt). */
 #ifndef TEC_RT_THREADS_H
 #define TEC_RT_THREADS_H
 
@@ -124,6 +140,9 @@ typedef struct rt_threads_reading {
     /* the window's timed calls: their time, the part of it whose calls
      * have a time the other way of waiting, and those times (ns) */
     int64_t call_ns, cmp_ns, ref_ns;
+    /* the calling thread has a real-time scheduling policy (SCHED_FIFO or
+     * SCHED_RR, as `chrt` gives; the parallel loops' threads inherit it) */
+    bool realtime;
 } rt_threads_reading;
 
 #define RT_ONE_GAIN 0.05         /* one thread must be 5% faster to be kept */

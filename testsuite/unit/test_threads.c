@@ -131,6 +131,22 @@ int main(void)
     check_i("a little waiting (10%)", look(&s, 10, 1, 3), 0);
     group_end();
 
+    group_begin("real-time threads: runnable processes are no competitors");
+    s = (rt_threads_state){0};
+    rt_threads_reading rt = {.now_ns = 0, .others = 9, .cpus = 2, .realtime = true};
+    check_i("first call, 9 others runnable: spinning", rt_threads_decide(&s, &rt, 2), 0);
+    rt = (rt_threads_reading){.now_ns = 5 * MS, .others = 9, .cpus = 2, .call_ns = 5 * MS,
+                              .realtime = true};
+    check_i("no waiting", rt_threads_decide(&s, &rt, 2), 0);
+    /* another real-time process holds a processor */
+    rt = (rt_threads_reading){.now_ns = 10 * MS, .wait_ns = 5 * MS, .others = 9, .cpus = 2,
+                              .call_ns = 5 * MS, .realtime = true};
+    check_i("waiting half the time: asleep", rt_threads_decide(&s, &rt, 2), 1);
+    rt = (rt_threads_reading){.now_ns = 111 * MS, .wait_ns = 5 * MS, .others = 9, .cpus = 2,
+                              .realtime = true};
+    check_i("a try after the least back-off, 9 runnable", rt_threads_decide(&s, &rt, 2), 0);
+    group_end();
+
     group_begin("one competitor at the first call: the waiting tells");
     s = (rt_threads_state){0};
     check_i("first call", look(&s, 0, 0, 1), 0);
