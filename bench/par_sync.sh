@@ -21,6 +21,8 @@
 #   gain      work1 / (2T wall): the speed-up of the regions
 #   infl      2 * (2T work) / work1: how much more the same work takes split
 #             on two processors (data another processor wrote, shared lines)
+#   gap gap1  the serial time between regions per run on 2 threads and on 1
+#             (the other thread waits meanwhile)
 #
 # --kernels also prints bench/omp_trace.c's table per kernel (2T, then 1T).
 # Runs under `chrt -f 5` when it can (the machine is shared), as root.
@@ -46,8 +48,8 @@ rt=
 chrt -f 5 true 2>/dev/null && rt="chrt -f 5"
 rtt() { $rt "$tmp/vcpu_rtt" | awk '{print $3}'; }
 echo "# bench/par_sync.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)${rt:+, under $rt}"
-printf '%-16s %9s %7s %7s %8s %7s %7s %7s %5s %8s %5s %5s\n' model rtt ms regions wall \
-    fork imbal join sync% work1 gain infl
+printf '%-16s %9s %7s %7s %8s %7s %7s %7s %5s %8s %5s %5s %6s %6s\n' model rtt ms regions wall \
+    fork imbal join sync% work1 gain infl gap gap1
 for path in $models; do
     m=$(basename "$path"); m=${m%.*}
     args=(-O2 --repeat "$REPEAT" "$path")
@@ -75,8 +77,8 @@ for path in $models; do
     awk -v m="$m" -v rtt="$r0/$r1" -v ms="$ms" -v t1="$t1" '{
         split(t1, one, " ")
         w1 = one[5]
-        printf "%-16s %9s %7.2f %7.1f %8.0f %7.0f %7.0f %7.0f %5.1f %8.0f %5.2f %5.2f\n",
-            m, rtt, ms / 1000, $3, $4, $6, $7, $8, $9, w1, w1 / $4, 2 * $5 / w1 }' <<<"$t2"
+        printf "%-16s %9s %7.2f %7.1f %8.0f %7.0f %7.0f %7.0f %5.1f %8.0f %5.2f %5.2f %6.0f %6.0f\n",
+            m, rtt, ms / 1000, $3, $4, $6, $7, $8, $9, w1, w1 / $4, 2 * $5 / w1, $12, one[12] }' <<<"$t2"
     if [ -n "$kernels" ]; then
         echo "## $m, 2 threads (rtt $r0 ns before)"; cat "$tmp/t2"
         echo "## $m, 1 thread"; cat "$tmp/t1"
