@@ -49,6 +49,12 @@ void cg_cache_touch(const char *path);
  * trim to the next process that writes an entry. */
 void cg_cache_trim(const char *top, bool verbose);
 
+/* A descriptor of the cache entry so_path that cg_compile handed out and
+ * holds open until cg_load (cg_release_temp) lets go of it, or -1: the
+ * loader loads the entry through it (/proc/self/fd/N) when a trim
+ * removed the file in between. */
+int cg_cache_held_fd(const char *so_path);
+
 /* Says once per process, on stderr, that the disk of the cache folder
  * `top` is full and what is not cached for it (`what`); false when it has
  * been said. */

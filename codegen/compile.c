@@ -1300,10 +1300,9 @@ static void key_digest(const cg_text *prefix, const char *c_source, char hex[65]
  * file cut short by a full disk or a crash must not poison the cache) and
  * say it is the build of this key (a stray shared object lacks the
  * kernels).  RTLD_LAZY: the runtime hooks it may need are checked when the
- * kernels load.  An entry that can be used stays loaded (*handle), so
- * that a trim removing its file before cg_load does no harm. */
+ * kernels load. */
 static const char *entry_problem(const char *path, const char *hex, char *why, size_t n,
-                                 bool *untrusted, void **handle)
+                                 bool *untrusted)
 {
     struct stat st;
     *untrusted = true;
@@ -1328,11 +1327,10 @@ static const char *entry_problem(const char *path, const char *hex, char *why, s
             return why;
         }
         const char *key = dlsym(h, CACHE_KEY_SYMBOL);
-        if (key && strcmp(key, hex) == 0) {
-            *handle = h;
-            return NULL;
-        }
+        bool same = key && strcmp(key, hex) == 0;
         dlclose(h);
+        if (same)
+            return NULL;
         snprintf(why, n, "is not the build of its key (%s)",
                  key ? "it names another" : "no " CACHE_KEY_SYMBOL);
     }
@@ -1657,50 +1655,73 @@ static void remove_all_temps(void)
     pthread_mutex_unlock(&temp_lock);
 }
 
-/* Cache entries cg_compile handed out, held loaded until cg_load has
- * loaded them (a trim of this or another process may remove the file
- * meanwhile: the loader finds the object loaded under its path). */
+/* Cache entries cg_compile handed out, held open until cg_load has
+ * loaded them: a trim of this or another process may remove the file
+ * meanwhile, and the loader then loads it through the open file
+ * (cg_cache_held_fd).  Open, not loaded: a file changed in place (which
+ * no writer of the cache does) cannot fault a mapping held here. */
 typedef struct cg_held_entry {
     char *so;
-    void *handle;
+    int fd;
     struct cg_held_entry *next;
 } cg_held_entry;
 
 static cg_held_entry *held;
 
-/* Keeps the loaded entry so_path until cg_release_temp (without memory for
- * that, it is let go: a file trimmed before the load is then a load
- * error, as before the cap). */
-static void hold_loaded(const char *so_path, void *handle)
+/* Lets go of the hold of so_path, if there is one. */
+static void drop_hold(const char *so_path)
 {
+    pthread_mutex_lock(&temp_lock);
+    for (cg_held_entry **p = &held; *p; p = &(*p)->next)
+        if (strcmp((*p)->so, so_path) == 0) {
+            cg_held_entry *e = *p;
+            *p = e->next;
+            close(e->fd);
+            free(e->so);
+            free(e);
+            break;
+        }
+    pthread_mutex_unlock(&temp_lock);
+}
+
+/* Holds the entry so_path open until cg_release_temp (one hold per path:
+ * a second replaces the first).  Without memory or a descriptor for that
+ * it is not held: a file trimmed before the load is then a load error. */
+static void hold_open(const char *so_path)
+{
+    drop_hold(so_path);
     cg_held_entry *e = malloc(sizeof *e);
     if (!e || !(e->so = strdup(so_path))) {
         free(e);
-        dlclose(handle);
         return;
     }
-    e->handle = handle;
+    if ((e->fd = open(so_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+        free(e->so);
+        free(e);
+        return;
+    }
     pthread_mutex_lock(&temp_lock);
     e->next = held;
     held = e;
     pthread_mutex_unlock(&temp_lock);
 }
 
+int cg_cache_held_fd(const char *so_path)
+{
+    int fd = -1;
+    pthread_mutex_lock(&temp_lock);
+    for (const cg_held_entry *e = held; e && fd < 0; e = e->next)
+        if (strcmp(e->so, so_path) == 0)
+            fd = e->fd;
+    pthread_mutex_unlock(&temp_lock);
+    return fd;
+}
+
 void cg_release_temp(const char *so_path)
 {
     if (!so_path)
         return;
-    pthread_mutex_lock(&temp_lock);
-    for (cg_held_entry **p = &held; *p; p = &(*p)->next)
-        if (strcmp((*p)->so, so_path) == 0) {
-            cg_held_entry *e = *p;
-            *p = e->next;
-            dlclose(e->handle);
-            free(e->so);
-            free(e);
-            break;
-        }
-    pthread_mutex_unlock(&temp_lock);
+    drop_hold(so_path);
     cg_temp_dir *found = NULL;
     pthread_mutex_lock(&temp_lock);
     for (cg_temp_dir **p = &temps; *p; p = &(*p)->next)
@@ -2336,18 +2357,17 @@ static char *compile_cached(const char *c_source, const cg_options *o, diag *d)
         oom(d);
         goto out;
     }
-    /* An entry found is loaded under the folder's lock (no trim removes it
-     * between the two), then held loaded until cg_load. */
+    /* An entry found is checked and opened under the folder's lock (no
+     * trim removes it in between), then held open until cg_load. */
     int lock = cg_cache_hold(dir);
     struct stat st;
     if (lstat(path, &st) == 0) {
         char why[512];
         bool untrusted;
-        void *handle = NULL;
-        if (!entry_problem(path, hex, why, sizeof why, &untrusted, &handle)) {
+        if (!entry_problem(path, hex, why, sizeof why, &untrusted)) {
             cg_cache_touch(path);
+            hold_open(path);
             cg_cache_release(lock);
-            hold_loaded(path, handle);
             ir_phase_note("from the cache");
             if (o && o->verbose) {
                 fprintf(d->out ? d->out : stderr, "tec: kernel cache hit: %s\n", path);
@@ -2379,24 +2399,20 @@ static char *compile_cached(const char *c_source, const cg_options *o, diag *d)
     }
     if (!built)
         goto no_space;
-    /* Loaded and held as a hit is, before the trim (which may remove it,
-     * the newest entry, only when the cap is smaller than it). */
-    char why[512];
-    bool untrusted;
-    void *handle = NULL;
+    /* Held open as a hit is, before the trim (which may remove it, the
+     * newest entry, only when the cap is smaller than it). */
     lock = cg_cache_hold(dir);
-    bool loaded = !entry_problem(path, hex, why, sizeof why, &untrusted, &handle);
+    hold_open(path);
     cg_cache_release(lock);
-    if (loaded) {
-        hold_loaded(path, handle);
+    if (cg_cache_held_fd(path) >= 0) {
         result = path;
         path = NULL;
     } else {
         /* gone already (another process's trim): built where --no-cache
          * builds, rather than fail */
         if (o && o->verbose)
-            fprintf(d->out ? d->out : stderr, "tec: kernel cache entry %s %s after it was "
-                    "built; building in TMPDIR\n", path, why);
+            fprintf(d->out ? d->out : stderr, "tec: kernel cache entry %s is gone after it "
+                    "was built; building in TMPDIR\n", path);
         result = compile_no_cache(c_source, &b.x, o, d);
     }
     cg_cache_trim(dir, o && o->verbose);

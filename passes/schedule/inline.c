@@ -160,7 +160,7 @@ typedef struct cover {
     int npath;
     bool deep;                           /* more than COVER_DEPTH of them */
     const char *why;                     /* what could not be shown */
-    ir_var_range range[2 * COVER_DEPTH]; /* loops and named variables, for ir_bounds */
+    ir_var_range range[3 * COVER_DEPTH]; /* loops and named variables, for ir_bounds */
     int nrange;
     const ir_var *loop[COVER_DEPTH];
     int64_t base[COVER_DEPTH], step[COVER_DEPTH], count[COVER_DEPTH];
@@ -259,19 +259,25 @@ static bool cover_scopes(cover *k)
                 k->why = "a loop around it has bounds that are not constants";
                 return false;
             }
-            if (lo.lo >= hi.lo) {
-                k->why = "a loop around it never runs";
+            int64_t n;
+            if (lo.lo >= hi.lo || __builtin_sub_overflow(hi.lo, lo.lo, &n)) {
+                k->why = lo.lo >= hi.lo ? "a loop around it never runs"
+                                        : "a loop around it has bounds too far apart";
                 return false;
             }
             int l = k->nloops++;
             k->loop[l] = s->var;
             k->base[l] = lo.lo;
             k->step[l] = step;
-            k->count[l] = (hi.lo - lo.lo - 1) / step + 1;
+            k->count[l] = (n - 1) / step + 1;   /* the last value is at most hi - 1 */
             k->owner[l] = -1;
             k->range[k->nrange++] = (ir_var_range){s->var, lo.lo, lo.lo + step * (k->count[l] - 1)};
         }
         int nnamed = s->kind == IR_S_BLOCK ? s->niters : s->kind == IR_S_LET;
+        if (k->nnamed + nnamed > 2 * COVER_DEPTH) {
+            k->why = "it is nested or indexed too deeply";
+            return false;
+        }
         for (int j = 0; j < nnamed; j++) {
             const ir_var *v = s->kind == IR_S_BLOCK ? s->iters[j].var : s->var;
             const ir_expr *x = s->kind == IR_S_BLOCK ? s->iters[j].binding : s->value;
@@ -296,7 +302,7 @@ static int by_size(const void *a, const void *b)
 static bool index_span(cover *k, int d)
 {
     const ir_affine *f = &k->index[d];
-    int64_t sizes[IR_AFFINE_MAX][2];   /* |coef * step|, count */
+    int64_t sizes[IR_AFFINE_MAX][2];   /* |coef * step|, count: the terms that vary */
     int n = 0;
     ir_interval all = ir_interval_point(f->c);
     for (int i = 0; i < f->n; i++) {
@@ -311,8 +317,10 @@ static bool index_span(cover *k, int d)
         int64_t size;
         if (__builtin_mul_overflow(f->coef[i], k->step[l], &size) || size == INT64_MIN)
             return false;
-        sizes[n][0] = size < 0 ? -size : size;
-        sizes[n++][1] = k->count[l];
+        if (k->count[l] > 1) {
+            sizes[n][0] = size < 0 ? -size : size;
+            sizes[n++][1] = k->count[l];
+        }
     }
     qsort(sizes, (size_t)n, sizeof *sizes, by_size);
     int64_t span = 0;   /* what the terms so far span */

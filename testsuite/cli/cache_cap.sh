@@ -53,9 +53,12 @@ for r in 1 2 3; do
     done
 done
 [ "$(entries)" -le "$cap" ] || fail "after the concurrent runs: $(entries) bytes, over $cap"
-# a cap of 0: nothing is kept, the result is still right
-TEC_CACHE_MAX=0 expect_status 0 "$TEC" p6.te --save-outputs z
-cmp z/y.npy ref6/y.npy || fail "TEC_CACHE_MAX=0: wrong output"
+# a cap of 0: a run that writes entries (a new program) keeps none, and
+# its result is still right
+printf 'input x: f32[4, 8]\ny[i, j] = x[i, j] * 9.5 + 1\noutput y\n' >p9.te
+"$TEC" --no-cache p9.te --save-outputs ref9 >/dev/null 2>&1 || fail "p9 --no-cache"
+TEC_CACHE_MAX=0 expect_status 0 "$TEC" p9.te --save-outputs z
+cmp z/y.npy ref9/y.npy || fail "TEC_CACHE_MAX=0: wrong output"
 [ "$(entries)" = 0 ] || fail "TEC_CACHE_MAX=0 left $(entries) bytes"
 # not a size
 TEC_CACHE_MAX=12Q expect_status 0 "$TEC" p6.te
