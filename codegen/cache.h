@@ -7,7 +7,7 @@
  * Every tec process of the user shares the folder at once.  Its size is
  * capped (cg_cache_limit): a process that wrote entries trims the folder
  * (cg_cache_trim), removing the least recently used entries until the
- * rest fit.  An entry's last use is its file's modification time, which
+ * rest fit in nine tenths of it.  An entry's last use is its file's modification time, which
  * every use sets (cg_cache_touch), not the access time that many mounts
  * do not keep.  A data file (.weights, .constdata) keeps its times (the
  * entry checks its identity); it goes with its index file (.import,
@@ -43,8 +43,15 @@ void cg_cache_release(int lock);
 /* Marks the entry file at path used now (its modification time). */
 void cg_cache_touch(const char *path);
 
-/* Removes the least recently used entries of the cache folder `top` until
- * the rest fit in cg_cache_limit() bytes; with verbose, says what it
+/* Adds bytes to what this process wrote into the cache folder since its
+ * last trim: the trim counts the folder's files only when that, added to
+ * the folder's last count, may pass the cap (or the count is an hour
+ * old). */
+void cg_cache_wrote(long long bytes);
+
+/* When the cache folder `top` holds more than cg_cache_limit() bytes of
+ * entries, removes the least recently used until the rest fit in nine
+ * tenths of it; with verbose, says what it
  * removed on stderr.  Waits a while for the folder's lock, else leaves the
  * trim to the next process that writes an entry. */
 void cg_cache_trim(const char *top, bool verbose);

@@ -1012,6 +1012,8 @@ static bool compile_into(const char *c_source, char *const *inputs, int ninputs,
         diag_error(d, diag_noloc(), "cannot create %s: %s", final_path, strerror(errno));
     } else {
         ok = true;
+        if (stat(final_path, &st) == 0)   /* for the cache's trim (outside it: harmless) */
+            cg_cache_wrote((long long)st.st_size);
     }
     free(r.output.p);
 out:
@@ -1092,11 +1094,12 @@ static bool make_dirs(const char *path, build_trouble *trouble, diag *d)
 /* A run killed (SIGKILL: no handler cleans up) while it built leaves its
  * build folder, .tec-XXXXXX, in the cache (or, building without the
  * cache, its folder TMPDIR/tec-XXXXXX); while it wrote a run, import or
- * consts entry, the temporary file CACHE/run/KEY.EXT.tmp.PID.  The first
- * run of a process that uses the cache (or builds without it) removes
- * those a day old or more: no build runs that long (the compiler's default
- * time limit is CG_DEFAULT_CC_TIMEOUT) and no entry takes that long to
- * write, so none belongs to a run still going. */
+ * consts entry, the temporary file CACHE/run/KEY.EXT.tmp.PID.  A trim
+ * that counts the cache's files (cg_cache_trim), and the first build of a
+ * process without the cache, remove those a day old or more: no build
+ * runs that long (the compiler's default time limit is
+ * CG_DEFAULT_CC_TIMEOUT) and no entry takes that long to write, so none
+ * belongs to a run still going. */
 enum { STALE_BUILD_SECONDS = 24 * 3600 };
 
 /* Whether name is what mkdtemp makes of PREFIX "XXXXXX". */
@@ -1157,18 +1160,6 @@ static void sweep_folder(const char *dir, const char *prefix, bool tmp_files)
     closedir(dp);
 }
 
-static void sweep_stale_builds(const char *dir)
-{
-    static atomic_flag swept = ATOMIC_FLAG_INIT;
-    if (atomic_flag_test_and_set(&swept))
-        return;
-    sweep_folder(dir, ".tec-", false);
-    char *run = path_join(dir, "run");
-    if (run)
-        sweep_folder(run, ".tec-", true);   /* no build folders there: the files */
-    free(run);
-}
-
 /* Creates the cache directory if needed and refuses one that someone else
  * could write into: a planted .so there would run inside tec. */
 static bool private_dir(const char *dir, build_trouble *trouble, diag *d)
@@ -1199,7 +1190,6 @@ static bool private_dir(const char *dir, build_trouble *trouble, diag *d)
                    (unsigned)(st.st_mode & 07777));
         return false;
     }
-    sweep_stale_builds(dir);
     return true;
 }
 
@@ -1378,7 +1368,7 @@ long long cg_cache_limit(void)
 static int open_lock(const char *top)
 {
     char *p = path_join(top, ".lock");
-    int fd = p ? open(p, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600) : -1;
+    int fd = p ? open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600) : -1;
     free(p);
     return fd;
 }
@@ -1568,11 +1558,50 @@ static int lock_exclusive(const char *top)
     return -1;
 }
 
+/* Counting the entries' bytes means a stat of every file (20,000 files:
+ * 40 ms of CPU), so a trim counts only when the folder may be over its
+ * cap: the lock file holds the bytes counted last and when, plus what
+ * writers wrote since (cg_cache_wrote; more than they added when they
+ * replaced an entry, which only brings the next count forward).  Writers
+ * that do not add theirs (an older tec) are caught by the count an hour
+ * after the last. */
+enum { RECOUNT_SECONDS = 3600 };
+
+static _Atomic long long bytes_written;   /* by this process, since its last trim */
+
+void cg_cache_wrote(long long bytes)
+{
+    if (bytes > 0)
+        atomic_fetch_add(&bytes_written, bytes);
+}
+
+/* The usage the lock file holds (its bytes, when they were counted);
+ * false when it holds none. */
+static bool read_usage(int lock, long long *bytes, long long *counted)
+{
+    char buf[96];
+    ssize_t n = pread(lock, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return false;
+    buf[n] = 0;
+    return sscanf(buf, "tec cache usage %lld bytes counted at %lld", bytes, counted) == 2 &&
+           *bytes >= 0;
+}
+
+static void write_usage(int lock, long long bytes, long long counted)
+{
+    char buf[96];
+    int n = snprintf(buf, sizeof buf, "tec cache usage %lld bytes counted at %lld\n", bytes,
+                     counted);
+    if (ftruncate(lock, 0) == 0 && pwrite(lock, buf, (size_t)n, 0) != n)
+        (void)ftruncate(lock, 0);   /* half a line: counted again next time */
+}
+
 void cg_cache_trim(const char *top, bool verbose)
 {
     long long limit = cg_cache_limit();
     if (limit < 0)
-        return;
+        limit = LLONG_MAX;   /* no cap: the usage still counted, for a cap set later */
     int lock = lock_exclusive(top);
     if (lock < 0) {
         if (verbose)
@@ -1580,7 +1609,18 @@ void cg_cache_trim(const char *top, bool verbose)
                     "had\n", top);
         return;
     }
+    long long usage, counted, now = (long long)time(NULL);
+    long long added = atomic_exchange(&bytes_written, 0);
+    if (read_usage(lock, &usage, &counted) && !__builtin_add_overflow(usage, added, &usage) &&
+        usage <= limit && now >= counted && now - counted < RECOUNT_SECONDS) {
+        write_usage(lock, usage, counted);
+        cg_cache_release(lock);
+        return;
+    }
     char *run_dir = path_join(top, "run");
+    sweep_folder(top, ".tec-", false);
+    if (run_dir)
+        sweep_folder(run_dir, ".tec-", true);   /* no build folders there: the files */
     cache_file *files = NULL;
     cache_group *groups = NULL;
     int n = 0, cap = 0, ng = 0;
@@ -1590,6 +1630,7 @@ void cg_cache_trim(const char *top, bool verbose)
     long long total = 0;
     for (int i = 0; i < n; i++)
         total += files[i].size;
+    write_usage(lock, total, now);
     if (total <= limit)
         goto out;
     qsort(files, (size_t)n, sizeof *files, by_group);
@@ -1605,16 +1646,19 @@ void cg_cache_trim(const char *top, bool verbose)
             g->used = files[i].used;
     }
     qsort_r(groups, (size_t)ng, sizeof *groups, by_use, files);
-    long long removed = 0;
+    /* down to nine tenths of the cap, so that the writes of the next runs
+     * fit without a count each */
+    long long target = limit - limit / 10, removed = 0;
     int k = 0;
-    for (; k < ng && total > limit; k++) {
+    for (; k < ng && total > target; k++) {
         remove_group(top, run_dir, &files[groups[k].first], groups[k].n);
         total -= groups[k].size;
         removed += groups[k].size;
     }
+    write_usage(lock, total, now);
     if (verbose)
-        fprintf(stderr, "tec: cache: trimmed %s to %lld of %lld bytes: removed the %d least "
-                "recently used entries (%lld bytes)\n", top, total, limit, k, removed);
+        fprintf(stderr, "tec: cache: trimmed %s to %lld bytes (its cap: %lld): removed the %d "
+                "least recently used entries (%lld bytes)\n", top, total, limit, k, removed);
 out:
     free(groups);
     free(files);

@@ -844,6 +844,8 @@ static bool write_entry(const char *what, bool verbose, const char *path, const 
         unlink(tmp);
     if (!ok)
         say_if_full(path, err);
+    else
+        cg_cache_wrote((long long)blen + 72);   /* and its checksum line */
     if (verbose) {
         if (ok)
             fprintf(stderr, "tec: %s: entry written: %s\n", what, path);
@@ -1576,10 +1578,12 @@ static bool write_weights(const char *path, const rt_weight_set *ws, char *ident
         close(fd);
     struct stat st;
     ok = ok && rename(tmp, path) == 0 && lstat(path, &st) == 0;
-    if (!ok)
+    if (!ok) {
         unlink(tmp);
-    else
+    } else {
         identity_of(&st, ident, n);
+        cg_cache_wrote((long long)st.st_size);
+    }
     free(tmp);
     return ok;
 }
