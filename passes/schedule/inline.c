@@ -158,7 +158,7 @@ enum { COVER_DEPTH = 128, COVER_DIMS = 16 };
 typedef struct cover {
     const ir_stmt *path[COVER_DEPTH];    /* FOR, BLOCK, LET, IF from the body down */
     int npath;
-    bool deep;                           /* more than COVER_DEPTH of them */
+    bool deep;                           /* more than COVER_DEPTH on the path */
     const char *why;                     /* what could not be shown */
     ir_var_range range[3 * COVER_DEPTH]; /* loops and named variables, for ir_bounds */
     int nrange;
@@ -185,12 +185,13 @@ static bool cover_path(cover *k, const ir_stmt *s, const ir_stmt *target)
     bool item = s->kind == IR_S_FOR || s->kind == IR_S_BLOCK || s->kind == IR_S_LET ||
                 s->kind == IR_S_IF;
     bool pushed = item && k->npath < COVER_DEPTH;
-    k->deep |= item && !pushed;
     if (pushed)
         k->path[k->npath++] = s;
     for (int i = 0; i < s->nbody; i++)
-        if (cover_path(k, s->body[i], target))
+        if (cover_path(k, s->body[i], target)) {
+            k->deep |= item && !pushed;   /* the path lacks s */
             return true;
+        }
     k->npath -= pushed;
     if (cover_path(k, s->init, target)) {
         k->why = "it is stored in a block's init";
