@@ -22,6 +22,7 @@
 #endif
 
 #include "codegen/codegen.h"
+#include "codegen/cache.h"
 #include "codegen/sha256.h"
 #include "codegen/split.h"
 #include "ir/path.h"
@@ -42,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <sys/types.h>
@@ -782,12 +784,26 @@ static void first_lines(cg_text *msg, const char *out, size_t len, int max_lines
         text_putn(msg, "\n  ...", 6);
 }
 
-/* Writes text to the new file `path` (which must not exist yet). */
-static bool write_new_file(const char *path, const char *text, diag *d)
+/* What a build in the cache met that its caller handles instead of a
+ * diagnostic: the folder removed under it (rm -rf of the cache: it is
+ * made again and the build runs once more), or no space left on its disk
+ * (the build runs in a temporary folder instead). */
+typedef struct build_trouble {
+    bool vanished, disk_full;
+} build_trouble;
+
+static bool no_space(int err) { return err == ENOSPC || err == EDQUOT; }
+
+/* Writes text to the new file `path` (which must not exist yet).  A full
+ * disk, with `trouble`, is only set there. */
+static bool write_new_file(const char *path, const char *text, build_trouble *trouble, diag *d)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
-        diag_error(d, diag_noloc(), "cannot create %s: %s", path, strerror(errno));
+        if (trouble && no_space(errno))
+            trouble->disk_full = true;
+        else
+            diag_error(d, diag_noloc(), "cannot create %s: %s", path, strerror(errno));
         return false;
     }
     size_t len = strlen(text), done = 0;
@@ -796,15 +812,22 @@ static bool write_new_file(const char *path, const char *text, diag *d)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
-            diag_error(d, diag_noloc(), "cannot write %s: %s", path,
-                       n < 0 ? strerror(errno) : "short write");
+            int err = n < 0 ? errno : 0;
             close(fd);
+            if (trouble && no_space(err))
+                trouble->disk_full = true;
+            else
+                diag_error(d, diag_noloc(), "cannot write %s: %s", path,
+                           err ? strerror(err) : "short write");
             return false;
         }
         done += (size_t)n;
     }
     if (close(fd) != 0) {
-        diag_error(d, diag_noloc(), "cannot write %s: %s", path, strerror(errno));
+        if (trouble && no_space(errno))
+            trouble->disk_full = true;
+        else
+            diag_error(d, diag_noloc(), "cannot write %s: %s", path, strerror(errno));
         return false;
     }
     return true;
@@ -875,9 +898,9 @@ static bool make_archive(const char *obj, const char *lib, const cg_options *o, 
  * private temporary directory inside `dir` (so the final rename stays on
  * one file system and is atomic, and the linker creates the object fresh
  * with the usual permissions, less group and others' write); the object is
- * then renamed into place.  With `vanished`, a build whose directory was
- * removed under it (rm -rf of the cache) reports nothing and sets it, so
- * that the caller can make the directory again and retry. */
+ * then renamed into place.  With `trouble`, a build whose directory was
+ * removed under it (rm -rf of the cache), or that found its disk full,
+ * reports nothing and says so there, for the caller to act on. */
 /* What compile_into makes. */
 typedef enum {
     BUILD_SO,        /* a shared object, linked with cg_libs */
@@ -889,7 +912,7 @@ typedef enum {
  * inputs[0 .. ninputs - 1]) into `final_path`. */
 static bool compile_into(const char *c_source, char *const *inputs, int ninputs, const char *dir,
                          const char *final_path, const cg_argv *cc, const cg_argv *flags,
-                         build_kind kind, const cg_options *o, bool *vanished, diag *d)
+                         build_kind kind, const cg_options *o, build_trouble *trouble, diag *d)
 {
     bool archive = kind == BUILD_ARCHIVE;
     char *tmp = path_join(dir, ".tec-XXXXXX");
@@ -901,8 +924,10 @@ static bool compile_into(const char *c_source, char *const *inputs, int ninputs,
         goto out;
     }
     if (!mkdtemp(tmp)) {
-        if (vanished && errno == ENOENT)
-            *vanished = true;
+        if (trouble && errno == ENOENT)
+            trouble->vanished = true;
+        else if (trouble && no_space(errno))
+            trouble->disk_full = true;
         else
             diag_error(d, diag_noloc(), "cannot create %s: cannot make a temporary directory "
                        "in %s: %s", final_path, dir, strerror(errno));
@@ -916,7 +941,7 @@ static bool compile_into(const char *c_source, char *const *inputs, int ninputs,
         oom(d);
         goto out;
     }
-    if (c_source && !write_new_file(src, c_source, d))
+    if (c_source && !write_new_file(src, c_source, trouble, d))
         goto out;
     for (int i = 0; i < cc->n; i++)
         argv_push(&a, cc->v[i]);
@@ -941,8 +966,12 @@ static bool compile_into(const char *c_source, char *const *inputs, int ninputs,
     run_capture(a.v, cc_timeout(o), slot, &r);
     release_build(slot);
     struct stat st;
-    if (vanished && stat(tmp, &st) != 0 && errno == ENOENT) {
-        *vanished = true;
+    bool full = r.output.p && (strstr(r.output.p, "No space left on device") ||
+                               strstr(r.output.p, "Disk quota exceeded"));
+    if (trouble && stat(tmp, &st) != 0 && errno == ENOENT) {
+        trouble->vanished = true;
+    } else if (trouble && full && (r.signal || r.exit_status != 0)) {
+        trouble->disk_full = true;
     } else if (r.spawn_errno) {
         report_spawn_error(d, cc->v[0], r.spawn_errno);
     } else if (r.timed_out) {
@@ -959,8 +988,7 @@ static bool compile_into(const char *c_source, char *const *inputs, int ninputs,
          * user's setup; one that could not write its files found a full
          * disk (the kernel cache's, or TMPDIR's), neither tec's fault nor
          * CC's. */
-        if (r.output.p && (strstr(r.output.p, "No space left on device") ||
-                           strstr(r.output.p, "Disk quota exceeded"))) {
+        if (full) {
             diag_error(d, diag_noloc(), "the C compiler '%s' could not write its files: the "
                        "disk is full (of %s, or of TMPDIR); free space there, or give tec "
                        "another cache folder (XDG_CACHE_HOME, or --no-cache for TMPDIR)%s",
@@ -984,6 +1012,8 @@ static bool compile_into(const char *c_source, char *const *inputs, int ninputs,
         diag_error(d, diag_noloc(), "cannot create %s: %s", final_path, strerror(errno));
     } else {
         ok = true;
+        if (stat(final_path, &st) == 0)   /* for the cache's trim (outside it: harmless) */
+            cg_cache_wrote((long long)st.st_size);
     }
     free(r.output.p);
 out:
@@ -1044,12 +1074,14 @@ char *cg_cache_dir(const cg_options *o, diag *d)
 }
 
 /* mkdir -p with mode 0700 for what it creates. */
-static bool make_dirs(const char *path, diag *d)
+static bool make_dirs(const char *path, build_trouble *trouble, diag *d)
 {
     char failed[PATH_MAX];
     if (ir_make_dirs(path, 0700, failed, sizeof failed))
         return true;
-    if (errno == ENOMEM)
+    if (trouble && no_space(errno))
+        trouble->disk_full = true;
+    else if (errno == ENOMEM)
         oom(d);
     else
         diag_error(d, diag_noloc(), "cannot create the kernel cache directory %s: %s", failed,
@@ -1059,51 +1091,80 @@ static bool make_dirs(const char *path, diag *d)
 
 /* Creates the cache directory if needed and refuses one that someone else
  * could write into: a planted .so there would run inside tec. */
-/* A run killed while it built (SIGKILL: no handler cleans up) leaves its
- * build folder, .tec-XXXXXX, in the cache.  The first run of a process
- * that uses the cache removes those a day old or more: no build runs that
- * long (the compiler's default time limit is CG_DEFAULT_CC_TIMEOUT), so
- * none belongs to a run still going. */
+/* A run killed (SIGKILL: no handler cleans up) while it built leaves its
+ * build folder, .tec-XXXXXX, in the cache (or, building without the
+ * cache, its folder TMPDIR/tec-XXXXXX); while it wrote a run, import or
+ * consts entry, the temporary file CACHE/run/KEY.EXT.tmp.PID.  A trim
+ * that counts the cache's files (cg_cache_trim), and the first build of a
+ * process without the cache, remove those a day old or more: no build
+ * runs that long (the compiler's default time limit is
+ * CG_DEFAULT_CC_TIMEOUT) and no entry takes that long to write, so none
+ * belongs to a run still going. */
 enum { STALE_BUILD_SECONDS = 24 * 3600 };
 
-static void sweep_stale_builds(const char *dir)
+/* Whether name is what mkdtemp makes of PREFIX "XXXXXX". */
+static bool temp_name(const char *name, const char *prefix)
 {
-    static atomic_flag swept = ATOMIC_FLAG_INIT;
-    if (atomic_flag_test_and_set(&swept))
+    size_t n = strlen(prefix);
+    return strncmp(name, prefix, n) == 0 && strlen(name) == n + 6 && !strchr(name + n, '/');
+}
+
+/* Whether the file `name` in the folder dfd is ours and left a day ago
+ * or more (its type: S_IFDIR or S_IFREG). */
+static bool stale(int dfd, const char *name, mode_t type, time_t now)
+{
+    struct stat st;
+    return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & S_IFMT) == type &&
+           st.st_uid == geteuid() && now - st.st_mtime >= STALE_BUILD_SECONDS;
+}
+
+/* Removes the folder `name` in dfd, the files in it and, `depth` levels
+ * down, the build folders (.tec-XXXXXX) in it; anything else in it stays,
+ * and so does the folder then. */
+static void remove_build_dir(int dfd, const char *name, int depth)
+{
+    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *sub = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!sub) {
+        if (fd >= 0)
+            close(fd);
         return;
+    }
+    struct dirent *f;
+    while ((f = readdir(sub)))
+        if (strcmp(f->d_name, ".") != 0 && strcmp(f->d_name, "..") != 0 &&
+            unlinkat(dirfd(sub), f->d_name, 0) != 0 && errno == EISDIR && depth > 0 &&
+            temp_name(f->d_name, ".tec-"))
+            remove_build_dir(dirfd(sub), f->d_name, depth - 1);
+    closedir(sub);
+    unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+/* Removes what killed runs left in the folder dir, a day old or more: the
+ * folders named PREFIX "XXXXXX" (with the build folders in them) and,
+ * with `tmp_files`, the files KEY.EXT.tmp.PID. */
+static void sweep_folder(const char *dir, const char *prefix, bool tmp_files)
+{
     DIR *dp = opendir(dir);
     if (!dp)
         return;
     time_t now = time(NULL);
     struct dirent *e;
     while ((e = readdir(dp))) {
-        if (strncmp(e->d_name, ".tec-", 5) != 0 || strlen(e->d_name) != 11)
-            continue;
-        struct stat st;
-        if (fstatat(dirfd(dp), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-            !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-            now - st.st_mtime < STALE_BUILD_SECONDS)
-            continue;
-        int fd = openat(dirfd(dp), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-        DIR *sub = fd >= 0 ? fdopendir(fd) : NULL;
-        if (!sub) {
-            if (fd >= 0)
-                close(fd);
-            continue;
-        }
-        struct dirent *f;
-        while ((f = readdir(sub)))
-            if (strcmp(f->d_name, ".") != 0 && strcmp(f->d_name, ".."))
-                unlinkat(dirfd(sub), f->d_name, 0);
-        closedir(sub);
-        unlinkat(dirfd(dp), e->d_name, AT_REMOVEDIR);
+        if (temp_name(e->d_name, prefix) && stale(dirfd(dp), e->d_name, S_IFDIR, now))
+            remove_build_dir(dirfd(dp), e->d_name, 1);
+        else if (tmp_files && strlen(e->d_name) > 64 && strstr(e->d_name + 64, ".tmp.") &&
+                 stale(dirfd(dp), e->d_name, S_IFREG, now))
+            unlinkat(dirfd(dp), e->d_name, 0);
     }
     closedir(dp);
 }
 
-static bool private_dir(const char *dir, diag *d)
+/* Creates the cache directory if needed and refuses one that someone else
+ * could write into: a planted .so there would run inside tec. */
+static bool private_dir(const char *dir, build_trouble *trouble, diag *d)
 {
-    if (!make_dirs(dir, d))
+    if (!make_dirs(dir, trouble, d))
         return false;
     struct stat st;
     if (stat(dir, &st) != 0) {
@@ -1129,7 +1190,6 @@ static bool private_dir(const char *dir, diag *d)
                    (unsigned)(st.st_mode & 07777));
         return false;
     }
-    sweep_stale_builds(dir);
     return true;
 }
 
@@ -1267,6 +1327,345 @@ static const char *entry_problem(const char *path, const char *hex, char *why, s
     return why;
 }
 
+/* ---------------------------------------------------------------- upkeep (codegen/cache.h) */
+
+/* A size as TEC_CACHE_MAX gives it: digits and an optional binary suffix
+ * (K, M, G, T, either case); -1 when it is not one. */
+static long long parse_size(const char *s)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno || *s == '-' || *s == '+' || *s == ' ')
+        return -1;
+    static const char units[] = "KMGT";
+    const char *u = *end ? strchr(units, end[0] & ~0x20) : NULL;
+    int shift = u ? 10 * (int)(u - units + 1) : 0;
+    if ((*end && (!u || !*u || end[1])) || v > (unsigned long long)(LLONG_MAX >> shift))
+        return -1;
+    return (long long)(v << shift);
+}
+
+long long cg_cache_limit(void)
+{
+    const char *s = getenv("TEC_CACHE_MAX");
+    if (!s || !*s)
+        return CG_CACHE_MAX_DEFAULT;
+    if (strcmp(s, "unlimited") == 0)
+        return -1;
+    long long v = parse_size(s);
+    if (v >= 0)
+        return v;
+    static atomic_flag said = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&said))
+        fprintf(stderr, "tec: warning: TEC_CACHE_MAX=%s is not a size (bytes, or a number "
+                "with K, M, G or T, or 'unlimited'); the cache is kept to %lld MiB\n", s,
+                CG_CACHE_MAX_DEFAULT >> 20);
+    return CG_CACHE_MAX_DEFAULT;
+}
+
+/* The cache folder's lock file, opened; -1 when it cannot be. */
+static int open_lock(const char *top)
+{
+    char *p = path_join(top, ".lock");
+    int fd = p ? open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600) : -1;
+    free(p);
+    return fd;
+}
+
+/* flock, again when a signal interrupts it. */
+static int lock_file(int fd, int how)
+{
+    int r;
+    while ((r = flock(fd, how)) != 0 && errno == EINTR)
+        ;
+    return r;
+}
+
+int cg_cache_hold(const char *top)
+{
+    int fd = open_lock(top);
+    if (fd >= 0 && lock_file(fd, LOCK_SH) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+void cg_cache_release(int lock)
+{
+    if (lock >= 0)
+        close(lock);   /* drops the flock */
+}
+
+void cg_cache_touch(const char *path)
+{
+    const struct timespec t[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
+    utimensat(AT_FDCWD, path, t, AT_SYMLINK_NOFOLLOW);
+}
+
+bool cg_cache_say_full(const char *top, const char *what)
+{
+    static atomic_flag said = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&said))
+        return false;
+    fprintf(stderr, "tec: warning: no space left on the disk of the cache folder %s; %s\n", top,
+            what);
+    return true;
+}
+
+/* How long trimming waits for the lock (other processes hold it shared for
+ * as long as it takes them to open an entry) before it leaves the trim to
+ * the next writer. */
+enum { TRIM_WAIT_MS = 2000, TRIM_POLL_MS = 10 };
+
+/* One file of an entry: in the folder top (run 0) or top/run (run 1). */
+typedef struct cache_file {
+    char name[80];
+    bool run, index;         /* index: the file whose time is its group's */
+    long long size;
+    struct timespec used;
+} cache_file;
+
+/* A group of files removed together: one entry. */
+typedef struct cache_group {
+    int first, n;            /* its files, consecutive once sorted */
+    long long size;
+    struct timespec used;
+} cache_group;
+
+/* Whether name is an entry file of the cache folder (run: of top/run),
+ * KEY.EXT with KEY 64 lower-case hex digits; *index whether it is an
+ * index file (any but a .weights or .constdata, the data of the .import
+ * or .consts of its key). */
+static bool entry_file(const char *name, bool run, bool *index)
+{
+    static const char *const top_ext[] = {".so", ".o"};
+    static const char *const run_ext[] = {".run", ".import", ".consts", ".stamp", ".weights",
+                                          ".constdata"};
+    for (int i = 0; i < 64; i++)
+        if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+            return false;
+    const char *ext = name + 64;
+    const char *const *list = run ? run_ext : top_ext;
+    size_t n = run ? sizeof run_ext / sizeof *run_ext : sizeof top_ext / sizeof *top_ext;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(ext, list[i]) == 0) {
+            *index = strcmp(ext, ".weights") != 0 && strcmp(ext, ".constdata") != 0;
+            return true;
+        }
+    return false;
+}
+
+static int ts_cmp(struct timespec a, struct timespec b)
+{
+    return a.tv_sec != b.tv_sec ? (a.tv_sec < b.tv_sec ? -1 : 1)
+                                : (a.tv_nsec < b.tv_nsec ? -1 : a.tv_nsec > b.tv_nsec);
+}
+
+/* Files of one group next to each other, its index first. */
+static int by_group(const void *a, const void *b)
+{
+    const cache_file *x = a, *y = b;
+    int c = x->run != y->run ? x->run - y->run : strncmp(x->name, y->name, 64);
+    if (c)
+        return c;
+    c = (int)y->index - (int)x->index;
+    return c ? c : strcmp(x->name, y->name);
+}
+
+/* Least recently used first (files: the sorted files, for ties). */
+static int by_use(const void *a, const void *b, void *files)
+{
+    const cache_group *x = a, *y = b;
+    const cache_file *f = files;
+    int c = ts_cmp(x->used, y->used);
+    return c ? c : strcmp(f[x->first].name, f[y->first].name);
+}
+
+/* Appends the entry files of the folder dir to *files. */
+static bool list_entries(const char *dir, bool run, cache_file **files, int *n, int *cap)
+{
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return errno == ENOENT;
+    struct dirent *e;
+    bool ok = true;
+    while (ok && (e = readdir(dp))) {
+        bool index;
+        struct stat st;
+        if (strlen(e->d_name) >= sizeof(*files)->name || strlen(e->d_name) < 66 ||
+            !entry_file(e->d_name, run, &index) ||
+            fstatat(dirfd(dp), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode))
+            continue;
+        if (*n == *cap) {
+            int c = *cap ? 2 * *cap : 256;
+            cache_file *f = realloc(*files, sizeof *f * (size_t)c);
+            if (!(ok = f != NULL))
+                break;
+            *files = f;
+            *cap = c;
+        }
+        cache_file *f = &(*files)[(*n)++];
+        snprintf(f->name, sizeof f->name, "%s", e->d_name);
+        f->run = run;
+        f->index = index;
+        f->size = (long long)st.st_size;
+        f->used = st.st_mtim;
+    }
+    closedir(dp);
+    return ok;
+}
+
+/* Whether two files (sorted by_group) are of one entry: one key in one
+ * folder, and a data file after its index (a .weights after a .import). */
+static bool same_group(const cache_file *a, const cache_file *b)
+{
+    if (a->run != b->run || strncmp(a->name, b->name, 64) != 0 || b->index)
+        return false;
+    const char *ia = a->name + 64, *db = b->name + 64;
+    return (strcmp(ia, ".import") == 0 && strcmp(db, ".weights") == 0) ||
+           (strcmp(ia, ".consts") == 0 && strcmp(db, ".constdata") == 0);
+}
+
+/* Removes the group's files, its index first (a reader that finds no
+ * index never looks for the data). */
+static void remove_group(const char *top, const char *run_dir, const cache_file *f, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char *p = path_join(f[i].run ? run_dir : top, f[i].name);
+        if (p)
+            unlink(p);
+        free(p);
+    }
+}
+
+/* Takes the folder's lock exclusively, waiting up to TRIM_WAIT_MS; -1 when
+ * it cannot be had. */
+static int lock_exclusive(const char *top)
+{
+    int fd = open_lock(top);
+    for (int waited = 0; fd >= 0; waited += TRIM_POLL_MS) {
+        if (lock_file(fd, LOCK_EX | LOCK_NB) == 0)
+            return fd;
+        if (errno != EWOULDBLOCK || waited >= TRIM_WAIT_MS)
+            break;
+        nanosleep(&(struct timespec){0, TRIM_POLL_MS * 1000000L}, NULL);
+    }
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
+/* Counting the entries' bytes means a stat of every file (20,000 files:
+ * 40 ms of CPU), so a trim counts only when the folder may be over its
+ * cap: the lock file holds the bytes counted last and when, plus what
+ * writers wrote since (cg_cache_wrote; more than they added when they
+ * replaced an entry, which only brings the next count forward).  Writers
+ * that do not add theirs (an older tec) are caught by the count an hour
+ * after the last. */
+enum { RECOUNT_SECONDS = 3600 };
+
+static _Atomic long long bytes_written;   /* by this process, since its last trim */
+
+void cg_cache_wrote(long long bytes)
+{
+    if (bytes > 0)
+        atomic_fetch_add(&bytes_written, bytes);
+}
+
+/* The usage the lock file holds (its bytes, when they were counted);
+ * false when it holds none. */
+static bool read_usage(int lock, long long *bytes, long long *counted)
+{
+    char buf[96];
+    ssize_t n = pread(lock, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return false;
+    buf[n] = 0;
+    return sscanf(buf, "tec cache usage %lld bytes counted at %lld", bytes, counted) == 2 &&
+           *bytes >= 0;
+}
+
+static void write_usage(int lock, long long bytes, long long counted)
+{
+    char buf[96];
+    int n = snprintf(buf, sizeof buf, "tec cache usage %lld bytes counted at %lld\n", bytes,
+                     counted);
+    if (ftruncate(lock, 0) == 0 && pwrite(lock, buf, (size_t)n, 0) != n)
+        (void)ftruncate(lock, 0);   /* half a line: counted again next time */
+}
+
+void cg_cache_trim(const char *top, bool verbose)
+{
+    long long limit = cg_cache_limit();
+    if (limit < 0)
+        limit = LLONG_MAX;   /* no cap: the usage still counted, for a cap set later */
+    int lock = lock_exclusive(top);
+    if (lock < 0) {
+        if (verbose)
+            fprintf(stderr, "tec: cache: not trimmed: its lock %s/.lock is busy or cannot be "
+                    "had\n", top);
+        return;
+    }
+    long long usage, counted, now = (long long)time(NULL);
+    long long added = atomic_exchange(&bytes_written, 0);
+    if (read_usage(lock, &usage, &counted) && !__builtin_add_overflow(usage, added, &usage) &&
+        usage <= limit && now >= counted && now - counted < RECOUNT_SECONDS) {
+        write_usage(lock, usage, counted);
+        cg_cache_release(lock);
+        return;
+    }
+    char *run_dir = path_join(top, "run");
+    sweep_folder(top, ".tec-", false);
+    if (run_dir)
+        sweep_folder(run_dir, ".tec-", true);   /* no build folders there: the files */
+    cache_file *files = NULL;
+    cache_group *groups = NULL;
+    int n = 0, cap = 0, ng = 0;
+    if (!run_dir || !list_entries(top, false, &files, &n, &cap) ||
+        !list_entries(run_dir, true, &files, &n, &cap))
+        goto out;
+    long long total = 0;
+    for (int i = 0; i < n; i++)
+        total += files[i].size;
+    write_usage(lock, total, now);
+    if (total <= limit)
+        goto out;
+    qsort(files, (size_t)n, sizeof *files, by_group);
+    if (!(groups = malloc(sizeof *groups * (size_t)(n + 1))))
+        goto out;
+    for (int i = 0; i < n; i++) {
+        if (i == 0 || !same_group(&files[groups[ng - 1].first], &files[i]))
+            groups[ng++] = (cache_group){i, 0, 0, files[i].used};
+        cache_group *g = &groups[ng - 1];
+        g->n++;
+        g->size += files[i].size;
+        if (ts_cmp(files[i].used, g->used) > 0)
+            g->used = files[i].used;
+    }
+    qsort_r(groups, (size_t)ng, sizeof *groups, by_use, files);
+    /* down to nine tenths of the cap, so that the writes of the next runs
+     * fit without a count each */
+    long long target = limit - limit / 10, removed = 0;
+    int k = 0;
+    for (; k < ng && total > target; k++) {
+        remove_group(top, run_dir, &files[groups[k].first], groups[k].n);
+        total -= groups[k].size;
+        removed += groups[k].size;
+    }
+    write_usage(lock, total, now);
+    if (verbose)
+        fprintf(stderr, "tec: cache: trimmed %s to %lld bytes (its cap: %lld): removed the %d "
+                "least recently used entries (%lld bytes)\n", top, total, limit, k, removed);
+out:
+    free(groups);
+    free(files);
+    free(run_dir);
+    cg_cache_release(lock);
+}
+
 /* ---------------------------------------------------------------- no-cache temporaries */
 
 /* Temporary directories made for no-cache builds, removed when their
@@ -1300,10 +1699,73 @@ static void remove_all_temps(void)
     pthread_mutex_unlock(&temp_lock);
 }
 
+/* Cache entries cg_compile handed out, held open until cg_load has
+ * loaded them: a trim of this or another process may remove the file
+ * meanwhile, and the loader then loads it through the open file
+ * (cg_cache_held_fd).  Open, not loaded: a file changed in place (which
+ * no writer of the cache does) cannot fault a mapping held here. */
+typedef struct cg_held_entry {
+    char *so;
+    int fd;
+    struct cg_held_entry *next;
+} cg_held_entry;
+
+static cg_held_entry *held;
+
+/* Lets go of the hold of so_path, if there is one. */
+static void drop_hold(const char *so_path)
+{
+    pthread_mutex_lock(&temp_lock);
+    for (cg_held_entry **p = &held; *p; p = &(*p)->next)
+        if (strcmp((*p)->so, so_path) == 0) {
+            cg_held_entry *e = *p;
+            *p = e->next;
+            close(e->fd);
+            free(e->so);
+            free(e);
+            break;
+        }
+    pthread_mutex_unlock(&temp_lock);
+}
+
+/* Holds the entry so_path open until cg_release_temp (one hold per path:
+ * a second replaces the first).  Without memory or a descriptor for that
+ * it is not held: a file trimmed before the load is then a load error. */
+static void hold_open(const char *so_path)
+{
+    drop_hold(so_path);
+    cg_held_entry *e = malloc(sizeof *e);
+    if (!e || !(e->so = strdup(so_path))) {
+        free(e);
+        return;
+    }
+    if ((e->fd = open(so_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+        free(e->so);
+        free(e);
+        return;
+    }
+    pthread_mutex_lock(&temp_lock);
+    e->next = held;
+    held = e;
+    pthread_mutex_unlock(&temp_lock);
+}
+
+int cg_cache_held_fd(const char *so_path)
+{
+    int fd = -1;
+    pthread_mutex_lock(&temp_lock);
+    for (const cg_held_entry *e = held; e && fd < 0; e = e->next)
+        if (strcmp(e->so, so_path) == 0)
+            fd = e->fd;
+    pthread_mutex_unlock(&temp_lock);
+    return fd;
+}
+
 void cg_release_temp(const char *so_path)
 {
     if (!so_path)
         return;
+    drop_hold(so_path);
     cg_temp_dir *found = NULL;
     pthread_mutex_lock(&temp_lock);
     for (cg_temp_dir **p = &temps; *p; p = &(*p)->next)
@@ -1352,7 +1814,8 @@ typedef struct tu_job {
     char *path;             /* its object file */
     size_t size;
     bool reused;            /* the object was in the cache */
-    bool ok, vanished;
+    bool ok;
+    build_trouble trouble;
     diag d;                 /* what its build reported, replayed in order */
     FILE *mem;
     char *msg;
@@ -1380,7 +1843,7 @@ static void *tu_worker(void *arg)
         tu_job *j = &p->jobs[i];
         if (!j->reused)
             j->ok = compile_into(j->text, NULL, 0, j->dir ? j->dir : p->dir, j->path, p->cc,
-                                 j->flags, BUILD_OBJECT, p->o, &j->vanished, &j->d);
+                                 j->flags, BUILD_OBJECT, p->o, &j->trouble, &j->d);
     }
 }
 
@@ -1402,16 +1865,19 @@ static int by_size_desc(const void *a, const void *b)
 }
 
 /* Whether the object file at path may be linked: a regular file of ours
- * that no one else can write (as entry_problem asks of a .so).  A file cut
- * short shows when the link fails; the build then starts over. */
+ * that no one else can write (as entry_problem asks of a .so); it is then
+ * marked used.  A file cut short, or removed by a trim before the link,
+ * shows when the link fails; the build then starts over. */
 static bool object_usable(const char *path, diag *d)
 {
     struct stat st;
     if (lstat(path, &st) != 0)
         return false;
     if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH)) &&
-        st.st_size > 0)
+        st.st_size > 0) {
+        cg_cache_touch(path);
         return true;
+    }
     diag_warning(d, diag_noloc(), "kernel cache entry %s is not a private, non-empty regular "
                  "file; not using it, rebuilding it", path);
     unlink(path);
@@ -1419,15 +1885,15 @@ static bool object_usable(const char *path, diag *d)
 }
 
 /* Compiles the jobs not reused, as many at a time as there are usable
- * processors; false after a diagnostic (or with *vanished). */
+ * processors; false after a diagnostic (or with *trouble). */
 static bool run_jobs(tu_job *jobs, int n, const char *dir, const cg_argv *cc,
-                     const cg_options *o, bool *vanished, diag *d)
+                     const cg_options *o, build_trouble *trouble, diag *d)
 {
     int todo = 0;
     for (int i = 0; i < n; i++) {
         todo += !jobs[i].reused;
         jobs[i].ok = jobs[i].reused;
-        jobs[i].vanished = false;
+        jobs[i].trouble = (build_trouble){0};
         jobs[i].msg = NULL;
         jobs[i].msglen = 0;
         /* Without a memory stream, messages go straight out (FILE locks). */
@@ -1466,8 +1932,10 @@ static bool run_jobs(tu_job *jobs, int n, const char *dir, const cg_argv *cc,
         }
         diag_fini(&j->d);
         j->mem = NULL;
-        if (j->vanished && vanished)
-            *vanished = true;
+        if (trouble) {
+            trouble->vanished |= j->trouble.vanished;
+            trouble->disk_full |= j->trouble.disk_full;
+        }
         ok &= j->ok;
     }
     for (int i = 0; i < n; i++) {
@@ -1525,7 +1993,7 @@ static bool link_library(char *const *inputs, int n, const char *final_path, con
         argv_push(&flags, opt.p ? opt.p : "");
         if (vs.oom || opt.oom || !part || flags.oom)
             oom(d);
-        else if (write_new_file(part, vs.p, d))
+        else if (write_new_file(part, vs.p, NULL, d))
             ok = compile_into(NULL, inputs, n, x->link_dir, final_path, x->cc, &flags, BUILD_SO,
                               o, NULL, d);
         free(vs.p);
@@ -1571,12 +2039,13 @@ out:
 /* Links the objects of a split build into final_path (see link_library
  * for a library of its own). */
 static bool link_objects(char *const *inputs, int n, const char *dir, const char *final_path,
-                         const split_ctx *x, const cg_options *o, bool *vanished, diag *d)
+                         const split_ctx *x, const cg_options *o, build_trouble *trouble,
+                         diag *d)
 {
     if (x->link_dir)
         return link_library(inputs, n, final_path, x, o, d);
     return compile_into(NULL, inputs, n, dir, final_path, x->cc, x->so_flags, BUILD_SO, o,
-                        vanished, d);
+                        trouble, d);
 }
 
 /* Kernels whose shared code is smaller than BUNDLE_SMALL bytes
@@ -1617,7 +2086,7 @@ static char *unit_text(const cg_csplit *sp, const int *units, int n, const char 
  * `key`, when not NULL, is the entry's cache key for the glue unit. */
 static bool build_split(const cg_csplit *sp, const char *dir, const char *final_path,
                         const char *key, bool reuse, const split_ctx *x, const cg_options *o,
-                        bool *vanished, diag *d)
+                        build_trouble *trouble, diag *d)
 {
     int n = 0, cap = sp->distinct + 3;
     tu_job *jobs = calloc((size_t)cap, sizeof *jobs);
@@ -1717,28 +2186,29 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
                 j < n - reused ? j : n - reused);
         fflush(d->out ? d->out : stderr);
     }
-    if (!run_jobs(jobs, n, dir, x->cc, o, vanished, d))
+    if (!run_jobs(jobs, n, dir, x->cc, o, trouble, d))
         goto out;
     for (int i = 0; i < n; i++)
         inputs[i] = jobs[i].path;
     if (reused) {
-        /* A cached object cut short (or not one tec made) fails the link:
-         * then every object is built again, and linked once more. */
+        /* A cached object cut short (or not one tec made, or trimmed since
+         * it was found) fails the link: then every object is built again,
+         * and linked once more. */
         diag quiet;
         diag_init(&quiet, NULL);
-        ok = link_objects(inputs, n, dir, final_path, x, o, vanished, &quiet);
+        ok = link_objects(inputs, n, dir, final_path, x, o, trouble, &quiet);
         diag_fini(&quiet);
-        if (ok || (vanished && *vanished))
+        if (ok || (trouble && (trouble->vanished || trouble->disk_full)))
             goto out;
         for (int i = 0; i < n; i++) {
             if (jobs[i].reused)
                 unlink(jobs[i].path);
             jobs[i].reused = false;
         }
-        if (!run_jobs(jobs, n, dir, x->cc, o, vanished, d))
+        if (!run_jobs(jobs, n, dir, x->cc, o, trouble, d))
             goto out;
     }
-    ok = link_objects(inputs, n, dir, final_path, x, o, vanished, d);
+    ok = link_objects(inputs, n, dir, final_path, x, o, trouble, d);
 out:
     for (int i = 0; jobs && i < n; i++) {
         if ((!reuse || jobs[i].private_obj) && jobs[i].path)
@@ -1761,12 +2231,12 @@ out:
  * entry names. */
 static bool build_kernels(const char *c_source, const char *dir, const char *final_path,
                           const char *key, bool reuse, const split_ctx *x, const cg_options *o,
-                          bool *vanished, diag *d)
+                          build_trouble *trouble, diag *d)
 {
     cg_csplit sp;
     if (strlen(c_source) >= SPLIT_MIN_BYTES && cg_split_c(c_source, &sp)) {
         bool tried = sp.n >= 2;
-        bool ok = tried && build_split(&sp, dir, final_path, key, reuse, x, o, vanished, d);
+        bool ok = tried && build_split(&sp, dir, final_path, key, reuse, x, o, trouble, d);
         cg_split_free(&sp);
         if (tried)
             return ok;
@@ -1774,7 +2244,7 @@ static bool build_kernels(const char *c_source, const char *dir, const char *fin
     ir_phase_note("one translation unit");
     if (!key)
         return compile_into(c_source, NULL, 0, dir, final_path, x->cc, x->so_flags, BUILD_SO, o,
-                            vanished, d);
+                            trouble, d);
     /* The entry names its key, for entry_problem. */
     size_t n = strlen(c_source) + 200;
     char *keyed = malloc(n);
@@ -1785,7 +2255,7 @@ static bool build_kernels(const char *c_source, const char *dir, const char *fin
     snprintf(keyed, n, "%s\n/* The kernel cache key this object was built for. */\n"
              "const char " CACHE_KEY_SYMBOL "[] = \"%s\";\n", c_source, key);
     bool ok = compile_into(keyed, NULL, 0, dir, final_path, x->cc, x->so_flags, BUILD_SO, o,
-                           vanished, d);
+                           trouble, d);
     free(keyed);
     return ok;
 }
@@ -1796,6 +2266,9 @@ static char *compile_no_cache(const char *c_source, const split_ctx *x, const cg
     const char *tmpdir = getenv("TMPDIR");
     if (!tmpdir || tmpdir[0] != '/')
         tmpdir = "/tmp";
+    static atomic_flag swept = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&swept))
+        sweep_folder(tmpdir, "tec-", false);
     char *dir = path_join(tmpdir, "tec-XXXXXX");
     if (!dir) {
         oom(d);
@@ -1914,8 +2387,11 @@ static char *compile_cached(const char *c_source, const cg_options *o, diag *d)
         result = compile_no_cache(c_source, &b.x, o, d);
         goto out;
     }
-    if (!(dir = cg_cache_dir(o, d)) || !private_dir(dir, d))
+    build_trouble trouble = {0};
+    if (!(dir = cg_cache_dir(o, d)))
         goto out;
+    if (!private_dir(dir, &trouble, d))
+        goto no_space;
     char hex[65], name[80];
     if (!key_prefix(&b.cc, &b.flags, target, b.identity, &prefix, d))
         goto out;
@@ -1925,11 +2401,17 @@ static char *compile_cached(const char *c_source, const cg_options *o, diag *d)
         oom(d);
         goto out;
     }
+    /* An entry found is checked and opened under the folder's lock (no
+     * trim removes it in between), then held open until cg_load. */
+    int lock = cg_cache_hold(dir);
     struct stat st;
     if (lstat(path, &st) == 0) {
         char why[512];
         bool untrusted;
         if (!entry_problem(path, hex, why, sizeof why, &untrusted)) {
+            cg_cache_touch(path);
+            hold_open(path);
+            cg_cache_release(lock);
             ir_phase_note("from the cache");
             if (o && o->verbose) {
                 fprintf(d->out ? d->out : stderr, "tec: kernel cache hit: %s\n", path);
@@ -1947,21 +2429,43 @@ static char *compile_cached(const char *c_source, const cg_options *o, diag *d)
                     path, why);
         unlink(path);
     }
+    cg_cache_release(lock);
     /* The cache may be removed while tec runs (rm -rf): make it again
      * and build once more, rather than fail. */
-    bool vanished = false;
-    bool built = build_kernels(c_source, dir, path, hex, true, &b.x, o, &vanished, d);
-    if (!built && vanished) {
-        vanished = false;
-        built = private_dir(dir, d) &&
-                build_kernels(c_source, dir, path, hex, true, &b.x, o, &vanished, d);
-        if (vanished)
+    bool built = build_kernels(c_source, dir, path, hex, true, &b.x, o, &trouble, d);
+    if (!built && trouble.vanished) {
+        trouble.vanished = false;
+        built = private_dir(dir, &trouble, d) &&
+                build_kernels(c_source, dir, path, hex, true, &b.x, o, &trouble, d);
+        if (trouble.vanished)
             diag_error(d, diag_noloc(), "the kernel cache directory %s was removed twice "
                        "while compiling (use --no-cache)", dir);
     }
-    if (built) {
+    if (!built)
+        goto no_space;
+    /* Held open as a hit is, before the trim (which may remove it, the
+     * newest entry, only when the cap is smaller than it). */
+    lock = cg_cache_hold(dir);
+    hold_open(path);
+    cg_cache_release(lock);
+    if (cg_cache_held_fd(path) >= 0) {
         result = path;
         path = NULL;
+    } else {
+        /* gone already (another process's trim): built where --no-cache
+         * builds, rather than fail */
+        if (o && o->verbose)
+            fprintf(d->out ? d->out : stderr, "tec: kernel cache entry %s is gone after it "
+                    "was built; building in TMPDIR\n", path);
+        result = compile_no_cache(c_source, &b.x, o, d);
+    }
+    cg_cache_trim(dir, o && o->verbose);
+    goto out;
+no_space:
+    if (trouble.disk_full) {
+        /* the kernels still run: built where --no-cache builds them */
+        cg_cache_say_full(dir, "building the kernels in a temporary folder (TMPDIR) instead");
+        result = compile_no_cache(c_source, &b.x, o, d);
     }
 out:
     setup_free(&b);
@@ -2009,19 +2513,26 @@ bool cg_compile_library(const cg_csplit *kernels, const char *extra_c, const cha
     if (reuse) {
         diag quiet;
         diag_init(&quiet, NULL);
-        reuse = (cache = cg_cache_dir(o, &quiet)) && private_dir(cache, &quiet);
+        reuse = (cache = cg_cache_dir(o, &quiet)) && private_dir(cache, NULL, &quiet);
         diag_fini(&quiet);
     }
-    bool vanished = false;
+    build_trouble trouble = {0};
     ok = build_split(kernels, reuse ? cache : odir, out_path, NULL, reuse, &b.x, o,
-                     reuse ? &vanished : NULL, d);
-    if (!ok && vanished) {
-        vanished = false;
-        ok = private_dir(cache, d) &&
-             build_split(kernels, cache, out_path, NULL, true, &b.x, o, &vanished, d);
-        if (vanished)
+                     reuse ? &trouble : NULL, d);
+    if (!ok && trouble.vanished) {
+        trouble.vanished = false;
+        ok = private_dir(cache, NULL, d) &&
+             build_split(kernels, cache, out_path, NULL, true, &b.x, o, &trouble, d);
+        if (trouble.vanished)
             diag_error(d, diag_noloc(), "the kernel cache directory %s was removed twice "
                        "while compiling (use --no-cache)", cache);
+    }
+    if (!ok && trouble.disk_full) {
+        /* built as without the cache, beside the output */
+        cg_cache_say_full(cache, "building the library's objects beside it instead");
+        ok = build_split(kernels, odir, out_path, NULL, false, &b.x, o, NULL, d);
+    } else if (ok && reuse) {
+        cg_cache_trim(cache, o && o->verbose);
     }
 out:
     setup_free(&b);

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE 1  /* sched_getaffinity, CPU_COUNT */
 #endif
 #include "codegen/codegen.h"
+#include "codegen/cache.h"
 #include "codegen/textread.h"
 #include "ir/interp.h"
 #include "ir/phase.h"
@@ -329,6 +330,13 @@ static cg_library *open_library(const char *so_path, int n, diag *d)
      * the middle of a run.  RTLD_LOCAL: kernels of different modules may
      * share symbol names. */
     lib->handle = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
+    /* A cache entry trimmed since cg_compile found it: the file it held open */
+    int held = lib->handle ? -1 : cg_cache_held_fd(so_path);
+    if (held >= 0) {
+        char fd_path[64];
+        snprintf(fd_path, sizeof fd_path, "/proc/self/fd/%d", held);
+        lib->handle = dlopen(fd_path, RTLD_NOW | RTLD_LOCAL);
+    }
     /* A no-cache build can go as soon as it is mapped (or failed to be). */
     cg_release_temp(so_path);
     if (!lib->handle) {

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "codegen/cache.h"
 #include "codegen/sha256.h"
 #include "codegen/textread.h"
 #include "ir/path.h"
@@ -51,6 +52,54 @@ static void tell(const char *what, bool verbose, const char *fmt, const char *a,
 static void say(const drv_runcache *rc, const char *fmt, const char *a, const char *b)
 {
     tell("run cache", rc->verbose, fmt, a, b);
+}
+
+/* ------------------------------------------------------- the cache folder */
+
+/* The entries live in CACHE/run, CACHE the kernel cache's folder, whose
+ * size cap, lock and trim they share (codegen/cache.h). */
+
+/* The cache folder of the entry file CACHE/run/NAME (malloc'ed). */
+static char *cache_top(const char *entry)
+{
+    char *top = strdup(entry);
+    for (int k = 0; top && k < 2; k++) {
+        char *slash = strrchr(top, '/');
+        if (slash)
+            slash[slash == top] = 0;   /* "/run/NAME": the folder "/" */
+    }
+    return top;
+}
+
+/* Holds the folder of the entry file (cg_cache_hold): no trim removes an
+ * entry while it is read and its files opened. */
+static int hold_folder(const char *entry)
+{
+    char *top = cache_top(entry);
+    int lock = top ? cg_cache_hold(top) : -1;
+    free(top);
+    return lock;
+}
+
+/* After an entry file was written: the folder trimmed to its cap. */
+static void trim_folder(const char *entry, bool verbose)
+{
+    char *top = cache_top(entry);
+    if (top)
+        cg_cache_trim(top, verbose);
+    free(top);
+}
+
+/* After an entry file could not be written for the error err: a full disk
+ * is said (once per process). */
+static void say_if_full(const char *entry, int err)
+{
+    if (err != ENOSPC && err != EDQUOT)
+        return;
+    char *top = cache_top(entry);
+    if (top)
+        cg_cache_say_full(top, "this run's entries are not cached");
+    free(top);
 }
 
 /* ------------------------------------------------------------------ the key */
@@ -694,11 +743,9 @@ static bool use_entry(drv_runcache *rc, const entry *e, bool full, drv_runcache_
     return true;
 }
 
-bool drv_runcache_lookup(drv_runcache *rc, bool full, drv_runcache_hit *h)
+/* drv_runcache_lookup with the folder held. */
+static bool lookup_held(drv_runcache *rc, bool full, drv_runcache_hit *h)
 {
-    *h = (drv_runcache_hit){0};
-    if (!rc->path)
-        return false;
     /* the kernels' row of --time-phases: from the cache, or (a miss)
      * the lookup and then the build */
     ir_phase_push("compile");
@@ -746,12 +793,25 @@ bool drv_runcache_lookup(drv_runcache *rc, bool full, drv_runcache_hit *h)
         ir_phase_pop();
         return false;
     }
+    cg_cache_touch(rc->path);
+    cg_cache_touch(h->so_path);   /* no kernel cache lookup marks it used */
     say(rc, "hit: %s%s", rc->path, "");
     if (rc->verbose)   /* the kernels are the kernel cache's, checked as it checks them */
         fprintf(stderr, "tec: kernel cache hit: %s\n", h->so_path);
     ir_phase_note("from the cache");
     ir_phase_pop();
     return true;
+}
+
+bool drv_runcache_lookup(drv_runcache *rc, bool full, drv_runcache_hit *h)
+{
+    *h = (drv_runcache_hit){0};
+    if (!rc->path)
+        return false;
+    int lock = hold_folder(rc->path);   /* until the kernels are loaded */
+    bool hit = lookup_held(rc, full, h);
+    cg_cache_release(lock);
+    return hit;
 }
 
 /* ------------------------------------------------------------------ store */
@@ -779,13 +839,18 @@ static bool write_entry(const char *what, bool verbose, const char *path, const 
         close(fd);
     if (ok && rename(tmp, path) != 0)
         ok = false;
+    int err = errno;
     if (!ok && tmp)
         unlink(tmp);
+    if (!ok)
+        say_if_full(path, err);
+    else
+        cg_cache_wrote((long long)blen + 72);   /* and its checksum line */
     if (verbose) {
         if (ok)
             fprintf(stderr, "tec: %s: entry written: %s\n", what, path);
         else
-            fprintf(stderr, "tec: %s: cannot write %s: %s\n", what, path, strerror(errno));
+            fprintf(stderr, "tec: %s: cannot write %s: %s\n", what, path, strerror(err));
     }
     free(tmp);
     return ok;
@@ -893,8 +958,10 @@ void drv_runcache_store(drv_runcache *rc, const ir_module *m, const cg_library *
         ir_phase_pop();
         return;
     }
-    if (write_entry("run cache", rc->verbose, rc->path, body, blen))
+    if (write_entry("run cache", rc->verbose, rc->path, body, blen)) {
         cg_sha256_hex(body, blen, rc->content);
+        trim_folder(rc->path, rc->verbose);
+    }
     free(body);
     ir_phase_pop();
 }
@@ -994,6 +1061,7 @@ static bool read_stamp(const drv_importcache *ic, const char *path, const char *
         memcpy(hex, sum, 64);
         hex[64] = 0;
         *external = *ext == '1';
+        cg_cache_touch(path);
     } else if (buf) {
         isay(ic, "stamp %s is not this file's; hashing the model%s", path, "");
     }
@@ -1377,11 +1445,9 @@ static bool rename_inputs(drv_importcache *ic, options *o, const char *names, si
     return false;
 }
 
-bool drv_importcache_lookup(drv_importcache *ic, options *o, char **text, rt_weight_set *ws)
+/* drv_importcache_lookup with the folder held. */
+static bool import_lookup_held(drv_importcache *ic, options *o, char **text, rt_weight_set *ws)
 {
-    *text = NULL;
-    if (!ic->path)
-        return false;
     struct stat st;
     const char *why;
     if (lstat(ic->path, &st) != 0) {
@@ -1420,8 +1486,20 @@ bool drv_importcache_lookup(drv_importcache *ic, options *o, char **text, rt_wei
         unlink(ic->path);
         return false;
     }
+    cg_cache_touch(ic->path);   /* its weights file keeps its identity */
     isay(ic, "hit: %s%s", ic->path, "");
     return true;
+}
+
+bool drv_importcache_lookup(drv_importcache *ic, options *o, char **text, rt_weight_set *ws)
+{
+    *text = NULL;
+    if (!ic->path)
+        return false;
+    int lock = hold_folder(ic->path);   /* until the weights are mapped */
+    bool hit = import_lookup_held(ic, o, text, ws);
+    cg_cache_release(lock);
+    return hit;
 }
 
 /* ------------------------------------------------------ import cache: store */
@@ -1500,10 +1578,12 @@ static bool write_weights(const char *path, const rt_weight_set *ws, char *ident
         close(fd);
     struct stat st;
     ok = ok && rename(tmp, path) == 0 && lstat(path, &st) == 0;
-    if (!ok)
+    if (!ok) {
         unlink(tmp);
-    else
+    } else {
         identity_of(&st, ident, n);
+        cg_cache_wrote((long long)st.st_size);
+    }
     free(tmp);
     return ok;
 }
@@ -1522,6 +1602,7 @@ static bool store_tensors(const char *path, const rt_weight_set *ws, char **tab,
     if (ok && !write_weights(path, ws, ident, IDENTITY_MAX)) {
         ok = false;
         *why = strerror(errno);
+        say_if_full(path, errno);
     }
     return ok;
 }
@@ -1573,9 +1654,9 @@ void drv_importcache_store(drv_importcache *ic, const options *o, const char *te
     if (ok && ic->verbose)
         fprintf(stderr, "tec: import cache: %zu weights, %zu bytes in %s\n", ws ? ws->n : 0,
                 size, ic->weights_path);
-    if (ok)
-        write_entry("import cache", ic->verbose, ic->path, body, bodyn);
-    else
+    if (ok && write_entry("import cache", ic->verbose, ic->path, body, bodyn))
+        trim_folder(ic->path, ic->verbose);
+    else if (!ok)
         isay(ic, "no entry written for %s: %s", ic->path, why);
     free(tab);
     free(in);
@@ -1731,7 +1812,9 @@ bool drv_constcache_use(drv_constcache *cc, ir_module *m, rt_weight_set *ws)
         return false;
     ir_phase_push("consts cache");
     rt_weight_set mine = {0};
+    int lock = hold_folder(cc->path);   /* until the data file is mapped */
     bool ok = read_consts(cc, &mine);
+    cg_cache_release(lock);
     if (ok && !consts_complete(m, &mine)) {
         csay(cc, "entry %s does not have the program's consts; not used%s", cc->path, "");
         ok = false;
@@ -1753,6 +1836,7 @@ bool drv_constcache_use(drv_constcache *cc, ir_module *m, rt_weight_set *ws)
         g->nloads = 0;
         drop_unpassed_params(g);
         cc->hit = true;
+        cg_cache_touch(cc->path);   /* its data file keeps its identity */
         csay(cc, "hit: %s%s", cc->path, "");
     }
     ir_phase_pop();
@@ -1790,9 +1874,9 @@ void drv_constcache_store(drv_constcache *cc, const ir_module *m, const rt_run *
     if (ok && cc->verbose)
         fprintf(stderr, "tec: consts cache: %zu consts, %zu bytes in %s\n", n, size,
                 cc->data_path);
-    if (ok)
-        write_entry("consts cache", cc->verbose, cc->path, body, bodyn);
-    else
+    if (ok && write_entry("consts cache", cc->verbose, cc->path, body, bodyn))
+        trim_folder(cc->path, cc->verbose);
+    else if (!ok)
         csay(cc, "no entry written for %s: %s", cc->path, why);
     free(names);
     free(tensors);

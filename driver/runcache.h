@@ -34,7 +34,10 @@
  * wrong, a field that does not parse), a shared object that is gone or is
  * not the build it names, or an entry or folder someone else could write,
  * is not used: the run compiles as if there were no entry, and writes a
- * new one.  Entries are written atomically (a temporary file, renamed).
+ * new one.  Entries are written atomically (a temporary file, renamed),
+ * and count toward the cache folder's size cap; a lookup holds the
+ * folder's lock until it has what it uses open, and marks it used
+ * (codegen/cache.h).
  * An entry is written only when its modules print back to the same text
  * after parsing, so the run from the cache runs the module the cold run
  * ran. */
