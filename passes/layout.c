@@ -318,6 +318,8 @@ typedef struct use {
     bool drop;             /* the copy goes: T's border holds what it would */
     int call;              /* the graph call */
     bool flat;             /* f sees T with merged dimensions (flat_elementwise) */
+    int grouped;           /* the dimension f's byte dot products read T along in
+                            * place (grouped_dim), or -1 */
 } use;
 
 /* Who passes what, built once: the (call, argument) pairs passing each
@@ -387,6 +389,7 @@ static int calls_of(const graph_uses *gu, const ir_func *f)
 }
 
 static bool flat_elementwise(const ir_func *f, const ir_buffer *p);
+static int grouped_dim(const ir_func *f, const ir_buffer *p);
 
 /* The parameters T is passed to, when T can take a border: one writer,
  * each function called once, every access with all indices (with flat:
@@ -409,10 +412,12 @@ static int uses_flat(const ir_graph *g, const graph_uses *gu, const ir_buffer *t
         if (!ic.ok || (merged && !(flat && flat_elementwise(c->fn, p))))
             return 0;
         u[n] = (use){c->fn, p, ir_stmt_stores_to(c->fn->body, p), false, {0}, false, gu->call[k],
-                     merged};
+                     merged, -1};
         writers += u[n].writes;
         if (!u[n].writes && !merged)
             u[n].has_copy = find_copy(&c->fn->body, p, &u[n].copy);
+        if (!u[n].writes && !merged && !u[n].has_copy)
+            u[n].grouped = grouped_dim(c->fn, p);
         n++;
     }
     return writers == 1 ? n : 0;
@@ -617,13 +622,16 @@ static bool ew_of(const ir_func *f, ew_nest *e)
 }
 
 /* The accesses of a kernel's parameter p: whether all are at the block's
- * own index (own), and whether any runs its innermost loop along p's last
- * dimension but not along dimension chan (bad). */
+ * own index (own), whether any runs its innermost loop along p's last
+ * dimension but not along dimension chan (bad), and the dimension that
+ * the byte loads of p in contractions run their innermost loop along
+ * (grouped: that dimension + 1; 0 none, -1 not one for all). */
 typedef struct access_ctx {
     const ir_buffer *p;
     int chan;
     const ir_stmt *loop, *blk;
     bool own, bad, any;
+    int grouped;
 } access_ctx;
 
 static bool uses_loop(const access_ctx *c, const ir_expr *e)
@@ -646,11 +654,41 @@ static void note_access(access_ctx *c, ir_expr *const *args, int n)
         c->bad = true;
 }
 
+static bool in_contraction(const ir_stmt *blk)
+{
+    for (int i = 0; blk && i < blk->niters; i++)
+        if (blk->iters[i].kind == IR_ITER_REDUCE)
+            return true;
+    return false;
+}
+
+/* A byte load x of p in a contraction: the one dimension of p its
+ * innermost loop runs along (the reduce loop an int8 dot product groups
+ * by 4: passes/schedule/int8.c), noted in c->grouped. */
+static void note_grouped(access_ctx *c, const ir_expr *x)
+{
+    if ((x->dtype != IR_I8 && x->dtype != IR_U8) || !c->loop || !in_contraction(c->blk) ||
+        c->grouped < 0)
+        return;
+    int dim = -1, n = 0;
+    for (int d = 0; d < x->nargs; d++)
+        if (uses_loop(c, x->args[d])) {
+            dim = d;
+            n++;
+        }
+    if (n != 1 || dim == x->nargs - 1 || (c->grouped && c->grouped != dim + 1))
+        c->grouped = -1;
+    else
+        c->grouped = dim + 1;
+}
+
 static bool access_expr(const ir_expr *x, void *p)
 {
     access_ctx *c = p;
-    if (x->kind == IR_LOAD && x->buf == c->p)
+    if (x->kind == IR_LOAD && x->buf == c->p) {
         note_access(c, x->args, x->nargs);
+        note_grouped(c, x);
+    }
     return true;
 }
 
@@ -679,6 +717,18 @@ static void scan_access(access_ctx *c, const ir_stmt *s)
     scan_access(c, s->orelse);
     c->loop = loop;
     c->blk = blk;
+}
+
+/* The dimension of p (not its last) that every byte load of p in f's
+ * contractions runs its innermost loop along, reading p in place: an
+ * int8 1x1 convolution's input channels, 4 of which each dot product
+ * reads, from 4 planes of p unless p stores that dimension innermost;
+ * else -1. */
+static int grouped_dim(const ir_func *f, const ir_buffer *p)
+{
+    access_ctx c = {p, 0, NULL, NULL, true, false, false, 0};
+    scan_access(&c, f->body);
+    return c.grouped > 0 ? c.grouped - 1 : -1;
 }
 
 /* The nest of e rebuilt with its loops in the order of the block's
@@ -735,6 +785,29 @@ static int cl_find(const cl_set *s, const ir_buffer *t)
     return -1;
 }
 
+/* perm: the order that stores dimension d innermost, the others as they are. */
+static void innermost(int *perm, int nd, int d)
+{
+    for (int q = 0, k = 0; q < nd; q++)
+        if (q != d)
+            perm[k++] = q;
+    perm[nd - 1] = d;
+}
+
+/* Whether use u gains from the set's order as a copy in it does: a copy
+ * in that order (which goes), or a contraction whose dot products read
+ * the dimension the order puts innermost (grouped_dim). */
+static bool cl_gains(const cl_set *s, const use *u, int nd)
+{
+    int perm[MAXD];
+    if (u->has_copy)
+        return memcmp(u->copy.perm, s->perm, sizeof(int) * (size_t)nd) == 0;
+    if (u->grouped < 0)
+        return false;
+    innermost(perm, nd, u->grouped);
+    return memcmp(perm, s->perm, sizeof(int) * (size_t)nd) == 0;
+}
+
 /* Whether use u of a temporary keeps its speed in the set's order: a copy
  * in that order (which goes), an elementwise kernel at its own index
  * (*ew: its nest), or any other access that does not run along the last
@@ -746,7 +819,7 @@ static bool cl_use_ok(const cl_set *s, const use *u, int nd, ew_nest *e, bool *e
         return true;
     if (u->has_copy)
         return memcmp(u->copy.perm, s->perm, sizeof(int) * (size_t)nd) == 0;
-    access_ctx c = {u->p, s->perm[nd - 1], NULL, NULL, true, false, false};
+    access_ctx c = {u->p, s->perm[nd - 1], NULL, NULL, true, false, false, 0};
     scan_access(&c, u->f->body);
     if (ew_of(u->f, e) && e->block->niters == nd && c.own) {
         *ew = true;
@@ -794,8 +867,7 @@ static bool cl_grow(ir_module *m, const graph_uses *gu, cl_set *s, const bool *t
             use *u = &s->u[i][k];
             ew_nest e;
             bool ew;
-            s->copies += u->has_copy &&
-                         memcmp(u->copy.perm, s->perm, sizeof(int) * (size_t)nd) == 0;
+            s->copies += cl_gains(s, u, nd);
             if (u->flat) {
                 /* every buffer of its shape must come, in the same order
                  * and without a border (flat[]), or the kernel would pair
@@ -825,7 +897,7 @@ static bool cl_grow(ir_module *m, const graph_uses *gu, cl_set *s, const bool *t
             bool mixed = false;
             for (int a = 0; a < call->nargs; a++) {
                 ir_buffer *p = u->f->params[a];
-                access_ctx o = {p, s->perm[nd - 1], NULL, NULL, true, false, false};
+                access_ctx o = {p, s->perm[nd - 1], NULL, NULL, true, false, false, 0};
                 scan_access(&o, u->f->body);
                 if (!o.any || p->ndim != nd)
                     continue;
@@ -966,12 +1038,15 @@ static void channels_last(ir_module *m, const graph_uses *gu)
         use u[CL_USES];
         int n = uses_flat(g, gu, t, u, CL_USES, true), seed = -1;
         for (int i = 0; i < n && seed < 0; i++)
-            if (u[i].has_copy && !identity(u[i].copy.perm, t->ndim))
+            if ((u[i].has_copy && !identity(u[i].copy.perm, t->ndim)) || u[i].grouped >= 0)
                 seed = i;
         if (seed < 0)
             continue;
         memset(s, 0, sizeof *s);
-        memcpy(s->perm, u[seed].copy.perm, sizeof(int) * (size_t)t->ndim);
+        if (u[seed].has_copy)
+            memcpy(s->perm, u[seed].copy.perm, sizeof(int) * (size_t)t->ndim);
+        else
+            innermost(s->perm, t->ndim, u[seed].grouped);
         if (!cl_add(m, g, gu, s, t, taken, false) || !cl_grow(m, gu, s, taken))
             continue;
         for (int i = 0; i < s->nt; i++)

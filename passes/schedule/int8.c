@@ -237,8 +237,33 @@ int sch_int8_pad_dim(const ir_func *f, const ir_buffer *x, int lanes)
     return w.dim;
 }
 
+/* A byte load (i8 or u8) widened to i32, maybe read through a padding
+ * select and less an integer zero point; NULL otherwise. */
+static const ir_expr *widened_byte(const ir_expr *e)
+{
+    if (e && e->kind == IR_SUB && e->b && e->b->kind == IR_INT)   /* a zero point */
+        e = e->a;
+    if (!e || e->kind != IR_CAST || e->dtype != IR_I32 || !e->a)
+        return NULL;
+    e = e->a;
+    if (e->kind == IR_SELECT && e->b && e->b->kind == IR_INT)
+        e = e->a;
+    return e && e->kind == IR_LOAD && (e->dtype == IR_I8 || e->dtype == IR_U8) ? e : NULL;
+}
+
+/* Y = Y + widened byte * widened byte, Y of i32: an int8 window sum (a
+ * depthwise convolution of quantized values), whose lanes are i32
+ * multiply-adds of widened bytes. */
+static bool byte_products_sum(const ir_stmt *st)
+{
+    const ir_expr *v = st->value;
+    return st->buf->dtype == IR_I32 && v && v->kind == IR_ADD && v->a && v->a->kind == IR_LOAD &&
+           v->a->buf == st->buf && v->b && v->b->kind == IR_MUL && widened_byte(v->b->a) &&
+           widened_byte(v->b->b);
+}
+
 bool sch_int8_vector_store(const ir_stmt *st)
 {
     return st && st->kind == IR_S_STORE &&
-           (ir_dtype_is_float(st->buf->dtype) || ir_narrowing_store(st));
+           (ir_dtype_is_float(st->buf->dtype) || ir_narrowing_store(st) || byte_products_sum(st));
 }

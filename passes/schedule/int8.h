@@ -41,9 +41,11 @@ int sch_int8_group_loop(const ir_stmt *b, ir_stmt *const *loops, const int *kind
 int sch_int8_pad_dim(const ir_func *f, const ir_buffer *x, int lanes);
 
 /* Whether the store st runs in vectors as a float store does: a float
- * store, or a store of i8, u8 or i16 values converted from f32, f64 or i32
+ * store, a store of i8, u8 or i16 values converted from f32, f64 or i32
  * (a quantize's or a requantize's saturated result, which the vectorize
- * pass computes in vectors of the wider types: ir/vectorize.c). */
+ * pass computes in vectors of the wider types: ir/vectorize.c), or an i32
+ * sum of products of widened bytes (an int8 depthwise convolution, whose
+ * window then runs outside a vector of i32 lanes as a float one does). */
 bool sch_int8_vector_store(const ir_stmt *st);
 
 #endif
