@@ -402,10 +402,12 @@ static int parallel_pick(const auto_ctx *a, const int64_t *exts, int n, bool fre
 
 /* The column loop of a register tile outside it: jr, the column tiles,
  * or when n > 1 tiles run as a block, jr split into outer (the blocks)
- * and inner (the n tiles of one block, inside the row tiles). */
+ * and inner (the n tiles of one block, inside the row tiles); rows_par:
+ * the threads take the row tiles inside each block, not the blocks. */
 typedef struct col_block {
     const char *jr, *outer, *inner;
     int n;
+    bool rows_par;
 } col_block;
 
 /* How many column tiles run as one block inside the row tiles (1: none).
@@ -419,25 +421,39 @@ typedef struct col_block {
  * its row panels does; the block of V (K rows of it, read in place) is
  * read again from the level-2 cache by each row tile.  The block: the
  * largest divisor of the column tiles up to 8 tiles (1 KB of f32 per row)
- * whose K rows fit in a quarter of 1 MB.  ResNet-50's 1x1 convolution
+ * whose K rows fit in a quarter of 1 MB; *rows_par: the threads take the
+ * row tiles inside each block, not the blocks.  ResNet-50's 1x1 convolution
  * 64 -> 256 on 56x56 with its residual add, along the merged map in tiles
  * of 32 by 8 channels: blocks of 7 tiles, 1335 to 1074 us on one thread
  * in the model; MobileNetV2's 16 -> 96 on 112x112, 501 to 397 us. */
-static int column_block(const auto_ctx *a, const contraction *c, int nr, int mr)
+static int column_block(const auto_ctx *a, const contraction *c, int nr, int mr, bool *rows_par)
 {
+    *rows_par = false;
     int64_t tiles = c->nn / nr, row_tiles = (c->mm + mr - 1) / mr;
     int64_t esize = ir_dtype_size(c->V->buf->dtype);
     /* (an output that fits in the level-1 cache is not streamed) */
     if (!columns_along_y(c) || c->nn % nr != 0 || tiles < 2 || row_tiles < 2 ||
         c->nn * c->mm * ir_dtype_size(c->body->buf->dtype) <= a->l1d)
         return 1;
-    /* (and the blocks split among the threads about as evenly as the
-     * tiles did: 49 tiles of a 28x28 map run as 25 and 24 on two threads,
-     * 7 blocks of 7 as 4 and 3) */
-    for (int n = 8; n >= 2; n--)
-        if (tiles % n == 0 && c->K * n * nr * esize <= 256 * 1024 &&
-            (a->threads < 2 || balance(tiles / n, a->threads) >= balance(tiles, a->threads) - 0.05))
+    /* The threads take the blocks when these split among them about as
+     * evenly as the tiles did, else the row tiles inside each block when
+     * those do: 49 tiles of a 28x28 map run as 25 and 24 on two threads,
+     * 7 blocks of 7 would run as 4 and 3, so the 64 row tiles of its 512
+     * channels split instead, a start of the threads per block
+     * (ResNet-50's 1x1 128 -> 512 on 28x28 with its residual add, blocks
+     * of 7 tiles of 16: 1030 to 943 us on one thread). */
+    int T = a->threads;
+    double even = balance(tiles, T) - 0.05;
+    for (int n = 8; n >= 2; n--) {
+        if (tiles % n != 0 || c->K * n * nr * esize > 256 * 1024)
+            continue;
+        if (T < 2 || balance(tiles / n, T) >= even)
             return n;
+        if (row_tiles >= 2 * T && balance(row_tiles, T) >= even) {
+            *rows_par = true;
+            return n;
+        }
+    }
     return 1;
 }
 
@@ -481,6 +497,9 @@ static int contraction_order(const auto_ctx *a, const nest *ns, const contractio
         }
     bool moved;
     *par = parallel_pick(a, exts, *nouter, auto_is_weight(a->m, a->f, c->V->buf), &moved);
+    for (int i = 0; i < *nouter && cb->rows_par; i++)
+        if (names[i] == ir)
+            *par = i;
     /* (the innermost loop holds the accumulator tile: it stays last) */
     if (moved && *par < *nouter - 1) {
         const char *nm = names[*par];
@@ -662,14 +681,14 @@ bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, bool che
     const char *names[40], *first_reduce;
     int64_t exts[40];
     int nouter, par;
-    col_block cb = {jr, NULL, NULL, 1};
-    bool packs = g4 >= 0 || pack_columns(a, &c);
-    int nb = packs ? 1 : column_block(a, &c, nr, mr);
+    col_block cb = {jr, NULL, NULL, 1, false};
+    bool packs = g4 >= 0 || pack_columns(a, &c), rows_par;
+    int nb = packs ? 1 : column_block(a, &c, nr, mr, &rows_par);
     if (nb > 1) {
         const char *jb = auto_fresh(a, ir_sprintf(a->m->arena, "%s_b", jr));
         const char *jn = auto_fresh(a, ir_sprintf(a->m->arena, "%s_n", jr));
         if (auto_step(a, "%s, %s = split(%s, %d)", jb, jn, jr, nb))
-            cb = (col_block){jr, jb, jn, nb};
+            cb = (col_block){jr, jb, jn, nb, rows_par};
     }
     int pos = contraction_order(a, ns, &c, nr, mr, &cb, ir, g4, g4o, order, sizeof order, names,
                                 exts, &nouter, &first_reduce, &par);
