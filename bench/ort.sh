@@ -36,6 +36,17 @@
 # npm must be installed.  PyTorch: Debian's python3-torch and
 # python3-torchvision ($PYTHON, default /usr/bin/python3).
 #
+# BENCH_CPU=1 measures CPU time instead of the clock, for a machine so busy
+# (several jobs per core) that few runs go unpreempted and medians and even
+# minima of whole runs measure the load: each ms column is then CPU ms per
+# run (user and system, all threads).  tec's is the difference between
+# `--repeat 2+K` and `--repeat 2` divided by K (the import, compile and
+# load cancel; K is BENCH_REPEAT, more for a fast model, so that the runs
+# take about a second of CPU time), ORT's its process's CPU time over its
+# timed runs (bench/ort_run.js cpu_ms).  At 1 thread that is the work a
+# run takes; at 2 it also counts the time threads spend waiting for each
+# other (spinning), so the 2-thread rows then compare work, not latency.
+#
 # TEC_VS=OTHER_TEC adds a column: OTHER_TEC on the .onnx export, timed in the
 # same rounds (a build before a change, say), and its ratio to ORT.
 #
@@ -58,6 +69,7 @@ CAP=${BENCH_CAP:-10}
 PROFILE_RUNS=${BENCH_PROFILE_RUNS:-10}
 ROUNDS=${BENCH_ROUNDS:-3}
 THREADS=${BENCH_THREADS:-1 2}
+CPU=${BENCH_CPU:-}
 ZOO="resnet18 resnet50 mobilenet_v2 efficientnet_b0 googlenet gpt2"
 TORCHVISION=${TORCHVISION:-resnet34 resnext50_32x4d densenet121 mobilenet_v3_large efficientnet_b1 regnet_y_400mf convnext_tiny inception_v3 squeezenet1_1}
 export ORT_NODE_DIR=${ORT_NODE_DIR:-$here/bench/node}
@@ -103,6 +115,23 @@ tec_ms() {
     echo "$out" | sed -n 's/^time: median of [0-9]* runs after a warm-up: \([0-9.]*\) us$/\1/p' |
         awk '{printf "%.3f", $1 / 1000}'
 }
+# tec_cpu_ms K ARGS...: tec's CPU ms per run ($BIN instead of tec if set),
+# the CPU time of --repeat 2+K less that of --repeat 2, over K, after a
+# run that compiles the kernels (their C compiler's time is tec's, a child's);
+# or FAIL
+tec_cpu_ms() {
+    local k=$1 a b
+    shift
+    cpu_s "${BIN:-$TEC}" -O2 "$@" >/dev/null || { echo FAIL; return; }   # fills the kernel cache
+    a=$(cpu_s "${BIN:-$TEC}" -O2 "$@" --repeat 2) && b=$(cpu_s "${BIN:-$TEC}" -O2 "$@" --repeat $((2 + k))) ||
+        { echo FAIL; return; }
+    awk -v a="$a" -v b="$b" -v k="$k" 'BEGIN {printf "%.3f", (b - a) * 1000 / k}'
+}
+cpu_s() {   # cpu_s CMD...: the user + system seconds CMD took (its output goes to $tmp/errors on failure)
+    local out
+    out=$(/usr/bin/time -f 'cpu %U %S' "$@" 2>&1) || { echo "$out" >>"$tmp/errors"; return 1; }
+    echo "$out" | awk '$1 == "cpu" {printf "%.3f", $2 + $3}'
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
 maxerr() {   # maxerr REF.npy DIR: max |got - ref| / max |ref| of DIR's one output
     "$PYTHON" -c '
@@ -117,7 +146,11 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 echo "# bench/ort.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) processors: $cpu"
 echo "# tec $("$TEC" --version 2>/dev/null | head -1), cc: $(${CC:-cc} --version | head -1)"
 echo "# ONNX Runtime: onnxruntime-node 1.30.0 (CPU); PyTorch: $("$PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo none)"
-echo "# batch 1; ms = median of R runs, median of $ROUNDS rounds taking turns; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -n "$CPU" ]; then
+    echo "# batch 1; BENCH_CPU: tec and ORT columns are CPU ms per run (PyTorch's the clock's), median of $ROUNDS rounds; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+else
+    echo "# batch 1; ms = median of R runs, median of $ROUNDS rounds taking turns; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
 echo
 vs_head= vs_rule=
 [ -n "$TEC_VS" ] && { vs_head=" $(printf '%9s | %7s |' "vs .onnx" "vs/ORT")"; vs_rule="-----------|---------|"; }
@@ -151,6 +184,21 @@ for m in $models; do
     for n in $THREADS; do
         te= on= ort= vs=
         for r in $(seq "$ROUNDS"); do
+            line=$(node "$here/bench/ort_run.js" "$onnx" "$WORK/$m.in" "$WORK/$m.ref.npy" \
+                   "$n" "$REPEAT" "$CAP" 2>>"$tmp/errors")
+            ort_err=$(echo "$line" | sed -n 's/.* err=\([^ ]*\).*/\1/p')
+            if [ -n "$CPU" ]; then
+                ort_cpu=$(echo "$line" | sed -n 's/.* cpu_ms=\([0-9.]*\).*/\1/p')
+                ort="$ort $ort_cpu"
+                # about a second of CPU time in the K runs (ORT's time as the guide)
+                k=$(awk -v r="$REPEAT" -v c="$ort_cpu" 'BEGIN {k = c > 0 ? int(1000 / c) : r;
+                    print k < r ? r : (k > 500 ? 500 : k)}')
+                [ -n "$TEC_VS" ] && vs="$vs $(BIN=$TEC_VS TEC_NUM_THREADS=$n tec_cpu_ms "$k" "$onnx" "${inargs[@]}")"
+                is_zoo "$m" && te="$te $(TEC_NUM_THREADS=$n tec_cpu_ms "$k" "$here/examples/$m.te")"
+                on="$on $(TEC_NUM_THREADS=$n tec_cpu_ms "$k" "$onnx" "${inargs[@]}")"
+                continue
+            fi
+            ort="$ort $(echo "$line" | sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p')"
             if [ -n "$TEC_VS" ]; then
                 vs="$vs $(BIN=$TEC_VS TEC_NUM_THREADS=$n tec_ms "$onnx" "${inargs[@]}" --repeat "$REPEAT")"
             fi
@@ -158,10 +206,6 @@ for m in $models; do
                 te="$te $(TEC_NUM_THREADS=$n tec_ms "$here/examples/$m.te" --repeat "$REPEAT")"
             fi
             on="$on $(TEC_NUM_THREADS=$n tec_ms "$onnx" "${inargs[@]}" --repeat "$REPEAT")"
-            line=$(node "$here/bench/ort_run.js" "$onnx" "$WORK/$m.in" "$WORK/$m.ref.npy" \
-                   "$n" "$REPEAT" "$CAP" 2>>"$tmp/errors")
-            ort="$ort $(echo "$line" | sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p')"
-            ort_err=$(echo "$line" | sed -n 's/.* err=\([^ ]*\).*/\1/p')
         done
         case $te in *FAIL*) te=FAIL ;; *) te=$(echo "$te" | median) ;; esac
         case $on in *FAIL*) on=FAIL ;; *) on=$(echo "$on" | median) ;; esac

@@ -13,9 +13,12 @@
 // (enableProfiling) and its JSON trace is written as PREFIX_<date>.json.
 // Prints one line:
 //
-//   ort-result threads=N median_ms=M runs=R err=E version=V
+//   ort-result threads=N median_ms=M cpu_ms=C runs=R err=E version=V
 //
-// E is max |ort - ref| / max |ref|.
+// E is max |ort - ref| / max |ref|; C is the process's CPU time (user and
+// system, all its threads) over the timed runs, per run: on a machine so
+// busy that few runs go unpreempted, at 1 thread the steadier measure of
+// the work a run takes (bench/ort.sh's BENCH_CPU).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -97,15 +100,17 @@ async function main() {
     }
     const runs = Math.max(Math.min(repeat, 3), Math.min(repeat, Math.floor(cap * 1000 / Math.max(last, 1e-6))));
     const times = [];
+    const cpu0 = process.cpuUsage();
     for (let i = 0; i < runs; i++) {
         const t0 = now();
         out = await session.run(feeds);
         times.push(now() - t0);
     }
+    const cpu = process.cpuUsage(cpu0);   /* microseconds */
     if (prof)
         session.endProfiling();
-    console.log('ort-result threads=%d median_ms=%s runs=%d err=%s version=%s', threads,
-                median(times).toFixed(3), runs, (maxDiff / (maxRef || 1)).toExponential(2),
+    console.log('ort-result threads=%d median_ms=%s cpu_ms=%s runs=%d err=%s version=%s', threads,
+                median(times).toFixed(3), ((cpu.user + cpu.system) / 1000 / runs).toFixed(3), runs, (maxDiff / (maxRef || 1)).toExponential(2),
                 ort.env.versions ? ort.env.versions.common : '?');
 }
 

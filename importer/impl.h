@@ -259,6 +259,15 @@ void ox_int(ox_str *b, int64_t v);
 
 /* A copy kernel of input 0 (a graph output that is a constant or an input). */
 bool ox_copy(ox_node *nd);
+/* Output 0 as input 0 itself, for a node that changes nothing (Identity, a
+ * Concat of one input, a Pad of zeros, a pool of a 1x1 window): when input
+ * 0 is a tensor the program computes, the language's view of it at its own
+ * shape (no copy and no layer; ox_call_view), so that the layers before
+ * and after it fuse as if the node were not there; else false, and the
+ * node computes its copy.  ox_alias writes the view (input 0 must be
+ * ox_aliasable). */
+bool ox_aliasable(const ox_value *x);
+bool ox_alias(ox_node *nd);
 
 /* ---------------------------------------------------------------- ops */
 

@@ -261,12 +261,15 @@ static bool op_mul(ox_node *nd, const void *arg)
 }
 
 /* A copy of a constant is the constant (PyTorch exports shared weights
- * through Identity nodes); of anything else, a copy kernel. */
+ * through Identity nodes); of a computed tensor, a view of it; of anything
+ * else (an input without elements), a copy kernel. */
 static bool copy_or_fold(ox_node *nd)
 {
     ox_value *x = ox_input(nd, 0);
     if (!x)
         return false;
+    if (ox_aliasable(x))
+        return ox_alias(nd);
     if (!x->konst || x->id)
         return op_copy(nd);
     char err[256];

@@ -909,6 +909,81 @@ static bool bias_layer(ox_node *nd, ox_value *x, ox_value *bias, ox_value *y)
     return ok;
 }
 
+static bool conv_of(ox_node *nd, ox_value *x, ox_value *wv, ox_value *bias, const window *wp,
+                    ox_value *y, int64_t g);
+
+/* A convolution window without the taps that read only padding: a tap r of
+ * a spatial axis reads x at o * stride + r * dilation - pad_begin for the
+ * output positions o, and where none of those lies inside x (a dilated
+ * convolution on a map smaller than its reach: DeepLabV3's atrous 3x3
+ * convolutions at rates 24 and 36 on a 14x14 map read x at their centre
+ * tap only), it adds zeros.  The taps left are the live ones from the first
+ * to the last, with the pads less the taps dropped before and after them,
+ * so the output's extents stay; one tap left needs no dilation.  *trimmed
+ * is w so changed, and first[d] the first live tap of axis d; false when
+ * nothing is dropped (or every tap reads padding only, or the pads would
+ * turn negative). */
+static bool live_taps(const ox_value *x, const window *w, window *trimmed, int64_t *first)
+{
+    *trimmed = *w;
+    bool any = false;
+    for (int d = 0; d < w->nsp; d++) {
+        int64_t in = x->shape[2 + d], lo = -1, hi = -1;
+        for (int64_t r = 0; r < w->k[d]; r++) {
+            bool live = false;
+            for (int64_t o = 0; o < w->out[d] && !live; o++) {
+                int64_t at = o * w->s[d] + r * w->dil[d] - w->pb[d];
+                live = at >= 0 && at < in;
+            }
+            if (live && lo < 0)
+                lo = r;
+            if (live)
+                hi = r + 1;
+        }
+        if (lo < 0)
+            return false;
+        trimmed->k[d] = hi - lo;
+        trimmed->pb[d] = w->pb[d] - lo * w->dil[d];
+        trimmed->pe[d] = w->pe[d] - (w->k[d] - hi) * w->dil[d];
+        if (trimmed->pb[d] < 0 || trimmed->pe[d] < 0)
+            return false;
+        if (trimmed->k[d] == 1)
+            trimmed->dil[d] = 1;
+        first[d] = lo;
+        any = any || trimmed->k[d] != w->k[d];
+    }
+    return any;
+}
+
+/* The weight W[F, Cg, k...] cut to the window t's taps from first[] on. */
+static rt_tensor *cut_weight(ox_node *nd, const rt_tensor *W, const window *t,
+                             const int64_t *first)
+{
+    int64_t shape[RT_MAX_DIMS] = {W->shape[0], W->shape[1]};
+    for (int d = 0; d < t->nsp; d++)
+        shape[2 + d] = t->k[d];
+    char err[256];
+    rt_tensor *c = rt_tensor_new(W->dtype, W->ndim, shape, err, sizeof err);
+    if (!c) {
+        ox_fail(nd, "%s", err);
+        return NULL;
+    }
+    size_t esize = W->nbytes / (size_t)rt_tensor_numel(W);
+    int64_t n = rt_tensor_numel(c);
+    for (int64_t i = 0; i < n; i++) {   /* element i of c: its index, then W's offset */
+        int64_t rest = i, off = 0, stride = 1;
+        for (int d = c->ndim - 1; d >= 0; d--) {
+            int64_t at = rest % c->shape[d] + (d >= 2 ? first[d - 2] : 0);
+            rest /= c->shape[d];
+            off += at * stride;
+            stride *= W->shape[d];
+        }
+        memcpy((char *)c->data + (size_t)i * esize, (const char *)W->data + (size_t)off * esize,
+               esize);
+    }
+    return c;
+}
+
 static bool op_conv(ox_node *nd, const void *arg)
 {
     ox_value *x = ox_input(nd, 0), *wv = ox_input(nd, 1);
@@ -940,6 +1015,32 @@ static bool op_conv(ox_node *nd, const void *arg)
     y->shape[1] = F;
     for (int d = 0; d < w.nsp; d++)
         y->shape[2 + d] = w.out[d];
+    window live;
+    int64_t first[RT_MAX_DIMS];
+    if (ox_is_param(wv) && live_taps(x, &w, &live, first)) {
+        /* the convolution of the live taps, with a weight of its own */
+        ox_value cut = *wv;
+        if (!(cut.konst = cut_weight(nd, wv->konst, &live, first)))
+            return false;
+        memcpy(cut.shape, cut.konst->shape, sizeof cut.shape);
+        cut.lent = false;
+        nd->in[1] = &cut;   /* the weight set takes the cut weight (write_weight) */
+        bool ok = conv_of(nd, x, &cut, bias, &live, y, g);
+        nd->in[1] = wv;
+        if (!cut.lent)
+            rt_tensor_free(cut.konst);
+        return ok;
+    }
+    return conv_of(nd, x, wv, bias, &w, y, g);
+}
+
+/* The convolution y of x by weight wv (bias: NULL or of its channels) over
+ * the window w, with g groups. */
+static bool conv_of(ox_node *nd, ox_value *x, ox_value *wv, ox_value *bias, const window *wp,
+                    ox_value *y, int64_t g)
+{
+    window w = *wp;
+    int64_t F = wv->shape[0], Cg = wv->shape[1];
     /* nn.te's conv2d: square kernel, one stride, dilation and padding */
     bool square = w.nsp == 2 && w.k[0] == w.k[1] && w.s[0] == w.s[1] && w.dil[0] == w.dil[1] &&
                   w.pb[0] == w.pb[1] && w.pe[0] == w.pb[0] && w.pe[1] == w.pb[1];
@@ -1123,6 +1224,11 @@ static bool pool(ox_node *nd, const void *arg)
         y->shape[2 + d] = w.out[d];
     if (indices && !pool_indices(nd, &w))
         return false;
+    bool one = !indices;   /* a 1x1 window at stride 1: AdaptiveAvgPool2d to the input's size */
+    for (int d = 0; d < w.nsp; d++)
+        one = one && w.k[d] == 1 && w.s[d] == 1 && w.pb[d] == 0 && w.pe[d] == 0;
+    if (one && ox_aliasable(x))
+        return ox_alias(nd);
     /* nn.te's maxpool2d: a square window, one stride, symmetric padding of
      * at most half the window (its output size rule is ONNX's) */
     if (is_max && w.nsp == 2 && x->dtype == IR_F32 && x->id && w.k[0] == w.k[1] &&
@@ -1164,7 +1270,13 @@ static bool pool(ox_node *nd, const void *arg)
         ox_printf(&k.body, "%s\n", where.s);
     } else {
         ox_printf(&k.body, "    s[%s] += %s else 0%s\n", left.s, read.s, where.s);
-        if (count_pad) {   /* the window clipped to the padded input */
+        int64_t whole = 1;   /* every window inside x: the count is the window's size */
+        for (int d = 0; d < w.nsp && whole; d++)
+            whole = w.pb[d] == 0 && (w.out[d] - 1) * w.s[d] + w.k[d] <= x->shape[2 + d]
+                        ? whole * w.k[d] : 0;
+        if (whole) {
+            ox_printf(&k.body, "    y[%s] = s[%s] / %lld\n", left.s, left.s, (long long)whole);
+        } else if (count_pad) {   /* the window clipped to the padded input */
             ox_str cnt = {0};
             for (int d = 0; d < w.nsp; d++) {
                 long long lim = (long long)(x->shape[2 + d] + w.pe[d]);
@@ -1511,6 +1623,8 @@ typedef struct resize_tables {
     int n;
     int resized[RT_MAX_DIMS], nres;   /* the axes that change */
     bool spread[RT_MAX_DIMS];         /* axes of one position, made longer: read at 0 */
+    char index[RT_MAX_DIMS][4][128];  /* axis d's tap t as arithmetic of i<d>, without a
+                                         table (resize_index_formula); "" else */
 } resize_tables;
 
 /* The attributes: mode, coordinate_transformation_mode, nearest_mode,
@@ -1633,6 +1747,61 @@ static void resize_taps(const resize_spec *rs, double c, double scale, int64_t i
     }
 }
 
+/* Tap t's index on axis d as arithmetic of the output position i<d>, when
+ * it equals the table ix (of O positions) at every position: the input
+ * position that coordinate_transformation_mode maps i<d> back to is an
+ * exact fraction c = (P * i + Q) / D of the input's and the output's
+ * lengths (half_pixel: (i + 1/2) * in / out - 1/2), and the tap's index
+ * its floor plus the tap's offset (linear and cubic), or its rounding by
+ * nearest_mode (ceil(c - 1/2) for round_prefer_floor ...), each a floor
+ * division s * ((a * i + b) / e), clamped to the axis, as resize_taps
+ * computes it in floating point.  An index a kernel computes is one tec
+ * proves in range, so the kernel needs no run-time check, which would keep
+ * it from being vectorized and parallelized; a table read is an index tec
+ * cannot judge.  Into out; false (out untouched) where the arithmetic and
+ * the table differ (scales that are not out / in, rounding) or the mode
+ * has none. */
+static bool resize_index_formula(const resize_spec *rs, int d, int t, int64_t in,
+                                 const int32_t *ix, int64_t O, char *out, size_t size)
+{
+    const char *ctm = rs->ctm, *nearest = rs->nearest;
+    int64_t P, Q, D;
+    if (rs->crop || O < 2 || in > (int64_t)1 << 20 || O > (int64_t)1 << 20)
+        return false;
+    if (strcmp(ctm, "half_pixel") == 0 || strcmp(ctm, "pytorch_half_pixel") == 0)
+        P = 2 * in, Q = in - O, D = 2 * O;
+    else if (strcmp(ctm, "align_corners") == 0)
+        P = in - 1, Q = 0, D = O - 1;
+    else if (strcmp(ctm, "asymmetric") == 0)
+        P = in, Q = 0, D = O;
+    else if (strcmp(ctm, "tf_half_pixel_for_nn") == 0)
+        P = 2 * in, Q = in, D = 2 * O;
+    else
+        return false;
+    int64_t a = P, b = Q, e = D, sgn = 1;   /* floor(c) */
+    int64_t off = rs->taps == 1 ? 0 : rs->taps == 2 ? t : t - 1;   /* from the floor */
+    if (rs->taps == 1 && strcmp(nearest, "round_prefer_ceil") == 0)
+        a = 2 * P, b = 2 * Q + D, e = 2 * D;                 /* floor(c + 1/2) */
+    else if (rs->taps == 1 && strcmp(nearest, "round_prefer_floor") == 0)
+        a = -2 * P, b = D - 2 * Q, e = 2 * D, sgn = -1;      /* ceil(c - 1/2) */
+    else if (rs->taps == 1 && strcmp(nearest, "ceil") == 0)
+        a = -P, b = -Q, sgn = -1;                            /* ceil(c) */
+    for (int64_t o = 0; o < O; o++) {
+        int64_t num = a * o + b, f = num >= 0 ? num / e : -((-num + e - 1) / e);
+        int64_t v = sgn * f + off;
+        if ((v < 0 ? 0 : v > in - 1 ? in - 1 : v) != ix[o])
+            return false;
+    }
+    char bs[32] = "", os[32] = "";
+    if (b)
+        snprintf(bs, sizeof bs, " %c %lld", b < 0 ? '-' : '+', (long long)(b < 0 ? -b : b));
+    if (off)
+        snprintf(os, sizeof os, " %c %lld", off < 0 ? '-' : '+', (long long)(off < 0 ? -off : off));
+    snprintf(out, size, "min(max(%s(%lld * i%d%s) / %lld%s%s, 0), %lld)", sgn < 0 ? "-(" : "",
+             (long long)a, d, bs, (long long)e, sgn < 0 ? ")" : "", os, (long long)(in - 1));
+    return true;
+}
+
 /* The tables of axis d (of in positions) into tb, filled; nothing for an
  * axis that does not change.  False after an error. */
 static bool resize_axis_tables(ox_node *nd, const resize_spec *rs, int d, int64_t in,
@@ -1695,7 +1864,38 @@ static bool resize_axis_tables(ox_node *nd, const resize_spec *rs, int d, int64_
         if (crop)
             ((int32_t *)tab[taps > 1 ? 2 * taps : 1]->data)[o] = c >= 0 && c <= (double)(in - 1);
     }
+    /* the index tables (the first taps of the axis') that arithmetic says
+     * go; the weights stay */
+    bool all = true;
+    for (int j = 0; j < taps && all; j++)
+        all = resize_index_formula(rs, d, j, in, tab[j]->data, O, tb->index[d][j],
+                                   sizeof tb->index[d][j]);
+    if (!all) {
+        for (int j = 0; j < taps; j++)
+            tb->index[d][j][0] = 0;
+        return true;
+    }
+    for (int j = 0; j < taps; j++)
+        rt_tensor_free(tab[j]);
+    int keep = tb->n - first - taps;
+    for (int j = 0; j < keep; j++) {
+        tb->t[first + j] = tb->t[first + taps + j];
+        tb->v[first + j] = tb->v[first + taps + j];
+        memcpy(tb->role[first + j], tb->role[first + taps + j], sizeof tb->role[0]);
+    }
+    for (int j = 0; j < keep; j++)
+        tb->v[first + j].onnx = tb->role[first + j];
+    tb->n -= taps;
     return true;
+}
+
+/* Axis d's index of tap t, as arithmetic or as a read of its table. */
+static void resize_index(ox_str *b, const resize_tables *tb, int d, int t)
+{
+    if (tb->index[d][t][0])
+        ox_printf(b, "%s", tb->index[d][t]);
+    else
+        ox_printf(b, "ix%d_%d[i%d]", d, t, d);
 }
 
 /* The kernel's statement: the sum over every combination of the resized
@@ -1727,7 +1927,7 @@ static void resize_sum(ox_kernel *k, const resize_spec *rs, const resize_tables 
         for (int d = 0, r = 0; d < R; d++) {
             ox_printf(&k->body, "%s", d ? ", " : "");
             if (r < nres && resized[r] == d) {
-                ox_printf(&k->body, "ix%d_%d[i%d]", d, rest % taps, d);
+                resize_index(&k->body, tb, d, rest % taps);
                 rest /= taps, r++;
             } else if (tb->spread[d]) {
                 ox_printf(&k->body, "0");
@@ -1742,6 +1942,57 @@ static void resize_sum(ox_kernel *k, const resize_spec *rs, const resize_tables 
         ox_float(&k->body, rs->extrapolation);
     }
     ox_printf(&k->body, "\n");
+}
+
+/* The kernel's statements for interpolation (linear or cubic) of several
+ * axes, one axis at a time, as PyTorch's upsample kernels compute it: the
+ * last resized axis first, into a temporary t<r> of the input's extents on
+ * the others, then each axis before it from the previous temporary, the
+ * first one into y.  y[n, c, h, w] = wh0[h] * t[n, c, ih0[h], w] + wh1[h] *
+ * t[n, c, ih1[h], w] with t[n, c, g, w] = ww0[w] * x[n, c, g, iw0[w]] + ...:
+ * the last pass, over the whole output, reads rows of t along the axis it
+ * vectorizes instead of gathering taps (LRASPP's 8x upsampling to 224x224:
+ * 4 gathered loads and 8 products per output became 2 row loads and 2).
+ * An axis of one position made longer (tb->spread) keeps its one position
+ * in the temporaries and is spread by the last pass. */
+static void resize_separable(ox_kernel *k, const resize_spec *rs, const resize_tables *tb,
+                             const int64_t *in, const char *xr)
+{
+    int R = rs->R, taps = rs->taps;
+    int64_t ext[RT_MAX_DIMS];   /* the extents of the pass's result */
+    memcpy(ext, in, sizeof(int64_t) * (size_t)R);
+    for (int p = tb->nres - 1; p >= 0; p--) {
+        int d = tb->resized[p];
+        ext[d] = rs->out[d];
+        bool last = p == 0;
+        if (last)
+            ox_printf(&k->body, "    y[");
+        else
+            ox_printf(&k->body, "    t%d[", p);
+        ox_indices(&k->body, "i", 0, R);
+        ox_printf(&k->body, "] = ");
+        for (int t = 0; t < taps; t++) {
+            ox_printf(&k->body, "%sw%d_%d[i%d] * ", t ? " + " : "", d, t, d);
+            if (p == tb->nres - 1)
+                ox_printf(&k->body, "%s[", xr);
+            else
+                ox_printf(&k->body, "t%d[", p + 1);
+            for (int e = 0; e < R; e++) {
+                ox_printf(&k->body, "%s", e ? ", " : "");
+                if (e == d)
+                    resize_index(&k->body, tb, d, t);
+                else if (last && tb->spread[e])
+                    ox_printf(&k->body, "0");
+                else
+                    ox_printf(&k->body, "i%d", e);
+            }
+            ox_printf(&k->body, "]");
+        }
+        if (!last)   /* a temporary's extents: the ranges of its indices */
+            for (int e = 0; e < R; e++)
+                ox_printf(&k->body, "%s i%d in 0..%lld", e ? "," : " where", e, (long long)ext[e]);
+        ox_printf(&k->body, "\n");
+    }
 }
 
 /* Resize (opsets 10 to 17; Upsample, opsets 7 to 9, is its asymmetric
@@ -1781,7 +2032,10 @@ static bool op_resize(ox_node *nd, const void *arg)
     for (int i = 0; i < tb.n && ok; i++)
         ox_operand(&k, &tb.v[i], tb.role[i]);
     if (ok) {
-        resize_sum(&k, &rs, &tb, xr);
+        if (rs.taps > 1 && tb.nres > 1 && !rs.crop)
+            resize_separable(&k, &rs, &tb, x->shape, xr);
+        else
+            resize_sum(&k, &rs, &tb, xr);
         ok = ox_kernel_finish(&k, rs.upsample ? "upsample" : "resize", y, NULL);
     }
     ox_kernel_free(&k);

@@ -93,6 +93,17 @@ static bool reshape_to(ox_node *nd, const char *base, const int64_t *shape, int 
     return ok;
 }
 
+bool ox_aliasable(const ox_value *x)
+{
+    return x && x->id && !x->konst && x->ndim >= 1;
+}
+
+bool ox_alias(ox_node *nd)
+{
+    const ox_value *x = nd->in[0];
+    return reshape_to(nd, "copy", x->shape, x->ndim);
+}
+
 static bool op_reshape(ox_node *nd, const void *arg)
 {
     ox_value *x = ox_input(nd, 0);
@@ -333,6 +344,8 @@ static bool op_concat(ox_node *nd, const void *arg)
         y->weight = weight;
         return true;
     }
+    if (n == 1 && ox_aliasable(v[0]))
+        return ox_alias(nd);
     ox_kernel k;
     ox_kernel_init(&k, nd);
     ox_printf(&k.body, "    y[");
@@ -749,6 +762,12 @@ static bool op_pad(ox_node *nd, const void *arg)
             return ox_fail(nd, "reflect pads must be smaller than the dimension");
         y->shape[d] += pads[d] + pads[d + x->ndim];
     }
+    bool none = true;   /* PyTorch exports an AvgPool2d as a Pad (of zeros when it has no
+                           padding) and an AveragePool */
+    for (int d = 0; d < 2 * x->ndim; d++)
+        none = none && pads[d] == 0;
+    if (none && ox_aliasable(x))
+        return ox_alias(nd);
     ox_kernel k;
     ox_kernel_init(&k, nd);
     ox_operand(&k, x, "x");
