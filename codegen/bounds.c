@@ -12,7 +12,8 @@
  * replaced by their values, so f_o * 8 + f_i - f_o * 8 cancels), and any
  * other integer subexpression (a floordiv, a min, a load) taken whole.  An
  * atom's range comes from its loop's bounds, from the rules for floordiv,
- * floormod, min, max and select, and from the conditions that guard the
+ * floormod, min, max (an operand of unknown range: its dtype's values, so
+ * a clamped gather index is proven) and select, and from the conditions that guard the
  * access: an if, a select arm, the right of && or ||, the statements after
  * an assert.  A condition that bounds one atom (vx - 3 >= 0, 0 <= ids[i] &&
  * ids[i] < 50) narrows that atom; others are ignored.  The form's range is
@@ -114,6 +115,14 @@ static bool affine_add(bnd_env *v, ir_affine *f, const ir_expr *x, int64_t k, in
     return ir_affine_add(f, x, k, &rules, depth);
 }
 
+/* r, or where r is unknown, every value of dtype t (the integers') */
+static ir_interval dtype_range(ir_interval r, ir_dtype t)
+{
+    if (!r.known && ir_dtype_int_range(t, &r.lo, &r.hi))
+        r.known = true;
+    return r;
+}
+
 /* The range of an atom: its own rules, narrowed by the facts about it. */
 static ir_interval atom_range(bnd_env *v, const ir_expr *x, int depth)
 {
@@ -148,12 +157,19 @@ static ir_interval atom_range(bnd_env *v, const ir_expr *x, int depth)
         }
         break;
     case IR_MIN:
-    case IR_MAX:
+    case IR_MAX: {
+        /* An operand of unknown range still holds its dtype's values, so
+         * a clamp min(max(ids[i], 0), n - 1) of a loaded index is [0, n-1]
+         * (a bound at INT64_MIN/MAX stays sound: sums overflow to unknown). */
+        ir_interval a = dtype_range(expr_range(v, x->a, depth + 1), x->a->dtype),
+                    b = dtype_range(expr_range(v, x->b, depth + 1), x->b->dtype);
+        r = x->kind == IR_MIN ? ir_interval_min(a, b) : ir_interval_max(a, b);
+        break;
+    }
     case IR_SELECT:
     case IR_MUL: {
         ir_interval a = expr_range(v, x->a, depth + 1), b = expr_range(v, x->b, depth + 1);
-        r = x->kind == IR_MIN ? ir_interval_min(a, b) : x->kind == IR_MAX ? ir_interval_max(a, b)
-            : x->kind == IR_SELECT ? ir_interval_join(a, b) : ir_interval_mul(a, b);
+        r = x->kind == IR_SELECT ? ir_interval_join(a, b) : ir_interval_mul(a, b);
         break;
     }
     default:
