@@ -216,6 +216,44 @@ bool auto_is_weight(const ir_module *m, const ir_func *f, const ir_buffer *b)
     return called;
 }
 
+/* Whether the candidate tile just modelled (a->vector_operand) sums
+ * integers with an activation in its vectors that its vector loop does not
+ * read contiguously: the innermost loop of a column variable (in V and Y,
+ * not in the other operand) does not step V's last index by 1.  An int8
+ * stem of stride 2 along its map reads x_pad[n, 2p + r, 2q + s, c] of a
+ * channels-last copy, each lane's 4 bytes gathered 8 bytes apart, which
+ * the tile model does not count: MobileNetV2's 3x3 stem, 3 -> 32 on
+ * 224x224, took 1320 us along the map and 230 along its 32 channels on one
+ * thread (the 7x7 one of ResNet: autoschedule_stem_int8.tir). */
+static bool strided_int_columns(auto_ctx *a, const nest *ns)
+{
+    const ir_stmt *b = ns->block, *st = b->nbody ? b->body[0] : NULL;
+    if (!st || st->kind != IR_S_STORE || ir_dtype_is_float(st->buf->dtype) || !st->value ||
+        st->value->kind != IR_ADD || !st->value->b || st->value->b->kind != IR_MUL ||
+        !a->vector_operand || auto_is_weight(a->m, a->f, a->vector_operand))
+        return false;
+    bool g = false;
+    const ir_expr *p = st->value->b, *o1 = unguarded_load(p->a, &g), *o2 = unguarded_load(p->b, &g);
+    if (!o1 || !o2)
+        return false;
+    const ir_expr *V = o1->buf == a->vector_operand ? o1 : o2, *U = V == o1 ? o2 : o1;
+    if (V->buf != a->vector_operand || V->nargs < 1)
+        return false;
+    for (int i = ns->n - 1; i >= 0; i--) {
+        const ir_itervar *it = iter_of(b, ns->loops[i]);
+        if (!it || it->kind != IR_ITER_SPATIAL || !load_uses(V, it->var) || load_uses(U, it->var))
+            continue;
+        bool in_y = false;
+        for (int d = 0; d < st->nargs; d++)
+            in_y |= uses(st->args[d], it->var);
+        if (!in_y)
+            continue;
+        int64_t coef;
+        return !ir_affine_var_coef(V->args[V->nargs - 1], it->var, &coef) || coef != 1;
+    }
+    return false;
+}
+
 /* Which of the four contraction candidates (bit 0: the other operand in
  * the vectors, bit 1: a guarded tail of columns allowed) the block gets,
  * 4 if none fits; *cost: its time per output element. */
@@ -256,6 +294,14 @@ static int choose_tile(auto_ctx *a, nest *ns, double *cost)
     if (k == 1 && schedule_contraction(a, ns, false, true, true) &&
         auto_is_weight(a->m, a->f, a->vector_operand) && a->vector_columns >= 32 * a->lanes)
         k = 2;
+    /* integer sums along a strided activation: the weight's columns */
+    if (k < 4 && schedule_contraction(a, ns, k & 1, k >= 2, true) && strided_int_columns(a, ns))
+        for (int c = 0; c < 4; c++)
+            if (schedule_contraction(a, ns, c & 1, c >= 2, true) &&
+                auto_is_weight(a->m, a->f, a->vector_operand)) {
+                k = c;
+                break;
+            }
     *cost = 0;
     if (k < 4 && schedule_contraction(a, ns, k & 1, k >= 2, true))
         *cost = a->tile_cost;
