@@ -124,8 +124,11 @@ typedef struct cg_options {
 #define CG_DEFAULT_CC_TIMEOUT 600
 
 /* Builds a shared object from C source; returns its path (malloc'ed) or
- * NULL after a diagnostic.  With the cache, the path is the cache entry; a
- * cached entry is reused only if it loads.  C from cg_emit_c of 32 KiB or
+ * NULL after a diagnostic.  With the cache, the path is the cache entry
+ * (held open until cg_load, which loads it through the open file if a
+ * trim of the cache removed it first: codegen/cache.h), or on a full disk
+ * one in a temporary directory as with no_cache; a cached entry is reused
+ * only if it loads.  C from cg_emit_c of 32 KiB or
  * more is built as one translation unit per distinct kernel, compiled in
  * parallel and cached one by one (codegen/split.h, doc/codegen.md).  With no_cache, the path lies in
  * a private temporary directory that cg_load() (or process exit) removes. */
@@ -156,7 +159,8 @@ bool cg_compile_to(const char *c_source, const char *out_path, const cg_options 
 char *cg_cache_dir(const cg_options *o, diag *d);
 
 /* Removes the no-cache temporary directory holding so_path, if so_path is
- * one that cg_compile made; otherwise does nothing.  cg_load calls it. */
+ * one that cg_compile made, and lets go of the cache entry so_path that
+ * cg_compile held open; otherwise does nothing.  cg_load calls it. */
 void cg_release_temp(const char *so_path);
 
 /* ---------------------------------------------------------------- loading and calling */

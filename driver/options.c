@@ -497,7 +497,8 @@ void drv_usage(FILE *out)
     }
     fputs("\n"
           "Environment: CC (the C compiler for kernels), XDG_CACHE_HOME (kernel cache),\n"
-          "TEC_NUM_THREADS (threads of parallel loops, when --threads is not given).\n"
+          "TEC_CACHE_MAX (its size cap, default 2G), TEC_NUM_THREADS (threads of\n"
+          "parallel loops, when --threads is not given).\n"
           "See tec(1) and doc/ in the source tree.\n",
           out);
 }
