@@ -138,24 +138,115 @@ static bool classify_depthwise(const ir_stmt *b, dw_info *o)
     return o->xdim >= 0;
 }
 
+static bool has_reduction(const ir_stmt *s, void *p);
+
+/* Whether an expression computes a long chain of dependent operations
+ * per element: exp, sigmoid, tanh, erf and the like, or a division by a
+ * value that is not a constant (SiLU, GELU; not ReLU6, not hardswish's
+ * division by 6). */
+static bool transcendental(const ir_expr *x, void *p)
+{
+    bool chain_fn = x->kind == IR_CALL &&
+                    (x->fn == IR_FN_EXP || x->fn == IR_FN_LOG || x->fn == IR_FN_TANH ||
+                     x->fn == IR_FN_ERF || x->fn == IR_FN_SIGMOID || x->fn == IR_FN_POW);
+    if (chain_fn || (x->kind == IR_DIV && ir_dtype_is_float(x->dtype) && x->b->kind != IR_FLOAT))
+        *(bool *)p = true;
+    return !*(bool *)p;
+}
+
+/* Whether call ci writes a temporary that the chain of calls after it,
+ * each the only reader of the one before (a bias, then an activation),
+ * computes a transcendental activation of: the fuse pass computes such a
+ * chain in ci's write-back, after each row's or position's taps. */
+static bool activation_after_call(const ir_module *m, int ci, int depth)
+{
+    const ir_graph_call *C = &m->graph.calls[ci];
+    for (int j = 0; j < C->nargs && depth < 4; j++) {
+        if (C->args[j]->role != IR_BUF_TEMP)
+            continue;
+        int readers = 0, reader = -1;
+        for (int c = ci + 1; c < m->graph.ncalls; c++)
+            for (int k = 0; k < m->graph.calls[c].nargs; k++)
+                if (m->graph.calls[c].args[k] == C->args[j]) {
+                    readers++;
+                    reader = c;
+                    break;
+                }
+        if (readers != 1)
+            continue;
+        bool t = false, red = false;
+        const ir_stmt *body = m->graph.calls[reader].fn->body;
+        ir_stmt_walk(body, has_reduction, NULL, &red);
+        if (red)
+            continue;
+        ir_stmt_walk(body, NULL, transcendental, &t);
+        if (t || activation_after_call(m, reader, depth + 1))
+            return true;
+    }
+    return false;
+}
+
+static bool activation_after(const ir_module *m, const ir_func *f)
+{
+    for (int ci = 0; ci < m->graph.ncalls; ci++)
+        if (m->graph.calls[ci].fn == f && activation_after_call(m, ci, 0))
+            return true;
+    return false;
+}
+
 /* Whether a depthwise convolution runs faster with its channels in the
  * vectors (X copied channels-last by pad, W packed, Y written back a
- * channel apart) than along its output rows.  Along rows, a row of Q
- * outputs takes Q / L whole vectors plus one of 8 and one of 4 lanes where
- * they fit, then scalars, per tap, or whole vectors past the row's end
- * when fewer (the vectorizer's, ir/vectorize.c: 14 as one of 16 lanes, 7
- * as one of 8); along channels each output takes taps / L vector
- * operations plus about 0.4 per element the copies move: the padded input
- * transposed (per output, the square of a padded row over an output row:
- * 2.5 for 5x5 on 7x7, 5.9 for 5x5 of stride 2 from 14x14 to 7x7) and the
- * output (measured on one thread, rows against channels: 5x5 on 7x7, 1152
- * channels, 191 and 129 us; 5x5 on 14x14, 672 channels, 226 and 250 us;
- * 7x7 on 7x7, 768 channels, 161 and 140 us; 5x5 of stride 2 to 7x7, 672
- * channels, 129 and 193 us; 3x3 on 7x7 keeps its rows). */
+ * channel apart, the row's Q outputs unrolled) than along its output
+ * rows.  Both as processor cycles per output, fitted to one-thread
+ * measurements of 3x3 and 5x5 kernels of stride 1 and 2 on 7x7 and 14x14
+ * maps with ReLU, ReLU6 and SiLU after them (Zen 4; bench/results/
+ * window_s10.txt):
+ *   along rows, a row of Q outputs is a chunk or a few of vectors per tap
+ *   (Q / L whole vectors plus one of 8 and one of 4 lanes where they fit,
+ *   then scalars, or whole vectors past the row's end when fewer: the
+ *   vectorizer's, ir/vectorize.c: 14 as one of 16 lanes, 7 as one of 8),
+ *   and the taps of a chunk are one chain of dependent multiply-adds: the
+ *   processor overlaps about two rows, 1.9 cycles per tap and chunk, and
+ *   a transcendental activation in the write-back (SiLU) adds its own
+ *   chain, 16 cycles a row;
+ *   along channels, the Q outputs of a row are Q independent chains (0.5
+ *   cycles per vector multiply-add), the copies cost 0.5 cycles per
+ *   output per square of a padded row's length over an output row's (1.7
+ *   for 5x5 on 14x14, 5.9 for 5x5 of stride 2 from 14x14 to 7x7), the
+ *   transposed write-back 1.1, and the activation 0.7.
+ * (One thread: 5x5 on 672x14x14 with SiLU, rows 225 us against channels
+ * 175; of stride 2, 128 against 81; 3x3 on 960x7x7 with SiLU, 78 against
+ * 49, with ReLU6 35 against 36; 3x3 on 384x14x14 with ReLU6 40 against
+ * 60.)  Rows longer than a vector keep their rows: the unrolled outputs
+ * would take more registers than there are (28 of them: 3x3 on 28x28
+ * ran 2.3 times slower). */
+/* The outputs of a row that a channels-last depthwise convolution
+ * accumulates at a time, one vector of channels each, unrolled: the whole
+ * row when it is shorter than a vector, else the largest divisor of Q
+ * from 4 to 14 (the accumulators and a weight vector in the registers),
+ * 0 if none. */
+static int64_t depthwise_row_chunk(const auto_ctx *a, int64_t Q)
+{
+    if (Q < a->lanes)
+        return Q;
+    for (int64_t c = 14; c >= 4; c--)
+        if (Q % c == 0)
+            return c;
+    return 0;
+}
+
 static bool depthwise_channels_last(const auto_ctx *a, const dw_info *o)
 {
     int L = a->lanes;
-    if (o->F % L != 0 || o->Q >= L)
+    if (o->F % L != 0)
+        return false;
+    /* X has its channels innermost already (an NHWC tensor, or the
+     * channels-last copy pad made): along rows, every tap would gather a
+     * row's elements a channel apart (ConvNeXt's 7x7 on 96x56x56 read
+     * from an NHWC permute: 3.2 ms on one thread) */
+    if (o->xdim == o->X->nargs - 1)
+        return depthwise_row_chunk(a, o->Q) > 0;
+    if (o->Q >= L)
         return false;
     int64_t r = o->Q % L;
     int64_t chunks = o->Q / L + (r >= 8) + ((r % 8) >= 4) + r % 4;
@@ -164,9 +255,9 @@ static bool depthwise_channels_last(const auto_ctx *a, const dw_info *o)
         lw /= 2;
     if ((o->Q + lw - 1) / lw < chunks)   /* whole vectors past the row's end (ir/vectorize.c) */
         chunks = (o->Q + lw - 1) / lw;
-    double rows = (double)o->taps * (double)chunks / (double)o->Q;
-    /* the copies: about 0.4 per element in (a padded row of stride * Q + k
-     * - stride, k the square kernel's side) and out, per output */
+    bool act = activation_after(a->m, a->f);
+    double rows = (1.9 * (double)o->taps * (double)chunks + (act ? 16.0 : 0.0)) / (double)o->Q;
+    /* the padded row: stride * Q + k - stride, k the square kernel's side */
     ir_affine x;
     int64_t st = 1;
     if (ir_affine_of(o->X->args[o->X->nargs - 1], &x) && ir_affine_coef(&x, o->vq) > 1)
@@ -175,8 +266,8 @@ static bool depthwise_channels_last(const auto_ctx *a, const dw_info *o)
     while ((k + 1) * (k + 1) <= (double)o->taps)
         k++;
     double side = ((double)st * (double)o->Q + k - (double)st) / (double)o->Q;
-    double channels = (double)o->taps / L + 0.4 * (side * side + 1.0);
-    return channels < rows;
+    double channels = 0.5 * (double)o->taps / L + 0.5 * side * side + 1.1 + (act ? 0.7 : 0.0);
+    return channels * 1.15 < rows;   /* near ties keep the rows */
 }
 
 bool schedule_depthwise(auto_ctx *a, nest *ns)
@@ -208,16 +299,30 @@ bool schedule_depthwise(auto_ctx *a, nest *ns)
     const char *tile_at = ns->loops[last_spatial]->var->name;
     if (!auto_step(a, "%s, %s = split(%s, %d)", fo, fi, fn, a->lanes))
         return true;
-    /* f_o, the other spatial loops, the reduce loops, q, f_i */
+    /* a row longer than a vector: chunks of it, each its own tile */
+    int64_t chunk = depthwise_row_chunk(a, o.Q);
+    const char *qo = NULL;
+    if (chunk < o.Q) {
+        qo = auto_fresh(a, ir_sprintf(a->m->arena, "%s_o", qn));
+        const char *qi = auto_fresh(a, ir_sprintf(a->m->arena, "%s_i", qn));
+        if (!auto_step(a, "%s, %s = split(%s, %lld)", qo, qi, qn, (long long)chunk))
+            return true;
+        qn = qi;
+        tile_at = qo;
+    }
+    /* f_o, the other spatial loops (q_o), the reduce loops, q, f_i */
     char order[1024];
     int pos = snprintf(order, sizeof order, "%s", fo);
-    for (int pass = 0; pass < 2; pass++)
+    for (int pass = 0; pass < 2; pass++) {
         for (int i = 0; i < ns->n; i++) {
             const ir_itervar *it = iter_of(b, ns->loops[i]);
             if (i == fl || i == ql || (it->kind == IR_ITER_REDUCE) != (pass == 1))
                 continue;
             pos += snprintf(order + pos, sizeof order - (size_t)pos, ", %s", ns->loops[i]->var->name);
         }
+        if (pass == 0 && qo)
+            pos += snprintf(order + pos, sizeof order - (size_t)pos, ", %s", qo);
+    }
     snprintf(order + pos, sizeof order - (size_t)pos, ", %s, %s", qn, fi);
     if (!auto_step(a, "reorder(%s)", order))
         return true;
