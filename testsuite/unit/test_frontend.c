@@ -158,7 +158,7 @@ static const char *matmul_src =
 static void test_matmul(void)
 {
     fe_define defs[] = {{"N", "7"}};
-    fe_options o = {NULL, 0, defs, 1};
+    fe_options o = {.defines = defs, .ndefines = 1};
     ir_module *m = compile_opts(matmul_src, &o);
     CHECK(m != NULL);
     if (!m) {
@@ -634,14 +634,14 @@ static void test_imports(void)
     write_file(inc, "more.te", "let H = 2\n");
     const char *src = "import \"ops.te\"\nimport \"ops.te\"\ninput v: f32[W * H]\nn = neg(v)\noutput n\n";
     const char *incs[] = {inc};
-    fe_options o = {incs, 1, NULL, 0};
+    fe_options o = {.include_dirs = incs, .ninclude = 1};
     ir_module *m = compile_opts(src, &o);
     CHECK(m && m->nfuncs == 1);
     int64_t six[] = {6};
     CHECK(m && shape_is(ir_graph_find_buffer(m, "v"), 1, six));
     ir_module_free(m);
     fe_define d = {"W", "5"};
-    fe_options od = {incs, 1, &d, 1};
+    fe_options od = {.include_dirs = incs, .ninclude = 1, .defines = &d, .ndefines = 1};
     m = compile_opts(src, &od);
     int64_t ten[] = {10};
     CHECK(m && shape_is(ir_graph_find_buffer(m, "v"), 1, ten));
@@ -674,7 +674,7 @@ static void test_let_scopes(void)
     write_file(dir, "wide.te", "let W = 3\ndef widen(x: f32[N]) -> y: f32[N * W] {\n    y[i] = x[i / W]\n}\n");
     write_file(dir, "checked.te", "let B = 4\nassert B % 2 == 0, \"B must be even\"\n");
     const char *incs[] = {dir};
-    fe_options o = {incs, 1, NULL, 0};
+    fe_options o = {.include_dirs = incs, .ninclude = 1};
     int64_t seven[] = {7}, twentyone[] = {21}, two[] = {2}, four[] = {4};
     /* the program's W is 7 (before and after the import), widen's is 3 */
     const char *progs[] = {
@@ -688,7 +688,7 @@ static void test_let_scopes(void)
         ir_module_free(m);
     }
     fe_define dw = {"W", "2"};
-    fe_options od = {incs, 1, &dw, 1};
+    fe_options od = {.include_dirs = incs, .ninclude = 1, .defines = &dw, .ndefines = 1};
     ir_module *m = compile_opts(progs[0], &od);
     CHECK(m && shape_is(ir_graph_find_buffer(m, "v"), 1, two) && shape_is(ir_graph_find_buffer(m, "w"), 1, four));
     ir_module_free(m);
@@ -702,7 +702,7 @@ static void test_let_scopes(void)
     m = compile_opts("import \"checked.te\"\ninput v: f32[B]\noutput v\n", &o);
     CHECK(!m && strstr(first_line(), "'v' is a program input"));
     fe_define db = {"B", "3"};
-    fe_options ob = {incs, 1, &db, 1};
+    fe_options ob = {.include_dirs = incs, .ninclude = 1, .defines = &db, .ndefines = 1};
     m = compile_opts("import \"checked.te\"\ninput v: f32[B]\nw[i] = v[i]\noutput w\n", &ob);
     char want[1024];
     snprintf(want, sizeof want, "%s/checked.te:2:1: error: assertion failed: B must be even (B %% 2 == 0 with B = 3)", dir);
