@@ -18,20 +18,35 @@
  * floormod of the fused loop, which no vector runs along.  merge changes
  * the parameters' shapes (not their element counts, which the graph's
  * buffers must match), so each reshaped buffer must be a parameter or a
- * local allocation of the function that no statement outside the merged
- * blocks reads or writes. */
+ * local allocation of the function.  A block outside the two loops that
+ * reads or writes a reshaped buffer must do so at [.., uh, uw, ..], its
+ * own iteration variables of two loops of the same extents, one holding
+ * only the other: those loops are merged along (the same rules), so every
+ * access of the buffer becomes [.., um, ..], the same element (a bias
+ * added to a convolution's temporary in a nest of its own, as lib/nn.te's
+ * conv2d(has_bias=1) writes it, follows the convolution's merged map). */
 #include <string.h>
 
 #include "passes/passes.h"
 #include "passes/schedule/schedule.h"
 
 #define MERGE_MAX 64
+#define MERGE_PAIRS 8
+
+/* Two loops to merge: the named ones, or a pair merged along with them. */
+typedef struct merge_pair {
+    sch_path p;                     /* to the outer loop */
+    ir_stmt *a, *b;                 /* the outer and the inner loop */
+} merge_pair;
 
 typedef struct merge_ctx {
     sch_ctx *c;
-    const ir_var *lh, *lw;          /* the loop variables */
+    merge_pair pairs[MERGE_PAIRS];
+    int npairs;
+    const ir_var *lh, *lw;          /* the loop variables of the pair counted */
     int64_t H, W;
     ir_stmt *blocks[MERGE_MAX];
+    int pair_of[MERGE_MAX];         /* the pair each block is under */
     const ir_var *vh[MERGE_MAX], *vw[MERGE_MAX];
     int nblocks;
     int cur;                        /* the block being checked or rewritten */
@@ -43,6 +58,8 @@ typedef struct merge_ctx {
                                        reshaped buffer follows the pattern */
     bool ok;
     const char *why;
+    const ir_buffer *outside;       /* a buffer accessed outside the blocks */
+    int outside_dim;
 } merge_ctx;
 
 static bool collect_blocks(const ir_stmt *s, void *p)
@@ -254,15 +271,185 @@ static void rewrite_stmt(merge_ctx *mc, ir_stmt *s, ir_var *v)
     rewrite_stmt(mc, s->orelse, v);
 }
 
+/* Whether the pairs' loops, blocks and buffers follow the pattern; on a
+ * reshaped buffer accessed outside the blocks, mc->outside names it. */
+static bool merge_check(merge_ctx *mc)
+{
+    mc->nblocks = mc->nbufs = 0;
+    mc->loop_uses = 0;
+    mc->strict = false;
+    mc->ok = true;
+    mc->outside = NULL;
+    for (int k = 0; k < mc->npairs && mc->ok; k++) {
+        const ir_stmt *a = mc->pairs[k].a, *b = mc->pairs[k].b;
+        if (sch_extent(a) != mc->H || sch_extent(b) != mc->W || a->lo->ival != 0 ||
+            b->lo->ival != 0 || ir_for_step(a) != 1 || ir_for_step(b) != 1) {
+            mc->ok = false;
+            mc->why = k ? "a block outside them accesses a buffer they index through other loops"
+                        : "they do not count from 0 to a constant";
+            return false;
+        }
+        int first = mc->nblocks;
+        mc->lh = a->var;
+        mc->lw = b->var;
+        ir_stmt_walk(b->body[0], collect_blocks, NULL, mc);
+        ir_stmt_walk(b->body[0], NULL, count_loop_uses, mc);
+        for (int j = first; j < mc->nblocks; j++)
+            mc->pair_of[j] = k;
+        if (mc->ok && mc->nblocks == first) {
+            mc->ok = false;
+            mc->why = "there is no block under them";
+        }
+    }
+    /* each block binds one iteration variable to each loop of its pair,
+     * and nothing else uses the loop variables */
+    for (int k = 0; k < mc->nblocks && mc->ok; k++) {
+        const ir_stmt *blk = mc->blocks[k];
+        const merge_pair *pr = &mc->pairs[mc->pair_of[k]];
+        const ir_itervar *ih = NULL, *iw = NULL;
+        for (int i = 0; i < blk->niters; i++) {
+            if (is_var(blk->iters[i].binding, pr->a->var))
+                ih = &blk->iters[i];
+            if (is_var(blk->iters[i].binding, pr->b->var))
+                iw = &blk->iters[i];
+        }
+        if (!ih || !iw || ih->kind != iw->kind || ih->extent != mc->H || iw->extent != mc->W) {
+            mc->ok = false;
+            mc->why = "a block does not iterate over both loops' whole ranges alike";
+            break;
+        }
+        mc->vh[k] = ih->var;
+        mc->vw[k] = iw->var;
+        mc->cur = k;
+        check_stmt(mc, blk->init);
+        for (int i = 0; i < blk->nbody; i++)
+            check_stmt(mc, blk->body[i]);
+    }
+    mc->strict = true;
+    for (int k = 0; k < mc->nblocks && mc->ok; k++) {
+        mc->cur = k;
+        check_stmt(mc, mc->blocks[k]->init);
+        for (int i = 0; i < mc->blocks[k]->nbody; i++)
+            check_stmt(mc, mc->blocks[k]->body[i]);
+    }
+    if (mc->ok && mc->loop_uses != 2 * mc->nblocks) {
+        mc->ok = false;
+        mc->why = "the loop variables are used outside the blocks' bindings";
+    }
+    for (int k = 0; k < mc->nbufs && mc->ok; k++) {
+        int64_t inside = 0;
+        for (int j = 0; j < mc->nblocks; j++)
+            inside += accesses(mc->blocks[j], mc->bufs[k]);
+        if (accesses(mc->c->f->body, mc->bufs[k]) != inside) {
+            mc->ok = false;
+            mc->why = "a buffer they index is accessed outside them too";
+            mc->outside = mc->bufs[k];
+            mc->outside_dim = mc->dims[k];
+        }
+    }
+    return mc->ok;
+}
+
+/* A block outside the pairs' blocks that accesses buffer b, and the index
+ * of its first access of b. */
+typedef struct outside_ctx {
+    const merge_ctx *mc;
+    const ir_buffer *b;
+    const ir_stmt *block;
+    ir_expr **idx;
+    int nidx;
+} outside_ctx;
+
+static bool find_access_expr(const ir_expr *x, void *p)
+{
+    outside_ctx *oc = p;
+    if (!oc->idx && x->kind == IR_LOAD && x->buf == oc->b) {
+        oc->idx = x->args;
+        oc->nidx = x->nargs;
+    }
+    return !oc->idx;
+}
+
+static bool find_access_stmt(const ir_stmt *s, void *p)
+{
+    outside_ctx *oc = p;
+    if (!oc->idx && s->kind == IR_S_STORE && s->buf == oc->b) {
+        oc->idx = s->args;
+        oc->nidx = s->nargs;
+    }
+    return !oc->idx;
+}
+
+static bool find_outside_block(const ir_stmt *s, void *p)
+{
+    outside_ctx *oc = p;
+    if (oc->block)
+        return false;
+    if (s->kind != IR_S_BLOCK)
+        return true;
+    for (int k = 0; k < oc->mc->nblocks; k++)
+        if (oc->mc->blocks[k] == s)
+            return false;
+    if (accesses(s, oc->b) > 0) {
+        oc->block = s;
+        ir_stmt_walk(s, find_access_stmt, find_access_expr, oc);
+    }
+    return false;
+}
+
+/* The loop an iteration variable of block blk used as index x is bound
+ * to, or NULL. */
+static const ir_var *bound_loop(const ir_stmt *blk, const ir_expr *x)
+{
+    if (!x || x->kind != IR_VAR)
+        return NULL;
+    for (int i = 0; i < blk->niters; i++)
+        if (blk->iters[i].var == x->var && blk->iters[i].binding &&
+            blk->iters[i].binding->kind == IR_VAR)
+            return blk->iters[i].binding->var;
+    return NULL;
+}
+
+/* Adds the loops through which a block outside the pairs accesses
+ * mc->outside at its merged dimensions; false (mc->why) when there are
+ * none. */
+static bool add_outside_pair(merge_ctx *mc)
+{
+    outside_ctx oc = {.mc = mc, .b = mc->outside};
+    ir_stmt_walk(mc->c->f->body, find_outside_block, NULL, &oc);
+    int d = mc->outside_dim;
+    const ir_var *lh = NULL, *lw = NULL;
+    if (oc.block && oc.idx && oc.nidx == mc->outside->ndim) {
+        lh = bound_loop(oc.block, oc.idx[d]);
+        lw = bound_loop(oc.block, oc.idx[d + 1]);
+    }
+    if (!lh || !lw || mc->npairs == MERGE_PAIRS)
+        return false;
+    for (int k = 0; k < mc->npairs; k++)
+        if (mc->pairs[k].a->var == lh)
+            return false;
+    merge_pair *pr = &mc->pairs[mc->npairs];
+    if (!sch_find_loop(mc->c, lh->name, &pr->p))
+        return false;
+    pr->a = *pr->p.slot[pr->p.n - 1];
+    pr->b = pr->a->nbody == 1 ? pr->a->body[0] : NULL;
+    if (!pr->b || pr->b->kind != IR_S_FOR || pr->b->var != lw || pr->b->nbody != 1) {
+        mc->why = "a buffer they index is accessed outside them, not by two loops one holding the other";
+        return false;
+    }
+    mc->npairs++;
+    return true;
+}
+
 bool sch_merge(sch_ctx *c, const char *outer, const char *inner, const char *merged)
 {
-    sch_path p;
-    ir_stmt *a, *b;
-    if (!sch_loop_pair(c, "merge", outer, inner, &p, &a, &b))
+    merge_ctx mc = {.c = c, .npairs = 1};
+    merge_pair *first = &mc.pairs[0];
+    if (!sch_loop_pair(c, "merge", outer, inner, &first->p, &first->a, &first->b))
         return false;
-    int64_t H = sch_extent(a), W = sch_extent(b);
-    if (H < 0 || W < 0 || a->lo->ival != 0 || b->lo->ival != 0 || ir_for_step(a) != 1 ||
-        ir_for_step(b) != 1) {
+    mc.H = sch_extent(first->a);
+    mc.W = sch_extent(first->b);
+    if (mc.H < 0 || mc.W < 0) {
         sch_error(c, "cannot merge '%s' and '%s': they do not count from 0 to a constant", outer,
                   inner);
         return false;
@@ -271,66 +458,23 @@ bool sch_merge(sch_ctx *c, const char *outer, const char *inner, const char *mer
         sch_error(c, "the name '%s' is already used in @%s", merged, c->f->name);
         return false;
     }
-    merge_ctx mc = {.c = c, .lh = a->var, .lw = b->var, .H = H, .W = W, .ok = true};
-    ir_stmt_walk(b->body[0], collect_blocks, NULL, &mc);
-    ir_stmt_walk(b->body[0], NULL, count_loop_uses, &mc);
-    if (mc.ok && mc.nblocks == 0) {
-        mc.ok = false;
-        mc.why = "there is no block under them";
-    }
-    /* each block binds one iteration variable to each loop, and nothing
-     * else uses the loop variables */
-    for (int k = 0; k < mc.nblocks && mc.ok; k++) {
-        const ir_stmt *blk = mc.blocks[k];
-        const ir_itervar *ih = NULL, *iw = NULL;
-        for (int i = 0; i < blk->niters; i++) {
-            if (is_var(blk->iters[i].binding, mc.lh))
-                ih = &blk->iters[i];
-            if (is_var(blk->iters[i].binding, mc.lw))
-                iw = &blk->iters[i];
-        }
-        if (!ih || !iw || ih->kind != iw->kind || ih->extent != H || iw->extent != W) {
-            mc.ok = false;
-            mc.why = "a block does not iterate over both loops' whole ranges alike";
-            break;
-        }
-        mc.vh[k] = ih->var;
-        mc.vw[k] = iw->var;
-        mc.cur = k;
-        check_stmt(&mc, blk->init);
-        for (int i = 0; i < blk->nbody; i++)
-            check_stmt(&mc, blk->body[i]);
-    }
-    mc.strict = true;
-    for (int k = 0; k < mc.nblocks && mc.ok; k++) {
-        mc.cur = k;
-        check_stmt(&mc, mc.blocks[k]->init);
-        for (int i = 0; i < mc.blocks[k]->nbody; i++)
-            check_stmt(&mc, mc.blocks[k]->body[i]);
-    }
-    if (mc.ok && mc.loop_uses != 2 * mc.nblocks) {
-        mc.ok = false;
-        mc.why = "the loop variables are used outside the blocks' bindings";
-    }
-    for (int k = 0; k < mc.nbufs && mc.ok; k++) {
-        int64_t inside = 0;
-        for (int j = 0; j < mc.nblocks; j++)
-            inside += accesses(mc.blocks[j], mc.bufs[k]);
-        if (accesses(c->f->body, mc.bufs[k]) != inside) {
-            mc.ok = false;
-            mc.why = "a buffer they index is accessed outside them too";
-        }
-    }
+    while (!merge_check(&mc) && mc.outside && add_outside_pair(&mc))
+        ;
     if (!mc.ok) {
         sch_error(c, "cannot merge '%s' and '%s': %s", outer, inner, mc.why);
         return false;
     }
     ir_module *m = c->m;
-    ir_var *v = ir_var_new(m, merged, a->var->dtype);
+    int64_t H = mc.H, W = mc.W;
+    ir_var *vars[MERGE_PAIRS];
+    for (int k = 0; k < mc.npairs; k++)
+        vars[k] = ir_var_new(m, k ? sch_fresh_name(m, c->f, ir_sprintf(m->arena, "%s_%d", merged, k))
+                                  : merged,
+                             mc.pairs[k].a->var->dtype);
     for (int k = 0; k < mc.nblocks; k++) {
         ir_stmt *blk = mc.blocks[k];
-        ir_var *bv = ir_var_new(m, sch_fresh_name(m, c->f, ir_sprintf(m->arena, "v%s", merged)),
-                                IR_I64);
+        const char *vm = ir_sprintf(m->arena, "v%s", vars[mc.pair_of[k]]->name);
+        ir_var *bv = ir_var_new(m, sch_fresh_name(m, c->f, vm), IR_I64);
         ir_itervar *its = ir_alloc(m->arena, sizeof *its * (size_t)(blk->niters - 1));
         int n = 0;
         for (int i = 0; i < blk->niters; i++) {
@@ -338,7 +482,8 @@ bool sch_merge(sch_ctx *c, const char *outer, const char *inner, const char *mer
                 continue;
             its[n] = blk->iters[i];
             if (blk->iters[i].var == mc.vh[k])
-                its[n] = (ir_itervar){bv, blk->iters[i].kind, H * W, ir_varref(m, v)};
+                its[n] = (ir_itervar){bv, blk->iters[i].kind, H * W,
+                                      ir_varref(m, vars[mc.pair_of[k]])};
             n++;
         }
         mc.cur = k;
@@ -358,7 +503,11 @@ bool sch_merge(sch_ctx *c, const char *outer, const char *inner, const char *mer
         buf->shape = shape;
         buf->ndim--;
     }
-    *p.slot[p.n - 1] = ir_for(m, v, ir_int(m, 0), ir_int(m, H * W), IR_FOR_SERIAL, b->body[0]);
+    for (int k = 0; k < mc.npairs; k++) {
+        merge_pair *pr = &mc.pairs[k];
+        *pr->p.slot[pr->p.n - 1] =
+            ir_for(m, vars[k], ir_int(m, 0), ir_int(m, H * W), IR_FOR_SERIAL, pr->b->body[0]);
+    }
     sch_update_blocks(m, c->f->body);
     return true;
 }
