@@ -80,6 +80,15 @@ bool auto_step(auto_ctx *a, const char *fmt, ...)
     return true;
 }
 
+void auto_partition_late(auto_ctx *a, const char *loop, int64_t at)
+{
+    const char *step = ir_sprintf(a->m->arena, "partition(%s, %lld)", loop, (long long)at);
+    if (a->nlate_partition < (int)(sizeof a->late_partition / sizeof *a->late_partition))
+        a->late_partition[a->nlate_partition++] = step;
+    else
+        auto_step(a, "%s", step);
+}
+
 /* Perfect nests from *s down: every block whose loops are directly nested. */
 void auto_collect(ir_stmt *s, nest *cur, nest *out, int *nout, int max)
 {
@@ -373,6 +382,8 @@ bool pass_autoschedule(ir_module *m, diag *d)
                 continue;
             schedule_simple(&a, &nests[i]);
         }
+        for (int i = 0; i < a.nlate_partition; i++)
+            auto_step(&a, "%s", a.late_partition[i]);
         pad_late(&a);
         sch_update_blocks(m, f->body);
         if (a.text && a.len)

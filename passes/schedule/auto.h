@@ -40,6 +40,12 @@ typedef struct auto_ctx {
     /* inputs of window reductions, padded after their schedule (pad_late) */
     const ir_buffer *late_pad[8];
     int nlate_pad;
+    /* tails' partitions, applied after every nest's schedule: a bias
+     * block after a contraction is first computed in the tile's
+     * write-back (reverse_compute_inline needs T's one store, which a
+     * partition makes two) */
+    const char *late_partition[16];
+    int nlate_partition;
 } auto_ctx;
 
 typedef struct nest {
@@ -97,6 +103,8 @@ static inline const ir_itervar *iter_of(const ir_stmt *b, const ir_stmt *l)
 /* auto.c */
 const char *auto_fresh(auto_ctx *a, const char *base);
 bool auto_step(auto_ctx *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* partition(loop, at), after every nest's schedule (auto_ctx.late_partition). */
+void auto_partition_late(auto_ctx *a, const char *loop, int64_t at);
 void auto_collect(ir_stmt *s, nest *cur, nest *out, int *nout, int max);
 bool auto_nest_of(auto_ctx *a, const ir_stmt *b, nest *out);
 bool auto_is_weight(const ir_module *m, const ir_func *f, const ir_buffer *b);

@@ -625,9 +625,9 @@ static void contraction_finish(auto_ctx *a, const contraction *c, int nr, int mr
         if (exts[i] >= a->threads)
             done = auto_step(a, "parallel(%s)", names[i]);
     if (c->mm % mr != 0 && c->mm > mr)
-        auto_step(a, "partition(%s, %lld)", ir, (long long)(c->mm / mr));
+        auto_partition_late(a, ir, c->mm / mr);
     if (c->nn % nr != 0 && c->nn > nr)
-        auto_step(a, "partition(%s, %lld)", jr, (long long)(c->nn / nr));
+        auto_partition_late(a, jr, c->nn / nr);
 }
 
 /* The register-tiled schedule of a contraction (swap: the other operand in
@@ -783,7 +783,7 @@ static void rows_of_vectors(auto_ctx *a, ir_stmt *b, const char *on, int64_t nn,
     else if (a->threads > 1 && (nn + mr - 1) / mr >= 2 * a->threads)
         auto_step(a, "parallel(%s)", oo);
     if (nn % mr != 0 && nn > mr)
-        auto_step(a, "partition(%s, %lld)", oo, (long long)(nn / mr));
+        auto_partition_late(a, oo, nn / mr);
 }
 
 /* Whether every load in x that uses v reads along v contiguously, and one
