@@ -1043,14 +1043,22 @@ static int tap_classes(const ox_value *x, const window *w, int d, tap_class *c)
 }
 
 /* Whether to partition the convolution of x over w, and then its classes
- * cls[d][0 .. ncls[d]) per axis: when some class reads inside x at only
- * part of the output, the parts are at most MAX_PARTS, and they do at most
- * half the multiply-adds of the convolution without its dead taps (the
- * parts' kernels and the sum cost more than a small saving: DeepLabV3's
- * dilation-2 depthwise 5x5 convolutions on 14x14 would keep 69%). */
+ * cls[d][0 .. ncls[d]) per axis: when it is dilated, some class reads
+ * inside x at only part of the output, the parts are at most MAX_PARTS,
+ * and they do at most half the multiply-adds of the convolution without
+ * its dead taps (the parts' kernels and the sum cost more than a small
+ * saving: DeepLabV3's dilation-2 depthwise 5x5 convolutions on 14x14 would
+ * keep 69%).  An undilated convolution reads that much padding only on a
+ * map not much larger than its kernel, where its parts would be a few
+ * output positions each. */
 static bool partition(const ox_value *x, const window *w, tap_class (*cls)[MAX_PARTS],
                       int *ncls)
 {
+    bool dilated = false;
+    for (int d = 0; d < w->nsp; d++)
+        dilated = dilated || (w->dil[d] > 1 && w->k[d] > 1);
+    if (!dilated)
+        return false;
     bool partial = false;
     double kept = 1;   /* the parts' multiply-adds per those of the live taps' window */
     int64_t parts = 1;

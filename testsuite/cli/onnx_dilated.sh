@@ -2,12 +2,16 @@
 # (DeepLabV3's ASPP at rate 12 on a 14x14 map): the importer computes each
 # class of taps only where it reads inside the input (the parts,
 # "<layer>.partJ") and sums the parts in the Conv's layer, so the profile
-# counts the multiply-adds that read data, not the padding's.  Four Convs:
+# counts the multiply-adds that read data, not the padding's.  Six Convs:
 # a 3x3 at dilation 5 with bias (9 parts, then a Relu), a grouped 3x2 of
 # two dilations and asymmetric pads (6 parts), a 1-D one of stride 2 (3
-# parts), and a 3x3 at dilation 2 that reads padding in a few border
-# positions only, which stays one conv2d.  The results equal NumPy's
-# (float64) at -O0, -O2 and in the interpreter.
+# parts), a 3x3 at dilation 2 that reads padding in a few border
+# positions only, which stays one conv2d, a 1-D one whose first two
+# outputs read only padding (bias alone there) and whose first tap never
+# reads x (2 parts: taps 1 and 2 alone), and an undilated 3x3 on a 2x2
+# map, which stays one conv2d though it reads padding in 5/9 of its
+# multiply-adds.  The results equal NumPy's (float64) at -O0, -O2 and in
+# the interpreter.
 . "$srcdir/testsuite/cli/lib.inc"
 "$PYTHON" - "$srcdir/testsuite/onnx" <<'EOF2' || fail "cannot write the model"
 import os
@@ -51,6 +55,8 @@ specs = [  # name, x shape, W shape, bias, dilations, pads, strides, group
     ("b", [1, 4, 7, 11], [4, 2, 3, 2], False, [4, 8], [4, 3, 2, 5], [1, 1], 2),
     ("c", [1, 3, 25], [2, 3, 3], True, [20], [20, 20], [2], 1),
     ("d", [1, 6, 9, 9], [4, 6, 3, 3], False, [2, 2], [2, 2, 2, 2], [1, 1], 1),
+    ("e", [1, 2, 3], [3, 2, 3], True, [2], [6, 0], [1], 1),
+    ("f", [1, 4, 2, 2], [3, 4, 3, 3], False, [1, 1], [1, 1, 1, 1], [1, 1], 1),
 ]
 nodes, inputs, outputs, inits = [], [], [], []
 os.mkdir("in")
@@ -76,28 +82,30 @@ for name, xs, ws, has_b, dil, pads, strides, group in specs:
 with open("m.onnx", "wb") as f:
     f.write(model(nodes, inputs, outputs, inits))
 EOF2
-in="--input xa=in/xa.npy --input xb=in/xb.npy --input xc=in/xc.npy --input xd=in/xd.npy"
+in=$(for v in a b c d e f; do printf -- "--input x%s=in/x%s.npy " $v $v; done)
 expect_status 0 "$TEC" --emit=te m.onnx -o net.te
 parts() { grep -c "as \"$1\.Conv\.part[0-9]*\"$" net.te; }
-[ "$(parts a)" = 9 ] && [ "$(parts b)" = 6 ] && [ "$(parts c)" = 3 ] && [ "$(parts d)" = 0 ] ||
-    { cat net.te; fail "the parts are not 9, 6, 3 and 0"; }
+[ "$(parts a)" = 9 ] && [ "$(parts b)" = 6 ] && [ "$(parts c)" = 3 ] && [ "$(parts d)" = 0 ] &&
+    [ "$(parts e)" = 2 ] && [ "$(parts f)" = 0 ] ||
+    { cat net.te; fail "the parts are not 9, 6, 3, 0, 2 and 0"; }
 grep -q '^ta = conv_sum_1(.*) as "a.Conv"$' net.te &&
-    grep -q '^yd = conv2d(xd, 4, 3, pad=2, dilation=2) as "d.Conv"$' net.te ||
+    grep -q '^yd = conv2d(xd, 4, 3, pad=2, dilation=2) as "d.Conv"$' net.te &&
+    grep -q '^yf = conv2d(xf, 3, 3, pad=1) as "f.Conv"$' net.te ||
     { cat net.te; fail "a's parts are not summed in its layer, or d is not one conv2d"; }
 # a's part of taps (2, 2) (rows and columns 0..3 of the output) reads x
 # from row and column 5 on, where the others start at 0
 grep -q 'y\[n, f, o0, o1\] += x\[n, c, o0 + r0 + 5, o1 + r1 + 5\] else 0' net.te ||
     { cat net.te; fail "no part reads x at an offset"; }
 # the multiply-adds that read x: a 6*5 * (4+9+4)^2 = 8670, b 2*4 * (1+5+3) * (8+6) = 1008,
-# c 3*2 * (3+13+3) = 114, d 6*4*9 * 9*9 = 17496
+# c 3*2 * (3+13+3) = 114, d 6*4*9 * 9*9 = 17496, e 2*3 * (1+3) = 24, f 4*3*9 * 2*2 = 432
 expect_status 0 "$TEC" -O2 --profile m.onnx $in --report=r.json --save-outputs o2
 "$PYTHON" - <<'PY' || fail "the profile's MACs are not those of the taps that read x"
 import json
 r = json.load(open("r.json"))
 macs = {l["name"]: l["macs"] for l in r["layers"]}
 parts = lambda c: sum(m for n, m in macs.items() if n.startswith(c + ".Conv.part"))
-assert parts("a") == 8670 and parts("b") == 1008 and parts("c") == 114, macs
-assert r["totals"]["macs"] == 8670 + 1008 + 114 + 17496, r["totals"]
+assert parts("a") == 8670 and parts("b") == 1008 and parts("c") == 114 and parts("e") == 24, macs
+assert r["totals"]["macs"] == 8670 + 1008 + 114 + 17496 + 24 + 432, r["totals"]
 PY
 expect_status 0 "$TEC" -O0 m.onnx $in --save-outputs o0
 expect_status 0 "$TEC" --interp m.onnx $in --save-outputs oi
