@@ -990,8 +990,8 @@ static rt_tensor *cut_weight(ox_node *nd, const rt_tensor *W, const window *t,
 
 /* A partitioned convolution (a dilated convolution on a map smaller than
  * its reach reads padding with most of its taps, DeepLabV3's at rate 12 on
- * 14x14 in 82% of its multiply-adds: its taps' other than the centre read x
- * only near the map's borders).  Along each spatial axis the live taps fall
+ * 14x14 in 82% of its multiply-adds: its taps other than the centre read x
+ * only from output positions near the map's borders).  Along each spatial axis the live taps fall
  * into classes, consecutive taps that read inside x at the same output
  * positions: the taps that do so at every position, and each other tap
  * alone.  Each class of each axis, one class per axis, is a part: a
@@ -1077,10 +1077,10 @@ static bool partition(const ox_value *x, const window *w, tap_class (*cls)[MAX_P
     return partial && kept <= 0.5;
 }
 
-/* Part j of the partitioned convolution y = x * W (g groups) over w: the
- * convolution of its taps, as layer "<layer>.part<j>", into *p (named
- * onnx) over the output positions its classes' spans give (*at: their
- * first in each axis). */
+/* Part j of the partitioned convolution y = x * W (g groups) over w, of
+ * the classes cl[d] (one per axis): the convolution of their taps over the
+ * output positions where they read inside x, into *p (named onnx), as
+ * layer "<layer>.part<j>". */
 static bool conv_part(ox_node *nd, ox_value *x, ox_value *wv, const window *w,
                       const tap_class *const *cl, int j, int64_t g, ox_value *p, const char *onnx)
 {
