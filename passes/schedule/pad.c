@@ -28,7 +28,11 @@
  * rows the iteration reads, halo included, read at its index - c * v:
  * a copy of a block of rows of one channel (made no faster than the
  * channel's copy of 51 KB on 96x112x112, 3x3 stride 2: the time is in
- * reading x; bench/results/window2_s10.txt).  When the reads index the
+ * reading x; bench/results/window2_s10.txt).  So does one indexed by
+ * c * v + (terms using neither), v bound to a loop around l: a depthwise
+ * convolution split over threads by blocks of rows (parallel(po) around
+ * the channel loop l) copies a channel's block per channel
+ * (bench/results/rowblock_s11.txt).  When the reads index the
  * copy's innermost dimension with a stride S > 1 (a window of stride 2 at
  * 2*q + s), that dimension is stored deinterleaved, phase by phase (the
  * padded row's even elements, then its odd ones), so that a tap of a row
@@ -102,16 +106,19 @@ typedef struct pad_ctx {
      * dimension, ONE when every read indexes it by a variable bound to the
      * loop's or (not innermost) to the same loop around it (one element in
      * the copy, fixvar), ROWS when every read is c * v + (terms not using
-     * the loop), v bound to the loop's variable (a block of rows per
-     * iteration, wstep = c, whi the block's last padded index), WHOLE when
-     * no read uses the loop there, BAD otherwise */
+     * the loop), v bound to the loop's variable or to one loop around it
+     * (a block of rows per iteration, wstep = c, whi the block's last
+     * padded index), WHOLE when no read uses the loop there, BAD
+     * otherwise */
     const ir_var *at;
+    const ir_var *rowloop;   /* the loop v is bound to (one for all ROWS) */
     const ir_var *encl[64];
     int nencl;
     int fixed[16];
     const ir_var *fixvar[16];
     int64_t wstep[16], whi[16];
-    int64_t atext;   /* the trip count of the loop (of a variable bound to it) */
+    bool whole_ok[16];   /* every read so far would take the whole range */
+    int64_t atext;   /* the trip count of rowloop (of a variable bound to it) */
     /* rewriting */
     ir_buffer *to;
     bool rewrite;
@@ -140,25 +147,56 @@ static bool encloses(const pad_ctx *p, const ir_var *v)
     return false;
 }
 
+/* Whether expression x uses the loop's variable or one of a loop around it. */
+static bool uses_at_or_around(const pad_ctx *p, const ir_expr *x)
+{
+    if (ir_expr_uses_var(x, p->at))
+        return true;
+    for (int i = 0; i < p->nencl; i++)
+        if (ir_expr_uses_var(x, p->encl[i]))
+            return true;
+    return false;
+}
+
+/* Whether x uses a loop around the loop, or an iteration variable in scope
+ * bound to an expression of one. */
+static bool uses_around(const pad_ctx *p, const ir_expr *x)
+{
+    for (int i = 0; i < p->nencl; i++) {
+        if (ir_expr_uses_var(x, p->encl[i]))
+            return true;
+        for (int k = 0; k < p->nvars; k++)
+            if (p->bind[k] && ir_expr_uses_var(p->bind[k], p->encl[i]) &&
+                ir_expr_uses_var(x, p->ranges[k].var))
+                return true;
+    }
+    return false;
+}
+
 /* In a read's index f: the coefficient c > 0 of the one iteration variable
- * bound to the loop's own variable (*v, and its extent in *ext), when no
- * other term uses the loop; 0 otherwise. */
-static int64_t rows_step(const pad_ctx *p, const ir_affine *f, const ir_var **v, int64_t *ext)
+ * bound to the loop's own variable or to that of one loop around it (*v,
+ * that loop's variable in *loop, v's extent in *ext), when no other term
+ * uses either: in one iteration of the loop, the index runs over a block
+ * that starts at c * v.  0 otherwise. */
+static int64_t rows_step(const pad_ctx *p, const ir_affine *f, const ir_var **v,
+                         const ir_var **loop, int64_t *ext)
 {
     int64_t c = 0;
     for (int i = 0; i < f->n; i++) {
         int k = p->nvars - 1;
         while (k >= 0 && (!f->var[i] || p->ranges[k].var != f->var[i]))
             k--;
-        if (k < 0)
+        if (k < 0 || !p->bind[k])
             return 0;
-        if (p->bind[k] && p->bind[k]->kind == IR_VAR && p->bind[k]->var == p->at) {
+        if (p->bind[k]->kind == IR_VAR &&
+            (p->bind[k]->var == p->at || encloses(p, p->bind[k]->var))) {
             if (c || f->coef[i] <= 0)
                 return 0;
             c = f->coef[i];
             *v = f->var[i];
+            *loop = p->bind[k]->var;
             *ext = p->ranges[k].hi + 1;
-        } else if (!p->bind[k] || ir_expr_uses_var(p->bind[k], p->at)) {
+        } else if (uses_at_or_around(p, p->bind[k])) {
             return 0;
         }
     }
@@ -170,7 +208,7 @@ static int64_t rows_step(const pad_ctx *p, const ir_affine *f, const ir_var **v,
 static void classify_dim(pad_ctx *p, int d, const ir_expr *x, const ir_affine *f, int64_t hi)
 {
     int k = WHOLE;   /* how this read indexes the dimension */
-    const ir_var *fv = NULL, *v = NULL;
+    const ir_var *fv = NULL, *v = NULL, *loop = NULL;
     int64_t c = 0, ext = 0;
     bool innermost = d == p->perm[p->buf->ndim - 1];
     if (x->kind == IR_VAR)
@@ -180,21 +218,35 @@ static void classify_dim(pad_ctx *p, int d, const ir_expr *x, const ir_affine *f
                 k = ONE;
                 fv = p->bind[i]->var;
             }
-    if (k == WHOLE && uses_at(p, x)) {
-        k = BAD;
-        if (!innermost && (c = rows_step(p, f, &v, &ext)) > 0) {
+    /* (a dimension read at c * v + .., v bound to a loop around this one,
+     * has the block of rows that loop's iteration reads, as when v is
+     * bound to this loop: a depthwise convolution split by blocks of rows
+     * around its channel loop copies a channel's block at the channel) */
+    if (k == WHOLE && (uses_at(p, x) || (!innermost && uses_around(p, x)))) {
+        k = uses_at(p, x) ? BAD : WHOLE;
+        if (!innermost && (c = rows_step(p, f, &v, &loop, &ext)) > 0 &&
+            (!p->rowloop || p->rowloop == loop)) {
             k = ROWS;
+            p->rowloop = loop;
             p->atext = ext;
             hi -= c * (ext - 1);   /* the last padded index at the loop's first iteration */
+        } else {
+            c = 0;
         }
     }
+    /* a read that a whole range would serve as well: not at the loop's
+     * own variable (reads that disagree then take the whole range) */
+    bool whole_ok = k == WHOLE || (k == ROWS && loop != p->at);
     if (p->fixed[d] == UNSEEN) {   /* the first read */
         p->fixed[d] = k;
         p->fixvar[d] = fv;
         p->wstep[d] = c;
+        p->whole_ok[d] = whole_ok;
     } else if (p->fixed[d] != k || p->fixvar[d] != fv || p->wstep[d] != c) {
-        p->fixed[d] = BAD;
+        p->fixed[d] = p->whole_ok[d] && whole_ok ? WHOLE : BAD;
+        p->wstep[d] = 0;
     }
+    p->whole_ok[d] = p->whole_ok[d] && whole_ok;
     if (k == ROWS && hi > p->whi[d])
         p->whi[d] = hi;
 }
@@ -269,8 +321,8 @@ static ir_expr *rows_index(const pad_ctx *p, const ir_expr *e, int64_t lo)
     ir_module *m = p->c->m;
     ir_affine f;
     ir_affine_of(e, &f);   /* (affine and of one such v: checked when the reads were visited) */
-    const ir_var *v = NULL;
-    int64_t ext, c = rows_step(p, &f, &v, &ext);
+    const ir_var *v = NULL, *loop = NULL;
+    int64_t ext, c = rows_step(p, &f, &v, &loop, &ext);
     ir_expr *t = ir_binary(m, IR_SUB, ir_expr_copy(m, e),
                            ir_binary(m, IR_MUL, ir_int(m, c), ir_varref(m, (ir_var *)v)));
     return lo ? ir_binary(m, IR_ADD, t, ir_int(m, -lo)) : t;
@@ -396,7 +448,7 @@ static ir_stmt *fill_loop(ir_module *m, const pad_ctx *p, ir_buffer *buf, ir_buf
         if (p->fixed[d] == ROWS) {   /* the iteration's block: from c * (the loop's variable) */
             if (!at_iv) {
                 at_iv = ir_var_new(m, ir_sprintf(m->arena, "v%s_at", name), IR_I64);
-                iters[niters++] = (ir_itervar){at_iv, IR_ITER_SPATIAL, p->atext, ir_varref(m, (ir_var *)p->at)};
+                iters[niters++] = (ir_itervar){at_iv, IR_ITER_SPATIAL, p->atext, ir_varref(m, (ir_var *)p->rowloop)};
             }
             src[d] = ir_binary(m, IR_ADD, src[d], ir_binary(m, IR_MUL, ir_int(m, p->wstep[d]), ir_varref(m, at_iv)));
         }
