@@ -397,6 +397,86 @@ static bool affine_add(const ir_stmt *blk, const ir_expr *e, int64_t scale, int6
     return true;
 }
 
+/* Roles of iteration variables in the GEMM view. */
+typedef enum { ROLE_M, ROLE_N, ROLE_K, ROLE_BATCH } dim_role;
+
+/* The iteration variable of blk that variable v of a staged copy's fill
+ * stands for: v itself, or the variable its binding in the fill's block
+ * fb names, is blk's iteration variable or the loop variable its binding
+ * names.  -1 when none. */
+static int fill_var_iter(const ir_stmt *blk, const ir_stmt *fb, const ir_var *v)
+{
+    for (int i = 0; fb && i < fb->niters; i++)
+        if (fb->iters[i].var == v && fb->iters[i].binding &&
+            fb->iters[i].binding->kind == IR_VAR)
+            v = fb->iters[i].binding->var;
+    for (int i = 0; i < blk->niters; i++) {
+        const ir_expr *bd = blk->iters[i].binding;
+        if (blk->iters[i].var == v || (bd && bd->kind == IR_VAR && bd->var == v))
+            return i;
+    }
+    return -1;
+}
+
+static bool store_uses_var(const ir_stmt *st, const ir_var *v)
+{
+    for (int i = 0; i < st->nargs; i++)
+        if (ir_expr_uses_var(st->args[i], v))
+            return true;
+    return false;
+}
+
+/* pad(B, l) at a loop of row blocks (passes/schedule/pad.c) copies, per
+ * iteration of l, the padded rows the iteration reads, and the window
+ * reads the copy relative to the block: x_pad[vpi * 114 + vr * 114 + ..]
+ * for the padded row vpo * 8 + vpi + vr.  The fill says where the block
+ * starts: it stores x_pad[x_pad_2 * 114 + ..] from
+ * x[.. + x_pad_2 * 112 + vat * 896 + ..], where vat (bound to po) is a
+ * variable the store does not use, and x_pad_2 the copy's outermost one:
+ * each po moves the block 896 / 112 = 8 rows of the copy, 8 * 114
+ * elements.  Adds to coef (one per iteration variable of blk) these
+ * origins in dimension d of the copy, for the output (M) variables of blk
+ * they stand for (marked in origin[]), so that the read becomes the
+ * whole padded copy's, x_pad[(vpo * 8 + vpi + vr) * 114 + ..].  An origin
+ * the fill does not give that way (a packed tile of cache_read, whose
+ * block moves along an inner dimension of the copy) adds nothing. */
+static bool add_copy_origin(const ir_func *f, const ir_stmt *blk, const ir_expr *ld, int d,
+                            const dim_role *role, int64_t *coef, bool *origin)
+{
+    static const ir_affine_rules rules = {.casts = true};
+    const ir_expr *src;
+    const ir_stmt *fill = pass_staging_copy(f->body, ld->buf, &src);
+    if (!fill || fill->buf != ld->buf || fill->nargs != ld->nargs || src->nargs != ld->nargs)
+        return true;
+    ir_affine s = {0}, g = {0};
+    if (!ir_affine_add(&s, fill->args[d], 1, &rules, 0) ||
+        !ir_affine_add(&g, src->args[d], 1, &rules, 0))
+        return true;
+    int outer = -1;            /* the copy's outermost variable in d */
+    for (int t = 0; t < s.n; t++) {
+        if (!s.var[t])
+            return true;
+        if (outer < 0 || llabs(s.coef[t]) > llabs(s.coef[outer]))
+            outer = t;
+    }
+    int64_t g_outer = outer >= 0 ? ir_affine_coef(&g, s.var[outer]) : 0;
+    if (g_outer == 0)
+        return true;
+    const ir_stmt *fb = enclosing_block(f->body, fill);
+    for (int t = 0; t < g.n; t++) {
+        int64_t k;
+        int i = g.var[t] ? fill_var_iter(blk, fb, g.var[t]) : -1;
+        if (i < 0 || role[i] != ROLE_M || store_uses_var(fill, g.var[t]) ||
+            g.coef[t] % g_outer != 0)
+            continue;
+        if (__builtin_mul_overflow(g.coef[t] / g_outer, s.coef[outer], &k) ||
+            __builtin_add_overflow(coef[i], k, &coef[i]))
+            return false;
+        origin[i] = true;
+    }
+    return true;
+}
+
 /* One spatial dimension of a convolution window: E outputs, a filter of R
  * taps, stride s; `dim` and `key` order dimensions (outer first). */
 typedef struct win_dim {
@@ -405,14 +485,50 @@ typedef struct win_dim {
     int64_t key;
 } win_dim;
 
-/* Roles of iteration variables in the GEMM view. */
-typedef enum { ROLE_M, ROLE_N, ROLE_K, ROLE_BATCH } dim_role;
+/* The reduction variable that output variable p of a dimension (coef a[])
+ * slides over as a window: coef(p) = s * coef(r) with 1 <= s < extent(r)
+ * (the windows overlap), the largest such coef(r) not yet paired; -1 if
+ * none. */
+static int window_partner(const ir_stmt *blk, const int64_t *a, const dim_role *role,
+                          const bool *paired, int p)
+{
+    int r = -1;
+    for (int i = 0; i < blk->niters; i++) {
+        int64_t span;
+        if (role[i] != ROLE_K || paired[i] || a[i] <= 0 || blk->iters[i].extent < 2 ||
+            a[i] > a[p] || a[p] % a[i] != 0)
+            continue;
+        if (!__builtin_mul_overflow(a[i], blk->iters[i].extent, &span) && span <= a[p])
+            continue;          /* no overlap: a reshaped GEMM, not a window */
+        if (r < 0 || a[i] > a[r])
+            r = i;
+    }
+    return r;
+}
+
+/* The output variable that forms one index with the block origin p as its
+ * inner part: coef(p) = coef(i) * extent(i), i not seen yet; -1 if none.
+ * (A column never qualifies: a block of F >= 2 rows moves by at least two
+ * of the copy's rows, each at least as wide as the window's columns.) */
+static int inner_part(const ir_stmt *blk, const int64_t *a, const dim_role *role,
+                      const int *seen, int p)
+{
+    for (int i = 0; i < blk->niters; i++) {
+        int64_t whole;
+        if (role[i] == ROLE_M && !seen[i] && a[i] > 0 && blk->iters[i].extent > 1 &&
+            !__builtin_mul_overflow(a[i], blk->iters[i].extent, &whole) && whole == a[p])
+            return i;
+    }
+    return -1;
+}
 
 /* Recovers SCALE-Sim convolution geometry from the input operand's load.
  * In each index dimension (one dimension once buffers are flattened), an
  * output variable p (role M) and a reduction variable r form a window when
  * coef(p) = s * coef(r) with 1 <= s < extent(r): the stride is s and the
  * window overlaps, which is what makes a convolution more than a GEMM.  An
+ * output row split into blocks (regroup) is one row again, and a read of a
+ * row block's padded copy is the whole copy's (add_copy_origin).  An
  * M variable without such a partner is a window of one tap: its stride is
  * its coefficient when it is alone in an unflattened dimension, else 1 (the
  * same GEMM and the same distinct input; the flat index cannot tell a
@@ -420,21 +536,23 @@ typedef enum { ROLE_M, ROLE_N, ROLE_K, ROLE_BATCH } dim_role;
  * when it has one or two window dimensions (at least one real window, or two
  * image dimensions), covers every M variable, and acc_conv_to_gemm gives
  * back exactly M, N, K and batch. */
-static bool conv_geometry(const ir_stmt *blk, const ir_expr *in, const dim_role *role,
-                          const acc_block_info *g, acc_conv *cv)
+static bool conv_geometry(const ir_func *f, const ir_stmt *blk, const ir_expr *in,
+                          const dim_role *role, const acc_block_info *g, acc_conv *cv)
 {
     int nv = blk->niters, nd = in->nargs;
     if (nd < 1 || nv < 1)
         return false;
     int64_t *coef = calloc((size_t)nd * (size_t)nv, sizeof *coef);
     bool *paired = calloc((size_t)nv, sizeof *paired);
+    bool *origin = calloc((size_t)nv, sizeof *origin);
     int *seen = calloc((size_t)nv, sizeof *seen);
     win_dim dims[3];
     int ndims = 0, npairs = 0;
-    bool ok = coef && paired && seen;
+    bool ok = coef && paired && origin && seen;
     for (int d = 0; ok && d < nd; d++) {
         int64_t c0 = 0;
-        ok = affine_add(blk, in->args[d], 1, coef + (size_t)d * nv, &c0);
+        ok = affine_add(blk, in->args[d], 1, coef + (size_t)d * nv, &c0) &&
+             add_copy_origin(f, blk, in, d, role, coef + (size_t)d * nv, origin);
     }
     for (int d = 0; ok && d < nd; d++) {
         const int64_t *a = coef + (size_t)d * nv;
@@ -456,23 +574,25 @@ static bool conv_geometry(const ir_stmt *blk, const ir_expr *in, const dim_role 
             if (p < 0)
                 break;
             seen[p] = 1;
-            int r = -1;
-            for (int i = 0; i < nv; i++) {
-                int64_t span;
-                if (role[i] != ROLE_K || paired[i] || a[i] <= 0 || blk->iters[i].extent < 2 ||
-                    a[i] > a[p] || a[p] % a[i] != 0)
-                    continue;
-                if (!__builtin_mul_overflow(a[i], blk->iters[i].extent, &span) && span <= a[p])
-                    continue;      /* no overlap: a reshaped GEMM, not a window */
-                if (r < 0 || a[i] > a[r])
-                    r = i;
+            int64_t E = blk->iters[p].extent;
+            /* A row block's copy (regroup(p, F), pad at po) reads row
+             * po * F + pi: po, the copy's origin, and pi, the row in the
+             * block, coef(po) = F * coef(pi), are one output row.  Only
+             * an origin joins: without a copy, a row whose padding is a
+             * select's is as wide as the output's (coef(p) = W * coef(q),
+             * W the extent of q), yet p and q are two dimensions. */
+            for (int i; origin[p] && (i = inner_part(blk, a, role, seen, p)) >= 0; p = i) {
+                seen[i] = 1;
+                if (__builtin_mul_overflow(E, blk->iters[i].extent, &E))
+                    ok = false;
             }
-            if (ndims == 3) {
+            int r = window_partner(blk, a, role, paired, p);
+            if (ndims == 3 || !ok) {
                 ok = false;
                 break;
             }
             win_dim *w = &dims[ndims++];
-            w->E = blk->iters[p].extent;
+            w->E = E;
             w->dim = d;
             w->key = a[p];
             if (r >= 0) {
@@ -497,6 +617,7 @@ static bool conv_geometry(const ir_stmt *blk, const ir_expr *in, const dim_role 
     ok = ok && ndims >= 1 && ndims <= 2 && (npairs >= 1 || ndims == 2);
     free(coef);
     free(paired);
+    free(origin);
     free(seen);
     if (!ok)
         return false;
@@ -687,7 +808,7 @@ bool acc_classify_block(const ir_func *f, const ir_graph_call *call, const ir_st
          * an empty domain is no work at all. */
         out->gemm = ok && !(out->M == 1 && out->N == 1) && out->instances > 0;
         if (out->gemm) {
-            out->has_conv = conv_geometry(blk, la, role, out, &out->conv);
+            out->has_conv = conv_geometry(f, blk, la, role, out, &out->conv);
             out->elem_bytes[ACC_IFMAP] = ir_dtype_size(la->buf->dtype);
             out->elem_bytes[ACC_FILTER] = ir_dtype_size(lb->buf->dtype);
             out->elem_bytes[ACC_OFMAP] = ir_dtype_size(st->buf->dtype);

@@ -725,12 +725,55 @@ static bool pads_late(auto_ctx *a, const ir_buffer *x)
     return w.readers > 0 && w.windows == w.readers && a->nlate_pad < 8;
 }
 
+/* Whether a read of x in block b uses iteration variable v in an index
+ * that is not v alone (a window's row p * 2 + r - 1, where v is the row's). */
+typedef struct {
+    const ir_buffer *x;
+    const ir_var *v;
+    bool mixed;
+} slice_find;
+
+static bool reads_mixed(const ir_expr *e, void *q)
+{
+    slice_find *sf = q;
+    if (e->kind == IR_LOAD && e->buf == sf->x)
+        for (int d = 0; d < e->nargs; d++)
+            if (ir_expr_uses_var(e->args[d], sf->v) && !(e->args[d]->kind == IR_VAR && e->args[d]->var == sf->v))
+                sf->mixed = true;
+    return true;
+}
+
+/* Whether one channel of x (NCHW), padded copies of which pad_late
+ * makes per channel, exceeds L1: a 3x3 depthwise convolution of stride 2
+ * on 96x112x112 (51 KB a channel) copying blocks of 4 output rows' input
+ * instead, 205 -> 167 us at one thread (bench/results/window2_s10.txt). */
+static bool channel_exceeds_l1(const auto_ctx *a, const ir_buffer *x)
+{
+    return x->ndim == 4 && x->shape[2] * x->shape[3] * ir_dtype_size(x->dtype) > a->l1d;
+}
+
+/* The rows in a block of the row loop l: the largest divisor of its trip
+ * count from 2 to 8 (8 output rows of stride 2 read 17 input rows, the
+ * halo adding 1/16), 0 when none (regroup needs a divisor). */
+static int64_t row_block(const ir_stmt *l)
+{
+    if (l->lo->kind != IR_INT || l->lo->ival != 0 || l->hi->kind != IR_INT)
+        return 0;
+    for (int64_t F = 8; F >= 2; F--)
+        if (l->hi->ival % F == 0)
+            return F;
+    return 0;
+}
+
 /* The late pads: each input at the innermost loop outside the window
  * (not vectorized, outside every reduce loop) at which pad accepts it,
  * i.e. whose iteration reads one slice of it (a channel of a depthwise
  * convolution or a pooling: a copy of the padded channel that stays in
  * the cache for the window, instead of the whole padded input written to
- * memory and read back); the whole input before the nest if none. */
+ * memory and read back); the whole input before the nest if none.  Not
+ * at the loop of the window's rows, which pad would copy per output row
+ * with its halo, except when a channel's copy would not fit L1: then
+ * that loop is regrouped into blocks of rows, copied one block at a time. */
 void pad_late(auto_ctx *a)
 {
     for (int i = 0; i < a->nlate_pad; i++) {
@@ -758,9 +801,23 @@ void pad_late(auto_ctx *a)
         bool done = false;
         for (int k = outer - 1; k >= 0 && !done; k--) {
             const ir_stmt *l = *p.slot[k];
-            if (l->kind == IR_S_FOR && l->for_kind != IR_FOR_VECTORIZED &&
-                l->for_kind != IR_FOR_UNROLLED)
+            const ir_itervar *it = l->kind == IR_S_FOR ? iter_of(*p.slot[p.n - 1], l) : NULL;
+            slice_find sf = {x, it ? it->var : NULL, false};
+            if (it)
+                ir_stmt_walk(*p.slot[p.n - 1], NULL, reads_mixed, &sf);
+            if (l->kind != IR_S_FOR || l->for_kind == IR_FOR_VECTORIZED || l->for_kind == IR_FOR_UNROLLED)
+                continue;
+            if (!sf.mixed) {
                 done = auto_step(a, "%s = pad(%s, %s)", name, x->name, l->var->name);
+            } else if (channel_exceeds_l1(a, x)) {
+                /* the loop of the window's rows, and a channel's copy
+                 * would not fit L1: a copy per block of F rows */
+                int64_t F = row_block(l);
+                const char *o = auto_fresh(a, ir_sprintf(a->m->arena, "%so", l->var->name));
+                const char *in = auto_fresh(a, ir_sprintf(a->m->arena, "%si", l->var->name));
+                if (F && auto_step(a, "%s, %s = regroup(%s, %lld)", o, in, l->var->name, (long long)F))
+                    done = auto_step(a, "%s = pad(%s, %s)", name, x->name, o) || auto_step(a, "%s = pad(%s)", name, x->name);
+            }
         }
         if (!done)
             auto_step(a, "%s = pad(%s)", name, x->name);

@@ -21,7 +21,18 @@
  * their whole padded range; each iteration has a copy of its own, which
  * stays in the cache for the window that reads it (MobileNetV3's 3x3
  * stride-2 depthwise convolution on 64x112x112, one thread: 3.2 MB padded
- * once, 181 us; 51 KB per channel, 127 us).  When the reads index the
+ * once, 181 us; 51 KB per channel, 127 us).  A dimension every read
+ * indexes by a variable bound to a loop around l (not innermost) has one
+ * element too, and one every read indexes by c * v + (terms not using l),
+ * v bound to l (rows after po, pi = regroup(p, F), l = po), the block of
+ * rows the iteration reads, halo included, read at its index - c * v:
+ * a copy of a block of rows of one channel (made no faster than the
+ * channel's copy of 51 KB on 96x112x112, 3x3 stride 2: the time is in
+ * reading x; bench/results/window2_s10.txt).  So does one indexed by
+ * c * v + (terms using neither), v bound to a loop around l: a depthwise
+ * convolution split over threads by blocks of rows (parallel(po) around
+ * the channel loop l) copies a channel's block per channel
+ * (bench/results/rowblock_s11.txt).  When the reads index the
  * copy's innermost dimension with a stride S > 1 (a window of stride 2 at
  * 2*q + s), that dimension is stored deinterleaved, phase by phase (the
  * padded row's even elements, then its odd ones), so that a tap of a row
@@ -91,11 +102,23 @@ typedef struct pad_ctx {
     int64_t sgcd;
     bool sbad;
     int64_t S, Hs;
-    /* pad at a loop: its variable; per dimension, 1 when every read
-     * indexes it by a variable bound to the loop's (one element in the
-     * copy), 0 when no read uses the loop there, -1 otherwise */
+    /* pad at a loop: its variable and the loops around it; per
+     * dimension, ONE when every read indexes it by a variable bound to the
+     * loop's or (not innermost) to the same loop around it (one element in
+     * the copy, fixvar), ROWS when every read is c * v + (terms not using
+     * the loop), v bound to the loop's variable or to one loop around it
+     * (a block of rows per iteration, wstep = c, whi the block's last
+     * padded index), WHOLE when no read uses the loop there, BAD
+     * otherwise */
     const ir_var *at;
+    const ir_var *rowloop;   /* the loop v is bound to (one for all ROWS) */
+    const ir_var *encl[64];
+    int nencl;
     int fixed[16];
+    const ir_var *fixvar[16];
+    int64_t wstep[16], whi[16];
+    bool whole_ok[16];   /* every read so far would take the whole range */
+    int64_t atext;   /* the trip count of rowloop (of a variable bound to it) */
     /* rewriting */
     ir_buffer *to;
     bool rewrite;
@@ -114,21 +137,118 @@ static bool uses_at(const pad_ctx *p, const ir_expr *x)
     return false;
 }
 
-/* Dimension d of a read at index x, for a pad at a loop. */
-static void classify_dim(pad_ctx *p, int d, const ir_expr *x)
+enum { BAD = -1, WHOLE = 0, ONE = 1, UNSEEN = 2, ROWS = 3 };
+
+static bool encloses(const pad_ctx *p, const ir_var *v)
 {
-    int k = 0;   /* how this read indexes the dimension */
+    for (int i = 0; i < p->nencl; i++)
+        if (p->encl[i] == v)
+            return true;
+    return false;
+}
+
+/* Whether expression x uses the loop's variable or one of a loop around it. */
+static bool uses_at_or_around(const pad_ctx *p, const ir_expr *x)
+{
+    if (ir_expr_uses_var(x, p->at))
+        return true;
+    for (int i = 0; i < p->nencl; i++)
+        if (ir_expr_uses_var(x, p->encl[i]))
+            return true;
+    return false;
+}
+
+/* Whether x uses a loop around the loop, or an iteration variable in scope
+ * bound to an expression of one. */
+static bool uses_around(const pad_ctx *p, const ir_expr *x)
+{
+    for (int i = 0; i < p->nencl; i++) {
+        if (ir_expr_uses_var(x, p->encl[i]))
+            return true;
+        for (int k = 0; k < p->nvars; k++)
+            if (p->bind[k] && ir_expr_uses_var(p->bind[k], p->encl[i]) &&
+                ir_expr_uses_var(x, p->ranges[k].var))
+                return true;
+    }
+    return false;
+}
+
+/* In a read's index f: the coefficient c > 0 of the one iteration variable
+ * bound to the loop's own variable or to that of one loop around it (*v,
+ * that loop's variable in *loop, v's extent in *ext), when no other term
+ * uses either: in one iteration of the loop, the index runs over a block
+ * that starts at c * v.  0 otherwise. */
+static int64_t rows_step(const pad_ctx *p, const ir_affine *f, const ir_var **v,
+                         const ir_var **loop, int64_t *ext)
+{
+    int64_t c = 0;
+    for (int i = 0; i < f->n; i++) {
+        int k = p->nvars - 1;
+        while (k >= 0 && (!f->var[i] || p->ranges[k].var != f->var[i]))
+            k--;
+        if (k < 0 || !p->bind[k])
+            return 0;
+        if (p->bind[k]->kind == IR_VAR &&
+            (p->bind[k]->var == p->at || encloses(p, p->bind[k]->var))) {
+            if (c || f->coef[i] <= 0)
+                return 0;
+            c = f->coef[i];
+            *v = f->var[i];
+            *loop = p->bind[k]->var;
+            *ext = p->ranges[k].hi + 1;
+        } else if (uses_at_or_around(p, p->bind[k])) {
+            return 0;
+        }
+    }
+    return c;
+}
+
+/* Dimension d of a read at index x (affine f, padded range lo..hi), for a
+ * pad at a loop. */
+static void classify_dim(pad_ctx *p, int d, const ir_expr *x, const ir_affine *f, int64_t hi)
+{
+    int k = WHOLE;   /* how this read indexes the dimension */
+    const ir_var *fv = NULL, *v = NULL, *loop = NULL;
+    int64_t c = 0, ext = 0;
+    bool innermost = d == p->perm[p->buf->ndim - 1];
     if (x->kind == IR_VAR)
         for (int i = 0; i < p->nvars; i++)
             if (p->ranges[i].var == x->var && p->bind[i] && p->bind[i]->kind == IR_VAR &&
-                p->bind[i]->var == p->at)
-                k = 1;
-    if (!k && uses_at(p, x))
-        k = -1;
-    if (p->fixed[d] == 2)   /* the first read */
+                (p->bind[i]->var == p->at || (!innermost && encloses(p, p->bind[i]->var)))) {
+                k = ONE;
+                fv = p->bind[i]->var;
+            }
+    /* (a dimension read at c * v + .., v bound to a loop around this one,
+     * has the block of rows that loop's iteration reads, as when v is
+     * bound to this loop: a depthwise convolution split by blocks of rows
+     * around its channel loop copies a channel's block at the channel) */
+    if (k == WHOLE && (uses_at(p, x) || (!innermost && uses_around(p, x)))) {
+        k = uses_at(p, x) ? BAD : WHOLE;
+        if (!innermost && (c = rows_step(p, f, &v, &loop, &ext)) > 0 &&
+            (!p->rowloop || p->rowloop == loop)) {
+            k = ROWS;
+            p->rowloop = loop;
+            p->atext = ext;
+            hi -= c * (ext - 1);   /* the last padded index at the loop's first iteration */
+        } else {
+            c = 0;
+        }
+    }
+    /* a read that a whole range would serve as well: not at the loop's
+     * own variable (reads that disagree then take the whole range) */
+    bool whole_ok = k == WHOLE || (k == ROWS && loop != p->at);
+    if (p->fixed[d] == UNSEEN) {   /* the first read */
         p->fixed[d] = k;
-    else if (p->fixed[d] != k)
-        p->fixed[d] = -1;
+        p->fixvar[d] = fv;
+        p->wstep[d] = c;
+        p->whole_ok[d] = whole_ok;
+    } else if (p->fixed[d] != k || p->fixvar[d] != fv || p->wstep[d] != c) {
+        p->fixed[d] = p->whole_ok[d] && whole_ok ? WHOLE : BAD;
+        p->wstep[d] = 0;
+    }
+    p->whole_ok[d] = p->whole_ok[d] && whole_ok;
+    if (k == ROWS && hi > p->whi[d])
+        p->whi[d] = hi;
 }
 
 static int64_t gcd64(int64_t a, int64_t b)
@@ -194,6 +314,20 @@ static ir_expr *deinterleaved(const pad_ctx *p, const ir_expr *e, int64_t lo)
     return ir_binary(m, IR_ADD, ir_binary(m, IR_ADD, ir_binary(m, IR_MUL, phase, ir_int(m, p->Hs)), A), within);
 }
 
+/* A read's index e of a ROWS dimension in the copy: e - c * v - lo, the
+ * iteration's block of rows starting at c * v. */
+static ir_expr *rows_index(const pad_ctx *p, const ir_expr *e, int64_t lo)
+{
+    ir_module *m = p->c->m;
+    ir_affine f;
+    ir_affine_of(e, &f);   /* (affine and of one such v: checked when the reads were visited) */
+    const ir_var *v = NULL, *loop = NULL;
+    int64_t ext, c = rows_step(p, &f, &v, &loop, &ext);
+    ir_expr *t = ir_binary(m, IR_SUB, ir_expr_copy(m, e),
+                           ir_binary(m, IR_MUL, ir_int(m, c), ir_varref(m, (ir_var *)v)));
+    return lo ? ir_binary(m, IR_ADD, t, ir_int(m, -lo)) : t;
+}
+
 static void visit_expr(pad_ctx *p, ir_expr **slot)
 {
     ir_expr *x = *slot;
@@ -229,7 +363,7 @@ static void visit_expr(pad_ctx *p, ir_expr **slot)
                     return;
                 }
                 if (p->at)
-                    classify_dim(p, d, x->args[d]);
+                    classify_dim(p, d, x->args[d], &f, hi);
                 if (d == p->perm[x->nargs - 1])
                     note_stride(p, &f);
                 if (lo < p->lo[d])
@@ -242,7 +376,8 @@ static void visit_expr(pad_ctx *p, ir_expr **slot)
             x->buf = p->to;
             ir_expr *args[16];
             for (int d = 0; d < x->nargs; d++)
-                args[d] = p->fixed[d] == 1 ? ir_int(p->c->m, 0)
+                args[d] = p->fixed[d] == ONE ? ir_int(p->c->m, 0)
+                          : p->fixed[d] == ROWS ? rows_index(p, x->args[d], p->lo[d])
                           : p->S > 1 && d == p->perm[x->nargs - 1] ? deinterleaved(p, x->args[d], p->lo[d])
                           : p->lo[d] != 0 ? ir_binary(p->c->m, IR_ADD, x->args[d], ir_int(p->c->m, -p->lo[d]))
                                           : x->args[d];
@@ -291,7 +426,10 @@ static ir_stmt *fill_loop(ir_module *m, const pad_ctx *p, ir_buffer *buf, ir_buf
                           const char *name, const int64_t *shape, ir_var *const *outer,
                           const char *suffix, int64_t from, int64_t to, int64_t ph)
 {
-    ir_itervar *iters = ir_alloc(m->arena, sizeof *iters * (size_t)buf->ndim);
+    /* (and one more, bound to the loop's variable, for a ROWS dimension) */
+    ir_itervar *iters = ir_alloc(m->arena, sizeof *iters * (size_t)(buf->ndim + 1));
+    int niters = buf->ndim;
+    ir_var *at_iv = NULL;
     ir_expr *src[16], *dst[16];
     ir_expr *cond = NULL;
     int last = buf->ndim - 1;
@@ -302,18 +440,25 @@ static ir_stmt *fill_loop(ir_module *m, const pad_ctx *p, ir_buffer *buf, ir_buf
         ir_var *iv = ir_var_new(m, ir_sprintf(m->arena, "v%s", loop->name), IR_I64);
         iters[k] = (ir_itervar){iv, IR_ITER_SPATIAL, shape[k], ir_varref(m, loop)};
         dst[k] = ir_varref(m, iv);
-        if (p->fixed[d] == 1) {   /* the one element of the iteration of the loop */
-            iters[k] = (ir_itervar){iv, IR_ITER_SPATIAL, buf->shape[d], ir_varref(m, (ir_var *)p->at)};
+        if (p->fixed[d] == ONE) {   /* the one element of the iteration of the loop */
+            iters[k] = (ir_itervar){iv, IR_ITER_SPATIAL, buf->shape[d], ir_varref(m, (ir_var *)p->fixvar[d])};
             dst[k] = ir_int(m, 0);
         }
         src[d] = p->lo[d] ? ir_binary(m, IR_ADD, ir_varref(m, iv), ir_int(m, p->lo[d])) : ir_varref(m, iv);
+        if (p->fixed[d] == ROWS) {   /* the iteration's block: from c * (the loop's variable) */
+            if (!at_iv) {
+                at_iv = ir_var_new(m, ir_sprintf(m->arena, "v%s_at", name), IR_I64);
+                iters[niters++] = (ir_itervar){at_iv, IR_ITER_SPATIAL, p->atext, ir_varref(m, (ir_var *)p->rowloop)};
+            }
+            src[d] = ir_binary(m, IR_ADD, src[d], ir_binary(m, IR_MUL, ir_int(m, p->wstep[d]), ir_varref(m, at_iv)));
+        }
         if (k == last && p->S > 1) {   /* phase ph: xp[ph * Hs + v] = padded element S * v + ph */
             iters[k].extent = p->Hs;
             dst[k] = ir_binary(m, IR_ADD, ir_varref(m, iv), ir_int(m, ph * p->Hs));
             src[d] = ir_binary(m, IR_ADD, ir_binary(m, IR_MUL, ir_int(m, p->S), ir_varref(m, iv)),
                                ir_int(m, ph + p->lo[d]));
         }
-        if (p->lo[d] < 0 || p->hi[d] >= buf->shape[d] || (k == last && p->S > 1)) {
+        if (p->lo[d] < 0 || p->hi[d] >= buf->shape[d] || (k == last && p->S > 1) || p->fixed[d] == ROWS) {
             ir_expr *in = ir_binary(m, IR_AND, ir_binary(m, IR_GE, ir_expr_copy(m, src[d]), ir_int(m, 0)),
                                     ir_binary(m, IR_LT, ir_expr_copy(m, src[d]), ir_int(m, buf->shape[d])));
             cond = cond ? ir_binary(m, IR_AND, cond, in) : in;
@@ -326,7 +471,7 @@ static ir_stmt *fill_loop(ir_module *m, const pad_ctx *p, ir_buffer *buf, ir_buf
         val = ir_select(m, cond, val, dflt);
     }
     const char *bname = *suffix ? ir_sprintf(m->arena, "%s%s", name, suffix) : name;
-    ir_stmt *blk = ir_block(m, bname, iters, buf->ndim, NULL, ir_store(m, xp, dst, buf->ndim, val));
+    ir_stmt *blk = ir_block(m, bname, iters, niters, NULL, ir_store(m, xp, dst, buf->ndim, val));
     /* (a row of 7 copies as 4 lanes and 3 scalars: 960 channels of 7x7
      * padded per channel for a 3x3 depthwise convolution, 41 to 35 us on
      * one thread) */
@@ -345,14 +490,19 @@ static bool pad_at_loop(pad_ctx *p, const char *at, ir_stmt **l)
         return false;
     *l = *lp.slot[lp.n - 1];
     p->at = (*l)->var;
+    for (int k = 0; k < lp.n && p->nencl < 64; k++)
+        if ((*lp.slot[k])->kind == IR_S_FOR)
+            p->encl[p->nencl++] = (*lp.slot[k])->var;
     for (int k = 0; k < lp.n; k++)
         if ((*lp.slot[k])->kind == IR_S_FOR && (*lp.slot[k])->for_kind == IR_FOR_VECTORIZED) {
             sch_error(p->c, "cannot pad '%s' at loop '%s': %s vectorized", p->buf->name, at,
                       k == lp.n - 1 ? "the loop is" : "it is inside a loop that is");
             return false;
         }
-    for (int d = 0; d < p->buf->ndim; d++)
-        p->fixed[d] = 2;
+    for (int d = 0; d < p->buf->ndim; d++) {
+        p->fixed[d] = UNSEEN;
+        p->whi[d] = INT64_MIN;
+    }
     int reads[2] = {0, 0};
     const ir_stmt *where[2] = {p->c->f->body, (*l)->body[0]};
     for (int i = 0; i < 2; i++)
@@ -363,9 +513,9 @@ static bool pad_at_loop(pad_ctx *p, const char *at, ir_stmt **l)
     }
     visit_stmt(p, p->c->f->body);
     for (int d = 0; p->ok && d < p->buf->ndim; d++)
-        if (p->fixed[d] < 0 || (p->fixed[d] == 1 && d == p->perm[p->buf->ndim - 1])) {
+        if (p->fixed[d] == BAD || (p->fixed[d] == ONE && d == p->perm[p->buf->ndim - 1])) {
             sch_error(p->c, "cannot pad '%s' at loop '%s': dimension %d is read %s", p->buf->name, at,
-                      d + 1, p->fixed[d] < 0 ? "both at the loop's variable and otherwise"
+                      d + 1, p->fixed[d] == BAD ? "both at the loop's variable and otherwise"
                                              : "at the loop's variable and would be innermost");
             return false;
         }
@@ -414,7 +564,9 @@ bool sch_pad(sch_ctx *c, const char *buffer, int64_t last_dim, const char *at, c
     ir_module *m = c->m;
     int64_t shape[16];   /* xp's, in its order */
     for (int k = 0; k < buf->ndim; k++)
-        shape[k] = p.fixed[p.perm[k]] == 1 ? 1 : p.hi[p.perm[k]] - p.lo[p.perm[k]] + 1;
+        shape[k] = p.fixed[p.perm[k]] == ONE    ? 1
+                   : p.fixed[p.perm[k]] == ROWS ? p.whi[p.perm[k]] - p.lo[p.perm[k]] + 1
+                                                : p.hi[p.perm[k]] - p.lo[p.perm[k]] + 1;
     /* (only where each phase copies whole vectors: a 14-wide row of stride
      * 2 copied as two phases of 7 scalars costs more than the taps'
      * shuffles it saves) */
@@ -464,7 +616,7 @@ bool sch_pad(sch_ctx *c, const char *buffer, int64_t last_dim, const char *at, c
     if (nest->nbody == 1)
         nest = nest->body[0];
     for (int d = last - 1; d >= 0; d--)
-        if (p.fixed[p.perm[d]] != 1)
+        if (p.fixed[p.perm[d]] != ONE)
             nest = ir_for(m, outer[d], ir_int(m, 0), ir_int(m, shape[d]), IR_FOR_SERIAL, nest);
     ir_stmt *seq = ir_seq_new(m);
     ir_seq_append(m, seq, nest);
