@@ -1127,8 +1127,13 @@ static bool op_maxpool(ox_node *nd, const void *arg)
     bool s_ok, z_ok;
     ox_value *s = qn ? per_tensor_param(nd, qn, 1, false, &s_ok) : NULL;
     ox_value *z = qn ? per_tensor_param(nd, qn, 2, true, &z_ok) : NULL;
+    const int64_t *ks;
+    int nk = ox_attr_ints(nd, "kernel_shape", &ks);
+    bool window = false;   /* (a 1x1 window may be a view of its input: not of a local) */
+    for (int d = 0; d < nk; d++)
+        window |= ks[d] > 1;
     if (!qn || !x || x->dtype != IR_F32 || !x->id || ox_known(x) || x->ndim < 3 || !s_ok ||
-        !z_ok)
+        !z_ok || !window)
         return float_op(nd);
     ox_value *codes = NULL, quantized = {0};
     const dq_entry *e = dequantized(x, false, -2);
