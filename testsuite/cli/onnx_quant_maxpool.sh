@@ -9,7 +9,8 @@
 #    zero point (ONNX Runtime's quantizer): the codes themselves pooled;
 #  - the same with another scale and an int8 zero point: requantized,
 #    then pooled;
-#  - a MaxPool that another node reads too stays a float pool.
+#  - a MaxPool that another node reads too stays a float pool, and so does
+#    one of a 1x1 window (a view of its input).
 . "$srcdir/testsuite/cli/lib.inc"
 
 "$PYTHON" - "$srcdir/testsuite/onnx" <<'PY' || fail "cannot build the models"
@@ -69,12 +70,14 @@ nodes = [
     node("QuantizeLinear", ["dp3", "s2", "z2"], ["cq"]),
     node("MaxPool", ["x"], ["fp"], attrs=pool3),
     node("QuantizeLinear", ["fp", "s", "z"], ["fq"]),
+    node("MaxPool", ["x"], ["p1"], attrs=[attr_ints("kernel_shape", [1, 1])]),
+    node("QuantizeLinear", ["p1", "s", "z"], ["p1q"]),
 ]
 open("pool.onnx", "wb").write(model(
     nodes, [value_info("x", [1, 4, 9, 9]), value_info("xq", [1, 3, 8, 8], U8)],
     [value_info("pq", [1, 4, 5, 5], U8), value_info("bq", [1, 3, 4, 4], U8),
      value_info("cq", [1, 3, 8, 8], I8), value_info("fp", [1, 4, 5, 5]),
-     value_info("fq", [1, 4, 5, 5], U8)],
+     value_info("fq", [1, 4, 5, 5], U8), value_info("p1q", [1, 4, 9, 9], U8)],
     [init("s", s), init("z", z), init("s1", s1), init("z1", z1), init("s2", s2), init("z2", z2)]))
 pb("x", x)
 pb("xq", xq)
@@ -84,6 +87,7 @@ np.save("want_cq.npy", q(maxpool(dq(xq, s1, z1), 3, 1, 1, -np.inf), s2, z2, np.i
 fp = maxpool(x, 3, 2, 1, -np.inf)
 np.save("want_fp.npy", fp)
 np.save("want_fq.npy", q(fp, s, z, np.uint8))
+np.save("want_p1q.npy", q(x, s, z, np.uint8))
 PY
 
 expect_status 0 "$TEC" --emit=te pool.onnx
@@ -103,7 +107,7 @@ grep -q '= maxpool2d(x, 3, 2, pad=1) as' out || fail "the float pool is gone"
 
 for m in -O0 -O2 --interp; do
     expect_status 0 "$TEC" $m pool.onnx --input x=x.pb --input xq=xq.pb --save-outputs o$m
-    for n in pq bq cq fp fq; do
+    for n in pq bq cq fp fq p1q; do
         "$PYTHON" -c 'import numpy as np, sys
 a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
 sys.exit(0 if a.dtype == b.dtype and a.shape == b.shape and (a == b).all() else 1)' \
