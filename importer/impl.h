@@ -50,6 +50,9 @@ typedef struct ox_value {
                                          only a Mul by it reads, which is then their one
                                          silu (hardswish) layer: no layer, no id
                                          (ox_silu_pair) */
+    const Onnx__NodeProto *quantized_for;   /* a MaxPool's output computed on the codes
+                                               of this QuantizeLinear node, which is then
+                                               this value itself (ox_pool_quantizer) */
     bool hard;               /* with silu_of: a HardSigmoid, max(0, min(1, alpha * x +
                                 beta)), with these: */
     double alpha, beta;
@@ -81,6 +84,13 @@ typedef struct ox_node {
  * elementwise kernel, `hardswish`, that the fuse pass can fold into the
  * layer that computes x. */
 bool ox_silu_pair(ox_node *nd);
+
+/* The QuantizeLinear node that is the one reader of the node's output, a
+ * MaxPool's (reading it as its input x), or NULL: the MaxPool may then pool
+ * the codes that node would make of its input (importer/ops_quant.c). */
+const Onnx__NodeProto *ox_pool_quantizer(ox_node *nd);
+/* The latest value of the model named name, or NULL (none yet). */
+ox_value *ox_value_named(ox_node *nd, const char *name);
 
 /* Reports "node 'NAME' (OP, opset N): MESSAGE"; returns false. */
 bool ox_fail(ox_node *nd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

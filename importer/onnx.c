@@ -71,6 +71,8 @@ struct ox {
     fe_map defcount;         /* base -> (void *)(intptr_t) defs named after it */
     fe_map silu;             /* a Sigmoid's output -> its node, when its one reader is
                                 a Mul(x, Sigmoid(x)) (ox_silu_pair) */
+    fe_map pool_quant;       /* a MaxPool's output -> the QuantizeLinear node that is
+                                its one reader (ox_pool_quantizer) */
     ox_str head, defs_text, body;
     size_t nlines;           /* statements in body (each at most a layer, a call) */
     int nweights;
@@ -1715,9 +1717,11 @@ static void free_ox(ox *x)
         ir_arena_free(x->a);
 }
 
-/* PyTorch's SiLU, x * sigmoid(x), is a Sigmoid node whose output only a
- * Mul of x and it reads: each such Sigmoid's output goes into x->silu. */
-static void find_silu_pairs(ox *x, const Onnx__GraphProto *g)
+/* Pairs of nodes that import as one: PyTorch's SiLU, x * sigmoid(x), is a
+ * Sigmoid node whose output only a Mul of x and it reads (each such
+ * Sigmoid's output goes into x->silu); a MaxPool whose one output only a
+ * QuantizeLinear reads, as its input x (x->pool_quant). */
+static void find_pairs(ox *x, const Onnx__GraphProto *g)
 {
     if (!x->a)
         x->a = ir_arena_new();
@@ -1736,6 +1740,16 @@ static void find_silu_pairs(ox *x, const Onnx__GraphProto *g)
             fe_map_put(x->a, &readers, g->output[i]->name, (void *)(intptr_t)2);
     for (size_t i = 0; i < g->n_node; i++) {
         const Onnx__NodeProto *n = g->node[i];
+        if (n->op_type && strcmp(n->op_type, "MaxPool") == 0 && (!n->domain || !*n->domain) &&
+            n->n_input >= 1 && (n->n_output == 1 || (n->n_output == 2 && !*n->output[1])) &&
+            *n->output[0] && (intptr_t)fe_map_get(&readers, n->output[0]) == 1) {
+            const Onnx__NodeProto *q = fe_map_get(&reader, n->output[0]);
+            if (q->op_type && strcmp(q->op_type, "QuantizeLinear") == 0 &&
+                (!q->domain || !*q->domain) && q->n_input >= 2 &&
+                strcmp(q->input[0], n->output[0]) == 0)
+                fe_map_put(x->a, &x->pool_quant, n->output[0], (void *)q);
+            continue;
+        }
         if (!n->op_type ||
             (strcmp(n->op_type, "Sigmoid") != 0 && strcmp(n->op_type, "HardSigmoid") != 0) ||
             (n->domain && *n->domain) ||
@@ -1755,6 +1769,16 @@ static void find_silu_pairs(ox *x, const Onnx__GraphProto *g)
 bool ox_silu_pair(ox_node *nd)
 {
     return nd->n->n_output == 1 && fe_map_get(&nd->x->silu, nd->n->output[0]) == nd->n;
+}
+
+const Onnx__NodeProto *ox_pool_quantizer(ox_node *nd)
+{
+    return nd->n->n_output >= 1 ? fe_map_get(&nd->x->pool_quant, nd->n->output[0]) : NULL;
+}
+
+ox_value *ox_value_named(ox_node *nd, const char *name)
+{
+    return name && *name ? find_value(nd->x, name) : NULL;
 }
 
 /* The model file's bytes: mapped (a regular file; *mapped its length), else
@@ -1873,7 +1897,7 @@ char *fe_onnx_import_weights(const char *path, const fe_onnx_options *o, rt_weig
             if (v)
                 v->uses++;
         }
-    find_silu_pairs(&x, g);
+    find_pairs(&x, g);
     char *text = NULL;
     if (d->nerrors == errors && import_graph(&x, g) && import_outputs(&x, g)) {
         ox_str all = {0};

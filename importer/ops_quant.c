@@ -739,14 +739,14 @@ static bool op_qmatmul(ox_node *nd, const void *arg)
 
 /* ---------------------------------------------------------------- QuantizeLinear, DequantizeLinear */
 
-/* The scale and zero point of a Q/DQ node: one entry (per tensor: *axis
- * -1), or a 1-D tensor along attribute axis. */
+/* The scale (float32) and zero point of a Q/DQ node: one entry (per
+ * tensor: *axis -1), or a 1-D tensor along attribute axis. */
 static bool qdq_axis(ox_node *nd, const ox_value *x, const ox_value *s, const ox_value *z,
                      int *axis)
 {
     *axis = -1;
-    if (!ir_dtype_is_float(s->dtype))
-        return ox_fail(nd, "the scale '%s' must be float, not %s", s->onnx,
+    if (s->dtype != IR_F32)
+        return ox_fail(nd, "the scale '%s' must be float32, not %s", s->onnx,
                        ir_dtype_name(s->dtype));
     if (z && (z->ndim != s->ndim || numel(z) != numel(s)))
         return ox_fail(nd, "the zero point '%s' must have the scale's shape", z->onnx);
@@ -789,9 +789,6 @@ static bool op_dequantize(ox_node *nd, const void *arg)
     int axis;
     if (!qdq_axis(nd, x, s, z, &axis))
         return false;
-    if (s->dtype != IR_F32)
-        return ox_fail(nd, "the scale '%s' must be float32, not %s", s->onnx,
-                       ir_dtype_name(s->dtype));
     ox_value *y;
     if (ox_known(x) && ox_known(s) && (!z || ox_known(z))) {
         /* a weight: dequantized here, (q - zero) * scale in f32 */
@@ -846,28 +843,12 @@ static bool op_dequantize(ox_node *nd, const void *arg)
     dq_remember(&(dq_entry){y, x, s, z, axis});
     return true;
 }
-static bool op_quantize(ox_node *nd, const void *arg)
+/* The kernel y = QuantizeLinear(x, s, z) along axis (-1: per tensor), y
+ * given its dtype (z's, else u8); in layer suffix (ox_kernel_finish). */
+static bool quantize_kernel(ox_node *nd, ox_value *x, ox_value *s, ox_value *z, int axis,
+                            ox_value *y, const char *suffix)
 {
-    (void)arg;
-    ox_value *x = ox_input(nd, 0), *s = ox_input(nd, 1), *z = opt(nd, 2);
-    if (!x || !s)
-        return false;
-    if (x->dtype != IR_F32)
-        return ox_fail(nd, "input '%s' is %s; QuantizeLinear takes float32", x->onnx,
-                       ir_dtype_name(x->dtype));
-    ir_dtype t = z ? z->dtype : IR_U8;
-    if (!is_int8(t))
-        return ox_fail(nd, "the zero point '%s' is %s; QuantizeLinear makes int8 and uint8",
-                       z->onnx, ir_dtype_name(t));
-    int axis;
-    if (!qdq_axis(nd, x, s, z, &axis))
-        return false;
-    if (s->dtype != IR_F32)
-        return ox_fail(nd, "the scale '%s' must be float32, not %s", s->onnx,
-                       ir_dtype_name(s->dtype));
-    ox_value *y = ox_output(nd, 0);
-    ox_same_shape(y, x);
-    y->dtype = t;
+    ir_dtype t = y->dtype;
     ox_kernel k;
     ox_kernel_init(&k, nd);
     ox_operand(&k, x, "x");
@@ -888,9 +869,33 @@ static bool op_quantize(ox_node *nd, const void *arg)
         ox_printf(&k.body, "%s", ox_is_literal(z) ? "" : ")");
     }
     ox_printf(&k.body, ", %lld.0), %lld.0))\n", (long long)lo, (long long)hi);
-    bool ok = ox_kernel_finish(&k, "quantize", y, NULL);
+    bool ok = ox_kernel_finish(&k, "quantize", y, suffix);
     ox_kernel_free(&k);
     return ok;
+}
+
+static bool op_quantize(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    ox_value *x = ox_input(nd, 0), *s = ox_input(nd, 1), *z = opt(nd, 2);
+    if (!x || !s)
+        return false;
+    if (x->quantized_for == nd->n)   /* the max pool of the codes (op_maxpool) */
+        return ox_aliasable(x) ? ox_alias(nd) : ox_copy(nd);
+    if (x->dtype != IR_F32)
+        return ox_fail(nd, "input '%s' is %s; QuantizeLinear takes float32", x->onnx,
+                       ir_dtype_name(x->dtype));
+    ir_dtype t = z ? z->dtype : IR_U8;
+    if (!is_int8(t))
+        return ox_fail(nd, "the zero point '%s' is %s; QuantizeLinear makes int8 and uint8",
+                       z->onnx, ir_dtype_name(t));
+    int axis;
+    if (!qdq_axis(nd, x, s, z, &axis))
+        return false;
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, x);
+    y->dtype = t;
+    return quantize_kernel(nd, x, s, z, axis, y, NULL);
 }
 
 /* DynamicQuantizeLinear(x) -> y, y_scale, y_zero_point: uint8 over the
@@ -1075,6 +1080,82 @@ static bool op_add(ox_node *nd, const void *arg)
     return ok;
 }
 
+/* Whether the value of ONNX input i of node q is a known per-tensor
+ * scale (zero: zero point of int8 or uint8), or absent (zero point only). */
+static ox_value *per_tensor_param(ox_node *nd, const Onnx__NodeProto *q, size_t i, bool zero,
+                                  bool *ok)
+{
+    ox_value *v = i < q->n_input ? ox_value_named(nd, q->input[i]) : NULL;
+    *ok = zero && (i >= q->n_input || !*q->input[i]);
+    if (v)
+        *ok = ox_known(v) && numel(v) == 1 && v->ndim <= 1 &&
+              (zero ? is_int8(v->dtype) : usable_scale(v));
+    return v;
+}
+
+/* Whether the codes q of a DequantizeLinear (entry e) are what a
+ * QuantizeLinear of scale s and zero point z makes of its output: the same
+ * dtype, scale and zero point, per tensor, and a scale whose products with
+ * the 511 possible differences q - zero are normal floats; then
+ * rint(f32((q - zero) * s) / s) is q - zero (the two roundings move it by
+ * less than 255 * 2^-23), and the QuantizeLinear gives back q. */
+static bool quantize_gives_codes(const dq_entry *e, const ox_value *s, const ox_value *z)
+{
+    ir_dtype zt = z ? z->dtype : IR_U8;
+    double sv = at(s, 0);
+    return e && e->axis < 0 && e->q->dtype == zt && (float)at(e->scale, 0) == (float)sv &&
+           at_int(e->zero, 0) == at_int(z, 0) && sv >= 0x1p-100 && sv <= 0x1p100;
+}
+
+/* MaxPool whose one reader is a per-tensor QuantizeLinear (Q), as a QDQ
+ * model has a max pool (after a Relu or a DequantizeLinear): since Q is
+ * monotone (division by a positive scale, rounding ties to even, adding
+ * the zero point and saturating never reverse an order), Q(max(a, b)) =
+ * max(Q(a), Q(b)), and the padding (-inf, or the lowest code) never wins a
+ * window, which always holds an element of x.  So the node quantizes x as
+ * Q does and pools the codes, a quarter of the bytes, and Q's output is
+ * the pool's (op_quantize).  A NaN in x is the exception: Q makes it the
+ * lowest code, which loses every window, where the float max may keep it.
+ * When x is a DequantizeLinear of the codes Q would make
+ * (quantize_gives_codes), those codes are pooled as they are.  Otherwise
+ * importer/ops_nn.c's MaxPool. */
+static bool op_maxpool(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    const Onnx__NodeProto *qn = ox_pool_quantizer(nd);
+    ox_value *x = opt(nd, 0);
+    bool s_ok, z_ok;
+    ox_value *s = qn ? per_tensor_param(nd, qn, 1, false, &s_ok) : NULL;
+    ox_value *z = qn ? per_tensor_param(nd, qn, 2, true, &z_ok) : NULL;
+    const int64_t *ks;
+    int nk = ox_attr_ints(nd, "kernel_shape", &ks);
+    bool window = false;   /* (a 1x1 window may be a view of its input: not of a local) */
+    for (int d = 0; d < nk; d++)
+        window |= ks[d] > 1;
+    if (!qn || !x || x->dtype != IR_F32 || !x->id || ox_known(x) || x->ndim < 3 || !s_ok ||
+        !z_ok || !window)
+        return float_op(nd);
+    ox_value *codes = NULL, quantized = {0};
+    const dq_entry *e = dequantized(x, false, -2);
+    if (quantize_gives_codes(e, s, z) && e->q->id) {
+        codes = e->q;
+    } else {
+        quantized = (ox_value){.onnx = x->onnx, .dtype = z ? z->dtype : IR_U8, .ndim = x->ndim};
+        memcpy(quantized.shape, x->shape, sizeof quantized.shape);
+        if (!quantize_kernel(nd, x, s, z, -1, &quantized, "quantize"))
+            return false;
+        codes = &quantized;
+    }
+    ox_value *in0 = nd->in[0];
+    nd->in[0] = codes;
+    bool ok = float_op(nd);
+    nd->in[0] = in0;
+    ox_value *y = ox_value_named(nd, nd->n->output[0]);
+    if (ok && y)
+        y->quantized_for = qn;
+    return ok && y;
+}
+
 /* ---------------------------------------------------------------- the table */
 
 static const bool requant = true, integer = false, is_gemm = true, is_matmul = false;
@@ -1090,6 +1171,7 @@ const ox_op ox_ops_quant[] = {
     {"Gemm", op_matmul, &is_gemm, AS_IS},
     {"MatMul", op_matmul, &is_matmul, AS_IS},
     {"MatMulInteger", op_qmatmul, &integer, AS_IS},
+    {"MaxPool", op_maxpool, NULL, AS_IS},
     {"QLinearConv", op_qconv, &requant, AS_IS},
     {"QLinearMatMul", op_qmatmul, &requant, AS_IS},
     {"QuantizeLinear", op_quantize, NULL, AS_IS},

@@ -262,8 +262,23 @@ static bool byte_products_sum(const ir_stmt *st)
            widened_byte(v->b->b);
 }
 
+/* Y = max(Y, X[..]) (or min) of bytes, maybe X read through a padding
+ * select: a max pooling of quantized values (importer/ops_quant.c pools
+ * the codes a QuantizeLinear after it makes), byte lanes compared as they
+ * are. */
+static bool byte_window_max(const ir_stmt *st)
+{
+    const ir_expr *v = st->value, *x = v ? v->b : NULL;
+    if (x && x->kind == IR_SELECT && x->b && x->b->kind == IR_INT)
+        x = x->a;
+    return (st->buf->dtype == IR_U8 || st->buf->dtype == IR_I8) && v &&
+           (v->kind == IR_MAX || v->kind == IR_MIN) && v->a && v->a->kind == IR_LOAD &&
+           v->a->buf == st->buf && x && x->kind == IR_LOAD && x->dtype == st->buf->dtype;
+}
+
 bool sch_int8_vector_store(const ir_stmt *st)
 {
     return st && st->kind == IR_S_STORE &&
-           (ir_dtype_is_float(st->buf->dtype) || ir_narrowing_store(st) || byte_products_sum(st));
+           (ir_dtype_is_float(st->buf->dtype) || ir_narrowing_store(st) || byte_products_sum(st) ||
+            byte_window_max(st));
 }

@@ -45,7 +45,8 @@ int sch_int8_pad_dim(const ir_func *f, const ir_buffer *x, int lanes);
  * (a quantize's or a requantize's saturated result, which the vectorize
  * pass computes in vectors of the wider types: ir/vectorize.c), or an i32
  * sum of products of widened bytes (an int8 depthwise convolution, whose
- * window then runs outside a vector of i32 lanes as a float one does). */
+ * window then runs outside a vector of i32 lanes as a float one does), or
+ * a max (min) of bytes (an int8 max pooling, in byte lanes). */
 bool sch_int8_vector_store(const ir_stmt *st);
 
 #endif
