@@ -941,7 +941,10 @@ static int ext_lanes(ext_ctx *c, const ir_stmt *body, int64_t lo, int64_t hi, in
     ir_vec_env *env = c->env;
     int full = c->z->vbytes / ir_dtype_size(c->z->dt), L = full;
     int64_t n = hi - lo;
-    if (!ir_dtype_is_float(c->z->dt) || env->nranges + 1 > 64 || env->nlocals > 16 || n % lanes == 0)
+    /* (i32 lanes too: an int8 depthwise convolution's sums; extra lanes
+     * wrap, -fwrapv, and no integer division by a variable is allowed) */
+    if ((!ir_dtype_is_float(c->z->dt) && c->z->dt != IR_I32) || env->nranges + 1 > 64 ||
+        env->nlocals > 16 || n % lanes == 0)
         return 0;
     while (L / 2 >= n && L > 4)
         L /= 2;

@@ -680,7 +680,8 @@ static bool find_depthwise(const ir_stmt *s, void *p)
 
 /* A window reduction reading x: a depthwise convolution or a pooling,
  * y[..] = y[..] op e with an init and reduce loops, e not a product of two
- * operands of a contraction (those pad first, to be classified). */
+ * operands of a contraction (those pad first, to be classified), or an
+ * int8 depthwise convolution's i32 sum of widened bytes (int8.c). */
 typedef struct window_find {
     const ir_buffer *x;
     int readers, windows;
@@ -710,7 +711,8 @@ static bool find_window(const ir_stmt *s, void *p)
     dw_info o;
     if (s->init && reduces && st && st->kind == IR_S_STORE && st->value &&
         ((st->value->kind == IR_ADD && st->value->b->kind == IR_SELECT) ||
-         st->value->kind == IR_MAX || st->value->kind == IR_MIN || classify_depthwise(s, &o)))
+         st->value->kind == IR_MAX || st->value->kind == IR_MIN || classify_depthwise(s, &o) ||
+         (st->buf->dtype == IR_I32 && sch_int8_vector_store(st))))
         w->windows++;
     return false;
 }
