@@ -681,7 +681,7 @@ static bool find_depthwise(const ir_stmt *s, void *p)
 /* A window reduction reading x: a depthwise convolution or a pooling,
  * y[..] = y[..] op e with an init and reduce loops, e not a product of two
  * operands of a contraction (those pad first, to be classified), or an
- * int8 depthwise convolution's i32 sum of widened bytes (int8.c). */
+ * int8 depthwise convolution's i32 sum of widened bytes. */
 typedef struct window_find {
     const ir_buffer *x;
     int readers, windows;
@@ -691,6 +691,38 @@ static bool reads_buffer(const ir_expr *x, void *p)
 {
     if (x->kind == IR_LOAD && x->buf == ((const ir_buffer **)p)[0])
         ((const ir_buffer **)p)[1] = x->buf;
+    return true;
+}
+
+typedef struct {
+    const ir_buffer *x;
+    const ir_var *v;
+    bool found;
+} var_read;
+
+static bool reads_var(const ir_expr *e, void *q)
+{
+    var_read *r = q;
+    if (e->kind == IR_LOAD && e->buf == r->x)
+        for (int d = 0; d < e->nargs; d++)
+            r->found |= ir_expr_uses_var(e->args[d], r->v);
+    return true;
+}
+
+/* An int8 depthwise convolution's sum of widened-byte products reading x
+ * (int8.c): every loop that is not reduced and indexes the product
+ * indexes x too, where a dense convolution's output channel indexes only
+ * the weight (and its input is padded whole, as a contraction's). */
+static bool int8_depthwise(const ir_stmt *s, const ir_stmt *st, const ir_buffer *x)
+{
+    if (st->buf->dtype != IR_I32 || st->value->kind != IR_ADD || !sch_int8_vector_store(st))
+        return false;
+    for (int i = 0; i < s->niters; i++) {
+        var_read r = {x, s->iters[i].var, false};
+        ir_expr_walk(st->value->b, reads_var, &r);
+        if (s->iters[i].kind != IR_ITER_REDUCE && ir_expr_uses_var(st->value->b, r.v) && !r.found)
+            return false;
+    }
     return true;
 }
 
@@ -712,7 +744,7 @@ static bool find_window(const ir_stmt *s, void *p)
     if (s->init && reduces && st && st->kind == IR_S_STORE && st->value &&
         ((st->value->kind == IR_ADD && st->value->b->kind == IR_SELECT) ||
          st->value->kind == IR_MAX || st->value->kind == IR_MIN || classify_depthwise(s, &o) ||
-         (st->buf->dtype == IR_I32 && sch_int8_vector_store(st))))
+         int8_depthwise(s, st, w->x)))
         w->windows++;
     return false;
 }
