@@ -14,6 +14,7 @@
 # timed command under it.  Compare only rows of one kind of minute.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/bench/onnx_args.sh"
 TEC=${TEC:-$here/tec}
 TEC_VS=${TEC_VS:?TEC_VS=OLD_TEC is needed}
 ROUNDS=${BENCH_ROUNDS:-3}
@@ -39,10 +40,7 @@ tec_ms() {
 for onnx in "$@"; do
     m=$(basename "$onnx" .onnx)
     dir=$(dirname "$onnx")
-    args=("$onnx")
-    for f in "$dir/$m.in"/*.npy; do
-        [ -e "$f" ] && args+=(--input "$(basename "$f" .npy)=$f")
-    done
+    onnx_args "$onnx"
     "$TEC" -O2 "${args[@]}" >/dev/null 2>&1     # the caches
     "$TEC_VS" -O2 "${args[@]}" >/dev/null 2>&1
     for r in $(seq "$ROUNDS"); do

@@ -170,6 +170,10 @@ void rt_one_thread_after(rt_one_thread *s, bool one, int64_t ns)
 typedef struct task_files {
     int self_stat;           /* /proc/self/stat, -1 when not open */
     int loadavg;
+    /* online processors, counted at the first look: sysconf reads a file
+     * under /sys each time, and took 45 us of a look's 90 on the VM of
+     * bench/results/par_s11.txt (a look every 5 ms) */
+    int cpus;
     long nthreads;
     int n;
     int schedstat[MAX_TASKS];
@@ -398,15 +402,21 @@ bool rt_threads_before_call(cg_library *lib, int threads)
         if (files.self_stat == -2) {
             files.self_stat = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
             files.loadavg = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+            files.cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
         }
         int policy = sched_getscheduler(0);
-        rt_threads_reading r = {.now_ns = now, .cpus = (int)sysconf(_SC_NPROCESSORS_ONLN),
+        rt_threads_reading r = {.now_ns = now, .cpus = files.cpus,
                                 .call_ns = s->call_ns, .cmp_ns = s->cmp_ns, .ref_ns = s->ref_ns,
                                 .realtime = policy == SCHED_FIFO || policy == SCHED_RR};
         s->call_ns = s->cmp_ns = s->ref_ns = 0;
         s->window_calls = 0;
-        int mine = 0, all = machine_runnable(&files);
-        if (all < 0 || !read_tasks(&files, &r.wait_ns, &mine) || r.cpus < 1) {
+        /* Other processes count only at the first look and while busy, and
+         * not for real-time threads (rt_threads_decide): else the machine's
+         * runnable count and which of this process's threads run are not
+         * read (each a read of /proc: of a look's 40 us there, about half) */
+        bool count = (!s->started || s->busy) && !r.realtime;
+        int mine = 0, all = count ? machine_runnable(&files) : 0;
+        if (all < 0 || !read_tasks(&files, &r.wait_ns, count ? &mine : NULL) || r.cpus < 1) {
             unreadable = true;
             s->busy = false;
         } else {

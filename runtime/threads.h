@@ -135,7 +135,10 @@ typedef struct rt_threads_state {
 typedef struct rt_threads_reading {
     int64_t now_ns;
     int64_t wait_ns;         /* run-queue wait of all this process's threads so far */
-    int others;              /* runnable threads of other processes now */
+    /* runnable threads of other processes now; read only where they count:
+     * at the first look and while busy, for threads of a normal policy
+     * (rt_threads_before_call passes 0 otherwise) */
+    int others;
     int cpus;                /* online processors */
     /* the window's timed calls: their time, the part of it whose calls
      * have a time the other way of waiting, and those times (ns) */
