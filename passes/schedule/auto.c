@@ -80,13 +80,17 @@ bool auto_step(auto_ctx *a, const char *fmt, ...)
     return true;
 }
 
-void auto_partition_late(auto_ctx *a, const char *loop, int64_t at)
+void auto_step_late(auto_ctx *a, const char *step)
 {
-    const char *step = ir_sprintf(a->m->arena, "partition(%s, %lld)", loop, (long long)at);
     if (a->nlate_partition < (int)(sizeof a->late_partition / sizeof *a->late_partition))
         a->late_partition[a->nlate_partition++] = step;
     else
         auto_step(a, "%s", step);
+}
+
+void auto_partition_late(auto_ctx *a, const char *loop, int64_t at)
+{
+    auto_step_late(a, ir_sprintf(a->m->arena, "partition(%s, %lld)", loop, (long long)at));
 }
 
 /* Perfect nests from *s down: every block whose loops are directly nested. */

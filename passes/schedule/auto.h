@@ -103,7 +103,9 @@ static inline const ir_itervar *iter_of(const ir_stmt *b, const ir_stmt *l)
 /* auto.c */
 const char *auto_fresh(auto_ctx *a, const char *base);
 bool auto_step(auto_ctx *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* partition(loop, at), after every nest's schedule (auto_ctx.late_partition). */
+/* A step after every nest's schedule, in order (auto_ctx.late_partition). */
+void auto_step_late(auto_ctx *a, const char *step);
+/* partition(loop, at), so. */
 void auto_partition_late(auto_ctx *a, const char *loop, int64_t at);
 void auto_collect(ir_stmt *s, nest *cur, nest *out, int *nout, int max);
 bool auto_nest_of(auto_ctx *a, const ir_stmt *b, nest *out);

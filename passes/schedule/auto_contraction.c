@@ -620,14 +620,25 @@ static void contraction_finish(auto_ctx *a, const contraction *c, int nr, int mr
                                const char *ir, const char *const *names, const int64_t *exts,
                                int nouter, int par)
 {
-    bool done = par >= 0 && auto_step(a, "parallel(%s)", names[par]);
-    for (int i = 0; i < nouter && par >= 0 && !done; i++)
-        if (exts[i] >= a->threads)
-            done = auto_step(a, "parallel(%s)", names[i]);
+    int threads_loop = par >= 0 && auto_step(a, "parallel(%s)", names[par]) ? par : -1;
+    for (int i = 0; i < nouter && par >= 0 && threads_loop < 0; i++)
+        if (exts[i] >= a->threads && auto_step(a, "parallel(%s)", names[i]))
+            threads_loop = i;
     if (c->mm % mr != 0 && c->mm > mr)
         auto_partition_late(a, ir, c->mm / mr);
-    if (c->nn % nr != 0 && c->nn > nr)
+    if (c->nn % nr != 0 && c->nn > nr) {
         auto_partition_late(a, jr, c->nn / nr);
+        /* The threads' loop partitioned: its copy, the last column tile
+         * alone, would run on one thread after the others finish (a 1x1
+         * convolution's last 8 of 1000 channels: 114 us on one of two
+         * threads, bench/results/par_s11.txt).  Its threads go to the loop
+         * inside it (the copy's loops are named NAME_tail; not the row
+         * loop, whose own partition took that name). */
+        int in = threads_loop + 1;
+        if (threads_loop >= 0 && in < nouter && strcmp(names[threads_loop], jr) == 0 &&
+            strcmp(names[in], ir) != 0 && exts[in] >= a->threads)
+            auto_step_late(a, ir_sprintf(a->m->arena, "parallel(%s_tail)", names[in]));
+    }
 }
 
 /* The register-tiled schedule of a contraction (swap: the other operand in
