@@ -27,7 +27,8 @@
 #
 # Also per model: "cold", the seconds from starting `tec -O2 MODEL.onnx`
 # with an empty kernel cache to its exit after the first result, and
-# "cached", the same run again; and "err", the largest of max |tec - torch|
+# "cached", the same run again (in the notes also "cold_cpu", the cold
+# run's CPU seconds, tec's and its C compiler's); and "err", the largest of max |tec - torch|
 # / max |torch| over tec's .onnx output (and ORT's, which is checked too).
 #
 # ONNX Runtime: onnxruntime-node 1.30.0 from npm, installed on first use
@@ -170,10 +171,14 @@ for m in $models; do
     inargs=()
     for f in "$WORK/$m.in"/*.npy; do inargs+=(--input "$(basename "$f" .npy)=$f"); done
     # Cold: an empty kernel cache of its own; then cached.
+    # (cold_cpu: its CPU seconds, tec's and the C compiler's, which a busy
+    # machine does not inflate as it does the clock)
     t0=$(date +%s.%N)
-    XDG_CACHE_HOME=$tmp/cold-$m "$TEC" -O2 "$onnx" "${inargs[@]}" --save-outputs "$tmp/$m.out" \
+    XDG_CACHE_HOME=$tmp/cold-$m /usr/bin/time -f '%U %S' -o "$tmp/$m.cold-cpu" \
+        "$TEC" -O2 "$onnx" "${inargs[@]}" --save-outputs "$tmp/$m.out" \
         >"$tmp/$m.cold" 2>&1 || { cat "$tmp/$m.cold" >>"$tmp/errors"; }
     t1=$(date +%s.%N)
+    cold_cpu=$(awk 'NF == 2 && $1 ~ /^[0-9.]+$/ {printf "%.1f", $1 + $2}' "$tmp/$m.cold-cpu")
     XDG_CACHE_HOME=$tmp/cold-$m "$TEC" -O2 "$onnx" "${inargs[@]}" >/dev/null 2>&1
     t2=$(date +%s.%N)
     rm -rf "$tmp/cold-$m"
@@ -220,7 +225,7 @@ for m in $models; do
             "$on" "${ort:--}" "${pt:--}" "$(ratio "$te" "$ort")" "$(ratio "$on" "$ort")" "$cold" "$vs_cols"
         echo "$m $n $(ratio "$on" "$ort") $(is_zoo "$m" && echo zoo || echo tv)" >>"$summary"
     done
-    echo "$m cold=$cold cached=$cached err_tec=$err err_ort=$ort_err" >>"$tmp/notes"
+    echo "$m cold=$cold cold_cpu=${cold_cpu:--} cached=$cached err_tec=$err err_ort=$ort_err" >>"$tmp/notes"
     if [ -n "$profile" ]; then
         mkdir -p "$WORK/profile"
         node "$here/bench/ort_run.js" "$onnx" "$WORK/$m.in" "$WORK/$m.ref.npy" 1 \
