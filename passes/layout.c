@@ -494,10 +494,14 @@ static void give_border(ir_module *m, ir_buffer *t, const use *u, int n, const i
  * layout (its copies stay). */
 
 /* Whether every access of f to a parameter of p's shape (p among them)
- * is at one list of indices, the same for all: an elementwise kernel over
- * merged dimensions (passes/schedule/merge.c), which reads and stores
- * element k of each, in whatever order the buffers hold their elements,
- * as long as they all hold them in the same one. */
+ * is at one list of indices, the same for all, and every other access is
+ * at constant indices (a scale): an elementwise kernel over merged
+ * dimensions (passes/schedule/merge.c), which reads and stores element k
+ * of each, in whatever order the buffers hold their elements, as long as
+ * they all hold them in the same one.  A kernel that also reads another
+ * buffer along a dimension (a bias by channel) or works in a local tile
+ * (a 1x1 convolution over merged pixels, which writes p at one index too)
+ * pairs elements by their place in p's order, not by k. */
 typedef struct flat_ctx {
     const ir_func *f;
     const ir_buffer *p;
@@ -525,15 +529,23 @@ static bool same_shape(const ir_buffer *a, const ir_buffer *b)
     return true;
 }
 
+static bool constant_indices(ir_expr *const *idx, int n)
+{
+    for (int d = 0; d < n; d++)
+        if (idx[d]->kind != IR_INT)
+            return false;
+    return true;
+}
+
 static void flat_access(flat_ctx *c, const ir_buffer *b, ir_expr *const *idx, int n)
 {
-    if (!same_shape(b, c->p))
-        return;
     bool param = false;
     for (int i = 0; i < c->f->nparams; i++)
         param |= c->f->params[i] == b;
-    if (!param)
+    if (!param || !same_shape(b, c->p)) {
+        c->ok &= constant_indices(idx, n);
         return;
+    }
     if (!c->idx) {
         c->idx = idx;
         c->n = n;
