@@ -30,7 +30,13 @@
  * For both, the moved block is one store without init, has only spatial
  * iteration variables whose extents are the buffer's shape, and nothing
  * between its old and new places writes what it reads or touches what it
- * writes.  doc/schedule.md has the user's view. */
+ * writes.  compute_at also moves a reduction into T (a softmax's row sum
+ * s[b, r] += e[b, r, j], computed per row in the loop over the rows of its
+ * reader): T's element first in its iteration variables, then the reduce
+ * ones; an init storing that element; the update reading T only there.
+ * Its new nest runs the whole reduce loops (B's iteration variables'
+ * extents, in their order) inside the box's, so each element of the box
+ * is final before l's body reads it.  doc/schedule.md has the user's view. */
 #include <string.h>
 
 #include "passes/passes.h"
@@ -104,23 +110,80 @@ typedef struct moving {
     int index;             /* of the nest in seq */
 } moving;
 
-static bool elementwise_block(sch_ctx *c, const char *what, const char *name, moving *mv)
+/* Whether idx are the first n iteration variables of block b in order (an
+ * index of one iteration may be 0, as ir_block_own_index allows). */
+static bool own_prefix(const ir_stmt *b, ir_expr *const *idx, int n)
+{
+    if (n > b->niters)
+        return false;
+    for (int d = 0; d < n; d++) {
+        bool same = idx[d]->kind == IR_VAR && idx[d]->var == b->iters[d].var;
+        if (!same && !(b->iters[d].extent == 1 && ir_expr_is_int(idx[d], 0)))
+            return false;
+    }
+    return true;
+}
+
+/* Whether every load of t in x is at index idx. */
+static bool loads_only_at(const ir_expr *x, const ir_buffer *t, ir_expr *const *idx)
+{
+    if (!x)
+        return true;
+    if (x->kind == IR_LOAD && x->buf == t)
+        for (int d = 0; d < x->nargs; d++)
+            if (!ir_expr_equal(x->args[d], idx[d]))
+                return false;
+    for (int i = 0; i < x->nargs; i++)
+        if (!loads_only_at(x->args[i], t, idx))
+            return false;
+    return loads_only_at(x->a, t, idx) && loads_only_at(x->b, t, idx) && loads_only_at(x->c, t, idx);
+}
+
+/* A reduction compute_at may move (reduce_ok): spatial iteration variables
+ * first, T's element; then reduce ones; an init storing that element
+ * without reading T; the update reading T only there (s = s + e[.., j]). */
+static bool movable_reduction(const ir_stmt *b, const ir_stmt *st)
+{
+    int n = st->nargs;
+    if (!b->init || b->init->kind != IR_S_STORE || b->init->buf != st->buf || b->init->nargs != n ||
+        n >= b->niters || ir_expr_loads(b->init->value, st->buf) ||
+        !loads_only_at(st->value, st->buf, st->args))
+        return false;
+    for (int d = 0; d < n; d++)
+        if (!ir_expr_equal(b->init->args[d], st->args[d]))
+            return false;
+    for (int i = 0; i < b->niters; i++)
+        if ((b->iters[i].kind == IR_ITER_SPATIAL) != (i < n))
+            return false;
+    return true;
+}
+
+static bool elementwise_block(sch_ctx *c, const char *what, const char *name, bool reduce_ok,
+                              moving *mv)
 {
     if (!sch_find_block(c, name, &mv->p))
         return false;
     ir_stmt *b = mv->b = *mv->p.slot[mv->p.n - 1];
     ir_stmt *st = mv->st = b->nbody ? b->body[0] : NULL;
     ir_block_update_access(c->m, b);   /* an earlier step may have changed what it reads */
-    if (b->init || !st || st->kind != IR_S_STORE) {
+    if (b->nbody != 1 || !st || st->kind != IR_S_STORE || (b->init && !reduce_ok)) {
         sch_error(c, "cannot %s block '%s': it is not one store without an init", what, name);
         return false;
     }
-    for (int i = 0; i < b->niters; i++)
+    bool reduction = b->init && movable_reduction(b, st);
+    if (b->init && !reduction) {
+        sch_error(c, "cannot %s block '%s': it is not a reduction into the element it stores "
+                  "(that element's iteration variables first, an init storing it, the update "
+                  "reading it only there)", what, name);
+        return false;
+    }
+    for (int i = 0; i < b->niters && !reduction; i++)
         if (b->iters[i].kind != IR_ITER_SPATIAL) {
             sch_error(c, "cannot %s block '%s': it reduces over '%s'", what, name, b->iters[i].var->name);
             return false;
         }
-    bool identity = st->nargs == st->buf->ndim && ir_block_own_index(b, st->args, st->nargs);
+    bool identity = st->nargs == st->buf->ndim && own_prefix(b, st->args, st->nargs) &&
+                    (reduction || st->nargs == b->niters);
     for (int d = 0; identity && d < st->nargs; d++)
         identity = b->iters[d].extent == st->buf->shape[d];
     if (!identity) {
@@ -128,7 +191,7 @@ static bool elementwise_block(sch_ctx *c, const char *what, const char *name, mo
                   "iteration variables in order", what, name, st->buf->name);
         return false;
     }
-    if (ir_expr_loads(st->value, st->buf)) {
+    if (!reduction && ir_expr_loads(st->value, st->buf)) {
         sch_error(c, "cannot %s block '%s': it reads '%s', the buffer it stores", what, name, st->buf->name);
         return false;
     }
@@ -301,7 +364,7 @@ static bool compute_at(sch_ctx *c, const char *block, const char *loop)
 {
     const char *what = "compute_at";
     moving mv;
-    if (!elementwise_block(c, what, block, &mv))
+    if (!elementwise_block(c, what, block, true, &mv))
         return false;
     const ir_buffer *t = mv.st->buf;
     if (t->role != IR_BUF_LOCAL || t->ndim > 16) {
@@ -314,8 +377,9 @@ static bool compute_at(sch_ctx *c, const char *block, const char *loop)
     if (!find_target_loop(c, what, &mv, loop, true, &lp, &child))
         return false;
     ir_stmt *l = *lp.slot[lp.n - 1];
-    uses all = count(t, c->f->body), in = count(t, l->body[0]);
-    if (all.stores != 1 || in.loads != all.loads) {
+    /* a reduction stores T in its init too, and reads it itself */
+    uses all = count(t, c->f->body), in = count(t, l->body[0]), own = count(t, mv.b);
+    if (all.stores != own.stores || in.loads != all.loads - own.loads) {
         sch_error(c, "cannot compute_at block '%s' at loop '%s': '%s' is %s", block, loop, t->name,
                   all.stores != 1 ? "stored by other statements too" : "read outside the loop");
         return false;
@@ -354,7 +418,7 @@ static bool compute_at(sch_ctx *c, const char *block, const char *loop)
     /* the old nest goes; then the new one, over the box */
     *mv.p.slot[mv.root] = ir_seq_new(m);
     ir_var *vars[16];
-    ir_expr *bind[16];
+    ir_expr *bind[32];
     ir_expr *guard = NULL;
     int64_t ext[16];
     for (int d = 0; d < t->ndim; d++) {
@@ -378,12 +442,29 @@ static bool compute_at(sch_ctx *c, const char *block, const char *loop)
             if (!ir_always(in[i], rg, nrg + 1))
                 guard = guard ? ir_binary(m, IR_AND, guard, in[i]) : in[i];
     }
+    /* a reduction's reduce variables: whole loops inside the box's, in
+     * their order (each element's init runs at the first of them) */
+    ir_var *rvars[16];
+    int nr = mv.b->niters - t->ndim;
+    if (nr > 16) {
+        sch_error(c, "cannot compute_at block '%s': it reduces over more than 16 variables", block);
+        return false;
+    }
     ir_itervar *iters = ir_alloc(m->arena, sizeof *iters * (size_t)mv.b->niters);
-    for (int d = 0; d < mv.b->niters; d++)
-        iters[d] = (ir_itervar){mv.b->iters[d].var, IR_ITER_SPATIAL, mv.b->iters[d].extent, bind[d]};
-    ir_stmt *nest = ir_block(m, mv.b->name, iters, mv.b->niters, NULL, mv.st);
+    for (int d = 0; d < mv.b->niters; d++) {
+        const ir_itervar *it = &mv.b->iters[d];
+        if (d >= t->ndim) {
+            rvars[d - t->ndim] = nest_var(c, &mv, d);
+            bind[d] = ir_varref(m, rvars[d - t->ndim]);
+        }
+        iters[d] = (ir_itervar){it->var, it->kind, it->extent, bind[d]};
+    }
+    ir_stmt *nest = ir_block(m, mv.b->name, iters, mv.b->niters, mv.b->init, mv.st);
     if (guard)
         nest = ir_if(m, guard, nest, NULL);
+    for (int d = nr - 1; d >= 0; d--)
+        nest = ir_for(m, rvars[d], ir_int(m, 0), ir_int(m, mv.b->iters[t->ndim + d].extent),
+                      IR_FOR_SERIAL, nest);
     for (int d = t->ndim - 1; d >= 0; d--)
         if (ext[d] > 1 || ir_expr_uses_var(bind[d], vars[d]))
             nest = ir_for(m, vars[d], ir_int(m, 0), ir_int(m, ext[d]), IR_FOR_SERIAL, nest);
@@ -515,7 +596,7 @@ static bool reverse_compute_at(sch_ctx *c, const char *block, const char *loop)
 {
     const char *what = "reverse_compute_at";
     moving mv;
-    if (!elementwise_block(c, what, block, &mv))
+    if (!elementwise_block(c, what, block, false, &mv))
         return false;
     sch_path lp;
     int child;
