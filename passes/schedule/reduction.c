@@ -601,23 +601,6 @@ static void rf_final(rfactor *r, ir_buffer *rf)
             nest = ir_if(m, ir_expr_subst(m, s->cond, lfrom, lto, nl), nest, NULL);
         }
     }
-    /* in a sequence, the final nest follows the partials' there and rf is
-     * allocated around the whole sequence: both stay siblings of the
-     * nests after them, which compute_at can then move into one of those
-     * (a softmax's row maximum, partials and final, into the loop over
-     * the rows of its reader) */
-    ir_stmt *parent = r->top > 0 ? *bp->slot[r->top - 1] : NULL;
-    if (parent && parent->kind == IR_S_SEQ) {
-        int at = (int)(bp->slot[r->top] - parent->body);
-        ir_stmt *seq = ir_seq_new(m);
-        for (int i = 0; i < parent->nbody; i++) {
-            ir_seq_append(m, seq, parent->body[i]);
-            if (i == at)
-                ir_seq_append(m, seq, nest);
-        }
-        *bp->slot[r->top - 1] = ir_alloc_stmt(m, rf, seq);
-        return;
-    }
     ir_stmt *seq = ir_seq_new(m);
     ir_seq_append(m, seq, *bp->slot[r->top]);
     ir_seq_append(m, seq, nest);
