@@ -76,6 +76,11 @@ def main():
     sa = sum(best[0][n] for n in names)
     sb = sum(best[1][n] for n in names)
     print('%10.1f %10.1f %6.3f  (sum of %d layers)' % (sa, sb, sb / sa if sa else 0, len(names)))
+    # layers fused differently on the two sides have different names: the
+    # sums over each side's own layers compare them too
+    sa, sb = (sum(t for n, t in best[i].items() if match in n) for i in (0, 1))
+    print('%10.1f %10.1f %6.3f  (sum of all layers: %d and %d)' %
+          (sa, sb, sb / sa if sa else 0, len(best[0]), len(best[1])))
 
 
 if __name__ == '__main__':

@@ -30,7 +30,13 @@
  * For both, the moved block is one store without init, has only spatial
  * iteration variables whose extents are the buffer's shape, and nothing
  * between its old and new places writes what it reads or touches what it
- * writes.  doc/schedule.md has the user's view. */
+ * writes.  compute_at also moves a reduction into T (a softmax's row sum
+ * s[b, r] += e[b, r, j], computed per row in the loop over the rows of its
+ * reader): T's element first in its iteration variables, then the reduce
+ * ones; an init storing that element; the update reading T only there.
+ * Its new nest runs the whole reduce loops (B's iteration variables'
+ * extents, in their order) inside the box's, so each element of the box
+ * is final before l's body reads it.  doc/schedule.md has the user's view. */
 #include <string.h>
 
 #include "passes/passes.h"
@@ -102,42 +108,136 @@ typedef struct moving {
     int root;              /* p.slot[root]: the nest, a child of the sequence */
     ir_stmt *seq;
     int index;             /* of the nest in seq */
+    int dim_iter[16];      /* the iteration variable of each dimension of T */
+    ir_expr *guard;        /* guards over its loops other than a split's, or NULL */
 } moving;
 
-static bool elementwise_block(sch_ctx *c, const char *what, const char *name, moving *mv)
+/* Whether b's spatial iteration variables are, in order, the indices of
+ * its store st (an index of one iteration may be 0, as ir_block_own_index
+ * allows), with the extents of st's buffer; dim_iter[d]: the one of
+ * dimension d. */
+static bool store_dims(const ir_stmt *b, const ir_stmt *st, int *dim_iter)
+{
+    int i = 0;
+    if (st->nargs != st->buf->ndim || st->nargs > 16)
+        return false;
+    for (int d = 0; d < st->nargs; d++, i++) {
+        while (i < b->niters && b->iters[i].kind != IR_ITER_SPATIAL)
+            i++;
+        if (i == b->niters)
+            return false;
+        const ir_expr *x = st->args[d];
+        bool same = x->kind == IR_VAR && x->var == b->iters[i].var;
+        if ((!same && !(b->iters[i].extent == 1 && ir_expr_is_int(x, 0))) ||
+            b->iters[i].extent != st->buf->shape[d])
+            return false;
+        dim_iter[d] = i;
+    }
+    for (; i < b->niters; i++)
+        if (b->iters[i].kind == IR_ITER_SPATIAL)
+            return false;
+    return true;
+}
+
+/* The iteration variable of b whose binding is loop variable v, or -1. */
+static int iter_bound_to(const ir_stmt *b, const ir_var *v)
+{
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].binding->kind == IR_VAR && b->iters[i].binding->var == v)
+            return i;
+    return -1;
+}
+
+/* ir_expr_walk callback: clears *(const ir_stmt **)p (a block) at a
+ * variable that is not the binding of one of its iteration variables. */
+static bool bound_var(const ir_expr *x, void *p)
+{
+    const ir_stmt **b = p;
+    if (*b && x->kind == IR_VAR && iter_bound_to(*b, x->var) < 0)
+        *b = NULL;
+    return *b != NULL;
+}
+
+/* Whether every load of t in x is at index idx. */
+static bool loads_only_at(const ir_expr *x, const ir_buffer *t, ir_expr *const *idx)
+{
+    if (!x)
+        return true;
+    if (x->kind == IR_LOAD && x->buf == t)
+        for (int d = 0; d < x->nargs; d++)
+            if (!ir_expr_equal(x->args[d], idx[d]))
+                return false;
+    for (int i = 0; i < x->nargs; i++)
+        if (!loads_only_at(x->args[i], t, idx))
+            return false;
+    return loads_only_at(x->a, t, idx) && loads_only_at(x->b, t, idx) && loads_only_at(x->c, t, idx);
+}
+
+/* A reduction compute_at may move (reduce_ok): an init storing T's
+ * element without reading T; the update reading T only there (s = s +
+ * e[.., j], or rfactor's partials s_rf[.., ji] = s_rf[.., ji] + e[.., jo *
+ * 16 + ji]). */
+static bool movable_reduction(const ir_stmt *b, const ir_stmt *st)
+{
+    int n = st->nargs;
+    if (!b->init || b->init->kind != IR_S_STORE || b->init->buf != st->buf || b->init->nargs != n ||
+        n >= b->niters || ir_expr_loads(b->init->value, st->buf) ||
+        !loads_only_at(st->value, st->buf, st->args))
+        return false;
+    for (int d = 0; d < n; d++)
+        if (!ir_expr_equal(b->init->args[d], st->args[d]))
+            return false;
+    return true;
+}
+
+static bool elementwise_block(sch_ctx *c, const char *what, const char *name, bool reduce_ok,
+                              moving *mv)
 {
     if (!sch_find_block(c, name, &mv->p))
         return false;
     ir_stmt *b = mv->b = *mv->p.slot[mv->p.n - 1];
     ir_stmt *st = mv->st = b->nbody ? b->body[0] : NULL;
     ir_block_update_access(c->m, b);   /* an earlier step may have changed what it reads */
-    if (b->init || !st || st->kind != IR_S_STORE) {
+    if (b->nbody != 1 || !st || st->kind != IR_S_STORE || (b->init && !reduce_ok)) {
         sch_error(c, "cannot %s block '%s': it is not one store without an init", what, name);
         return false;
     }
-    for (int i = 0; i < b->niters; i++)
+    bool reduction = b->init && movable_reduction(b, st);
+    if (b->init && !reduction) {
+        sch_error(c, "cannot %s block '%s': it is not a reduction into the element it stores "
+                  "(an init storing that element, the update reading it only there)", what, name);
+        return false;
+    }
+    for (int i = 0; i < b->niters && !reduction; i++)
         if (b->iters[i].kind != IR_ITER_SPATIAL) {
             sch_error(c, "cannot %s block '%s': it reduces over '%s'", what, name, b->iters[i].var->name);
             return false;
         }
-    bool identity = st->nargs == st->buf->ndim && ir_block_own_index(b, st->args, st->nargs);
-    for (int d = 0; identity && d < st->nargs; d++)
-        identity = b->iters[d].extent == st->buf->shape[d];
-    if (!identity) {
+    if (!store_dims(b, st, mv->dim_iter)) {
         sch_error(c, "cannot %s block '%s': it does not store every element of '%s' at its "
                   "iteration variables in order", what, name, st->buf->name);
         return false;
     }
-    if (ir_expr_loads(st->value, st->buf)) {
+    if (!reduction && ir_expr_loads(st->value, st->buf)) {
         sch_error(c, "cannot %s block '%s': it reads '%s', the buffer it stores", what, name, st->buf->name);
         return false;
     }
     int k = mv->p.n - 1;
+    mv->guard = NULL;
     while (k > 0) {
         ir_stmt *parent = *mv->p.slot[k - 1];
         if (parent->kind == IR_S_SEQ)
             break;
         if (parent->kind == IR_S_IF && parent->orelse == NULL && domain_guard(b, parent->cond)) {
+            k--;
+            continue;
+        }
+        /* compute_at keeps another guard of the block's own loops (a tail
+         * of rfactor's partials, jo * 16 + ji < 37) on its new loops */
+        const ir_stmt *only_bound = b;
+        if (reduce_ok && parent->kind == IR_S_IF && parent->orelse == NULL &&
+            (ir_expr_walk(parent->cond, bound_var, &only_bound), only_bound)) {
+            mv->guard = mv->guard ? ir_binary(c->m, IR_AND, mv->guard, parent->cond) : parent->cond;
             k--;
             continue;
         }
@@ -287,8 +387,9 @@ static bool find_target_loop(sch_ctx *c, const char *what, const moving *mv, con
     return false;
 }
 
-/* Loop names for the new nest: the moved block's loop for dimension d if
- * its binding was one, else BLOCK_axD; fresh in f (the old nest is gone). */
+/* Loop names for the new nest: the moved block's loop for its iteration
+ * variable d if its binding was one, else BLOCK_axD; fresh in f (the old
+ * nest is gone). */
 static ir_var *nest_var(sch_ctx *c, const moving *mv, int d)
 {
     const ir_expr *bind = mv->b->iters[d].binding;
@@ -301,7 +402,7 @@ static bool compute_at(sch_ctx *c, const char *block, const char *loop)
 {
     const char *what = "compute_at";
     moving mv;
-    if (!elementwise_block(c, what, block, &mv))
+    if (!elementwise_block(c, what, block, true, &mv))
         return false;
     const ir_buffer *t = mv.st->buf;
     if (t->role != IR_BUF_LOCAL || t->ndim > 16) {
@@ -314,8 +415,9 @@ static bool compute_at(sch_ctx *c, const char *block, const char *loop)
     if (!find_target_loop(c, what, &mv, loop, true, &lp, &child))
         return false;
     ir_stmt *l = *lp.slot[lp.n - 1];
-    uses all = count(t, c->f->body), in = count(t, l->body[0]);
-    if (all.stores != 1 || in.loads != all.loads) {
+    /* a reduction stores T in its init too, and reads it itself */
+    uses all = count(t, c->f->body), in = count(t, l->body[0]), own = count(t, mv.b);
+    if (all.stores != own.stores || in.loads != all.loads - own.loads) {
         sch_error(c, "cannot compute_at block '%s' at loop '%s': '%s' is %s", block, loop, t->name,
                   all.stores != 1 ? "stored by other statements too" : "read outside the loop");
         return false;
@@ -354,11 +456,11 @@ static bool compute_at(sch_ctx *c, const char *block, const char *loop)
     /* the old nest goes; then the new one, over the box */
     *mv.p.slot[mv.root] = ir_seq_new(m);
     ir_var *vars[16];
-    ir_expr *bind[16];
+    ir_expr *bind[32];
     ir_expr *guard = NULL;
     int64_t ext[16];
     for (int d = 0; d < t->ndim; d++) {
-        vars[d] = nest_var(c, &mv, d);
+        vars[d] = nest_var(c, &mv, mv.dim_iter[d]);
         ext[d] = r.hi[d] - r.outer[d].c + 1;
         bool whole = r.outer[d].n == 0 && r.outer[d].c <= 0 && r.hi[d] >= t->shape[d] - 1;
         if (whole) {
@@ -378,15 +480,61 @@ static bool compute_at(sch_ctx *c, const char *block, const char *loop)
             if (!ir_always(in[i], rg, nrg + 1))
                 guard = guard ? ir_binary(m, IR_AND, guard, in[i]) : in[i];
     }
-    ir_itervar *iters = ir_alloc(m->arena, sizeof *iters * (size_t)mv.b->niters);
-    for (int d = 0; d < mv.b->niters; d++)
-        iters[d] = (ir_itervar){mv.b->iters[d].var, IR_ITER_SPATIAL, mv.b->iters[d].extent, bind[d]};
-    ir_stmt *nest = ir_block(m, mv.b->name, iters, mv.b->niters, NULL, mv.st);
+    /* the new binding of each iteration variable: its dimension's, or a
+     * reduce variable's whole loop (each element's init runs at the first
+     * point of them); the loops in the order of the block's iteration
+     * variables (rfactor's partials: jo, then ji, vectorizable) */
+    const ir_stmt *b = mv.b;
+    int nit = b->niters;
+    ir_var *ivar[32];
+    ir_expr *ibind[32];
+    ir_var *from[32];
+    ir_expr *to[32];
+    int nfrom = 0;
+    bool has_loop[32];
+    if (nit > 32) {
+        sch_error(c, "cannot compute_at block '%s': it has more than 32 iteration variables", block);
+        return false;
+    }
+    for (int i = 0; i < nit; i++) {
+        ivar[i] = NULL;
+        has_loop[i] = b->iters[i].kind != IR_ITER_SPATIAL;
+    }
+    for (int d = 0; d < t->ndim; d++) {
+        int i = mv.dim_iter[d];
+        ivar[i] = vars[d];
+        ibind[i] = bind[d];
+        has_loop[i] = ext[d] > 1 || ir_expr_uses_var(bind[d], vars[d]);
+    }
+    ir_itervar *iters = ir_alloc(m->arena, sizeof *iters * (size_t)nit);
+    for (int i = 0; i < nit; i++) {
+        const ir_itervar *it = &b->iters[i];
+        if (!ivar[i]) {
+            ivar[i] = nest_var(c, &mv, i);
+            ibind[i] = ir_varref(m, ivar[i]);
+        }
+        if (it->binding->kind == IR_VAR && nfrom < 32) {
+            from[nfrom] = it->binding->var;
+            to[nfrom++] = ibind[i];
+        }
+        iters[i] = (ir_itervar){it->var, it->kind, it->extent, ibind[i]};
+    }
+    if (mv.guard) {
+        ir_expr *g = pass_simplify_expr(m, ir_expr_subst(m, mv.guard, from, to, nfrom));
+        guard = guard ? ir_binary(m, IR_AND, guard, g) : g;
+    }
+    ir_stmt *nest = ir_block(m, b->name, iters, nit, b->init, mv.st);
     if (guard)
         nest = ir_if(m, guard, nest, NULL);
-    for (int d = t->ndim - 1; d >= 0; d--)
-        if (ext[d] > 1 || ir_expr_uses_var(bind[d], vars[d]))
-            nest = ir_for(m, vars[d], ir_int(m, 0), ir_int(m, ext[d]), IR_FOR_SERIAL, nest);
+    for (int i = nit - 1; i >= 0; i--) {
+        if (!has_loop[i])
+            continue;
+        int64_t n = b->iters[i].extent;
+        for (int d = 0; d < t->ndim; d++)
+            if (mv.dim_iter[d] == i)
+                n = ext[d];
+        nest = ir_for(m, ivar[i], ir_int(m, 0), ir_int(m, n), IR_FOR_SERIAL, nest);
+    }
     ir_stmt *seq = ir_seq_new(m);
     ir_seq_append(m, seq, nest);
     ir_seq_append(m, seq, l->body[0]);
@@ -515,7 +663,7 @@ static bool reverse_compute_at(sch_ctx *c, const char *block, const char *loop)
 {
     const char *what = "reverse_compute_at";
     moving mv;
-    if (!elementwise_block(c, what, block, &mv))
+    if (!elementwise_block(c, what, block, false, &mv))
         return false;
     sch_path lp;
     int child;
