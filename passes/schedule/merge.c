@@ -467,16 +467,20 @@ static bool add_outside_pair(merge_ctx *mc)
  * merged map but reads x at twice its rows and columns): the pair is
  * dropped and those blocks keep their loops, indexing each reshaped buffer
  * at [.., uh * W + uw, ..] instead, the same element.  False when there
- * is no room. */
+ * is no room or no block to linearize. */
 static bool linearize_pair(merge_ctx *mc)
 {
-    int k = mc->npairs - 1;
+    int k = mc->npairs - 1, before = mc->nlinear;
     for (int j = 0; j < mc->nblocks; j++)
         if (mc->pair_of[j] == k) {
             if (mc->nlinear == MERGE_MAX)
                 return false;
             mc->linear[mc->nlinear++] = mc->blocks[j];
         }
+    /* (no block of the pair was reached, its loops' extents differ: the
+     * pair would be found again, so the merge fails as it stands) */
+    if (mc->nlinear == before)
+        return false;
     mc->npairs--;
     return true;
 }
