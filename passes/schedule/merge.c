@@ -60,6 +60,11 @@ typedef struct merge_ctx {
     const char *why;
     const ir_buffer *outside;       /* a buffer accessed outside the blocks */
     int outside_dim;
+    int bad_pair;                   /* the pair whose blocks failed the check, -1 none */
+    ir_stmt *linear[MERGE_MAX];     /* blocks outside the pairs whose accesses of the
+                                       reshaped buffers are linearized, not merged along */
+    int nlinear;
+    bool linearizing;               /* rewriting a linear block */
 } merge_ctx;
 
 static bool collect_blocks(const ir_stmt *s, void *p)
@@ -240,7 +245,11 @@ static ir_expr **merged_index(merge_ctx *mc, ir_expr **idx, int n, int d, ir_var
     ir_expr **out = ir_alloc(m->arena, sizeof *out * (size_t)(n - 1));
     int k = 0;
     for (int i = 0; i < n; i++) {
-        if (i == d)
+        if (i == d && mc->linearizing)
+            out[k++] = ir_binary(m, IR_ADD,
+                                 ir_binary(m, IR_MUL, rewrite_expr(mc, idx[d], v), ir_int(m, mc->W)),
+                                 rewrite_expr(mc, idx[d + 1], v));
+        else if (i == d)
             out[k++] = ir_varref(m, v);
         else if (i != d + 1)
             out[k++] = rewrite_expr(mc, idx[i], v);
@@ -280,11 +289,13 @@ static bool merge_check(merge_ctx *mc)
     mc->strict = false;
     mc->ok = true;
     mc->outside = NULL;
+    mc->bad_pair = -1;
     for (int k = 0; k < mc->npairs && mc->ok; k++) {
         const ir_stmt *a = mc->pairs[k].a, *b = mc->pairs[k].b;
         if (sch_extent(a) != mc->H || sch_extent(b) != mc->W || a->lo->ival != 0 ||
             b->lo->ival != 0 || ir_for_step(a) != 1 || ir_for_step(b) != 1) {
             mc->ok = false;
+            mc->bad_pair = k;
             mc->why = k ? "a block outside them accesses a buffer they index through other loops"
                         : "they do not count from 0 to a constant";
             return false;
@@ -316,6 +327,7 @@ static bool merge_check(merge_ctx *mc)
         if (!ih || !iw || ih->kind != iw->kind || ih->extent != mc->H || iw->extent != mc->W) {
             mc->ok = false;
             mc->why = "a block does not iterate over both loops' whole ranges alike";
+            mc->bad_pair = mc->pair_of[k];
             break;
         }
         mc->vh[k] = ih->var;
@@ -324,6 +336,8 @@ static bool merge_check(merge_ctx *mc)
         check_stmt(mc, blk->init);
         for (int i = 0; i < blk->nbody; i++)
             check_stmt(mc, blk->body[i]);
+        if (!mc->ok)
+            mc->bad_pair = mc->pair_of[k];
     }
     mc->strict = true;
     for (int k = 0; k < mc->nblocks && mc->ok; k++) {
@@ -340,6 +354,8 @@ static bool merge_check(merge_ctx *mc)
         int64_t inside = 0;
         for (int j = 0; j < mc->nblocks; j++)
             inside += accesses(mc->blocks[j], mc->bufs[k]);
+        for (int j = 0; j < mc->nlinear; j++)
+            inside += accesses(mc->linear[j], mc->bufs[k]);
         if (accesses(mc->c->f->body, mc->bufs[k]) != inside) {
             mc->ok = false;
             mc->why = "a buffer they index is accessed outside them too";
@@ -389,6 +405,9 @@ static bool find_outside_block(const ir_stmt *s, void *p)
         return true;
     for (int k = 0; k < oc->mc->nblocks; k++)
         if (oc->mc->blocks[k] == s)
+            return false;
+    for (int k = 0; k < oc->mc->nlinear; k++)
+        if (oc->mc->linear[k] == s)
             return false;
     if (accesses(s, oc->b) > 0) {
         oc->block = s;
@@ -441,6 +460,31 @@ static bool add_outside_pair(merge_ctx *mc)
     return true;
 }
 
+/* The blocks of the last pair, one merged along because a block outside
+ * the named loops accesses a reshaped buffer, cannot be merged (their loop
+ * variables serve other indices too: a copy xs[c, p, q] = x[c, 2p, 2q] of
+ * a strided 1x1 convolution's input, cache_read's, is read along the
+ * merged map but reads x at twice its rows and columns): the pair is
+ * dropped and those blocks keep their loops, indexing each reshaped buffer
+ * at [.., uh * W + uw, ..] instead, the same element.  False when there
+ * is no room or no block to linearize. */
+static bool linearize_pair(merge_ctx *mc)
+{
+    int k = mc->npairs - 1, before = mc->nlinear;
+    for (int j = 0; j < mc->nblocks; j++)
+        if (mc->pair_of[j] == k) {
+            if (mc->nlinear == MERGE_MAX)
+                return false;
+            mc->linear[mc->nlinear++] = mc->blocks[j];
+        }
+    /* (no block of the pair was reached, its loops' extents differ: the
+     * pair would be found again, so the merge fails as it stands) */
+    if (mc->nlinear == before)
+        return false;
+    mc->npairs--;
+    return true;
+}
+
 bool sch_merge(sch_ctx *c, const char *outer, const char *inner, const char *merged)
 {
     merge_ctx mc = {.c = c, .npairs = 1};
@@ -458,8 +502,15 @@ bool sch_merge(sch_ctx *c, const char *outer, const char *inner, const char *mer
         sch_error(c, "the name '%s' is already used in @%s", merged, c->f->name);
         return false;
     }
-    while (!merge_check(&mc) && mc.outside && add_outside_pair(&mc))
-        ;
+    while (!merge_check(&mc) && mc.nlinear < MERGE_MAX) {
+        if (mc.bad_pair > 0 && mc.bad_pair == mc.npairs - 1) {
+            if (!linearize_pair(&mc))
+                break;
+            continue;
+        }
+        if (!mc.outside || !add_outside_pair(&mc))
+            break;
+    }
     if (!mc.ok) {
         sch_error(c, "cannot merge '%s' and '%s': %s", outer, inner, mc.why);
         return false;
@@ -493,6 +544,9 @@ bool sch_merge(sch_ctx *c, const char *outer, const char *inner, const char *mer
         blk->iters = its;
         blk->niters = n;
     }
+    mc.linearizing = true;
+    for (int k = 0; k < mc.nlinear; k++)
+        rewrite_stmt(&mc, mc.linear[k], NULL);
     for (int k = 0; k < mc.nbufs; k++) {
         ir_buffer *buf = mc.bufs[k];
         int d = mc.dims[k];
