@@ -2053,13 +2053,20 @@ static bool link_objects(char *const *inputs, int n, const char *dir, const char
  * together, in the file's order, in translation units of up to
  * BUNDLE_BYTES of code, those with the header apart from those without:
  * each run of the compiler costs its start and the headers (about 0.04 s
- * of CPU, 0.16 s with <immintrin.h> and -march=native), as much as 4 KB
- * (16 KB) of kernel code does, and DenseNet-121 has 159 kernels under 3 KB
- * (its concatenations, batch norms and ReLUs).  Larger kernels keep a unit
- * each, cached by their own code. */
+ * of CPU, 0.15 s with <immintrin.h> and -march=native), as much as 4 KB
+ * (16 KB) of kernel code does.  ResNet-18 has seven contractions of
+ * 30-44 KB with the header: bundled, its 12 units become 8 and its cold
+ * start takes 3.6 s of CPU instead of 4.3 (bench/results/cold_s11.txt).
+ * Units of up to 96 KB (about 1.5 s) still leave two processors evenly
+ * busy, the largest started first.  Larger kernels keep a unit each,
+ * cached by their own code, as do mid-size ones without the header: a
+ * model that shares them with another takes them from the cache
+ * (testsuite/cli/kernel_cache_reuse.sh; bundling DenseNet-201's 10-13 KB
+ * concatenations too would save it 0.9 s of 10 cold, but no kernel of
+ * that size would be shared between models any more). */
 #define BUNDLE_SMALL 8192
-#define BUNDLE_SMALL_INTRIN 20480
-#define BUNDLE_BYTES 40960
+#define BUNDLE_SMALL_INTRIN 49152
+#define BUNDLE_BYTES 98304
 
 /* The translation unit of the distinct units units[0..n): their prelude
  * (`prelude`, else what they need of it) and their shared code. */
