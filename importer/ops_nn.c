@@ -991,10 +991,10 @@ static rt_tensor *cut_weight(ox_node *nd, const rt_tensor *W, const window *t,
 /* A partitioned convolution (a dilated convolution on a map smaller than
  * its reach reads padding with most of its taps, DeepLabV3's at rate 12 on
  * 14x14 in 82% of its multiply-adds: its taps other than the centre read x
- * only from output positions near the map's borders).  Along each spatial axis the live taps fall
- * into classes, consecutive taps that read inside x at the same output
- * positions: the taps that do so at every position, and each other tap
- * alone.  Each class of each axis, one class per axis, is a part: a
+ * only from output positions near the map's borders).  Along each
+ * spatial axis the live taps fall into classes, consecutive taps that
+ * read inside x at the same output positions (the taps that do so at
+ * every position, and each tap near the border alone).  Each class of each axis, one class per axis, is a part: a
  * convolution of the class's taps (cut from the weight) over the output
  * positions where they read inside x, which reads no padding; a last
  * kernel sums the parts where they overlap (and adds the bias).  Taps that

@@ -82,10 +82,14 @@ bool auto_step(auto_ctx *a, const char *fmt, ...)
 
 void auto_step_late(auto_ctx *a, const char *step)
 {
-    if (a->nlate_partition < (int)(sizeof a->late_partition / sizeof *a->late_partition))
-        a->late_partition[a->nlate_partition++] = step;
-    else
-        auto_step(a, "%s", step);
+    /* a full queue runs first, so the steps keep their order (a tail's
+     * parallel after the partition that makes the tail) */
+    if (a->nlate_steps == (int)(sizeof a->late_steps / sizeof *a->late_steps)) {
+        for (int i = 0; i < a->nlate_steps; i++)
+            auto_step(a, "%s", a->late_steps[i]);
+        a->nlate_steps = 0;
+    }
+    a->late_steps[a->nlate_steps++] = step;
 }
 
 void auto_partition_late(auto_ctx *a, const char *loop, int64_t at)
@@ -386,8 +390,8 @@ bool pass_autoschedule(ir_module *m, diag *d)
                 continue;
             schedule_simple(&a, &nests[i]);
         }
-        for (int i = 0; i < a.nlate_partition; i++)
-            auto_step(&a, "%s", a.late_partition[i]);
+        for (int i = 0; i < a.nlate_steps; i++)
+            auto_step(&a, "%s", a.late_steps[i]);
         pad_late(&a);
         sch_update_blocks(m, f->body);
         if (a.text && a.len)

@@ -40,12 +40,12 @@ typedef struct auto_ctx {
     /* inputs of window reductions, padded after their schedule (pad_late) */
     const ir_buffer *late_pad[8];
     int nlate_pad;
-    /* tails' partitions, applied after every nest's schedule: a bias
-     * block after a contraction is first computed in the tile's
-     * write-back (reverse_compute_inline needs T's one store, which a
-     * partition makes two) */
-    const char *late_partition[16];
-    int nlate_partition;
+    /* steps applied after every nest's schedule (tails' partitions and
+     * their threads): a bias block after a contraction is first computed
+     * in the tile's write-back (reverse_compute_inline needs T's one
+     * store, which a partition makes two) */
+    const char *late_steps[16];
+    int nlate_steps;
 } auto_ctx;
 
 typedef struct nest {
@@ -103,7 +103,7 @@ static inline const ir_itervar *iter_of(const ir_stmt *b, const ir_stmt *l)
 /* auto.c */
 const char *auto_fresh(auto_ctx *a, const char *base);
 bool auto_step(auto_ctx *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A step after every nest's schedule, in order (auto_ctx.late_partition). */
+/* A step after every nest's schedule, in order (auto_ctx.late_steps). */
 void auto_step_late(auto_ctx *a, const char *step);
 /* partition(loop, at), so. */
 void auto_partition_late(auto_ctx *a, const char *loop, int64_t at);

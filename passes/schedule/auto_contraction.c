@@ -764,28 +764,26 @@ static bool subsample_strided(auto_ctx *a, nest *ns, bool swap, bool tails, doub
     const char *first = ns->loops[0]->var->name;
     const char *fa = auto_fresh(a, ir_sprintf(a->m->arena, "%s_all", first));
     const char *fb = auto_fresh(a, ir_sprintf(a->m->arena, "%s_each", first));
-    /* the copy's order: the loops V uses, in V's order of dimensions */
-    char copy_order[1024], back[1024];
-    int cp = snprintf(copy_order, sizeof copy_order, "%s", fa), bp = 0;
+    /* the copy's order: the loops V uses, in V's order of dimensions (the
+     * last of them runs along V's innermost dimension) */
+    const char *copy_order = fa, *back = NULL, *copy_outer = NULL, *copy_inner = NULL;
     bool placed[32] = {false};
-    const char *copy_outer = NULL;
     for (int d = 0; d < c.V->nargs; d++)
         for (int i = 0; i < ns->n; i++)
             if (!placed[i] && uses(c.V->args[d], c.it[i]->var)) {
                 placed[i] = true;
-                if (!copy_outer)
-                    copy_outer = i ? ns->loops[i]->var->name : fb;
-                cp += snprintf(copy_order + cp, sizeof copy_order - (size_t)cp, ", %s",
-                               i ? ns->loops[i]->var->name : fb);
+                copy_inner = i ? ns->loops[i]->var->name : fb;
+                copy_outer = copy_outer ? copy_outer : copy_inner;
+                copy_order = ir_sprintf(a->m->arena, "%s, %s", copy_order, copy_inner);
             }
     for (int i = 0; i < ns->n; i++) {
         const char *nm = i ? ns->loops[i]->var->name : fb;
         if (!placed[i])
-            cp += snprintf(copy_order + cp, sizeof copy_order - (size_t)cp, ", %s", nm);
-        bp += snprintf(back + bp, sizeof back - (size_t)bp, "%s%s", i ? ", " : "", nm);
+            copy_order = ir_sprintf(a->m->arena, "%s, %s", copy_order, nm);
+        back = back ? ir_sprintf(a->m->arena, "%s, %s", back, nm) : nm;
     }
     const char *vs = auto_fresh(a, ir_sprintf(a->m->arena, "%ss", c.V->buf->name));
-    const char *mo = a->merge_outer, *mi = a->merge_inner;
+    const char *mo = a->merge_outer, *mi = a->merge_inner;   /* set when merge */
     if (!auto_step(a, "%s, %s = split(%s, %lld)", fa, fb, first, (long long)extent(ns->loops[0])))
         return false;
     /* (when a later step refuses, the steps so far stand, and the block
@@ -798,7 +796,7 @@ static bool subsample_strided(auto_ctx *a, nest *ns, bool swap, bool tails, doub
      * as long as the loop), so it is malloc'd, not zeroed first */
     if (copied) {
         ir_stmt_walk(a->f->body, mark_copy_filled, NULL, (void *)vs);
-        auto_step(a, "vectorize(%s_%s)", mi, vs);
+        auto_step(a, "vectorize(%s_%s)", copy_inner, vs);
         if (a->threads > 1)
             auto_step(a, "parallel(%s_%s)", copy_outer, vs);
     }

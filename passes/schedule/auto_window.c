@@ -779,8 +779,9 @@ static bool reads_mixed(const ir_expr *e, void *q)
 
 /* Whether one channel of x (NCHW), padded copies of which pad_late
  * makes per channel, exceeds L1: a 3x3 depthwise convolution of stride 2
- * on 96x112x112 (51 KB a channel) copying blocks of 4 output rows' input
- * instead, 205 -> 167 us at one thread (bench/results/window2_s10.txt). */
+ * on 96x112x112 (51 KB a channel) copying blocks of output rows' input
+ * instead (row_block), 376 -> 204 us at one thread
+ * (bench/results/window2_s10.txt; against main in rowblock_s11.txt). */
 static bool channel_exceeds_l1(const auto_ctx *a, const ir_buffer *x)
 {
     return x->ndim == 4 && x->shape[2] * x->shape[3] * ir_dtype_size(x->dtype) > a->l1d;

@@ -419,7 +419,7 @@ static bool compute_at(sch_ctx *c, const char *block, const char *loop)
     uses all = count(t, c->f->body), in = count(t, l->body[0]), own = count(t, mv.b);
     if (all.stores != own.stores || in.loads != all.loads - own.loads) {
         sch_error(c, "cannot compute_at block '%s' at loop '%s': '%s' is %s", block, loop, t->name,
-                  all.stores != 1 ? "stored by other statements too" : "read outside the loop");
+                  all.stores != own.stores ? "stored by other statements too" : "read outside the loop");
         return false;
     }
     for (int i = mv.index + 1; i <= child; i++)

@@ -515,7 +515,7 @@ static bool pad_at_loop(pad_ctx *p, const char *at, ir_stmt **l)
     for (int d = 0; p->ok && d < p->buf->ndim; d++)
         if (p->fixed[d] == BAD || (p->fixed[d] == ONE && d == p->perm[p->buf->ndim - 1])) {
             sch_error(p->c, "cannot pad '%s' at loop '%s': dimension %d is read %s", p->buf->name, at,
-                      d + 1, p->fixed[d] == BAD ? "both at the loop's variable and otherwise"
+                      d + 1, p->fixed[d] == BAD ? "at the loop's (or an enclosing loop's) variable and otherwise"
                                              : "at the loop's variable and would be innermost");
             return false;
         }
