@@ -12,7 +12,9 @@
  * With what surrounds the loop (ir_vectorize_loop_env, ir/vectorize.h: the
  * ranges of the variables around it, the local buffers in scope) a loop
  * whose chunks would end in narrower vectors or scalars may run as whole
- * vectors past its end instead (see "whole vectors" below).
+ * vectors past its end instead (see "whole vectors" below), and a loop
+ * storing narrowed values (a requantize) may compute its tail as one
+ * vector into a local, then copy only its first lanes out (a staged tail).
  *
  * In a chunk, v is ramp(v, 1, L) (as in Halide's VectorizeLoops and TVM's
  * VectorizeLoop): the body is first unfolded (blocks: iteration variables
@@ -1068,6 +1070,110 @@ static ir_stmt *plain_chunks(vz *z, const ir_stmt *st, ir_stmt *body, int64_t lo
     return out;
 }
 
+/* ---------------------------------------------------------------- a staged tail */
+
+/* Whether the extra lanes of a value computed over [t, top) instead of
+ * [t, hi) read only in range: the rules of the whole vectors above for
+ * its loads (a local buffer below the extent its writers already need,
+ * without enlarging it), no test of a caller's buffer, no integer
+ * division by a variable. */
+static bool tail_reads_ok(const vz *z, ir_vec_env *env, const ir_expr *value, int64_t t,
+                          int64_t hi, int64_t top)
+{
+    if (env->nranges + 1 > 64 || env->nlocals > 16)
+        return false;
+    ext_ctx c = {.z = z, .env = env, .nr = 1, .lo = t, .hi = hi, .top = top, .ok = true,
+                 .width = top - t};
+    for (int i = 0; i < env->nranges; i++)
+        c.r[c.nr++] = env->ranges[i];
+    for (int i = 0; i < env->nlocals; i++)
+        c.need[i] = env->locals[i].need;
+    ir_expr_walk(value, ext_expr, &c);
+    for (int i = 0; c.ok && i < env->nlocals; i++)
+        c.ok = c.need[i] <= env->locals[i].need;
+    return c.ok && !c.cond;
+}
+
+/* The last iterations of a loop whose one statement narrows a value to
+ * small integers (a requantize: ir/narrow.h, a conversion no lane's value
+ * can make fail) and stores it to a buffer that is not a local one, the
+ * value computed from what the whole vectors above may read past the
+ * loop's end: the value as one vector of Lw lanes
+ * (the least power of two from 4 that holds them) into a local of Lw
+ * elements, then only the copy of its first lanes in chunks.  A
+ * requantizing write-back of a row of 14 (an int8 depthwise convolution's
+ * tile, its 16 lanes summed whole) computed its clamps, division and
+ * rounding 4 times (8 + 4 lanes, 2 scalars, each scalar with branches);
+ * now once, then 8 + 4 + 2 bytes copied.  The whole vectors of the
+ * loop's width before the tail store directly.  NULL when the tail would
+ * take one step anyway, or the value's extra lanes may read out of
+ * range. */
+static ir_stmt *staged_tail(vz *z, ir_vec_env *env, const ir_stmt *body, int64_t lo, int64_t hi,
+                            int lanes)
+{
+    ir_module *m = z->m;
+    const ir_stmt *s = body;
+    if (s && s->kind == IR_S_SEQ && s->nbody == 1)
+        s = s->body[0];
+    if (!env || !s || s->kind != IR_S_STORE || s->nargs != 1 || s->buf->ndim != 1 ||
+        !ir_narrowing_store(s) || !dep(z, s->value))
+        return NULL;
+    for (int i = 0; i < env->nlocals; i++)
+        if (env->locals[i].buf == s->buf)
+            return NULL;   /* (the whole vectors' rules) */
+    int width = z->vbytes / ir_dtype_size(z->dt);
+    int64_t t = lo + (hi - lo) / width * width, r = hi - t;
+    int64_t Lw = 4;
+    while (Lw < r)
+        Lw *= 2;
+    if (r == 0 || Lw > width || plain_steps(r, lanes, 1) < 2 ||
+        !tail_reads_ok(z, env, s->value, t, hi, t + Lw))
+        return NULL;
+    for (int k = 0; k < s->nargs; k++) {   /* the copy's index: no division by a variable */
+        ext_ctx c = {.z = z, .env = env, .ok = true};
+        ir_expr_walk(s->args[k], ext_expr, &c);
+        if (!c.ok)
+            return NULL;
+    }
+    ir_stmt *out = ir_seq_new(m);
+    if (t > lo) {
+        z->lanes = width;
+        ir_stmt *f = chunk_loop(z, lo, t, width, IR_FOR_VECTORIZED, &z->chunk_v);
+        f->body[0] = vstmt(z, body);
+        ir_seq_append(m, out, f);
+    }
+    ir_buffer *stage = ir_buffer_new(m, ir_sprintf(m->arena, "%s_tail", s->buf->name), s->buf->dtype,
+                                     1, &Lw, IR_BUF_LOCAL);
+    stage->scope = IR_SCOPE_STACK;
+    stage->filled = true;   /* the vector stores all of it first */
+    ir_var *v = (ir_var *)z->v;
+    ir_expr *at = t == 0 ? ir_varref(m, v)
+                         : ir_binary(m, IR_SUB, ir_varref(m, v), ir_int_typed(m, t, v->dtype));
+    ir_stmt *compute = ir_store(m, stage, &at, 1, ir_expr_copy(m, s->value));
+    z->lanes = (int)Lw;
+    ir_stmt *f = chunk_loop(z, t, t + Lw, (int)Lw, IR_FOR_VECTORIZED, &z->chunk_v);
+    f->body[0] = vstmt(z, compute);
+    /* the copy, a loop of its own over [t, hi) vectorized by its bytes */
+    ir_expr *from_at = ir_expr_copy(m, at);
+    ir_expr *from = ir_load(m, stage, &from_at, 1);
+    ir_expr **idx = ir_alloc(m->arena, sizeof *idx * (size_t)s->nargs);
+    for (int k = 0; k < s->nargs; k++)
+        idx[k] = ir_expr_copy(m, s->args[k]);
+    ir_stmt *copy = ir_for(m, v, ir_int_typed(m, t, v->dtype), ir_int_typed(m, hi, v->dtype),
+                           IR_FOR_VECTORIZED, NULL);
+    copy->body[0] = ir_store(m, s->buf, idx, s->nargs, from);
+    ir_stmt *copied = ir_vectorize_loop(m, copy, z->vbytes);
+    if (!copied)
+        copied = copy;   /* bytes: the C compiler's plain loop of moves */
+    if (z->fail)
+        return NULL;
+    ir_stmt *in = ir_seq_new(m);
+    ir_seq_append(m, in, f);
+    ir_seq_append(m, in, copied);
+    ir_seq_append(m, out, ir_alloc_stmt(m, stage, in));
+    return out;
+}
+
 ir_stmt *ir_vectorize_loop(ir_module *m, const ir_stmt *st, int vector_bytes)
 {
     return ir_vectorize_loop_env(m, st, vector_bytes, NULL);
@@ -1114,5 +1220,9 @@ ir_stmt *ir_vectorize_loop_env(ir_module *m, const ir_stmt *st, int vector_bytes
         }
         z.fail = false;   /* the plain chunks may still fit */
     }
+    ir_stmt *staged = staged_tail(&z, env, body, lo, hi, lanes);
+    if (staged)
+        return staged;
+    z.fail = false;
     return plain_chunks(&z, st, body, lo, hi, lanes);
 }
