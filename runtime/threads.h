@@ -168,6 +168,12 @@ typedef struct rt_one_thread {
 
 /* The state before the first run. */
 void rt_one_thread_init(rt_one_thread *s);
+/* Whether the next run (the next rt_one_thread_before) starts a try of
+ * one thread, the runs using all threads now. */
+bool rt_one_thread_try_next(const rt_one_thread *s);
+/* Skips that try (where it cannot win): the next one a back-off later,
+ * the back-off as it is. */
+void rt_one_thread_skip_try(rt_one_thread *s);
 /* Before a run, the threads asleep at once between parallel loops (busy)
  * or spinning: whether it runs on one thread. */
 bool rt_one_thread_before(rt_one_thread *s, bool busy);
@@ -195,6 +201,19 @@ void rt_threads_after_call(int64_t ns, int64_t ref_ns);
 /* A call ran on one thread by the run's choice (rt_one_thread): counted
  * for --verbose, not compared with other ways of waiting. */
 void rt_threads_one_call(void);
+
+/* Round trips below this (ns): the processors of the first two threads
+ * are near, and neither one thread nor the temps apart can win (on the
+ * virtual machine of bench/results/par_s12.txt 50-70 ns near, 150-380
+ * far). */
+#define RT_NEAR_NS 120
+
+/* The mean time a cache line takes from the first thread of an OpenMP
+ * team of two to the second and back (ns), measured now over 64 round
+ * trips (about 4 us near, 25 far) after 8 that wake the second; -1 when
+ * it cannot be told: no libgomp loaded, a team of one, or the second
+ * thread did not run within 2 ms (other processes hold the processors). */
+int64_t rt_threads_round_trip_ns(void);
 
 /* CLOCK_MONOTONIC in ns: the clock of the readings and of the calls' times. */
 int64_t rt_threads_now_ns(void);
