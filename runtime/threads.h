@@ -80,6 +80,16 @@
  * counts (the first moves the data and wakes the threads), but a try of
  * one thread ends after its first run when that was not faster than the
  * runs on all threads (it costs one slow run where two threads scale).
+ * A try of one thread is made only where it can win: with the processors
+ * of the first two threads far apart.  Before a run that would try, the
+ * two threads hand a cache line back and forth (rt_threads_round_trip_ns,
+ * 5-30 us); under RT_NEAR_NS a round the try waits a back-off (not
+ * doubled) and the run uses all threads.  On the virtual machine of
+ * bench/results/par_s12.txt two threads near (50-70 ns) ran every zoo
+ * model 1.6-1.9 times as fast as one, and each try cost a run about 1.7
+ * times as long, in the fourth run and every 16 to 512 after: what a user
+ * who times a process's first 10 or 20 runs saw.  Far (150-380 ns), the
+ * tries go on as before: there one thread had won (par_s8.txt).
  * The runs go on one thread while their
  * time there is more than RT_ONE_GAIN below their time on all threads
  * (each the low envelope of the runs' times: down at once to a faster run,
@@ -94,7 +104,9 @@
  * the processors, and the runs' times there vary more than the choice
  * gains.  Counted, such runs sent MobileNetV2 under a spinning competitor
  * on a loaded machine to one thread in 1-2 runs of 10 and took 22-140 ms
- * a run where all threads asleep took 12-80 (bench/results/par_s10.txt). */
+ * a run where all threads asleep took 12-80 (bench/results/par_s10.txt).
+ * The placement of the temps apart (runtime/exec.h) is tried the same way,
+ * and only far too: near, apart lost everywhere (par_s9.txt). */
 #ifndef TEC_RT_THREADS_H
 #define TEC_RT_THREADS_H
 
