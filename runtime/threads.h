@@ -85,11 +85,12 @@
  * two threads hand a cache line back and forth (rt_threads_round_trip_ns,
  * 5-30 us); under RT_NEAR_NS a round the try waits a back-off (not
  * doubled) and the run uses all threads.  On the virtual machine of
- * bench/results/par_s12.txt two threads near (50-70 ns) ran every zoo
- * model 1.6-1.9 times as fast as one, and each try cost a run about 1.7
- * times as long, in the fourth run and every 16 to 512 after: what a user
- * who times a process's first 10 or 20 runs saw.  Far (150-380 ns), the
- * tries go on as before: there one thread had won (par_s8.txt).
+ * bench/results/par_s12.txt two threads near (50-70 ns) ran ResNet-18,
+ * MobileNetV2, SqueezeNet and EfficientNet-B0 1.8-1.9 times as fast as
+ * one, and each try cost a run 1.8-1.9 times as long, in the fourth run
+ * and the twentieth: what a user who times a process's first 10 or 20 runs
+ * saw.  Far (150-500 ns), the tries go on as before: there one thread had
+ * won (par_s8.txt), and the temps apart win now.
  * The runs go on one thread while their
  * time there is more than RT_ONE_GAIN below their time on all threads
  * (each the low envelope of the runs' times: down at once to a faster run,
@@ -216,7 +217,7 @@ void rt_threads_one_call(void);
 
 /* Round trips below this (ns): the processors of the first two threads
  * are near, and neither one thread nor the temps apart can win (on the
- * virtual machine of bench/results/par_s12.txt 50-70 ns near, 150-380
+ * virtual machine of bench/results/par_s12.txt 50-70 ns near, 150-500
  * far). */
 #define RT_NEAR_NS 120
 
