@@ -548,11 +548,10 @@ bool rt_run_place_apart(rt_run *r, bool apart)
 {
     apart = apart && r->spread_bytes;
     if (apart && !r->spread) {
+        /* (rt_zalloc makes its pages now, before the timed run) */
         if (!(r->spread = rt_zalloc(r->spread_bytes))) {
             r->spread_bytes = 0;
             apart = false;
-        } else {
-            memset(r->spread, 0, r->spread_bytes);   /* its pages, before the timed run */
         }
     }
     if (apart == r->apart)
@@ -565,6 +564,20 @@ bool rt_run_place_apart(rt_run *r, bool apart)
     return apart;
 }
 
+/* Skips s's try of one thread (or of the temps apart) in the next run
+ * while the threads' processors are near, where it cannot win
+ * (runtime/threads.h); *rtt: the round trip measured in this run, 0 before
+ * (measured only for a run that would try). */
+static void skip_try_if_near(rt_one_thread *s, int64_t *rtt)
+{
+    if (!rt_one_thread_try_next(s))
+        return;
+    if (*rtt == 0)
+        *rtt = rt_threads_round_trip_ns();
+    if (*rtt > 0 && *rtt < RT_NEAR_NS)
+        rt_one_thread_skip_try(s);
+}
+
 bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
 {
     ir_phase_push("run");
@@ -574,14 +587,17 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
     bool timed = o->lib && o->threads > 1 && r->call_ns;
     bool one = false;
     bool busy = false;
+    int64_t rtt = 0;
     if (timed) {
         /* (the look at the machine goes on while runs use one thread) */
         busy = rt_threads_before_call(o->lib, o->threads);
         /* while other processes hold the processors, all threads, asleep:
          * each gets its share of the processors (the choice is made, and
          * tried, among the other runs; runtime/threads.h) */
-        one = !busy && !rt_threads_global()->one_thread &&
-              rt_one_thread_before(&r->one_thread, busy);
+        if (!busy && !rt_threads_global()->one_thread) {
+            skip_try_if_near(&r->one_thread, &rtt);
+            one = rt_one_thread_before(&r->one_thread, busy);
+        }
     }
     if (one)
         cg_set_threads(o->lib, 1);
@@ -589,6 +605,8 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
      * times, unlike one thread's, are not kept apart by the way the threads
      * wait: a try would otherwise find no time with the plan when the way
      * changed, as it does on a loaded machine, and end at once) */
+    if (timed && !one && r->spread_bytes)
+        skip_try_if_near(&r->placement, &rtt);
     bool apart = timed && !one && r->spread_bytes && rt_one_thread_before(&r->placement, false);
     rt_run_place_apart(r, apart);
     int64_t t0 = timed ? rt_threads_now_ns() : 0;

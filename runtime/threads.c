@@ -124,6 +124,17 @@ bool rt_one_thread_before(rt_one_thread *s, bool busy)
     return s->runs > 1 && s->one != s->trying;
 }
 
+bool rt_one_thread_try_next(const rt_one_thread *s)
+{
+    return !s->one && s->runs < INT32_MAX && s->runs + 1 == s->next_try;
+}
+
+void rt_one_thread_skip_try(rt_one_thread *s)
+{
+    if (rt_one_thread_try_next(s))
+        s->next_try = s->next_try > INT32_MAX - s->backoff ? INT32_MAX : s->next_try + s->backoff;
+}
+
 /* The low envelope of a series of run times: down at once to a faster
  * run, up a quarter of the way to a slower one (a run that another process
  * delayed must not decide; a machine that stays slower must, soon). */
@@ -333,6 +344,17 @@ static struct {
 
 static void no_work(void *p) { (void)p; }
 
+/* libgomp's GOMP_parallel, looked up where the kernels loaded it; NULL
+ * without. */
+static gomp_parallel_fn gomp_parallel(void)
+{
+    if (!parked.parallel) {
+        dlerror();
+        parked.parallel = (gomp_parallel_fn)dlsym(RTLD_DEFAULT, "GOMP_parallel");
+    }
+    return parked.parallel;
+}
+
 static void *parked_main(void *p)
 {
     (void)p;
@@ -359,12 +381,8 @@ static bool sleep_at_once(bool on)
         parked.running = false;
         return true;
     }
-    if (!parked.parallel) {
-        dlerror();
-        parked.parallel = (gomp_parallel_fn)dlsym(RTLD_DEFAULT, "GOMP_parallel");
-        if (!parked.parallel)
-            return false;
-    }
+    if (!gomp_parallel())
+        return false;
     cpu_set_t set;
     long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
                                                             : sysconf(_SC_NPROCESSORS_ONLN);
@@ -377,6 +395,72 @@ static bool sleep_at_once(bool on)
     pthread_attr_destroy(&attr);
     parked.running = ok;
     return ok;
+}
+
+/* ------------------------------------------------------------ the processors' distance */
+
+typedef int (*omp_int_fn)(void);
+
+/* A ball the first two threads of a team hand to each other: thread t
+ * takes it when it holds 2i + t and passes it on as 2i + t + 1; -1 ends
+ * the game early (the partner did not come in time). */
+typedef struct round_trips {
+    _Alignas(64) atomic_int ball;
+    omp_int_fn thread_num, team_size;
+    int64_t t0, t1;          /* thread 0: the ball back after the warm-up rounds, after the last */
+    bool ok;
+} round_trips;
+
+#define RTT_WARMUP 8         /* rounds that wake the partner, not timed */
+#define RTT_ROUNDS 64        /* timed rounds: 4 us near, 24 us far */
+#define RTT_LIMIT_NS 2000000 /* 2 ms: the partner was not scheduled */
+
+static void round_trips_body(void *p)
+{
+    round_trips *g = p;
+    int me = g->thread_num();
+    if (me > 1 || g->team_size() < 2)
+        return;   /* (thread 0 of a team of one: ok stays false) */
+    int64_t start = rt_threads_now_ns();
+    for (int i = 0;; i++) {
+        int want = 2 * i + me, seen;
+        for (int spins = 0; (seen = atomic_load_explicit(&g->ball, memory_order_acquire)) != want;
+             spins++) {
+            if (seen < 0)
+                return;
+            if ((spins & 1023) == 1023 && rt_threads_now_ns() - start > RTT_LIMIT_NS) {
+                atomic_store_explicit(&g->ball, -1, memory_order_release);
+                return;
+            }
+        }
+        /* thread 0 holds the ball back from round i - 1's trip */
+        if (me == 0 && i == RTT_WARMUP)
+            g->t0 = rt_threads_now_ns();
+        if (me == 0 && i == RTT_WARMUP + RTT_ROUNDS) {
+            g->t1 = rt_threads_now_ns();
+            g->ok = true;
+            return;
+        }
+        atomic_store_explicit(&g->ball, want + 1, memory_order_release);
+        if (me == 1 && i == RTT_WARMUP + RTT_ROUNDS - 1)
+            return;
+    }
+}
+
+int64_t rt_threads_round_trip_ns(void)
+{
+    static omp_int_fn thread_num, team_size;
+    if (!thread_num) {
+        thread_num = (omp_int_fn)dlsym(RTLD_DEFAULT, "omp_get_thread_num");
+        team_size = (omp_int_fn)dlsym(RTLD_DEFAULT, "omp_get_num_threads");
+    }
+    gomp_parallel_fn parallel = gomp_parallel();
+    if (!parallel || !thread_num || !team_size)
+        return -1;
+    round_trips g = {.thread_num = thread_num, .team_size = team_size};
+    atomic_init(&g.ball, 0);
+    parallel(round_trips_body, &g, 2, 0);
+    return g.ok ? (g.t1 - g.t0) / RTT_ROUNDS : -1;
 }
 
 static rt_threads_state global;

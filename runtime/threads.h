@@ -80,6 +80,17 @@
  * counts (the first moves the data and wakes the threads), but a try of
  * one thread ends after its first run when that was not faster than the
  * runs on all threads (it costs one slow run where two threads scale).
+ * A try of one thread is made only where it can win: with the processors
+ * of the first two threads far apart.  Before a run that would try, the
+ * two threads hand a cache line back and forth (rt_threads_round_trip_ns,
+ * 5-30 us); under RT_NEAR_NS a round the try waits a back-off (not
+ * doubled) and the run uses all threads.  On the virtual machine of
+ * bench/results/par_s12.txt two threads near (50-70 ns) ran ResNet-18,
+ * MobileNetV2, SqueezeNet and EfficientNet-B0 1.8-1.9 times as fast as
+ * one, and each try cost a run 1.8-1.9 times as long, in the fourth run
+ * and the twentieth: what a user who times a process's first 10 or 20 runs
+ * saw.  Far (150-500 ns), the tries go on as before: there one thread had
+ * won (par_s8.txt), and the temps apart win now.
  * The runs go on one thread while their
  * time there is more than RT_ONE_GAIN below their time on all threads
  * (each the low envelope of the runs' times: down at once to a faster run,
@@ -94,7 +105,9 @@
  * the processors, and the runs' times there vary more than the choice
  * gains.  Counted, such runs sent MobileNetV2 under a spinning competitor
  * on a loaded machine to one thread in 1-2 runs of 10 and took 22-140 ms
- * a run where all threads asleep took 12-80 (bench/results/par_s10.txt). */
+ * a run where all threads asleep took 12-80 (bench/results/par_s10.txt).
+ * The placement of the temps apart (runtime/exec.h) is tried the same way,
+ * and only far too: near, apart lost everywhere (par_s9.txt). */
 #ifndef TEC_RT_THREADS_H
 #define TEC_RT_THREADS_H
 
@@ -168,6 +181,12 @@ typedef struct rt_one_thread {
 
 /* The state before the first run. */
 void rt_one_thread_init(rt_one_thread *s);
+/* Whether the next run (the next rt_one_thread_before) starts a try of
+ * one thread, the runs using all threads now. */
+bool rt_one_thread_try_next(const rt_one_thread *s);
+/* Skips that try (where it cannot win): the next one a back-off later,
+ * the back-off as it is. */
+void rt_one_thread_skip_try(rt_one_thread *s);
 /* Before a run, the threads asleep at once between parallel loops (busy)
  * or spinning: whether it runs on one thread. */
 bool rt_one_thread_before(rt_one_thread *s, bool busy);
@@ -195,6 +214,19 @@ void rt_threads_after_call(int64_t ns, int64_t ref_ns);
 /* A call ran on one thread by the run's choice (rt_one_thread): counted
  * for --verbose, not compared with other ways of waiting. */
 void rt_threads_one_call(void);
+
+/* Round trips below this (ns): the processors of the first two threads
+ * are near, and neither one thread nor the temps apart can win (on the
+ * virtual machine of bench/results/par_s12.txt 50-70 ns near, 150-500
+ * far). */
+#define RT_NEAR_NS 120
+
+/* The mean time a cache line takes from the first thread of an OpenMP
+ * team of two to the second and back (ns), measured now over 64 round
+ * trips (about 4 us near, 25 far) after 8 that wake the second; -1 when
+ * it cannot be told: no libgomp loaded, a team of one, or the second
+ * thread did not run within 2 ms (other processes hold the processors). */
+int64_t rt_threads_round_trip_ns(void);
 
 /* CLOCK_MONOTONIC in ns: the clock of the readings and of the calls' times. */
 int64_t rt_threads_now_ns(void);

@@ -74,6 +74,37 @@ static void one_thread_tests(void)
     check_i("still one thread", o.one, 1);
     group_end();
 
+    group_begin("tries skipped (the processors near): all threads, tries a back-off later");
+    rt_one_thread_init(&o);
+    for (int k = 0; k < 3; k++)
+        check_i("runs 1-3: no try next", (run_one(&o, false, 9, 5), rt_one_thread_try_next(&o)),
+                k == 2);
+    rt_one_thread_skip_try(&o);
+    check_i("run 4 skips its try: all", run_one(&o, false, 9, 5), 0);
+    check_i("the next try a back-off later", o.next_try, 4 + RT_ONE_TRY_MIN);
+    check_i("the back-off as it was", o.backoff, RT_ONE_TRY_MIN);
+    check_i("no time on one thread", o.one_ns, 0);
+    tries = 0;
+    for (int k = 0; k < RT_ONE_TRY_MIN - 1; k++)
+        tries += run_one(&o, false, 9, 5);
+    check_i("none until then", tries, 0);
+    check_i("then a try next", rt_one_thread_try_next(&o), 1);
+    check_i("which runs on one thread", run_one(&o, false, 9, 5), 1);
+    check_i("nothing to skip now", (rt_one_thread_skip_try(&o), o.next_try), 4 + 3 * RT_ONE_TRY_MIN);
+    group_end();
+
+    group_begin("on one thread: the tries of all threads are not skipped");
+    rt_one_thread_init(&o);
+    for (int k = 0; k < 5; k++)
+        run_one(&o, false, 9, 12);
+    check_i("one thread", o.one, 1);
+    for (int k = 5; k < 4 + RT_ONE_TRY_MIN; k++)   /* runs 6-12: the try is run 13 */
+        run_one(&o, false, 9, 12);
+    check_i("a try of all threads next: not one of one thread", rt_one_thread_try_next(&o), 0);
+    rt_one_thread_skip_try(&o);
+    check_i("the try runs on all threads", run_one(&o, false, 9, 12), 0);
+    group_end();
+
     group_begin("not faster by the gain: all threads");
     rt_one_thread_init(&o);
     for (int k = 0; k < 5; k++)
@@ -123,6 +154,10 @@ static void one_thread_tests(void)
 int main(void)
 {
     one_thread_tests();
+
+    group_begin("the processors' distance without an OpenMP runtime loaded: unknown");
+    check_i("round trip", (int)rt_threads_round_trip_ns(), -1);
+    group_end();
 
     group_begin("a quiet machine: the threads spin");
     rt_threads_state s = {0};
