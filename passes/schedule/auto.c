@@ -392,6 +392,7 @@ bool pass_autoschedule(ir_module *m, diag *d)
         }
         for (int i = 0; i < a.nlate_steps; i++)
             auto_step(&a, "%s", a.late_steps[i]);
+        align_copy_threads(&a);
         pad_late(&a);
         sch_update_blocks(m, f->body);
         if (a.text && a.len)

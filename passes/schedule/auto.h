@@ -46,6 +46,13 @@ typedef struct auto_ctx {
      * store, which a partition makes two) */
     const char *late_steps[16];
     int nlate_steps;
+    /* whole padded copies of inputs (pad_inputs) whose threads are chosen
+     * after every nest's schedule, when their readers' are known
+     * (align_copy_threads), with the loop their own nest would run in
+     * parallel (NULL: none) */
+    const char *whole_copy[8];
+    const char *whole_copy_loop[8];
+    int nwhole_copies;
 } auto_ctx;
 
 typedef struct nest {
@@ -124,5 +131,6 @@ void schedule_simple(auto_ctx *a, nest *ns);
 void merge_like_producer(auto_ctx *a);
 void pad_inputs(auto_ctx *a);
 void pad_late(auto_ctx *a);
+void align_copy_threads(auto_ctx *a);
 
 #endif

@@ -575,6 +575,15 @@ static bool schedule_transpose_copy(auto_ctx *a, nest *ns)
     return true;
 }
 
+/* The index in a->whole_copy of the copy st stores to, or -1. */
+static int whole_copy_of(const auto_ctx *a, const ir_stmt *st)
+{
+    for (int k = 0; st && st->kind == IR_S_STORE && k < a->nwhole_copies; k++)
+        if (strcmp(st->buf->name, a->whole_copy[k]) == 0)
+            return k;
+    return -1;
+}
+
 void schedule_simple(auto_ctx *a, nest *ns)
 {
     ir_stmt *b = ns->block;
@@ -637,13 +646,20 @@ void schedule_simple(auto_ctx *a, nest *ns)
             auto_step(a, "vectorize(%s)", vname);
     }
     if (a->threads > 1 && work >= 16384) {
+        int copy = whole_copy_of(a, st);
         /* re-find the loops: reorder moved variables between loop nodes */
         for (int i = 0; i < ns->n; i++) {
             ir_stmt *l = ns->loops[i];
             const ir_itervar *iv = iter_of(b, l);
-            if (!iv || iv->kind != IR_ITER_SPATIAL || l->for_kind == IR_FOR_VECTORIZED)
+            if (!iv || iv->kind != IR_ITER_SPATIAL || l->for_kind == IR_FOR_VECTORIZED || extent(l) < a->threads)
                 continue;
-            if (extent(l) >= a->threads && auto_step(a, "parallel(%s)", l->var->name))
+            if (copy >= 0) {
+                /* a whole copy's threads wait for its readers' */
+                if (!a->whole_copy_loop[copy])
+                    a->whole_copy_loop[copy] = l->var->name;
+                break;
+            }
+            if (auto_step(a, "parallel(%s)", l->var->name))
                 break;
         }
     }
@@ -956,6 +972,160 @@ void pad_inputs(auto_ctx *a)
             a->late_pad[a->nlate_pad++] = pb[0];
             continue;
         }
-        auto_step(a, "%s = pad(%s)", name, pb[0]->name);
+        if (auto_step(a, "%s = pad(%s)", name, pb[0]->name) && a->nwhole_copies < 8)
+            a->whole_copy[a->nwhole_copies++] = name;
+    }
+}
+
+/* ---------------------------------------------------------------- a whole copy's threads */
+
+/* The readers of a copy xp: blocks that read it and do not write it. */
+typedef struct copy_readers {
+    const ir_buffer *xp;
+    const char *name[8];
+    int n;
+    bool more;   /* more than fit */
+} copy_readers;
+
+static bool find_copy_reader(const ir_stmt *s, void *p)
+{
+    copy_readers *r = p;
+    if (s->kind != IR_S_BLOCK)
+        return true;
+    bool reads = false, writes = false;
+    for (int i = 0; i < s->nreads; i++)
+        reads |= s->reads[i] == r->xp;
+    for (int i = 0; i < s->nwrites; i++)
+        writes |= s->writes[i] == r->xp;
+    if (reads && !writes) {
+        if (r->n < 8)
+            r->name[r->n++] = s->name;
+        else
+            r->more = true;
+    }
+    return true;
+}
+
+/* The dimensions of xp that block b's reads of it index with iteration
+ * variables bound to (expressions of) loop variable v, as a bit set. */
+typedef struct dims_find {
+    const ir_buffer *xp;
+    const ir_stmt *b;
+    const ir_var *v;
+    unsigned dims;
+} dims_find;
+
+static bool find_dims(const ir_expr *e, void *p)
+{
+    dims_find *df = p;
+    if (e->kind != IR_LOAD || e->buf != df->xp)
+        return true;
+    for (int d = 0; d < e->nargs && d < 32; d++)
+        for (int i = 0; i < df->b->niters; i++)
+            if (uses(e->args[d], df->b->iters[i].var) && uses(df->b->iters[i].binding, df->v))
+                df->dims |= 1u << d;
+    return true;
+}
+
+/* The one dimension of copy xp along which its readers' threads split
+ * what they read: every reader runs in a parallel loop whose variable
+ * indexes that one dimension of xp (a convolution whose threads take
+ * blocks of output rows reads x_pad[.., p + r, ..], p the parallel
+ * loop's); -1 when a reader runs in no parallel loop (it reads all of xp
+ * on one thread) or in one that indexes no dimension of xp or several (a
+ * convolution split by output channels reads all of xp on each thread). */
+static int readers_split_dim(auto_ctx *a, const ir_buffer *xp)
+{
+    copy_readers r = {xp, {NULL}, 0, false};
+    ir_stmt_walk(a->f->body, find_copy_reader, NULL, &r);
+    if (!r.n || r.more)
+        return -1;
+    int dim = -1;
+    for (int k = 0; k < r.n; k++) {
+        sch_ctx c = {a->m, a->f, &a->quiet, {"auto", 1, 1}};
+        sch_path p = {.n = 0};
+        if (!sch_find_block(&c, r.name[k], &p))
+            return -1;
+        const ir_stmt *par = NULL;
+        for (int i = 0; i < p.n && !par; i++)
+            if ((*p.slot[i])->kind == IR_S_FOR && (*p.slot[i])->for_kind == IR_FOR_PARALLEL)
+                par = *p.slot[i];
+        if (!par)
+            return -1;
+        dims_find df = {xp, *p.slot[p.n - 1], par->var, 0};
+        ir_stmt_walk(df.b, NULL, find_dims, &df);
+        if (!df.dims || (df.dims & (df.dims - 1)))
+            return -1;
+        int d = __builtin_ctz(df.dims);
+        if (dim >= 0 && d != dim)
+            return -1;
+        dim = d;
+    }
+    return dim;
+}
+
+/* The loop of copy xp's fill nest that runs along its dimension d (not
+ * vectorized, at least one iteration per thread), or NULL. */
+static const ir_stmt *copy_loop_of_dim(auto_ctx *a, const ir_buffer *xp, int d)
+{
+    nest cur = {.n = 0};
+    nest *all = malloc(sizeof *all * 256);
+    int n = 0;
+    const ir_stmt *found = NULL;
+    if (!all)
+        return NULL;
+    auto_collect(a->f->body, &cur, all, &n, 256);
+    for (int i = 0; i < n && !found; i++) {
+        const ir_stmt *b = all[i].block, *st = b->nbody == 1 ? b->body[0] : NULL;
+        if (!st || st->kind != IR_S_STORE || st->buf != xp || d >= st->nargs || st->args[d]->kind != IR_VAR)
+            continue;
+        for (int k = 0; k < all[i].n && !found; k++) {
+            const ir_stmt *l = all[i].loops[k];
+            const ir_itervar *iv = iter_of(b, l);
+            if (iv && iv->var == st->args[d]->var && l->for_kind == IR_FOR_SERIAL && extent(l) >= a->threads)
+                found = l;
+        }
+    }
+    free(all);
+    return found;
+}
+
+static const ir_buffer *local_named(const ir_stmt *s, const char *name)
+{
+    if (!s)
+        return NULL;
+    if (s->kind == IR_S_ALLOC && s->buf && strcmp(s->buf->name, name) == 0)
+        return s->buf;
+    for (int i = 0; i < s->nbody; i++) {
+        const ir_buffer *b = local_named(s->body[i], name);
+        if (b)
+            return b;
+    }
+    return NULL;
+}
+
+/* A whole padded copy runs in parallel along the dimension its readers'
+ * threads split (rows, when a convolution's threads take blocks of
+ * output rows), its loop of that dimension moved outermost, so each thread
+ * fills the rows it then reads: copied along channels, half of what a
+ * thread read the other had written, through the other processor's cache
+ * (a 3x3 convolution on 64x56x56 whose input is also the residual's, on
+ * two threads: bench/results/split_s12.txt).  Otherwise along the loop
+ * its own nest chose. */
+void align_copy_threads(auto_ctx *a)
+{
+    for (int k = 0; k < a->nwhole_copies; k++) {
+        const char *own = a->whole_copy_loop[k];
+        if (!own)
+            continue;
+        const ir_buffer *xp = local_named(a->f->body, a->whole_copy[k]);
+        int d = xp ? readers_split_dim(a, xp) : -1;
+        const ir_stmt *l = d >= 0 ? copy_loop_of_dim(a, xp, d) : NULL;
+        if (l && strcmp(l->var->name, own) != 0) {
+            const char *name = l->var->name;   /* reorder moves variables between loop nodes */
+            if (auto_step(a, "reorder(%s, %s)", name, own) && auto_step(a, "parallel(%s)", name))
+                continue;
+        }
+        auto_step(a, "parallel(%s)", own);
     }
 }
