@@ -1787,8 +1787,9 @@ void cg_release_temp(const char *so_path)
  * under the key of their own text; one unit for all the prepack kernels,
  * which run once when the weights load, built at -O1 (cheap to compile,
  * and their speed hardly counts); and one "glue" unit with the globals,
- * the exported kernels forwarding to the shared code, and the entry's
- * key.  Then one link.  A kernel that another model (or an earlier
+ * the exported kernels forwarding to the shared code (but those the link
+ * makes aliases of it: write_alias_script), and the entry's key, built
+ * at -O1 too.  Then one link.  A kernel that another model (or an earlier
  * version of this one) shares is not compiled again. */
 
 /* How split builds run the compiler. */
