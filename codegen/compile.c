@@ -910,6 +910,23 @@ typedef enum {
 
 /* Compiles c_source (or, when it is NULL, links the object files
  * inputs[0 .. ninputs - 1]) into `final_path`. */
+/* mkdtemp(tmp), a folder in dir for building `what`; false after a
+ * diagnostic, or with *trouble set (the folder vanished, a full disk). */
+static bool make_temp_dir(char *tmp, const char *dir, const char *what, build_trouble *trouble,
+                          diag *d)
+{
+    if (mkdtemp(tmp))
+        return true;
+    if (trouble && errno == ENOENT)
+        trouble->vanished = true;
+    else if (trouble && no_space(errno))
+        trouble->disk_full = true;
+    else
+        diag_error(d, diag_noloc(), "cannot create %s: cannot make a temporary directory in "
+                   "%s: %s", what, dir, strerror(errno));
+    return false;
+}
+
 static bool compile_into(const char *c_source, char *const *inputs, int ninputs, const char *dir,
                          const char *final_path, const cg_argv *cc, const cg_argv *flags,
                          build_kind kind, const cg_options *o, build_trouble *trouble, diag *d)
@@ -923,16 +940,8 @@ static bool compile_into(const char *c_source, char *const *inputs, int ninputs,
         oom(d);
         goto out;
     }
-    if (!mkdtemp(tmp)) {
-        if (trouble && errno == ENOENT)
-            trouble->vanished = true;
-        else if (trouble && no_space(errno))
-            trouble->disk_full = true;
-        else
-            diag_error(d, diag_noloc(), "cannot create %s: cannot make a temporary directory "
-                       "in %s: %s", final_path, dir, strerror(errno));
+    if (!make_temp_dir(tmp, dir, final_path, trouble, d))
         goto out;
-    }
     have_tmp = true;
     src = c_source ? path_join(tmp, "kernels.c") : NULL;
     obj = path_join(tmp, kind == BUILD_SO ? "kernels.so" : "kernels.o");
@@ -2112,14 +2121,8 @@ static bool write_alias_script(const cg_csplit *sp, const char *dir, char **scri
     bool ok = false;
     if (t.oom || !tmp) {
         oom(d);
-    } else if (!mkdtemp(tmp)) {
-        if (trouble && errno == ENOENT)
-            trouble->vanished = true;
-        else if (trouble && no_space(errno))
-            trouble->disk_full = true;
-        else
-            diag_error(d, diag_noloc(), "cannot make a temporary directory in %s: %s", dir,
-                       strerror(errno));
+    } else if (!make_temp_dir(tmp, dir, "the kernels' aliases", trouble, d)) {
+        /* reported */
     } else if (!(path = path_join(tmp, "aliases.ld"))) {
         oom(d);
         rmdir(tmp);
@@ -2161,6 +2164,7 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
     tu_job *jobs = calloc((size_t)cap, sizeof *jobs);
     char **inputs = calloc((size_t)cap + 1, sizeof *inputs);
     char *script = NULL;
+    int lock = -1;
     bool ok = false, text_oom = false;
     if (!jobs || !inputs) {
         oom(d);
@@ -2236,6 +2240,13 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
         oom(d);
         goto out;
     }
+    /* The cache's objects are held (its lock shared) from finding them
+     * until the link has read them, the new ones too: a trim by another
+     * process (which waits a while for the lock, else leaves the trim to
+     * the next one) would otherwise remove an object between its build
+     * and the link, and fail the link twice in a row while others fill
+     * the cache. */
+    lock = reuse ? cg_cache_hold(dir) : -1;
     int reused = 0;
     for (int i = 0; i < n; i++) {
         char hex[65], name[80];
@@ -2287,6 +2298,7 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
     }
     ok = link_objects(inputs, ninputs, dir, final_path, x, o, trouble, d);
 out:
+    cg_cache_release(lock);
     remove_alias_script(script);
     for (int i = 0; jobs && i < n; i++) {
         if ((!reuse || jobs[i].private_obj) && jobs[i].path)
