@@ -15,8 +15,9 @@
  *
  * A process that uses an entry holds the folder's lock (CACHE/.lock, an
  * flock) shared from finding the entry until it has the file open
- * (loaded, read into memory or mapped): a file removed after that stays
- * readable through the open file.  Trimming holds the lock exclusively,
+ * (loaded, read into memory or mapped; a split build's object files:
+ * linked): a file removed after that stays readable through the open
+ * file.  Trimming holds the lock exclusively,
  * so it never removes an entry between another process's finding and
  * opening it.  Entries being written are temporary files and folders,
  * renamed into place when complete; trimming leaves those alone, and they

@@ -910,6 +910,23 @@ typedef enum {
 
 /* Compiles c_source (or, when it is NULL, links the object files
  * inputs[0 .. ninputs - 1]) into `final_path`. */
+/* mkdtemp(tmp), a folder in dir for building `what`; false after a
+ * diagnostic, or with *trouble set (the folder vanished, a full disk). */
+static bool make_temp_dir(char *tmp, const char *dir, const char *what, build_trouble *trouble,
+                          diag *d)
+{
+    if (mkdtemp(tmp))
+        return true;
+    if (trouble && errno == ENOENT)
+        trouble->vanished = true;
+    else if (trouble && no_space(errno))
+        trouble->disk_full = true;
+    else
+        diag_error(d, diag_noloc(), "cannot create %s: cannot make a temporary directory in "
+                   "%s: %s", what, dir, strerror(errno));
+    return false;
+}
+
 static bool compile_into(const char *c_source, char *const *inputs, int ninputs, const char *dir,
                          const char *final_path, const cg_argv *cc, const cg_argv *flags,
                          build_kind kind, const cg_options *o, build_trouble *trouble, diag *d)
@@ -923,16 +940,8 @@ static bool compile_into(const char *c_source, char *const *inputs, int ninputs,
         oom(d);
         goto out;
     }
-    if (!mkdtemp(tmp)) {
-        if (trouble && errno == ENOENT)
-            trouble->vanished = true;
-        else if (trouble && no_space(errno))
-            trouble->disk_full = true;
-        else
-            diag_error(d, diag_noloc(), "cannot create %s: cannot make a temporary directory "
-                       "in %s: %s", final_path, dir, strerror(errno));
+    if (!make_temp_dir(tmp, dir, final_path, trouble, d))
         goto out;
-    }
     have_tmp = true;
     src = c_source ? path_join(tmp, "kernels.c") : NULL;
     obj = path_join(tmp, kind == BUILD_SO ? "kernels.so" : "kernels.o");
@@ -1787,8 +1796,9 @@ void cg_release_temp(const char *so_path)
  * under the key of their own text; one unit for all the prepack kernels,
  * which run once when the weights load, built at -O1 (cheap to compile,
  * and their speed hardly counts); and one "glue" unit with the globals,
- * the exported kernels forwarding to the shared code, and the entry's
- * key.  Then one link.  A kernel that another model (or an earlier
+ * the exported kernels forwarding to the shared code (but those the link
+ * makes aliases of it: write_alias_script), and the entry's key, built
+ * at -O1 too.  Then one link.  A kernel that another model (or an earlier
  * version of this one) shares is not compiled again. */
 
 /* How split builds run the compiler. */
@@ -2088,6 +2098,61 @@ static char *unit_text(const cg_csplit *sp, const int *units, int n, const char 
     return t.p;
 }
 
+/* The exported kernels whose forwarder would only pass its parameters on
+ * (cg_unit.plain) are not compiled: a linker script given to the link
+ * defines each as the shared code's symbol, `symbol = name;` (GNU ld, gold
+ * and lld read a script among the inputs as one more input).  A
+ * forwarder costs the compiler about 1 ms at -O2, as much as a small
+ * kernel: 319 of MaxViT-T's 732 kernels are plain.  Writes the script,
+ * when some kernel is plain, into a new folder .tec-XXXXXX in dir; its
+ * path goes to *script (NULL when none is plain); false after a
+ * diagnostic (or with *trouble). */
+static bool write_alias_script(const cg_csplit *sp, const char *dir, char **script,
+                               build_trouble *trouble, diag *d)
+{
+    *script = NULL;
+    cg_text t = {0};
+    for (int i = 0; i < sp->n; i++)
+        if (sp->units[i].plain)
+            text_printf(&t, "%s = %s;\n", sp->units[i].symbol, sp->units[i].name);
+    if (!t.oom && t.len == 0)
+        return true;
+    char *tmp = path_join(dir, ".tec-XXXXXX"), *path = NULL;
+    bool ok = false;
+    if (t.oom || !tmp) {
+        oom(d);
+    } else if (!make_temp_dir(tmp, dir, "the kernels' aliases", trouble, d)) {
+        /* reported */
+    } else if (!(path = path_join(tmp, "aliases.ld"))) {
+        oom(d);
+        rmdir(tmp);
+    } else if (!(ok = write_new_file(path, t.p, trouble, d))) {
+        unlink(path);
+        rmdir(tmp);
+    }
+    if (ok)
+        *script = path;
+    else
+        free(path);
+    free(tmp);
+    free(t.p);
+    return ok;
+}
+
+/* Removes what write_alias_script made. */
+static void remove_alias_script(char *script)
+{
+    if (!script)
+        return;
+    unlink(script);
+    char *slash = strrchr(script, '/');
+    if (slash) {
+        *slash = '\0';
+        rmdir(script);
+    }
+    free(script);
+}
+
 /* Builds the split file sp into final_path: objects go into dir (the
  * cache with `reuse`, else a temporary directory, emptied afterwards);
  * `key`, when not NULL, is the entry's cache key for the glue unit. */
@@ -2097,22 +2162,28 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
 {
     int n = 0, cap = sp->distinct + 3;
     tu_job *jobs = calloc((size_t)cap, sizeof *jobs);
-    char **inputs = calloc((size_t)cap, sizeof *inputs);
+    char **inputs = calloc((size_t)cap + 1, sizeof *inputs);
+    char *script = NULL;
+    int lock = -1;
     bool ok = false, text_oom = false;
     if (!jobs || !inputs) {
         oom(d);
         goto out;
     }
-    /* The glue: globals, forwarders, the key. */
+    /* The glue: globals, forwarders (but the plain ones, which the link
+     * makes aliases; a library of its own keeps them all, for its version
+     * script and objcopy), the key.  It runs no loop: built as cold code. */
+    bool aliases = !x->link_dir;
     cg_text glue = {0};
     text_putn(&glue, sp->glue_prelude, strlen(sp->glue_prelude));
     for (int i = 0; i < sp->n; i++)
-        text_putn(&glue, sp->units[i].glue, strlen(sp->units[i].glue));
+        if (!(aliases && sp->units[i].plain))
+            text_putn(&glue, sp->units[i].glue, strlen(sp->units[i].glue));
     if (key)
         text_printf(&glue, "\n/* The kernel cache key this object was built for. */\n"
                     "const char " CACHE_KEY_SYMBOL "[] = \"%s\";\n", key);
     text_oom |= glue.oom;
-    jobs[n++] = (tu_job){.text = glue.p, .flags = x->obj_flags};
+    jobs[n++] = (tu_job){.text = glue.p, .flags = x->cold_flags ? x->cold_flags : x->obj_flags};
     /* The distinct kernels: prepack ones into the cold unit, small ones
      * bundled (see bundle_units), the others a unit each. */
     int *order = calloc((size_t)sp->n + 1, sizeof *order), *coldu = calloc((size_t)sp->n + 1, sizeof *coldu);
@@ -2169,6 +2240,13 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
         oom(d);
         goto out;
     }
+    /* The cache's objects are held (its lock shared) from finding them
+     * until the link has read them, the new ones too: a trim by another
+     * process (which waits a while for the lock, else leaves the trim to
+     * the next one) would otherwise remove an object between its build
+     * and the link, and fail the link twice in a row while others fill
+     * the cache. */
+    lock = reuse ? cg_cache_hold(dir) : -1;
     int reused = 0;
     for (int i = 0; i < n; i++) {
         char hex[65], name[80];
@@ -2193,17 +2271,20 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
                 j < n - reused ? j : n - reused);
         fflush(d->out ? d->out : stderr);
     }
-    if (!run_jobs(jobs, n, dir, x->cc, o, trouble, d))
+    if (!run_jobs(jobs, n, dir, x->cc, o, trouble, d) ||
+        (aliases && !write_alias_script(sp, dir, &script, trouble, d)))
         goto out;
     for (int i = 0; i < n; i++)
         inputs[i] = jobs[i].path;
+    int ninputs = n + (script != NULL);
+    inputs[n] = script;
     if (reused) {
         /* A cached object cut short (or not one tec made, or trimmed since
          * it was found) fails the link: then every object is built again,
          * and linked once more. */
         diag quiet;
         diag_init(&quiet, NULL);
-        ok = link_objects(inputs, n, dir, final_path, x, o, trouble, &quiet);
+        ok = link_objects(inputs, ninputs, dir, final_path, x, o, trouble, &quiet);
         diag_fini(&quiet);
         if (ok || (trouble && (trouble->vanished || trouble->disk_full)))
             goto out;
@@ -2215,8 +2296,10 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
         if (!run_jobs(jobs, n, dir, x->cc, o, trouble, d))
             goto out;
     }
-    ok = link_objects(inputs, n, dir, final_path, x, o, trouble, d);
+    ok = link_objects(inputs, ninputs, dir, final_path, x, o, trouble, d);
 out:
+    cg_cache_release(lock);
+    remove_alias_script(script);
     for (int i = 0; jobs && i < n; i++) {
         if ((!reuse || jobs[i].private_obj) && jobs[i].path)
             unlink(jobs[i].path);

@@ -905,6 +905,7 @@ static bool add_unit(cg_csplit *out, const char *s, const idset *prelude, size_t
         goto out;
     u->shared = shared.p;
     u->glue = glue.p;
+    u->plain = !nm.prof;
     u->start = start;
     u->end = k->end;
     shared.p = glue.p = NULL;
@@ -1357,6 +1358,7 @@ static bool make_families(cg_csplit *out)
                 rename22(glue, oldname, name);
                 free(w->glue);
                 w->glue = glue;
+                w->plain = false;   /* it passes the family's constants */
                 memcpy(w->name, name, sizeof name);
                 if (m != i)
                     w->first = i;

@@ -26,6 +26,8 @@
  * function with those constants as int parameters (tec_p<N>), named after
  * its text, that each member's forwarder calls with its own values
  * (split.c, "families"; `first` is then the family's first member).
+ * A forwarder that adds no argument (`plain`) need not be compiled at all:
+ * the link may define the exported symbol as `name` itself.
  *
  * The cut relies on the layout cg_emit_c writes (doc/codegen.md): after
  * the prelude, only kernels, each `int32_t tec_k...(...)` optionally after
@@ -44,6 +46,9 @@ typedef struct cg_unit {
     char *shared;      /* the unit, renamed (see above) */
     char *glue;        /* "int32_t name(PARAMS);\nint32_t symbol(PARAMS) { return name(a, b); }\n" */
     char *proto;       /* "int32_t symbol(PARAMS);\n": the exported kernel's declaration */
+    bool plain;        /* the forwarder passes its parameters on and nothing else (no
+                          profiling ids, no family constants): `name` takes the same
+                          arguments, so `symbol` may be an alias of it instead */
     int first;         /* index of the first unit with the same name (itself if none before) */
     char *prelude;     /* units that are first: what of prelude_extern the unit
                           needs (# lines, and the declarations and helpers it
