@@ -752,12 +752,14 @@ static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, b
  * copy's loop; NAME_each the nest's), the loops X uses put under it in
  * the order of rank (lowest first; -1: X does not use the loop), the copy
  * made there (cache_read: its layout follows that order), then the nest's
- * order back.  The copy runs along its innermost loop in vectors and its
- * outermost on the threads; every element of it is stored (one dimension
- * per loop, as long as the loop), so it is malloc'd, not zeroed first.
+ * order back.  The copy runs along its innermost loop in vectors and, with
+ * threads, its outermost on the threads; every element of it is stored
+ * (one dimension per loop, as long as the loop), so it is malloc'd, not
+ * zeroed first.
  * False when a step refuses (the steps so far stand: the block then gets
  * its tile without the copy). */
-static bool copy_operand(auto_ctx *a, const nest *ns, const ir_expr *X, const int *rank)
+static bool copy_operand(auto_ctx *a, const nest *ns, const ir_expr *X, const int *rank,
+                         bool threads)
 {
     const char *first = ns->loops[0]->var->name;
     const char *fa = auto_fresh(a, ir_sprintf(a->m->arena, "%s_all", first));
@@ -788,7 +790,7 @@ static bool copy_operand(auto_ctx *a, const nest *ns, const ir_expr *X, const in
         return false;
     ir_stmt_walk(a->f->body, mark_copy_filled, NULL, (void *)xs);
     auto_step(a, "vectorize(%s_%s)", copy_inner, xs);
-    if (a->threads > 1)
+    if (threads && a->threads > 1)
         auto_step(a, "parallel(%s_%s)", copy_outer, xs);
     return true;
 }
@@ -823,7 +825,7 @@ static bool subsample_strided(auto_ctx *a, nest *ns, bool swap, bool tails, doub
                 rank[i] = d;
     }
     const char *mo = a->merge_outer, *mi = a->merge_inner;   /* set when merge */
-    bool copied = copy_operand(a, ns, c.V, rank);
+    bool copied = copy_operand(a, ns, c.V, rank, true);
     merge = copied && merge &&
             auto_step(a, "%s = merge(%s, %s)", auto_fresh(a, ir_sprintf(a->m->arena, "%s%s", mo, mi)),
                       mo, mi);
@@ -871,7 +873,10 @@ static bool rows_across(const auto_ctx *a, const nest *ns, const contraction *c)
  * the reduction broadcasts the next mr elements of one stream.  ResNet-50's
  * 1x1 convolution 2048 -> 512 on 7x7 (tiles of 7 map columns by 32
  * channels, 16 panels): 1144 to 957 us on one thread (ONNX Runtime 955).
- * True when it scheduled the block. */
+ * The copy runs on one thread: on two, a copy on the threads is one more
+ * start and join of them, which cost more than the copy (888 -> 888 on
+ * 7x7: 433 us in place, 523 through a copy on the threads, 422 through
+ * one on a thread).  True when it scheduled the block. */
 static bool transpose_rows(auto_ctx *a, nest *ns, bool swap, bool tails)
 {
     contraction c;
@@ -886,7 +891,7 @@ static bool transpose_rows(auto_ctx *a, nest *ns, bool swap, bool tails)
     for (int i = 0; i < ns->n; i++)
         rank[i] = !load_uses(c.U, c.it[i]->var) ? -1 : i == c.mloop ? 2 : c.kind[i] == 3 ? 1 : 0;
     const ir_stmt *b = c.b;
-    copy_operand(a, ns, c.U, rank);
+    copy_operand(a, ns, c.U, rank, false);
     nest now;
     if (nest_named(a, b->name, &now))
         contraction_schedule(a, &now, swap, tails, false, false);
