@@ -747,7 +747,7 @@ static bool mark_copy_filled(const ir_stmt *s, void *p)
 static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, bool check_only,
                                  bool copy);
 
-/* Copies operand X of the contraction c once, before its nest: the
+/* Copies operand X of the contraction of nest ns once, before the nest: the
  * outermost loop split into one iteration around the nest (NAME_all, the
  * copy's loop; NAME_each the nest's), the loops X uses put under it in
  * the order of rank (lowest first; -1: X does not use the loop), the copy
@@ -911,8 +911,9 @@ bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, bool che
     return contraction_schedule(a, ns, swap, tails, check_only, true);
 }
 
-/* schedule_contraction's work; copy: a strided activation may be read
- * through a subsampled copy (subsample_strided), once. */
+/* schedule_contraction's work; copy: an activation operand may be read
+ * through a copy, once: subsampled (subsample_strided) or laid out in the
+ * order the tile runs (transpose_rows). */
 static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, bool check_only,
                                  bool copy)
 {
