@@ -871,7 +871,7 @@ static bool rows_across(const auto_ctx *a, const nest *ns, const contraction *c)
 }
 
 /* A contraction whose row operand U is read across its rows (rows_across)
- * by several panels of columns reads it through a copy laid out in the
+ * by many panels of columns reads it through a copy laid out in the
  * order the tile runs: the loops outside the row loop, then the reduce
  * loops, then the row loop ([p][c][q] for x[c, p, q]), so that each step of
  * the reduction broadcasts the next mr elements of one stream.  ResNet-50's
@@ -880,7 +880,11 @@ static bool rows_across(const auto_ctx *a, const nest *ns, const contraction *c)
  * The copy runs on one thread: on two, a copy on the threads is one more
  * start and join of them, which cost more than the copy (888 -> 888 on
  * 7x7: 433 us in place, 523 through a copy on the threads, 422 through
- * one on a thread).  True when it scheduled the block. */
+ * one on a thread).  While it runs, the other threads wait: it pays when
+ * each thread runs 8 panels or more (on two threads: 832 -> 192 on 7x7, 6
+ * panels, 88 to 105 us; 832 -> 384, 12 panels, 175 to 178 us; 2048 -> 512,
+ * 16 panels, 558 to 523 us; on one thread all three gain 9-12%).  True
+ * when it scheduled the block. */
 static bool transpose_rows(auto_ctx *a, nest *ns, bool swap, bool tails)
 {
     contraction c;
@@ -889,7 +893,7 @@ static bool transpose_rows(auto_ctx *a, nest *ns, bool swap, bool tails)
     if (!contraction_match(ns, swap, &c) || !contraction_loops(ns, &c) || !rows_across(a, ns, &c) ||
         tile_model(a, c.nn, c.mm, c.K, columns_along_y(&c), tails,
                    ir_dtype_is_float(c.body->buf->dtype), &nr, &mr, &score) < 0 ||
-        c.nn < 2 * nr || c.mm != mr)
+        c.nn / nr < 8 * a->threads || c.mm != mr)
         return false;
     int rank[32] = {0};
     for (int i = 0; i < ns->n; i++)
