@@ -710,6 +710,15 @@ static bool nest_named(auto_ctx *a, const char *name, nest *out)
     return nb.found && auto_nest_of(a, nb.found, out);
 }
 
+/* The bytes of buf. */
+static int64_t buffer_bytes(const ir_buffer *buf)
+{
+    int64_t n = ir_dtype_size(buf->dtype);
+    for (int i = 0; i < buf->ndim; i++)
+        n *= buf->shape[i];
+    return n;
+}
+
 /* Marks the alloc of the buffer named by p filled. */
 static bool mark_copy_filled(const ir_stmt *s, void *p)
 {
@@ -738,6 +747,54 @@ static bool mark_copy_filled(const ir_stmt *s, void *p)
 static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, bool check_only,
                                  bool copy);
 
+/* Copies operand X of the contraction of nest ns once, before the nest: the
+ * outermost loop split into one iteration around the nest (NAME_all, the
+ * copy's loop; NAME_each the nest's), the loops X uses put under it in
+ * the order of rank (lowest first; -1: X does not use the loop), the copy
+ * made there (cache_read: its layout follows that order), then the nest's
+ * order back.  The copy runs along its innermost loop in vectors and, with
+ * threads, its outermost on the threads; every element of it is stored
+ * (one dimension per loop, as long as the loop), so it is malloc'd, not
+ * zeroed first.
+ * False when a step refuses (the steps so far stand: the block then gets
+ * its tile without the copy). */
+static bool copy_operand(auto_ctx *a, const nest *ns, const ir_expr *X, const int *rank,
+                         bool threads)
+{
+    const char *first = ns->loops[0]->var->name;
+    const char *fa = auto_fresh(a, ir_sprintf(a->m->arena, "%s_all", first));
+    const char *fb = auto_fresh(a, ir_sprintf(a->m->arena, "%s_each", first));
+    const char *copy_order = fa, *back = NULL, *copy_outer = NULL, *copy_inner = NULL;
+    bool placed[32] = {false};
+    for (int r = 0; r < 32; r++)
+        for (int i = 0; i < ns->n; i++)
+            if (rank[i] == r && !placed[i]) {
+                placed[i] = true;
+                copy_inner = i ? ns->loops[i]->var->name : fb;
+                copy_outer = copy_outer ? copy_outer : copy_inner;
+                copy_order = ir_sprintf(a->m->arena, "%s, %s", copy_order, copy_inner);
+            }
+    for (int i = 0; i < ns->n; i++) {
+        const char *nm = i ? ns->loops[i]->var->name : fb;
+        if (!placed[i])
+            copy_order = ir_sprintf(a->m->arena, "%s, %s", copy_order, nm);
+        back = back ? ir_sprintf(a->m->arena, "%s, %s", back, nm) : nm;
+    }
+    const char *xs = auto_fresh(a, ir_sprintf(a->m->arena, "%ss", X->buf->name));
+    if (!copy_inner ||
+        !auto_step(a, "%s, %s = split(%s, %lld)", fa, fb, first, (long long)extent(ns->loops[0])))
+        return false;
+    if (!auto_step(a, "reorder(%s)", copy_order) ||
+        !auto_step(a, "%s = cache_read(%s, %s)", xs, X->buf->name, fa) ||
+        !auto_step(a, "reorder(%s)", back))
+        return false;
+    ir_stmt_walk(a->f->body, mark_copy_filled, NULL, (void *)xs);
+    auto_step(a, "vectorize(%s_%s)", copy_inner, xs);
+    if (threads && a->threads > 1)
+        auto_step(a, "parallel(%s_%s)", copy_outer, xs);
+    return true;
+}
+
 static bool subsample_strided(auto_ctx *a, nest *ns, bool swap, bool tails, double cost)
 {
     contraction c;
@@ -755,57 +812,97 @@ static bool subsample_strided(auto_ctx *a, nest *ns, bool swap, bool tails, doub
         t = *pass_target();
     else
         cg_target_native(&t);
-    int64_t vbytes = ir_dtype_size(c.V->buf->dtype);
-    for (int i = 0; i < c.V->buf->ndim; i++)
-        vbytes *= c.V->buf->shape[i];
-    if (!merge && vbytes <= (t.l2 > 0 ? t.l2 : 1 << 20))
+    if (!merge && buffer_bytes(c.V->buf) <= (t.l2 > 0 ? t.l2 : 1 << 20))
         return false;
     const ir_stmt *b = c.b;
-    const char *first = ns->loops[0]->var->name;
-    const char *fa = auto_fresh(a, ir_sprintf(a->m->arena, "%s_all", first));
-    const char *fb = auto_fresh(a, ir_sprintf(a->m->arena, "%s_each", first));
     /* the copy's order: the loops V uses, in V's order of dimensions (the
      * last of them runs along V's innermost dimension) */
-    const char *copy_order = fa, *back = NULL, *copy_outer = NULL, *copy_inner = NULL;
-    bool placed[32] = {false};
-    for (int d = 0; d < c.V->nargs; d++)
-        for (int i = 0; i < ns->n; i++)
-            if (!placed[i] && uses(c.V->args[d], c.it[i]->var)) {
-                placed[i] = true;
-                copy_inner = i ? ns->loops[i]->var->name : fb;
-                copy_outer = copy_outer ? copy_outer : copy_inner;
-                copy_order = ir_sprintf(a->m->arena, "%s, %s", copy_order, copy_inner);
-            }
+    int rank[32] = {0};
     for (int i = 0; i < ns->n; i++) {
-        const char *nm = i ? ns->loops[i]->var->name : fb;
-        if (!placed[i])
-            copy_order = ir_sprintf(a->m->arena, "%s, %s", copy_order, nm);
-        back = back ? ir_sprintf(a->m->arena, "%s, %s", back, nm) : nm;
+        rank[i] = -1;
+        for (int d = c.V->nargs - 1; d >= 0; d--)
+            if (uses(c.V->args[d], c.it[i]->var))
+                rank[i] = d;
     }
-    const char *vs = auto_fresh(a, ir_sprintf(a->m->arena, "%ss", c.V->buf->name));
     const char *mo = a->merge_outer, *mi = a->merge_inner;   /* set when merge */
-    if (!auto_step(a, "%s, %s = split(%s, %lld)", fa, fb, first, (long long)extent(ns->loops[0])))
-        return false;
-    /* (when a later step refuses, the steps so far stand, and the block
-     * gets its tile without the copy) */
-    bool copied = auto_step(a, "reorder(%s)", copy_order) &&
-                  auto_step(a, "%s = cache_read(%s, %s)", vs, c.V->buf->name, fa) &&
-                  auto_step(a, "reorder(%s)", back);
-    /* the copy along its innermost dimension in vectors, its outermost on
-     * the threads; its nest stores every element (one dimension per loop,
-     * as long as the loop), so it is malloc'd, not zeroed first */
-    if (copied) {
-        ir_stmt_walk(a->f->body, mark_copy_filled, NULL, (void *)vs);
-        auto_step(a, "vectorize(%s_%s)", copy_inner, vs);
-        if (a->threads > 1)
-            auto_step(a, "parallel(%s_%s)", copy_outer, vs);
-    }
+    bool copied = copy_operand(a, ns, c.V, rank, true);
     merge = copied && merge &&
             auto_step(a, "%s = merge(%s, %s)", auto_fresh(a, ir_sprintf(a->m->arena, "%s%s", mo, mi)),
                       mo, mi);
     nest now;
     if (nest_named(a, b->name, &now))
         contraction_schedule(a, &now, merge ? false : swap, merge || tails, false, false);
+    return true;
+}
+
+/* Whether the row operand U is an activation read across its rows: each
+ * index a loop's variable alone, the row loop's along U's innermost
+ * dimension, a reduce loop's outside it (a 1x1 convolution's input
+ * x[c, p, q] under a tile of output channels in vectors by q of the map:
+ * each step of c broadcasts mr elements from another row of the map), and
+ * U more than the level-1 cache holds, so that the tile's passes over it,
+ * one per panel of columns, fetch a line for every few elements.  Float
+ * sums only: an integer tile (int8.c) reads 4 elements of U along the
+ * reduction at once, which such a copy puts mr apart (a QDQ ResNet-50's
+ * 2048 -> 512 on 7x7: 236 to 375 us on one thread). */
+static bool rows_across(const auto_ctx *a, const nest *ns, const contraction *c)
+{
+    const ir_expr *U = c->U;
+    int d = inner_dim(U->buf, U->nargs);
+    if (!ir_dtype_is_float(c->body->buf->dtype) || auto_is_weight(a->m, a->f, U->buf) ||
+        U->args[d]->kind != IR_VAR ||
+        U->args[d]->var != c->it[c->mloop]->var || buffer_bytes(U->buf) <= a->l1d)
+        return false;
+    bool reduce_outside = false;
+    for (int k = 0; k < U->nargs; k++) {
+        if (U->buf->shape[k] == 1)
+            continue;
+        if (U->args[k]->kind != IR_VAR)
+            return false;
+        int loop = -1;
+        for (int i = 0; i < ns->n; i++)
+            if (c->it[i]->var == U->args[k]->var)
+                loop = i;
+        if (loop < 0 || extent(ns->loops[loop]) != U->buf->shape[k])
+            return false;
+        reduce_outside |= k < d && c->kind[loop] == 3;
+    }
+    return reduce_outside;
+}
+
+/* A contraction whose row operand U is read across its rows (rows_across)
+ * by many panels of columns reads it through a copy laid out in the
+ * order the tile runs: the loops outside the row loop, then the reduce
+ * loops, then the row loop ([p][c][q] for x[c, p, q]), so that each step of
+ * the reduction broadcasts the next mr elements of one stream.  ResNet-50's
+ * 1x1 convolution 2048 -> 512 on 7x7 (tiles of 7 map columns by 32
+ * channels, 16 panels): 1144 to 957 us on one thread (ONNX Runtime 955).
+ * The copy runs on one thread: on two, a copy on the threads is one more
+ * start and join of them, which cost more than the copy (888 -> 888 on
+ * 7x7: 433 us in place, 523 through a copy on the threads, 422 through
+ * one on a thread).  While it runs, the other threads wait: it pays when
+ * each thread runs 8 panels or more (on two threads: 832 -> 192 on 7x7, 6
+ * panels, 88 to 105 us; 832 -> 384, 12 panels, 175 to 178 us; 2048 -> 512,
+ * 16 panels, 558 to 523 us; on one thread all three gain 9-12%).  True
+ * when it scheduled the block. */
+static bool transpose_rows(auto_ctx *a, nest *ns, bool swap, bool tails)
+{
+    contraction c;
+    int nr, mr;
+    double score;
+    if (!contraction_match(ns, swap, &c) || !contraction_loops(ns, &c) || !rows_across(a, ns, &c) ||
+        tile_model(a, c.nn, c.mm, c.K, columns_along_y(&c), tails,
+                   ir_dtype_is_float(c.body->buf->dtype), &nr, &mr, &score) < 0 ||
+        c.nn / nr < 8 * a->threads || c.mm != mr)
+        return false;
+    int rank[32] = {0};
+    for (int i = 0; i < ns->n; i++)
+        rank[i] = !load_uses(c.U, c.it[i]->var) ? -1 : i == c.mloop ? 2 : c.kind[i] == 3 ? 1 : 0;
+    const ir_stmt *b = c.b;
+    copy_operand(a, ns, c.U, rank, false);
+    nest now;
+    if (nest_named(a, b->name, &now))
+        contraction_schedule(a, &now, swap, tails, false, false);
     return true;
 }
 
@@ -818,8 +915,9 @@ bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, bool che
     return contraction_schedule(a, ns, swap, tails, check_only, true);
 }
 
-/* schedule_contraction's work; copy: a strided activation may be read
- * through a subsampled copy (subsample_strided), once. */
+/* schedule_contraction's work; copy: an activation operand may be read
+ * through a copy, once: subsampled (subsample_strided) or laid out in the
+ * order the tile runs (transpose_rows). */
 static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, bool check_only,
                                  bool copy)
 {
@@ -834,7 +932,8 @@ static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, b
                              ir_dtype_is_float(c.body->buf->dtype), &nr, &mr, &a->tile_score);
     if (cost < 0)
         return false;
-    if (!check_only && copy && subsample_strided(a, ns, swap, tails, cost))
+    if (!check_only && copy &&
+        (subsample_strided(a, ns, swap, tails, cost) || transpose_rows(a, ns, swap, tails)))
         return true;
     a->tile_cost = cost;
     /* An activation in the vectors that the tile packs is copied once per
