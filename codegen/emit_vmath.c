@@ -32,9 +32,9 @@
  *         degree 5, Q(0) = 1, on x clamped to +-3.92 (1 - erf(3.92) =
  *         3.0e-8, half the spacing of f32 below 1); coefficients fitted
  *         for the least maximum absolute error (tools/fit_erf.py: 1.0e-7
- *         in exact arithmetic); in f32 3.7e-7 absolute and 5.4 ulp over
- *         every float (bench/results/norm_s12.txt; Abramowitz and Stegun's
- *         7.1.26 with a series below 0.5, used before: 3.6e-7 and 6.1 ulp
+ *         in exact arithmetic); in f32 3.7e-7 absolute and 6.1 ulp over
+ *         every float (bench/vmath_sweep.sh; Abramowitz and Stegun's
+ *         7.1.26 with a series below 0.5, used before: 3.9e-7 and 6.6 ulp
  *         in twice the time, two branches and an exp); the result
  *         clamped to +-1, which it reaches (+-inf give +-1: GELU's
  *         x (1 + erf(x / sqrt 2)) is NaN at -inf, as in the C library's),
