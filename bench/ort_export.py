@@ -9,11 +9,14 @@ MODEL is a model of tec's zoo (resnet18 resnet50 mobilenet_v2
 efficientnet_b0 googlenet gpt2: tools/torch_ref.py's builder, its parameters
 and input filled with tec's default data, doc/data.md, so examples/MODEL.te
 and the export compute on the same numbers) or any other torchvision
-classifier or segmentation model name (resnet34, densenet121,
-lraspp_mobilenet_v3_large, ...: random weights from
+classifier, segmentation or video model name (resnet34, densenet121,
+lraspp_mobilenet_v3_large, r3d_18, ...: random weights from
 torch.manual_seed(0), PyTorch's default initialization for inception_v3
 and a normal one for ViT's zero-initialized head; a 1x3x224x224 input,
-299x299 for inception_v3, from a seeded normal distribution).  Writes
+299x299 for inception_v3, a 1x3x8x112x112 clip (channels, frames,
+height, width) for the video models, 1x3x16x224x224 for mvit_v1_b and
+mvit_v2_s, whose position embeddings fix their input's size; from a
+seeded normal distribution).  Writes
 
     DIR/MODEL.onnx            torch.onnx.export, opset 13 (14 for gpt2,
                               whose causal mask is a Trilu), float32,
@@ -51,6 +54,9 @@ ZOO = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "googlenet", "
 # The opset of a model's export where 13 lacks one of its operators
 # (torch.triu is ONNX Trilu from opset 14).
 OPSET = {"gpt2": 14}
+# Video models whose input size is fixed by their position embeddings
+# (the others take any clip; bench/ort_export.py gives them 8 112x112 frames).
+VIDEO_INPUT = {"mvit_v1_b": (1, 3, 16, 224, 224), "mvit_v2_s": (1, 3, 16, 224, 224)}
 
 
 def first_output(model, args):
@@ -109,7 +115,13 @@ def torchvision_model(name):
         # Inception-v3's own initialization (truncated normal, std 0.1)
         # makes its logits grow to 1e12: PyTorch's default one instead.
         kw = {"aux_logits": False, "init_weights": name == "googlenet"}
-    if not hasattr(tvm, name) and hasattr(tvm.segmentation, name):
+    shape = (1, 3, 299, 299) if name == "inception_v3" else (1, 3, 224, 224)
+    if not hasattr(tvm, name) and hasattr(tvm.video, name):
+        # a video classifier (r3d_18, r2plus1d_18, mc3_18, s3d, mvit_*): 3-D
+        # convolutions over a clip of frames
+        model = getattr(tvm.video, name)(weights=None)
+        shape = VIDEO_INPUT.get(name, (1, 3, 8, 112, 112))
+    elif not hasattr(tvm, name) and hasattr(tvm.segmentation, name):
         # a segmentation model (lraspp_mobilenet_v3_large, deeplabv3_...,
         # fcn_...): its first output is the per-pixel logits, at the input's
         # size (a Resize); no backbone weights (those would be downloaded)
@@ -122,9 +134,8 @@ def torchvision_model(name):
         # output 0: random weights, as a trained head has.
         torch.nn.init.normal_(model.heads.head.weight, std=0.02)
         torch.nn.init.normal_(model.heads.head.bias, std=0.02)
-    size = 299 if name == "inception_v3" else 224
     g = torch.Generator().manual_seed(1)
-    return model, {"image": torch.randn(1, 3, size, size, generator=g)}
+    return model, {"image": torch.randn(*shape, generator=g)}
 
 
 def export(model, args, path, opset):

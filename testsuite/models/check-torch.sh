@@ -16,8 +16,9 @@
 #    logits of every position (without the recorded -D T=... and -D P=...).
 # 4. onnx/NAME: ResNet-18, MobileNetV2 and GPT-2 through torch.onnx.export
 #    and tec NAME.onnx (testsuite/models/onnx_torch.py).
-# 5. torchvision/NAME: five small torchvision models no other test names,
-#    exported by bench/ort_export.py, tec -O2 on two threads against PyTorch.
+# 5. torchvision/NAME: five small torchvision models and two video ones no
+#    other test names, exported by bench/ort_export.py, tec -O2 on two
+#    threads against PyTorch.
 #
 # Prints PASS/FAIL lines and "N passed, N failed"; exits 1 if any failed.
 # Without PyTorch it prints "SKIP: ..." and exits 0.  Environment as for
@@ -282,8 +283,11 @@ done
 # (Their squeeze-and-excitation, depthwise 5x5, channel-shuffle and
 # grouped layers take schedules and layouts the zoo's do not: a layout
 # bug that gave MnasNet and EfficientNet-B2/B3 wrong results at -O2 passed
-# every other test.)
-for name in mnasnet0_5 shufflenet_v2_x0_5 mobilenet_v3_small regnet_x_400mf efficientnet_b2; do
+# every other test.)  The video classifiers r3d_18 (3x3x3 convolutions,
+# stride 2 in time too) and r2plus1d_18 (1x3x3 then 3x1x1) on an 8-frame
+# 112x112 clip are the only 3-D convolutions any test runs at -O2.
+for name in mnasnet0_5 shufflenet_v2_x0_5 mobilenet_v3_small regnet_x_400mf efficientnet_b2 \
+        r3d_18 r2plus1d_18; do
     log=$OUT/torchvision-$name.log
     d=$OUT/torchvision
     {
