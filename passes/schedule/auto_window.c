@@ -86,7 +86,16 @@ typedef struct dw_info {
     const ir_var *vf, *vq;
     int xdim;              /* X's dimension indexed by f */
     int64_t F, Q, taps;
+    bool bytes;            /* an i32 sum of widened-byte products (int8) */
 } dw_info;
+
+/* An i32 sum of products of widened bytes (an int8 depthwise convolution,
+ * int8.c): its lanes are exact i32 multiply-adds in the interpreter's order
+ * whichever way the loops run, so it takes a float one's schedule. */
+static bool depthwise_byte_sum(const ir_stmt *st)
+{
+    return st->buf->dtype == IR_I32 && sch_int8_vector_store(st);
+}
 
 static bool classify_depthwise(const ir_stmt *b, dw_info *o)
 {
@@ -94,13 +103,14 @@ static bool classify_depthwise(const ir_stmt *b, dw_info *o)
     if (!b->init || !body || body->kind != IR_S_STORE || !body->value ||
         body->value->kind != IR_ADD || body->value->a->kind != IR_LOAD ||
         body->value->a->buf != body->buf || body->value->b->kind != IR_MUL ||
-        !ir_dtype_is_float(body->buf->dtype) || body->nargs < 2 ||
+        !(ir_dtype_is_float(body->buf->dtype) || depthwise_byte_sum(body)) || body->nargs < 2 ||
         body->args[body->nargs - 1]->kind != IR_VAR)
         return false;
     bool g = false;
     const ir_expr *o1 = unguarded_load(body->value->b->a, &g), *o2 = unguarded_load(body->value->b->b, &g);
     if (!o1 || !o2)
         return false;
+    o->bytes = !ir_dtype_is_float(body->buf->dtype);
     o->vq = body->args[body->nargs - 1]->var;
     o->X = load_uses(o1, o->vq) ? o1 : o2;
     o->W = o->X == o1 ? o2 : o1;
@@ -249,6 +259,16 @@ static bool depthwise_channels_last(const auto_ctx *a, const dw_info *o)
         return depthwise_row_chunk(a, o->Q) > 0;
     if (o->Q >= L)
         return false;
+    /* int8: along rows, each row's few vectors also compute the write-back's
+     * requantization (dequantize, bias, clip, quantize: a division, rint,
+     * clamps, narrowing) per vector, where channels-last computes it on
+     * whole vectors of 16 channels; every 3x3 of QDQ MobileNetV2 on 14x14
+     * and 7x7 (stride 1 and 2, 1 thread) ran 1.8-4.5 times faster
+     * channels-last, with its quantize then a kernel of its own (14x14:
+     * rows 77 us, channels 38 + 8; 7x7: 66 against 17 + 5;
+     * bench/results/int8b_s12.txt) */
+    if (o->bytes)
+        return true;
     int64_t r = o->Q % L;
     int64_t chunks = o->Q / L + (r >= 8) + ((r % 8) >= 4) + r % 4;
     int64_t lw = L;
