@@ -1423,9 +1423,10 @@ bool cg_cache_say_full(const char *top, const char *what)
     return true;
 }
 
-/* How long trimming waits for the lock (other processes hold it shared for
- * as long as it takes them to open an entry) before it leaves the trim to
- * the next writer. */
+/* How long a trim that has to count or remove waits for the lock (other
+ * processes hold it shared for as long as it takes them to open an entry,
+ * a split build until its link) before it leaves the trim to the next
+ * writer; a trim within the cap does not wait (note_written). */
 enum { TRIM_WAIT_MS = 2000, TRIM_POLL_MS = 10 };
 
 /* One file of an entry: in the folder top (run 0) or top/run (run 1). */
@@ -1550,15 +1551,15 @@ static void remove_group(const char *top, const char *run_dir, const cache_file 
     }
 }
 
-/* Takes the folder's lock exclusively, waiting up to TRIM_WAIT_MS; -1 when
- * it cannot be had. */
-static int lock_exclusive(const char *top)
+/* Takes the folder's lock exclusively, waiting up to wait_ms; -1 when it
+ * cannot be had. */
+static int lock_exclusive(const char *top, int wait_ms)
 {
     int fd = open_lock(top);
     for (int waited = 0; fd >= 0; waited += TRIM_POLL_MS) {
         if (lock_file(fd, LOCK_EX | LOCK_NB) == 0)
             return fd;
-        if (errno != EWOULDBLOCK || waited >= TRIM_WAIT_MS)
+        if (errno != EWOULDBLOCK || waited >= wait_ms)
             break;
         nanosleep(&(struct timespec){0, TRIM_POLL_MS * 1000000L}, NULL);
     }
@@ -1584,17 +1585,29 @@ void cg_cache_wrote(long long bytes)
         atomic_fetch_add(&bytes_written, bytes);
 }
 
-/* The usage the lock file holds (its bytes, when they were counted);
- * false when it holds none. */
+/* The usage the lock file holds (its bytes, when they were counted, plus
+ * what the lines writers appended since add: note_written); false when it
+ * holds none, or a line that is not one of those (half written: the
+ * folder is counted again). */
 static bool read_usage(int lock, long long *bytes, long long *counted)
 {
-    char buf[96];
+    char buf[8192];
     ssize_t n = pread(lock, buf, sizeof buf - 1, 0);
-    if (n <= 0)
-        return false;
+    if (n <= 0 || n == (ssize_t)sizeof buf - 1)
+        return false;   /* none, or so many lines that a count is due anyway */
     buf[n] = 0;
-    return sscanf(buf, "tec cache usage %lld bytes counted at %lld", bytes, counted) == 2 &&
-           *bytes >= 0;
+    int used;
+    if (sscanf(buf, "tec cache usage %lld bytes counted at %lld\n%n", bytes, counted, &used) != 2 ||
+        *bytes < 0)
+        return false;
+    for (const char *line = buf + used; *line; line += used) {
+        long long wrote;
+        used = 0;
+        if (sscanf(line, "tec cache wrote %lld bytes\n%n", &wrote, &used) != 1 || used == 0 ||
+            wrote < 0 || __builtin_add_overflow(*bytes, wrote, bytes))
+            return false;
+    }
+    return true;
 }
 
 static void write_usage(int lock, long long bytes, long long counted)
@@ -1606,12 +1619,44 @@ static void write_usage(int lock, long long bytes, long long counted)
         (void)ftruncate(lock, 0);   /* half a line: counted again next time */
 }
 
+/* The fast way out of a trim while other processes hold the lock (a split
+ * build holds it shared from finding its objects until its link, seconds):
+ * under the lock shared, when the usage recorded, with what this process
+ * wrote, is fresh and within `limit`, appends a line with what it wrote
+ * (the next trim adds it; O_APPEND: lines of several writers do not
+ * overwrite each other) and returns true without waiting for the lock.
+ * False when a trim has to count or remove: then it waits for the lock. */
+static bool note_written(const char *top, long long limit)
+{
+    int lock = cg_cache_hold(top);   /* waits only for a trim that runs */
+    long long usage, counted, now = (long long)time(NULL);
+    long long added = atomic_load(&bytes_written);
+    bool within = lock >= 0 && read_usage(lock, &usage, &counted) &&
+                  !__builtin_add_overflow(usage, added, &usage) && usage <= limit &&
+                  now >= counted && now - counted < RECOUNT_SECONDS;
+    if (within && added > 0) {
+        char line[64];
+        int n = snprintf(line, sizeof line, "tec cache wrote %lld bytes\n", added);
+        int flags = fcntl(lock, F_GETFL);
+        within = flags >= 0 && fcntl(lock, F_SETFL, flags | O_APPEND) == 0 &&
+                 write(lock, line, (size_t)n) == n;   /* a half line: counted next time */
+        if (within)
+            atomic_fetch_sub(&bytes_written, added);
+    }
+    cg_cache_release(lock);
+    return within;
+}
+
 void cg_cache_trim(const char *top, bool verbose)
 {
     long long limit = cg_cache_limit();
     if (limit < 0)
         limit = LLONG_MAX;   /* no cap: the usage still counted, for a cap set later */
-    int lock = lock_exclusive(top);
+    int lock = lock_exclusive(top, 0);
+    if (lock < 0 && note_written(top, limit))
+        return;
+    if (lock < 0)
+        lock = lock_exclusive(top, TRIM_WAIT_MS);   /* over the cap, or to be counted */
     if (lock < 0) {
         if (verbose)
             fprintf(stderr, "tec: cache: not trimmed: its lock %s/.lock is busy or cannot be "
