@@ -1869,6 +1869,7 @@ typedef struct tu_job {
     char *path;             /* its object file */
     size_t size;
     bool reused;            /* the object was in the cache */
+    bool glue;              /* the glue unit (glue_job) */
     bool ok;
     build_trouble trouble;
     diag d;                 /* what its build reported, replayed in order */
@@ -2148,7 +2149,12 @@ static char *unit_text(const cg_csplit *sp, const int *units, int n, const char 
  * defines each as the shared code's symbol, `symbol = name;` (GNU ld, gold
  * and lld read a script among the inputs as one more input).  A
  * forwarder costs the compiler about 1 ms at -O2, as much as a small
- * kernel: 319 of MaxViT-T's 732 kernels are plain.  Writes the script,
+ * kernel: 319 of MaxViT-T's 732 kernels are plain.  The aliases rely on
+ * the tec_c_* functions having the default visibility (the units are
+ * built without -fvisibility=hidden): the exported kernels must be dynamic
+ * symbols of the shared object, as the forwarders were.  A link that fails with the script links a glue with every
+ * forwarder instead (build_split): a linker or compiler driver that does
+ * not take a script among its inputs still builds.  Writes the script,
  * when some kernel is plain, into a new folder .tec-XXXXXX in dir; its
  * path goes to *script (NULL when none is plain); false after a
  * diagnostic (or with *trouble). */
@@ -2198,6 +2204,42 @@ static void remove_alias_script(char *script)
     free(script);
 }
 
+/* The glue unit's job: the globals, the forwarders (but the plain ones
+ * with `aliases`), the entry's key (NULL: none).  It runs no loop: built
+ * as cold code. */
+static tu_job glue_job(const cg_csplit *sp, const char *key, bool aliases, const split_ctx *x,
+                       bool *oom)
+{
+    cg_text glue = {0};
+    text_putn(&glue, sp->glue_prelude, strlen(sp->glue_prelude));
+    for (int i = 0; i < sp->n; i++)
+        if (!(aliases && sp->units[i].plain))
+            text_putn(&glue, sp->units[i].glue, strlen(sp->units[i].glue));
+    if (key)
+        text_printf(&glue, "\n/* The kernel cache key this object was built for. */\n"
+                    "const char " CACHE_KEY_SYMBOL "[] = \"%s\";\n", key);
+    *oom |= glue.oom;
+    return (tu_job){.text = glue.p, .flags = x->cold_flags ? x->cold_flags : x->obj_flags,
+                    .glue = true};
+}
+
+/* Names job's object file (in dir, the cache with `reuse`, by the key of
+ * its text and flags) and sees whether the cache has it; false after a
+ * diagnostic. */
+static bool place_job(tu_job *job, const char *dir, bool reuse, const split_ctx *x, diag *d)
+{
+    char hex[65], name[80];
+    key_digest(job->flags == x->obj_flags ? x->obj_prefix : x->cold_prefix, job->text, hex);
+    snprintf(name, sizeof name, "%s%s.o", job->private_obj ? ".tec-lib-" : "", hex);
+    if (!(job->path = path_join(job->dir ? job->dir : dir, name))) {
+        oom(d);
+        return false;
+    }
+    job->size = strlen(job->text);
+    job->reused = reuse && !job->private_obj && object_usable(job->path, d);
+    return true;
+}
+
 /* Builds the split file sp into final_path: objects go into dir (the
  * cache with `reuse`, else a temporary directory, emptied afterwards);
  * `key`, when not NULL, is the entry's cache key for the glue unit. */
@@ -2219,16 +2261,7 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
      * makes aliases; a library of its own keeps them all, for its version
      * script and objcopy), the key.  It runs no loop: built as cold code. */
     bool aliases = !x->link_dir;
-    cg_text glue = {0};
-    text_putn(&glue, sp->glue_prelude, strlen(sp->glue_prelude));
-    for (int i = 0; i < sp->n; i++)
-        if (!(aliases && sp->units[i].plain))
-            text_putn(&glue, sp->units[i].glue, strlen(sp->units[i].glue));
-    if (key)
-        text_printf(&glue, "\n/* The kernel cache key this object was built for. */\n"
-                    "const char " CACHE_KEY_SYMBOL "[] = \"%s\";\n", key);
-    text_oom |= glue.oom;
-    jobs[n++] = (tu_job){.text = glue.p, .flags = x->cold_flags ? x->cold_flags : x->obj_flags};
+    jobs[n++] = glue_job(sp, key, aliases, x, &text_oom);
     /* The distinct kernels: prepack ones into the cold unit, small ones
      * bundled (see bundle_units), the others a unit each. */
     int *order = calloc((size_t)sp->n + 1, sizeof *order), *coldu = calloc((size_t)sp->n + 1, sizeof *coldu);
@@ -2294,16 +2327,8 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
     lock = reuse ? cg_cache_hold(dir) : -1;
     int reused = 0;
     for (int i = 0; i < n; i++) {
-        char hex[65], name[80];
-        key_digest(jobs[i].flags == x->obj_flags ? x->obj_prefix : x->cold_prefix, jobs[i].text,
-                   hex);
-        snprintf(name, sizeof name, "%s%s.o", jobs[i].private_obj ? ".tec-lib-" : "", hex);
-        if (!(jobs[i].path = path_join(jobs[i].dir ? jobs[i].dir : dir, name))) {
-            oom(d);
+        if (!place_job(&jobs[i], dir, reuse, x, d))
             goto out;
-        }
-        jobs[i].size = strlen(jobs[i].text);
-        jobs[i].reused = reuse && !jobs[i].private_obj && object_usable(jobs[i].path, d);
         reused += jobs[i].reused;
     }
     qsort(jobs, (size_t)n, sizeof *jobs, by_size_desc);
@@ -2323,6 +2348,39 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
         inputs[i] = jobs[i].path;
     int ninputs = n + (script != NULL);
     inputs[n] = script;
+    if (script) {
+        /* A linker that does not take the script (one that reads no
+         * `symbol = name;` among its inputs) links a glue with every
+         * forwarder instead, as before the aliases. */
+        diag quiet;
+        diag_init(&quiet, NULL);
+        ok = link_objects(inputs, ninputs, dir, final_path, x, o, trouble, &quiet);
+        diag_fini(&quiet);
+        if (ok || (trouble && (trouble->vanished || trouble->disk_full)))
+            goto out;
+        if (o && o->verbose)
+            fprintf(d->out ? d->out : stderr, "tec: the link with the kernels' aliases failed: "
+                    "linked with a forwarder each instead\n");
+        int g = 0;
+        while (!jobs[g].glue)
+            g++;
+        tu_job forwarders = glue_job(sp, key, false, x, &text_oom);
+        if (text_oom || !place_job(&forwarders, dir, reuse, x, d)) {
+            if (text_oom)
+                oom(d);
+            free(forwarders.text);
+            free(forwarders.path);
+            goto out;
+        }
+        reused += forwarders.reused - jobs[g].reused;
+        free(jobs[g].text);
+        free(jobs[g].path);
+        jobs[g] = forwarders;
+        if (!run_jobs(&jobs[g], 1, dir, x->cc, o, trouble, d))
+            goto out;
+        inputs[g] = jobs[g].path;
+        ninputs = n;
+    }
     if (reused) {
         /* A cached object cut short (or not one tec made, or trimmed since
          * it was found) fails the link: then every object is built again,
