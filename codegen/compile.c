@@ -1571,7 +1571,9 @@ static int lock_exclusive(const char *top, int wait_ms)
 /* Counting the entries' bytes means a stat of every file (20,000 files:
  * 40 ms of CPU), so a trim counts only when the folder may be over its
  * cap: the lock file holds the bytes counted last and when, plus what
- * writers wrote since (cg_cache_wrote; more than they added when they
+ * writers wrote since (cg_cache_wrote; added into that line by a trim
+ * that had the lock, or appended as a line of its own by one that did not
+ * wait for it: note_written; more than they added when they
  * replaced an entry, which only brings the next count forward).  Writers
  * that do not add theirs (an older tec) are caught by the count an hour
  * after the last. */
