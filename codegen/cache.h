@@ -53,8 +53,10 @@ void cg_cache_wrote(long long bytes);
 /* When the cache folder `top` holds more than cg_cache_limit() bytes of
  * entries, removes the least recently used until the rest fit in nine
  * tenths of it; with verbose, says what it
- * removed on stderr.  Waits a while for the folder's lock, else leaves the
- * trim to the next process that writes an entry. */
+ * removed on stderr.  Within the cap it does not wait for the folder's
+ * lock (it records what this process wrote for the next trim); over it,
+ * it waits a while for the lock, else leaves the trim to the next process
+ * that writes an entry. */
 void cg_cache_trim(const char *top, bool verbose);
 
 /* A descriptor of the cache entry so_path that cg_compile handed out and

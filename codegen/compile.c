@@ -1423,9 +1423,10 @@ bool cg_cache_say_full(const char *top, const char *what)
     return true;
 }
 
-/* How long trimming waits for the lock (other processes hold it shared for
- * as long as it takes them to open an entry) before it leaves the trim to
- * the next writer. */
+/* How long a trim that has to count or remove waits for the lock (other
+ * processes hold it shared for as long as it takes them to open an entry,
+ * a split build until its link) before it leaves the trim to the next
+ * writer; a trim within the cap does not wait (note_written). */
 enum { TRIM_WAIT_MS = 2000, TRIM_POLL_MS = 10 };
 
 /* One file of an entry: in the folder top (run 0) or top/run (run 1). */
@@ -1550,15 +1551,15 @@ static void remove_group(const char *top, const char *run_dir, const cache_file 
     }
 }
 
-/* Takes the folder's lock exclusively, waiting up to TRIM_WAIT_MS; -1 when
- * it cannot be had. */
-static int lock_exclusive(const char *top)
+/* Takes the folder's lock exclusively, waiting up to wait_ms; -1 when it
+ * cannot be had. */
+static int lock_exclusive(const char *top, int wait_ms)
 {
     int fd = open_lock(top);
     for (int waited = 0; fd >= 0; waited += TRIM_POLL_MS) {
         if (lock_file(fd, LOCK_EX | LOCK_NB) == 0)
             return fd;
-        if (errno != EWOULDBLOCK || waited >= TRIM_WAIT_MS)
+        if (errno != EWOULDBLOCK || waited >= wait_ms)
             break;
         nanosleep(&(struct timespec){0, TRIM_POLL_MS * 1000000L}, NULL);
     }
@@ -1570,7 +1571,9 @@ static int lock_exclusive(const char *top)
 /* Counting the entries' bytes means a stat of every file (20,000 files:
  * 40 ms of CPU), so a trim counts only when the folder may be over its
  * cap: the lock file holds the bytes counted last and when, plus what
- * writers wrote since (cg_cache_wrote; more than they added when they
+ * writers wrote since (cg_cache_wrote; added into that line by a trim
+ * that had the lock, or appended as a line of its own by one that did not
+ * wait for it: note_written; more than they added when they
  * replaced an entry, which only brings the next count forward).  Writers
  * that do not add theirs (an older tec) are caught by the count an hour
  * after the last. */
@@ -1584,17 +1587,29 @@ void cg_cache_wrote(long long bytes)
         atomic_fetch_add(&bytes_written, bytes);
 }
 
-/* The usage the lock file holds (its bytes, when they were counted);
- * false when it holds none. */
+/* The usage the lock file holds (its bytes, when they were counted, plus
+ * what the lines writers appended since add: note_written); false when it
+ * holds none, or a line that is not one of those (half written: the
+ * folder is counted again). */
 static bool read_usage(int lock, long long *bytes, long long *counted)
 {
-    char buf[96];
+    char buf[8192];
     ssize_t n = pread(lock, buf, sizeof buf - 1, 0);
-    if (n <= 0)
-        return false;
+    if (n <= 0 || n == (ssize_t)sizeof buf - 1)
+        return false;   /* none, or so many lines that a count is due anyway */
     buf[n] = 0;
-    return sscanf(buf, "tec cache usage %lld bytes counted at %lld", bytes, counted) == 2 &&
-           *bytes >= 0;
+    int used;
+    if (sscanf(buf, "tec cache usage %lld bytes counted at %lld\n%n", bytes, counted, &used) != 2 ||
+        *bytes < 0)
+        return false;
+    for (const char *line = buf + used; *line; line += used) {
+        long long wrote;
+        used = 0;
+        if (sscanf(line, "tec cache wrote %lld bytes\n%n", &wrote, &used) != 1 || used == 0 ||
+            wrote < 0 || __builtin_add_overflow(*bytes, wrote, bytes))
+            return false;
+    }
+    return true;
 }
 
 static void write_usage(int lock, long long bytes, long long counted)
@@ -1606,12 +1621,44 @@ static void write_usage(int lock, long long bytes, long long counted)
         (void)ftruncate(lock, 0);   /* half a line: counted again next time */
 }
 
+/* The fast way out of a trim while other processes hold the lock (a split
+ * build holds it shared from finding its objects until its link, seconds):
+ * under the lock shared, when the usage recorded, with what this process
+ * wrote, is fresh and within `limit`, appends a line with what it wrote
+ * (the next trim adds it; O_APPEND: lines of several writers do not
+ * overwrite each other) and returns true without waiting for the lock.
+ * False when a trim has to count or remove: then it waits for the lock. */
+static bool note_written(const char *top, long long limit)
+{
+    int lock = cg_cache_hold(top);   /* waits only for a trim that runs */
+    long long usage, counted, now = (long long)time(NULL);
+    long long added = atomic_load(&bytes_written);
+    bool within = lock >= 0 && read_usage(lock, &usage, &counted) &&
+                  !__builtin_add_overflow(usage, added, &usage) && usage <= limit &&
+                  now >= counted && now - counted < RECOUNT_SECONDS;
+    if (within && added > 0) {
+        char line[64];
+        int n = snprintf(line, sizeof line, "tec cache wrote %lld bytes\n", added);
+        int flags = fcntl(lock, F_GETFL);
+        within = flags >= 0 && fcntl(lock, F_SETFL, flags | O_APPEND) == 0 &&
+                 write(lock, line, (size_t)n) == n;   /* a half line: counted next time */
+        if (within)
+            atomic_fetch_sub(&bytes_written, added);
+    }
+    cg_cache_release(lock);
+    return within;
+}
+
 void cg_cache_trim(const char *top, bool verbose)
 {
     long long limit = cg_cache_limit();
     if (limit < 0)
         limit = LLONG_MAX;   /* no cap: the usage still counted, for a cap set later */
-    int lock = lock_exclusive(top);
+    int lock = lock_exclusive(top, 0);
+    if (lock < 0 && note_written(top, limit))
+        return;
+    if (lock < 0)
+        lock = lock_exclusive(top, TRIM_WAIT_MS);   /* over the cap, or to be counted */
     if (lock < 0) {
         if (verbose)
             fprintf(stderr, "tec: cache: not trimmed: its lock %s/.lock is busy or cannot be "
@@ -1824,6 +1871,7 @@ typedef struct tu_job {
     char *path;             /* its object file */
     size_t size;
     bool reused;            /* the object was in the cache */
+    bool glue;              /* the glue unit (glue_job) */
     bool ok;
     build_trouble trouble;
     diag d;                 /* what its build reported, replayed in order */
@@ -2103,7 +2151,12 @@ static char *unit_text(const cg_csplit *sp, const int *units, int n, const char 
  * defines each as the shared code's symbol, `symbol = name;` (GNU ld, gold
  * and lld read a script among the inputs as one more input).  A
  * forwarder costs the compiler about 1 ms at -O2, as much as a small
- * kernel: 319 of MaxViT-T's 732 kernels are plain.  Writes the script,
+ * kernel: 319 of MaxViT-T's 732 kernels are plain.  The aliases rely on
+ * the tec_c_* functions having the default visibility (the units are
+ * built without -fvisibility=hidden): the exported kernels must be dynamic
+ * symbols of the shared object, as the forwarders were.  A link that fails with the script links a glue with every
+ * forwarder instead (build_split): a linker or compiler driver that does
+ * not take a script among its inputs still builds.  Writes the script,
  * when some kernel is plain, into a new folder .tec-XXXXXX in dir; its
  * path goes to *script (NULL when none is plain); false after a
  * diagnostic (or with *trouble). */
@@ -2153,6 +2206,42 @@ static void remove_alias_script(char *script)
     free(script);
 }
 
+/* The glue unit's job: the globals, the forwarders (but the plain ones
+ * with `aliases`), the entry's key (NULL: none).  It runs no loop: built
+ * as cold code. */
+static tu_job glue_job(const cg_csplit *sp, const char *key, bool aliases, const split_ctx *x,
+                       bool *oom)
+{
+    cg_text glue = {0};
+    text_putn(&glue, sp->glue_prelude, strlen(sp->glue_prelude));
+    for (int i = 0; i < sp->n; i++)
+        if (!(aliases && sp->units[i].plain))
+            text_putn(&glue, sp->units[i].glue, strlen(sp->units[i].glue));
+    if (key)
+        text_printf(&glue, "\n/* The kernel cache key this object was built for. */\n"
+                    "const char " CACHE_KEY_SYMBOL "[] = \"%s\";\n", key);
+    *oom |= glue.oom;
+    return (tu_job){.text = glue.p, .flags = x->cold_flags ? x->cold_flags : x->obj_flags,
+                    .glue = true};
+}
+
+/* Names job's object file (in dir, the cache with `reuse`, by the key of
+ * its text and flags) and sees whether the cache has it; false after a
+ * diagnostic. */
+static bool place_job(tu_job *job, const char *dir, bool reuse, const split_ctx *x, diag *d)
+{
+    char hex[65], name[80];
+    key_digest(job->flags == x->obj_flags ? x->obj_prefix : x->cold_prefix, job->text, hex);
+    snprintf(name, sizeof name, "%s%s.o", job->private_obj ? ".tec-lib-" : "", hex);
+    if (!(job->path = path_join(job->dir ? job->dir : dir, name))) {
+        oom(d);
+        return false;
+    }
+    job->size = strlen(job->text);
+    job->reused = reuse && !job->private_obj && object_usable(job->path, d);
+    return true;
+}
+
 /* Builds the split file sp into final_path: objects go into dir (the
  * cache with `reuse`, else a temporary directory, emptied afterwards);
  * `key`, when not NULL, is the entry's cache key for the glue unit. */
@@ -2174,16 +2263,7 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
      * makes aliases; a library of its own keeps them all, for its version
      * script and objcopy), the key.  It runs no loop: built as cold code. */
     bool aliases = !x->link_dir;
-    cg_text glue = {0};
-    text_putn(&glue, sp->glue_prelude, strlen(sp->glue_prelude));
-    for (int i = 0; i < sp->n; i++)
-        if (!(aliases && sp->units[i].plain))
-            text_putn(&glue, sp->units[i].glue, strlen(sp->units[i].glue));
-    if (key)
-        text_printf(&glue, "\n/* The kernel cache key this object was built for. */\n"
-                    "const char " CACHE_KEY_SYMBOL "[] = \"%s\";\n", key);
-    text_oom |= glue.oom;
-    jobs[n++] = (tu_job){.text = glue.p, .flags = x->cold_flags ? x->cold_flags : x->obj_flags};
+    jobs[n++] = glue_job(sp, key, aliases, x, &text_oom);
     /* The distinct kernels: prepack ones into the cold unit, small ones
      * bundled (see bundle_units), the others a unit each. */
     int *order = calloc((size_t)sp->n + 1, sizeof *order), *coldu = calloc((size_t)sp->n + 1, sizeof *coldu);
@@ -2249,16 +2329,8 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
     lock = reuse ? cg_cache_hold(dir) : -1;
     int reused = 0;
     for (int i = 0; i < n; i++) {
-        char hex[65], name[80];
-        key_digest(jobs[i].flags == x->obj_flags ? x->obj_prefix : x->cold_prefix, jobs[i].text,
-                   hex);
-        snprintf(name, sizeof name, "%s%s.o", jobs[i].private_obj ? ".tec-lib-" : "", hex);
-        if (!(jobs[i].path = path_join(jobs[i].dir ? jobs[i].dir : dir, name))) {
-            oom(d);
+        if (!place_job(&jobs[i], dir, reuse, x, d))
             goto out;
-        }
-        jobs[i].size = strlen(jobs[i].text);
-        jobs[i].reused = reuse && !jobs[i].private_obj && object_usable(jobs[i].path, d);
         reused += jobs[i].reused;
     }
     qsort(jobs, (size_t)n, sizeof *jobs, by_size_desc);
@@ -2278,6 +2350,39 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
         inputs[i] = jobs[i].path;
     int ninputs = n + (script != NULL);
     inputs[n] = script;
+    if (script) {
+        /* A linker that does not take the script (one that reads no
+         * `symbol = name;` among its inputs) links a glue with every
+         * forwarder instead, as before the aliases. */
+        diag quiet;
+        diag_init(&quiet, NULL);
+        ok = link_objects(inputs, ninputs, dir, final_path, x, o, trouble, &quiet);
+        diag_fini(&quiet);
+        if (ok || (trouble && (trouble->vanished || trouble->disk_full)))
+            goto out;
+        if (o && o->verbose)
+            fprintf(d->out ? d->out : stderr, "tec: the link with the kernels' aliases failed: "
+                    "linked with a forwarder each instead\n");
+        int g = 0;
+        while (!jobs[g].glue)
+            g++;
+        tu_job forwarders = glue_job(sp, key, false, x, &text_oom);
+        if (text_oom || !place_job(&forwarders, dir, reuse, x, d)) {
+            if (text_oom)
+                oom(d);
+            free(forwarders.text);
+            free(forwarders.path);
+            goto out;
+        }
+        reused += forwarders.reused - jobs[g].reused;
+        free(jobs[g].text);
+        free(jobs[g].path);
+        jobs[g] = forwarders;
+        if (!run_jobs(&jobs[g], 1, dir, x->cc, o, trouble, d))
+            goto out;
+        inputs[g] = jobs[g].path;
+        ninputs = n;
+    }
     if (reused) {
         /* A cached object cut short (or not one tec made, or trimmed since
          * it was found) fails the link: then every object is built again,

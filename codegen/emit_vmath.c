@@ -33,7 +33,10 @@
  *         3.0e-8, half the spacing of f32 below 1); coefficients fitted
  *         for the least maximum absolute error (tools/fit_erf.py: 1.0e-7
  *         in exact arithmetic); in f32 3.7e-7 absolute and 6.1 ulp over
- *         every float (bench/vmath_sweep.sh; Abramowitz and Stegun's
+ *         every float in the AVX-512 variant (bench/vmath_sweep.sh sweeps
+ *         only the 16 lanes of an AVX-512 target; the generic variant is
+ *         sampled, on the million inputs above, by
+ *         testsuite/cli/vmath_accuracy.sh at x86-64-v3; Abramowitz and Stegun's
  *         7.1.26 with a series below 0.5, used before: 3.9e-7 and 6.6 ulp
  *         in twice the time, two branches and an exp); the result
  *         clamped to +-1, which it reaches (+-inf give +-1: GELU's
