@@ -413,15 +413,15 @@ static double balance(int64_t e, int threads)
  * (v_small: V's bytes at most U's; u_loop, v_loop: which of the loops
  * only U's or only V's indices use): then U's first loop after a picked
  * loop of V's (the column panels; the map's rows) moves when its
- * iterations split no more than a tenth less evenly, as each thread reads
+ * iterations split as evenly among the threads, as each thread reads
  * its own rows of U and all of V instead of all of U and its share of V,
  * and when U's producer split its rows among the threads too, rows that
  * thread wrote.  DenseNet-121's 1x1
  * convolutions (128+32k -> 128) on 28x28, 4 panels of 32 or 28 rows on two
  * threads: 5-8% less each; ResNet-18's 3x3 64 -> 128 of stride 2 (V 295
- * KB, U 803 KB), 807 to 713 us.  SqueezeNet's 48 -> 192 on 13x13 (V 37 KB,
- * U 32 KB) gains 3-5 us as rows, but MobileNetV2's 64 -> 384 on 14x14 (V 98
- * KB, U 50 KB) loses 15%: not when V is larger. */
+ * KB, U 803 KB), 807 to 713 us.  MobileNetV2's 64 -> 384 on 14x14 (V 98
+ * KB, U 50 KB) loses 15% as rows: not when V is larger; Inception-v3's 1x1
+ * 768 -> 192 on 17x17 (6 panels, 9 and 8 rows) 3-11%: not less evenly. */
 static int parallel_pick(const auto_ctx *a, const int64_t *exts, int n, bool free_order,
                          const bool *u_loop, const bool *v_loop, bool v_small, bool *moved)
 {
@@ -442,7 +442,7 @@ static int parallel_pick(const auto_ctx *a, const int64_t *exts, int n, bool fre
     while (rows < n && !u_loop[rows])
         rows++;
     if (v_small && v_loop[pick] && rows < n && exts[rows] >= 2 * T &&
-        balance(exts[rows], T) >= balance(exts[pick], T) - 0.1) {
+        balance(exts[rows], T) >= balance(exts[pick], T)) {
         *moved = true;
         return rows;
     }
