@@ -416,12 +416,12 @@ static double balance(int64_t e, int threads)
  * iterations split as evenly among the threads, as each thread reads
  * its own rows of U and all of V instead of all of U and its share of V,
  * and when U's producer split its rows among the threads too, rows that
- * thread wrote.  DenseNet-121's 1x1
- * convolutions (128+32k -> 128) on 28x28, 4 panels of 32 or 28 rows on two
- * threads: 5-8% less each; ResNet-18's 3x3 64 -> 128 of stride 2 (V 295
- * KB, U 803 KB), 807 to 713 us.  MobileNetV2's 64 -> 384 on 14x14 (V 98
- * KB, U 50 KB) loses 15% as rows: not when V is larger; Inception-v3's 1x1
- * 768 -> 192 on 17x17 (6 panels, 9 and 8 rows) 3-11%: not less evenly. */
+ * thread wrote.  DenseNet-121's 36 1x1 convolutions 128+32k -> 128 on
+ * 28x28 and 14x14 (4 panels of 32 channels against 28 or 14 rows): their
+ * sum 3-4% less on two threads in three runs of four (equal in the
+ * fourth).  MobileNetV2's 64 -> 384 on 14x14 (V 98 KB, U 50 KB) loses 15%
+ * as rows: not when V is larger; Inception-v3's 768 -> 192 on 17x17 (6
+ * panels, 9 and 8 rows) 3-11%: not less evenly. */
 static int parallel_pick(const auto_ctx *a, const int64_t *exts, int n, bool free_order,
                          const bool *u_loop, const bool *v_loop, bool v_small, bool *moved)
 {
