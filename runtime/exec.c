@@ -604,8 +604,10 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
     /* on all threads: the temps where the plan puts them, or apart (its
      * times, unlike one thread's, are not kept apart by the way the threads
      * wait: a try would otherwise find no time with the plan when the way
-     * changed, as it does on a loaded machine, and end at once) */
-    if (timed && !one && r->spread_bytes)
+     * changed, as it does on a loaded machine, and end at once); the
+     * round trip is not measured while other processes hold the
+     * processors: the partner may not run, and the probe would spin */
+    if (timed && !one && !busy && r->spread_bytes)
         skip_try_if_near(&r->placement, &rtt);
     bool apart = timed && !one && r->spread_bytes && rt_one_thread_before(&r->placement, false);
     rt_run_place_apart(r, apart);
