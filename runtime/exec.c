@@ -544,16 +544,24 @@ bool rt_run_call(rt_run *r, const rt_run_options *o, int c, char *err, size_t er
     return run_one(r, o, &r->m->graph.calls[c], c, false, err, errlen);
 }
 
+/* The bytes of the placement apart, allocated and populated now (the
+ * first time); false when they cannot be (then never: spread_bytes 0). */
+static bool have_spread(rt_run *r)
+{
+    if (!r->spread && r->spread_bytes && !(r->spread = rt_zalloc(r->spread_bytes)))
+        r->spread_bytes = 0;
+    return r->spread != NULL;
+}
+
+void rt_run_prepare_repeats(rt_run *r, const rt_run_options *o)
+{
+    if (o->lib && o->threads > 1)
+        have_spread(r);
+}
+
 bool rt_run_place_apart(rt_run *r, bool apart)
 {
-    apart = apart && r->spread_bytes;
-    if (apart && !r->spread) {
-        /* (rt_zalloc makes its pages now, before the timed run) */
-        if (!(r->spread = rt_zalloc(r->spread_bytes))) {
-            r->spread_bytes = 0;
-            apart = false;
-        }
-    }
+    apart = apart && have_spread(r);
     if (apart == r->apart)
         return apart;
     for (int i = 0; i < r->nbufs; i++)
@@ -594,7 +602,7 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
         /* while other processes hold the processors, all threads, asleep:
          * each gets its share of the processors (the choice is made, and
          * tried, among the other runs; runtime/threads.h) */
-        if (!busy && !rt_threads_global()->one_thread) {
+        if (!busy && !rt_threads_one_thread_now()) {
             skip_try_if_near(&r->one_thread, &rtt);
             one = rt_one_thread_before(&r->one_thread, busy);
         }

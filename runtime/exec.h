@@ -130,6 +130,13 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d);
  * or the bytes cannot be allocated.  rt_run_execute chooses it by itself on
  * several threads. */
 bool rt_run_place_apart(rt_run *r, bool apart);
+/* Before a series of runs (after the first): makes what a later run may
+ * choose now, outside the runs: on several threads the bytes of the
+ * placement apart, whose pages rt_zalloc populates (3-7 ms for
+ * SqueezeNet's 19-27 MB, up to 190 ms where the kernel compacts memory
+ * for huge pages: the run that first tried the placement apart took that
+ * much longer, bench/results/runtime_s13.txt). */
+void rt_run_prepare_repeats(rt_run *r, const rt_run_options *o);
 /* Runs call c alone (safe to call from several threads for calls that
  * share no storage).  False with "in layer NAME: ..." in err; an internal
  * error's message starts with "internal error: runtime: ". */

@@ -419,6 +419,8 @@ bool rt_profile_run(rt_profile *p, rt_run *run, const rt_run_options *ro, diag *
             p->t0 = t;
         ok = rt_run_execute(run, ro, d);
         uint64_t end = rt_now_ns();
+        if (r < 0)   /* (after the warm-up) */
+            rt_run_prepare_repeats(run, ro);
         if (ok && r >= 0) {
             p->run_ns[r] = end - t;
             memcpy(&p->run_counts[(size_t)r * (size_t)p->nsites], p->counts,
@@ -544,6 +546,7 @@ bool rt_time_runs(rt_run *run, const rt_run_options *ro, int repeat, double *med
         return false;
     }
     bool ok = rt_run_execute(run, ro, d);   /* warm-up */
+    rt_run_prepare_repeats(run, ro);
     for (int r = 0; r < repeat && ok; r++) {
         uint64_t s = rt_now_ns();
         ok = rt_run_execute(run, ro, d);

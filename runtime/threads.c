@@ -56,7 +56,15 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
         s->busy_at_ns = r->now_ns;
         s->probe_at_ns = r->now_ns + RT_THREADS_PROBE_FIRST_NS;
     } else if (!s->busy) {
-        if (spinning_lost(s, r, threads)) {
+        /* A window that a stall alone made slow (another process's time
+         * slice, the kernel's throttling of real-time threads) must not
+         * send the threads to sleep for a back-off: the next window
+         * confirms.  A try of spinning is refuted at once (spinning beside
+         * competitors costs them the window). */
+        bool lost = spinning_lost(s, r, threads);
+        bool confirmed = lost && (s->probing || s->suspect);
+        s->suspect = lost && !confirmed;
+        if (confirmed) {
             s->busy = true;
             /* a refuted try backs off further; a first refutation waits
              * the least */
@@ -66,7 +74,7 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
                                                                           : 2 * s->backoff_ns;
             s->busy_at_ns = r->now_ns;
             s->probe_at_ns = r->now_ns + s->backoff_ns;
-        } else {
+        } else if (!lost) {
             s->backoff_ns = RT_THREADS_PROBE_MIN_NS;
         }
         s->probing = false;
@@ -344,15 +352,23 @@ static struct {
 
 static void no_work(void *p) { (void)p; }
 
-/* libgomp's GOMP_parallel, looked up where the kernels loaded it; NULL
- * without. */
+/* A symbol of the OpenMP runtime the kernels loaded (NULL before they
+ * did, and without one), looked up the first time it is found and kept in
+ * *slot: atomically, since runs on several threads (runtime/sched.c) may
+ * look at once; each finds the same. */
+static void *omp_symbol(_Atomic(void *) *slot, const char *name)
+{
+    void *f = atomic_load_explicit(slot, memory_order_acquire);
+    if (!f && (f = dlsym(RTLD_DEFAULT, name)))
+        atomic_store_explicit(slot, f, memory_order_release);
+    return f;
+}
+
+static _Atomic(void *) gomp_parallel_sym, thread_num_sym, team_size_sym;
+
 static gomp_parallel_fn gomp_parallel(void)
 {
-    if (!parked.parallel) {
-        dlerror();
-        parked.parallel = (gomp_parallel_fn)dlsym(RTLD_DEFAULT, "GOMP_parallel");
-    }
-    return parked.parallel;
+    return (gomp_parallel_fn)omp_symbol(&gomp_parallel_sym, "GOMP_parallel");
 }
 
 static void *parked_main(void *p)
@@ -381,7 +397,7 @@ static bool sleep_at_once(bool on)
         parked.running = false;
         return true;
     }
-    if (!gomp_parallel())
+    if (!(parked.parallel = gomp_parallel()))
         return false;
     cpu_set_t set;
     long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
@@ -449,11 +465,8 @@ static void round_trips_body(void *p)
 
 int64_t rt_threads_round_trip_ns(void)
 {
-    static omp_int_fn thread_num, team_size;
-    if (!thread_num) {
-        thread_num = (omp_int_fn)dlsym(RTLD_DEFAULT, "omp_get_thread_num");
-        team_size = (omp_int_fn)dlsym(RTLD_DEFAULT, "omp_get_num_threads");
-    }
+    omp_int_fn thread_num = (omp_int_fn)omp_symbol(&thread_num_sym, "omp_get_thread_num");
+    omp_int_fn team_size = (omp_int_fn)omp_symbol(&team_size_sym, "omp_get_num_threads");
     gomp_parallel_fn parallel = gomp_parallel();
     if (!parallel || !thread_num || !team_size)
         return -1;
@@ -467,13 +480,22 @@ static rt_threads_state global;
 static task_files files = {.self_stat = -2, .loadavg = -2};
 static atomic_flag deciding = ATOMIC_FLAG_INIT;
 static bool unreadable;   /* /proc does not tell: the threads keep spinning */
+/* global.busy and global.one_thread as the last decision left them, for
+ * callers that do not decide (another thread is deciding) */
+static atomic_bool now_busy, now_one_thread;
 
 const rt_threads_state *rt_threads_global(void) { return &global; }
+
+bool rt_threads_one_thread_now(void)
+{
+    return atomic_load_explicit(&now_one_thread, memory_order_relaxed);
+}
 
 bool rt_threads_before_call(cg_library *lib, int threads)
 {
     if (!cg_set_threads(lib, threads) || atomic_flag_test_and_set(&deciding))
-        return global.busy;   /* no parallel loops, or another thread is deciding */
+        /* no parallel loops, or another thread is deciding */
+        return atomic_load_explicit(&now_busy, memory_order_relaxed);
     rt_threads_state *s = &global;
     int64_t now = rt_threads_now_ns();
     /* a window of RT_THREADS_WINDOW_NS and RT_THREADS_WINDOW_CALLS timed
@@ -511,6 +533,8 @@ bool rt_threads_before_call(cg_library *lib, int threads)
         s->one_thread = s->busy && !sleep_at_once(true);
         if (!s->busy)
             sleep_at_once(false);
+        atomic_store_explicit(&now_busy, s->busy, memory_order_relaxed);
+        atomic_store_explicit(&now_one_thread, s->one_thread, memory_order_relaxed);
     }
     if (s->one_thread)
         cg_set_threads(lib, 1);

@@ -19,13 +19,19 @@
  * - spinning: how fast the calls run against their last times asleep
  *   (each call of a run is timed, rt_threads_after_call; the times are
  *   kept per call and way of waiting, in the run).  Slower by more than
- *   RT_THREADS_SLOWER, other processes hold the processors: the threads go
- *   to sleep at once between parallel loops ("busy").  Where most of the
+ *   RT_THREADS_SLOWER in two windows in a row, other processes hold the
+ *   processors: the threads go to sleep at once between parallel loops
+ *   ("busy").  One window does not decide: a single stall made it slow as
+ *   often (another process's time slice; under `chrt -f` the kernel's
+ *   throttling, which holds real-time threads 50 ms of every second they
+ *   run), and asleep the runs of ResNet-18 on the virtual machine of
+ *   bench/results/runtime_s13.txt took up to twice as long, for at least
+ *   RT_THREADS_PROBE_MIN_NS.  Where most of the
  *   window's calls have never run asleep, the time the process's threads
  *   spent runnable but not running tells instead (the kernel's per-thread
  *   run-queue wait, /proc/self/task/TID/schedstat): above
- *   RT_THREADS_WAIT_MAX of their time, busy.  The waiting alone misleads:
- *   on a virtual machine shared with other sessions' low-weight processes
+ *   RT_THREADS_WAIT_MAX of their time (in two windows in a row), busy.
+ *   The waiting alone misleads: on a virtual machine shared with other sessions' low-weight processes
  *   the threads waited 44% of their time while spinning ran MobileNetV2
  *   twice as fast as sleeping (bench/results/par_s7.txt).  Busy, the
  *   threads sleep by keeping a parked OpenMP team of one thread more than
@@ -133,6 +139,7 @@ typedef struct rt_threads_state {
     int64_t probe_at_ns;     /* busy: when to try spinning again */
     int64_t backoff_ns;      /* the back-off after the next refuted try */
     bool probing;            /* the window tries spinning */
+    bool suspect;            /* spinning lost the last window (once) */
     bool tried;              /* it tried before */
     /* the window's calls (rt_threads_after_call): their time, and the part
      * of it whose calls ran the other way before, with those times */
@@ -233,5 +240,8 @@ int64_t rt_threads_now_ns(void);
 
 /* The process's state (read it for --verbose after the runs). */
 const rt_threads_state *rt_threads_global(void);
+/* Whether busy runs use one thread now (rt_threads_state's one_thread as
+ * the last look left it; safe to call while other threads run calls). */
+bool rt_threads_one_thread_now(void);
 
 #endif
