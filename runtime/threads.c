@@ -56,13 +56,15 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
         s->busy_at_ns = r->now_ns;
         s->probe_at_ns = r->now_ns + RT_THREADS_PROBE_FIRST_NS;
     } else if (!s->busy) {
-        /* A window that a stall alone made slow (another process's time
-         * slice, the kernel's throttling of real-time threads) must not
-         * send the threads to sleep for a back-off: the next window
-         * confirms.  A try of spinning is refuted at once (spinning beside
-         * competitors costs them the window). */
+        /* A window that one stalled call made slow (the kernel's
+         * throttling of real-time threads, a preempted virtual processor)
+         * must not send the threads to sleep for a back-off: the next
+         * window confirms.  Competitors slow many calls; and a try of
+         * spinning is refuted at once (spinning beside competitors costs
+         * them the window). */
         bool lost = spinning_lost(s, r, threads);
-        bool confirmed = lost && (s->probing || s->suspect);
+        bool stall = 2 * r->max_call_ns > r->call_ns;
+        bool confirmed = lost && (!stall || s->probing || s->suspect);
         s->suspect = lost && !confirmed;
         if (confirmed) {
             s->busy = true;
@@ -513,8 +515,9 @@ bool rt_threads_before_call(cg_library *lib, int threads)
         int policy = sched_getscheduler(0);
         rt_threads_reading r = {.now_ns = now, .cpus = files.cpus,
                                 .call_ns = s->call_ns, .cmp_ns = s->cmp_ns, .ref_ns = s->ref_ns,
+                                .max_call_ns = s->max_call_ns,
                                 .realtime = policy == SCHED_FIFO || policy == SCHED_RR};
-        s->call_ns = s->cmp_ns = s->ref_ns = 0;
+        s->call_ns = s->cmp_ns = s->ref_ns = s->max_call_ns = 0;
         s->window_calls = 0;
         /* Other processes count only at the first look and while busy, and
          * not for real-time threads (rt_threads_decide): else the machine's
@@ -558,6 +561,8 @@ void rt_threads_after_call(int64_t ns, int64_t ref_ns)
     if (ns <= 0 || atomic_flag_test_and_set(&deciding))
         return;
     global.call_ns += ns;
+    if (ns > global.max_call_ns)
+        global.max_call_ns = ns;
     global.window_calls++;
     if (ref_ns > 0) {
         global.cmp_ns += ns;

@@ -19,18 +19,20 @@
  * - spinning: how fast the calls run against their last times asleep
  *   (each call of a run is timed, rt_threads_after_call; the times are
  *   kept per call and way of waiting, in the run).  Slower by more than
- *   RT_THREADS_SLOWER in two windows in a row, other processes hold the
- *   processors: the threads go to sleep at once between parallel loops
- *   ("busy").  One window does not decide: a single stall made it slow as
- *   often (another process's time slice; under `chrt -f` the kernel's
- *   throttling, which holds real-time threads 50 ms of every second they
- *   run), and asleep the runs of ResNet-18 on the virtual machine of
+ *   RT_THREADS_SLOWER, other processes hold the processors: the threads go
+ *   to sleep at once between parallel loops ("busy").  But where one call
+ *   took more than half the window's time, a single stall may have made it
+ *   slow (under `chrt -f` the kernel's throttling, which holds real-time
+ *   threads 50 ms of every second they run; a preempted virtual
+ *   processor): the next window must lose too.  Sent to sleep by such
+ *   stalls, the 2-thread runs of ResNet-18 on the virtual machine of
  *   bench/results/runtime_s13.txt took up to twice as long, for at least
- *   RT_THREADS_PROBE_MIN_NS.  Where most of the
+ *   RT_THREADS_PROBE_MIN_NS; competitors slow many calls.  Where most of the
  *   window's calls have never run asleep, the time the process's threads
  *   spent runnable but not running tells instead (the kernel's per-thread
  *   run-queue wait, /proc/self/task/TID/schedstat): above
- *   RT_THREADS_WAIT_MAX of their time (in two windows in a row), busy.
+ *   RT_THREADS_WAIT_MAX of their time, busy (a stall as above: the next
+ *   window too).
  *   The waiting alone misleads: on a virtual machine shared with other sessions' low-weight processes
  *   the threads waited 44% of their time while spinning ran MobileNetV2
  *   twice as fast as sleeping (bench/results/par_s7.txt).  Busy, the
@@ -139,11 +141,12 @@ typedef struct rt_threads_state {
     int64_t probe_at_ns;     /* busy: when to try spinning again */
     int64_t backoff_ns;      /* the back-off after the next refuted try */
     bool probing;            /* the window tries spinning */
-    bool suspect;            /* spinning lost the last window (once) */
+    bool suspect;            /* spinning lost the last window, by a stall */
     bool tried;              /* it tried before */
     /* the window's calls (rt_threads_after_call): their time, and the part
      * of it whose calls ran the other way before, with those times */
     int64_t call_ns, cmp_ns, ref_ns;
+    int64_t max_call_ns;     /* the longest of them */
     int window_calls;
     /* what happened, for --verbose */
     int64_t calls, busy_calls;      /* calls run, and run busy */
@@ -163,6 +166,7 @@ typedef struct rt_threads_reading {
     /* the window's timed calls: their time, the part of it whose calls
      * have a time the other way of waiting, and those times (ns) */
     int64_t call_ns, cmp_ns, ref_ns;
+    int64_t max_call_ns;     /* the longest call of the window */
     /* the calling thread has a real-time scheduling policy (SCHED_FIFO or
      * SCHED_RR, as `chrt` gives; the parallel loops' threads inherit it) */
     bool realtime;
