@@ -128,9 +128,13 @@ static const ir_stmt *elementwise(const ir_func *f, int from, int *tparam)
         /* C's result has T's element type, or narrows it to a small
          * integer by a clamped conversion that cannot fail (a quantize of
          * f32 into u8: ir_narrowing_store), which P's stores of T compute
-         * in place (fuse_into_producer) */
+         * in place (fuse_into_producer).  Narrows T itself: a dequantize
+         * fused with the quantize after it (u8 in, i8 out) would put a
+         * conversion to u8 inside f32 arithmetic into P's store, which the
+         * vectorizer computes lane by lane */
+        ir_dtype pt = f->params[p]->dtype;
         if (f->params[p] == st->buf || !domain_shape(b, f->params[p]) ||
-            (f->params[p]->dtype != st->buf->dtype && !ir_narrowing_store(st)))
+            (pt != st->buf->dtype && !(ir_narrowing_store(st) && pt == st->value->a->dtype)))
             continue;
         load_ctx lc = {f->params[p], b, true, 0};
         ir_expr_walk(st->value, check_load, &lc);
@@ -606,6 +610,7 @@ typedef struct fusion {
     ir_buffer *from[64], *to[64];   /* C's parameters other than T, and P's new ones */
     ir_buffer *newargs[64];         /* the arguments C passes for them */
     bool reshaped[64];              /* to[k] has T's shape in P (below) */
+    bool shared[64];                /* to[k] is a parameter P has already */
     int nmap;
     ir_buffer *ynew;                /* C's output as P's parameter */
     const char *clayer, *player, *bname;
@@ -648,8 +653,28 @@ static bool find_producer(fusion *u)
     return u->clayer && u->player;
 }
 
+/* P's parameter that P's call passes buffer b for, with the element type
+ * and shape of `like`, or NULL. */
+static ir_buffer *same_param(const fusion *u, const ir_buffer *b, const ir_buffer *like)
+{
+    for (int a = 0; a < u->P->nargs; a++) {
+        ir_buffer *q = u->fp->params[a];
+        if (u->P->args[a] != b || q->dtype != like->dtype || q->ndim != like->ndim)
+            continue;
+        bool same = true;
+        for (int d = 0; d < q->ndim; d++)
+            same &= q->shape[d] == like->shape[d];
+        if (same)
+            return q;
+    }
+    return NULL;
+}
+
 /* C's parameters other than T become new parameters of P's, named after
- * C's layer; so does the name of C's block (every fused layer's block has
+ * C's layer, or P's own where P's call passes the same buffer in the same
+ * shape (GELU's x * (1 + erf(x / sqrt(2))) reads x through two of its ONNX
+ * nodes: fused into one kernel, that kernel reads x once, and can then fuse
+ * into the layer that writes x); so does the name of C's block (every fused layer's block has
  * a name of its own).  One C reads only at its own index with T's shape
  * (C's output, a residual add's other input) takes T's shape in P (the
  * same elements in the same order), and P reads it at the index it
@@ -668,9 +693,13 @@ static bool map_params(fusion *u)
         const ir_buffer *shape = oc.ok ? u->pt : ob;
         ir_buffer *nb = ir_buffer_new(m, ir_sprintf(m->arena, "%s.%s", u->clayer, ob->name),
                                       ob->dtype, shape->ndim, shape->shape, IR_BUF_ARG);
+        ir_buffer *own = ob == u->cst->buf ? NULL : same_param(u, u->C->args[p], nb);
         u->from[u->nmap] = ob;
         u->newargs[u->nmap] = u->C->args[p];
         u->reshaped[u->nmap] = oc.ok;
+        u->shared[u->nmap] = own != NULL;
+        if (own)
+            nb = own;
         u->to[u->nmap++] = nb;
         if (ob == u->cst->buf && oc.ok)
             u->ynew = nb;
@@ -1014,21 +1043,34 @@ static void rewire_calls(fusion *u)
             fp->params[k++] = fp->params[p];
     fp->nparams = k;
     for (int i = 0; i < u->nmap; i++)
-        ir_func_add_param(m, fp, u->to[i]);
+        if (!u->shared[i])
+            ir_func_add_param(m, fp, u->to[i]);
     ir_buffer **args = ir_alloc(m->arena, sizeof *args * (size_t)(fp->nparams + 1));
     k = 0;
     for (int a = 0; a < P->nargs; a++)
         if (a != u->tpp)
             args[k++] = P->args[a];
     for (int i = 0; i < u->nmap; i++)
-        args[k++] = u->newargs[i];
+        if (!u->shared[i])
+            args[k++] = u->newargs[i];
     P->args = args;
     P->nargs = k;
     name_group(m, fp, u->player, u->clayer, ir_func_attr(fp, "op"), ir_func_attr(u->fc, "op"));
     for (int i = 0; i < u->nmap; i++)
-        add_user(u->ix, u->newargs[i], u->pi);
+        if (!u->shared[i])
+            add_user(u->ix, u->newargs[i], u->pi);
     u->ix->dead[u->ci] = true;
     u->ix->nruns[pass_find_ptr(u->ix->funcs, u->ix->nfuncs, u->fc)]--;
+}
+
+/* ir_expr_walk callback: sets *(bool *)p at a call of exp, tanh, erf or
+ * sigmoid, whose vector code takes 15-40 instructions per vector. */
+static bool finds_transcendental(const ir_expr *x, void *p)
+{
+    if (x->kind == IR_CALL && (x->fn == IR_FN_EXP || x->fn == IR_FN_TANH ||
+                               x->fn == IR_FN_ERF || x->fn == IR_FN_SIGMOID))
+        *(bool *)p = true;
+    return true;
 }
 
 /* Fuses call ci, whose elementwise block is cb, into the call that writes
@@ -1058,7 +1100,16 @@ static bool fuse_into_producer(fuse_index *ix, int ci, const ir_stmt *cb, int tp
     for (int k = 0; !same_type && k < u.w.nstores; k++)
         if (strided_writeback(&u, k))
             return false;
-    if (same_type && writebacks_fit(&u)) {
+    /* a C with transcendental math (GELU's erf) is computed in the
+     * write-back's store, `Y[e] = C(tile[...] + bias)`, not in a nest that
+     * updates the tile in place before a copy: on convnext_tiny's
+     * MatMul+GELU the in-place nest took ~30 cycles a vector against ~19
+     * in the store (bench/results/norm_s12.txt) */
+    bool costly = false;
+    ir_expr_walk(u.cst->value, finds_transcendental, &costly);
+    if (same_type && costly && stores_fit(&u)) {
+        fuse_stores(&u);
+    } else if (same_type && writebacks_fit(&u)) {
         for (int k = 0; k < u.w.nstores; k++)
             if (!fuse_writeback(&u, k))
                 return false;
@@ -1396,8 +1447,15 @@ bool pass_fuse(ir_module *m, diag *d)
     (void)d;
     fuse_index ix;
     index_graph(m, &ix);
-    for (int ci = 0; ci < m->graph.ncalls; ci++)
-        fuse_call(&ix, ci);
+    /* to a fixed point: a consumer that read T twice through two calls
+     * (GELU's x / sqrt(2) and x * (...), both of a MatMul's output) reads
+     * it only once it is one call itself, after its producer's turn */
+    for (bool fused = true; fused;) {
+        fused = false;
+        for (int ci = 0; ci < m->graph.ncalls; ci++)
+            if (!ix.dead[ci])
+                fused |= fuse_call(&ix, ci);
+    }
     /* concatenations whose producers can write their parts in place go */
     for (int ci = 0; ci < m->graph.ncalls; ci++)
         concat_in_place(&ix, ci);
