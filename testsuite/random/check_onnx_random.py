@@ -614,7 +614,7 @@ def op_where(rng, m, x):
 def op_resize(rng, m, x):
     """Resize of a 3-D or 4-D tensor's spatial dimensions by scales or to
     sizes, nearest (each nearest_mode) or linear, every coordinate
-    transformation ORT and ONNX agree on."""
+    transformation where ORT and ONNX agree."""
     sh = m.shape[x]
     if len(sh) not in (3, 4) or size(sh) > 3000:
         return None
@@ -631,6 +631,12 @@ def op_resize(rng, m, x):
         sc = [1.0, 1.0] + [rng.choice([0.5, 1.0, 2.0, 3.0, 1.5]) for _ in sh[2:]]
         out = [int(np.floor(d * f)) for d, f in zip(sh, sc)]
         if min(out) < 1:
+            return None
+        if ctm in ("align_corners", "pytorch_half_pixel") and out != [d * f for d, f in
+                                                                       zip(sh, sc)]:
+            # their formulas divide by the resized length: ONNX's reference
+            # (and its backend tests, and tec) take in * scale unrounded,
+            # ORT the output's (rounded) length
             return None
         scales = m.fresh("s")
         m.inits.append(numpy_helper.from_array(np.array(sc, np.float32), scales))
