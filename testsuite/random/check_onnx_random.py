@@ -566,6 +566,11 @@ def op_unary_more(rng, m, x):
                      "Celu", "ThresholdedRelu", "Erf", "Exp", "Sin", "Cos", "Sqrt", "Sign",
                      "PRelu", "HardSwish"])
     attrs, ins = {}, [x]
+    if op == "Sqrt":
+        # in its domain: a NaN meets Min and Max later, which ORT propagates
+        # and tec (as C's fmin and fmax, doc/language.md) does not
+        ins = [m.node("Abs", [x], m.shape[x])]
+        m.ops.pop()
     if op == "HardSwish" and m.opset < 14:
         op = "HardSigmoid"
     if op == "Celu" and m.opset < 12:
