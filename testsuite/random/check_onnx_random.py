@@ -1018,6 +1018,7 @@ def gen(rng, number):
     r = rng.random()
     quantized = r < 0.25
     if quantized:
+        m.opset = max(m.opset, 13)   # per-channel DequantizeLinear (axis)
         c = rng.choice([1, 3, 4, 8, 16, 24, 32, 48, 64, 96, 128, 256])
         sh = [1, c] + [rng.randint(3, min(20, max(3, int(np.sqrt(30000 / c)))))
                        for _ in range(2)]
