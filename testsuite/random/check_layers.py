@@ -342,8 +342,12 @@ def main():
                     print(f"check-random-layers: chain {k} of seed {a.seed}: {alone}\n"
                           f"  kept: {path}")
                     return 1
+            path = os.path.join(a.out, f"failing-{done}-{done + len(chains) - 1}.te")
+            with open(path, "w") as f:
+                f.write(f"# check-random-layers seed {a.seed}, chains {done}..:\n"
+                        + "".join(f"# {x}\n" for x in why.splitlines()) + program(chains))
             print(f"check-random-layers: chains {done}..{done + len(chains) - 1} of seed "
-                  f"{a.seed} disagree together, not alone: {why}")
+                  f"{a.seed} disagree together, not alone: {why}\n  kept: {path}")
             return 1
         done += len(chains)
         print(f"check-random-layers: {done} of {a.n} chains agree at {' '.join(levels)} "
