@@ -12,11 +12,18 @@ convolutions of 24 channels a group, split by 16, lost 8 channels of the
 next group to another thread).  This draws N chains of 1-5 layers over a
 1 x C x H x W input (C up to 512, H up to 56): conv2d (grouped, depthwise
 with a channel multiplier, strided, dilated, kh != kw, asymmetric pads,
-with or without a bias), an activation (relu, relu6, silu, sigmoid),
+with or without a bias), an activation (relu, relu6, silu, sigmoid,
+gelu, gelu_tanh),
 maxpool2d and avgpool2d (ceil, padding, count_include_pad), a residual
 add, a channel concat with a convolution branch, and squeeze-and-
 excitation (global_avgpool, linear, sigmoid, scale_channels), sometimes
-ending in global_avgpool and linear; BATCH chains make one program (one
+ending in global_avgpool and linear.  A quarter of the chains are int8
+(QChain): an i8 input (C up to 256, maps of 5-56, rows shorter than a
+vector) through 1-5 of qconv2d (1x1 on small maps, 3x3 and 5x5, strided,
+padded, with a fused ReLU and zero points), an int8 depthwise convolution
+with its requantization (QDWCONV below: the form auto_window runs
+channels-last) and qadd residuals; integers, so every level must equal the
+interpreter exactly.  BATCH chains make one program (one
 tec run a level).  Each level runs with TEC_NUM_THREADS=THREADS and is
 compared with --interp: within 1e-4 of the largest magnitude of the
 interpreter's output (or of 1).  A disagreeing batch's chains are run one
@@ -32,7 +39,7 @@ import sys
 
 import numpy as np
 
-ACTS = ["relu", "relu6", "silu", "sigmoid"]
+ACTS = ["relu", "relu6", "silu", "sigmoid", "gelu", "gelu_tanh"]
 
 
 def divisors(n):
@@ -177,8 +184,93 @@ class Chain:
         return self
 
 
+# An int8 depthwise convolution requantized per channel, as lib/nn.te's
+# qconv2d is (the importer writes QDQ depthwise convolutions so too).
+QDWCONV = """def qdwconv2d(x: i8[N, C, H, W], k: int, stride: int = 1, pad: int = 0, relu: int = 0,
+              x_zero: int = 0, y_zero: int = 0)
+    -> y: i8[N, C, (H + 2*pad - k) / stride + 1, (W + 2*pad - k) / stride + 1] {
+    param weight: i8[C, k, k] = uniform(-128, 128)
+    param bias: i32[C] = uniform(-1000, 1000)
+    param scale: f32[C] = uniform(0.002, 0.01)
+    let OH = (H + 2*pad - k) / stride + 1
+    let OW = (W + 2*pad - k) / stride + 1
+    acc[n, c, p, q] += (i32(x[n, c, p*stride + r - pad, q*stride + s - pad] else x_zero) - x_zero) * i32(weight[c, r, s])
+                       where p in 0..OH, q in 0..OW
+    y[n, c, p, q] = sat_i8(relu != 0 ? max(rint(f64(acc[n, c, p, q] + bias[c]) * f64(scale[c])) + y_zero, y_zero)
+                           : rint(f64(acc[n, c, p, q] + bias[c]) * f64(scale[c])) + y_zero)
+}
+"""
+
+
+class QChain(Chain):
+    """An int8 chain: qconv2d, qdwconv2d and qadd of i8 tensors."""
+
+    def __init__(self, rng, p):
+        super().__init__(rng, p)
+        self.c = rng.choice([3, 8, 16, 24, 32, 48, 64, 96, 144, 256])
+        self.h = rng.choice([5, 7, 9, 13, 14, 17, 28]) if self.c <= 96 else rng.choice([5, 7, 14])
+        self.w = self.h if rng.random() < 0.8 else rng.choice([7, 11, 14])
+        self.inputs = [f"input {self.x}: i8[1, {self.c}, {self.h}, {self.w}]"]
+        self.shapes = {self.x: (self.c, self.h, self.w)}
+        self.zero = {self.x: rng.choice([0, 0, rng.randint(-20, 20)])}
+
+    def qconv(self, src, depthwise):
+        rng = self.rng
+        c, h, w = self.shapes[src]
+        k = rng.choice([3, 3, 5]) if depthwise else rng.choice([1, 1, 3])
+        s = rng.choice([1, 1, 2])
+        pad = rng.choice([k // 2, k // 2, 0])
+        oh, ow = (h + 2 * pad - k) // s + 1, (w + 2 * pad - k) // s + 1
+        out = c if depthwise else rng.choice([8, 16, 24, 32, 64, 96, 128])
+        macs = out * (1 if depthwise else c) * k * k * oh * ow
+        if oh < 1 or ow < 1 or macs > 60e6:
+            return None
+        args = [src] + ([] if depthwise else [str(out)]) + [str(k)]
+        args += [f"stride={s}"] * (s != 1) + [f"pad={pad}"] * (pad != 0)
+        if rng.random() < 0.4:
+            args.append("relu=1")
+        yz = rng.choice([0, 0, rng.randint(-20, 20)])
+        if self.zero[src]:
+            args.append(f"x_zero={self.zero[src]}")
+        if yz:
+            args.append(f"y_zero={yz}")
+        t = self.emit(f"{'qdwconv2d' if depthwise else 'qconv2d'}({', '.join(args)})", (out, oh, ow))
+        self.zero[t] = yz
+        return t
+
+    def step(self):
+        rng = self.rng
+        src = self.cur
+        r = rng.random()
+        if r < 0.8:
+            return self.qconv(src, r < 0.4) is not None
+        t = self.qconv(src, False)   # a residual: a shape-keeping convolution added back
+        if t is None or self.shapes[t] != self.shapes[src]:
+            if t is not None:
+                self.lines.pop()
+            self.cur = src
+            return False
+        args = [src, t] + ["relu=1"] * (rng.random() < 0.5)
+        args += [f"a_zero={self.zero[src]}"] * (self.zero[src] != 0)
+        args += [f"b_zero={self.zero[t]}"] * (self.zero[t] != 0)
+        self.zero[self.emit(f"qadd({', '.join(args)})", self.shapes[src])] = 0
+        return True
+
+    def build(self):
+        steps, tries = self.rng.randint(1, 5), 0
+        while len(self.lines) < steps and tries < 30:
+            tries += 1
+            self.step()
+        if not self.lines:
+            self.qconv(self.x, False)
+        self.outputs = [self.cur]
+        return self
+
+
 def program(chains):
     lines = ['import "nn.te"']
+    if any(isinstance(ch, QChain) for ch in chains):
+        lines.append(QDWCONV)
     for ch in chains:
         lines += ch.inputs
     for ch in chains:
@@ -235,7 +327,8 @@ def main():
     os.makedirs(work, exist_ok=True)
     done = 0
     while done < a.n:
-        chains = [Chain(rng, f"n{k}_").build() for k in range(done, min(done + a.batch, a.n))]
+        chains = [(QChain if rng.random() < 0.25 else Chain)(rng, f"n{k}_").build()
+                  for k in range(done, min(done + a.batch, a.n))]
         why = disagreement(a.tec, program(chains), work, levels, a.threads)
         if why:
             for k, ch in enumerate(chains, done):
@@ -249,8 +342,12 @@ def main():
                     print(f"check-random-layers: chain {k} of seed {a.seed}: {alone}\n"
                           f"  kept: {path}")
                     return 1
+            path = os.path.join(a.out, f"failing-{done}-{done + len(chains) - 1}.te")
+            with open(path, "w") as f:
+                f.write(f"# check-random-layers seed {a.seed}, chains {done}..:\n"
+                        + "".join(f"# {x}\n" for x in why.splitlines()) + program(chains))
             print(f"check-random-layers: chains {done}..{done + len(chains) - 1} of seed "
-                  f"{a.seed} disagree together, not alone: {why}")
+                  f"{a.seed} disagree together, not alone: {why}\n  kept: {path}")
             return 1
         done += len(chains)
         print(f"check-random-layers: {done} of {a.n} chains agree at {' '.join(levels)} "

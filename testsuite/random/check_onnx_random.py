@@ -81,6 +81,8 @@ class Model:
         self.ops = []            # op types, for the summary
         self.side = []           # outputs off the chain (ArgMax's)
         self.ties = {}           # ArgMax's output -> how it was taken (tie_ok)
+        self.quant = {}          # dequantized tensor -> (its quantized tensor, scale,
+                                 # zero point, scale's exponent, dtype)
 
     def fresh(self, prefix):
         self.n += 1
@@ -121,13 +123,13 @@ def divisors(n):
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
-def window(rng, spatial, kmax, for_pool, dilate=True):
-    """Kernel, strides, dilations (if dilate) and pads (or auto_pad) of a
-    window op on spatial sizes `spatial`, and its output's spatial sizes;
-    None when none fits."""
+def window(rng, spatial, kmax, for_pool, dilate=True, strides=(1, 1, 2, 3)):
+    """Kernel, strides (from `strides`), dilations (if dilate) and pads (or
+    auto_pad) of a window op on spatial sizes `spatial`, and its output's
+    spatial sizes; None when none fits."""
     nd = len(spatial)
     k = [rng.randint(1, kmax) for _ in range(nd)]
-    s = [rng.choice([1, 1, 2, 3]) for _ in range(nd)]
+    s = [rng.choice(strides) for _ in range(nd)]
     d = [rng.choice([1, 1, 1, 2]) if dilate else 1 for _ in range(nd)]
     attrs = {"kernel_shape": k}
     if any(v != 1 for v in s) or rng.random() < 0.3:
@@ -564,6 +566,11 @@ def op_unary_more(rng, m, x):
                      "Celu", "ThresholdedRelu", "Erf", "Exp", "Sin", "Cos", "Sqrt", "Sign",
                      "PRelu", "HardSwish"])
     attrs, ins = {}, [x]
+    if op == "Sqrt":
+        # in its domain: a NaN meets Min and Max later, which ORT propagates
+        # and tec (as C's fmin and fmax, doc/language.md) does not
+        ins = [m.node("Abs", [x], m.shape[x])]
+        m.ops.pop()
     if op == "HardSwish" and m.opset < 14:
         op = "HardSigmoid"
     if op == "Celu" and m.opset < 12:
@@ -612,7 +619,7 @@ def op_where(rng, m, x):
 def op_resize(rng, m, x):
     """Resize of a 3-D or 4-D tensor's spatial dimensions by scales or to
     sizes, nearest (each nearest_mode) or linear, every coordinate
-    transformation ORT and ONNX agree on."""
+    transformation where ORT and ONNX agree."""
     sh = m.shape[x]
     if len(sh) not in (3, 4) or size(sh) > 3000:
         return None
@@ -629,6 +636,12 @@ def op_resize(rng, m, x):
         sc = [1.0, 1.0] + [rng.choice([0.5, 1.0, 2.0, 3.0, 1.5]) for _ in sh[2:]]
         out = [int(np.floor(d * f)) for d, f in zip(sh, sc)]
         if min(out) < 1:
+            return None
+        if ctm in ("align_corners", "pytorch_half_pixel") and out != [d * f for d, f in
+                                                                       zip(sh, sc)]:
+            # their formulas divide by the resized length: ONNX's reference
+            # (and its backend tests, and tec) take in * scale unrounded,
+            # ORT the output's (rounded) length
             return None
         scales = m.fresh("s")
         m.inits.append(numpy_helper.from_array(np.array(sc, np.float32), scales))
@@ -773,12 +786,229 @@ def op_cumsum(rng, m, x):
     return m.node("CumSum", [x, ax], sh, **attrs)
 
 
+def op_gelu(rng, m, x):
+    """GELU as exporters write it, x * 0.5 * (1 + Erf(x / sqrt(2))) (or
+    the tanh form), sometimes of x scaled up first so that erf's tails and
+    the rational function's whole range are reached."""
+    sh = m.shape[x]
+    if rng.random() < 0.4:
+        x = m.node("Mul", [x, m.const([], 4.0, 4.0)], sh)
+    if rng.random() < 0.75:
+        d = m.node("Div", [x, m.const([], 1.4142135, 1.4142135)], sh)
+        t = m.node("Erf", [d], sh)
+    else:
+        cube = m.node("Mul", [m.node("Mul", [x, x], sh), x], sh)
+        inner = m.node("Add", [x, m.node("Mul", [cube, m.const([], 0.044715, 0.044715)], sh)], sh)
+        t = m.node("Tanh", [m.node("Mul", [inner, m.const([], 0.7978846, 0.7978846)], sh)], sh)
+    a = m.node("Add", [t, m.const([], 1.0, 1.0)], sh)
+    return m.node("Mul", [m.node("Mul", [x, a], sh), m.const([], 0.5, 0.5)], sh)
+
+
+# ---------------------------------------------------------------- quantized sections
+#
+# A quarter of the models begin with a quantized section, as the QDQ
+# models of ONNX Runtime's quantizer and the operator form are: the input
+# quantized (QuantizeLinear, int8 or uint8 with a zero point) and
+# dequantized, then 1-5 quantized layers -- Conv (plain, grouped, depthwise
+# with a channel multiplier, 1x1 on a small map of many channels, strided,
+# dilated, padded) of dequantized int8 weights (per output channel or per
+# tensor) and a float or dequantized int32 bias, sometimes a Relu, then
+# QuantizeLinear and DequantizeLinear again (a requantize chain); or a
+# QLinearConv; or the Add of two dequantized activations (a residual);
+# or a MaxPool of a dequantized activation -- and then the float ops of
+# the rest of the generator.  Its input shape is [1, C, H, W] with C up
+# to 256 and H, W of 3-20 (rows shorter than a vector, odd sizes).
+#
+# Every scale is a power of two and a contraction sums at most
+# QDQ_MAX_TERMS products, so each value ORT computes in float -- the
+# dequantized operands, their products, every partial sum in any order,
+# the bias added, the division by the output scale -- is exact, and so is
+# tec's integer accumulation and requantization: the two agree bit for
+# bit, ties (rint's halves, to even) included, and a quantized step off
+# anywhere is a wrong result, not rounding.  (With other scales a value a
+# last bit apart near a half would round to different steps, and a
+# step flipped early would spread through the layers after it.)
+
+QDQ_MAX_TERMS = 500   # products per output: |sum| < 500 * 255 * 128 < 2^24 units
+
+
+def pow2(e):
+    return np.float32(2.0 ** e)
+
+
+def qdq_scalar(m, value, dtype):
+    name = m.fresh("q")
+    m.inits.append(numpy_helper.from_array(np.array(value, dtype=dtype), name))
+    m.shape[name] = []
+    return name
+
+
+def qdq_zero(rng, m, dtype):
+    """A zero point: of an int8 tensor near 0, of a uint8 one near 128 or 0
+    (a Relu's output)."""
+    if dtype == np.int8:
+        return qdq_scalar(m, rng.choice([0, 0, rng.randint(-20, 20)]), np.int8)
+    return qdq_scalar(m, rng.choice([128, 128, 0, rng.randint(100, 150)]), np.uint8)
+
+
+def qdq_requant(rng, m, y, dtype, e):
+    """QuantizeLinear then DequantizeLinear of the float y at scale 2^e:
+    the dequantized name; its quantization in m.quant."""
+    s, z = qdq_scalar(m, pow2(e), np.float32), qdq_zero(rng, m, dtype)
+    q = m.node("QuantizeLinear", [y, s, z], m.shape[y])
+    d = m.node("DequantizeLinear", [q, s, z], m.shape[y])
+    m.quant[d] = (q, s, z, e, dtype)
+    return d
+
+
+def qconv_window(rng, m, c, h, w):
+    """A convolution's shape on [1, c, h, w]: (groups, out channels,
+    window attributes, output spatial sizes), the sum's terms below
+    QDQ_MAX_TERMS; None if none fits."""
+    r = rng.random()
+    if r < 0.3:
+        g, mout, kmax = c, c * rng.choice([1, 1, 2]), 5
+    elif r < 0.45:
+        g = rng.choice(divisors(c))
+        mout, kmax = g * rng.randint(1, 3), 3
+    elif r < 0.7:   # 1x1 on a small map with many channels
+        g, mout, kmax = 1, rng.choice([8, 16, 24, 32, 64, 96, 128, 160]), 1
+    else:
+        g, mout, kmax = 1, rng.choice([1, 3, 8, 16, 24, 32, 48]), 3
+    win = window(rng, [h, w], kmax, False, strides=(1, 1, 1, 1, 2))
+    if win is None:
+        return None
+    attrs, out = win
+    k = attrs["kernel_shape"]
+    if c // g * k[0] * k[1] > QDQ_MAX_TERMS or mout * out[0] * out[1] > 30000:
+        return None
+    if g != 1:
+        attrs["group"] = g
+    return g, mout, attrs, out
+
+
+def qconv_weights(rng, m, mout, cg, k, dtype=np.int8):
+    """int8 weights [mout, cg, kh, kw] and their exponents: one per output
+    channel, or one for all."""
+    wq = m.rng_np.integers(-127, 128, size=[mout, cg] + k).astype(dtype)
+    name = m.fresh("w")
+    m.inits.append(numpy_helper.from_array(wq, name))
+    m.shape[name] = list(wq.shape)
+    per_channel = rng.random() < 0.7
+    ew = [rng.randint(-9, -6) for _ in range(mout)] if per_channel else [rng.randint(-9, -6)] * mout
+    return name, ew, per_channel
+
+
+def op_qconv(rng, m, x):
+    """A quantized convolution of the dequantized activation x: QDQ
+    (Conv of DequantizeLinear outputs, QuantizeLinear after it) or a
+    QLinearConv between DequantizeLinear and QuantizeLinear."""
+    xq, xs, xz, ex, xdtype = m.quant[x]
+    _, c, h, w = m.shape[x]
+    fit = qconv_window(rng, m, c, h, w)
+    if fit is None:
+        return None
+    g, mout, attrs, out = fit
+    wname, ew, per_channel = qconv_weights(rng, m, mout, c // g, attrs["kernel_shape"])
+    terms = c // g * attrs["kernel_shape"][0] * attrs["kernel_shape"][1]
+    # the output's scale: about 1/40 of the sum's spread (some saturate)
+    ey = ex + max(ew) + int(np.round(np.log2(73 * np.sqrt(terms))))
+    ydtype = np.int8 if rng.random() < 0.5 else np.uint8
+    bias = m.rng_np.integers(-2000, 2000, size=[mout])
+    wsv = np.array([pow2(e) for e in ew] if per_channel else pow2(ew[0]), np.float32)
+    ws, wz = m.fresh("q"), m.fresh("q")
+    m.inits.append(numpy_helper.from_array(wsv, ws))
+    m.inits.append(numpy_helper.from_array(np.zeros(wsv.shape, np.int8), wz))
+    if rng.random() < 0.25:   # the operator form (ORT's: y of x's type)
+        ys, yz = qdq_scalar(m, pow2(ey), np.float32), qdq_zero(rng, m, xdtype)
+        ins = [xq, xs, xz, wname, ws, wz, ys, yz]
+        if rng.random() < 0.6:
+            b = m.fresh("q")
+            m.inits.append(numpy_helper.from_array(bias.astype(np.int32), b))
+            ins.append(b)
+        q = m.node("QLinearConv", ins, [1, mout] + out, **attrs)
+        d = m.node("DequantizeLinear", [q, ys, yz], [1, mout] + out)
+        m.quant[d] = (q, ys, yz, ey, xdtype)
+        return d
+    dq = {"axis": 0} if per_channel else {}
+    wd = m.node("DequantizeLinear", [wname, ws, wz], m.shape[wname], **dq)
+    m.ops.pop()
+    ins = [x, wd]
+    r = rng.random()
+    if r < 0.4:   # an int32 bias at the products' scale, dequantized
+        bq, bs = m.fresh("q"), m.fresh("q")
+        m.inits.append(numpy_helper.from_array(bias.astype(np.int32), bq))
+        m.inits.append(numpy_helper.from_array(
+            np.array([pow2(ex + e) for e in ew], np.float32), bs))
+        bz = m.fresh("q")
+        m.inits.append(numpy_helper.from_array(np.zeros(mout, np.int32), bz))
+        ins.append(m.node("DequantizeLinear", [bq, bs, bz], [mout], axis=0))
+        m.ops.pop()
+    elif r < 0.7:   # a float bias on the same grid
+        b = m.fresh("w")
+        m.inits.append(numpy_helper.from_array(
+            np.array([bias[f] * pow2(ex + ew[f]) for f in range(mout)], np.float32), b))
+        ins.append(b)
+    y = m.node("Conv", ins, [1, mout] + out, **attrs)
+    if rng.random() < 0.4:
+        y = m.node("Relu", [y], m.shape[y])
+    return qdq_requant(rng, m, y, ydtype, ey)
+
+
+def op_qadd(rng, m, x):
+    """The Add of two dequantized activations of one shape (a residual),
+    requantized."""
+    same = [t for t in m.quant if t != x and m.shape[t] == m.shape[x]]
+    if not same:
+        return None
+    y = rng.choice(same)
+    e = max(m.quant[x][3], m.quant[y][3]) + rng.choice([0, 1])
+    s = m.node("Add", [x, y] if rng.random() < 0.5 else [y, x], m.shape[x])
+    if rng.random() < 0.3:
+        s = m.node("Relu", [s], m.shape[s])
+    return qdq_requant(rng, m, s, rng.choice([np.int8, np.uint8]), e)
+
+
+def op_qpool(rng, m, x):
+    """A MaxPool of a dequantized activation (exact), requantized at its
+    own scale, as a quantizer leaves it."""
+    w = window(rng, m.shape[x][2:], 3, True)
+    if w is None:
+        return None
+    attrs, out = w
+    y = m.node("MaxPool", [x], m.shape[x][:2] + out, **attrs)
+    return qdq_requant(rng, m, y, m.quant[x][4], m.quant[x][3])
+
+
+QOPS = [(op_qconv, 6), (op_qadd, 2), (op_qpool, 1)]
+
+
+def quantized_section(rng, m):
+    """The input quantized, then 1-5 quantized layers; the chain's end."""
+    e = rng.randint(-7, -5)
+    x = qdq_requant(rng, m, "x", rng.choice([np.int8, np.uint8]), e)
+    m.chain.append(x)
+    steps, tries = rng.randint(1, 5), 0
+    while steps and tries < 40:
+        tries += 1
+        f = rng.choices([o for o, _ in QOPS], weights=[w for _, w in QOPS])[0]
+        mark = (len(m.nodes), len(m.ops))
+        y = f(rng, m, m.chain[-1])
+        if y is None:
+            del m.nodes[mark[0]:], m.ops[mark[1]:]
+            continue
+        m.chain.append(y)
+        steps -= 1
+    return m.chain[-1]
+
+
 OPS = [(op_conv, 4), (op_pool, 3), (op_global_pool, 1), (op_batchnorm, 2), (op_unary, 3),
        (op_binary_const, 3), (op_binary_chain, 2), (op_concat, 2), (op_reshape, 2),
        (op_transpose, 2), (op_softmax, 2), (op_matmul, 2), (op_flatten, 1), (op_gemm, 2),
        (op_reduce, 1), (op_slice, 1), (op_pad, 1), (op_unsqueeze, 1), (op_convtranspose, 1),
        (op_gather, 1), (op_unary_more, 2), (op_variadic, 1), (op_where, 1), (op_resize, 1),
-       (op_split, 1), (op_expand_tile, 1), (op_norm, 1), (op_argmax, 1), (op_cumsum, 1)]
+       (op_split, 1), (op_expand_tile, 1), (op_norm, 1), (op_argmax, 1), (op_cumsum, 1),
+       (op_gelu, 1)]
 
 
 def gen(rng, number):
@@ -786,7 +1016,13 @@ def gen(rng, number):
     m.rng_np = np.random.default_rng(rng.randrange(1 << 30))
     m.opset = rng.choice(OPSETS)
     r = rng.random()
-    if r < 0.6:
+    quantized = r < 0.25
+    if quantized:
+        m.opset = max(m.opset, 13)   # per-channel DequantizeLinear (axis)
+        c = rng.choice([1, 3, 4, 8, 16, 24, 32, 48, 64, 96, 128, 256])
+        sh = [1, c] + [rng.randint(3, min(20, max(3, int(np.sqrt(30000 / c)))))
+                       for _ in range(2)]
+    elif r < 0.6:
         sh = [rng.randint(1, 2), rng.randint(1, 8), rng.randint(1, 12), rng.randint(1, 12)]
     elif r < 0.75:
         sh = [rng.randint(1, 2), rng.randint(1, 8), rng.randint(1, 16)]
@@ -798,6 +1034,9 @@ def gen(rng, number):
     outputs = []
     steps = rng.randint(2, 8)
     tries = 0
+    if quantized:
+        quantized_section(rng, m)
+        steps = len(m.ops) + rng.randint(0, 3)
     while len(m.ops) < steps and tries < 100:
         tries += 1
         f = rng.choices([o for o, _ in OPS], weights=[w for _, w in OPS])[0]
@@ -832,7 +1071,7 @@ def gen(rng, number):
     return model, {"x": x}, outputs, m.ops, m.ties
 
 
-def run_tec(tec, d, level, outputs, ties):
+def run_tec(tec, d, level, outputs, ties, threads):
     """(status, message): 'ok', 'mismatch', 'crash' or 'refused'."""
     out = os.path.join(d, "tec" + level.replace("-", "_"))
     os.makedirs(out, exist_ok=True)
@@ -842,7 +1081,7 @@ def run_tec(tec, d, level, outputs, ties):
         cmd = [tec, "--interp"] + cmd[2:]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
-                           env=dict(os.environ, TEC_NUM_THREADS="1"))
+                           env=dict(os.environ, TEC_NUM_THREADS=str(threads)))
     except subprocess.TimeoutExpired:
         return "crash", f"{level}: timed out after 300 s"
     with open(out + ".log", "w") as f:
@@ -907,6 +1146,7 @@ def main():
     ap.add_argument("--levels", default="-O2")
     ap.add_argument("--batch", type=int, default=20)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--threads", type=int, default=1)
     a = ap.parse_args()
     rng = random.Random(a.seed)
     levels = a.levels.split(",")
@@ -936,7 +1176,7 @@ def main():
                 continue
             status, why = "ok", ""
             for level in levels:
-                status, why = run_tec(a.tec, d, level, outputs, ties)
+                status, why = run_tec(a.tec, d, level, outputs, ties, a.threads)
                 if status != "ok":
                     break
             counts[status] += 1

@@ -179,7 +179,7 @@ def gen(rng, prefix="", schedules=False):
         kind = rng.choice(["elementwise", "elementwise", "reduce", "contract", "shift", "gather",
                            "int", "padcopy", "guarded", "scalar", "mixed", "gconv", "int8",
                            "narrow", "broadcast", "reverse", "intdiv", "fmod", "math",
-                           "quant"])
+                           "quant", "requant"])
         n = next(names)
         # what schedule_def needs to know of the kernel: its loop nest,
         # outermost first (name:dimension:spatial or reduce; random_schedule
@@ -376,6 +376,21 @@ def gen(rng, prefix="", schedules=False):
                 q = narrow_input(rng.choice(["i8", "u8"]), ("M", "N"))
                 line = f"{n}[i, j] = (f64({q}[i, j]) - 3.0) * 0.0625 + {expr('f64', ('M', 'N'))}"
                 ty = ("f64", ("M", "N"))
+        elif kind == "requant":
+            # an i32 sum requantized to i8/u8 per column, as a quantized
+            # convolution's write-back is: rint of an f64 (or f32) product,
+            # a zero point, sometimes a ReLU's clamp at it
+            src = rng.choice(of_shape("i32", ("M", "N")))
+            sc = lazy_input("f32", ("N",))
+            t = rng.choice(["i8", "u8"])
+            z = rng.randint(-10, 10) if t == "i8" else rng.randint(0, 130)
+            if rng.random() < 0.5:
+                v = f"(rint(f64({src}[i, j]) * f64({sc}[j]) * 7.0) + {z}.0)"
+            else:
+                v = f"(rint(f32({src}[i, j]) * {sc}[j] / 0.05) + {z}.0)"
+            if rng.random() < 0.4:
+                v = f"max({v}, {z}.0)"
+            line, ty = f"{n}[i, j] = sat_{t}({v})", (t, ("M", "N"))
         else:
             src = rng.choice(of_shape("f32", ("M", "N")))
             line, ty = f"{n}[i, j] = {src}[i, {index}[i]] * {src}[i, j]", ("f32", ("M", "N"))
