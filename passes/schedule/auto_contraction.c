@@ -158,33 +158,40 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
      * 51 us on one thread. */
     /* One whole vector of columns whose rows read U along one row of it
      * (rows_along_u: the broadcasts of a tile of 14 rows come from a
-     * cache line or two, not from 14 rows of U) takes up to 16 rows: each
-     * multiply-add there has its broadcast of its own, and more rows
-     * per vector load of V do more multiply-adds per load (rows_gain
-     * below, as the score counts them).  A grouped 3x3 convolution of
-     * groups of 16 channels along its map's columns (RegNetX's), 16
-     * channels by 14 columns rather than 7 (or 8), on one thread: 160 in
-     * 10 groups on 14x14 93.8 to 92.1 us, 64 in 4 groups on 28x28 148.3
-     * to 144.2, 32 in 2 groups stride 2 on 112x112 330.8 to 323.6.  Not
-     * when the rows are U's rows (a weight's output channels broadcast
-     * along a 1x1 convolution's merged map: 16 rows 882 to 893 us on
-     * 128 -> 512 on 28x28; ResNet's stem by 16 channels 2052 to 2070). */
-    static const int mrs[] = {8, 7, 6, 12, 5, 4, 3, 2, 14, 16};
+     * cache line or two, not from 14 rows of U) takes 14 or 16 rows where
+     * they use the rows as well as the choice above: each multiply-add
+     * there has its broadcast of its own, and more rows per vector load of
+     * V do more multiply-adds per load (rows_gain, as the score counts
+     * them).  A grouped 3x3 convolution of groups of 16 channels along
+     * its map's columns (RegNetX's), 16 channels by 14 columns rather
+     * than 7 (or 8), on one thread: 160 in 10 groups on 14x14 93.8 to
+     * 92.1 us, 64 in 4 groups on 28x28 148.3 to 144.2, 32 in 2 groups of
+     * stride 2 on 112x112 330.8 to 323.6.  Not when the rows are U's rows
+     * (a weight's output channels broadcast along a 1x1 convolution's
+     * merged map: 16 rows, 882 to 893 us on 128 -> 512 on 28x28; ResNet's
+     * stem by 16 channels, 2052 to 2070). */
+    static const int mrs[] = {8, 7, 6, 12, 5, 4, 3, 2};
+    static const int long_mrs[] = {14, 16};
     int nv = narrow ? 1 : nr / L;
-    bool long_rows = rows_along_u && nv == 1 && !narrow && f32_sums;
     int mr = 0;
     double best_rows = 0;
     for (size_t i = 0; i < sizeof mrs / sizeof *mrs; i++) {
         int m = mrs[i];
-        if (m > mm || m * nv > TILE_MAX_VECTORS || (m > 12 && !long_rows))
+        if (m > mm || m * nv > TILE_MAX_VECTORS)
             continue;
-        double used = row_share(mm, m) * (mm % m ? 0.95 : 1.0) *
-                      (long_rows ? rows_gain(m) : 1.0);
+        double used = row_share(mm, m) * (mm % m ? 0.95 : 1.0);
         if (used > best_rows + 1e-6 ||
             (used > best_rows - 1e-6 && mm % m > mm % mr && mm % mr)) {
             best_rows = used;
             mr = m;
         }
+    }
+    for (size_t i = 0; rows_along_u && nv == 1 && !narrow && f32_sums && mr &&
+                       i < sizeof long_mrs / sizeof *long_mrs; i++) {
+        int m = long_mrs[i];
+        if (m <= mm && row_share(mm, m) * (mm % m ? 0.95 : 1.0) > best_rows - 1e-6 &&
+            rows_gain(m) > rows_gain(mr))
+            mr = m;
     }
     if (!mr)
         mr = (int)mm;   /* one row */
