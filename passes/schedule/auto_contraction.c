@@ -158,7 +158,8 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
      * 51 us on one thread. */
     /* One whole vector of columns whose rows read U along one row of it
      * (rows_along_u: the broadcasts of a tile of 14 rows come from a
-     * cache line or two, not from 14 rows of U) takes 14 or 16 rows where
+     * cache line or two, not from 14 rows of U), all of whose columns
+     * are whole vectors, takes 14 or 16 rows where
      * they use the rows as well as the choice above: each multiply-add
      * there has its broadcast of its own, and more rows per vector load of
      * V do more multiply-adds per load (rows_gain, as the score counts
@@ -169,7 +170,9 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
      * stride 2 on 112x112 330.8 to 323.6.  Not when the rows are U's rows
      * (a weight's output channels broadcast along a 1x1 convolution's
      * merged map: 16 rows, 882 to 893 us on 128 -> 512 on 28x28; ResNet's
-     * stem by 16 channels, 2052 to 2070). */
+     * stem by 16 channels, 2052 to 2070), nor with a guarded tail of
+     * columns (RegNetY-1.6GF's groups of 24 channels, a vector and 8
+     * lanes, by 14 columns: 441 to 507 us). */
     static const int mrs[] = {8, 7, 6, 12, 5, 4, 3, 2};
     static const int long_mrs[] = {14, 16};
     int nv = narrow ? 1 : nr / L;
@@ -194,7 +197,7 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
      * merged map, 368 us, along 80 channels by 14 columns and a
      * transposed write-back, 428 us, on one thread) */
     int long_mr = mr;
-    for (size_t i = 0; rows_along_u && nv == 1 && !narrow && f32_sums &&
+    for (size_t i = 0; rows_along_u && nv == 1 && !narrow && nn % L == 0 && f32_sums &&
                        i < sizeof long_mrs / sizeof *long_mrs; i++) {
         int m = long_mrs[i];
         if (m <= mm && row_share(mm, m) * (mm % m ? 0.95 : 1.0) > best_rows - 1e-6 &&
