@@ -5,7 +5,8 @@ and PyTorch's latency, for bench/ort.sh.
     /usr/bin/python3 bench/ort_export.py MODEL DIR [--tec ./tec]
         [--threads 1,2] [--repeat 20] [--cap 20] [--no-time]
 
-MODEL is a model of tec's zoo (resnet18 resnet50 mobilenet_v2
+MODEL is a model of bench/unseen_export.py (q_resnet18, lstm, unet ...:
+its model and input), or of tec's zoo (resnet18 resnet50 mobilenet_v2
 efficientnet_b0 googlenet gpt2: tools/torch_ref.py's builder, its parameters
 and input filled with tec's default data, doc/data.md, so examples/MODEL.te
 and the export compute on the same numbers) or any other torchvision
@@ -49,6 +50,7 @@ import numpy as np
 sys.dont_write_bytecode = True
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "tools"))
+sys.path.insert(0, os.path.join(TOP, "bench"))
 
 PROG = "ort_export.py"
 ZOO = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "googlenet", "gpt2"]
@@ -141,6 +143,13 @@ def torchvision_model(name):
     return model, {"image": torch.randn(*shape, generator=g)}
 
 
+def unseen_models():
+    """The names of bench/unseen_export.py's models (quantized torchvision,
+    LSTM, GRU, U-Net ...), which this script exports and times too."""
+    import unseen_export
+    return unseen_export.QUANTIZED + list(unseen_export.SMALL)
+
+
 def export(model, args, path, opset):
     import torch
     names = list(args)
@@ -195,6 +204,10 @@ def main(argv):
         return 3
     if a.model in ZOO:
         model, args = zoo_model(a.model, a.tec)
+    elif a.model in unseen_models():
+        import unseen_export
+        model, x = unseen_export.build(a.model)
+        args = {"image": x}
     else:
         model, args = torchvision_model(a.model)
     model = first_output(model, args)

@@ -41,6 +41,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ort_export  # noqa: E402
 
 PROG = "unseen_export.py"
+# (small_models' names; PyTorch is imported only to build them)
+SMALL = ["lstm", "gru", "unet", "norms", "misc"]
 QUANTIZED = ["q_resnet18", "q_mobilenet_v2", "q_mobilenet_v3_large", "q_googlenet",
              "q_shufflenet_v2_x1_0"]
 
