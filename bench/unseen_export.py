@@ -25,8 +25,8 @@ MODEL is one of
     norms                  InstanceNorm2d, GroupNorm, LayerNorm over
                            channels-last, with PReLU and ELU
     misc                   Einsum, GatherElements (torch.gather), Where,
-                           masked_fill, CumSum, ArgMax and shapes read from
-                           the input (Shape / Gather / Concat / Reshape)
+                           masked_fill, CumSum, ArgMax, TopK and shapes read
+                           from the input (Shape / Gather / Concat / Reshape)
 
 An existing DIR/MODEL.onnx is kept (delete it to export again).  Needs
 Debian's python3-torch and python3-torchvision (torch 1.13, opset 13).
@@ -164,7 +164,8 @@ def small_models():
             idx = y.argmax(-1, keepdim=True).expand(b, t, 4)
             g = torch.gather(y, 2, idx)
             w = torch.where(g > 0, g, 0.1 * g).cumsum(1)
-            return torch.cat([y.flatten(1), w.reshape(b, -1)], 1)
+            top, at = y.flatten(1).topk(8)
+            return torch.cat([y.flatten(1), w.reshape(b, -1), top * at.float()], 1)
 
     g = torch.Generator().manual_seed(1)
     return {

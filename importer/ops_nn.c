@@ -2267,6 +2267,105 @@ static bool op_resize(ox_node *nd, const void *arg)
     return ok;
 }
 
+/* x's read with the axis'th index replaced by idx (the others i0, i1 ...). */
+static void read_at_axis(ox_str *b, const char *role, int ndim, int axis, const char *idx)
+{
+    ox_printf(b, "%s[", role);
+    for (int d = 0; d < ndim; d++)
+        if (d == axis)
+            ox_printf(b, "%s%s", d ? ", " : "", idx);
+        else
+            ox_printf(b, "%si%d", d ? ", " : "", d);
+    ox_printf(b, "]");
+}
+
+/* The most comparisons TopK's ranking may take (2^34: seconds). */
+#define TOPK_MAX_PAIRS ((int64_t)1 << 34)
+
+/* TopK: the k largest (or smallest) along an axis, sorted, ties in index
+ * order (ONNX's rule from opset 11).  An element's place is the count of
+ * the elements before it (larger, or equal at a lower index), so the
+ * indices kernel compares every pair along the axis (n^2 per row, refused
+ * above TOPK_MAX_PAIRS) and picks the elements of places 0..k-1; the
+ * values kernel reads x at those indices. */
+static bool op_topk(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    ox_value *x = ox_input(nd, 0);
+    int axis;
+    if (!x || !ox_axis(nd, ox_attr_int(nd, "axis", -1), x->ndim, &axis))
+        return false;
+    if (x->ndim == 0)
+        return ox_fail(nd, "input '%s' is a scalar; TopK needs an axis", x->onnx);
+    int64_t K = ox_attr_int(nd, "k", -1);
+    int nk = nd->opset >= 10 ? ox_const_ints(nd, 1, &K, 1) : 1;
+    if (nk < 0)
+        return false;
+    if (nk != 1)
+        return ox_fail(nd, "k must be one integer");
+    int64_t n = x->shape[axis], rows = 1;
+    for (int d = 0; d < x->ndim; d++)
+        rows *= d == axis ? 1 : x->shape[d];
+    if (K < 1 || K > n)
+        return ox_fail(nd, "k %lld is out of range 1..%lld (dimension %d of '%s')", (long long)K,
+                       (long long)n, axis, x->onnx);
+    if (n > TOPK_MAX_PAIRS / n / rows)
+        return ox_fail(nd, "TopK over %lld rows of %lld elements: tec ranks every pair of a "
+                       "row's elements, at most 2^34 comparisons in all", (long long)rows,
+                       (long long)n);
+    bool largest = ox_attr_int(nd, "largest", 1) != 0;
+    ox_value scratch = {0}, *idx = &scratch;
+    if (ox_noutputs(nd) > 1 && *nd->n->output[1])
+        idx = ox_output(nd, 1);
+    else
+        idx->onnx = nd->n->output[0];
+    ox_same_shape(idx, x);
+    idx->shape[axis] = K;
+    idx->dtype = IR_I64;
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    const char *xr = ox_operand(&k, x, "x");
+    ox_str xi = {0}, xj = {0}, ri = {0};
+    char own[16];
+    snprintf(own, sizeof own, "i%d", axis);
+    read_at_axis(&xi, xr, x->ndim, axis, own);
+    read_at_axis(&xj, xr, x->ndim, axis, "j");
+    read_at_axis(&ri, "r", x->ndim, axis, "m");
+    ox_printf(&k.body, "    r[");
+    ox_indices(&k.body, "i", 0, x->ndim);
+    ox_printf(&k.body, "] += %s %s %s || %s == %s && j < %s ? 1 : 0\n", xj.s, largest ? ">" : "<",
+              xi.s, xj.s, xi.s, own);
+    ox_printf(&k.body, "    y[");
+    ox_indices(&k.body, "i", 0, x->ndim);
+    ox_printf(&k.body, "] += %s == %s ? m : 0 where m in 0..%lld\n", ri.s, own, (long long)n);
+    bool ok = ox_kernel_finish(&k, "topk_indices", idx, idx == &scratch ? "indices" : NULL);
+    ox_kernel_free(&k);
+    if (ok) {
+        ox_value *y = ox_output(nd, 0);
+        ox_same_shape(y, idx);
+        y->dtype = x->dtype;
+        ox_kernel_init(&k, nd);
+        ox_operand(&k, x, "x");
+        ox_operand(&k, idx, "idx");
+        ox_str at = {0};
+        ox_printf(&at, "idx[");
+        ox_indices(&at, "i", 0, x->ndim);
+        ox_printf(&at, "]");
+        ox_printf(&k.body, "    y[");
+        ox_indices(&k.body, "i", 0, x->ndim);
+        ox_printf(&k.body, "] = ");
+        read_at_axis(&k.body, "x", x->ndim, axis, at.s);
+        ox_printf(&k.body, "\n");
+        ok = ox_kernel_finish(&k, "topk_values", y, idx == &scratch ? NULL : "values");
+        ox_kernel_free(&k);
+        free(at.s);
+    }
+    free(xi.s);
+    free(xj.s);
+    free(ri.s);
+    return ok;
+}
+
 /* ---------------------------------------------------------------- RNN, LSTM, GRU */
 
 /* A recurrent op: RNN (one gate), LSTM (gates i, o, f, c) or GRU (z, r, h). */
@@ -2719,6 +2818,7 @@ const ox_op ox_ops_nn[] = {
     {"RNN", op_rnn, &(const rnn_spec){1, {"Tanh"}, "rnn"}, WIDEN},
     {"Resize", op_resize, NULL, WIDEN},
     {"Softmax", softmax_op, &(const bool){false}, WIDEN},
+    {"TopK", op_topk, NULL, AS_IS},
     {"Trilu", op_trilu, NULL, AS_IS},
     {"Upsample", op_resize, &(const bool){true}, WIDEN},
 };

@@ -321,7 +321,7 @@ done
 # LSTM and GRU, unrolled by the importer), a U-Net (ConvTranspose,
 # bilinear Resize with and without align_corners, nearest Upsample),
 # InstanceNorm/GroupNorm/LayerNorm, and attention written with Einsum,
-# GatherElements, Where, CumSum and shapes read from the input.
+# GatherElements, Where, CumSum, TopK and shapes read from the input.
 for name in lstm gru unet norms misc; do
     exported $name small "$srcdir/bench/unseen_export.py"
 done
