@@ -5,7 +5,8 @@ and PyTorch's latency, for bench/ort.sh.
     /usr/bin/python3 bench/ort_export.py MODEL DIR [--tec ./tec]
         [--threads 1,2] [--repeat 20] [--cap 20] [--no-time]
 
-MODEL is a model of tec's zoo (resnet18 resnet50 mobilenet_v2
+MODEL is a model of bench/unseen_export.py (q_resnet18, lstm, unet ...:
+its model and input), or of tec's zoo (resnet18 resnet50 mobilenet_v2
 efficientnet_b0 googlenet gpt2: tools/torch_ref.py's builder, its parameters
 and input filled with tec's default data, doc/data.md, so examples/MODEL.te
 and the export compute on the same numbers) or any other torchvision
@@ -15,7 +16,8 @@ torch.manual_seed(0), PyTorch's default initialization for inception_v3
 and a normal one for ViT's zero-initialized head; a 1x3x224x224 input,
 299x299 for inception_v3, a 1x3x8x112x112 clip (channels, frames,
 height, width) for the video models, 1x3x16x224x224 for mvit_v1_b and
-mvit_v2_s, whose position embeddings fix their input's size; from a
+mvit_v2_s, whose position embeddings fix their input's size, and for
+s3d, whose last pool needs them; from a
 seeded normal distribution).  Writes
 
     DIR/MODEL.onnx            torch.onnx.export, opset 13 (14 for gpt2,
@@ -48,6 +50,7 @@ import numpy as np
 sys.dont_write_bytecode = True
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "tools"))
+sys.path.insert(0, os.path.join(TOP, "bench"))
 
 PROG = "ort_export.py"
 ZOO = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "googlenet", "gpt2"]
@@ -56,7 +59,9 @@ ZOO = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "googlenet", "
 OPSET = {"gpt2": 14}
 # Video models whose input size is fixed by their position embeddings
 # (the others take any clip; bench/ort_export.py gives them 8 112x112 frames).
-VIDEO_INPUT = {"mvit_v1_b": (1, 3, 16, 224, 224), "mvit_v2_s": (1, 3, 16, 224, 224)}
+# s3d's last pool (2x7x7) needs 16 frames of 224x224.
+VIDEO_INPUT = {"mvit_v1_b": (1, 3, 16, 224, 224), "mvit_v2_s": (1, 3, 16, 224, 224),
+               "s3d": (1, 3, 16, 224, 224)}
 
 
 def first_output(model, args):
@@ -138,6 +143,13 @@ def torchvision_model(name):
     return model, {"image": torch.randn(*shape, generator=g)}
 
 
+def unseen_models():
+    """The names of bench/unseen_export.py's models (quantized torchvision,
+    LSTM, GRU, U-Net ...), which this script exports and times too."""
+    import unseen_export
+    return unseen_export.QUANTIZED + list(unseen_export.SMALL)
+
+
 def export(model, args, path, opset):
     import torch
     names = list(args)
@@ -192,6 +204,10 @@ def main(argv):
         return 3
     if a.model in ZOO:
         model, args = zoo_model(a.model, a.tec)
+    elif a.model in unseen_models():
+        import unseen_export
+        model, x = unseen_export.build(a.model)
+        args = {"image": x}
     else:
         model, args = torchvision_model(a.model)
     model = first_output(model, args)
@@ -213,9 +229,14 @@ def main(argv):
     return 0
 
 
-if __name__ == "__main__":
+def run(main_fn, prog):
+    """main_fn(argv)'s exit status, or 1 with an error line naming prog."""
     try:
-        sys.exit(main(sys.argv[1:]))
+        return main_fn(sys.argv[1:])
     except Exception as e:
-        sys.stderr.write("%s: error: %s: %s\n" % (PROG, type(e).__name__, e))
-        sys.exit(1)
+        sys.stderr.write("%s: error: %s: %s\n" % (prog, type(e).__name__, e))
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(run(main, PROG))

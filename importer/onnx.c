@@ -1460,7 +1460,11 @@ static bool import_node(ox *x, const Onnx__NodeProto *n)
     if (!op)
         return ox_fail(&nd, "op %s is not supported (doc/onnx.md lists the supported ops)",
                        n->op_type);
-    if (ox_noutputs(&nd) == 0 || !*n->output[0])
+    /* the recurrent ops' outputs are all optional (Y_h alone is common);
+     * every other op's first output is required */
+    bool recurrent = strcmp(n->op_type, "LSTM") == 0 || strcmp(n->op_type, "GRU") == 0 ||
+                     strcmp(n->op_type, "RNN") == 0;
+    if (ox_noutputs(&nd) == 0 || (!recurrent && !*n->output[0]))
         return ox_fail(&nd, "the node has no outputs (every supported op has at least one)");
     for (size_t i = 0; i < n->n_output; i++)
         if (*n->output[i] && find_value(x, n->output[i]))

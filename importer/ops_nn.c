@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "importer/impl.h"
 
@@ -1692,6 +1693,38 @@ static bool convtranspose_geometry(ox_node *nd, const ox_value *x, const ox_valu
 /* ConvTranspose: y[n, f, o] sums x[n, c, h] * W[c, f, r] over o = h*stride
  * + r*dilation - pad, i.e. h = (o + pad - r*dilation) / stride where that
  * divides. */
+/* ConvTranspose without groups as ONNX Runtime computes it: every input
+ * position times every tap, z[n, f, r.., i..] = sum_c x[n, c, i..] *
+ * W[c, f, r..] (a contraction, as a 1x1 convolution to F * taps channels),
+ * then each output position sums the taps that land on it (col2im): z at
+ * the input position (o + pad - r * dilation) / stride where that divides
+ * (cond) and is inside the input.  Written as one gather over all taps
+ * and channels instead, each output position tried every tap against
+ * every channel and kept one in stride^dims of them: U-Net's upsampling
+ * ran at 0.8 GFLOP/s. */
+static void convtranspose_col2im(ox_kernel *k, int nsp, const char *cond, const char *pos,
+                                 const char *target, const int64_t *out)
+{
+    ox_str taps = {0}, in = {0};
+    for (int d = 0; d < nsp; d++) {
+        ox_printf(&taps, ", r%d", d);
+        ox_printf(&in, ", i%d", d);
+    }
+    ox_printf(&k->body, "    z[n, f%s%s] += x[n, c%s] * weight[c, f%s]\n", taps.s, in.s, in.s,
+              taps.s);
+    ox_printf(&k->body, "    %s[n, f", target);
+    for (int d = 0; d < nsp; d++)
+        ox_printf(&k->body, ", o%d", d);
+    ox_printf(&k->body, "] += %s%s%sz[n, f%s%s] else 0%s where ", cond ? "(" : "",
+              cond ? cond : "", cond ? " ? " : "", taps.s, pos, cond ? " : 0)" : "");
+    for (int d = 0; d < nsp; d++)
+        ox_printf(&k->body, "%so%d in 0..%lld, r%d in 0..%lld", d ? ", " : "", d,
+                  (long long)out[d], d, (long long)k->nd->in[1]->shape[2 + d]);
+    ox_printf(&k->body, "\n");
+    free(taps.s);
+    free(in.s);
+}
+
 static bool op_convtranspose(ox_node *nd, const void *arg)
 {
     ox_value *x = ox_input(nd, 0), *wv = ox_input(nd, 1);
@@ -1735,19 +1768,24 @@ static bool op_convtranspose(ox_node *nd, const void *arg)
         ox_printf(&pos, ", (%s) / %lld", h.s, (long long)s[d]);
         free(h.s);
     }
-    ox_printf(&k.body, "    %s[n, f", bias ? "t" : "y");
-    for (int d = 0; d < nsp; d++)
-        ox_printf(&k.body, ", o%d", d);
-    ox_printf(&k.body, "] += %s%s%sx[n, f / %lld * %lld + c%s] else 0%s * weight[f / %lld * %lld + c, "
-              "f %% %lld", cond.s ? "(" : "", cond.s ? cond.s : "", cond.s ? " ? " : "",
-              (long long)Fg, (long long)Cg, pos.s, cond.s ? " : 0)" : "", (long long)Fg, (long long)Cg, (long long)Fg);
-    for (int d = 0; d < nsp; d++)
-        ox_printf(&k.body, ", r%d", d);
-    ox_printf(&k.body, "] where f in 0..%lld, c in 0..%lld", (long long)F, (long long)Cg);
-    for (int d = 0; d < nsp; d++)
-        ox_printf(&k.body, ", o%d in 0..%lld, r%d in 0..%lld", d, (long long)out[d], d,
-                  (long long)wv->shape[2 + d]);
-    ox_printf(&k.body, "\n");
+    if (g == 1) {
+        convtranspose_col2im(&k, nsp, cond.s, pos.s, bias ? "t" : "y", out);
+    } else {
+        /* each output position tries every tap of its group's channels */
+        ox_printf(&k.body, "    %s[n, f", bias ? "t" : "y");
+        for (int d = 0; d < nsp; d++)
+            ox_printf(&k.body, ", o%d", d);
+        ox_printf(&k.body, "] += %s%s%sx[n, f / %lld * %lld + c%s] else 0%s * weight[f / %lld * %lld + c, "
+                  "f %% %lld", cond.s ? "(" : "", cond.s ? cond.s : "", cond.s ? " ? " : "",
+                  (long long)Fg, (long long)Cg, pos.s, cond.s ? " : 0)" : "", (long long)Fg, (long long)Cg, (long long)Fg);
+        for (int d = 0; d < nsp; d++)
+            ox_printf(&k.body, ", r%d", d);
+        ox_printf(&k.body, "] where f in 0..%lld, c in 0..%lld", (long long)F, (long long)Cg);
+        for (int d = 0; d < nsp; d++)
+            ox_printf(&k.body, ", o%d in 0..%lld, r%d in 0..%lld", d, (long long)out[d], d,
+                      (long long)wv->shape[2 + d]);
+        ox_printf(&k.body, "\n");
+    }
     if (bias) {
         ox_printf(&k.body, "    y[n, f");
         for (int d = 0; d < nsp; d++)
@@ -2266,6 +2304,520 @@ static bool op_resize(ox_node *nd, const void *arg)
     return ok;
 }
 
+/* x's read with the axis'th index replaced by idx (the others i0, i1 ...). */
+static void read_at_axis(ox_str *b, const char *role, int ndim, int axis, const char *idx)
+{
+    ox_printf(b, "%s[", role);
+    for (int d = 0; d < ndim; d++)
+        if (d == axis)
+            ox_printf(b, "%s%s", d ? ", " : "", idx);
+        else
+            ox_printf(b, "%si%d", d ? ", " : "", d);
+    ox_printf(b, "]");
+}
+
+/* The most comparisons TopK's ranking may take (2^34: seconds). */
+#define TOPK_MAX_PAIRS ((int64_t)1 << 34)
+
+/* TopK: the k largest (or smallest) along an axis, sorted, ties in index
+ * order (ONNX's rule from opset 11).  An element's place is the count of
+ * the elements before it (larger, or equal at a lower index), so the
+ * indices kernel compares every pair along the axis (n^2 per row, refused
+ * above TOPK_MAX_PAIRS) and picks the elements of places 0..k-1; the
+ * values kernel reads x at those indices. */
+static bool op_topk(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    ox_value *x = ox_input(nd, 0);
+    int axis;
+    if (!x || !ox_axis(nd, ox_attr_int(nd, "axis", -1), x->ndim, &axis))
+        return false;
+    if (x->ndim == 0)
+        return ox_fail(nd, "input '%s' is a scalar; TopK needs an axis", x->onnx);
+    int64_t K = ox_attr_int(nd, "k", -1);
+    int nk = nd->opset >= 10 ? ox_const_ints(nd, 1, &K, 1) : 1;
+    if (nk < 0)
+        return false;
+    if (nk != 1)
+        return ox_fail(nd, "k must be one integer");
+    int64_t n = x->shape[axis], rows = 1;
+    for (int d = 0; d < x->ndim; d++)
+        rows *= d == axis ? 1 : x->shape[d];
+    if (K < 1 || K > n)
+        return ox_fail(nd, "k %lld is out of range 1..%lld (dimension %d of '%s')", (long long)K,
+                       (long long)n, axis, x->onnx);
+    if (n > TOPK_MAX_PAIRS / n / rows)
+        return ox_fail(nd, "TopK over %lld rows of %lld elements: tec ranks every pair of a "
+                       "row's elements, at most 2^34 comparisons in all", (long long)rows,
+                       (long long)n);
+    bool largest = ox_attr_int(nd, "largest", 1) != 0;
+    ox_value scratch = {0}, *idx = &scratch;
+    if (ox_noutputs(nd) > 1 && *nd->n->output[1])
+        idx = ox_output(nd, 1);
+    else
+        idx->onnx = nd->n->output[0];
+    ox_same_shape(idx, x);
+    idx->shape[axis] = K;
+    idx->dtype = IR_I64;
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    const char *xr = ox_operand(&k, x, "x");
+    ox_str xi = {0}, xj = {0}, ri = {0};
+    char own[16];
+    snprintf(own, sizeof own, "i%d", axis);
+    read_at_axis(&xi, xr, x->ndim, axis, own);
+    read_at_axis(&xj, xr, x->ndim, axis, "j");
+    read_at_axis(&ri, "r", x->ndim, axis, "m");
+    ox_printf(&k.body, "    r[");
+    ox_indices(&k.body, "i", 0, x->ndim);
+    ox_printf(&k.body, "] += %s %s %s || %s == %s && j < %s ? 1 : 0\n", xj.s, largest ? ">" : "<",
+              xi.s, xj.s, xi.s, own);
+    ox_printf(&k.body, "    y[");
+    ox_indices(&k.body, "i", 0, x->ndim);
+    ox_printf(&k.body, "] += %s == %s ? m : 0 where m in 0..%lld\n", ri.s, own, (long long)n);
+    bool ok = ox_kernel_finish(&k, "topk_indices", idx, idx == &scratch ? "indices" : NULL);
+    ox_kernel_free(&k);
+    if (ok) {
+        ox_value *y = ox_output(nd, 0);
+        ox_same_shape(y, idx);
+        y->dtype = x->dtype;
+        ox_kernel_init(&k, nd);
+        ox_operand(&k, x, "x");
+        ox_operand(&k, idx, "idx");
+        ox_str at = {0};
+        ox_printf(&at, "idx[");
+        ox_indices(&at, "i", 0, x->ndim);
+        ox_printf(&at, "]");
+        ox_printf(&k.body, "    y[");
+        ox_indices(&k.body, "i", 0, x->ndim);
+        ox_printf(&k.body, "] = ");
+        read_at_axis(&k.body, "x", x->ndim, axis, at.s);
+        ox_printf(&k.body, "\n");
+        ok = ox_kernel_finish(&k, "topk_values", y, idx == &scratch ? NULL : "values");
+        ox_kernel_free(&k);
+        free(at.s);
+    }
+    free(xi.s);
+    free(xj.s);
+    free(ri.s);
+    return ok;
+}
+
+/* ---------------------------------------------------------------- RNN, LSTM, GRU */
+
+/* A recurrent op: RNN (one gate), LSTM (gates i, o, f, c) or GRU (z, r, h). */
+typedef struct rnn_spec {
+    int gates;
+    const char *acts[3];     /* its default activations, the only ones tec computes */
+    const char *base;        /* its kernels' names: "<base>_input", "<base>_step" */
+} rnn_spec;
+
+/* The recurrence as kernels:
+ *   - per direction, one contraction of every step's input with W plus
+ *     the biases that add outside the gates' products (xw: [T, B, G*H]);
+ *   - per direction and step, one kernel of the state's product with R
+ *     and the gates (an LSTM step's output is h and c as [2, B, H], the
+ *     others' h as [B, H]), reading the step before it;
+ *   - Y ([T, D, B, H]), Y_h and Y_c ([D, B, H]) gathered from the steps
+ *     (layout 1: [B, T, D, H] and [B, D, H], X and the initial states
+ *     batch first).
+ * The steps are unrolled: the language has no loop that carries a value
+ * from one iteration to the next, and T is known at import. */
+typedef struct rnn {
+    ox_node *nd;
+    const rnn_spec *sp;
+    bool lstm, gru;
+    ox_value *x, *w, *r, *b, *h0, *c0, *p;
+    int64_t T, B, I, H, G;
+    int D;
+    bool reverse, lbr, batch_first;   /* direction "reverse"; GRU's linear_before_reset;
+                                         layout 1 */
+    ox_value *xw;            /* [D]: the input kernels' outputs */
+    ox_value *st;            /* [D * T]: the steps' outputs, by time */
+    char (*names)[96];       /* their names */
+} rnn;
+
+/* Whether activations (absent or the op's defaults, any case) are ones tec computes. */
+static bool rnn_default_acts(ox_node *nd, const rnn_spec *sp)
+{
+    const Onnx__AttributeProto *a = ox_attr(nd, "activations");
+    size_t per = sp->gates == 4 ? 3 : sp->gates == 3 ? 2 : 1;
+    for (size_t i = 0; a && i < a->n_strings; i++) {
+        const char *want = sp->acts[i % per];
+        if (a->strings[i].len != strlen(want) ||
+            strncasecmp((const char *)a->strings[i].data, want, strlen(want)) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* Whether v is absent or all zeros known at import (PyTorch's exports
+ * pass zero initial states). */
+static bool rnn_zero(const ox_value *v)
+{
+    if (!v)
+        return true;
+    if (!v->konst || v->id)
+        return false;
+    int64_t n = rt_tensor_numel(v->konst);
+    for (int64_t i = 0; i < n; i++)
+        if (rt_tensor_get(v->konst, i) != 0)
+            return false;
+    return true;
+}
+
+/* Checks that input v (absent: fine) has shape want[0..ndim). */
+static bool rnn_shape(ox_node *nd, const ox_value *v, const char *what, int64_t d0, int64_t d1,
+                      int64_t d2, int ndim)
+{
+    int64_t want[3] = {d0, d1, d2};
+    bool ok = !v || v->ndim == ndim;
+    for (int d = 0; ok && v && d < ndim; d++)
+        ok = v->shape[d] == want[d];
+    if (ok)
+        return true;
+    char sb[128], sv[128];
+    int n = 0, m = 0;
+    sb[0] = sv[0] = 0;
+    for (int d = 0; d < ndim; d++)
+        n += snprintf(sb + n, sizeof sb - (size_t)n, "%s%lld", d ? ", " : "", (long long)want[d]);
+    for (int d = 0; d < v->ndim && d < 8; d++)
+        m += snprintf(sv + m, sizeof sv - (size_t)m, "%s%lld", d ? ", " : "",
+                      (long long)v->shape[d]);
+    return ox_fail(nd, "%s '%s' has shape [%s]; expected [%s]", what, v->onnx, sv, sb);
+}
+
+/* A constant several of the node's kernels read is one layer that they
+ * share (ox_operand's shared constant, as for PyTorch's tied weights),
+ * not one copy per step. */
+static void rnn_share(ox_value *v)
+{
+    if (v && v->konst && !v->id && v->uses < 2)
+        v->uses = 2;
+}
+
+/* The read of an initial state (h0 or c0: [D, B, H], layout 1 [B, D, H])
+ * of direction d at [n, j]. */
+static void rnn_init_read(rnn *q, char *buf, size_t n, const char *role, int d)
+{
+    if (q->batch_first)
+        snprintf(buf, n, "%s[n, %d, j]", role, d);
+    else
+        snprintf(buf, n, "%s[%d, n, j]", role, d);
+}
+
+/* xw[t, n, k] = X[t, n, :] . W[d, k, :] + the biases that add outside
+ * the gates' products: Wb, and Rb but for a GRU's h gate with
+ * linear_before_reset (which multiplies R's product and Rb by r). */
+static bool rnn_input(rnn *q, int d)
+{
+    ox_kernel k;
+    ox_kernel_init(&k, q->nd);
+    const char *xs = ox_operand(&k, q->x, "xs");
+    const char *w = ox_operand(&k, q->w, "w");
+    const char *xread = q->batch_first ? "%s[n, t, i]" : "%s[t, n, i]";
+    int64_t GH = q->G * q->H;
+    ox_value *y = &q->xw[d];
+    y->dtype = q->x->dtype;
+    y->ndim = 3;
+    y->shape[0] = q->T, y->shape[1] = q->B, y->shape[2] = GH;
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, "input%s", q->D > 1 ? (d ? "_reverse" : "_forward") : "");
+    snprintf(q->names[q->D * q->T + d], 96, "%s_%s", q->nd->n->name, suffix);
+    y->onnx = q->names[q->D * q->T + d];
+    ox_printf(&k.body, "    %s[t, n, k] += ", q->b ? "m" : "y");
+    ox_printf(&k.body, xread, xs);
+    ox_printf(&k.body, " * %s[%d, k, i]\n", w, d);
+    if (q->b) {
+        const char *b = ox_operand(&k, q->b, "bias");
+        ox_printf(&k.body, "    y[t, n, k] = m[t, n, k] + %s[%d, k + 0] + ", b, d);
+        if (q->lbr)
+            ox_printf(&k.body, "(k < %lld ? %s[%d, %lld + k] : 0)\n", (long long)(2 * q->H), b, d,
+                      (long long)GH);
+        else
+            ox_printf(&k.body, "%s[%d, %lld + k]\n", b, d, (long long)GH);
+    }
+    char base[32];
+    snprintf(base, sizeof base, "%s_input", q->sp->base);
+    bool ok = ox_kernel_finish(&k, base, y, suffix);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* A read of column off + j of the previous h's product with R (g), or 0
+ * from a zero initial state. */
+static const char *rnn_g(char *buf, size_t n, bool have, long long off)
+{
+    if (!have)
+        return "0";
+    snprintf(buf, n, "g[n, %lld + j]", off);
+    return buf;
+}
+
+/* An LSTM step's statements: gates i, o, f, c at columns 0, H, 2H, 3H of
+ * a; with peepholes P (i, o, f) c's old value scales i and f, its new
+ * one o. */
+static void rnn_lstm_body(rnn *q, ox_kernel *k, const char *hread, const char *cread, int d,
+                          const char *where)
+{
+    long long H = (long long)q->H;
+    const char *p = q->p ? ox_operand(k, q->p, "peep") : NULL;
+    char pi[96] = "", pf[96] = "", po[96] = "";
+    if (p && *cread) {
+        snprintf(pi, sizeof pi, " + %s[%d, j + 0] * %s", p, d, cread);
+        snprintf(pf, sizeof pf, " + %s[%d, %lld + j] * %s", p, d, 2 * H, cread);
+    }
+    if (p)
+        snprintf(po, sizeof po, " + %s[%d, %lld + j] * c[n, j]", p, d, H);
+    ox_printf(&k->body, "    c[n, j] = sigmoid(a[n, 0 + j]%s) * tanh(a[n, %lld + j])", pi, 3 * H);
+    if (*cread)
+        ox_printf(&k->body, " + sigmoid(a[n, %lld + j]%s) * %s", 2 * H, pf, cread);
+    ox_printf(&k->body, "%s", where);
+    ox_printf(&k->body, "    y[s, n, j] = s == 0 ? sigmoid(a[n, %lld + j]%s) * tanh(c[n, j]) : "
+              "c[n, j]\n", H, po);
+}
+
+/* A GRU step's statements: gates z, r, h at columns 0, H, 2H; with
+ * linear_before_reset r scales h's product with R and its bias Rbh,
+ * else r * h is multiplied by R. */
+static void rnn_gru_body(rnn *q, ox_kernel *k, const char *xw, const char *rw,
+                         const char *hread, int d, long long t, const char *where)
+{
+    long long H = (long long)q->H;
+    bool have = *hread != 0;
+    char g[48];
+    ox_printf(&k->body, "    z[n, j] = sigmoid(%s[%lld, n, 0 + j] + %s)%s", xw, t,
+              rnn_g(g, sizeof g, have, 0), where);
+    ox_printf(&k->body, "    r[n, j] = sigmoid(%s[%lld, n, %lld + j] + %s)%s", xw, t, H,
+              rnn_g(g, sizeof g, have, H), where);
+    if (q->lbr) {
+        ox_printf(&k->body, "    h[n, j] = tanh(%s[%lld, n, %lld + j] + r[n, j] * (%s", xw, t,
+                  2 * H, rnn_g(g, sizeof g, have, 2 * H));
+        if (q->b)
+            ox_printf(&k->body, " + %s[%d, %lld + j]", ox_operand(k, q->b, "bias"), d, 5 * H);
+        ox_printf(&k->body, "))%s", where);
+    } else {
+        if (have)
+            ox_printf(&k->body, "    u[n, k] += r[n, j] * %s * %s[%d, %lld + k, j] where k in "
+                      "0..%lld\n", hread, rw, d, 2 * H, H);
+        ox_printf(&k->body, "    h[n, j] = tanh(%s[%lld, n, %lld + j]%s)%s", xw, t, 2 * H,
+                  have ? " + u[n, j + 0]" : "", where);
+    }
+    ox_printf(&k->body, "    y[n, j] = (1 - z[n, j]) * h[n, j]");
+    if (have)
+        ox_printf(&k->body, " + z[n, j] * %s", hread);
+    ox_printf(&k->body, "\n");
+}
+
+/* The step of direction d at time t, after the step at time `from` (-1:
+ * the first, from the initial state). */
+static bool rnn_step(rnn *q, int d, int64_t t, int64_t from)
+{
+    ox_kernel k;
+    ox_kernel_init(&k, q->nd);
+    const char *xw = ox_operand(&k, &q->xw[d], "xw");
+    const char *rw = ox_operand(&k, q->r, "rw");
+    /* reads of the previous h and c at [n, j] ("": zero) */
+    char hread[64] = "", cread[64] = "";
+    if (from >= 0) {
+        const char *prev = ox_operand(&k, &q->st[d * q->T + from], "prev");
+        snprintf(hread, sizeof hread, q->lstm ? "%s[0, n, j]" : "%s[n, j]", prev);
+        if (q->lstm)
+            snprintf(cread, sizeof cread, "%s[1, n, j]", prev);
+    } else {
+        if (!rnn_zero(q->h0))
+            rnn_init_read(q, hread, sizeof hread, ox_operand(&k, q->h0, "hinit"), d);
+        if (q->lstm && !rnn_zero(q->c0))
+            rnn_init_read(q, cread, sizeof cread, ox_operand(&k, q->c0, "cinit"), d);
+    }
+    bool have = *hread != 0;
+    long long H = (long long)q->H, T = (long long)t;
+    char where[64];
+    snprintf(where, sizeof where, " where n in 0..%lld, j in 0..%lld\n", (long long)q->B, H);
+    /* g: the previous h times R, for every gate (a GRU without
+     * linear_before_reset: for z and r only) */
+    if (have && q->gru && !q->lbr)
+        ox_printf(&k.body, "    g[n, k] += %s * %s[%d, k + 0, j] where k in 0..%lld\n", hread, rw,
+                  d, 2 * H);
+    else if (have)
+        ox_printf(&k.body, "    g[n, k] += %s * %s[%d, k, j]\n", hread, rw, d);
+    ox_value *y = &q->st[d * q->T + t];
+    y->dtype = q->x->dtype;
+    y->ndim = 2;
+    y->shape[0] = q->B, y->shape[1] = q->H;
+    if (q->lstm) {
+        ox_printf(&k.body, "    a[n, k] = %s[%lld, n, k]%s\n", xw, T, have ? " + g[n, k]" : "");
+        rnn_lstm_body(q, &k, hread, cread, d, where);
+        y->ndim = 3;
+        y->shape[0] = 2, y->shape[1] = q->B, y->shape[2] = q->H;
+    } else if (q->gru) {
+        rnn_gru_body(q, &k, xw, rw, hread, d, T, where);
+    } else {
+        ox_printf(&k.body, "    y[n, j] = tanh(%s[%lld, n, j]%s)\n", xw, T, have ? " + g[n, j]" : "");
+    }
+    char suffix[48], base[32];
+    snprintf(suffix, sizeof suffix, "%sstep%lld", q->D > 1 ? (d ? "reverse." : "forward.") : "", T);
+    snprintf(q->names[d * q->T + t], 96, "%s_%s", q->nd->n->name, suffix);
+    y->onnx = q->names[d * q->T + t];
+    snprintf(base, sizeof base, "%s_step", q->sp->base);
+    bool ok = ox_kernel_finish(&k, base, y, suffix);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* Output out of the steps: Y ([T, D, B, H]: every step's h), or Y_h /
+ * Y_c (part 0 / 1, [D, B, H]: the last step's h or c of each direction);
+ * layout 1 puts the batch first. */
+static bool rnn_gather(rnn *q, int out, bool every, int part)
+{
+    int64_t times = every ? q->T : 1;
+    if (q->D * times > OX_MAX_PARAMS - 2)
+        return ox_fail(q->nd, "output Y of %lld steps in %d direction(s): tec gathers at most "
+                       "%d steps' h into one output (use Y_h, or a shorter sequence)",
+                       (long long)q->T, q->D, OX_MAX_PARAMS - 2);
+    ox_value *y = ox_output(q->nd, out);
+    y->dtype = q->x->dtype;
+    ox_kernel k;
+    ox_kernel_init(&k, q->nd);
+    const char *idx;
+    if (every && q->batch_first) {
+        y->ndim = 4, y->shape[0] = q->B, y->shape[1] = q->T, y->shape[2] = q->D;
+        idx = "n, t, e, j";
+    } else if (every) {
+        y->ndim = 4, y->shape[0] = q->T, y->shape[1] = q->D, y->shape[2] = q->B;
+        idx = "t, e, n, j";
+    } else if (q->batch_first) {
+        y->ndim = 3, y->shape[0] = q->B, y->shape[1] = q->D;
+        idx = "n, e, j";
+    } else {
+        y->ndim = 3, y->shape[0] = q->D, y->shape[1] = q->B;
+        idx = "e, n, j";
+    }
+    y->shape[y->ndim - 1] = q->H;
+    ox_printf(&k.body, "    y[%s] = ", idx);
+    for (int64_t t = 0; t < times; t++)
+        for (int d = 0; d < q->D; d++) {
+            /* the last step: time T - 1 forward, time 0 reverse */
+            bool back = q->reverse || d == 1;
+            int64_t at = every ? t : back ? 0 : q->T - 1;
+            char role[48];
+            snprintf(role, sizeof role, "h%lld_%d", (long long)at, d);
+            const char *v = ox_operand(&k, &q->st[d * q->T + at], ox_kernel_role(&k, role));
+            bool last = t == times - 1 && d == q->D - 1;
+            if (!last && every)
+                ox_printf(&k.body, "t == %lld && e == %d ? ", (long long)t, d);
+            else if (!last)
+                ox_printf(&k.body, "e == %d ? ", d);
+            if (q->lstm)
+                ox_printf(&k.body, "%s[%d, n, j]", v, part);
+            else
+                ox_printf(&k.body, "%s[n, j]", v);
+            ox_printf(&k.body, last ? "\n" : " : ");
+        }
+    bool ok = ox_kernel_finish(&k, "rnn_output", y, every ? NULL : part ? "Y_c" : "Y_h");
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* The attributes and inputs of a recurrent node, checked; false after its error. */
+static bool rnn_check(rnn *q)
+{
+    ox_node *nd = q->nd;
+    q->G = q->sp->gates;
+    q->lstm = q->G == 4, q->gru = q->G == 3;
+    q->x = ox_input(nd, 0), q->w = ox_input(nd, 1), q->r = ox_input(nd, 2);
+    if (!q->x || !q->w || !q->r || !ox_need_float(nd, q->x) || !ox_same_dtypes(nd, 0, 3))
+        return false;
+    q->b = nd->nin > 3 ? nd->in[3] : NULL;
+    ox_value *seq = nd->nin > 4 ? nd->in[4] : NULL;
+    q->h0 = nd->nin > 5 ? nd->in[5] : NULL;
+    q->c0 = q->lstm && nd->nin > 6 ? nd->in[6] : NULL;
+    q->p = q->lstm && nd->nin > 7 ? nd->in[7] : NULL;
+    const char *dir = ox_attr_str(nd, "direction", "forward");
+    q->D = strcmp(dir, "bidirectional") == 0 ? 2 : 1;
+    q->reverse = strcmp(dir, "reverse") == 0;
+    if (q->D == 1 && !q->reverse && strcmp(dir, "forward") != 0)
+        return ox_fail(nd, "direction '%s' is none of forward, reverse and bidirectional", dir);
+    int64_t layout = ox_attr_int(nd, "layout", 0);
+    if (layout != 0 && layout != 1)
+        return ox_fail(nd, "layout %lld is neither 0 nor 1", (long long)layout);
+    q->batch_first = layout == 1;
+    if (ox_attr(nd, "clip"))
+        return ox_fail(nd, "attribute clip is not supported");
+    if (q->lstm && ox_attr_int(nd, "input_forget", 0) != 0)
+        return ox_fail(nd, "input_forget 1 is not supported");
+    if (!rnn_default_acts(nd, q->sp))
+        return ox_fail(nd, "activations other than the defaults (%s%s%s%s%s) are not supported",
+                       q->sp->acts[0], q->G > 1 ? ", " : "", q->G > 1 ? q->sp->acts[1] : "",
+                       q->lstm ? ", " : "", q->lstm ? q->sp->acts[2] : "");
+    q->lbr = q->gru && ox_attr_int(nd, "linear_before_reset", 0) != 0;
+    if (q->x->ndim != 3)
+        return ox_fail(nd, "input X '%s' has rank %d; expected 3", q->x->onnx, q->x->ndim);
+    q->T = q->x->shape[q->batch_first], q->B = q->x->shape[!q->batch_first];
+    q->I = q->x->shape[2];
+    q->H = ox_attr_int(nd, "hidden_size", q->r->ndim == 3 ? q->r->shape[2] : 0);
+    if (q->H < 1 || q->H > OX_ATTR_MAX)
+        return ox_fail(nd, "hidden_size %lld is not a size", (long long)q->H);
+    int64_t GH = q->G * q->H, s0 = q->batch_first ? q->B : q->D, s1 = q->batch_first ? q->D : q->B;
+    if (!rnn_shape(nd, q->w, "input W", q->D, GH, q->I, 3) ||
+        !rnn_shape(nd, q->r, "input R", q->D, GH, q->H, 3) ||
+        !rnn_shape(nd, q->b, "input B", q->D, 2 * GH, 0, 2) ||
+        !rnn_shape(nd, q->h0, "input initial_h", s0, s1, q->H, 3) ||
+        !rnn_shape(nd, q->c0, "input initial_c", s0, s1, q->H, 3) ||
+        !rnn_shape(nd, q->p, "input P", q->D, 3 * q->H, 0, 2))
+        return false;
+    const ox_value *same[] = {q->b, q->h0, q->c0, q->p};
+    for (int i = 0; i < 4; i++)
+        if (same[i] && same[i]->dtype != q->x->dtype)
+            return ox_fail(nd, "input '%s' is %s but X is %s", same[i]->onnx,
+                           ir_dtype_name(same[i]->dtype), ir_dtype_name(q->x->dtype));
+    if (seq) {
+        /* every sequence at full length: the steps are the same for all */
+        int64_t lens[1024];
+        int n = ox_known(seq) && seq->ndim == 1 && seq->shape[0] <= 1024
+                ? ox_const_ints(nd, 4, lens, 1024) : -1;
+        for (int i = 0; i < n; i++)
+            n = lens[i] == q->T ? n : -1;
+        if (n != q->B)
+            return ox_fail(nd, "sequence_lens must be known at import time and equal to the "
+                           "sequence length %lld for every batch element (tec computes no "
+                           "padded sequences)", (long long)q->T);
+    }
+    return true;
+}
+
+static bool op_rnn(ox_node *nd, const void *arg)
+{
+    rnn q = {.nd = nd, .sp = arg};
+    if (!rnn_check(&q))
+        return false;
+    ox_value *shared[] = {q.w, q.r, q.b, q.h0, q.c0, q.p};
+    for (int i = 0; i < 6; i++)
+        rnn_share(shared[i]);
+    q.xw = calloc((size_t)q.D, sizeof *q.xw);
+    q.st = calloc((size_t)(q.D * q.T), sizeof *q.st);
+    q.names = calloc((size_t)(q.D * q.T + q.D), sizeof *q.names);
+    if (!q.xw || !q.st || !q.names)
+        ir_out_of_memory();
+    bool ok = true;
+    for (int d = 0; ok && d < q.D; d++) {
+        bool back = q.reverse || d == 1;
+        ok = rnn_input(&q, d);
+        for (int64_t s = 0; ok && s < q.T; s++) {
+            int64_t t = back ? q.T - 1 - s : s;
+            ok = rnn_step(&q, d, t, s == 0 ? -1 : back ? t + 1 : t - 1);
+        }
+    }
+    int nout = ox_noutputs(nd);
+    for (int i = 0; ok && i < nout && i < (q.lstm ? 3 : 2); i++)
+        if (*nd->n->output[i])
+            ok = rnn_gather(&q, i, i == 0, i == 2);
+    free(q.xw);
+    free(q.st);
+    free(q.names);
+    return ok;
+}
+
 /* ---------------------------------------------------------------- the table */
 
 /* The reductions, normalizations, contractions and convolutions. */
@@ -2281,9 +2833,11 @@ const ox_op ox_ops_nn[] = {
     {"GatherElements", op_gatherelements, NULL, AS_IS},
     {"Gemm", op_gemm, NULL, WIDEN},
     {"GlobalAveragePool", global_pool, &(const global_spec){"global_avgpool", "+=", "$ / #"}, WIDEN},
+    {"GRU", op_rnn, &(const rnn_spec){3, {"Sigmoid", "Tanh"}, "gru"}, WIDEN},
     {"GlobalMaxPool", global_pool, &(const global_spec){"global_maxpool", "max=", NULL}, AS_IS},
     {"Hardmax", op_hardmax, NULL, WIDEN},
     {"InstanceNormalization", op_instancenorm, NULL, WIDEN},
+    {"LSTM", op_rnn, &(const rnn_spec){4, {"Sigmoid", "Tanh", "Tanh"}, "lstm"}, WIDEN},
     {"LayerNormalization", op_layernorm, NULL, WIDEN},
     {"LogSoftmax", softmax_op, &(const bool){true}, WIDEN},
     {"MatMul", op_matmul, NULL, WIDEN},
@@ -2298,8 +2852,10 @@ const ox_op ox_ops_nn[] = {
     {"ReduceProd", reduce_op, &(const reduce_spec){"reduce_prod", "*=", "$", NULL, false, 18}, WIDEN},
     {"ReduceSum", reduce_op, &(const reduce_spec){"reduce_sum", "+=", "$", NULL, false, 13}, WIDEN},
     {"ReduceSumSquare", reduce_op, &(const reduce_spec){"reduce_sum_square", "+=", "$ * $", NULL, false, 18}, WIDEN},
+    {"RNN", op_rnn, &(const rnn_spec){1, {"Tanh"}, "rnn"}, WIDEN},
     {"Resize", op_resize, NULL, WIDEN},
     {"Softmax", softmax_op, &(const bool){false}, WIDEN},
+    {"TopK", op_topk, NULL, AS_IS},
     {"Trilu", op_trilu, NULL, AS_IS},
     {"Upsample", op_resize, &(const bool){true}, WIDEN},
 };

@@ -19,6 +19,8 @@
 # 5. torchvision/NAME: five small torchvision models and two video ones no
 #    other test names, exported by bench/ort_export.py, tec -O2 on two
 #    threads against PyTorch.
+# 6. small/NAME: LSTM, GRU, U-Net, normalization and Einsum/GatherElements
+#    models of bench/unseen_export.py, the same way.
 #
 # Prints PASS/FAIL lines and "N passed, N failed"; exits 1 if any failed.
 # Without PyTorch it prints "SKIP: ..." and exits 0.  Environment as for
@@ -286,12 +288,15 @@ done
 # every other test.)  The video classifiers r3d_18 (3x3x3 convolutions,
 # stride 2 in time too) and r2plus1d_18 (1x3x3 then 3x1x1) on an 8-frame
 # 112x112 clip are the only 3-D convolutions any test runs at -O2.
-for name in mnasnet0_5 shufflenet_v2_x0_5 mobilenet_v3_small regnet_x_400mf efficientnet_b2 \
-        r3d_18 r2plus1d_18; do
-    log=$OUT/torchvision-$name.log
-    d=$OUT/torchvision
+# exported NAME GROUP SCRIPT [ARG...]: exports NAME with SCRIPT NAME DIR ARG...
+# (bench/ort_export.py's layout) and reports GROUP/NAME: tec -O2 NAME.onnx on two threads within
+# 1e-4 of PyTorch's output, relative to its largest magnitude.
+exported() {
+    local name=$1 group=$2 script=$3
+    shift 3
+    local log=$OUT/$group-$name.log d=$OUT/$group
     {
-        "$PYTHON" "$srcdir/bench/ort_export.py" "$name" "$d" --no-time &&
+        "$PYTHON" "$script" "$name" "$d" "$@" &&
         ins=() && for f in "$d/$name.in"/*.npy; do ins+=(--input "$(basename "$f" .npy)=$f"); done &&
         TEC_NUM_THREADS=2 "$TEC" -O2 "$d/$name.onnx" "${ins[@]}" --save-outputs "$d/$name.out" &&
         "$PYTHON" -c '
@@ -302,7 +307,23 @@ err = np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-30)
 print("max |tec - torch| / max |torch| = %.2e" % err)
 sys.exit(0 if err <= 1e-4 else 1)' "$d/$name.ref.npy" "$d/$name.out"
     } >"$log" 2>&1
-    report "torchvision/$name" $? "$log"
+    report "$group/$name" $? "$log"
+}
+
+for name in mnasnet0_5 shufflenet_v2_x0_5 mobilenet_v3_small regnet_x_400mf efficientnet_b2 \
+        r3d_18 r2plus1d_18; do
+    exported $name torchvision "$srcdir/bench/ort_export.py" --no-time
+done
+
+# ---------------------------------------------------------------- 6
+# small/NAME: models beyond torchvision's classifiers, exported by
+# bench/unseen_export.py: a 2-layer LSTM and a bidirectional GRU (ONNX
+# LSTM and GRU, unrolled by the importer), a U-Net (ConvTranspose,
+# bilinear Resize with and without align_corners, nearest Upsample),
+# InstanceNorm/GroupNorm/LayerNorm, and attention written with Einsum,
+# GatherElements, Where, CumSum, TopK and shapes read from the input.
+for name in lstm gru unet norms misc; do
+    exported $name small "$srcdir/bench/unseen_export.py"
 done
 
 summary

@@ -132,6 +132,21 @@ CASES = {
               attrs=[attr_ints("output_shape", [4])])],
         [value_info("x", [1, 1, 3, 3])], [value_info("y", [1, 1, 4, 4])],
         [tensor("w", [1, 1, 2, 2], floats(4))]),
+    # what the recurrent ops do not compute is refused by name
+    "lstm_relu_activation": model(
+        [node("LSTM", ["x", "w", "r"], ["y"], name="lstm",
+              attrs=[[field(1, "hidden_size"), field(20, 2), field(3, 1)],
+                     [field(1, "activations"), field(20, 8)] +
+                     [field(9, a) for a in ("Relu", "Tanh", "Tanh")]])],
+        [value_info("x", [2, 1, 2])], [value_info("y", [2, 1, 1, 1])],
+        [tensor("w", [1, 4, 2], floats(8)), tensor("r", [1, 4, 1], floats(4))]),
+    # Y of 40 steps in two directions: more steps than one kernel gathers
+    "gru_long_y": model(
+        [node("GRU", ["x", "w", "r"], ["y"], name="gru",
+              attrs=[[field(1, "hidden_size"), field(20, 2), field(3, 1)],
+                     [field(1, "direction"), field(20, 3), field(4, "bidirectional")]])],
+        [value_info("x", [40, 1, 2])], [value_info("y", [40, 2, 1, 1])],
+        [tensor("w", [2, 3, 2], floats(12)), tensor("r", [2, 3, 1], floats(6))]),
     "conv_huge_stride": model(
         [node("Conv", ["x", "w"], ["y"], name="c", attrs=[attr_ints("strides", [1 << 62, 1])])],
         [value_info("x", [1, 1, 3, 3])], [value_info("y", [1, 1, 1, 2])],
