@@ -2055,6 +2055,15 @@ static bool cold_unit(const split_ctx *x, const cg_unit *u)
  * loses on them is a fraction of that share. */
 #define LIGHT_SHARE 0.10
 
+/* The distinct kernels that do least, together at most COLD_SHARE of the
+ * work, are built as cold code (-O1, as the prepack kernels are): -O1
+ * builds a unit in about half of -O3's time, and whatever it loses on them
+ * is a fraction of a hundredth. */
+#define COLD_SHARE 0.01
+
+/* How a distinct kernel's unit is built. */
+typedef enum { UNIT_FULL, UNIT_LIGHT, UNIT_COLD, UNIT_NLEVELS } unit_level;
+
 /* Operations a math call (exp, erf, tanh ...) costs, as additions do 1. */
 #define MATH_CALL_OPS 16.0
 
@@ -2124,11 +2133,12 @@ static int by_work(const void *a, const void *b)
     return x->work < y->work ? -1 : x->work > y->work ? 1 : x->unit - y->unit;
 }
 
-/* Marks light[i] for the distinct units (but the prepack ones) that do
- * least, together at most LIGHT_SHARE of the work of all (see above); a
- * unit of unknown work is never light, and counts as none in the total.
- * False when out of memory (light stays all false). */
-static bool light_units(const cg_csplit *sp, const split_ctx *x, bool *light)
+/* Sets level[i] for the distinct units (but the prepack ones): UNIT_COLD
+ * for those that do least, together at most COLD_SHARE of the work of all,
+ * UNIT_LIGHT for the next ones up to LIGHT_SHARE (see above); a unit of
+ * unknown work is never light, and counts as none in the total.  False
+ * when out of memory (level stays all UNIT_FULL). */
+static bool light_units(const cg_csplit *sp, const split_ctx *x, unsigned char *level)
 {
     if (!x->light_flags || !x->module)
         return true;
@@ -2156,7 +2166,7 @@ static bool light_units(const cg_csplit *sp, const split_ctx *x, bool *light)
         sum += order[k].work;
         if (sum > LIGHT_SHARE * total)
             break;
-        light[order[k].unit] = true;
+        level[order[k].unit] = sum <= COLD_SHARE * total ? UNIT_COLD : UNIT_LIGHT;
     }
     free(work);
     free(order);
@@ -2426,18 +2436,21 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
             else
                 order[norder++] = i;
         }
-    bool *light = calloc((size_t)sp->n + 1, sizeof *light);
-    text_oom |= !light || !light_units(sp, x, light);
-    for (int pass = 0; pass < 4 && order && coldu && light; pass++) {
-        /* pass 0, 1: units with the intrinsics header, 2, 3: without; 0
-         * and 2 the full ones, 1 and 3 the light ones */
-        const cg_argv *flags = pass % 2 ? x->light_flags : x->obj_flags;
+    unsigned char *level = calloc((size_t)sp->n + 1, sizeof *level);
+    text_oom |= !level || !light_units(sp, x, level);
+    for (int pass = 0; pass < 2 * UNIT_NLEVELS && order && coldu && level; pass++) {
+        /* passes 0-2: units with the intrinsics header, 3-5: without; each
+         * with the full, light and cold levels in turn */
+        unit_level lv = pass % UNIT_NLEVELS;
+        const cg_argv *flags = lv == UNIT_COLD    ? x->cold_flags
+                               : lv == UNIT_LIGHT ? x->light_flags
+                                                  : x->obj_flags;
         int *group = calloc((size_t)norder + 1, sizeof *group), ng = 0;
         size_t bytes = 0;
         text_oom |= !group;
         for (int k = 0; group && k <= norder; k++) {
             const cg_unit *u = k < norder ? &sp->units[order[k]] : NULL;
-            if (u && (u->intrin != (pass < 2) || light[order[k]] != (pass % 2 == 1)))
+            if (u && (u->intrin != (pass < UNIT_NLEVELS) || level[order[k]] != lv))
                 continue;
             size_t size = u ? strlen(u->shared) : 0;
             bool small = u && size < (u->intrin ? BUNDLE_SMALL_INTRIN : BUNDLE_SMALL);
@@ -2459,7 +2472,7 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
         }
         free(group);
     }
-    free(light);
+    free(level);
     if (ncold)
         jobs[n++] = (tu_job){.text = unit_text(sp, coldu, ncold, sp->prelude_extern, &text_oom),
                              .flags = x->cold_flags};
