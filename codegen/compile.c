@@ -2042,17 +2042,19 @@ static bool cold_unit(const split_ctx *x, const cg_unit *u)
     return op && strcmp(op, "prepack") == 0;
 }
 
-/* ---- Light kernels: compiled at -O2 instead of -O3.
+/* ---- Light and cold kernels: compiled at -O2 and -O1 instead of -O3.
  *
  * Most of a model's kernels do little of its work (its pads, concatenations,
  * pools, softmaxes and norms beside its contractions) but much of its C:
- * MaxViT-T's C compiler time is mostly theirs.  -O2 builds a unit in about
- * 3/4 of -O3's time (1.29 vs 1.77 s for MaxViT-T's largest); what -O3 adds
- * (loop versioning, unswitching, gcc's own vectorizer and unrolling) is
- * little for code the IR has vectorized already, and counts only where the
- * time goes.  So the distinct kernels that do least, together at most
- * LIGHT_SHARE of the model's estimated work, are built at -O2: whatever -O2
- * loses on them is a fraction of that share. */
+ * 96 of MaxViT-T's 113 distinct kernels, 2/3 of its C.  -O2 builds a unit
+ * in about 3/4 of -O3's time (1.29 vs 1.77 s for MaxViT-T's largest), -O1
+ * in about half; what -O3 adds (loop versioning, unswitching, gcc's own
+ * vectorizer and unrolling) is little for code the IR has vectorized
+ * already, and counts only where the time goes.  So the distinct kernels
+ * that do least, together at most LIGHT_SHARE of the model's estimated
+ * work, are built at -O2 (those within COLD_SHARE at -O1): whatever they
+ * lose is a fraction of that share.  The layers' minima of MaxViT-T and
+ * EfficientNet-B0 did not change (bench/results/cold_s13.txt). */
 #define LIGHT_SHARE 0.10
 
 /* The distinct kernels that do least, together at most COLD_SHARE of the
