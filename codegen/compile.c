@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -100,6 +101,22 @@ static bool optimizes_fully(const char *opt_flags)
         s += n;
     }
     return fast;
+}
+
+/* The level of the last -O<digits> word of opt_flags; -1 when the last -O
+ * word is another (-O, -Os, -Og, -Ofast) or there is none. */
+static int last_opt_level(const char *opt_flags)
+{
+    int level = -1;
+    for (const char *s = opt_flags; s && *s;) {
+        while (*s == ' ' || *s == '\t')
+            s++;
+        size_t n = strcspn(s, " \t");
+        if (n >= 2 && s[0] == '-' && s[1] == 'O')
+            level = n >= 3 && s[2] >= '0' && s[2] <= '9' ? atoi(s + 2) : -1;
+        s += n;
+    }
+    return level;
 }
 
 static const char *fp_contract_flag(const char *opt_flags)
@@ -1852,7 +1869,8 @@ void cg_release_temp(const char *so_path)
 typedef struct split_ctx {
     const cg_argv *cc, *so_flags, *obj_flags;
     const cg_argv *cold_flags;       /* NULL: no unit is built apart as cold */
-    const cg_text *obj_prefix, *cold_prefix;   /* key prefixes of the two */
+    const cg_argv *light_flags;      /* NULL: no unit is built apart as light (light_units) */
+    const cg_text *obj_prefix, *cold_prefix, *light_prefix;   /* key prefixes of the three */
     const ir_module *module;
     /* A library of its own (cg_compile_library), else NULL and 0: */
     const char *extra_c;        /* one more unit, never cached (the library's runtime) */
@@ -2003,17 +2021,158 @@ static bool run_jobs(tu_job *jobs, int n, const char *dir, const cg_argv *cc,
     return ok;
 }
 
-/* Whether the unit's kernel is a prepack function of the module. */
-static bool cold_unit(const split_ctx *x, const cg_unit *u)
+/* The module function the unit's exported kernel (tec_k<index>_...) is,
+ * or NULL. */
+static const ir_func *unit_func(const split_ctx *x, const cg_unit *u)
 {
-    if (!x->cold_flags || !x->module)
-        return false;
+    if (!x->module)
+        return NULL;
     char *end;
     long i = strtol(u->symbol + 5, &end, 10);   /* tec_k<index>_ */
     if (end == u->symbol + 5 || *end != '_' || i < 0 || i >= x->module->nfuncs)
-        return false;
-    const char *op = ir_func_attr(x->module->funcs[i], "op");
+        return NULL;
+    return x->module->funcs[i];
+}
+
+/* Whether the unit's kernel is a prepack function of the module. */
+static bool cold_unit(const split_ctx *x, const cg_unit *u)
+{
+    const ir_func *f = x->cold_flags ? unit_func(x, u) : NULL;
+    const char *op = f ? ir_func_attr(f, "op") : NULL;
     return op && strcmp(op, "prepack") == 0;
+}
+
+/* ---- Light and cold kernels: compiled at -O2 and -O1 instead of -O3.
+ *
+ * Most of a model's kernels do little of its work (its pads, concatenations,
+ * pools, softmaxes and norms beside its contractions) but much of its C:
+ * 96 of MaxViT-T's 113 distinct kernels, 2/3 of its C.  -O2 builds a unit
+ * in about 3/4 of -O3's time (1.29 vs 1.77 s for MaxViT-T's largest), -O1
+ * in about half; what -O3 adds (loop versioning, unswitching, gcc's own
+ * vectorizer and unrolling) is little for code the IR has vectorized
+ * already, and counts only where the time goes.  So the distinct kernels
+ * that do least, together at most LIGHT_SHARE of the model's estimated
+ * work, are built at -O2 (those within COLD_SHARE at -O1): whatever they
+ * lose is a fraction of that share.  The layers' minima of MaxViT-T and
+ * EfficientNet-B0 did not change (bench/results/cold_s13.txt). */
+#define LIGHT_SHARE 0.10
+
+/* The distinct kernels that do least, together at most COLD_SHARE of the
+ * work, are built as cold code (-O1, as the prepack kernels are): -O1
+ * builds a unit in about half of -O3's time, and whatever it loses on them
+ * is a fraction of a hundredth. */
+#define COLD_SHARE 0.01
+
+/* How a distinct kernel's unit is built. */
+typedef enum { UNIT_FULL, UNIT_LIGHT, UNIT_COLD, UNIT_NLEVELS } unit_level;
+
+/* Operations a math call (exp, erf, tanh ...) costs, as additions do 1. */
+#define MATH_CALL_OPS 16.0
+
+static bool count_expr_ops(const ir_expr *e, void *ctx)
+{
+    double *ops = ctx;
+    *ops += e->kind == IR_CALL && ir_intrin_class(e->fn) == 'm' ? MATH_CALL_OPS : 1.0;
+    return true;
+}
+
+static double expr_ops(const ir_expr *e)
+{
+    double ops = 0;
+    if (e)
+        ir_expr_walk(e, count_expr_ops, &ops);
+    return ops;
+}
+
+/* Operations s runs per call, a vector operation counting as one: the sum
+ * over its statements of their expressions' nodes times the iterations of
+ * the loops around them (an IF's larger branch counted).  INFINITY when a
+ * loop's bounds are not constants: its work is unknown. */
+static double stmt_work(const ir_stmt *s)
+{
+    if (!s)
+        return 0;
+    double w = 0;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->nbody; i++)
+            w += stmt_work(s->body[i]);
+        return w;
+    case IR_S_FOR: {
+        if (!s->lo || !s->hi || s->lo->kind != IR_INT || s->hi->kind != IR_INT)
+            return INFINITY;
+        int64_t step = ir_for_step(s), n = s->hi->ival - s->lo->ival;
+        double trips = n > 0 ? (double)((n + step - 1) / step) : 0;
+        return trips ? trips * (1 + stmt_work(s->body[0])) : 0;
+    }
+    case IR_S_BLOCK:
+        return stmt_work(s->init) + stmt_work(s->nbody ? s->body[0] : NULL);
+    case IR_S_IF: {
+        double then = stmt_work(s->nbody ? s->body[0] : NULL), orelse = stmt_work(s->orelse);
+        return expr_ops(s->cond) + (then > orelse ? then : orelse);
+    }
+    case IR_S_STORE:
+        w = 1 + expr_ops(s->value);
+        for (int i = 0; i < s->nargs; i++)
+            w += expr_ops(s->args[i]);
+        return w;
+    case IR_S_ALLOC:
+    case IR_S_LET:
+        return expr_ops(s->value) + stmt_work(s->nbody ? s->body[0] : NULL);
+    default:   /* EVAL, ASSERT */
+        return 1 + expr_ops(s->value) + expr_ops(s->cond);
+    }
+}
+
+typedef struct unit_work {
+    int unit;      /* a distinct unit: sp->units[unit].first == unit */
+    double work;   /* stmt_work of every kernel sharing its code, summed */
+} unit_work;
+
+static int by_work(const void *a, const void *b)
+{
+    const unit_work *x = a, *y = b;
+    return x->work < y->work ? -1 : x->work > y->work ? 1 : x->unit - y->unit;
+}
+
+/* Sets level[i] for the distinct units (but the prepack ones): UNIT_COLD
+ * for those that do least, together at most COLD_SHARE of the work of all,
+ * UNIT_LIGHT for the next ones up to LIGHT_SHARE (see above); a unit of
+ * unknown work is never light, and counts as none in the total.  False
+ * when out of memory (level stays all UNIT_FULL). */
+static bool light_units(const cg_csplit *sp, const split_ctx *x, unsigned char *level)
+{
+    if (!x->light_flags || !x->module)
+        return true;
+    double *work = calloc((size_t)sp->n + 1, sizeof *work);
+    unit_work *order = calloc((size_t)sp->n + 1, sizeof *order);
+    if (!work || !order) {
+        free(work);
+        free(order);
+        return false;
+    }
+    for (int i = 0; i < sp->n; i++) {
+        const ir_func *f = unit_func(x, &sp->units[i]);
+        work[sp->units[i].first] += f ? stmt_work(f->body) : INFINITY;
+    }
+    double total = 0;
+    int n = 0;
+    for (int i = 0; i < sp->n; i++)
+        if (sp->units[i].first == i && !cold_unit(x, &sp->units[i])) {
+            order[n++] = (unit_work){i, work[i]};
+            total += isfinite(work[i]) ? work[i] : 0;
+        }
+    qsort(order, (size_t)n, sizeof *order, by_work);
+    double sum = 0;
+    for (int k = 0; k < n && isfinite(order[k].work); k++) {
+        sum += order[k].work;
+        if (sum > LIGHT_SHARE * total)
+            break;
+        level[order[k].unit] = sum <= COLD_SHARE * total ? UNIT_COLD : UNIT_LIGHT;
+    }
+    free(work);
+    free(order);
+    return true;
 }
 
 /* A library of its own from the objects (cg_compile_library): a shared
@@ -2231,7 +2390,10 @@ static tu_job glue_job(const cg_csplit *sp, const char *key, bool aliases, const
 static bool place_job(tu_job *job, const char *dir, bool reuse, const split_ctx *x, diag *d)
 {
     char hex[65], name[80];
-    key_digest(job->flags == x->obj_flags ? x->obj_prefix : x->cold_prefix, job->text, hex);
+    key_digest(job->flags == x->obj_flags     ? x->obj_prefix
+               : job->flags == x->light_flags ? x->light_prefix
+                                              : x->cold_prefix,
+               job->text, hex);
     snprintf(name, sizeof name, "%s%s.o", job->private_obj ? ".tec-lib-" : "", hex);
     if (!(job->path = path_join(job->dir ? job->dir : dir, name))) {
         oom(d);
@@ -2276,21 +2438,28 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
             else
                 order[norder++] = i;
         }
-    for (int pass = 0; pass < 2 && order && coldu; pass++) {
-        /* pass 0: units with the intrinsics header; 1: without */
+    unsigned char *level = calloc((size_t)sp->n + 1, sizeof *level);
+    text_oom |= !level || !light_units(sp, x, level);
+    for (int pass = 0; pass < 2 * UNIT_NLEVELS && order && coldu && level; pass++) {
+        /* passes 0-2: units with the intrinsics header, 3-5: without; each
+         * with the full, light and cold levels in turn */
+        unit_level lv = pass % UNIT_NLEVELS;
+        const cg_argv *flags = lv == UNIT_COLD    ? x->cold_flags
+                               : lv == UNIT_LIGHT ? x->light_flags
+                                                  : x->obj_flags;
         int *group = calloc((size_t)norder + 1, sizeof *group), ng = 0;
         size_t bytes = 0;
         text_oom |= !group;
         for (int k = 0; group && k <= norder; k++) {
             const cg_unit *u = k < norder ? &sp->units[order[k]] : NULL;
-            if (u && u->intrin != (pass == 0))
+            if (u && (u->intrin != (pass < UNIT_NLEVELS) || level[order[k]] != lv))
                 continue;
             size_t size = u ? strlen(u->shared) : 0;
             bool small = u && size < (u->intrin ? BUNDLE_SMALL_INTRIN : BUNDLE_SMALL);
             /* the group so far is full, or ends here */
             if (ng && (!u || !small || bytes + size > BUNDLE_BYTES)) {
                 jobs[n] = (tu_job){.text = unit_text(sp, group, ng, NULL, &text_oom),
-                                   .flags = x->obj_flags};
+                                   .flags = flags};
                 n++;
                 ng = 0;
                 bytes = 0;
@@ -2300,11 +2469,12 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
                 bytes += size;
             } else if (u) {
                 jobs[n++] = (tu_job){.text = unit_text(sp, &order[k], 1, NULL, &text_oom),
-                                     .flags = x->obj_flags};
+                                     .flags = flags};
             }
         }
         free(group);
     }
+    free(level);
     if (ncold)
         jobs[n++] = (tu_job){.text = unit_text(sp, coldu, ncold, sp->prelude_extern, &text_oom),
                              .flags = x->cold_flags};
@@ -2512,8 +2682,8 @@ static char *compile_no_cache(const char *c_source, const split_ctx *x, const cg
  * lines (a shared object's and an object file's, and the cold units'),
  * its identity and the key prefixes. */
 typedef struct build_setup {
-    cg_argv cc, flags, occ, obj_flags, cold_flags;
-    cg_text obj_prefix, cold_prefix;
+    cg_argv cc, flags, occ, obj_flags, cold_flags, light_flags;
+    cg_text obj_prefix, cold_prefix, light_prefix;
     char *identity;
     split_ctx x;
 } build_setup;
@@ -2525,8 +2695,10 @@ static void setup_free(build_setup *b)
     argv_free(&b->occ);
     argv_free(&b->obj_flags);
     argv_free(&b->cold_flags);
+    argv_free(&b->light_flags);
     free(b->obj_prefix.p);
     free(b->cold_prefix.p);
+    free(b->light_prefix.p);
     free(b->identity);
 }
 
@@ -2542,17 +2714,27 @@ static bool setup_build(const cg_options *o, build_setup *b, diag *d)
         argv_push(&b->cold_flags, b->obj_flags.v[i]);
     if (cold)
         argv_push(&b->cold_flags, "-O1");
-    if (b->cold_flags.oom) {
+    /* Light code (light_units) at -O2 when the rest is built at -O3 or
+     * more; -Ofast and the like keep theirs (-O2 would drop -ffast-math). */
+    bool light = cold && last_opt_level(o->opt_flags) > 2;
+    for (int i = 0; light && i < b->obj_flags.n; i++)
+        argv_push(&b->light_flags, b->obj_flags.v[i]);
+    if (light)
+        argv_push(&b->light_flags, "-O2");
+    if (b->cold_flags.oom || b->light_flags.oom) {
         oom(d);
         return false;
     }
     if (!(b->identity = compiler_identity(&b->cc, cc_timeout(o), d)) ||
         !key_prefix(&b->cc, &b->obj_flags, target, b->identity, &b->obj_prefix, d) ||
-        (cold && !key_prefix(&b->cc, &b->cold_flags, target, b->identity, &b->cold_prefix, d)))
+        (cold && !key_prefix(&b->cc, &b->cold_flags, target, b->identity, &b->cold_prefix, d)) ||
+        (light && !key_prefix(&b->cc, &b->light_flags, target, b->identity, &b->light_prefix, d)))
         return false;
     b->x = (split_ctx){.cc = &b->cc, .so_flags = &b->flags, .obj_flags = &b->obj_flags,
-                       .cold_flags = cold ? &b->cold_flags : NULL, .obj_prefix = &b->obj_prefix,
-                       .cold_prefix = &b->cold_prefix, .module = o ? o->module : NULL};
+                       .cold_flags = cold ? &b->cold_flags : NULL,
+                       .light_flags = light ? &b->light_flags : NULL, .obj_prefix = &b->obj_prefix,
+                       .cold_prefix = &b->cold_prefix, .light_prefix = &b->light_prefix,
+                       .module = o ? o->module : NULL};
     return true;
 }
 
