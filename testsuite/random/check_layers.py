@@ -28,7 +28,10 @@ tec run a level).  Each level runs with TEC_NUM_THREADS=THREADS and is
 compared with --interp: within 1e-4 of the largest magnitude of the
 interpreter's output (or of 1).  A disagreeing batch's chains are run one
 by one, and the first that disagrees is kept as OUT/failing-K.te; exit
-status 1.
+status 1.  Each tester works in a new folder OUT/work-XXXX (its programs,
+outputs and kernel cache): a tec that an earlier, stopped tester left
+running (a killed Python does not end its child) must not write into
+this one's files.
 """
 import argparse
 import os
@@ -36,6 +39,7 @@ import random
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
@@ -301,12 +305,19 @@ def disagreement(tec, text, work, levels, threads):
         rc, err = run(tec, path, lv, out, threads, cache)
         if rc != 0:
             return f"{lv} exits {rc}: {err.strip()[:400]}"
-        for n in sorted(os.listdir(os.path.join(work, "ref"))):
+        names = sorted(os.listdir(os.path.join(work, "ref")))
+        if names != sorted(os.listdir(out)):
+            return (f"{lv} wrote outputs {sorted(os.listdir(out))}, --interp {names}: "
+                    "not one program's (another process writing into the work folder?)")
+        for n in names:
             a = np.load(os.path.join(work, "ref", n))
             b = np.load(os.path.join(out, n))
+            if a.shape != b.shape or a.dtype != b.dtype:
+                return (f"{lv} vs --interp: {n} is {b.dtype}{list(b.shape)} at {lv}, "
+                        f"{a.dtype}{list(a.shape)} from --interp")
             scale = max(float(np.max(np.abs(a))) if a.size else 0.0, 1.0)
-            if a.shape != b.shape or not np.allclose(a, b, rtol=0, atol=1e-4 * scale, equal_nan=True):
-                diff = float(np.max(np.abs(a - b))) if a.shape == b.shape else float("inf")
+            if not np.allclose(a, b, rtol=0, atol=1e-4 * scale, equal_nan=True):
+                diff = float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64))))
                 return f"{lv} (TEC_NUM_THREADS={threads}) vs --interp: {n} differs by {diff:.3g} (scale {scale:.3g})"
     return None
 
@@ -323,8 +334,8 @@ def main():
     a = ap.parse_args()
     rng = random.Random(a.seed)
     levels = a.levels.split(",")
-    work = os.path.join(a.out, "work")
-    os.makedirs(work, exist_ok=True)
+    os.makedirs(a.out, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="work-", dir=a.out)
     done = 0
     while done < a.n:
         chains = [(QChain if rng.random() < 0.25 else Chain)(rng, f"n{k}_").build()
