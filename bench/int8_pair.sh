@@ -11,7 +11,7 @@
 # BENCH_REPEAT runs (default 20) after warm-up runs; with BENCH_RT=1 every
 # run under `chrt -f 10` (real-time FIFO: other processes do not preempt
 # it), and the vCPUs' round trip (bench/vcpu_rtt.c) before each round,
-# since every 2-thread number depends on it (doc: CONTEXT of session 13).
+# since every 2-thread number depends on it (near ~60 ns, far 150-380 ns).
 # Prints one line per run and, per thread count, the median of the rounds
 # and the ratios new/ORT and old/ORT.  INDIR holds NAME.npy per input; REF
 # is the reference ort_run.js checks (default: INDIR's model's .ref.npy).
