@@ -111,22 +111,13 @@ static double row_share(int64_t mm, int mr)
     return (full + last) / (double)mm;
 }
 
-/* The share of the machine's multiply-adds a tile of m rows by one vector
- * runs: m multiply-adds per m broadcasts and one load, below one per load
- * counting half the shortfall (tile_model's score). */
-static double rows_gain(int m)
-{
-    return 0.5 + 0.5 * (double)m / (double)(m + 1);
-}
-
 /* The register tile of a contraction with nn columns (along the vector
  * operand), mm rows and K multiply-adds per output, and its estimated time
  * per output element (the return value; -1 when the columns do not split
  * into vectors and tails are not allowed); along_y: the columns run along
  * the output's last dimension. */
 static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bool along_y,
-                         bool tails, bool f32_sums, bool rows_along_u, int *nr_out, int *mr_out,
-                         double *score)
+                         bool tails, bool f32_sums, int *nr_out, int *mr_out, double *score)
 {
     int L = a->lanes;
     /* two vectors of columns, one if that divides and two does not; a
@@ -156,25 +147,7 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
      * 1479 to 1340 us on one thread).  A 1x1 convolution 116 -> 116 on 14x14 along its
      * merged map: 4 rows (116 = 29 x 4) 82 us, 8 rows and a tail of 4
      * 51 us on one thread. */
-    /* One whole vector of columns whose rows read U along one row of it
-     * (rows_along_u: the broadcasts of a tile of 14 rows come from a
-     * cache line or two, not from 14 rows of U), all of whose columns
-     * are whole vectors, takes 14 or 16 rows where
-     * they use the rows as well as the choice above: each multiply-add
-     * there has its broadcast of its own, and more rows per vector load of
-     * V do more multiply-adds per load (rows_gain, as the score counts
-     * them).  A grouped 3x3 convolution of groups of 16 channels along
-     * its map's columns (RegNetX's), 16 channels by 14 columns rather
-     * than 7 (or 8), on one thread: 160 in 10 groups on 14x14 93.8 to
-     * 92.1 us, 64 in 4 groups on 28x28 148.3 to 144.2, 32 in 2 groups of
-     * stride 2 on 112x112 330.8 to 323.6.  Not when the rows are U's rows
-     * (a weight's output channels broadcast along a 1x1 convolution's
-     * merged map: 16 rows, 882 to 893 us on 128 -> 512 on 28x28; ResNet's
-     * stem by 16 channels, 2052 to 2070), nor with a guarded tail of
-     * columns (RegNetY-1.6GF's groups of 24 channels, a vector and 8
-     * lanes, by 14 columns: 441 to 507 us). */
     static const int mrs[] = {8, 7, 6, 12, 5, 4, 3, 2};
-    static const int long_mrs[] = {14, 16};
     int nv = narrow ? 1 : nr / L;
     int mr = 0;
     double best_rows = 0;
@@ -191,19 +164,6 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
     }
     if (!mr)
         mr = (int)mm;   /* one row */
-    /* (the cost below stays that of the usual rows: the longer ones gain
-     * a few percent, not enough to turn a tile the other way - a 1x1
-     * convolution 320 -> 80 on 28x28 with its residual add along the
-     * merged map, 368 us, along 80 channels by 14 columns and a
-     * transposed write-back, 428 us, on one thread) */
-    int long_mr = mr;
-    for (size_t i = 0; rows_along_u && nv == 1 && !narrow && nn % L == 0 && f32_sums &&
-                       i < sizeof long_mrs / sizeof *long_mrs; i++) {
-        int m = long_mrs[i];
-        if (m <= mm && row_share(mm, m) * (mm % m ? 0.95 : 1.0) > best_rows - 1e-6 &&
-            rows_gain(m) > rows_gain(long_mr))
-            long_mr = m;
-    }
     /* How well the tile uses the machine: whole vectors of columns per
      * unit of work, where a guarded tail's last columns cost one unit each
      * (codegen runs a vector only where every lane passes the guard; the
@@ -254,7 +214,7 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
      * by 8 rows, 0.89) 1.13 + 0.06, and run 2.6x faster (1465 to 560 us
      * on one thread, with a SiLU in the write-back). */
     *nr_out = nr;
-    *mr_out = long_mr;
+    *mr_out = mr;
     return K / ((double)L * *score) + (along_y ? 1.0 / L : 1.0);
 }
 
@@ -373,22 +333,6 @@ static bool rows_alias(const contraction *c)
     return stride % 1024 == 0;
 }
 
-/* Whether the tile's rows read U along one row of it: the row loop's
- * variable is in U's innermost index (longer than 1) only, at a stride of
- * one or two elements (a map's columns under a convolution of stride 1 or
- * 2, or one phase of a padded copy split by stride), so that a tile's
- * rows broadcast from a cache line or two. */
-static bool rows_along_u(const contraction *c)
-{
-    const ir_var *row = c->it[c->mloop]->var;
-    int d = inner_dim(c->U->buf, c->U->nargs);
-    for (int i = 0; i < c->U->nargs; i++)
-        if (i != d && uses(c->U->args[i], row))
-            return false;
-    int64_t stride;
-    return ir_affine_var_coef(c->U->args[d], row, &stride) && (stride == 1 || stride == 2);
-}
-
 /* The cost of the tile with columns along Y's last two dimensions merged
  * into one (a 1x1 convolution's map: merge(p, q)), when the loop of the one
  * before is the next loop out and also reads V only: whole vectors along
@@ -413,7 +357,7 @@ static void contraction_merge_model(auto_ctx *a, const nest *ns, const contracti
         double ms;
         int64_t map = c->nn * extent(ns->loops[nl - 1]);
         a->merge_cost = tile_model(a, map, c->mm, c->K, true, map >= 8 * a->lanes,
-                                   ir_dtype_is_float(c->body->buf->dtype), rows_along_u(c),
+                                   ir_dtype_is_float(c->body->buf->dtype),
                                    &mnr, &mmr, &ms);
         /* an activation's panels, contiguous along the merged map, are
          * packed when K rows of them do not fit the level-1 cache
@@ -973,7 +917,7 @@ static bool transpose_rows(auto_ctx *a, nest *ns, bool swap, bool tails)
     double score;
     if (!contraction_match(ns, swap, &c) || !contraction_loops(ns, &c) || !rows_across(a, ns, &c) ||
         tile_model(a, c.nn, c.mm, c.K, columns_along_y(&c), tails,
-                   ir_dtype_is_float(c.body->buf->dtype), false, &nr, &mr, &score) < 0 ||
+                   ir_dtype_is_float(c.body->buf->dtype), &nr, &mr, &score) < 0 ||
         c.nn / nr < 8 * a->threads || c.mm != mr)
         return false;
     int rank[32] = {0};
@@ -1010,8 +954,7 @@ static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, b
         contraction_merge_model(a, ns, &c);
     int nr, mr;
     double cost = tile_model(a, c.nn, c.mm, c.K, columns_along_y(&c), tails,
-                             ir_dtype_is_float(c.body->buf->dtype), rows_along_u(&c), &nr, &mr,
-                             &a->tile_score);
+                             ir_dtype_is_float(c.body->buf->dtype), &nr, &mr, &a->tile_score);
     if (cost < 0)
         return false;
     if (!check_only && copy &&
