@@ -31,12 +31,6 @@
  * write-back that stores its lanes apart, which it would slow down more
  * than a kernel of its own takes).
  *
- * A C that reads T at a permutation of its own index (a transpose inlined
- * into it) is computed in P's stores, as in case (b), which then store at
- * C's index: only where that runs along P's vector loop, or along a loop
- * of 2 to 16 rows right around it that the vectorize pass transposes in
- * registers (permuted_stores_fit).
- *
  * Then a concatenation goes when the layers before it can write its
  * parts of its output in place (concat_in_place): every call passing one
  * of its inputs passes the output instead, at the input's part.
@@ -54,7 +48,6 @@
 #include "passes/ptrset.h"
 #include "ir/arith.h"
 #include "ir/narrow.h"
-#include "ir/target.h"
 
 /* ---------------------------------------------------------------- the consumer */
 
@@ -87,50 +80,6 @@ static bool check_load(const ir_expr *x, void *p)
         c->n++;
         c->ok &= ir_block_own_index(c->b, x->args, x->nargs);
     }
-    return true;
-}
-
-/* Loads of t that all read at one permutation of block b's iteration
- * variables: t's dimension j at b's iteration variable perm[j], of t's
- * extent there, or at 0 in a dimension of one element (perm[j] = -1);
- * every variable of more than one iteration used once (C reads every
- * element of t once). */
-typedef struct perm_ctx {
-    const ir_buffer *t;
-    const ir_stmt *b;
-    int perm[64];
-    bool ok;
-    int n;
-} perm_ctx;
-
-static bool check_perm_load(const ir_expr *x, void *p)
-{
-    perm_ctx *c = p;
-    if (x->kind != IR_LOAD || x->buf != c->t)
-        return true;
-    const ir_stmt *b = c->b;
-    bool used[64] = {false};
-    int nused = 0, nwide = 0;
-    c->ok &= x->nargs == c->t->ndim && x->nargs <= 64 && b->niters <= 64;
-    for (int j = 0; c->ok && j < x->nargs; j++) {
-        const ir_expr *a = x->args[j];
-        int it = -1;
-        for (int i = 0; a->kind == IR_VAR && i < b->niters; i++)
-            if (b->iters[i].var == a->var)
-                it = i;
-        if (it < 0)
-            c->ok = c->t->shape[j] == 1 && ir_expr_is_int(a, 0);
-        else if (used[it] || b->iters[it].extent != c->t->shape[j])
-            c->ok = false;
-        else
-            used[it] = true, nused += b->iters[it].extent > 1;
-        c->ok &= c->n == 0 || c->perm[j] == it;
-        c->perm[j] = it;
-    }
-    for (int i = 0; i < b->niters; i++)
-        nwide += b->iters[i].extent > 1;
-    c->ok &= nused == nwide;
-    c->n++;
     return true;
 }
 
@@ -168,8 +117,7 @@ static const ir_stmt *elementwise_block(const ir_func *f)
 
 /* The elementwise block of C's kernel and the first of its input
  * parameters from index `from` on that it reads only at its own indices,
- * or only at one permutation of them (a transpose inlined into C: the
- * permuted fusion below), or NULL. */
+ * or NULL. */
 static const ir_stmt *elementwise(const ir_func *f, int from, int *tparam)
 {
     const ir_stmt *b = elementwise_block(f);
@@ -180,19 +128,13 @@ static const ir_stmt *elementwise(const ir_func *f, int from, int *tparam)
         /* C's result has T's element type, or narrows it to a small
          * integer by a clamped conversion that cannot fail (a quantize of
          * f32 into u8: ir_narrowing_store), which P's stores of T compute
-         * in place (fuse_into_producer).  Narrows T itself: a dequantize
-         * fused with the quantize after it (u8 in, i8 out) would put a
-         * conversion to u8 inside f32 arithmetic into P's store, which the
-         * vectorizer computes lane by lane */
-        ir_dtype pt = f->params[p]->dtype;
-        if (f->params[p] == st->buf ||
-            (pt != st->buf->dtype && !(ir_narrowing_store(st) && pt == st->value->a->dtype)))
+         * in place (fuse_into_producer) */
+        if (f->params[p] == st->buf || !domain_shape(b, f->params[p]) ||
+            (f->params[p]->dtype != st->buf->dtype && !ir_narrowing_store(st)))
             continue;
-        load_ctx lc = {f->params[p], b, domain_shape(b, f->params[p]), 0};
+        load_ctx lc = {f->params[p], b, true, 0};
         ir_expr_walk(st->value, check_load, &lc);
-        perm_ctx pc = {.t = f->params[p], .b = b, .ok = true};
-        ir_expr_walk(st->value, check_perm_load, &pc);
-        if ((lc.n > 0 && lc.ok) || (pc.n > 0 && pc.ok)) {
+        if (lc.n > 0 && lc.ok) {
             *tparam = p;
             return b;
         }
@@ -664,10 +606,7 @@ typedef struct fusion {
     ir_buffer *from[64], *to[64];   /* C's parameters other than T, and P's new ones */
     ir_buffer *newargs[64];         /* the arguments C passes for them */
     bool reshaped[64];              /* to[k] has T's shape in P (below) */
-    bool shared[64];                /* to[k] is a parameter P has already */
     int nmap;
-    bool permuted;                  /* C reads T at a permutation of its index: */
-    int perm[64];                   /* T's dimension j at C's iteration perm[j] (perm_ctx) */
     ir_buffer *ynew;                /* C's output as P's parameter */
     const char *clayer, *player, *bname;
     ir_buffer *bn_tables[2];
@@ -709,34 +648,12 @@ static bool find_producer(fusion *u)
     return u->clayer && u->player;
 }
 
-/* P's parameter that P's call passes buffer b for, with the element type
- * and shape of `like`, or NULL. */
-static ir_buffer *same_param(const fusion *u, const ir_buffer *b, const ir_buffer *like)
-{
-    for (int a = 0; a < u->P->nargs; a++) {
-        ir_buffer *q = u->fp->params[a];
-        if (u->P->args[a] != b || q->dtype != like->dtype || q->ndim != like->ndim)
-            continue;
-        bool same = true;
-        for (int d = 0; d < q->ndim; d++)
-            same &= q->shape[d] == like->shape[d];
-        if (same)
-            return q;
-    }
-    return NULL;
-}
-
 /* C's parameters other than T become new parameters of P's, named after
- * C's layer, or P's own where P's call passes the same buffer in the same
- * shape (GELU's x * (1 + erf(x / sqrt(2))) reads x through two of its ONNX
- * nodes: fused into one kernel, that kernel reads x once, and can then fuse
- * into the layer that writes x); so does the name of C's block (every fused layer's block has
+ * C's layer; so does the name of C's block (every fused layer's block has
  * a name of its own).  One C reads only at its own index with T's shape
  * (C's output, a residual add's other input) takes T's shape in P (the
  * same elements in the same order), and P reads it at the index it
- * stores T at.  False if C's output is not such a one.  When C reads T
- * permuted, nothing takes T's shape: P stores C's output at C's own index
- * (a permuted fusion). */
+ * stores T at.  False if C's output is not such a one. */
 static bool map_params(fusion *u)
 {
     ir_module *m = u->m;
@@ -746,20 +663,16 @@ static bool map_params(fusion *u)
         if (p == u->tp)
             continue;
         ir_buffer *ob = u->fc->params[p];
-        load_ctx oc = {ob, u->cb, domain_shape(u->cb, ob) && !u->permuted, 0};
+        load_ctx oc = {ob, u->cb, domain_shape(u->cb, ob), 0};
         ir_expr_walk(u->cst->value, check_load, &oc);
         const ir_buffer *shape = oc.ok ? u->pt : ob;
         ir_buffer *nb = ir_buffer_new(m, ir_sprintf(m->arena, "%s.%s", u->clayer, ob->name),
                                       ob->dtype, shape->ndim, shape->shape, IR_BUF_ARG);
-        ir_buffer *own = ob == u->cst->buf ? NULL : same_param(u, u->C->args[p], nb);
         u->from[u->nmap] = ob;
         u->newargs[u->nmap] = u->C->args[p];
         u->reshaped[u->nmap] = oc.ok;
-        u->shared[u->nmap] = own != NULL;
-        if (own)
-            nb = own;
         u->to[u->nmap++] = nb;
-        if (ob == u->cst->buf && (oc.ok || u->permuted))
+        if (ob == u->cst->buf && oc.ok)
             u->ynew = nb;
     }
     char *bname = ir_sprintf(m->arena, "%s", u->clayer);
@@ -902,13 +815,10 @@ static ir_expr *rewrite_loads(fusion *u, const ir_expr *x, ir_expr *const *idx, 
 /* C's value computed where P stores the element of T at idx (P's view of
  * T) with value v, in P's block b: loads of T become v, reshaped
  * parameters are read at idx, and everything else of C's at C's iteration
- * point mapped from idx (through the permutation C reads T at, in a
- * permuted fusion; yidx, if not NULL, then gets the index of C's output
- * there).  NULL when that needs a floordiv or floormod of P's indices (a
- * gather in P's vector loop), or when v, more than one load, would be
- * computed more than once. */
-static ir_expr *consumer_value(fusion *u, ir_expr *const *idx, const ir_expr *v, const ir_stmt *b,
-                               ir_expr **yidx)
+ * point mapped from idx.  NULL when that needs a floordiv or floormod of
+ * P's indices (a gather in P's vector loop), or when v, more than one
+ * load, would be computed more than once. */
+static ir_expr *consumer_value(fusion *u, ir_expr *const *idx, const ir_expr *v, const ir_stmt *b)
 {
     ir_module *m = u->m;
     const ir_stmt *cb = u->cb;
@@ -923,17 +833,6 @@ static ir_expr *consumer_value(fusion *u, ir_expr *const *idx, const ir_expr *v,
     ir_expr *ce[64];
     if (!map_index(m, idx, u->pt->shape, u->pt->ndim, ct->shape, ct->ndim, b, ce))
         return NULL;
-    if (u->permuted) {
-        /* C's iteration variable perm[j] is T's index j; one T does not
-         * index has one iteration: 0 */
-        ir_expr *at[64];
-        for (int d = 0; d < cb->niters; d++)
-            at[d] = ir_int_typed(m, 0, cb->iters[d].var->dtype);
-        for (int j = 0; j < ct->ndim; j++)
-            if (u->perm[j] >= 0)
-                at[u->perm[j]] = ce[j];
-        memcpy(ce, at, sizeof *at * (size_t)cb->niters);
-    }
     ir_expr *g = rewrite_loads(u, u->cst->value, idx, v);
     ir_var *cv[64];
     for (int d = 0; d < cb->niters; d++) {
@@ -942,13 +841,11 @@ static ir_expr *consumer_value(fusion *u, ir_expr *const *idx, const ir_expr *v,
         ir_expr_walk(g, finds_use, &vc);
         bool dm = false;
         ir_expr_walk(ce[d], finds_divmod, &dm);
-        if ((vc.used || u->permuted) && dm)
+        if (vc.used && dm)
             return NULL;
     }
     g = ir_expr_subst(m, g, cv, ce, cb->niters);
     rename_bufs(g, u->from, u->to, u->nmap);
-    for (int d = 0; yidx && u->permuted && d < u->cst->nargs; d++)
-        yidx[d] = ir_expr_subst(m, u->cst->args[d], cv, ce, cb->niters);
     return expr_depth(g, 0) <= FUSE_MAX_DEPTH ? g : NULL;
 }
 
@@ -981,7 +878,7 @@ static bool writebacks_fit(fusion *u)
         const ir_stmt *wst = *w->store_slot[k];
         const ir_expr *tl = tile_load(wst->value);
         if (!w->nest_slot[k] || !tl || tl->dtype != u->pt->dtype ||
-            !consumer_value(u, wst->args, tl, w->block[k], NULL))
+            !consumer_value(u, wst->args, tl, w->block[k]))
             return false;
     }
     return true;
@@ -992,30 +889,8 @@ static bool stores_fit(fusion *u)
 {
     for (int k = 0; k < u->w.nstores; k++) {
         const ir_stmt *wst = *u->w.store_slot[k];
-        if (!consumer_value(u, wst->args, wst->value, u->w.block[k], NULL))
+        if (!consumer_value(u, wst->args, wst->value, u->w.block[k]))
             return false;
-    }
-    return true;
-}
-
-/* How far the row-major linear index idx of buffer buf, in block b, moves
- * per iteration of loop variable lv; false when not affine in it. */
-static bool linear_coef(const ir_stmt *b, ir_expr *const *idx, const ir_buffer *buf,
-                        const ir_var *lv, int64_t *lin)
-{
-    int64_t stride = 1;
-    *lin = 0;
-    for (int d = buf->ndim - 1; d >= 0; d--) {
-        for (int i = 0; i < b->niters; i++) {
-            int64_t c, bc;
-            if (!ir_expr_uses_var(b->iters[i].binding, lv))
-                continue;
-            if (!ir_affine_var_coef(idx[d], b->iters[i].var, &c) ||
-                !ir_affine_var_coef(b->iters[i].binding, lv, &bc))
-                return false;
-            *lin += c * bc * stride;
-        }
-        stride *= buf->shape[d];
     }
     return true;
 }
@@ -1030,56 +905,19 @@ static bool strided_writeback(const fusion *u, int k)
     const ir_var *lv = u->w.vec[k];
     if (!lv || !b || !tile_load(wst->value))
         return false;
-    int64_t lin;
-    return !linear_coef(b, wst->args, u->pt, lv, &lin) || lin != 1;
-}
-
-/* The loop of variable v in s, or NULL; *around then gets the loop whose
- * body is only that loop (through sequences of one statement), or NULL.
- * `only` is that candidate for s itself. */
-static const ir_stmt *find_loop(const ir_stmt *s, const ir_var *v, const ir_stmt *only,
-                                const ir_stmt **around)
-{
-    if (!s)
-        return NULL;
-    if (s->kind == IR_S_FOR && s->var == v) {
-        *around = only;
-        return s;
+    int64_t lin = 0, stride = 1;
+    for (int d = wst->nargs - 1; d >= 0; d--) {
+        for (int i = 0; i < b->niters; i++) {
+            int64_t c;
+            if (!ir_expr_uses_var(b->iters[i].binding, lv))
+                continue;
+            if (!ir_affine_var_coef(wst->args[d], b->iters[i].var, &c))
+                return true;
+            lin += c * stride;
+        }
+        stride *= u->pt->shape[d];
     }
-    const ir_stmt *next = s->kind == IR_S_FOR ? s : s->kind == IR_S_SEQ ? only : NULL;
-    for (int i = 0; i < s->nbody; i++) {
-        const ir_stmt *r = find_loop(s->body[i], v, s->nbody == 1 ? next : NULL, around);
-        if (r)
-            return r;
-    }
-    return NULL;
-}
-
-/* Whether P's stores of T can store C's output at C's own index instead
- * (a permuted fusion), each along its vector loop or transposed: the loop
- * right around the vector loop, of 2 to 16 rows, runs along C's output
- * (a tile's write-back, 8 rows of the map by 32 channels, into NCHW), which
- * the vectorize pass turns into vectors transposed in registers
- * (passes/vectorize.c).  Any other layout would store lane by lane. */
-static bool permuted_stores_fit(fusion *u)
-{
-    for (int k = 0; k < u->w.nstores; k++) {
-        const ir_stmt *wst = *u->w.store_slot[k], *b = u->w.block[k];
-        ir_expr *yidx[64];
-        if (!b || u->cst->nargs > 64 || !consumer_value(u, wst->args, wst->value, b, yidx))
-            return false;
-        const ir_var *lv = u->w.vec[k];
-        int64_t along, rows;
-        if (!lv || (linear_coef(b, yidx, u->cst->buf, lv, &along) && along == 1))
-            continue;
-        const ir_stmt *r = NULL;
-        find_loop(u->fp->body, lv, NULL, &r);
-        if (!r || !r->lo || !r->hi || r->lo->kind != IR_INT || r->hi->kind != IR_INT ||
-            r->hi->ival - r->lo->ival < 2 || r->hi->ival - r->lo->ival > 16 ||
-            !linear_coef(b, yidx, u->cst->buf, r->var, &rows) || rows != 1)
-            return false;
-    }
-    return true;
+    return lin != 1;
 }
 
 /* Computes C in P's stores of T: each `T[e] = v` becomes `Y[e] = C(v)`
@@ -1090,14 +928,9 @@ static void fuse_stores(fusion *u)
 {
     for (int k = 0; k < u->w.nstores; k++) {
         ir_stmt *wst = *u->w.store_slot[k];
-        ir_expr **yidx = ir_alloc(u->m->arena, sizeof *yidx * (size_t)(u->cst->nargs + 1));
-        ir_expr *g = consumer_value(u, wst->args, wst->value, u->w.block[k], yidx);
+        ir_expr *g = consumer_value(u, wst->args, wst->value, u->w.block[k]);
         wst->value = fold_batchnorm(u->m, u->fp, g, u->bname, u->clayer, u->bn_tables);
         wst->buf = u->ynew;
-        if (u->permuted) {
-            wst->args = yidx;
-            wst->nargs = u->cst->nargs;
-        }
         ir_block_update_access(u->m, (ir_stmt *)u->w.block[k]);
     }
 }
@@ -1132,7 +965,7 @@ static ir_stmt *split_epilogue(fusion *u, int k, ir_stmt *ust)
 static void make_update(fusion *u, int k, ir_stmt *ust, ir_stmt *ublk)
 {
     ir_module *m = u->m;
-    ir_expr *g = consumer_value(u, ust->args, ust->value, ublk, NULL);
+    ir_expr *g = consumer_value(u, ust->args, ust->value, ublk);
     g = fold_batchnorm(m, u->fp, g, u->bname, u->clayer, u->bn_tables);
     ir_expr *tile = tile_load(ust->value);   /* tile[...] */
     ust->buf = tile->buf;
@@ -1181,52 +1014,21 @@ static void rewire_calls(fusion *u)
             fp->params[k++] = fp->params[p];
     fp->nparams = k;
     for (int i = 0; i < u->nmap; i++)
-        if (!u->shared[i])
-            ir_func_add_param(m, fp, u->to[i]);
+        ir_func_add_param(m, fp, u->to[i]);
     ir_buffer **args = ir_alloc(m->arena, sizeof *args * (size_t)(fp->nparams + 1));
     k = 0;
     for (int a = 0; a < P->nargs; a++)
         if (a != u->tpp)
             args[k++] = P->args[a];
     for (int i = 0; i < u->nmap; i++)
-        if (!u->shared[i])
-            args[k++] = u->newargs[i];
+        args[k++] = u->newargs[i];
     P->args = args;
     P->nargs = k;
     name_group(m, fp, u->player, u->clayer, ir_func_attr(fp, "op"), ir_func_attr(u->fc, "op"));
     for (int i = 0; i < u->nmap; i++)
-        if (!u->shared[i])
-            add_user(u->ix, u->newargs[i], u->pi);
+        add_user(u->ix, u->newargs[i], u->pi);
     u->ix->dead[u->ci] = true;
     u->ix->nruns[pass_find_ptr(u->ix->funcs, u->ix->nfuncs, u->fc)]--;
-}
-
-/* ir_expr_walk callback: sets *(bool *)p at a call of exp, tanh, erf or
- * sigmoid, whose vector code takes 15-40 instructions per vector. */
-static bool finds_transcendental(const ir_expr *x, void *p)
-{
-    if (x->kind == IR_CALL && (x->fn == IR_FN_EXP || x->fn == IR_FN_TANH ||
-                               x->fn == IR_FN_ERF || x->fn == IR_FN_SIGMOID))
-        *(bool *)p = true;
-    return true;
-}
-
-/* Whether each of P's vectorized stores of T runs in whole vectors of
- * the target's f32 lanes: C's math in those stores then runs once per
- * element, where a row's tail would compute it twice on half vectors (a
- * 14-wide row as two overlapping 8-lane stores: EfficientNet's 14x14
- * depthwise convolutions with SiLU, 88 -> 192 us, bench/results/norm_s13.txt). */
-static bool whole_vectors(const fusion *u)
-{
-    int lanes = cg_target_lanes(pass_target(), 4);
-    for (int k = 0; k < u->w.nstores; k++) {
-        const ir_stmt *around;
-        const ir_stmt *l = u->w.vec[k] ? find_loop(u->fp->body, u->w.vec[k], NULL, &around) : NULL;
-        if (u->w.vec[k] && (!l || !l->lo || !l->hi || l->lo->kind != IR_INT ||
-                            l->hi->kind != IR_INT || (l->hi->ival - l->lo->ival) % lanes != 0))
-            return false;
-    }
-    return true;
 }
 
 /* Fuses call ci, whose elementwise block is cb, into the call that writes
@@ -1237,29 +1039,8 @@ static bool fuse_into_producer(fuse_index *ix, int ci, const ir_stmt *cb, int tp
     fusion u = {.m = m, .ix = ix, .C = &m->graph.calls[ci], .ci = ci, .cb = cb, .tp = tp,
                 .cst = cb->body[0]};
     u.fc = u.C->fn;
-    const ir_buffer *ct = u.fc->params[tp];
-    load_ctx lc = {ct, cb, domain_shape(cb, ct), 0};
-    ir_expr_walk(u.cst->value, check_load, &lc);
-    if (!lc.ok) {
-        perm_ctx pc = {.t = ct, .b = cb, .ok = true};
-        ir_expr_walk(u.cst->value, check_perm_load, &pc);
-        if (!pc.ok || pc.n == 0)
-            return false;
-        u.permuted = true;
-        memcpy(u.perm, pc.perm, sizeof pc.perm);
-    }
     if (!find_producer(&u) || !map_params(&u) || !scan_stores(&u))
         return false;
-    /* C reading T through a transpose (the layer scale and residual add
-     * after a ConvNeXt block's last linear layer, NHWC, read as NCHW):
-     * computed in P's stores, which store at C's index */
-    if (u.permuted) {
-        if (u.cst->buf->dtype != u.pt->dtype || !permuted_stores_fit(&u))
-            return false;
-        fuse_stores(&u);
-        rewire_calls(&u);
-        return true;
-    }
     /* a C of another element type than T's (a quantize) cannot live in P's
      * tile: it is computed in the write-back's store itself */
     bool same_type = u.cst->buf->dtype == u.pt->dtype;
@@ -1277,17 +1058,7 @@ static bool fuse_into_producer(fuse_index *ix, int ci, const ir_stmt *cb, int tp
     for (int k = 0; !same_type && k < u.w.nstores; k++)
         if (strided_writeback(&u, k))
             return false;
-    /* a C with transcendental math (GELU's erf) is computed in the
-     * write-back's store, `Y[e] = C(tile[...] + bias)`, not in a nest that
-     * updates the tile in place before a copy: on convnext_tiny's
-     * MatMul+GELU the in-place nest took ~30 cycles a vector against ~19
-     * in the store (bench/results/norm_s12.txt), when the stores run in
-     * whole vectors */
-    bool costly = false;
-    ir_expr_walk(u.cst->value, finds_transcendental, &costly);
-    if (same_type && costly && whole_vectors(&u) && stores_fit(&u)) {
-        fuse_stores(&u);
-    } else if (same_type && writebacks_fit(&u)) {
+    if (same_type && writebacks_fit(&u)) {
         for (int k = 0; k < u.w.nstores; k++)
             if (!fuse_writeback(&u, k))
                 return false;
@@ -1303,21 +1074,13 @@ static bool fuse_into_producer(fuse_index *ix, int ci, const ir_stmt *cb, int tp
 /* Fuses call ci into the call that writes one of its inputs, trying each
  * in turn: a residual add joins whichever branch runs last (its other
  * input must exist when that producer runs); true if it did. */
-static bool fuse_call(fuse_index *ix, int ci, bool first_round)
+static bool fuse_call(fuse_index *ix, int ci)
 {
     const ir_func *fc = ix->m->graph.calls[ci].fn;
     int tp = -1;
-    for (const ir_stmt *cb; (cb = elementwise(fc, tp + 1, &tp));) {
-        /* the later rounds are for float chains that read T twice (GELU);
-         * a quantized chain taken in a later round (QDQ ResNet-18's
-         * residual add + relu + quantize, after the convolution took its
-         * own quantize) ran in the write-back at 969 us where the
-         * convolution and the add as kernels of their own took 558 */
-        if (!first_round && !ir_dtype_is_float(cb->body[0]->buf->dtype))
-            continue;
+    for (const ir_stmt *cb; (cb = elementwise(fc, tp + 1, &tp));)
         if (fuse_into_producer(ix, ci, cb, tp))
             return true;
-    }
     return false;
 }
 
@@ -1633,15 +1396,8 @@ bool pass_fuse(ir_module *m, diag *d)
     (void)d;
     fuse_index ix;
     index_graph(m, &ix);
-    /* to a fixed point: a consumer that read T twice through two calls
-     * (GELU's x / sqrt(2) and x * (...), both of a MatMul's output) reads
-     * it only once it is one call itself, after its producer's turn */
-    for (bool fused = true, first = true; fused; first = false) {
-        fused = false;
-        for (int ci = 0; ci < m->graph.ncalls; ci++)
-            if (!ix.dead[ci])
-                fused |= fuse_call(&ix, ci, first);
-    }
+    for (int ci = 0; ci < m->graph.ncalls; ci++)
+        fuse_call(&ix, ci);
     /* concatenations whose producers can write their parts in place go */
     for (int ci = 0; ci < m->graph.ncalls; ci++)
         concat_in_place(&ix, ci);
