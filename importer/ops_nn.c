@@ -2324,7 +2324,11 @@ static void read_at_axis(ox_str *b, const char *role, int ndim, int axis, const 
  * the elements before it (larger, or equal at a lower index), so the
  * indices kernel compares every pair along the axis (n^2 per row, refused
  * above TOPK_MAX_PAIRS) and picks the elements of places 0..k-1; the
- * values kernel reads x at those indices. */
+ * values kernel reads x at those indices.  The places must be a
+ * permutation, so the order is total: NaN ranks above every number (first
+ * when largest, last when smallest, as PyTorch's topk; ONNX leaves it
+ * open and ONNX Runtime 1.30's order with NaN is not a total one), NaNs
+ * among themselves by index. */
 static bool op_topk(ox_node *nd, const void *arg)
 {
     (void)arg;
@@ -2341,12 +2345,13 @@ static bool op_topk(ox_node *nd, const void *arg)
     if (nk != 1)
         return ox_fail(nd, "k must be one integer");
     int64_t n = x->shape[axis], rows = 1;
-    for (int d = 0; d < x->ndim; d++)
-        rows *= d == axis ? 1 : x->shape[d];
+    for (int d = 0; d < x->ndim; d++)   /* saturates: the pair count is refused above 2^34 */
+        rows = d == axis ? rows : x->shape[d] > TOPK_MAX_PAIRS / (rows ? rows : 1)
+               ? TOPK_MAX_PAIRS + 1 : rows * x->shape[d];
     if (K < 1 || K > n)
         return ox_fail(nd, "k %lld is out of range 1..%lld (dimension %d of '%s')", (long long)K,
                        (long long)n, axis, x->onnx);
-    if (n > TOPK_MAX_PAIRS / n / rows)
+    if (n > TOPK_MAX_PAIRS / n || rows > TOPK_MAX_PAIRS / n / n)   /* rows 0: refused below */
         return ox_fail(nd, "TopK over %lld rows of %lld elements: tec ranks every pair of a "
                        "row's elements, at most 2^34 comparisons in all", (long long)rows,
                        (long long)n);
@@ -2370,8 +2375,11 @@ static bool op_topk(ox_node *nd, const void *arg)
     read_at_axis(&ri, "r", x->ndim, axis, "m");
     ox_printf(&k.body, "    r[");
     ox_indices(&k.body, "i", 0, x->ndim);
-    ox_printf(&k.body, "] += %s %s %s || %s == %s && j < %s ? 1 : 0\n", xj.s, largest ? ">" : "<",
-              xi.s, xj.s, xi.s, own);
+    /* j before i: by value, NaN (x != x) above every number, ties by index */
+    const char *nan_first = largest ? xj.s : xi.s, *nan_last = largest ? xi.s : xj.s;
+    ox_printf(&k.body, "] += (%s != %s ? %s == %s || j < %s : %s == %s && (%s %s %s || "
+              "%s == %s && j < %s)) ? 1 : 0\n", nan_first, nan_first, nan_last, nan_last, own,
+              nan_last, nan_last, xj.s, largest ? ">" : "<", xi.s, xj.s, xi.s, own);
     ox_printf(&k.body, "    y[");
     ox_indices(&k.body, "i", 0, x->ndim);
     ox_printf(&k.body, "] += %s == %s ? m : 0 where m in 0..%lld\n", ri.s, own, (long long)n);
