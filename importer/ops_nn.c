@@ -2445,16 +2445,22 @@ typedef struct rnn {
     char (*names)[96];       /* their names */
 } rnn;
 
-/* Whether activations (absent or the op's defaults, any case) are ones tec computes. */
-static bool rnn_default_acts(ox_node *nd, const rnn_spec *sp)
+/* Whether activations (absent or the op's defaults, any case) are ones tec
+ * computes; false after its error when the list is not one per function
+ * and direction. */
+static bool rnn_default_acts(ox_node *nd, const rnn_spec *sp, int directions, bool *defaults)
 {
     const Onnx__AttributeProto *a = ox_attr(nd, "activations");
     size_t per = sp->gates == 4 ? 3 : sp->gates == 3 ? 2 : 1;
+    *defaults = true;
+    if (a && a->n_strings != per * (size_t)directions)
+        return ox_fail(nd, "activations lists %zu functions; expected %zu (%zu per direction)",
+                       a->n_strings, per * (size_t)directions, per);
     for (size_t i = 0; a && i < a->n_strings; i++) {
         const char *want = sp->acts[i % per];
         if (a->strings[i].len != strlen(want) ||
             strncasecmp((const char *)a->strings[i].data, want, strlen(want)) != 0)
-            return false;
+            *defaults = false;
     }
     return true;
 }
@@ -2506,12 +2512,12 @@ static void rnn_share(ox_value *v)
 
 /* The read of an initial state (h0 or c0: [D, B, H], layout 1 [B, D, H])
  * of direction d at [n, j]. */
-static void rnn_init_read(rnn *q, char *buf, size_t n, const char *role, int d)
+static void rnn_init_read(rnn *q, ox_str *read, const char *role, int d)
 {
     if (q->batch_first)
-        snprintf(buf, n, "%s[n, %d, j]", role, d);
+        ox_printf(read, "%s[n, %d, j]", role, d);
     else
-        snprintf(buf, n, "%s[%d, n, j]", role, d);
+        ox_printf(read, "%s[%d, n, j]", role, d);
 }
 
 /* xw[t, n, k] = X[t, n, :] . W[d, k, :] + the biases that add outside
@@ -2562,6 +2568,13 @@ static const char *rnn_g(char *buf, size_t n, bool have, long long off)
     return buf;
 }
 
+/* A peephole's term: P's column col + j (absent P or c: none) times c. */
+static void rnn_peephole(ox_kernel *k, const char *p, int d, long long col, const char *c)
+{
+    if (p && *c)
+        ox_printf(&k->body, " + %s[%d, %lld + j] * %s", p, d, col, c);
+}
+
 /* An LSTM step's statements: gates i, o, f, c at columns 0, H, 2H, 3H of
  * a; with peepholes P (i, o, f) c's old value scales i and f, its new
  * one o. */
@@ -2570,19 +2583,18 @@ static void rnn_lstm_body(rnn *q, ox_kernel *k, const char *hread, const char *c
 {
     long long H = (long long)q->H;
     const char *p = q->p ? ox_operand(k, q->p, "peep") : NULL;
-    char pi[96] = "", pf[96] = "", po[96] = "";
-    if (p && *cread) {
-        snprintf(pi, sizeof pi, " + %s[%d, j + 0] * %s", p, d, cread);
-        snprintf(pf, sizeof pf, " + %s[%d, %lld + j] * %s", p, d, 2 * H, cread);
+    ox_printf(&k->body, "    c[n, j] = sigmoid(a[n, 0 + j]");
+    rnn_peephole(k, p, d, 0, cread);
+    ox_printf(&k->body, ") * tanh(a[n, %lld + j])", 3 * H);
+    if (*cread) {
+        ox_printf(&k->body, " + sigmoid(a[n, %lld + j]", 2 * H);
+        rnn_peephole(k, p, d, 2 * H, cread);
+        ox_printf(&k->body, ") * %s", cread);
     }
-    if (p)
-        snprintf(po, sizeof po, " + %s[%d, %lld + j] * c[n, j]", p, d, H);
-    ox_printf(&k->body, "    c[n, j] = sigmoid(a[n, 0 + j]%s) * tanh(a[n, %lld + j])", pi, 3 * H);
-    if (*cread)
-        ox_printf(&k->body, " + sigmoid(a[n, %lld + j]%s) * %s", 2 * H, pf, cread);
     ox_printf(&k->body, "%s", where);
-    ox_printf(&k->body, "    y[s, n, j] = s == 0 ? sigmoid(a[n, %lld + j]%s) * tanh(c[n, j]) : "
-              "c[n, j]\n", H, po);
+    ox_printf(&k->body, "    y[s, n, j] = s == 0 ? sigmoid(a[n, %lld + j]", H);
+    rnn_peephole(k, p, d, H, "c[n, j]");
+    ox_printf(&k->body, ") * tanh(c[n, j]) : c[n, j]\n");
 }
 
 /* A GRU step's statements: gates z, r, h at columns 0, H, 2H; with
@@ -2626,18 +2638,19 @@ static bool rnn_step(rnn *q, int d, int64_t t, int64_t from)
     const char *xw = ox_operand(&k, &q->xw[d], "xw");
     const char *rw = ox_operand(&k, q->r, "rw");
     /* reads of the previous h and c at [n, j] ("": zero) */
-    char hread[64] = "", cread[64] = "";
+    ox_str hs = {0}, cs = {0};
     if (from >= 0) {
         const char *prev = ox_operand(&k, &q->st[d * q->T + from], "prev");
-        snprintf(hread, sizeof hread, q->lstm ? "%s[0, n, j]" : "%s[n, j]", prev);
+        ox_printf(&hs, q->lstm ? "%s[0, n, j]" : "%s[n, j]", prev);
         if (q->lstm)
-            snprintf(cread, sizeof cread, "%s[1, n, j]", prev);
+            ox_printf(&cs, "%s[1, n, j]", prev);
     } else {
         if (!rnn_zero(q->h0))
-            rnn_init_read(q, hread, sizeof hread, ox_operand(&k, q->h0, "hinit"), d);
+            rnn_init_read(q, &hs, ox_operand(&k, q->h0, "hinit"), d);
         if (q->lstm && !rnn_zero(q->c0))
-            rnn_init_read(q, cread, sizeof cread, ox_operand(&k, q->c0, "cinit"), d);
+            rnn_init_read(q, &cs, ox_operand(&k, q->c0, "cinit"), d);
     }
+    const char *hread = hs.s ? hs.s : "", *cread = cs.s ? cs.s : "";
     bool have = *hread != 0;
     long long H = (long long)q->H, T = (long long)t;
     char where[64];
@@ -2670,6 +2683,8 @@ static bool rnn_step(rnn *q, int d, int64_t t, int64_t from)
     snprintf(base, sizeof base, "%s_step", q->sp->base);
     bool ok = ox_kernel_finish(&k, base, y, suffix);
     ox_kernel_free(&k);
+    free(hs.s);
+    free(cs.s);
     return ok;
 }
 
@@ -2754,7 +2769,10 @@ static bool rnn_check(rnn *q)
         return ox_fail(nd, "attribute clip is not supported");
     if (q->lstm && ox_attr_int(nd, "input_forget", 0) != 0)
         return ox_fail(nd, "input_forget 1 is not supported");
-    if (!rnn_default_acts(nd, q->sp))
+    bool defaults;
+    if (!rnn_default_acts(nd, q->sp, q->D, &defaults))
+        return false;
+    if (!defaults)
         return ox_fail(nd, "activations other than the defaults (%s%s%s%s%s) are not supported",
                        q->sp->acts[0], q->G > 1 ? ", " : "", q->G > 1 ? q->sp->acts[1] : "",
                        q->lstm ? ", " : "", q->lstm ? q->sp->acts[2] : "");
@@ -2763,6 +2781,10 @@ static bool rnn_check(rnn *q)
         return ox_fail(nd, "input X '%s' has rank %d; expected 3", q->x->onnx, q->x->ndim);
     q->T = q->x->shape[q->batch_first], q->B = q->x->shape[!q->batch_first];
     q->I = q->x->shape[2];
+    if (q->T < 1 || q->B < 1)   /* each step reads the one before; Y has one per step */
+        return ox_fail(nd, "input X '%s' has shape [%lld, %lld, %lld]: %s needs at least one "
+                       "step and one batch element", q->x->onnx, (long long)q->x->shape[0],
+                       (long long)q->x->shape[1], (long long)q->x->shape[2], nd->n->op_type);
     q->H = ox_attr_int(nd, "hidden_size", q->r->ndim == 3 ? q->r->shape[2] : 0);
     if (q->H < 1 || q->H > OX_ATTR_MAX)
         return ox_fail(nd, "hidden_size %lld is not a size", (long long)q->H);
