@@ -2324,7 +2324,11 @@ static void read_at_axis(ox_str *b, const char *role, int ndim, int axis, const 
  * the elements before it (larger, or equal at a lower index), so the
  * indices kernel compares every pair along the axis (n^2 per row, refused
  * above TOPK_MAX_PAIRS) and picks the elements of places 0..k-1; the
- * values kernel reads x at those indices. */
+ * values kernel reads x at those indices.  The places must be a
+ * permutation, so the order is total: NaN ranks above every number (first
+ * when largest, last when smallest, as PyTorch's topk; ONNX leaves it
+ * open and ONNX Runtime 1.30's order with NaN is not a total one), NaNs
+ * among themselves by index. */
 static bool op_topk(ox_node *nd, const void *arg)
 {
     (void)arg;
@@ -2341,12 +2345,13 @@ static bool op_topk(ox_node *nd, const void *arg)
     if (nk != 1)
         return ox_fail(nd, "k must be one integer");
     int64_t n = x->shape[axis], rows = 1;
-    for (int d = 0; d < x->ndim; d++)
-        rows *= d == axis ? 1 : x->shape[d];
+    for (int d = 0; d < x->ndim; d++)   /* saturates: the pair count is refused above 2^34 */
+        rows = d == axis ? rows : x->shape[d] > TOPK_MAX_PAIRS / (rows ? rows : 1)
+               ? TOPK_MAX_PAIRS + 1 : rows * x->shape[d];
     if (K < 1 || K > n)
         return ox_fail(nd, "k %lld is out of range 1..%lld (dimension %d of '%s')", (long long)K,
                        (long long)n, axis, x->onnx);
-    if (n > TOPK_MAX_PAIRS / n / rows)
+    if (n > TOPK_MAX_PAIRS / n || rows > TOPK_MAX_PAIRS / n / n)   /* rows 0: refused below */
         return ox_fail(nd, "TopK over %lld rows of %lld elements: tec ranks every pair of a "
                        "row's elements, at most 2^34 comparisons in all", (long long)rows,
                        (long long)n);
@@ -2370,8 +2375,11 @@ static bool op_topk(ox_node *nd, const void *arg)
     read_at_axis(&ri, "r", x->ndim, axis, "m");
     ox_printf(&k.body, "    r[");
     ox_indices(&k.body, "i", 0, x->ndim);
-    ox_printf(&k.body, "] += %s %s %s || %s == %s && j < %s ? 1 : 0\n", xj.s, largest ? ">" : "<",
-              xi.s, xj.s, xi.s, own);
+    /* j before i: by value, NaN (x != x) above every number, ties by index */
+    const char *nan_first = largest ? xj.s : xi.s, *nan_last = largest ? xi.s : xj.s;
+    ox_printf(&k.body, "] += (%s != %s ? %s == %s || j < %s : %s == %s && (%s %s %s || "
+              "%s == %s && j < %s)) ? 1 : 0\n", nan_first, nan_first, nan_last, nan_last, own,
+              nan_last, nan_last, xj.s, largest ? ">" : "<", xi.s, xj.s, xi.s, own);
     ox_printf(&k.body, "    y[");
     ox_indices(&k.body, "i", 0, x->ndim);
     ox_printf(&k.body, "] += %s == %s ? m : 0 where m in 0..%lld\n", ri.s, own, (long long)n);
@@ -2437,16 +2445,22 @@ typedef struct rnn {
     char (*names)[96];       /* their names */
 } rnn;
 
-/* Whether activations (absent or the op's defaults, any case) are ones tec computes. */
-static bool rnn_default_acts(ox_node *nd, const rnn_spec *sp)
+/* Whether activations (absent or the op's defaults, any case) are ones tec
+ * computes; false after its error when the list is not one per function
+ * and direction. */
+static bool rnn_default_acts(ox_node *nd, const rnn_spec *sp, int directions, bool *defaults)
 {
     const Onnx__AttributeProto *a = ox_attr(nd, "activations");
     size_t per = sp->gates == 4 ? 3 : sp->gates == 3 ? 2 : 1;
+    *defaults = true;
+    if (a && a->n_strings != per * (size_t)directions)
+        return ox_fail(nd, "activations lists %zu functions; expected %zu (%zu per direction)",
+                       a->n_strings, per * (size_t)directions, per);
     for (size_t i = 0; a && i < a->n_strings; i++) {
         const char *want = sp->acts[i % per];
         if (a->strings[i].len != strlen(want) ||
             strncasecmp((const char *)a->strings[i].data, want, strlen(want)) != 0)
-            return false;
+            *defaults = false;
     }
     return true;
 }
@@ -2498,12 +2512,12 @@ static void rnn_share(ox_value *v)
 
 /* The read of an initial state (h0 or c0: [D, B, H], layout 1 [B, D, H])
  * of direction d at [n, j]. */
-static void rnn_init_read(rnn *q, char *buf, size_t n, const char *role, int d)
+static void rnn_init_read(rnn *q, ox_str *read, const char *role, int d)
 {
     if (q->batch_first)
-        snprintf(buf, n, "%s[n, %d, j]", role, d);
+        ox_printf(read, "%s[n, %d, j]", role, d);
     else
-        snprintf(buf, n, "%s[%d, n, j]", role, d);
+        ox_printf(read, "%s[%d, n, j]", role, d);
 }
 
 /* xw[t, n, k] = X[t, n, :] . W[d, k, :] + the biases that add outside
@@ -2554,6 +2568,13 @@ static const char *rnn_g(char *buf, size_t n, bool have, long long off)
     return buf;
 }
 
+/* A peephole's term: P's column col + j (absent P or c: none) times c. */
+static void rnn_peephole(ox_kernel *k, const char *p, int d, long long col, const char *c)
+{
+    if (p && *c)
+        ox_printf(&k->body, " + %s[%d, %lld + j] * %s", p, d, col, c);
+}
+
 /* An LSTM step's statements: gates i, o, f, c at columns 0, H, 2H, 3H of
  * a; with peepholes P (i, o, f) c's old value scales i and f, its new
  * one o. */
@@ -2562,19 +2583,18 @@ static void rnn_lstm_body(rnn *q, ox_kernel *k, const char *hread, const char *c
 {
     long long H = (long long)q->H;
     const char *p = q->p ? ox_operand(k, q->p, "peep") : NULL;
-    char pi[96] = "", pf[96] = "", po[96] = "";
-    if (p && *cread) {
-        snprintf(pi, sizeof pi, " + %s[%d, j + 0] * %s", p, d, cread);
-        snprintf(pf, sizeof pf, " + %s[%d, %lld + j] * %s", p, d, 2 * H, cread);
+    ox_printf(&k->body, "    c[n, j] = sigmoid(a[n, 0 + j]");
+    rnn_peephole(k, p, d, 0, cread);
+    ox_printf(&k->body, ") * tanh(a[n, %lld + j])", 3 * H);
+    if (*cread) {
+        ox_printf(&k->body, " + sigmoid(a[n, %lld + j]", 2 * H);
+        rnn_peephole(k, p, d, 2 * H, cread);
+        ox_printf(&k->body, ") * %s", cread);
     }
-    if (p)
-        snprintf(po, sizeof po, " + %s[%d, %lld + j] * c[n, j]", p, d, H);
-    ox_printf(&k->body, "    c[n, j] = sigmoid(a[n, 0 + j]%s) * tanh(a[n, %lld + j])", pi, 3 * H);
-    if (*cread)
-        ox_printf(&k->body, " + sigmoid(a[n, %lld + j]%s) * %s", 2 * H, pf, cread);
     ox_printf(&k->body, "%s", where);
-    ox_printf(&k->body, "    y[s, n, j] = s == 0 ? sigmoid(a[n, %lld + j]%s) * tanh(c[n, j]) : "
-              "c[n, j]\n", H, po);
+    ox_printf(&k->body, "    y[s, n, j] = s == 0 ? sigmoid(a[n, %lld + j]", H);
+    rnn_peephole(k, p, d, H, "c[n, j]");
+    ox_printf(&k->body, ") * tanh(c[n, j]) : c[n, j]\n");
 }
 
 /* A GRU step's statements: gates z, r, h at columns 0, H, 2H; with
@@ -2618,18 +2638,19 @@ static bool rnn_step(rnn *q, int d, int64_t t, int64_t from)
     const char *xw = ox_operand(&k, &q->xw[d], "xw");
     const char *rw = ox_operand(&k, q->r, "rw");
     /* reads of the previous h and c at [n, j] ("": zero) */
-    char hread[64] = "", cread[64] = "";
+    ox_str hs = {0}, cs = {0};
     if (from >= 0) {
         const char *prev = ox_operand(&k, &q->st[d * q->T + from], "prev");
-        snprintf(hread, sizeof hread, q->lstm ? "%s[0, n, j]" : "%s[n, j]", prev);
+        ox_printf(&hs, q->lstm ? "%s[0, n, j]" : "%s[n, j]", prev);
         if (q->lstm)
-            snprintf(cread, sizeof cread, "%s[1, n, j]", prev);
+            ox_printf(&cs, "%s[1, n, j]", prev);
     } else {
         if (!rnn_zero(q->h0))
-            rnn_init_read(q, hread, sizeof hread, ox_operand(&k, q->h0, "hinit"), d);
+            rnn_init_read(q, &hs, ox_operand(&k, q->h0, "hinit"), d);
         if (q->lstm && !rnn_zero(q->c0))
-            rnn_init_read(q, cread, sizeof cread, ox_operand(&k, q->c0, "cinit"), d);
+            rnn_init_read(q, &cs, ox_operand(&k, q->c0, "cinit"), d);
     }
+    const char *hread = hs.s ? hs.s : "", *cread = cs.s ? cs.s : "";
     bool have = *hread != 0;
     long long H = (long long)q->H, T = (long long)t;
     char where[64];
@@ -2662,6 +2683,8 @@ static bool rnn_step(rnn *q, int d, int64_t t, int64_t from)
     snprintf(base, sizeof base, "%s_step", q->sp->base);
     bool ok = ox_kernel_finish(&k, base, y, suffix);
     ox_kernel_free(&k);
+    free(hs.s);
+    free(cs.s);
     return ok;
 }
 
@@ -2746,7 +2769,10 @@ static bool rnn_check(rnn *q)
         return ox_fail(nd, "attribute clip is not supported");
     if (q->lstm && ox_attr_int(nd, "input_forget", 0) != 0)
         return ox_fail(nd, "input_forget 1 is not supported");
-    if (!rnn_default_acts(nd, q->sp))
+    bool defaults;
+    if (!rnn_default_acts(nd, q->sp, q->D, &defaults))
+        return false;
+    if (!defaults)
         return ox_fail(nd, "activations other than the defaults (%s%s%s%s%s) are not supported",
                        q->sp->acts[0], q->G > 1 ? ", " : "", q->G > 1 ? q->sp->acts[1] : "",
                        q->lstm ? ", " : "", q->lstm ? q->sp->acts[2] : "");
@@ -2755,6 +2781,10 @@ static bool rnn_check(rnn *q)
         return ox_fail(nd, "input X '%s' has rank %d; expected 3", q->x->onnx, q->x->ndim);
     q->T = q->x->shape[q->batch_first], q->B = q->x->shape[!q->batch_first];
     q->I = q->x->shape[2];
+    if (q->T < 1 || q->B < 1)   /* each step reads the one before; Y has one per step */
+        return ox_fail(nd, "input X '%s' has shape [%lld, %lld, %lld]: %s needs at least one "
+                       "step and one batch element", q->x->onnx, (long long)q->x->shape[0],
+                       (long long)q->x->shape[1], (long long)q->x->shape[2], nd->n->op_type);
     q->H = ox_attr_int(nd, "hidden_size", q->r->ndim == 3 ? q->r->shape[2] : 0);
     if (q->H < 1 || q->H > OX_ATTR_MAX)
         return ox_fail(nd, "hidden_size %lld is not a size", (long long)q->H);

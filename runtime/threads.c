@@ -63,7 +63,7 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
          * spinning is refuted at once (spinning beside competitors costs
          * them the window). */
         bool lost = spinning_lost(s, r, threads);
-        bool stall = 2 * r->max_call_ns > r->call_ns;
+        bool stall = r->calls >= RT_THREADS_STALL_CALLS && 2 * r->max_call_ns > r->call_ns;
         bool confirmed = lost && (!stall || s->probing || s->suspect);
         s->suspect = lost && !confirmed;
         if (confirmed) {
@@ -515,7 +515,7 @@ bool rt_threads_before_call(cg_library *lib, int threads)
         int policy = sched_getscheduler(0);
         rt_threads_reading r = {.now_ns = now, .cpus = files.cpus,
                                 .call_ns = s->call_ns, .cmp_ns = s->cmp_ns, .ref_ns = s->ref_ns,
-                                .max_call_ns = s->max_call_ns,
+                                .max_call_ns = s->max_call_ns, .calls = s->window_calls,
                                 .realtime = policy == SCHED_FIFO || policy == SCHED_RR};
         s->call_ns = s->cmp_ns = s->ref_ns = s->max_call_ns = 0;
         s->window_calls = 0;

@@ -20,9 +20,11 @@
  *   (each call of a run is timed, rt_threads_after_call; the times are
  *   kept per call and way of waiting, in the run).  Slower by more than
  *   RT_THREADS_SLOWER, other processes hold the processors: the threads go
- *   to sleep at once between parallel loops ("busy").  But where one call
- *   took more than half the window's time, a single stall may have made it
- *   slow (under `chrt -f` the kernel's throttling, which holds real-time
+ *   to sleep at once between parallel loops ("busy").  But where one of
+ *   at least RT_THREADS_STALL_CALLS calls took more than half the window's
+ *   time, a single stall may have made it slow (in a window of fewer
+ *   calls, as long calls make the 20 ms ones, one call is always "more
+ *   than half": that would confirm every competitor a window late) (under `chrt -f` the kernel's throttling, which holds real-time
  *   threads 50 ms of every second they run; a preempted virtual
  *   processor): the next window must lose too.  Sent to sleep by such
  *   stalls, the 2-thread runs of ResNet-18 on the virtual machine of
@@ -126,6 +128,7 @@ struct cg_library;
 
 #define RT_THREADS_WINDOW_NS 5000000          /* 5 ms between looks, */
 #define RT_THREADS_WINDOW_CALLS 8             /* and 8 timed calls (or 20 ms) */
+#define RT_THREADS_STALL_CALLS 4              /* the fewest calls of a window one stalled */
 #define RT_THREADS_WAIT_MAX 0.2               /* run-queue wait per thread-time */
 #define RT_THREADS_SLOWER 0.1                 /* spinning's calls slower than asleep */
 #define RT_THREADS_PROBE_FIRST_NS 20000000    /* 20 ms: a busy start's first try */
@@ -167,6 +170,7 @@ typedef struct rt_threads_reading {
      * have a time the other way of waiting, and those times (ns) */
     int64_t call_ns, cmp_ns, ref_ns;
     int64_t max_call_ns;     /* the longest call of the window */
+    int calls;               /* how many they are */
     /* the calling thread has a real-time scheduling policy (SCHED_FIFO or
      * SCHED_RR, as `chrt` gives; the parallel loops' threads inherit it) */
     bool realtime;

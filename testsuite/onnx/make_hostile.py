@@ -140,6 +140,19 @@ CASES = {
                      [field(9, a) for a in ("Relu", "Tanh", "Tanh")]])],
         [value_info("x", [2, 1, 2])], [value_info("y", [2, 1, 1, 1])],
         [tensor("w", [1, 4, 2], floats(8)), tensor("r", [1, 4, 1], floats(4))]),
+    # an activation list not one per function and direction
+    "lstm_partial_activations": model(
+        [node("LSTM", ["x", "w", "r"], ["y"], name="lstm",
+              attrs=[[field(1, "hidden_size"), field(20, 2), field(3, 1)],
+                     [field(1, "activations"), field(20, 8), field(9, "Sigmoid")]])],
+        [value_info("x", [2, 1, 2])], [value_info("y", [2, 1, 1, 1])],
+        [tensor("w", [1, 4, 2], floats(8)), tensor("r", [1, 4, 1], floats(4))]),
+    # no steps: nothing for Y or the last state to be
+    "gru_no_steps": model(
+        [node("GRU", ["x", "w", "r"], ["y"], name="gru",
+              attrs=[[field(1, "hidden_size"), field(20, 2), field(3, 1)]])],
+        [value_info("x", [0, 1, 2])], [value_info("y", [0, 1, 1, 1])],
+        [tensor("w", [1, 3, 2], floats(6)), tensor("r", [1, 3, 1], floats(3))]),
     # Y of 40 steps in two directions: more steps than one kernel gathers
     "gru_long_y": model(
         [node("GRU", ["x", "w", "r"], ["y"], name="gru",

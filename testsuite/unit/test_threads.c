@@ -20,14 +20,21 @@ static bool lookc(rt_threads_state *s, int64_t t, int64_t waited, int others, in
     return rt_threads_decide(s, &r, 2);
 }
 
-/* A window of lookc's whose longest call took `longest` ms. */
-static bool lookl(rt_threads_state *s, int64_t t, int64_t waited, int64_t call, int64_t cmp,
-                  int64_t ref, int64_t longest)
+/* A window of lookc's of `calls` calls whose longest took `longest` ms. */
+static bool lookn(rt_threads_state *s, int64_t t, int64_t waited, int64_t call, int64_t cmp,
+                  int64_t ref, int64_t longest, int calls)
 {
     rt_threads_reading r = {.now_ns = t * MS, .wait_ns = waited * MS, .cpus = 2,
                             .call_ns = call * MS, .cmp_ns = cmp * MS, .ref_ns = ref * MS,
-                            .max_call_ns = longest * MS, .realtime = true};
+                            .max_call_ns = longest * MS, .calls = calls, .realtime = true};
     return rt_threads_decide(s, &r, 2);
+}
+
+/* The same of RT_THREADS_WINDOW_CALLS calls. */
+static bool lookl(rt_threads_state *s, int64_t t, int64_t waited, int64_t call, int64_t cmp,
+                  int64_t ref, int64_t longest)
+{
+    return lookn(s, t, waited, call, cmp, ref, longest, RT_THREADS_WINDOW_CALLS);
 }
 
 /* The same with no call times to compare: the waiting decides. */
@@ -256,6 +263,18 @@ int main(void)
     s = (rt_threads_state){0};
     lookl(&s, 0, 0, 0, 0, 0, 0);
     check_i("many calls slower: at once", lookl(&s, 10, 0, 10, 10, 5, 2), 1);
+    group_end();
+
+    group_begin("too few calls to tell a stall: a slower window decides");
+    s = (rt_threads_state){0};
+    lookl(&s, 0, 0, 0, 0, 0, 0);
+    check_i("one long call slower: at once", lookn(&s, 20, 0, 20, 20, 10, 20, 1), 1);
+    s = (rt_threads_state){0};
+    lookl(&s, 0, 0, 0, 0, 0, 0);
+    check_i("two unequal calls slower: at once", lookn(&s, 20, 0, 20, 20, 10, 15, 2), 1);
+    s = (rt_threads_state){0};
+    lookl(&s, 0, 0, 0, 0, 0, 0);
+    check_i("one of 4 calls stalled: the next window", lookn(&s, 55, 50, 55, 55, 5, 51, 4), 0);
     group_end();
 
     group_begin("slower while spinning: asleep, tries again with a growing back-off");
