@@ -2721,12 +2721,19 @@ static bool setup_build(const cg_options *o, build_setup *b, diag *d)
         argv_push(&b->light_flags, b->obj_flags.v[i]);
     if (light)
         argv_push(&b->light_flags, "-O2");
+    if (!(b->identity = compiler_identity(&b->cc, cc_timeout(o), d)))
+        return false;
+    /* GCC contracts a*b+c into an FMA (-ffp-contract=fast) only with
+     * -fexpensive-optimizations, which -O1 leaves off: without it a cold
+     * kernel would round differently from the same kernel at -O3, and a
+     * layer's bits would depend on how much of the model's work it does */
+    if (cold && strstr(b->identity, "gcc-major:"))
+        argv_push(&b->cold_flags, "-fexpensive-optimizations");
     if (b->cold_flags.oom || b->light_flags.oom) {
         oom(d);
         return false;
     }
-    if (!(b->identity = compiler_identity(&b->cc, cc_timeout(o), d)) ||
-        !key_prefix(&b->cc, &b->obj_flags, target, b->identity, &b->obj_prefix, d) ||
+    if (!key_prefix(&b->cc, &b->obj_flags, target, b->identity, &b->obj_prefix, d) ||
         (cold && !key_prefix(&b->cc, &b->cold_flags, target, b->identity, &b->cold_prefix, d)) ||
         (light && !key_prefix(&b->cc, &b->light_flags, target, b->identity, &b->light_prefix, d)))
         return false;
