@@ -1077,12 +1077,21 @@ static const char *def_named(ox *x, const char *base, const char *text)
     return x->defs[x->ndefs - 1].name;
 }
 
-static const char *layer_of(ox_node *nd, const char *suffix, char *buf, size_t n)
+/* The layer of a node's kernel: the node's own, or "<layer>.<suffix>" for
+ * one of several (ox_kernel_finish's suffix). */
+static const char *layer_of(ox_node *nd, const char *suffix)
 {
     if (!suffix)
         return nd->layer;
-    snprintf(buf, n, "%s.%s", nd->layer, suffix);
-    return claim(&nd->x->layers, strdup(buf));
+    /* as long as it is (a node's name has no bound), and not another
+     * layer's: "<layer>.<suffix>_2" when a node was named "<layer>/<suffix>" */
+    ox_str s = {0};
+    ox_printf(&s, "%s.%s", nd->layer, suffix);
+    for (int v = 2; name_taken(&nd->x->layers, s.s); v++) {
+        s.len = 0;
+        ox_printf(&s, "%s.%s_%d", nd->layer, suffix, v);
+    }
+    return claim(&nd->x->layers, s.s);
 }
 
 static bool ident_char(char c)
@@ -1164,8 +1173,7 @@ bool ox_kernel_finish(ox_kernel *k, const char *base, ox_value *out, const char 
     ox_printf(&text, "}\n");
     const char *name = def_named(nd->x, base, text.s);
     free(text.s);
-    char lb[1024];
-    const char *layer = layer_of(nd, suffix, lb, sizeof lb);
+    const char *layer = layer_of(nd, suffix);
     out->id = fresh_id(nd->x, out->onnx);
     ox_printf(&nd->x->body, "%s = %s(%s) as \"%s\"\n", out->id, name, str_of(&k->args), layer);
     nd->x->nlines++;
@@ -1193,8 +1201,7 @@ bool ox_call_view(ox_node *nd, ox_value *out, const char *expr, const char *suff
 {
     if (!ox_check_shape(nd, out->shape, out->ndim))
         return false;
-    char lb[1024];
-    const char *layer = layer_of(nd, suffix, lb, sizeof lb);
+    const char *layer = layer_of(nd, suffix);
     out->id = fresh_id(nd->x, out->onnx);
     ox_printf(&nd->x->body, "%s = %s as \"%s\"\n", out->id, expr, layer);
     nd->x->nlines++;

@@ -1300,14 +1300,16 @@ static bool conv_of(ox_node *nd, ox_value *x, ox_value *wv, ox_value *bias, cons
          * activation and residual add after it) inside the convolution's
          * tile, where conv2d's has_bias=1 would add it in the write-back,
          * which fuse does not extend. */
-        char onnx[512];
-        snprintf(onnx, sizeof onnx, "%s_conv", y->onnx);
+        ox_str onnx = {0};   /* as long as y's name is */
+        ox_printf(&onnx, "%s_conv", y->onnx);
         ox_value t = *y;
-        t.onnx = onnx;
+        t.onnx = onnx.s;
         t.graph_output = false;
-        bool ok = ox_call_nn(nd, &t, "conv2d", args.s, roles, data, 1);
+        bool ok = ox_call_nn(nd, &t, "conv2d", args.s, roles, data, 1) &&
+                  bias_layer(nd, &t, bias, y);
         free(args.s);
-        return ok && bias_layer(nd, &t, bias, y);
+        free(onnx.s);
+        return ok;
     }
     return conv_kernel(nd, x, wv, bias, &w, y, g, NULL);
 }
@@ -1725,6 +1727,27 @@ static void convtranspose_col2im(ox_kernel *k, int nsp, const char *cond, const 
     free(in.s);
 }
 
+/* The most bytes ConvTranspose's column temporary z may take (N * F *
+ * taps * input positions elements, in the compute dtype): a 3-D U-Net's
+ * up-convolution of 64 channels on 64^3 to 64 channels with 3^3 taps
+ * would need 1.8 GiB.  Above it the node gathers each output position's
+ * taps itself (the grouped form: no temporary, stride^dims times the
+ * multiplies). */
+#define CONVT_COLUMNS_MAX ((int64_t)1 << 30)
+
+/* Whether z of a ConvTranspose (x, W, F output channels) fits
+ * CONVT_COLUMNS_MAX. */
+static bool convtranspose_columns_fit(const ox_value *x, const ox_value *wv, int64_t F)
+{
+    int64_t bytes = ir_dtype_size(ox_compute_dtype(x->dtype));
+    bool over = __builtin_mul_overflow(bytes, x->shape[0], &bytes) ||
+                __builtin_mul_overflow(bytes, F, &bytes);
+    for (int d = 2; d < x->ndim && !over; d++)
+        over = __builtin_mul_overflow(bytes, x->shape[d], &bytes) ||
+               __builtin_mul_overflow(bytes, wv->shape[d], &bytes);
+    return !over && bytes <= CONVT_COLUMNS_MAX;
+}
+
 static bool op_convtranspose(ox_node *nd, const void *arg)
 {
     ox_value *x = ox_input(nd, 0), *wv = ox_input(nd, 1);
@@ -1768,10 +1791,11 @@ static bool op_convtranspose(ox_node *nd, const void *arg)
         ox_printf(&pos, ", (%s) / %lld", h.s, (long long)s[d]);
         free(h.s);
     }
-    if (g == 1) {
+    if (g == 1 && convtranspose_columns_fit(x, wv, F)) {
         convtranspose_col2im(&k, nsp, cond.s, pos.s, bias ? "t" : "y", out);
     } else {
-        /* each output position tries every tap of its group's channels */
+        /* each output position tries every tap of its group's channels
+         * (all channels without groups) */
         ox_printf(&k.body, "    %s[n, f", bias ? "t" : "y");
         for (int d = 0; d < nsp; d++)
             ox_printf(&k.body, ", o%d", d);
@@ -2442,7 +2466,7 @@ typedef struct rnn {
                                          layout 1 */
     ox_value *xw;            /* [D]: the input kernels' outputs */
     ox_value *st;            /* [D * T]: the steps' outputs, by time */
-    char (*names)[96];       /* their names */
+    char **names;            /* their ONNX names (xw's after st's), each as long as it is */
 } rnn;
 
 /* Whether activations (absent or the op's defaults, any case) are ones tec
@@ -2520,6 +2544,16 @@ static void rnn_init_read(rnn *q, ox_str *read, const char *role, int d)
         ox_printf(read, "%s[%d, n, j]", role, d);
 }
 
+/* Names v, the value of names[slot], "<node name>_<suffix>" (a node's name
+ * has no bound: a buffer of fixed size would cut two steps' names to one). */
+static void rnn_name(rnn *q, int64_t slot, ox_value *v, const char *suffix)
+{
+    ox_str s = {0};
+    ox_printf(&s, "%s_%s", q->nd->n->name, suffix);
+    q->names[slot] = s.s;
+    v->onnx = s.s;
+}
+
 /* xw[t, n, k] = X[t, n, :] . W[d, k, :] + the biases that add outside
  * the gates' products: Wb, and Rb but for a GRU's h gate with
  * linear_before_reset (which multiplies R's product and Rb by r). */
@@ -2537,8 +2571,7 @@ static bool rnn_input(rnn *q, int d)
     y->shape[0] = q->T, y->shape[1] = q->B, y->shape[2] = GH;
     char suffix[32];
     snprintf(suffix, sizeof suffix, "input%s", q->D > 1 ? (d ? "_reverse" : "_forward") : "");
-    snprintf(q->names[q->D * q->T + d], 96, "%s_%s", q->nd->n->name, suffix);
-    y->onnx = q->names[q->D * q->T + d];
+    rnn_name(q, q->D * q->T + d, y, suffix);
     ox_printf(&k.body, "    %s[t, n, k] += ", q->b ? "m" : "y");
     ox_printf(&k.body, xread, xs);
     ox_printf(&k.body, " * %s[%d, k, i]\n", w, d);
@@ -2678,8 +2711,7 @@ static bool rnn_step(rnn *q, int d, int64_t t, int64_t from)
     }
     char suffix[48], base[32];
     snprintf(suffix, sizeof suffix, "%sstep%lld", q->D > 1 ? (d ? "reverse." : "forward.") : "", T);
-    snprintf(q->names[d * q->T + t], 96, "%s_%s", q->nd->n->name, suffix);
-    y->onnx = q->names[d * q->T + t];
+    rnn_name(q, d * q->T + t, y, suffix);
     snprintf(base, sizeof base, "%s_step", q->sp->base);
     bool ok = ox_kernel_finish(&k, base, y, suffix);
     ox_kernel_free(&k);
@@ -2844,6 +2876,8 @@ static bool op_rnn(ox_node *nd, const void *arg)
             ok = rnn_gather(&q, i, i == 0, i == 2);
     free(q.xw);
     free(q.st);
+    for (int64_t i = 0; i < q.D * q.T + q.D; i++)
+        free(q.names[i]);
     free(q.names);
     return ok;
 }
