@@ -150,16 +150,18 @@ def unseen_models():
     return unseen_export.QUANTIZED + list(unseen_export.SMALL)
 
 
-def export(model, args, path, opset):
+def export(model, args, path, opset, **options):
+    """torch.onnx.export of model(*args.values()) to path; options: more of
+    its keyword arguments (dynamic_axes, do_constant_folding ...)."""
     import torch
     names = list(args)
     tmp = path + ".tmp"
     # With gradients enabled: under no_grad, torch's MultiheadAttention takes
     # its fused fast path (aten::_native_multi_head_attention), which has no
     # ONNX export (vit_b_16, any nn.TransformerEncoder).
+    options = dict({"do_constant_folding": True}, **options)
     torch.onnx.export(model, tuple(args[n] for n in names), tmp, opset_version=opset,
-                      input_names=names, output_names=["output"],
-                      do_constant_folding=True)
+                      input_names=names, output_names=["output"], **options)
     os.replace(tmp, path)
 
 
