@@ -204,11 +204,13 @@ def main(argv):
         sys.stderr.write("%s: PyTorch is not installed for %s (apt-get install "
                          "python3-torch python3-torchvision)\n" % (PROG, sys.executable))
         return 3
+    import unseen_export
+    options = {"opset": OPSET.get(a.model, 13)}
     if a.model in ZOO:
         model, args = zoo_model(a.model, a.tec)
-    elif a.model in unseen_models():
-        import unseen_export
-        model, x = unseen_export.build(a.model)
+    elif unseen_export.variant(a.model)[0] in unseen_models():
+        base, options = unseen_export.variant(a.model)
+        model, x = unseen_export.build(base)
         args = {"image": x}
     else:
         model, args = torchvision_model(a.model)
@@ -223,7 +225,7 @@ def main(argv):
         with torch.no_grad():
             out = model(*args.values())
         np.save(os.path.join(a.dir, a.model + ".ref.npy"), out.float().numpy())
-        export(model, args, onnx_path, OPSET.get(a.model, 13))
+        export(model, args, onnx_path, **options)
     print("torch-version %s" % torch.__version__, flush=True)
     if not a.no_time:
         timing(model, args, [int(t) for t in a.threads.split(",") if t], a.repeat,

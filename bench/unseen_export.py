@@ -534,12 +534,10 @@ def build(name):
     return model, x
 
 
-def main(argv):
-    if len(argv) != 2:
-        sys.stderr.write("usage: %s MODEL DIR\n" % PROG)
-        return 2
-    import torch
-    name, out = argv
+def variant(name):
+    """The model of a name with suffixes (see the top) and the keyword
+    arguments of bench/ort_export.py's export (opset and torch.onnx.export's
+    options) that they ask for."""
     base, opts = name, {"opset": 13}
     if base.endswith("_dyn"):
         base, opts["dynamic_axes"] = base[:-4], {"image": {0: "batch"}, "output": {0: "batch"}}
@@ -550,6 +548,16 @@ def main(argv):
     stem, _, n = base.rpartition("_op")
     if stem and n.isdigit():
         base, opts["opset"] = stem, int(n)
+    return base, opts
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.stderr.write("usage: %s MODEL DIR\n" % PROG)
+        return 2
+    import torch
+    name, out = argv
+    base, opts = variant(name)
     model, x = build(base)
     os.makedirs(out, exist_ok=True)
     onnx_path = os.path.join(out, name + ".onnx")
