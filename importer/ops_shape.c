@@ -262,7 +262,8 @@ static bool op_transpose(ox_node *nd, const void *arg)
     y->ndim = x->ndim;
     for (int i = 0; i < x->ndim; i++)
         y->shape[i] = x->shape[perm[i]];
-    if (x->ndim >= 1) {   /* the language's view: no copy */
+    if (x->id && x->ndim >= 1) {   /* the language's view: no copy (a weight not
+                                      folded has no id: its copy, a layer) */
         ox_str args = {0};
         ox_printf(&args, "%s", x->id);
         for (int i = 0; i < x->ndim; i++)
