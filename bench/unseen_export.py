@@ -31,6 +31,8 @@ MODEL is one of
                            end) -> word + position embeddings, LayerNorm,
                            2 nn.TransformerEncoder layers (GELU) with the
                            padding as key mask, masked mean pooling
+    bert768                the same at BERT-base's width: 4 layers of 768
+                           (12 heads, 3072 wide MLP), 128 tokens
     gpt                    a GPT-style decoder: embeddings, 2 pre-norm blocks
                            of causal self-attention (a constant mask) and a
                            tanh-GELU MLP, logits through the tied embedding
@@ -82,7 +84,7 @@ import ort_export  # noqa: E402
 
 PROG = "unseen_export.py"
 # (small_models' names; PyTorch is imported only to build them)
-SMALL = ["lstm", "gru", "unet", "norms", "misc", "bert", "gpt", "audio", "yolo", "mixer",
+SMALL = ["lstm", "gru", "unet", "norms", "misc", "bert", "bert768", "gpt", "audio", "yolo", "mixer",
          "acts", "llama", "pointnet", "tcn", "dlrm"]
 QUANTIZED = ["q_resnet18", "q_mobilenet_v2", "q_mobilenet_v3_large", "q_googlenet",
              "q_shufflenet_v2_x1_0"]
@@ -209,14 +211,14 @@ def small_models():
             return torch.cat([y.flatten(1), w.reshape(b, -1), top * at.float()], 1)
 
     class Bert(nn.Module):
-        def __init__(self, vocab=1000, d=128, T=64):
+        def __init__(self, vocab=1000, d=128, T=64, heads=4, layers=2):
             super().__init__()
             self.word = nn.Embedding(vocab, d, padding_idx=0)
             self.pos = nn.Embedding(T, d)
             self.norm = nn.LayerNorm(d)
-            layer = nn.TransformerEncoderLayer(d, 4, 512, dropout=0.0, activation="gelu",
+            layer = nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation="gelu",
                                                batch_first=True)
-            self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+            self.enc = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
             self.head = nn.Linear(d, 2)
 
         def forward(self, ids):
@@ -491,6 +493,7 @@ def small_models():
     ids[0, 50:] = 0
     later = {
         "bert": (Bert, ids),
+        "bert768": (lambda: Bert(1000, 768, 128, 12, 4), torch.cat([ids, ids], 1)),
         "gpt": (Gpt, torch.randint(0, 512, (1, 64), generator=g)),
         "audio": (Audio, torch.randn(1, 1, 16000, generator=g)),
         "yolo": (Yolo, torch.randn(1, 3, 160, 160, generator=g)),

@@ -24,7 +24,7 @@
 #include "runtime/npy.h"
 
 /* The opsets of the default domain the importer knows. */
-enum { OX_MIN_OPSET = 1, OX_MAX_OPSET = 17 };
+enum { OX_MIN_OPSET = 1, OX_MAX_OPSET = 22 };
 
 /* A set of names: the strings (owned) and a hash table over them, so that
  * a model of many nodes is imported in linear time. */

@@ -234,6 +234,31 @@ static bool nn_unary(ox_node *nd, const void *arg)
     return ox_call_nn(nd, y, op, x->id, NULL, NULL, 0);
 }
 
+/* Mish (opset 18): x * tanh(softplus(x)). */
+static bool op_mish(ox_node *nd, const void *arg)
+{
+    if (nd->opset < 18)
+        return ox_fail(nd, "Mish is an op of opset 18 on (the model imports opset %d)", nd->opset);
+    return elementwise1(nd, "mish", "$ * tanh(log(exp($) + 1))", true);
+}
+
+/* Gelu (opset 20): nn.te's gelu, or gelu_tanh with approximate "tanh"
+ * (the formulas of lib/nn.te, for the shapes it has no def of). */
+static bool op_gelu(ox_node *nd, const void *arg)
+{
+    static const nn_unary_spec exact = {"gelu", "0.5 * $ * (1 + erf($ * 0.7071067811865476))"};
+    static const nn_unary_spec tanh_form = {
+        "gelu_tanh", "0.5 * $ * (1 + tanh(0.7978845608028654 * ($ + 0.044715 * $ * $ * $)))"};
+    if (nd->opset < 20)
+        return ox_fail(nd, "Gelu is an op of opset 20 on (the model imports opset %d)", nd->opset);
+    const char *approximate = ox_attr_str(nd, "approximate", "none");
+    if (strcmp(approximate, "none") == 0)
+        return nn_unary(nd, &exact);
+    if (strcmp(approximate, "tanh") == 0)
+        return nn_unary(nd, &tanh_form);
+    return ox_fail(nd, "approximate '%s' is neither 'none' nor 'tanh'", approximate);
+}
+
 /* Mul; of x and a Sigmoid of x that nothing else reads, nn.te's silu; of
  * x and such a HardSigmoid, one kernel x * hardsigmoid(x) (hardswish). */
 static bool op_mul(ox_node *nd, const void *arg)
@@ -487,6 +512,7 @@ const ox_op ox_ops_math[] = {
     {"Erf", unary_op, &(const unary_spec){"erf", "erf($)", true}, WIDEN},
     {"Exp", unary_op, &(const unary_spec){"exp", "exp($)", true}, WIDEN},
     {"Floor", unary_op, &(const unary_spec){"floor", "floor($)", true}, WIDEN},
+    {"Gelu", op_gelu, NULL, WIDEN},
     {"Greater", combine_op, &(const combine){"greater", "$0 > $1 ? 1 : 0", 2, 0, IR_I32, false}, AS_IS},
     {"GreaterOrEqual", combine_op, &(const combine){"greater_or_equal", "$0 >= $1 ? 1 : 0", 2, 0, IR_I32, false}, AS_IS},
     {"HardSigmoid", unary_attr, &(const attr_spec){"hardsigmoid", "max(0, min(1, %s * $ + %s))", "alpha", 0.2, "beta", 0.5}, WIDEN},
@@ -501,6 +527,7 @@ const ox_op ox_ops_math[] = {
     {"Min", combine_op, &(const combine){"min", "min($0, $1)", 0, 0, -1, false}, AS_IS},
     {"Mod", op_mod, NULL, WIDEN},
     {"Mul", op_mul, &(const combine){"mul", "$0 * $1", 2, 0, -1, false}, WIDEN},
+    {"Mish", op_mish, NULL, WIDEN},
     {"Neg", unary_op, &(const unary_spec){"neg", "-$", false}, WIDEN},
     {"Not", combine_op, &(const combine){"not", "$0 == 0 ? 1 : 0", 1, 0, IR_I32, false}, AS_IS},
     {"Or", combine_op, &(const combine){"or", "$0 != 0 || $1 != 0 ? 1 : 0", 2, 0, IR_I32, false}, AS_IS},

@@ -1866,6 +1866,11 @@ static double resize_coord(const char *ctm, double o, double scale, int64_t in, 
         return len == 1 ? 0 : o * (double)(in - 1) / (len - 1);
     if (strcmp(ctm, "tf_half_pixel_for_nn") == 0)
         return (o + 0.5) / scale;
+    if (strcmp(ctm, "half_pixel_symmetric") == 0) {   /* opset 19: half_pixel about the
+                                                         middle of the input */
+        double adjustment = floor(len) / len;
+        return (double)in / 2 * (1 - adjustment) + (o + 0.5) / scale - 0.5;
+    }
     if (strcmp(ctm, "tf_crop_and_resize") == 0)
         return (len == 1 ? (roi[1] - roi[0]) * (double)(in - 1) / 2
                          : o * (roi[1] - roi[0]) * (double)(in - 1) / (len - 1)) +
@@ -1889,6 +1894,7 @@ static double cubic_weight(double d, double a)
  * back and round, and the result's extents. */
 typedef struct resize_spec {
     bool upsample, old, exclude, crop;
+    bool antialias;          /* opset 18's, linear or cubic: refused where an axis shrinks */
     const char *mode, *ctm, *nearest;
     double a, extrapolation;
     int taps;                          /* 1 nearest, 2 linear, 4 cubic */
@@ -1934,12 +1940,13 @@ static bool resize_attrs(ox_node *nd, ox_value *x, resize_spec *rs)
         return ox_fail(nd, "mode '%s' is not supported (nearest, linear%s)", mode,
                        old ? "" : " and cubic");
     static const char *const ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
-                                       "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+                                       "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize",
+                                       "half_pixel_symmetric"};
     static const char *const roundings[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
                                             "ceil", "simple"};
     bool known_ctm = false, known_rounding = false;
     for (size_t i = 0; i < sizeof ctms / sizeof *ctms; i++)
-        known_ctm |= strcmp(rs->ctm, ctms[i]) == 0;
+        known_ctm |= strcmp(rs->ctm, ctms[i]) == 0 && (i < 6 || nd->opset >= 19);
     for (size_t i = 0; i < sizeof roundings / sizeof *roundings; i++)
         known_rounding |= strcmp(rs->nearest, roundings[i]) == 0 && (old || i < 4);
     if (!known_ctm)
@@ -1947,7 +1954,52 @@ static bool resize_attrs(ox_node *nd, ox_value *x, resize_spec *rs)
     if (!known_rounding)
         return ox_fail(nd, "nearest_mode '%s' is not one of ONNX's", rs->nearest);
     rs->crop = strcmp(rs->ctm, "tf_crop_and_resize") == 0;
+    const char *policy = ox_attr_str(nd, "keep_aspect_ratio_policy", "stretch");
+    if (!old && strcmp(policy, "stretch") != 0)
+        return ox_fail(nd, "keep_aspect_ratio_policy '%s' is not supported (only 'stretch')",
+                       policy);
+    rs->antialias = !old && rs->taps > 1 && ox_attr_int(nd, "antialias", 0) != 0;
     return rs->taps == 1 || ox_need_float(nd, x);
+}
+
+/* Opset 18's attribute axes: the scales or sizes (and the roi) are those
+ * of these axes only; spread to every axis, the others keeping their
+ * length.  *nsz and *nroi: how many sizes and roi values there are now. */
+static bool resize_spread_axes(ox_node *nd, const ox_value *x, resize_spec *rs,
+                               const int64_t *axes, int na, int *nsz, int *nroi)
+{
+    int R = rs->R, n = rs->nsc ? rs->nsc : *nsz;
+    if (n != na)
+        return ox_fail(nd, "%s has %d values for %d axes", rs->nsc ? "scales" : "sizes", n, na);
+    if (rs->crop && *nroi != 2 * na)
+        return ox_fail(nd, "tf_crop_and_resize needs a roi of %d values (it has %d)", 2 * na,
+                       *nroi);
+    double sc[RT_MAX_DIMS], roi[2 * RT_MAX_DIMS];
+    int64_t out[RT_MAX_DIMS];
+    bool seen[RT_MAX_DIMS] = {0};
+    for (int d = 0; d < R; d++)
+        sc[d] = 1, out[d] = x->shape[d], roi[d] = 0, roi[R + d] = 1;
+    for (int i = 0; i < na; i++) {
+        int a;
+        if (!ox_axis(nd, axes[i], R, &a))
+            return false;
+        if (seen[a])
+            return ox_fail(nd, "axis %lld is named twice", (long long)axes[i]);
+        seen[a] = true;
+        sc[a] = rs->sc[i], out[a] = rs->out[i];
+        if (rs->crop)
+            roi[a] = rs->roi[i], roi[R + a] = rs->roi[na + i];
+    }
+    memcpy(rs->sc, sc, sizeof sc);
+    memcpy(rs->out, out, sizeof out);
+    memcpy(rs->roi, roi, sizeof roi);
+    if (rs->nsc)
+        rs->nsc = R;
+    else
+        *nsz = R;
+    if (rs->crop)
+        *nroi = 2 * R;
+    return true;
 }
 
 /* The scales or the sizes (an attribute of Upsample before opset 9, else
@@ -1971,12 +2023,16 @@ static bool resize_extents(ox_node *nd, const ox_value *x, resize_spec *rs)
         rs->nsc = const_floats(nd, 2, sc, RT_MAX_DIMS);
         nsz = nd->nin > 3 && nd->in[3] ? ox_const_ints(nd, 3, out, RT_MAX_DIMS) : 0;
     }
-    int nsc = rs->nsc;
-    if (nroi < 0 || nsc < 0 || nsz < 0)
+    if (nroi < 0 || rs->nsc < 0 || nsz < 0)
         return false;
-    if ((nsc > 0) == (nsz > 0))
-        return ox_fail(nd, "give either scales or sizes (%s)", nsc ? "both are given"
-                                                                   : "neither is given");
+    if ((rs->nsc > 0) == (nsz > 0))
+        return ox_fail(nd, "give either scales or sizes (%s)", rs->nsc ? "both are given"
+                                                                       : "neither is given");
+    const int64_t *axes;
+    int na = nd->opset >= 18 && !rs->old ? ox_attr_ints(nd, "axes", &axes) : 0;
+    if (na && !resize_spread_axes(nd, x, rs, axes, na, &nsz, &nroi))
+        return false;
+    int nsc = rs->nsc;
     if ((nsc ? nsc : nsz) != R)
         return ox_fail(nd, "%s has %d values for an input of rank %d", nsc ? "scales" : "sizes",
                        nsc ? nsc : nsz, R);
@@ -1993,6 +2049,9 @@ static bool resize_extents(ox_node *nd, const ox_value *x, resize_spec *rs)
         if (out[d] < 1)
             return ox_fail(nd, "axis %d of the result would have %lld positions", d,
                            (long long)out[d]);
+        if (rs->antialias && sc[d] < 1)
+            return ox_fail(nd, "antialias 1 is not supported where an axis shrinks (axis %d, "
+                           "scale %g)", d, sc[d]);
     }
     return true;
 }

@@ -745,6 +745,9 @@ static bool qdq_axis(ox_node *nd, const ox_value *x, const ox_value *s, const ox
                      int *axis)
 {
     *axis = -1;
+    if (ox_attr_int(nd, "block_size", 0) != 0)
+        return ox_fail(nd, "block_size %lld (blocked quantization, opset 21) is not supported",
+                       (long long)ox_attr_int(nd, "block_size", 0));
     if (s->dtype != IR_F32)
         return ox_fail(nd, "the scale '%s' must be float32, not %s", s->onnx,
                        ir_dtype_name(s->dtype));
@@ -885,7 +888,18 @@ static bool op_quantize(ox_node *nd, const void *arg)
     if (x->dtype != IR_F32)
         return ox_fail(nd, "input '%s' is %s; QuantizeLinear takes float32", x->onnx,
                        ir_dtype_name(x->dtype));
+    /* the codes' dtype: the zero point's, else opset 21's output_dtype
+     * (ONNX's data type number), else uint8 */
     ir_dtype t = z ? z->dtype : IR_U8;
+    int64_t odt = ox_attr_int(nd, "output_dtype", 0);
+    if (odt) {
+        ir_dtype want;
+        if (!ox_dtype_of((int32_t)odt, &want) || !is_int8(want) || (z && want != t))
+            return ox_fail(nd, "output_dtype %lld (%s) is %s", (long long)odt,
+                           ox_onnx_type_name((int32_t)odt),
+                           z ? "not the zero point's dtype" : "neither int8 nor uint8");
+        t = want;
+    }
     if (!is_int8(t))
         return ox_fail(nd, "the zero point '%s' is %s; QuantizeLinear makes int8 and uint8",
                        z->onnx, ir_dtype_name(t));

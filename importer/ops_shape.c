@@ -472,6 +472,24 @@ static bool op_split(ox_node *nd, const void *arg)
     if (nout < 1 || nout > 64)
         return ox_fail(nd, "Split needs 1 to 64 outputs");
     int64_t D = x->shape[axis];
+    const Onnx__AttributeProto *num = nd->opset >= 18 ? ox_attr(nd, "num_outputs") : NULL;
+    if (num && n)
+        return ox_fail(nd, "give either input split or attribute num_outputs, not both");
+    if (num) {
+        /* opset 18: num_outputs parts of ceil(D / num_outputs), the last one
+         * what is left */
+        int64_t m = ox_attr_int(nd, "num_outputs", 0), chunk = m >= 1 ? (D + m - 1) / m : 0;
+        if (m != nout)
+            return ox_fail(nd, "num_outputs is %lld but the node has %d outputs", (long long)m,
+                           nout);
+        if (chunk * (m - 1) >= D)
+            return ox_fail(nd, "axis %d of size %lld does not split into %lld parts of %lld "
+                           "(the last one would be empty)", axis, (long long)D, (long long)m,
+                           (long long)chunk);
+        for (int i = 0; i < nout; i++)
+            parts[i] = i < nout - 1 ? chunk : D - chunk * (m - 1);
+        n = nout;
+    }
     if (n == 0) {
         if (D % nout)
             return ox_fail(nd, "axis %d of size %lld does not split into %d equal parts", axis,
@@ -715,6 +733,31 @@ static bool op_tile(ox_node *nd, const void *arg)
     return ok;
 }
 
+/* Opset 18's input axes: pads[0..n) pads those axes only (begins, then
+ * ends); rewritten in place for every axis of x.  The count of pads, or -1
+ * after an error. */
+static int pad_axes(ox_node *nd, const ox_value *x, int64_t *pads, int n)
+{
+    int64_t axes[RT_MAX_DIMS + 1], full[2 * RT_MAX_DIMS] = {0};
+    int na = ox_const_ints(nd, 3, axes, RT_MAX_DIMS + 1);
+    bool seen[RT_MAX_DIMS] = {0};
+    if (na < 0)
+        return -1;
+    if (n != 2 * na)
+        return ox_fail(nd, "pads has %d entries for %d axes", n, na), -1;
+    for (int i = 0; i < na; i++) {
+        int a;
+        if (!ox_axis(nd, axes[i], x->ndim, &a))
+            return -1;
+        if (seen[a])
+            return ox_fail(nd, "axis %lld is named twice", (long long)axes[i]), -1;
+        seen[a] = true;
+        full[a] = pads[i], full[x->ndim + a] = pads[na + i];
+    }
+    memcpy(pads, full, sizeof(int64_t) * (size_t)(2 * x->ndim));
+    return 2 * x->ndim;
+}
+
 static bool op_pad(ox_node *nd, const void *arg)
 {
     ox_value *x = ox_input(nd, 0);
@@ -743,8 +786,8 @@ static bool op_pad(ox_node *nd, const void *arg)
             value = rt_tensor_get(nd->in[2]->konst, 0);
             ivalue = rt_tensor_get_int(nd->in[2]->konst, 0);
         }
-        if (nd->nin > 3 && nd->in[3])
-            return ox_fail(nd, "the axes input is not supported");
+        if (nd->nin > 3 && nd->in[3] && (n = pad_axes(nd, x, pads, n)) < 0)
+            return false;
     }
     if (n != 2 * x->ndim)
         return ox_fail(nd, "pads has %d entries but the input has rank %d", n, x->ndim);

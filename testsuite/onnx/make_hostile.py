@@ -64,6 +64,12 @@ def tensor(name, dims, raw=None, extra=()):
     return t + list(extra)
 
 
+def array_tensor(name, arr, elem):
+    """An initializer of a numpy array arr, of ONNX data type elem."""
+    return [field(1, d) for d in arr.shape] + [field(2, elem), field(8, name),
+                                               field(9, arr.tobytes())]
+
+
 def model(nodes, inputs, outputs, inits=(), opset=13, graph=True):
     g = ([field(1, n) for n in nodes] + [field(2, "g")] + [field(5, t) for t in inits] +
          [field(11, i) for i in inputs] + [field(12, o) for o in outputs])
@@ -160,6 +166,37 @@ CASES = {
                      [field(1, "direction"), field(20, 3), field(4, "bidirectional")]])],
         [value_info("x", [40, 1, 2])], [value_info("y", [40, 2, 1, 1])],
         [tensor("w", [2, 3, 2], floats(12)), tensor("r", [2, 3, 1], floats(6))]),
+    # what opsets 18 to 21 added that tec does not compute, refused by name
+    "resize_antialias_shrink": model(
+        [node("Resize", ["x", "", "s"], ["y"], name="r",
+              attrs=[[field(1, "mode"), field(20, 3), field(4, "linear")],
+                     [field(1, "antialias"), field(20, 2), field(3, 1)]])],
+        [value_info("x", [1, 1, 4, 4])], [value_info("y", [1, 1, 2, 2])],
+        [tensor("s", [4], struct.pack("<4f", 1, 1, 0.5, 0.5))], opset=18),
+    "quantize_block_size": model(
+        [node("QuantizeLinear", ["x", "s"], ["y"], name="q",
+              attrs=[[field(1, "block_size"), field(20, 2), field(3, 2)]])],
+        [value_info("x", [2, 4])], [value_info("y", [2, 4], 2)],
+        [tensor("s", [2, 2], floats(4))], opset=21),
+    "split_num_outputs_and_split": model(
+        [node("Split", ["x", "sp"], ["a", "b"], name="sp",
+              attrs=[[field(1, "num_outputs"), field(20, 2), field(3, 2)]])],
+        [X], [value_info("a", [2, 1]), value_info("b", [2, 2])],
+        [[field(1, 2), field(2, INT64), field(8, "sp"), field(9, struct.pack("<2q", 1, 2))]],
+        opset=18),
+    "split_num_outputs_empty_last": model(
+        [node("Split", ["x"], ["a", "b", "c"], name="sp",
+              attrs=[[field(1, "axis"), field(20, 2), field(3, 1)],
+                     [field(1, "num_outputs"), field(20, 2), field(3, 3)]])],
+        [value_info("x", [2, 4])],
+        [value_info("a", [2, 2]), value_info("b", [2, 2]), value_info("c", [2, 0])], opset=18),
+    "pad_axes_count": model(
+        [node("Pad", ["x", "p", "", "ax"], ["y"], name="pad")],
+        [X], [Y],
+        [[field(1, 4), field(2, INT64), field(8, "p"), field(9, struct.pack("<4q", 0, 1, 0, 1))],
+         [field(1, 1), field(2, INT64), field(8, "ax"), field(9, struct.pack("<q", 1))]],
+        opset=18),
+    "gelu_opset17": model([node("Gelu", ["x"], ["y"], name="g")], [X], [Y], opset=17),
     "conv_huge_stride": model(
         [node("Conv", ["x", "w"], ["y"], name="c", attrs=[attr_ints("strides", [1 << 62, 1])])],
         [value_info("x", [1, 1, 3, 3])], [value_info("y", [1, 1, 1, 2])],
