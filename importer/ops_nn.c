@@ -475,6 +475,59 @@ static bool op_instancenorm(ox_node *nd, const void *arg)
     return normalize(nd, "instancenorm", red, ox_attr_float(nd, "epsilon", 1e-5), s, b, true);
 }
 
+/* GroupNormalization (opset 18; 21): x's channels in num_groups groups of
+ * Cg, each normalized over its channels and positions, then scaled and
+ * shifted per group (opset 18: scale and bias of num_groups entries) or
+ * per channel (21: of C). */
+static bool op_groupnorm(ox_node *nd, const void *arg)
+{
+    ox_value *x = ox_input(nd, 0), *s = ox_input(nd, 1), *b = ox_input(nd, 2);
+    if (!x || !s || !b || !ox_need_float(nd, x) || !ox_same_dtypes(nd, 0, 2))
+        return false;
+    if (nd->opset < 18)
+        return ox_fail(nd, "GroupNormalization is an op of opset 18 on (the model imports "
+                       "opset %d)", nd->opset);
+    int64_t G = ox_attr_int(nd, "num_groups", 0), C = x->ndim >= 2 ? x->shape[1] : 0;
+    int64_t per = nd->opset >= 21 ? C : G;   /* scale and bias entries */
+    if (x->ndim < 3 || G < 1 || C % G)
+        return ox_fail(nd, "expects x of rank >= 3 whose %lld channels num_groups %lld divides",
+                       (long long)C, (long long)G);
+    if (s->ndim != 1 || b->ndim != 1 || s->shape[0] != per || b->shape[0] != per)
+        return ox_fail(nd, "the scale and the bias must have %lld entries (one per %s at opset "
+                       "%d)", (long long)per, nd->opset >= 21 ? "channel" : "group", nd->opset);
+    int64_t Cg = C / G, count = Cg;
+    for (int d = 2; d < x->ndim; d++)
+        count *= x->shape[d];
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, x);
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    const char *sr = ox_operand(&k, s, "weight"), *br = ox_operand(&k, b, "bias");
+    ox_str rest = {0}, xg = {0}, all = {0};   /* ", i2, i3"; x of group g; x at i0, i1 .. */
+    for (int d = 2; d < x->ndim; d++)
+        ox_printf(&rest, ", i%d", d);
+    ox_printf(&xg, "x[i0, g * %lld + c%s]", (long long)Cg, rest.s);
+    ox_printf(&all, "i0, i1%s", rest.s);
+    char where[96], at[32];
+    snprintf(where, sizeof where, " where g in 0..%lld, c in 0..%lld", (long long)G, (long long)Cg);
+    snprintf(at, sizeof at, "i0, i1 / %lld", (long long)Cg);
+    ox_printf(&k.body, "    sum[i0, g] += %s%s\n", xg.s, where);
+    ox_printf(&k.body, "    sq[i0, g] += (%s - sum[i0, g] / %lld) * (%s - sum[i0, g] / %lld)%s\n",
+              xg.s, (long long)count, xg.s, (long long)count, where);
+    ox_printf(&k.body, "    y[%s] = (x[%s] - sum[%s] / %lld) / sqrt(sq[%s] / %lld + ", all.s,
+              all.s, at, (long long)count, at, (long long)count);
+    ox_float(&k.body, ox_attr_float(nd, "epsilon", 1e-5));
+    const char *S = nd->opset >= 21 ? "i1" : at + 4;   /* the channel, or its group */
+    ox_printf(&k.body, ") * %s[%s] + %s[%s]\n", sr, S, br, S);
+    free(rest.s);
+    free(xg.s);
+    free(all.s);
+    bool ok = ox_kernel_finish(&k, "groupnorm", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
 static bool op_layernorm(ox_node *nd, const void *arg)
 {
     ox_value *x = ox_input(nd, 0), *s = ox_input(nd, 1);
@@ -2956,6 +3009,7 @@ const ox_op ox_ops_nn[] = {
     {"GatherElements", op_gatherelements, NULL, AS_IS},
     {"Gemm", op_gemm, NULL, WIDEN},
     {"GlobalAveragePool", global_pool, &(const global_spec){"global_avgpool", "+=", "$ / #"}, WIDEN},
+    {"GroupNormalization", op_groupnorm, NULL, WIDEN},
     {"GRU", op_rnn, &(const rnn_spec){3, {"Sigmoid", "Tanh"}, "gru"}, WIDEN},
     {"GlobalMaxPool", global_pool, &(const global_spec){"global_maxpool", "max=", NULL}, AS_IS},
     {"Hardmax", op_hardmax, NULL, WIDEN},

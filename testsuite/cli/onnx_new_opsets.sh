@@ -3,7 +3,8 @@
 # one a kernel of the same formula), Mish (18), Split's num_outputs (18:
 # parts of ceil(D / n), the last what is left), Pad's axes input (18),
 # Resize's axes (18: equal bit for bit to the same resize of every axis)
-# and half_pixel_symmetric (19), QuantizeLinear's output_dtype (21).
+# and half_pixel_symmetric (19), QuantizeLinear's output_dtype (21),
+# GroupNormalization (18: scale and bias per group; 21: per channel).
 . "$srcdir/testsuite/cli/lib.inc"
 "$PYTHON" - "$srcdir/testsuite/onnx" <<'PY' || fail "cannot write the models"
 import math, struct, sys
@@ -89,6 +90,20 @@ save("resize_sym", model(
     [init("scales", np.array([1, 1, 1, scale], np.float32), F)], opset=19),
      {"x": x}, {"y": want.reshape(1, 1, 1, O)})
 
+for opset, per in ((18, 3), (21, 6)):   # scale and bias per group, then per channel
+    x = rng.standard_normal((2, 6, 3, 4)).astype(np.float32)
+    sc = rng.standard_normal(per).astype(np.float32)
+    bi = rng.standard_normal(per).astype(np.float32)
+    g = x.astype(np.float64).reshape(2, 3, -1)
+    z = ((g - g.mean(2, keepdims=True)) / np.sqrt(g.var(2, keepdims=True) + 1e-3)).reshape(x.shape)
+    rep = 2 if per == 3 else 1
+    want = z * np.repeat(sc, rep)[None, :, None, None] + np.repeat(bi, rep)[None, :, None, None]
+    save("groupnorm%d" % opset, model(
+        [node("GroupNormalization", ["x", "s", "b"], ["y"],
+              attrs=[a_int("num_groups", 3), a_float("epsilon", 1e-3)])],
+        [value_info("x", [2, 6, 3, 4])], [value_info("y", [2, 6, 3, 4])],
+        [init("s", sc, F), init("b", bi, F)], opset=opset), {"x": x}, {"y": want})
+
 x = np.array([-1.3, 0.4, 200, -0.75, 0.25], np.float32)
 save("quantize_i8", model(
     [node("QuantizeLinear", ["x", "s"], ["y"], attrs=[a_int("output_dtype", I8)])],
@@ -121,6 +136,8 @@ check split a b c
 check pad_axes y
 check resize_sym y
 check quantize_i8 y
+check groupnorm18 y
+check groupnorm21 y
 for m in resize_axes resize_all; do
     expect_status 0 timeout 120 "$TEC" -O2 $m.onnx --input x=resize_x.npy --save-outputs o_$m
 done

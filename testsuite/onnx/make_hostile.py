@@ -196,6 +196,12 @@ CASES = {
         [[field(1, 4), field(2, INT64), field(8, "p"), field(9, struct.pack("<4q", 0, 1, 0, 1))],
          [field(1, 1), field(2, INT64), field(8, "ax"), field(9, struct.pack("<q", 1))]],
         opset=18),
+    # opset 18's scale is one per group (21's one per channel)
+    "groupnorm_scale_per_channel_at_18": model(
+        [node("GroupNormalization", ["x", "s", "b"], ["y"], name="gn",
+              attrs=[[field(1, "num_groups"), field(20, 2), field(3, 2)]])],
+        [value_info("x", [1, 4, 3])], [value_info("y", [1, 4, 3])],
+        [tensor("s", [4], floats(4)), tensor("b", [4], floats(4))], opset=18),
     "gelu_opset17": model([node("Gelu", ["x"], ["y"], name="g")], [X], [Y], opset=17),
     "conv_huge_stride": model(
         [node("Conv", ["x", "w"], ["y"], name="c", attrs=[attr_ints("strides", [1 << 62, 1])])],
