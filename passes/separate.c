@@ -50,6 +50,7 @@
 typedef struct window {
     ir_module *m;
     ir_func *f;
+    const cg_target *target;      /* the machine the code is for */
     ir_stmt *loops[32];
     int n;
     ir_stmt *b;
@@ -239,25 +240,13 @@ static int64_t t_bytes(const window *w)
     return n;
 }
 
-static const cg_target *target(void)
-{
-    static cg_target native;
-    if (pass_target())
-        return pass_target();
-    if (!native.cores)
-        cg_target_native(&native);
-    return &native;
-}
-
-static int threads(void) { return target()->cores; }
-
 /* Bytes whose output rows are shorter than a vector of them run
  * channels-last (passes/schedule/auto_window.c): one vector of channels a
  * tap already, with nothing along rows to share. */
 static bool bytes_channels_last(const window *w)
 {
     const ir_buffer *Y = w->b->body[0]->buf;
-    return ir_dtype_size(Y->dtype) == 1 && Y->shape[Y->ndim - 1] < cg_target_lanes(target(), 1);
+    return ir_dtype_size(Y->dtype) == 1 && Y->shape[Y->ndim - 1] < cg_target_lanes(w->target, 1);
 }
 
 static ir_var *fresh_var(window *w, const char *base)
@@ -377,20 +366,21 @@ static void split(window *w, ir_stmt **slot)
     int64_t work = 1;
     for (int k = 0; k < w->n; k++)
         work *= w->iter[k]->extent;
-    for (int k = 0; k < w->lp && threads() > 1 && work >= 16384; k++)
-        if (w->iter[k]->extent >= threads()) {
+    int threads = w->target->cores;
+    for (int k = 0; k < w->lp && threads > 1 && work >= 16384; k++)
+        if (w->iter[k]->extent >= threads) {
             w->loops[k]->for_kind = IR_FOR_PARALLEL;
             break;
         }
 }
 
-static void visit(ir_module *m, ir_func *f, ir_stmt **slot)
+static void visit(ir_module *m, ir_func *f, const cg_target *t, ir_stmt **slot)
 {
     ir_stmt *s = *slot;
     if (!s)
         return;
     if (s->kind == IR_S_FOR) {
-        window w = {.m = m, .f = f, .n = 0};
+        window w = {.m = m, .f = f, .target = t, .n = 0};
         const ir_stmt *x = s;
         while (x && x->kind == IR_S_FOR && x->nbody == 1 && w.n < 32) {
             w.loops[w.n++] = (ir_stmt *)x;
@@ -407,16 +397,21 @@ static void visit(ir_module *m, ir_func *f, ir_stmt **slot)
     if (s->kind == IR_S_BLOCK)
         return;
     for (int i = 0; i < s->nbody; i++)
-        visit(m, f, &s->body[i]);
+        visit(m, f, t, &s->body[i]);
 }
 
 bool pass_separate(ir_module *m, diag *d)
 {
     (void)d;
+    cg_target t;
+    if (pass_target())
+        t = *pass_target();
+    else
+        cg_target_native(&t);
     for (int i = 0; i < m->nfuncs; i++) {
         ir_func *f = m->funcs[i];
         if (f->body && !ir_func_attr(f, "scheduled") && !ir_func_attr(f, "schedule_auto"))
-            visit(m, f, &f->body);
+            visit(m, f, &t, &f->body);
     }
     return true;
 }
