@@ -38,8 +38,7 @@
  * splitting saves no taps (a*S + K >= K*S: 3x3 of stride 2 reads 9 taps
  * either way), bytes whose output rows are shorter than a vector (the
  * auto-scheduler runs those channels-last, one vector of channels a tap),
- * output rows shorter than half a vector (7x7 maps), functions with a
- * schedule of their own. */
+ * functions with a schedule of their own. */
 #include "ir/arith.h"
 #include "ir/target.h"
 #include "passes/passes.h"
@@ -241,19 +240,13 @@ static int64_t t_bytes(const window *w)
     return n;
 }
 
-/* Output rows too short to gain: bytes whose rows are shorter than a
- * vector of them run channels-last (passes/schedule/auto_window.c), one
- * vector of channels a tap already, with nothing along rows to share; and
- * rows shorter than half a vector take one short vector a tap either way,
- * where the two passes' per-row costs (each row's tile set and copied out)
- * outweigh the taps saved: GoogLeNet's 3x3 on 832x7x7 ran 33 -> 39 us
- * split (one thread, bench/results/pool_s14.txt), where 14x14 gained a
- * quarter. */
-static bool rows_too_short(const window *w)
+/* Bytes whose output rows are shorter than a vector of them run
+ * channels-last (passes/schedule/auto_window.c): one vector of channels a
+ * tap already, with nothing along rows to share. */
+static bool bytes_channels_last(const window *w)
 {
     const ir_buffer *Y = w->b->body[0]->buf;
-    int64_t row = Y->shape[Y->ndim - 1], size = ir_dtype_size(Y->dtype);
-    return (size == 1 && row < cg_target_lanes(w->target, 1)) || 2 * row * size < cg_target_lanes(w->target, 1);
+    return ir_dtype_size(Y->dtype) == 1 && Y->shape[Y->ndim - 1] < cg_target_lanes(w->target, 1);
 }
 
 static ir_var *fresh_var(window *w, const char *base)
@@ -395,7 +388,7 @@ static void visit(ir_module *m, ir_func *f, const cg_target *t, ir_stmt **slot)
         }
         if (x && x->kind == IR_S_BLOCK && x->nbody == 1) {
             w.b = (ir_stmt *)x;
-            if (classify(&w) && !rows_too_short(&w) && t_bytes(&w) <= SEPARATE_T_MAX) {
+            if (classify(&w) && !bytes_channels_last(&w) && t_bytes(&w) <= SEPARATE_T_MAX) {
                 split(&w, slot);
                 return;
             }
