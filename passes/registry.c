@@ -19,6 +19,7 @@ static const pass_info pass_list[] = {
      "decide guards, branches and loops from ranges"},
     {"schedule", pass_schedule,
      "apply each function's schedule (split, reorder, cache_read, vectorize, ...)"},
+    {"separate", pass_separate, "compute k x k max/min windows (pooling) as a pass along rows, then one across them"},
     {"autoschedule", pass_autoschedule,
      "choose a schedule for every function without one (tiles, packing, vectors, threads)"},
     {"fuse", pass_fuse,
@@ -73,7 +74,7 @@ const char *pass_pipeline(int opt_level)
     case 0: return "schedule,flatten";
     case 1: return "simplify,schedule,dce,flatten,simplify";
     default:
-        return "simplify,schedule,autoschedule,fuse,layout,simplify,hoist,dce,prepack,flatten,simplify,serialize,"
+        return "simplify,schedule,separate,autoschedule,fuse,layout,simplify,hoist,dce,prepack,flatten,simplify,serialize,"
                "memplan";
     }
 }
