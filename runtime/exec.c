@@ -572,6 +572,20 @@ bool rt_run_place_apart(rt_run *r, bool apart)
     return apart;
 }
 
+/* TEC_THREADS_TRACE=1 in the environment: each run on several threads
+ * prints its choices (one thread or all, the temps apart or as planned,
+ * asleep because other processes hold the processors) and its time to
+ * stderr, to see which runs a series' median is made of. */
+static bool trace_runs(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("TEC_THREADS_TRACE");
+        on = e && *e && strcmp(e, "0") != 0;
+    }
+    return on;
+}
+
 /* Skips s's try of one thread (or of the temps apart) in the next run
  * while the threads' processors are near, where it cannot win
  * (runtime/threads.h); *rtt: the round trip measured in this run, 0 before
@@ -589,6 +603,7 @@ static void skip_try_if_near(rt_one_thread *s, int64_t *rtt)
 bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
 {
     ir_phase_push("run");
+    r->runs++;
     bool ok = true;
     /* on several threads: all of them, or one where runs on one were
      * faster (runtime/threads.h) */
@@ -632,6 +647,11 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
             rt_report_call_error(err, d);
     }
     int64_t ns = timed ? rt_threads_now_ns() - t0 : 0;
+    if (timed && trace_runs())
+        fprintf(stderr, "tec: run %lld: %s, %s%s, %.3f ms (round trip %lld ns)\n",
+                (long long)r->runs, one ? "1 thread" : "all threads",
+                r->apart ? "temps apart" : "temps as planned", busy ? ", asleep (busy)" : "",
+                (double)ns / 1e6, (long long)rtt);
     if (timed && ok && !busy)
         rt_one_thread_after(&r->one_thread, one, ns);
     if (timed && ok && !one && r->spread_bytes)
