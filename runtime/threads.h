@@ -177,6 +177,13 @@ typedef struct rt_threads_reading {
 } rt_threads_reading;
 
 #define RT_ONE_GAIN 0.05         /* one thread must be 5% faster to be kept */
+/* The temps apart (rt_run's placement, which runs this choice with "one"
+ * meaning apart) are kept when they are faster at all: a wrong choice
+ * costs a few percent there, not a run's time again as one thread does,
+ * and far apart they won on every model measured (3.5-21%, EfficientNet-B0
+ * 9.3 ms against 11.2, ResNet-18 18.7 against 19.4, which the gain of one
+ * thread kept on the plan; bench/results/runtime_s14.txt). */
+#define RT_APART_GAIN 0.0
 #define RT_ONE_TRY_MIN 8          /* runs between tries of the other count, */
 #define RT_ONE_TRY_MAX 512        /* doubling up to this while tries change nothing */
 
@@ -187,6 +194,7 @@ typedef struct rt_one_thread {
     int32_t runs;            /* runs so far */
     int32_t next_try;        /* the (first) run of the next try */
     int32_t backoff;         /* runs from a try to the next */
+    double gain;             /* "one" must be this much faster to be kept */
     bool one;                /* the runs use one thread */
     bool trying;             /* the current run runs the other way */
     bool busy;               /* the threads were asleep at its start */
@@ -194,8 +202,10 @@ typedef struct rt_one_thread {
     bool extend;             /* the try has a second run */
 } rt_one_thread;
 
-/* The state before the first run. */
-void rt_one_thread_init(rt_one_thread *s);
+/* The state before the first run, for a choice whose other way ("one")
+ * must be `gain` faster (a fraction: RT_ONE_GAIN, RT_APART_GAIN) to be
+ * kept. */
+void rt_one_thread_init(rt_one_thread *s, double gain);
 /* Whether the next run (the next rt_one_thread_before) starts a try of
  * one thread, the runs using all threads now. */
 bool rt_one_thread_try_next(const rt_one_thread *s);

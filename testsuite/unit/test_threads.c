@@ -59,7 +59,7 @@ static void one_thread_tests(void)
     int ones;
     group_begin("runs faster on all threads: one thread only on tries");
     rt_one_thread o;
-    rt_one_thread_init(&o);
+    rt_one_thread_init(&o, RT_ONE_GAIN);
     check_i("run 1 (warm-up): all", run_one(&o, false, 9, 5), 0);
     check_i("run 2: all", run_one(&o, false, 9, 5), 0);
     check_i("run 3: all", run_one(&o, false, 9, 5), 0);
@@ -78,7 +78,7 @@ static void one_thread_tests(void)
     group_end();
 
     group_begin("runs faster on one thread: all threads only on tries");
-    rt_one_thread_init(&o);
+    rt_one_thread_init(&o, RT_ONE_GAIN);
     for (int k = 0; k < 3; k++)
         check_i("runs 1-3: all", run_one(&o, false, 9, 12), 0);
     check_i("the try", run_one(&o, false, 9, 12), 1);
@@ -92,7 +92,7 @@ static void one_thread_tests(void)
     group_end();
 
     group_begin("tries skipped (the processors near): all threads, tries a back-off later");
-    rt_one_thread_init(&o);
+    rt_one_thread_init(&o, RT_ONE_GAIN);
     for (int k = 0; k < 3; k++)
         check_i("runs 1-3: no try next", (run_one(&o, false, 9, 5), rt_one_thread_try_next(&o)),
                 k == 2);
@@ -111,7 +111,7 @@ static void one_thread_tests(void)
     group_end();
 
     group_begin("on one thread: the tries of all threads are not skipped");
-    rt_one_thread_init(&o);
+    rt_one_thread_init(&o, RT_ONE_GAIN);
     for (int k = 0; k < 5; k++)
         run_one(&o, false, 9, 12);
     check_i("one thread", o.one, 1);
@@ -123,14 +123,34 @@ static void one_thread_tests(void)
     group_end();
 
     group_begin("not faster by the gain: all threads");
-    rt_one_thread_init(&o);
+    rt_one_thread_init(&o, RT_ONE_GAIN);
     for (int k = 0; k < 5; k++)
         run_one(&o, false, 98, 100);
     check_i("one thread 2% faster", run_one(&o, false, 98, 100), 0);
     group_end();
 
+    group_begin("the temps apart (RT_APART_GAIN): kept when faster at all");
+    rt_one_thread_init(&o, RT_APART_GAIN);
+    for (int k = 0; k < 3; k++)
+        run_one(&o, false, 98, 100);
+    check_i("run 4: the try, apart", run_one(&o, false, 98, 100), 1);
+    check_i("run 5: its second run, apart", run_one(&o, false, 98, 100), 1);
+    check_i("2% faster: kept", o.one, 1);
+    check_i("then apart", run_one(&o, false, 98, 100), 1);
+    ones = 0;
+    for (int k = 0; k < 3 * RT_ONE_TRY_MIN; k++)
+        ones += run_one(&o, false, 103, 100);
+    check_i("the plan faster since: back to it at the next try", o.one, 0);
+    check_i("after some runs apart", ones > 2 && ones < 3 * RT_ONE_TRY_MIN - 2, 1);
+    rt_one_thread_init(&o, RT_APART_GAIN);
+    for (int k = 0; k < 4; k++)
+        run_one(&o, false, 100, 100);
+    check_i("as fast: the try ends after its first run", run_one(&o, false, 100, 100), 0);
+    check_i("the plan kept", o.one, 0);
+    group_end();
+
     group_begin("a run another process delayed does not decide");
-    rt_one_thread_init(&o);
+    rt_one_thread_init(&o, RT_ONE_GAIN);
     run_one(&o, false, 9, 5);
     check_i("run 2, delayed 10 times", run_one(&o, false, 9, 50), 0);
     check_i("run 3", run_one(&o, false, 9, 5), 0);
@@ -143,7 +163,7 @@ static void one_thread_tests(void)
     group_end();
 
     group_begin("the machine stays slower on all threads: one thread at the next try");
-    rt_one_thread_init(&o);
+    rt_one_thread_init(&o, RT_ONE_GAIN);
     for (int k = 0; k < 6; k++)
         run_one(&o, false, 9, 5);
     ones = 0;
@@ -154,7 +174,7 @@ static void one_thread_tests(void)
     group_end();
 
     group_begin("the way of waiting changes: all threads until measured");
-    rt_one_thread_init(&o);
+    rt_one_thread_init(&o, RT_ONE_GAIN);
     for (int k = 0; k < 6; k++)
         run_one(&o, true, 9, 12);   /* asleep: one thread wins */
     check_i("asleep: one thread", o.one, 1);
