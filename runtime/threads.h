@@ -117,7 +117,8 @@
  * on a loaded machine to one thread in 1-2 runs of 10 and took 22-140 ms
  * a run where all threads asleep took 12-80 (bench/results/par_s10.txt).
  * The placement of the temps apart (runtime/exec.h) is tried the same way,
- * and only far too: near, apart lost everywhere (par_s9.txt). */
+ * and only far too: near, apart lost everywhere (par_s9.txt); but it is
+ * kept when it is faster at all (RT_APART_GAIN). */
 #ifndef TEC_RT_THREADS_H
 #define TEC_RT_THREADS_H
 
