@@ -117,8 +117,8 @@
  * on a loaded machine to one thread in 1-2 runs of 10 and took 22-140 ms
  * a run where all threads asleep took 12-80 (bench/results/par_s10.txt).
  * The placement of the temps apart (runtime/exec.h) is tried the same way,
- * and only far too: near, apart lost everywhere (par_s9.txt); but it is
- * kept when it is faster at all (RT_APART_GAIN). */
+ * and only far too: near, apart lost everywhere (par_s9.txt); but where
+ * the threads spin it is kept when it is faster at all (RT_APART_GAIN). */
 #ifndef TEC_RT_THREADS_H
 #define TEC_RT_THREADS_H
 
@@ -183,7 +183,9 @@ typedef struct rt_threads_reading {
  * costs a few percent there, not a run's time again as one thread does,
  * and far apart they won on every model measured (3.5-21%, EfficientNet-B0
  * 9.3 ms against 11.2, ResNet-18 18.7 against 19.4, which the gain of one
- * thread kept on the plan; bench/results/runtime_s14.txt). */
+ * thread kept on the plan; bench/results/runtime_s14.txt).  Only for
+ * runs whose threads spin: asleep beside other processes (busy) the runs'
+ * times vary more than the choice gains, and RT_ONE_GAIN applies. */
 #define RT_APART_GAIN 0.0
 #define RT_ONE_TRY_MIN 8          /* runs between tries of the other count, */
 #define RT_ONE_TRY_MAX 512        /* doubling up to this while tries change nothing */
