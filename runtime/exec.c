@@ -671,9 +671,9 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
     if (timed && ok && !busy)
         rt_one_thread_after(&r->one_thread, one, ns);
     if (timed && ok && !one && r->spread_bytes && forced < 0) {
-        /* the temps apart are kept when faster at all where the threads
-         * spin; asleep beside other processes the runs' times vary more
-         * than that, and one thread's gain applies (runtime/threads.h) */
+        /* the temps apart need RT_APART_GAIN where the threads spin;
+         * asleep beside other processes the runs' times vary more than
+         * that, and one thread's gain applies (runtime/threads.h) */
         r->placement.gain = busy ? RT_ONE_GAIN : RT_APART_GAIN;
         rt_one_thread_after(&r->placement, r->apart, ns);
     }
