@@ -419,8 +419,8 @@ static rt_run *run_new(const ir_module *m, const rt_iface *iface, const rt_run_o
     r->nbufs = m->graph.nbufs;
     /* (without it the calls are not timed: the policy has only the waiting) */
     r->call_ns = calloc(2 * (size_t)m->graph.ncalls + 1, sizeof *r->call_ns);
-    rt_one_thread_init(&r->one_thread, RT_ONE_GAIN);
-    rt_one_thread_init(&r->placement, RT_APART_GAIN);
+    rt_one_thread_init(&r->one_thread, RT_ONE_GAIN, false);
+    rt_one_thread_init(&r->placement, RT_APART_GAIN, true);
     int errors = d->nerrors;
 
     for (int i = 0; i < o->ninputs; i++) {

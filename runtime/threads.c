@@ -103,9 +103,10 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
 
 /* ------------------------------------------------------------ one thread or all */
 
-void rt_one_thread_init(rt_one_thread *s, double gain)
+void rt_one_thread_init(rt_one_thread *s, double gain, bool two_run_tries)
 {
-    *s = (rt_one_thread){.next_try = 4, .backoff = RT_ONE_TRY_MIN, .gain = gain};
+    *s = (rt_one_thread){.next_try = 4, .backoff = RT_ONE_TRY_MIN, .gain = gain,
+                         .two_run_tries = two_run_tries};
 }
 
 /* Whether one thread is faster than all by the gain, all waiting the way
@@ -158,7 +159,7 @@ void rt_one_thread_after(rt_one_thread *s, bool one, int64_t ns)
     if (s->runs <= 1 || ns <= 0)
         return;   /* the warm-up */
     if (s->trying && s->runs == s->next_try &&
-        (!one || (s->all_ns[s->busy] > 0 && ns < s->all_ns[s->busy]))) {
+        (!one || s->two_run_tries || (s->all_ns[s->busy] > 0 && ns < s->all_ns[s->busy]))) {
         s->extend = true;   /* the try's second run decides */
         return;
     }

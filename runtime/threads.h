@@ -199,6 +199,7 @@ typedef struct rt_one_thread {
     int32_t next_try;        /* the (first) run of the next try */
     int32_t backoff;         /* runs from a try to the next */
     double gain;             /* "one" must be this much faster to be kept */
+    bool two_run_tries;      /* a try of "one" always has its second run */
     bool one;                /* the runs use one thread */
     bool trying;             /* the current run runs the other way */
     bool busy;               /* the threads were asleep at its start */
@@ -208,8 +209,13 @@ typedef struct rt_one_thread {
 
 /* The state before the first run, for a choice whose other way ("one")
  * must be `gain` faster (a fraction: RT_ONE_GAIN, RT_APART_GAIN) to be
- * kept. */
-void rt_one_thread_init(rt_one_thread *s, double gain);
+ * kept, and whose tries of it end after their first run when that was
+ * not faster (one thread: such a run costs most of a run again), or
+ * always have two (two_run_tries; the temps apart: a second run apart
+ * costs a few percent at most, and the first, the bytes cold, was 49 ms
+ * where the next ran 44-45 and the plan 46-48 in a ResNet-50 process of
+ * bench/results/runtime_s14.txt, which kept the plan 17 runs). */
+void rt_one_thread_init(rt_one_thread *s, double gain, bool two_run_tries);
 /* Whether the next run (the next rt_one_thread_before) starts a try of
  * one thread, the runs using all threads now. */
 bool rt_one_thread_try_next(const rt_one_thread *s);
