@@ -419,8 +419,8 @@ static rt_run *run_new(const ir_module *m, const rt_iface *iface, const rt_run_o
     r->nbufs = m->graph.nbufs;
     /* (without it the calls are not timed: the policy has only the waiting) */
     r->call_ns = calloc(2 * (size_t)m->graph.ncalls + 1, sizeof *r->call_ns);
-    rt_one_thread_init(&r->one_thread);
-    rt_one_thread_init(&r->placement);
+    rt_one_thread_init(&r->one_thread, RT_ONE_GAIN, false);
+    rt_one_thread_init(&r->placement, RT_APART_GAIN, true);
     int errors = d->nerrors;
 
     for (int i = 0; i < o->ninputs; i++) {
@@ -572,6 +572,34 @@ bool rt_run_place_apart(rt_run *r, bool apart)
     return apart;
 }
 
+/* TEC_THREADS_TRACE=1 in the environment: each run on several threads
+ * prints its choices (one thread or all, the temps apart or as planned,
+ * asleep because other processes hold the processors) and its time to
+ * stderr, to see which runs a series' median is made of. */
+static bool trace_runs(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("TEC_THREADS_TRACE");
+        on = e && *e && strcmp(e, "0") != 0;
+    }
+    return on;
+}
+
+/* TEC_TEMPS_APART in the environment: 1, the runs on all threads place
+ * the temps apart whenever they can; 0, never; unset or empty, chosen run
+ * by run (runtime/threads.h).  For comparing the two placements in one
+ * process state; returns 1, 0 or -1 (chosen). */
+static int temps_apart_forced(void)
+{
+    static int forced = -2;
+    if (forced == -2) {
+        const char *e = getenv("TEC_TEMPS_APART");
+        forced = !e || !*e ? -1 : strcmp(e, "0") != 0;
+    }
+    return forced;
+}
+
 /* Skips s's try of one thread (or of the temps apart) in the next run
  * while the threads' processors are near, where it cannot win
  * (runtime/threads.h); *rtt: the round trip measured in this run, 0 before
@@ -589,6 +617,7 @@ static void skip_try_if_near(rt_one_thread *s, int64_t *rtt)
 bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
 {
     ir_phase_push("run");
+    r->runs++;
     bool ok = true;
     /* on several threads: all of them, or one where runs on one were
      * faster (runtime/threads.h) */
@@ -615,9 +644,11 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
      * changed, as it does on a loaded machine, and end at once); the
      * round trip is not measured while other processes hold the
      * processors: the partner may not run, and the probe would spin */
-    if (timed && !one && !busy && r->spread_bytes)
+    int forced = temps_apart_forced();
+    if (timed && !one && !busy && r->spread_bytes && forced < 0)
         skip_try_if_near(&r->placement, &rtt);
-    bool apart = timed && !one && r->spread_bytes && rt_one_thread_before(&r->placement, false);
+    bool apart = timed && !one && r->spread_bytes &&
+                 (forced < 0 ? rt_one_thread_before(&r->placement, false) : forced == 1);
     rt_run_place_apart(r, apart);
     int64_t t0 = timed ? rt_threads_now_ns() : 0;
     for (int c = 0; c < r->m->graph.ncalls && ok; c++) {
@@ -632,10 +663,20 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
             rt_report_call_error(err, d);
     }
     int64_t ns = timed ? rt_threads_now_ns() - t0 : 0;
+    if (timed && trace_runs())
+        fprintf(stderr, "tec: run %lld: %s, %s%s, %.3f ms (round trip %lld ns)\n",
+                (long long)r->runs, one ? "1 thread" : "all threads",
+                r->apart ? "temps apart" : "temps as planned", busy ? ", asleep (busy)" : "",
+                (double)ns / 1e6, (long long)rtt);
     if (timed && ok && !busy)
         rt_one_thread_after(&r->one_thread, one, ns);
-    if (timed && ok && !one && r->spread_bytes)
+    if (timed && ok && !one && r->spread_bytes && forced < 0) {
+        /* the temps apart need RT_APART_GAIN where the threads spin;
+         * asleep beside other processes the runs' times vary more than
+         * that, and one thread's gain applies (runtime/threads.h) */
+        r->placement.gain = busy ? RT_ONE_GAIN : RT_APART_GAIN;
         rt_one_thread_after(&r->placement, r->apart, ns);
+    }
     r->spread_runs += r->apart;
     if (one)
         cg_set_threads(o->lib, o->threads);

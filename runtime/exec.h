@@ -111,6 +111,7 @@ typedef struct rt_run {
     int64_t *spread_off;
     bool apart;
     int64_t spread_runs;
+    int64_t runs;              /* rt_run_execute calls so far */
 } rt_run;
 
 /* Allocates every buffer, fills inputs and parameters, and runs the graph's

@@ -103,17 +103,18 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
 
 /* ------------------------------------------------------------ one thread or all */
 
-void rt_one_thread_init(rt_one_thread *s)
+void rt_one_thread_init(rt_one_thread *s, double gain, bool two_run_tries)
 {
-    *s = (rt_one_thread){.next_try = 4, .backoff = RT_ONE_TRY_MIN};
+    *s = (rt_one_thread){.next_try = 4, .backoff = RT_ONE_TRY_MIN, .gain = gain,
+                         .two_run_tries = two_run_tries};
 }
 
-/* Whether one thread is faster than all, all waiting the way `busy` says
- * (unknown: not). */
+/* Whether one thread is faster than all by the gain, all waiting the way
+ * `busy` says (unknown: not). */
 static bool one_faster(const rt_one_thread *s, bool busy)
 {
     return s->one_ns > 0 && s->all_ns[busy] > 0 &&
-           (double)s->one_ns < (1 - RT_ONE_GAIN) * (double)s->all_ns[busy];
+           (double)s->one_ns < (1 - s->gain) * (double)s->all_ns[busy];
 }
 
 bool rt_one_thread_before(rt_one_thread *s, bool busy)
@@ -158,7 +159,7 @@ void rt_one_thread_after(rt_one_thread *s, bool one, int64_t ns)
     if (s->runs <= 1 || ns <= 0)
         return;   /* the warm-up */
     if (s->trying && s->runs == s->next_try &&
-        (!one || (s->all_ns[s->busy] > 0 && ns < s->all_ns[s->busy]))) {
+        (!one || s->two_run_tries || (s->all_ns[s->busy] > 0 && ns < s->all_ns[s->busy]))) {
         s->extend = true;   /* the try's second run decides */
         return;
     }

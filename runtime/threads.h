@@ -117,7 +117,8 @@
  * on a loaded machine to one thread in 1-2 runs of 10 and took 22-140 ms
  * a run where all threads asleep took 12-80 (bench/results/par_s10.txt).
  * The placement of the temps apart (runtime/exec.h) is tried the same way,
- * and only far too: near, apart lost everywhere (par_s9.txt). */
+ * and only far too: near, apart lost everywhere (par_s9.txt); but where
+ * the threads spin it is kept when it is 2% faster (RT_APART_GAIN), not 5%. */
 #ifndef TEC_RT_THREADS_H
 #define TEC_RT_THREADS_H
 
@@ -177,6 +178,16 @@ typedef struct rt_threads_reading {
 } rt_threads_reading;
 
 #define RT_ONE_GAIN 0.05         /* one thread must be 5% faster to be kept */
+/* The temps apart (rt_run's placement, which runs this choice with "one"
+ * meaning apart) need less: a wrong choice costs a few percent there, not
+ * a run's time again as one thread does, and far apart they won on every
+ * model measured (3.5-21%, EfficientNet-B0 9.3 ms against 11.2, ResNet-18
+ * 18.7 against 19.4, which the gain of one thread kept on the plan;
+ * bench/results/runtime_s14.txt); 2% keeps a try from deciding on the
+ * noise of its two runs.  Only for runs whose threads spin: asleep beside
+ * other processes (busy) the runs' times vary more than the choice gains,
+ * and RT_ONE_GAIN applies. */
+#define RT_APART_GAIN 0.02
 #define RT_ONE_TRY_MIN 8          /* runs between tries of the other count, */
 #define RT_ONE_TRY_MAX 512        /* doubling up to this while tries change nothing */
 
@@ -187,6 +198,8 @@ typedef struct rt_one_thread {
     int32_t runs;            /* runs so far */
     int32_t next_try;        /* the (first) run of the next try */
     int32_t backoff;         /* runs from a try to the next */
+    double gain;             /* "one" must be this much faster to be kept */
+    bool two_run_tries;      /* a try of "one" always has its second run */
     bool one;                /* the runs use one thread */
     bool trying;             /* the current run runs the other way */
     bool busy;               /* the threads were asleep at its start */
@@ -194,8 +207,15 @@ typedef struct rt_one_thread {
     bool extend;             /* the try has a second run */
 } rt_one_thread;
 
-/* The state before the first run. */
-void rt_one_thread_init(rt_one_thread *s);
+/* The state before the first run, for a choice whose other way ("one")
+ * must be `gain` faster (a fraction: RT_ONE_GAIN, RT_APART_GAIN) to be
+ * kept, and whose tries of it end after their first run when that was
+ * not faster (one thread: such a run costs most of a run again), or
+ * always have two (two_run_tries; the temps apart: a second run apart
+ * costs a few percent at most, and the first, the bytes cold, was 49 ms
+ * where the next ran 44-45 and the plan 46-48 in a ResNet-50 process of
+ * bench/results/runtime_s14.txt, which kept the plan 17 runs). */
+void rt_one_thread_init(rt_one_thread *s, double gain, bool two_run_tries);
 /* Whether the next run (the next rt_one_thread_before) starts a try of
  * one thread, the runs using all threads now. */
 bool rt_one_thread_try_next(const rt_one_thread *s);

@@ -54,12 +54,23 @@ static bool run_one(rt_one_thread *s, bool busy, int64_t one_ms, int64_t all_ms)
     return one;
 }
 
+/* A try of the temps apart (rt_run's placement) after three runs on the
+ * plan at 100 ms: its first run apart takes first_ms, its second
+ * second_ms; how many of the two ran apart. */
+static int apart_try(rt_one_thread *s, int64_t first_ms, int64_t second_ms)
+{
+    rt_one_thread_init(s, RT_APART_GAIN, true);
+    for (int k = 0; k < 3; k++)
+        run_one(s, false, first_ms, 100);
+    return run_one(s, false, first_ms, 100) + run_one(s, false, second_ms, 100);
+}
+
 static void one_thread_tests(void)
 {
     int ones;
     group_begin("runs faster on all threads: one thread only on tries");
     rt_one_thread o;
-    rt_one_thread_init(&o);
+    rt_one_thread_init(&o, RT_ONE_GAIN, false);
     check_i("run 1 (warm-up): all", run_one(&o, false, 9, 5), 0);
     check_i("run 2: all", run_one(&o, false, 9, 5), 0);
     check_i("run 3: all", run_one(&o, false, 9, 5), 0);
@@ -78,7 +89,7 @@ static void one_thread_tests(void)
     group_end();
 
     group_begin("runs faster on one thread: all threads only on tries");
-    rt_one_thread_init(&o);
+    rt_one_thread_init(&o, RT_ONE_GAIN, false);
     for (int k = 0; k < 3; k++)
         check_i("runs 1-3: all", run_one(&o, false, 9, 12), 0);
     check_i("the try", run_one(&o, false, 9, 12), 1);
@@ -92,7 +103,7 @@ static void one_thread_tests(void)
     group_end();
 
     group_begin("tries skipped (the processors near): all threads, tries a back-off later");
-    rt_one_thread_init(&o);
+    rt_one_thread_init(&o, RT_ONE_GAIN, false);
     for (int k = 0; k < 3; k++)
         check_i("runs 1-3: no try next", (run_one(&o, false, 9, 5), rt_one_thread_try_next(&o)),
                 k == 2);
@@ -111,7 +122,7 @@ static void one_thread_tests(void)
     group_end();
 
     group_begin("on one thread: the tries of all threads are not skipped");
-    rt_one_thread_init(&o);
+    rt_one_thread_init(&o, RT_ONE_GAIN, false);
     for (int k = 0; k < 5; k++)
         run_one(&o, false, 9, 12);
     check_i("one thread", o.one, 1);
@@ -123,14 +134,32 @@ static void one_thread_tests(void)
     group_end();
 
     group_begin("not faster by the gain: all threads");
-    rt_one_thread_init(&o);
+    rt_one_thread_init(&o, RT_ONE_GAIN, false);
     for (int k = 0; k < 5; k++)
         run_one(&o, false, 98, 100);
     check_i("one thread 2% faster", run_one(&o, false, 98, 100), 0);
     group_end();
 
+    group_begin("the temps apart (RT_APART_GAIN): kept when 2% faster");
+    check_i("runs 4-5: the try, apart", apart_try(&o, 97, 97), 2);
+    check_i("3% faster: kept", o.one, 1);
+    check_i("then apart", run_one(&o, false, 97, 100), 1);
+    ones = 0;
+    for (int k = 0; k < 3 * RT_ONE_TRY_MIN; k++)
+        ones += run_one(&o, false, 103, 100);
+    check_i("the plan faster since: back to it at the next try", o.one, 0);
+    check_i("after some runs apart", ones > 2 && ones < 3 * RT_ONE_TRY_MIN - 2, 1);
+    check_i("as fast: the try's second run too", apart_try(&o, 100, 100), 2);
+    check_i("the plan kept", o.one, 0);
+    check_i("then the plan", run_one(&o, false, 100, 100), 0);
+    check_i("1% faster: both runs", apart_try(&o, 99, 99), 2);
+    check_i("the plan kept", o.one, 0);
+    check_i("the try's first run 10% slower (the bytes cold): both", apart_try(&o, 110, 97), 2);
+    check_i("its second 3% faster: kept", o.one, 1);
+    group_end();
+
     group_begin("a run another process delayed does not decide");
-    rt_one_thread_init(&o);
+    rt_one_thread_init(&o, RT_ONE_GAIN, false);
     run_one(&o, false, 9, 5);
     check_i("run 2, delayed 10 times", run_one(&o, false, 9, 50), 0);
     check_i("run 3", run_one(&o, false, 9, 5), 0);
@@ -143,7 +172,7 @@ static void one_thread_tests(void)
     group_end();
 
     group_begin("the machine stays slower on all threads: one thread at the next try");
-    rt_one_thread_init(&o);
+    rt_one_thread_init(&o, RT_ONE_GAIN, false);
     for (int k = 0; k < 6; k++)
         run_one(&o, false, 9, 5);
     ones = 0;
@@ -154,7 +183,7 @@ static void one_thread_tests(void)
     group_end();
 
     group_begin("the way of waiting changes: all threads until measured");
-    rt_one_thread_init(&o);
+    rt_one_thread_init(&o, RT_ONE_GAIN, false);
     for (int k = 0; k < 6; k++)
         run_one(&o, true, 9, 12);   /* asleep: one thread wins */
     check_i("asleep: one thread", o.one, 1);
