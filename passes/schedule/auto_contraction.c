@@ -1244,15 +1244,37 @@ static bool tap_stmt(const ir_stmt *s, void *p)
     }
 }
 
-/* Loop l (serial, constant bounds) inside the loops outside[0..n): its
- * bounds narrowed to the iterations whose loads of the padded buffer read
- * inside the part its stores fill (the rest read zeros). */
-static bool trim_taps(auto_ctx *a, ir_stmt *l, const pad_extent *pad, const ir_var *const *outside,
-                      int noutside)
+/* The slot in s (a statement inside s) that holds target. */
+static ir_stmt **slot_of(ir_stmt *s, const ir_stmt *target)
 {
+    for (int i = 0; s && i < s->nbody; i++) {
+        if (s->body[i] == target)
+            return &s->body[i];
+        ir_stmt **in = slot_of(s->body[i], target);
+        if (in)
+            return in;
+    }
+    return NULL;
+}
+
+/* Loop path[i] (serial, constant bounds) of the loops path[0..n) down to
+ * a block: its bounds narrowed to the iterations whose loads of the padded
+ * buffer read inside the part its stores fill (the rest read zeros).  The
+ * bounds are lets outside the reduce loops, around the outermost loop
+ * below the loops they use that does not sit directly in a loop (the one
+ * inside the tile's accumulator allocation): computed once per tile, not
+ * once per input channel (GCC then keeps the tile in registers: 1.85 G
+ * MACs 34.0 -> 30.3 ms, against 34.0 with the bounds in the loop), and no
+ * let between two loops that later steps see as one nest. */
+static bool trim_taps(auto_ctx *a, ir_stmt *const *path, int i, const pad_extent *pad)
+{
+    ir_stmt *l = path[i];
     if (l->for_kind != IR_FOR_SERIAL || sch_extent(l) <= 1 || ir_for_step(l) != 1)
         return false;
-    tap_scan t = {.pad = pad, .l = l->var, .outside = outside, .noutside = noutside, .d = -1,
+    const ir_var *outside[40];
+    for (int k = 0; k < i && k < 40; k++)
+        outside[k] = path[k]->var;
+    tap_scan t = {.pad = pad, .l = l->var, .outside = outside, .noutside = i, .d = -1,
                   .ok = true};
     ir_stmt_walk(l->body[0], collect_block, NULL, &t.bm);
     if (t.bm.more)
@@ -1265,9 +1287,20 @@ static bool trim_taps(auto_ctx *a, ir_stmt *l, const pad_extent *pad, const ir_v
     ir_module *m = a->m;
     int64_t coef = ir_affine_coef(&t.form, l->var);
     ir_affine rest = {.c = t.form.c};
-    for (int i = 0; i < t.form.n; i++)
-        if (t.form.var[i] != l->var && t.form.coef[i] != 0)
-            ir_affine_add_var(&rest, t.form.var[i], t.form.coef[i]);
+    int last_used = -1;
+    for (int k = 0; k < t.form.n; k++)
+        if (t.form.var[k] != l->var && t.form.coef[k] != 0) {
+            ir_affine_add_var(&rest, t.form.var[k], t.form.coef[k]);
+            for (int j = 0; j < i; j++)
+                if (path[j]->var == t.form.var[k] && j > last_used)
+                    last_used = j;
+        }
+    int at = last_used + 1;
+    while (at < i && at > 0 && path[at - 1]->body[0] == path[at])
+        at++;
+    ir_stmt **slot = at == 0 ? slot_of(a->f->body, path[0]) : slot_of(path[at - 1], path[at]);
+    if (!slot || (at > 0 && path[at - 1]->body[0] == path[at]))
+        return false;
     ir_expr *r = ir_affine_expr(m, &rest);
     ir_expr *from = ir_binary(m, IR_SUB, ir_int(m, pad->lo[t.d] + coef - 1), r);
     ir_expr *to = ir_binary(m, IR_SUB, ir_int(m, pad->hi[t.d] - 1), ir_expr_copy(m, r));
@@ -1276,8 +1309,13 @@ static bool trim_taps(auto_ctx *a, ir_stmt *l, const pad_extent *pad, const ir_v
         to = ir_binary(m, IR_FLOORDIV, to, ir_int(m, coef));
     }
     to = ir_binary(m, IR_ADD, to, ir_int(m, 1));
-    l->lo = ir_binary(m, IR_MAX, l->lo, from);
-    l->hi = ir_binary(m, IR_MIN, l->hi, to);
+    const char *name = l->var->name;
+    ir_var *lo = ir_var_new(m, auto_fresh(a, ir_sprintf(m->arena, "%s_lo", name)), IR_I64);
+    ir_var *hi = ir_var_new(m, auto_fresh(a, ir_sprintf(m->arena, "%s_hi", name)), IR_I64);
+    ir_stmt *inner = ir_let(m, hi, ir_binary(m, IR_MIN, l->hi, to), *slot);
+    *slot = ir_let(m, lo, ir_binary(m, IR_MAX, l->lo, from), inner);
+    l->lo = ir_varref(m, lo);
+    l->hi = ir_varref(m, hi);
     return true;
 }
 
@@ -1330,11 +1368,8 @@ static void skip_padding_taps(auto_ctx *a, const char *name)
             any |= pad.known[d] && pad.nstores > 0;
         if (!any)
             continue;
-        const ir_var *vars[40];
         for (int i = 0; i < n; i++)
-            vars[i] = path[i]->var;
-        for (int i = 0; i < n; i++)
-            trim_taps(a, path[i], &pad, vars, i);
+            trim_taps(a, path, i, &pad);
     }
 }
 
