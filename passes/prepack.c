@@ -3,7 +3,7 @@
  * program is loaded, instead of on every run.
  *
  * A local buffer L qualifies when its `alloc` sits under nothing but loops
- * with constant bounds, sequences and other allocs, and the first statement
+ * with constant bounds, sequences, lets and other allocs, and the first statement
  * of the alloc's body that touches L (its *fill*)
  *   - stores to L and nothing else, and never reads L;
  *   - reads only parameters that every graph call binds to a param or a
@@ -334,8 +334,8 @@ static bool qualifies(func_ctx *fc, ir_stmt **alloc_slot, candidate *c)
     return ok;
 }
 
-/* The first qualifying alloc under *slot, reached through sequences, allocs
- * and loops with constant bounds only. */
+/* The first qualifying alloc under *slot, reached through sequences, allocs,
+ * lets and loops with constant bounds only. */
 static bool find(func_ctx *fc, ir_stmt **slot, candidate *c)
 {
     ir_stmt *s = *slot;
@@ -349,6 +349,10 @@ static bool find(func_ctx *fc, ir_stmt **slot, candidate *c)
         return false;
     case IR_S_ALLOC:
         return qualifies(fc, slot, c) || find(fc, &s->body[0], c);
+    case IR_S_LET:
+        /* (a tile's loop bounds; a fill that used the variable would not
+         * qualify: it is bound outside the fill but by no loop) */
+        return find(fc, &s->body[0], c);
     case IR_S_FOR: {
         if (s->lo->kind != IR_INT || s->hi->kind != IR_INT || s->hi->ival <= s->lo->ival ||
             fc->nloops == MAX_DEPTH)
