@@ -996,6 +996,7 @@ static void gemm_of(walker *w, const ir_stmt *store, const ir_expr *prod, pass_g
     g->out_buf = origin_index(w, store->buf);
 }
 
+
 /* ---------------------------------------------------------------- sites */
 
 static uint64_t budget_of(const walker *w)
@@ -1107,6 +1108,68 @@ static int member_index(const pass_funcinfo *fi, const char *layer)
     return 0;
 }
 
+/* A bound clamped to a constant, max(C, e) (kind IR_MAX) or min(C, e)
+ * (IR_MIN), directly or as the value of an enclosing let, or the constant C
+ * itself: *c = C. */
+static bool clamped_to(const walker *w, const ir_expr *e, ir_expr_kind kind, int64_t *c)
+{
+    for (int i = w->nfr - 1; i >= 0 && e->kind == IR_VAR; i--)
+        if (w->fr[i].kind == FR_LET && w->fr[i].s->var == e->var)
+            e = w->fr[i].s->value;
+    if (e->kind == IR_INT) {   /* (the side that no tap crosses) */
+        *c = e->ival;
+        return true;
+    }
+    if (e->kind != kind)
+        return false;
+    const ir_expr *k = e->a->kind == IR_INT ? e->a : e->b->kind == IR_INT ? e->b : NULL;
+    if (k)
+        *c = k->ival;
+    return k != NULL;
+}
+
+/* The executions of a MAC store that count as MACs.  The auto scheduler
+ * leaves out a padded convolution's filter taps that read only the padding
+ * (passes/schedule/auto_contraction.c): its reduce loop over the filter's
+ * rows runs from max(0, ..) to min(R, ..).  A convolution's MACs include the
+ * positions that read padding (doc/profile.md), so such a loop (a loop the
+ * store's indices do not use, its bounds clamped to constants) counts its
+ * whole range here: the MACs stay those of every schedule. */
+#define NOMINAL_MAX 8
+static uint64_t nominal_count(walker *w, const ir_stmt *store, uint64_t count)
+{
+    ir_stmt whole[NOMINAL_MAX];
+    ir_expr bound[2 * NOMINAL_MAX];
+    const ir_stmt *clamped[NOMINAL_MAX];
+    int at[NOMINAL_MAX], n = 0;
+    for (int i = 0; i < w->nfr && n < NOMINAL_MAX; i++) {
+        const ir_stmt *l = w->fr[i].s;
+        int64_t lo, hi;
+        bool used = false;
+        if (w->fr[i].kind != FR_FOR)
+            continue;
+        for (int a = 0; a < store->nargs && !used; a++)
+            used = ir_expr_uses_var(store->args[a], l->var);
+        if (used || !clamped_to(w, l->lo, IR_MAX, &lo) || !clamped_to(w, l->hi, IR_MIN, &hi))
+            continue;
+        whole[n] = *l;
+        bound[2 * n] = (ir_expr){.kind = IR_INT, .dtype = IR_I64, .ival = lo};
+        bound[2 * n + 1] = (ir_expr){.kind = IR_INT, .dtype = IR_I64, .ival = hi};
+        whole[n].lo = &bound[2 * n];
+        whole[n].hi = &bound[2 * n + 1];
+        clamped[n] = l;
+        w->fr[i].s = &whole[n];
+        at[n++] = i;
+    }
+    if (n == 0)
+        return count;
+    uint64_t c;
+    bool ok = solve_u64(w, 0, NULL, 0, &c);
+    for (int k = 0; k < n; k++)
+        w->fr[at[k]].s = clamped[k];
+    return ok ? c : count;
+}
+
 static void add_site(walker *w, const ir_stmt *s, ir_expr *const *exprs, int nexprs)
 {
     if (w->failed)
@@ -1156,6 +1219,7 @@ static void add_site(walker *w, const ir_stmt *s, ir_expr *const *exprs, int nex
     int region;
     bool too_big;
     site->is_static = solve_count(w, 0, NULL, 0, &site->count, &too_big);
+    site->mac_count = site->macs && site->is_static ? nominal_count(w, s, site->count) : site->count;
     if (too_big) {
         diag_error(w->d, diag_noloc(), "layer %s (@%s): a %s executes more than 2^64 times; "
                    "its costs cannot be counted", w->fi->layer, w->fi->fn->name,
@@ -1529,7 +1593,13 @@ bool pass_func_totals(const pass_stats *st, int fi_index, const uint64_t *counts
             continue;
         }
         out->approx |= s->approx;
-        mpz_addmul_u64(macs, n, s->macs);
+        /* a static site's MACs per call: its executions, or with taps in a
+         * padding left out, the executions of the whole loops */
+        uint64_t mac_n = n;
+        if (s->macs && s->is_static && s->mac_count != s->count &&
+            __builtin_mul_overflow(s->mac_count, (uint64_t)fi->ncalls, &mac_n))
+            mac_n = UINT64_MAX;
+        mpz_addmul_u64(macs, mac_n, s->macs);
         if (s->store_buf >= 0)
             mpz_addmul_u64(bs[s->store_buf], n, 1);
         for (int p = 0; p < s->nparts; p++) {

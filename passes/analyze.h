@@ -97,6 +97,9 @@ typedef struct pass_site {
     int member;                /* fused-group member (0 when not fused) */
     bool is_static;            /* count known without running */
     uint64_t count;            /* executions per call, when is_static */
+    uint64_t mac_count;        /* of those, the ones that count as MACs: count, or more
+                                  when a reduce loop left out taps in a padding
+                                  (analyze.c nominal_count) */
     pass_count_plan plan;      /* used by instrument */
     bool counted;              /* the IR holds a tec_prof_count for this site */
     /* per execution */
