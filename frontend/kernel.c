@@ -1525,7 +1525,7 @@ void fe_index_stmt(fe_ctx *c, fe_inst *in, const fe_stmt *s)
         snprintf(dims + n, sizeof dims - n, "%s%lld", d ? ", " : "", (long long)k.vars[d].extent);
     }
     if (too_big) {
-        kerr(&k, s->name_span, "%s[%s] would have more than 2^63 elements", s->name, dims);
+        kerr(&k, s->name_span, "%s[%s] would have 2^63 elements or more", s->name, dims);
         rhs = NULL;
     }
     fe_stage *st = in->stage;

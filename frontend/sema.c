@@ -183,7 +183,7 @@ static bool eval_shape(fe_ctx *c, fe_env *e, const fe_type *ty, const char *what
         }
     }
     if (ok && fe_checked_numel(ty->ndims, *shape) < 0) {
-        fe_error(c, ty->span, "%s %s has more than 2^63 elements", what, name);
+        fe_error(c, ty->span, "%s %s has 2^63 elements or more", what, name);
         ok = false;
     }
     return ok;
@@ -1210,7 +1210,7 @@ static bool eval_out_type(fe_ctx *c, fe_inst *callee, const fe_expr *call, int j
             return false;
         }
     if (fe_checked_numel(ty->ndims, shape) < 0) {
-        fe_error(c, call->span, "in call to %s: output %s has more than 2^63 elements", def->name, o->name);
+        fe_error(c, call->span, "in call to %s: output %s has 2^63 elements or more", def->name, o->name);
         return false;
     }
     callee->outs[j] = (fe_outtype){true, ty->dtype, ty->ndims, shape};
