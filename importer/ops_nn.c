@@ -1451,9 +1451,14 @@ static bool pool_indices(ox_node *nd, const window *w)
         ox_printf(&left, ", o%d", d);
         ox_printf(&read, ", ");
         window_index(&read, w, d);
-        ox_printf(&flat, " * %lld + (", (long long)x->shape[2 + e]);
-        window_index(&flat, w, e);
-        ox_printf(&flat, ")");
+        /* Horner's form: (outer) * size + index, the outer part in
+         * parentheses (without them only the first channel was right) */
+        ox_str next = {0};
+        ox_printf(&next, "(%s) * %lld + (", flat.s, (long long)x->shape[2 + e]);
+        window_index(&next, w, e);
+        ox_printf(&next, ")");
+        free(flat.s);
+        flat = next;
         ox_printf(&where, "%s o%d in 0..%lld, r%d in 0..%lld", d ? "," : " where", d,
                   (long long)w->out[d], d, (long long)w->k[d]);
     }
