@@ -897,7 +897,8 @@ bool ox_window_of(ox_node *nd, const ox_value *x, const int64_t *kernel, bool ce
     for (int d = 0; d < n; d++)
         w->dil[d] = a[d];
     if ((n = ox_attr_ints(nd, "pads", &a)) && n != 2 * w->nsp)
-        return ox_fail(nd, "pads has %d entries for %d spatial dimensions", n, w->nsp);
+        return ox_fail(nd, "pads has %d entries for %d spatial dimensions (it needs %d)", n, w->nsp,
+                       2 * w->nsp);
     for (int d = 0; d < n; d++)
         *(d < w->nsp ? &w->pb[d] : &w->pe[d - w->nsp]) = a[d];
     const char *ap = ox_attr_str(nd, "auto_pad", "NOTSET");
@@ -1708,25 +1709,50 @@ static bool convtranspose_geometry(ox_node *nd, const ox_value *x, const ox_valu
     int64_t pe[RT_MAX_DIMS], op[RT_MAX_DIMS];
     const int64_t *a;
     int n;
+    const char *ap = ox_attr_str(nd, "auto_pad", "NOTSET");
     for (int d = 0; d < nsp; d++)
         s[d] = dl[d] = 1, pb[d] = pe[d] = op[d] = 0;
-    if ((n = ox_attr_ints(nd, "strides", &a)) == nsp)
-        memcpy(s, a, sizeof(int64_t) * (size_t)nsp);
-    if ((n = ox_attr_ints(nd, "dilations", &a)) == nsp)
-        memcpy(dl, a, sizeof(int64_t) * (size_t)nsp);
-    if ((n = ox_attr_ints(nd, "output_padding", &a)) == nsp)
-        memcpy(op, a, sizeof(int64_t) * (size_t)nsp);
-    if ((n = ox_attr_ints(nd, "pads", &a)) == 2 * nsp)
-        for (int d = 0; d < nsp; d++)
-            pb[d] = a[d], pe[d] = a[nsp + d];
+    /* an attribute of the wrong length is refused, as Conv's are
+     * (ox_window_of): ignoring it would compute another operator */
+    if ((n = ox_attr_ints(nd, "strides", &a)) && n != nsp)
+        return ox_fail(nd, "strides has %d entries for %d spatial dimensions", n, nsp);
+    if (n)
+        memcpy(s, a, sizeof(int64_t) * (size_t)n);
+    if ((n = ox_attr_ints(nd, "dilations", &a)) && n != nsp)
+        return ox_fail(nd, "dilations has %d entries for %d spatial dimensions", n, nsp);
+    if (n)
+        memcpy(dl, a, sizeof(int64_t) * (size_t)n);
+    if ((n = ox_attr_ints(nd, "output_padding", &a)) && n != nsp)
+        return ox_fail(nd, "output_padding has %d entries for %d spatial dimensions", n, nsp);
+    if (n)
+        memcpy(op, a, sizeof(int64_t) * (size_t)n);
+    if ((n = ox_attr_ints(nd, "kernel_shape", &a)) &&
+        (n != nsp || memcmp(a, wv->shape + 2, sizeof(int64_t) * (size_t)nsp) != 0))
+        return ox_fail(nd, "kernel_shape does not match W");
+    if ((n = ox_attr_ints(nd, "pads", &a)) && n != 2 * nsp)
+        return ox_fail(nd, "pads has %d entries for %d spatial dimensions (it needs %d)", n, nsp,
+                       2 * nsp);
+    for (int d = 0; d < n / 2 && strcmp(ap, "VALID") != 0; d++)
+        pb[d] = a[d], pe[d] = a[nsp + d];
     const int64_t *os;
     int nos = ox_attr_ints(nd, "output_shape", &os);
-    const char *ap = ox_attr_str(nd, "auto_pad", "NOTSET");
     if (nos && nos < nsp)
         return ox_fail(nd, "output_shape has %d entries for %d spatial dimensions", nos, nsp);
+    if (strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0 && strcmp(ap, "SAME_UPPER") != 0 &&
+        strcmp(ap, "SAME_LOWER") != 0)
+        return ox_fail(nd, "auto_pad '%s' is not supported", ap);
     for (int d = 0; d < nsp; d++) {
         if (s[d] < 1 || dl[d] < 1)
             return ox_fail(nd, "strides and dilations must be >= 1");
+        /* ONNX Runtime's rules: the pads given are >= 0 (only output_shape
+         * and auto_pad make negative ones), and output_padding adds less
+         * than one step of the output */
+        if (pb[d] < 0 || pe[d] < 0)
+            return ox_fail(nd, "pads must be >= 0");
+        if (op[d] < 0 || op[d] >= (s[d] > dl[d] ? s[d] : dl[d]))
+            return ox_fail(nd, "output_padding[%d] (%lld) must be >= 0 and less than the larger of "
+                           "stride (%lld) and dilation (%lld)", d, (long long)op[d], (long long)s[d],
+                           (long long)dl[d]);
         if (s[d] > OX_ATTR_MAX || dl[d] > OX_ATTR_MAX || op[d] < 0 || op[d] > OX_ATTR_MAX ||
             pb[d] < -OX_ATTR_MAX || pb[d] > OX_ATTR_MAX || pe[d] < -OX_ATTR_MAX ||
             pe[d] > OX_ATTR_MAX || (nos && (os[nos - nsp + d] < 0 || os[nos - nsp + d] > OX_ATTR_MAX)))

@@ -138,6 +138,23 @@ CASES = {
               attrs=[attr_ints("output_shape", [4])])],
         [value_info("x", [1, 1, 3, 3])], [value_info("y", [1, 1, 4, 4])],
         [tensor("w", [1, 1, 2, 2], floats(4))]),
+    # ConvTranspose's attributes are checked as Conv's are: one of the
+    # wrong length was ignored, and negative pads or an output_padding of a
+    # whole stride made a result that ONNX Runtime refuses to compute
+    "convtranspose_strides_length": model(
+        [node("ConvTranspose", ["x", "w"], ["y"], name="ct", attrs=[attr_ints("strides", [2])])],
+        [value_info("x", [1, 1, 3, 3])], [value_info("y", [1, 1, 4, 4])],
+        [tensor("w", [1, 1, 2, 2], floats(4))]),
+    "convtranspose_negative_pads": model(
+        [node("ConvTranspose", ["x", "w"], ["y"], name="ct",
+              attrs=[attr_ints("pads", [-1, 0, 0, 0])])],
+        [value_info("x", [1, 1, 3, 3])], [value_info("y", [1, 1, 5, 4])],
+        [tensor("w", [1, 1, 2, 2], floats(4))]),
+    "convtranspose_output_padding": model(
+        [node("ConvTranspose", ["x", "w"], ["y"], name="ct",
+              attrs=[attr_ints("strides", [2, 2]), attr_ints("output_padding", [2, 0])])],
+        [value_info("x", [1, 1, 3, 3])], [value_info("y", [1, 1, 8, 6])],
+        [tensor("w", [1, 1, 2, 2], floats(4))]),
     # what the recurrent ops do not compute is refused by name
     "lstm_relu_activation": model(
         [node("LSTM", ["x", "w", "r"], ["y"], name="lstm",
