@@ -554,12 +554,18 @@ static bool op_slice(ox_node *nd, const void *arg)
             return ox_fail(nd, "starts, ends, axes and steps differ in length");
     }
     int64_t start[RT_MAX_DIMS] = {0}, step[RT_MAX_DIMS], size[RT_MAX_DIMS];
+    bool sliced[RT_MAX_DIMS] = {false};
     for (int d = 0; d < x->ndim; d++)
         step[d] = 1, size[d] = x->shape[d];
     for (int i = 0; i < n; i++) {
         int a;
         if (!ox_axis(nd, na >= 0 ? ax[i] : i, x->ndim, &a))
             return false;
+        /* ONNX leaves a repeated axis undefined (ONNX Runtime refuses it):
+         * taking the last one silently would compute one reading of many */
+        if (sliced[a])
+            return ox_fail(nd, "axis %d is given twice", a);
+        sliced[a] = true;
         int64_t D = x->shape[a], s = ns >= 0 ? sp[i] : 1, b = st[i], e = en[i];
         if (s == 0)
             return ox_fail(nd, "step 0 on axis %d", a);

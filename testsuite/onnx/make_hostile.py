@@ -119,6 +119,12 @@ CASES = {
                                 [tensor("w", [4], floats(4))]),
     "bad_perm": model([node("Transpose", ["x"], ["y"], name="t",
                             attrs=[attr_ints("perm", [0, 0])])], [X], [Y]),
+    # Slice with one axis twice: undefined in ONNX, refused by ONNX Runtime
+    "slice_repeated_axis": model(
+        [node("Slice", ["x", "starts", "ends", "axes"], ["y"], name="s")], [X], [Y],
+        [[field(1, 2), field(2, INT64), field(8, "starts"), field(9, struct.pack("<2q", 0, 1))],
+         [field(1, 2), field(2, INT64), field(8, "ends"), field(9, struct.pack("<2q", 2, 3))],
+         [field(1, 2), field(2, INT64), field(8, "axes"), field(9, struct.pack("<2q", 1, 1))]]),
     # a value that must be constant comes from a graph input: the error names
     # the chain back to it
     "dynamic_chain": model([node("Cast", ["i"], ["f"], attrs=[[field(1, "to"), field(20, 2),
