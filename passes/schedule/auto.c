@@ -454,10 +454,10 @@ static bool schedule_row_kernel(auto_ctx *a, const nest *nests, int n)
         if (ok && extent % f)
             auto_step_late(a, ir_sprintf(m->arena, "partition(%s)", jo));
     }
-    /* threads: the outermost loop around the rows with two iterations per
+    /* threads: the outermost loop around the rows with an iteration per
      * thread or more */
     for (int k = 0; k < y->n - 1 && ok; k++)
-        if (sch_extent(y->loops[k]) >= 2 * a->threads) {
+        if (sch_extent(y->loops[k]) > 1 && sch_extent(y->loops[k]) >= a->threads) {
             ok = auto_step(a, "parallel(%s)", y->loops[k]->var->name);
             break;
         }
@@ -490,15 +490,12 @@ bool pass_autoschedule(ir_module *m, diag *d)
         a.quiet.max_errors = 1;
         nest cur = {.n = 0};
         nest nests[256];
+        merge_like_producer(&a);
+        regroup_all(&a);
+        pad_inputs(&a);
         int nn = 0;
         auto_collect(f->body, &cur, nests, &nn, 256);
-        if (!schedule_row_kernel(&a, nests, nn)) {
-            merge_like_producer(&a);
-            regroup_all(&a);
-            pad_inputs(&a);
-            nn = 0;
-            auto_collect(f->body, &cur, nests, &nn, 256);
-        } else
+        if (schedule_row_kernel(&a, nests, nn))
             nn = 0;
 
         for (int i = 0; i < nn; i++) {
