@@ -356,7 +356,7 @@ static bool all_spatial(const ir_stmt *b)
  * norm's mean and variance), elementwise blocks over the rows storing
  * locals, and last the block storing the output over the same rows.  Its
  * blocks, in order, are in nests[0..n). */
-static bool row_kernel(const nest *nests, int n)
+static bool row_kernel(const nest *nests, int n, int lanes)
 {
     if (n < 2)
         return false;
@@ -364,6 +364,12 @@ static bool row_kernel(const nest *nests, int n)
     const ir_stmt *yst = y->block->nbody == 1 ? y->block->body[0] : NULL;
     if (y->n < 2 || !all_spatial(y->block) || !yst || yst->kind != IR_S_STORE ||
         yst->buf->role == IR_BUF_LOCAL)
+        return false;
+    /* rows of 8 vectors or more: a row's own partial results, combined
+     * one by one, cost more than they save on short rows (Swin-T's
+     * attention, rows of 49: 124 to 187 us in the model; ViT-B/16's rows of
+     * 197: 410 to 250 us; bench/results/rows_s14.txt) */
+    if (sch_extent(y->loops[y->n - 1]) < 8 * lanes)
         return false;
     int reductions = 0;
     for (int i = 0; i < n - 1; i++) {
@@ -411,7 +417,7 @@ static bool nest_in(auto_ctx *a, const char *block, nest *out)
  * parallel.  False, with the function as it was, when a primitive refuses. */
 static bool schedule_row_kernel(auto_ctx *a, const nest *nests, int n)
 {
-    if (!row_kernel(nests, n))
+    if (!row_kernel(nests, n, a->lanes))
         return false;
     ir_module *m = a->m;
     const nest *y = &nests[n - 1];

@@ -30,8 +30,8 @@ g = f64(default("g", (3, 197), -8, 8))
 b = f64(default("b", (4, 33), -8, 8))
 c = f64(default("c", (5, 7), -8, 8))
 d = f64(default("d", (3, 1), -8, 8))
-att = f64(default("att", (1, 2, 19, 19), -8, 8))
-future = np.triu(np.ones((19, 19), bool), k=1)
+att = f64(default("att", (1, 2, 130, 130), -8, 8))
+future = np.triu(np.ones((130, 130), bool), k=1)
 out = dict(sm197=softmax(a), sm33=softmax(b), sm7=softmax(c), sm1=softmax(d),
            causal=softmax(np.where(future, -np.inf, att)),
            ln197=layernorm("ln197", f64(default("t", (1, 5, 197), -2, 3))),
