@@ -43,7 +43,9 @@
  *   - an if whose condition depends on v is a conjunction of comparisons of
  *     affine forms (a split's tail guard): when it holds for the first and
  *     the last lane it holds for all, and the vector body runs; else one
- *     scalar copy of the if per lane.
+ *     scalar copy of the if per lane.  A loop whose whole body is such an
+ *     if on v alone against constants first shrinks to where it holds
+ *     (narrowed_loop).
  *
  * An inner loop of a few iterations that accumulates into one integer
  * element (an int8 contraction's reduction split by 4), or into one f32

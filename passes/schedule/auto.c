@@ -11,6 +11,10 @@
  *                init decomposed out of the reduce loops, the tile's rows
  *                unrolled and columns vectorized — the BLIS micro-kernel
  *                structure, as bench/gemm.te writes it by hand;
+ *   row kernel   (a whole function: reductions along its rows and the
+ *                elementwise work on them, rows of 8 vectors or more) one
+ *                loop over the rows, the reductions' partial results per
+ *                row (schedule_row_kernel);
  *   other        (elementwise, pooling, normalization, depthwise
  *                convolution): a spatial loop innermost and vectorized;
  *                an elementwise kernel the fuse pass will not absorb has

@@ -36,7 +36,9 @@
  * ones; an init storing that element; the update reading T only there.
  * Its new nest runs the whole reduce loops (B's iteration variables'
  * extents, in their order) inside the box's, so each element of the box
- * is final before l's body reads it.  doc/schedule.md has the user's view. */
+ * is final before l's body reads it.  When the box lies inside T and T's
+ * allocation encloses l, T is allocated in l's body as the box alone
+ * (alloc_box_in_loop).  doc/schedule.md has the user's view. */
 #include <string.h>
 
 #include "passes/passes.h"
@@ -456,7 +458,9 @@ static bool rebase_stmt(const ir_stmt *s, void *p)
  * lowest point.  A softmax's exponentials moved into the loop over its rows
  * then take one row (788 bytes for 197 columns, in the level-1 cache, on
  * each thread's stack) instead of the whole tensor (1.8 MB written to
- * memory and read back); its row maximum and sum one element each. */
+ * memory and read back); its row maximum and sum one element each.  A box
+ * of more than 16 KiB stays in T (it would be a heap allocation per
+ * iteration). */
 static void alloc_box_in_loop(sch_ctx *c, const sch_path *lp, const ir_buffer *t,
                               const region *r, const int64_t *ext)
 {
@@ -468,13 +472,14 @@ static void alloc_box_in_loop(sch_ctx *c, const sch_path *lp, const ir_buffer *t
     ir_stmt *l = *lp->slot[lp->n - 1];
     if (at < 0 || (*lp->slot[at])->nbody != 1)
         return;
+    /* on the stack only: a heap box would be allocated every iteration */
     int64_t bytes = ir_dtype_size(t->dtype);
     for (int d = 0; d < t->ndim; d++)
-        if (__builtin_mul_overflow(bytes, ext[d], &bytes))
+        if (__builtin_mul_overflow(bytes, ext[d], &bytes) || bytes > 16384)
             return;
     rebase rb = {.m = m, .t = t};
     rb.t2 = ir_buffer_new(m, t->name, t->dtype, t->ndim, ext, IR_BUF_LOCAL);
-    rb.t2->scope = bytes <= 16384 ? IR_SCOPE_STACK : IR_SCOPE_GLOBAL;
+    rb.t2->scope = IR_SCOPE_STACK;
     rb.t2->filled = true;   /* the moved nest stores the whole box first */
     for (int d = 0; d < t->ndim; d++)
         rb.lowest[d] = ext[d] == t->shape[d] && r->outer[d].n == 0 ? NULL   /* all of it */
