@@ -43,7 +43,9 @@
  *   - an if whose condition depends on v is a conjunction of comparisons of
  *     affine forms (a split's tail guard): when it holds for the first and
  *     the last lane it holds for all, and the vector body runs; else one
- *     scalar copy of the if per lane.
+ *     scalar copy of the if per lane.  A loop whose whole body is such an
+ *     if on v alone against constants first shrinks to where it holds
+ *     (narrowed_loop).
  *
  * An inner loop of a few iterations that accumulates into one integer
  * element (an int8 contraction's reduction split by 4), or into one f32
@@ -1174,6 +1176,50 @@ static ir_stmt *staged_tail(vz *z, ir_vec_env *env, const ir_stmt *body, int64_t
     return out;
 }
 
+/* ---------------------------------------------------------------- a guard of the loop alone */
+
+/* The end of [lo, *hi) where cond, a conjunction of `a*v + c < C` and
+ * `a*v + c <= C` (a > 0: the guard of a split's last piece after
+ * partition fixed the outer loop, as `ji + 192 < 197`), holds: it holds
+ * from lo up to there and nowhere after.  False when cond is not of that
+ * form. */
+static bool guard_end(const ir_expr *cond, const ir_var *v, int64_t lo, int64_t *hi)
+{
+    if (cond->kind == IR_AND)
+        return guard_end(cond->a, v, lo, hi) && guard_end(cond->b, v, lo, hi);
+    ir_affine f;
+    if ((cond->kind != IR_LT && cond->kind != IR_LE) || cond->b->kind != IR_INT ||
+        !ir_affine_of(cond->a, &f) || f.n != 1 || f.var[0] != v || f.coef[0] <= 0)
+        return false;
+    /* a*v < C - c: v < ceil((C - c) / a); <= C - c: v < floor((C - c) / a) + 1 */
+    int64_t room, a = f.coef[0];
+    if (__builtin_sub_overflow(cond->b->ival, f.c, &room))
+        return false;
+    int64_t end = cond->kind == IR_LT ? (room > 0 ? (room + a - 1) / a : -(-room / a))
+                                      : (room >= 0 ? room / a : -((-room + a - 1) / a)) + 1;
+    if (end < *hi)
+        *hi = end < lo ? lo : end;
+    return true;
+}
+
+/* A loop whose whole body is `if guard { S }` with a guard of the loop
+ * variable alone that holds on a first part of the loop: the loop over
+ * that part, running S.  The last tile of a reduction split by the
+ * vector's lanes (a row of 197 in tiles of 16, its last tile partitioned
+ * off) then runs its 5 lanes as a vector of 4 and one scalar instead of 16
+ * guarded scalars.  NULL when the body is not of that form. */
+static ir_stmt *narrowed_loop(ir_module *m, const ir_stmt *st)
+{
+    const ir_stmt *g = st->body[0];
+    while (g && g->kind == IR_S_SEQ && g->nbody == 1)
+        g = g->body[0];
+    int64_t lo = st->lo->ival, hi = st->hi->ival;
+    if (!g || g->kind != IR_S_IF || g->orelse || !guard_end(g->cond, st->var, lo, &hi))
+        return NULL;
+    return ir_for(m, st->var, ir_int_typed(m, lo, st->var->dtype), ir_int_typed(m, hi, st->var->dtype),
+                  st->for_kind, ir_stmt_copy(m, g->body[0]));
+}
+
 ir_stmt *ir_vectorize_loop(ir_module *m, const ir_stmt *st, int vector_bytes)
 {
     return ir_vectorize_loop_env(m, st, vector_bytes, NULL);
@@ -1184,6 +1230,11 @@ ir_stmt *ir_vectorize_loop_env(ir_module *m, const ir_stmt *st, int vector_bytes
     if (!st->lo || !st->hi || st->lo->kind != IR_INT || st->hi->kind != IR_INT ||
         st->nbody < 1 || !st->var || !ir_dtype_is_int(st->var->dtype) || ir_for_step(st) > 1)
         return NULL;
+    ir_stmt *narrowed = narrowed_loop(m, st);
+    if (narrowed) {
+        ir_stmt *v = ir_vectorize_loop_env(m, narrowed, vector_bytes, env);
+        return v ? v : narrowed;
+    }
     int64_t lo = st->lo->ival, hi = st->hi->ival, n = hi - lo;
     vz z = {.m = m, .v = st->var, .vbytes = vector_bytes > 0 ? vector_bytes : 16,
             .inner_loops = env && env->inner_loops};

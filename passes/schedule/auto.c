@@ -11,6 +11,10 @@
  *                init decomposed out of the reduce loops, the tile's rows
  *                unrolled and columns vectorized — the BLIS micro-kernel
  *                structure, as bench/gemm.te writes it by hand;
+ *   row kernel   (a whole function: reductions along its rows and the
+ *                elementwise work on them, rows of 8 vectors or more) one
+ *                loop over the rows, the reductions' partial results per
+ *                row (schedule_row_kernel);
  *   other        (elementwise, pooling, normalization, depthwise
  *                convolution): a spatial loop innermost and vectorized;
  *                an elementwise kernel the fuse pass will not absorb has
@@ -325,6 +329,158 @@ static int choose_tile(auto_ctx *a, nest *ns, double *cost)
     return k;
 }
 
+/* ---------------------------------------------------------------- row kernels */
+
+/* The one reduce iteration variable of block b bound to its innermost
+ * loop (of nest ns), or NULL. */
+static const ir_itervar *innermost_reduce(const nest *ns)
+{
+    const ir_stmt *b = ns->block, *inner = ns->n ? ns->loops[ns->n - 1] : NULL;
+    const ir_itervar *found = NULL;
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].kind == IR_ITER_REDUCE) {
+            if (found || !inner || b->iters[i].binding->kind != IR_VAR ||
+                b->iters[i].binding->var != inner->var)
+                return NULL;
+            found = &b->iters[i];
+        }
+    return found;
+}
+
+static bool all_spatial(const ir_stmt *b)
+{
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].kind != IR_ITER_SPATIAL)
+            return false;
+    return !b->init;
+}
+
+/* Whether the function is a row kernel: blocks that reduce the innermost
+ * axis of rows into a local T[rows] (a softmax's maximum and sum, a layer
+ * norm's mean and variance), elementwise blocks over the rows storing
+ * locals, and last the block storing the output over the same rows.  Its
+ * blocks, in order, are in nests[0..n). */
+static bool row_kernel(const nest *nests, int n, int lanes)
+{
+    if (n < 2)
+        return false;
+    const nest *y = &nests[n - 1];
+    const ir_stmt *yst = y->block->nbody == 1 ? y->block->body[0] : NULL;
+    if (y->n < 2 || !all_spatial(y->block) || !yst || yst->kind != IR_S_STORE ||
+        yst->buf->role == IR_BUF_LOCAL)
+        return false;
+    /* rows of 8 vectors or more: a row's own partial results, combined
+     * one by one, cost more than they save on short rows (Swin-T's
+     * attention, rows of 49: 124 to 187 us in the model; ViT-B/16's rows of
+     * 197: 410 to 250 us; bench/results/rows_s14.txt) */
+    if (sch_extent(y->loops[y->n - 1]) < 8 * lanes)
+        return false;
+    int reductions = 0;
+    for (int i = 0; i < n - 1; i++) {
+        const ir_stmt *b = nests[i].block, *st = b->nbody == 1 ? b->body[0] : NULL;
+        if (!st || st->kind != IR_S_STORE || st->buf->role != IR_BUF_LOCAL)
+            return false;
+        if (b->init && innermost_reduce(&nests[i]) && st->buf->ndim == yst->buf->ndim - 1)
+            reductions++;
+        else if (!all_spatial(b) || st->buf->ndim != yst->buf->ndim)
+            return false;
+    }
+    return reductions > 0;
+}
+
+/* The loops of the nest that holds block b now, found by name of its
+ * innermost loop. */
+static bool nest_in(auto_ctx *a, const char *block, nest *out)
+{
+    nest cur = {.n = 0};
+    nest *all = malloc(sizeof *all * 256);
+    int n = 0;
+    bool found = false;
+    if (!all)
+        return false;
+    auto_collect(a->f->body, &cur, all, &n, 256);
+    for (int i = 0; i < n && !found; i++)
+        if (strcmp(all[i].block->name, block) == 0) {
+            *out = all[i];
+            found = true;
+        }
+    free(all);
+    return found;
+}
+
+/* A row kernel as one loop over the rows: every block before the output's
+ * is computed in the output's loop over the rows (compute_at, the last
+ * first), so a row is read from memory once and its reductions and
+ * elementwise passes run over it in the level-1 cache, instead of one pass
+ * over the whole tensor per block with temporaries in memory between
+ * them.  Each reduction along the row is factored into partial results of
+ * a vector's lanes (4 vectors' for rows of 8 vectors or more: independent
+ * sums), kept for that row alone on the stack (rfactor inside the row),
+ * its init decomposed out; the inner loops are vectorized, and the
+ * outermost loop around the rows with work for every thread runs in
+ * parallel.  False, with the function as it was, when a primitive refuses. */
+static bool schedule_row_kernel(auto_ctx *a, const nest *nests, int n)
+{
+    if (!row_kernel(nests, n, a->lanes))
+        return false;
+    ir_module *m = a->m;
+    const nest *y = &nests[n - 1];
+    const char *row = y->loops[y->n - 2]->var->name;
+    const char *names[64];
+    int nb = 0;
+    for (int i = 0; i < n && nb < 64; i++)
+        names[nb++] = nests[i].block->name;
+    if (nb != n)
+        return false;
+    ir_stmt *saved = ir_stmt_copy(m, a->f->body);
+    size_t len = a->len;
+    bool ok = true;
+    for (int i = n - 2; i >= 0 && ok; i--)
+        ok = auto_step(a, "compute_at(%s, %s)", names[i], row);
+    for (int i = 0; i < n && ok; i++) {
+        nest ns;
+        ok = nest_in(a, names[i], &ns) && ns.n >= 1;
+        if (!ok)
+            break;
+        const ir_stmt *inner = ns.loops[ns.n - 1];
+        const char *j = inner->var->name;
+        int64_t extent = sch_extent(inner);
+        if (!ns.block->init) {
+            ok = auto_step(a, "vectorize(%s)", j);
+            continue;
+        }
+        if (extent < a->lanes) {   /* a short row: a scalar reduction */
+            ok = auto_step(a, "decompose_reduction(%s, %s)", names[i], j);
+            continue;
+        }
+        int64_t f = extent >= 32 * a->lanes ? 4 * a->lanes : a->lanes;
+        const char *jo = auto_fresh(a, ir_sprintf(m->arena, "%s_o", j));
+        const char *ji = auto_fresh(a, ir_sprintf(m->arena, "%s_i", j));
+        ok = auto_step(a, "%s, %s = split(%s, %lld)", jo, ji, j, (long long)f) &&
+             auto_step(a, "rfactor(%s, %s)", names[i], ji) &&
+             auto_step(a, "decompose_reduction(%s_rf, %s)", names[i], jo) &&
+             auto_step(a, "decompose_reduction(%s, %s_wb)", names[i], ji) &&
+             auto_step(a, "vectorize(%s_init)", ji) && auto_step(a, "vectorize(%s)", ji);
+        if (ok && extent % f)
+            auto_step_late(a, ir_sprintf(m->arena, "partition(%s)", jo));
+    }
+    /* threads: the outermost loop around the rows with an iteration per
+     * thread or more */
+    for (int k = 0; k < y->n - 1 && ok; k++)
+        if (sch_extent(y->loops[k]) > 1 && sch_extent(y->loops[k]) >= a->threads) {
+            ok = auto_step(a, "parallel(%s)", y->loops[k]->var->name);
+            break;
+        }
+    if (!ok) {
+        a->f->body = saved;
+        a->len = len;
+        if (a->text)
+            a->text[len] = 0;
+        a->nlate_steps = 0;
+    }
+    return ok;
+}
+
 bool pass_autoschedule(ir_module *m, diag *d)
 {
     (void)d;
@@ -349,6 +505,9 @@ bool pass_autoschedule(ir_module *m, diag *d)
         pad_inputs(&a);
         int nn = 0;
         auto_collect(f->body, &cur, nests, &nn, 256);
+        if (schedule_row_kernel(&a, nests, nn))
+            nn = 0;
+
         for (int i = 0; i < nn; i++) {
             double cost;
             int k = choose_tile(&a, &nests[i], &cost);

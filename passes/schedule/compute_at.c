@@ -36,7 +36,9 @@
  * ones; an init storing that element; the update reading T only there.
  * Its new nest runs the whole reduce loops (B's iteration variables'
  * extents, in their order) inside the box's, so each element of the box
- * is final before l's body reads it.  doc/schedule.md has the user's view. */
+ * is final before l's body reads it.  When the box lies inside T and T's
+ * allocation encloses l, T is allocated in l's body as the box alone
+ * (alloc_box_in_loop).  doc/schedule.md has the user's view. */
 #include <string.h>
 
 #include "passes/passes.h"
@@ -398,6 +400,96 @@ static ir_var *nest_var(sch_ctx *c, const moving *mv, int d)
     return ir_var_new(c->m, sch_fresh_name(c->m, c->f, base), IR_I64);
 }
 
+/* ---------------------------------------------------------------- T inside the loop */
+
+/* T's accesses under s moved to t2, the box's buffer: index d less the
+ * box's lowest point (0 along a dimension of one element). */
+typedef struct rebase {
+    ir_module *m;
+    const ir_buffer *t;
+    ir_buffer *t2;
+    ir_expr *lowest[16];
+} rebase;
+
+static void rebase_args(const rebase *rb, ir_expr **args)
+{
+    for (int d = 0; d < rb->t->ndim; d++)
+        args[d] = rb->t2->shape[d] == 1 ? ir_int(rb->m, 0)
+                  : rb->lowest[d] ? pass_simplify_expr(rb->m, ir_binary(rb->m, IR_SUB, args[d],
+                                                                         ir_expr_copy(rb->m, rb->lowest[d])))
+                                  : args[d];
+}
+
+static bool rebase_expr(const ir_expr *x, void *p)
+{
+    const rebase *rb = p;
+    if (x->kind == IR_LOAD && x->buf == rb->t) {
+        ir_expr *l = (ir_expr *)x;   /* the loads under l are this tree's own */
+        l->buf = rb->t2;
+        rebase_args(rb, l->args);
+    }
+    return true;
+}
+
+static bool rebase_stmt(const ir_stmt *s, void *p)
+{
+    const rebase *rb = p;
+    ir_stmt *w = (ir_stmt *)s;
+    if (s->kind == IR_S_STORE && s->buf == rb->t) {
+        w->buf = rb->t2;
+        rebase_args(rb, w->args);
+    }
+    if (s->kind == IR_S_BLOCK) {
+        for (int i = 0; i < s->nreads; i++)
+            if (s->reads[i] == rb->t)
+                w->reads[i] = rb->t2;
+        for (int i = 0; i < s->nwrites; i++)
+            if (s->writes[i] == rb->t)
+                w->writes[i] = rb->t2;
+    }
+    return true;
+}
+
+/* After compute_at moved T's only writer into loop l (lp: the path to
+ * l) to compute there the box of T that one iteration reads (lowest point
+ * r->outer, extents ext), with no guard (the box lies inside T): when T's
+ * allocation encloses l, T is allocated in l's body instead, as the box
+ * alone.  Every access of T is under l, so it indexes the box less its
+ * lowest point.  A softmax's exponentials moved into the loop over its rows
+ * then take one row (788 bytes for 197 columns, in the level-1 cache, on
+ * each thread's stack) instead of the whole tensor (1.8 MB written to
+ * memory and read back); its row maximum and sum one element each.  A box
+ * of more than 16 KiB stays in T (it would be a heap allocation per
+ * iteration). */
+static void alloc_box_in_loop(sch_ctx *c, const sch_path *lp, const ir_buffer *t,
+                              const region *r, const int64_t *ext)
+{
+    ir_module *m = c->m;
+    int at = -1;
+    for (int k = 0; k < lp->n - 1; k++)
+        if ((*lp->slot[k])->kind == IR_S_ALLOC && (*lp->slot[k])->buf == t)
+            at = k;
+    ir_stmt *l = *lp->slot[lp->n - 1];
+    if (at < 0 || (*lp->slot[at])->nbody != 1)
+        return;
+    /* on the stack only: a heap box would be allocated every iteration */
+    int64_t bytes = ir_dtype_size(t->dtype);
+    for (int d = 0; d < t->ndim; d++)
+        if (__builtin_mul_overflow(bytes, ext[d], &bytes) || bytes > 16384)
+            return;
+    rebase rb = {.m = m, .t = t};
+    rb.t2 = ir_buffer_new(m, t->name, t->dtype, t->ndim, ext, IR_BUF_LOCAL);
+    rb.t2->scope = IR_SCOPE_STACK;
+    rb.t2->filled = true;   /* the moved nest stores the whole box first */
+    for (int d = 0; d < t->ndim; d++)
+        rb.lowest[d] = ext[d] == t->shape[d] && r->outer[d].n == 0 ? NULL   /* all of it */
+                       : ir_affine_expr(m, &r->outer[d]);
+    ir_stmt_walk(l->body[0], rebase_stmt, rebase_expr, &rb);
+    ir_stmt *old = *lp->slot[at];
+    *lp->slot[at] = old->body[0];
+    l->body[0] = ir_alloc_stmt(m, rb.t2, l->body[0]);
+}
+
 static bool compute_at(sch_ctx *c, const char *block, const char *loop)
 {
     const char *what = "compute_at";
@@ -539,6 +631,8 @@ static bool compute_at(sch_ctx *c, const char *block, const char *loop)
     ir_seq_append(m, seq, nest);
     ir_seq_append(m, seq, l->body[0]);
     l->body[0] = seq;
+    if (!guard)
+        alloc_box_in_loop(c, &lp, t, &r, ext);
     return true;
 }
 

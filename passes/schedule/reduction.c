@@ -480,6 +480,33 @@ static bool rf_names(rfactor *r)
     return true;
 }
 
+/* Whether index idx of X's store is one spatial variable of the block
+ * bound to loops that enclose the partials' allocation only (the loops
+ * above r->top): it is the same in every iteration of the nest, so the
+ * partials need one element along it.  A softmax's row maximum moved into
+ * the loop over its rows (compute_at) and factored there keeps its 16
+ * partials for that row alone, on the stack, instead of a whole tensor of
+ * them allocated (and zeroed) for every row. */
+static bool fixed_by_enclosing_loops(const rfactor *r, const ir_expr *idx)
+{
+    const ir_itervar *it = NULL;
+    for (int i = 0; i < r->b->niters && idx->kind == IR_VAR; i++)
+        if (r->b->iters[i].var == idx->var && r->b->iters[i].kind == IR_ITER_SPATIAL)
+            it = &r->b->iters[i];
+    if (!it)
+        return false;
+    bool outer = false;
+    for (int k = 0; k < r->bp.n - 1; k++) {
+        const ir_stmt *s = *r->bp.slot[k];
+        if (s->kind == IR_S_FOR && ir_expr_uses_var(it->binding, s->var)) {
+            if (k >= r->top)
+                return false;
+            outer = true;
+        }
+    }
+    return outer;
+}
+
 /* The partial results' buffer (X's dimensions, then l's) and the block
  * that fills it in place of the old one: spatial variables renamed, one
  * variable per reduce loop, l's spatial. */
@@ -491,9 +518,12 @@ static ir_buffer *rf_partial(rfactor *r)
     int64_t extent = sch_extent(r->l);
     int64_t *shape = ir_alloc(m->arena, sizeof *shape * (size_t)(x->ndim + 1));
     int64_t bytes = ir_dtype_size(x->dtype) * extent;
+    bool row[64] = {false};   /* (IR buffers have at most 16 dimensions) */
     for (int d = 0; d < x->ndim; d++) {
-        shape[d] = x->shape[d];
-        if (__builtin_mul_overflow(bytes, x->shape[d], &bytes))
+        if (d < 64)
+            row[d] = d < st->nargs && fixed_by_enclosing_loops(r, st->args[d]);
+        shape[d] = d < 64 && row[d] ? 1 : x->shape[d];
+        if (__builtin_mul_overflow(bytes, shape[d], &bytes))
             bytes = INT64_MAX;
     }
     shape[x->ndim] = extent;
@@ -536,7 +566,7 @@ static ir_buffer *rf_partial(rfactor *r)
     }
     ir_expr **ridx = ir_alloc(m->arena, sizeof *ridx * (size_t)(x->ndim + 1));
     for (int d = 0; d < st->nargs; d++)
-        ridx[d] = ir_expr_subst(m, st->args[d], ivfrom, ivto, b->niters);
+        ridx[d] = d < 64 && row[d] ? ir_int(m, 0) : ir_expr_subst(m, st->args[d], ivfrom, ivto, b->niters);
     ridx[st->nargs] = ir_varref(m, lv_rf);
     int nr = st->nargs + 1;
     ir_expr *partial = ir_binary(m, r->op, ir_load(m, rf, ridx, nr),
@@ -583,7 +613,7 @@ static void rf_final(rfactor *r, ir_buffer *rf)
     int nr = st->nargs + 1;
     ir_expr **fidx = ir_alloc(m->arena, sizeof *fidx * (size_t)nr);
     for (int d = 0; d < st->nargs; d++)
-        fidx[d] = ir_expr_copy(m, st->args[d]);
+        fidx[d] = rf->shape[d] == 1 && r->x->shape[d] != 1 ? ir_int(m, 0) : ir_expr_copy(m, st->args[d]);
     fidx[st->nargs] = ir_varref(m, vl);
     ir_expr *combine = ir_binary(m, r->op, ir_load(m, r->x, st->args, st->nargs), ir_load(m, rf, fidx, nr));
     ir_stmt *nest = ir_block(m, r->block, fiters, nf, b->init ? ir_stmt_copy(m, b->init) : NULL,
