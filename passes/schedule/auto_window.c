@@ -291,29 +291,45 @@ static bool depthwise_channels_last(const auto_ctx *a, const dw_info *o)
     return channels * 1.15 < rows;   /* near ties keep the rows */
 }
 
+/* The roles of a window reduction's loops (indices into its nest): the
+ * channel's f, the output row's q, the first reduce loop (a tap) and the
+ * last spatial loop other than f and q; false when a loop binds no
+ * iteration variable or one of the first, channel or tap, is missing. */
+typedef struct window_loops {
+    int f, q, first_reduce, last_spatial;
+} window_loops;
+
+static bool window_loops_of(const ir_stmt *b, const nest *ns, const ir_var *vf, const ir_var *vq,
+                            window_loops *w)
+{
+    *w = (window_loops){-1, -1, -1, -1};
+    for (int i = 0; i < ns->n; i++) {
+        const ir_itervar *it = iter_of(b, ns->loops[i]);
+        if (!it)
+            return false;
+        if (it->var == vf)
+            w->f = i;
+        else if (it->var == vq)
+            w->q = i;
+        else if (it->kind == IR_ITER_REDUCE) {
+            if (w->first_reduce < 0)
+                w->first_reduce = i;
+        } else
+            w->last_spatial = i;
+    }
+    return w->f >= 0 && w->first_reduce >= 0;
+}
+
 bool schedule_depthwise(auto_ctx *a, nest *ns)
 {
     ir_stmt *b = ns->block;
     dw_info o;
     if (!classify_depthwise(b, &o) || o.xdim != o.X->nargs - 1 || !depthwise_channels_last(a, &o))
         return false;
-    int fl = -1, ql = -1, first_reduce = -1, last_spatial = -1;
-    for (int i = 0; i < ns->n; i++) {
-        const ir_itervar *it = iter_of(b, ns->loops[i]);
-        if (!it)
-            return false;
-        if (it->var == o.vf)
-            fl = i;
-        else if (it->var == o.vq)
-            ql = i;
-        else if (it->kind == IR_ITER_REDUCE) {
-            if (first_reduce < 0)
-                first_reduce = i;
-        } else
-            last_spatial = i;
-    }
-    if (fl < 0 || ql < 0 || first_reduce < 0 || last_spatial < 0)
+    window_loops w;
+    if (!window_loops_of(b, ns, o.vf, o.vq, &w) || w.q < 0 || w.last_spatial < 0)
         return false;
+    int fl = w.f, ql = w.q, first_reduce = w.first_reduce, last_spatial = w.last_spatial;
     const char *fn = ns->loops[fl]->var->name, *qn = ns->loops[ql]->var->name;
     const char *fo = auto_fresh(a, ir_sprintf(a->m->arena, "%s_o", fn));
     const char *fi = auto_fresh(a, ir_sprintf(a->m->arena, "%s_i", fn));
@@ -361,6 +377,139 @@ bool schedule_depthwise(auto_ctx *a, nest *ns)
         auto_step(a, "vectorize(%s_%s)", fi, wp);
     if (a->threads > 1 && o.F / a->lanes >= a->threads)
         auto_step(a, "parallel(%s)", fo);
+    return true;
+}
+
+/* ---------------------------------------------------------------- pooling of bytes, channels-last */
+
+/* A max or min pooling Y[.., f, p, q] = max(Y[.., f, p, q], X[.., f, ..]),
+ * X's read guarded or not: f (the channel) is the spatial variable that
+ * indexes X plainly in its latest such dimension (X's last once pad has
+ * copied it channels-last), and nowhere else in X; q indexes Y's last
+ * dimension; every reduce variable (a tap of the window) indexes X. */
+typedef struct pool_info {
+    const ir_expr *X;
+    const ir_var *vf, *vq;
+    int xdim;              /* X's dimension indexed by f */
+    int64_t F, Q;
+} pool_info;
+
+static bool classify_pool(const ir_stmt *b, pool_info *o)
+{
+    const ir_stmt *st = b->nbody ? b->body[0] : NULL;
+    if (!b->init || !st || st->kind != IR_S_STORE || !st->value ||
+        (st->value->kind != IR_MAX && st->value->kind != IR_MIN) || st->nargs < 2 ||
+        st->args[st->nargs - 1]->kind != IR_VAR)
+        return false;
+    const ir_expr *acc = st->value->a, *e = st->value->b;
+    if (e->kind == IR_LOAD && e->buf == st->buf) {
+        const ir_expr *t = acc;
+        acc = e;
+        e = t;
+    }
+    if (acc->kind != IR_LOAD || acc->buf != st->buf || acc->nargs != st->nargs)
+        return false;
+    for (int d = 0; d < st->nargs; d++)
+        if (!ir_expr_equal(acc->args[d], st->args[d]))
+            return false;
+    bool g = false;
+    o->X = unguarded_load(e, &g);
+    if (!o->X || o->X->buf == st->buf || o->X->nargs < 2)
+        return false;
+    o->vq = st->args[st->nargs - 1]->var;
+    o->vf = NULL;
+    o->xdim = -1;
+    o->Q = 0;
+    for (int i = 0; i < b->niters; i++) {
+        const ir_itervar *it = &b->iters[i];
+        if (it->var == o->vq)
+            o->Q = it->extent;
+        if (it->kind == IR_ITER_REDUCE && it->extent > 1 && !load_uses(o->X, it->var))
+            return false;
+        if (it->kind != IR_ITER_SPATIAL || it->extent == 1 || it->var == o->vq)
+            continue;
+        int plain = -1, n = 0;
+        for (int d = 0; d < o->X->nargs; d++)
+            if (uses(o->X->args[d], it->var)) {
+                n++;
+                if (o->X->args[d]->kind == IR_VAR)
+                    plain = d;
+            }
+        if (n == 1 && plain >= 0 && plain > o->xdim) {
+            o->xdim = plain;
+            o->vf = it->var;
+            o->F = it->extent;
+        }
+    }
+    if (!o->vf || !o->Q)
+        return false;
+    for (int d = 0; d < st->nargs; d++)
+        if (st->args[d]->kind == IR_VAR && st->args[d]->var == o->vf)
+            return true;
+    return false;
+}
+
+/* Whether a pooling of bytes runs with its channels in the vectors: when
+ * its output row is shorter than a vector of its bytes (64 lanes), along
+ * rows every row is one vector partly used, and its threads, split along
+ * the channels, write the rows' bytes a channel apart into the
+ * channels-last tensor that the int8 convolutions after it read (layout):
+ * the two threads then share every cache line of the output.
+ * Channels-last, X copied in that order by pad (or, once layout stores X
+ * so, read in place), each output is one vector of 64 channels, the taps
+ * a max each, and the threads take output rows.  QDQ ResNet-18's 3x3 of
+ * stride 2 on 64x112x112 (bench/results/int8_s13.txt). */
+static bool pool_channels_last(const auto_ctx *a, const ir_stmt *b, const pool_info *o)
+{
+    int vl = a->lanes * 4;
+    return ir_dtype_size(b->body[0]->buf->dtype) == 1 && o->F % vl == 0 && o->Q < vl;
+}
+
+static bool schedule_pool_channels_last(auto_ctx *a, nest *ns)
+{
+    ir_stmt *b = ns->block;
+    pool_info o;
+    if (!classify_pool(b, &o) || !pool_channels_last(a, b, &o))
+        return false;
+    window_loops w;
+    if (!window_loops_of(b, ns, o.vf, o.vq, &w) || w.q < 0)
+        return false;
+    int fl = w.f, first_reduce = w.first_reduce;
+    /* the tile is one output: at the last spatial loop, the row's (q) */
+    int last_spatial = w.q > w.last_spatial ? w.q : w.last_spatial, first_par = -1;
+    for (int i = 0; i < ns->n; i++)
+        if (i != fl && i < first_reduce && first_par < 0 && extent(ns->loops[i]) >= a->threads)
+            first_par = i;
+    if (w.last_spatial > first_reduce)
+        return false;   /* a spatial loop among the taps: not a plain pooling nest */
+    const char *fn = ns->loops[fl]->var->name;
+    const char *fo = auto_fresh(a, ir_sprintf(a->m->arena, "%s_o", fn));
+    const char *fi = auto_fresh(a, ir_sprintf(a->m->arena, "%s_i", fn));
+    if (!auto_step(a, "%s, %s = split(%s, %d)", fo, fi, fn, a->lanes * 4))
+        return true;
+    /* f_o, the other spatial loops, the taps, f_i */
+    char order[1024];
+    int pos = snprintf(order, sizeof order, "%s", fo);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < ns->n; i++) {
+            const ir_itervar *it = iter_of(b, ns->loops[i]);
+            if (i != fl && (it->kind == IR_ITER_REDUCE) == (pass == 1))
+                pos += snprintf(order + pos, sizeof order - (size_t)pos, ", %s", ns->loops[i]->var->name);
+        }
+    snprintf(order + pos, sizeof order - (size_t)pos, ", %s", fi);
+    if (!auto_step(a, "reorder(%s)", order))
+        return true;
+    /* one output's vector of channels accumulates in a tile */
+    const char *tile = auto_fresh(a, ir_sprintf(a->m->arena, "%s_tile", b->body[0]->buf->name));
+    if (auto_step(a, "%s = cache_write(%s, %s)", tile, b->name, ns->loops[last_spatial]->var->name) &&
+        auto_step(a, "decompose_reduction(%s, %s)", b->name, ns->loops[first_reduce]->var->name)) {
+        auto_step(a, "vectorize(%s_init)", fi);
+        auto_step(a, "vectorize(%s_%s_out)", fi, tile);
+    }
+    auto_step(a, "vectorize(%s)", fi);
+    unroll_window(a, b);
+    if (a->threads > 1 && first_par >= 0)
+        auto_step(a, "parallel(%s)", ns->loops[first_par]->var->name);
     return true;
 }
 
@@ -620,7 +769,7 @@ static int whole_copy_of(const auto_ctx *a, const ir_stmt *st)
 void schedule_simple(auto_ctx *a, nest *ns)
 {
     ir_stmt *b = ns->block;
-    if (ns->n == 0 || schedule_transpose_copy(a, ns))
+    if (ns->n == 0 || schedule_transpose_copy(a, ns) || schedule_pool_channels_last(a, ns))
         return;
     nest merged;
     if (merge_elementwise(a, ns) && auto_nest_of(a, b, &merged)) {
@@ -709,8 +858,8 @@ static bool guarded_read(const ir_expr *x, void *p)
     return true;
 }
 
-/* The dimension of buffer x that a depthwise convolution reading it wants
- * innermost in its padded copy (its channels), or -1. */
+/* The dimension of buffer x that a depthwise convolution or a pooling
+ * reading it wants innermost in its padded copy (its channels), or -1. */
 typedef struct dw_find {
     const auto_ctx *a;
     const ir_buffer *x;
@@ -721,9 +870,13 @@ static bool find_depthwise(const ir_stmt *s, void *p)
 {
     dw_find *w = p;
     dw_info o;
+    pool_info po;
     if (s->kind == IR_S_BLOCK && classify_depthwise(s, &o) && o.X->buf == w->x &&
         depthwise_channels_last(w->a, &o))
         w->dim = o.xdim;
+    else if (s->kind == IR_S_BLOCK && classify_pool(s, &po) && po.X->buf == w->x &&
+             pool_channels_last(w->a, s, &po))
+        w->dim = po.xdim;
     return true;
 }
 
