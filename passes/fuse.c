@@ -28,8 +28,9 @@
  * QuantizeLinear's clamped rounding of f32 to u8: ir/narrow.h) fuses as in
  * case (b) in both cases: its value cannot live in P's tile, so the
  * write-back computes it, `Y[e] = C(tile[...])` (except in a vectorized
- * write-back that stores its lanes apart, which it would slow down more
- * than a kernel of its own takes).
+ * write-back that stores its lanes apart and will go on doing so after
+ * the layout pass, which it would slow down more than a kernel of its own
+ * takes).
  *
  * Then a concatenation goes when the layers before it can write its
  * parts of its output in place (concat_in_place): every call passing one
@@ -1049,14 +1050,14 @@ static bool fuse_into_producer(fuse_index *ix, int ci, const ir_stmt *cb, int tp
      * as they are plus a quantize in vectors of its own take less time
      * (QDQ MobileNetV2's expand convolutions, whose NCHW outputs the
      * depthwise layers after them keep: 142 us lost over the model).
-     * This runs before layout, so it also refuses write-backs that layout
-     * then makes contiguous (all of QDQ ResNet-50's); fused, those gain
-     * little (ResNet-50 -0.6 to -1.3%, ResNet-18 nothing): a quantize is
-     * bound by its ~10 vector operations per 16 lanes, in the write-back
-     * as in its own kernel, not by the f32 tensor it reads (x * (1/scale)
-     * instead of the division: 10% off its own kernel, nothing fused) */
+     * Unless the layout pass (after this one) will store T channels-last,
+     * the lanes' dimension innermost: the write-back then stores its lanes
+     * together, and the quantize in it saves a kernel, a pass over T and,
+     * with two threads, a parallel region (QDQ ResNet-50's 45 quantize
+     * kernels: 2T 16.5 -> 14.2 ms with far vCPUs, 1T -1.4%;
+     * bench/results/int8_s13.txt) */
     for (int k = 0; !same_type && k < u.w.nstores; k++)
-        if (strided_writeback(&u, k))
+        if (strided_writeback(&u, k) && !pass_layout_channels_last(m, u.C->args[u.tp], ix->dead))
             return false;
     if (same_type && writebacks_fit(&u)) {
         for (int k = 0; k < u.w.nstores; k++)
@@ -1391,23 +1392,31 @@ static bool concat_in_place(fuse_index *ix, int ci)
     return true;
 }
 
+/* Elementwise calls whose results nothing reads go, the last first (then
+ * one that only they read goes too). */
+static void drop_unread(fuse_index *ix)
+{
+    for (int ci = ix->m->graph.ncalls - 1; ci >= 0; ci--)
+        if (!ix->dead[ci] && results_unread(ix, ci)) {
+            ix->dead[ci] = true;
+            ix->nruns[pass_find_ptr(ix->funcs, ix->nfuncs, ix->m->graph.calls[ci].fn)]--;
+        }
+}
+
 bool pass_fuse(ir_module *m, diag *d)
 {
     (void)d;
     fuse_index ix;
     index_graph(m, &ix);
+    /* calls whose results nothing reads go first too: the layout question
+     * a fusion asks (pass_layout_channels_last) sees the graph without them */
+    drop_unread(&ix);
     for (int ci = 0; ci < m->graph.ncalls; ci++)
         fuse_call(&ix, ci);
     /* concatenations whose producers can write their parts in place go */
     for (int ci = 0; ci < m->graph.ncalls; ci++)
         concat_in_place(&ix, ci);
-    /* elementwise calls whose results nothing reads go, the last first
-     * (then one that only they read goes too) */
-    for (int ci = m->graph.ncalls - 1; ci >= 0; ci--)
-        if (!ix.dead[ci] && results_unread(&ix, ci)) {
-            ix.dead[ci] = true;
-            ix.nruns[pass_find_ptr(ix.funcs, ix.nfuncs, m->graph.calls[ci].fn)]--;
-        }
+    drop_unread(&ix);
     /* the fused consumers' calls go, and kernels no call (run or load)
      * uses any more */
     int k = 0;

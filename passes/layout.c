@@ -325,7 +325,8 @@ typedef struct use {
 /* Who passes what, built once: the (call, argument) pairs passing each
  * graph buffer, in call order, and how many calls run each function (2
  * when a load call runs it too), so the pass costs about n log n in the
- * graph's calls, not n^2. */
+ * graph's calls, not n^2.  Calls marked in skip (when given) count as
+ * gone. */
 typedef struct graph_uses {
     const void **bufs;     /* the graph's buffers, sorted by address */
     int nbufs;
@@ -336,7 +337,7 @@ typedef struct graph_uses {
     int *ncalls;           /* per funcs[i] */
 } graph_uses;
 
-static void index_uses(ir_module *m, graph_uses *gu)
+static void index_uses(ir_module *m, graph_uses *gu, const bool *skip)
 {
     ir_graph *g = &m->graph;
     gu->nbufs = g->nbufs;
@@ -349,6 +350,8 @@ static void index_uses(ir_module *m, graph_uses *gu)
     memset(gu->start, 0, sizeof *gu->start * (size_t)(g->nbufs + 2));
     int total = 0;
     for (int i = 0; i < g->ncalls; i++) {
+        if (skip && skip[i])
+            continue;
         int f = pass_find_ptr(gu->funcs, gu->nfuncs, g->calls[i].fn);
         if (f >= 0)
             gu->ncalls[f]++;
@@ -372,7 +375,7 @@ static void index_uses(ir_module *m, graph_uses *gu)
     /* start[b + 1] is now where b's pairs begin; filling moves it to where
      * they end, which is start[b + 1] as the index needs it */
     for (int i = 0; i < g->ncalls; i++)
-        for (int a = 0; a < g->calls[i].nargs; a++) {
+        for (int a = 0; a < g->calls[i].nargs && !(skip && skip[i]); a++) {
             int b = pass_find_ptr(gu->bufs, gu->nbufs, g->calls[i].args[a]);
             if (b >= 0) {
                 int k = gu->start[b + 1]++;
@@ -1033,8 +1036,9 @@ static bool cl_apply(ir_module *m, cl_set *s)
     return true;
 }
 
-/* Every set that a permuted pad copy seeds. */
-static void channels_last(ir_module *m, const graph_uses *gu)
+/* Every set that a permuted pad copy seeds, stored in its order; or, with
+ * query, none: whether query would be in one (m unchanged). */
+static bool channels_last(ir_module *m, const graph_uses *gu, const ir_buffer *query)
 {
     ir_graph *g = &m->graph;
     bool *taken = ir_alloc(m->arena, (size_t)gu->nbufs + 1);
@@ -1063,8 +1067,21 @@ static void channels_last(ir_module *m, const graph_uses *gu)
             continue;
         for (int i = 0; i < s->nt; i++)
             taken[pass_find_ptr(gu->bufs, gu->nbufs, s->t[i])] = true;
-        cl_apply(m, s);
+        if (query && cl_find(s, query) >= 0)
+            return true;
+        if (!query)
+            cl_apply(m, s);
     }
+    return false;
+}
+
+bool pass_layout_channels_last(ir_module *m, const ir_buffer *t, const bool *skip)
+{
+    if (m->graph.has_arena)
+        return false;
+    graph_uses gu;
+    index_uses(m, &gu, skip);
+    return channels_last(m, &gu, t);
 }
 
 bool pass_layout(ir_module *m, diag *d)
@@ -1076,8 +1093,8 @@ bool pass_layout(ir_module *m, diag *d)
     /* how many calls run each function; one a load call runs too is left
      * alone */
     graph_uses gu;
-    index_uses(m, &gu);
-    channels_last(m, &gu);
+    index_uses(m, &gu, NULL);
+    channels_last(m, &gu, NULL);
     for (int b = 0; b < g->nbufs; b++) {
         ir_buffer *t = g->bufs[b];
         if (t->role != IR_BUF_TEMP || t->in_arena || t->ndim < 1 || t->ndim > MAXD)

@@ -95,6 +95,12 @@ bool pass_separate(ir_module *m, diag *d);   /* passes/separate.c */
 bool pass_serialize(ir_module *m, diag *d);  /* passes/serialize.c */
 bool pass_fuse(ir_module *m, diag *d);       /* passes/fuse.c */
 bool pass_layout(ir_module *m, diag *d);     /* passes/layout.c */
+/* Whether pass_layout, run on m as it is now without the graph calls
+ * marked in skip (per call; NULL: none), would store temporary t with its
+ * dimensions in another order (channels-last, with the activations its
+ * kernels link it to): the fuse pass, which runs before it, asks whether a
+ * write-back that stores its lanes apart will store them together. */
+bool pass_layout_channels_last(ir_module *m, const ir_buffer *t, const bool *skip);
 bool pass_memplan(ir_module *m, diag *d);    /* passes/memplan.c */
 bool pass_vectorize(ir_module *m, diag *d);  /* passes/vectorize.c */
 bool pass_prepack(ir_module *m, diag *d);    /* passes/prepack.c */
