@@ -458,11 +458,21 @@ static bool classify_pool(const ir_stmt *b, pool_info *o)
  * Channels-last, X copied in that order by pad (or, once layout stores X
  * so, read in place), each output is one vector of 64 channels, the taps
  * a max each, and the threads take output rows.  QDQ ResNet-18's 3x3 of
- * stride 2 on 64x112x112 (bench/results/int8_s13.txt). */
+ * stride 2 on 64x112x112 (bench/results/int8_s13.txt).
+ * Not when a later kernel reduces over the pool's output in place (1x1
+ * convolutions reading it NCHW, which layout then keeps): the pool's
+ * write-back would store each output's 64 channels a plane apart, byte by
+ * byte (QDQ ResNet-50's pool 338 -> 895 us at one thread;
+ * bench/results/int8_s14.txt). */
+static bool read_after(const auto_ctx *a, const ir_func *f, bool outputs_only,
+                       bool (*reader)(const auto_ctx *, const ir_func *, const ir_buffer *));
+static bool reduces_in_place(const auto_ctx *a, const ir_func *r, const ir_buffer *x);
+
 static bool pool_channels_last(const auto_ctx *a, const ir_stmt *b, const pool_info *o)
 {
     int vl = a->lanes * 4;
-    return ir_dtype_size(b->body[0]->buf->dtype) == 1 && o->F % vl == 0 && o->Q < vl;
+    return ir_dtype_size(b->body[0]->buf->dtype) == 1 && o->F % vl == 0 && o->Q < vl &&
+           !read_after(a, a->f, true, reduces_in_place);
 }
 
 static bool schedule_pool_channels_last(auto_ctx *a, nest *ns)
@@ -561,12 +571,11 @@ static bool may_fuse(const ir_module *m, int ci, int depth)
 
 static bool reader_pads_late(const auto_ctx *a, const ir_func *r, const ir_buffer *x);
 
-/* Whether a call of f writes a temporary that a later call reads through
- * a padding guard (the layout pass would store it with a border, in f's
- * own dimensions).  Not a reader that will pad it late, one slice at a
- * time (an int8 depthwise convolution's channel): layout gives no border
- * for those copies, so merging costs the reader nothing. */
-static bool output_padded(const auto_ctx *a, const ir_func *f)
+/* Whether a later call reads a temporary that a call of f writes (one of
+ * f's outputs when outputs_only) where reader(a, R, p) holds of the
+ * reader's function R and its parameter p bound to it. */
+static bool read_after(const auto_ctx *a, const ir_func *f, bool outputs_only,
+                       bool (*reader)(const auto_ctx *, const ir_func *, const ir_buffer *))
 {
     const ir_module *m = a->m;
     for (int ci = 0; ci < m->graph.ncalls; ci++) {
@@ -576,16 +585,46 @@ static bool output_padded(const auto_ctx *a, const ir_func *f)
             const ir_graph_call *R = &m->graph.calls[c];
             for (int k = 0; k < R->nargs && k < R->fn->nparams; k++)
                 for (int j = 0; j < m->graph.calls[ci].nargs; j++) {
-                    if (R->args[k] != m->graph.calls[ci].args[j] || R->args[k]->role != IR_BUF_TEMP)
+                    if (R->args[k] != m->graph.calls[ci].args[j] || R->args[k]->role != IR_BUF_TEMP ||
+                        (outputs_only && (j >= f->nparams || !ir_stmt_stores_to(f->body, f->params[j]))))
                         continue;
-                    const ir_buffer *pb[2] = {R->fn->params[k], NULL};
-                    ir_stmt_walk(R->fn->body, NULL, guarded_read, pb);
-                    if (pb[1] && !reader_pads_late(a, R->fn, pb[0]))
+                    if (reader(a, R->fn, R->fn->params[k]))
                         return true;
                 }
         }
     }
     return false;
+}
+
+/* A reader that pads x now, as a whole (not late, one slice at a time). */
+static bool pads_now(const auto_ctx *a, const ir_func *r, const ir_buffer *x)
+{
+    const ir_buffer *pb[2] = {x, NULL};
+    ir_stmt_walk(r->body, NULL, guarded_read, pb);
+    return pb[1] && !reader_pads_late(a, r, x);
+}
+
+/* Whether a call of f writes a temporary that a later call reads through
+ * a padding guard (the layout pass would store it with a border, in f's
+ * own dimensions).  Not a reader that will pad it late, one slice at a
+ * time (an int8 depthwise convolution's channel): layout gives no border
+ * for those copies, so merging costs the reader nothing. */
+static bool output_padded(const auto_ctx *a, const ir_func *f)
+{
+    return read_after(a, f, false, pads_now);
+}
+
+/* A reader that reads x in place (never through a padding guard, so it
+ * makes no copy of x) in a kernel with a reduction: a 1x1 convolution's
+ * dot products over x's channels, or a global pooling. */
+static bool reduces_in_place(const auto_ctx *a, const ir_func *r, const ir_buffer *x)
+{
+    (void)a;
+    const ir_buffer *pb[2] = {x, NULL};
+    ir_stmt_walk(r->body, NULL, guarded_read, pb);
+    bool red = false;
+    ir_stmt_walk(r->body, has_reduction, NULL, &red);
+    return !pb[1] && red;
 }
 
 /* An elementwise kernel that stays a kernel of its own (the fuse pass
