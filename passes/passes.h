@@ -91,6 +91,7 @@ bool pass_simplify(ir_module *m, diag *d);   /* passes/simplify.c */
 bool pass_flatten(ir_module *m, diag *d);    /* passes/flatten.c */
 bool pass_dce(ir_module *m, diag *d);        /* passes/dce.c */
 bool pass_hoist(ir_module *m, diag *d);      /* passes/hoist.c */
+bool pass_filled(ir_module *m, diag *d);     /* passes/filled.c */
 bool pass_separate(ir_module *m, diag *d);   /* passes/separate.c */
 bool pass_serialize(ir_module *m, diag *d);  /* passes/serialize.c */
 bool pass_fuse(ir_module *m, diag *d);       /* passes/fuse.c */

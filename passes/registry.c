@@ -34,6 +34,8 @@ static const pass_info pass_list[] = {
     {"prepack", pass_prepack,
      "compute what kernels derive from weights alone (packed panels) once, at load"},
     {"flatten", pass_flatten, "make every buffer 1-D with row-major linear indices"},
+    {"filled", pass_filled,
+     "mark local buffers whose first statement stores every element filled (not zeroed)"},
     {"memplan", pass_memplan,
      "place graph temporaries with disjoint lifetimes in one shared arena (64-byte aligned)"},
     {"vectorize", pass_vectorize,
@@ -74,8 +76,8 @@ const char *pass_pipeline(int opt_level)
     case 0: return "schedule,flatten";
     case 1: return "simplify,schedule,dce,flatten,simplify";
     default:
-        return "simplify,schedule,separate,autoschedule,fuse,layout,simplify,hoist,dce,prepack,flatten,simplify,serialize,"
-               "memplan";
+        return "simplify,schedule,separate,autoschedule,fuse,layout,simplify,hoist,dce,prepack,flatten,simplify,filled,"
+               "serialize,memplan";
     }
 }
 
