@@ -680,6 +680,8 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
     r->spread_runs += r->apart;
     if (one)
         cg_set_threads(o->lib, o->threads);
+    if (timed)
+        rt_threads_warmed_up();
     ir_phase_pop();
     return ok;
 }
