@@ -48,6 +48,11 @@
 # run takes; at 2 it also counts the time threads spend waiting for each
 # other (spinning), so the 2-thread rows then compare work, not latency.
 #
+# tec runs with TEC_THREADS_TRACE=1: at the end the table lists each tec
+# cell (model, threads, side, round) some of whose runs went asleep beside
+# other processes or on one thread (runtime/threads.h); such a cell times
+# the machine's load, not tec's kernels.
+#
 # TEC_VS=OTHER_TEC adds a column: OTHER_TEC on the .onnx export, timed in the
 # same rounds (a build before a change, say), and its ratio to ORT.
 #
