@@ -252,7 +252,7 @@ void rt_threads_after_call(int64_t ns, int64_t ref_ns);
  * first look decides (asleep at once where more processes want the
  * processors than there are), and the warm-up's later looks within
  * RT_THREADS_SETTLE_NS of it only start the next window: in the first
- * 10-30 ms after another process ended (ONNX Runtime's node, or tec) the
+ * 10-30 ms after ONNX Runtime's node process ended (at times a tec) the
  * threads waited in the run queue 40-90% of a window and none after, which
  * sent a short process's runs to sleep for RT_THREADS_PROBE_MIN_NS (13 of
  * MobileNetV2's 20 runs, 1.5x its median; bench/results/twot_s15.txt). */
