@@ -48,6 +48,11 @@
 # run takes; at 2 it also counts the time threads spend waiting for each
 # other (spinning), so the 2-thread rows then compare work, not latency.
 #
+# tec runs with TEC_THREADS_TRACE=1: at the end the table lists each tec
+# cell (model, threads, side, round) some of whose runs went asleep beside
+# other processes or on one thread (runtime/threads.h); such a cell times
+# the machine's load, not tec's kernels.
+#
 # TEC_VS=OTHER_TEC adds a column: OTHER_TEC on the .onnx export, timed in the
 # same rounds (a build before a change, say), and its ratio to ORT.
 #
@@ -109,10 +114,17 @@ export XDG_CACHE_HOME=$tmp/cache
 
 is_zoo() { case " $ZOO " in *" $1 "*) return 0 ;; esac; return 1; }
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-# tec_ms ARGS...: tec's median in ms, or FAIL ($BIN instead of tec if set)
+# tec_ms ARGS...: tec's median in ms, or FAIL ($BIN instead of tec if set).
+# On several threads the runtime's choices of each run (TEC_THREADS_TRACE:
+# asleep beside other processes, one thread) are counted into $tmp/choices
+# under the label $cell, so that a slow cell shows whether tec's runtime
+# or the machine made it so.
 tec_ms() {
     local out
-    out=$("${BIN:-$TEC}" -O2 "$@" 2>&1) || { echo "$out" >>"$tmp/errors"; echo FAIL; return; }
+    out=$(TEC_THREADS_TRACE=1 "${BIN:-$TEC}" -O2 "$@" 2>&1) || { echo "$out" >>"$tmp/errors"; echo FAIL; return; }
+    echo "$out" | awk -v cell="${cell:-}" '/^tec: run [0-9]+: / {n++; a += /asleep/; o += / 1 thread/; p += /temps apart/}
+        END {if (n && cell != "") printf "%s: %d runs, %d asleep, %d on one thread, %d temps apart\n", cell, n, a, o, p}' \
+        >>"$tmp/choices"
     echo "$out" | sed -n 's/^time: median of [0-9]* runs after a warm-up: \([0-9.]*\) us$/\1/p' |
         awk '{printf "%.3f", $1 / 1000}'
 }
@@ -205,12 +217,12 @@ for m in $models; do
             fi
             ort="$ort $(echo "$line" | sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p')"
             if [ -n "$TEC_VS" ]; then
-                vs="$vs $(BIN=$TEC_VS TEC_NUM_THREADS=$n tec_ms "$onnx" "${inargs[@]}" --repeat "$REPEAT")"
+                vs="$vs $(cell="$m ${n}T vs round $r" BIN=$TEC_VS TEC_NUM_THREADS=$n tec_ms "$onnx" "${inargs[@]}" --repeat "$REPEAT")"
             fi
             if is_zoo "$m"; then
-                te="$te $(TEC_NUM_THREADS=$n tec_ms "$here/examples/$m.te" --repeat "$REPEAT")"
+                te="$te $(cell="$m ${n}T .te round $r" TEC_NUM_THREADS=$n tec_ms "$here/examples/$m.te" --repeat "$REPEAT")"
             fi
-            on="$on $(TEC_NUM_THREADS=$n tec_ms "$onnx" "${inargs[@]}" --repeat "$REPEAT")"
+            on="$on $(cell="$m ${n}T .onnx round $r" TEC_NUM_THREADS=$n tec_ms "$onnx" "${inargs[@]}" --repeat "$REPEAT")"
         done
         case $te in *FAIL*) te=FAIL ;; *) te=$(echo "$te" | median) ;; esac
         case $on in *FAIL*) on=FAIL ;; *) on=$(echo "$on" | median) ;; esac
@@ -249,6 +261,12 @@ for n in $THREADS; do
                  s == "zoo" ? "zoo" : "torchvision", n, exp(l / c), c, mx}' "$summary"
     done
 done
+if [ -s "$tmp/choices" ] && grep -qv ' 0 asleep, 0 on one thread' "$tmp/choices"; then
+    echo
+    echo "tec's runtime on several threads (runs of each cell's process asleep beside other"
+    echo "processes or on one thread: such cells time the machine's load, not tec's kernels):"
+    grep -v ' 0 asleep, 0 on one thread' "$tmp/choices" | sed 's/^/  /'
+fi
 if [ -s "$tmp/errors" ]; then
     echo
     echo "Errors:"

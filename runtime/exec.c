@@ -680,6 +680,15 @@ bool rt_run_execute(rt_run *r, const rt_run_options *o, diag *d)
     r->spread_runs += r->apart;
     if (one)
         cg_set_threads(o->lib, o->threads);
+    if (timed && r->runs == 1) {
+        /* the warm-up's call times are cold ones (page faults, caches):
+         * not what a later window's calls are compared with (a busy
+         * start's first try of spinning, at its end, would win against
+         * them) */
+        memset(r->call_ns, 0, 2 * (size_t)r->m->graph.ncalls * sizeof *r->call_ns);
+    }
+    if (timed)
+        rt_threads_warmed_up();
     ir_phase_pop();
     return ok;
 }

@@ -486,6 +486,36 @@ static bool unreadable;   /* /proc does not tell: the threads keep spinning */
 /* global.busy and global.one_thread as the last decision left them, for
  * callers that do not decide (another thread is deciding) */
 static atomic_bool now_busy, now_one_thread;
+/* the process's warm-up (its load calls and first run) goes on: the looks
+ * at the machine after the first do not decide until settle_by_ns (the
+ * first look's time + RT_THREADS_SETTLE_NS; 0 before it) or
+ * rt_threads_warmed_up, whichever comes first */
+static atomic_bool warming = true;
+static int64_t settle_by_ns;
+
+/* TEC_THREADS_TRACE=1: the first look's decision and every change of the
+ * threads' waiting, with what the window saw, to stderr */
+static void trace_decision(const rt_threads_state *s, const rt_threads_reading *r, int64_t dt,
+                           int64_t waited, int threads, bool first)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("TEC_THREADS_TRACE");
+        on = e && *e && strcmp(e, "0") != 0;
+    }
+    if (!on)
+        return;
+    if (first)
+        fprintf(stderr, "tec: threads %s from the start: %d other runnable threads, %d processors%s\n",
+                s->busy ? "asleep" : "spinning", r->others, r->cpus,
+                r->realtime ? " (real-time: others do not count)" : "");
+    else
+        fprintf(stderr, "tec: threads %s after a window of %.1f ms: run-queue wait %.0f%% of its "
+                "thread time, %d calls of %.1f ms (asleep before: %.1f of them)%s\n",
+                s->busy ? "asleep" : "spinning", (double)dt / 1e6,
+                dt > 0 ? 100.0 * (double)waited / ((double)dt * threads) : 0.0, r->calls,
+                (double)r->call_ns / 1e6, (double)r->ref_ns / 1e6, s->probing ? " (a try)" : "");
+}
 
 const rt_threads_state *rt_threads_global(void) { return &global; }
 
@@ -529,9 +559,20 @@ bool rt_threads_before_call(cg_library *lib, int threads)
         if (all < 0 || !read_tasks(&files, &r.wait_ns, count ? &mine : NULL) || r.cpus < 1) {
             unreadable = true;
             s->busy = false;
+        } else if (s->started && atomic_load(&warming) && now < settle_by_ns) {
+            /* a look of the warm-up only starts the next window
+             * (rt_threads_warmed_up) */
+            s->since_ns = now;
+            s->wait_ns = r.wait_ns;
         } else {
             r.others = all - mine > 0 ? all - mine : 0;
+            bool was_busy = s->started && s->busy;
+            int64_t since = s->since_ns, waited = r.wait_ns - s->wait_ns;
             rt_threads_decide(s, &r, threads);
+            if (was_busy != s->busy || !settle_by_ns)
+                trace_decision(s, &r, now - since, waited, threads, !settle_by_ns);
+            if (!settle_by_ns)
+                settle_by_ns = now + RT_THREADS_SETTLE_NS;
         }
         /* busy: asleep at once, or on one thread where that cannot be */
         s->one_thread = s->busy && !sleep_at_once(true);
@@ -568,6 +609,23 @@ void rt_threads_after_call(int64_t ns, int64_t ref_ns)
     if (ref_ns > 0) {
         global.cmp_ns += ns;
         global.ref_ns += ref_ns;
+    }
+    atomic_flag_clear(&deciding);
+}
+
+void rt_threads_warmed_up(void)
+{
+    if (!atomic_load(&warming) || atomic_flag_test_and_set(&deciding))
+        return;
+    atomic_store(&warming, false);
+    rt_threads_state *s = &global;
+    int64_t wait;
+    /* the first window that decides starts now */
+    if (s->started && !unreadable && read_tasks(&files, &wait, NULL)) {
+        s->since_ns = rt_threads_now_ns();
+        s->wait_ns = wait;
+        s->call_ns = s->cmp_ns = s->ref_ns = s->max_call_ns = 0;
+        s->window_calls = 0;
     }
     atomic_flag_clear(&deciding);
 }

@@ -135,6 +135,7 @@ struct cg_library;
 #define RT_THREADS_PROBE_FIRST_NS 20000000    /* 20 ms: a busy start's first try */
 #define RT_THREADS_PROBE_MIN_NS 100000000     /* 0.1 s */
 #define RT_THREADS_PROBE_MAX_NS 2000000000    /* 2 s */
+#define RT_THREADS_SETTLE_NS 50000000         /* 50 ms: the most of a warm-up that does not decide */
 
 typedef struct rt_threads_state {
     bool started;
@@ -245,6 +246,17 @@ bool rt_threads_before_call(struct cg_library *lib, int threads);
 /* After such a call: it took ns, and ref_ns the last time it ran the
  * other way (busy or not; 0: never).  Adds to the window's times. */
 void rt_threads_after_call(int64_t ns, int64_t ref_ns);
+
+/* The process's warm-up (its load calls and first run) is over: the
+ * looks at the machine decide from the next window on.  Before, only the
+ * first look decides (asleep at once where more processes want the
+ * processors than there are), and the warm-up's later looks within
+ * RT_THREADS_SETTLE_NS of it only start the next window: in the first
+ * 10-30 ms after ONNX Runtime's node process ended (at times a tec) the
+ * threads waited in the run queue 40-90% of a window and none after, which
+ * sent a short process's runs to sleep for RT_THREADS_PROBE_MIN_NS (13 of
+ * MobileNetV2's 20 runs, 1.5x its median; bench/results/twot_s15.txt). */
+void rt_threads_warmed_up(void);
 
 /* A call ran on one thread by the run's choice (rt_one_thread): counted
  * for --verbose, not compared with other ways of waiting. */
