@@ -230,106 +230,6 @@ static ir_stmt *interchanged(ir_module *m, const ir_stmt *st)
     return outer;
 }
 
-/* ---------------------------------------------------------------- combining partial results
- *
- * A reduction factored into the lanes of a local (a row kernel's rfactor,
- * passes/schedule/auto.c) ends in the loop that folds the local's W partial
- * results into the reduction's element, one after another:
- *
- *   for k in 0..16 { A[I] = max(A[I], P[k]) }       (a chain of 16 steps)
- *
- * When it is the last statement in the scope of P, it folds P in a tree of
- * adjacent pairs first, halving it down to 4 values, as vectors (stride-2
- * loads), then runs the loop over those 4:
- *
- *   P[ramp(0, 1, 8)] = max(P[ramp(0, 2, 8)], P[ramp(1, 2, 8)])
- *   P[ramp(0, 1, 4)] = max(P[ramp(0, 2, 4)], P[ramp(1, 2, 4)])
- *   for k in 0..4 { A[I] = max(A[I], P[k]) }
- *
- * Pairs of neighbours keep the elements' order, so max and min (IR_MAX's
- * NaN rule keeps the first operand on ties and skips a NaN, an associative
- * rule on sequences) give the element the chain gives, bit for bit; a sum
- * is reassociated, as the rfactor that made the partial results already
- * reassociates it (passes/schedule/loops.c). */
-
-/* The store of loop st's body, with a block's iteration variables replaced
- * by their bindings, when the body is that one store (a block without
- * init); NULL otherwise. */
-static ir_stmt *single_store(ir_module *m, ir_stmt *st)
-{
-    ir_stmt *b = only(st->body[0]);
-    if (b && b->kind == IR_S_BLOCK && !b->init && b->nbody == 1 && b->niters <= 16) {
-        ir_var *from[16];
-        ir_expr *to[16];
-        for (int k = 0; k < b->niters; k++) {
-            from[k] = b->iters[k].var;
-            to[k] = b->iters[k].binding;
-        }
-        b = only(ir_stmt_subst(m, b->body[0], from, to, b->niters));
-    }
-    return b && b->kind == IR_S_STORE && b->value ? b : NULL;
-}
-
-/* Whether st is for k in 0..W { A[I] = op(A[I], P[k]) } with W a power of
- * two from 8 to 64, op + max or min, A and P of f32, I free of k, A not P. */
-static bool combines_partials(ir_module *m, ir_stmt *st, const ir_buffer *p)
-{
-    if (st->kind != IR_S_FOR || (st->for_kind != IR_FOR_SERIAL && st->for_kind != IR_FOR_UNROLLED) ||
-        ir_for_step(st) > 1 || st->nbody != 1 || !st->lo || !st->hi || st->lo->kind != IR_INT ||
-        st->hi->kind != IR_INT || st->lo->ival != 0)
-        return false;
-    int64_t w = st->hi->ival;
-    if (w < 8 || w > 64 || (w & (w - 1)) || p->dtype != IR_F32 || p->ndim != 1 || p->shape[0] < w)
-        return false;
-    ir_stmt *b = single_store(m, st);
-    if (!b || b->buf == p || b->buf->dtype != IR_F32)
-        return false;
-    const ir_expr *v = b->value;
-    if ((v->kind != IR_ADD && v->kind != IR_MAX && v->kind != IR_MIN) || v->lanes > 1 ||
-        v->a->kind != IR_LOAD || v->a->buf != b->buf || v->a->nargs != b->nargs ||
-        v->b->kind != IR_LOAD || v->b->buf != p || v->b->nargs != 1 ||
-        v->b->args[0]->kind != IR_VAR || v->b->args[0]->var != st->var)
-        return false;
-    for (int i = 0; i < b->nargs; i++)
-        if (!ir_expr_equal(b->args[i], v->a->args[i]) || ir_expr_uses_var(b->args[i], st->var))
-            return false;
-    return true;
-}
-
-/* P[ramp(at, 1, n)] = op(P[ramp(2 at, 2, n)], P[ramp(2 at + 1, 2, n)]). */
-static ir_stmt *pair_step(ir_module *m, ir_buffer *p, ir_expr_kind op, int64_t at, int n)
-{
-    ir_expr *one = ir_int_typed(m, 1, IR_I64), *two = ir_int_typed(m, 2, IR_I64);
-    ir_expr *even[1] = {ir_ramp(m, ir_int_typed(m, 2 * at, IR_I64), two, n)};
-    ir_expr *odd[1] = {ir_ramp(m, ir_int_typed(m, 2 * at + 1, IR_I64), ir_expr_copy(m, two), n)};
-    ir_expr *dst[1] = {ir_ramp(m, ir_int_typed(m, at, IR_I64), one, n)};
-    return ir_store(m, p, dst, 1, ir_binary(m, op, ir_load(m, p, even, 1), ir_load(m, p, odd, 1)));
-}
-
-/* The statements of alloc st (a local P) with their last one, a loop that
- * combines P's partial results, folded in a tree first (see above). */
-static void tree_combine(ir_module *m, ir_stmt *alloc, int lanes)
-{
-    ir_stmt *seq = alloc->nbody == 1 ? alloc->body[0] : NULL;
-    if (!seq || seq->kind != IR_S_SEQ || seq->nbody < 1)
-        return;
-    ir_stmt *loop = seq->body[seq->nbody - 1];
-    ir_buffer *p = alloc->buf;
-    if (!combines_partials(m, loop, p))
-        return;
-    ir_expr_kind op = single_store(m, loop)->value->kind;
-    ir_stmt *q = ir_seq_new(m);
-    for (int i = 0; i < seq->nbody - 1; i++)
-        ir_seq_append(m, q, seq->body[i]);
-    for (int64_t half = loop->hi->ival / 2; half >= 4; half /= 2)
-        for (int64_t at = 0; at < half; at += lanes)
-            ir_seq_append(m, q, pair_step(m, p, op, at, (int)(half - at < lanes ? half - at : lanes)));
-    ir_stmt *rest = ir_stmt_copy(m, loop);
-    rest->hi = ir_int_typed(m, 4, loop->hi->dtype);
-    ir_seq_append(m, q, rest);
-    alloc->body[0] = q;
-}
-
 /* Walks s's body with var in the range of [lo, hi] pushed. */
 static void walk_in_range(walk_ctx *c, ir_stmt *st, const ir_var *var, ir_interval r)
 {
@@ -382,7 +282,6 @@ static ir_stmt *walk(walk_ctx *c, ir_stmt *st)
             if (l.need > l.orig)
                 enlarge(c->m, st, l.need);
         }
-        tree_combine(c->m, st, target_vector_bytes() / 4);
         return st;
     }
     default:
