@@ -2789,6 +2789,17 @@ static char *compile_cached(const char *c_source, const cg_options *o, diag *d)
     char hex[65], name[80];
     if (!key_prefix(&b.cc, &b.flags, target, b.identity, &prefix, d))
         goto out;
+    /* The entry is built from units at these levels: a tec whose light or
+     * cold flags differ must not take another's entry for the same C (an
+     * A/B of two such builds would compare one object twice). */
+    for (int i = 0; i < b.light_flags.n; i++)
+        text_field(&prefix, "light-flag", b.light_flags.v[i], strlen(b.light_flags.v[i]));
+    for (int i = 0; i < b.cold_flags.n; i++)
+        text_field(&prefix, "cold-flag", b.cold_flags.v[i], strlen(b.cold_flags.v[i]));
+    if (prefix.oom) {
+        oom(d);
+        goto out;
+    }
     key_digest(&prefix, c_source, hex);
     snprintf(name, sizeof name, "%s.so", hex);
     if (!(path = path_join(dir, name))) {
