@@ -2054,7 +2054,9 @@ static bool cold_unit(const split_ctx *x, const cg_unit *u)
  * that do least, together at most LIGHT_SHARE of the model's estimated
  * work, are built at -O2 (those within COLD_SHARE at -O1): whatever they
  * lose is a fraction of that share.  The layers' minima of MaxViT-T and
- * EfficientNet-B0 did not change (bench/results/cold_s13.txt). */
+ * EfficientNet-B0 did not change (bench/results/cold_s13.txt); but plain -O2
+ * left loops over small local arrays in memory, 1.3-3x slower (depthwise
+ * and int8 convs, pools): light units also get -fpeel-loops (setup_build). */
 #define LIGHT_SHARE 0.10
 
 /* The distinct kernels that do least, together at most COLD_SHARE of the
