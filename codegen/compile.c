@@ -2054,7 +2054,9 @@ static bool cold_unit(const split_ctx *x, const cg_unit *u)
  * that do least, together at most LIGHT_SHARE of the model's estimated
  * work, are built at -O2 (those within COLD_SHARE at -O1): whatever they
  * lose is a fraction of that share.  The layers' minima of MaxViT-T and
- * EfficientNet-B0 did not change (bench/results/cold_s13.txt). */
+ * EfficientNet-B0 did not change (bench/results/cold_s13.txt); but plain -O2
+ * left loops over small local arrays in memory, 1.3-3x slower (depthwise
+ * and int8 convs, pools): light units also get -fpeel-loops (setup_build). */
 #define LIGHT_SHARE 0.10
 
 /* The distinct kernels that do least, together at most COLD_SHARE of the
@@ -2729,6 +2731,16 @@ static bool setup_build(const cg_options *o, build_setup *b, diag *d)
      * layer's bits would depend on how much of the model's work it does */
     if (cold && strstr(b->identity, "gcc-major:"))
         argv_push(&b->cold_flags, "-fexpensive-optimizations");
+    /* GCC unrolls a loop of known trip count completely at -O2 only when
+     * that does not grow the code; -O3 (and -fpeel-loops) lets it grow.  A
+     * write-back of 8x2 vectors from a local accumulator array then stays a
+     * loop over the array in memory at -O2 and becomes registers at -O3:
+     * QDQ ResNet-50's layer1 convs took 436 us instead of 274 when the
+     * model's work shares made them light (bench/results/det_s15.txt).
+     * -fpeel-loops gives -O2 that unrolling for about 5% more compile time
+     * of the light units. */
+    if (light && strstr(b->identity, "gcc-major:"))
+        argv_push(&b->light_flags, "-fpeel-loops");
     if (b->cold_flags.oom || b->light_flags.oom) {
         oom(d);
         return false;
@@ -2779,6 +2791,17 @@ static char *compile_cached(const char *c_source, const cg_options *o, diag *d)
     char hex[65], name[80];
     if (!key_prefix(&b.cc, &b.flags, target, b.identity, &prefix, d))
         goto out;
+    /* The entry is built from units at these levels: a tec whose light or
+     * cold flags differ must not take another's entry for the same C (an
+     * A/B of two such builds would compare one object twice). */
+    for (int i = 0; i < b.light_flags.n; i++)
+        text_field(&prefix, "light-flag", b.light_flags.v[i], strlen(b.light_flags.v[i]));
+    for (int i = 0; i < b.cold_flags.n; i++)
+        text_field(&prefix, "cold-flag", b.cold_flags.v[i], strlen(b.cold_flags.v[i]));
+    if (prefix.oom) {
+        oom(d);
+        goto out;
+    }
     key_digest(&prefix, c_source, hex);
     snprintf(name, sizeof name, "%s.so", hex);
     if (!(path = path_join(dir, name))) {
