@@ -101,11 +101,8 @@ int main(int argc, char **argv)
     }
     for (long c = 0; argc <= 3 && c < ncpu; c++)
         cpus[nprobes++] = (int)c;
-    int nwindows = (int)(secs * 1000.0 / window_ms);
-    if (nwindows < 1)
-        nwindows = 1;
-    if (nwindows > MAX_WINDOWS)
-        nwindows = MAX_WINDOWS;
+    double windows = secs * 1000.0 / window_ms;   /* clamped before it becomes an int */
+    int nwindows = windows < 1 ? 1 : windows > MAX_WINDOWS ? MAX_WINDOWS : (int)windows;
     probe *probes = calloc((size_t)nprobes, sizeof *probes);
     pthread_t *threads = calloc((size_t)nprobes, sizeof *threads);
     if (!probes || !threads) {
