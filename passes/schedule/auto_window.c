@@ -219,7 +219,9 @@ static bool activation_after(const ir_module *m, const ir_func *f)
  *   and the taps of a chunk are one chain of dependent multiply-adds: the
  *   processor overlaps about two rows, 1.9 cycles per tap and chunk, and
  *   a transcendental activation in the write-back (SiLU) adds its own
- *   chain, 16 cycles a row;
+ *   chain, 16 cycles a row; the row's padded copy (split into a phase per
+ *   column of the stride) costs 0.44 cycles per output per square of a
+ *   padded row's length over an output row's;
  *   along channels, the Q outputs of a row are Q independent chains (0.5
  *   cycles per vector multiply-add), the copies cost 0.5 cycles per
  *   output per square of a padded row's length over an output row's (1.7
@@ -228,7 +230,11 @@ static bool activation_after(const ir_module *m, const ir_func *f)
  * (One thread: 5x5 on 672x14x14 with SiLU, rows 225 us against channels
  * 175; of stride 2, 128 against 81; 3x3 on 960x7x7 with SiLU, 78 against
  * 49, with ReLU6 35 against 36; 3x3 on 384x14x14 with ReLU6 40 against
- * 60.)  Rows longer than a vector keep their rows: the unrolled outputs
+ * 60.  Session 16, ReLU6, rows against channels: 3x3 on 960x7x7 47 against
+ * 26 us, of stride 2 from 576x14x14 40 against 22, which the rows' copy
+ * term decides; 3x3 on 384x14x14 39 against 47 and of stride 2 from
+ * 192x28x28 49 against 71-130 keep their rows; bench/results/
+ * mobile_s16.txt.)  Rows longer than a vector keep their rows: the unrolled outputs
  * would take more registers than there are (28 of them: 3x3 on 28x28
  * ran 2.3 times slower). */
 /* The outputs of a row that a channels-last depthwise convolution
@@ -277,7 +283,6 @@ static bool depthwise_channels_last(const auto_ctx *a, const dw_info *o)
     if ((o->Q + lw - 1) / lw < chunks)   /* whole vectors past the row's end (ir/vectorize.c) */
         chunks = (o->Q + lw - 1) / lw;
     bool act = activation_after(a->m, a->f);
-    double rows = (1.9 * (double)o->taps * (double)chunks + (act ? 16.0 : 0.0)) / (double)o->Q;
     /* the padded row: stride * Q + k - stride, k the square kernel's side */
     ir_affine x;
     int64_t st = 1;
@@ -287,6 +292,8 @@ static bool depthwise_channels_last(const auto_ctx *a, const dw_info *o)
     while ((k + 1) * (k + 1) <= (double)o->taps)
         k++;
     double side = ((double)st * (double)o->Q + k - (double)st) / (double)o->Q;
+    double rows = (1.9 * (double)o->taps * (double)chunks + (act ? 16.0 : 0.0)) / (double)o->Q +
+                  0.44 * side * side;
     double channels = 0.5 * (double)o->taps / L + 0.5 * side * side + 1.1 + (act ? 0.7 : 0.0);
     return channels * 1.15 < rows;   /* near ties keep the rows */
 }
