@@ -48,6 +48,16 @@
 # run takes; at 2 it also counts the time threads spend waiting for each
 # other (spinning), so the 2-thread rows then compare work, not latency.
 #
+# On several threads each round starts with the vCPUs' round trip
+# (bench/vcpu_rtt.c: near ~50-70 ns, far ~150-380, above 1000 the partner
+# thread waited for a processor; it flips within minutes and every
+# 2-thread time depends on it, ORT's too), and ORT runs
+# before tec's cells in odd rounds and after them in even ones.  The
+# table's cells are medians per column; at the end each 2-thread cell's
+# rounds are listed paired (tec .onnx / ORT of the same round, the ratio
+# that the machine's state moves least), with their median and the
+# fastest round's ratio (tec's fastest / ORT's fastest).
+#
 # tec runs with TEC_THREADS_TRACE=1: at the end the table lists each tec
 # cell (model, threads, side, round) some of whose runs went asleep beside
 # other processes or on one thread (runtime/threads.h); such a cell times
@@ -155,6 +165,50 @@ g = np.load(got[0]).astype(np.float64).reshape(ref.shape)
 print("%.1e" % (np.abs(g - ref).max() / max(np.abs(ref).max(), 1e-30)))' "$1" "$2" 2>/dev/null || echo FAIL
 }
 
+# The vCPUs' round trip (bench/vcpu_rtt.c, ns), or - where it cannot be told.
+vcpu_rtt_ns() {
+    [ -x "$tmp/vcpu_rtt" ] || ${CC:-cc} -O2 -fopenmp -o "$tmp/vcpu_rtt" "$here/bench/vcpu_rtt.c" 2>/dev/null ||
+        { echo -; return; }
+    "$tmp/vcpu_rtt" 2>/dev/null | awk '$1 == "round" {print $3; f = 1} END {if (!f) print "-"}'
+}
+# One round's cells of model $m on $n threads (the loop's variables):
+# ONNX Runtime's (ort_cell; its error into ort_err) and tec's (tec_cells),
+# each appending its time to its column's list; paired records the round
+# (its rtt, ORT's and tec .onnx's time) in $tmp/rounds.
+ort_cell() {
+    line=$(node "$here/bench/ort_run.js" "$onnx" "$WORK/$m.in" "$WORK/$m.ref.npy" \
+           "$n" "$REPEAT" "$CAP" 2>>"$tmp/errors")
+    ort_err=$(echo "$line" | sed -n 's/.* err=\([^ ]*\).*/\1/p')
+    local field=median_ms
+    [ -n "$CPU" ] && field=cpu_ms
+    ort_ms=$(echo "$line" | sed -n "s/.* $field=\([0-9.]*\).*/\1/p")
+    ort="$ort $ort_ms"
+}
+tec_cells() {
+    if [ -n "$CPU" ]; then
+        # about a second of CPU time in the K runs (ORT's time as the guide)
+        local k
+        k=$(awk -v r="$REPEAT" -v c="$ort_ms" 'BEGIN {k = c > 0 ? int(1000 / c) : r;
+            print k < r ? r : (k > 500 ? 500 : k)}')
+        [ -n "$TEC_VS" ] && vs="$vs $(BIN=$TEC_VS TEC_NUM_THREADS=$n tec_cpu_ms "$k" "$onnx" "${inargs[@]}")"
+        is_zoo "$m" && te="$te $(TEC_NUM_THREADS=$n tec_cpu_ms "$k" "$here/examples/$m.te")"
+        on_ms=$(TEC_NUM_THREADS=$n tec_cpu_ms "$k" "$onnx" "${inargs[@]}")
+        on="$on $on_ms"
+        return
+    fi
+    if [ -n "$TEC_VS" ]; then
+        vs="$vs $(cell="$m ${n}T vs round $r" BIN=$TEC_VS TEC_NUM_THREADS=$n tec_ms "$onnx" "${inargs[@]}" --repeat "$REPEAT")"
+    fi
+    if is_zoo "$m"; then
+        te="$te $(cell="$m ${n}T .te round $r" TEC_NUM_THREADS=$n tec_ms "$here/examples/$m.te" --repeat "$REPEAT")"
+    fi
+    on_ms=$(cell="$m ${n}T .onnx round $r" TEC_NUM_THREADS=$n tec_ms "$onnx" "${inargs[@]}" --repeat "$REPEAT")
+    on="$on $on_ms"
+}
+paired() {
+    echo "$m $n $r $rtt ${ort_ms:--} ${on_ms:--}" >>"$tmp/rounds"
+}
+
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 echo "# bench/ort.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) processors: $cpu"
 echo "# tec $("$TEC" --version 2>/dev/null | head -1), cc: $(${CC:-cc} --version | head -1)"
@@ -201,28 +255,19 @@ for m in $models; do
     for n in $THREADS; do
         te= on= ort= vs=
         for r in $(seq "$ROUNDS"); do
-            line=$(node "$here/bench/ort_run.js" "$onnx" "$WORK/$m.in" "$WORK/$m.ref.npy" \
-                   "$n" "$REPEAT" "$CAP" 2>>"$tmp/errors")
-            ort_err=$(echo "$line" | sed -n 's/.* err=\([^ ]*\).*/\1/p')
-            if [ -n "$CPU" ]; then
-                ort_cpu=$(echo "$line" | sed -n 's/.* cpu_ms=\([0-9.]*\).*/\1/p')
-                ort="$ort $ort_cpu"
-                # about a second of CPU time in the K runs (ORT's time as the guide)
-                k=$(awk -v r="$REPEAT" -v c="$ort_cpu" 'BEGIN {k = c > 0 ? int(1000 / c) : r;
-                    print k < r ? r : (k > 500 ? 500 : k)}')
-                [ -n "$TEC_VS" ] && vs="$vs $(BIN=$TEC_VS TEC_NUM_THREADS=$n tec_cpu_ms "$k" "$onnx" "${inargs[@]}")"
-                is_zoo "$m" && te="$te $(TEC_NUM_THREADS=$n tec_cpu_ms "$k" "$here/examples/$m.te")"
-                on="$on $(TEC_NUM_THREADS=$n tec_cpu_ms "$k" "$onnx" "${inargs[@]}")"
-                continue
+            # On several threads: the processors' distance now, and ORT
+            # after tec's cells in the even rounds (before them in the
+            # odd), so that a drift within a round falls on both sides
+            rtt=-
+            [ "$n" -gt 1 ] && rtt=$(vcpu_rtt_ns)
+            if [ -z "$CPU" ] && [ "$n" -gt 1 ] && [ $((r % 2)) = 0 ]; then
+                tec_cells
+                ort_cell
+            else
+                ort_cell
+                tec_cells
             fi
-            ort="$ort $(echo "$line" | sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p')"
-            if [ -n "$TEC_VS" ]; then
-                vs="$vs $(cell="$m ${n}T vs round $r" BIN=$TEC_VS TEC_NUM_THREADS=$n tec_ms "$onnx" "${inargs[@]}" --repeat "$REPEAT")"
-            fi
-            if is_zoo "$m"; then
-                te="$te $(cell="$m ${n}T .te round $r" TEC_NUM_THREADS=$n tec_ms "$here/examples/$m.te" --repeat "$REPEAT")"
-            fi
-            on="$on $(cell="$m ${n}T .onnx round $r" TEC_NUM_THREADS=$n tec_ms "$onnx" "${inargs[@]}" --repeat "$REPEAT")"
+            paired
         done
         case $te in *FAIL*) te=FAIL ;; *) te=$(echo "$te" | median) ;; esac
         case $on in *FAIL*) on=FAIL ;; *) on=$(echo "$on" | median) ;; esac
@@ -261,6 +306,36 @@ for n in $THREADS; do
                  s == "zoo" ? "zoo" : "torchvision", n, exp(l / c), c, mx}' "$summary"
     done
 done
+if [ -s "$tmp/rounds" ] && awk '$2 > 1 {f = 1} END {exit !f}' "$tmp/rounds"; then
+    echo
+    echo "Rounds on several threads, paired: each round's tec .onnx / ORT (the two run in the"
+    echo "same minute, ORT first in odd rounds and last in even ones${CPU:+ (BENCH_CPU: always first, CPU ms)}), with the vCPUs' round trip"
+    echo "before the round (bench/vcpu_rtt.c; near < 120 ns, far < 1000: every 2-thread time"
+    echo "depends on it; busy above, where the partner thread waited for a processor: other"
+    echo "processes held them); median of the rounds' ratios, and tec's fastest round / ORT's:"
+    awk '$2 > 1 {
+        k = $1 " " $2 "T"
+        if (!(k in seen)) { seen[k] = 1; order[++nk] = k }
+        r = ($5 > 0 && $6 > 0) ? $6 / $5 : 0
+        text[k] = text[k] sprintf(" %s:%s %s/%s", $3, $4, $6, $5) (r ? sprintf("=%.2f", r) : "")
+        if (r) { n[k]++; q[k, n[k]] = r }
+        if ($5 > 0 && (!(k in mo) || $5 < mo[k])) mo[k] = $5
+        if ($6 > 0 && (!(k in mt) || $6 < mt[k])) mt[k] = $6
+        near[k] += ($4 != "-" && $4 < 120); far[k] += ($4 != "-" && $4 >= 120 && $4 < 1000)
+        busy[k] += ($4 == "-" || $4 >= 1000)
+    }
+    END {
+        for (i = 1; i <= nk; i++) {
+            k = order[i]; m = n[k]
+            for (a = 1; a <= m; a++) for (b = a + 1; b <= m; b++)
+                if (q[k, b] < q[k, a]) { t = q[k, a]; q[k, a] = q[k, b]; q[k, b] = t }
+            med = !m ? "-" : sprintf("%.2f", m % 2 ? q[k, (m + 1) / 2] : (q[k, m / 2] + q[k, m / 2 + 1]) / 2)
+            printf "  %-22s median %s, fastest %s (%d near, %d far, %d busy); rounds (round:rtt tec/ORT ms):%s\n",
+                k, med, (mo[k] > 0 && mt[k] > 0) ? sprintf("%.2f", mt[k] / mo[k]) : "-", near[k], far[k],
+                busy[k], text[k]
+        }
+    }' "$tmp/rounds"
+fi
 if [ -s "$tmp/choices" ] && grep -qv ' 0 asleep, 0 on one thread' "$tmp/choices"; then
     echo
     echo "tec's runtime on several threads (runs of each cell's process asleep beside other"
