@@ -784,6 +784,9 @@ static bool expand_ellipsis(ox_node *nd, const char *eq, char *out, size_t len)
     return fits || ox_fail(nd, "the equation '%s' is too long", eq);
 }
 
+#define RT_MAX_DIMS_TEXT "8"   /* RT_MAX_DIMS as text */
+_Static_assert(RT_MAX_DIMS == 8, "RT_MAX_DIMS_TEXT is RT_MAX_DIMS");
+
 static bool op_einsum(ox_node *nd, const void *arg)
 {
     const char *given = ox_attr_str(nd, "equation", NULL);
@@ -873,12 +876,24 @@ static bool op_einsum(ox_node *nd, const void *arg)
         free(expr.s);
         return ox_fail(nd, "the equation has %d terms for %d inputs", i, nd->nin);
     }
-    for (const char *p = rhs; *p; p++)
-        if (*p != ' ' && !seen[(unsigned char)*p & 127]) {
+    bool out_letter[128] = {0};
+    int nout = 0;
+    for (const char *p = rhs; *p; p++) {
+        if (*p == ' ')
+            continue;
+        /* (a letter twice would index the result twice: ONNX and numpy
+         * refuse it; more letters than dimensions would overrun y's shape) */
+        const char *why = !seen[(unsigned char)*p & 127] ? "is in no input's term"
+                          : out_letter[(unsigned char)*p & 127] ? "is in the output twice"
+                          : ++nout > RT_MAX_DIMS ? "makes the result more than " RT_MAX_DIMS_TEXT "-D"
+                          : NULL;
+        if (why) {
             ox_kernel_free(&k);
             free(expr.s);
-            return ox_fail(nd, "output letter '%c' is in no input's term", *p);
+            return ox_fail(nd, "output letter '%c' %s", *p, why);
         }
+        out_letter[(unsigned char)*p & 127] = true;
+    }
     ox_value *y = ox_output(nd, 0);
     y->dtype = nd->in[0]->dtype;
     y->ndim = 0;
@@ -3074,16 +3089,16 @@ const ox_op ox_ops_nn[] = {
     {"LogSoftmax", softmax_op, &(const bool){true}, WIDEN},
     {"MatMul", op_matmul, NULL, WIDEN},
     {"MaxPool", pool, &(const bool){true}, AS_IS},
-    {"ReduceL1", reduce_op, &(const reduce_spec){"reduce_l1", "+=", "abs($)", NULL, false, 18}, WIDEN},
-    {"ReduceL2", reduce_op, &(const reduce_spec){"reduce_l2", "+=", "$ * $", "sqrt($)", true, 18}, WIDEN},
-    {"ReduceLogSum", reduce_op, &(const reduce_spec){"reduce_log_sum", "+=", "$", "log($)", true, 18}, WIDEN},
+    {"ReduceL1", reduce_op, &(const reduce_spec){"reduce_l1", "+=", "abs($)", NULL, false, 18, false}, WIDEN},
+    {"ReduceL2", reduce_op, &(const reduce_spec){"reduce_l2", "+=", "$ * $", "sqrt($)", true, 18, false}, WIDEN},
+    {"ReduceLogSum", reduce_op, &(const reduce_spec){"reduce_log_sum", "+=", "$", "log($)", true, 18, false}, WIDEN},
     {"ReduceLogSumExp", reduce_op, &(const reduce_spec){"reduce_log_sum_exp", "+=", "exp($)", "log($)", true, 18, true}, WIDEN},
-    {"ReduceMax", reduce_op, &(const reduce_spec){"reduce_max", "max=", "$", NULL, false, 18}, AS_IS},
-    {"ReduceMean", reduce_op, &(const reduce_spec){"reduce_mean", "+=", "$", "$ / #", true, 18}, WIDEN},
-    {"ReduceMin", reduce_op, &(const reduce_spec){"reduce_min", "min=", "$", NULL, false, 18}, AS_IS},
-    {"ReduceProd", reduce_op, &(const reduce_spec){"reduce_prod", "*=", "$", NULL, false, 18}, WIDEN},
-    {"ReduceSum", reduce_op, &(const reduce_spec){"reduce_sum", "+=", "$", NULL, false, 13}, WIDEN},
-    {"ReduceSumSquare", reduce_op, &(const reduce_spec){"reduce_sum_square", "+=", "$ * $", NULL, false, 18}, WIDEN},
+    {"ReduceMax", reduce_op, &(const reduce_spec){"reduce_max", "max=", "$", NULL, false, 18, false}, AS_IS},
+    {"ReduceMean", reduce_op, &(const reduce_spec){"reduce_mean", "+=", "$", "$ / #", true, 18, false}, WIDEN},
+    {"ReduceMin", reduce_op, &(const reduce_spec){"reduce_min", "min=", "$", NULL, false, 18, false}, AS_IS},
+    {"ReduceProd", reduce_op, &(const reduce_spec){"reduce_prod", "*=", "$", NULL, false, 18, false}, WIDEN},
+    {"ReduceSum", reduce_op, &(const reduce_spec){"reduce_sum", "+=", "$", NULL, false, 13, false}, WIDEN},
+    {"ReduceSumSquare", reduce_op, &(const reduce_spec){"reduce_sum_square", "+=", "$ * $", NULL, false, 18, false}, WIDEN},
     {"RNN", op_rnn, &(const rnn_spec){1, {"Tanh"}, "rnn"}, WIDEN},
     {"Resize", op_resize, NULL, WIDEN},
     {"Softmax", softmax_op, &(const bool){false}, WIDEN},
