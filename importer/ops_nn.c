@@ -33,12 +33,12 @@ static void reduce_indices(const ox_value *x, const bool *red, ox_str *all, ox_s
 
 /* The reduction of x over the axes red[] (keepdims or not), with the
  * reduced indices named r0, r1 ... : `y[...] OP= EXPR(x[...])`, then an
- * optional finishing statement `y = FIN(s)`. */
-/* shift: the reduction reads x - c and the result is fin + c, c the
- * maximum of the reduced elements (0 when it is infinite: a row of -inf
- * sums no terms, one with +inf sums inf), so ReduceLogSumExp's exp does not
- * overflow where the result is finite (log(e^1000 + e^1000) is 1000.69, not
- * inf), as ONNX Runtime and numpy compute it. */
+ * optional finishing statement `y = FIN(s)`.  With shift, EXPR reads x - c
+ * and the result is FIN(s) + c, c the maximum of the reduced elements (0
+ * when it is infinite: a row of -inf sums no terms, one with +inf sums inf),
+ * so ReduceLogSumExp's exp does not overflow where the result is finite
+ * (log(e^1000 + e^1000) is 1000.69, not inf), as ONNX Runtime and numpy
+ * compute it. */
 static bool reduce_kernel(ox_node *nd, const char *base, const bool *red, bool keep,
                           const char *op, const char *tmpl, const char *fin, ir_dtype out_dt,
                           bool shift)
