@@ -33,9 +33,15 @@ static void reduce_indices(const ox_value *x, const bool *red, ox_str *all, ox_s
 
 /* The reduction of x over the axes red[] (keepdims or not), with the
  * reduced indices named r0, r1 ... : `y[...] OP= EXPR(x[...])`, then an
- * optional finishing statement `y = FIN(s)`. */
+ * optional finishing statement `y = FIN(s)`.  With shift, EXPR reads x - c
+ * and the result is FIN(s) + c, c the maximum of the reduced elements (0
+ * when it is infinite: a row of -inf sums no terms, one with +inf sums inf),
+ * so ReduceLogSumExp's exp does not overflow where the result is finite
+ * (log(e^1000 + e^1000) is 1000.69, not inf), as ONNX Runtime and numpy
+ * compute it. */
 static bool reduce_kernel(ox_node *nd, const char *base, const bool *red, bool keep,
-                          const char *op, const char *tmpl, const char *fin, ir_dtype out_dt)
+                          const char *op, const char *tmpl, const char *fin, ir_dtype out_dt,
+                          bool shift)
 {
     ox_value *x = nd->in[0];
     ox_value *y = ox_output(nd, 0);
@@ -63,11 +69,18 @@ static bool reduce_kernel(ox_node *nd, const char *base, const bool *red, bool k
             ox_printf(&kept, "%si%d", q++ ? ", " : "", d);
     }
     ox_printf(&read, "]");
+    const char *K = kept.s ? kept.s : "";
+    ox_str shifted = {0};
+    if (shift) {
+        ox_printf(&k.body, "    m[%s] max= %s\n", K, read.s);
+        ox_printf(&k.body, "    c[%s] = abs(m[%s]) < inf ? m[%s] : 0.0\n", K, K, K);
+        ox_printf(&shifted, "(%s - c[%s])", read.s, K);
+    }
     if (fin)
         ox_printf(&k.body, "    s[%s] %s ", kept.s ? kept.s : "", op);
     else
         ox_printf(&k.body, "    y[%s] %s ", left.s ? left.s : "", op);
-    ox_subst(&k.body, tmpl, read.s);
+    ox_subst(&k.body, tmpl, shift ? shifted.s : read.s);
     ox_printf(&k.body, "\n");
     if (fin) {
         char cnt[32];
@@ -83,9 +96,12 @@ static bool reduce_kernel(ox_node *nd, const char *base, const bool *red, bool k
             else
                 ox_printf(&k.body, "%c", *p);
         }
+        if (shift)
+            ox_printf(&k.body, " + c[%s]", K);
         ox_printf(&k.body, "\n");
         free(sread.s);
     }
+    free(shifted.s);
     free(read.s);
     free(left.s);
     free(kept.s);
@@ -102,6 +118,7 @@ typedef struct reduce_spec {
     const char *base, *op, *tmpl, *fin;
     bool float_only;
     int axes_input_from;
+    bool shift;              /* reduce_kernel's: read x less its maximum (LogSumExp) */
 } reduce_spec;
 
 static bool reduce_op(ox_node *nd, const void *arg)
@@ -131,7 +148,7 @@ static bool reduce_op(ox_node *nd, const void *arg)
             red[d] = true;
     }
     return reduce_kernel(nd, base, red, ox_attr_int(nd, "keepdims", 1) != 0, op, tmpl, fin,
-                         x->dtype);
+                         x->dtype, r->shift);
 }
 
 
@@ -151,7 +168,7 @@ static bool global_pool(ox_node *nd, const void *arg)
     bool red[RT_MAX_DIMS] = {0};
     for (int d = 2; d < x->ndim; d++)
         red[d] = true;
-    return reduce_kernel(nd, base, red, true, op, "$", fin, x->dtype);
+    return reduce_kernel(nd, base, red, true, op, "$", fin, x->dtype, false);
 }
 
 static bool op_argmaxmin(ox_node *nd, const void *arg)
@@ -182,9 +199,16 @@ static bool op_argmaxmin(ox_node *nd, const void *arg)
     }
     ox_printf(&read, "]");
     const char *L = left.s ? left.s : "", *K = kept.s ? kept.s : "";
+    /* NaN is the largest and the smallest (numpy's and PyTorch's rule, and
+     * TopK's here): the first (or last) NaN of a row that has one; else
+     * the first (or last) element equal to the maximum, which max= takes
+     * ignoring NaN (a row of NaN only had no such element: y was the
+     * init, 2^63 - 1 or -1, an index out of range) */
+    ox_printf(&k.body, "    n[%s] max= %s != %s ? 1 : 0\n", K, read.s, read.s);
     ox_printf(&k.body, "    m[%s] %s %s\n", K, is_max ? "max=" : "min=", read.s);
-    ox_printf(&k.body, "    y[%s] %s %s == m[%s] ? r%d : %s\n", L, last ? "max=" : "min=", read.s,
-              K, axis, last ? "-1" : "9223372036854775807");
+    ox_printf(&k.body, "    y[%s] %s n[%s] > 0 && %s != %s || n[%s] == 0 && %s == m[%s] ? r%d : %s\n",
+              L, last ? "max=" : "min=", K, read.s, read.s, K, read.s, K, axis,
+              last ? "-1" : "9223372036854775807");
     free(read.s);
     free(left.s);
     free(kept.s);
@@ -760,6 +784,9 @@ static bool expand_ellipsis(ox_node *nd, const char *eq, char *out, size_t len)
     return fits || ox_fail(nd, "the equation '%s' is too long", eq);
 }
 
+#define RT_MAX_DIMS_TEXT "8"   /* RT_MAX_DIMS as text */
+_Static_assert(RT_MAX_DIMS == 8, "RT_MAX_DIMS_TEXT is RT_MAX_DIMS");
+
 static bool op_einsum(ox_node *nd, const void *arg)
 {
     const char *given = ox_attr_str(nd, "equation", NULL);
@@ -849,12 +876,24 @@ static bool op_einsum(ox_node *nd, const void *arg)
         free(expr.s);
         return ox_fail(nd, "the equation has %d terms for %d inputs", i, nd->nin);
     }
-    for (const char *p = rhs; *p; p++)
-        if (*p != ' ' && !seen[(unsigned char)*p & 127]) {
+    bool out_letter[128] = {0};
+    int nout = 0;
+    for (const char *p = rhs; *p; p++) {
+        if (*p == ' ')
+            continue;
+        /* (a letter twice would index the result twice: ONNX and numpy
+         * refuse it; more letters than dimensions would overrun y's shape) */
+        const char *why = !seen[(unsigned char)*p & 127] ? "is in no input's term"
+                          : out_letter[(unsigned char)*p & 127] ? "is in the output twice"
+                          : ++nout > RT_MAX_DIMS ? "makes the result more than " RT_MAX_DIMS_TEXT "-D"
+                          : NULL;
+        if (why) {
             ox_kernel_free(&k);
             free(expr.s);
-            return ox_fail(nd, "output letter '%c' is in no input's term", *p);
+            return ox_fail(nd, "output letter '%c' %s", *p, why);
         }
+        out_letter[(unsigned char)*p & 127] = true;
+    }
     ox_value *y = ox_output(nd, 0);
     y->dtype = nd->in[0]->dtype;
     y->ndim = 0;
@@ -3050,16 +3089,16 @@ const ox_op ox_ops_nn[] = {
     {"LogSoftmax", softmax_op, &(const bool){true}, WIDEN},
     {"MatMul", op_matmul, NULL, WIDEN},
     {"MaxPool", pool, &(const bool){true}, AS_IS},
-    {"ReduceL1", reduce_op, &(const reduce_spec){"reduce_l1", "+=", "abs($)", NULL, false, 18}, WIDEN},
-    {"ReduceL2", reduce_op, &(const reduce_spec){"reduce_l2", "+=", "$ * $", "sqrt($)", true, 18}, WIDEN},
-    {"ReduceLogSum", reduce_op, &(const reduce_spec){"reduce_log_sum", "+=", "$", "log($)", true, 18}, WIDEN},
-    {"ReduceLogSumExp", reduce_op, &(const reduce_spec){"reduce_log_sum_exp", "+=", "exp($)", "log($)", true, 18}, WIDEN},
-    {"ReduceMax", reduce_op, &(const reduce_spec){"reduce_max", "max=", "$", NULL, false, 18}, AS_IS},
-    {"ReduceMean", reduce_op, &(const reduce_spec){"reduce_mean", "+=", "$", "$ / #", true, 18}, WIDEN},
-    {"ReduceMin", reduce_op, &(const reduce_spec){"reduce_min", "min=", "$", NULL, false, 18}, AS_IS},
-    {"ReduceProd", reduce_op, &(const reduce_spec){"reduce_prod", "*=", "$", NULL, false, 18}, WIDEN},
-    {"ReduceSum", reduce_op, &(const reduce_spec){"reduce_sum", "+=", "$", NULL, false, 13}, WIDEN},
-    {"ReduceSumSquare", reduce_op, &(const reduce_spec){"reduce_sum_square", "+=", "$ * $", NULL, false, 18}, WIDEN},
+    {"ReduceL1", reduce_op, &(const reduce_spec){"reduce_l1", "+=", "abs($)", NULL, false, 18, false}, WIDEN},
+    {"ReduceL2", reduce_op, &(const reduce_spec){"reduce_l2", "+=", "$ * $", "sqrt($)", true, 18, false}, WIDEN},
+    {"ReduceLogSum", reduce_op, &(const reduce_spec){"reduce_log_sum", "+=", "$", "log($)", true, 18, false}, WIDEN},
+    {"ReduceLogSumExp", reduce_op, &(const reduce_spec){"reduce_log_sum_exp", "+=", "exp($)", "log($)", true, 18, true}, WIDEN},
+    {"ReduceMax", reduce_op, &(const reduce_spec){"reduce_max", "max=", "$", NULL, false, 18, false}, AS_IS},
+    {"ReduceMean", reduce_op, &(const reduce_spec){"reduce_mean", "+=", "$", "$ / #", true, 18, false}, WIDEN},
+    {"ReduceMin", reduce_op, &(const reduce_spec){"reduce_min", "min=", "$", NULL, false, 18, false}, AS_IS},
+    {"ReduceProd", reduce_op, &(const reduce_spec){"reduce_prod", "*=", "$", NULL, false, 18, false}, WIDEN},
+    {"ReduceSum", reduce_op, &(const reduce_spec){"reduce_sum", "+=", "$", NULL, false, 13, false}, WIDEN},
+    {"ReduceSumSquare", reduce_op, &(const reduce_spec){"reduce_sum_square", "+=", "$ * $", NULL, false, 18, false}, WIDEN},
     {"RNN", op_rnn, &(const rnn_spec){1, {"Tanh"}, "rnn"}, WIDEN},
     {"Resize", op_resize, NULL, WIDEN},
     {"Softmax", softmax_op, &(const bool){false}, WIDEN},

@@ -877,6 +877,25 @@ static bool quantize_kernel(ox_node *nd, ox_value *x, ox_value *s, ox_value *z, 
     return ok;
 }
 
+/* *t: the dtype of the codes QuantizeLinear node q makes with zero point z
+ * (NULL when absent): z's, else opset 21's output_dtype (ONNX's data type
+ * number), else uint8.  False when output_dtype is not int8 or uint8 or
+ * differs from z's dtype. */
+static bool codes_dtype(const Onnx__NodeProto *q, const ox_value *z, ir_dtype *t)
+{
+    *t = z ? z->dtype : IR_U8;
+    for (size_t i = 0; i < q->n_attribute; i++) {
+        const Onnx__AttributeProto *a = q->attribute[i];
+        ir_dtype want;
+        if (!a->name || strcmp(a->name, "output_dtype") != 0 || !a->has_i || a->i == 0)
+            continue;
+        if (!ox_dtype_of((int32_t)a->i, &want) || !is_int8(want) || (z && want != *t))
+            return false;
+        *t = want;
+    }
+    return true;
+}
+
 static bool op_quantize(ox_node *nd, const void *arg)
 {
     (void)arg;
@@ -888,18 +907,12 @@ static bool op_quantize(ox_node *nd, const void *arg)
     if (x->dtype != IR_F32)
         return ox_fail(nd, "input '%s' is %s; QuantizeLinear takes float32", x->onnx,
                        ir_dtype_name(x->dtype));
-    /* the codes' dtype: the zero point's, else opset 21's output_dtype
-     * (ONNX's data type number), else uint8 */
-    ir_dtype t = z ? z->dtype : IR_U8;
+    ir_dtype t;
     int64_t odt = ox_attr_int(nd, "output_dtype", 0);
-    if (odt) {
-        ir_dtype want;
-        if (!ox_dtype_of((int32_t)odt, &want) || !is_int8(want) || (z && want != t))
-            return ox_fail(nd, "output_dtype %lld (%s) is %s", (long long)odt,
-                           ox_onnx_type_name((int32_t)odt),
-                           z ? "not the zero point's dtype" : "neither int8 nor uint8");
-        t = want;
-    }
+    if (!codes_dtype(nd->n, z, &t))
+        return ox_fail(nd, "output_dtype %lld (%s) is %s", (long long)odt,
+                       ox_onnx_type_name((int32_t)odt),
+                       z ? "not the zero point's dtype" : "neither int8 nor uint8");
     if (!is_int8(t))
         return ox_fail(nd, "the zero point '%s' is %s; QuantizeLinear makes int8 and uint8",
                        z->onnx, ir_dtype_name(t));
@@ -1108,14 +1121,15 @@ static ox_value *per_tensor_param(ox_node *nd, const Onnx__NodeProto *q, size_t 
 }
 
 /* Whether the codes q of a DequantizeLinear (entry e) are what a
- * QuantizeLinear of scale s and zero point z makes of its output: the same
- * dtype, scale and zero point, per tensor, and a scale whose products with
+ * QuantizeLinear of scale s and zero point z making codes of dtype zt
+ * (codes_dtype) makes of its output: the same dtype, scale and zero point,
+ * per tensor, and a scale whose products with
  * the 511 possible differences q - zero are normal floats; then
  * rint(f32((q - zero) * s) / s) is q - zero (the two roundings move it by
  * less than 255 * 2^-23), and the QuantizeLinear gives back q. */
-static bool quantize_gives_codes(const dq_entry *e, const ox_value *s, const ox_value *z)
+static bool quantize_gives_codes(const dq_entry *e, const ox_value *s, const ox_value *z,
+                                 ir_dtype zt)
 {
-    ir_dtype zt = z ? z->dtype : IR_U8;
     double sv = at(s, 0);
     return e && e->axis < 0 && e->q->dtype == zt && (float)at(e->scale, 0) == (float)sv &&
            at_int(e->zero, 0) == at_int(z, 0) && sv >= 0x1p-100 && sv <= 0x1p100;
@@ -1146,15 +1160,16 @@ static bool op_maxpool(ox_node *nd, const void *arg)
     bool window = false;   /* (a 1x1 window may be a view of its input: not of a local) */
     for (int d = 0; d < nk; d++)
         window |= ks[d] > 1;
+    ir_dtype t;   /* the codes' (an output_dtype without a zero point: int8 too) */
     if (!qn || !x || x->dtype != IR_F32 || !x->id || ox_known(x) || x->ndim < 3 || !s_ok ||
-        !z_ok || !window)
+        !z_ok || !window || !codes_dtype(qn, z, &t))
         return float_op(nd);
     ox_value *codes = NULL, quantized = {0};
     const dq_entry *e = dequantized(x, false, -2);
-    if (quantize_gives_codes(e, s, z) && e->q->id) {
+    if (quantize_gives_codes(e, s, z, t) && e->q->id) {
         codes = e->q;
     } else {
-        quantized = (ox_value){.onnx = x->onnx, .dtype = z ? z->dtype : IR_U8, .ndim = x->ndim};
+        quantized = (ox_value){.onnx = x->onnx, .dtype = t, .ndim = x->ndim};
         memcpy(quantized.shape, x->shape, sizeof quantized.shape);
         if (!quantize_kernel(nd, x, s, z, -1, &quantized, "quantize"))
             return false;
