@@ -561,8 +561,11 @@ static int contraction_order(const auto_ctx *a, const nest *ns, const contractio
      * sums: an int8 tile's packed groups were not measured so).
      * SqueezeNet's first convolution 3 -> 64, 3x3 of stride 2 on 224x224
      * (a weight of 7 KB, 2 panels of 32 channels outside 111 map rows):
-     * 543 -> 516 us on one thread (bench/results/conv_s16.txt). */
-    if (!moved && g4 < 0 && *par > 0 && u_loop[*par] && auto_is_weight(a->m, a->f, c->V->buf) &&
+     * 567 -> 551-555 us on one thread (bench/results/conv_s16.txt). */
+    bool outside = false;   /* (a loop of more than one iteration outside the rows) */
+    for (int i = 0; i < *par; i++)
+        outside |= exts[i] > 1;
+    if (!moved && g4 < 0 && outside && u_loop[*par] && auto_is_weight(a->m, a->f, c->V->buf) &&
         2 * buffer_bytes(c->V->buf) <= a->l1d)
         moved = true;
     /* (the innermost loop holds the accumulator tile: it stays last) */
