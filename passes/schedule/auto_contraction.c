@@ -554,6 +554,20 @@ static int contraction_order(const auto_ctx *a, const nest *ns, const contractio
     for (int i = 0; i < *nouter && cb->rows_par; i++)
         if (names[i] == ir)
             *par = i;
+    /* A weight that the level-1 cache holds whole (half of it) gains
+     * nothing from its column panels outside the rows: the rows' loop the
+     * threads run moves outermost, so each row of U is read once for all
+     * the panels, not once per panel, and the threads start once (float
+     * sums: an int8 tile's packed groups were not measured so).
+     * SqueezeNet's first convolution 3 -> 64, 3x3 of stride 2 on 224x224
+     * (a weight of 7 KB, 2 panels of 32 channels outside 111 map rows):
+     * 567 -> 551-555 us on one thread (bench/results/conv_s16.txt). */
+    bool outside = false;   /* (a loop of more than one iteration outside the rows) */
+    for (int i = 0; i < *par; i++)
+        outside |= exts[i] > 1;
+    if (!moved && g4 < 0 && outside && u_loop[*par] && auto_is_weight(a->m, a->f, c->V->buf) &&
+        2 * buffer_bytes(c->V->buf) <= a->l1d)
+        moved = true;
     /* (the innermost loop holds the accumulator tile: it stays last) */
     if (moved && *par < *nouter - 1) {
         const char *nm = names[*par];
