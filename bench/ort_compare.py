@@ -36,8 +36,9 @@ def ort_key(name):
     comps = [c for c in name.split('/') if c][:-1]
     out, prev = [], ''
     for c in comps:
-        if c[:1].isupper():
+        if re.fullmatch(r'[A-Z][A-Za-z]*', c):
             break   # an op's name (Conv, Mul/QuickGeluFusion): the layer ends before it
+                    # (a module's may be capitalized too: Inception's Mixed_5b, Conv2d_1a_3x3)
         out.append(c[len(prev) + 1:] if prev and c.startswith(prev + '.') else c)
         prev = c
     return '.'.join(out)
