@@ -1491,6 +1491,15 @@ static bool along_load(const ir_expr *x, void *p)
     return true;
 }
 
+/* Whether the network holds a tensor of bytes (an int8 network). */
+static bool network_of_bytes(const ir_module *m)
+{
+    for (int i = 0; i < m->graph.nbufs; i++)
+        if (ir_dtype_is_small_int(m->graph.bufs[i]->dtype))
+            return true;
+    return false;
+}
+
 /* Row reductions other than products: a block y[o] = y[o] op e (op +,
  * max, min) whose innermost loop k is its one reduce loop and every load
  * of e that uses k reads along it contiguously (a global average pool's
@@ -1513,13 +1522,22 @@ bool schedule_rows(auto_ctx *a, nest *ns)
     if ((v->kind != IR_ADD && v->kind != IR_MAX && v->kind != IR_MIN) || v->a->kind != IR_LOAD ||
         v->a->buf != st->buf)
         return false;
-    /* the map's two reduce loops (a pooling's rows and columns) merged */
+    /* the map's two reduce loops (a pooling's rows and columns) merged,
+     * over 4 vectors or more of the map, or 3 (a 7x7 map's 49 elements,
+     * 3 vectors and a tail) along the map instead of a vector across
+     * channels that gathers one element of each (global average pooling
+     * of 1152x7x7 at one thread: 33.5 to 8.6 us; bench/results/
+     * mobile_s16.txt), except in an int8 network: its activations stay
+     * channels-last (passes/layout.c), where the vector across channels
+     * reads contiguously (QDQ ResNet-50's last pool, 8.7 us, 40 merged,
+     * and its layer4 then kept another layout) */
+    int map_vectors = network_of_bytes(a->m) ? 4 : 3;
     nest merged;
     bool done = false;
     const ir_itervar *i1 = iter_of(b, ns->loops[ns->n - 1]);
     const ir_itervar *i2 = ns->n >= 3 ? iter_of(b, ns->loops[ns->n - 2]) : NULL;
     if (i1 && i2 && i1->kind == IR_ITER_REDUCE && i2->kind == IR_ITER_REDUCE &&
-        extent(ns->loops[ns->n - 1]) * extent(ns->loops[ns->n - 2]) >= 4 * a->lanes) {
+        extent(ns->loops[ns->n - 1]) * extent(ns->loops[ns->n - 2]) >= map_vectors * a->lanes) {
         const char *lo = ns->loops[ns->n - 2]->var->name, *li = ns->loops[ns->n - 1]->var->name;
         if (!auto_step(a, "%s = merge(%s, %s)", auto_fresh(a, ir_sprintf(a->m->arena, "%s%s", lo, li)), lo, li))
             return false;
@@ -1539,9 +1557,8 @@ bool schedule_rows(auto_ctx *a, nest *ns)
 
     ir_expr_walk(b->body[0]->value->b, along_load, &c);   /* (merge rewrote it) */
     int64_t nn = extent(ol), kk = extent(kl);
-    /* (rows of 4 vectors or more: a 7x7 map's 49 elements, 3 vectors and
-     * a tail, are summed as fast across channels) */
-    if (!c.ok || c.n == 0 || kk < 4 * a->lanes || nn < 1)
+    /* (rows of 4 vectors or more, a merged map's of map_vectors) */
+    if (!c.ok || c.n == 0 || kk < (done ? map_vectors : 4) * a->lanes || nn < 1)
         return done;
     rows_of_vectors(a, b, ol->var->name, nn, kl->var->name, ns->n > 2 ? ns->loops[0] : NULL);
     return true;
