@@ -369,11 +369,16 @@ static bool row_kernel(const nest *nests, int n, int lanes)
     if (y->n < 2 || !all_spatial(y->block) || !yst || yst->kind != IR_S_STORE ||
         yst->buf->role == IR_BUF_LOCAL)
         return false;
-    /* rows of 8 vectors or more: a row's own partial results, combined
-     * one by one, cost more than they save on short rows (Swin-T's
-     * attention, rows of 49: 124 to 187 us in the model; ViT-B/16's rows of
-     * 197: 410 to 250 us; bench/results/rows_s14.txt) */
-    if (sch_extent(y->loops[y->n - 1]) < 8 * lanes)
+    /* rows of 8 vectors or more, or of 2 to 7 whole vectors: a row's own
+     * partial results, combined one by one, cost more than they save on
+     * short rows with a scalar tail (Swin-T's attention, rows of 49: 124 to
+     * 187 us in the model; ViT-B/16's rows of 197: 410 to 250 us;
+     * bench/results/rows_s14.txt); a layer norm over 96 channels (Swin-T's
+     * and ConvNeXt-T's first stage) as a row kernel takes as long as its
+     * five ONNX nodes, and as one kernel that is not a row kernel 1.5 times
+     * that (bench/results/norm_s16.txt) */
+    int64_t row = sch_extent(y->loops[y->n - 1]);
+    if (row < 8 * lanes && (row % lanes || row < 2 * lanes))
         return false;
     int reductions = 0;
     for (int i = 0; i < n - 1; i++) {
