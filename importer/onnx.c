@@ -1519,11 +1519,12 @@ typedef struct norm_chain {
     const Onnx__NodeProto *last;             /* the node computing the chain's result */
 } norm_chain;
 
-/* Whether n is a default-domain op_type node of one named output. */
+/* Whether n is a default-domain op_type node of one named output and at
+ * least one input. */
 static bool is_op(const Onnx__NodeProto *n, const char *op_type)
 {
     return n && n->op_type && strcmp(n->op_type, op_type) == 0 && (!n->domain || !*n->domain) &&
-           n->n_output == 1 && *n->output[0];
+           n->n_output == 1 && *n->output[0] && n->n_input >= 1;
 }
 
 /* The op_type node computing name, when exactly `count` nodes read it. */

@@ -5,7 +5,8 @@
 # an input, over the last axis or the last two; a chain whose difference
 # x - mean is read by another node too, or whose exponent is not 2 (a
 # fourth power), stays node by node (and its Pow(x, 2) is x * x).  Each
-# model's result equals NumPy's at -O0, -O2 and interpreted.
+# model's result equals NumPy's at -O0, -O2 and interpreted; a chain whose
+# ReduceMean has no input is an error naming the node, not a crash.
 . "$srcdir/testsuite/cli/lib.inc"
 "$PYTHON" - "$srcdir/testsuite/onnx" <<'EOF2' || fail "cannot write the models"
 import sys
@@ -17,9 +18,10 @@ x = (rng.standard_normal((2, 5, 24)) * 3 + 1).astype(np.float32)
 np.save("x.npy", x)
 f32 = lambda name, a: array_tensor(name, np.asarray(a, np.float32), FLOAT)
 
-def chain(axes, exponent, swap, opset, extra_reader=False):
+def chain(axes, exponent, swap, opset, extra_reader=False, hollow=False):
     mean = lambda i, o: (node("ReduceMean", [i, "axes"], [o], name="/ln/" + o) if opset >= 18 else
-                         node("ReduceMean", [i], [o], name="/ln/" + o, attrs=[attr_ints("axes", axes)]))
+                         node("ReduceMean", [] if hollow and o == "v" else [i], [o], name="/ln/" + o,
+                              attrs=[attr_ints("axes", axes)]))
     nodes = [mean("x", "m"), node("Sub", ["x", "m"], ["d"], name="/ln/Sub"),
              node("Pow", ["d", "e"], ["p"], name="/ln/Pow"), mean("p", "v"),
              node("Add", ["eps", "v"] if swap else ["v", "eps"], ["ve"], name="/ln/Add"),
@@ -48,6 +50,9 @@ for name, args in [("last", ([-1], 2.0, False, 13)), ("swapped", ([2], 2.0, True
     data, want = chain(*args)
     open(name + ".onnx", "wb").write(data)
     np.save(name + ".want.npy", want)
+# the chain's wiring with a ReduceMean of no input: an error, not a crash
+data, _ = chain([-1], 2.0, False, 13, hollow=True)
+open("no_input.onnx", "wb").write(data)
 EOF2
 for m in last swapped two_axes; do
     expect_status 0 "$TEC" --emit=te $m.onnx -o $m.te
@@ -63,6 +68,8 @@ expect_status 0 "$TEC" --emit=te read_twice.onnx -o read_twice.te
 grep -q 'y\[i0, i1, i2\] = a\[i0, i1, i2\] \* a\[i0, i1, i2\]$' read_twice.te &&
     ! grep -q layernorm read_twice.te ||
     { cat read_twice.te; fail "read_twice: not node by node, or Pow(x, 2) is not x * x"; }
+expect_status 1 "$TEC" --emit=te no_input.onnx
+grep -q "ReduceMean" err || { cat err; fail "no_input: the error does not name the node"; }
 for m in last swapped two_axes fourth read_twice; do
     for mode in -O0 -O2 --interp; do
         expect_status 0 "$TEC" $mode $m.onnx --input x=x.npy --save-outputs "o$mode"
