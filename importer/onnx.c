@@ -1681,7 +1681,7 @@ static int norm_chain_axis(ox *x, const norm_chain *c, float *eps)
 {
     const Onnx__NodeProto *const *n = c->node;
     const ox_value *in = find_value(x, n[NC_MEAN]->input[0]);
-    if (!in || in->dtype != IR_F32 || ox_known(in))
+    if (!in || in->dtype != IR_F32 || in->ndim < 1 || ox_known(in))
         return -1;
     int axis = trailing_mean_axis(x, n[NC_MEAN], in);
     const rt_tensor *two = scalar_const(x, n[NC_POW]->input[1]);
