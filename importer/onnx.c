@@ -73,6 +73,8 @@ struct ox {
                                 a Mul(x, Sigmoid(x)) (ox_silu_pair) */
     fe_map pool_quant;       /* a MaxPool's output -> the QuantizeLinear node that is
                                 its one reader (ox_pool_quantizer) */
+    fe_map norm_chain;       /* each node's first output -> the norm_chain it is in
+                                (find_norm_chains) */
     ox_str head, defs_text, body;
     size_t nlines;           /* statements in body (each at most a layer, a call) */
     int nweights;
@@ -1500,6 +1502,249 @@ static bool import_node(ox *x, const Onnx__NodeProto *n)
     return hold_wide_unsigned(&nd, first);
 }
 
+/* ---------------------------------------------------------------- layer norms
+ *
+ * PyTorch's layer norm as its exports before opset 17 write it (ViT,
+ * Swin, ConvNeXt, GPT-2):
+ *     m = ReduceMean(x)   d = Sub(x, m)   p = Pow(d, 2)   v = ReduceMean(p)
+ *     s = Sqrt(Add(v, eps))   n = Div(d, s)   Mul(n, scale)   [Add(., bias)]
+ * over x's last axes, each value read by the next node alone (d by the Pow
+ * and the Div).  The chain imports as one LayerNormalization node: its
+ * kernel computes the same operations in the same order (Pow(d, 2) is
+ * d * d, as the Pow importer writes it) in one pass over each row, where
+ * the nodes are five graph calls with tensors in memory between them. */
+enum { NC_MEAN, NC_SUB, NC_POW, NC_VAR, NC_ADD_EPS, NC_SQRT, NC_DIV, NC_SCALE, NC_BIAS, NC_NODES };
+typedef struct norm_chain {
+    const Onnx__NodeProto *node[NC_NODES];   /* NC_BIAS may be NULL */
+    const Onnx__NodeProto *last;             /* the node computing the chain's result */
+} norm_chain;
+
+/* Whether n is a default-domain op_type node of one named output and at
+ * least one input. */
+static bool is_op(const Onnx__NodeProto *n, const char *op_type)
+{
+    return n && n->op_type && strcmp(n->op_type, op_type) == 0 && (!n->domain || !*n->domain) &&
+           n->n_output == 1 && *n->output[0] && n->n_input >= 1;
+}
+
+/* The op_type node computing name, when exactly `count` nodes read it. */
+static const Onnx__NodeProto *producer_read(const fe_map *producer, const fe_map *readers,
+                                             const char *name, const char *op_type,
+                                             intptr_t count)
+{
+    const Onnx__NodeProto *n = fe_map_get(producer, name);
+    return is_op(n, op_type) && (intptr_t)fe_map_get(readers, name) == count ? n : NULL;
+}
+
+/* The op_type node of two different inputs that alone reads name (one of
+ * them), and in *other its other input; else NULL. */
+static const Onnx__NodeProto *sole_reader(const fe_map *readers, const fe_map *reader,
+                                          const char *name, const char *op_type,
+                                          const char **other)
+{
+    const Onnx__NodeProto *n = fe_map_get(reader, name);
+    if ((intptr_t)fe_map_get(readers, name) != 1 || !is_op(n, op_type) || n->n_input != 2 ||
+        strcmp(n->input[0], n->input[1]) == 0)
+        return NULL;
+    *other = n->input[strcmp(n->input[0], name) == 0 ? 1 : 0];
+    return n;
+}
+
+/* The chain ending in the Div node dv into *c, or false (the wiring only:
+ * the constants are checked when the chain is imported, norm_chain_axis). */
+static bool norm_chain_at(const fe_map *producer, const fe_map *readers, const fe_map *reader,
+                          const Onnx__NodeProto *dv, norm_chain *c)
+{
+    memset(c, 0, sizeof *c);
+    if (!is_op(dv, "Div") || dv->n_input != 2)
+        return false;
+    const Onnx__NodeProto **n = c->node;
+    n[NC_DIV] = dv;
+    n[NC_SQRT] = producer_read(producer, readers, dv->input[1], "Sqrt", 1);
+    n[NC_ADD_EPS] = n[NC_SQRT] && n[NC_SQRT]->n_input == 1
+                        ? producer_read(producer, readers, n[NC_SQRT]->input[0], "Add", 1) : NULL;
+    for (size_t k = 0; n[NC_ADD_EPS] && n[NC_ADD_EPS]->n_input == 2 && k < 2 && !n[NC_VAR]; k++)
+        n[NC_VAR] = producer_read(producer, readers, n[NC_ADD_EPS]->input[k], "ReduceMean", 1);
+    n[NC_POW] = n[NC_VAR] ? producer_read(producer, readers, n[NC_VAR]->input[0], "Pow", 1)
+                          : NULL;
+    n[NC_SUB] = producer_read(producer, readers, dv->input[0], "Sub", 2);
+    if (!n[NC_POW] || n[NC_POW]->n_input != 2 || !n[NC_SUB] || n[NC_SUB]->n_input != 2 ||
+        strcmp(n[NC_POW]->input[0], dv->input[0]) != 0)
+        return false;
+    n[NC_MEAN] = producer_read(producer, readers, n[NC_SUB]->input[1], "ReduceMean", 1);
+    if (!n[NC_MEAN] || strcmp(n[NC_MEAN]->input[0], n[NC_SUB]->input[0]) != 0)
+        return false;
+    const char *scale, *bias;
+    n[NC_SCALE] = sole_reader(readers, reader, dv->output[0], "Mul", &scale);
+    if (!n[NC_SCALE])
+        return false;
+    n[NC_BIAS] = sole_reader(readers, reader, n[NC_SCALE]->output[0], "Add", &bias);
+    c->last = n[NC_BIAS] ? n[NC_BIAS] : n[NC_SCALE];
+    return true;
+}
+
+/* Every chain of the graph, each node's first output mapped to its chain
+ * (x->norm_chain). */
+static void find_norm_chains(ox *x, const Onnx__GraphProto *g, const fe_map *readers,
+                             const fe_map *reader)
+{
+    fe_map producer = {0};   /* output name -> its node */
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t k = 0; k < g->node[i]->n_output; k++)
+            if (*g->node[i]->output[k])
+                fe_map_put(x->a, &producer, g->node[i]->output[k], (void *)g->node[i]);
+    for (size_t i = 0; i < g->n_node; i++) {
+        norm_chain c;
+        if (!norm_chain_at(&producer, readers, reader, g->node[i], &c))
+            continue;
+        norm_chain *kept = ir_alloc(x->a, sizeof *kept);
+        *kept = c;
+        for (int k = 0; k < NC_NODES; k++)
+            if (c.node[k])
+                fe_map_put(x->a, &x->norm_chain, c.node[k]->output[0], kept);
+    }
+}
+
+/* The chain node n is in, or NULL. */
+static const norm_chain *norm_chain_of(ox *x, const Onnx__NodeProto *n)
+{
+    const norm_chain *c = n->n_output ? fe_map_get(&x->norm_chain, n->output[0]) : NULL;
+    for (int k = 0; c && k < NC_NODES; k++)
+        if (c->node[k] == n)
+            return c;
+    return NULL;
+}
+
+/* The first axis of the ReduceMean node rm when it averages x's axes from
+ * there to the last and keeps them (as 1), else -1. */
+static int trailing_mean_axis(ox *x, const Onnx__NodeProto *rm, const ox_value *in)
+{
+    ox_node nd = {.x = x, .n = rm, .opset = x->opset};
+    const int64_t *attr;
+    int64_t axes[RT_MAX_DIMS];
+    int n = ox_attr_ints(&nd, "axes", &attr);
+    if (n > RT_MAX_DIMS || ox_attr_int(&nd, "keepdims", 1) != 1)
+        return -1;
+    memcpy(axes, attr, sizeof *axes * (size_t)n);
+    if (rm->n_input == 2 && *rm->input[1]) {   /* opset 18 on: axes as an input */
+        const ox_value *a = find_value(x, rm->input[1]);
+        if (n || !a || !a->konst || ir_dtype_is_float(a->konst->dtype) ||
+            rt_tensor_numel(a->konst) > RT_MAX_DIMS)
+            return -1;
+        n = (int)rt_tensor_numel(a->konst);
+        for (int k = 0; k < n; k++)
+            axes[k] = rt_tensor_get_int(a->konst, k);
+    } else if (rm->n_input != 1) {
+        return -1;
+    }
+    if (n == 0)   /* every axis, unless the node is then the identity */
+        return ox_attr_int(&nd, "noop_with_empty_axes", 0) ? -1 : 0;
+    bool seen[RT_MAX_DIMS] = {0};
+    int first = in->ndim;
+    for (int k = 0; k < n; k++) {
+        int64_t a = axes[k] < 0 ? axes[k] + in->ndim : axes[k];
+        if (a < 0 || a >= in->ndim || seen[a])
+            return -1;
+        seen[a] = true;
+        first = a < first ? (int)a : first;
+    }
+    return first + n == in->ndim ? first : -1;
+}
+
+/* A scalar constant, or NULL. */
+static const rt_tensor *scalar_const(ox *x, const char *name)
+{
+    const ox_value *v = find_value(x, name);
+    return v && v->konst && rt_tensor_numel(v->konst) == 1 ? v->konst : NULL;
+}
+
+/* Whether v is of dtype t and broadcasts to x's shape without changing it. */
+static bool broadcasts_to(const ox_value *v, const ox_value *x)
+{
+    bool fits = v && v->dtype == x->dtype && v->ndim <= x->ndim;
+    for (int d = 0; fits && d < v->ndim; d++)
+        fits = v->shape[d] == 1 || v->shape[d] == x->shape[x->ndim - v->ndim + d];
+    return fits;
+}
+
+/* The other input of the two-input node n than name. */
+static const char *other_input(const Onnx__NodeProto *n, const char *name)
+{
+    return n->input[strcmp(n->input[0], name) == 0 ? 1 : 0];
+}
+
+/* The chain's LayerNormalization axis, and its epsilon in *eps, when its
+ * values fit one (x f32, both means over the same last axes, the exponent
+ * 2, eps an f32 scalar, scale and bias of x's dtype broadcast to it); else
+ * -1, and its nodes import one by one. */
+static int norm_chain_axis(ox *x, const norm_chain *c, float *eps)
+{
+    const Onnx__NodeProto *const *n = c->node;
+    const ox_value *in = find_value(x, n[NC_MEAN]->input[0]);
+    if (!in || in->dtype != IR_F32 || in->ndim < 1 || ox_known(in))
+        return -1;
+    int axis = trailing_mean_axis(x, n[NC_MEAN], in);
+    const rt_tensor *two = scalar_const(x, n[NC_POW]->input[1]);
+    const char *v = n[NC_VAR]->output[0];
+    const rt_tensor *e = scalar_const(x, other_input(n[NC_ADD_EPS], v));
+    const ox_value *ev = find_value(x, other_input(n[NC_ADD_EPS], v));
+    if (axis < 0 || trailing_mean_axis(x, n[NC_VAR], in) != axis || !two ||
+        rt_tensor_get(two, 0) != 2 || !e || e->dtype != IR_F32 || ev->ndim > in->ndim ||
+        !broadcasts_to(find_value(x, other_input(n[NC_SCALE], n[NC_DIV]->output[0])), in) ||
+        (n[NC_BIAS] &&
+         !broadcasts_to(find_value(x, other_input(n[NC_BIAS], n[NC_SCALE]->output[0])), in)))
+        return -1;
+    *eps = (float)rt_tensor_get(e, 0);
+    return axis;
+}
+
+/* The chain as one LayerNormalization node named after its Div's scope
+ * ("/enc/ln_1/Div": "/enc/ln_1/LayerNormalization"), or its nodes one by
+ * one when its values do not fit one. */
+static bool import_norm_chain(ox *x, const norm_chain *c)
+{
+    float eps;
+    int axis = norm_chain_axis(x, c, &eps);
+    if (axis < 0) {
+        for (int k = 0; k < NC_NODES; k++)
+            if (c->node[k] && !import_node(x, c->node[k]))
+                return false;
+        return true;
+    }
+    const Onnx__NodeProto *const *n = c->node;
+    Onnx__AttributeProto axis_attr = ONNX__ATTRIBUTE_PROTO__INIT;
+    Onnx__AttributeProto eps_attr = ONNX__ATTRIBUTE_PROTO__INIT;
+    axis_attr.name = "axis";
+    axis_attr.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    axis_attr.has_i = 1;
+    axis_attr.i = axis;
+    eps_attr.name = "epsilon";
+    eps_attr.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+    eps_attr.has_f = 1;
+    eps_attr.f = eps;
+    Onnx__AttributeProto *attrs[2] = {&axis_attr, &eps_attr};
+    char *ins[3] = {n[NC_MEAN]->input[0],
+                    (char *)other_input(n[NC_SCALE], n[NC_DIV]->output[0]),
+                    n[NC_BIAS] ? (char *)other_input(n[NC_BIAS], n[NC_SCALE]->output[0]) : ""};
+    char *outs[1] = {c->last->output[0]};
+    const char *div = n[NC_DIV]->name ? n[NC_DIV]->name : "";
+    const char *slash = strrchr(div, '/');
+    ox_str name = {0};
+    ox_printf(&name, "%.*sLayerNormalization", slash ? (int)(slash - div + 1) : 0, div);
+    Onnx__NodeProto fake = ONNX__NODE_PROTO__INIT;
+    fake.name = name.s;
+    fake.op_type = "LayerNormalization";
+    fake.n_input = n[NC_BIAS] ? 3 : 2;
+    fake.input = ins;
+    fake.n_output = 1;
+    fake.output = outs;
+    fake.n_attribute = 2;
+    fake.attribute = attrs;
+    bool ok = import_node(x, &fake);
+    free(name.s);
+    return ok;
+}
+
 /* A min-heap of node indices: of the nodes ready to import, the first
  * listed goes first, so a model in topological order keeps its order. */
 typedef struct ox_heap {
@@ -1608,7 +1853,11 @@ static bool import_graph(ox *x, const Onnx__GraphProto *g)
         size_t i = heap_pop(&h);
         done[i] = true;
         ndone++;
-        if (!import_node(x, g->node[i]))
+        /* a layer norm's nodes import with its last (import_norm_chain) */
+        const norm_chain *c = norm_chain_of(x, g->node[i]);
+        if (c && g->node[i] != c->last)
+            ;
+        else if (!(c ? import_norm_chain(x, c) : import_node(x, g->node[i])))
             ok = false;
         else if (x->nlines > FE_MAX_CALLS)
             /* (nodes folded at import, shape arithmetic and constants,
@@ -1728,33 +1977,40 @@ static void free_ox(ox *x)
         ir_arena_free(x->a);
 }
 
-/* Pairs of nodes that import as one: PyTorch's SiLU, x * sigmoid(x), is a
- * Sigmoid node whose output only a Mul of x and it reads (each such
- * Sigmoid's output goes into x->silu); a MaxPool whose one output only a
- * QuantizeLinear reads, as its input x (x->pool_quant). */
-static void find_pairs(ox *x, const Onnx__GraphProto *g)
+/* How many nodes read each value (readers: name -> (void *)(intptr_t) the
+ * count, a graph output counting 2 more) and the last node that does
+ * (reader: name -> the node); a node naming a value twice in a row reads
+ * it once. */
+static void count_readers(ox *x, const Onnx__GraphProto *g, fe_map *readers, fe_map *reader)
 {
     if (!x->a)
         x->a = ir_arena_new();
-    fe_map readers = {0};   /* name -> (void *)(intptr_t) its readers; the graph's outputs count */
-    fe_map reader = {0};    /* name -> the last node reading it */
     for (size_t i = 0; i < g->n_node; i++)
         for (size_t k = 0; k < g->node[i]->n_input; k++) {
             const char *in = g->node[i]->input[k];
             if (!*in || (k && strcmp(in, g->node[i]->input[k - 1]) == 0))
                 continue;
-            fe_map_put(x->a, &readers, in, (void *)((intptr_t)fe_map_get(&readers, in) + 1));
-            fe_map_put(x->a, &reader, in, (void *)g->node[i]);
+            fe_map_put(x->a, readers, in, (void *)((intptr_t)fe_map_get(readers, in) + 1));
+            fe_map_put(x->a, reader, in, (void *)g->node[i]);
         }
     for (size_t i = 0; i < g->n_output; i++)
         if (g->output[i]->name)
-            fe_map_put(x->a, &readers, g->output[i]->name, (void *)(intptr_t)2);
+            fe_map_put(x->a, readers, g->output[i]->name,
+                       (void *)((intptr_t)fe_map_get(readers, g->output[i]->name) + 2));
+}
+
+/* Pairs of nodes that import as one: PyTorch's SiLU, x * sigmoid(x), is a
+ * Sigmoid node whose output only a Mul of x and it reads (each such
+ * Sigmoid's output goes into x->silu); a MaxPool whose one output only a
+ * QuantizeLinear reads, as its input x (x->pool_quant). */
+static void find_pairs(ox *x, const Onnx__GraphProto *g, fe_map *readers, fe_map *reader)
+{
     for (size_t i = 0; i < g->n_node; i++) {
         const Onnx__NodeProto *n = g->node[i];
         if (n->op_type && strcmp(n->op_type, "MaxPool") == 0 && (!n->domain || !*n->domain) &&
             n->n_input >= 1 && (n->n_output == 1 || (n->n_output == 2 && !*n->output[1])) &&
-            *n->output[0] && (intptr_t)fe_map_get(&readers, n->output[0]) == 1) {
-            const Onnx__NodeProto *q = fe_map_get(&reader, n->output[0]);
+            *n->output[0] && (intptr_t)fe_map_get(readers, n->output[0]) == 1) {
+            const Onnx__NodeProto *q = fe_map_get(reader, n->output[0]);
             if (q->op_type && strcmp(q->op_type, "QuantizeLinear") == 0 &&
                 (!q->domain || !*q->domain) && q->n_input >= 2 &&
                 strcmp(q->input[0], n->output[0]) == 0)
@@ -1766,8 +2022,8 @@ static void find_pairs(ox *x, const Onnx__GraphProto *g)
             (n->domain && *n->domain) ||
             n->n_input != 1 || n->n_output != 1 || !*n->input[0] || !*n->output[0])
             continue;
-        const Onnx__NodeProto *mul = fe_map_get(&reader, n->output[0]);
-        if ((intptr_t)fe_map_get(&readers, n->output[0]) != 1 || !mul->op_type ||
+        const Onnx__NodeProto *mul = fe_map_get(reader, n->output[0]);
+        if ((intptr_t)fe_map_get(readers, n->output[0]) != 1 || !mul->op_type ||
             strcmp(mul->op_type, "Mul") != 0 || (mul->domain && *mul->domain) ||
             mul->n_input != 2)
             continue;
@@ -1908,7 +2164,10 @@ char *fe_onnx_import_weights(const char *path, const fe_onnx_options *o, rt_weig
             if (v)
                 v->uses++;
         }
-    find_pairs(&x, g);
+    fe_map readers = {0}, reader = {0};   /* count_readers */
+    count_readers(&x, g, &readers, &reader);
+    find_pairs(&x, g, &readers, &reader);
+    find_norm_chains(&x, g, &readers, &reader);
     char *text = NULL;
     if (d->nerrors == errors && import_graph(&x, g) && import_outputs(&x, g)) {
         ox_str all = {0};

@@ -359,7 +359,10 @@ static bool combine_op(ox_node *nd, const void *arg)
 }
 
 /* Pow: the exponent may have another dtype than the base; integer powers
- * are computed in f64 and truncated (as ONNX's reference does). */
+ * are computed in f64 and truncated (as ONNX's reference does).  A float
+ * base squared by a constant 2 (a variance's Pow(x - mean, 2)) is x * x:
+ * the product rounded once, which pow(x, 2) is exactly, at the cost of a
+ * multiply instead of a call of pow per element. */
 static bool op_pow(ox_node *nd, const void *arg)
 {
     ox_value *a = ox_input(nd, 0), *b = ox_input(nd, 1);
@@ -367,7 +370,10 @@ static bool op_pow(ox_node *nd, const void *arg)
         return false;
     char tmpl[96];
     ir_dtype ca = ox_compute_dtype(a->dtype), cx = ox_compute_dtype(b->dtype);
-    if (ir_dtype_is_float(a->dtype))
+    if (ir_dtype_is_float(a->dtype) && b->konst && rt_tensor_numel(b->konst) == 1 &&
+        rt_tensor_get(b->konst, 0) == 2)
+        snprintf(tmpl, sizeof tmpl, "$0 * $0");
+    else if (ir_dtype_is_float(a->dtype))
         snprintf(tmpl, sizeof tmpl, ca == cx ? "pow($0, $1)" : "pow($0, %s($1))",
                  ir_dtype_name(ca));
     else

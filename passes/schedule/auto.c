@@ -355,6 +355,50 @@ static bool all_spatial(const ir_stmt *b)
     return !b->init;
 }
 
+/* Whether the indices args[nargs] step along a row (variable v) by their
+ * last alone, by 1 (or do not use v). */
+static bool row_contiguous(ir_expr *const *args, int nargs, const ir_var *v)
+{
+    int64_t coef = 0;
+    for (int i = 0; i + 1 < nargs; i++)
+        if (uses(args[i], v))
+            return false;
+    return nargs < 1 || (ir_affine_var_coef(args[nargs - 1], v, &coef) && (coef == 0 || coef == 1));
+}
+
+typedef struct row_reads {
+    const ir_var *v;
+    bool ok;
+} row_reads;
+
+/* ir_expr_walk's visitor of along_rows: clears ok at a load that does not
+ * read along the row contiguously. */
+static bool row_read_visit(const ir_expr *e, void *p)
+{
+    row_reads *r = p;
+    if (e->kind == IR_LOAD)
+        r->ok = r->ok && row_contiguous(e->args, e->nargs, r->v);
+    return true;
+}
+
+/* Whether block b (of nest ns) reads and writes along its rows, the
+ * variable of its innermost loop, contiguously.  A layer norm over the
+ * channels of a permuted NCHW map (ConvNeXt's, on a view of its depthwise
+ * convolution's output) reads a row's elements a map apart: as a row
+ * kernel, 16-lane gathers per vector (ConvNeXt-T's first stage 399 us as
+ * five ONNX nodes, 491 as a row kernel), where the default schedule's
+ * vectors run across the rows, along the map. */
+static bool along_rows(const nest *ns)
+{
+    const ir_itervar *it = ns->n ? iter_of(ns->block, ns->loops[ns->n - 1]) : NULL;
+    const ir_stmt *st = ns->block->body[0];
+    if (!it || !row_contiguous(st->args, st->nargs, it->var))
+        return false;
+    row_reads r = {it->var, true};
+    ir_expr_walk(st->value, row_read_visit, &r);
+    return r.ok;
+}
+
 /* Whether the function is a row kernel: blocks that reduce the innermost
  * axis of rows into a local T[rows] (a softmax's maximum and sum, a layer
  * norm's mean and variance), elementwise blocks over the rows storing
@@ -369,23 +413,30 @@ static bool row_kernel(const nest *nests, int n, int lanes)
     if (y->n < 2 || !all_spatial(y->block) || !yst || yst->kind != IR_S_STORE ||
         yst->buf->role == IR_BUF_LOCAL)
         return false;
-    /* rows of 8 vectors or more: a row's own partial results, combined
-     * one by one, cost more than they save on short rows (Swin-T's
-     * attention, rows of 49: 124 to 187 us in the model; ViT-B/16's rows of
-     * 197: 410 to 250 us; bench/results/rows_s14.txt) */
-    if (sch_extent(y->loops[y->n - 1]) < 8 * lanes)
+    /* rows of 8 vectors or more, or of 2 to 7 whole vectors: a row's own
+     * partial results, combined one by one, cost more than they save on
+     * short rows with a scalar tail (Swin-T's attention, rows of 49: 124 to
+     * 187 us in the model; ViT-B/16's rows of 197: 410 to 250 us;
+     * bench/results/rows_s14.txt); a layer norm over 96 channels (Swin-T's
+     * and ConvNeXt-T's first stage) as a row kernel takes as long as its
+     * five ONNX nodes, and as one kernel that is not a row kernel 1.5 times
+     * that (bench/results/norm_s16.txt) */
+    int64_t row = sch_extent(y->loops[y->n - 1]);
+    if (row < 8 * lanes && (row % lanes || row < 2 * lanes))
         return false;
     int reductions = 0;
     for (int i = 0; i < n - 1; i++) {
         const ir_stmt *b = nests[i].block, *st = b->nbody == 1 ? b->body[0] : NULL;
         if (!st || st->kind != IR_S_STORE || st->buf->role != IR_BUF_LOCAL)
             return false;
+        if (!along_rows(&nests[i]))
+            return false;
         if (b->init && innermost_reduce(&nests[i]) && st->buf->ndim == yst->buf->ndim - 1)
             reductions++;
         else if (!all_spatial(b) || st->buf->ndim != yst->buf->ndim)
             return false;
     }
-    return reductions > 0;
+    return reductions > 0 && along_rows(y);
 }
 
 /* The loops of the nest that holds block b now, found by name of its
