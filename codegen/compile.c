@@ -1972,10 +1972,23 @@ static void *tu_worker(void *arg)
         if (i >= p->n)
             return NULL;
         tu_job *j = &p->jobs[i];
-        const cg_argv *flags = ready && j->pch_flags ? j->pch_flags : j->flags;
-        if (!j->reused)
-            j->ok = compile_into(j->text, NULL, 0, j->dir ? j->dir : p->dir, j->path, p->cc,
-                                 flags, BUILD_OBJECT, p->o, &j->trouble, &j->d);
+        if (j->reused)
+            continue;
+        const char *dir = j->dir ? j->dir : p->dir;
+        j->ok = false;
+        if (ready && j->pch_flags) {
+            /* with the precompiled header; should it fail (a .gch cut
+             * short, which GCC reports rather than skips), as before */
+            diag quiet;
+            diag_init(&quiet, NULL);
+            build_trouble trouble = {0};
+            j->ok = compile_into(j->text, NULL, 0, dir, j->path, p->cc, j->pch_flags,
+                                 BUILD_OBJECT, p->o, &trouble, &quiet);
+            diag_fini(&quiet);
+        }
+        if (!j->ok)
+            j->ok = compile_into(j->text, NULL, 0, dir, j->path, p->cc, j->flags, BUILD_OBJECT,
+                                 p->o, &j->trouble, &j->d);
     }
 }
 
