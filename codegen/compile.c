@@ -1467,7 +1467,7 @@ typedef struct cache_group {
  * or .consts of its key). */
 static bool entry_file(const char *name, bool run, bool *index)
 {
-    static const char *const top_ext[] = {".so", ".o"};
+    static const char *const top_ext[] = {".so", ".o", ".gch"};
     static const char *const run_ext[] = {".run", ".import", ".consts", ".stamp", ".weights",
                                           ".constdata"};
     for (int i = 0; i < 64; i++)
@@ -1890,6 +1890,9 @@ typedef struct tu_job {
     size_t size;
     bool reused;            /* the object was in the cache */
     bool glue;              /* the glue unit (glue_job) */
+    bool intrin;            /* its text includes the intrinsics header */
+    const cg_argv *pch_flags;   /* flags with the precompiled header (NULL: none), used
+                                 * once it is in place (pch_build) */
     bool ok;
     build_trouble trouble;
     diag d;                 /* what its build reported, replayed in order */
@@ -1898,9 +1901,47 @@ typedef struct tu_job {
     size_t msglen;
 } tu_job;
 
+/* How a distinct kernel's unit is built (light_units below). */
+typedef enum { UNIT_FULL, UNIT_LIGHT, UNIT_COLD, UNIT_NLEVELS } unit_level;
+
+/* ---- The intrinsics header, precompiled.
+ *
+ * Reading <immintrin.h> with -march=native (the AVX-512 headers) costs GCC
+ * 0.13-0.2 s of CPU in every unit that includes it: 16 of R(2+1)D-18's 22
+ * units, 2.5 s of its 11.6 (bench/results/unseen_s16.txt).  GCC reads a
+ * precompiled header instead (mapped: about 10 ms) when a unit's first
+ * include (`-include H`) finds H.gch beside H, built by the same compiler
+ * with the same flags; it checks that, and reads H itself when they differ
+ * (never wrong, only slower).  The levels share one: GCC takes a header
+ * precompiled at the full level in units built at -O1 and -O2 (the same
+ * __OPTIMIZE__), and their code is the same as with the header read
+ * (objdump of R(2+1)D-18's units at the three levels).  Building it costs
+ * about 0.6 s of CPU (it writes 24 MB), so a build makes one only for
+ * PCH_MIN_UNITS units or more to compile with the header, beside the
+ * units (one processor builds it while the others compile units without
+ * it); it is kept in the kernel cache (KEY.gch, keyed as an object of the
+ * full level whose text is PCH_TEXT), and a later build with it there
+ * uses it for any number of units.  GCC only: clang's precompiled headers
+ * are another format. */
+#define PCH_MIN_UNITS 6
+#define PCH_TEXT "#include <immintrin.h>\n"
+#define PCH_HEADER "tec_intrin.h"
+
+typedef struct pch_build {
+    char *dir;                      /* a private folder: the header, the .gch link */
+    char *header;                   /* dir/PCH_HEADER, the units' -include */
+    char *gch;                      /* dir/PCH_HEADER.gch, a link to job.path */
+    tu_job job;                     /* builds job.path, the cache's KEY.gch */
+    cg_argv build_flags;            /* the full level's, for a header (-x c-header) */
+    cg_argv unit_flags[UNIT_NLEVELS];   /* each level's, with -include header */
+    bool ready;                     /* gch is in place (under the pool's lock) */
+} pch_build;
+
 typedef struct tu_pool {
     tu_job *jobs;
     int n, next;
+    pch_build *pch;                 /* NULL: none; its job runs first */
+    bool pch_taken;
     pthread_mutex_t lock;
     const char *dir;
     const cg_argv *cc;
@@ -1912,14 +1953,42 @@ static void *tu_worker(void *arg)
     tu_pool *p = arg;
     for (;;) {
         pthread_mutex_lock(&p->lock);
-        int i = p->next++;
+        pch_build *pch = p->pch && !p->pch_taken && !p->pch->ready ? p->pch : NULL;
+        int i = pch ? -1 : p->next++;
+        p->pch_taken |= pch != NULL;
+        bool ready = p->pch && p->pch->ready;
         pthread_mutex_unlock(&p->lock);
+        if (pch) {
+            /* the header for the units after it; failing it fails none */
+            bool ok = compile_into(pch->job.text, NULL, 0, p->dir, pch->job.path, p->cc,
+                                   &pch->build_flags, BUILD_OBJECT, p->o, &pch->job.trouble,
+                                   &pch->job.d) &&
+                      link(pch->job.path, pch->gch) == 0;
+            pthread_mutex_lock(&p->lock);
+            pch->ready = ok;
+            pthread_mutex_unlock(&p->lock);
+            continue;
+        }
         if (i >= p->n)
             return NULL;
         tu_job *j = &p->jobs[i];
-        if (!j->reused)
-            j->ok = compile_into(j->text, NULL, 0, j->dir ? j->dir : p->dir, j->path, p->cc,
-                                 j->flags, BUILD_OBJECT, p->o, &j->trouble, &j->d);
+        if (j->reused)
+            continue;
+        const char *dir = j->dir ? j->dir : p->dir;
+        j->ok = false;
+        if (ready && j->pch_flags) {
+            /* with the precompiled header; should it fail (a .gch cut
+             * short, which GCC reports rather than skips), as before */
+            diag quiet;
+            diag_init(&quiet, NULL);
+            build_trouble trouble = {0};
+            j->ok = compile_into(j->text, NULL, 0, dir, j->path, p->cc, j->pch_flags,
+                                 BUILD_OBJECT, p->o, &trouble, &quiet);
+            diag_fini(&quiet);
+        }
+        if (!j->ok)
+            j->ok = compile_into(j->text, NULL, 0, dir, j->path, p->cc, j->flags, BUILD_OBJECT,
+                                 p->o, &j->trouble, &j->d);
     }
 }
 
@@ -1962,7 +2031,7 @@ static bool object_usable(const char *path, diag *d)
 
 /* Compiles the jobs not reused, as many at a time as there are usable
  * processors; false after a diagnostic (or with *trouble). */
-static bool run_jobs(tu_job *jobs, int n, const char *dir, const cg_argv *cc,
+static bool run_jobs(tu_job *jobs, int n, pch_build *pch, const char *dir, const cg_argv *cc,
                      const cg_options *o, build_trouble *trouble, diag *d)
 {
     int todo = 0;
@@ -1976,10 +2045,10 @@ static bool run_jobs(tu_job *jobs, int n, const char *dir, const cg_argv *cc,
         jobs[i].mem = open_memstream(&jobs[i].msg, &jobs[i].msglen);
         diag_init(&jobs[i].d, jobs[i].mem ? jobs[i].mem : d->out);
     }
-    tu_pool pool = {jobs, n, 0, PTHREAD_MUTEX_INITIALIZER, dir, cc, o};
+    tu_pool pool = {jobs, n, 0, pch, false, PTHREAD_MUTEX_INITIALIZER, dir, cc, o};
     int nthreads = usable_cpus();
-    if (nthreads > todo)
-        nthreads = todo;
+    if (nthreads > todo + (pch && !pch->ready))
+        nthreads = todo + (pch && !pch->ready);
     pthread_t tid[MAX_BUILDS];   /* one build slot each, for the signal handler */
     int started = 0;
     for (int i = 1; i < nthreads && started < MAX_BUILDS - 1; i++)
@@ -2064,9 +2133,6 @@ static bool cold_unit(const split_ctx *x, const cg_unit *u)
  * builds a unit in about half of -O3's time, and whatever it loses on them
  * is a fraction of a hundredth. */
 #define COLD_SHARE 0.01
-
-/* How a distinct kernel's unit is built. */
-typedef enum { UNIT_FULL, UNIT_LIGHT, UNIT_COLD, UNIT_NLEVELS } unit_level;
 
 /* Operations a math call (exp, erf, tanh ...) costs, as additions do 1. */
 #define MATH_CALL_OPS 16.0
@@ -2406,6 +2472,100 @@ static bool place_job(tu_job *job, const char *dir, bool reuse, const split_ctx 
     return true;
 }
 
+/* Removes what pch_setup made (and the .gch itself without the cache). */
+static void pch_free(pch_build *p, bool reuse)
+{
+    if (p->gch)
+        unlink(p->gch);
+    if (p->header)
+        unlink(p->header);
+    if (p->dir)
+        rmdir(p->dir);
+    if (!reuse && p->job.path)
+        unlink(p->job.path);
+    diag_fini(&p->job.d);
+    free(p->job.text);
+    free(p->job.path);
+    free(p->dir);
+    free(p->header);
+    free(p->gch);
+    argv_free(&p->build_flags);
+    for (int lv = 0; lv < UNIT_NLEVELS; lv++)
+        argv_free(&p->unit_flags[lv]);
+    *p = (pch_build){0};
+}
+
+/* Flags (a copy of from) followed by the words of more (NULL-ended). */
+static void argv_with(cg_argv *a, const cg_argv *from, const char *const *more)
+{
+    for (int i = 0; from && i < from->n; i++)
+        argv_push(a, from->v[i]);
+    for (; *more; more++)
+        argv_push(a, *more);
+}
+
+/* Sets up the precompiled intrinsics header for the jobs placed in dir
+ * (see pch_build): false, p empty, when they go without it (another
+ * compiler than GCC, too few units with the header, no folder, no memory):
+ * never an error.  Otherwise the jobs with the header have pch_flags and
+ * p->ready says whether the cache had the .gch; else p->job builds it. */
+static bool pch_setup(pch_build *p, tu_job *jobs, int n, const char *dir, bool reuse,
+                      const split_ctx *x, const cg_options *o, diag *d)
+{
+    *p = (pch_build){0};
+    diag_init(&p->job.d, NULL);
+    int units = 0;
+    for (int i = 0; i < n; i++)
+        units += jobs[i].intrin && !jobs[i].reused;
+    if (units < 2)
+        return false;
+    char *id = compiler_identity(x->cc, cc_timeout(o), &p->job.d);
+    bool gcc = id && identity_gcc_major(id) > 0;
+    free(id);
+    char hex[65];
+    key_digest(x->obj_prefix, PCH_TEXT, hex);
+    char name[80];
+    snprintf(name, sizeof name, "%s.gch", hex);
+    p->job.path = gcc ? path_join(dir, name) : NULL;
+    p->ready = p->job.path && reuse && object_usable(p->job.path, d);
+    if (!p->job.path || (!p->ready && units < PCH_MIN_UNITS))
+        goto without;
+    p->job.text = strdup(PCH_TEXT);
+    p->dir = path_join(dir, ".tec-XXXXXX");
+    if (p->dir && !mkdtemp(p->dir)) {
+        free(p->dir);
+        p->dir = NULL;
+    }
+    if (!p->job.text || !p->dir)
+        goto without;
+    p->header = path_join(p->dir, PCH_HEADER);
+    p->gch = path_join(p->dir, PCH_HEADER ".gch");
+    if (!p->header || !p->gch || !write_new_file(p->header, PCH_TEXT, NULL, &p->job.d) ||
+        (p->ready && link(p->job.path, p->gch) != 0))
+        goto without;
+    static const char *const as_header[] = {"-x", "c-header", NULL};
+    argv_with(&p->build_flags, x->obj_flags, as_header);
+    const char *const include[] = {"-include", p->header, NULL};
+    const cg_argv *level[UNIT_NLEVELS] = {x->obj_flags, x->light_flags, x->cold_flags};
+    bool oom = p->build_flags.oom;
+    for (int lv = 0; lv < UNIT_NLEVELS; lv++)
+        if (level[lv]) {
+            argv_with(&p->unit_flags[lv], level[lv], include);
+            oom |= p->unit_flags[lv].oom;
+        }
+    if (oom)
+        goto without;
+    for (int i = 0; i < n; i++)
+        for (int lv = 0; lv < UNIT_NLEVELS && jobs[i].intrin; lv++)
+            if (level[lv] && jobs[i].flags == level[lv])
+                jobs[i].pch_flags = &p->unit_flags[lv];
+    return true;
+without:
+    pch_free(p, true);
+    diag_init(&p->job.d, NULL);
+    return false;
+}
+
 /* Builds the split file sp into final_path: objects go into dir (the
  * cache with `reuse`, else a temporary directory, emptied afterwards);
  * `key`, when not NULL, is the entry's cache key for the glue unit. */
@@ -2418,7 +2578,9 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
     char **inputs = calloc((size_t)cap + 1, sizeof *inputs);
     char *script = NULL;
     int lock = -1;
-    bool ok = false, text_oom = false;
+    bool ok = false, text_oom = false, with_pch = false;
+    pch_build pch = {0};
+    diag_init(&pch.job.d, NULL);
     if (!jobs || !inputs) {
         oom(d);
         goto out;
@@ -2461,7 +2623,7 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
             /* the group so far is full, or ends here */
             if (ng && (!u || !small || bytes + size > BUNDLE_BYTES)) {
                 jobs[n] = (tu_job){.text = unit_text(sp, group, ng, NULL, &text_oom),
-                                   .flags = flags};
+                                   .flags = flags, .intrin = pass < UNIT_NLEVELS};
                 n++;
                 ng = 0;
                 bytes = 0;
@@ -2471,7 +2633,7 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
                 bytes += size;
             } else if (u) {
                 jobs[n++] = (tu_job){.text = unit_text(sp, &order[k], 1, NULL, &text_oom),
-                                     .flags = flags};
+                                     .flags = flags, .intrin = pass < UNIT_NLEVELS};
             }
         }
         free(group);
@@ -2506,16 +2668,25 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
         reused += jobs[i].reused;
     }
     qsort(jobs, (size_t)n, sizeof *jobs, by_size_desc);
-    ir_phase_note("%d kernels, %d distinct, %d units, %d cached", sp->n, sp->distinct, n,
-                  reused);
+    with_pch = pch_setup(&pch, jobs, n, dir, reuse, x, o, d);
+    ir_phase_note("%d kernels, %d distinct, %d units, %d cached%s", sp->n, sp->distinct, n,
+                  reused, !with_pch ? "" : pch.ready ? ", header cached" : ", header built");
     if (o && o->verbose) {
         int j = usable_cpus();
         fprintf(d->out ? d->out : stderr, "tec: %d kernels, %d distinct: %d translation units "
                 "(%d from the cache), compiled %d at a time\n", sp->n, sp->distinct, n, reused,
                 j < n - reused ? j : n - reused);
+        int intrin = 0;
+        for (int i = 0; i < n; i++)
+            intrin += jobs[i].intrin && !jobs[i].reused;
+        if (intrin)
+            fprintf(d->out ? d->out : stderr, "tec: %d of them include the intrinsics header%s%s%s\n",
+                    intrin, !with_pch ? "" : pch.ready ? ", precompiled in the cache: "
+                                                       : ", precompiled first: ",
+                    with_pch ? pch.job.path : "", with_pch ? "" : " (read by each)");
         fflush(d->out ? d->out : stderr);
     }
-    if (!run_jobs(jobs, n, dir, x->cc, o, trouble, d) ||
+    if (!run_jobs(jobs, n, with_pch ? &pch : NULL, dir, x->cc, o, trouble, d) ||
         (aliases && !write_alias_script(sp, dir, &script, trouble, d)))
         goto out;
     for (int i = 0; i < n; i++)
@@ -2550,7 +2721,7 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
         free(jobs[g].text);
         free(jobs[g].path);
         jobs[g] = forwarders;
-        if (!run_jobs(&jobs[g], 1, dir, x->cc, o, trouble, d))
+        if (!run_jobs(&jobs[g], 1, NULL, dir, x->cc, o, trouble, d))
             goto out;
         inputs[g] = jobs[g].path;
         ninputs = n;
@@ -2570,11 +2741,12 @@ static bool build_split(const cg_csplit *sp, const char *dir, const char *final_
                 unlink(jobs[i].path);
             jobs[i].reused = false;
         }
-        if (!run_jobs(jobs, n, dir, x->cc, o, trouble, d))
+        if (!run_jobs(jobs, n, with_pch ? &pch : NULL, dir, x->cc, o, trouble, d))
             goto out;
     }
     ok = link_objects(inputs, ninputs, dir, final_path, x, o, trouble, d);
 out:
+    pch_free(&pch, reuse);
     cg_cache_release(lock);
     remove_alias_script(script);
     for (int i = 0; jobs && i < n; i++) {
