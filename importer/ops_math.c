@@ -234,12 +234,20 @@ static bool nn_unary(ox_node *nd, const void *arg)
     return ox_call_nn(nd, y, op, x->id, NULL, NULL, 0);
 }
 
+/* softplus(x) = log(1 + e^x) as max(x, 0) + log1p(e^-|x|), log1p(u) as
+ * log(1 + u) * u / ((1 + u) - 1) (u when 1 + u rounds to 1: exact to a few
+ * ulp): log(exp(x) + 1) was inf from x = 88.8 on and lost every digit
+ * below x = -17 (softplus(-20) was 0, not 2.1e-9; -10 was 4e-4 off). */
+#define SOFTPLUS                                                                        \
+    "max($, 0) + (1 + exp(0 - abs($)) == 1 ? exp(0 - abs($)) : "                          \
+    "log(1 + exp(0 - abs($))) * exp(0 - abs($)) / (1 + exp(0 - abs($)) - 1))"
+
 /* Mish (opset 18): x * tanh(softplus(x)). */
 static bool op_mish(ox_node *nd, const void *arg)
 {
     if (nd->opset < 18)
         return ox_fail(nd, "Mish is an op of opset 18 on (the model imports opset %d)", nd->opset);
-    return elementwise1(nd, "mish", "$ * tanh(log(exp($) + 1))", true);
+    return elementwise1(nd, "mish", "$ * tanh(" SOFTPLUS ")", true);
 }
 
 /* Gelu (opset 20): nn.te's gelu, or gelu_tanh with approximate "tanh"
@@ -546,7 +554,7 @@ const ox_op ox_ops_math[] = {
     {"Sigmoid", nn_unary, &(const nn_unary_spec){"sigmoid", "sigmoid($)"}, WIDEN},
     {"Sign", unary_op, &(const unary_spec){"sign", "$ > 0 ? 1 : $ < 0 ? -1 : 0", false}, WIDEN},
     {"Sin", unary_op, &(const unary_spec){"sin", "sin($)", true}, WIDEN},
-    {"Softplus", unary_op, &(const unary_spec){"softplus", "log(exp($) + 1)", true}, WIDEN},
+    {"Softplus", unary_op, &(const unary_spec){"softplus", SOFTPLUS, true}, WIDEN},
     {"Softsign", unary_op, &(const unary_spec){"softsign", "$ / (1 + abs($))", true}, WIDEN},
     {"Sqrt", unary_op, &(const unary_spec){"sqrt", "sqrt($)", true}, WIDEN},
     {"Sub", combine_op, &(const combine){"sub", "$0 - $1", 2, 0, -1, false}, WIDEN},
