@@ -825,15 +825,18 @@ static ir_interval ext_bounds(ext_ctx *c, const ir_expr *x, int64_t vlo, int64_t
  * channel): the whole vectors run under the test that the last lane's
  * index is in range, else the whole vectors with that buffer's indices
  * clamped (clamped_body; one compare per row).  The index must grow with v and the
- * loop's own lanes stay in range, and the loop be one vector: longer rows
- * (35 and 73 of Inception-v3's poolings, on inputs stored with a border)
- * ran slower under the test in the network (185 to 330 us, 375 to 620),
- * though not alone. */
+ * loop's own lanes stay in range, and the loop be at most two vectors, run
+ * apart (whole_vectors): a 3x3 max pooling of stride 2 on 128x55x55 (rows
+ * of 27) 131 -> 66 us at one thread.  Three vectors (rows of 35) made
+ * Inception-v3's 3x3 average poolings of stride 1, whose taps are loops,
+ * slower (73 -> 95 us; GCC -O3 alone on the kernel: 74 -> 102) though its
+ * max pooling of stride 2 with unrolled taps gained (290 -> 190):
+ * bench/results/pool_s16.txt. */
 static bool guard_read(ext_ctx *c, const ir_buffer *b, const ir_expr *idx)
 {
     ir_affine f;
     ir_interval own = ext_bounds(c, idx, c->lo, c->hi - 1);
-    if (c->top - c->lo > c->width || !own.known || own.hi >= b->shape[0] || !ir_affine_of(idx, &f) ||
+    if (c->top - c->lo > 2 * c->width || !own.known || own.hi >= b->shape[0] || !ir_affine_of(idx, &f) ||
         ir_affine_coef(&f, c->z->v) <= 0 || c->nguarded == (int)(sizeof c->guarded / sizeof *c->guarded))
         return false;
     ir_module *m = c->z->m;
@@ -1005,6 +1008,26 @@ static int ext_lanes(ext_ctx *c, const ir_stmt *body, int64_t lo, int64_t hi, in
         return 0;
     *top = lo + N;
     return L;
+}
+
+/* The whole vectors over [lo, top): one loop, or under guard_read's test
+ * one loop of one vector each (two for a row of 27 outputs), so the C
+ * compiler sees every access of the local tile the row accumulates in at
+ * a constant offset and keeps it in registers in both arms of the test;
+ * a loop of two vectors in each arm left it in memory (a 3x3 max pooling
+ * of stride 2 on 128x55x55, one thread: bench/results/pool_s16.txt). */
+static ir_stmt *whole_vectors(vz *z, const ir_stmt *body, int64_t lo, int64_t top, bool apart)
+{
+    int64_t step = apart ? z->lanes : top - lo;
+    ir_stmt *out = ir_seq_new(z->m);
+    for (int64_t at = lo; at < top; at += step) {
+        ir_stmt *f = chunk_loop(z, at, at + step, z->lanes, IR_FOR_VECTORIZED, &z->chunk_v);
+        f->body[0] = vstmt(z, body);
+        if (!apart || step == top - lo)
+            return f;
+        ir_seq_append(z->m, out, f);
+    }
+    return out;
 }
 
 /* ---------------------------------------------------------------- an overlapping last vector */
@@ -1291,13 +1314,10 @@ ir_stmt *ir_vectorize_loop_env(ir_module *m, const ir_stmt *st, int vector_bytes
     int whole = env ? ext_lanes(&ec, body, lo, hi, lanes, &top) : 0;
     if (whole) {
         z.lanes = whole;
-        ir_stmt *f = chunk_loop(&z, lo, top, whole, IR_FOR_VECTORIZED, &z.chunk_v);
-        f->body[0] = vstmt(&z, body);
+        ir_stmt *f = whole_vectors(&z, body, lo, top, ec.cond != NULL);
         ir_stmt *clamped = NULL;
-        if (!z.fail && ec.cond) {
-            clamped = chunk_loop(&z, lo, top, whole, IR_FOR_VECTORIZED, &z.chunk_v);
-            clamped->body[0] = vstmt(&z, clamped_body(&ec, body));
-        }
+        if (!z.fail && ec.cond)
+            clamped = whole_vectors(&z, clamped_body(&ec, body), lo, top, true);
         if (!z.fail) {
             for (int i = 0; i < env->nlocals; i++)
                 env->locals[i].need = ec.need[i];

@@ -1200,13 +1200,32 @@ static void mark_filled_locals(auto_ctx *a)
     ir_stmt_walk(a->f->body, mark_filled, NULL, NULL);
 }
 
+/* Whether some block reading x through a guard reduces (a convolution, a
+ * pooling): those read each element of x several times, so a padded copy
+ * without guards pays for itself.  A block that only copies x with a
+ * border (a Pad layer) would copy it twice. */
+static bool reduces_guarded(const ir_stmt *s, void *p)
+{
+    const ir_buffer **pb = p;
+    if (s->kind != IR_S_BLOCK || pb[2])
+        return !pb[2];
+    const ir_buffer *q[2] = {pb[0], NULL};
+    ir_stmt_walk(s, NULL, guarded_read, q);
+    for (int i = 0; q[1] && i < s->niters; i++)
+        if (s->iters[i].kind == IR_ITER_REDUCE)
+            pb[2] = pb[0];
+    return false;
+}
+
 void pad_inputs(auto_ctx *a)
 {
     mark_filled_locals(a);   /* (the one place before the nests are scheduled) */
     for (int i = 0; i < a->f->nparams; i++) {
         const ir_buffer *pb[2] = {a->f->params[i], NULL};
         ir_stmt_walk(a->f->body, NULL, guarded_read, pb);
-        if (!pb[1])
+        const ir_buffer *rb[3] = {pb[0], NULL, NULL};
+        ir_stmt_walk(a->f->body, reduces_guarded, NULL, rb);
+        if (!pb[1] || !rb[2])
             continue;
         const char *name = auto_fresh(a, ir_sprintf(a->m->arena, "%s_pad", pb[0]->name));
         dw_find w = {a, pb[0], -1};
