@@ -12,9 +12,13 @@
  *                unrolled and columns vectorized — the BLIS micro-kernel
  *                structure, as bench/gemm.te writes it by hand;
  *   row kernel   (a whole function: reductions along its rows and the
- *                elementwise work on them, rows of 8 vectors or more) one
- *                loop over the rows, the reductions' partial results per
- *                row (schedule_row_kernel);
+ *                elementwise work on them, rows of 8 vectors or more, or
+ *                of 2 to 7 whole vectors) one loop over the rows, the
+ *                reductions' partial results per row (schedule_row_kernel);
+ *                when the rows are read a column apart instead (the
+ *                channels of a permuted NCHW map), one loop over the
+ *                columns of rows, the reductions' vectors along the column
+ *                (schedule_row_column_kernel);
  *   other        (elementwise, pooling, normalization, depthwise
  *                convolution): a spatial loop innermost and vectorized;
  *                an elementwise kernel the fuse pass will not absorb has
@@ -381,6 +385,19 @@ static bool row_read_visit(const ir_expr *e, void *p)
     return true;
 }
 
+/* Whether block b (of nest ns) reads and writes contiguously along the
+ * variable of its loop `depth` from the innermost (1: the innermost). */
+static bool along_loop(const nest *ns, int depth)
+{
+    const ir_itervar *it = ns->n >= depth ? iter_of(ns->block, ns->loops[ns->n - depth]) : NULL;
+    const ir_stmt *st = ns->block->body[0];
+    if (!it || !row_contiguous(st->args, st->nargs, it->var))
+        return false;
+    row_reads r = {it->var, true};
+    ir_expr_walk(st->value, row_read_visit, &r);
+    return r.ok;
+}
+
 /* Whether block b (of nest ns) reads and writes along its rows, the
  * variable of its innermost loop, contiguously.  A layer norm over the
  * channels of a permuted NCHW map (ConvNeXt's, on a view of its depthwise
@@ -390,21 +407,16 @@ static bool row_read_visit(const ir_expr *e, void *p)
  * vectors run across the rows, along the map. */
 static bool along_rows(const nest *ns)
 {
-    const ir_itervar *it = ns->n ? iter_of(ns->block, ns->loops[ns->n - 1]) : NULL;
-    const ir_stmt *st = ns->block->body[0];
-    if (!it || !row_contiguous(st->args, st->nargs, it->var))
-        return false;
-    row_reads r = {it->var, true};
-    ir_expr_walk(st->value, row_read_visit, &r);
-    return r.ok;
+    return along_loop(ns, 1);
 }
 
-/* Whether the function is a row kernel: blocks that reduce the innermost
- * axis of rows into a local T[rows] (a softmax's maximum and sum, a layer
- * norm's mean and variance), elementwise blocks over the rows storing
- * locals, and last the block storing the output over the same rows.  Its
- * blocks, in order, are in nests[0..n). */
-static bool row_kernel(const nest *nests, int n, int lanes)
+/* Whether the function's blocks, in order in nests[0..n), are those of a
+ * row kernel: blocks that reduce the innermost axis of rows into a local
+ * T[rows] (a softmax's maximum and sum, a layer norm's mean and variance),
+ * elementwise blocks over the rows storing locals, and last the block
+ * storing the output over the same rows.  How they read memory is not
+ * asked here. */
+static bool row_blocks(const nest *nests, int n)
 {
     if (n < 2)
         return false;
@@ -412,6 +424,25 @@ static bool row_kernel(const nest *nests, int n, int lanes)
     const ir_stmt *yst = y->block->nbody == 1 ? y->block->body[0] : NULL;
     if (y->n < 2 || !all_spatial(y->block) || !yst || yst->kind != IR_S_STORE ||
         yst->buf->role == IR_BUF_LOCAL)
+        return false;
+    int reductions = 0;
+    for (int i = 0; i < n - 1; i++) {
+        const ir_stmt *b = nests[i].block, *st = b->nbody == 1 ? b->body[0] : NULL;
+        if (!st || st->kind != IR_S_STORE || st->buf->role != IR_BUF_LOCAL)
+            return false;
+        if (b->init && innermost_reduce(&nests[i]) && st->buf->ndim == yst->buf->ndim - 1)
+            reductions++;
+        else if (!all_spatial(b) || st->buf->ndim != yst->buf->ndim)
+            return false;
+    }
+    return reductions > 0;
+}
+
+/* Whether the function is a row kernel (row_blocks) whose every block
+ * reads and writes along its rows. */
+static bool row_kernel(const nest *nests, int n, int lanes)
+{
+    if (!row_blocks(nests, n))
         return false;
     /* rows of 8 vectors or more, or of 2 to 7 whole vectors: a row's own
      * partial results, combined one by one, cost more than they save on
@@ -421,22 +452,69 @@ static bool row_kernel(const nest *nests, int n, int lanes)
      * and ConvNeXt-T's first stage) as a row kernel takes as long as its
      * five ONNX nodes, and as one kernel that is not a row kernel 1.5 times
      * that (bench/results/norm_s16.txt) */
+    const nest *y = &nests[n - 1];
     int64_t row = sch_extent(y->loops[y->n - 1]);
     if (row < 8 * lanes && (row % lanes || row < 2 * lanes))
         return false;
-    int reductions = 0;
-    for (int i = 0; i < n - 1; i++) {
-        const ir_stmt *b = nests[i].block, *st = b->nbody == 1 ? b->body[0] : NULL;
-        if (!st || st->kind != IR_S_STORE || st->buf->role != IR_BUF_LOCAL)
-            return false;
+    for (int i = 0; i < n; i++)
         if (!along_rows(&nests[i]))
             return false;
-        if (b->init && innermost_reduce(&nests[i]) && st->buf->ndim == yst->buf->ndim - 1)
-            reductions++;
-        else if (!all_spatial(b) || st->buf->ndim != yst->buf->ndim)
-            return false;
+    return true;
+}
+
+typedef struct row_results {
+    const ir_var *row, *position, *column;
+    bool ok;
+} row_results;
+
+/* ir_expr_walk's visitor of row_column_kernel: clears ok at a load of a
+ * local (a row's reduction) that the output reads at its row's elements, or
+ * not at its position and column. */
+static bool row_result_visit(const ir_expr *e, void *p)
+{
+    row_results *r = p;
+    if (e->kind != IR_LOAD || e->buf->role != IR_BUF_LOCAL)
+        return true;
+    bool position = false, column = false;
+    for (int i = 0; i < e->nargs; i++) {
+        r->ok = r->ok && !uses(e->args[i], r->row);
+        position |= uses(e->args[i], r->position);
+        column |= uses(e->args[i], r->column);
     }
-    return reductions > 0 && along_rows(y);
+    r->ok = r->ok && position && column;
+    return true;
+}
+
+/* Whether the function is a row kernel (row_blocks) whose blocks before
+ * the output's read along the loop just outside the rows instead, a
+ * column of rows apart (the positions of a map whose channels are the
+ * rows: ConvNeXt's layer norms, over the channels of a permuted NCHW
+ * map); the output reads the rows' results at its loops around the rows
+ * (so one iteration of the loop around the column needs the column's
+ * results alone), and the rows of one column (a map's row of positions)
+ * fit in 3/4 of the level-1 cache. */
+static bool row_column_kernel(const nest *nests, int n, int64_t l1d)
+{
+    if (!row_blocks(nests, n))
+        return false;
+    const nest *y = &nests[n - 1];
+    if (y->n < 3)
+        return false;
+    for (int i = 0; i < n - 1; i++)
+        if (!along_loop(&nests[i], 2))
+            return false;
+    const ir_itervar *row = iter_of(y->block, y->loops[y->n - 1]),
+                     *position = iter_of(y->block, y->loops[y->n - 2]),
+                     *column = iter_of(y->block, y->loops[y->n - 3]);
+    if (!row || !position || !column)
+        return false;
+    row_results r = {row->var, position->var, column->var, true};
+    ir_expr_walk(y->block->body[0]->value, row_result_visit, &r);
+    if (!r.ok)
+        return false;
+    int64_t tile = sch_extent(y->loops[y->n - 1]) * sch_extent(y->loops[y->n - 2]) *
+                   ir_dtype_size(y->block->body[0]->buf->dtype);
+    return tile > 0 && 4 * tile <= 3 * l1d;
 }
 
 /* The loops of the nest that holds block b now, found by name of its
@@ -457,6 +535,27 @@ static bool nest_in(auto_ctx *a, const char *block, nest *out)
         }
     free(all);
     return found;
+}
+
+/* Restores the function and the schedule text as they were before a
+ * kernel's steps that a primitive refused. */
+static void undo_steps(auto_ctx *a, ir_stmt *saved, size_t len)
+{
+    a->f->body = saved;
+    a->len = len;
+    if (a->text)
+        a->text[len] = 0;
+    a->nlate_steps = 0;
+}
+
+/* The outermost of the output's loops outside its last `inner` ones with an
+ * iteration per thread or more runs in parallel.  False when it refused. */
+static bool parallel_rows(auto_ctx *a, const nest *y, int inner)
+{
+    for (int k = 0; k < y->n - inner; k++)
+        if (sch_extent(y->loops[k]) > 1 && sch_extent(y->loops[k]) >= a->threads)
+            return auto_step(a, "parallel(%s)", y->loops[k]->var->name);
+    return true;
 }
 
 /* A row kernel as one loop over the rows: every block before the output's
@@ -517,18 +616,55 @@ static bool schedule_row_kernel(auto_ctx *a, const nest *nests, int n)
     }
     /* threads: the outermost loop around the rows with an iteration per
      * thread or more */
-    for (int k = 0; k < y->n - 1 && ok; k++)
-        if (sch_extent(y->loops[k]) > 1 && sch_extent(y->loops[k]) >= a->threads) {
-            ok = auto_step(a, "parallel(%s)", y->loops[k]->var->name);
+    ok = ok && parallel_rows(a, y, 1);
+    if (!ok)
+        undo_steps(a, saved, len);
+    return ok;
+}
+
+/* A row column kernel (row_column_kernel) as one loop over the output's
+ * iterations around its columns of rows (a map's row of positions): every
+ * block before the output's is computed there (compute_at, the last first),
+ * each reduction with its vectors along the column (its reduce loop
+ * outside, the init decomposed out) as the default schedule has them, so
+ * that the column's rows, read there once from memory, are in the
+ * level-1 cache when the output's vectors along the rows gather them.
+ * The default schedule runs each block over the whole tensor instead:
+ * ConvNeXt-T's first-stage norm, 56 x 56 positions of 96 channels, 174 to
+ * 121 us at one thread, 768 channels on 7 x 7: 29 to 17 us, where the
+ * output's gathers missed the cache (bench/results/attn_s17.txt).  False,
+ * with the function as it was, when a primitive refuses. */
+static bool schedule_row_column_kernel(auto_ctx *a, const nest *nests, int n)
+{
+    if (!row_column_kernel(nests, n, a->l1d))
+        return false;
+    const nest *y = &nests[n - 1];
+    const char *column = y->loops[y->n - 3]->var->name;
+    const char *names[64];
+    if (n > 64)
+        return false;
+    for (int i = 0; i < n; i++)
+        names[i] = nests[i].block->name;
+    ir_stmt *saved = ir_stmt_copy(a->m, a->f->body);
+    size_t len = a->len;
+    bool ok = true;
+    for (int i = n - 2; i >= 0 && ok; i--)
+        ok = auto_step(a, "compute_at(%s, %s)", names[i], column);
+    for (int i = 0; i < n - 1 && ok; i++) {
+        nest ns;
+        ok = nest_in(a, names[i], &ns) && ns.n >= 2;
+        if (!ok)
             break;
-        }
-    if (!ok) {
-        a->f->body = saved;
-        a->len = len;
-        if (a->text)
-            a->text[len] = 0;
-        a->nlate_steps = 0;
+        const char *inner = ns.loops[ns.n - 1]->var->name, *along = ns.loops[ns.n - 2]->var->name;
+        ok = auto_step(a, "reorder(%s, %s)", inner, along);
+        if (ok && ns.block->init)
+            ok = auto_step(a, "decompose_reduction(%s, %s)", names[i], inner) &&
+                 auto_step(a, "vectorize(%s_init)", along);
+        ok = ok && auto_step(a, "vectorize(%s)", along);
     }
+    ok = ok && auto_step(a, "vectorize(%s)", y->loops[y->n - 1]->var->name) && parallel_rows(a, y, 2);
+    if (!ok)
+        undo_steps(a, saved, len);
     return ok;
 }
 
@@ -556,7 +692,7 @@ bool pass_autoschedule(ir_module *m, diag *d)
         pad_inputs(&a);
         int nn = 0;
         auto_collect(f->body, &cur, nests, &nn, 256);
-        if (schedule_row_kernel(&a, nests, nn))
+        if (schedule_row_kernel(&a, nests, nn) || schedule_row_column_kernel(&a, nests, nn))
             nn = 0;
 
         for (int i = 0; i < nn; i++) {
