@@ -2910,9 +2910,16 @@ static bool setup_build(const cg_options *o, build_setup *b, diag *d)
      * QDQ ResNet-50's layer1 convs took 436 us instead of 274 when the
      * model's work shares made them light (bench/results/det_s15.txt).
      * -fpeel-loops gives -O2 that unrolling for about 5% more compile time
-     * of the light units. */
+     * of the light units.  -O1 needs it as much: EfficientNet-B7's depthwise
+     * 5x5 of stride 2 on 288x56x56, cold by its share of the work (0.1%),
+     * kept its 32-lane row tile in memory, 27 vector operations in place of
+     * 55 and 33 stack accesses, and took 1411 us where the same C at -O3
+     * takes 326-449 (bench/results/unseen_s17.txt); with -fpeel-loops its
+     * code has -O3's operations and compiles in the same time. */
     if (light && strstr(b->identity, "gcc-major:"))
         argv_push(&b->light_flags, "-fpeel-loops");
+    if (cold && strstr(b->identity, "gcc-major:"))
+        argv_push(&b->cold_flags, "-fpeel-loops");
     if (b->cold_flags.oom || b->light_flags.oom) {
         oom(d);
         return false;
