@@ -832,11 +832,19 @@ static ir_interval ext_bounds(ext_ctx *c, const ir_expr *x, int64_t vlo, int64_t
  * slower (73 -> 95 us; GCC -O3 alone on the kernel: 74 -> 102) though its
  * max pooling of stride 2 with unrolled taps gained (290 -> 190):
  * bench/results/pool_s16.txt. */
+/* The most whole vectors a row may run under guard_read's test: two, or
+ * four when the row's local tile is reached by unrolled loops only (a max
+ * pooling's taps), so that the C compiler keeps it in registers. */
+static int64_t guarded_vectors(const ext_ctx *c)
+{
+    return c->env->nlocals > 0 && !c->env->loop_in_local ? 4 : 2;
+}
+
 static bool guard_read(ext_ctx *c, const ir_buffer *b, const ir_expr *idx)
 {
     ir_affine f;
     ir_interval own = ext_bounds(c, idx, c->lo, c->hi - 1);
-    if (c->top - c->lo > 2 * c->width || !own.known || own.hi >= b->shape[0] || !ir_affine_of(idx, &f) ||
+    if (c->top - c->lo > guarded_vectors(c) * c->width || !own.known || own.hi >= b->shape[0] || !ir_affine_of(idx, &f) ||
         ir_affine_coef(&f, c->z->v) <= 0 || c->nguarded == (int)(sizeof c->guarded / sizeof *c->guarded))
         return false;
     ir_module *m = c->z->m;
