@@ -825,18 +825,27 @@ static ir_interval ext_bounds(ext_ctx *c, const ir_expr *x, int64_t vlo, int64_t
  * channel): the whole vectors run under the test that the last lane's
  * index is in range, else the whole vectors with that buffer's indices
  * clamped (clamped_body; one compare per row).  The index must grow with v and the
- * loop's own lanes stay in range, and the loop be at most two vectors, run
- * apart (whole_vectors): a 3x3 max pooling of stride 2 on 128x55x55 (rows
- * of 27) 131 -> 66 us at one thread.  Three vectors (rows of 35) made
+ * loop's own lanes stay in range, and the loop be at most guarded_vectors,
+ * run apart (whole_vectors): a 3x3 max pooling of stride 2 on 128x55x55
+ * (rows of 27) 131 -> 66 us at one thread.  Three vectors (rows of 35) made
  * Inception-v3's 3x3 average poolings of stride 1, whose taps are loops,
- * slower (73 -> 95 us; GCC -O3 alone on the kernel: 74 -> 102) though its
- * max pooling of stride 2 with unrolled taps gained (290 -> 190):
- * bench/results/pool_s16.txt. */
+ * slower (73 -> 95 us; GCC -O3 alone on the kernel: 74 -> 102; with the
+ * taps unrolled too, 73 -> 92), while its max pooling of stride 2 with
+ * unrolled taps gained (290 -> 195): bench/results/pool_s16.txt,
+ * pool_s17.txt. */
+/* The most whole vectors a row may run under guard_read's test: two, or
+ * four when the row's local tile is reached by unrolled loops only (a max
+ * pooling's taps), so that the C compiler keeps it in registers. */
+static int64_t guarded_vectors(const ext_ctx *c)
+{
+    return c->env->nlocals > 0 && !c->env->loop_in_local ? 4 : 2;
+}
+
 static bool guard_read(ext_ctx *c, const ir_buffer *b, const ir_expr *idx)
 {
     ir_affine f;
     ir_interval own = ext_bounds(c, idx, c->lo, c->hi - 1);
-    if (c->top - c->lo > 2 * c->width || !own.known || own.hi >= b->shape[0] || !ir_affine_of(idx, &f) ||
+    if (c->top - c->lo > guarded_vectors(c) * c->width || !own.known || own.hi >= b->shape[0] || !ir_affine_of(idx, &f) ||
         ir_affine_coef(&f, c->z->v) <= 0 || c->nguarded == (int)(sizeof c->guarded / sizeof *c->guarded))
         return false;
     ir_module *m = c->z->m;

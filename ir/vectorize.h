@@ -35,6 +35,11 @@ typedef struct ir_vec_env {
      * C backend runs as an in-register transpose (passes/vectorize.c
      * builds it) */
     bool inner_loops;
+    /* a loop that stays a loop (not unrolled) runs between the innermost
+     * local buffer's alloc and this loop: the taps of an average pooling
+     * kept as loops around the row's vectors, so the row's tile lives in
+     * memory across them rather than in registers */
+    bool loop_in_local;
 } ir_vec_env;
 
 /* ir_vectorize_loop, and with env (may be NULL) a loop of n iterations

@@ -44,6 +44,7 @@ typedef struct walk_ctx {
     int nranges;
     ir_vec_local locals[16];
     int nlocals;
+    int loops_in_local;   /* loops kept as loops since the innermost local's alloc */
 } walk_ctx;
 
 /* Every reference to buffer `from` in s (and its expressions) becomes `to`. */
@@ -251,20 +252,23 @@ static ir_stmt *walk(walk_ctx *c, ir_stmt *st)
     case IR_S_FOR: {
         ir_stmt *x = interchanged(c->m, st);
         if (x) {
-            ir_vec_env env = {c->ranges, c->nranges, c->locals, c->nlocals, true};
+            ir_vec_env env = {c->ranges, c->nranges, c->locals, c->nlocals, true, c->loops_in_local > 0};
             ir_stmt *v = ir_vectorize_loop_env(c->m, x, target_vector_bytes(), &env);
             if (v)
                 return v;
         }
         if (st->for_kind == IR_FOR_VECTORIZED) {
-            ir_vec_env env = {c->ranges, c->nranges, c->locals, c->nlocals, false};
+            ir_vec_env env = {c->ranges, c->nranges, c->locals, c->nlocals, false, c->loops_in_local > 0};
             ir_stmt *v = ir_vectorize_loop_env(c->m, st, target_vector_bytes(), &env);
             if (v)
                 return v;
         }
+        bool kept = st->for_kind != IR_FOR_UNROLLED;
+        c->loops_in_local += kept;
         walk_in_range(c, st, st->var,
                       ir_interval_loop(ir_bounds(st->lo, c->ranges, c->nranges),
                                        ir_bounds(st->hi, c->ranges, c->nranges), ir_for_step(st)));
+        c->loops_in_local -= kept;
         return st;
     }
     case IR_S_LET:
@@ -274,9 +278,13 @@ static ir_stmt *walk(walk_ctx *c, ir_stmt *st)
         return st;
     case IR_S_ALLOC: {
         bool local = st->buf && st->buf->ndim == 1 && c->nlocals < 16;
-        if (local)
+        int loops_outside = c->loops_in_local;
+        if (local) {
             c->locals[c->nlocals++] = (ir_vec_local){st->buf, st->buf->shape[0], st->buf->shape[0]};
+            c->loops_in_local = 0;
+        }
         walk_in_range(c, st, NULL, none);
+        c->loops_in_local = loops_outside;
         if (local) {
             ir_vec_local l = c->locals[--c->nlocals];
             if (l.need > l.orig)

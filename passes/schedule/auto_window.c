@@ -19,13 +19,27 @@
  * loops' counters and branches weigh as much as the work, and the copies
  * of the taps let the next row's loads start early (3x3 of stride 1 on
  * 192x28x28: 137 to 114 us on one thread; of stride 2 on 64x111x111: 247
- * to 219 us).  A sum (average pooling, depthwise convolution) keeps its
- * loops: its multiply-adds pipeline already. */
-static void unroll_window(auto_ctx *a, const ir_stmt *b)
+ * to 219 us).  So is an average pooling's (y = y + x[..]) whose row of
+ * `row` outputs fits one vector (each tap one load and one add:
+ * Inception-v3's 3x3 of stride 1 on 2048x8x8, 66 to 32 us); on longer
+ * rows it keeps its loops (on 192x35x35 unrolled taps were slower, 73 to
+ * 92 us: bench/results/pool_s17.txt), and so does a depthwise
+ * convolution: its multiply-adds pipeline already.  row is 0 for a vector
+ * across channels. */
+static bool window_sum(const ir_stmt *st)
+{
+    bool guarded = false;
+    return st->value->kind == IR_ADD && st->value->a->kind == IR_LOAD && st->value->a->buf == st->buf &&
+           ir_dtype_is_float(st->buf->dtype) && st->value->b->kind != IR_MUL &&
+           unguarded_load(st->value->b, &guarded);
+}
+
+static void unroll_window(auto_ctx *a, const ir_stmt *b, int64_t row)
 {
     const ir_stmt *st = b->nbody ? b->body[0] : NULL;
     if (!st || st->kind != IR_S_STORE || !st->value ||
-        (st->value->kind != IR_MAX && st->value->kind != IR_MIN))
+        (st->value->kind != IR_MAX && st->value->kind != IR_MIN &&
+         !(row > 0 && row <= a->lanes && window_sum(st))))
         return;
     int64_t taps = 1;
     for (int i = 0; i < b->niters; i++)
@@ -72,7 +86,11 @@ static void reduce_in_tile(auto_ctx *a, ir_stmt *b, const char *vname)
     if (auto_step(a, "decompose_reduction(%s, %s)", b->name, first_reduce))
         auto_step(a, "vectorize(%s_init)", vname);
     auto_step(a, "vectorize(%s_%s_out)", vname, tile);
-    unroll_window(a, b);
+    int64_t row = 0;
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].binding->kind == IR_VAR && !strcmp(b->iters[i].binding->var->name, vname))
+            row = b->iters[i].extent;
+    unroll_window(a, b, row);
 }
 
 /* ---------------------------------------------------------------- depthwise convolutions */
@@ -524,7 +542,7 @@ static bool schedule_pool_channels_last(auto_ctx *a, nest *ns)
         auto_step(a, "vectorize(%s_%s_out)", fi, tile);
     }
     auto_step(a, "vectorize(%s)", fi);
-    unroll_window(a, b);
+    unroll_window(a, b, 0);
     if (a->threads > 1 && first_par >= 0)
         auto_step(a, "parallel(%s)", ns->loops[first_par]->var->name);
     return true;
