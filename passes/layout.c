@@ -1143,3 +1143,408 @@ bool pass_layout(ir_module *m, diag *d)
     }
     return true;
 }
+
+/* ---------------------------------------------------------------- channels-last chains (before the schedule)
+ *
+ * A 1x1 convolution on NCHW reads, for each output tile, one short row of
+ * every input channel's plane (256 planes 12.5 KB apart on a 56x56 map),
+ * and a 3x3 one reads its input through a padded copy of the same order;
+ * stored channels-last (NHWC), the tile's input is one contiguous run of
+ * channels per pixel and its output one contiguous vector store, as ONNX
+ * Runtime's channel-blocked layout gives (bench/results/layout_s17.txt:
+ * ResNet-50's 56x56 bottleneck block 8% faster at one thread, its 1x1
+ * reduction 16%).  The choice has to be made before the schedule, which
+ * tiles each kernel for the order its buffers have, so this pass
+ * (`layout-chains`, run before `autoschedule`) stores f32 activations
+ * channels-last wherever a whole chain of kernels can take it:
+ *
+ *   - a chain kernel is a function whose body is loop nests each around
+ *     one block, every 4-D access of which is (own) at the block's own
+ *     index, or (conv read) an input whose channel index is a reduce
+ *     variable no other index uses (a convolution of one group), or (sink
+ *     read) one whose channel index is a spatial variable no other index
+ *     uses and whose pixel indices use reduce variables only (a global
+ *     pool); all 4-D buffers f32;
+ *   - a temporary T is a member when every function it is passed to is a
+ *     chain kernel that runs once, sees T with T's shape and accesses T
+ *     in one of those ways, and: the buffers a kernel accesses at its own
+ *     index (its output, the other operands of an elementwise kernel) are
+ *     members together or not at all (nothing reads across the orders),
+ *     and a kernel that conv-reads a member writes a member (a
+ *     convolution from NHWC to NCHW would store its tile transposed).
+ *
+ * The chain's ends are kernels that read NCHW and write NHWC (the first
+ * convolutions after a pooling) or sink-read NHWC (a global pool); any
+ * other kernel keeps its buffers as they are.  Each member is stored
+ * T'[n, h, w, c] = T[n, c, h, w] in every function that sees it; a block
+ * storing a member lists its iteration variables, and its nest runs its
+ * loops, in the new order (reduce loops innermost as before).  Every
+ * access reads the same element, so the results do not change. */
+
+enum { CH_NESTS = 16 };
+
+/* A function's loop nests: loops[0..n) perfectly nested around block,
+ * *slot the place of the outermost. */
+typedef struct ch_nest {
+    ir_stmt **slot;
+    ir_stmt *loops[MAXD];
+    int n;
+    ir_stmt *block;
+} ch_nest;
+
+typedef struct ch_kernel {
+    ch_nest nest[CH_NESTS];
+    int n;
+    ir_buffer *locals[CH_NESTS];
+    int nlocals;
+} ch_kernel;
+
+static bool ch_collect(ch_kernel *k, ir_stmt **slot)
+{
+    ir_stmt *s = *slot;
+    if (!s)
+        return true;
+    if (s->kind == IR_S_SEQ) {
+        for (int i = 0; i < s->nbody; i++)
+            if (!ch_collect(k, &s->body[i]))
+                return false;
+        return true;
+    }
+    if (s->kind == IR_S_ALLOC) {
+        if (k->nlocals == CH_NESTS)
+            return false;
+        k->locals[k->nlocals++] = s->buf;
+        return ch_collect(k, &s->body[0]);
+    }
+    if ((s->kind != IR_S_FOR && s->kind != IR_S_BLOCK) || k->n == CH_NESTS)
+        return false;
+    ch_nest *e = &k->nest[k->n];
+    e->slot = slot;
+    e->n = 0;
+    for (; s && s->kind == IR_S_FOR; s = only(s->body[0])) {
+        if (e->n == MAXD || s->nbody != 1 || ir_for_step(s) != 1 || !ir_expr_is_int(s->lo, 0) ||
+            !s->hi || s->hi->kind != IR_INT)
+            return false;
+        e->loops[e->n++] = s;
+    }
+    if (!s || s->kind != IR_S_BLOCK || s->nbody != 1 || !s->body[0] ||
+        s->body[0]->kind != IR_S_STORE || s->niters > MAXD)
+        return false;
+    e->block = s;
+    k->n++;
+    return true;
+}
+
+static bool ch_kernel_of(ir_func *f, ch_kernel *k)
+{
+    k->n = k->nlocals = 0;
+    return ch_collect(k, &f->body) && k->n > 0;
+}
+
+enum { CH_OWN = 1, CH_CONV = 2, CH_SINK = 4, CH_OTHER = 8 };
+
+static const ir_itervar *ch_iter(const ir_stmt *blk, const ir_expr *e)
+{
+    for (int i = 0; e && e->kind == IR_VAR && i < blk->niters; i++)
+        if (blk->iters[i].var == e->var)
+            return &blk->iters[i];
+    return NULL;
+}
+
+/* Whether e uses only reduce variables of blk (and constants). */
+static bool ch_reduce_only(const ir_stmt *blk, const ir_expr *e)
+{
+    for (int i = 0; i < blk->niters; i++)
+        if (blk->iters[i].kind == IR_ITER_SPATIAL && ir_expr_uses_var(e, blk->iters[i].var))
+            return false;
+    return true;
+}
+
+/* How blk accesses a 4-D buffer at idx (CH_*); own is the store's index. */
+static int ch_access(const ir_stmt *blk, ir_expr *const *idx, ir_expr *const *own)
+{
+    bool same = own != NULL;
+    for (int d = 0; d < 4 && same; d++)
+        same = ir_expr_equal(idx[d], own[d]);
+    if (same)
+        return CH_OWN;
+    const ir_itervar *c = ch_iter(blk, idx[1]);
+    if (!c)
+        return CH_OTHER;
+    for (int d = 0; d < 4; d++)
+        if (d != 1 && ir_expr_uses_var(idx[d], c->var))
+            return CH_OTHER;
+    if (c->kind == IR_ITER_REDUCE)
+        return CH_CONV;
+    return ch_reduce_only(blk, idx[2]) && ch_reduce_only(blk, idx[3]) ? CH_SINK : CH_OTHER;
+}
+
+/* The access kinds of each 4-D buffer in a kernel, by buffer. */
+typedef struct ch_uses {
+    const ir_buffer *buf[2 * CH_NESTS + 8];
+    int kinds[2 * CH_NESTS + 8];
+    int n;
+    bool ok;
+    const ir_stmt *blk;
+    ir_expr *const *own;
+} ch_uses;
+
+static void ch_note(ch_uses *u, const ir_buffer *b, ir_expr *const *idx, int n)
+{
+    if (n != 4 && b->ndim != 4)
+        return;
+    if (n != 4 || b->ndim != 4 || b->dtype != IR_F32) {
+        u->ok = false;
+        return;
+    }
+    int i = 0;
+    while (i < u->n && u->buf[i] != b)
+        i++;
+    if (i == u->n) {
+        if (u->n == (int)(sizeof u->buf / sizeof u->buf[0])) {
+            u->ok = false;
+            return;
+        }
+        u->buf[u->n] = b;
+        u->kinds[u->n++] = 0;
+    }
+    u->kinds[i] |= ch_access(u->blk, idx, u->own);
+}
+
+static bool ch_note_expr(const ir_expr *x, void *p)
+{
+    if (x->kind == IR_LOAD)
+        ch_note(p, x->buf, x->args, x->nargs);
+    return true;
+}
+
+static bool ch_note_stmt(const ir_stmt *s, void *p)
+{
+    if (s->kind == IR_S_STORE)
+        ch_note(p, s->buf, s->args, s->nargs);
+    return true;
+}
+
+/* Every 4-D access of the kernel classified; false when one is of none of
+ * the chain's kinds (or not f32). */
+static bool ch_classify(const ch_kernel *k, ch_uses *u)
+{
+    u->n = 0;
+    u->ok = true;
+    for (int i = 0; i < k->n && u->ok; i++) {
+        const ir_stmt *blk = k->nest[i].block, *st = blk->body[0];
+        u->blk = blk;
+        u->own = st->nargs == 4 ? st->args : NULL;
+        if (st->buf->ndim == 4)
+            ch_note(u, st->buf, st->args, st->nargs);
+        ir_stmt_walk(blk, ch_note_stmt, ch_note_expr, u);
+    }
+    for (int i = 0; i < u->n && u->ok; i++)
+        u->ok = !(u->kinds[i] & CH_OTHER);
+    return u->ok;
+}
+
+static int ch_kinds(const ch_uses *u, const ir_buffer *b)
+{
+    for (int i = 0; i < u->n; i++)
+        if (u->buf[i] == b)
+            return u->kinds[i];
+    return 0;
+}
+
+/* NCHW -> NHWC: the new dimension q holds the old dimension ch_perm[q]. */
+static const int ch_perm[4] = {0, 2, 3, 1};
+
+/* The block's first four iteration variables, when they are its store's
+ * own index, in the new order; its nest's loops bound to them first, in
+ * that order, the others after them as they were. */
+static void ch_reorder_nest(ir_module *m, ch_nest *e)
+{
+    ir_stmt *blk = e->block;
+    const ir_stmt *st = blk->body[0];
+    if (blk->niters < 4 || st->nargs != 4)
+        return;
+    for (int d = 0; d < 4; d++) {
+        const ir_expr *x = st->args[d];
+        bool same = x->kind == IR_VAR && x->var == blk->iters[d].var;
+        if (!same && !(blk->iters[d].extent == 1 && ir_expr_is_int(x, 0)))
+            return;
+    }
+    ir_itervar it[4];
+    for (int q = 0; q < 4; q++)
+        it[q] = blk->iters[ch_perm[q]];
+    memcpy(blk->iters, it, sizeof it);
+    ir_stmt *order[MAXD];
+    bool used[MAXD] = {false};
+    int n = 0;
+    for (int q = 0; q < blk->niters; q++) {
+        const ir_expr *b = blk->iters[q].binding;
+        for (int k = 0; k < e->n; k++)
+            if (!used[k] && b->kind == IR_VAR && e->loops[k]->var == b->var) {
+                used[k] = true;
+                order[n++] = e->loops[k];
+            }
+    }
+    for (int k = 0; k < e->n; k++)
+        if (!used[k])
+            order[n++] = e->loops[k];
+    ir_stmt *s = blk;
+    for (int k = n - 1; k >= 0; k--)
+        s = ir_for(m, order[k]->var, order[k]->lo, order[k]->hi, order[k]->for_kind, s);
+    *e->slot = s;
+}
+
+/* A function of the graph with its parameters' access kinds (when it is a
+ * chain kernel, runs once and sees every 4-D argument with its shape). */
+typedef struct ch_func {
+    ir_func *f;
+    bool chain;
+    ch_kernel k;
+    ch_uses u;
+} ch_func;
+
+/* Drops from member[] the graph buffers that the call's kernel accesses
+ * at its own index, unless all of them are members and, when it
+ * conv-reads a member, its output is one; returns whether any went. */
+static bool ch_settle(const ir_graph_call *c, const ch_func *cf, const graph_uses *gu, bool *member)
+{
+    bool all = true, any_own = false;
+    for (int a = 0; a < c->nargs; a++) {
+        int kinds = ch_kinds(&cf->u, cf->f->params[a]);
+        int b = pass_find_ptr(gu->bufs, gu->nbufs, c->args[a]);
+        bool in = b >= 0 && member[b];
+        if (kinds & CH_OWN) {
+            any_own = true;
+            all &= in;
+        }
+    }
+    bool changed = false;
+    for (int a = 0; a < c->nargs; a++) {
+        int kinds = ch_kinds(&cf->u, cf->f->params[a]);
+        int b = pass_find_ptr(gu->bufs, gu->nbufs, c->args[a]);
+        if (b < 0 || !member[b])
+            continue;
+        if (((kinds & CH_OWN) && !all) || ((kinds & CH_CONV) && (!all || !any_own))) {
+            member[b] = false;
+            changed = true;
+        }
+    }
+    return changed;
+}
+
+/* Stores the member temporaries channels-last in every function that sees
+ * them (with the locals a kernel stores at the same index as a member). */
+static void ch_apply(ir_module *m, ch_func *cf, int ncf, const bool *member, const graph_uses *gu)
+{
+    ir_graph *g = &m->graph;
+    static const int64_t zero[4] = {0};
+    for (int i = 0; i < g->ncalls; i++) {
+        const ir_graph_call *c = &g->calls[i];
+        ch_func *h = NULL;
+        for (int j = 0; j < ncf && !h; j++)
+            if (cf[j].f == c->fn)
+                h = &cf[j];
+        if (!h || !h->chain)
+            continue;
+        ir_buffer *perm[MAXD + 2 * CH_NESTS];
+        int np = 0;
+        bool out = false;
+        for (int a = 0; a < c->nargs; a++) {
+            int b = pass_find_ptr(gu->bufs, gu->nbufs, c->args[a]);
+            if (b < 0 || !member[b])
+                continue;
+            perm[np++] = c->fn->params[a];
+            out |= (ch_kinds(&h->u, c->fn->params[a]) & CH_OWN) != 0;
+        }
+        if (!np)
+            continue;
+        /* a kernel writing a member: its locals at its own index follow */
+        for (int l = 0; l < h->k.nlocals && out; l++)
+            if (ch_kinds(&h->u, h->k.locals[l]) & CH_OWN)
+                perm[np++] = h->k.locals[l];
+        for (int n = 0; n < h->k.n; n++) {
+            const ir_buffer *sb = h->k.nest[n].block->body[0]->buf;
+            for (int q = 0; q < np; q++)
+                if (perm[q] == sb)
+                    ch_reorder_nest(m, &h->k.nest[n]);
+        }
+        for (int q = 0; q < np; q++) {
+            ir_buffer *p = perm[q];
+            move_ctx mv = {m, p, p, zero, ch_perm};
+            move_stmt(&mv, c->fn->body);
+            int64_t *shape = ir_alloc(m->arena, sizeof *shape * 4);
+            for (int d = 0; d < 4; d++)
+                shape[d] = p->shape[ch_perm[d]];
+            p->shape = shape;
+        }
+        sch_update_blocks(m, c->fn->body);
+    }
+    for (int b = 0; b < g->nbufs; b++) {
+        int ib = pass_find_ptr(gu->bufs, gu->nbufs, g->bufs[b]);
+        if (ib < 0 || !member[ib])
+            continue;
+        ir_buffer *t = g->bufs[b];
+        int64_t *shape = ir_alloc(m->arena, sizeof *shape * 4);
+        for (int d = 0; d < 4; d++)
+            shape[d] = t->shape[ch_perm[d]];
+        t->shape = shape;
+    }
+}
+
+bool pass_layout_chains(ir_module *m, diag *d)
+{
+    (void)d;
+    ir_graph *g = &m->graph;
+    if (g->has_arena || !g->ncalls)
+        return true;
+    graph_uses gu;
+    index_uses(m, &gu, NULL);
+    ch_func *cf = ir_alloc(m->arena, sizeof *cf * (size_t)(m->nfuncs + 1));
+    int ncf = 0;
+    for (int i = 0; i < m->nfuncs; i++) {
+        ch_func *h = &cf[ncf++];
+        h->f = m->funcs[i];
+        h->chain = calls_of(&gu, h->f) == 1 && ch_kernel_of(h->f, &h->k) &&
+                   ch_classify(&h->k, &h->u);
+    }
+    /* the candidates: f32 4-D temporaries with one writer, passed whole
+     * to chain kernels only */
+    bool *member = ir_alloc(m->arena, (size_t)gu.nbufs + 1);
+    memset(member, 0, (size_t)gu.nbufs + 1);
+    int ncand = 0;
+    for (int b = 0; b < g->nbufs; b++) {
+        ir_buffer *t = g->bufs[b];
+        if (t->role != IR_BUF_TEMP || t->in_arena || t->ndim != 4 || t->dtype != IR_F32)
+            continue;
+        use u[CL_USES];
+        int n = uses_of(g, &gu, t, u, CL_USES);
+        bool ok = n > 0;
+        for (int i = 0; i < n && ok; i++) {
+            const ch_func *h = NULL;
+            for (int j = 0; j < ncf && !h; j++)
+                if (cf[j].f == u[i].f)
+                    h = &cf[j];
+            ok = h && h->chain && same_shape(u[i].p, t) && ch_kinds(&h->u, u[i].p) != 0;
+        }
+        int ib = pass_find_ptr(gu.bufs, gu.nbufs, t);
+        if (ok && ib >= 0) {
+            member[ib] = true;
+            ncand++;
+        }
+    }
+    if (!ncand)
+        return true;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < g->ncalls; i++) {
+            const ch_func *h = NULL;
+            for (int j = 0; j < ncf && !h; j++)
+                if (cf[j].f == g->calls[i].fn)
+                    h = &cf[j];
+            if (h && h->chain)
+                changed |= ch_settle(&g->calls[i], h, &gu, member);
+        }
+    }
+    ch_apply(m, cf, ncf, member, &gu);
+    return true;
+}
