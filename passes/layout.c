@@ -1355,39 +1355,81 @@ static int ch_kinds(const ch_uses *u, const ir_buffer *b)
 /* NCHW -> NHWC: the new dimension q holds the old dimension ch_perm[q]. */
 static const int ch_perm[4] = {0, 2, 3, 1};
 
-/* The block's first four iteration variables, when they are its store's
- * own index, in the new order; its nest's loops bound to them first, in
- * that order, the others after them as they were. */
-static void ch_reorder_nest(ir_module *m, ch_nest *e)
+/* The block iteration variable that blk's read of one of perm[0..np)
+ * indexes channels with (a conv or sink read), or NULL. */
+typedef struct ch_chan {
+    const ir_stmt *blk;
+    ir_buffer *const *perm;
+    int np;
+    const ir_var *var;
+} ch_chan;
+
+static bool ch_chan_expr(const ir_expr *x, void *p)
+{
+    ch_chan *c = p;
+    const ir_stmt *st = c->blk->body[0];
+    for (int q = 0; q < c->np && x->kind == IR_LOAD && x->nargs == 4; q++)
+        if (x->buf == c->perm[q] &&
+            (ch_access(c->blk, x->args, st->nargs == 4 ? st->args : NULL) & (CH_CONV | CH_SINK)))
+            c->var = x->args[1]->var;
+    return true;
+}
+
+static const ir_var *ch_channel_var(const ir_stmt *blk, ir_buffer *const *perm, int np)
+{
+    ch_chan c = {blk, perm, np, NULL};
+    ir_stmt_walk(blk, NULL, ch_chan_expr, &c);
+    return c.var;
+}
+
+/* The nest of e in the new order: when its block stores a member at its
+ * own index (permuted), the block's first four iteration variables in the
+ * member's new order and the loops bound to them outermost, in that order;
+ * the loop bound to chan (the channels of a member it reads: the reduction
+ * of a convolution, the spatial loop of a global pool) innermost, so that
+ * the reads run along the member's rows; the other loops as they were. */
+static void ch_reorder_nest(ir_module *m, ch_nest *e, bool permuted, const ir_var *chan)
 {
     ir_stmt *blk = e->block;
     const ir_stmt *st = blk->body[0];
-    if (blk->niters < 4 || st->nargs != 4)
-        return;
-    for (int d = 0; d < 4; d++) {
+    permuted &= blk->niters >= 4 && st->nargs == 4;
+    for (int d = 0; d < 4 && permuted; d++) {
         const ir_expr *x = st->args[d];
         bool same = x->kind == IR_VAR && x->var == blk->iters[d].var;
-        if (!same && !(blk->iters[d].extent == 1 && ir_expr_is_int(x, 0)))
-            return;
+        permuted = same || (blk->iters[d].extent == 1 && ir_expr_is_int(x, 0));
     }
-    ir_itervar it[4];
-    for (int q = 0; q < 4; q++)
-        it[q] = blk->iters[ch_perm[q]];
-    memcpy(blk->iters, it, sizeof it);
+    if (permuted) {
+        ir_itervar it[4];
+        for (int q = 0; q < 4; q++)
+            it[q] = blk->iters[ch_perm[q]];
+        memcpy(blk->iters, it, sizeof it);
+    }
+    /* the loop each iteration variable is bound to */
+    int loop_of[MAXD];
+    for (int q = 0; q < blk->niters; q++) {
+        const ir_expr *b = blk->iters[q].binding;
+        loop_of[q] = -1;
+        for (int k = 0; k < e->n; k++)
+            if (b->kind == IR_VAR && e->loops[k]->var == b->var)
+                loop_of[q] = k;
+    }
+    int last = -1;
+    for (int q = 0; q < blk->niters && chan; q++)
+        if (blk->iters[q].var == chan)
+            last = loop_of[q];
     ir_stmt *order[MAXD];
     bool used[MAXD] = {false};
     int n = 0;
-    for (int q = 0; q < blk->niters; q++) {
-        const ir_expr *b = blk->iters[q].binding;
-        for (int k = 0; k < e->n; k++)
-            if (!used[k] && b->kind == IR_VAR && e->loops[k]->var == b->var) {
-                used[k] = true;
-                order[n++] = e->loops[k];
-            }
-    }
+    for (int q = 0; q < 4 && permuted; q++)
+        if (loop_of[q] >= 0 && !used[loop_of[q]] && loop_of[q] != last) {
+            used[loop_of[q]] = true;
+            order[n++] = e->loops[loop_of[q]];
+        }
     for (int k = 0; k < e->n; k++)
-        if (!used[k])
+        if (!used[k] && k != last)
             order[n++] = e->loops[k];
+    if (last >= 0)
+        order[n++] = e->loops[last];
     ir_stmt *s = blk;
     for (int k = n - 1; k >= 0; k--)
         s = ir_for(m, order[k]->var, order[k]->lo, order[k]->hi, order[k]->for_kind, s);
@@ -1463,10 +1505,11 @@ static void ch_apply(ir_module *m, ch_func *cf, int ncf, const bool *member, con
             if (ch_kinds(&h->u, h->k.locals[l]) & CH_OWN)
                 perm[np++] = h->k.locals[l];
         for (int n = 0; n < h->k.n; n++) {
-            const ir_buffer *sb = h->k.nest[n].block->body[0]->buf;
+            const ir_stmt *blk = h->k.nest[n].block;
+            bool permuted = false;
             for (int q = 0; q < np; q++)
-                if (perm[q] == sb)
-                    ch_reorder_nest(m, &h->k.nest[n]);
+                permuted |= perm[q] == blk->body[0]->buf;
+            ch_reorder_nest(m, &h->k.nest[n], permuted, ch_channel_var(blk, perm, np));
         }
         for (int q = 0; q < np; q++) {
             ir_buffer *p = perm[q];
