@@ -1557,7 +1557,10 @@ bool pass_layout_chains(ir_module *m, diag *d)
     int ncand = 0;
     for (int b = 0; b < g->nbufs; b++) {
         ir_buffer *t = g->bufs[b];
-        if (t->role != IR_BUF_TEMP || t->in_arena || t->ndim != 4 || t->dtype != IR_F32)
+        /* a one-pixel map ([N, C, 1, 1]: a squeeze-and-excitation's
+         * vector) holds its channels in order either way */
+        if (t->role != IR_BUF_TEMP || t->in_arena || t->ndim != 4 || t->dtype != IR_F32 ||
+            t->shape[2] * t->shape[3] == 1)
             continue;
         use u[CL_USES];
         int n = uses_of(g, &gu, t, u, CL_USES);
