@@ -1445,6 +1445,14 @@ typedef struct ch_func {
     ch_uses u;
 } ch_func;
 
+/* The entry of f in cf, which follows gu's sorted functions; NULL when f
+ * is not a chain kernel. */
+static ch_func *ch_chain_of(ch_func *cf, const graph_uses *gu, const ir_func *f)
+{
+    int i = pass_find_ptr(gu->funcs, gu->nfuncs, f);
+    return i >= 0 && cf[i].chain ? &cf[i] : NULL;
+}
+
 /* Drops from member[] the graph buffers that the call's kernel accesses
  * at its own index, unless all of them are members and, when it
  * conv-reads a member, its output is one; returns whether any went. */
@@ -1476,17 +1484,14 @@ static bool ch_settle(const ir_graph_call *c, const ch_func *cf, const graph_use
 
 /* Stores the member temporaries channels-last in every function that sees
  * them (with the locals a kernel stores at the same index as a member). */
-static void ch_apply(ir_module *m, ch_func *cf, int ncf, const bool *member, const graph_uses *gu)
+static void ch_apply(ir_module *m, ch_func *cf, const bool *member, const graph_uses *gu)
 {
     ir_graph *g = &m->graph;
     static const int64_t zero[4] = {0};
     for (int i = 0; i < g->ncalls; i++) {
         const ir_graph_call *c = &g->calls[i];
-        ch_func *h = NULL;
-        for (int j = 0; j < ncf && !h; j++)
-            if (cf[j].f == c->fn)
-                h = &cf[j];
-        if (!h || !h->chain)
+        ch_func *h = ch_chain_of(cf, gu, c->fn);
+        if (!h)
             continue;
         ir_buffer *perm[MAXD + 2 * CH_NESTS];
         int np = 0;
@@ -1542,13 +1547,11 @@ bool pass_layout_chains(ir_module *m, diag *d)
         return true;
     graph_uses gu;
     index_uses(m, &gu, NULL);
-    ch_func *cf = ir_alloc(m->arena, sizeof *cf * (size_t)(m->nfuncs + 1));
-    int ncf = 0;
-    for (int i = 0; i < m->nfuncs; i++) {
-        ch_func *h = &cf[ncf++];
-        h->f = m->funcs[i];
-        h->chain = calls_of(&gu, h->f) == 1 && ch_kernel_of(h->f, &h->k) &&
-                   ch_classify(&h->k, &h->u);
+    ch_func *cf = ir_alloc(m->arena, sizeof *cf * (size_t)(gu.nfuncs + 1));
+    for (int i = 0; i < gu.nfuncs; i++) {
+        ch_func *h = &cf[i];
+        h->f = (ir_func *)gu.funcs[i];
+        h->chain = gu.ncalls[i] == 1 && ch_kernel_of(h->f, &h->k) && ch_classify(&h->k, &h->u);
     }
     /* the candidates: f32 4-D temporaries with one writer, passed whole
      * to chain kernels only */
@@ -1566,11 +1569,8 @@ bool pass_layout_chains(ir_module *m, diag *d)
         int n = uses_of(g, &gu, t, u, CL_USES);
         bool ok = n > 0;
         for (int i = 0; i < n && ok; i++) {
-            const ch_func *h = NULL;
-            for (int j = 0; j < ncf && !h; j++)
-                if (cf[j].f == u[i].f)
-                    h = &cf[j];
-            ok = h && h->chain && same_shape(u[i].p, t) && ch_kinds(&h->u, u[i].p) != 0;
+            const ch_func *h = ch_chain_of(cf, &gu, u[i].f);
+            ok = h && same_shape(u[i].p, t) && ch_kinds(&h->u, u[i].p) != 0;
         }
         int ib = pass_find_ptr(gu.bufs, gu.nbufs, t);
         if (ok && ib >= 0) {
@@ -1583,14 +1583,11 @@ bool pass_layout_chains(ir_module *m, diag *d)
     for (bool changed = true; changed;) {
         changed = false;
         for (int i = 0; i < g->ncalls; i++) {
-            const ch_func *h = NULL;
-            for (int j = 0; j < ncf && !h; j++)
-                if (cf[j].f == g->calls[i].fn)
-                    h = &cf[j];
-            if (h && h->chain)
+            const ch_func *h = ch_chain_of(cf, &gu, g->calls[i].fn);
+            if (h)
                 changed |= ch_settle(&g->calls[i], h, &gu, member);
         }
     }
-    ch_apply(m, cf, ncf, member, &gu);
+    ch_apply(m, cf, member, &gu);
     return true;
 }
