@@ -1143,3 +1143,458 @@ bool pass_layout(ir_module *m, diag *d)
     }
     return true;
 }
+
+/* ---------------------------------------------------------------- channels-last chains (before the schedule)
+ *
+ * A 1x1 convolution on NCHW reads, for each output tile, one short row of
+ * every input channel's plane (256 planes 12.5 KB apart on a 56x56 map),
+ * and a 3x3 one reads its input through a padded copy of the same order;
+ * stored channels-last (NHWC), the tile's input is one contiguous run of
+ * channels per pixel and its output one contiguous vector store, as ONNX
+ * Runtime's channel-blocked layout gives (bench/results/layout_s17.txt:
+ * ResNet-50's 56x56 bottleneck block 8% faster at one thread, its 1x1
+ * reduction 16%; the whole network's layers 3.5%).  The choice has to be
+ * made before the schedule, which
+ * tiles each kernel for the order its buffers have, so this pass
+ * (`layout-chains`, run before `autoschedule`) stores f32 activations
+ * channels-last wherever a whole chain of kernels can take it:
+ *
+ *   - a chain kernel is a function whose body is loop nests each around
+ *     one block, every 4-D access of which is (own) at the block's own
+ *     index, or (conv read) an input whose channel index is a reduce
+ *     variable no other index uses (a convolution of one group), or (sink
+ *     read) one whose channel index is a spatial variable no other index
+ *     uses and whose pixel indices use reduce variables only (a global
+ *     pool); all 4-D buffers f32;
+ *   - a temporary T (f32, 4-D, a map of more than one pixel: [N, C, 1, 1]
+ *     holds its channels in order either way) is a member when every
+ *     function it is passed to is a chain kernel that runs once, sees T
+ *     with T's shape and accesses T
+ *     in one of those ways, and: the buffers a kernel accesses at its own
+ *     index (its output, the other operands of an elementwise kernel) are
+ *     members together or not at all (nothing reads across the orders),
+ *     and a kernel that conv-reads a member writes a member (a
+ *     convolution from NHWC to NCHW would store its tile transposed).
+ *
+ * The chain's ends are kernels that read NCHW and write NHWC (the first
+ * convolutions after a pooling) or sink-read NHWC (a global pool); any
+ * other kernel keeps its buffers as they are.  Each member is stored
+ * T'[n, h, w, c] = T[n, c, h, w] in every function that sees it; a block
+ * storing a member lists its iteration variables, and its nest runs its
+ * loops, in the new order (reduce loops inside them as before), and a nest
+ * reading a member runs the loop of the member's channels innermost (a
+ * convolution's taps r, s, c: one run per pixel instead of 3x3 lines 4 KB
+ * apart at stride 2 on 512 channels; a global pool's h, w, c, vectorized
+ * along the channels).  Every access reads the same element, so the
+ * results do not change. */
+
+enum { CH_NESTS = 16 };
+
+/* A function's loop nests: loops[0..n) perfectly nested around block,
+ * *slot the place of the outermost. */
+typedef struct ch_nest {
+    ir_stmt **slot;
+    ir_stmt *loops[MAXD];
+    int n;
+    ir_stmt *block;
+} ch_nest;
+
+typedef struct ch_kernel {
+    ch_nest nest[CH_NESTS];
+    int n;
+    ir_buffer *locals[CH_NESTS];
+    int nlocals;
+} ch_kernel;
+
+static bool ch_collect(ch_kernel *k, ir_stmt **slot)
+{
+    ir_stmt *s = *slot;
+    if (!s)
+        return true;
+    if (s->kind == IR_S_SEQ) {
+        for (int i = 0; i < s->nbody; i++)
+            if (!ch_collect(k, &s->body[i]))
+                return false;
+        return true;
+    }
+    if (s->kind == IR_S_ALLOC) {
+        if (k->nlocals == CH_NESTS)
+            return false;
+        k->locals[k->nlocals++] = s->buf;
+        return ch_collect(k, &s->body[0]);
+    }
+    if ((s->kind != IR_S_FOR && s->kind != IR_S_BLOCK) || k->n == CH_NESTS)
+        return false;
+    ch_nest *e = &k->nest[k->n];
+    e->slot = slot;
+    e->n = 0;
+    for (; s && s->kind == IR_S_FOR; s = only(s->body[0])) {
+        if (e->n == MAXD || s->nbody != 1 || ir_for_step(s) != 1 || !ir_expr_is_int(s->lo, 0) ||
+            !s->hi || s->hi->kind != IR_INT)
+            return false;
+        e->loops[e->n++] = s;
+    }
+    if (!s || s->kind != IR_S_BLOCK || s->nbody != 1 || !s->body[0] ||
+        s->body[0]->kind != IR_S_STORE || s->niters > MAXD)
+        return false;
+    e->block = s;
+    k->n++;
+    return true;
+}
+
+static bool ch_kernel_of(ir_func *f, ch_kernel *k)
+{
+    k->n = k->nlocals = 0;
+    return ch_collect(k, &f->body) && k->n > 0;
+}
+
+enum { CH_OWN = 1, CH_CONV = 2, CH_SINK = 4, CH_OTHER = 8 };
+
+static const ir_itervar *ch_iter(const ir_stmt *blk, const ir_expr *e)
+{
+    for (int i = 0; e && e->kind == IR_VAR && i < blk->niters; i++)
+        if (blk->iters[i].var == e->var)
+            return &blk->iters[i];
+    return NULL;
+}
+
+/* Whether e uses only reduce variables of blk (and constants). */
+static bool ch_reduce_only(const ir_stmt *blk, const ir_expr *e)
+{
+    for (int i = 0; i < blk->niters; i++)
+        if (blk->iters[i].kind == IR_ITER_SPATIAL && ir_expr_uses_var(e, blk->iters[i].var))
+            return false;
+    return true;
+}
+
+/* How blk accesses a 4-D buffer at idx (CH_*); own is the store's index. */
+static int ch_access(const ir_stmt *blk, ir_expr *const *idx, ir_expr *const *own)
+{
+    bool same = own != NULL;
+    for (int d = 0; d < 4 && same; d++)
+        same = ir_expr_equal(idx[d], own[d]);
+    if (same)
+        return CH_OWN;
+    const ir_itervar *c = ch_iter(blk, idx[1]);
+    if (!c)
+        return CH_OTHER;
+    for (int d = 0; d < 4; d++)
+        if (d != 1 && ir_expr_uses_var(idx[d], c->var))
+            return CH_OTHER;
+    if (c->kind == IR_ITER_REDUCE)
+        return CH_CONV;
+    return ch_reduce_only(blk, idx[2]) && ch_reduce_only(blk, idx[3]) ? CH_SINK : CH_OTHER;
+}
+
+/* The access kinds of each 4-D buffer in a kernel, by buffer. */
+typedef struct ch_uses {
+    const ir_buffer *buf[2 * CH_NESTS + 8];
+    int kinds[2 * CH_NESTS + 8];
+    int n;
+    bool ok;
+    const ir_stmt *blk;
+    ir_expr *const *own;
+} ch_uses;
+
+static void ch_note(ch_uses *u, const ir_buffer *b, ir_expr *const *idx, int n)
+{
+    if (n != 4 && b->ndim != 4)
+        return;
+    if (n != 4 || b->ndim != 4 || b->dtype != IR_F32) {
+        u->ok = false;
+        return;
+    }
+    int i = 0;
+    while (i < u->n && u->buf[i] != b)
+        i++;
+    if (i == u->n) {
+        if (u->n == (int)(sizeof u->buf / sizeof u->buf[0])) {
+            u->ok = false;
+            return;
+        }
+        u->buf[u->n] = b;
+        u->kinds[u->n++] = 0;
+    }
+    u->kinds[i] |= ch_access(u->blk, idx, u->own);
+}
+
+static bool ch_note_expr(const ir_expr *x, void *p)
+{
+    if (x->kind == IR_LOAD)
+        ch_note(p, x->buf, x->args, x->nargs);
+    return true;
+}
+
+static bool ch_note_stmt(const ir_stmt *s, void *p)
+{
+    if (s->kind == IR_S_STORE)
+        ch_note(p, s->buf, s->args, s->nargs);
+    return true;
+}
+
+/* Every 4-D access of the kernel classified; false when one is of none of
+ * the chain's kinds (or not f32). */
+static bool ch_classify(const ch_kernel *k, ch_uses *u)
+{
+    u->n = 0;
+    u->ok = true;
+    for (int i = 0; i < k->n && u->ok; i++) {
+        const ir_stmt *blk = k->nest[i].block, *st = blk->body[0];
+        u->blk = blk;
+        u->own = st->nargs == 4 ? st->args : NULL;
+        if (st->buf->ndim == 4)
+            ch_note(u, st->buf, st->args, st->nargs);
+        ir_stmt_walk(blk, ch_note_stmt, ch_note_expr, u);
+    }
+    for (int i = 0; i < u->n && u->ok; i++)
+        u->ok = !(u->kinds[i] & CH_OTHER);
+    return u->ok;
+}
+
+static int ch_kinds(const ch_uses *u, const ir_buffer *b)
+{
+    for (int i = 0; i < u->n; i++)
+        if (u->buf[i] == b)
+            return u->kinds[i];
+    return 0;
+}
+
+/* NCHW -> NHWC: the new dimension q holds the old dimension ch_perm[q]. */
+static const int ch_perm[4] = {0, 2, 3, 1};
+
+/* The block iteration variable that blk's read of one of perm[0..np)
+ * indexes channels with (a conv or sink read), or NULL. */
+typedef struct ch_chan {
+    const ir_stmt *blk;
+    ir_buffer *const *perm;
+    int np;
+    const ir_var *var;
+} ch_chan;
+
+static bool ch_chan_expr(const ir_expr *x, void *p)
+{
+    ch_chan *c = p;
+    const ir_stmt *st = c->blk->body[0];
+    for (int q = 0; q < c->np && x->kind == IR_LOAD && x->nargs == 4; q++)
+        if (x->buf == c->perm[q] &&
+            (ch_access(c->blk, x->args, st->nargs == 4 ? st->args : NULL) & (CH_CONV | CH_SINK)))
+            c->var = x->args[1]->var;
+    return true;
+}
+
+static const ir_var *ch_channel_var(const ir_stmt *blk, ir_buffer *const *perm, int np)
+{
+    ch_chan c = {blk, perm, np, NULL};
+    ir_stmt_walk(blk, NULL, ch_chan_expr, &c);
+    return c.var;
+}
+
+/* The nest of e in the new order: when its block stores a member at its
+ * own index (permuted), the block's first four iteration variables in the
+ * member's new order and the loops bound to them outermost, in that order;
+ * the loop bound to chan (the channels of a member it reads: the reduction
+ * of a convolution, the spatial loop of a global pool) innermost, so that
+ * the reads run along the member's rows; the other loops as they were. */
+static void ch_reorder_nest(ir_module *m, ch_nest *e, bool permuted, const ir_var *chan)
+{
+    ir_stmt *blk = e->block;
+    const ir_stmt *st = blk->body[0];
+    permuted &= blk->niters >= 4 && st->nargs == 4;
+    for (int d = 0; d < 4 && permuted; d++) {
+        const ir_expr *x = st->args[d];
+        bool same = x->kind == IR_VAR && x->var == blk->iters[d].var;
+        permuted = same || (blk->iters[d].extent == 1 && ir_expr_is_int(x, 0));
+    }
+    if (permuted) {
+        ir_itervar it[4];
+        for (int q = 0; q < 4; q++)
+            it[q] = blk->iters[ch_perm[q]];
+        memcpy(blk->iters, it, sizeof it);
+    }
+    /* the loop each iteration variable is bound to */
+    int loop_of[MAXD];
+    for (int q = 0; q < blk->niters; q++) {
+        const ir_expr *b = blk->iters[q].binding;
+        loop_of[q] = -1;
+        for (int k = 0; k < e->n; k++)
+            if (b->kind == IR_VAR && e->loops[k]->var == b->var)
+                loop_of[q] = k;
+    }
+    int last = -1;
+    for (int q = 0; q < blk->niters && chan; q++)
+        if (blk->iters[q].var == chan)
+            last = loop_of[q];
+    ir_stmt *order[MAXD];
+    bool used[MAXD] = {false};
+    int n = 0;
+    for (int q = 0; q < 4 && permuted; q++)
+        if (loop_of[q] >= 0 && !used[loop_of[q]] && loop_of[q] != last) {
+            used[loop_of[q]] = true;
+            order[n++] = e->loops[loop_of[q]];
+        }
+    for (int k = 0; k < e->n; k++)
+        if (!used[k] && k != last)
+            order[n++] = e->loops[k];
+    if (last >= 0)
+        order[n++] = e->loops[last];
+    ir_stmt *s = blk;
+    for (int k = n - 1; k >= 0; k--)
+        s = ir_for(m, order[k]->var, order[k]->lo, order[k]->hi, order[k]->for_kind, s);
+    *e->slot = s;
+}
+
+/* A function of the graph with its parameters' access kinds (when it is a
+ * chain kernel, runs once and sees every 4-D argument with its shape). */
+typedef struct ch_func {
+    ir_func *f;
+    bool chain;
+    ch_kernel k;
+    ch_uses u;
+} ch_func;
+
+/* The entry of f in cf, which follows gu's sorted functions; NULL when f
+ * is not a chain kernel. */
+static ch_func *ch_chain_of(ch_func *cf, const graph_uses *gu, const ir_func *f)
+{
+    int i = pass_find_ptr(gu->funcs, gu->nfuncs, f);
+    return i >= 0 && cf[i].chain ? &cf[i] : NULL;
+}
+
+/* Drops from member[] the graph buffers that the call's kernel accesses
+ * at its own index, unless all of them are members and, when it
+ * conv-reads a member, its output is one; returns whether any went. */
+static bool ch_settle(const ir_graph_call *c, const ch_func *cf, const graph_uses *gu, bool *member)
+{
+    bool all = true, any_own = false;
+    for (int a = 0; a < c->nargs; a++) {
+        int kinds = ch_kinds(&cf->u, cf->f->params[a]);
+        int b = pass_find_ptr(gu->bufs, gu->nbufs, c->args[a]);
+        bool in = b >= 0 && member[b];
+        if (kinds & CH_OWN) {
+            any_own = true;
+            all &= in;
+        }
+    }
+    bool changed = false;
+    for (int a = 0; a < c->nargs; a++) {
+        int kinds = ch_kinds(&cf->u, cf->f->params[a]);
+        int b = pass_find_ptr(gu->bufs, gu->nbufs, c->args[a]);
+        if (b < 0 || !member[b])
+            continue;
+        if (((kinds & CH_OWN) && !all) || ((kinds & CH_CONV) && (!all || !any_own))) {
+            member[b] = false;
+            changed = true;
+        }
+    }
+    return changed;
+}
+
+/* Stores the member temporaries channels-last in every function that sees
+ * them (with the locals a kernel stores at the same index as a member). */
+static void ch_apply(ir_module *m, ch_func *cf, const bool *member, const graph_uses *gu)
+{
+    ir_graph *g = &m->graph;
+    static const int64_t zero[4] = {0};
+    for (int i = 0; i < g->ncalls; i++) {
+        const ir_graph_call *c = &g->calls[i];
+        ch_func *h = ch_chain_of(cf, gu, c->fn);
+        if (!h)
+            continue;
+        ir_buffer *perm[MAXD + 2 * CH_NESTS];
+        int np = 0;
+        bool out = false;
+        for (int a = 0; a < c->nargs; a++) {
+            int b = pass_find_ptr(gu->bufs, gu->nbufs, c->args[a]);
+            if (b < 0 || !member[b])
+                continue;
+            perm[np++] = c->fn->params[a];
+            out |= (ch_kinds(&h->u, c->fn->params[a]) & CH_OWN) != 0;
+        }
+        if (!np)
+            continue;
+        /* a kernel writing a member: its locals at its own index follow */
+        for (int l = 0; l < h->k.nlocals && out; l++)
+            if (ch_kinds(&h->u, h->k.locals[l]) & CH_OWN)
+                perm[np++] = h->k.locals[l];
+        for (int n = 0; n < h->k.n; n++) {
+            const ir_stmt *blk = h->k.nest[n].block;
+            bool permuted = false;
+            for (int q = 0; q < np; q++)
+                permuted |= perm[q] == blk->body[0]->buf;
+            ch_reorder_nest(m, &h->k.nest[n], permuted, ch_channel_var(blk, perm, np));
+        }
+        for (int q = 0; q < np; q++) {
+            ir_buffer *p = perm[q];
+            move_ctx mv = {m, p, p, zero, ch_perm};
+            move_stmt(&mv, c->fn->body);
+            int64_t *shape = ir_alloc(m->arena, sizeof *shape * 4);
+            for (int d = 0; d < 4; d++)
+                shape[d] = p->shape[ch_perm[d]];
+            p->shape = shape;
+        }
+        sch_update_blocks(m, c->fn->body);
+    }
+    for (int b = 0; b < g->nbufs; b++) {
+        int ib = pass_find_ptr(gu->bufs, gu->nbufs, g->bufs[b]);
+        if (ib < 0 || !member[ib])
+            continue;
+        ir_buffer *t = g->bufs[b];
+        int64_t *shape = ir_alloc(m->arena, sizeof *shape * 4);
+        for (int d = 0; d < 4; d++)
+            shape[d] = t->shape[ch_perm[d]];
+        t->shape = shape;
+    }
+}
+
+bool pass_layout_chains(ir_module *m, diag *d)
+{
+    (void)d;
+    ir_graph *g = &m->graph;
+    if (g->has_arena || !g->ncalls)
+        return true;
+    graph_uses gu;
+    index_uses(m, &gu, NULL);
+    ch_func *cf = ir_alloc(m->arena, sizeof *cf * (size_t)(gu.nfuncs + 1));
+    for (int i = 0; i < gu.nfuncs; i++) {
+        ch_func *h = &cf[i];
+        h->f = (ir_func *)gu.funcs[i];
+        h->chain = gu.ncalls[i] == 1 && ch_kernel_of(h->f, &h->k) && ch_classify(&h->k, &h->u);
+    }
+    /* the candidates: f32 4-D temporaries with one writer, passed whole
+     * to chain kernels only */
+    bool *member = ir_alloc(m->arena, (size_t)gu.nbufs + 1);
+    memset(member, 0, (size_t)gu.nbufs + 1);
+    int ncand = 0;
+    for (int b = 0; b < g->nbufs; b++) {
+        ir_buffer *t = g->bufs[b];
+        /* a one-pixel map ([N, C, 1, 1]: a squeeze-and-excitation's
+         * vector) holds its channels in order either way */
+        if (t->role != IR_BUF_TEMP || t->in_arena || t->ndim != 4 || t->dtype != IR_F32 ||
+            t->shape[2] * t->shape[3] == 1)
+            continue;
+        use u[CL_USES];
+        int n = uses_of(g, &gu, t, u, CL_USES);
+        bool ok = n > 0;
+        for (int i = 0; i < n && ok; i++) {
+            const ch_func *h = ch_chain_of(cf, &gu, u[i].f);
+            ok = h && same_shape(u[i].p, t) && ch_kinds(&h->u, u[i].p) != 0;
+        }
+        int ib = pass_find_ptr(gu.bufs, gu.nbufs, t);
+        if (ok && ib >= 0) {
+            member[ib] = true;
+            ncand++;
+        }
+    }
+    if (!ncand)
+        return true;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < g->ncalls; i++) {
+            const ch_func *h = ch_chain_of(cf, &gu, g->calls[i].fn);
+            if (h)
+                changed |= ch_settle(&g->calls[i], h, &gu, member);
+        }
+    }
+    ch_apply(m, cf, member, &gu);
+    return true;
+}

@@ -96,6 +96,7 @@ bool pass_separate(ir_module *m, diag *d);   /* passes/separate.c */
 bool pass_serialize(ir_module *m, diag *d);  /* passes/serialize.c */
 bool pass_fuse(ir_module *m, diag *d);       /* passes/fuse.c */
 bool pass_layout(ir_module *m, diag *d);     /* passes/layout.c */
+bool pass_layout_chains(ir_module *m, diag *d);  /* passes/layout.c */
 /* Whether pass_layout, run on m as it is now without the graph calls
  * marked in skip (per call; NULL: none), would store temporary t with its
  * dimensions in another order (channels-last, with the activations its

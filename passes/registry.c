@@ -20,6 +20,8 @@ static const pass_info pass_list[] = {
     {"schedule", pass_schedule,
      "apply each function's schedule (split, reorder, cache_read, vectorize, ...)"},
     {"separate", pass_separate, "compute k x k max/min windows (pooling) as a pass along rows, then one across them"},
+    {"layout-chains", pass_layout_chains,
+     "store f32 activations between convolutions channels-last (before the schedule tiles them)"},
     {"autoschedule", pass_autoschedule,
      "choose a schedule for every function without one (tiles, packing, vectors, threads)"},
     {"fuse", pass_fuse,
@@ -76,7 +78,7 @@ const char *pass_pipeline(int opt_level)
     case 0: return "schedule,flatten";
     case 1: return "simplify,schedule,dce,flatten,simplify";
     default:
-        return "simplify,schedule,separate,autoschedule,fuse,layout,simplify,hoist,dce,prepack,flatten,simplify,filled,"
+        return "simplify,schedule,separate,layout-chains,autoschedule,fuse,layout,simplify,hoist,dce,prepack,flatten,simplify,filled,"
                "serialize,memplan";
     }
 }
