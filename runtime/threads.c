@@ -57,20 +57,20 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
         s->busy_at_ns = r->now_ns;
         s->probe_at_ns = r->now_ns + RT_THREADS_PROBE_FIRST_NS;
     } else if (!s->busy) {
-        /* A window that one stalled call made slow (the kernel's
-         * throttling of real-time threads, a preempted virtual processor)
-         * must not send the threads to sleep for a back-off: the next
-         * window confirms.  Competitors slow many calls; and a try of
-         * spinning is refuted at once (spinning beside competitors costs
-         * them the window). */
+        /* Asleep only when two windows in a row lose.  One window can lose
+         * by a moment: a call the kernel stalled (its throttling of
+         * real-time threads, a preempted virtual processor), a task that
+         * woke on a processor the threads spin on (5 ms windows: 2 ms of
+         * run-queue wait is RT_THREADS_WAIT_MAX), another process's exit
+         * (bench/results/threads_s17.txt); each sent the threads to sleep
+         * for RT_THREADS_PROBE_MIN_NS or more where they had the processors
+         * to themselves.  A competitor makes every window lose, and costs
+         * the second window only.  A try of spinning is confirmed the same
+         * way; refuted, it backs off further (a first refutation the
+         * least). */
         bool lost = spinning_lost(s, r, threads);
-        bool stall = r->calls >= RT_THREADS_STALL_CALLS && 2 * r->max_call_ns > r->call_ns;
-        bool confirmed = lost && (!stall || s->probing || s->suspect);
-        s->suspect = lost && !confirmed;
-        if (confirmed) {
+        if (lost && s->suspect) {
             s->busy = true;
-            /* a refuted try backs off further; a first refutation waits
-             * the least */
             s->backoff_ns = !s->probing ? RT_THREADS_PROBE_MIN_NS
                             : 2 * s->backoff_ns < RT_THREADS_PROBE_MIN_NS ? RT_THREADS_PROBE_MIN_NS
                             : 2 * s->backoff_ns > RT_THREADS_PROBE_MAX_NS ? RT_THREADS_PROBE_MAX_NS
@@ -80,7 +80,9 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
         } else if (!lost) {
             s->backoff_ns = RT_THREADS_PROBE_MIN_NS;
         }
-        s->probing = false;
+        s->suspect = lost && !s->busy;
+        /* a try lasts until its windows decide */
+        s->probing = s->probing && s->suspect;
     } else if ((r->now_ns >= s->probe_at_ns && (others <= r->cpus || !s->tried)) ||
                (free_cpus && r->now_ns >= s->busy_at_ns + RT_THREADS_PROBE_MIN_NS)) {
         /* Spin again when the processors are free (not sooner than the
@@ -504,8 +506,9 @@ static atomic_bool now_busy, now_one_thread;
 static atomic_bool warming = true;
 static int64_t settle_by_ns;
 
-/* TEC_THREADS_TRACE=1: the first look's decision and every change of the
- * threads' waiting, with what the window saw, to stderr */
+/* TEC_THREADS_TRACE=1: the first look's decision, every change of the
+ * threads' waiting and every window spinning lost (the next one decides),
+ * with what the window saw, to stderr */
 static void trace_decision(const rt_threads_state *s, const rt_threads_reading *r, int64_t dt,
                            int64_t waited, int threads, bool first)
 {
@@ -525,7 +528,8 @@ static void trace_decision(const rt_threads_state *s, const rt_threads_reading *
                 "thread time, %d calls of %.1f ms (asleep before: %.1f of them)%s\n",
                 s->busy ? "asleep" : "spinning", (double)dt / 1e6,
                 dt > 0 ? 100.0 * (double)waited / ((double)dt * threads) : 0.0, r->calls,
-                (double)r->call_ns / 1e6, (double)r->ref_ns / 1e6, s->probing ? " (a try)" : "");
+                (double)r->call_ns / 1e6, (double)r->ref_ns / 1e6,
+                s->suspect ? " (lost: the next window decides)" : s->probing ? " (a try)" : "");
 }
 
 const rt_threads_state *rt_threads_global(void) { return &global; }
@@ -558,9 +562,9 @@ bool rt_threads_before_call(cg_library *lib, int threads)
         int policy = sched_getscheduler(0);
         rt_threads_reading r = {.now_ns = now, .cpus = files.cpus,
                                 .call_ns = s->call_ns, .cmp_ns = s->cmp_ns, .ref_ns = s->ref_ns,
-                                .max_call_ns = s->max_call_ns, .calls = s->window_calls,
+                                .calls = s->window_calls,
                                 .realtime = policy == SCHED_FIFO || policy == SCHED_RR};
-        s->call_ns = s->cmp_ns = s->ref_ns = s->max_call_ns = 0;
+        s->call_ns = s->cmp_ns = s->ref_ns = 0;
         s->window_calls = 0;
         /* Other processes count only at the first look and while busy, and
          * not for real-time threads (rt_threads_decide): else the machine's
@@ -581,7 +585,7 @@ bool rt_threads_before_call(cg_library *lib, int threads)
             bool was_busy = s->started && s->busy;
             int64_t since = s->since_ns, waited = r.wait_ns - s->wait_ns;
             rt_threads_decide(s, &r, threads);
-            if (was_busy != s->busy || !settle_by_ns)
+            if (was_busy != s->busy || s->suspect || !settle_by_ns)
                 trace_decision(s, &r, now - since, waited, threads, !settle_by_ns);
             if (!settle_by_ns)
                 settle_by_ns = now + RT_THREADS_SETTLE_NS;
@@ -615,8 +619,6 @@ void rt_threads_after_call(int64_t ns, int64_t ref_ns)
     if (ns <= 0 || atomic_flag_test_and_set(&deciding))
         return;
     global.call_ns += ns;
-    if (ns > global.max_call_ns)
-        global.max_call_ns = ns;
     global.window_calls++;
     if (ref_ns > 0) {
         global.cmp_ns += ns;
@@ -636,7 +638,7 @@ void rt_threads_warmed_up(void)
     if (s->started && !unreadable && read_tasks(&files, &wait, NULL)) {
         s->since_ns = rt_threads_now_ns();
         s->wait_ns = wait;
-        s->call_ns = s->cmp_ns = s->ref_ns = s->max_call_ns = 0;
+        s->call_ns = s->cmp_ns = s->ref_ns = 0;
         s->window_calls = 0;
     }
     atomic_flag_clear(&deciding);
