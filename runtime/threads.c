@@ -89,7 +89,7 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
          * least back-off, so a competitor that comes and goes between
          * looks does not flip it every window), or try when the back-off
          * is over and no more processes want the processors than there
-         * are; the next window's calls tell.  Not on a crowded machine,
+         * are; the next windows' calls tell.  Not on a crowded machine,
          * but for a run's first try: a window of spinning there costs
          * more than the window (the scheduler then owes the time the
          * spinning took to the others), but the counted processes may be

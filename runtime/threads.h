@@ -32,10 +32,9 @@
  *   threads_s17.txt), each time for at least RT_THREADS_PROBE_MIN_NS; a
  *   competitor makes every window lose and costs one window more.
  *   Where most of the window's calls have never run asleep, the time the
- *   process's threads spent runnable but not running tells instead (the kernel's per-thread
- *   run-queue wait, /proc/self/task/TID/schedstat): above
- *   RT_THREADS_WAIT_MAX of their time, lost (and busy when the next window
- *   loses too).
+ *   process's threads spent runnable but not running tells instead (the
+ *   kernel's per-thread run-queue wait, /proc/self/task/TID/schedstat):
+ *   above RT_THREADS_WAIT_MAX of their time, the window lost.
  *   The waiting alone misleads: on a virtual machine shared with other sessions' low-weight processes
  *   the threads waited 44% of their time while spinning ran MobileNetV2
  *   twice as fast as sleeping (bench/results/par_s7.txt).  Busy, the
