@@ -210,6 +210,14 @@ typedef struct task_files {
     int n;
     int schedstat[MAX_TASKS];
     int stat[MAX_TASKS];
+    /* each thread's run-queue wait at the last read (-1: not read since
+     * it was opened), and the sum of the threads' waits between reads: a
+     * sum over the threads now would fall when a thread ends (the parked
+     * team's, rt_threads_before_call) and jump when one is counted anew;
+     * it made windows after a change of the threads' waiting read -42%
+     * and 592% of their time (bench/results/threads_s17.txt) */
+    int64_t last_wait[MAX_TASKS];
+    int64_t waited;
 } task_files;
 
 static void close_tasks(task_files *t)
@@ -282,15 +290,17 @@ static bool open_tasks(task_files *t)
         }
         t->schedstat[t->n] = ss;
         t->stat[t->n] = st;
+        t->last_wait[t->n] = -1;
         t->n++;
     }
     closedir(d);
     return t->n > 0;
 }
 
-/* The run-queue wait of this process's threads (ns), and in *running how
- * many of them are runnable (running==NULL: not wanted).  False when
- * /proc does not tell. */
+/* The run-queue wait of this process's threads (ns) summed over the
+ * times between reads (a thread counts from the read after the one that
+ * found it), and in *running how many of them are runnable (running==NULL:
+ * not wanted).  False when /proc does not tell. */
 static bool read_tasks(task_files *t, int64_t *wait, int *running)
 {
     long n = thread_count(t);
@@ -308,7 +318,10 @@ static bool read_tasks(task_files *t, int64_t *wait, int *running)
             long long on_cpu, waited;
             ok = read_all(t->schedstat[i], buf, sizeof buf) > 0 &&
                  sscanf(buf, "%lld %lld", &on_cpu, &waited) == 2;
-            sum += ok ? waited : 0;
+            if (ok && t->last_wait[i] >= 0 && waited > t->last_wait[i])
+                sum += waited - t->last_wait[i];
+            if (ok)
+                t->last_wait[i] = waited;
             if (ok && running) {
                 const char *p = read_all(t->stat[i], buf, sizeof buf) > 0 ? after_comm(buf)
                                                                           : NULL;
@@ -319,7 +332,8 @@ static bool read_tasks(task_files *t, int64_t *wait, int *running)
             }
         }
         if (ok) {
-            *wait = sum;
+            t->waited += sum;
+            *wait = t->waited;
             if (running)
                 *running = run;
             return true;
