@@ -18,6 +18,7 @@
 # (the same table on the machine as it is).
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/bench/onnx_args.sh"
 [ $# -ge 2 ] || { sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2; }
 IFS=, read -r -a tecs <<<"$1"
 shift
@@ -32,7 +33,7 @@ trap '[ -n "$loop" ] && kill "$loop" 2>/dev/null' EXIT
 # run TEC N: "median asleep-runs/runs" of one process on N threads
 run() {
     local out
-    out=$(TEC_THREADS_TRACE=1 TEC_NUM_THREADS=$2 "$1" -O2 "$onnx" "${inargs[@]}" --repeat "$REPEAT" 2>&1)
+    out=$(TEC_THREADS_TRACE=1 TEC_NUM_THREADS=$2 "$1" -O2 "${args[@]}" --repeat "$REPEAT" 2>&1)
     echo "$out" | awk '/^time: median of [0-9]* runs after a warm-up: / {m = $(NF - 1) / 1000}
                        /^tec: run [0-9]+: / {n++; a += /asleep/}
                        END {printf "%.3f %d/%d", m, a, n}'
@@ -43,8 +44,7 @@ echo "# model round load(1min run/all) then per build: 1T ms, 2T ms, 2T/1T, 2T r
 for r in $(seq "$ROUNDS"); do
     for m in "$@"; do
         onnx=$WORK/$m.onnx
-        inargs=()
-        for f in "$WORK/$m.in"/*.npy; do inargs+=(--input "$(basename "$f" .npy)=$f"); done
+        onnx_args "$onnx"
         ld=$(awk '{print $1 " " $4}' /proc/loadavg)
         if [ -z "$NONE" ]; then
             taskset -c "$CPU" nice -n 0 sh -c 'while :; do :; done' &

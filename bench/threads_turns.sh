@@ -21,6 +21,7 @@
 # TURNS_CHRT="chrt -f 10" (or "nice -n -10") runs node and tec under that prefix.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/bench/onnx_args.sh"
 [ $# -ge 2 ] || { sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2; }
 IFS=, read -r -a tecs <<<"$1"
 shift
@@ -37,7 +38,7 @@ ${CC:-cc} -O2 -fopenmp -o "$tmp/vcpu_rtt" "$here/bench/vcpu_rtt.c" || exit 2
 load() { awk '{print $1 " " $4}' /proc/loadavg; }
 one_tec() {   # one_tec LABEL TEC: one process's line
     local out med runs why
-    out=$(TEC_THREADS_TRACE=1 TEC_NUM_THREADS=$N $CHRT "$2" -O2 "$onnx" "${inargs[@]}" \
+    out=$(TEC_THREADS_TRACE=1 TEC_NUM_THREADS=$N $CHRT "$2" -O2 "${args[@]}" \
           --repeat "$REPEAT" 2>&1)
     med=$(echo "$out" | sed -n 's/^time: median of [0-9]* runs after a warm-up: \([0-9.]*\) us$/\1/p' |
           awk '{printf "%.3f", $1 / 1000}')
@@ -54,8 +55,7 @@ echo "# build model round rtt(ns) load(1min run/all) median(ms) runs(A spin, a a
 for r in $(seq "$ROUNDS"); do
     for m in "$@"; do
         onnx=$WORK/$m.onnx
-        inargs=()
-        for f in "$WORK/$m.in"/*.npy; do inargs+=(--input "$(basename "$f" .npy)=$f"); done
+        onnx_args "$onnx"
         rtt=$("$tmp/vcpu_rtt" 2>/dev/null | awk '$1 == "round" {print $3 "ns"}')
         ld=$(load)
         ort=$($CHRT node "$here/bench/ort_run.js" "$onnx" "$WORK/$m.in" "$WORK/$m.ref.npy" "$N" "$REPEAT" 10 2>/dev/null |

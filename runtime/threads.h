@@ -44,7 +44,8 @@
  *   GOMP_parallel), a busy run uses one thread.  A run is busy from its
  *   first call when more other processes are runnable than there are
  *   processors, and tries spinning once after RT_THREADS_PROBE_FIRST_NS,
- *   when its calls have times asleep to compare with.
+ *   or at the end of the warm-up when that is later (the times asleep
+ *   of the warm-up's calls are cold ones, and do not count).
  * - busy: try spinning after a back-off (RT_THREADS_PROBE_MIN_NS, doubling
  *   after each try its windows refute, up to RT_THREADS_PROBE_MAX_NS)
  *   when no more other processes are runnable than there are processors
