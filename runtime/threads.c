@@ -57,20 +57,20 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
         s->busy_at_ns = r->now_ns;
         s->probe_at_ns = r->now_ns + RT_THREADS_PROBE_FIRST_NS;
     } else if (!s->busy) {
-        /* A window that one stalled call made slow (the kernel's
-         * throttling of real-time threads, a preempted virtual processor)
-         * must not send the threads to sleep for a back-off: the next
-         * window confirms.  Competitors slow many calls; and a try of
-         * spinning is refuted at once (spinning beside competitors costs
-         * them the window). */
+        /* Asleep only when two windows in a row lose.  One window can lose
+         * by a moment: a call the kernel stalled (its throttling of
+         * real-time threads, a preempted virtual processor), a task that
+         * woke on a processor the threads spin on (5 ms windows: 2 ms of
+         * run-queue wait is RT_THREADS_WAIT_MAX), another process's exit
+         * (bench/results/threads_s17.txt); each sent the threads to sleep
+         * for RT_THREADS_PROBE_MIN_NS or more where they had the processors
+         * to themselves.  A competitor makes every window lose, and costs
+         * the second window only.  A try of spinning is confirmed the same
+         * way; refuted, it backs off further (a first refutation the
+         * least). */
         bool lost = spinning_lost(s, r, threads);
-        bool stall = r->calls >= RT_THREADS_STALL_CALLS && 2 * r->max_call_ns > r->call_ns;
-        bool confirmed = lost && (!stall || s->probing || s->suspect);
-        s->suspect = lost && !confirmed;
-        if (confirmed) {
+        if (lost && s->suspect) {
             s->busy = true;
-            /* a refuted try backs off further; a first refutation waits
-             * the least */
             s->backoff_ns = !s->probing ? RT_THREADS_PROBE_MIN_NS
                             : 2 * s->backoff_ns < RT_THREADS_PROBE_MIN_NS ? RT_THREADS_PROBE_MIN_NS
                             : 2 * s->backoff_ns > RT_THREADS_PROBE_MAX_NS ? RT_THREADS_PROBE_MAX_NS
@@ -80,14 +80,16 @@ bool rt_threads_decide(rt_threads_state *s, const rt_threads_reading *r, int thr
         } else if (!lost) {
             s->backoff_ns = RT_THREADS_PROBE_MIN_NS;
         }
-        s->probing = false;
+        s->suspect = lost && !s->busy;
+        /* a try lasts until its windows decide */
+        s->probing = s->probing && s->suspect;
     } else if ((r->now_ns >= s->probe_at_ns && (others <= r->cpus || !s->tried)) ||
                (free_cpus && r->now_ns >= s->busy_at_ns + RT_THREADS_PROBE_MIN_NS)) {
         /* Spin again when the processors are free (not sooner than the
          * least back-off, so a competitor that comes and goes between
          * looks does not flip it every window), or try when the back-off
          * is over and no more processes want the processors than there
-         * are; the next window's calls tell.  Not on a crowded machine,
+         * are; the next windows' calls tell.  Not on a crowded machine,
          * but for a run's first try: a window of spinning there costs
          * more than the window (the scheduler then owes the time the
          * spinning took to the others), but the counted processes may be
@@ -208,6 +210,14 @@ typedef struct task_files {
     int n;
     int schedstat[MAX_TASKS];
     int stat[MAX_TASKS];
+    /* each thread's run-queue wait at the last read (-1: not read since
+     * it was opened), and the sum of the threads' waits between reads: a
+     * sum over the threads now would fall when a thread ends (the parked
+     * team's, rt_threads_before_call) and jump when one is counted anew;
+     * it made windows after a change of the threads' waiting read -42%
+     * and 592% of their time (bench/results/threads_s17.txt) */
+    int64_t last_wait[MAX_TASKS];
+    int64_t waited;
 } task_files;
 
 static void close_tasks(task_files *t)
@@ -280,15 +290,17 @@ static bool open_tasks(task_files *t)
         }
         t->schedstat[t->n] = ss;
         t->stat[t->n] = st;
+        t->last_wait[t->n] = -1;
         t->n++;
     }
     closedir(d);
     return t->n > 0;
 }
 
-/* The run-queue wait of this process's threads (ns), and in *running how
- * many of them are runnable (running==NULL: not wanted).  False when
- * /proc does not tell. */
+/* The run-queue wait of this process's threads (ns) summed over the
+ * times between reads (a thread counts from the read after the one that
+ * found it), and in *running how many of them are runnable (running==NULL:
+ * not wanted).  False when /proc does not tell. */
 static bool read_tasks(task_files *t, int64_t *wait, int *running)
 {
     long n = thread_count(t);
@@ -306,7 +318,10 @@ static bool read_tasks(task_files *t, int64_t *wait, int *running)
             long long on_cpu, waited;
             ok = read_all(t->schedstat[i], buf, sizeof buf) > 0 &&
                  sscanf(buf, "%lld %lld", &on_cpu, &waited) == 2;
-            sum += ok ? waited : 0;
+            if (ok && t->last_wait[i] >= 0 && waited > t->last_wait[i])
+                sum += waited - t->last_wait[i];
+            if (ok)
+                t->last_wait[i] = waited;
             if (ok && running) {
                 const char *p = read_all(t->stat[i], buf, sizeof buf) > 0 ? after_comm(buf)
                                                                           : NULL;
@@ -317,7 +332,8 @@ static bool read_tasks(task_files *t, int64_t *wait, int *running)
             }
         }
         if (ok) {
-            *wait = sum;
+            t->waited += sum;
+            *wait = t->waited;
             if (running)
                 *running = run;
             return true;
@@ -504,8 +520,9 @@ static atomic_bool now_busy, now_one_thread;
 static atomic_bool warming = true;
 static int64_t settle_by_ns;
 
-/* TEC_THREADS_TRACE=1: the first look's decision and every change of the
- * threads' waiting, with what the window saw, to stderr */
+/* TEC_THREADS_TRACE=1: the first look's decision, every change of the
+ * threads' waiting and every window spinning lost (the next one decides),
+ * with what the window saw, to stderr */
 static void trace_decision(const rt_threads_state *s, const rt_threads_reading *r, int64_t dt,
                            int64_t waited, int threads, bool first)
 {
@@ -525,7 +542,8 @@ static void trace_decision(const rt_threads_state *s, const rt_threads_reading *
                 "thread time, %d calls of %.1f ms (asleep before: %.1f of them)%s\n",
                 s->busy ? "asleep" : "spinning", (double)dt / 1e6,
                 dt > 0 ? 100.0 * (double)waited / ((double)dt * threads) : 0.0, r->calls,
-                (double)r->call_ns / 1e6, (double)r->ref_ns / 1e6, s->probing ? " (a try)" : "");
+                (double)r->call_ns / 1e6, (double)r->ref_ns / 1e6,
+                s->suspect ? " (lost: the next window decides)" : s->probing ? " (a try)" : "");
 }
 
 const rt_threads_state *rt_threads_global(void) { return &global; }
@@ -558,9 +576,9 @@ bool rt_threads_before_call(cg_library *lib, int threads)
         int policy = sched_getscheduler(0);
         rt_threads_reading r = {.now_ns = now, .cpus = files.cpus,
                                 .call_ns = s->call_ns, .cmp_ns = s->cmp_ns, .ref_ns = s->ref_ns,
-                                .max_call_ns = s->max_call_ns, .calls = s->window_calls,
+                                .calls = s->window_calls,
                                 .realtime = policy == SCHED_FIFO || policy == SCHED_RR};
-        s->call_ns = s->cmp_ns = s->ref_ns = s->max_call_ns = 0;
+        s->call_ns = s->cmp_ns = s->ref_ns = 0;
         s->window_calls = 0;
         /* Other processes count only at the first look and while busy, and
          * not for real-time threads (rt_threads_decide): else the machine's
@@ -581,7 +599,7 @@ bool rt_threads_before_call(cg_library *lib, int threads)
             bool was_busy = s->started && s->busy;
             int64_t since = s->since_ns, waited = r.wait_ns - s->wait_ns;
             rt_threads_decide(s, &r, threads);
-            if (was_busy != s->busy || !settle_by_ns)
+            if (was_busy != s->busy || s->suspect || !settle_by_ns)
                 trace_decision(s, &r, now - since, waited, threads, !settle_by_ns);
             if (!settle_by_ns)
                 settle_by_ns = now + RT_THREADS_SETTLE_NS;
@@ -615,8 +633,6 @@ void rt_threads_after_call(int64_t ns, int64_t ref_ns)
     if (ns <= 0 || atomic_flag_test_and_set(&deciding))
         return;
     global.call_ns += ns;
-    if (ns > global.max_call_ns)
-        global.max_call_ns = ns;
     global.window_calls++;
     if (ref_ns > 0) {
         global.cmp_ns += ns;
@@ -636,7 +652,7 @@ void rt_threads_warmed_up(void)
     if (s->started && !unreadable && read_tasks(&files, &wait, NULL)) {
         s->since_ns = rt_threads_now_ns();
         s->wait_ns = wait;
-        s->call_ns = s->cmp_ns = s->ref_ns = s->max_call_ns = 0;
+        s->call_ns = s->cmp_ns = s->ref_ns = 0;
         s->window_calls = 0;
     }
     atomic_flag_clear(&deciding);

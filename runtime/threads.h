@@ -20,21 +20,21 @@
  *   (each call of a run is timed, rt_threads_after_call; the times are
  *   kept per call and way of waiting, in the run).  Slower by more than
  *   RT_THREADS_SLOWER, other processes hold the processors: the threads go
- *   to sleep at once between parallel loops ("busy").  But where one of
- *   at least RT_THREADS_STALL_CALLS calls took more than half the window's
- *   time, a single stall may have made it slow (in a window of fewer
- *   calls, as long calls make the 20 ms ones, one call is always "more
- *   than half": that would confirm every competitor a window late) (under `chrt -f` the kernel's throttling, which holds real-time
- *   threads 50 ms of every second they run; a preempted virtual
- *   processor): the next window must lose too.  Sent to sleep by such
- *   stalls, the 2-thread runs of ResNet-18 on the virtual machine of
- *   bench/results/runtime_s13.txt took up to twice as long, for at least
- *   RT_THREADS_PROBE_MIN_NS; competitors slow many calls.  Where most of the
- *   window's calls have never run asleep, the time the process's threads
- *   spent runnable but not running tells instead (the kernel's per-thread
- *   run-queue wait, /proc/self/task/TID/schedstat): above
- *   RT_THREADS_WAIT_MAX of their time, busy (a stall as above: the next
- *   window too).
+ *   to sleep at once between parallel loops ("busy") -- when the next
+ *   window loses too.  One window can lose by a moment that passes: a
+ *   stalled call (under `chrt -f` the kernel's throttling, which holds
+ *   real-time threads 50 ms of every second they run; a preempted virtual
+ *   processor), a task that woke on a processor the threads spin on,
+ *   another process's exit.  Sent to sleep by one such window, the 2-thread
+ *   runs of ResNet-18 on the virtual machine of bench/results/runtime_s13.txt
+ *   took up to twice as long, and bench/ort.sh's 2-thread processes on a
+ *   quiet machine slept through 3-6 of 21 runs (bench/results/ort_s16.txt,
+ *   threads_s17.txt), each time for at least RT_THREADS_PROBE_MIN_NS; a
+ *   competitor makes every window lose and costs one window more.
+ *   Where most of the window's calls have never run asleep, the time the
+ *   process's threads spent runnable but not running tells instead (the
+ *   kernel's per-thread run-queue wait, /proc/self/task/TID/schedstat):
+ *   above RT_THREADS_WAIT_MAX of their time, the window lost.
  *   The waiting alone misleads: on a virtual machine shared with other sessions' low-weight processes
  *   the threads waited 44% of their time while spinning ran MobileNetV2
  *   twice as fast as sleeping (bench/results/par_s7.txt).  Busy, the
@@ -44,9 +44,10 @@
  *   GOMP_parallel), a busy run uses one thread.  A run is busy from its
  *   first call when more other processes are runnable than there are
  *   processors, and tries spinning once after RT_THREADS_PROBE_FIRST_NS,
- *   when its calls have times asleep to compare with.
+ *   or at the end of the warm-up when that is later (the times asleep
+ *   of the warm-up's calls are cold ones, and do not count).
  * - busy: try spinning after a back-off (RT_THREADS_PROBE_MIN_NS, doubling
- *   after each try the next window refutes, up to RT_THREADS_PROBE_MAX_NS)
+ *   after each try its windows refute, up to RT_THREADS_PROBE_MAX_NS)
  *   when no more other processes are runnable than there are processors
  *   (/proc/loadavg's runnable count minus this process's running threads),
  *   or as soon as the least back-off is over when none is.  The count
@@ -129,7 +130,6 @@ struct cg_library;
 
 #define RT_THREADS_WINDOW_NS 5000000          /* 5 ms between looks, */
 #define RT_THREADS_WINDOW_CALLS 8             /* and 8 timed calls (or 20 ms) */
-#define RT_THREADS_STALL_CALLS 4              /* the fewest calls of a window one stalled */
 #define RT_THREADS_WAIT_MAX 0.2               /* run-queue wait per thread-time */
 #define RT_THREADS_SLOWER 0.1                 /* spinning's calls slower than asleep */
 #define RT_THREADS_PROBE_FIRST_NS 20000000    /* 20 ms: a busy start's first try */
@@ -145,13 +145,12 @@ typedef struct rt_threads_state {
     int64_t busy_at_ns;      /* when it last became busy */
     int64_t probe_at_ns;     /* busy: when to try spinning again */
     int64_t backoff_ns;      /* the back-off after the next refuted try */
-    bool probing;            /* the window tries spinning */
-    bool suspect;            /* spinning lost the last window, by a stall */
+    bool probing;            /* spinning is tried: until its windows decide */
+    bool suspect;            /* spinning lost the last window (the next decides) */
     bool tried;              /* it tried before */
     /* the window's calls (rt_threads_after_call): their time, and the part
      * of it whose calls ran the other way before, with those times */
     int64_t call_ns, cmp_ns, ref_ns;
-    int64_t max_call_ns;     /* the longest of them */
     int window_calls;
     /* what happened, for --verbose */
     int64_t calls, busy_calls;      /* calls run, and run busy */
@@ -171,7 +170,6 @@ typedef struct rt_threads_reading {
     /* the window's timed calls: their time, the part of it whose calls
      * have a time the other way of waiting, and those times (ns) */
     int64_t call_ns, cmp_ns, ref_ns;
-    int64_t max_call_ns;     /* the longest call of the window */
     int calls;               /* how many they are */
     /* the calling thread has a real-time scheduling policy (SCHED_FIFO or
      * SCHED_RR, as `chrt` gives; the parallel loops' threads inherit it) */
