@@ -1651,11 +1651,14 @@ static int trailing_mean_axis(ox *x, const Onnx__NodeProto *rm, const ox_value *
     return first + n == in->ndim ? first : -1;
 }
 
-/* A scalar constant, or NULL. */
-static const rt_tensor *scalar_const(ox *x, const char *name)
+/* A constant of one element and at most `ndim` dimensions, or NULL (one
+ * of more dimensions than the chain's input would broadcast the chain's
+ * result to more dimensions than the layer norm's: Pow(d, [[[2]]]) of a
+ * matrix). */
+static const rt_tensor *scalar_const(ox *x, const char *name, int ndim)
 {
     const ox_value *v = find_value(x, name);
-    return v && v->konst && rt_tensor_numel(v->konst) == 1 ? v->konst : NULL;
+    return v && v->konst && rt_tensor_numel(v->konst) == 1 && v->ndim <= ndim ? v->konst : NULL;
 }
 
 /* Whether v is of dtype t and broadcasts to x's shape without changing it. */
@@ -1675,8 +1678,8 @@ static const char *other_input(const Onnx__NodeProto *n, const char *name)
 
 /* The chain's LayerNormalization axis, and its epsilon in *eps, when its
  * values fit one (x f32, both means over the same last axes, the exponent
- * 2, eps an f32 scalar, scale and bias of x's dtype broadcast to it); else
- * -1, and its nodes import one by one. */
+ * 2 and eps an f32 scalar, each of at most x's rank, scale and bias of x's
+ * dtype broadcast to it); else -1, and its nodes import one by one. */
 static int norm_chain_axis(ox *x, const norm_chain *c, float *eps)
 {
     const Onnx__NodeProto *const *n = c->node;
@@ -1684,12 +1687,11 @@ static int norm_chain_axis(ox *x, const norm_chain *c, float *eps)
     if (!in || in->dtype != IR_F32 || in->ndim < 1 || ox_known(in))
         return -1;
     int axis = trailing_mean_axis(x, n[NC_MEAN], in);
-    const rt_tensor *two = scalar_const(x, n[NC_POW]->input[1]);
+    const rt_tensor *two = scalar_const(x, n[NC_POW]->input[1], in->ndim);
     const char *v = n[NC_VAR]->output[0];
-    const rt_tensor *e = scalar_const(x, other_input(n[NC_ADD_EPS], v));
-    const ox_value *ev = find_value(x, other_input(n[NC_ADD_EPS], v));
+    const rt_tensor *e = scalar_const(x, other_input(n[NC_ADD_EPS], v), in->ndim);
     if (axis < 0 || trailing_mean_axis(x, n[NC_VAR], in) != axis || !two ||
-        rt_tensor_get(two, 0) != 2 || !e || e->dtype != IR_F32 || ev->ndim > in->ndim ||
+        rt_tensor_get(two, 0) != 2 || !e || e->dtype != IR_F32 ||
         !broadcasts_to(find_value(x, other_input(n[NC_SCALE], n[NC_DIV]->output[0])), in) ||
         (n[NC_BIAS] &&
          !broadcasts_to(find_value(x, other_input(n[NC_BIAS], n[NC_SCALE]->output[0])), in)))
