@@ -1651,11 +1651,14 @@ static int trailing_mean_axis(ox *x, const Onnx__NodeProto *rm, const ox_value *
     return first + n == in->ndim ? first : -1;
 }
 
-/* A scalar constant, or NULL. */
-static const rt_tensor *scalar_const(ox *x, const char *name)
+/* A constant of one element and at most `ndim` dimensions, or NULL (one
+ * of more dimensions than the chain's input would broadcast the chain's
+ * result to more dimensions than the layer norm's: Pow(d, [[[2]]]) of a
+ * matrix). */
+static const rt_tensor *scalar_const(ox *x, const char *name, int ndim)
 {
     const ox_value *v = find_value(x, name);
-    return v && v->konst && rt_tensor_numel(v->konst) == 1 ? v->konst : NULL;
+    return v && v->konst && rt_tensor_numel(v->konst) == 1 && v->ndim <= ndim ? v->konst : NULL;
 }
 
 /* Whether v is of dtype t and broadcasts to x's shape without changing it. */
@@ -1675,8 +1678,8 @@ static const char *other_input(const Onnx__NodeProto *n, const char *name)
 
 /* The chain's LayerNormalization axis, and its epsilon in *eps, when its
  * values fit one (x f32, both means over the same last axes, the exponent
- * 2, eps an f32 scalar, scale and bias of x's dtype broadcast to it); else
- * -1, and its nodes import one by one. */
+ * 2 and eps an f32 scalar, each of at most x's rank, scale and bias of x's
+ * dtype broadcast to it); else -1, and its nodes import one by one. */
 static int norm_chain_axis(ox *x, const norm_chain *c, float *eps)
 {
     const Onnx__NodeProto *const *n = c->node;
@@ -1684,12 +1687,11 @@ static int norm_chain_axis(ox *x, const norm_chain *c, float *eps)
     if (!in || in->dtype != IR_F32 || in->ndim < 1 || ox_known(in))
         return -1;
     int axis = trailing_mean_axis(x, n[NC_MEAN], in);
-    const rt_tensor *two = scalar_const(x, n[NC_POW]->input[1]);
+    const rt_tensor *two = scalar_const(x, n[NC_POW]->input[1], in->ndim);
     const char *v = n[NC_VAR]->output[0];
-    const rt_tensor *e = scalar_const(x, other_input(n[NC_ADD_EPS], v));
-    const ox_value *ev = find_value(x, other_input(n[NC_ADD_EPS], v));
+    const rt_tensor *e = scalar_const(x, other_input(n[NC_ADD_EPS], v), in->ndim);
     if (axis < 0 || trailing_mean_axis(x, n[NC_VAR], in) != axis || !two ||
-        rt_tensor_get(two, 0) != 2 || !e || e->dtype != IR_F32 || ev->ndim > in->ndim ||
+        rt_tensor_get(two, 0) != 2 || !e || e->dtype != IR_F32 ||
         !broadcasts_to(find_value(x, other_input(n[NC_SCALE], n[NC_DIV]->output[0])), in) ||
         (n[NC_BIAS] &&
          !broadcasts_to(find_value(x, other_input(n[NC_BIAS], n[NC_SCALE]->output[0])), in)))
@@ -1697,6 +1699,16 @@ static int norm_chain_axis(ox *x, const norm_chain *c, float *eps)
     *eps = (float)rt_tensor_get(e, 0);
     return axis;
 }
+
+/* The LayerNormalization node a chain imports as, with its attributes and
+ * name lists: in the import's arena, not on the stack, since the value it
+ * computes keeps it as its producer (ox_output) for the nodes that read
+ * the value later (a DequantizeLinear test looks at its op_type). */
+typedef struct norm_node {
+    Onnx__NodeProto node;
+    Onnx__AttributeProto axis, eps, *attrs[2];
+    char *ins[3], *outs[1];
+} norm_node;
 
 /* The chain as one LayerNormalization node named after its Div's scope
  * ("/enc/ln_1/Div": "/enc/ln_1/LayerNormalization"), or its nodes one by
@@ -1712,37 +1724,36 @@ static bool import_norm_chain(ox *x, const norm_chain *c)
         return true;
     }
     const Onnx__NodeProto *const *n = c->node;
-    Onnx__AttributeProto axis_attr = ONNX__ATTRIBUTE_PROTO__INIT;
-    Onnx__AttributeProto eps_attr = ONNX__ATTRIBUTE_PROTO__INIT;
-    axis_attr.name = "axis";
-    axis_attr.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-    axis_attr.has_i = 1;
-    axis_attr.i = axis;
-    eps_attr.name = "epsilon";
-    eps_attr.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
-    eps_attr.has_f = 1;
-    eps_attr.f = eps;
-    Onnx__AttributeProto *attrs[2] = {&axis_attr, &eps_attr};
-    char *ins[3] = {n[NC_MEAN]->input[0],
-                    (char *)other_input(n[NC_SCALE], n[NC_DIV]->output[0]),
-                    n[NC_BIAS] ? (char *)other_input(n[NC_BIAS], n[NC_SCALE]->output[0]) : ""};
-    char *outs[1] = {c->last->output[0]};
+    norm_node *f = ir_alloc(x->a, sizeof *f);
+    f->axis = (Onnx__AttributeProto)ONNX__ATTRIBUTE_PROTO__INIT;
+    f->axis.name = "axis";
+    f->axis.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    f->axis.has_i = 1;
+    f->axis.i = axis;
+    f->eps = (Onnx__AttributeProto)ONNX__ATTRIBUTE_PROTO__INIT;
+    f->eps.name = "epsilon";
+    f->eps.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+    f->eps.has_f = 1;
+    f->eps.f = eps;
+    f->attrs[0] = &f->axis;
+    f->attrs[1] = &f->eps;
+    f->ins[0] = n[NC_MEAN]->input[0];
+    f->ins[1] = (char *)other_input(n[NC_SCALE], n[NC_DIV]->output[0]);
+    f->ins[2] = n[NC_BIAS] ? (char *)other_input(n[NC_BIAS], n[NC_SCALE]->output[0]) : "";
+    f->outs[0] = c->last->output[0];
     const char *div = n[NC_DIV]->name ? n[NC_DIV]->name : "";
     const char *slash = strrchr(div, '/');
-    ox_str name = {0};
-    ox_printf(&name, "%.*sLayerNormalization", slash ? (int)(slash - div + 1) : 0, div);
-    Onnx__NodeProto fake = ONNX__NODE_PROTO__INIT;
-    fake.name = name.s;
-    fake.op_type = "LayerNormalization";
-    fake.n_input = n[NC_BIAS] ? 3 : 2;
-    fake.input = ins;
-    fake.n_output = 1;
-    fake.output = outs;
-    fake.n_attribute = 2;
-    fake.attribute = attrs;
-    bool ok = import_node(x, &fake);
-    free(name.s);
-    return ok;
+    f->node = (Onnx__NodeProto)ONNX__NODE_PROTO__INIT;
+    f->node.name = ir_sprintf(x->a, "%.*sLayerNormalization",
+                              slash ? (int)(slash - div + 1) : 0, div);
+    f->node.op_type = "LayerNormalization";
+    f->node.n_input = n[NC_BIAS] ? 3 : 2;
+    f->node.input = f->ins;
+    f->node.n_output = 1;
+    f->node.output = f->outs;
+    f->node.n_attribute = 2;
+    f->node.attribute = f->attrs;
+    return import_node(x, &f->node);
 }
 
 /* A min-heap of node indices: of the nodes ready to import, the first

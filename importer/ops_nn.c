@@ -726,6 +726,21 @@ static bool expand_ellipsis(ox_node *nd, const char *eq, char *out, size_t len)
         used[(unsigned char)*p & 127] = true;
     const char *arrow = strstr(eq, "->");
     size_t nl = arrow ? (size_t)(arrow - eq) : strlen(eq);
+    /* at most one '...' a term (the output one too), and no other '.': the
+     * letters written in their place must not show in later messages */
+    for (size_t at = 0, term = 1, ellipses = 0; eq[at]; at++) {
+        if (eq[at] == ',' || eq + at == arrow)
+            term++, ellipses = 0;
+        if (eq[at] != '.')
+            continue;
+        if (strncmp(eq + at, "...", 3) != 0)
+            return ox_fail(nd, "the equation '%s' has a '.' that is not part of a '...'", eq);
+        if (++ellipses > 1 && arrow && eq + at > arrow)
+            return ox_fail(nd, "the output of '%s' has '...' twice", eq);
+        if (ellipses > 1)
+            return ox_fail(nd, "term %zu of '%s' has '...' twice", term, eq);
+        at += 2;
+    }
     int dots[64] = {0}, terms = 0, most = 0;   /* '...' dimensions of each term */
     for (size_t at = 0; at <= nl && terms < 64; terms++) {
         size_t end = at;
@@ -855,6 +870,10 @@ static bool op_einsum(ox_node *nd, const void *arg)
             if (*sz && *sz != v->shape[d]) {
                 ox_kernel_free(&k);
                 free(expr.s);
+                if (!strchr(given, *p))   /* a letter expand_ellipsis wrote */
+                    return ox_fail(nd, "'...' stands for sizes %lld and %lld in one dimension "
+                                   "(tec does not broadcast a '...' dimension of size 1)",
+                                   (long long)*sz, (long long)v->shape[d]);
                 return ox_fail(nd, "letter '%c' stands for sizes %lld and %lld", *p,
                                (long long)*sz, (long long)v->shape[d]);
             }
