@@ -60,8 +60,9 @@
 #
 # tec runs with TEC_THREADS_TRACE=1: at the end the table lists each tec
 # cell (model, threads, side, round) some of whose runs went asleep beside
-# other processes or on one thread (runtime/threads.h); such a cell times
-# the machine's load, not tec's kernels.
+# other processes or on one thread (runtime/threads.h), with the trace's
+# first reason for sleeping; such a cell times the machine's load, not
+# tec's kernels.
 #
 # TEC_VS=OTHER_TEC adds a column: OTHER_TEC on the .onnx export, timed in the
 # same rounds (a build before a change, say), and its ratio to ORT.
@@ -133,7 +134,9 @@ tec_ms() {
     local out
     out=$(TEC_THREADS_TRACE=1 "${BIN:-$TEC}" -O2 "$@" 2>&1) || { echo "$out" >>"$tmp/errors"; echo FAIL; return; }
     echo "$out" | awk -v cell="${cell:-}" '/^tec: run [0-9]+: / {n++; a += /asleep/; o += / 1 thread/; p += /temps apart/}
-        END {if (n && cell != "") printf "%s: %d runs, %d asleep, %d on one thread, %d temps apart\n", cell, n, a, o, p}' \
+        /^tec: threads asleep / && why == "" {why = $0; sub(/^tec: threads /, "", why)}
+        END {if (n && cell != "") printf "%s: %d runs, %d asleep, %d on one thread, %d temps apart%s\n", cell, n, a, o, p,
+             why == "" ? "" : "; first " why}' \
         >>"$tmp/choices"
     echo "$out" | sed -n 's/^time: median of [0-9]* runs after a warm-up: \([0-9.]*\) us$/\1/p' |
         awk '{printf "%.3f", $1 / 1000}'
