@@ -622,11 +622,15 @@ static bool read_after(const auto_ctx *a, const ir_func *f, bool outputs_only,
 }
 
 /* A reader that pads x now, as a whole (not late, one slice at a time). */
+static bool read_in_place_channels_last(const auto_ctx *a, const ir_buffer *x);
+
 static bool pads_now(const auto_ctx *a, const ir_func *r, const ir_buffer *x)
 {
     const ir_buffer *pb[2] = {x, NULL};
     ir_stmt_walk(r->body, NULL, guarded_read, pb);
-    return pb[1] && !reader_pads_late(a, r, x);
+    auto_ctx ra = *a;
+    ra.f = (ir_func *)r;
+    return pb[1] && !reader_pads_late(a, r, x) && !read_in_place_channels_last(&ra, x);
 }
 
 /* Whether a call of f writes a temporary that a later call reads through
@@ -944,14 +948,13 @@ static bool find_depthwise(const ir_stmt *s, void *p)
     return true;
 }
 
-/* A window reduction reading x: a depthwise convolution or a pooling,
- * y[..] = y[..] op e with an init and reduce loops, e not a product of two
- * operands of a contraction (those pad first, to be classified), or an
- * int8 depthwise convolution's i32 sum of widened bytes. */
-typedef struct window_find {
+/* The blocks that read x, and how many of them are of a kind (is). */
+typedef struct reader_count {
+    const auto_ctx *a;
     const ir_buffer *x;
-    int readers, windows;
-} window_find;
+    bool (*is)(const auto_ctx *a, const ir_stmt *b, const ir_buffer *x);
+    int readers, matching;
+} reader_count;
 
 static bool reads_buffer(const ir_expr *x, void *p)
 {
@@ -992,9 +995,9 @@ static bool int8_depthwise(const ir_stmt *s, const ir_stmt *st, const ir_buffer 
     return true;
 }
 
-static bool find_window(const ir_stmt *s, void *p)
+static bool count_reader(const ir_stmt *s, void *p)
 {
-    window_find *w = p;
+    reader_count *w = p;
     if (s->kind != IR_S_BLOCK)
         return true;
     const ir_buffer *pb[2] = {w->x, NULL};
@@ -1002,17 +1005,36 @@ static bool find_window(const ir_stmt *s, void *p)
     if (!pb[1])
         return true;
     w->readers++;
+    w->matching += w->is(w->a, s, w->x);
+    return false;
+}
+
+/* Whether every block of a's function that reads x is of a kind (is), and
+ * there is one at least. */
+static bool read_only_by(const auto_ctx *a, const ir_buffer *x,
+                         bool (*is)(const auto_ctx *, const ir_stmt *, const ir_buffer *))
+{
+    reader_count w = {a, x, is, 0, 0};
+    ir_stmt_walk(a->f->body, count_reader, NULL, &w);
+    return w.readers > 0 && w.matching == w.readers;
+}
+
+/* A window reduction reading x: a depthwise convolution or a pooling,
+ * y[..] = y[..] op e with an init and reduce loops, e not a product of two
+ * operands of a contraction (those pad first, to be classified), or an
+ * int8 depthwise convolution's i32 sum of widened bytes. */
+static bool window_reduction(const auto_ctx *a, const ir_stmt *s, const ir_buffer *x)
+{
+    (void)a;
     const ir_stmt *st = s->nbody ? s->body[0] : NULL;
     bool reduces = false;
     for (int i = 0; i < s->niters; i++)
         reduces |= s->iters[i].kind == IR_ITER_REDUCE;
     dw_info o;
-    if (s->init && reduces && st && st->kind == IR_S_STORE && st->value &&
-        ((st->value->kind == IR_ADD && st->value->b->kind == IR_SELECT) ||
-         st->value->kind == IR_MAX || st->value->kind == IR_MIN || classify_depthwise(s, &o) ||
-         int8_depthwise(s, st, w->x)))
-        w->windows++;
-    return false;
+    return s->init && reduces && st && st->kind == IR_S_STORE && st->value &&
+           ((st->value->kind == IR_ADD && st->value->b->kind == IR_SELECT) ||
+            st->value->kind == IR_MAX || st->value->kind == IR_MIN || classify_depthwise(s, &o) ||
+            int8_depthwise(s, st, x));
 }
 
 /* Whether input x is read only by window reductions along rows: padded
@@ -1020,9 +1042,7 @@ static bool find_window(const ir_stmt *s, void *p)
  * of it (pad_late), not whole before it. */
 static bool pads_late(auto_ctx *a, const ir_buffer *x)
 {
-    window_find w = {x, 0, 0};
-    ir_stmt_walk(a->f->body, find_window, NULL, &w);
-    return w.readers > 0 && w.windows == w.readers && a->nlate_pad < 8;
+    return read_only_by(a, x, window_reduction) && a->nlate_pad < 8;
 }
 
 /* Whether a read of x in block b uses iteration variable v in an index
@@ -1235,6 +1255,60 @@ static bool reduces_guarded(const ir_stmt *s, void *p)
     return false;
 }
 
+/* Whether e reads x plainly, or through a guard that does not use v. */
+static bool guard_free_of(const ir_expr *e, const ir_buffer *x, const ir_var *v)
+{
+    if (e->kind == IR_SELECT)
+        return !uses(e->c, v) && e->a->kind == IR_LOAD && e->a->buf == x;
+    return e->kind == IR_LOAD && e->buf == x;
+}
+
+/* A float pooling whose input x and output both hold their channels
+ * innermost (an NHWC tensor of the layout chain) and whose channels fill
+ * whole vectors: Y[.., c] = op(Y[.., c], e), op max, min or a sum, e a
+ * read of x (through a padding guard or not) whose last index is c alone
+ * and whose guard does not use c.  Its schedule runs the channels in the
+ * vectors, so every guard is one test per tap and vector of channels,
+ * outside the vector: x needs no padded copy (3x3 max pooling of stride
+ * 2 with a border on 64x112x112 NHWC, one thread: the whole padded copy
+ * 138 us, a copy per output row 150, the guards in place 60;
+ * bench/results/window_s18.txt). */
+static bool channels_last_pool(const auto_ctx *a, const ir_stmt *b, const ir_buffer *x)
+{
+    const ir_stmt *st = b->nbody == 1 ? b->body[0] : NULL;
+    if (!b->init || !st || st->kind != IR_S_STORE || !st->value || !ir_dtype_is_float(st->buf->dtype) ||
+        st->nargs < 2 || st->args[st->nargs - 1]->kind != IR_VAR)
+        return false;
+    const ir_expr *v = st->value;
+    if (v->kind != IR_MAX && v->kind != IR_MIN && v->kind != IR_ADD)
+        return false;
+    const ir_expr *acc = v->a, *e = v->b;
+    if (v->kind != IR_ADD && e->kind == IR_LOAD && e->buf == st->buf) {
+        acc = v->b;
+        e = v->a;
+    }
+    if (acc->kind != IR_LOAD || acc->buf != st->buf)
+        return false;
+    bool g = false;
+    const ir_expr *X = unguarded_load(e, &g);
+    const ir_var *c = st->args[st->nargs - 1]->var;
+    if (!X || X->buf != x || X->nargs < 2 || X->args[X->nargs - 1]->kind != IR_VAR ||
+        X->args[X->nargs - 1]->var != c || !guard_free_of(e, x, c))
+        return false;
+    for (int d = 0; d + 1 < X->nargs; d++)
+        if (uses(X->args[d], c))
+            return false;
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].var == c)
+            return b->iters[i].kind == IR_ITER_SPATIAL && b->iters[i].extent % a->lanes == 0;
+    return false;
+}
+
+static bool read_in_place_channels_last(const auto_ctx *a, const ir_buffer *x)
+{
+    return read_only_by(a, x, channels_last_pool);
+}
+
 void pad_inputs(auto_ctx *a)
 {
     mark_filled_locals(a);   /* (the one place before the nests are scheduled) */
@@ -1243,7 +1317,7 @@ void pad_inputs(auto_ctx *a)
         ir_stmt_walk(a->f->body, NULL, guarded_read, pb);
         const ir_buffer *rb[3] = {pb[0], NULL, NULL};
         ir_stmt_walk(a->f->body, reduces_guarded, NULL, rb);
-        if (!pb[1] || !rb[2])
+        if (!pb[1] || !rb[2] || read_in_place_channels_last(a, pb[0]))
             continue;
         const char *name = auto_fresh(a, ir_sprintf(a->m->arena, "%s_pad", pb[0]->name));
         dw_find w = {a, pb[0], -1};
