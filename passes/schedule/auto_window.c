@@ -96,9 +96,10 @@ static void reduce_in_tile(auto_ctx *a, ir_stmt *b, const char *vname)
 /* ---------------------------------------------------------------- depthwise convolutions */
 
 /* A depthwise convolution Y[.., f, p, q] += X[.., f, p + r, q + s] *
- * W[f, .., r, s]: every reduce variable is read by both operands, and one
- * spatial variable f (the channel) indexes X, W and Y, X's dimension
- * plainly. */
+ * W[f, .., r, s] (or Y[.., p, q, f] += X[.., p + r, q + s, f] * W[..],
+ * channels innermost: q is then the index before f): every reduce
+ * variable is read by both operands, and one spatial variable f (the
+ * channel) indexes X, W and Y, X's dimension plainly. */
 typedef struct dw_info {
     const ir_expr *X, *W;
     const ir_var *vf, *vq;
@@ -130,6 +131,11 @@ static bool classify_depthwise(const ir_stmt *b, dw_info *o)
         return false;
     o->bytes = !ir_dtype_is_float(body->buf->dtype);
     o->vq = body->args[body->nargs - 1]->var;
+    /* a float output that holds its channels innermost (NHWC): both
+     * operands read its last index, and the row is the index before */
+    if (!o->bytes && load_uses(o1, o->vq) && load_uses(o2, o->vq) && body->nargs >= 3 &&
+        body->args[body->nargs - 2]->kind == IR_VAR)
+        o->vq = body->args[body->nargs - 2]->var;
     o->X = load_uses(o1, o->vq) ? o1 : o2;
     o->W = o->X == o1 ? o2 : o1;
     if (load_uses(o->W, o->vq) || !load_uses(o->X, o->vq))
