@@ -115,9 +115,11 @@ static double row_share(int64_t mm, int mr)
  * operand), mm rows and K multiply-adds per output, and its estimated time
  * per output element (the return value; -1 when the columns do not split
  * into vectors and tails are not allowed); along_y: the columns run along
- * the output's last dimension. */
+ * the output's last dimension; max_vectors: the most accumulator vectors
+ * (tile_vectors). */
 static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bool along_y,
-                         bool tails, bool f32_sums, int *nr_out, int *mr_out, double *score)
+                         bool tails, bool f32_sums, int max_vectors, int *nr_out, int *mr_out,
+                         double *score)
 {
     int L = a->lanes;
     /* two vectors of columns, one if that divides and two does not; a
@@ -153,7 +155,7 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
     double best_rows = 0;
     for (size_t i = 0; i < sizeof mrs / sizeof *mrs; i++) {
         int m = mrs[i];
-        if (m > mm || m * nv > TILE_MAX_VECTORS)
+        if (m > mm || m * nv > max_vectors)
             continue;
         double used = row_share(mm, m) * (mm % m ? 0.95 : 1.0);
         if (used > best_rows + 1e-6 ||
@@ -231,6 +233,8 @@ typedef struct contraction {
     int nloop, mloop;
     int64_t nn, mm;
     double K;
+    bool row_window;   /* U's index along the rows also steps with a reduce
+                          loop (a convolution's x[c, p + r, q + s]) */
 } contraction;
 
 /* Whether the block of ns is a contraction Y[..] = Y[..] + U[..] * V[..]
@@ -312,7 +316,24 @@ static bool contraction_loops(const nest *ns, contraction *c)
     for (int i = 0; i < ns->n; i++)
         if (c->kind[i] == 3)
             c->K *= (double)extent(ns->loops[i]);
+    c->row_window = false;
+    for (int d = 0; d < c->U->nargs; d++)
+        if (uses(c->U->args[d], c->it[c->mloop]->var))
+            for (int i = 0; i < ns->n; i++)
+                c->row_window |= c->kind[i] == 3 && uses(c->U->args[d], c->it[i]->var);
     return true;
+}
+
+/* The most accumulator vectors of c's tile.  Where the rows' broadcasts
+ * overlap from one tap of a window to the next (x[q + s] for q in the
+ * tile), GCC unrolls the taps and keeps the shared broadcasts live beside
+ * the accumulators: a tile of 12 rows by 2 vectors (24 accumulators, 14
+ * broadcasts) then spills (88 stack accesses in the loop of Inception's
+ * 3x3 convolution 80 -> 192 on 73x73), where 8 by 2 does not (12.6 to
+ * 12.2 ms on one thread; bench/results/stem_s18.txt). */
+static int tile_vectors(const contraction *c)
+{
+    return c->row_window ? 16 : TILE_MAX_VECTORS;
 }
 
 /* Whether V's rows along the reduction lie a multiple of 1024 bytes apart
@@ -357,7 +378,7 @@ static void contraction_merge_model(auto_ctx *a, const nest *ns, const contracti
         double ms;
         int64_t map = c->nn * extent(ns->loops[nl - 1]);
         a->merge_cost = tile_model(a, map, c->mm, c->K, true, map >= 8 * a->lanes,
-                                   ir_dtype_is_float(c->body->buf->dtype),
+                                   ir_dtype_is_float(c->body->buf->dtype), tile_vectors(c),
                                    &mnr, &mmr, &ms);
         /* an activation's panels, contiguous along the merged map, are
          * packed when K rows of them do not fit the level-1 cache
@@ -931,7 +952,7 @@ static bool transpose_rows(auto_ctx *a, nest *ns, bool swap, bool tails)
     double score;
     if (!contraction_match(ns, swap, &c) || !contraction_loops(ns, &c) || !rows_across(a, ns, &c) ||
         tile_model(a, c.nn, c.mm, c.K, columns_along_y(&c), tails,
-                   ir_dtype_is_float(c.body->buf->dtype), &nr, &mr, &score) < 0 ||
+                   ir_dtype_is_float(c.body->buf->dtype), tile_vectors(&c), &nr, &mr, &score) < 0 ||
         c.nn / nr < 8 * a->threads || c.mm != mr)
         return false;
     int rank[32] = {0};
@@ -970,7 +991,8 @@ static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, b
         contraction_merge_model(a, ns, &c);
     int nr, mr;
     double cost = tile_model(a, c.nn, c.mm, c.K, columns_along_y(&c), tails,
-                             ir_dtype_is_float(c.body->buf->dtype), &nr, &mr, &a->tile_score);
+                             ir_dtype_is_float(c.body->buf->dtype), tile_vectors(&c), &nr, &mr,
+                             &a->tile_score);
     if (cost < 0)
         return false;
     if (!check_only && copy &&
