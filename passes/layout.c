@@ -1165,27 +1165,36 @@ bool pass_layout(ir_module *m, diag *d)
  *     variable no other index uses (a convolution of one group), or (sink
  *     read) one whose channel index is a spatial variable no other index
  *     uses and whose pixel indices use reduce variables only (a global
- *     pool); all 4-D buffers f32;
+ *     pool), or (window read) one at the store's image and channel, its
+ *     pixels anywhere, in a block reading nothing else (a max or average
+ *     pool's taps, a Pad layer); all 4-D buffers f32;
  *   - a temporary T (f32, 4-D, a map of more than one pixel: [N, C, 1, 1]
  *     holds its channels in order either way) is a member when every
  *     function it is passed to is a chain kernel that runs once, sees T
  *     with T's shape and accesses T
  *     in one of those ways, and: the buffers a kernel accesses at its own
- *     index (its output, the other operands of an elementwise kernel) are
- *     members together or not at all (nothing reads across the orders),
+ *     index or through a window (its output, the other operands of an
+ *     elementwise kernel, a pool's input) are members together or not at
+ *     all (nothing reads across the orders),
  *     and a kernel that conv-reads a member writes a member (a
  *     convolution from NHWC to NCHW would store its tile transposed).
  *
  * The chain's ends are kernels that read NCHW and write NHWC (the first
- * convolutions after a pooling) or sink-read NHWC (a global pool); any
- * other kernel keeps its buffers as they are.  Each member is stored
+ * convolution, after the program's input or a kernel of another kind) or
+ * sink-read NHWC (a global pool); any other kernel (a concatenation, a
+ * depthwise convolution, a max pool that `separate` split into rows)
+ * keeps its buffers as they are.  A pool joins a chain: channels-last its
+ * taps are whole vectors of channels (ResNet-18's stem max pool 123 ->
+ * 94 us at one thread, bench/results/chain_s18.txt), and the ResNets'
+ * first stage, whose residual add reads the pool's output, goes
+ * channels-last with it.  Each member is stored
  * T'[n, h, w, c] = T[n, c, h, w] in every function that sees it; a block
  * storing a member lists its iteration variables, and its nest runs its
  * loops, in the new order (reduce loops inside them as before), and a nest
  * reading a member runs the loop of the member's channels innermost (a
  * convolution's taps r, s, c: one run per pixel instead of 3x3 lines 4 KB
  * apart at stride 2 on 512 channels; a global pool's h, w, c, vectorized
- * along the channels).  Every access reads the same element, so the
+ * along the channels; a pool's taps r, s, c).  Every access reads the same element, so the
  * results do not change. */
 
 enum { CH_NESTS = 16 };
@@ -1248,7 +1257,7 @@ static bool ch_kernel_of(ir_func *f, ch_kernel *k)
     return ch_collect(k, &f->body) && k->n > 0;
 }
 
-enum { CH_OWN = 1, CH_CONV = 2, CH_SINK = 4, CH_OTHER = 8 };
+enum { CH_OWN = 1, CH_CONV = 2, CH_SINK = 4, CH_WINDOW = 8, CH_OTHER = 16 };
 
 static const ir_itervar *ch_iter(const ir_stmt *blk, const ir_expr *e)
 {
@@ -1267,8 +1276,35 @@ static bool ch_reduce_only(const ir_stmt *blk, const ir_expr *e)
     return true;
 }
 
-/* How blk accesses a 4-D buffer at idx (CH_*); own is the store's index. */
-static int ch_access(const ir_stmt *blk, ir_expr *const *idx, ir_expr *const *own)
+/* Whether blk reads no buffer but `b` and the one it stores to. */
+typedef struct ch_only {
+    const ir_buffer *b, *out;
+    bool ok;
+} ch_only;
+
+static bool ch_only_expr(const ir_expr *x, void *p)
+{
+    ch_only *o = p;
+    if (x->kind == IR_LOAD && x->buf != o->b && x->buf != o->out)
+        o->ok = false;
+    return o->ok;
+}
+
+static bool ch_reads_only(const ir_stmt *blk, const ir_buffer *b)
+{
+    ch_only o = {b, blk->body[0]->buf, true};
+    ir_stmt_walk(blk, NULL, ch_only_expr, &o);
+    return o.ok;
+}
+
+/* How blk accesses the 4-D buffer b at idx (CH_*); own is the store's
+ * index.  A window read (a max or average pool's taps, a Pad layer's
+ * copy) reads b at the store's image and channel, its pixels anywhere,
+ * in a block that reads nothing else: its channels map to the output's
+ * one to one, so in either order both run along them (a depthwise
+ * convolution reads its weights too, and stays outside). */
+static int ch_access(const ir_stmt *blk, const ir_buffer *b, ir_expr *const *idx,
+                     ir_expr *const *own)
 {
     bool same = own != NULL;
     for (int d = 0; d < 4 && same; d++)
@@ -1283,7 +1319,12 @@ static int ch_access(const ir_stmt *blk, ir_expr *const *idx, ir_expr *const *ow
             return CH_OTHER;
     if (c->kind == IR_ITER_REDUCE)
         return CH_CONV;
-    return ch_reduce_only(blk, idx[2]) && ch_reduce_only(blk, idx[3]) ? CH_SINK : CH_OTHER;
+    if (ch_reduce_only(blk, idx[2]) && ch_reduce_only(blk, idx[3]))
+        return CH_SINK;
+    return own && ir_expr_equal(idx[0], own[0]) && ir_expr_equal(idx[1], own[1]) &&
+                   b != blk->body[0]->buf && ch_reads_only(blk, b)
+               ? CH_WINDOW
+               : CH_OTHER;
 }
 
 /* The access kinds of each 4-D buffer in a kernel, by buffer. */
@@ -1315,7 +1356,7 @@ static void ch_note(ch_uses *u, const ir_buffer *b, ir_expr *const *idx, int n)
         u->buf[u->n] = b;
         u->kinds[u->n++] = 0;
     }
-    u->kinds[i] |= ch_access(u->blk, idx, u->own);
+    u->kinds[i] |= ch_access(u->blk, b, idx, u->own);
 }
 
 static bool ch_note_expr(const ir_expr *x, void *p)
@@ -1377,7 +1418,8 @@ static bool ch_chan_expr(const ir_expr *x, void *p)
     const ir_stmt *st = c->blk->body[0];
     for (int q = 0; q < c->np && x->kind == IR_LOAD && x->nargs == 4; q++)
         if (x->buf == c->perm[q] &&
-            (ch_access(c->blk, x->args, st->nargs == 4 ? st->args : NULL) & (CH_CONV | CH_SINK)))
+            (ch_access(c->blk, x->buf, x->args, st->nargs == 4 ? st->args : NULL) &
+             (CH_CONV | CH_SINK | CH_WINDOW)))
             c->var = x->args[1]->var;
     return true;
 }
@@ -1461,8 +1503,10 @@ static ch_func *ch_chain_of(ch_func *cf, const graph_uses *gu, const ir_func *f)
 }
 
 /* Drops from member[] the graph buffers that the call's kernel accesses
- * at its own index, unless all of them are members and, when it
- * conv-reads a member, its output is one; returns whether any went. */
+ * at its own index or through a window, unless all of them are members
+ * (a pool from one order to the other would gather its taps a plane
+ * apart) and, when it conv-reads a member, its output is one; returns
+ * whether any went. */
 static bool ch_settle(const ir_graph_call *c, const ch_func *cf, const graph_uses *gu, bool *member)
 {
     bool all = true, any_own = false;
@@ -1470,10 +1514,10 @@ static bool ch_settle(const ir_graph_call *c, const ch_func *cf, const graph_use
         int kinds = ch_kinds(&cf->u, cf->f->params[a]);
         int b = pass_find_ptr(gu->bufs, gu->nbufs, c->args[a]);
         bool in = b >= 0 && member[b];
-        if (kinds & CH_OWN) {
+        if (kinds & CH_OWN)
             any_own = true;
+        if (kinds & (CH_OWN | CH_WINDOW))
             all &= in;
-        }
     }
     bool changed = false;
     for (int a = 0; a < c->nargs; a++) {
@@ -1481,7 +1525,7 @@ static bool ch_settle(const ir_graph_call *c, const ch_func *cf, const graph_use
         int b = pass_find_ptr(gu->bufs, gu->nbufs, c->args[a]);
         if (b < 0 || !member[b])
             continue;
-        if (((kinds & CH_OWN) && !all) || ((kinds & CH_CONV) && (!all || !any_own))) {
+        if (((kinds & (CH_OWN | CH_WINDOW)) && !all) || ((kinds & CH_CONV) && (!all || !any_own))) {
             member[b] = false;
             changed = true;
         }
