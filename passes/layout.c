@@ -1192,15 +1192,16 @@ bool pass_layout(ir_module *m, diag *d)
  * stage, whose residual add reads the pool's output, goes channels-last
  * with it.  A concatenation along the channels joins too: channels-last
  * each part is a run of every pixel's channels, which fuse has the part's
- * writer store in place (SqueezeNet's fire modules).  Each member is stored
- * T'[n, h, w, c] = T[n, c, h, w] in every function that sees it; a block
- * storing a member lists its iteration variables, and its nest runs its
- * loops, in the new order (reduce loops inside them as before), and a nest
- * reading a member runs the loop of the member's channels innermost (a
- * convolution's taps r, s, c: one run per pixel instead of 3x3 lines 4 KB
- * apart at stride 2 on 512 channels; a global pool's h, w, c, vectorized
- * along the channels; a pool's taps r, s, c).  Every access reads the same element, so the
- * results do not change. */
+ * writer store in place (SqueezeNet's fire modules).
+ *
+ * Each member is stored T'[n, h, w, c] = T[n, c, h, w] in every function
+ * that sees it; a block storing a member lists its iteration variables,
+ * and its nest runs its loops, in the new order (reduce loops inside them
+ * as before), and a nest reading a member runs the loop of the member's
+ * channels innermost (a convolution's taps r, s, c: one run per pixel
+ * instead of 3x3 lines 4 KB apart at stride 2 on 512 channels; a global
+ * pool's h, w, c, vectorized along the channels; a pool's taps r, s, c).
+ * Every access reads the same element, so the results do not change. */
 
 enum { CH_NESTS = 16 };
 
@@ -1524,10 +1525,10 @@ static ch_func *ch_chain_of(ch_func *cf, const graph_uses *gu, const ir_func *f)
 }
 
 /* Drops from member[] the graph buffers that the call's kernel accesses
- * at its own index or through a window, unless all of them are members
- * (a pool from one order to the other would gather its taps a plane
- * apart) and, when it conv-reads a member, its output is one; returns
- * whether any went. */
+ * at its own index, through a window or as a slice, unless all of them
+ * are members (a pool from one order to the other would gather its taps
+ * a plane apart) and, when it conv-reads a member, its output is one;
+ * returns whether any went. */
 static bool ch_settle(const ir_graph_call *c, const ch_func *cf, const graph_uses *gu, bool *member)
 {
     bool all = true, any_own = false;
