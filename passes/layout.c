@@ -1167,27 +1167,32 @@ bool pass_layout(ir_module *m, diag *d)
  *     uses and whose pixel indices use reduce variables only (a global
  *     pool), or (window read) one at the store's image and channel, its
  *     pixels anywhere, in a block reading nothing else (a max or average
- *     pool's taps, a Pad layer); all 4-D buffers f32;
+ *     pool's taps, a Pad layer), or (slice read) one at the store's index
+ *     but for the channel, the store's channel plus a constant (a
+ *     concatenation's part); all 4-D buffers f32;
  *   - a temporary T (f32, 4-D, a map of more than one pixel: [N, C, 1, 1]
  *     holds its channels in order either way) is a member when every
  *     function it is passed to is a chain kernel that runs once, sees T
  *     with T's shape and accesses T
  *     in one of those ways, and: the buffers a kernel accesses at its own
- *     index or through a window (its output, the other operands of an
- *     elementwise kernel, a pool's input) are members together or not at
- *     all (nothing reads across the orders),
+ *     index, through a window or as a slice (its output, the other
+ *     operands of an elementwise kernel, a pool's input, a concatenation's
+ *     parts) are members together or not at all (nothing reads across the
+ *     orders),
  *     and a kernel that conv-reads a member writes a member (a
  *     convolution from NHWC to NCHW would store its tile transposed).
  *
  * The chain's ends are kernels that read NCHW and write NHWC (the first
  * convolution, after the program's input or a kernel of another kind) or
- * sink-read NHWC (a global pool); any other kernel (a concatenation, a
- * depthwise convolution, a max pool that `separate` split into rows)
- * keeps its buffers as they are.  A pool joins a chain: channels-last its
- * taps are whole vectors of channels (ResNet-18's stem max pool 123 ->
- * 94 us at one thread, bench/results/chain_s18.txt), and the ResNets'
- * first stage, whose residual add reads the pool's output, goes
- * channels-last with it.
+ * sink-read NHWC (a global pool); any other kernel (a depthwise
+ * convolution, a max pool that `separate` split into rows) keeps its
+ * buffers as they are.  A pool joins a chain: channels-last its taps are
+ * whole vectors of channels (ResNet-18's stem max pool 123 -> 94 us at
+ * one thread, bench/results/chain_s18.txt), and the ResNets' first
+ * stage, whose residual add reads the pool's output, goes channels-last
+ * with it.  A concatenation along the channels joins too: channels-last
+ * each part is a run of every pixel's channels, which fuse has the part's
+ * writer store in place (SqueezeNet's fire modules).
  *
  * Each member is stored T'[n, h, w, c] = T[n, c, h, w] in every function
  * that sees it; a block storing a member lists its iteration variables,
@@ -1258,7 +1263,7 @@ static bool ch_kernel_of(ir_func *f, ch_kernel *k)
     return ch_collect(k, &f->body) && k->n > 0;
 }
 
-enum { CH_OWN = 1, CH_CONV = 2, CH_SINK = 4, CH_WINDOW = 8, CH_OTHER = 16 };
+enum { CH_OWN = 1, CH_CONV = 2, CH_SINK = 4, CH_WINDOW = 8, CH_SLICE = 16, CH_OTHER = 32 };
 
 static const ir_itervar *ch_iter(const ir_stmt *blk, const ir_expr *e)
 {
@@ -1298,6 +1303,20 @@ static bool ch_reads_only(const ir_stmt *blk, const ir_buffer *b)
     return o.ok;
 }
 
+/* Whether idx is own but for the channel, own's channel variable plus a
+ * constant: a concatenation's read of one of its parts, whose channels
+ * map to the output's one to one, as an elementwise kernel's do. */
+static bool ch_slice_of(ir_expr *const *idx, ir_expr *const *own)
+{
+    if (!own || own[1]->kind != IR_VAR)
+        return false;
+    for (int d = 0; d < 4; d++)
+        if (d != 1 && !ir_expr_equal(idx[d], own[d]))
+            return false;
+    ir_affine a;
+    return ir_affine_of(idx[1], &a) && a.n == 1 && a.var[0] == own[1]->var && a.coef[0] == 1;
+}
+
 /* How blk accesses the 4-D buffer b at idx (CH_*); own is the store's
  * index.  A window read (a max or average pool's taps, a Pad layer's
  * copy) reads b at the store's image and channel, its pixels anywhere,
@@ -1312,6 +1331,8 @@ static int ch_access(const ir_stmt *blk, const ir_buffer *b, ir_expr *const *idx
         same = ir_expr_equal(idx[d], own[d]);
     if (same)
         return CH_OWN;
+    if (ch_slice_of(idx, own))
+        return CH_SLICE;
     const ir_itervar *c = ch_iter(blk, idx[1]);
     if (!c)
         return CH_OTHER;
@@ -1504,10 +1525,10 @@ static ch_func *ch_chain_of(ch_func *cf, const graph_uses *gu, const ir_func *f)
 }
 
 /* Drops from member[] the graph buffers that the call's kernel accesses
- * at its own index or through a window, unless all of them are members
- * (a pool from one order to the other would gather its taps a plane
- * apart) and, when it conv-reads a member, its output is one; returns
- * whether any went. */
+ * at its own index, through a window or as a slice, unless all of them
+ * are members (a pool from one order to the other would gather its taps
+ * a plane apart) and, when it conv-reads a member, its output is one;
+ * returns whether any went. */
 static bool ch_settle(const ir_graph_call *c, const ch_func *cf, const graph_uses *gu, bool *member)
 {
     bool all = true, any_own = false;
@@ -1517,7 +1538,7 @@ static bool ch_settle(const ir_graph_call *c, const ch_func *cf, const graph_use
         bool in = b >= 0 && member[b];
         if (kinds & CH_OWN)
             any_own = true;
-        if (kinds & (CH_OWN | CH_WINDOW))
+        if (kinds & (CH_OWN | CH_WINDOW | CH_SLICE))
             all &= in;
     }
     bool changed = false;
@@ -1526,7 +1547,8 @@ static bool ch_settle(const ir_graph_call *c, const ch_func *cf, const graph_use
         int b = pass_find_ptr(gu->bufs, gu->nbufs, c->args[a]);
         if (b < 0 || !member[b])
             continue;
-        if (((kinds & (CH_OWN | CH_WINDOW)) && !all) || ((kinds & CH_CONV) && (!all || !any_own))) {
+        if (((kinds & (CH_OWN | CH_WINDOW | CH_SLICE)) && !all) ||
+            ((kinds & CH_CONV) && (!all || !any_own))) {
             member[b] = false;
             changed = true;
         }
