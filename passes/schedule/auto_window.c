@@ -25,7 +25,9 @@
  * rows it keeps its loops (on 192x35x35 unrolled taps were slower, 73 to
  * 92 us: bench/results/pool_s17.txt), and so does a depthwise
  * convolution: its multiply-adds pipeline already.  row is 0 for a vector
- * across channels. */
+ * across channels (a channels-last pooling): there every tap of a sum is
+ * one load and one add per vector too, its taps unrolled (3x3 on an NHWC
+ * 192x35x35: 57 to 51 us on one thread). */
 static bool window_sum(const ir_stmt *st)
 {
     bool guarded = false;
@@ -39,7 +41,7 @@ static void unroll_window(auto_ctx *a, const ir_stmt *b, int64_t row)
     const ir_stmt *st = b->nbody ? b->body[0] : NULL;
     if (!st || st->kind != IR_S_STORE || !st->value ||
         (st->value->kind != IR_MAX && st->value->kind != IR_MIN &&
-         !(row > 0 && row <= a->lanes && window_sum(st))))
+         !(row <= a->lanes && window_sum(st))))
         return;
     int64_t taps = 1;
     for (int i = 0; i < b->niters; i++)
@@ -96,9 +98,10 @@ static void reduce_in_tile(auto_ctx *a, ir_stmt *b, const char *vname)
 /* ---------------------------------------------------------------- depthwise convolutions */
 
 /* A depthwise convolution Y[.., f, p, q] += X[.., f, p + r, q + s] *
- * W[f, .., r, s]: every reduce variable is read by both operands, and one
- * spatial variable f (the channel) indexes X, W and Y, X's dimension
- * plainly. */
+ * W[f, .., r, s] (or Y[.., p, q, f] += X[.., p + r, q + s, f] * W[..],
+ * channels innermost: q is then the index before f): every reduce
+ * variable is read by both operands, and one spatial variable f (the
+ * channel) indexes X, W and Y, X's dimension plainly. */
 typedef struct dw_info {
     const ir_expr *X, *W;
     const ir_var *vf, *vq;
@@ -130,6 +133,11 @@ static bool classify_depthwise(const ir_stmt *b, dw_info *o)
         return false;
     o->bytes = !ir_dtype_is_float(body->buf->dtype);
     o->vq = body->args[body->nargs - 1]->var;
+    /* a float output that holds its channels innermost (NHWC): both
+     * operands read its last index, and the row is the index before */
+    if (!o->bytes && load_uses(o1, o->vq) && load_uses(o2, o->vq) && body->nargs >= 3 &&
+        body->args[body->nargs - 2]->kind == IR_VAR)
+        o->vq = body->args[body->nargs - 2]->var;
     o->X = load_uses(o1, o->vq) ? o1 : o2;
     o->W = o->X == o1 ? o2 : o1;
     if (load_uses(o->W, o->vq) || !load_uses(o->X, o->vq))
@@ -500,6 +508,25 @@ static bool pool_channels_last(const auto_ctx *a, const ir_stmt *b, const pool_i
            !read_after(a, a->f, true, reduces_in_place);
 }
 
+/* The end of a channels-last pooling's schedule: the outputs' channels
+ * (the vector loop fi) accumulate in a tile at loop at, its init out of
+ * the taps (first_reduce), the taps unrolled, the threads on loop par
+ * (NULL: one thread). */
+static void channels_in_tile(auto_ctx *a, ir_stmt *b, const char *at, const char *first_reduce, const char *fi,
+                             const char *par)
+{
+    const char *tile = auto_fresh(a, ir_sprintf(a->m->arena, "%s_tile", b->body[0]->buf->name));
+    if (auto_step(a, "%s = cache_write(%s, %s)", tile, b->name, at) &&
+        auto_step(a, "decompose_reduction(%s, %s)", b->name, first_reduce)) {
+        auto_step(a, "vectorize(%s_init)", fi);
+        auto_step(a, "vectorize(%s_%s_out)", fi, tile);
+    }
+    auto_step(a, "vectorize(%s)", fi);
+    unroll_window(a, b, 0);
+    if (a->threads > 1 && par)
+        auto_step(a, "parallel(%s)", par);
+}
+
 static bool schedule_pool_channels_last(auto_ctx *a, nest *ns)
 {
     ir_stmt *b = ns->block;
@@ -535,16 +562,63 @@ static bool schedule_pool_channels_last(auto_ctx *a, nest *ns)
     if (!auto_step(a, "reorder(%s)", order))
         return true;
     /* one output's vector of channels accumulates in a tile */
-    const char *tile = auto_fresh(a, ir_sprintf(a->m->arena, "%s_tile", b->body[0]->buf->name));
-    if (auto_step(a, "%s = cache_write(%s, %s)", tile, b->name, ns->loops[last_spatial]->var->name) &&
-        auto_step(a, "decompose_reduction(%s, %s)", b->name, ns->loops[first_reduce]->var->name)) {
-        auto_step(a, "vectorize(%s_init)", fi);
-        auto_step(a, "vectorize(%s_%s_out)", fi, tile);
-    }
-    auto_step(a, "vectorize(%s)", fi);
-    unroll_window(a, b, 0);
-    if (a->threads > 1 && first_par >= 0)
-        auto_step(a, "parallel(%s)", ns->loops[first_par]->var->name);
+    channels_in_tile(a, b, ns->loops[last_spatial]->var->name, ns->loops[first_reduce]->var->name, fi,
+                     first_par >= 0 ? ns->loops[first_par]->var->name : NULL);
+    return true;
+}
+
+/* ---------------------------------------------------------------- float pooling, channels-last */
+
+static const ir_buffer *channels_last_pool_input(const auto_ctx *a, const ir_stmt *b);
+
+/* A float pooling whose input and output hold their channels innermost
+ * (channels_last_pool_input): its channels split into blocks of up to 4
+ * vectors (c_o, c_i), c_o inside the output's other loops and outside the
+ * taps, so each output's block of channels accumulates in registers (a
+ * tile of up to 4 vectors) over the taps, unrolled (at most 16: each one
+ * load and a max or an add per vector), and is stored once; the threads
+ * take the outermost loop with an iteration each.  Along all the channels
+ * at each output instead, every tap read and wrote back a tile of all of
+ * them: with the layout chain's NHWC pools (helper chain, session 18),
+ * Inception-v3's 3x3 average pooling on 768x17x17 170 to 53 us on one
+ * thread, its 14 pools 2237 to 964 us, SqueezeNet's 3 max pools 192 to
+ * 118 (bench/results/window_s18.txt). */
+static bool schedule_pool_nhwc(auto_ctx *a, nest *ns)
+{
+    ir_stmt *b = ns->block;
+    if (!channels_last_pool_input(a, b))
+        return false;
+    const ir_stmt *st = b->body[0];
+    window_loops w;
+    if (!window_loops_of(b, ns, st->args[st->nargs - 1]->var, NULL, &w) || w.last_spatial > w.first_reduce)
+        return false;
+    int64_t F = extent(ns->loops[w.f]), block = 4 * a->lanes;
+    while (F % block != 0)
+        block /= 2;
+    /* (names now: reorder moves variables between loop nodes) */
+    const char *fn = ns->loops[w.f]->var->name, *first_reduce = ns->loops[w.first_reduce]->var->name;
+    const char *fo = auto_fresh(a, ir_sprintf(a->m->arena, "%s_o", fn));
+    const char *fi = auto_fresh(a, ir_sprintf(a->m->arena, "%s_i", fn));
+    if (!auto_step(a, "%s, %s = split(%s, %lld)", fo, fi, fn, (long long)block))
+        return true;
+    /* the other spatial loops, f_o, the taps, f_i */
+    char order[1024];
+    int pos = 0;
+    const char *par = NULL;
+    for (int i = 0; i < w.first_reduce; i++)
+        if (i != w.f) {
+            pos += snprintf(order + pos, sizeof order - (size_t)pos, "%s, ", ns->loops[i]->var->name);
+            if (!par && extent(ns->loops[i]) >= a->threads)
+                par = ns->loops[i]->var->name;
+        }
+    pos += snprintf(order + pos, sizeof order - (size_t)pos, "%s", fo);
+    for (int i = w.first_reduce; i < ns->n; i++)
+        if (i != w.f)
+            pos += snprintf(order + pos, sizeof order - (size_t)pos, ", %s", ns->loops[i]->var->name);
+    snprintf(order + pos, sizeof order - (size_t)pos, ", %s", fi);
+    if (!auto_step(a, "reorder(%s)", order))
+        return true;
+    channels_in_tile(a, b, fo, first_reduce, fi, par);
     return true;
 }
 
@@ -622,11 +696,15 @@ static bool read_after(const auto_ctx *a, const ir_func *f, bool outputs_only,
 }
 
 /* A reader that pads x now, as a whole (not late, one slice at a time). */
+static bool read_in_place_channels_last(const auto_ctx *a, const ir_buffer *x);
+
 static bool pads_now(const auto_ctx *a, const ir_func *r, const ir_buffer *x)
 {
     const ir_buffer *pb[2] = {x, NULL};
     ir_stmt_walk(r->body, NULL, guarded_read, pb);
-    return pb[1] && !reader_pads_late(a, r, x);
+    auto_ctx ra = *a;
+    ra.f = (ir_func *)r;
+    return pb[1] && !reader_pads_late(a, r, x) && !read_in_place_channels_last(&ra, x);
 }
 
 /* Whether a call of f writes a temporary that a later call reads through
@@ -833,7 +911,8 @@ static int whole_copy_of(const auto_ctx *a, const ir_stmt *st)
 void schedule_simple(auto_ctx *a, nest *ns)
 {
     ir_stmt *b = ns->block;
-    if (ns->n == 0 || schedule_transpose_copy(a, ns) || schedule_pool_channels_last(a, ns))
+    if (ns->n == 0 || schedule_transpose_copy(a, ns) || schedule_pool_channels_last(a, ns) ||
+        schedule_pool_nhwc(a, ns))
         return;
     nest merged;
     if (merge_elementwise(a, ns) && auto_nest_of(a, b, &merged)) {
@@ -888,8 +967,8 @@ void schedule_simple(auto_ctx *a, nest *ns)
             snprintf(order + pos, sizeof order - (size_t)pos, ", %s", vname);
             if (auto_step(a, "reorder(%s)", order) && auto_step(a, "vectorize(%s)", vname))
                 reduce_in_tile(a, b, vname);
-        } else
-            auto_step(a, "vectorize(%s)", vname);
+        } else if (auto_step(a, "vectorize(%s)", vname))
+            reduce_in_tile(a, b, vname);   /* innermost already (a channels-last pooling's channels) */
     }
     if (a->threads > 1 && work >= 16384) {
         int copy = whole_copy_of(a, st);
@@ -944,14 +1023,13 @@ static bool find_depthwise(const ir_stmt *s, void *p)
     return true;
 }
 
-/* A window reduction reading x: a depthwise convolution or a pooling,
- * y[..] = y[..] op e with an init and reduce loops, e not a product of two
- * operands of a contraction (those pad first, to be classified), or an
- * int8 depthwise convolution's i32 sum of widened bytes. */
-typedef struct window_find {
+/* The blocks that read x, and how many of them are of a kind (is). */
+typedef struct reader_count {
+    const auto_ctx *a;
     const ir_buffer *x;
-    int readers, windows;
-} window_find;
+    bool (*is)(const auto_ctx *a, const ir_stmt *b, const ir_buffer *x);
+    int readers, matching;
+} reader_count;
 
 static bool reads_buffer(const ir_expr *x, void *p)
 {
@@ -992,9 +1070,9 @@ static bool int8_depthwise(const ir_stmt *s, const ir_stmt *st, const ir_buffer 
     return true;
 }
 
-static bool find_window(const ir_stmt *s, void *p)
+static bool count_reader(const ir_stmt *s, void *p)
 {
-    window_find *w = p;
+    reader_count *w = p;
     if (s->kind != IR_S_BLOCK)
         return true;
     const ir_buffer *pb[2] = {w->x, NULL};
@@ -1002,17 +1080,36 @@ static bool find_window(const ir_stmt *s, void *p)
     if (!pb[1])
         return true;
     w->readers++;
+    w->matching += w->is(w->a, s, w->x);
+    return false;
+}
+
+/* Whether every block of a's function that reads x is of a kind (is), and
+ * there is one at least. */
+static bool read_only_by(const auto_ctx *a, const ir_buffer *x,
+                         bool (*is)(const auto_ctx *, const ir_stmt *, const ir_buffer *))
+{
+    reader_count w = {a, x, is, 0, 0};
+    ir_stmt_walk(a->f->body, count_reader, NULL, &w);
+    return w.readers > 0 && w.matching == w.readers;
+}
+
+/* A window reduction reading x: a depthwise convolution or a pooling,
+ * y[..] = y[..] op e with an init and reduce loops, e not a product of two
+ * operands of a contraction (those pad first, to be classified), or an
+ * int8 depthwise convolution's i32 sum of widened bytes. */
+static bool window_reduction(const auto_ctx *a, const ir_stmt *s, const ir_buffer *x)
+{
+    (void)a;
     const ir_stmt *st = s->nbody ? s->body[0] : NULL;
     bool reduces = false;
     for (int i = 0; i < s->niters; i++)
         reduces |= s->iters[i].kind == IR_ITER_REDUCE;
     dw_info o;
-    if (s->init && reduces && st && st->kind == IR_S_STORE && st->value &&
-        ((st->value->kind == IR_ADD && st->value->b->kind == IR_SELECT) ||
-         st->value->kind == IR_MAX || st->value->kind == IR_MIN || classify_depthwise(s, &o) ||
-         int8_depthwise(s, st, w->x)))
-        w->windows++;
-    return false;
+    return s->init && reduces && st && st->kind == IR_S_STORE && st->value &&
+           ((st->value->kind == IR_ADD && st->value->b->kind == IR_SELECT) ||
+            st->value->kind == IR_MAX || st->value->kind == IR_MIN || classify_depthwise(s, &o) ||
+            int8_depthwise(s, st, x));
 }
 
 /* Whether input x is read only by window reductions along rows: padded
@@ -1020,9 +1117,7 @@ static bool find_window(const ir_stmt *s, void *p)
  * of it (pad_late), not whole before it. */
 static bool pads_late(auto_ctx *a, const ir_buffer *x)
 {
-    window_find w = {x, 0, 0};
-    ir_stmt_walk(a->f->body, find_window, NULL, &w);
-    return w.readers > 0 && w.windows == w.readers && a->nlate_pad < 8;
+    return read_only_by(a, x, window_reduction) && a->nlate_pad < 8;
 }
 
 /* Whether a read of x in block b uses iteration variable v in an index
@@ -1235,6 +1330,74 @@ static bool reduces_guarded(const ir_stmt *s, void *p)
     return false;
 }
 
+/* Whether e reads x plainly, or through a guard that does not use v. */
+static bool guard_free_of(const ir_expr *e, const ir_buffer *x, const ir_var *v)
+{
+    if (e->kind == IR_SELECT)
+        return !uses(e->c, v) && e->a->kind == IR_LOAD && e->a->buf == x;
+    return e->kind == IR_LOAD && e->buf == x;
+}
+
+/* The input x of a float pooling whose input and output both hold their
+ * channels innermost (NHWC tensors of the layout chain) and whose channels
+ * fill whole vectors, or NULL: Y[.., c] = op(Y[.., c], e), op max, min or
+ * a sum, e a read of x (through a padding guard or not) whose last index
+ * is c alone, whose guard does not use c, and one of whose indices moves
+ * with both a tap and an output (a window, not a global pooling).  Its schedule runs the
+ * channels in the vectors (schedule_pool_nhwc), so every guard is one
+ * test per tap and vector of channels, outside the vector: x needs no
+ * padded copy (3x3 max pooling of stride
+ * 2 with a border on 64x112x112 NHWC, one thread: the whole padded copy
+ * 138 us, a copy per output row 150, the guards in place 60;
+ * bench/results/window_s18.txt). */
+static const ir_buffer *channels_last_pool_input(const auto_ctx *a, const ir_stmt *b)
+{
+    const ir_stmt *st = b->nbody == 1 ? b->body[0] : NULL;
+    if (!b->init || !st || st->kind != IR_S_STORE || !st->value || !ir_dtype_is_float(st->buf->dtype) ||
+        st->nargs < 2 || st->args[st->nargs - 1]->kind != IR_VAR)
+        return NULL;
+    const ir_expr *v = st->value;
+    if (v->kind != IR_MAX && v->kind != IR_MIN && v->kind != IR_ADD)
+        return NULL;
+    const ir_expr *acc = v->a, *e = v->b;
+    if (v->kind != IR_ADD && e->kind == IR_LOAD && e->buf == st->buf) {
+        acc = v->b;
+        e = v->a;
+    }
+    if (acc->kind != IR_LOAD || acc->buf != st->buf)
+        return NULL;
+    bool g = false;
+    const ir_expr *X = unguarded_load(e, &g);
+    const ir_var *c = st->args[st->nargs - 1]->var;
+    if (!X || X->buf == st->buf || X->nargs < 2 || X->args[X->nargs - 1]->kind != IR_VAR ||
+        X->args[X->nargs - 1]->var != c || !guard_free_of(e, X->buf, c))
+        return NULL;
+    bool window = false;   /* an index of x moves with a tap and an output (p * 2 + r), not a global pool's */
+    for (int d = 0; d + 1 < X->nargs; d++) {
+        if (uses(X->args[d], c))
+            return NULL;
+        bool tap = false, out = false;
+        for (int i = 0; i < b->niters; i++)
+            if (b->iters[i].extent > 1 && uses(X->args[d], b->iters[i].var))
+                *(b->iters[i].kind == IR_ITER_REDUCE ? &tap : &out) = true;
+        window |= tap && out;
+    }
+    for (int i = 0; window && i < b->niters; i++)
+        if (b->iters[i].var == c)
+            return b->iters[i].kind == IR_ITER_SPATIAL && b->iters[i].extent % a->lanes == 0 ? X->buf : NULL;
+    return NULL;
+}
+
+static bool channels_last_pool(const auto_ctx *a, const ir_stmt *b, const ir_buffer *x)
+{
+    return channels_last_pool_input(a, b) == x;
+}
+
+static bool read_in_place_channels_last(const auto_ctx *a, const ir_buffer *x)
+{
+    return read_only_by(a, x, channels_last_pool);
+}
+
 void pad_inputs(auto_ctx *a)
 {
     mark_filled_locals(a);   /* (the one place before the nests are scheduled) */
@@ -1243,7 +1406,7 @@ void pad_inputs(auto_ctx *a)
         ir_stmt_walk(a->f->body, NULL, guarded_read, pb);
         const ir_buffer *rb[3] = {pb[0], NULL, NULL};
         ir_stmt_walk(a->f->body, reduces_guarded, NULL, rb);
-        if (!pb[1] || !rb[2])
+        if (!pb[1] || !rb[2] || read_in_place_channels_last(a, pb[0]))
             continue;
         const char *name = auto_fresh(a, ir_sprintf(a->m->arena, "%s_pad", pb[0]->name));
         dw_find w = {a, pb[0], -1};
