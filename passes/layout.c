@@ -1166,8 +1166,9 @@ bool pass_layout(ir_module *m, diag *d)
  *     read) one whose channel index is a spatial variable no other index
  *     uses and whose pixel indices use reduce variables only (a global
  *     pool), or (window read) one at the store's image and channel, its
- *     pixels anywhere, in a block reading nothing else (a max or average
- *     pool's taps, a Pad layer), or (slice read) one at the store's index
+ *     pixels anywhere, in a block reading nothing else but per-channel
+ *     parameters (a max or average pool's taps, a Pad layer, a depthwise
+ *     convolution with its weights w[c, 0, r, s]), or (slice read) one at the store's index
  *     but for the channel, the store's channel plus a constant (a
  *     concatenation's part); all 4-D buffers f32;
  *   - a temporary T (f32, 4-D, a map of more than one pixel: [N, C, 1, 1]
@@ -1180,13 +1181,19 @@ bool pass_layout(ir_module *m, diag *d)
  *     parts) are members together or not at all (nothing reads across the
  *     orders),
  *     and a kernel that conv-reads a member writes a member (a
- *     convolution from NHWC to NCHW would store its tile transposed).
+ *     convolution from NHWC to NCHW would store its tile transposed);
+ *     channels that fill no whole vectors keep T out where a depthwise
+ *     convolution reads it or on a map of more than 16x16 pixels
+ *     (ragged_on_large_map).
  *
  * The chain's ends are kernels that read NCHW and write NHWC (the first
  * convolution, after the program's input or a kernel of another kind) or
- * sink-read NHWC (a global pool); any other kernel (a depthwise
- * convolution, a max pool that `separate` split into rows) keeps its
- * buffers as they are.  A pool joins a chain: channels-last its taps are
+ * sink-read NHWC (a global pool); any other kernel (a max pool that
+ * `separate` split into rows) keeps its buffers as they are.  A depthwise
+ * convolution joins when its channels fill whole vectors: channels-last
+ * its taps are vectors of channels (auto_window.c's channels-last
+ * depthwise schedule; MobileNetV2's and EfficientNet-B0's layers 5-6%
+ * faster at one thread, bench/results/dw_s18.txt).  A pool joins a chain: channels-last its taps are
  * whole vectors of channels (ResNet-18's stem max pool 123 -> 94 us at
  * one thread, bench/results/chain_s18.txt), and the ResNets' first
  * stage, whose residual add reads the pool's output, goes channels-last
@@ -1263,7 +1270,8 @@ static bool ch_kernel_of(ir_func *f, ch_kernel *k)
     return ch_collect(k, &f->body) && k->n > 0;
 }
 
-enum { CH_OWN = 1, CH_CONV = 2, CH_SINK = 4, CH_WINDOW = 8, CH_SLICE = 16, CH_OTHER = 32 };
+enum { CH_OWN = 1, CH_CONV = 2, CH_SINK = 4, CH_WINDOW = 8, CH_SLICE = 16, CH_CHANNEL = 32,
+       CH_OTHER = 64 };
 
 static const ir_itervar *ch_iter(const ir_stmt *blk, const ir_expr *e)
 {
@@ -1282,23 +1290,43 @@ static bool ch_reduce_only(const ir_stmt *blk, const ir_expr *e)
     return true;
 }
 
-/* Whether blk reads no buffer but `b` and the one it stores to. */
+/* Whether blk's access at idx (n indices) reads a per-channel parameter:
+ * the indices use no spatial variable but the store's channel (own[1]),
+ * which must be one (a depthwise convolution's weights w[c, 0, r, s], a
+ * bias b[c]). */
+static bool ch_per_channel(const ir_stmt *blk, ir_expr *const *idx, int n, ir_expr *const *own)
+{
+    if (!own || own[1]->kind != IR_VAR)
+        return false;
+    for (int i = 0; i < blk->niters; i++)
+        if (blk->iters[i].kind == IR_ITER_SPATIAL && blk->iters[i].var != own[1]->var)
+            for (int d = 0; d < n; d++)
+                if (ir_expr_uses_var(idx[d], blk->iters[i].var))
+                    return false;
+    return true;
+}
+
+/* Whether blk reads no buffer but `b`, the one it stores to and
+ * per-channel parameters. */
 typedef struct ch_only {
-    const ir_buffer *b, *out;
+    const ir_stmt *blk;
+    const ir_buffer *b;
     bool ok;
 } ch_only;
 
 static bool ch_only_expr(const ir_expr *x, void *p)
 {
     ch_only *o = p;
-    if (x->kind == IR_LOAD && x->buf != o->b && x->buf != o->out)
+    const ir_stmt *st = o->blk->body[0];
+    if (x->kind == IR_LOAD && x->buf != o->b && x->buf != st->buf &&
+        !ch_per_channel(o->blk, x->args, x->nargs, st->nargs == 4 ? st->args : NULL))
         o->ok = false;
     return o->ok;
 }
 
 static bool ch_reads_only(const ir_stmt *blk, const ir_buffer *b)
 {
-    ch_only o = {b, blk->body[0]->buf, true};
+    ch_only o = {blk, b, true};
     ir_stmt_walk(blk, NULL, ch_only_expr, &o);
     return o.ok;
 }
@@ -1335,7 +1363,7 @@ static int ch_access(const ir_stmt *blk, const ir_buffer *b, ir_expr *const *idx
         return CH_SLICE;
     const ir_itervar *c = ch_iter(blk, idx[1]);
     if (!c)
-        return CH_OTHER;
+        return b != blk->body[0]->buf && ch_per_channel(blk, idx, 4, own) ? CH_CHANNEL : CH_OTHER;
     for (int d = 0; d < 4; d++)
         if (d != 1 && ir_expr_uses_var(idx[d], c->var))
             return CH_OTHER;
@@ -1613,6 +1641,30 @@ static void ch_apply(ir_module *m, ch_func *cf, const bool *member, const graph_
     }
 }
 
+/* Whether h reads a per-channel parameter (a depthwise convolution's
+ * weights). */
+static bool ch_reads_per_channel(const ch_func *h)
+{
+    for (int p = 0; p < h->f->nparams; p++)
+        if (ch_kinds(&h->u, h->f->params[p]) & CH_CHANNEL)
+            return true;
+    return false;
+}
+
+/* Whether T's channels fill no whole vectors (a multiple of the lanes)
+ * on a map of more than 16x16 pixels.  Channels-last, a convolution
+ * writing T runs its vectors across the channels, and the last one of
+ * each pixel is partly empty; channels-first it runs them along the map,
+ * whole but for each row's tail.  EfficientNet-B0's 1x1 convolutions to
+ * 24 channels on 56x56 and 40 on 28x28 run 2.2-3.7x slower channels-last;
+ * on GoogLeNet's 14x14 maps its 24-channel ones and SqueezeNet's 1000
+ * classes on 13x13 lose nothing that the chains around them do not win
+ * back (bench/results/dw_s18.txt). */
+static bool ragged_on_large_map(const ir_buffer *t, int lanes)
+{
+    return t->shape[1] % lanes && t->shape[2] * t->shape[3] > 256;
+}
+
 bool pass_layout_chains(ir_module *m, diag *d)
 {
     (void)d;
@@ -1629,6 +1681,12 @@ bool pass_layout_chains(ir_module *m, diag *d)
     }
     /* the candidates: f32 4-D temporaries with one writer, passed whole
      * to chain kernels only */
+    cg_target target;
+    if (pass_target())
+        target = *pass_target();
+    else
+        cg_target_native(&target);
+    int lanes = cg_target_lanes(&target, 4);
     bool *member = ir_alloc(m->arena, (size_t)gu.nbufs + 1);
     memset(member, 0, (size_t)gu.nbufs + 1);
     int ncand = 0;
@@ -1637,14 +1695,20 @@ bool pass_layout_chains(ir_module *m, diag *d)
         /* a one-pixel map ([N, C, 1, 1]: a squeeze-and-excitation's
          * vector) holds its channels in order either way */
         if (t->role != IR_BUF_TEMP || t->in_arena || t->ndim != 4 || t->dtype != IR_F32 ||
-            t->shape[2] * t->shape[3] == 1)
+            t->shape[2] * t->shape[3] == 1 || ragged_on_large_map(t, lanes))
             continue;
         use u[CL_USES];
         int n = uses_of(g, &gu, t, u, CL_USES);
         bool ok = n > 0;
         for (int i = 0; i < n && ok; i++) {
             const ch_func *h = ch_chain_of(cf, &gu, u[i].f);
-            ok = h && same_shape(u[i].p, t) && ch_kinds(&h->u, u[i].p) != 0;
+            int kinds = h ? ch_kinds(&h->u, u[i].p) : 0;
+            /* a per-channel parameter (depthwise weights) keeps its order;
+             * a depthwise convolution runs channels-last only on whole
+             * vectors of channels (auto_window.c: MobileNetV3's 3x3 on
+             * 184 channels of 14x14 ran 3.1x slower channels-last) */
+            ok = h && same_shape(u[i].p, t) && kinds != 0 && !(kinds & CH_CHANNEL) &&
+                 !(t->shape[1] % lanes && ch_reads_per_channel(h));
         }
         int ib = pass_find_ptr(gu.bufs, gu.nbufs, t);
         if (ok && ib >= 0) {
