@@ -1276,13 +1276,16 @@ static void shift_accesses(ir_module *m, ir_stmt *s, const ir_buffer *b, int j, 
  * is one run of y's elements), and the run's start and y's size to be
  * whole multiples of x's elements after j (x may see its elements with
  * other dimensions than the concatenation: merged ones). */
+static bool strided_slice(const ir_buffer *x, const ir_buffer *y, int d, int64_t lo, int *j,
+                          int64_t *off, int64_t *extent);
+
 static bool slice_dim(const ir_buffer *x, const ir_buffer *y, int d, int64_t lo, int *j,
                       int64_t *off, int64_t *extent)
 {
     int64_t inner_y = 1;
     for (int i = 0; i < y->ndim; i++)
         if (i < d && y->shape[i] != 1)
-            return false;
+            return strided_slice(x, y, d, lo, j, off, extent);
         else if (i > d)
             inner_y *= y->shape[i];
     *j = 0;
@@ -1298,6 +1301,25 @@ static bool slice_dim(const ir_buffer *x, const ir_buffer *y, int d, int64_t lo,
         return false;
     *off = start / inner;
     *extent = ir_buffer_numel(y) / inner;
+    return true;
+}
+
+/* The part of y along d that is no run of y's elements (a concatenation
+ * of channels-last maps along the channels: layout-chains): x seen with
+ * y's dimensions, all of y's extents but along d, grows to y along d and
+ * its accesses shift by lo there; its writers then store each pixel's
+ * channels at their place in y's. */
+static bool strided_slice(const ir_buffer *x, const ir_buffer *y, int d, int64_t lo, int *j,
+                          int64_t *off, int64_t *extent)
+{
+    if (x->ndim != y->ndim)
+        return false;
+    for (int i = 0; i < y->ndim; i++)
+        if (i != d && x->shape[i] != y->shape[i])
+            return false;
+    *j = d;
+    *off = lo;
+    *extent = y->shape[d];
     return true;
 }
 

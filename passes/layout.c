@@ -1165,28 +1165,50 @@ bool pass_layout(ir_module *m, diag *d)
  *     variable no other index uses (a convolution of one group), or (sink
  *     read) one whose channel index is a spatial variable no other index
  *     uses and whose pixel indices use reduce variables only (a global
- *     pool); all 4-D buffers f32;
+ *     pool), or (window read) one at the store's image and channel, its
+ *     pixels anywhere, in a block reading nothing else but per-channel
+ *     parameters (a max or average pool's taps, a Pad layer, a depthwise
+ *     convolution with its weights w[c, 0, r, s]), or (slice read) one at the store's index
+ *     but for the channel, the store's channel plus a constant (a
+ *     concatenation's part); all 4-D buffers f32;
  *   - a temporary T (f32, 4-D, a map of more than one pixel: [N, C, 1, 1]
  *     holds its channels in order either way) is a member when every
  *     function it is passed to is a chain kernel that runs once, sees T
  *     with T's shape and accesses T
  *     in one of those ways, and: the buffers a kernel accesses at its own
- *     index (its output, the other operands of an elementwise kernel) are
- *     members together or not at all (nothing reads across the orders),
+ *     index, through a window or as a slice (its output, the other
+ *     operands of an elementwise kernel, a pool's input, a concatenation's
+ *     parts) are members together or not at all (nothing reads across the
+ *     orders),
  *     and a kernel that conv-reads a member writes a member (a
- *     convolution from NHWC to NCHW would store its tile transposed).
+ *     convolution from NHWC to NCHW would store its tile transposed);
+ *     channels that fill no whole vectors keep T out where a depthwise
+ *     convolution reads it or on a map of more than 16x16 pixels
+ *     (ragged_on_large_map).
  *
  * The chain's ends are kernels that read NCHW and write NHWC (the first
- * convolutions after a pooling) or sink-read NHWC (a global pool); any
- * other kernel keeps its buffers as they are.  Each member is stored
- * T'[n, h, w, c] = T[n, c, h, w] in every function that sees it; a block
- * storing a member lists its iteration variables, and its nest runs its
- * loops, in the new order (reduce loops inside them as before), and a nest
- * reading a member runs the loop of the member's channels innermost (a
- * convolution's taps r, s, c: one run per pixel instead of 3x3 lines 4 KB
- * apart at stride 2 on 512 channels; a global pool's h, w, c, vectorized
- * along the channels).  Every access reads the same element, so the
- * results do not change. */
+ * convolution, after the program's input or a kernel of another kind) or
+ * sink-read NHWC (a global pool); any other kernel (a max pool that
+ * `separate` split into rows) keeps its buffers as they are.  A depthwise
+ * convolution joins when its channels fill whole vectors: channels-last
+ * its taps are vectors of channels (auto_window.c's channels-last
+ * depthwise schedule; MobileNetV2's and EfficientNet-B0's layers 5-6%
+ * faster at one thread, bench/results/dw_s18.txt).  A pool joins a chain: channels-last its taps are
+ * whole vectors of channels (ResNet-18's stem max pool 123 -> 94 us at
+ * one thread, bench/results/chain_s18.txt), and the ResNets' first
+ * stage, whose residual add reads the pool's output, goes channels-last
+ * with it.  A concatenation along the channels joins too: channels-last
+ * each part is a run of every pixel's channels, which fuse has the part's
+ * writer store in place (SqueezeNet's fire modules).
+ *
+ * Each member is stored T'[n, h, w, c] = T[n, c, h, w] in every function
+ * that sees it; a block storing a member lists its iteration variables,
+ * and its nest runs its loops, in the new order (reduce loops inside them
+ * as before), and a nest reading a member runs the loop of the member's
+ * channels innermost (a convolution's taps r, s, c: one run per pixel
+ * instead of 3x3 lines 4 KB apart at stride 2 on 512 channels; a global
+ * pool's h, w, c, vectorized along the channels; a pool's taps r, s, c).
+ * Every access reads the same element, so the results do not change. */
 
 enum { CH_NESTS = 16 };
 
@@ -1248,7 +1270,8 @@ static bool ch_kernel_of(ir_func *f, ch_kernel *k)
     return ch_collect(k, &f->body) && k->n > 0;
 }
 
-enum { CH_OWN = 1, CH_CONV = 2, CH_SINK = 4, CH_OTHER = 8 };
+enum { CH_OWN = 1, CH_CONV = 2, CH_SINK = 4, CH_WINDOW = 8, CH_SLICE = 16, CH_CHANNEL = 32,
+       CH_OTHER = 64 };
 
 static const ir_itervar *ch_iter(const ir_stmt *blk, const ir_expr *e)
 {
@@ -1267,23 +1290,91 @@ static bool ch_reduce_only(const ir_stmt *blk, const ir_expr *e)
     return true;
 }
 
-/* How blk accesses a 4-D buffer at idx (CH_*); own is the store's index. */
-static int ch_access(const ir_stmt *blk, ir_expr *const *idx, ir_expr *const *own)
+/* Whether blk's access at idx (n indices) reads a per-channel parameter:
+ * the indices use no spatial variable but the store's channel (own[1]),
+ * which must be one (a depthwise convolution's weights w[c, 0, r, s], a
+ * bias b[c]). */
+static bool ch_per_channel(const ir_stmt *blk, ir_expr *const *idx, int n, ir_expr *const *own)
+{
+    if (!own || own[1]->kind != IR_VAR)
+        return false;
+    for (int i = 0; i < blk->niters; i++)
+        if (blk->iters[i].kind == IR_ITER_SPATIAL && blk->iters[i].var != own[1]->var)
+            for (int d = 0; d < n; d++)
+                if (ir_expr_uses_var(idx[d], blk->iters[i].var))
+                    return false;
+    return true;
+}
+
+/* Whether blk reads no buffer but `b`, the one it stores to and
+ * per-channel parameters. */
+typedef struct ch_only {
+    const ir_stmt *blk;
+    const ir_buffer *b;
+    bool ok;
+} ch_only;
+
+static bool ch_only_expr(const ir_expr *x, void *p)
+{
+    ch_only *o = p;
+    const ir_stmt *st = o->blk->body[0];
+    if (x->kind == IR_LOAD && x->buf != o->b && x->buf != st->buf &&
+        !ch_per_channel(o->blk, x->args, x->nargs, st->nargs == 4 ? st->args : NULL))
+        o->ok = false;
+    return o->ok;
+}
+
+static bool ch_reads_only(const ir_stmt *blk, const ir_buffer *b)
+{
+    ch_only o = {blk, b, true};
+    ir_stmt_walk(blk, NULL, ch_only_expr, &o);
+    return o.ok;
+}
+
+/* Whether idx is own but for the channel, own's channel variable plus a
+ * constant: a concatenation's read of one of its parts, whose channels
+ * map to the output's one to one, as an elementwise kernel's do. */
+static bool ch_slice_of(ir_expr *const *idx, ir_expr *const *own)
+{
+    if (!own || own[1]->kind != IR_VAR)
+        return false;
+    for (int d = 0; d < 4; d++)
+        if (d != 1 && !ir_expr_equal(idx[d], own[d]))
+            return false;
+    ir_affine a;
+    return ir_affine_of(idx[1], &a) && a.n == 1 && a.var[0] == own[1]->var && a.coef[0] == 1;
+}
+
+/* How blk accesses the 4-D buffer b at idx (CH_*); own is the store's
+ * index.  A window read (a max or average pool's taps, a Pad layer's
+ * copy) reads b at the store's image and channel, its pixels anywhere,
+ * in a block that reads nothing else: its channels map to the output's
+ * one to one, so in either order both run along them (a depthwise
+ * convolution reads its weights too, and stays outside). */
+static int ch_access(const ir_stmt *blk, const ir_buffer *b, ir_expr *const *idx,
+                     ir_expr *const *own)
 {
     bool same = own != NULL;
     for (int d = 0; d < 4 && same; d++)
         same = ir_expr_equal(idx[d], own[d]);
     if (same)
         return CH_OWN;
+    if (ch_slice_of(idx, own))
+        return CH_SLICE;
     const ir_itervar *c = ch_iter(blk, idx[1]);
     if (!c)
-        return CH_OTHER;
+        return b != blk->body[0]->buf && ch_per_channel(blk, idx, 4, own) ? CH_CHANNEL : CH_OTHER;
     for (int d = 0; d < 4; d++)
         if (d != 1 && ir_expr_uses_var(idx[d], c->var))
             return CH_OTHER;
     if (c->kind == IR_ITER_REDUCE)
         return CH_CONV;
-    return ch_reduce_only(blk, idx[2]) && ch_reduce_only(blk, idx[3]) ? CH_SINK : CH_OTHER;
+    if (ch_reduce_only(blk, idx[2]) && ch_reduce_only(blk, idx[3]))
+        return CH_SINK;
+    return own && ir_expr_equal(idx[0], own[0]) && ir_expr_equal(idx[1], own[1]) &&
+                   b != blk->body[0]->buf && ch_reads_only(blk, b)
+               ? CH_WINDOW
+               : CH_OTHER;
 }
 
 /* The access kinds of each 4-D buffer in a kernel, by buffer. */
@@ -1315,7 +1406,7 @@ static void ch_note(ch_uses *u, const ir_buffer *b, ir_expr *const *idx, int n)
         u->buf[u->n] = b;
         u->kinds[u->n++] = 0;
     }
-    u->kinds[i] |= ch_access(u->blk, idx, u->own);
+    u->kinds[i] |= ch_access(u->blk, b, idx, u->own);
 }
 
 static bool ch_note_expr(const ir_expr *x, void *p)
@@ -1377,7 +1468,8 @@ static bool ch_chan_expr(const ir_expr *x, void *p)
     const ir_stmt *st = c->blk->body[0];
     for (int q = 0; q < c->np && x->kind == IR_LOAD && x->nargs == 4; q++)
         if (x->buf == c->perm[q] &&
-            (ch_access(c->blk, x->args, st->nargs == 4 ? st->args : NULL) & (CH_CONV | CH_SINK)))
+            (ch_access(c->blk, x->buf, x->args, st->nargs == 4 ? st->args : NULL) &
+             (CH_CONV | CH_SINK | CH_WINDOW)))
             c->var = x->args[1]->var;
     return true;
 }
@@ -1461,8 +1553,10 @@ static ch_func *ch_chain_of(ch_func *cf, const graph_uses *gu, const ir_func *f)
 }
 
 /* Drops from member[] the graph buffers that the call's kernel accesses
- * at its own index, unless all of them are members and, when it
- * conv-reads a member, its output is one; returns whether any went. */
+ * at its own index, through a window or as a slice, unless all of them
+ * are members (a pool from one order to the other would gather its taps
+ * a plane apart) and, when it conv-reads a member, its output is one;
+ * returns whether any went. */
 static bool ch_settle(const ir_graph_call *c, const ch_func *cf, const graph_uses *gu, bool *member)
 {
     bool all = true, any_own = false;
@@ -1470,10 +1564,10 @@ static bool ch_settle(const ir_graph_call *c, const ch_func *cf, const graph_use
         int kinds = ch_kinds(&cf->u, cf->f->params[a]);
         int b = pass_find_ptr(gu->bufs, gu->nbufs, c->args[a]);
         bool in = b >= 0 && member[b];
-        if (kinds & CH_OWN) {
+        if (kinds & CH_OWN)
             any_own = true;
+        if (kinds & (CH_OWN | CH_WINDOW | CH_SLICE))
             all &= in;
-        }
     }
     bool changed = false;
     for (int a = 0; a < c->nargs; a++) {
@@ -1481,7 +1575,8 @@ static bool ch_settle(const ir_graph_call *c, const ch_func *cf, const graph_use
         int b = pass_find_ptr(gu->bufs, gu->nbufs, c->args[a]);
         if (b < 0 || !member[b])
             continue;
-        if (((kinds & CH_OWN) && !all) || ((kinds & CH_CONV) && (!all || !any_own))) {
+        if (((kinds & (CH_OWN | CH_WINDOW | CH_SLICE)) && !all) ||
+            ((kinds & CH_CONV) && (!all || !any_own))) {
             member[b] = false;
             changed = true;
         }
@@ -1546,6 +1641,30 @@ static void ch_apply(ir_module *m, ch_func *cf, const bool *member, const graph_
     }
 }
 
+/* Whether h reads a per-channel parameter (a depthwise convolution's
+ * weights). */
+static bool ch_reads_per_channel(const ch_func *h)
+{
+    for (int p = 0; p < h->f->nparams; p++)
+        if (ch_kinds(&h->u, h->f->params[p]) & CH_CHANNEL)
+            return true;
+    return false;
+}
+
+/* Whether T's channels fill no whole vectors (a multiple of the lanes)
+ * on a map of more than 16x16 pixels.  Channels-last, a convolution
+ * writing T runs its vectors across the channels, and the last one of
+ * each pixel is partly empty; channels-first it runs them along the map,
+ * whole but for each row's tail.  EfficientNet-B0's 1x1 convolutions to
+ * 24 channels on 56x56 and 40 on 28x28 run 2.2-3.7x slower channels-last;
+ * on GoogLeNet's 14x14 maps its 24-channel ones and SqueezeNet's 1000
+ * classes on 13x13 lose nothing that the chains around them do not win
+ * back (bench/results/dw_s18.txt). */
+static bool ragged_on_large_map(const ir_buffer *t, int lanes)
+{
+    return t->shape[1] % lanes && t->shape[2] * t->shape[3] > 256;
+}
+
 bool pass_layout_chains(ir_module *m, diag *d)
 {
     (void)d;
@@ -1562,6 +1681,12 @@ bool pass_layout_chains(ir_module *m, diag *d)
     }
     /* the candidates: f32 4-D temporaries with one writer, passed whole
      * to chain kernels only */
+    cg_target target;
+    if (pass_target())
+        target = *pass_target();
+    else
+        cg_target_native(&target);
+    int lanes = cg_target_lanes(&target, 4);
     bool *member = ir_alloc(m->arena, (size_t)gu.nbufs + 1);
     memset(member, 0, (size_t)gu.nbufs + 1);
     int ncand = 0;
@@ -1570,14 +1695,20 @@ bool pass_layout_chains(ir_module *m, diag *d)
         /* a one-pixel map ([N, C, 1, 1]: a squeeze-and-excitation's
          * vector) holds its channels in order either way */
         if (t->role != IR_BUF_TEMP || t->in_arena || t->ndim != 4 || t->dtype != IR_F32 ||
-            t->shape[2] * t->shape[3] == 1)
+            t->shape[2] * t->shape[3] == 1 || ragged_on_large_map(t, lanes))
             continue;
         use u[CL_USES];
         int n = uses_of(g, &gu, t, u, CL_USES);
         bool ok = n > 0;
         for (int i = 0; i < n && ok; i++) {
             const ch_func *h = ch_chain_of(cf, &gu, u[i].f);
-            ok = h && same_shape(u[i].p, t) && ch_kinds(&h->u, u[i].p) != 0;
+            int kinds = h ? ch_kinds(&h->u, u[i].p) : 0;
+            /* a per-channel parameter (depthwise weights) keeps its order;
+             * a depthwise convolution runs channels-last only on whole
+             * vectors of channels (auto_window.c: MobileNetV3's 3x3 on
+             * 184 channels of 14x14 ran 3.1x slower channels-last) */
+            ok = h && same_shape(u[i].p, t) && kinds != 0 && !(kinds & CH_CHANNEL) &&
+                 !(t->shape[1] % lanes && ch_reads_per_channel(h));
         }
         int ib = pass_find_ptr(gu.bufs, gu.nbufs, t);
         if (ok && ib >= 0) {

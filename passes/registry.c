@@ -78,7 +78,7 @@ const char *pass_pipeline(int opt_level)
     case 0: return "schedule,flatten";
     case 1: return "simplify,schedule,dce,flatten,simplify";
     default:
-        return "simplify,schedule,separate,layout-chains,autoschedule,fuse,layout,simplify,hoist,dce,prepack,flatten,simplify,filled,"
+        return "simplify,schedule,layout-chains,separate,autoschedule,fuse,layout,simplify,hoist,dce,prepack,flatten,simplify,filled,"
                "serialize,memplan";
     }
 }
