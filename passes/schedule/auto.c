@@ -682,7 +682,8 @@ bool pass_autoschedule(ir_module *m, diag *d)
             is_prepack(f))
             continue;
         auto_ctx a = {.m = m, .f = f, .lanes = cg_target_lanes(&t, 4), .threads = t.cores,
-                      .l1d = t.l1d > 0 ? t.l1d : 32768};
+                      .l1d = t.l1d > 0 ? t.l1d : 32768,
+                      .l2 = t.l2 > 0 ? t.l2 : 1 << 20};
         diag_init(&a.quiet, NULL);   /* refusals are counted, not shown */
         a.quiet.max_errors = 1;
         nest cur = {.n = 0};

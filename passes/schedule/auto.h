@@ -25,6 +25,7 @@ typedef struct auto_ctx {
     int lanes;             /* f32 lanes of a vector */
     int threads;
     int64_t l1d;           /* bytes of level-1 data cache */
+    int64_t l2;            /* bytes of one core's level-2 cache */
     char *text;            /* the schedule, as text */
     size_t len, cap;
     int nnames;            /* counter for fresh names */

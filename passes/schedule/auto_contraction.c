@@ -582,12 +582,20 @@ static int contraction_order(const auto_ctx *a, const nest *ns, const contractio
      * sums: an int8 tile's packed groups were not measured so).
      * SqueezeNet's first convolution 3 -> 64, 3x3 of stride 2 on 224x224
      * (a weight of 7 KB, 2 panels of 32 channels outside 111 map rows):
-     * 567 -> 551-555 us on one thread (bench/results/conv_s16.txt). */
+     * 567 -> 551-555 us on one thread (bench/results/conv_s16.txt).
+     * So does a weight that a quarter of the level-2 cache holds while
+     * the activation does not fit half of it: the panels of the weight
+     * are read again from the level-2 cache per row, where the activation
+     * would stream from farther away once per panel.  ResNet-50's 1x1
+     * 256 -> 64 on 56x56 (weight 64 KB, input 3.2 MB, 2 panels): 991 ->
+     * 867 us in the model on one thread (Intel Xeon, 2 MB L2; ONNX
+     * Runtime 790; bench/results/conv_s19.txt). */
     bool outside = false;   /* (a loop of more than one iteration outside the rows) */
     for (int i = 0; i < *par; i++)
         outside |= exts[i] > 1;
+    int64_t vb = buffer_bytes(c->V->buf), ub = buffer_bytes(c->U->buf);
     if (!moved && g4 < 0 && outside && u_loop[*par] && auto_is_weight(a->m, a->f, c->V->buf) &&
-        2 * buffer_bytes(c->V->buf) <= a->l1d)
+        (2 * vb <= a->l1d || (4 * vb <= a->l2 && 2 * ub > a->l2)))
         moved = true;
     /* (the innermost loop holds the accumulator tile: it stays last) */
     if (moved && *par < *nouter - 1) {
@@ -867,12 +875,7 @@ static bool subsample_strided(auto_ctx *a, nest *ns, bool swap, bool tails, doub
      * every panel of the tile's columns): 1024 -> 2048 of stride 2 from
      * 14x14 (800 KB) to 7x7 with its residual add, 1903 us read in place,
      * 2027 us through the copy on one thread. */
-    cg_target t;
-    if (pass_target())
-        t = *pass_target();
-    else
-        cg_target_native(&t);
-    if (!merge && buffer_bytes(c.V->buf) <= (t.l2 > 0 ? t.l2 : 1 << 20))
+    if (!merge && buffer_bytes(c.V->buf) <= a->l2)
         return false;
     const ir_stmt *b = c.b;
     /* the copy's order: the loops V uses, in V's order of dimensions (the

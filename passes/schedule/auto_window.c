@@ -1393,9 +1393,41 @@ static bool channels_last_pool(const auto_ctx *a, const ir_stmt *b, const ir_buf
     return channels_last_pool_input(a, b) == x;
 }
 
+/* A float depthwise convolution that reads x channels-last in its
+ * channels-last schedule (schedule_depthwise: the channels in the
+ * vectors, the row's outputs unrolled), through a guard that does not use
+ * the channel, with a stride or at most 3x3 taps: as for
+ * channels_last_pool, every guard is one test per tap and vector, and x
+ * needs no padded copy.  MobileNetV2's 3x3 of stride 2 on 144x56x56
+ * spent more time in its whole padded copy (1.9 MB written and read back)
+ * than in its taps: 191 -> 61 us on one thread (Intel Xeon, 2 MB L2;
+ * ONNX Runtime 69).  Not ConvNeXt's 7x7 of stride 1: on 14x14 and 7x7
+ * its 49 guards per output vector took 1.5-1.9 times the copy's time
+ * (bench/results/conv_s19.txt). */
+static bool channels_last_depthwise(const auto_ctx *a, const ir_stmt *b, const ir_buffer *x)
+{
+    dw_info o;
+    if (!classify_depthwise(b, &o) || o.bytes || o.X->buf != x || o.xdim != o.X->nargs - 1 ||
+        !depthwise_channels_last(a, &o))
+        return false;
+    ir_affine q;
+    bool strided = ir_affine_of(o.X->args[o.X->nargs - 2], &q) && ir_affine_coef(&q, o.vq) > 1;
+    if (!strided && o.taps > 9)
+        return false;
+    const ir_expr *prod = b->body[0]->value->b;
+    bool g = false;
+    const ir_expr *e = unguarded_load(prod->a, &g) == o.X ? prod->a : prod->b;
+    return guard_free_of(e, x, o.vf);
+}
+
+static bool channels_last_window(const auto_ctx *a, const ir_stmt *b, const ir_buffer *x)
+{
+    return channels_last_pool(a, b, x) || channels_last_depthwise(a, b, x);
+}
+
 static bool read_in_place_channels_last(const auto_ctx *a, const ir_buffer *x)
 {
-    return read_only_by(a, x, channels_last_pool);
+    return read_only_by(a, x, channels_last_window);
 }
 
 void pad_inputs(auto_ctx *a)
