@@ -702,16 +702,26 @@ static int identity_gcc_major(const char *identity)
     return g ? atoi(g + 13) : 0;
 }
 
-/* Flags that work around bugs of the compiler in use, appended after the
- * fixed flags (so they are part of every cache key):
+/* Flags for the compiler in use, appended after the fixed flags (so they
+ * are part of every cache key):
  *   GCC up to 12 (seen with 12.2 at -O2/-O3 with -march=x86-64-v3 or
  *   native): loop if-conversion turns a guarded, padded copy
  *   (`p[i] = in range ? x[i - 8] : 0.25f`) into an AVX2 masked load that
  *   reads zeros for lanes the guard allows: -fno-tree-loop-if-convert
  *   (testsuite/run/gcc_pad_copy.te).  GCC 13 and clang are not known to
- *   need it.  A compiler that cannot be run fails here with the same
- *   diagnostic the compilation would give. */
-static bool workaround_flags(const cg_argv *cc, double timeout, cg_argv *flags, diag *d)
+ *   need it.
+ *   GCC: -fno-tree-bit-ccp.  Bit-CCP (which bits of each integer are known)
+ *   was GCC 12's costliest pass on the kernels, 15% of its CPU over
+ *   GoogLeNet's units (the int64 index arithmetic of their unrolled
+ *   nests); without it the units of GoogLeNet, ResNet-50, Inception-v3 and
+ *   EfficientNet-B0 took 15-21% less CPU, and their code at -O3 was the
+ *   same but for a few loads and stores of vector temporaries written
+ *   unaligned (vmovups, vmovdqu64) instead of aligned (their addresses are
+ *   aligned, where both run alike), some -O1 code of prepack kernels aside
+ *   (bench/results/cold_s19.txt).
+ * A compiler that cannot be run fails here with the same diagnostic the
+ * compilation would give. */
+static bool compiler_flags(const cg_argv *cc, double timeout, cg_argv *flags, diag *d)
 {
     char *id = compiler_identity(cc, timeout, d);
     if (!id)
@@ -720,6 +730,8 @@ static bool workaround_flags(const cg_argv *cc, double timeout, cg_argv *flags, 
     free(id);
     if (major > 0 && major <= 12)
         argv_push(flags, "-fno-tree-loop-if-convert");
+    if (major > 0)
+        argv_push(flags, "-fno-tree-bit-ccp");
     return true;
 }
 
@@ -767,7 +779,7 @@ static bool base_argv(const cg_options *o, bool object, cg_argv *cc, cg_argv *fl
                    "(set CC or install gcc)");
         return false;
     }
-    if (!workaround_flags(cc, cc_timeout(o), flags, d))
+    if (!compiler_flags(cc, cc_timeout(o), flags, d))
         return false;
     if (flags->oom) {
         oom(d);
