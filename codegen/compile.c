@@ -66,7 +66,7 @@ extern char **environ;
  *                      (kernels never read errno; the values are the same);
  *   -fwrapv            integer overflow wraps, as in the interpreter, instead
  *                      of being undefined behaviour the optimizer exploits;
- *   -fopenmp           parallel loops are OpenMP worksharing loops (libgomp);
+ *   -fopenmp           parallel loops are OpenMP parallel regions (libgomp);
  *   -fPIC -shared      a shared object for dlopen.
  * The NULL slot is -ffp-contract=off or =fast (fp_contract_flag); after the
  * list comes, with a target, -march=<target->march>. */

@@ -1745,8 +1745,10 @@ static bool expr_leaves_early(const ir_expr *x, void *ctx)
     return !c->leaves;
 }
 
-/* A parallel loop becomes an OpenMP worksharing loop (GCC outlines the body
- * and runs it on libgomp's thread pool); tec_num_threads is set by the
+/* A parallel loop becomes an OpenMP parallel region (GCC outlines the body
+ * and runs it on libgomp's thread pool) whose threads take the iterations
+ * through tec_loop_take (emit_prelude.c, emit_loop_shares: each its own
+ * share, then the rest of a slower thread's); tec_num_threads is set by the
  * loader (--threads, TEC_NUM_THREADS).  Returns false when the loop must
  * run serially (see stmt_leaves_early). */
 /* Heap temporaries inside a parallel loop live in one slab allocated
@@ -1823,11 +1825,20 @@ static bool emit_parallel_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
         emit_fail_if(e, s, "tec_slab == NULL", e->asserts.n + 1, "out of memory");
     }
     const char *v = cg_bind(e, st->var, st->var->name);
-    cg_line(e, s, "#pragma omp parallel for num_threads(tec_num_threads) schedule(static)");
-    cg_line(e, s, "for (%s %s = tec_lo; %s < tec_hi; ++%s) {", ct, v, v, v);
+    cg_line(e, s, "tec_loop tec_shares;");
+    cg_line(e, s, "if (tec_loop_start(&tec_shares, tec_lo, tec_hi))");
+    cg_line(e, s, "#pragma omp parallel num_threads(tec_num_threads)");
+    cg_line(e, s, "{");
+    e->indent++;
+    cg_line(e, s, "const int tec_t = omp_get_thread_num(), tec_team = omp_get_num_threads();");
+    cg_line(e, s, "int64_t tec_first, tec_end;");
+    cg_line(e, s, "while (tec_loop_take(&tec_shares, tec_t, tec_team, &tec_first, &tec_end))");
+    cg_line(e, s, "for (%s %s = (%s)tec_first; %s < (%s)tec_end; ++%s) {", ct, v, ct, v, ct, v);
     e->par_depth++;
     cg_emit_body(e, s, st->nbody > 0 ? st->body[0] : NULL);
     e->par_depth--;
+    cg_line(e, s, "}");
+    e->indent--;
     cg_line(e, s, "}");
     cg_unbind(e, 1);
     if (sc.bytes > 0)

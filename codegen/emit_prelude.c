@@ -366,6 +366,67 @@ static void emit_vminmax(cg_str *s, ir_dtype t, int lanes)
 /* GCC vector types (4-byte alignment: loads and stores may be unaligned;
  * may_alias: they read and write arrays of their element type), and the
  * helpers vector loops use. */
+/* How the threads share a parallel loop's iterations (emit_parallel_loop).
+ * Each thread owns the contiguous share a static split gives it and takes
+ * it from the front in pieces of a quarter of what is left; a thread whose
+ * share is done takes the back half of what is left of another's.  While
+ * the threads run at one speed each does its own share, as with
+ * schedule(static), so the next loop finds the data each thread wrote in
+ * its own cache; when one runs slower (a vCPU whose core another guest
+ * shares), the other takes over the rest of its share instead of waiting
+ * for it at the barrier.  The last unit of a share stays its owner's,
+ * which is about to take it when the threads run at one speed (a share
+ * whose owner is not in the team, when OpenMP gave fewer threads, has no
+ * such unit).  A share is one 64-bit word, front and end as
+ * 32-bit counts of units (an iteration, or several for loops of more than
+ * 2^31 iterations), claimed by compare-and-swap: each unit runs once. */
+static void emit_loop_shares(cg_str *s)
+{
+    cg_str_puts(s,
+        "#define TEC_SHARES 32\n"
+        "typedef struct { uint64_t span; char pad[56]; } __attribute__((aligned(64))) tec_share;\n"
+        "typedef struct { int64_t lo, hi, unit; int n; tec_share share[TEC_SHARES]; } tec_loop;\n\n"
+        "static inline int tec_loop_start(tec_loop *l, int64_t lo, int64_t hi)\n"
+        "{\n"
+        "    if (hi <= lo)\n"
+        "        return 0;\n"
+        "    uint64_t n = (uint64_t)hi - (uint64_t)lo, unit = n / 0x7fffffffu + 1, units = (n + unit - 1) / unit;\n"
+        "    l->lo = lo, l->hi = hi, l->unit = (int64_t)unit;\n"
+        "    l->n = tec_num_threads < 1 ? 1 : tec_num_threads < TEC_SHARES ? tec_num_threads : TEC_SHARES;\n"
+        "    for (int t = 0; t < l->n; t++)\n"
+        "        l->share[t].span = units * (uint64_t)t / (uint64_t)l->n | units * (uint64_t)(t + 1) / (uint64_t)l->n << 32;\n"
+        "    return 1;\n"
+        "}\n\n"
+        "/* Claims the next iterations [*first, *end) for thread t of a team of\n"
+        " * `team`; 0 when none are left.  Shares from `team` on have no owner. */\n"
+        "static inline int tec_loop_take(tec_loop *l, int t, int team, int64_t *first, int64_t *end)\n"
+        "{\n"
+        "    for (int i = 0; i < l->n; i++) {\n"
+        "        const int s = (t + i) % l->n, keep = i != 0 && s < team;\n"
+        "        uint64_t *span = &l->share[s].span;\n"
+        "        uint64_t v = __atomic_load_n(span, __ATOMIC_RELAXED);\n"
+        "        for (;;) {\n"
+        "            uint64_t f = v & 0xffffffffu, b = v >> 32, w;\n"
+        "            if (f + keep >= b)\n"
+        "                break;\n"
+        "            if (i == 0) {   /* the front quarter of one's own share */\n"
+        "                uint64_t mid = f + (b - f + 3) / 4;\n"
+        "                w = b << 32 | mid, b = mid;\n"
+        "            } else {        /* the back half of another's */\n"
+        "                uint64_t mid = b - (b - f + 1 - keep) / 2;\n"
+        "                w = mid << 32 | f, f = mid;\n"
+        "            }\n"
+        "            if (__atomic_compare_exchange_n(span, &v, w, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {\n"
+        "                *first = l->lo + (int64_t)f * l->unit;\n"
+        "                *end = b * (uint64_t)l->unit < (uint64_t)(l->hi - l->lo) ? l->lo + (int64_t)b * l->unit : l->hi;\n"
+        "                return 1;\n"
+        "            }\n"
+        "        }\n"
+        "    }\n"
+        "    return 0;\n"
+        "}\n\n");
+}
+
 static void emit_vector_types(cg_emitter *e, cg_str *s)
 {
     bool any = false;
@@ -426,10 +487,12 @@ static void emit_vector_types(cg_emitter *e, cg_str *s)
     emit_vector_widening(e, s);
     if (any)
         cg_str_puts(s, "\n");
-    if (e->omp_used)
+    if (e->omp_used) {
         cg_str_printf(s, "/* Threads of parallel loops; the loader sets it (--threads). */\n"
                       "%sint tec_num_threads = 1;\n"
-                      "extern int omp_get_thread_num(void);\n\n", cg_linkage(e));
+                      "extern int omp_get_thread_num(void), omp_get_num_threads(void);\n\n", cg_linkage(e));
+        emit_loop_shares(s);
+    }
 }
 
 void cg_emit_prelude(cg_emitter *e, cg_str *s)
