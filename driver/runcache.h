@@ -124,11 +124,12 @@ void drv_runcache_free(drv_runcache *rc);
  * text and the weights it keeps in memory), found without importing it.
  * Its key is everything the import reads --
  *
- *   tec's build and version; the model file's bytes (their SHA-256); the
- *   -D values; each --input's name and its file's bytes (an input's shape
- *   and a small input's values are known at import) --
+ *   tec's build and version; the model file's bytes (their digest:
+ *   runcache.c, digest_bytes); the -D values; each --input's name and its
+ *   file's bytes (an input's shape and a small input's values are known
+ *   at import) --
  *
- * so a model whose file changed in any byte misses.  The model's SHA-256
+ * so a model whose file changed in any byte misses.  The model's digest
  * comes from its stamp (CACHE/run/ID.stamp, ID the SHA-256 of the file's
  * device, inode, size, mtime and ctime) when the file has not changed
  * since it was hashed, else from its bytes (runcache.c says why the
