@@ -1627,26 +1627,58 @@ static bool pad_to(FILE *f, size_t *at, size_t end, size_t to)
     return true;
 }
 
+/* A large tensor w just written at offset off of the file fd, given that
+ * file's pages instead of its own memory (mapped private: a write to them
+ * would copy the page, never reach the file), when it owns whole pages of
+ * memory of its own (rt_zalloc's, which rt_zfree gives back).  The consts
+ * cache's store does so as it writes each const: the memory goes back to
+ * the system at once, where the page cache takes it for the next const.
+ * On a virtual machine whose host backs the memory lazily and takes freed
+ * memory back (free page reporting), memory the system has not used for a
+ * while comes slowly (2-3 s a GB on the VM of bench/results/gptc_s20.txt):
+ * so GPT-2's 494 MB of packed weights written to the cache cost about the
+ * copy, not 1.3 s more.  (Not the import cache's weights: the load calls
+ * free most of them as they pack them, and the packed ones take that
+ * memory.)  Without a mapping w keeps its memory: slower, not wrong. */
+static void swap_to_file(int fd, size_t off, rt_tensor *w)
+{
+    size_t page = page_size();
+    if (w->borrowed || w->nbytes < RT_ZALLOC_MAP || (uintptr_t)w->data % page)
+        return;
+    void *p = mmap(NULL, round_up(w->nbytes, page), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
+                   (off_t)off);
+    if (p == MAP_FAILED)
+        return;
+    rt_zfree(w->data, w->nbytes);
+    w->data = p;
+}
+
 /* Writes the weights of ws as lay_out placed them into the weights file
  * (a temporary file renamed), and its identity then into ident; false when
- * it cannot. */
-static bool write_weights(const char *path, const rt_weight_set *ws, char *ident, size_t n)
+ * it cannot.  With swap, the large weights are given the file's pages
+ * (swap_to_file) as they are written. */
+static bool write_weights(const char *path, const rt_weight_set *ws, bool swap, char *ident,
+                          size_t n)
 {
     size_t tn = strlen(path) + 32, at = 0, page = page_size();
     char *tmp = malloc(tn);
     if (!tmp)
         return false;
     snprintf(tmp, tn, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    /* readable too: the large weights' pages are mapped from it */
+    int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     bool ok = f != NULL;
     for (int pass = 0; ok && pass < 2; pass++) {
         for (size_t i = 0; ok && ws && i < ws->cap; i++) {
-            const rt_tensor *w = ws->tensors[i];
+            rt_tensor *w = ws->tensors[i];
             if (!ws->names[i] || !w || (w->nbytes >= RT_ZALLOC_MAP) != (pass == 1))
                 continue;
+            size_t off = at;
             ok = fwrite(w->data, 1, w->nbytes, f) == w->nbytes &&
                  pad_to(f, &at, at + w->nbytes, pass ? page : 64);
+            if (ok && pass == 1 && swap && (ok = fflush(f) == 0))   /* in the file now */
+                swap_to_file(fd, off, w);
         }
         ok = ok && pad_to(f, &at, at, page);   /* the large ones on pages of their own */
     }
@@ -1670,14 +1702,14 @@ static bool write_weights(const char *path, const rt_weight_set *ws, char *ident
  * the table of their places (malloc'ed into *tab), the file's size and its
  * identity once written (ident, IDENTITY_MAX bytes); false with *why when
  * they cannot be written. */
-static bool store_tensors(const char *path, const rt_weight_set *ws, char **tab, size_t *tabn,
-                          size_t *size, char *ident, const char **why)
+static bool store_tensors(const char *path, const rt_weight_set *ws, bool swap, char **tab,
+                          size_t *tabn, size_t *size, char *ident, const char **why)
 {
     FILE *t = open_memstream(tab, tabn);
     bool ok = t && lay_out(ws, t, size, why);
     if (t && fclose(t) != 0)
         ok = false;
-    if (ok && !write_weights(path, ws, ident, IDENTITY_MAX)) {
+    if (ok && !write_weights(path, ws, swap, ident, IDENTITY_MAX)) {
         ok = false;
         *why = strerror(errno);
         say_if_full(path, errno);
@@ -1722,7 +1754,7 @@ void drv_importcache_store(drv_importcache *ic, const options *o, const char *te
         why = "the model file changed during the import";
     }
     ok = ok && input_names(o, &in, &inn, &why) &&
-         store_tensors(ic->weights_path, ws, &tab, &tabn, &size, ident, &why);
+         store_tensors(ic->weights_path, ws, false, &tab, &tabn, &size, ident, &why);
     FILE *b = ok ? open_memstream(&body, &bodyn) : NULL;
     ok = b && fputs(IMPORT_MAGIC, b) >= 0 && put_field(b, "key", ic->key, 64) &&
          put_field(b, "text", text, strlen(text)) && put_field(b, "inputs", in, inn) &&
@@ -1921,7 +1953,7 @@ bool drv_constcache_use(drv_constcache *cc, ir_module *m, rt_weight_set *ws)
     return ok;
 }
 
-void drv_constcache_store(drv_constcache *cc, const ir_module *m, const rt_run *run)
+void drv_constcache_store(drv_constcache *cc, const ir_module *m, rt_run *run)
 {
     const ir_graph *g = &m->graph;
     if (!cc->path || cc->hit || g->nloads == 0 || run->nbufs != g->nbufs)
@@ -1943,7 +1975,7 @@ void drv_constcache_store(drv_constcache *cc, const ir_module *m, const rt_run *
     char *tab = NULL, *body = NULL, ident[IDENTITY_MAX];
     size_t tabn = 0, bodyn = 0;
     const char *why = "out of memory";
-    ok = ok && store_tensors(cc->data_path, &view, &tab, &tabn, &size, ident, &why);
+    ok = ok && store_tensors(cc->data_path, &view, true, &tab, &tabn, &size, ident, &why);
     FILE *b = ok ? open_memstream(&body, &bodyn) : NULL;
     ok = b && fputs(CONSTS_MAGIC, b) >= 0 && put_field(b, "key", cc->key, 64) &&
          put_field(b, "consts", tab, tabn) && put_field(b, "data-file", ident, strlen(ident));

@@ -220,8 +220,11 @@ bool drv_constcache_key(drv_constcache *cc, const drv_runcache *rc, const drv_im
  * (its load calls dropped); else false, m and ws as they were. */
 bool drv_constcache_use(drv_constcache *cc, ir_module *m, rt_weight_set *ws);
 /* After the load calls of a run of m made its consts (a miss): writes them.
- * Failures only skip the entry. */
-void drv_constcache_store(drv_constcache *cc, const ir_module *m, const rt_run *run);
+ * Failures only skip the entry.  The large consts of the run, once written,
+ * hold the data file's pages (mapped private) instead of memory of their
+ * own, which goes back to the system as they are written (runcache.c,
+ * swap_to_file, says why). */
+void drv_constcache_store(drv_constcache *cc, const ir_module *m, rt_run *run);
 void drv_constcache_free(drv_constcache *cc);
 
 #endif
