@@ -1010,21 +1010,20 @@ static void identity_of(const struct stat *st, char *out, size_t n)
              (long long)st->st_ctim.tv_sec, (long)st->st_ctim.tv_nsec);
 }
 
-/* The model's stamp: CACHE/run/ID.stamp, ID the SHA-256 of the model
- * file's identity (device, inode, size, modification and change times to
- * the nanosecond), holds the digest of its bytes (digest_bytes) and
- * whether it may refer to external data, so that a start from the caches
- * does not read and hash the whole model (ViT-B/16's 346 MB: 0.3 s).  Any write to a file
- * sets its change time (ctime) to the clock's time, which no program can
- * set back (only a change of the system clock can); a file replaced by
- * another (rename, copy) has another inode or ctime.  A write within the
- * same tick of the file system's clock as the stamp's reading would keep
- * the ctime, so a stamp is written only for a file whose times are older
- * than the reading by more than a tick: 50 ms where the times have a finer
- * grain than a millisecond (ext4, XFS, btrfs, tmpfs tick at most every
- * 10 ms), else 2 s (FAT's 2 s, a second on older file systems).  A file
- * changed while it was hashed (its identity after the reading differs) is
- * not stamped either. */
+/* The model's stamp: CACHE/run/ID.stamp, ID the SHA-256 of the model file's
+ * identity (device, inode, size, modification and change times to the
+ * nanosecond), holds the digest of its bytes (digest_bytes) and whether it
+ * may refer to external data, so that a start from the caches does not read
+ * and hash the whole model (ViT-B/16's 346 MB: 0.3 s).  Any write to a file
+ * sets its change time (ctime) to the clock's time, which no program can set
+ * back (only a change of the system clock can); a file replaced by another
+ * (rename, copy) has another inode or ctime.  A write within the same tick
+ * of the file system's clock as the stamp's reading would keep the ctime, so
+ * a stamp is written only for a file whose times are older than the reading
+ * by more than a tick: 50 ms where the times have a finer grain than a
+ * millisecond (ext4, XFS, btrfs, tmpfs tick at most every 10 ms), else 2 s
+ * (FAT's 2 s, a second on older file systems).  A file changed while it was
+ * hashed (its identity after the reading differs) is not stamped either. */
 static bool stamp_allowed(const struct stat *st, const struct timespec *now)
 {
     bool fine = st->st_mtim.tv_nsec % 1000000 && st->st_ctim.tv_nsec % 1000000;
@@ -1110,7 +1109,8 @@ static void *digest_worker(void *arg)
         size_t c = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
         if (c >= j->nchunks)
             return NULL;
-        size_t from = c * DIGEST_CHUNK, n = j->len - from < DIGEST_CHUNK ? j->len - from : DIGEST_CHUNK;
+        size_t from = c * DIGEST_CHUNK;
+        size_t n = j->len - from < DIGEST_CHUNK ? j->len - from : DIGEST_CHUNK;
         const unsigned char *p = j->bytes + from;
 #ifdef MADV_POPULATE_READ
         /* the chunk's pages mapped in one go (not a fault per 64 KiB) */
