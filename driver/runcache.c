@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -987,7 +988,7 @@ void drv_runcache_free(drv_runcache *rc)
 
 #define IMPORT_MAGIC "tec import cache v2\n"
 #define IDENTITY_MAX 160   /* identity_of's text */
-#define STAMP_MAGIC "tec model stamp v1\n"
+#define STAMP_MAGIC "tec model stamp v2\n"   /* v2: the chunked digest */
 
 bool drv_importcache_applies(const options *o)
 {
@@ -1009,21 +1010,20 @@ static void identity_of(const struct stat *st, char *out, size_t n)
              (long long)st->st_ctim.tv_sec, (long)st->st_ctim.tv_nsec);
 }
 
-/* The model's stamp: CACHE/run/ID.stamp, ID the SHA-256 of the model
- * file's identity (device, inode, size, modification and change times to
- * the nanosecond), holds the SHA-256 of its bytes and whether it may refer
- * to external data, so that a start from the caches does not read and
- * hash the whole model (ViT-B/16's 346 MB: 0.3 s).  Any write to a file
- * sets its change time (ctime) to the clock's time, which no program can
- * set back (only a change of the system clock can); a file replaced by
- * another (rename, copy) has another inode or ctime.  A write within the
- * same tick of the file system's clock as the stamp's reading would keep
- * the ctime, so a stamp is written only for a file whose times are older
- * than the reading by more than a tick: 50 ms where the times have a finer
- * grain than a millisecond (ext4, XFS, btrfs, tmpfs tick at most every
- * 10 ms), else 2 s (FAT's 2 s, a second on older file systems).  A file
- * changed while it was hashed (its identity after the reading differs) is
- * not stamped either. */
+/* The model's stamp: CACHE/run/ID.stamp, ID the SHA-256 of the model file's
+ * identity (device, inode, size, modification and change times to the
+ * nanosecond), holds the digest of its bytes (digest_bytes) and whether it
+ * may refer to external data, so that a start from the caches does not read
+ * and hash the whole model (ViT-B/16's 346 MB: 0.3 s).  Any write to a file
+ * sets its change time (ctime) to the clock's time, which no program can set
+ * back (only a change of the system clock can); a file replaced by another
+ * (rename, copy) has another inode or ctime.  A write within the same tick
+ * of the file system's clock as the stamp's reading would keep the ctime, so
+ * a stamp is written only for a file whose times are older than the reading
+ * by more than a tick: 50 ms where the times have a finer grain than a
+ * millisecond (ext4, XFS, btrfs, tmpfs tick at most every 10 ms), else 2 s
+ * (FAT's 2 s, a second on older file systems).  A file changed while it was
+ * hashed (its identity after the reading differs) is not stamped either. */
 static bool stamp_allowed(const struct stat *st, const struct timespec *now)
 {
     bool fine = st->st_mtim.tv_nsec % 1000000 && st->st_ctim.tv_nsec % 1000000;
@@ -1085,11 +1085,89 @@ static void write_stamp(const drv_importcache *ic, const char *path, const char 
     free(body);
 }
 
+/* The model's digest: the SHA-256 of its length and of the SHA-256 of each
+ * of its chunks of DIGEST_CHUNK bytes (the last one shorter), hashed by
+ * several threads at once (a model of hundreds of megabytes: GPT-2's
+ * 650 MB takes 0.7 s on one core), each chunk also searched for the word
+ * "location" (an external-data entry's).  The chunks' size, not the
+ * threads' number, defines the digest. */
+#define DIGEST_MAGIC "tec model digest v2\n"
+#define DIGEST_CHUNK ((size_t)32 << 20)
+
+typedef struct digest_job {
+    const unsigned char *bytes;
+    size_t len, nchunks;
+    uint8_t (*sums)[32];       /* [nchunks] */
+    bool *external;            /* [nchunks]: "location" starts in the chunk */
+    size_t next;               /* the next chunk to hash (taken atomically) */
+} digest_job;
+
+static void *digest_worker(void *arg)
+{
+    digest_job *j = arg;
+    for (;;) {
+        size_t c = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+        if (c >= j->nchunks)
+            return NULL;
+        size_t from = c * DIGEST_CHUNK;
+        size_t n = j->len - from < DIGEST_CHUNK ? j->len - from : DIGEST_CHUNK;
+        const unsigned char *p = j->bytes + from;
+#ifdef MADV_POPULATE_READ
+        /* the chunk's pages mapped in one go (not a fault per 64 KiB) */
+        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo = (uintptr_t)p & ~(page - 1);
+        madvise((void *)lo, (uintptr_t)p + n - lo, MADV_POPULATE_READ);
+#endif
+        cg_sha256(p, n, j->sums[c]);
+        /* a word that starts in this chunk may end in the next */
+        size_t look = j->len - from < n + 7 ? j->len - from : n + 7;
+        j->external[c] = memmem(p, look, "location", 8) != NULL;
+    }
+}
+
+/* The digest (hex) of bytes[0..len) and whether they hold "location", on
+ * up to `threads` threads. */
+static bool digest_bytes(const unsigned char *bytes, size_t len, int threads, char *hex,
+                         bool *external)
+{
+    digest_job j = {bytes, len, (len + DIGEST_CHUNK - 1) / DIGEST_CHUNK, NULL, NULL, 0};
+    j.sums = malloc(sizeof *j.sums * (j.nchunks + 1));
+    j.external = calloc(j.nchunks + 1, sizeof *j.external);
+    if (!j.sums || !j.external) {
+        free(j.sums);
+        free(j.external);
+        return false;
+    }
+    pthread_t tid[8];
+    int started = 0;
+    if (threads > 8)
+        threads = 8;
+    for (int i = 1; i < threads && (size_t)i < j.nchunks; i++)
+        started += pthread_create(&tid[started], NULL, digest_worker, &j) == 0;
+    digest_worker(&j);
+    for (int i = 0; i < started; i++)
+        pthread_join(tid[i], NULL);
+    cg_sha256_ctx s;
+    cg_sha256_init(&s);
+    cg_sha256_update(&s, DIGEST_MAGIC, strlen(DIGEST_MAGIC));
+    put_int(&s, "length", (long long)len);
+    put_int(&s, "chunk", (long long)DIGEST_CHUNK);
+    cg_sha256_update(&s, j.sums, sizeof *j.sums * j.nchunks);
+    uint8_t digest[32];
+    cg_sha256_final(&s, digest);
+    cg_sha256_to_hex(digest, hex);
+    *external = false;
+    for (size_t c = 0; c < j.nchunks; c++)
+        *external |= j.external[c];
+    free(j.sums);
+    free(j.external);
+    return true;
+}
+
 /* The model file's bytes hashed (hex) and searched for "location": read
  * and mapped, unless a stamp has them.  False when the file cannot be
  * read (the importer says why). */
-static bool model_digest(drv_importcache *ic, const char *dir, const char *model, char *hex,
-                         bool *external)
+static bool model_digest(drv_importcache *ic, const char *dir, const char *model, int threads,
+                         char *hex, bool *external)
 {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -1108,13 +1186,12 @@ static bool model_digest(drv_importcache *ic, const char *dir, const char *model
         isay(ic, "model %s unchanged since %s (its identity); not hashed", model, stamp);
     } else {
         size_t len = (size_t)st.st_size;
-        void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p != MAP_FAILED) {
-            cg_sha256_hex(p, len, hex);
-            *external = memmem(p, len, "location", 8) != NULL;
+            ok = digest_bytes(p, len, threads, hex, external);
             munmap(p, len);
             char again[sizeof ic->identity];
-            ok = fstat(fd, &after) == 0;
+            ok = ok && fstat(fd, &after) == 0;
             identity_of(&after, again, sizeof again);
             ok = ok && strcmp(again, ic->identity) == 0;   /* not changed meanwhile */
             if (ok && stamp && stamp_allowed(&st, &now))
@@ -1135,7 +1212,8 @@ bool drv_importcache_key(drv_importcache *ic, const options *o)
     bool ok = false, external = false;
     char model_hex[65];
     cg_sha256_ctx s;
-    if (!dir || !model_digest(ic, dir, o->input_file, model_hex, &external))
+    int threads = o->threads > 0 ? o->threads : o->target.cores;
+    if (!dir || !model_digest(ic, dir, o->input_file, threads, model_hex, &external))
         goto out;   /* the importer says what is wrong with the file */
     if (external) {
         isay(ic, "not used: %s may refer to external data%s", o->input_file, "");
@@ -1549,26 +1627,58 @@ static bool pad_to(FILE *f, size_t *at, size_t end, size_t to)
     return true;
 }
 
+/* A large tensor w just written at offset off of the file fd, given that
+ * file's pages instead of its own memory (mapped private: a write to them
+ * would copy the page, never reach the file), when it owns whole pages of
+ * memory of its own (rt_zalloc's, which rt_zfree gives back).  The consts
+ * cache's store does so as it writes each const: the memory goes back to
+ * the system at once, where the page cache takes it for the next const.
+ * On a virtual machine whose host backs the memory lazily and takes freed
+ * memory back (free page reporting), memory the system has not used for a
+ * while comes slowly (2-3 s a GB on the VM of bench/results/gptc_s20.txt):
+ * so GPT-2's 494 MB of packed weights written to the cache cost about the
+ * copy, not 1.3 s more.  (Not the import cache's weights: the load calls
+ * free most of them as they pack them, and the packed ones take that
+ * memory.)  Without a mapping w keeps its memory: slower, not wrong. */
+static void swap_to_file(int fd, size_t off, rt_tensor *w)
+{
+    size_t page = page_size();
+    if (w->borrowed || w->nbytes < RT_ZALLOC_MAP || (uintptr_t)w->data % page)
+        return;
+    void *p = mmap(NULL, round_up(w->nbytes, page), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
+                   (off_t)off);
+    if (p == MAP_FAILED)
+        return;
+    rt_zfree(w->data, w->nbytes);
+    w->data = p;
+}
+
 /* Writes the weights of ws as lay_out placed them into the weights file
  * (a temporary file renamed), and its identity then into ident; false when
- * it cannot. */
-static bool write_weights(const char *path, const rt_weight_set *ws, char *ident, size_t n)
+ * it cannot.  With swap, the large weights are given the file's pages
+ * (swap_to_file) as they are written. */
+static bool write_weights(const char *path, const rt_weight_set *ws, bool swap, char *ident,
+                          size_t n)
 {
     size_t tn = strlen(path) + 32, at = 0, page = page_size();
     char *tmp = malloc(tn);
     if (!tmp)
         return false;
     snprintf(tmp, tn, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    /* readable too: the large weights' pages are mapped from it */
+    int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     bool ok = f != NULL;
     for (int pass = 0; ok && pass < 2; pass++) {
         for (size_t i = 0; ok && ws && i < ws->cap; i++) {
-            const rt_tensor *w = ws->tensors[i];
+            rt_tensor *w = ws->tensors[i];
             if (!ws->names[i] || !w || (w->nbytes >= RT_ZALLOC_MAP) != (pass == 1))
                 continue;
+            size_t off = at;
             ok = fwrite(w->data, 1, w->nbytes, f) == w->nbytes &&
                  pad_to(f, &at, at + w->nbytes, pass ? page : 64);
+            if (ok && pass == 1 && swap && (ok = fflush(f) == 0))   /* in the file now */
+                swap_to_file(fd, off, w);
         }
         ok = ok && pad_to(f, &at, at, page);   /* the large ones on pages of their own */
     }
@@ -1592,14 +1702,14 @@ static bool write_weights(const char *path, const rt_weight_set *ws, char *ident
  * the table of their places (malloc'ed into *tab), the file's size and its
  * identity once written (ident, IDENTITY_MAX bytes); false with *why when
  * they cannot be written. */
-static bool store_tensors(const char *path, const rt_weight_set *ws, char **tab, size_t *tabn,
-                          size_t *size, char *ident, const char **why)
+static bool store_tensors(const char *path, const rt_weight_set *ws, bool swap, char **tab,
+                          size_t *tabn, size_t *size, char *ident, const char **why)
 {
     FILE *t = open_memstream(tab, tabn);
     bool ok = t && lay_out(ws, t, size, why);
     if (t && fclose(t) != 0)
         ok = false;
-    if (ok && !write_weights(path, ws, ident, IDENTITY_MAX)) {
+    if (ok && !write_weights(path, ws, swap, ident, IDENTITY_MAX)) {
         ok = false;
         *why = strerror(errno);
         say_if_full(path, errno);
@@ -1644,7 +1754,7 @@ void drv_importcache_store(drv_importcache *ic, const options *o, const char *te
         why = "the model file changed during the import";
     }
     ok = ok && input_names(o, &in, &inn, &why) &&
-         store_tensors(ic->weights_path, ws, &tab, &tabn, &size, ident, &why);
+         store_tensors(ic->weights_path, ws, false, &tab, &tabn, &size, ident, &why);
     FILE *b = ok ? open_memstream(&body, &bodyn) : NULL;
     ok = b && fputs(IMPORT_MAGIC, b) >= 0 && put_field(b, "key", ic->key, 64) &&
          put_field(b, "text", text, strlen(text)) && put_field(b, "inputs", in, inn) &&
@@ -1843,7 +1953,7 @@ bool drv_constcache_use(drv_constcache *cc, ir_module *m, rt_weight_set *ws)
     return ok;
 }
 
-void drv_constcache_store(drv_constcache *cc, const ir_module *m, const rt_run *run)
+void drv_constcache_store(drv_constcache *cc, const ir_module *m, rt_run *run)
 {
     const ir_graph *g = &m->graph;
     if (!cc->path || cc->hit || g->nloads == 0 || run->nbufs != g->nbufs)
@@ -1865,7 +1975,7 @@ void drv_constcache_store(drv_constcache *cc, const ir_module *m, const rt_run *
     char *tab = NULL, *body = NULL, ident[IDENTITY_MAX];
     size_t tabn = 0, bodyn = 0;
     const char *why = "out of memory";
-    ok = ok && store_tensors(cc->data_path, &view, &tab, &tabn, &size, ident, &why);
+    ok = ok && store_tensors(cc->data_path, &view, true, &tab, &tabn, &size, ident, &why);
     FILE *b = ok ? open_memstream(&body, &bodyn) : NULL;
     ok = b && fputs(CONSTS_MAGIC, b) >= 0 && put_field(b, "key", cc->key, 64) &&
          put_field(b, "consts", tab, tabn) && put_field(b, "data-file", ident, strlen(ident));

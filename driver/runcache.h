@@ -124,11 +124,12 @@ void drv_runcache_free(drv_runcache *rc);
  * text and the weights it keeps in memory), found without importing it.
  * Its key is everything the import reads --
  *
- *   tec's build and version; the model file's bytes (their SHA-256); the
- *   -D values; each --input's name and its file's bytes (an input's shape
- *   and a small input's values are known at import) --
+ *   tec's build and version; the model file's bytes (their digest:
+ *   runcache.c, digest_bytes); the -D values; each --input's name and its
+ *   file's bytes (an input's shape and a small input's values are known
+ *   at import) --
  *
- * so a model whose file changed in any byte misses.  The model's SHA-256
+ * so a model whose file changed in any byte misses.  The model's digest
  * comes from its stamp (CACHE/run/ID.stamp, ID the SHA-256 of the file's
  * device, inode, size, mtime and ctime) when the file has not changed
  * since it was hashed, else from its bytes (runcache.c says why the
@@ -219,8 +220,11 @@ bool drv_constcache_key(drv_constcache *cc, const drv_runcache *rc, const drv_im
  * (its load calls dropped); else false, m and ws as they were. */
 bool drv_constcache_use(drv_constcache *cc, ir_module *m, rt_weight_set *ws);
 /* After the load calls of a run of m made its consts (a miss): writes them.
- * Failures only skip the entry. */
-void drv_constcache_store(drv_constcache *cc, const ir_module *m, const rt_run *run);
+ * Failures only skip the entry.  The large consts of the run, once written,
+ * hold the data file's pages (mapped private) instead of memory of their
+ * own, which goes back to the system as they are written (runcache.c,
+ * swap_to_file, says why). */
+void drv_constcache_store(drv_constcache *cc, const ir_module *m, rt_run *run);
 void drv_constcache_free(drv_constcache *cc);
 
 #endif
