@@ -692,7 +692,8 @@ static const char *const builtin_words[] = {
 
 /* Whether the word may be a name of an intrinsics header (_mm512_fmadd_ps,
  * __m512, __mmask16, _MM_FROUND_NO_EXC, _cvtss_sh ...): any name with a
- * leading '_' but C's and GCC's own (above, _Float<N>, __builtin_*),
+ * leading '_' but C's and GCC's own (above, _Float<N>, __builtin_*,
+ * __atomic_* and __ATOMIC_*: the parallel loops' shares, emit_prelude.c),
  * predefined macros (__AVX512F__, __x86_64__, __VA_ARGS__) and the
  * vector-function ABI's names of libmvec (_ZGVeN16v_expf), which the
  * prelude declares itself. */
@@ -703,7 +704,8 @@ static bool intrinsic_word(const char *id, size_t len)
     for (size_t i = 0; i < sizeof builtin_words / sizeof *builtin_words; i++)
         if (strlen(builtin_words[i]) == len && memcmp(builtin_words[i], id, len) == 0)
             return false;
-    if ((len > 7 && memcmp(id, "_Float", 6) == 0) || (len > 10 && memcmp(id, "__builtin_", 10) == 0))
+    if ((len > 7 && memcmp(id, "_Float", 6) == 0) || (len > 10 && memcmp(id, "__builtin_", 10) == 0) ||
+        (len > 9 && (memcmp(id, "__atomic_", 9) == 0 || memcmp(id, "__ATOMIC_", 9) == 0)))
         return false;
     if (len > 4 && id[1] == '_' && id[len - 1] == '_' && id[len - 2] == '_') {
         bool macro = true;   /* __[A-Za-z0-9_]+__ */
