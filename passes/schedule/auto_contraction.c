@@ -671,6 +671,40 @@ static double pack_element_cost(const auto_ctx *a, const contraction *c)
     return 1;
 }
 
+/* The loop of a window's taps that the tile's unrolled rows sit in, to be
+ * unrolled too: the innermost reduce loop (the last of contraction_order's
+ * reduce loops, in nest order) when it has 4 to 7 iterations, in float
+ * sums (an int8 tile's grouped loop was not measured so); NULL otherwise.
+ * Its few iterations around a large unrolled tile are a loop GCC does not
+ * peel, and in that loop it keeps the tile's accumulators in rotating
+ * registers: a move for every multiply-add's result at the back edge, as
+ * many instructions as multiply-adds besides the tap's index arithmetic
+ * (floormod and floordiv of a stride's deinterleaved copy), so the
+ * front end, not the FMA ports, bounds the loop.  ResNet's 7x7 stem of
+ * stride 2, 3 -> 64 on 224x224 (taps s innermost under c and r, tiles of
+ * 8 map columns by 32 channels): the kernel alone 1563 to 1401 us on one
+ * thread (152 to 168 GF/s), in ResNet-18 1744 to 1603 us (ONNX Runtime's
+ * node 1465 us), GoogLeNet's 2004 to 1586; ConvNeXt-T's 4x4 stem of stride
+ * 4, 259 to 237 us (per-layer minima, bench/results/pw7_s20.txt).  A
+ * dense convolution on a channels-last map sums its channels innermost (64
+ * or more): no loop of taps there.  Three
+ * taps gain nothing measurable (RegNet-Y's grouped 3x3 convolutions, tiles
+ * of 7 columns by 8 channels: 474 and 482 us on one thread; DenseNet's 3x3
+ * convolutions 128 -> 32 within 3% either way in the model), so a 3x3
+ * filter keeps its loop. */
+static const char *tap_loop(const nest *ns, const contraction *c, bool grouped)
+{
+    if (grouped || !ir_dtype_is_float(c->body->buf->dtype))
+        return NULL;
+    int last = -1;
+    for (int i = 0; i < ns->n; i++)
+        if (c->kind[i] == 3 && extent(ns->loops[i]) > 1)
+            last = i;
+    if (last < 0 || extent(ns->loops[last]) < 4 || extent(ns->loops[last]) > 7)
+        return NULL;
+    return ns->loops[last]->var->name;
+}
+
 /* The tile's inner steps after the reorder: V packed per column panel, Y
  * accumulated in a local tile, the init decomposed out of the reduce loops
  * and vectorized (scalar stores of zeros that the tile's vector loads then
@@ -693,6 +727,9 @@ static bool contraction_tile(auto_ctx *a, const nest *ns, const contraction *c, 
     if (first_reduce && auto_step(a, "decompose_reduction(%s, %s)", bname, first_reduce))
         auto_step(a, "vectorize(%s_init)", ji);
     auto_step(a, "unroll(%s)", ii);
+    const char *taps = tap_loop(ns, c, grouped);
+    if (taps)
+        auto_step(a, "unroll(%s)", taps);
     const char *jv = auto_fresh(a, ir_sprintf(a->m->arena, "%s_v", nname));
     const char *jl = auto_fresh(a, ir_sprintf(a->m->arena, "%s_l", nname));
     if (c->nn < a->lanes)
