@@ -166,6 +166,20 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
     }
     if (!mr)
         mr = (int)mm;   /* one row */
+    /* One vector of columns by fewer than 8 rows holds fewer independent
+     * sums than the two FMA ports need over the multiply-add's latency of
+     * 4 cycles, and loads one more operand per multiply-add than 2 rows
+     * of it would: twice the rows, where they split as evenly.  A 1x1
+     * convolution 672 -> 112 on 14x14 (7 vectors of channels, each by 7 map
+     * columns): 14 columns by one vector 204 to 172 us on one thread
+     * alone (EfficientNet-B0's features.5.1; ONNX Runtime's node 190 us);
+     * per-layer minima in the model: GoogLeNet's 1x1 convolutions on 14x14
+     * to 112 channels 185 to 156 us, MobileNetV3's 672 -> 112 219 to 196,
+     * EfficientNet-B0's 480 -> 112 169 to 161 (bench/results/pw7_s20.txt).
+     * Not under a row window, whose
+     * overlapping broadcasts take the registers (tile_vectors). */
+    if (nv == 1 && mr < 8 && mm % (2 * mr) == 0 && max_vectors >= TILE_MAX_VECTORS)
+        mr *= 2;
     /* How well the tile uses the machine: whole vectors of columns per
      * unit of work, where a guarded tail's last columns cost one unit each
      * (codegen runs a vector only where every lane passes the guard; the
