@@ -168,16 +168,16 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
         mr = (int)mm;   /* one row */
     /* One vector of columns by fewer than 8 rows holds fewer independent
      * sums than the two FMA ports need over the multiply-add's latency of
-     * 4 cycles, and loads one more operand per multiply-add than 2 rows
-     * of it would: twice the rows, where they split as evenly.  A 1x1
+     * 4 cycles, and loads 8 operands per 7 multiply-adds where 14 rows
+     * load 15 per 14: twice the rows, where they split as evenly.  A 1x1
      * convolution 672 -> 112 on 14x14 (7 vectors of channels, each by 7 map
      * columns): 14 columns by one vector 204 to 172 us on one thread
      * alone (EfficientNet-B0's features.5.1; ONNX Runtime's node 190 us);
      * per-layer minima in the model: GoogLeNet's 1x1 convolutions on 14x14
      * to 112 channels 185 to 156 us, MobileNetV3's 672 -> 112 219 to 196,
      * EfficientNet-B0's 480 -> 112 169 to 161 (bench/results/pw7_s20.txt).
-     * Not under a row window, whose
-     * overlapping broadcasts take the registers (tile_vectors). */
+     * Not under a row window, whose overlapping broadcasts take the
+     * registers (tile_vectors). */
     if (nv == 1 && mr < 8 && mm % (2 * mr) == 0 && max_vectors >= TILE_MAX_VECTORS)
         mr *= 2;
     /* How well the tile uses the machine: whole vectors of columns per
@@ -701,11 +701,10 @@ static double pack_element_cost(const auto_ctx *a, const contraction *c)
  * node 1465 us), GoogLeNet's 2004 to 1586; ConvNeXt-T's 4x4 stem of stride
  * 4, 259 to 237 us (per-layer minima, bench/results/pw7_s20.txt).  A
  * dense convolution on a channels-last map sums its channels innermost (64
- * or more): no loop of taps there.  Three
- * taps gain nothing measurable (RegNet-Y's grouped 3x3 convolutions, tiles
- * of 7 columns by 8 channels: 474 and 482 us on one thread; DenseNet's 3x3
- * convolutions 128 -> 32 within 3% either way in the model), so a 3x3
- * filter keeps its loop. */
+ * or more): no loop of taps there.  Three taps gain nothing measurable (RegNet-Y's grouped 3x3 convolutions, tiles
+ * of 7 columns by 8 channels: 474 and 482 us on one thread; DenseNet's
+ * 3x3 convolutions 128 -> 32 within 3% either way in the model), so a
+ * 3x3 filter keeps its loop. */
 static const char *tap_loop(const nest *ns, const contraction *c, bool grouped)
 {
     if (grouped || !ir_dtype_is_float(c->body->buf->dtype))
