@@ -166,6 +166,20 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
     }
     if (!mr)
         mr = (int)mm;   /* one row */
+    /* One vector of columns by fewer than 8 rows holds fewer independent
+     * sums than the two FMA ports need over the multiply-add's latency of
+     * 4 cycles, and loads 8 operands per 7 multiply-adds where 14 rows
+     * load 15 per 14: twice the rows, where they split as evenly.  A 1x1
+     * convolution 672 -> 112 on 14x14 (7 vectors of channels, each by 7 map
+     * columns): 14 columns by one vector 204 to 172 us on one thread
+     * alone (EfficientNet-B0's features.5.1; ONNX Runtime's node 190 us);
+     * per-layer minima in the model: GoogLeNet's 1x1 convolutions on 14x14
+     * to 112 channels 185 to 156 us, MobileNetV3's 672 -> 112 219 to 196,
+     * EfficientNet-B0's 480 -> 112 169 to 161 (bench/results/pw7_s20.txt).
+     * Not under a row window, whose overlapping broadcasts take the
+     * registers (tile_vectors). */
+    if (nv == 1 && mr < 8 && mm % (2 * mr) == 0 && max_vectors >= TILE_MAX_VECTORS)
+        mr *= 2;
     /* How well the tile uses the machine: whole vectors of columns per
      * unit of work, where a guarded tail's last columns cost one unit each
      * (codegen runs a vector only where every lane passes the guard; the
@@ -671,6 +685,39 @@ static double pack_element_cost(const auto_ctx *a, const contraction *c)
     return 1;
 }
 
+/* The loop of a window's taps that the tile's unrolled rows sit in, to be
+ * unrolled too: the innermost reduce loop (the last of contraction_order's
+ * reduce loops, in nest order) when it has 4 to 7 iterations, in float
+ * sums (an int8 tile's grouped loop was not measured so); NULL otherwise.
+ * Its few iterations around a large unrolled tile are a loop GCC does not
+ * peel, and in that loop it keeps the tile's accumulators in rotating
+ * registers: a move for every multiply-add's result at the back edge, as
+ * many instructions as multiply-adds besides the tap's index arithmetic
+ * (floormod and floordiv of a stride's deinterleaved copy), so the
+ * front end, not the FMA ports, bounds the loop.  ResNet's 7x7 stem of
+ * stride 2, 3 -> 64 on 224x224 (taps s innermost under c and r, tiles of
+ * 8 map columns by 32 channels): the kernel alone 1563 to 1401 us on one
+ * thread (152 to 168 GF/s), in ResNet-18 1744 to 1603 us (ONNX Runtime's
+ * node 1465 us), GoogLeNet's 2004 to 1586; ConvNeXt-T's 4x4 stem of stride
+ * 4, 259 to 237 us (per-layer minima, bench/results/pw7_s20.txt).  A
+ * dense convolution on a channels-last map sums its channels innermost (64
+ * or more): no loop of taps there.  Three taps gain nothing measurable (RegNet-Y's grouped 3x3 convolutions, tiles
+ * of 7 columns by 8 channels: 474 and 482 us on one thread; DenseNet's
+ * 3x3 convolutions 128 -> 32 within 3% either way in the model), so a
+ * 3x3 filter keeps its loop. */
+static const char *tap_loop(const nest *ns, const contraction *c, bool grouped)
+{
+    if (grouped || !ir_dtype_is_float(c->body->buf->dtype))
+        return NULL;
+    int last = -1;
+    for (int i = 0; i < ns->n; i++)
+        if (c->kind[i] == 3 && extent(ns->loops[i]) > 1)
+            last = i;
+    if (last < 0 || extent(ns->loops[last]) < 4 || extent(ns->loops[last]) > 7)
+        return NULL;
+    return ns->loops[last]->var->name;
+}
+
 /* The tile's inner steps after the reorder: V packed per column panel, Y
  * accumulated in a local tile, the init decomposed out of the reduce loops
  * and vectorized (scalar stores of zeros that the tile's vector loads then
@@ -693,6 +740,9 @@ static bool contraction_tile(auto_ctx *a, const nest *ns, const contraction *c, 
     if (first_reduce && auto_step(a, "decompose_reduction(%s, %s)", bname, first_reduce))
         auto_step(a, "vectorize(%s_init)", ji);
     auto_step(a, "unroll(%s)", ii);
+    const char *taps = tap_loop(ns, c, grouped);
+    if (taps)
+        auto_step(a, "unroll(%s)", taps);
     const char *jv = auto_fresh(a, ir_sprintf(a->m->arena, "%s_v", nname));
     const char *jl = auto_fresh(a, ir_sprintf(a->m->arena, "%s_l", nname));
     if (c->nn < a->lanes)
