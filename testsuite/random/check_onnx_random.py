@@ -20,7 +20,7 @@ Unsqueeze and Gather; HardSigmoid, HardSwish, Elu, Selu, Celu, Softplus,
 Softsign, ThresholdedRelu, PRelu, Erf, Exp, Sin, Cos, Sqrt, Sign; Max, Min,
 Sum and Mean of several operands; Where of a comparison; Resize (nearest
 in each nearest_mode, linear; by scales or to sizes; each coordinate
-transformation); Split (the chain goes on with one part); Expand, Tile,
+transformation ORT takes); Split (the chain goes on with one part); Expand, Tile,
 InstanceNormalization, DepthToSpace, SpaceToDepth, ArgMax and ArgMin (cast
 back to float: a side branch, see below), CumSum, and ReduceProd, ReduceSumSquare, ReduceLogSumExp,
 ReduceL1, ReduceL2; LayerNormalization (opset 17) and the chain exporters
