@@ -1473,13 +1473,22 @@ static bool conv_kernel(ox_node *nd, ox_value *x, ox_value *wv, ox_value *bias,
     return ok;
 }
 
-/* The identity of max= in dtype t, as a default for padded reads: -inf,
- * or the integer dtype's minimum. */
+/* The value of MaxPool's padded reads in dtype t: the lowest finite float
+ * (ONNX Runtime starts each window's max there and visits only x's
+ * elements, so a window that lies wholly in the padding, possible with
+ * dilations, gives -FLT_MAX, not -inf: -inf would turn a MatMul after it
+ * into NaN), or the integer dtype's minimum. */
 static void lowest(ox_str *b, ir_dtype t)
 {
     int64_t lo, hi;
-    if (ir_dtype_is_float(t) || !ir_dtype_int_range(t, &lo, &hi))
-        ox_printf(b, "-inf");
+    if (t == IR_F16)
+        ox_printf(b, "-65504");
+    else if (t == IR_BF16)
+        ox_printf(b, "-3.3895313892515355e38");
+    else if (t == IR_F64)
+        ox_printf(b, "-1.7976931348623157e308");
+    else if (ir_dtype_is_float(t) || !ir_dtype_int_range(t, &lo, &hi))
+        ox_printf(b, "-3.4028234663852886e38");
     else if (lo == INT64_MIN)
         ox_printf(b, "(%lld - 1)", (long long)(INT64_MIN + 1));
     else

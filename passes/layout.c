@@ -393,11 +393,12 @@ static int calls_of(const graph_uses *gu, const ir_func *f)
 
 static bool flat_elementwise(const ir_func *f, const ir_buffer *p);
 static int grouped_dim(const ir_func *f, const ir_buffer *p);
+static bool same_shape(const ir_buffer *a, const ir_buffer *b);
 
 /* The parameters T is passed to, when T can take a border: one writer,
  * each function called once, every access with all indices (with flat:
- * a function that sees T with merged dimensions may be an elementwise
- * kernel of them, use.flat).  Returns their number, or 0. */
+ * a function that sees T in another shape - merged dimensions, a fused
+ * reshape - may be an elementwise kernel of them, use.flat).  Returns their number, or 0. */
 static int uses_flat(const ir_graph *g, const graph_uses *gu, const ir_buffer *t, use *u, int cap,
                      bool flat)
 {
@@ -411,7 +412,10 @@ static int uses_flat(const ir_graph *g, const graph_uses *gu, const ir_buffer *t
         ir_buffer *p = c->fn->params[a];
         index_ctx ic = {p, true};
         ir_stmt_walk(c->fn->body, full_index_stmt, full_index_expr, &ic);
-        bool merged = p->ndim != t->ndim;
+        /* a parameter of another shape (merged dimensions, or T seen
+         * through a reshape the function fused) indexes T's storage in
+         * its own dimensions, not T's */
+        bool merged = !same_shape(p, t);
         if (!ic.ok || (merged && !(flat && flat_elementwise(c->fn, p))))
             return 0;
         u[n] = (use){c->fn, p, ir_stmt_stores_to(c->fn->body, p), false, {0}, false, gu->call[k],

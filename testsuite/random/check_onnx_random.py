@@ -3,7 +3,7 @@
 random small ONNX models.
 
     check_onnx_random.py TEC N SEED OUT [--levels=-O2,--interp] [--batch=20]
-                         [--keep]
+                         [--keep] [--threads=T] [--ops=layernorm,attention,...]
 
 Writes N random models (seeded: the same seed gives the same models), each
 a chain of 2-8 operators over random shapes and attributes -- Conv (groups,
@@ -20,15 +20,21 @@ Unsqueeze and Gather; HardSigmoid, HardSwish, Elu, Selu, Celu, Softplus,
 Softsign, ThresholdedRelu, PRelu, Erf, Exp, Sin, Cos, Sqrt, Sign; Max, Min,
 Sum and Mean of several operands; Where of a comparison; Resize (nearest
 in each nearest_mode, linear; by scales or to sizes; each coordinate
-transformation); Split (the chain goes on with one part); Expand, Tile,
+transformation ORT takes); Split (the chain goes on with one part); Expand, Tile,
 InstanceNormalization, DepthToSpace, SpaceToDepth, ArgMax and ArgMin (cast
 back to float: a side branch, see below), CumSum, and ReduceProd, ReduceSumSquare, ReduceLogSumExp,
-ReduceL1, ReduceL2 -- at opset 13, 11 (Softmax of the 2-D view, axes as
-attributes) or 14, with random float inputs
-in [-1, 1].  A quarter of the broadcast operands of Add/Sub/Mul/Div and
-of the weights of MatMul and Gemm (and Gemm's C) are graph inputs of their
-own (in/inK.npy) instead of constants.  It runs each with ONNX Runtime
-(onnxruntime-node, graph optimizations off; testsuite/random/ort_outputs.js, $ORT_NODE_DIR) and with
+ReduceL1, ReduceL2; LayerNormalization (opset 17) and the chain exporters
+wrote before it (ReduceMean, Sub, Pow, ..., Div, scale, bias); self-attention
+(Q/K/V MatMuls, heads split by Reshape/Transpose, a scaled Q @ K^T, an
+additive mask, Softmax, @ V); Clip with one bound or none, Pow, Reciprocal,
+Log, and Floor/Ceil/Round/Cast of the input; Conv and pools of 5-D
+volumes; a fifth of the models with a symbolic batch dimension "N" -- at
+opset 13, 11 (Softmax of the 2-D view, axes as attributes), 14 or 17, with
+random float inputs in [-1, 1].  A quarter of the broadcast operands of
+Add/Sub/Mul/Div and of the weights of MatMul and Gemm (and Gemm's C) are
+graph inputs of their own (in/inK.npy) instead of constants.  It runs each
+with ONNX Runtime (onnxruntime-node, graph optimizations off;
+testsuite/random/ort_outputs.js, $ORT_NODE_DIR) and with
 tec at each level, and compares every output (within 1e-4 of the largest
 magnitude of ORT's output or of 1, whichever is larger).
 
@@ -49,7 +55,8 @@ Each model gets one line when it is not a plain agreement:
   CRASH     tec ended by a signal, or with exit status other than 0 and 1,
             or with status 1 without a located `error:` message
   REFUSED   tec refused it with a located error (a gap, not a wrong
-            result: the message is printed)
+            result: the message is printed); a refusal at a level where
+            -O0 agrees with ORT is a CRASH line (an internal error)
   NOORT     ONNX Runtime refused the model (a generator bug; skipped)
 and the last line counts them.  With --keep (or for any model that is not
 an agreement) the model's folder OUT/mK/ stays (model.onnx, in/, ort/,
@@ -69,7 +76,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 # 11: Softmax on the coerced 2-D view, axes (and Split's split) as
 # attributes; 14: HardSwish
-OPSETS = [13, 13, 11, 14]
+OPSETS = [13, 13, 11, 14, 17]
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -195,7 +202,7 @@ def window(rng, spatial, kmax, for_pool, dilate=True, strides=(1, 1, 2, 3)):
 
 def op_conv(rng, m, x):
     sh = m.shape[x]
-    if len(sh) not in (3, 4):
+    if len(sh) not in (3, 4, 5):
         return None
     c = sh[1]
     r = rng.random()
@@ -223,7 +230,7 @@ def op_conv(rng, m, x):
 
 def op_pool(rng, m, x):
     sh = m.shape[x]
-    if len(sh) not in (3, 4):
+    if len(sh) not in (3, 4, 5):
         return None
     op = rng.choice(["MaxPool", "AveragePool"])
     # AveragePool has dilations from opset 19 only
@@ -832,6 +839,131 @@ def op_gelu(rng, m, x):
     return m.node("Mul", [m.node("Mul", [x, a], sh), m.const([], 0.5, 0.5)], sh)
 
 
+def op_layernorm(rng, m, x):
+    """Layer normalization over the last 1-2 axes: the LayerNormalization
+    operator (opset 17), or the chain exporters wrote before it (ReduceMean,
+    Sub, Pow or Mul, ReduceMean, Add eps, Sqrt, Div, then a scale and a
+    bias), which tec's importer fuses into one."""
+    sh = m.shape[x]
+    if not sh:
+        return None
+    na = 2 if len(sh) >= 2 and rng.random() < 0.3 else 1
+    axes = list(range(len(sh) - na, len(sh)))
+    tail = sh[len(sh) - na:]
+    eps = rng.choice([1e-5, 1e-6, 1e-3])
+    affine = rng.random() < 0.8
+    if m.opset >= 17 and rng.random() < 0.6:
+        attrs = {"epsilon": eps}
+        if axes[0] != len(sh) - 1 or rng.random() < 0.5:
+            attrs["axis"] = axes[0] - len(sh) if rng.random() < 0.5 else axes[0]
+        ins = [x, m.const(tail, 0.5, 1.5)]
+        if affine:
+            ins.append(m.const(tail))
+        return m.node("LayerNormalization", ins, sh, **attrs)
+    if m.opset >= 18:
+        return None   # ReduceMean's axes an input: not generated
+    spec = [a - len(sh) for a in axes] if rng.random() < 0.7 else axes
+    kshape = [1 if i in axes else d for i, d in enumerate(sh)]
+    mean = m.node("ReduceMean", [x], kshape, axes=spec)
+    d = m.node("Sub", [x, mean], sh)
+    if rng.random() < 0.7:
+        p = m.node("Pow", [d, m.const([], 2.0, 2.0)], sh)
+    else:
+        p = m.node("Mul", [d, d], sh)
+    v = m.node("ReduceMean", [p], kshape, axes=spec)
+    ve = m.node("Add", [v, m.const([], eps, eps)], kshape)
+    s = m.node("Sqrt", [ve], kshape)
+    y = m.node("Div", [d, s], sh)
+    if affine:
+        y = m.node("Mul", [y, m.const(tail, 0.5, 1.5)], sh)
+        y = m.node("Add", [y, m.const(tail)], sh)
+    return y
+
+
+def op_attention(rng, m, x):
+    """Self-attention of a [.., T, D] tensor as transformer exports write
+    it: Q, K, V by MatMul, Q @ K^T (a Transpose, or K transposed by its
+    weight), scaled, Softmax on the last axis, @ V; sometimes heads split by
+    Reshape and Transpose."""
+    sh = m.shape[x]
+    if len(sh) not in (2, 3) or sh[-1] > 64 or sh[-2] > 64:
+        return None
+    t, dm = sh[-2], sh[-1]
+    heads = rng.choice([h for h in (1, 2, 4) if dm % h == 0 or h == 1])
+    e = rng.choice([4, 8]) * heads
+    q = m.node("MatMul", [x, m.const([dm, e], -0.5, 0.5)], sh[:-1] + [e])
+    k = m.node("MatMul", [x, m.const([dm, e], -0.5, 0.5)], sh[:-1] + [e])
+    v = m.node("MatMul", [x, m.const([dm, e], -0.5, 0.5)], sh[:-1] + [e])
+    lead = sh[:-2]
+    if heads > 1 and len(sh) == 3:
+        hd = e // heads
+
+        def split(y, perm):
+            r = m.node("Reshape", [y, m.ints(lead + [t, heads, hd])], lead + [t, heads, hd])
+            s4 = lead + [t, heads, hd]
+            return m.node("Transpose", [r], [s4[p] for p in perm], perm=perm)
+        q, v = split(q, [0, 2, 1, 3]), split(v, [0, 2, 1, 3])
+        kt = split(k, [0, 2, 3, 1])
+        b = lead + [heads]
+    else:
+        hd = e
+        perm = list(range(len(sh) - 2)) + [len(sh) - 1, len(sh) - 2]
+        kt = m.node("Transpose", [k], [m.shape[k][p] for p in perm], perm=perm)
+        b = lead
+    sc = m.node("MatMul", [q, kt], b + [t, t])
+    sc = m.node(rng.choice(["Mul", "Div"]), [sc, m.const([], 0.5, 0.5)], b + [t, t])
+    if rng.random() < 0.3:   # an additive mask, broadcast over batch and heads
+        sc = m.node("Add", [sc, m.const([t, t], -2.0, 0.0)], b + [t, t])
+    p = m.node("Softmax", [sc], b + [t, t], axis=-1)
+    o = m.node("MatMul", [p, v], b + [t, hd])
+    if heads > 1 and len(sh) == 3:
+        o = m.node("Transpose", [o], lead + [t, heads, hd], perm=[0, 2, 1, 3])
+        o = m.node("Reshape", [o, m.ints(lead + [t, e])], lead + [t, e])
+    return o
+
+
+def op_math_more(rng, m, x):
+    """Clip with one bound or none (an empty input name), Pow by a
+    constant, Reciprocal and Log of a positive tensor, Floor, Ceil, Round,
+    a Cast through int32 and back, Max/Min of two."""
+    sh = m.shape[x]
+    # the steps (Floor, Ceil, Round, Cast) only of the graph's input: of a
+    # computed value a last-bit difference may cross a step
+    op = rng.choice(["Clip", "Clip", "Pow", "Reciprocal", "Log"]
+                    + (["Floor", "Ceil", "Round", "Cast"] if x == "x" else []))
+    if op == "Clip":
+        r = rng.random()
+        if r < 0.35:
+            ins = [x, m.const([], -0.3, 0.0)]
+        elif r < 0.7:
+            ins = [x, "", m.const([], 0.0, 0.3)]
+        else:
+            ins = [x]
+        return m.node("Clip", ins, sh)
+    if op == "Pow":
+        e = rng.choice([2.0, 3.0, 0.5, -1.0, 1.0])
+        base = x
+        if e in (0.5, -1.0):
+            base = m.node("Add", [m.node("Abs", [x], sh), m.const([], 0.5, 0.5)], sh)
+            m.ops.pop()
+        return m.node("Pow", [base, m.const([], e, e)], sh)
+    if op in ("Reciprocal", "Log"):
+        pos = m.node("Add", [m.node("Abs", [x], sh), m.const([], 0.25, 0.25)], sh)
+        m.ops.pop()
+        return m.node(op, [pos], sh)
+    if op == "Cast":
+        big = m.node("Mul", [x, m.const([], 10.0, 10.0)], sh)
+        m.ops.pop()
+        i = m.node("Cast", [big], sh, to=TensorProto.INT32)
+        m.ops.pop()
+        return m.node("Cast", [i], sh, to=TensorProto.FLOAT)
+    if op == "Round":
+        # away from ties: ORT rounds half to even, like ONNX
+        x = m.node("Mul", [x, m.const([], 7.3, 7.3)], sh)
+        m.ops.pop()
+    return m.node(op, [x], sh)
+
+
 # ---------------------------------------------------------------- quantized sections
 #
 # A quarter of the models begin with a quantized section, as the QDQ
@@ -1036,7 +1168,7 @@ OPS = [(op_conv, 4), (op_pool, 3), (op_global_pool, 1), (op_batchnorm, 2), (op_u
        (op_reduce, 1), (op_slice, 1), (op_pad, 1), (op_unsqueeze, 1), (op_convtranspose, 1),
        (op_gather, 1), (op_unary_more, 2), (op_variadic, 1), (op_where, 1), (op_resize, 1),
        (op_split, 1), (op_expand_tile, 1), (op_norm, 1), (op_argmax, 1), (op_cumsum, 1),
-       (op_gelu, 1)]
+       (op_gelu, 1), (op_layernorm, 2), (op_attention, 1), (op_math_more, 1)]
 
 
 def gen(rng, number, seed=0):
@@ -1056,11 +1188,17 @@ def gen(rng, number, seed=0):
                        for _ in range(2)]
     elif r < 0.6:
         sh = [rng.randint(1, 2), rng.randint(1, 8), rng.randint(1, 12), rng.randint(1, 12)]
-    elif r < 0.75:
+    elif r < 0.7:
         sh = [rng.randint(1, 2), rng.randint(1, 8), rng.randint(1, 16)]
+    elif r < 0.75:   # volumes: Conv3d, 3-D pools
+        sh = [1, rng.randint(1, 4)] + [rng.randint(1, 8) for _ in range(3)]
     else:
         sh = [rng.randint(1, 6) for _ in range(rng.randint(1, 3))]
-    m.inputs.append(helper.make_tensor_value_info("x", TensorProto.FLOAT, sh))
+    # sometimes a symbolic batch dimension, as exporters write it (the
+    # outputs' shapes then undeclared): tec binds it from the input given
+    sym = rng.random() < 0.2 and len(sh) >= 2
+    m.inputs.append(helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                  ["N"] + sh[1:] if sym else sh))
     m.shape["x"] = sh
     m.chain.append("x")
     outputs = []
@@ -1097,7 +1235,8 @@ def gen(rng, number, seed=0):
     # (an input whose node was dropped as too big goes too)
     m.inputs = [i for i in m.inputs if i.name == "x" or i.name in used]
     feeds = {k: v for k, v in m.feeds.items() if k in used}
-    outs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, m.shape[o]) for o in outputs]
+    outs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None if sym else m.shape[o])
+            for o in outputs]
     graph = helper.make_graph(m.nodes, f"random{number}", m.inputs, outs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", m.opset)],
                               producer_name="check_onnx_random")
@@ -1183,7 +1322,17 @@ def main():
     ap.add_argument("--batch", type=int, default=20)
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--ops", default="",
+                    help="only these generators (comma-separated, op_ dropped: "
+                    "layernorm,attention,conv ...)")
     a = ap.parse_args()
+    if a.ops:
+        global OPS
+        want = a.ops.split(",")
+        known = {f.__name__[3:] for f, _ in OPS}
+        if not set(want) <= known:
+            ap.error(f"--ops: unknown {sorted(set(want) - known)}; known: {sorted(known)}")
+        OPS = [(f, w) for f, w in OPS if f.__name__[3:] in want]
     rng = random.Random(a.seed)
     levels = a.levels.split(",")
     os.makedirs(a.out, exist_ok=True)
@@ -1215,6 +1364,12 @@ def main():
                 status, why = run_tec(a.tec, d, level, outputs, ties, a.threads)
                 if status != "ok":
                     break
+            if status == "refused" and level != "-O0" and \
+                    run_tec(a.tec, d, "-O0", outputs, ties, a.threads)[0] == "ok":
+                # what -O0 computes right, a higher level must not refuse:
+                # an internal error (a pass's out-of-range store) reads as a
+                # located one
+                status, why = "crash", why + " (-O0 agrees with ORT)"
             counts[status] += 1
             if status != "ok":
                 print(f"{status.upper()} m{k} [{chain}]: {why}", flush=True)
