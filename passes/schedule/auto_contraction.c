@@ -118,8 +118,8 @@ static double row_share(int64_t mm, int mr)
  * the output's last dimension; max_vectors: the most accumulator vectors
  * (tile_vectors). */
 static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bool along_y,
-                         bool tails, bool f32_sums, int max_vectors, int *nr_out, int *mr_out,
-                         double *score)
+                         bool tails, bool f32_sums, int max_vectors, bool rows_inner, int *nr_out,
+                         int *mr_out, double *score)
 {
     int L = a->lanes;
     /* two vectors of columns, one if that divides and two does not; a
@@ -180,6 +180,25 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
      * registers (tile_vectors). */
     if (nv == 1 && mr < 8 && mm % (2 * mr) == 0 && max_vectors >= TILE_MAX_VECTORS)
         mr *= 2;
+    /* Two vectors of columns whose panel of K rows does not fit in the
+     * level-1 cache stream it from the level-2 cache, two lines per step
+     * of the reduction whatever the rows: 12 or 14 rows (24 or 28
+     * accumulators, the vector registers' most with the two columns and
+     * a broadcast) halve that stream per multiply-add against 6 or 7.
+     * 1x1 convolutions on one thread (channels-first input, 32 channels
+     * by the map's columns): 1024 -> 512 on 14x14, 7 rows 1370 us, 14
+     * rows 1210 us; 512 -> 256 on 28x28, 1667 to 1498 us
+     * (bench/results/rows_s21.txt).  Only where the rows lie side by
+     * side in U (rows_inner): rows of a channels-last input lie a row of
+     * channels apart, 4 KB for 1024, and 14 of them fall into one set of
+     * the level-1 cache (ResNet-50's 1024 -> 256 on 14x14: 692 to 722 us). */
+    if (nv == 2 && f32_sums && rows_inner && max_vectors >= TILE_MAX_VECTORS &&
+        K * nr * 4 > a->l1d)
+        for (int m = 14; m >= 12; m -= 2)
+            if (mm % m == 0 && mr < m) {
+                mr = m;
+                break;
+            }
     /* How well the tile uses the machine: whole vectors of columns per
      * unit of work, where a guarded tail's last columns cost one unit each
      * (codegen runs a vector only where every lane passes the guard; the
@@ -392,7 +411,7 @@ static void contraction_merge_model(auto_ctx *a, const nest *ns, const contracti
         double ms;
         int64_t map = c->nn * extent(ns->loops[nl - 1]);
         a->merge_cost = tile_model(a, map, c->mm, c->K, true, map >= 8 * a->lanes,
-                                   ir_dtype_is_float(c->body->buf->dtype), tile_vectors(c),
+                                   ir_dtype_is_float(c->body->buf->dtype), tile_vectors(c), false,
                                    &mnr, &mmr, &ms);
         /* an activation's panels, contiguous along the merged map, are
          * packed when K rows of them do not fit the level-1 cache
@@ -416,6 +435,14 @@ static bool columns_along_y(const contraction *c)
     if (index_vars(body->args[d], vs, 0) > 0)
         yinner = vs[0];
     return yinner == c->it[c->nloop]->var || body->buf->shape[d] == 1;
+}
+
+/* Whether the tile's rows run along U's innermost dimension (its
+ * broadcasts of one step of the reduction lie side by side). */
+static bool rows_inner(const contraction *c)
+{
+    const ir_expr *u = c->U->args[inner_dim(c->U->buf, c->U->nargs)];
+    return u->kind == IR_VAR && u->var == c->it[c->mloop]->var;
 }
 
 /* The bytes of buf. */
@@ -913,6 +940,42 @@ static bool copy_operand(auto_ctx *a, const nest *ns, const ir_expr *X, const in
     return true;
 }
 
+/* A row operand U read across its rows (rows_across) by a tile whose
+ * column panels run inside a loop over U's outer rows (a 1x1 convolution
+ * on a map of channels-first rows, p outermost: x[c, p, q] read by the
+ * panels of 32 output channels of each row p) is read through a copy of
+ * what that loop's iteration reads of U, laid out in the order the loops
+ * inside run ([q_o][c][q_i]: each tile's steps of the reduction broadcast
+ * the next mr elements of one stream), made in the loop before its panels
+ * and shared by them.  Read in place, each step of c fetches a line 3 KB
+ * from the last: ResNeXt-50's 1x1 convolutions 512 -> 256 on 28x28 (8
+ * panels), 1667 to 1357 us on one thread (ONNX Runtime 1227). */
+#define COPY_ROW_PANELS 4
+static bool rows_across(const auto_ctx *a, const nest *ns, const contraction *c);
+
+static void copy_row_operand(auto_ctx *a, const nest *ns, const contraction *c, int nr,
+                             const char *const *names, const int64_t *exts, int nouter,
+                             const char *columns)
+{
+    if (!rows_across(a, ns, c))
+        return;
+    int col = -1, at = -1;
+    for (int i = 0; i < nouter && col < 0; i++)
+        if (names[i] == columns)
+            col = i;
+    for (int i = 0; i < col; i++)
+        for (int k = 0; k < ns->n; k++)
+            if (c->kind[k] == 1 && k != c->mloop && exts[i] > 1 &&
+                strcmp(names[i], ns->loops[k]->var->name) == 0)
+                at = i;
+    /* (the column panels that share one copy) */
+    if (at < 0 || c->nn / nr < COPY_ROW_PANELS)
+        return;
+    const char *xs = auto_fresh(a, ir_sprintf(a->m->arena, "%ss", c->U->buf->name));
+    if (auto_step(a, "%s = cache_read(%s, %s)", xs, c->U->buf->name, names[at]))
+        ir_stmt_walk(a->f->body, mark_copy_filled, NULL, (void *)xs);
+}
+
 static bool subsample_strided(auto_ctx *a, nest *ns, bool swap, bool tails, double cost)
 {
     contraction c;
@@ -1005,7 +1068,8 @@ static bool transpose_rows(auto_ctx *a, nest *ns, bool swap, bool tails)
     double score;
     if (!contraction_match(ns, swap, &c) || !contraction_loops(ns, &c) || !rows_across(a, ns, &c) ||
         tile_model(a, c.nn, c.mm, c.K, columns_along_y(&c), tails,
-                   ir_dtype_is_float(c.body->buf->dtype), tile_vectors(&c), &nr, &mr, &score) < 0 ||
+                   ir_dtype_is_float(c.body->buf->dtype), tile_vectors(&c), rows_inner(&c), &nr,
+                   &mr, &score) < 0 ||
         c.nn / nr < 8 * a->threads || c.mm != mr)
         return false;
     int rank[32] = {0};
@@ -1044,8 +1108,8 @@ static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, b
         contraction_merge_model(a, ns, &c);
     int nr, mr;
     double cost = tile_model(a, c.nn, c.mm, c.K, columns_along_y(&c), tails,
-                             ir_dtype_is_float(c.body->buf->dtype), tile_vectors(&c), &nr, &mr,
-                             &a->tile_score);
+                             ir_dtype_is_float(c.body->buf->dtype), tile_vectors(&c),
+                             rows_inner(&c), &nr, &mr, &a->tile_score);
     if (cost < 0)
         return false;
     if (!check_only && copy &&
@@ -1099,8 +1163,11 @@ static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, b
     snprintf(order + pos, sizeof order - (size_t)pos, ", %s, %s%s%s", ii, ji, g4 >= 0 ? ", " : "",
              g4 >= 0 ? g4i : "");
     /* (the accumulator tile is staged at the innermost loop outside it) */
-    if (!auto_step(a, "reorder(%s)", order) ||
-        !contraction_tile(a, ns, &c, names[nouter - 1], ii, jr, ji, first_reduce, g4 >= 0))
+    if (!auto_step(a, "reorder(%s)", order))
+        return true;
+    if (copy)
+        copy_row_operand(a, ns, &c, nr, names, exts, nouter, cb.n > 1 ? cb.outer : jr);
+    if (!contraction_tile(a, ns, &c, names[nouter - 1], ii, jr, ji, first_reduce, g4 >= 0))
         return true;
     contraction_finish(a, &c, nr, mr, jr, ir, names, exts, nouter, par);
     skip_padding_taps(a, c.b->name);
