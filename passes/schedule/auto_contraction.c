@@ -248,6 +248,15 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
      * score 1.6) cost 0.63 + 1 per output, along the map's 112 (1 vector
      * by 8 rows, 0.89) 1.13 + 0.06, and run 2.6x faster (1465 to 560 us
      * on one thread, with a SiLU in the write-back). */
+    /* A one-vector tile of 8 rows takes 16 (16 sums, 17 loads per 16
+     * multiply-adds against 9 per 8) where the reduction is long enough
+     * for the loop to dominate the tile's fill and write-back, counted as
+     * it was (the candidates' scores stay comparable).  1x1 convolutions
+     * along a 28x28 merged map on one thread, by output channels:
+     * 256 -> 512, 1644 to 1266 us; 128 -> 512, 689 to 619; 64 -> 512, 324
+     * to 297 (bench/results/rows_s21.txt). */
+    if (nv == 1 && mr == 8 && K >= 64 && mm % 16 == 0 && max_vectors >= TILE_MAX_VECTORS)
+        mr = 16;
     *nr_out = nr;
     *mr_out = mr;
     return K / ((double)L * *score) + (along_y ? 1.0 / L : 1.0);
