@@ -985,6 +985,22 @@ static void copy_row_operand(auto_ctx *a, const nest *ns, const contraction *c, 
         ir_stmt_walk(a->f->body, mark_copy_filled, NULL, (void *)xs);
 }
 
+/* Whether the tile with the weight in vectors would take 12 or 14 rows
+ * of the map on a subsampled copy (rows side by side, tile_model) that it
+ * cannot take on the strided reads in place: ResNeXt-50's 1x1 512 -> 1024
+ * of stride 2 from 28x28 (1.6 MB, in a 2 MB level-2 cache) to 14x14, 1731
+ * us in place (7 rows), 1301 us through the copy (14 rows) on one thread
+ * (in the model with its residual add 2116 us, ONNX Runtime 1419). */
+static bool rows_after_copy(const auto_ctx *a, const nest *ns)
+{
+    contraction w;
+    if (!contraction_match(ns, true, &w) || !contraction_loops(ns, &w) ||
+        !ir_dtype_is_float(w.body->buf->dtype) || w.row_window)
+        return false;
+    return w.K * 2 * a->lanes * 4 > (double)a->l1d && (w.mm % 14 == 0 || w.mm % 12 == 0) &&
+           w.nn % (2 * a->lanes) == 0;
+}
+
 static bool subsample_strided(auto_ctx *a, nest *ns, bool swap, bool tails, double cost)
 {
     contraction c;
@@ -997,7 +1013,7 @@ static bool subsample_strided(auto_ctx *a, nest *ns, bool swap, bool tails, doub
      * every panel of the tile's columns): 1024 -> 2048 of stride 2 from
      * 14x14 (800 KB) to 7x7 with its residual add, 1903 us read in place,
      * 2027 us through the copy on one thread. */
-    if (!merge && buffer_bytes(c.V->buf) <= a->l2)
+    if (!merge && buffer_bytes(c.V->buf) <= a->l2 && !rows_after_copy(a, ns))
         return false;
     const ir_stmt *b = c.b;
     /* the copy's order: the loops V uses, in V's order of dimensions (the
