@@ -707,8 +707,10 @@ bool pass_autoschedule(ir_module *m, diag *d)
              * a tenth of a DenseNet 1x1 convolution's time, 160 -> 128 on
              * 56x56: transposed, 1174 to 1312 us on one thread) */
             a.merge_cost = -1;
+            a.merge_outer = NULL;
             schedule_contraction(&a, &nests[i], false, true, true);
-            if (a.merge_cost > 0 && (k == 4 || a.merge_cost * 1.05 < cost)) {
+            bool rows = k < 4 && (k & 1) && a.merge_outer && merge_rows_pays(&a, &nests[i]);
+            if ((a.merge_cost > 0 && (k == 4 || a.merge_cost * 1.05 < cost)) || rows) {
                 const char *mo = a.merge_outer, *mi = a.merge_inner;
                 ir_stmt *blk = nests[i].block;
                 if (auto_step(&a, "%s = merge(%s, %s)", auto_fresh(&a, ir_sprintf(m->arena, "%s%s", mo, mi)), mo, mi) &&

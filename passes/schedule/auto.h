@@ -121,6 +121,10 @@ bool auto_is_weight(const ir_module *m, const ir_func *f, const ir_buffer *b);
 
 /* auto_contraction.c */
 bool schedule_contraction(auto_ctx *a, nest *ns, bool swap, bool tails, bool check_only);
+/* Whether a contraction tiled with its weight in vectors gains by merging
+ * its map's rows and columns (a 1x1 convolution on a channels-first 7x7
+ * map: 14 rows of the merged map where a row held 7, auto_contraction.c). */
+bool merge_rows_pays(const auto_ctx *a, const nest *ns);
 bool schedule_rows(auto_ctx *a, nest *ns);
 bool schedule_dot(auto_ctx *a, nest *ns);
 bool schedule_gemv(auto_ctx *a, nest *ns);

@@ -195,7 +195,7 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
     if (nv == 2 && f32_sums && rows_inner && max_vectors >= TILE_MAX_VECTORS &&
         K * nr * 4 > a->l1d)
         for (int m = 14; m >= 12; m -= 2)
-            if (mm % m == 0 && mr < m) {
+            if (mm >= m && (mm % m == 0 || mm % m >= 6) && mr < m) {
                 mr = m;
                 break;
             }
@@ -419,6 +419,8 @@ static void contraction_merge_model(auto_ctx *a, const nest *ns, const contracti
         int mnr, mmr;
         double ms;
         int64_t map = c->nn * extent(ns->loops[nl - 1]);
+        a->merge_outer = ns->loops[nl - 1]->var->name;
+        a->merge_inner = ns->loops[nl]->var->name;
         a->merge_cost = tile_model(a, map, c->mm, c->K, true, map >= 8 * a->lanes,
                                    ir_dtype_is_float(c->body->buf->dtype), tile_vectors(c), false,
                                    &mnr, &mmr, &ms);
@@ -428,8 +430,6 @@ static void contraction_merge_model(auto_ctx *a, const nest *ns, const contracti
         if (a->merge_cost > 0 && !auto_is_weight(a->m, a->f, c->V->buf) &&
             c->K * 3 * 64 > (double)a->l1d && rows_alias(c))
             a->merge_cost += 2.0 * c->K / ((double)c->mm * a->lanes);
-        a->merge_outer = ns->loops[nl - 1]->var->name;
-        a->merge_inner = ns->loops[nl]->var->name;
     }
 }
 
@@ -452,6 +452,23 @@ static bool rows_inner(const contraction *c)
 {
     const ir_expr *u = c->U->args[inner_dim(c->U->buf, c->U->nargs)];
     return u->kind == IR_VAR && u->var == c->it[c->mloop]->var;
+}
+
+/* Rows of 12 or 14 for a tile of two vectors of columns (tile_model) want
+ * a row loop of at least 12; a channels-first 7x7 map has rows of 7.  With
+ * its rows and columns merged, the tile takes 14 positions of the merged
+ * map (49 as 3 x 14 + 7): ResNeXt-50's 1x1 2048 -> 1024 on 7x7, 1391 to
+ * 1257 us on one thread (bench/results/rows_s21.txt). */
+bool merge_rows_pays(const auto_ctx *a, const nest *ns)
+{
+    contraction w;
+    if (!contraction_match(ns, true, &w) || !contraction_loops(ns, &w) ||
+        !ir_dtype_is_float(w.body->buf->dtype) || w.row_window || !rows_inner(&w) ||
+        w.mloop < 1 || w.kind[w.mloop - 1] != 1 || w.nn % (2 * a->lanes) != 0)
+        return false;
+    int64_t merged = w.mm * extent(ns->loops[w.mloop - 1]);
+
+    return w.mm < 12 && merged >= 14 && w.K * 2 * a->lanes * 4 > (double)a->l1d;
 }
 
 /* The bytes of buf. */
