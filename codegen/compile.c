@@ -2196,6 +2196,11 @@ static double stmt_work(const ir_stmt *s)
         for (int i = 0; i < s->nargs; i++)
             w += expr_ops(s->args[i]);
         return w;
+    case IR_S_PREFETCH:   /* one instruction and its address */
+        w = 1;
+        for (int i = 0; i < s->nargs; i++)
+            w += expr_ops(s->args[i]);
+        return w;
     case IR_S_ALLOC:
     case IR_S_LET:
         return expr_ops(s->value) + stmt_work(s->nbody ? s->body[0] : NULL);
