@@ -1026,6 +1026,7 @@ const ox_op ox_ops_shape[] = {
     {"Expand", op_expand, NULL, AS_IS},
     {"Flatten", op_flatten, NULL, AS_IS},
     {"Gather", op_gather, NULL, AS_IS},
+    {"If", ox_op_if, NULL, AS_IS},
     {"Pad", op_pad, NULL, AS_IS},
     {"Range", op_range, NULL, AS_IS},
     {"Reshape", op_reshape, NULL, AS_IS},
