@@ -57,6 +57,10 @@ leave out, each a few ms:
                ConvTranspose1d, Conv3d, MaxPool3d, trilinear Upsample,
                F.normalize, LocalResponseNorm, a channel shuffle
 
+A torchvision model's name takes bench/unseen_export.py's suffixes too
+(convnext_tiny_op17: its LayerNormalization nodes; shufflenet_v2_x1_0_nofold:
+the shape arithmetic in the graph; mnasnet0_5_dyn: a dynamic batch).
+
 An existing DIR/MODEL.onnx is kept (delete it to export again); the timing
 still runs.  Needs Debian's python3-torch and python3-torchvision.
 """
@@ -368,7 +372,10 @@ def main(argv):
         model, x = unseen_export.build(base)
         args = {"image": x}
     else:
-        model, args = torchvision_model(a.model)
+        # a torchvision model, with bench/unseen_export.py's suffixes
+        # (_opN, _nofold, _initin, _dyn) for the forms other exporters write
+        base, options = unseen_export.variant(a.model)
+        model, args = torchvision_model(base)
     model = first_output(model, args)
     os.makedirs(a.dir, exist_ok=True)
     onnx_path = os.path.join(a.dir, a.model + ".onnx")
