@@ -799,6 +799,8 @@ static void dynamic_chain(ox *x, const ox_value *v, ox_str *b)
             if (u && (!u->konst || u->graph_input))
                 next = u;
         }
+        if (!next)   /* its inputs are known: an op tec computes at run time only */
+            ox_printf(b, ", of inputs known at import time, which tec computes at run time");
         v = next;
     }
 }
@@ -2272,7 +2274,7 @@ bool ox_op_if(ox_node *nd, const void *arg)
     ox_value *cond = ox_input(nd, 0);
     if (!cond)
         return false;
-    if (!ox_known(cond)) {
+    if (!cond->konst) {   /* (a graph input given a file is known: the program is specialized) */
         ox_str chain = {0};
         dynamic_chain(nd->x, cond, &chain);
         ox_fail(nd, "the condition ('%s') is computed at run time: tec imports an If only when "

@@ -7,8 +7,9 @@
 # listed before the Relu whose output their branches read (by name, not as
 # inputs of the If): the import orders them after it.  The results equal
 # NumPy's at -O0 and -O2.  A condition computed at run time is refused with
-# the chain that computes it; so is a branch whose outputs are not the
-# node's.
+# the chain that computes it (down to a graph input, or to an op of known
+# inputs that tec does not compute at import time); so is a branch whose
+# outputs are not the node's.
 . "$srcdir/testsuite/cli/lib.inc"
 "$PYTHON" - "$srcdir/testsuite/onnx" <<'EOF2' || fail "cannot write the models"
 import os, sys
@@ -66,6 +67,17 @@ dyn = [node("ReduceSum", ["x"], ["total"], name="total", attrs=[
 with open("dyn.onnx", "wb") as f:
     f.write(model(dyn, [value_info("x", [2, 3])], [value_info("y", [2, 3])],
                   [array_tensor("zero", np.zeros((), np.float32), FLOAT)]))
+# the condition from shapes through an op tec does not fold (ReduceProd)
+prod = [node("Shape", ["x"], ["s"], name="s"),
+        node("ReduceProd", ["s"], ["numel"], name="numel", attrs=[
+            [field(1, "keepdims"), field(20, 2), field(3, 0)]]),
+        node("Greater", ["numel", "five"], ["big"], name="big"),
+        branch_if("if_prod", "big", "y",
+                  [node("Relu", ["x"], ["y_then"], name="t")], "y_then",
+                  [node("Neg", ["x"], ["y_else"], name="e")], "y_else")]
+with open("prod.onnx", "wb") as f:
+    f.write(model(prod, [value_info("x", [2, 3])], [value_info("y", [2, 3])],
+                  [ints("five", 5)]))
 # a branch with two outputs for the node's one
 two = cond("c", 0, 2, "c") + [None]
 two[-1] = node("If", ["c"], ["y"], name="if_two", attrs=[
@@ -89,6 +101,8 @@ for o in O0 O2; do
 done
 expect_status 1 "$TEC" dyn.onnx
 expect_err "dyn.onnx: error: node 'if_dyn' (If, opset 13): the condition ('positive') is computed at run time: tec imports an If only when its condition is known at import time (from shapes or constants): 'positive' (Greater) <- 'total' (ReduceSum) <- 'x' (a graph input)"
+expect_status 1 "$TEC" prod.onnx
+expect_err "prod.onnx: error: node 'if_prod' (If, opset 13): the condition ('big') is computed at run time: tec imports an If only when its condition is known at import time (from shapes or constants): 'big' (Greater) <- 'numel' (ReduceProd), of inputs known at import time, which tec computes at run time"
 expect_status 1 "$TEC" two.onnx
 expect_err "two.onnx: error: node 'if_two' (If, opset 13): then_branch has 2 outputs but the node 1"
 echo ok
