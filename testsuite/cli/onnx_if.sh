@@ -57,38 +57,28 @@ np.save("x.npy", x)
 r = np.maximum(x, 0)
 os.mkdir("ref")
 np.save("ref/y.npy", ((r + b).reshape(1, 20) * r.reshape(1, 20)).astype(np.float32))
+def refused(name, nodes, c, inits, then=None):
+    """name.onnx: nodes computing c, then If(c): x's Relu (or then), else its Neg."""
+    then = then or ([node("Relu", ["x"], ["y_then"], name="t")], [value_info("y_then", [1])])
+    nodes = nodes + [node("If", [c], ["y"], name="if_" + name, attrs=[
+        attr_graph("then_branch", then[0], then[1]),
+        attr_graph("else_branch", [node("Neg", ["x"], ["y_else"], name="e")],
+                   [value_info("y_else", [1])])])]
+    with open(name + ".onnx", "wb") as f:
+        f.write(model(nodes, [value_info("x", [2, 3])], [value_info("y", [2, 3])], inits))
+no_keepdims = [[field(1, "keepdims"), field(20, 2), field(3, 0)]]
 # the condition from the input's values: known only at run time
-dyn = [node("ReduceSum", ["x"], ["total"], name="total", attrs=[
-           [field(1, "keepdims"), field(20, 2), field(3, 0)]]),
-       node("Greater", ["total", "zero"], ["positive"], name="positive"),
-       branch_if("if_dyn", "positive", "y",
-                 [node("Relu", ["x"], ["y_then"], name="t")], "y_then",
-                 [node("Neg", ["x"], ["y_else"], name="e")], "y_else")]
-with open("dyn.onnx", "wb") as f:
-    f.write(model(dyn, [value_info("x", [2, 3])], [value_info("y", [2, 3])],
-                  [array_tensor("zero", np.zeros((), np.float32), FLOAT)]))
+refused("dyn", [node("ReduceSum", ["x"], ["total"], name="total", attrs=no_keepdims),
+                node("Greater", ["total", "zero"], ["positive"], name="positive")], "positive",
+        [array_tensor("zero", np.zeros((), np.float32), FLOAT)])
 # the condition from shapes through an op tec does not fold (ReduceProd)
-prod = [node("Shape", ["x"], ["s"], name="s"),
-        node("ReduceProd", ["s"], ["numel"], name="numel", attrs=[
-            [field(1, "keepdims"), field(20, 2), field(3, 0)]]),
-        node("Greater", ["numel", "five"], ["big"], name="big"),
-        branch_if("if_prod", "big", "y",
-                  [node("Relu", ["x"], ["y_then"], name="t")], "y_then",
-                  [node("Neg", ["x"], ["y_else"], name="e")], "y_else")]
-with open("prod.onnx", "wb") as f:
-    f.write(model(prod, [value_info("x", [2, 3])], [value_info("y", [2, 3])],
-                  [ints("five", 5)]))
+refused("prod", [node("Shape", ["x"], ["s"], name="s"),
+                 node("ReduceProd", ["s"], ["numel"], name="numel", attrs=no_keepdims),
+                 node("Greater", ["numel", "five"], ["big"], name="big")], "big", [ints("five", 5)])
 # a branch with two outputs for the node's one
-two = cond("c", 0, 2, "c") + [None]
-two[-1] = node("If", ["c"], ["y"], name="if_two", attrs=[
-    attr_graph("then_branch", [node("Relu", ["x"], ["y_then"], name="t"),
-                               node("Neg", ["x"], ["y_then2"], name="t2")],
-               [value_info("y_then", [1]), value_info("y_then2", [1])]),
-    attr_graph("else_branch", [node("Neg", ["x"], ["y_else"], name="e")],
-               [value_info("y_else", [1])])])
-with open("two.onnx", "wb") as f:
-    f.write(model(two, [value_info("x", [2, 3])], [value_info("y", [2, 3])],
-                  [ints("c_dim", 0), ints("c_size", 2)]))
+refused("two", cond("c", 0, 2, "c"), "c", [ints("c_dim", 0), ints("c_size", 2)],
+        then=([node("Relu", ["x"], ["y_then"], name="t"), node("Neg", ["x"], ["y_then2"], name="t2")],
+              [value_info("y_then", [1]), value_info("y_then2", [1])]))
 EOF2
 expect_status 0 "$TEC" --emit=te m.onnx -o net.te
 grep -q '^s = reshape(s_then, 1, 4, 5) as "sq.then_branch"$' net.te &&
