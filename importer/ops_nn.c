@@ -1765,6 +1765,77 @@ static bool op_gatherelements(ox_node *nd, const void *arg)
     return ok;
 }
 
+/* GridSample (opset 16; `linear` and `nearest` from 20) of a 4-D x by a
+ * grid [N, Ho, Wo, 2] of (x, y) coordinates in [-1, 1]: each output
+ * position reads x at its grid point, unnormalized to pixel coordinates
+ * (align_corners: -1 and 1 are the corner pixels' centres, else their
+ * outer edges), bilinear (the four neighbours, weighted) or nearest
+ * (rint: ties to even, as PyTorch and ONNX Runtime round); padding
+ * `zeros` (a neighbour outside reads 0) or `border` (the coordinate is
+ * clamped to the image first).  bicubic and reflection are refused. */
+static bool op_gridsample(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    ox_value *x = ox_input(nd, 0), *g = ox_input(nd, 1);
+    if (!x || !g || !ox_need_float(nd, x) || !ox_same_dtypes(nd, 0, 1))
+        return false;
+    if (x->ndim != 4 || g->ndim != 4 || g->shape[0] != x->shape[0] || g->shape[3] != 2)
+        return ox_fail(nd, "X must be 4-D [N, C, H, W] and grid [N, Ho, Wo, 2] (tec samples "
+                       "2-D images only)");
+    const char *mode = ox_attr_str(nd, "mode", nd->opset >= 20 ? "linear" : "bilinear");
+    const char *pad = ox_attr_str(nd, "padding_mode", "zeros");
+    bool linear = strcmp(mode, "bilinear") == 0 || strcmp(mode, "linear") == 0;
+    if (!linear && strcmp(mode, "nearest") != 0)
+        return ox_fail(nd, "mode '%s' is not supported (bilinear, linear and nearest are)", mode);
+    bool border = strcmp(pad, "border") == 0;
+    if (!border && strcmp(pad, "zeros") != 0)
+        return ox_fail(nd, "padding_mode '%s' is not supported (zeros and border are)", pad);
+    bool corners = ox_attr_int(nd, "align_corners", 0) != 0;
+    ox_value *y = ox_output(nd, 0);
+    y->dtype = x->dtype;
+    y->ndim = 4;
+    int64_t ys[4] = {x->shape[0], x->shape[1], g->shape[1], g->shape[2]};
+    memcpy(y->shape, ys, sizeof ys);
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    const char *xr = ox_operand(&k, x, "x"), *gr = ox_operand(&k, g, "grid");
+    /* the pixel coordinates: gx along W (the grid's 0), gy along H (1) */
+    for (int a = 0; a < 2; a++) {
+        int64_t size = x->shape[3 - a];
+        ox_str c = {0};
+        if (corners) {   /* (g + 1) / 2 * (size - 1) */
+            ox_printf(&c, "(%s[n, h, w, %d] + 1.0) * ", gr, a);
+            ox_float(&c, (double)(size - 1) / 2);
+        } else           /* ((g + 1) * size - 1) / 2 */
+            ox_printf(&c, "((%s[n, h, w, %d] + 1.0) * %lld.0 - 1.0) / 2.0", gr, a,
+                      (long long)size);
+        if (border)
+            ox_printf(&k.body, "    g%c[n, h, w] = min(max(%s, 0.0), %lld.0)\n", "xy"[a], c.s,
+                      (long long)(size - 1));
+        else
+            ox_printf(&k.body, "    g%c[n, h, w] = %s\n", "xy"[a], c.s);
+        free(c.s);
+    }
+    if (linear) {
+        ox_printf(&k.body, "    y[n, c, h, w] = ");
+        for (int t = 0; t < 4; t++) {
+            int dy = t / 2, dx = t % 2;
+            ox_printf(&k.body, "%s(%sgy[n, h, w] - floor(gy[n, h, w]))%s * "
+                      "(%sgx[n, h, w] - floor(gx[n, h, w]))%s * "
+                      "(%s[n, c, i64(floor(gy[n, h, w])) + %d, i64(floor(gx[n, h, w])) + %d] else 0)",
+                      t ? " + " : "", dy ? "" : "1.0 - (", dy ? "" : ")", dx ? "" : "1.0 - (",
+                      dx ? "" : ")", xr, dy, dx);
+        }
+        ox_printf(&k.body, " where c in 0..%lld\n", (long long)x->shape[1]);
+    } else
+        ox_printf(&k.body, "    y[n, c, h, w] = %s[n, c, i64(rint(gy[n, h, w])), "
+                  "i64(rint(gx[n, h, w]))] else 0 where c in 0..%lld\n", xr,
+                  (long long)x->shape[1]);
+    bool ok = ox_kernel_finish(&k, "grid_sample", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
 /* ConvTranspose's strides s, dilations dl, leading pads pb and output
  * sizes out of each spatial dimension, from its attributes (output_shape
  * and auto_pad set the pads: a negative total pads the end with zeros,
@@ -3169,6 +3240,7 @@ const ox_op ox_ops_nn[] = {
     {"CumSum", op_cumsum, NULL, WIDEN},
     {"Einsum", op_einsum, NULL, WIDEN},
     {"GatherElements", op_gatherelements, NULL, AS_IS},
+    {"GridSample", op_gridsample, NULL, WIDEN},
     {"Gemm", op_gemm, NULL, WIDEN},
     {"GlobalAveragePool", global_pool, &(const global_spec){"global_avgpool", "+=", "$ / #"}, WIDEN},
     {"GroupNormalization", op_groupnorm, NULL, WIDEN},
