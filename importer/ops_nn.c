@@ -1765,6 +1765,89 @@ static bool op_gatherelements(ox_node *nd, const void *arg)
     return ok;
 }
 
+/* ScatterElements (and Scatter, its name before opset 11): y is data
+ * with updates written at the indices along axis.  Written as a gather:
+ * each output position j looks for the indices equal to j (or j - size,
+ * negative ones counting from the end) along its row: with reduction
+ * `add` it sums their updates onto data's value; without (`none`) it takes
+ * the update of the last one (max= of its position k), or data's value
+ * where none is.  An index out of range writes nothing (ONNX Runtime
+ * stops with an error at run time).  A row of K indices costs K
+ * comparisons per output position. */
+static bool op_scatterelements(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    ox_value *x = ox_input(nd, 0), *ind = ox_input(nd, 1), *upd = ox_input(nd, 2);
+    int axis;
+    if (!x || !ind || !upd || !ox_axis(nd, ox_attr_int(nd, "axis", 0), x->ndim, &axis))
+        return false;
+    if (ind->ndim != x->ndim || ir_dtype_is_float(ind->dtype))
+        return ox_fail(nd, "the indices must be integers of the data's rank");
+    if (upd->ndim != ind->ndim || memcmp(upd->shape, ind->shape, sizeof(int64_t) * (size_t)ind->ndim) ||
+        upd->dtype != x->dtype)
+        return ox_fail(nd, "the updates must have the indices' shape and the data's dtype");
+    for (int d = 0; d < x->ndim; d++)
+        if (d != axis && ind->shape[d] > x->shape[d])
+            return ox_fail(nd, "the indices' dimension %d is larger than the data's", d);
+    const char *red = ox_attr_str(nd, "reduction", "none");
+    bool add = strcmp(red, "add") == 0;
+    if (!add && strcmp(red, "none") != 0)
+        return ox_fail(nd, "reduction '%s' is not supported (none and add are)", red);
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, x);
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    const char *xr = ox_operand(&k, x, "data");
+    ox_operand(&k, ind, "indices");
+    const char *ur = ox_operand(&k, upd, "updates");
+    long long D = (long long)x->shape[axis], K = (long long)ind->shape[axis];
+    ox_str all = {0}, at = {0}, last = {0};   /* y's indices; the row's at k; at t[...] */
+    ox_str inside = {0};                        /* "i0 < 2 && ": y's position has indices */
+    ox_indices(&all, "i", 0, x->ndim);
+    for (int d = 0; d < x->ndim; d++) {
+        ox_printf(&at, "%s%s", d ? ", " : "", d == axis ? "k" : "");
+        ox_printf(&last, "%s", d ? ", " : "");
+        if (d == axis)
+            ox_printf(&last, "t[%s]", all.s);
+        else if (ind->shape[d] == x->shape[d]) {
+            ox_printf(&at, "i%d", d);
+            ox_printf(&last, "i%d", d);
+        } else {
+            /* a dimension of the indices shorter than the data's: read at
+             * an index clamped into it, and matched only inside it (not a
+             * read `else` a default, whose guard -O2's staging of the row
+             * drops: bench/results/onnxte_s21.txt) */
+            ox_printf(&at, "min(i%d, %lld)", d, (long long)ind->shape[d] - 1);
+            ox_printf(&last, "min(i%d, %lld)", d, (long long)ind->shape[d] - 1);
+            ox_printf(&inside, "i%d < %lld && ", d, (long long)ind->shape[d]);
+        }
+    }
+    ox_str match = {0}, range = {0};
+    ox_printf(&range, "k in 0..%lld", K);
+    for (int d = 0; d < x->ndim; d++)
+        ox_printf(&range, ", i%d in 0..%lld", d, (long long)x->shape[d]);
+    ox_printf(&match, "%s(indices[%s] == i%d || indices[%s] == i%d - %lld)",
+              inside.s ? inside.s : "", at.s, axis, at.s, axis, D);
+    if (add) {
+        ox_printf(&k.body, "    s[%s] += %s ? %s[%s] : 0 where %s\n", all.s, match.s, ur, at.s,
+                  range.s);
+        ox_printf(&k.body, "    y[%s] = %s[%s] + s[%s]\n", all.s, xr, all.s, all.s);
+    } else {
+        ox_printf(&k.body, "    t[%s] max= i64(%s ? k : -1) where %s\n", all.s, match.s, range.s);
+        ox_printf(&k.body, "    y[%s] = t[%s] >= 0 ? (%s[%s] else 0) : %s[%s]\n", all.s, all.s, ur,
+                  last.s, xr, all.s);   /* (t is -1, out of range, where no index is j) */
+    }
+    free(all.s);
+    free(at.s);
+    free(last.s);
+    free(match.s);
+    free(range.s);
+    free(inside.s);
+    bool ok = ox_kernel_finish(&k, "scatter_elements", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
 /* GridSample (opset 16; `linear` and `nearest` from 20) of a 4-D x by a
  * grid [N, Ho, Wo, 2] of (x, y) coordinates in [-1, 1]: each output
  * position reads x at its grid point, unnormalized to pixel coordinates
@@ -3246,6 +3329,8 @@ const ox_op ox_ops_nn[] = {
     {"Einsum", op_einsum, NULL, WIDEN},
     {"GatherElements", op_gatherelements, NULL, AS_IS},
     {"GridSample", op_gridsample, NULL, WIDEN},
+    {"Scatter", op_scatterelements, NULL, AS_IS},
+    {"ScatterElements", op_scatterelements, NULL, AS_IS},
     {"Gemm", op_gemm, NULL, WIDEN},
     {"GlobalAveragePool", global_pool, &(const global_spec){"global_avgpool", "+=", "$ / #"}, WIDEN},
     {"GroupNormalization", op_groupnorm, NULL, WIDEN},
