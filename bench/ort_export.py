@@ -6,7 +6,8 @@ and PyTorch's latency, for bench/ort.sh.
         [--threads 1,2] [--repeat 20] [--cap 20] [--no-time]
 
 MODEL is a model of bench/unseen_export.py (q_resnet18, lstm, unet ...:
-its model and input), or of tec's zoo (resnet18 resnet50 mobilenet_v2
+its model and input), of this script's own (sr_net, detr_like, ops_mix,
+below), or of tec's zoo (resnet18 resnet50 mobilenet_v2
 efficientnet_b0 googlenet gpt2: tools/torch_ref.py's builder, its parameters
 and input filled with tec's default data, doc/data.md, so examples/MODEL.te
 and the export compute on the same numbers) or any other torchvision
@@ -36,6 +37,30 @@ bench/models_torch.py measures it, one line each:
 
     torch-result MODEL threads=N median_ms=M runs=R
 
+Models of this script's own (custom_models), layers tec's other exports
+leave out, each a few ms:
+
+    sr_net     super-resolution: PixelUnshuffle (SpaceToDepth-like
+               Reshape/Transpose), PixelShuffle (DepthToSpace), bicubic
+               and fractional nearest Resize, grouped and dilated
+               ConvTranspose2d, channel attention, Mish, Softplus
+    detr_like  a DETR-like detector: conv stem, sine position encoding,
+               a pre-norm nn.TransformerEncoderLayer, an
+               nn.TransformerDecoderLayer whose learned queries attend to
+               the encoder (cross-attention), an nn.MultiheadAttention
+               with kdim/vdim (separate projections) and a bool mask,
+               LogSoftmax and sigmoid heads
+    ops_mix    pooling and odd elementwise forms: MaxPool ceil_mode and
+               dilation, AvgPool count_include_pad=False, LPPool2d,
+               AdaptiveMaxPool2d, torch.roll, F.unfold, flip, SELU, CELU,
+               Hardtanh, Softsign, Tanhshrink, LogSigmoid, GLU, std,
+               ConvTranspose1d, Conv3d, MaxPool3d, trilinear Upsample,
+               F.normalize, LocalResponseNorm, a channel shuffle
+
+A torchvision model's name takes bench/unseen_export.py's suffixes too
+(convnext_tiny_op17: its LayerNormalization nodes; shufflenet_v2_x1_0_nofold:
+the shape arithmetic in the graph; mnasnet0_5_dyn: a dynamic batch).
+
 An existing DIR/MODEL.onnx is kept (delete it to export again); the timing
 still runs.  Needs Debian's python3-torch and python3-torchvision.
 """
@@ -54,6 +79,8 @@ sys.path.insert(0, os.path.join(TOP, "bench"))
 
 PROG = "ort_export.py"
 ZOO = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "googlenet", "gpt2"]
+# custom_models' names (PyTorch is imported only to build them)
+CUSTOM = ["sr_net", "detr_like", "ops_mix"]
 # The opset of a model's export where 13 lacks one of its operators
 # (torch.triu is ONNX Trilu from opset 14).
 OPSET = {"gpt2": 14}
@@ -150,6 +177,136 @@ def unseen_models():
     return unseen_export.QUANTIZED + list(unseen_export.SMALL)
 
 
+def custom_models():
+    """This script's own small models (see the top): name -> (builder,
+    input).  Layers the torchvision and bench/unseen_export.py models leave
+    out."""
+    import math
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class ChannelAttention(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.fc1, self.fc2 = nn.Conv2d(c, c // 4, 1), nn.Conv2d(c // 4, c, 1)
+
+        def forward(self, x):
+            return x * torch.sigmoid(self.fc2(F.relu(self.fc1(F.adaptive_avg_pool2d(x, 1)))))
+
+    class SrNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.unshuffle = nn.PixelUnshuffle(2)
+            self.head = nn.Conv2d(12, 32, 3, padding=1)
+            self.body = nn.Sequential(nn.Conv2d(32, 32, 3, padding=1), nn.Mish(),
+                                      nn.Conv2d(32, 32, 3, padding=2, dilation=2),
+                                      ChannelAttention(32))
+            self.up = nn.ConvTranspose2d(32, 32, 4, stride=2, padding=1, groups=4)
+            self.updil = nn.ConvTranspose2d(32, 16, 3, stride=1, padding=2, dilation=2)
+            self.tail = nn.Conv2d(16, 3 * 4, 3, padding=1)
+            self.shuffle = nn.PixelShuffle(2)
+
+        def forward(self, x):
+            y = self.head(self.unshuffle(x))
+            y = y + self.body(y)
+            y = F.softplus(self.updil(self.up(y)))
+            y = self.shuffle(self.tail(y))
+            base = F.interpolate(x, scale_factor=2, mode="bicubic", align_corners=False)
+            near = F.interpolate(x, size=(2 * x.shape[2], 2 * x.shape[3]), mode="nearest")
+            odd = F.interpolate(x, scale_factor=1.5, mode="nearest")
+            return torch.cat([y + base, near, F.pad(odd, (0, 32, 0, 32))[:, :, :128, :128]], 1)
+
+    class SineEmbedding(nn.Module):
+        def forward(self, h, w, d):
+            ys = torch.arange(h).float()[:, None].expand(h, w)
+            xs = torch.arange(w).float()[None, :].expand(h, w)
+            freq = 10000 ** (torch.arange(d // 4).float() / (d // 4))
+            parts = [ys[..., None] / freq, xs[..., None] / freq]
+            return torch.cat([p.sin() for p in parts] + [p.cos() for p in parts], -1).flatten(0, 1)
+
+    class DetrLike(nn.Module):
+        def __init__(self, d=128, queries=20, classes=11):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 32, 7, 4, 3), nn.BatchNorm2d(32), nn.ReLU(),
+                                      nn.Conv2d(32, 64, 3, 2, 1), nn.BatchNorm2d(64), nn.ReLU(),
+                                      nn.Conv2d(64, d, 3, 2, 1))
+            self.pos = SineEmbedding()
+            self.enc = nn.TransformerEncoderLayer(d, 4, 256, dropout=0.0, batch_first=True,
+                                                  norm_first=True)
+            self.dec = nn.TransformerDecoderLayer(d, 4, 256, dropout=0.0, batch_first=True,
+                                                  activation="gelu")
+            self.queries = nn.Parameter(torch.randn(queries, d))
+            self.mem = nn.MultiheadAttention(d, 4, kdim=64, vdim=96, batch_first=True)
+            self.kproj, self.vproj = nn.Linear(d, 64), nn.Linear(d, 96)
+            self.cls, self.box = nn.Linear(d, classes), nn.Linear(d, 4)
+
+        def forward(self, x):
+            f = self.stem(x)
+            b, d, h, w = f.shape
+            src = f.flatten(2).transpose(1, 2) + self.pos(h, w, d)[None]
+            mem = self.enc(src)
+            q = self.queries[None].expand(b, -1, -1)
+            t = self.dec(q, mem)
+            # (a float mask exports as a Cast to double before the Softmax,
+            # an export ONNX Runtime refuses too)
+            mask = (torch.arange(h * w) % 7 == 3)[None, :].expand(t.shape[1], h * w)
+            t2, _ = self.mem(t, self.kproj(mem), self.vproj(mem), attn_mask=mask)
+            t = t + t2
+            return torch.cat([self.cls(t).log_softmax(-1), self.box(t).sigmoid()], -1)
+
+    class OpsMix(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = nn.Conv2d(3, 16, 3, padding=1)
+            self.lrn = nn.LocalResponseNorm(5)
+            self.lp = nn.LPPool2d(2, 3, stride=2)
+            self.c2 = nn.Conv2d(16, 32, 3, padding=1)
+            self.t1 = nn.ConvTranspose1d(32, 8, 4, stride=3, padding=1, output_padding=2)
+            self.c3 = nn.Conv3d(1, 4, 3, padding=(0, 1, 1))
+            self.fc = nn.Linear(288, 24)
+
+        def forward(self, x):
+            y = self.c1(x)
+            a = F.max_pool2d(y, 3, stride=2, ceil_mode=True)                        # 16x17x17
+            b = F.avg_pool2d(y, 3, stride=2, padding=1, count_include_pad=False)    # 16x17x17
+            c = F.max_pool2d(F.pad(y, (1, 1, 1, 1)), 3, 2, 1, 2)               # 16x17x17
+            d = self.lp(F.pad(y, (1, 1, 1, 1)))                                     # 16x17x17
+            y = F.selu(a) + F.celu(b, 0.5) + F.hardtanh(c, -0.5, 0.5) + F.softsign(d)
+            y = self.lrn(y).view(1, 4, 4, 17, 17).transpose(1, 2).reshape(1, 16, 17, 17)
+            y = torch.roll(y, shifts=(2, -3), dims=(2, 3)) + y.flip(3)
+            y = F.tanhshrink(self.c2(y)) + F.logsigmoid(y.repeat(1, 2, 1, 1))
+            y = F.glu(y, 1)                                                        # 16x17x17
+            p = F.unfold(y, 2, stride=2)                                            # 64x64
+            s = p.std(1, keepdim=True) + F.adaptive_max_pool2d(y, 1).mean()
+            z = self.t1(F.normalize(p + s, dim=1)[:, :32])                          # 8x192
+            v = self.c3(y[:, None, :3])                                             # 4x1x17x17
+            v = F.max_pool3d(v, (1, 2, 2), ceil_mode=True)                          # 4x1x9x9
+            v = F.interpolate(v, size=(2, 6, 6), mode="trilinear", align_corners=False)
+            return torch.cat([self.fc(v.flatten(1)), z.amax(2).flatten(1)], 1)
+
+    g = torch.Generator().manual_seed(3)
+    return {
+        "sr_net": (SrNet, torch.randn(1, 3, 64, 64, generator=g)),
+        "detr_like": (DetrLike, torch.randn(1, 3, 256, 320, generator=g)),
+        "ops_mix": (OpsMix, torch.randn(1, 3, 34, 34, generator=g)),
+    }
+
+
+def custom_model(name):
+    """A model of custom_models and its input, parameters from
+    torch.manual_seed(0) (batch norms given random statistics)."""
+    import torch
+    cls, x = custom_models()[name]
+    torch.manual_seed(0)
+    model = cls().eval()
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 2.0)
+    return model, {"image": x}
+
+
 def export(model, args, path, opset, **options):
     """torch.onnx.export of model(*args.values()) to path; options: more of
     its keyword arguments (dynamic_axes, do_constant_folding ...)."""
@@ -208,12 +365,17 @@ def main(argv):
     options = {"opset": OPSET.get(a.model, 13)}
     if a.model in ZOO:
         model, args = zoo_model(a.model, a.tec)
+    elif a.model in CUSTOM:
+        model, args = custom_model(a.model)
     elif unseen_export.variant(a.model)[0] in unseen_models():
         base, options = unseen_export.variant(a.model)
         model, x = unseen_export.build(base)
         args = {"image": x}
     else:
-        model, args = torchvision_model(a.model)
+        # a torchvision model, with bench/unseen_export.py's suffixes
+        # (_opN, _nofold, _initin, _dyn) for the forms other exporters write
+        base, options = unseen_export.variant(a.model)
+        model, args = torchvision_model(base)
     model = first_output(model, args)
     os.makedirs(a.dir, exist_ok=True)
     onnx_path = os.path.join(a.dir, a.model + ".onnx")

@@ -321,5 +321,8 @@ bool ox_broadcast(ox_node *nd, ox_value *const *v, int n, int *R, int64_t *shape
 int ox_axes_of(ox_node *nd, int input, bool attr, int64_t *axes);
 /* ScatterND, of inputs known at import time only (importer/fold.c). */
 bool ox_op_scatternd(ox_node *nd, const void *arg);
+/* If, whose condition must be known at import time: the branch taken
+ * imports in place (importer/onnx.c). */
+bool ox_op_if(ox_node *nd, const void *arg);
 
 #endif

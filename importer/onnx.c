@@ -799,6 +799,8 @@ static void dynamic_chain(ox *x, const ox_value *v, ox_str *b)
             if (u && (!u->konst || u->graph_input))
                 next = u;
         }
+        if (!next)   /* its inputs are known: an op tec computes at run time only */
+            ox_printf(b, ", of inputs known at import time, which tec computes at run time");
         v = next;
     }
 }
@@ -1792,6 +1794,59 @@ static size_t heap_pop(ox_heap *h)
     return top;
 }
 
+/* Calls fn(ctx, name) for each input that the nodes of n's subgraphs (an
+ * If's branches, a Loop's body; GRAPH and GRAPHS attributes, and theirs
+ * in turn) name: the values of the enclosing graphs they read by name,
+ * which are no inputs of n itself, and their own. */
+static void subgraph_reads(const Onnx__NodeProto *n, void (*fn)(void *ctx, const char *name),
+                           void *ctx)
+{
+    for (size_t a = 0; a < n->n_attribute; a++) {
+        const Onnx__AttributeProto *at = n->attribute[a];
+        size_t ng = at->g ? 1 : at->n_graphs;
+        for (size_t k = 0; k < ng; k++) {
+            const Onnx__GraphProto *g = at->g ? at->g : at->graphs[k];
+            for (size_t i = 0; g && i < g->n_node; i++) {
+                for (size_t j = 0; j < g->node[i]->n_input; j++)
+                    if (*g->node[i]->input[j])
+                        fn(ctx, g->node[i]->input[j]);
+                subgraph_reads(g->node[i], fn, ctx);
+            }
+        }
+    }
+}
+
+static void count_read(void *ctx, const char *name)
+{
+    (void)name;
+    (*(size_t *)ctx)++;
+}
+
+/* The dependency edges of import_graph: node -> each node producing a
+ * value it reads. */
+typedef struct ox_edges {
+    ox *x;
+    const fe_map *producer;      /* output name -> (void *)(node index + 1) */
+    size_t node;                 /* the reader */
+    size_t *pending, *first, *edge_node, *edge_from;
+    size_t e;
+} ox_edges;
+
+/* A value that a subgraph of the node reads: an edge from the node of this
+ * graph that computes it (a value of the subgraph itself, or of a graph
+ * around this one, is no edge). */
+static void subgraph_edge(void *ctx, const char *in)
+{
+    ox_edges *c = ctx;
+    uintptr_t p = (uintptr_t)fe_map_get(c->producer, in);
+    if (!p || p - 1 == c->node || find_value(c->x, in))
+        return;
+    c->pending[c->node]++;
+    c->edge_from[c->e] = p - 1;
+    c->edge_node[c->e++] = c->node;
+    c->first[p]++;
+}
+
 /* Reports the first node (in the listed order) that never became ready. */
 static void report_stuck(ox *x, const Onnx__GraphProto *g, const bool *done)
 {
@@ -1818,8 +1873,10 @@ static bool import_graph(ox *x, const Onnx__GraphProto *g)
     size_t n = g->n_node, nedges = 0;
     if (n > OX_MAX_NODES)
         return model_error(x, "the graph has %zu nodes: tec reads at most %d", n, OX_MAX_NODES);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         nedges += g->node[i]->n_input;
+        subgraph_reads(g->node[i], count_read, &nedges);
+    }
     ir_arena *a = ir_arena_new();
     fe_map producer = {0};       /* output name -> (void *)(node index + 1) */
     for (size_t i = 0; i < n; i++)
@@ -1834,8 +1891,8 @@ static bool import_graph(ox *x, const Onnx__GraphProto *g)
     ox_heap h = {malloc((n + 1) * sizeof *h.v), 0};
     if (!pending || !first || !edge_node || !edge_from || !done || !h.v)
         ir_out_of_memory();
-    size_t e = 0;
-    for (size_t i = 0; i < n; i++)
+    ox_edges c = {x, &producer, 0, pending, first, edge_node, edge_from, 0};
+    for (size_t i = 0; i < n; i++) {
         for (size_t k = 0; k < g->node[i]->n_input; k++) {
             const char *in = g->node[i]->input[k];
             if (!*in || find_value(x, in))
@@ -1843,11 +1900,17 @@ static bool import_graph(ox *x, const Onnx__GraphProto *g)
             uintptr_t p = (uintptr_t)fe_map_get(&producer, in);
             pending[i]++;            /* never met when nothing produces it */
             if (p) {
-                edge_from[e] = p - 1;
-                edge_node[e++] = i;
+                edge_from[c.e] = p - 1;
+                edge_node[c.e++] = i;
                 first[p]++;
             }
         }
+        /* an If's branches read values of this graph by name: they are
+         * computed before it */
+        c.node = i;
+        subgraph_reads(g->node[i], subgraph_edge, &c);
+    }
+    size_t e = c.e;
     for (size_t i = 1; i <= n + 1; i++)   /* counts -> starts (CSR by producer) */
         first[i] += first[i - 1];
     size_t *adj = malloc((e + 1) * sizeof *adj), *fill = calloc(n + 1, sizeof *fill);
@@ -1988,15 +2051,32 @@ static void free_ox(ox *x)
         ir_arena_free(x->a);
 }
 
+/* count_readers' tables, and the node whose subgraphs are read. */
+typedef struct ox_readers {
+    ox *x;
+    fe_map *readers, *reader;
+    const Onnx__NodeProto *node;
+} ox_readers;
+
+/* A value a subgraph of c->node reads: read by c->node (so that no pair
+ * or chain takes it as read by one node of this graph alone). */
+static void count_subgraph_reader(void *ctx, const char *in)
+{
+    ox_readers *c = ctx;
+    fe_map_put(c->x->a, c->readers, in, (void *)((intptr_t)fe_map_get(c->readers, in) + 1));
+    fe_map_put(c->x->a, c->reader, in, (void *)c->node);
+}
+
 /* How many nodes read each value (readers: name -> (void *)(intptr_t) the
  * count, a graph output counting 2 more) and the last node that does
  * (reader: name -> the node); a node naming a value twice in a row reads
- * it once. */
+ * it once, and a value its subgraphs read (an If's branches) is read by
+ * it. */
 static void count_readers(ox *x, const Onnx__GraphProto *g, fe_map *readers, fe_map *reader)
 {
     if (!x->a)
         x->a = ir_arena_new();
-    for (size_t i = 0; i < g->n_node; i++)
+    for (size_t i = 0; i < g->n_node; i++) {
         for (size_t k = 0; k < g->node[i]->n_input; k++) {
             const char *in = g->node[i]->input[k];
             if (!*in || (k && strcmp(in, g->node[i]->input[k - 1]) == 0))
@@ -2004,6 +2084,9 @@ static void count_readers(ox *x, const Onnx__GraphProto *g, fe_map *readers, fe_
             fe_map_put(x->a, readers, in, (void *)((intptr_t)fe_map_get(readers, in) + 1));
             fe_map_put(x->a, reader, in, (void *)g->node[i]);
         }
+        ox_readers c = {x, readers, reader, g->node[i]};
+        subgraph_reads(g->node[i], count_subgraph_reader, &c);
+    }
     for (size_t i = 0; i < g->n_output; i++)
         if (g->output[i]->name)
             fe_map_put(x->a, readers, g->output[i]->name,
@@ -2122,6 +2205,127 @@ static Onnx__ModelProto *load_model(ox *x, ProtobufCAllocator *pa)
     return NULL;
 }
 
+/* The readers of each initializer (ox_value.uses), of g's nodes and their
+ * subgraphs'; an Identity's output is a copy with readers of its own
+ * (exporters write one initializer for equal ones).  With own, only those
+ * of x->vals[own..] (a branch's initializers, counted when it imports). */
+static void count_uses(ox *x, const Onnx__GraphProto *g, const ox_value *const *vals, int own)
+{
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *n = g->node[i];
+        for (size_t k = 0; k < n->n_input; k++) {
+            if (n->op_type && strcmp(n->op_type, "Identity") == 0)
+                continue;
+            ox_value *v = *n->input[k] ? find_value(x, n->input[k]) : NULL;
+            bool counted = !vals;
+            for (int j = own; vals && v && j < x->nvals && !counted; j++)
+                counted = vals[j] == v;
+            if (v && counted)
+                v->uses++;
+        }
+        for (size_t a = 0; a < n->n_attribute; a++) {
+            const Onnx__AttributeProto *at = n->attribute[a];
+            for (size_t k = 0; k < (at->g ? 1 : at->n_graphs); k++)
+                count_uses(x, at->g ? at->g : at->graphs[k], vals, own);
+        }
+    }
+}
+
+/* g's initializers as values known at import time; false after an error.
+ * branch: g is an If's branch, whose names may not be the enclosing
+ * graphs' (the main graph's later initializer of a name replaces an
+ * earlier one, as before). */
+static bool declare_initializers(ox *x, const Onnx__GraphProto *g, bool branch)
+{
+    for (size_t i = 0; i < g->n_initializer; i++) {
+        Onnx__TensorProto *t = g->initializer[i];
+        char err[512];
+        if (!t->name || !*t->name)
+            return model_error(x, "initializer %zu has no name", i);
+        if (branch && find_value(x, t->name))
+            return model_error(x, "initializer '%s' is already defined (each tensor must be "
+                               "defined once)", t->name);
+        ox_value *v = new_value(x, t->name);
+        if (!(v->konst = adopt_raw(x, t)) && !(v->konst = tensor_from_proto(x, t, err, sizeof err)))
+            return model_error(x, "initializer '%s': %s", t->name, err);
+        v->weight = true;
+        v->wide_unsigned = ox_wide_unsigned(t->data_type) ? t->data_type : 0;
+        v->dtype = v->konst->dtype;
+        v->ndim = v->konst->ndim;
+        memcpy(v->shape, v->konst->shape, sizeof v->shape);
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------- If
+ *
+ * An If whose condition is known at import time.  PyTorch exports
+ * x.squeeze(d) of a dimension whose size its shape inference did not fix
+ * (LocalResponseNorm's, a scripted function's) as
+ *     If(Equal(Gather(Shape(x), d), 1), then: Squeeze(x, d), else: Identity(x))
+ * and with the shapes tec knows the condition folds.  The branch taken
+ * imports in place, its nodes reading the enclosing graph's values by name
+ * (import_graph orders the If after their producers), and each output of
+ * the If is an Identity of the branch's output: a view, no copy.  A
+ * condition computed at run time is refused: tec compiles one program. */
+bool ox_op_if(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    ox_value *cond = ox_input(nd, 0);
+    if (!cond)
+        return false;
+    if (!cond->konst) {   /* (a graph input given a file is known: the program is specialized) */
+        ox_str chain = {0};
+        dynamic_chain(nd->x, cond, &chain);
+        ox_fail(nd, "the condition ('%s') is computed at run time: tec imports an If only when "
+                "its condition is known at import time (from shapes or constants): %s",
+                cond->onnx, chain.s);
+        free(chain.s);
+        return false;
+    }
+    if (ir_dtype_is_float(cond->dtype) || rt_tensor_numel(cond->konst) != 1)
+        return ox_fail(nd, "the condition ('%s') must be one bool", cond->onnx);
+    const char *which = rt_tensor_get_int(cond->konst, 0) ? "then_branch" : "else_branch";
+    const Onnx__AttributeProto *at = ox_attr(nd, which);
+    const Onnx__GraphProto *g = at ? at->g : NULL;
+    if (!g)
+        return ox_fail(nd, "the condition is %s but the node has no graph attribute %s",
+                       strcmp(which, "then_branch") == 0 ? "true" : "false", which);
+    int nout = ox_noutputs(nd);
+    if (g->n_input)
+        return ox_fail(nd, "%s has %zu inputs (an If's branches have none)", which, g->n_input);
+    if (g->n_output != (size_t)nout)
+        return ox_fail(nd, "%s has %zu outputs but the node %d", which, g->n_output, nout);
+    ox *x = nd->x;
+    int own = x->nvals;
+    if (!declare_initializers(x, g, true))
+        return false;
+    count_uses(x, g, (const ox_value *const *)x->vals, own);
+    if (!import_graph(x, g))
+        return false;
+    for (int i = 0; i < nout; i++) {
+        const char *inner = g->output[i]->name ? g->output[i]->name : "";
+        if (!*nd->n->output[i])
+            continue;
+        if (!find_value(x, inner))
+            return ox_fail(nd, "%s's output '%s' is not computed by any of its nodes", which,
+                           inner);
+        Onnx__NodeProto *id = ir_alloc(x->a, sizeof *id);
+        onnx__node_proto__init(id);
+        char **ins = ir_alloc(x->a, sizeof *ins), **outs = ir_alloc(x->a, sizeof *outs);
+        ins[0] = ir_strdup(x->a, inner);
+        outs[0] = nd->n->output[i];
+        id->name = ir_sprintf(x->a, "%s/%s", node_name(nd->n), which);   /* "if.then_branch" */
+        id->op_type = "Identity";
+        id->n_input = id->n_output = 1;
+        id->input = ins;
+        id->output = outs;
+        if (!import_node(x, id))
+            return false;
+    }
+    return true;
+}
+
 char *fe_onnx_import(const char *path, const fe_onnx_options *o, diag *d)
 {
     return fe_onnx_import_weights(path, o, NULL, d);
@@ -2144,37 +2348,12 @@ char *fe_onnx_import_weights(const char *path, const fe_onnx_options *o, rt_weig
     if (x.o->weights_dir && mkdir(x.o->weights_dir, 0777) != 0 && errno != EEXIST)
         model_error(&x, "cannot create %s: %s", x.o->weights_dir, strerror(errno));
     const Onnx__GraphProto *g = m->graph;
-    for (size_t i = 0; i < g->n_initializer && d->nerrors == errors; i++) {
-        Onnx__TensorProto *t = g->initializer[i];
-        char err[512];
-        if (!t->name || !*t->name) {
-            model_error(&x, "initializer %zu has no name", i);
-            break;
-        }
-        ox_value *v = new_value(&x, t->name);
-        if (!(v->konst = adopt_raw(&x, t)) && !(v->konst = tensor_from_proto(&x, t, err, sizeof err)))
-            model_error(&x, "initializer '%s': %s", t->name, err);
-        else {
-            v->weight = true;
-            v->wide_unsigned = ox_wide_unsigned(t->data_type) ? t->data_type : 0;
-            v->dtype = v->konst->dtype;
-            v->ndim = v->konst->ndim;
-            memcpy(v->shape, v->konst->shape, sizeof v->shape);
-        }
-    }
+    if (d->nerrors == errors)
+        declare_initializers(&x, g, false);
     for (size_t i = 0; i < g->n_input && d->nerrors == errors; i++)
         if (!g->input[i]->name || !find_value(&x, g->input[i]->name))
             declare_input(&x, g->input[i]);
-    /* readers of each initializer; an Identity's output is a copy with
-     * readers of its own (exporters write one initializer for equal ones) */
-    for (size_t i = 0; i < g->n_node; i++)
-        for (size_t k = 0; k < g->node[i]->n_input; k++) {
-            if (g->node[i]->op_type && strcmp(g->node[i]->op_type, "Identity") == 0)
-                continue;
-            ox_value *v = *g->node[i]->input[k] ? find_value(&x, g->node[i]->input[k]) : NULL;
-            if (v)
-                v->uses++;
-        }
+    count_uses(&x, g, NULL, 0);
     fe_map readers = {0}, reader = {0};   /* count_readers */
     count_readers(&x, g, &readers, &reader);
     find_pairs(&x, g, &readers, &reader);

@@ -366,6 +366,21 @@ static bool combine_op(ox_node *nd, const void *arg)
     return elementwise_n(nd, arg);
 }
 
+/* IsInf: +inf and -inf, each unless its attribute (detect_positive,
+ * detect_negative) is 0. */
+static bool op_isinf(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    bool pos = ox_attr_int(nd, "detect_positive", 1) != 0;
+    bool neg = ox_attr_int(nd, "detect_negative", 1) != 0;
+    const char *tmpl = pos && neg ? "$0 == inf || $0 == (-inf) ? 1 : 0"
+                       : pos      ? "$0 == inf ? 1 : 0"
+                       : neg      ? "$0 == (-inf) ? 1 : 0"
+                                  : "$0 != $0 && $0 == $0 ? 1 : 0";   /* never */
+    combine cb = {"isinf", tmpl, 1, 0, IR_I32, true};
+    return elementwise_n(nd, &cb);
+}
+
 /* Pow: the exponent may have another dtype than the base; integer powers
  * are computed in f64 and truncated (as ONNX's reference does).  A float
  * base squared by a constant 2 (a variance's Pow(x - mean, 2)) is x * x:
@@ -532,6 +547,8 @@ const ox_op ox_ops_math[] = {
     {"HardSigmoid", unary_attr, &(const attr_spec){"hardsigmoid", "max(0, min(1, %s * $ + %s))", "alpha", 0.2, "beta", 0.5}, WIDEN},
     {"HardSwish", unary_op, &(const unary_spec){"hardswish", "$ * max(0, min(1, $ / 6 + 0.5))", true}, WIDEN},
     {"Identity", op_identity, NULL, AS_IS},
+    {"IsInf", op_isinf, NULL, AS_IS},
+    {"IsNaN", combine_op, &(const combine){"isnan", "$0 != $0 ? 1 : 0", 1, 0, IR_I32, true}, AS_IS},
     {"LeakyRelu", unary_attr, &(const attr_spec){"leakyrelu", "$ >= 0 ? $ : %s * $", "alpha", 0.01, NULL, 0}, WIDEN},
     {"Less", combine_op, &(const combine){"less", "$0 < $1 ? 1 : 0", 2, 0, IR_I32, false}, AS_IS},
     {"LessOrEqual", combine_op, &(const combine){"less_or_equal", "$0 <= $1 ? 1 : 0", 2, 0, IR_I32, false}, AS_IS},

@@ -1765,6 +1765,165 @@ static bool op_gatherelements(ox_node *nd, const void *arg)
     return ok;
 }
 
+/* ScatterElements (and Scatter, its name before opset 11): y is data
+ * with updates written at the indices along axis.  Written as a gather:
+ * each output position j looks for the indices equal to j (or j - size,
+ * negative ones counting from the end) along its row: with reduction
+ * `add` it sums their updates onto data's value; without (`none`) it takes
+ * the update of the last one (max= of its position k), or data's value
+ * where none is.  An index out of range writes nothing (ONNX Runtime
+ * stops with an error at run time).  A row of K indices costs K
+ * comparisons per output position. */
+static bool op_scatterelements(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    ox_value *x = ox_input(nd, 0), *ind = ox_input(nd, 1), *upd = ox_input(nd, 2);
+    int axis;
+    if (!x || !ind || !upd || !ox_axis(nd, ox_attr_int(nd, "axis", 0), x->ndim, &axis))
+        return false;
+    if (ind->ndim != x->ndim || ir_dtype_is_float(ind->dtype))
+        return ox_fail(nd, "the indices must be integers of the data's rank");
+    if (upd->ndim != ind->ndim || memcmp(upd->shape, ind->shape, sizeof(int64_t) * (size_t)ind->ndim) ||
+        upd->dtype != x->dtype)
+        return ox_fail(nd, "the updates must have the indices' shape and the data's dtype");
+    for (int d = 0; d < x->ndim; d++)
+        if (d != axis && ind->shape[d] > x->shape[d])
+            return ox_fail(nd, "the indices' dimension %d is larger than the data's", d);
+    const char *red = ox_attr_str(nd, "reduction", "none");
+    bool add = strcmp(red, "add") == 0;
+    if (!add && strcmp(red, "none") != 0)
+        return ox_fail(nd, "reduction '%s' is not supported (none and add are)", red);
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, x);
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    const char *xr = ox_operand(&k, x, "data");
+    ox_operand(&k, ind, "indices");
+    const char *ur = ox_operand(&k, upd, "updates");
+    long long D = (long long)x->shape[axis], K = (long long)ind->shape[axis];
+    ox_str all = {0}, at = {0}, last = {0};   /* y's indices; the row's at k; at t[...] */
+    ox_str inside = {0};                        /* "i0 < 2 && ": y's position has indices */
+    ox_indices(&all, "i", 0, x->ndim);
+    for (int d = 0; d < x->ndim; d++) {
+        ox_printf(&at, "%s%s", d ? ", " : "", d == axis ? "k" : "");
+        ox_printf(&last, "%s", d ? ", " : "");
+        if (d == axis)
+            ox_printf(&last, "t[%s]", all.s);
+        else if (ind->shape[d] == x->shape[d]) {
+            ox_printf(&at, "i%d", d);
+            ox_printf(&last, "i%d", d);
+        } else {
+            /* a dimension of the indices shorter than the data's: read at
+             * an index clamped into it, and matched only inside it (not a
+             * read `else` a default, whose guard -O2's staging of the row
+             * drops: bench/results/onnxte_s21.txt) */
+            ox_printf(&at, "min(i%d, %lld)", d, (long long)ind->shape[d] - 1);
+            ox_printf(&last, "min(i%d, %lld)", d, (long long)ind->shape[d] - 1);
+            ox_printf(&inside, "i%d < %lld && ", d, (long long)ind->shape[d]);
+        }
+    }
+    ox_str match = {0}, range = {0};
+    ox_printf(&range, "k in 0..%lld", K);
+    for (int d = 0; d < x->ndim; d++)
+        ox_printf(&range, ", i%d in 0..%lld", d, (long long)x->shape[d]);
+    ox_printf(&match, "%s(indices[%s] == i%d || indices[%s] == i%d - %lld)",
+              inside.s ? inside.s : "", at.s, axis, at.s, axis, D);
+    if (add) {
+        ox_printf(&k.body, "    s[%s] += %s ? %s[%s] : 0 where %s\n", all.s, match.s, ur, at.s,
+                  range.s);
+        ox_printf(&k.body, "    y[%s] = %s[%s] + s[%s]\n", all.s, xr, all.s, all.s);
+    } else {
+        ox_printf(&k.body, "    t[%s] max= i64(%s ? k : -1) where %s\n", all.s, match.s, range.s);
+        ox_printf(&k.body, "    y[%s] = t[%s] >= 0 ? (%s[%s] else 0) : %s[%s]\n", all.s, all.s, ur,
+                  last.s, xr, all.s);   /* (t is -1, out of range, where no index is j) */
+    }
+    free(all.s);
+    free(at.s);
+    free(last.s);
+    free(match.s);
+    free(range.s);
+    free(inside.s);
+    bool ok = ox_kernel_finish(&k, "scatter_elements", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* GridSample (opset 16; `linear` and `nearest` from 20) of a 4-D x by a
+ * grid [N, Ho, Wo, 2] of (x, y) coordinates in [-1, 1]: each output
+ * position reads x at its grid point, unnormalized to pixel coordinates
+ * (align_corners: -1 and 1 are the corner pixels' centres, else their
+ * outer edges), bilinear (the four neighbours, weighted) or nearest
+ * (rint: ties to even, as PyTorch and ONNX Runtime round); padding
+ * `zeros` (a neighbour outside reads 0) or `border` (the coordinate is
+ * clamped to the image first).  bicubic and reflection are refused. */
+static bool op_gridsample(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    ox_value *x = ox_input(nd, 0), *g = ox_input(nd, 1);
+    if (!x || !g || !ox_need_float(nd, x) || !ox_same_dtypes(nd, 0, 1))
+        return false;
+    if (x->ndim != 4 || g->ndim != 4 || g->shape[0] != x->shape[0] || g->shape[3] != 2)
+        return ox_fail(nd, "X must be 4-D [N, C, H, W] and grid [N, Ho, Wo, 2] (tec samples "
+                       "2-D images only)");
+    const char *mode = ox_attr_str(nd, "mode", nd->opset >= 20 ? "linear" : "bilinear");
+    const char *pad = ox_attr_str(nd, "padding_mode", "zeros");
+    bool linear = strcmp(mode, "bilinear") == 0 || strcmp(mode, "linear") == 0;
+    if (!linear && strcmp(mode, "nearest") != 0)
+        return ox_fail(nd, "mode '%s' is not supported (bilinear, linear and nearest are)", mode);
+    bool border = strcmp(pad, "border") == 0;
+    if (!border && strcmp(pad, "zeros") != 0)
+        return ox_fail(nd, "padding_mode '%s' is not supported (zeros and border are)", pad);
+    bool corners = ox_attr_int(nd, "align_corners", 0) != 0;
+    ox_value *y = ox_output(nd, 0);
+    y->dtype = x->dtype;
+    y->ndim = 4;
+    int64_t ys[4] = {x->shape[0], x->shape[1], g->shape[1], g->shape[2]};
+    memcpy(y->shape, ys, sizeof ys);
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    const char *xr = ox_operand(&k, x, "x"), *gr = ox_operand(&k, g, "grid");
+    /* the pixel coordinates: gx along W (the grid's 0), gy along H (1) */
+    for (int a = 0; a < 2; a++) {
+        int64_t size = x->shape[3 - a];
+        ox_str c = {0};
+        if (corners) {   /* (g + 1) / 2 * (size - 1) */
+            ox_printf(&c, "(%s[n, h, w, %d] + 1.0) * ", gr, a);
+            ox_float(&c, (double)(size - 1) / 2);
+        } else           /* ((g + 1) * size - 1) / 2 */
+            ox_printf(&c, "((%s[n, h, w, %d] + 1.0) * %lld.0 - 1.0) / 2.0", gr, a,
+                      (long long)size);
+        if (border)
+            ox_printf(&k.body, "    g%c[n, h, w] = min(max(%s, 0.0), %lld.0)\n", "xy"[a], c.s,
+                      (long long)(size - 1));
+        else
+            ox_printf(&k.body, "    g%c[n, h, w] = %s\n", "xy"[a], c.s);
+        free(c.s);
+    }
+    /* each grid point's neighbour and weights, once for all channels
+     * (3x faster than computing them in the channels' statement) */
+    const char *round = linear ? "floor" : "rint";
+    ox_printf(&k.body, "    x0[n, h, w] = i64(%s(gx[n, h, w]))\n", round);
+    ox_printf(&k.body, "    y0[n, h, w] = i64(%s(gy[n, h, w]))\n", round);
+    if (linear) {
+        ox_printf(&k.body, "    fx[n, h, w] = gx[n, h, w] - floor(gx[n, h, w])\n");
+        ox_printf(&k.body, "    fy[n, h, w] = gy[n, h, w] - floor(gy[n, h, w])\n");
+        ox_printf(&k.body, "    y[n, c, h, w] = ");
+        for (int t = 0; t < 4; t++) {
+            int dy = t / 2, dx = t % 2;
+            ox_printf(&k.body, "%s%sfy[n, h, w]%s * %sfx[n, h, w]%s * "
+                      "(%s[n, c, y0[n, h, w] + %d, x0[n, h, w] + %d] else 0)", t ? " + " : "",
+                      dy ? "" : "(1.0 - ", dy ? "" : ")", dx ? "" : "(1.0 - ", dx ? "" : ")", xr,
+                      dy, dx);
+        }
+        ox_printf(&k.body, " where c in 0..%lld\n", (long long)x->shape[1]);
+    } else
+        ox_printf(&k.body, "    y[n, c, h, w] = %s[n, c, y0[n, h, w], x0[n, h, w]] else 0 "
+                  "where c in 0..%lld\n", xr, (long long)x->shape[1]);
+    bool ok = ox_kernel_finish(&k, "grid_sample", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
 /* ConvTranspose's strides s, dilations dl, leading pads pb and output
  * sizes out of each spatial dimension, from its attributes (output_shape
  * and auto_pad set the pads: a negative total pads the end with zeros,
@@ -1855,25 +2014,77 @@ static bool convtranspose_geometry(ox_node *nd, const ox_value *x, const ox_valu
  * and channels instead, each output position tried every tap against
  * every channel and kept one in stride^dims of them: U-Net's upsampling
  * ran at 0.8 GFLOP/s. */
+/* The strides and leading pads of a ConvTranspose whose output positions
+ * convtranspose_col2im sums phase by phase. */
+typedef struct convt_phases {
+    const int64_t *s, *pb;
+} convt_phases;
+
 static void convtranspose_col2im(ox_kernel *k, int nsp, const char *cond, const char *pos,
-                                 const char *target, const int64_t *out)
+                                 const char *target, const int64_t *out, int64_t g, int64_t Fg,
+                                 int64_t Cg, const convt_phases *phases)
 {
     ox_str taps = {0}, in = {0};
     for (int d = 0; d < nsp; d++) {
         ox_printf(&taps, ", r%d", d);
         ox_printf(&in, ", i%d", d);
     }
-    ox_printf(&k->body, "    z[n, f%s%s] += x[n, c%s] * weight[c, f%s]\n", taps.s, in.s, in.s,
-              taps.s);
-    ox_printf(&k->body, "    %s[n, f", target);
-    for (int d = 0; d < nsp; d++)
-        ox_printf(&k->body, ", o%d", d);
-    ox_printf(&k->body, "] += %s%s%sz[n, f%s%s] else 0%s where ", cond ? "(" : "",
-              cond ? cond : "", cond ? " ? " : "", taps.s, pos, cond ? " : 0)" : "");
-    for (int d = 0; d < nsp; d++)
-        ox_printf(&k->body, "%so%d in 0..%lld, r%d in 0..%lld", d ? ", " : "", d,
-                  (long long)out[d], d, (long long)k->nd->in[1]->shape[2 + d]);
-    ox_printf(&k->body, "\n");
+    if (g == 1)
+        ox_printf(&k->body, "    z[n, f%s%s] += x[n, c%s] * weight[c, f%s]\n", taps.s, in.s,
+                  in.s, taps.s);
+    else   /* output channel f reads the Cg input channels of its group */
+        ox_printf(&k->body, "    z[n, f%s%s] += x[n, f / %lld * %lld + c%s] * weight[f / %lld * "
+                  "%lld + c, f %% %lld%s] where f in 0..%lld, c in 0..%lld\n", taps.s, in.s,
+                  (long long)Fg, (long long)Cg, in.s, (long long)Fg, (long long)Cg,
+                  (long long)Fg, taps.s, (long long)(g * Fg), (long long)Cg);
+    if (phases) {
+        /* output position o = q * s + p (phase p): the taps r landing on it
+         * are r = (p + pad) % s + s * j, reading input position q + (p +
+         * pad) / s - j; a tap past the kernel or a position outside the
+         * input reads 0 (else 0).  tp holds each phase's positions
+         * contiguously; the last statement interleaves them. */
+        ox_str tp = {0}, rd = {0}, rng = {0}, back = {0};
+        for (int d = 0; d < nsp; d++) {
+            long long sd = (long long)phases->s[d], pd = (long long)phases->pb[d];
+            long long kd = (long long)k->nd->in[1]->shape[2 + d];
+            ox_printf(&tp, ", p%d", d);
+            ox_printf(&rd, ", (p%d + %lld) %% %lld + %lld * j%d", d, pd, sd, sd, d);
+            ox_printf(&rng, ", p%d in 0..%lld, j%d in 0..%lld", d, sd, d, (kd + sd - 1) / sd);
+            ox_printf(&back, ", o%d %% %lld", d, sd);
+        }
+        for (int d = 0; d < nsp; d++) {
+            long long sd = (long long)phases->s[d], pd = (long long)phases->pb[d];
+            ox_printf(&tp, ", q%d", d);
+            ox_printf(&rd, ", q%d + (p%d + %lld) / %lld - j%d", d, d, pd, sd, d);
+            ox_printf(&rng, ", q%d in 0..%lld", d, (long long)((out[d] + sd - 1) / sd));
+            ox_printf(&back, ", o%d / %lld", d, sd);
+        }
+        ox_printf(&k->body, "    tp[n, f%s] += z[n, f%s] else 0 where %s\n", tp.s, rd.s,
+                  rng.s + 2);
+        ox_str o = {0}, orng = {0};
+        for (int d = 0; d < nsp; d++) {
+            ox_printf(&o, ", o%d", d);
+            ox_printf(&orng, ", o%d in 0..%lld", d, (long long)out[d]);
+        }
+        ox_printf(&k->body, "    %s[n, f%s] = tp[n, f%s] where %s\n", target, o.s, back.s,
+                  orng.s + 2);
+        free(o.s);
+        free(orng.s);
+        free(tp.s);
+        free(rd.s);
+        free(rng.s);
+        free(back.s);
+    } else {
+        ox_printf(&k->body, "    %s[n, f", target);
+        for (int d = 0; d < nsp; d++)
+            ox_printf(&k->body, ", o%d", d);
+        ox_printf(&k->body, "] += %s%s%sz[n, f%s%s] else 0%s where ", cond ? "(" : "",
+                  cond ? cond : "", cond ? " ? " : "", taps.s, pos, cond ? " : 0)" : "");
+        for (int d = 0; d < nsp; d++)
+            ox_printf(&k->body, "%so%d in 0..%lld, r%d in 0..%lld", d ? ", " : "", d,
+                      (long long)out[d], d, (long long)k->nd->in[1]->shape[2 + d]);
+        ox_printf(&k->body, "\n");
+    }
     free(taps.s);
     free(in.s);
 }
@@ -1942,8 +2153,20 @@ static bool op_convtranspose(ox_node *nd, const void *arg)
         ox_printf(&pos, ", (%s) / %lld", h.s, (long long)s[d]);
         free(h.s);
     }
-    if (g == 1 && convtranspose_columns_fit(x, wv, F)) {
-        convtranspose_col2im(&k, nsp, cond.s, pos.s, bias ? "t" : "y", out);
+    /* with a stride, summing each phase of the output (the positions
+     * o = q * stride + p of one p) over the taps that land on it, known
+     * at import time, instead of testing every tap at every position: 10x
+     * faster at stride 2 (at dilation 1 and pads >= 0 only: the phase's
+     * taps are then every stride-th) */
+    bool strided = false, phased = true;
+    for (int d = 0; d < nsp; d++) {
+        strided = strided || s[d] > 1;
+        phased = phased && dl[d] == 1 && pb[d] >= 0;
+    }
+    convt_phases ph = {s, pb};
+    if (convtranspose_columns_fit(x, wv, F)) {
+        convtranspose_col2im(&k, nsp, cond.s, pos.s, bias ? "t" : "y", out, g, Fg, Cg,
+                             strided && phased ? &ph : NULL);
     } else {
         /* each output position tries every tap of its group's channels
          * (all channels without groups) */
@@ -3105,6 +3328,9 @@ const ox_op ox_ops_nn[] = {
     {"CumSum", op_cumsum, NULL, WIDEN},
     {"Einsum", op_einsum, NULL, WIDEN},
     {"GatherElements", op_gatherelements, NULL, AS_IS},
+    {"GridSample", op_gridsample, NULL, WIDEN},
+    {"Scatter", op_scatterelements, NULL, AS_IS},
+    {"ScatterElements", op_scatterelements, NULL, AS_IS},
     {"Gemm", op_gemm, NULL, WIDEN},
     {"GlobalAveragePool", global_pool, &(const global_spec){"global_avgpool", "+=", "$ / #"}, WIDEN},
     {"GroupNormalization", op_groupnorm, NULL, WIDEN},

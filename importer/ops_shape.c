@@ -886,6 +886,66 @@ static bool op_depth_space(ox_node *nd, const void *arg)
     return ok;
 }
 
+/* OneHot: y has indices' dimensions and a new one of `depth` at axis;
+ * y[.., j, ..] is values[1] where the index equals j (or j - depth: a
+ * negative index counts from the end), else values[0].  depth and values
+ * must be known at import time (PyTorch's F.one_hot exports constants). */
+static bool op_onehot(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    ox_value *x = ox_input(nd, 0), *dv = ox_input(nd, 1), *vals = ox_input(nd, 2);
+    if (!x || !dv || !vals)
+        return false;
+    if (x->ndim < 1)
+        return ox_fail(nd, "the indices ('%s') must have rank >= 1", x->onnx);
+    /* (a graph input given with --input is known: the program is specialized) */
+    if (!dv->konst || rt_tensor_numel(dv->konst) != 1)
+        return ox_fail(nd, "depth ('%s') must be one value known at import time", dv->onnx);
+    if (!vals->konst || rt_tensor_numel(vals->konst) != 2)
+        return ox_fail(nd, "values ('%s') must be two values known at import time (off, on)",
+                       vals->onnx);
+    double dd = rt_tensor_get(dv->konst, 0);
+    if (!(dd >= 1 && dd <= (double)OX_ATTR_MAX))
+        return ox_fail(nd, "depth %g must be from 1 to 2^31", dd);
+    int64_t depth = (int64_t)dd;   /* (a float depth is truncated, as ONNX Runtime does) */
+    int r = x->ndim + 1, axis;
+    if (!ox_axis(nd, ox_attr_int(nd, "axis", -1), r, &axis))
+        return false;
+    ox_value *y = ox_output(nd, 0);
+    y->dtype = vals->dtype;
+    y->ndim = r;
+    for (int d = 0, s = 0; d < r; d++)
+        y->shape[d] = d == axis ? depth : x->shape[s++];
+    if (!ox_check_shape(nd, y->shape, y->ndim))
+        return false;
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_str idx = {0}, rd = {0}, off = {0}, on = {0};
+    ox_indices(&idx, "i", 0, r);
+    for (int d = 0; d < r; d++)
+        if (d != axis)
+            ox_printf(&rd, "%si%d", rd.s ? ", " : "", d);
+    if (ir_dtype_is_float(vals->dtype)) {
+        ox_float(&off, rt_tensor_get(vals->konst, 0));
+        ox_float(&on, rt_tensor_get(vals->konst, 1));
+    } else {
+        ox_int(&off, rt_tensor_get_int(vals->konst, 0));
+        ox_int(&on, rt_tensor_get_int(vals->konst, 1));
+    }
+    /* float indices are truncated to integers, as ONNX Runtime casts them */
+    const char *cast = ir_dtype_is_float(x->dtype) ? "i64" : "";
+    ox_printf(&k.body, "    y[%s] = %s(x[%s]) == i%d || %s(x[%s]) == i%d - %lld ? %s : %s\n", idx.s,
+              cast, rd.s, axis, cast, rd.s, axis, (long long)depth, on.s, off.s);
+    free(idx.s);
+    free(rd.s);
+    free(off.s);
+    free(on.s);
+    bool ok = ox_kernel_finish(&k, "one_hot", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
 /* ---------------------------------------------------------------- constants */
 
 static bool op_constant(ox_node *nd, const void *arg)
@@ -1026,6 +1086,8 @@ const ox_op ox_ops_shape[] = {
     {"Expand", op_expand, NULL, AS_IS},
     {"Flatten", op_flatten, NULL, AS_IS},
     {"Gather", op_gather, NULL, AS_IS},
+    {"If", ox_op_if, NULL, AS_IS},
+    {"OneHot", op_onehot, NULL, AS_IS},
     {"Pad", op_pad, NULL, AS_IS},
     {"Range", op_range, NULL, AS_IS},
     {"Reshape", op_reshape, NULL, AS_IS},
