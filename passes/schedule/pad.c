@@ -441,7 +441,11 @@ static ir_stmt *fill_loop(ir_module *m, const pad_ctx *p, ir_buffer *buf, ir_buf
         iters[k] = (ir_itervar){iv, IR_ITER_SPATIAL, shape[k], ir_varref(m, loop)};
         dst[k] = ir_varref(m, iv);
         if (p->fixed[d] == ONE) {   /* the one element of the iteration of the loop */
-            iters[k] = (ir_itervar){iv, IR_ITER_SPATIAL, buf->shape[d], ir_varref(m, (ir_var *)p->fixvar[d])};
+            /* (the loop may run past the buffer, whose reads there are
+             * guarded: the iteration variable's extent is the loop's, so
+             * that the guard below is not simplified away as always true) */
+            int64_t ext = p->hi[d] + 1 > buf->shape[d] ? p->hi[d] + 1 : buf->shape[d];
+            iters[k] = (ir_itervar){iv, IR_ITER_SPATIAL, ext, ir_varref(m, (ir_var *)p->fixvar[d])};
             dst[k] = ir_int(m, 0);
         }
         src[d] = p->lo[d] ? ir_binary(m, IR_ADD, ir_varref(m, iv), ir_int(m, p->lo[d])) : ir_varref(m, iv);
