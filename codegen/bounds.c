@@ -522,6 +522,10 @@ static void check_stmt(bnd_env *v, const ir_stmt *s)
     case IR_S_ASSERT:
         check_expr(v, s->cond, 0);
         break;
+    case IR_S_PREFETCH:   /* its element may lie outside (a hint); loads in its indices may not */
+        for (int i = 0; i < s->nargs; i++)
+            check_expr(v, s->args[i], 0);
+        break;
     default:
         break;
     }

@@ -1371,6 +1371,47 @@ static void emit_store(cg_emitter *e, cg_str *s, const ir_stmt *st)
     free(t.p);
 }
 
+/* A prefetch's temporal locality (__builtin_prefetch's third argument): 2,
+ * prefetcht1 on x86, brings the line into L2 (and L3) but not L1 — the next
+ * weight panel streams in beside the current one without evicting the
+ * tile's L1 working set (bench/results/pw7_s20.txt section 2, pref_s21.txt). */
+#define PREFETCH_LOCALITY 2
+
+/* `prefetch B[i, j]`: __builtin_prefetch of the element's address, read
+ * intent.  Its indices may lie outside B, so the offset is computed in
+ * uintptr_t (wrapping, no pointer arithmetic out of the object) and the
+ * address made from the integer: x86's prefetch never faults. */
+static void emit_prefetch(cg_emitter *e, cg_str *s, const ir_stmt *st)
+{
+    const char *name = st->buf ? cg_lookup(e, st->buf) : NULL;
+    if (!name || st->nargs != st->buf->ndim) {
+        internal(e, "prefetch of buffer '%s': not in scope or indexed with %d indices",
+                 st->buf && st->buf->name ? st->buf->name : "?", st->nargs);
+        return;
+    }
+    cg_str t = {0};
+    cg_str_printf(&t, "__builtin_prefetch((const void *)((uintptr_t)(const void *)%s + (", name);
+    for (int k = 1; k < st->nargs; k++)
+        cg_str_puts(&t, "(");
+    for (int k = 0; k < st->nargs; k++) {
+        if (k > 0) {   /* Horner form, as emit_offset, in uintptr_t */
+            cg_str_puts(&t, " * (uintptr_t)");
+            put_count(&t, st->buf->shape[k]);
+            cg_str_puts(&t, " + ");
+        }
+        cg_str_puts(&t, "(uintptr_t)(int64_t)(");
+        cg_emit_operand(e, &t, st->args[k], P_TOP, false);
+        cg_str_puts(&t, k > 0 ? "))" : ")");
+    }
+    if (st->nargs == 0)
+        cg_str_puts(&t, "0");
+    cg_str_printf(&t, ") * sizeof *%s), 0, %d);", name, PREFETCH_LOCALITY);
+    if (t.oom)
+        e->oom = true;
+    cg_line(e, s, "%s", t.p ? t.p : "");
+    free(t.p);
+}
+
 /* Element count of b, checked with GMP against what int64_t offsets and
  * size_t byte counts can hold. */
 static bool buffer_numel(cg_emitter *e, const ir_buffer *b, int64_t *numel)
@@ -1683,6 +1724,7 @@ static void emit_stmt(cg_emitter *e, cg_str *s, const ir_stmt *st)
     case IR_S_IF: emit_if(e, s, st); return;
     case IR_S_EVAL: emit_eval(e, s, st); return;
     case IR_S_ASSERT: emit_assert(e, s, st); return;
+    case IR_S_PREFETCH: emit_prefetch(e, s, st); return;
     default:
         internal(e, "unknown statement kind #%d", (int)st->kind);
         return;

@@ -569,6 +569,8 @@ static rstmt *resolve_stmt(interp *ip, const ir_stmt *s)
         need_int(ip, "an assert condition", s->cond->dtype);
         r->msg = s->msg ? s->msg : "(no message)";
         break;
+    case IR_S_PREFETCH:   /* a cache hint: nothing to compute, its indices may lie outside */
+        break;
     default:
         fail(ip, "malformed IR: statement with an invalid kind");
     }
@@ -996,6 +998,8 @@ static void exec(interp *ip, const rstmt *s)
     case IR_S_ASSERT:
         if (!eval(ip, s->cond).i)
             fail(ip, "assert failed: %s", s->msg);
+        break;
+    case IR_S_PREFETCH:
         break;
     default:
         fail(ip, "internal error: interp: bad statement kind");

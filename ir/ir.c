@@ -679,6 +679,15 @@ ir_stmt *ir_assert(ir_module *m, ir_expr *cond, const char *msg)
     return s;
 }
 
+ir_stmt *ir_prefetch(ir_module *m, ir_buffer *b, ir_expr **idx, int n)
+{
+    ir_stmt *s = stmt_new(m, IR_S_PREFETCH);
+    s->buf = b;
+    s->args = expr_array(m, idx, n);
+    s->nargs = n;
+    return s;
+}
+
 /* ---------------------------------------------------------------- walks */
 
 void ir_expr_walk(const ir_expr *e, ir_expr_visit_fn fn, void *ctx)
@@ -926,6 +935,12 @@ ir_access ir_stmt_first_access(const ir_stmt *s, const ir_buffer *b)
         if (ir_expr_loads(s->value, b))
             return IR_ACCESS_LOAD;
         return s->buf == b ? IR_ACCESS_STORE : IR_ACCESS_NONE;
+    }
+    if (s->kind == IR_S_PREFETCH) {   /* a hint: neither reads nor defines its element */
+        for (int i = 0; i < s->nargs; i++)
+            if (ir_expr_loads(s->args[i], b))
+                return IR_ACCESS_LOAD;
+        return IR_ACCESS_NONE;
     }
     if (ir_expr_loads(s->value, b))   /* LET, EVAL */
         return IR_ACCESS_LOAD;

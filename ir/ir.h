@@ -308,7 +308,8 @@ int64_t ir_buffer_bytes(const ir_buffer *b);
     X(LET, "let")              \
     X(IF, "if")                \
     X(EVAL, "evaluate")        \
-    X(ASSERT, "assert")
+    X(ASSERT, "assert")        \
+    X(PREFETCH, "prefetch")
 
 typedef enum {
 #define X(e, t) IR_S_##e,
@@ -363,7 +364,10 @@ typedef struct ir_itervar {
  *   LET     var = value in body[0]
  *   IF      cond: body[0] else orelse (may be NULL)
  *   EVAL    value, a CALL of a runtime intrinsic
- *   ASSERT  cond must hold; otherwise the kernel stops with `msg` */
+ *   ASSERT  cond must hold; otherwise the kernel stops with `msg`
+ *   PREFETCH buf[args]: a hint that the cache line holding that element is
+ *           read soon.  It changes no value, and its indices may lie outside
+ *           buf (then it does nothing): nothing checks or counts it. */
 struct ir_stmt {
     ir_stmt_kind kind;
     ir_stmt **body;        /* SEQ: the list; others: body[0] */
@@ -379,8 +383,8 @@ struct ir_stmt {
     ir_buffer **reads, **writes;   /* BLOCK */
     int nreads, nwrites;
     ir_stmt *init;         /* BLOCK */
-    ir_buffer *buf;        /* STORE, ALLOC */
-    ir_expr **args;        /* STORE: indices */
+    ir_buffer *buf;        /* STORE, ALLOC, PREFETCH */
+    ir_expr **args;        /* STORE, PREFETCH: indices */
     int nargs;
     ir_expr *value;        /* STORE, LET, EVAL */
     ir_expr *cond;         /* IF, ASSERT */
@@ -522,6 +526,7 @@ ir_stmt *ir_let(ir_module *m, ir_var *v, ir_expr *value, ir_stmt *body);
 ir_stmt *ir_if(ir_module *m, ir_expr *cond, ir_stmt *then, ir_stmt *orelse);
 ir_stmt *ir_eval(ir_module *m, ir_expr *call);
 ir_stmt *ir_assert(ir_module *m, ir_expr *cond, const char *msg);
+ir_stmt *ir_prefetch(ir_module *m, ir_buffer *b, ir_expr **idx, int n);
 
 /* Recomputes a block's reads and writes from the loads and stores in its
  * init and body (each buffer once, in order of first appearance). */

@@ -1655,6 +1655,19 @@ static ir_stmt *parse_store(parser *p)
     return ir_store(p->m, b, idx, n, value);
 }
 
+/* 'prefetch' NAME '[' indices ']': the element a load of it would read
+ * (the same index rules), though it may lie outside the buffer (doc/ir.md). */
+static ir_stmt *parse_prefetch(parser *p)
+{
+    next(p);
+    if (!at_name(p) || peek(p, 1)->kind != '[') {
+        syntax_error(p, "expected a buffer element after 'prefetch'");
+        return NULL;
+    }
+    ir_expr *e = parse_name_expr(p);
+    return e ? ir_prefetch(p->m, e->buf, e->args, e->nargs) : NULL;
+}
+
 static ir_stmt *parse_stmt(parser *p)
 {
     token *t = peek(p, 0);
@@ -1678,6 +1691,8 @@ static ir_stmt *parse_stmt(parser *p)
         s = parse_eval(p);
     else if (is_word_tok(t, "assert"))
         s = parse_assert(p);
+    else if (is_word_tok(t, "prefetch") && peek(p, 1)->kind != '[')   /* not a store to a buffer 'prefetch' */
+        s = parse_prefetch(p);
     else if (at_name(p) && peek(p, 1)->kind == '[')
         s = parse_store(p);
     else

@@ -520,6 +520,13 @@ void ir_print_stmt(FILE *out, const ir_stmt *s, int indent)
         fputs("evaluate ", out);
         ir_print_expr(out, s->value);
         break;
+    case IR_S_PREFETCH:
+        fputs("prefetch ", out);
+        print_name(out, s->buf ? s->buf->name : NULL);
+        fputc('[', out);
+        print_args(out, s->args, s->nargs);
+        fputc(']', out);
+        break;
     case IR_S_ASSERT:
         fputs("assert ", out);
         ir_print_expr(out, s->cond);

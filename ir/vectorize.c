@@ -362,7 +362,10 @@ static ir_stmt *prepare(vz *z, const ir_stmt *st, bool *ok)
         return q;
     }
     default:
-        *ok = false;   /* loops, allocations, asserts, calls: a plain loop */
+        /* loops, allocations, asserts, calls: a plain loop.  A prefetch too:
+         * its indices would be vectors, and a prefetch names one element;
+         * the prefetch pass places them outside vectorized loops. */
+        *ok = false;
         return NULL;
     }
 }

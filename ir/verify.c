@@ -757,21 +757,31 @@ static void verify_block(verifier *v, const ir_stmt *s)
     v->nvars = mark;
 }
 
-static void verify_store(verifier *v, const ir_stmt *s)
+/* The element a store or prefetch names (`what`: "store", "prefetch"): a
+ * buffer in scope and its indices; false without a buffer. */
+static bool verify_element(verifier *v, const ir_stmt *s, const char *what, const char *of)
 {
-    char msg[512], ty[256];
+    char msg[512];
     if (!s->buf) {
-        fail(v, "a store has no buffer");
-        return;
+        fail(v, "a %s has no buffer", what);
+        return false;
     }
     for (int i = 0; i < s->nargs; i++)
         if (s->args)
             verify_expr(v, s->args[i], false);
     if (!check_indices(s->buf, s->args, s->nargs, msg, sizeof msg))
-        fail(v, "store: %s", msg);
+        fail(v, "%s: %s", what, msg);
     if (!buf_in_scope(v, s->buf))
-        fail(v, "store to buffer '%s', which is neither a parameter nor an enclosing alloc",
-             bname(s->buf));
+        fail(v, "%s %s buffer '%s', which is neither a parameter nor an enclosing alloc", what,
+             of, bname(s->buf));
+    return true;
+}
+
+static void verify_store(verifier *v, const ir_stmt *s)
+{
+    char ty[256];
+    if (!verify_element(v, s, "store", "to"))
+        return;
     if (verify_expr(v, s->value, false) && s->value->dtype != s->buf->dtype)
         fail(v, "store to %s: the value is %s, but %s is %s", bname(s->buf),
              dt(s->value->dtype), bname(s->buf), type_text(s->buf, ty, sizeof ty));
@@ -787,6 +797,18 @@ static void verify_store(verifier *v, const ir_stmt *s)
     if (s->value && idx != lanes)
         fail(v, "store to %s: a value of %d lane%s at indices of %d", bname(s->buf), lanes,
              lanes == 1 ? "" : "s", idx);
+}
+
+/* A prefetch names one element like a scalar load, but its indices may lie
+ * outside the buffer (it is a hint), so nothing checks their range. */
+static void verify_prefetch(verifier *v, const ir_stmt *s)
+{
+    if (!verify_element(v, s, "prefetch", "of"))
+        return;
+    for (int i = 0; i < s->nargs && s->args; i++)
+        if (s->args[i] && ir_expr_lanes(s->args[i]) != 1)
+            fail(v, "prefetch of %s: index %d has %d lanes (a prefetch names one element)",
+                 bname(s->buf), i + 1, ir_expr_lanes(s->args[i]));
 }
 
 static void verify_stmt(verifier *v, const ir_stmt *s)
@@ -828,6 +850,9 @@ static void verify_stmt(verifier *v, const ir_stmt *s)
         break;
     case IR_S_STORE:
         verify_store(v, s);
+        break;
+    case IR_S_PREFETCH:
+        verify_prefetch(v, s);
         break;
     case IR_S_ALLOC:
         if (!s->buf) {
@@ -1091,6 +1116,10 @@ static void check_ranges(range_ctx *c, const ir_stmt *s)
         return;
     case IR_S_EVAL:
         check_loads(c, s->value);
+        return;
+    case IR_S_PREFETCH:   /* its own element may lie outside: only its indices' loads count */
+        for (int i = 0; i < s->nargs; i++)
+            check_loads(c, s->args[i]);
         return;
     default:
         return;

@@ -1350,6 +1350,7 @@ static void walk(walker *w, const ir_stmt *s)
     case IR_S_EVAL:
         note_eval(w, s);
         break;
+    case IR_S_PREFETCH:   /* a cache hint: no bytes, no flops (profiles do not change) */
     default:
         break;
     }

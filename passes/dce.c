@@ -172,6 +172,8 @@ static ir_stmt *dce_stmt(dce_ctx *c, ir_stmt *s)
         if ((s->buf->role == IR_BUF_LOCAL && !is_read(c, s->buf)) || is_self_store(s))
             return removed(c);
         return s;
+    case IR_S_PREFETCH:   /* a hint for a later read: none if nothing reads the buffer */
+        return s->buf->role == IR_BUF_LOCAL && !is_read(c, s->buf) ? removed(c) : s;
     case IR_S_ALLOC:
         s->body[0] = dce_stmt(c, s->body[0]);
         if (pass_is_empty(s->body[0]))

@@ -183,7 +183,7 @@ static void find_cover(filled_ctx *c, const ir_stmt *s)
     case IR_S_STORE:
         c->covered = s->buf == c->buf && store_covers(c, s);
         break;
-    default:   /* IF (may not run), EVAL, ASSERT */
+    default:   /* IF (may not run), EVAL, ASSERT, PREFETCH (stores nothing) */
         break;
     }
     c->nvars = mark;

@@ -119,7 +119,7 @@ static void flat_stmt(flat_ctx *c, ir_stmt *s)
     s->cond = flat_expr(c, s->cond);
     if (s->kind == IR_S_ALLOC)
         note_buffer(c, s->buf);
-    if (s->kind == IR_S_STORE) {
+    if (s->kind == IR_S_STORE || s->kind == IR_S_PREFETCH) {
         note_buffer(c, s->buf);
         if (needs_flattening(s->buf, s->nargs)) {
             ir_expr *lin = linear_index(c, s->buf, s->args, s->nargs);

@@ -60,6 +60,8 @@ typedef struct pass_options {
 
 /* The target of the pipeline being run (pass_options.target), or NULL. */
 const struct cg_target *pass_target(void);
+/* A copy of that target, or of this machine's when there is none. */
+void pass_target_or_native(struct cg_target *t);
 /* Where the `schedule` pass prints the function after each step of a
  * written schedule (--dump-ir=schedule-steps), or NULL. */
 FILE *pass_step_dump(void);
@@ -106,6 +108,7 @@ bool pass_layout_channels_last(ir_module *m, const ir_buffer *t, const bool *ski
 bool pass_memplan(ir_module *m, diag *d);    /* passes/memplan.c */
 bool pass_vectorize(ir_module *m, diag *d);  /* passes/vectorize.c */
 bool pass_prepack(ir_module *m, diag *d);    /* passes/prepack.c */
+bool pass_prefetch(ir_module *m, diag *d);   /* passes/prefetch.c */
 
 /* The memory planner of passes/memplan.c, on its own (unit-tested): one
  * item per buffer, live from call `first` to call `last` (inclusive; first

@@ -162,6 +162,7 @@ static bool touch_stmt(const ir_stmt *s, void *p)
         break;
     case IR_S_ALLOC:
     case IR_S_EVAL:
+    case IR_S_PREFETCH:   /* a hint about the run's memory: not load-time work */
         t->unsupported = true;
         break;
     default:

@@ -10,6 +10,7 @@
 #include "passes/analyze.h"
 #include "passes/passes.h"
 #include "ir/phase.h"
+#include "ir/target.h"
 #include "passes/schedule/schedule.h"
 
 /* Every pass, once.  Adding a pass is one line here (and its file). */
@@ -35,6 +36,8 @@ static const pass_info pass_list[] = {
     {"hoist", pass_hoist, "move loop-invariant lets out of loops"},
     {"prepack", pass_prepack,
      "compute what kernels derive from weights alone (packed panels) once, at load"},
+    {"prefetch", pass_prefetch,
+     "prefetch the next weight panel of contractions whose weights do not stay in L2"},
     {"flatten", pass_flatten, "make every buffer 1-D with row-major linear indices"},
     {"filled", pass_filled,
      "mark local buffers whose first statement stores every element filled (not zeroed)"},
@@ -78,7 +81,7 @@ const char *pass_pipeline(int opt_level)
     case 0: return "schedule,flatten";
     case 1: return "simplify,schedule,dce,flatten,simplify";
     default:
-        return "simplify,schedule,layout-chains,separate,autoschedule,fuse,layout,simplify,hoist,dce,prepack,flatten,simplify,filled,"
+        return "simplify,schedule,layout-chains,separate,autoschedule,fuse,layout,simplify,hoist,dce,prepack,flatten,simplify,prefetch,filled,"
                "serialize,memplan";
     }
 }
@@ -320,6 +323,14 @@ static const struct cg_target *current_target;
 static FILE *current_step_dump;
 
 const struct cg_target *pass_target(void) { return current_target; }
+
+void pass_target_or_native(struct cg_target *t)
+{
+    if (current_target)
+        *t = *current_target;
+    else
+        cg_target_native(t);
+}
 FILE *pass_step_dump(void) { return current_step_dump; }
 
 static bool run_pipeline(ir_module *m, const char *pipeline, const pass_options *o, diag *d);

@@ -98,6 +98,7 @@ int64_t pass_stmt_work(const ir_stmt *s, int64_t cap)
          * stays as the pass left it the first time */
         return lanes(s->value) > 1 ? -1 : 1;
     case IR_S_ASSERT:
+    case IR_S_PREFETCH:
         return 1;
     default:   /* ALLOC and the like: what they hold */
         for (int i = 0; i < s->nbody && w <= cap; i++) {

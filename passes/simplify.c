@@ -1525,6 +1525,10 @@ static ir_stmt *simp_stmt(simp_ctx *c, ir_stmt *s)
             s->args[i] = simp_expr(c, s->args[i]);
         s->value = simp_expr(c, s->value);
         return s;
+    case IR_S_PREFETCH:
+        for (int i = 0; i < s->nargs; i++)
+            s->args[i] = simp_expr(c, s->args[i]);
+        return s;
     case IR_S_ALLOC:
         s->body[0] = simp_stmt(c, s->body[0]);
         return pass_is_empty(s->body[0]) ? empty_stmt(c) : s;

@@ -145,6 +145,11 @@ static void rename_stmt(renames *r, ir_stmt *s)
             rename_expr(r, s->args[i]);
         rename_expr(r, s->value);
         break;
+    case IR_S_PREFETCH:
+        s->buf = mapped_buf(r, s->buf);
+        for (int i = 0; i < s->nargs; i++)
+            rename_expr(r, s->args[i]);
+        break;
     default:
         rename_expr(r, s->value);
         break;

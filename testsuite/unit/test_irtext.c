@@ -399,6 +399,9 @@ static ir_module *kitchen_sink(void)
     ir_seq_append(m, body, ir_eval(m, ir_call(m, IR_FN_PROF_COUNT, pc, 2)));
     ir_seq_append(m, body, ir_eval(m, ir_call(m, IR_FN_PROF_EXIT, pa, 1)));
     ir_seq_append(m, body, ir_assert(m, ir_binary(m, IR_LT, vi, ir_int(m, 8)), "i < 8\n"));
+    /* a prefetch one element past the end (a hint: allowed) */
+    ir_expr *past[] = {ir_binary(m, IR_ADD, vi, ir_int(m, 8))};
+    ir_seq_append(m, body, ir_prefetch(m, a, past, 1));
     ir_var *t = ir_var_new(m, "t", IR_F32);
     ir_stmt *branches = ir_if(m, ir_binary(m, IR_GT, ir_varref(m, t), ir_float(m, 0, IR_F32)),
                               store1(m, a, vi, ir_varref(m, t)),
@@ -843,6 +846,13 @@ static void check_verifier(void)
                  "index: A[vi]");
 
     b = make_base();
+    b.block->body[0] = ir_seq(b.m, (ir_stmt *[]){ir_prefetch(b.m, b.A, (ir_expr *[]){ir_varref(b.m, b.vi)}, 1),
+                                                 block_body(&b)}, 2);
+    check_verify(&b, "prefetch",
+                 "tec: internal error: verifier (after prefetch): in @f: prefetch: A is f32[4, 4] "
+                 "but is indexed with 1 index");
+
+    b = make_base();
     block_body(&b)->args[0] = ir_float(b.m, 1, IR_F32);
     check_verify(&b, "flatten",
                  "tec: internal error: verifier (after flatten): in @f: store: index 1 of B is "
@@ -1140,6 +1150,7 @@ static void check_kitchen_sink(void)
         "    scalar[] = scalar[] + 1e-05f\n",
         "    evaluate tec_prof_count(1, i)\n",
         "    assert i < 8, \"i < 8\\n\"\n",
+        "    prefetch a[i + 8]\n",
         "    let t: f32 = a[i] {\n      if t > 0.0f {\n        a[i] = t\n      } else {\n"
         "        a[i] = -t\n      }\n      if i == 0 {\n        a[i] = 2.0f\n      }\n    }\n",
         "  alloc tmp: f32[4] stack {\n    alloc big: f32[4, 4] global {\n",
