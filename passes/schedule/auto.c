@@ -10,7 +10,10 @@
  *                the innermost V-only loop, V packed per column panel, the
  *                init decomposed out of the reduce loops, the tile's rows
  *                unrolled and columns vectorized — the BLIS micro-kernel
- *                structure, as bench/gemm.te writes it by hand;
+ *                structure, as bench/gemm.te writes it by hand; a panel
+ *                larger than the level-2 cache is walked in blocks of its
+ *                reduction (BLIS's kc loop) outside the row tiles, the sums
+ *                kept per column tile across them (k_block_pick);
  *   row kernel   (a whole function: reductions along its rows and the
  *                elementwise work on them, rows of 8 vectors or more, or
  *                of 2 to 7 whole vectors) one loop over the rows, the

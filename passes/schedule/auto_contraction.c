@@ -31,6 +31,13 @@ static const ir_itervar *nest_iter(const ir_stmt *b, const nest *ns, int i)
     return it;
 }
 
+/* K blocks of a contraction's reduction (k_block_pick). */
+typedef struct k_block {
+    int loop;          /* the nest's reduce loop split, -1: no blocks */
+    int64_t size;      /* its iterations per block */
+    const char *ko, *ki;
+} k_block;
+
 /* The copy loop of cache_read's packing.  When the packed operand V runs
  * along its one reduce loop contiguously but along the vector loop with a
  * stride (a 1x1 convolution's or a linear layer's weight [out, in] packed
@@ -40,7 +47,7 @@ static const ir_itervar *nest_iter(const ir_stmt *b, const nest *ns, int i)
  * (ResNet-50's 2048 x 512 1x1 convolution on 7x7: 2.7 to 1.5 ms on one
  * thread).  Other copies run on vectors of the panel's columns. */
 static void pack_copy(auto_ctx *a, const ir_expr *V, const nest *ns, const int *kind,
-                      const char *ji, const char *vp)
+                      const char *ji, const char *vp, const k_block *kb)
 {
     const ir_stmt *b = ns->block;
     /* the variable of V's innermost dimension longer than 1 */
@@ -57,8 +64,11 @@ static void pack_copy(auto_ctx *a, const ir_expr *V, const nest *ns, const int *
         }
     }
     const ir_itervar *kit = kloop >= 0 ? nest_iter(b, ns, kloop) : NULL;
-    if (nreduce == 1 && kit && kit->var == last && extent(ns->loops[kloop]) % 16 == 0) {
-        const char *kname = ns->loops[kloop]->var->name;
+    /* (split in K blocks, the copy's loop is the blocks' inner one) */
+    bool blocked = kloop >= 0 && kloop == kb->loop;
+    int64_t kext = blocked ? kb->size : kloop >= 0 ? extent(ns->loops[kloop]) : 0;
+    if (nreduce == 1 && kit && kit->var == last && kext % 16 == 0) {
+        const char *kname = blocked ? kb->ki : ns->loops[kloop]->var->name;
         const char *ko = auto_fresh(a, ir_sprintf(a->m->arena, "%s_%s_o", kname, vp));
         const char *ki = auto_fresh(a, ir_sprintf(a->m->arena, "%s_%s_i", kname, vp));
         if (auto_step(a, "%s, %s = split(%s_%s, 16)", ko, ki, kname, vp) &&
@@ -594,6 +604,57 @@ static int column_block(const auto_ctx *a, const contraction *c, int nr, int mr,
     return 1;
 }
 
+/* K-blocking (BLIS's kc loop): a contraction whose packed panel of V (K
+ * rows of the tile's nr columns) exceeds the level-2 cache streams that
+ * panel from farther away again for every row tile.  Its first reduce
+ * loop (in nest order: a convolution's input channels, outside the taps)
+ * is split into blocks whose share of the panel fits half the level-2
+ * cache, the block loop (outer) right inside the column tiles, outside
+ * the row tiles: each block of the panel is read from memory once and
+ * then from the level-2 cache by every row tile.  The sums of one column
+ * tile stay in a buffer of their own (cache_write at the column tile:
+ * nr columns by all the rows, per thread) across the blocks, zeroed
+ * before the first (decompose_reduction at the block loop), the register
+ * tile loading and storing it once per block; whatever the schedule or the
+ * fuse pass puts in that buffer's write-back (a bias, an activation, a
+ * residual add) runs once, after the last block.  The sums are added in
+ * the same order as without blocks, so the results are the same bit for
+ * bit.  FCN-ResNet50's head, a 3x3 convolution 2048 -> 512 on 28x28 (a
+ * panel of 32 channels 2.4 MB): 239 to 91 ms on one thread
+ * (bench/results/kblock_s22.txt). */
+
+static k_block k_block_pick(const auto_ctx *a, const nest *ns, const contraction *c, int nr,
+                            bool packs, int g4)
+{
+    k_block kb = {-1, 0, NULL, NULL};
+    int64_t esize = ir_dtype_size(c->V->buf->dtype);
+    if (!packs || g4 >= 0 || !ir_dtype_is_float(c->body->buf->dtype) ||
+        c->K * (double)nr * (double)esize <= (double)a->l2)
+        return kb;
+    int first = -1;
+    for (int i = 0; i < ns->n && first < 0; i++)
+        if (c->kind[i] == 3)
+            first = i;
+    if (first < 0)
+        return kb;
+    int64_t ext = extent(ns->loops[first]);
+    double per = c->K / (double)ext * (double)nr * (double)esize;   /* panel bytes a step */
+    /* the column tile's sums: nr columns by the rows (the U loops) */
+    double acc = (double)nr * (double)ir_dtype_size(c->body->buf->dtype);
+    for (int i = 0; i < ns->n; i++)
+        if (c->kind[i] == 1)
+            acc *= (double)extent(ns->loops[i]);
+    if (acc > (double)a->l2 / 4)
+        return kb;
+    for (int64_t d = ext / 2; d >= 1; d--)
+        if (ext % d == 0 && d * per <= (double)a->l2 / 2) {
+            kb.loop = first;
+            kb.size = d;
+            return kb;
+        }
+    return kb;
+}
+
 /* The loops of a register-tiled contraction outside the tile, in the
  * order of its reorder step: batch, other N, jr, other M, ir, then the
  * reduce loops (g4o for the int8 loop g4), except that the loop the
@@ -603,8 +664,8 @@ static int column_block(const auto_ctx *a, const contraction *c, int nr, int mr,
  * runs on the threads to *par (-1: none). */
 static int contraction_order(const auto_ctx *a, const nest *ns, const contraction *c, int nr,
                              int mr, const col_block *cb, const char *ir, int g4, const char *g4o,
-                             char *order, size_t size, const char **names, int64_t *exts,
-                             int *nouter, const char **first_reduce, int *par)
+                             k_block *kb, char *order, size_t size, const char **names,
+                             int64_t *exts, int *nouter, const char **first_reduce, int *par)
 {
     int pos = 0;
     bool u_loop[40], v_loop[40];
@@ -676,11 +737,29 @@ static int contraction_order(const auto_ctx *a, const nest *ns, const contractio
         exts[0] = ext;
         *par = 0;
     }
-    for (int i = 0; i < *nouter; i++)
+    /* K blocks (k_block_pick) go right inside the column tiles, so only
+     * loops that U does not use may run outside them (the rows' loop that
+     * the threads run, moved outermost, would leave a block one row's
+     * tiles) */
+    int jpos = -1;
+    for (int i = 0; i < *nouter && kb->loop >= 0; i++) {
+        if (names[i] == cb->jr && cb->n == 1) {
+            jpos = i;
+            break;
+        }
+        if (u_loop[i] && exts[i] > 1)
+            break;
+    }
+    if (jpos < 0)
+        kb->loop = -1;
+    for (int i = 0; i < *nouter; i++) {
         pos += snprintf(order + pos, size - (size_t)pos, "%s%s", pos ? ", " : "", names[i]);
+        if (i == jpos)
+            pos += snprintf(order + pos, size - (size_t)pos, ", %s", kb->ko);
+    }
     for (int i = 0; i < ns->n; i++)
         if (c->kind[i] == 3) {
-            const char *rn = i == g4 ? g4o : ns->loops[i]->var->name;
+            const char *rn = i == g4 ? g4o : i == kb->loop ? kb->ki : ns->loops[i]->var->name;
             pos += snprintf(order + pos, size - (size_t)pos, ", %s", rn);
             if (!*first_reduce)
                 *first_reduce = rn;
@@ -778,7 +857,7 @@ static const char *tap_loop(const nest *ns, const contraction *c, bool grouped)
  * and columns in vectors, the copies vectorized along the columns. */
 static bool contraction_tile(auto_ctx *a, const nest *ns, const contraction *c, const char *ir,
                              const char *ii, const char *jr, const char *ji,
-                             const char *first_reduce, bool grouped)
+                             const char *first_reduce, bool grouped, const k_block *kb)
 {
     const char *nname = ns->loops[c->nloop]->var->name, *bname = c->b->name;
     const char *vp = auto_fresh(a, ir_sprintf(a->m->arena, "%sp", c->V->buf->name));
@@ -787,10 +866,20 @@ static bool contraction_tile(auto_ctx *a, const nest *ns, const contraction *c, 
      * interleaved for every row of the tile) */
     bool packed = (grouped || pack_columns(a, c)) &&
                   auto_step(a, "%s = cache_read(%s, %s)", vp, c->V->buf->name, jr);
+    /* K blocks: the column tile's sums across the blocks, zeroed before
+     * the first; the register tile then loads and stores them per block */
+    const char *acc = NULL;
+    if (kb->loop >= 0) {
+        acc = auto_fresh(a, ir_sprintf(a->m->arena, "%s_acc", c->body->buf->name));
+        if (!auto_step(a, "%s = cache_write(%s, %s)", acc, bname, jr))
+            return false;
+        if (auto_step(a, "decompose_reduction(%s, %s)", bname, kb->ko))
+            auto_step(a, "vectorize(%s_init)", ji);
+    }
     const char *cl = auto_fresh(a, ir_sprintf(a->m->arena, "%s_tile", c->body->buf->name));
     if (!auto_step(a, "%s = cache_write(%s, %s)", cl, bname, ir))
         return false;
-    if (first_reduce && auto_step(a, "decompose_reduction(%s, %s)", bname, first_reduce))
+    if (!acc && first_reduce && auto_step(a, "decompose_reduction(%s, %s)", bname, first_reduce))
         auto_step(a, "vectorize(%s_init)", ji);
     auto_step(a, "unroll(%s)", ii);
     const char *taps = tap_loop(ns, c, grouped);
@@ -806,8 +895,10 @@ static bool contraction_tile(auto_ctx *a, const nest *ns, const contraction *c, 
     }
     auto_step(a, "vectorize(%s_%s)", ji, cl);
     auto_step(a, "vectorize(%s_%s_out)", ji, cl);
+    if (acc)
+        auto_step(a, "vectorize(%s_%s_out)", ji, acc);
     if (packed)
-        pack_copy(a, c->V, ns, c->kind, ji, vp);
+        pack_copy(a, c->V, ns, c->kind, ji, vp, kb);
     return true;
 }
 
@@ -1200,16 +1291,25 @@ static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, b
         if (auto_step(a, "%s, %s = split(%s, %d)", jb, jn, jr, nb))
             cb = (col_block){jr, jb, jn, nb, rows_par};
     }
-    int pos = contraction_order(a, ns, &c, nr, mr, &cb, ir, g4, g4o, order, sizeof order, names,
-                                exts, &nouter, &first_reduce, &par);
+    k_block kb = k_block_pick(a, ns, &c, nr, packs, g4);
+    if (kb.loop >= 0) {
+        const char *kn = ns->loops[kb.loop]->var->name;
+        kb.ko = auto_fresh(a, ir_sprintf(a->m->arena, "%s_o", kn));
+        kb.ki = auto_fresh(a, ir_sprintf(a->m->arena, "%s_i", kn));
+    }
+    int pos = contraction_order(a, ns, &c, nr, mr, &cb, ir, g4, g4o, &kb, order, sizeof order,
+                                names, exts, &nouter, &first_reduce, &par);
+    if (kb.loop >= 0 && !auto_step(a, "%s, %s = split(%s, %lld)", kb.ko, kb.ki,
+                                   ns->loops[kb.loop]->var->name, (long long)kb.size))
+        return true;
     snprintf(order + pos, sizeof order - (size_t)pos, ", %s, %s%s%s", ii, ji, g4 >= 0 ? ", " : "",
              g4 >= 0 ? g4i : "");
     /* (the accumulator tile is staged at the innermost loop outside it) */
     if (!auto_step(a, "reorder(%s)", order))
         return true;
-    if (copy)
+    if (copy && kb.loop < 0)
         copy_row_operand(a, ns, &c, nr, names, exts, nouter, cb.n > 1 ? cb.outer : jr);
-    if (!contraction_tile(a, ns, &c, names[nouter - 1], ii, jr, ji, first_reduce, g4 >= 0))
+    if (!contraction_tile(a, ns, &c, names[nouter - 1], ii, jr, ji, first_reduce, g4 >= 0, &kb))
         return true;
     contraction_finish(a, &c, nr, mr, jr, ir, names, exts, nouter, par);
     skip_padding_taps(a, c.b->name);
