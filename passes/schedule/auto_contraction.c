@@ -604,41 +604,76 @@ static int column_block(const auto_ctx *a, const contraction *c, int nr, int mr,
     return 1;
 }
 
-/* K-blocking (BLIS's kc loop): a contraction whose packed panel of V (K
- * rows of the tile's nr columns) exceeds the level-2 cache streams that
- * panel from farther away again for every row tile.  Its first reduce
- * loop (in nest order: a convolution's input channels, outside the taps)
- * is split into blocks whose share of the panel fits half the level-2
- * cache, the block loop (outer) right inside the column tiles, outside
- * the row tiles: each block of the panel is read from memory once and
- * then from the level-2 cache by every row tile.  The sums of one column
- * tile stay in a buffer of their own (cache_write at the column tile:
- * nr columns by all the rows, per thread) across the blocks, zeroed
- * before the first (decompose_reduction at the block loop), the register
- * tile loading and storing it once per block; whatever the schedule or the
- * fuse pass puts in that buffer's write-back (a bias, an activation, a
- * residual add) runs once, after the last block.  The sums are added in
- * the same order as without blocks, so the results are the same bit for
- * bit.  FCN-ResNet50's head, a 3x3 convolution 2048 -> 512 on 28x28 (a
- * panel of 32 channels 2.4 MB): 239 to 91 ms on one thread
- * (bench/results/kblock_s22.txt). */
+/* K-blocking (BLIS's kc loop).  A column tile's pass over the row tiles
+ * reads its packed panel of V (K rows of the tile's nr columns) once per
+ * row tile and U once in all.  When the two together exceed the level-2
+ * cache and the panel is a sizeable part of it (over an eighth), U's
+ * stream pushes the panel out between two row tiles, and each row tile
+ * reads it again from farther away (a panel larger than the cache, always).
+ * The reduce loop that indexes a dimension of both operands alone (a
+ * convolution's input channels) is then split into blocks whose share of
+ * panel and U fits half the level-2 cache (the largest divisor, at least
+ * two blocks), the block loop right inside the column tiles and outside
+ * the row tiles: each block of the panel stays in the level-2 cache for
+ * every row tile.  The sums of one column tile stay in a buffer of their
+ * own across the blocks (cache_write at the column tile: nr columns by all
+ * the rows, per thread, at most a quarter of the level-2 cache), zeroed
+ * before the first block (decompose_reduction at the block loop), the
+ * register tile loading and storing them once per block; whatever the
+ * schedule or the fuse pass puts in that buffer's write-back (a bias, an
+ * activation, a residual add) runs once, after the last block.  The terms
+ * are added in the same order as without blocks: the results are the same
+ * bit for bit.  FCN-ResNet50's head, a 3x3 convolution 2048 -> 512 on
+ * 28x28 (a panel of 32 channels 2.4 MB, the padded input 7.4 MB): 220 to
+ * 88 ms on one thread; its layer4's 3x3 convolutions of dilation 2, 512 ->
+ * 512 (panel 590 KB, input 2.1 MB), 38 to 22 ms (the first; the others
+ * 25 to 21); MC3-18's 1x3x3 convolutions 256 -> 256 (panel 295 KB) 12 to
+ * 11 ms.  A panel of 18 KB (EfficientNet-B3's 1x1 144 -> 32 on 75x75)
+ * stays in the cache anyway: blocks only added the sums' loads and stores
+ * (274 to 366 us).  bench/results/kblock_s22.txt. */
+
+/* Whether load x indexes one of its dimensions by v alone and uses v in
+ * no other. */
+static bool own_dimension(const ir_expr *x, const ir_var *v)
+{
+    int own = 0, other = 0;
+    for (int d = 0; d < x->nargs; d++)
+        if (x->args[d]->kind == IR_VAR && x->args[d]->var == v)
+            own++;
+        else if (uses(x->args[d], v))
+            other++;
+    return own == 1 && other == 0;
+}
 
 static k_block k_block_pick(const auto_ctx *a, const nest *ns, const contraction *c, int nr,
                             bool packs, int g4)
 {
     k_block kb = {-1, 0, NULL, NULL};
     int64_t esize = ir_dtype_size(c->V->buf->dtype);
+    /* what one column tile's pass over the rows reads: its panel and U
+     * (of one iteration of the batch loops outside) */
+    double u = (double)buffer_bytes(c->U->buf);
+    for (int i = 0; i < ns->n; i++)
+        if (c->kind[i] == 0 && load_uses(c->U, c->it[i]->var))
+            u /= (double)extent(ns->loops[i]);
+    double panel = c->K * (double)nr * (double)esize, w = panel + u;
     if (!packs || g4 >= 0 || !ir_dtype_is_float(c->body->buf->dtype) ||
-        c->K * (double)nr * (double)esize <= (double)a->l2)
+        panel <= (double)a->l2 / 8 || w <= (double)a->l2)
         return kb;
+    /* the reduce loop that indexes a dimension of U and of V alone (a
+     * convolution's input channels, wherever they lie in the nest), the
+     * longest: a block of it reads its share of both (a loop of the
+     * filter's taps moves U's rows: each block would read all of U) */
     int first = -1;
-    for (int i = 0; i < ns->n && first < 0; i++)
-        if (c->kind[i] == 3)
+    for (int i = 0; i < ns->n; i++)
+        if (c->kind[i] == 3 && own_dimension(c->U, c->it[i]->var) &&
+            own_dimension(c->V, c->it[i]->var) &&
+            (first < 0 || extent(ns->loops[i]) > extent(ns->loops[first])))
             first = i;
     if (first < 0)
         return kb;
     int64_t ext = extent(ns->loops[first]);
-    double per = c->K / (double)ext * (double)nr * (double)esize;   /* panel bytes a step */
+    double per = w / (double)ext;   /* bytes a step of the loop (U's share approximate) */
     /* the column tile's sums: nr columns by the rows (the U loops) */
     double acc = (double)nr * (double)ir_dtype_size(c->body->buf->dtype);
     for (int i = 0; i < ns->n; i++)
@@ -747,7 +782,11 @@ static int contraction_order(const auto_ctx *a, const nest *ns, const contractio
             jpos = i;
             break;
         }
-        if (u_loop[i] && exts[i] > 1)
+        /* (u_loop follows the order before the move above: by name) */
+        bool of_u = names[i] == ir;
+        for (int j = 0; j < ns->n; j++)
+            of_u |= c->kind[j] == 1 && names[i] == ns->loops[j]->var->name;
+        if (of_u && exts[i] > 1)
             break;
     }
     if (jpos < 0)
