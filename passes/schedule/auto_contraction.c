@@ -604,6 +604,19 @@ static int column_block(const auto_ctx *a, const contraction *c, int nr, int mr,
     return 1;
 }
 
+/* Whether load x indexes one of its dimensions by v alone and uses v in
+ * no other. */
+static bool own_dimension(const ir_expr *x, const ir_var *v)
+{
+    int own = 0, other = 0;
+    for (int d = 0; d < x->nargs; d++)
+        if (x->args[d]->kind == IR_VAR && x->args[d]->var == v)
+            own++;
+        else if (uses(x->args[d], v))
+            other++;
+    return own == 1 && other == 0;
+}
+
 /* K-blocking (BLIS's kc loop).  A column tile's pass over the row tiles
  * reads its packed panel of V (K rows of the tile's nr columns) once per
  * row tile and U once in all.  When the two together exceed the level-2
@@ -631,20 +644,6 @@ static int column_block(const auto_ctx *a, const contraction *c, int nr, int mr,
  * 11 ms.  A panel of 18 KB (EfficientNet-B3's 1x1 144 -> 32 on 75x75)
  * stays in the cache anyway: blocks only added the sums' loads and stores
  * (274 to 366 us).  bench/results/kblock_s22.txt. */
-
-/* Whether load x indexes one of its dimensions by v alone and uses v in
- * no other. */
-static bool own_dimension(const ir_expr *x, const ir_var *v)
-{
-    int own = 0, other = 0;
-    for (int d = 0; d < x->nargs; d++)
-        if (x->args[d]->kind == IR_VAR && x->args[d]->var == v)
-            own++;
-        else if (uses(x->args[d], v))
-            other++;
-    return own == 1 && other == 0;
-}
-
 static k_block k_block_pick(const auto_ctx *a, const nest *ns, const contraction *c, int nr,
                             bool packs, int g4)
 {
@@ -773,15 +772,15 @@ static int contraction_order(const auto_ctx *a, const nest *ns, const contractio
         *par = 0;
     }
     /* U's rows first (BLIS's loop over blocks of A's rows outside the
-     * column panels) when U, read once per column panel, exceeds the
-     * level-2 cache and the tile's rows lie side by side in U (a 1x1
+     * column panels) when U, read once per column panel, is more than half
+     * the level-2 cache and the tile's rows lie side by side in U (a 1x1
      * convolution on a channels-first map: each step of the reduction reads
      * the tile's rows a map apart, a short run in another page per input
      * channel, which the prefetchers do not follow): U's outer rows (the
      * map's, not the tile's) move outermost, so one row of U stays in the
      * level-2 cache for all the panels, which stream contiguously from
-     * memory once per row.  U counts from half the level-2 cache (the
-     * panels' stream shares it).  No filter taps (a window's rows of U are
+     * memory once per row (the panels' stream shares the cache with U,
+     * hence half of it).  No filter taps (a window's rows of U are
      * shared by neighbouring rows: K-blocking serves those, k_block_pick).
      * FCN-ResNet50's 1x1 convolutions on 28x28 (64 panels) on one thread:
      * 1024 -> 2048 (U 3.2 MB, weight 8 MB) 36 to 24 ms, on two 37 to 18
@@ -1397,6 +1396,8 @@ static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, b
     /* (the accumulator tile is staged at the innermost loop outside it) */
     if (!auto_step(a, "reorder(%s)", order))
         return true;
+    /* (U's copy per row of panels is laid out for whole reductions; with
+     * K blocks the rows run inside the blocks) */
     if (copy && kb.loop < 0)
         copy_row_operand(a, ns, &c, nr, names, exts, nouter, cb.n > 1 ? cb.outer : jr);
     if (!contraction_tile(a, ns, &c, names[nouter - 1], ii, jr, ji, first_reduce, g4 >= 0, &kb))
