@@ -1264,7 +1264,10 @@ static bool key_prefix(const cg_argv *cc, const cg_argv *flags, const cg_target 
                        const char *identity, cg_text *out, diag *d)
 {
     cg_text key = {0};
-    text_printf(&key, "tec kernel cache v1\n");
+    /* the version counts how tec builds what it keys, beyond the flags:
+     * v2, no kernel built at -O1 (an entry linked from v1's objects would
+     * keep them) */
+    text_printf(&key, "tec kernel cache v2\n");
     text_field(&key, "tec-version", PACKAGE_VERSION, strlen(PACKAGE_VERSION));
     for (int i = 0; i < cc->n; i++)
         text_field(&key, "cc", cc->v[i], strlen(cc->v[i]));
@@ -1913,7 +1916,9 @@ typedef struct tu_job {
     size_t msglen;
 } tu_job;
 
-/* How a distinct kernel's unit is built (light_units below). */
+/* How a unit is built: a distinct kernel's at UNIT_FULL or UNIT_LIGHT
+ * (light_units below); UNIT_COLD (-O1) is the prepack kernels' and the
+ * glue's level only. */
 typedef enum { UNIT_FULL, UNIT_LIGHT, UNIT_COLD, UNIT_NLEVELS } unit_level;
 
 /* ---- The intrinsics header, precompiled.
@@ -2123,28 +2128,29 @@ static bool cold_unit(const split_ctx *x, const cg_unit *u)
     return op && strcmp(op, "prepack") == 0;
 }
 
-/* ---- Light and cold kernels: compiled at -O2 and -O1 instead of -O3.
+/* ---- Light kernels: compiled at -O2 instead of -O3.
  *
  * Most of a model's kernels do little of its work (its pads, concatenations,
  * pools, softmaxes and norms beside its contractions) but much of its C:
  * 96 of MaxViT-T's 113 distinct kernels, 2/3 of its C.  -O2 builds a unit
- * in about 3/4 of -O3's time (1.29 vs 1.77 s for MaxViT-T's largest), -O1
- * in about half; what -O3 adds (loop versioning, unswitching, gcc's own
- * vectorizer and unrolling) is little for code the IR has vectorized
- * already, and counts only where the time goes.  So the distinct kernels
- * that do least, together at most LIGHT_SHARE of the model's estimated
- * work, are built at -O2 (those within COLD_SHARE at -O1): whatever they
- * lose is a fraction of that share.  The layers' minima of MaxViT-T and
- * EfficientNet-B0 did not change (bench/results/cold_s13.txt); but plain -O2
- * left loops over small local arrays in memory, 1.3-3x slower (depthwise
- * and int8 convs, pools): light units also get -fpeel-loops (setup_build). */
+ * in about 3/4 of -O3's time (1.29 vs 1.77 s for MaxViT-T's largest); what
+ * -O3 adds (loop versioning, unswitching, gcc's own vectorizer and
+ * unrolling) is little for code the IR has vectorized already, and counts
+ * only where the time goes.  So the distinct kernels that do least,
+ * together at most LIGHT_SHARE of the model's estimated work, are built at
+ * -O2: whatever they lose is a fraction of that share.  The layers' minima
+ * of MaxViT-T and EfficientNet-B0 did not change (bench/results/
+ * cold_s13.txt); but plain -O2 left loops over small local arrays in
+ * memory, 1.3-3x slower (depthwise and int8 convs, pools): light units also
+ * get -fpeel-loops (setup_build).
+ *
+ * No kernel is built at -O1 (as the prepack kernels and the glue are):
+ * without -O2's common-subexpression and partial-redundancy passes a
+ * register tile recomputes its addresses at every load, and the least
+ * working 1% of ResNeXt-50's work, built so, held its grouped 3x3
+ * convolution of stride 2 at 763 us instead of 420 (2.2 s of 3.3 s to
+ * compile it either way: bench/results/cold_s22.txt). */
 #define LIGHT_SHARE 0.10
-
-/* The distinct kernels that do least, together at most COLD_SHARE of the
- * work, are built as cold code (-O1, as the prepack kernels are): -O1
- * builds a unit in about half of -O3's time, and whatever it loses on them
- * is a fraction of a hundredth. */
-#define COLD_SHARE 0.01
 
 /* Operations a math call (exp, erf, tanh ...) costs, as additions do 1. */
 #define MATH_CALL_OPS 16.0
@@ -2222,11 +2228,10 @@ static int by_work(const void *a, const void *b)
     return x->work < y->work ? -1 : x->work > y->work ? 1 : x->unit - y->unit;
 }
 
-/* Sets level[i] for the distinct units (but the prepack ones): UNIT_COLD
- * for those that do least, together at most COLD_SHARE of the work of all,
- * UNIT_LIGHT for the next ones up to LIGHT_SHARE (see above); a unit of
- * unknown work is never light, and counts as none in the total.  False
- * when out of memory (level stays all UNIT_FULL). */
+/* Sets level[i] for the distinct units (but the prepack ones): UNIT_LIGHT
+ * for those that do least, together at most LIGHT_SHARE of the work of all
+ * (see above); a unit of unknown work is never light, and counts as none in
+ * the total.  False when out of memory (level stays all UNIT_FULL). */
 static bool light_units(const cg_csplit *sp, const split_ctx *x, unsigned char *level)
 {
     if (!x->light_flags || !x->module)
@@ -2255,7 +2260,7 @@ static bool light_units(const cg_csplit *sp, const split_ctx *x, unsigned char *
         sum += order[k].work;
         if (sum > LIGHT_SHARE * total)
             break;
-        level[order[k].unit] = sum <= COLD_SHARE * total ? UNIT_COLD : UNIT_LIGHT;
+        level[order[k].unit] = UNIT_LIGHT;
     }
     free(work);
     free(order);

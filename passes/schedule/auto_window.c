@@ -55,11 +55,50 @@ static void unroll_window(auto_ctx *a, const ir_stmt *b, int64_t row)
             auto_step(a, "unroll(%s)", b->iters[i].binding->var->name);
 }
 
+static bool channel_exceeds_l1(const auto_ctx *a, const ir_buffer *x);
+static bool reads_buffer(const ir_expr *x, void *p);
+
+/* The rows of outputs a tile of a float sum of products along rows (a
+ * depthwise convolution) accumulates at a time: each vector of a row sums
+ * its taps one after the other, an FMA's latency (4 cycles) apart, so a
+ * row of few vectors keeps the two FMA units mostly idle; a tile of
+ * several rows has TILE_SUMS sums in flight.  A 3x3 along rows of 56 (4
+ * vectors): 2 rows, 332 -> 300 us on EfficientNet-B0's 144x56x56
+ * (bench/results/dwrows_s22.txt).  The largest count up to TILE_SUMS /
+ * (the row's vectors) that divides the rows' loop (extent `rows`), 1 for a
+ * row of TILE_SUMS / 2 vectors or more; 1 also where a row is not a whole
+ * number of half vectors (alone in its tile, a row of 28 runs as 32 lanes,
+ * the last ones past its end; in a tile of rows 28 apart, as 16 + 8 + 4
+ * lanes, its activation's last 4 one by one: 242 -> 311 us, a 5x5 on
+ * 240x28x28) and where the input's channel exceeds L1 (pad_late then
+ * copies blocks of the rows' loop, which the split would take). */
+#define TILE_SUMS 8
+
+static int64_t rows_per_tile(const auto_ctx *a, const ir_stmt *b, int64_t row, int64_t rows)
+{
+    const ir_stmt *st = b->nbody ? b->body[0] : NULL;
+    if (!st || st->kind != IR_S_STORE || !ir_dtype_is_float(st->buf->dtype) || !st->value ||
+        st->value->kind != IR_ADD || st->value->b->kind != IR_MUL || row < 1 ||
+        row % (a->lanes / 2 > 0 ? a->lanes / 2 : 1) != 0)
+        return 1;
+    for (int i = 0; i < a->f->nparams; i++) {
+        const ir_buffer *pb[2] = {a->f->params[i], NULL};
+        ir_stmt_walk(b, NULL, reads_buffer, pb);
+        if (pb[1] && channel_exceeds_l1(a, pb[1]))
+            return 1;
+    }
+    int64_t vectors = (row + a->lanes - 1) / a->lanes, R = TILE_SUMS / vectors;
+    while (R > 1 && rows % R != 0)
+        R--;
+    return R > 1 ? R : 1;
+}
+
 /* A reduction whose vector loop now runs inside its reduce loops (depthwise
- * convolution, pooling): one row of outputs accumulates in a local tile,
- * its init decomposed out of the reduce loops and its write-back
- * vectorized, so each output is stored once and the fuse pass can compute
- * the layers after it (batchnorm, relu6) in that write-back. */
+ * convolution, pooling): one row of outputs (or a few, rows_per_tile)
+ * accumulates in a local tile, its init decomposed out of the reduce loops
+ * and its write-back vectorized, so each output is stored once and the
+ * fuse pass can compute the layers after it (batchnorm, relu6) in that
+ * write-back. */
 static void reduce_in_tile(auto_ctx *a, ir_stmt *b, const char *vname)
 {
     if (!b->init)
@@ -70,28 +109,51 @@ static void reduce_in_tile(auto_ctx *a, ir_stmt *b, const char *vname)
     if (!sch_find_block(&c, b->name, &p))
         return;
     const char *outer = NULL, *first_reduce = NULL;
-    for (int k = 0; k < p.n && !first_reduce; k++) {
+    const ir_stmt *outer_loop = NULL;
+    char reduces[512] = "";   /* the reduce loops inside outer, in order */
+    int pos = 0;
+    for (int k = 0; k < p.n; k++) {
         const ir_stmt *l = *p.slot[k];
         if (l->kind != IR_S_FOR)
             continue;
         const ir_itervar *it = iter_of(b, l);
-        if (it && it->kind == IR_ITER_REDUCE)
-            first_reduce = l->var->name;
-        else
+        if (it && it->kind == IR_ITER_REDUCE) {
+            if (!first_reduce)
+                first_reduce = l->var->name;
+            if (pos < (int)sizeof reduces - 64)
+                pos += snprintf(reduces + pos, sizeof reduces - (size_t)pos, "%s, ", l->var->name);
+        } else if (!first_reduce) {
             outer = l->var->name;
+            outer_loop = l;
+        }
     }
     if (!outer || !first_reduce)
         return;
+    int64_t row = 0;
+    for (int i = 0; i < b->niters; i++)
+        if (b->iters[i].binding->kind == IR_VAR && !strcmp(b->iters[i].binding->var->name, vname))
+            row = b->iters[i].extent;
+    /* several rows: outer's rows split off inside the reduce loops, around
+     * the vector loop, unrolled */
+    int64_t R = rows_per_tile(a, b, row, extent(outer_loop));
+    const char *rows_in = NULL;
+    if (R > 1) {
+        const char *o = auto_fresh(a, ir_sprintf(a->m->arena, "%s_o", outer));
+        const char *in = auto_fresh(a, ir_sprintf(a->m->arena, "%s_i", outer));
+        if (auto_step(a, "%s, %s = split(%s, %lld)", o, in, outer, (long long)R) &&
+            auto_step(a, "reorder(%s%s)", reduces, in)) {
+            outer = o;
+            rows_in = in;
+        }
+    }
     const char *tile = auto_fresh(a, ir_sprintf(a->m->arena, "%s_tile", b->body[0]->buf->name));
     if (!auto_step(a, "%s = cache_write(%s, %s)", tile, b->name, outer))
         return;
     if (auto_step(a, "decompose_reduction(%s, %s)", b->name, first_reduce))
         auto_step(a, "vectorize(%s_init)", vname);
     auto_step(a, "vectorize(%s_%s_out)", vname, tile);
-    int64_t row = 0;
-    for (int i = 0; i < b->niters; i++)
-        if (b->iters[i].binding->kind == IR_VAR && !strcmp(b->iters[i].binding->var->name, vname))
-            row = b->iters[i].extent;
+    if (rows_in)
+        auto_step(a, "unroll(%s)", rows_in);
     unroll_window(a, b, row);
 }
 

@@ -483,6 +483,44 @@ static ir_stmt *fill_loop(ir_module *m, const pad_ctx *p, ir_buffer *buf, ir_buf
                   to - from >= 4 ? IR_FOR_VECTORIZED : IR_FOR_SERIAL, blk);
 }
 
+/* A copy's rows, when they are long (at least LINE_ROWS cache lines) and
+ * padded in front (a window's left border), are widened with more of the
+ * border: in front, so that the buffer's own first element lands on a
+ * cache line's start, and behind, to whole lines.  The copy then moves
+ * aligned vectors (the source's rows are, when their length is a multiple
+ * of a line's), and so does a row of outputs whose centre tap reads where
+ * the buffer starts.  A 3x3 depthwise convolution along 112-wide rows (32
+ * channels, copied per block of 8 rows) ran 140 -> 122 us on one thread,
+ * 99 -> 86 on two, with rows of 128 floats from 15 on instead of 114 (the
+ * same pitch unshifted, 134); in models, 3x3 depthwise convolutions on
+ * 112x112 and 56x56 maps 0.88-0.97 of their time, a 5x5 on 28x28 (its row
+ * of 32 widened to 48) 1.11: rows of two lines keep their length
+ * (bench/results/padalign_s22.txt).  The widening holds the border's value
+ * like the rest of the border: vector reads of a row's last outputs that
+ * run past its end (a 28-wide row computed as 32) read it, never memory
+ * the copy did not write (which could hold denormals: 7 times slower).
+ * Only for a copy per iteration of a loop, which stays in the cache: a
+ * whole copy grows by as much in memory (DenseNet-121's 3x3 convolutions
+ * on 128x56x56, copied whole, 1.7 -> 2.4 MB, beyond L2: 1.00-1.05 of their
+ * time); not for a deinterleaved row (its phases start anywhere) or one
+ * without a left border (channels-last copies: their rows are channels,
+ * padded at neither end). */
+#define LINE_BYTES 64
+#define LINE_ROWS 3
+
+static void align_rows(pad_ctx *p)
+{
+    int d = p->perm[p->buf->ndim - 1];
+    int64_t line = LINE_BYTES / ir_dtype_size(p->buf->dtype), front = -p->lo[d];
+    int64_t row = p->hi[d] - p->lo[d] + 1;
+    if (!p->at || (!p->sbad && p->sgcd > 1) || p->fixed[d] == ONE || p->fixed[d] == ROWS || front <= 0 ||
+        line < 2 || row < LINE_ROWS * line)
+        return;
+    int64_t more = (line - front % line) % line;
+    p->lo[d] -= more;
+    p->hi[d] = p->lo[d] + (more + row + line - 1) / line * line - 1;
+}
+
 /* For a pad at loop `at`: the loop's variable in p->at and its statement in
  * *l, the dimensions classified; false (with the error) when B is read
  * outside the loop, or a dimension is read both by the loop's variable and
@@ -565,6 +603,7 @@ bool sch_pad(sch_ctx *c, const char *buffer, int64_t last_dim, const char *at, c
                   c->f->name, buffer);
         return false;
     }
+    align_rows(&p);
     ir_module *m = c->m;
     int64_t shape[16];   /* xp's, in its order */
     for (int k = 0; k < buf->ndim; k++)
