@@ -507,8 +507,9 @@ static double balance(int64_t e, int threads)
  * but 17 rows of the map (9 and 8: 339 us on two).  Not for less: each
  * thread then streams every panel of the weight per row instead of its
  * own panels (80 -> 480 on 14x14, 15 panels against 14 rows: 88 to 106 us
- * on two threads) - unless the weight is no larger than the activation
- * (v_small: V's bytes at most U's; u_loop, v_loop: which of the loops
+ * on two threads) - unless the weight is no larger than the activation,
+ * or no more than half as large again while a quarter of L2 holds it
+ * (v_small; u_loop, v_loop: which of the loops
  * only U's or only V's indices use): then U's first loop after a picked
  * loop of V's (the column panels; the map's rows) moves when its
  * iterations split as evenly among the threads, as each thread reads
@@ -518,8 +519,13 @@ static double balance(int64_t e, int threads)
  * 28x28 and 14x14 (4 panels of 32 channels against 28 or 14 rows): their
  * sum 3-4% less on two threads in three runs of four (equal in the
  * fourth).  MobileNetV2's 64 -> 384 on 14x14 (V 98 KB, U 50 KB) loses 15%
- * as rows: not when V is larger; Inception-v3's 768 -> 192 on 17x17 (6
- * panels, 9 and 8 rows) 3-11%: not less evenly. */
+ * as rows: not when V is twice U; Inception-v3's 768 -> 192 on 17x17 (6
+ * panels, 9 and 8 rows) 3-11%: not less evenly.  RegNet-X-800MF's and
+ * RegNet-Y-400MF's 1x1 convolutions on 14x14 (288 and 208 channels: V
+ * 1.5 and 1.06 times U, 331 and 173 KB) 0.77-0.90 of their time as rows on two
+ * threads, ResNet-50's 1024 -> 256 (V 1 MB, 1.3 times U) 1.04-1.08: a
+ * weight beyond a quarter of L2 streams from farther away per thread
+ * (bench/results/rowsl2_s22.txt). */
 static int parallel_pick(const auto_ctx *a, const int64_t *exts, int n, bool free_order,
                          const bool *u_loop, const bool *v_loop, bool v_small, bool *moved)
 {
@@ -731,7 +737,8 @@ static int contraction_order(const auto_ctx *a, const nest *ns, const contractio
             }
         }
     bool moved;
-    bool v_small = buffer_bytes(c->V->buf) <= buffer_bytes(c->U->buf);
+    int64_t vbytes = buffer_bytes(c->V->buf), ubytes = buffer_bytes(c->U->buf);
+    bool v_small = vbytes <= ubytes || (4 * vbytes <= a->l2 && 2 * vbytes <= 3 * ubytes);
     *par = parallel_pick(a, exts, *nouter, auto_is_weight(a->m, a->f, c->V->buf), u_loop,
                          v_loop, v_small, &moved);
     for (int i = 0; i < *nouter && cb->rows_par; i++)
