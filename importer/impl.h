@@ -53,6 +53,12 @@ typedef struct ox_value {
     const Onnx__NodeProto *quantized_for;   /* a MaxPool's output computed on the codes
                                                of this QuantizeLinear node, which is then
                                                this value itself (ox_pool_quantizer) */
+    const struct ox_value *causal_of;   /* a Where that fills these attention scores'
+                                           future (j > i of the last two axes) with
+                                           -inf and that only a Softmax over the last
+                                           axis reads, which is then nn.te's
+                                           causal_softmax of them: no layer, no id
+                                           (ox_where_softmax) */
     const struct ox_value *pad_of;   /* a constant Pad of this value on its spatial
                                         dimensions that only a Conv or pool reads, which
                                         then pads its window by pad_b, pad_e (per
@@ -95,6 +101,8 @@ bool ox_silu_pair(ox_node *nd);
  * MaxPool's (reading it as its input x), or NULL: the MaxPool may then pool
  * the codes that node would make of its input (importer/ops_quant.c). */
 const Onnx__NodeProto *ox_pool_quantizer(ox_node *nd);
+/* The Softmax that is the one reader of a Where node's output, or NULL. */
+const Onnx__NodeProto *ox_where_softmax(ox_node *nd);
 /* The Conv, AveragePool or MaxPool that is the one reader of a Pad node's
  * output, reading it as its input X, or NULL. */
 const Onnx__NodeProto *ox_pad_reader(ox_node *nd);

@@ -73,6 +73,8 @@ struct ox {
                                 a Mul(x, Sigmoid(x)) (ox_silu_pair) */
     fe_map pool_quant;       /* a MaxPool's output -> the QuantizeLinear node that is
                                 its one reader (ox_pool_quantizer) */
+    fe_map where_softmax;    /* a Where's output -> the Softmax that is its one reader
+                                (ox_where_softmax) */
     fe_map pad_reader;       /* a Pad's output -> the Conv, AveragePool or MaxPool that
                                 is its one reader, as its input X (ox_pad_reader) */
     fe_map norm_chain;       /* each node's first output -> the norm_chain it is in
@@ -2119,11 +2121,21 @@ static const Onnx__NodeProto *window_reader(fe_map *readers, fe_map *reader, con
  * Sigmoid's output goes into x->silu); a MaxPool whose one output only a
  * QuantizeLinear reads, as its input x (x->pool_quant); a Pad whose output
  * only a Conv or pool reads, as its X (x->pad_reader: PyTorch exports
- * avg_pool2d's padding as a Pad before an AveragePool). */
+ * avg_pool2d's padding as a Pad before an AveragePool); a Where whose
+ * output only a Softmax reads (x->where_softmax: a masked attention's). */
 static void find_pairs(ox *x, const Onnx__GraphProto *g, fe_map *readers, fe_map *reader)
 {
     for (size_t i = 0; i < g->n_node; i++) {
         const Onnx__NodeProto *n = g->node[i];
+        if (n->op_type && strcmp(n->op_type, "Where") == 0 && (!n->domain || !*n->domain) &&
+            n->n_output == 1 && *n->output[0] &&
+            (intptr_t)fe_map_get(readers, n->output[0]) == 1) {
+            const Onnx__NodeProto *q = fe_map_get(reader, n->output[0]);
+            if (q->op_type && strcmp(q->op_type, "Softmax") == 0 && (!q->domain || !*q->domain) &&
+                q->n_input == 1 && strcmp(q->input[0], n->output[0]) == 0)
+                fe_map_put(x->a, &x->where_softmax, n->output[0], (void *)q);
+            continue;
+        }
         if (n->op_type && strcmp(n->op_type, "Pad") == 0 && (!n->domain || !*n->domain) &&
             n->n_output == 1) {
             const Onnx__NodeProto *q = window_reader(readers, reader, n->output[0]);
@@ -2160,6 +2172,11 @@ static void find_pairs(ox *x, const Onnx__GraphProto *g, fe_map *readers, fe_map
 bool ox_silu_pair(ox_node *nd)
 {
     return nd->n->n_output == 1 && fe_map_get(&nd->x->silu, nd->n->output[0]) == nd->n;
+}
+
+const Onnx__NodeProto *ox_where_softmax(ox_node *nd)
+{
+    return nd->n->n_output == 1 ? fe_map_get(&nd->x->where_softmax, nd->n->output[0]) : NULL;
 }
 
 const Onnx__NodeProto *ox_pad_reader(ox_node *nd)

@@ -366,6 +366,57 @@ static bool combine_op(ox_node *nd, const void *arg)
     return elementwise_n(nd, arg);
 }
 
+/* Where(mask, fill, s) or Where(keep, s, fill) read only by a Softmax over
+ * the last axis, where s is f32 [B, H, T, T] attention scores, the mask
+ * (or keep) a known tensor over the last two axes that is exactly the
+ * future, j > i (the past and present, j <= i), and fill -inf or f32's
+ * lowest: masked_fill before softmax in a causal attention (GPT-2).  The
+ * Softmax is then nn.te's causal_softmax of s, whose masked entries are 0
+ * as exp(fill - max) is (each row keeps its diagonal, so its maximum is
+ * finite unless s holds infinities).  s, or NULL. */
+static ox_value *causal_scores(ox_node *nd)
+{
+    const Onnx__NodeProto *sm = ox_where_softmax(nd);
+    if (!sm || nd->nin != 3 || !nd->in[0] || !nd->in[1] || !nd->in[2])
+        return NULL;
+    ox_value *c = nd->in[0];
+    int f = ox_known(nd->in[1]) ? 1 : 2;   /* the fill's input */
+    ox_value *fill = nd->in[f], *sc = nd->in[3 - f];
+    if (!ox_known(c) || !ox_known(fill) || rt_tensor_numel(fill->konst) != 1 ||
+        fill->dtype != IR_F32 || rt_tensor_get(fill->konst, 0) > -3.4028234663852886e38 ||
+        sc->dtype != IR_F32 || !sc->id || ox_known(sc) || sc->ndim != 4 ||
+        sc->shape[2] != sc->shape[3] || c->ndim < 2 || c->ndim > 4)
+        return NULL;
+    ox_node q = {.x = nd->x, .n = sm, .opset = nd->opset};
+    int64_t axis = ox_attr_int(&q, "axis", nd->opset < 13 ? 1 : -1);
+    if (axis != -1 && axis != 3)
+        return NULL;
+    int64_t T = sc->shape[3];
+    for (int d = 0; d < c->ndim - 2; d++)
+        if (c->shape[d] != 1)
+            return NULL;
+    if (c->shape[c->ndim - 2] != T || c->shape[c->ndim - 1] != T)
+        return NULL;
+    for (int64_t i = 0; i < T; i++)
+        for (int64_t j = 0; j < T; j++)
+            if ((rt_tensor_get_int(c->konst, i * T + j) != 0) != (f == 1 ? j > i : j <= i))
+                return NULL;
+    return sc;
+}
+
+/* Where: elementwise, or the mask of a causal attention's softmax
+ * (causal_scores). */
+static bool op_where(ox_node *nd, const void *arg)
+{
+    ox_value *sc = causal_scores(nd);
+    if (!sc)
+        return combine_op(nd, arg);
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, sc);
+    y->causal_of = sc;
+    return true;
+}
+
 /* IsInf: +inf and -inf, each unless its attribute (detect_positive,
  * detect_negative) is 0. */
 static bool op_isinf(ox_node *nd, const void *arg)
@@ -578,7 +629,7 @@ const ox_op ox_ops_math[] = {
     {"Sum", combine_op, &(const combine){"sum", "$0 + $1", 0, 0, -1, false}, WIDEN},
     {"Tanh", unary_op, &(const unary_spec){"tanh", "tanh($)", true}, WIDEN},
     {"ThresholdedRelu", unary_attr, &(const attr_spec){"thresholdedrelu", "$ > %s ? $ : 0", "alpha", 1.0, NULL, 0}, WIDEN},
-    {"Where", combine_op, &(const combine){"where", "$0 != 0 ? $1 : $2", 3, 1, -1, false}, AS_IS},
+    {"Where", op_where, &(const combine){"where", "$0 != 0 ? $1 : $2", 3, 1, -1, false}, AS_IS},
     {"Xor", combine_op, &(const combine){"xor", "($0 != 0 && $1 == 0) || ($0 == 0 && $1 != 0) ? 1 : 0", 2, 0, IR_I32, false}, AS_IS},
 };
 const int ox_ops_math_count = (int)(sizeof ox_ops_math / sizeof *ox_ops_math);

@@ -223,6 +223,11 @@ static bool softmax_op(ox_node *nd, const void *arg)
 {
     bool logsm = *(const bool *)arg;
     ox_value *x = ox_input(nd, 0);
+    if (x && x->causal_of) {   /* the Where before it masks the future (ops_math.c) */
+        ox_value *y = ox_output(nd, 0);
+        ox_same_shape(y, x);
+        return ox_call_nn(nd, y, "causal_softmax", x->causal_of->id, NULL, NULL, 0);
+    }
     int axis;
     if (!x || !ox_need_float(nd, x) ||
         !ox_axis(nd, ox_attr_int(nd, "axis", nd->opset < 13 ? 1 : -1), x->ndim, &axis))
