@@ -1031,12 +1031,15 @@ bool ox_pad_folds(ox_node *pad, const Onnx__NodeProto *reader, const ox_value *x
         return value == 0 && even;
     /* MaxPool: as nn.te's maxpool2d, whose padding reads -inf (pool()'s
      * conditions for it); no Indices, which count positions in the Pad's
-     * output */
+     * output; no ceil_mode, whose last window maxpool2d drops when it
+     * starts in the padding (its output extent from x's), where it may
+     * start in the Pad's (pool()'s y from the padded x) */
     const int64_t *ks, *st, *dl;
     int nk = ox_attr_ints(&q, "kernel_shape", &ks), ns = ox_attr_ints(&q, "strides", &st),
         ndl = ox_attr_ints(&q, "dilations", &dl);
     bool indices = reader->n_output > 1 && *reader->output[1];
-    return value == -INFINITY && nsp == 2 && !indices && even && nk == 2 && ks[0] == ks[1] &&
+    return value == -INFINITY && nsp == 2 && !indices && !ox_attr_int(&q, "ceil_mode", 0) &&
+           even && nk == 2 && ks[0] == ks[1] &&
            2 * pb[0] <= ks[0] && (ns == 0 || (ns == 2 && st[0] == st[1])) &&
            (ndl == 0 || (ndl == 2 && dl[0] == 1 && dl[1] == 1));
 }

@@ -821,7 +821,7 @@ static bool op_pad(ox_node *nd, const void *arg)
     /* PyTorch's avg_pool2d(padding=p) and F.pad before a convolution: the
      * one reader pads its window instead, and no copy is made */
     const Onnx__NodeProto *reader = ox_pad_reader(nd);
-    if (!edge && !reflect && reader && x->id && !ox_known(x) &&
+    if (!none && !edge && !reflect && reader && x->id && !ox_known(x) &&
         ox_pad_folds(nd, reader, x, pads, value)) {
         y->pad_of = x;
         for (int d = 0; d < x->ndim; d++) {

@@ -8,7 +8,8 @@
 # conv2d), -inf into a MaxPool that nn.te's maxpool2d computes.  Kept as a
 # Pad layer: an AveragePool whose own padding is not counted, uneven pads
 # before a Conv, zeros before a MaxPool, another value, a pad of the
-# channels, a Pad read twice, a MaxPool with Indices.  Every output equals
+# channels, a Pad read twice, a MaxPool with Indices or ceil_mode, pads
+# of 0.  Every output equals
 # NumPy's (float64, within 1e-5) at -O0, -O2 and in the interpreter.
 . "$srcdir/testsuite/cli/lib.inc"
 "$PYTHON" - "$srcdir/testsuite/onnx" <<'EOF2' || fail "cannot write the model"
@@ -84,6 +85,12 @@ specs = [
     ("j", [0, 1, 1, 1, 0, 0, 1, 1], 0.0, "Conv", dict(), False),
     ("k", [0, 0, 1, 1, 0, 0, 1, 1], 0.0, "AveragePool", dict(kernel_shape=[3, 3]), False),   # read twice
     ("l", [0, 0, 1, 1, 0, 0, 1, 1], -np.inf, "MaxPool", dict(kernel_shape=[3, 3], strides=[2, 2]), False),   # Indices
+    # ceil_mode: the last column's window starts in the Pad's padding,
+    # which maxpool2d's rule would drop as padding
+    ("m", [0, 0, 1, 1, 0, 0, 1, 1], -np.inf, "MaxPool",
+     dict(kernel_shape=[2, 2], strides=[3, 3], ceil_mode=1), False),
+    # pads of 0 before a 1x1 window at stride 1: a copy or a view, not folded
+    ("n", [0, 0, 0, 0, 0, 0, 0, 0], 0.0, "AveragePool", dict(kernel_shape=[1, 1]), False),
 ]
 nodes, inputs, outputs, inits = [], [], [], []
 os.mkdir("in")
@@ -128,7 +135,7 @@ with open("m.onnx", "wb") as f:
 with open("folds", "w") as f:
     f.write("\n".join(folds) + "\n")
 EOF2
-in=$(for v in a b c d e f g h i j k l; do printf -- "--input x%s=in/x%s.npy " $v $v; done)
+in=$(for v in a b c d e f g h i j k l m n; do printf -- "--input x%s=in/x%s.npy " $v $v; done)
 expect_status 0 "$TEC" --emit=te m.onnx -o net.te
 while read -r v fold; do
     if [ "$fold" = 1 ]; then
