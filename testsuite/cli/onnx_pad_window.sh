@@ -57,7 +57,7 @@ def pool(x, k, s, pads, ceil, count_pad, is_max):
     return y
 
 
-def conv(x, w, pads):
+def conv(x, w, pads, strides):
     xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
     F, C, R, S = w.shape
     H, W = xp.shape[2] - R + 1, xp.shape[3] - S + 1
@@ -65,7 +65,7 @@ def conv(x, w, pads):
     for r in range(R):
         for s in range(S):
             y += np.einsum("fc,nchw->nfhw", w[:, :, r, s], xp[:, :, r:r + H, s:s + W])
-    return y
+    return y[:, :, ::strides[0], ::strides[1]]
 
 
 # name, Pad's pads (N, C, H, W begins, then ends), its value (None: omitted),
@@ -91,6 +91,9 @@ specs = [
      dict(kernel_shape=[2, 2], strides=[3, 3], ceil_mode=1), False),
     # pads of 0 before a 1x1 window at stride 1: a copy or a view, not folded
     ("n", [0, 0, 0, 0, 0, 0, 0, 0], 0.0, "AveragePool", dict(kernel_shape=[1, 1]), False),
+    # more padding than the window: outputs that read padding only
+    ("o", [0, 0, 3, 3, 0, 0, 3, 3], 0.0, "Conv", dict(strides=[2, 2]), True),
+    ("p", [0, 0, 2, 2, 0, 0, 2, 2], 0.0, "AveragePool", dict(kernel_shape=[2, 2], strides=[3, 3]), True),
 ]
 nodes, inputs, outputs, inits = [], [], [], []
 os.mkdir("in")
@@ -115,7 +118,7 @@ for name, pads, value, op, attrs, fold in specs:
         w = rng.uniform(-0.5, 0.5, (5, xp.shape[1], 3, 3)).astype(np.float32)
         inits.append(array_tensor("w" + name, w, FLOAT))
         rin.append("w" + name)
-        y = conv(xp, w.astype(np.float64), own)
+        y = conv(xp, w.astype(np.float64), own, attrs.get("strides", [1, 1]))
     else:
         y = pool(xp, attrs["kernel_shape"], attrs.get("strides", [1, 1]), own,
                  attrs.get("ceil_mode", 0), attrs.get("count_include_pad", 0), op == "MaxPool")
@@ -135,7 +138,7 @@ with open("m.onnx", "wb") as f:
 with open("folds", "w") as f:
     f.write("\n".join(folds) + "\n")
 EOF2
-in=$(for v in a b c d e f g h i j k l m n; do printf -- "--input x%s=in/x%s.npy " $v $v; done)
+in=$(for v in a b c d e f g h i j k l m n o p; do printf -- "--input x%s=in/x%s.npy " $v $v; done)
 expect_status 0 "$TEC" --emit=te m.onnx -o net.te
 while read -r v fold; do
     if [ "$fold" = 1 ]; then
