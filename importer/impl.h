@@ -59,6 +59,12 @@ typedef struct ox_value {
                                            axis reads, which is then nn.te's
                                            causal_softmax of them: no layer, no id
                                            (ox_where_softmax) */
+    const struct ox_value *scaled_of;   /* this value times `scale`, a power of two,
+                                           that only a MatMul reads, which then scales
+                                           its product instead (exact: a power of two
+                                           commutes with the sums): no layer, no id
+                                           (ox_scale_reader) */
+    double scale;
     const struct ox_value *pad_of;   /* a constant Pad of this value on its spatial
                                         dimensions that only a Conv or pool reads, which
                                         then pads its window by pad_b, pad_e (per
@@ -101,6 +107,9 @@ bool ox_silu_pair(ox_node *nd);
  * MaxPool's (reading it as its input x), or NULL: the MaxPool may then pool
  * the codes that node would make of its input (importer/ops_quant.c). */
 const Onnx__NodeProto *ox_pool_quantizer(ox_node *nd);
+/* The MatMul that is the one reader of a Div's or Mul's output (as one of
+ * its operands), or NULL. */
+const Onnx__NodeProto *ox_scale_reader(ox_node *nd);
 /* The Softmax that is the one reader of a Where node's output, or NULL. */
 const Onnx__NodeProto *ox_where_softmax(ox_node *nd);
 /* The Conv, AveragePool or MaxPool that is the one reader of a Pad node's

@@ -75,6 +75,8 @@ struct ox {
                                 its one reader (ox_pool_quantizer) */
     fe_map where_softmax;    /* a Where's output -> the Softmax that is its one reader
                                 (ox_where_softmax) */
+    fe_map scale_reader;     /* a Div's or Mul's output -> the MatMul that is its one
+                                reader (ox_scale_reader) */
     fe_map pad_reader;       /* a Pad's output -> the Conv, AveragePool or MaxPool that
                                 is its one reader, as its input X (ox_pad_reader) */
     fe_map norm_chain;       /* each node's first output -> the norm_chain it is in
@@ -2122,7 +2124,9 @@ static const Onnx__NodeProto *window_reader(fe_map *readers, fe_map *reader, con
  * QuantizeLinear reads, as its input x (x->pool_quant); a Pad whose output
  * only a Conv or pool reads, as its X (x->pad_reader: PyTorch exports
  * avg_pool2d's padding as a Pad before an AveragePool); a Where whose
- * output only a Softmax reads (x->where_softmax: a masked attention's). */
+ * output only a Softmax reads (x->where_softmax: a masked attention's); a
+ * Div or Mul whose output only a MatMul reads (x->scale_reader: ViT's
+ * query scaled before its product with the keys). */
 static void find_pairs(ox *x, const Onnx__GraphProto *g, fe_map *readers, fe_map *reader)
 {
     for (size_t i = 0; i < g->n_node; i++) {
@@ -2135,6 +2139,15 @@ static void find_pairs(ox *x, const Onnx__GraphProto *g, fe_map *readers, fe_map
                 q->n_input == 1 && strcmp(q->input[0], n->output[0]) == 0)
                 fe_map_put(x->a, &x->where_softmax, n->output[0], (void *)q);
             continue;
+        }
+        if (n->op_type && (strcmp(n->op_type, "Div") == 0 || strcmp(n->op_type, "Mul") == 0) &&
+            (!n->domain || !*n->domain) && n->n_input == 2 && n->n_output == 1 &&
+            *n->output[0] && (intptr_t)fe_map_get(readers, n->output[0]) == 1) {
+            const Onnx__NodeProto *q = fe_map_get(reader, n->output[0]);
+            if (q->op_type && strcmp(q->op_type, "MatMul") == 0 && (!q->domain || !*q->domain) &&
+                q->n_input == 2 &&
+                (strcmp(q->input[0], n->output[0]) == 0) != (strcmp(q->input[1], n->output[0]) == 0))
+                fe_map_put(x->a, &x->scale_reader, n->output[0], (void *)q);
         }
         if (n->op_type && strcmp(n->op_type, "Pad") == 0 && (!n->domain || !*n->domain) &&
             n->n_output == 1) {
@@ -2172,6 +2185,11 @@ static void find_pairs(ox *x, const Onnx__GraphProto *g, fe_map *readers, fe_map
 bool ox_silu_pair(ox_node *nd)
 {
     return nd->n->n_output == 1 && fe_map_get(&nd->x->silu, nd->n->output[0]) == nd->n;
+}
+
+const Onnx__NodeProto *ox_scale_reader(ox_node *nd)
+{
+    return nd->n->n_output == 1 ? fe_map_get(&nd->x->scale_reader, nd->n->output[0]) : NULL;
 }
 
 const Onnx__NodeProto *ox_where_softmax(ox_node *nd)

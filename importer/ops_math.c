@@ -267,6 +267,33 @@ static bool op_gelu(ox_node *nd, const void *arg)
     return ox_fail(nd, "approximate '%s' is neither 'none' nor 'tanh'", approximate);
 }
 
+/* A Div or Mul of a computed f32 x by a known scalar whose factor (its
+ * reciprocal for Div) is a power of two, read only by a MatMul
+ * (ox_scale_reader): y is x scaled (ox_value.scaled_of), no layer, and the
+ * MatMul scales its product (ops_nn.c); false when it is not one. */
+static bool scaled_operand(ox_node *nd, bool div)
+{
+    if (nd->nin != 2 || !nd->in[0] || !nd->in[1] || !ox_scale_reader(nd))
+        return false;
+    int s = div ? 1 : ox_known(nd->in[1]) ? 1 : 0;   /* the scalar's input */
+    ox_value *x = nd->in[1 - s], *c = nd->in[s];
+    if (x->dtype != IR_F32 || !x->id || ox_known(x) || x->scaled_of || !ox_known(c) ||
+        c->dtype != IR_F32 || rt_tensor_numel(c->konst) != 1)
+        return false;
+    double f = rt_tensor_get(c->konst, 0);
+    f = div && f != 0 ? 1 / f : f;
+    int e;
+    /* a normal power of two, 2^-64 .. 2^64, whose products stay far from
+     * f32's limits for the values of a network */
+    if (!isfinite(f) || f <= 0 || fabs(frexp(f, &e)) != 0.5 || e < -63 || e > 65)
+        return false;
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, x);
+    y->scaled_of = x;
+    y->scale = f;
+    return true;
+}
+
 /* Mul; of x and a Sigmoid of x that nothing else reads, nn.te's silu; of
  * x and such a HardSigmoid, one kernel x * hardsigmoid(x) (hardswish). */
 static bool op_mul(ox_node *nd, const void *arg)
@@ -290,6 +317,8 @@ static bool op_mul(ox_node *nd, const void *arg)
         ox_same_shape(y, x);
         return ox_call_nn(nd, y, "silu", x->id, NULL, NULL, 0);
     }
+    if (scaled_operand(nd, false))
+        return true;
     return elementwise_n(nd, arg);
 }
 
@@ -464,6 +493,8 @@ static bool op_div(ox_node *nd, const void *arg)
     static const combine integer = {"div", "$0 % $1 != 0 && ($0 < 0 && $1 > 0 || $0 > 0 && $1 < 0) "
                                     "? $0 / $1 + 1 : $0 / $1", 2, 0, -1, false};
     ox_value *a = ox_input(nd, 0);
+    if (a && scaled_operand(nd, true))
+        return true;
     return a && elementwise_n(nd, ir_dtype_is_float(a->dtype) ? &real : &integer);
 }
 

@@ -581,6 +581,33 @@ static bool op_layernorm(ox_node *nd, const void *arg)
 
 /* ---------------------------------------------------------------- contractions */
 
+/* y = x * s, as layer "<layer>.scale" (s: a power of two, ox_value.scaled_of). */
+static bool scale_layer(ox_node *nd, ox_value *x, double s, ox_value *y)
+{
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_printf(&k.body, "    y[");
+    ox_indices(&k.body, "i", 0, y->ndim);
+    ox_printf(&k.body, "] = x[");
+    ox_indices(&k.body, "i", 0, y->ndim);
+    ox_printf(&k.body, "] * ");
+    ox_float(&k.body, s);
+    ox_printf(&k.body, "\n");
+    bool ok = ox_kernel_finish(&k, "scale", y, "scale");
+    ox_kernel_free(&k);
+    return ok;
+}
+
+static bool matmul_of(ox_node *nd, ox_value *a, ox_value *b, ox_value *y);
+
+/* MatMul; of an operand scaled by a power of two (a Div or Mul that only
+ * this MatMul reads: ViT's query / sqrt(64)), the product of the operand
+ * itself, then scaled as a layer "<layer>.scale" that the fuse pass
+ * computes in the product's write-back, as GPT-2's export has it (its
+ * scores / 8 after the MatMul): the same numbers (a power of two commutes
+ * with the rounding of products and sums), without a pass over the
+ * operand, which is a strided view of the fused q, k, v. */
 static bool op_matmul(ox_node *nd, const void *arg)
 {
     ox_value *a = ox_input(nd, 0), *b = ox_input(nd, 1);
@@ -588,6 +615,30 @@ static bool op_matmul(ox_node *nd, const void *arg)
         return false;
     if (!ox_same_dtypes(nd, 0, 1))
         return false;
+    if (!a->scaled_of && !b->scaled_of)
+        return matmul_of(nd, a, b, ox_output(nd, 0));
+    double s = (a->scaled_of ? a->scale : 1) * (b->scaled_of ? b->scale : 1);
+    a = a->scaled_of ? (ox_value *)a->scaled_of : a;
+    b = b->scaled_of ? (ox_value *)b->scaled_of : b;
+    ox_value *y = ox_output(nd, 0);
+    ox_str onnx = {0};   /* as long as y's name is */
+    ox_printf(&onnx, "%s_unscaled", y->onnx);
+    ox_value t = *y;
+    t.onnx = onnx.s;
+    t.graph_output = false;
+    bool ok = matmul_of(nd, a, b, &t);
+    if (ok) {
+        y->dtype = t.dtype;
+        ox_same_shape(y, &t);
+        ok = scale_layer(nd, &t, s, y);
+    }
+    free(onnx.s);
+    return ok;
+}
+
+/* The product y of a and b (MatMul's semantics). */
+static bool matmul_of(ox_node *nd, ox_value *a, ox_value *b, ox_value *y)
+{
     if (a->ndim < 1 || b->ndim < 1)
         return ox_fail(nd, "the inputs must have rank 1 or more ('%s' has rank %d, '%s' rank %d)",
                        a->onnx, a->ndim, b->onnx, b->ndim);
@@ -608,7 +659,6 @@ static bool op_matmul(ox_node *nd, const void *arg)
     int64_t bs[RT_MAX_DIMS];
     if (!ox_broadcast(nd, both, 2, &R, bs))
         return false;
-    ox_value *y = ox_output(nd, 0);
     y->dtype = a->dtype;
     y->ndim = 0;
     for (int d = 0; d < R; d++)
