@@ -267,17 +267,20 @@ static bool op_gelu(ox_node *nd, const void *arg)
     return ox_fail(nd, "approximate '%s' is neither 'none' nor 'tanh'", approximate);
 }
 
-/* A Div or Mul of a computed f32 x by a known scalar whose factor (its
- * reciprocal for Div) is a power of two, read only by a MatMul
+/* A Div or Mul of an f32 x that no kernel computes (a view: ViT's query,
+ * a slice of the fused q, k, v; or a graph input) by a known scalar whose
+ * factor (its reciprocal for Div) is a power of two, read only by a MatMul
  * (ox_scale_reader): y is x scaled (ox_value.scaled_of), no layer, and the
- * MatMul scales its product (ops_nn.c); false when it is not one. */
+ * MatMul scales its product (ops_nn.c); false when it is not one.  (Of an
+ * x a kernel computes, the scale is fused into that kernel for free.) */
 static bool scaled_operand(ox_node *nd, bool div)
 {
     if (nd->nin != 2 || !nd->in[0] || !nd->in[1] || !ox_scale_reader(nd))
         return false;
     int s = div ? 1 : ox_known(nd->in[1]) ? 1 : 0;   /* the scalar's input */
     ox_value *x = nd->in[1 - s], *c = nd->in[s];
-    if (x->dtype != IR_F32 || !x->id || ox_known(x) || x->scaled_of || !ox_known(c) ||
+    if (x->dtype != IR_F32 || !x->id || ox_known(x) || (!x->view_of && !x->graph_input) ||
+        !ox_known(c) ||
         c->dtype != IR_F32 || rt_tensor_numel(c->konst) != 1)
         return false;
     double f = rt_tensor_get(c->konst, 0);

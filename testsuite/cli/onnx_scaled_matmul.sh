@@ -1,11 +1,13 @@
-# A Div or Mul of a computed f32 tensor by a known scalar whose factor is
-# a power of two, read by nothing but a MatMul (ViT's query / sqrt(64)
-# before its product with the keys; ConvNeXt's GELU's * 0.5 before
-# pwconv2), makes no layer: the MatMul multiplies the operand itself and
-# scales its product in a layer "<layer>.scale", which the fuse pass
-# computes in the product's write-back — the same numbers, as a power of
-# two commutes with the rounding.  Kept as a kernel: a factor that is not a
-# power of two (Div by 3), a Div read twice, a Mul by a tensor.  The
+# A Div or Mul of an f32 tensor that no kernel computes (a view, or a
+# graph input) by a known scalar whose factor is a power of two, read by
+# nothing but a MatMul (ViT's query / sqrt(64), a view of the fused q, k, v,
+# before its product with the keys), makes no layer: the MatMul multiplies
+# the operand itself and scales its product in a layer "<layer>.scale",
+# which the fuse pass computes in the product's write-back — the same
+# numbers, as a power of two commutes with the rounding.  Kept as a kernel:
+# a factor that is not a power of two (Div by 3), a Div read twice, a Mul
+# by a tensor, a Div of what a kernel computes (a Relu: the fuse pass
+# computes the Div in that kernel).  The
 # outputs equal NumPy's (float64, within 1e-5) at -O0, -O2 and in the
 # interpreter, and equal those of the same graph without the fold (the
 # Div also an output) bit for bit at -O0 and -O2.
@@ -25,6 +27,7 @@ specs = [
     ("c", "Div", 3.0, 0, False),
     ("d", "Div", 8.0, 0, False),    # read twice
     ("e", "Mul", None, 0, False),   # by a tensor
+    ("f", "Div", 8.0, 1, False),    # of a Relu's output
 ]
 nodes, inputs, outputs, inits = [], [], [], []
 os.mkdir("in")
@@ -38,7 +41,12 @@ for name, op, c, side, fold in specs:
     inputs += [value_info("x" + name, list(x.shape)), value_info("o" + name, list(o.shape))]
     cv = np.array(c, np.float32) if c is not None else rng.uniform(-1, 1, (6,)).astype(np.float32)
     inits.append(array_tensor("c" + name, cv, FLOAT))
-    nodes.append(node(op, ["x" + name, "c" + name], ["s" + name], name="/%s/%s" % (name, op)))
+    xin = "x" + name
+    if name == "f":
+        nodes.append(node("Relu", [xin], ["rx" + name], name="/%s/Relu" % name))
+        xin = "rx" + name
+        x = np.maximum(x, 0)
+    nodes.append(node(op, [xin, "c" + name], ["s" + name], name="/%s/%s" % (name, op)))
     s = x.astype(np.float64) / cv if op == "Div" else x.astype(np.float64) * cv
     mm = ["s" + name, "o" + name] if side == 0 else ["o" + name, "s" + name]
     nodes.append(node("MatMul", mm, ["y" + name], name="/%s/MatMul" % name))
@@ -59,7 +67,7 @@ with open("unfolded.onnx", "wb") as f:
 with open("folds", "w") as f:
     f.write("\n".join(folds) + "\n")
 EOF2
-in=$(for v in a b c d e; do printf -- "--input x%s=in/x%s.npy --input o%s=in/o%s.npy " $v $v $v $v; done)
+in=$(for v in a b c d e f; do printf -- "--input x%s=in/x%s.npy --input o%s=in/o%s.npy " $v $v $v $v; done)
 expect_status 0 "$TEC" --emit=te m.onnx -o net.te
 while read -r v op fold; do
     if [ "$fold" = 1 ]; then
