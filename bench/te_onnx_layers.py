@@ -11,7 +11,8 @@ on the .onnx (its args, e.g. --input NAME=FILE.npy, follow it) at one and
 at two threads (TEC_NUM_THREADS), taking turns, under `chrt -f 10` with
 --rt.  The two programs' kernels are paired by their position in a run
 (the importer names layers after the export's nodes, so names differ; a
-different kernel count is an error).  Per pair it prints the minimum over
+different kernel count prints each side's slowest kernels and the sums
+unpaired).  Per pair it prints the minimum over
 all runs of all rounds of each of the four (with --rt, each run
 waits, up to a minute, until no other real-time process runs), 2T/1T of each side and
 onnx/te at 2T; the K pairs whose 2T difference is largest first, then the
@@ -100,6 +101,31 @@ def merge(acc, new):
     return acc
 
 
+def unpaired(opts, best, spans):
+    """The two programs run different kernels (an op the importer writes
+    as several kernels, or one the .te splits): each side's K slowest at
+    2T, then the sums and spans as for pairs."""
+    print('# minima over %d rounds x %d runs%s, us; te = %s, onnx = %s' %
+          (opts.rounds, opts.repeat, ' (chrt -f 10)' if opts.rt else '', opts.te, opts.onnx))
+    print('# the .te runs %d kernels, the .onnx %d: not paired' % (len(best[0]), len(best[1])))
+    for side, one, two in (('te', 0, 2), ('onnx', 1, 3)):
+        if len(best[one]) != len(best[two]):
+            sys.exit('te_onnx_layers.py: the %s runs %d kernels at 1T, %d at 2T' %
+                     (side, len(best[one]), len(best[two])))
+        print('%4s %9s %9s %6s  %s' % ('#', side + ' 1T', side + ' 2T', '2T x', 'layer'))
+        rows = sorted(range(len(best[one])), key=lambda k: -best[two][k][1])[:opts.top]
+        for k in rows:
+            t1, t2 = best[one][k][1], best[two][k][1]
+            print('%4d %9.1f %9.1f %6.2f  %s' % (k, t1, t2, t1 / t2, best[one][k][0]))
+    s = [sum(d for _, d in best[i]) for i in range(4)]
+    print('%9s %9s %9s %9s %6s %6s' % ('te 1T', 'onnx 1T', 'te 2T', 'onnx 2T', 'o/t 1T', 'o/t 2T'))
+    print('%9.1f %9.1f %9.1f %9.1f %6.3f %6.3f  (sums of the kernels)' %
+          (s[0], s[1], s[2], s[3], s[1] / s[0], s[3] / s[2]))
+    m = [statistics.median(spans[i]) for i in range(4)]
+    print('%9.1f %9.1f %9.1f %9.1f %6.3f %6.3f  (median span of a run, %d runs each)' %
+          (m[0], m[1], m[2], m[3], m[1] / m[0], m[3] / m[2], len(spans[0])))
+
+
 def main():
     ap = argparse.ArgumentParser(usage=__doc__)
     ap.add_argument('--rounds', type=int, default=3)
@@ -121,8 +147,8 @@ def main():
                 best[i] = merge(best[i], layers)
                 spans[i] += run_spans
     if len(best[0]) != len(best[1]):
-        sys.exit('te_onnx_layers.py: the .te runs %d kernels, the .onnx %d: cannot pair them' %
-                 (len(best[0]), len(best[1])))
+        unpaired(opts, best, spans)
+        return
     rows = []
     for k in range(len(best[0])):
         t1, o1, t2, o2 = (best[i][k][1] for i in range(4))

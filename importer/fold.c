@@ -442,10 +442,37 @@ int ox_fold_view(ox_node *nd, int out, const ox_value *x, int ndim, const int64_
     return ox_set_const(nd, out, y, x->weight) ? 1 : -1;
 }
 
+/* Trilu of a known matrix (a causal mask: GPT-2's export computes
+ * Trilu(ones, 1) in every layer): the triangle kept, zeros elsewhere. */
+static int fold_trilu(ox_node *nd)
+{
+    const ox_value *x = nd->in[0];
+    int64_t k = 0;
+    if (!x || x->ndim < 2 || (nd->nin > 1 && nd->in[1] && rt_tensor_numel(nd->in[1]->konst) != 1))
+        return 0;   /* (the op's errors) */
+    if (nd->nin > 1 && nd->in[1])
+        k = rt_tensor_get_int(nd->in[1]->konst, 0);
+    bool upper = ox_attr_int(nd, "upper", 1) != 0;
+    rt_tensor *y = ox_const_new(nd, x->dtype, x->ndim, x->shape);
+    if (!y)
+        return -1;
+    int64_t R = x->shape[x->ndim - 2], C = x->shape[x->ndim - 1], n = rt_tensor_numel(x->konst);
+    size_t es = (size_t)ir_dtype_size(x->dtype);
+    for (int64_t e = 0; R && C && e < n; e++) {
+        int64_t i = e / C % R, j = e % C;
+        if (upper ? j - i >= k : j - i <= k)
+            memcpy((char *)y->data + (size_t)e * es, (const char *)x->konst->data + (size_t)e * es,
+                   es);
+    }
+    return ox_set_const(nd, 0, y, x->weight) ? 1 : -1;
+}
+
 int ox_fold(ox_node *nd)
 {
     if (!foldable(nd) || ox_noutputs(nd) != 1)
         return 0;
+    if (strcmp(nd->n->op_type, "Trilu") == 0)
+        return fold_trilu(nd);
     for (size_t i = 0; i < sizeof fold_ops / sizeof *fold_ops; i++)
         if (strcmp(fold_ops[i].name, nd->n->op_type) == 0)
             return fold_elementwise(nd, &fold_ops[i]);

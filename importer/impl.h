@@ -53,6 +53,24 @@ typedef struct ox_value {
     const Onnx__NodeProto *quantized_for;   /* a MaxPool's output computed on the codes
                                                of this QuantizeLinear node, which is then
                                                this value itself (ox_pool_quantizer) */
+    const struct ox_value *causal_of;   /* a Where that fills these attention scores'
+                                           future (j > i of the last two axes) with
+                                           -inf and that only a Softmax over the last
+                                           axis reads, which is then nn.te's
+                                           causal_softmax of them: no layer, no id
+                                           (ox_where_softmax) */
+    const struct ox_value *scaled_of;   /* this value times `scale`, a power of two,
+                                           that only a MatMul reads, which then scales
+                                           its product instead (exact: a power of two
+                                           commutes with the sums): no layer, no id
+                                           (ox_scale_reader) */
+    double scale;
+    const struct ox_value *pad_of;   /* a constant Pad of this value on its spatial
+                                        dimensions that only a Conv or pool reads, which
+                                        then pads its window by pad_b, pad_e (per
+                                        dimension of this value) instead: no layer,
+                                        no id (ox_pad_reader, ox_pad_folds) */
+    int64_t pad_b[RT_MAX_DIMS], pad_e[RT_MAX_DIMS];
     bool hard;               /* with silu_of: a HardSigmoid, max(0, min(1, alpha * x +
                                 beta)), with these: */
     double alpha, beta;
@@ -89,6 +107,21 @@ bool ox_silu_pair(ox_node *nd);
  * MaxPool's (reading it as its input x), or NULL: the MaxPool may then pool
  * the codes that node would make of its input (importer/ops_quant.c). */
 const Onnx__NodeProto *ox_pool_quantizer(ox_node *nd);
+/* The MatMul that is the one reader of a Div's or Mul's output (as one of
+ * its operands), or NULL. */
+const Onnx__NodeProto *ox_scale_reader(ox_node *nd);
+/* The Softmax that is the one reader of a Where node's output, or NULL. */
+const Onnx__NodeProto *ox_where_softmax(ox_node *nd);
+/* The Conv, AveragePool or MaxPool that is the one reader of a Pad node's
+ * output, reading it as its input X, or NULL. */
+const Onnx__NodeProto *ox_pad_reader(ox_node *nd);
+/* Whether reader (ox_pad_reader's) computes on a Pad of a computed x by
+ * pads (ONNX's: the begins, then the ends) with the constant `value` as
+ * exactly, and no slower, when it reads x itself with the pad added to its
+ * own (its window reading `value` outside x): then the Pad makes no layer
+ * (ox_value.pad_of; ops_nn.c). */
+bool ox_pad_folds(ox_node *pad, const Onnx__NodeProto *reader, const ox_value *x,
+                  const int64_t *pads, double value);
 /* The latest value of the model named name, or NULL (none yet). */
 ox_value *ox_value_named(ox_node *nd, const char *name);
 

@@ -73,6 +73,12 @@ struct ox {
                                 a Mul(x, Sigmoid(x)) (ox_silu_pair) */
     fe_map pool_quant;       /* a MaxPool's output -> the QuantizeLinear node that is
                                 its one reader (ox_pool_quantizer) */
+    fe_map where_softmax;    /* a Where's output -> the Softmax that is its one reader
+                                (ox_where_softmax) */
+    fe_map scale_reader;     /* a Div's or Mul's output -> the MatMul that is its one
+                                reader (ox_scale_reader) */
+    fe_map pad_reader;       /* a Pad's output -> the Conv, AveragePool or MaxPool that
+                                is its one reader, as its input X (ox_pad_reader) */
     fe_map norm_chain;       /* each node's first output -> the norm_chain it is in
                                 (find_norm_chains) */
     ox_str head, defs_text, body;
@@ -2093,14 +2099,63 @@ static void count_readers(ox *x, const Onnx__GraphProto *g, fe_map *readers, fe_
                        (void *)((intptr_t)fe_map_get(readers, g->output[i]->name) + 2));
 }
 
+/* The node that reads value `name` as its input X (its first) and as no
+ * other input, when it is the one node reading name and is a Conv, an
+ * AveragePool or a MaxPool of the default domain; else NULL. */
+static const Onnx__NodeProto *window_reader(fe_map *readers, fe_map *reader, const char *name)
+{
+    if (!*name || (intptr_t)fe_map_get(readers, name) != 1)
+        return NULL;
+    const Onnx__NodeProto *q = fe_map_get(reader, name);
+    if (!q->op_type || (q->domain && *q->domain) || q->n_input < 1 ||
+        strcmp(q->input[0], name) != 0 ||
+        (strcmp(q->op_type, "Conv") != 0 && strcmp(q->op_type, "AveragePool") != 0 &&
+         strcmp(q->op_type, "MaxPool") != 0))
+        return NULL;
+    for (size_t k = 1; k < q->n_input; k++)
+        if (strcmp(q->input[k], name) == 0)
+            return NULL;
+    return q;
+}
+
 /* Pairs of nodes that import as one: PyTorch's SiLU, x * sigmoid(x), is a
  * Sigmoid node whose output only a Mul of x and it reads (each such
  * Sigmoid's output goes into x->silu); a MaxPool whose one output only a
- * QuantizeLinear reads, as its input x (x->pool_quant). */
+ * QuantizeLinear reads, as its input x (x->pool_quant); a Pad whose output
+ * only a Conv or pool reads, as its X (x->pad_reader: PyTorch exports
+ * avg_pool2d's padding as a Pad before an AveragePool); a Where whose
+ * output only a Softmax reads (x->where_softmax: a masked attention's); a
+ * Div or Mul whose output only a MatMul reads (x->scale_reader: ViT's
+ * query scaled before its product with the keys). */
 static void find_pairs(ox *x, const Onnx__GraphProto *g, fe_map *readers, fe_map *reader)
 {
     for (size_t i = 0; i < g->n_node; i++) {
         const Onnx__NodeProto *n = g->node[i];
+        if (n->op_type && strcmp(n->op_type, "Where") == 0 && (!n->domain || !*n->domain) &&
+            n->n_output == 1 && *n->output[0] &&
+            (intptr_t)fe_map_get(readers, n->output[0]) == 1) {
+            const Onnx__NodeProto *q = fe_map_get(reader, n->output[0]);
+            if (q->op_type && strcmp(q->op_type, "Softmax") == 0 && (!q->domain || !*q->domain) &&
+                q->n_input == 1 && strcmp(q->input[0], n->output[0]) == 0)
+                fe_map_put(x->a, &x->where_softmax, n->output[0], (void *)q);
+            continue;
+        }
+        if (n->op_type && (strcmp(n->op_type, "Div") == 0 || strcmp(n->op_type, "Mul") == 0) &&
+            (!n->domain || !*n->domain) && n->n_input == 2 && n->n_output == 1 &&
+            *n->output[0] && (intptr_t)fe_map_get(readers, n->output[0]) == 1) {
+            const Onnx__NodeProto *q = fe_map_get(reader, n->output[0]);
+            if (q->op_type && strcmp(q->op_type, "MatMul") == 0 && (!q->domain || !*q->domain) &&
+                q->n_input == 2 &&
+                (strcmp(q->input[0], n->output[0]) == 0) != (strcmp(q->input[1], n->output[0]) == 0))
+                fe_map_put(x->a, &x->scale_reader, n->output[0], (void *)q);
+        }
+        if (n->op_type && strcmp(n->op_type, "Pad") == 0 && (!n->domain || !*n->domain) &&
+            n->n_output == 1) {
+            const Onnx__NodeProto *q = window_reader(readers, reader, n->output[0]);
+            if (q)
+                fe_map_put(x->a, &x->pad_reader, n->output[0], (void *)q);
+            continue;
+        }
         if (n->op_type && strcmp(n->op_type, "MaxPool") == 0 && (!n->domain || !*n->domain) &&
             n->n_input >= 1 && (n->n_output == 1 || (n->n_output == 2 && !*n->output[1])) &&
             *n->output[0] && (intptr_t)fe_map_get(readers, n->output[0]) == 1) {
@@ -2130,6 +2185,21 @@ static void find_pairs(ox *x, const Onnx__GraphProto *g, fe_map *readers, fe_map
 bool ox_silu_pair(ox_node *nd)
 {
     return nd->n->n_output == 1 && fe_map_get(&nd->x->silu, nd->n->output[0]) == nd->n;
+}
+
+const Onnx__NodeProto *ox_scale_reader(ox_node *nd)
+{
+    return nd->n->n_output == 1 ? fe_map_get(&nd->x->scale_reader, nd->n->output[0]) : NULL;
+}
+
+const Onnx__NodeProto *ox_where_softmax(ox_node *nd)
+{
+    return nd->n->n_output == 1 ? fe_map_get(&nd->x->where_softmax, nd->n->output[0]) : NULL;
+}
+
+const Onnx__NodeProto *ox_pad_reader(ox_node *nd)
+{
+    return nd->n->n_output == 1 ? fe_map_get(&nd->x->pad_reader, nd->n->output[0]) : NULL;
 }
 
 const Onnx__NodeProto *ox_pool_quantizer(ox_node *nd)

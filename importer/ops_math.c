@@ -267,6 +267,36 @@ static bool op_gelu(ox_node *nd, const void *arg)
     return ox_fail(nd, "approximate '%s' is neither 'none' nor 'tanh'", approximate);
 }
 
+/* A Div or Mul of an f32 x that no kernel computes (a view: ViT's query,
+ * a slice of the fused q, k, v; or a graph input) by a known scalar whose
+ * factor (its reciprocal for Div) is a power of two, read only by a MatMul
+ * (ox_scale_reader): y is x scaled (ox_value.scaled_of), no layer, and the
+ * MatMul scales its product (ops_nn.c); false when it is not one.  (Of an
+ * x a kernel computes, the scale is fused into that kernel for free.) */
+static bool scaled_operand(ox_node *nd, bool div)
+{
+    if (nd->nin != 2 || !nd->in[0] || !nd->in[1] || !ox_scale_reader(nd))
+        return false;
+    int s = div ? 1 : ox_known(nd->in[1]) ? 1 : 0;   /* the scalar's input */
+    ox_value *x = nd->in[1 - s], *c = nd->in[s];
+    if (x->dtype != IR_F32 || !x->id || ox_known(x) || (!x->view_of && !x->graph_input) ||
+        !ox_known(c) ||
+        c->dtype != IR_F32 || rt_tensor_numel(c->konst) != 1)
+        return false;
+    double f = rt_tensor_get(c->konst, 0);
+    f = div && f != 0 ? 1 / f : f;
+    int e;
+    /* a normal power of two, 2^-64 .. 2^64, whose products stay far from
+     * f32's limits for the values of a network */
+    if (!isfinite(f) || f <= 0 || fabs(frexp(f, &e)) != 0.5 || e < -63 || e > 65)
+        return false;
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, x);
+    y->scaled_of = x;
+    y->scale = f;
+    return true;
+}
+
 /* Mul; of x and a Sigmoid of x that nothing else reads, nn.te's silu; of
  * x and such a HardSigmoid, one kernel x * hardsigmoid(x) (hardswish). */
 static bool op_mul(ox_node *nd, const void *arg)
@@ -290,6 +320,8 @@ static bool op_mul(ox_node *nd, const void *arg)
         ox_same_shape(y, x);
         return ox_call_nn(nd, y, "silu", x->id, NULL, NULL, 0);
     }
+    if (scaled_operand(nd, false))
+        return true;
     return elementwise_n(nd, arg);
 }
 
@@ -366,6 +398,57 @@ static bool combine_op(ox_node *nd, const void *arg)
     return elementwise_n(nd, arg);
 }
 
+/* Where(mask, fill, s) or Where(keep, s, fill) read only by a Softmax over
+ * the last axis, where s is f32 [B, H, T, T] attention scores, the mask
+ * (or keep) a known tensor over the last two axes that is exactly the
+ * future, j > i (the past and present, j <= i), and fill -inf or f32's
+ * lowest: masked_fill before softmax in a causal attention (GPT-2).  The
+ * Softmax is then nn.te's causal_softmax of s, whose masked entries are 0
+ * as exp(fill - max) is (each row keeps its diagonal, so its maximum is
+ * finite unless s holds infinities).  s, or NULL. */
+static ox_value *causal_scores(ox_node *nd)
+{
+    const Onnx__NodeProto *sm = ox_where_softmax(nd);
+    if (!sm || nd->nin != 3 || !nd->in[0] || !nd->in[1] || !nd->in[2])
+        return NULL;
+    ox_value *c = nd->in[0];
+    int f = ox_known(nd->in[1]) ? 1 : 2;   /* the fill's input */
+    ox_value *fill = nd->in[f], *sc = nd->in[3 - f];
+    if (!ox_known(c) || !ox_known(fill) || rt_tensor_numel(fill->konst) != 1 ||
+        fill->dtype != IR_F32 || rt_tensor_get(fill->konst, 0) > -3.4028234663852886e38 ||
+        sc->dtype != IR_F32 || !sc->id || ox_known(sc) || sc->ndim != 4 ||
+        sc->shape[2] != sc->shape[3] || c->ndim < 2 || c->ndim > 4)
+        return NULL;
+    ox_node q = {.x = nd->x, .n = sm, .opset = nd->opset};
+    int64_t axis = ox_attr_int(&q, "axis", nd->opset < 13 ? 1 : -1);
+    if (axis != -1 && axis != 3)
+        return NULL;
+    int64_t T = sc->shape[3];
+    for (int d = 0; d < c->ndim - 2; d++)
+        if (c->shape[d] != 1)
+            return NULL;
+    if (c->shape[c->ndim - 2] != T || c->shape[c->ndim - 1] != T)
+        return NULL;
+    for (int64_t i = 0; i < T; i++)
+        for (int64_t j = 0; j < T; j++)
+            if ((rt_tensor_get_int(c->konst, i * T + j) != 0) != (f == 1 ? j > i : j <= i))
+                return NULL;
+    return sc;
+}
+
+/* Where: elementwise, or the mask of a causal attention's softmax
+ * (causal_scores). */
+static bool op_where(ox_node *nd, const void *arg)
+{
+    ox_value *sc = causal_scores(nd);
+    if (!sc)
+        return combine_op(nd, arg);
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, sc);
+    y->causal_of = sc;
+    return true;
+}
+
 /* IsInf: +inf and -inf, each unless its attribute (detect_positive,
  * detect_negative) is 0. */
 static bool op_isinf(ox_node *nd, const void *arg)
@@ -413,6 +496,8 @@ static bool op_div(ox_node *nd, const void *arg)
     static const combine integer = {"div", "$0 % $1 != 0 && ($0 < 0 && $1 > 0 || $0 > 0 && $1 < 0) "
                                     "? $0 / $1 + 1 : $0 / $1", 2, 0, -1, false};
     ox_value *a = ox_input(nd, 0);
+    if (a && scaled_operand(nd, true))
+        return true;
     return a && elementwise_n(nd, ir_dtype_is_float(a->dtype) ? &real : &integer);
 }
 
@@ -578,7 +663,7 @@ const ox_op ox_ops_math[] = {
     {"Sum", combine_op, &(const combine){"sum", "$0 + $1", 0, 0, -1, false}, WIDEN},
     {"Tanh", unary_op, &(const unary_spec){"tanh", "tanh($)", true}, WIDEN},
     {"ThresholdedRelu", unary_attr, &(const attr_spec){"thresholdedrelu", "$ > %s ? $ : 0", "alpha", 1.0, NULL, 0}, WIDEN},
-    {"Where", combine_op, &(const combine){"where", "$0 != 0 ? $1 : $2", 3, 1, -1, false}, AS_IS},
+    {"Where", op_where, &(const combine){"where", "$0 != 0 ? $1 : $2", 3, 1, -1, false}, AS_IS},
     {"Xor", combine_op, &(const combine){"xor", "($0 != 0 && $1 == 0) || ($0 == 0 && $1 != 0) ? 1 : 0", 2, 0, IR_I32, false}, AS_IS},
 };
 const int ox_ops_math_count = (int)(sizeof ox_ops_math / sizeof *ox_ops_math);

@@ -223,6 +223,11 @@ static bool softmax_op(ox_node *nd, const void *arg)
 {
     bool logsm = *(const bool *)arg;
     ox_value *x = ox_input(nd, 0);
+    if (x && x->causal_of) {   /* the Where before it masks the future (ops_math.c) */
+        ox_value *y = ox_output(nd, 0);
+        ox_same_shape(y, x);
+        return ox_call_nn(nd, y, "causal_softmax", x->causal_of->id, NULL, NULL, 0);
+    }
     int axis;
     if (!x || !ox_need_float(nd, x) ||
         !ox_axis(nd, ox_attr_int(nd, "axis", nd->opset < 13 ? 1 : -1), x->ndim, &axis))
@@ -576,6 +581,33 @@ static bool op_layernorm(ox_node *nd, const void *arg)
 
 /* ---------------------------------------------------------------- contractions */
 
+/* y = x * s, as layer "<layer>.scale" (s: a power of two, ox_value.scaled_of). */
+static bool scale_layer(ox_node *nd, ox_value *x, double s, ox_value *y)
+{
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_operand(&k, x, "x");
+    ox_printf(&k.body, "    y[");
+    ox_indices(&k.body, "i", 0, y->ndim);
+    ox_printf(&k.body, "] = x[");
+    ox_indices(&k.body, "i", 0, y->ndim);
+    ox_printf(&k.body, "] * ");
+    ox_float(&k.body, s);
+    ox_printf(&k.body, "\n");
+    bool ok = ox_kernel_finish(&k, "scale", y, "scale");
+    ox_kernel_free(&k);
+    return ok;
+}
+
+static bool matmul_of(ox_node *nd, ox_value *a, ox_value *b, ox_value *y);
+
+/* MatMul; of an operand scaled by a power of two (a Div or Mul that only
+ * this MatMul reads: ViT's query / sqrt(64)), the product of the operand
+ * itself, then scaled as a layer "<layer>.scale" that the fuse pass
+ * computes in the product's write-back, as GPT-2's export has it (its
+ * scores / 8 after the MatMul): the same numbers (a power of two commutes
+ * with the rounding of products and sums), without a pass over the
+ * operand, which is a strided view of the fused q, k, v. */
 static bool op_matmul(ox_node *nd, const void *arg)
 {
     ox_value *a = ox_input(nd, 0), *b = ox_input(nd, 1);
@@ -583,6 +615,30 @@ static bool op_matmul(ox_node *nd, const void *arg)
         return false;
     if (!ox_same_dtypes(nd, 0, 1))
         return false;
+    if (!a->scaled_of && !b->scaled_of)
+        return matmul_of(nd, a, b, ox_output(nd, 0));
+    double s = (a->scaled_of ? a->scale : 1) * (b->scaled_of ? b->scale : 1);
+    a = a->scaled_of ? (ox_value *)a->scaled_of : a;
+    b = b->scaled_of ? (ox_value *)b->scaled_of : b;
+    ox_value *y = ox_output(nd, 0);
+    ox_str onnx = {0};   /* as long as y's name is */
+    ox_printf(&onnx, "%s_unscaled", y->onnx);
+    ox_value t = *y;
+    t.onnx = onnx.s;
+    t.graph_output = false;
+    bool ok = matmul_of(nd, a, b, &t);
+    if (ok) {
+        y->dtype = t.dtype;
+        ox_same_shape(y, &t);
+        ok = scale_layer(nd, &t, s, y);
+    }
+    free(onnx.s);
+    return ok;
+}
+
+/* The product y of a and b (MatMul's semantics). */
+static bool matmul_of(ox_node *nd, ox_value *a, ox_value *b, ox_value *y)
+{
     if (a->ndim < 1 || b->ndim < 1)
         return ox_fail(nd, "the inputs must have rank 1 or more ('%s' has rank %d, '%s' rank %d)",
                        a->onnx, a->ndim, b->onnx, b->ndim);
@@ -603,7 +659,6 @@ static bool op_matmul(ox_node *nd, const void *arg)
     int64_t bs[RT_MAX_DIMS];
     if (!ox_broadcast(nd, both, 2, &R, bs))
         return false;
-    ox_value *y = ox_output(nd, 0);
     y->dtype = a->dtype;
     y->ndim = 0;
     for (int d = 0; d < R; d++)
@@ -991,6 +1046,68 @@ bool ox_window_of(ox_node *nd, const ox_value *x, const int64_t *kernel, bool ce
     return true;
 }
 
+bool ox_pad_folds(ox_node *pad, const Onnx__NodeProto *reader, const ox_value *x,
+                  const int64_t *pads, double value)
+{
+    int r = x->ndim, nsp = r - 2;
+    if (x->dtype != IR_F32 || r < 3 || pads[0] || pads[1] || pads[r] || pads[r + 1])
+        return false;
+    ox_node q = {.x = pad->x, .n = reader, .opset = pad->opset};
+    const char *ap = ox_attr_str(&q, "auto_pad", "NOTSET");
+    bool valid = strcmp(ap, "VALID") == 0;
+    if (!valid && strcmp(ap, "NOTSET") != 0)
+        return false;   /* SAME_*: pads from the input's size */
+    const int64_t *own;
+    int n = valid ? 0 : ox_attr_ints(&q, "pads", &own);
+    if (n != 0 && n != 2 * nsp)
+        return false;   /* (the reader's error) */
+    int64_t pb[RT_MAX_DIMS], pe[RT_MAX_DIMS];
+    bool own_none = true, even = true;   /* even: one pad on every side */
+    for (int d = 0; d < nsp; d++) {
+        int64_t ob = n ? own[d] : 0, oe = n ? own[nsp + d] : 0;
+        if (ob < 0 || oe < 0 || ob > OX_ATTR_MAX || oe > OX_ATTR_MAX)
+            return false;
+        own_none = own_none && !ob && !oe;
+        pb[d] = pads[2 + d] + ob;
+        pe[d] = pads[r + 2 + d] + oe;
+        even = even && pb[d] == pb[0] && pe[d] == pb[0];
+    }
+    if (strcmp(reader->op_type, "AveragePool") == 0)
+        /* its count then includes the Pad's zeros as count_include_pad
+         * does: exact unless the pool's own padding is not to count */
+        return value == 0 && (own_none || ox_attr_int(&q, "count_include_pad", 0) != 0);
+    if (strcmp(reader->op_type, "Conv") == 0)
+        /* uneven pads would turn nn.te's conv2d into a generic kernel */
+        return value == 0 && even;
+    /* MaxPool: as nn.te's maxpool2d, whose padding reads -inf (pool()'s
+     * conditions for it); no Indices, which count positions in the Pad's
+     * output; no ceil_mode, whose last window maxpool2d drops when it
+     * starts in the padding (its output extent from x's), where it may
+     * start in the Pad's (pool()'s y from the padded x) */
+    const int64_t *ks, *st, *dl;
+    int nk = ox_attr_ints(&q, "kernel_shape", &ks), ns = ox_attr_ints(&q, "strides", &st),
+        ndl = ox_attr_ints(&q, "dilations", &dl);
+    bool indices = reader->n_output > 1 && *reader->output[1];
+    return value == -INFINITY && nsp == 2 && !indices && !ox_attr_int(&q, "ceil_mode", 0) &&
+           even && nk == 2 && ks[0] == ks[1] &&
+           2 * pb[0] <= ks[0] && (ns == 0 || (ns == 2 && st[0] == st[1])) &&
+           (ndl == 0 || (ndl == 2 && dl[0] == 1 && dl[1] == 1));
+}
+
+/* A Conv's or pool's input x that is a Pad made no layer for (ox_pad_folds):
+ * the Pad's input, its pads added to w's (which are x's own, over the
+ * padded x, so that the output's extents stay x's). */
+static ox_value *unpadded(ox_value *x, window *w)
+{
+    if (!x->pad_of)
+        return x;
+    for (int d = 0; d < w->nsp; d++) {
+        w->pb[d] += x->pad_b[2 + d];
+        w->pe[d] += x->pad_e[2 + d];
+    }
+    return (ox_value *)x->pad_of;
+}
+
 /* The input position of output index o{d} and window index r{d}.  A
  * negative leading pad is an offset into x (a part of a partitioned
  * convolution, which starts inside x). */
@@ -1327,6 +1444,7 @@ static bool op_conv(ox_node *nd, const void *arg)
     window w;
     if (!ox_window_of(nd, x, wv->shape + 2, false, &w))
         return false;
+    x = unpadded(x, &w);
     ox_value *y = ox_output(nd, 0);
     y->dtype = x->dtype;
     y->ndim = x->ndim;
@@ -1573,6 +1691,11 @@ static bool pool(ox_node *nd, const void *arg)
     ox_same_shape(y, x);
     for (int d = 0; d < w.nsp; d++)
         y->shape[2 + d] = w.out[d];
+    bool folded = x->pad_of != NULL;   /* its padding reads the Pad's value */
+    if (folded && indices)
+        return ox_fail(nd, "internal error: a Pad folded into a MaxPool with Indices");
+    x = unpadded(x, &w);
+    count_pad = count_pad || folded;
     if (indices && !pool_indices(nd, &w))
         return false;
     bool one = !indices;   /* a 1x1 window at stride 1: AdaptiveAvgPool2d to the input's size */
@@ -1617,13 +1740,20 @@ static bool pool(ox_node *nd, const void *arg)
     ox_printf(&read, "]");
     if (is_max) {
         ox_printf(&k.body, "    y[%s] max= %s else ", left.s, read.s);
-        lowest(&k.body, x->dtype);
+        if (folded)
+            ox_printf(&k.body, "-inf");
+        else
+            lowest(&k.body, x->dtype);
         ox_printf(&k.body, "%s\n", where.s);
     } else {
         ox_printf(&k.body, "    s[%s] += %s else 0%s\n", left.s, read.s, where.s);
-        int64_t whole = 1;   /* every window inside x: the count is the window's size */
+        /* every window inside x (with count_pad, inside the padded x): the
+         * count is the window's size */
+        int64_t whole = 1;
         for (int d = 0; d < w.nsp && whole; d++)
-            whole = w.pb[d] == 0 && (w.out[d] - 1) * w.s[d] + w.k[d] <= x->shape[2 + d]
+            whole = (count_pad || w.pb[d] == 0) &&
+                    (w.out[d] - 1) * w.s[d] + w.k[d] <=
+                        x->shape[2 + d] + (count_pad ? w.pb[d] + w.pe[d] : 0)
                         ? whole * w.k[d] : 0;
         if (whole) {
             ox_printf(&k.body, "    y[%s] = s[%s] / %lld\n", left.s, left.s, (long long)whole);

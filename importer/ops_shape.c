@@ -818,6 +818,18 @@ static bool op_pad(ox_node *nd, const void *arg)
         none = none && pads[d] == 0;
     if (none && ox_aliasable(x))
         return ox_alias(nd);
+    /* PyTorch's avg_pool2d(padding=p) and F.pad before a convolution: the
+     * one reader pads its window instead, and no copy is made */
+    const Onnx__NodeProto *reader = ox_pad_reader(nd);
+    if (!none && !edge && !reflect && reader && x->id && !ox_known(x) &&
+        ox_pad_folds(nd, reader, x, pads, value)) {
+        y->pad_of = x;
+        for (int d = 0; d < x->ndim; d++) {
+            y->pad_b[d] = pads[d];
+            y->pad_e[d] = pads[d + x->ndim];
+        }
+        return true;
+    }
     ox_kernel k;
     ox_kernel_init(&k, nd);
     ox_operand(&k, x, "x");
