@@ -263,14 +263,103 @@ static const char *fresh(ir_module *m, const ir_func *f, const char *base)
     return name;
 }
 
+/* The dimension of p whose elements the threads of f share out: the one
+ * dimension that every store to p indexes with the variable of a parallel
+ * loop around it (through the block bindings and lets between them), or -1
+ * when a store runs outside a parallel loop, no dimension or more than one
+ * takes its variable, or two stores differ.  A 1x1 convolution parallel
+ * over panels of output channels gives its output's channel dimension. */
+typedef struct split_ctx {
+    const ir_buffer *p;
+    const ir_var *tainted[64];   /* the parallel loop's variable, and what depends on it */
+    int ntainted;
+    int dim;                     /* -2: no store seen yet */
+} split_ctx;
+
+static bool tainted_expr(const split_ctx *c, const ir_expr *e)
+{
+    for (int i = 0; i < c->ntainted; i++)
+        if (ir_expr_uses_var(e, c->tainted[i]))
+            return true;
+    return false;
+}
+
+static void taint(split_ctx *c, const ir_var *v, const ir_expr *e)
+{
+    if (c->ntainted > 0 && c->ntainted < 64 && tainted_expr(c, e))
+        c->tainted[c->ntainted++] = v;
+}
+
+static void split_walk(split_ctx *c, const ir_stmt *s)
+{
+    if (!s || c->dim == -1)
+        return;
+    int saved = c->ntainted;
+    switch (s->kind) {
+    case IR_S_FOR:
+        if (s->for_kind == IR_FOR_PARALLEL && c->ntainted == 0)
+            c->tainted[c->ntainted++] = s->var;
+        break;
+    case IR_S_LET:
+        taint(c, s->var, s->value);
+        break;
+    case IR_S_BLOCK:
+        for (int i = 0; i < s->niters; i++)
+            if (s->iters[i].binding)
+                taint(c, s->iters[i].var, s->iters[i].binding);
+        split_walk(c, s->init);
+        break;
+    case IR_S_STORE:
+        if (s->buf == c->p) {
+            int dim = -1, n = 0;
+            for (int d = 0; d < s->nargs; d++)
+                if (tainted_expr(c, s->args[d]))
+                    dim = d, n++;
+            c->dim = n == 1 && (c->dim == -2 || c->dim == dim) ? dim : -1;
+        }
+        break;
+    case IR_S_IF:
+        split_walk(c, s->orelse);
+        break;
+    default:
+        break;
+    }
+    for (int i = 0; i < s->nbody; i++)
+        split_walk(c, s->body[i]);
+    c->ntainted = saved;
+}
+
+static int thread_split_dim(const ir_func *f, const ir_buffer *p)
+{
+    split_ctx c = {.p = p, .dim = -2};
+    split_walk(&c, f->body);
+    return c.dim < 0 ? -1 : c.dim;
+}
+
 /* Stores `fill` into every element of p (shape `padded`) outside the box
  * [lo, lo + n): for each dimension d and side, the slab where d is in the
  * border on that side, the dimensions before d inside the box (their slabs
- * came first) and those after it whole. */
+ * came first) and those after it whole.  When f's threads share p out
+ * along a dimension, one parallel loop over it holds all the slabs (each
+ * under a test of its part of that dimension when that is not all of it),
+ * so that each thread fills the border next to the elements it is about to
+ * store: filled by one thread, a line another thread then writes moves
+ * between their caches (a 1x1 convolution on 14x14 of 320 channels on two
+ * threads: 167 -> 135 us alone). */
 static ir_stmt *border_fill(ir_module *m, const ir_func *f, ir_buffer *p, const int64_t *n,
                             const int64_t *lo, double fill)
 {
     int nd = p->ndim;
+    /* (only when the last dimension has a border: otherwise the border's
+     * rows are lines of their own, which no store of the elements
+     * touches (channels last); nor along that dimension, the slabs'
+     * vector loop) */
+    int split = lo[nd - 1] > 0 || p->shape[nd - 1] > lo[nd - 1] + n[nd - 1] ? thread_split_dim(f, p) : -1;
+    if (split == nd - 1)
+        split = -1;
+    ir_var *outer = NULL;
+    if (split >= 0)
+        outer = ir_var_new(m, fresh(m, f, ir_sprintf(m->arena, "border_%d", split)), IR_I64);
     ir_stmt *seq = ir_seq_new(m);
     int region = 0;
     for (int d = 0; d < nd; d++)
@@ -289,7 +378,7 @@ static ir_stmt *border_fill(ir_module *m, const ir_func *f, ir_buffer *p, const 
             ir_expr *idx[MAXD];
             for (int e = 0; e < nd; e++) {
                 const char *ln = fresh(m, f, ir_sprintf(m->arena, "border%d_%d", region, e));
-                loop[e] = ir_var_new(m, ln, IR_I64);
+                loop[e] = e == split ? outer : ir_var_new(m, ln, IR_I64);
                 ir_var *iv = ir_var_new(m, ir_sprintf(m->arena, "v%s", ln), IR_I64);
                 iters[e] = (ir_itervar){iv, IR_ITER_SPATIAL, p->shape[e], ir_varref(m, loop[e])};
                 idx[e] = ir_varref(m, iv);
@@ -298,12 +387,23 @@ static ir_stmt *border_fill(ir_module *m, const ir_func *f, ir_buffer *p, const 
                                                        : ir_int_typed(m, (int64_t)fill, p->dtype);
             ir_stmt *s = ir_block(m, ir_sprintf(m->arena, "border%d", region), iters, nd, NULL, ir_store(m, p, idx, nd, val));
             for (int e = nd - 1; e >= 0; e--)
-                s = ir_for(m, loop[e], ir_int(m, from[e]), ir_int(m, to[e]),
-                           e == nd - 1 && to[e] - from[e] >= 8 ? IR_FOR_VECTORIZED : IR_FOR_SERIAL, s);
+                if (e != split)
+                    s = ir_for(m, loop[e], ir_int(m, from[e]), ir_int(m, to[e]),
+                               e == nd - 1 && to[e] - from[e] >= 8 ? IR_FOR_VECTORIZED : IR_FOR_SERIAL, s);
+            if (split >= 0 && (from[split] > 0 || to[split] < p->shape[split])) {
+                /* the slab's part of the split dimension (its border, or the box) */
+                ir_expr *in = ir_binary(m, IR_AND, ir_binary(m, IR_GE, ir_varref(m, outer), ir_int(m, from[split])),
+                                        ir_binary(m, IR_LT, ir_varref(m, outer), ir_int(m, to[split])));
+                s = ir_if(m, in, s, NULL);
+            }
             ir_seq_append(m, seq, s);
             region++;
         }
-    return seq;
+    if (split < 0 || region == 0)
+        return seq;
+    ir_stmt *par = ir_seq_new(m);
+    ir_seq_append(m, par, ir_for(m, outer, ir_int(m, 0), ir_int(m, p->shape[split]), IR_FOR_PARALLEL, seq));
+    return par;
 }
 
 /* ---------------------------------------------------------------- the pass */
