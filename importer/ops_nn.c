@@ -2252,8 +2252,8 @@ static bool convtranspose_columns_fit(const ox_value *x, const ox_value *wv, int
  * times every tap) without its temporary z of N * F * taps * input
  * positions and without summing z's taps per output position: at 1
  * thread the columns form ran U-Net's 3x3/2 up-convolution (32 -> 16 on
- * 32x32) at 12 GFLOP/s and 4x4/2 ones of DCGAN at 3-10, the phases at
- * 100-150 (bench/results/convt_s23.txt).  With stride 1 there is one
+ * 32x32) at 25 GFLOP/s and DCGAN's 4x4/2 ones at 10-55, the phases at
+ * 100-160 (bench/results/convt_s23.txt).  With stride 1 there is one
  * phase: a convolution, its bias its own (as Conv's). */
 
 /* One axis of one phase: the first tap rp and the number of taps J
