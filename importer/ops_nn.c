@@ -2240,6 +2240,336 @@ static bool convtranspose_columns_fit(const ox_value *x, const ox_value *wv, int
     return !over && bytes <= CONVT_COLUMNS_MAX;
 }
 
+/* ConvTranspose as ordinary convolutions, one per phase of its output.
+ * Along a spatial axis of stride s (dilation 1), the outputs o = q * s +
+ * p of one phase p receive the taps r = rp + s * j (rp = (p + pad) mod s,
+ * every s-th), tap j from input position q + a - j (a = (p + pad - rp) /
+ * s): a correlation of x with those taps reversed, over Jp taps from
+ * leading pad Jp - 1 - a.  Each phase is then the convolution the
+ * scheduler makes fast, with a weight cut and reversed at import time,
+ * and a last kernel interleaves the phases (and adds the bias).  The
+ * phases do the multiply-adds of the columns form (every input position
+ * times every tap) without its temporary z of N * F * taps * input
+ * positions and without summing z's taps per output position: at 1
+ * thread the columns form ran U-Net's 3x3/2 up-convolution (32 -> 16 on
+ * 32x32) at 25 GFLOP/s and DCGAN's 4x4/2 ones at 10-55, the phases at
+ * 100-160 (bench/results/convt_s23.txt).  With stride 1 there is one
+ * phase: a convolution, its bias its own (as Conv's). */
+
+/* One axis of one phase: the first tap rp and the number of taps J
+ * landing on it, its outputs' count Q, and the input position a its
+ * output 0 reads with tap rp (tap j reads q + a - j). */
+typedef struct convt_axis {
+    int64_t rp, J, Q, a;
+} convt_axis;
+
+/* Axis d's phase p (stride s, kernel K, leading pad pb, output size O). */
+static convt_axis convt_axis_of(int64_t p, int64_t s, int64_t K, int64_t pb, int64_t O)
+{
+    int64_t rp = ((p + pb) % s + s) % s;
+    convt_axis ax = {.rp = rp};
+    ax.J = rp < K ? (K - rp + s - 1) / s : 0;
+    ax.Q = O > p ? (O - p + s - 1) / s : 0;
+    int64_t num = p + pb - rp;   /* a multiple of s */
+    ax.a = num >= 0 ? num / s : -((-num) / s);
+    return ax;
+}
+
+/* The weight of one phase's convolution, [F, Cg, J...] from
+ * ConvTranspose's W [C, Fg, K...] (g groups): W_p[f, c, j...] = W[f / Fg *
+ * Cg + c, f % Fg, rp + s * (J - 1 - j)...], the phase's taps reversed. */
+static rt_tensor *convt_phase_weight(ox_node *nd, const rt_tensor *W, int64_t g,
+                                     const convt_axis *ax, const int64_t *s)
+{
+    int nsp = W->ndim - 2;
+    int64_t Cg = W->shape[0] / g, Fg = W->shape[1];
+    int64_t shape[RT_MAX_DIMS] = {Fg * g, Cg};
+    for (int d = 0; d < nsp; d++)
+        shape[2 + d] = ax[d].J;
+    char err[256];
+    rt_tensor *c = rt_tensor_new(W->dtype, W->ndim, shape, err, sizeof err);
+    if (!c) {
+        ox_fail(nd, "%s", err);
+        return NULL;
+    }
+    size_t esize = W->nbytes / (size_t)rt_tensor_numel(W);
+    int64_t n = rt_tensor_numel(c);
+    for (int64_t i = 0; i < n; i++) {   /* element i of c: its index, then W's offset */
+        int64_t rest = i, idx[RT_MAX_DIMS];
+        for (int d = c->ndim - 1; d >= 0; d--) {
+            idx[d] = rest % c->shape[d];
+            rest /= c->shape[d];
+        }
+        int64_t f = idx[0], off = f / Fg * Cg + idx[1];
+        off = off * W->shape[1] + f % Fg;
+        for (int d = 0; d < nsp; d++)
+            off = off * W->shape[2 + d] + ax[d].rp + s[d] * (ax[d].J - 1 - idx[2 + d]);
+        memcpy((char *)c->data + (size_t)i * esize, (const char *)W->data + (size_t)off * esize,
+               esize);
+    }
+    return c;
+}
+
+/* Most phases (the product of the strides): the kernel that interleaves
+ * them has one operand each. */
+#define CONVT_MAX_PHASES 32
+
+/* Whether op_convtranspose lowers x, W (g groups) to phases: a constant W
+ * (its phases' weights are cut at import time), dilation 1, at most
+ * CONVT_MAX_PHASES phases, and a compute dtype that is x's (a widened
+ * kernel's weights stay in their storage dtype).  Not with fewer than 8
+ * output channels when the columns' contraction has 32 or more (F *
+ * taps): a convolution to so few channels runs at a third of its speed
+ * (its register tile is F x 32 outputs: 6 accumulators at F = 3), where
+ * the contraction to F * taps channels runs at full speed (DCGAN's last
+ * 4x4/2 layer, 64 -> 3 channels on 32x32: 65 us as columns, 161 as
+ * phases; with 8 channels 173 against 154). */
+static bool convt_phased(const ox_value *x, const ox_value *wv, int64_t F, const int64_t *s,
+                         const int64_t *dl)
+{
+    if (!ox_is_param(wv) || ox_compute_dtype(x->dtype) != x->dtype)
+        return false;
+    int64_t phases = 1, taps = 1;
+    for (int d = 0; d < x->ndim - 2; d++) {
+        if (dl[d] != 1 || s[d] > CONVT_MAX_PHASES)
+            return false;
+        phases *= s[d];
+        taps *= wv->shape[2 + d];
+        if (phases > CONVT_MAX_PHASES)
+            return false;
+    }
+    return F >= 8 || F * taps < 32;
+}
+
+/* Phase number i's digit along axis d (axis 0 the most significant). */
+static int64_t convt_digit(int64_t i, int d, int nsp, const int64_t *s)
+{
+    for (int e = nsp - 1; e > d; e--)
+        i /= s[e];
+    return i % s[d];
+}
+
+/* The selection among the phases p[] (live[i]: phase i has a
+ * convolution, else it reads 0) of the blocked output position (q_d, a_d
+ * for each axis d, a_d the phase's digit, absent at stride 1), from axis
+ * d on, phase number i so far: nested selects on a_d. */
+static void convt_select(ox_kernel *k, const char *const *roles, const bool *live, int nsp,
+                         const int64_t *s, int d, int64_t i)
+{
+    if (d == nsp) {
+        if (!live[i]) {
+            ox_printf(&k->body, "0");
+            return;
+        }
+        ox_printf(&k->body, "%s[n, f", roles[i]);
+        for (int e = 0; e < nsp; e++)
+            ox_printf(&k->body, ", q%d", e);
+        ox_printf(&k->body, "]");
+        return;
+    }
+    for (int64_t a = 0; a < s[d] - 1; a++) {
+        ox_printf(&k->body, "(a%d == %lld ? ", d, (long long)a);
+        convt_select(k, roles, live, nsp, s, d + 1, i * s[d] + a);
+        ox_printf(&k->body, " : ");
+    }
+    convt_select(k, roles, live, nsp, s, d + 1, i * s[d] + s[d] - 1);
+    for (int64_t a = 0; a < s[d] - 1; a++)
+        ox_printf(&k->body, ")");
+}
+
+/* y = the phases p[] interleaved (+ bias) when every output size is a
+ * multiple of its stride: a kernel writes y blocked, [N, F, (Q_d, s_d)
+ * for each axis d] (every phase has Q_d = out_d / s_d outputs; an axis of
+ * stride 1 is Q_d alone), of which y is the reshape.  Its loops run over
+ * the phase digits a_d, each a loop of its own, so that a phase's reads
+ * are consecutive and its selects invariant in the loops inside them;
+ * written on y's positions o (selecting on o % s in each lane, reading at
+ * o / s), the interleaving ran 2.6x slower (U-Net's 16 channels of
+ * 128x128: 152 us against 58). */
+static bool convt_interleave_blocked(ox_node *nd, ox_value *parts, const bool *live,
+                                     const int64_t *s, ox_value *bias, ox_value *y)
+{
+    int nsp = y->ndim - 2;
+    int64_t nph = 1;
+    for (int d = 0; d < nsp; d++)
+        nph *= s[d];
+    ox_value t = {.dtype = y->dtype};
+    ox_str onnx = {0}, left = {0};
+    ox_printf(&onnx, "%s_blocked", y->onnx);
+    t.onnx = onnx.s;
+    t.shape[t.ndim++] = y->shape[0];
+    t.shape[t.ndim++] = y->shape[1];
+    ox_printf(&left, "n, f");
+    for (int d = 0; d < nsp; d++) {   /* at most RT_MAX_DIMS in all: the caller's test */
+        t.shape[t.ndim++] = y->shape[2 + d] / s[d];
+        ox_printf(&left, ", q%d", d);
+        if (s[d] > 1) {
+            t.shape[t.ndim++] = s[d];
+            ox_printf(&left, ", a%d", d);
+        }
+    }
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    const char *roles[CONVT_MAX_PHASES] = {0};
+    for (int64_t i = 0; i < nph; i++) {
+        if (!live[i])
+            continue;
+        char role[24];
+        snprintf(role, sizeof role, "p%lld", (long long)i);
+        roles[i] = ox_kernel_role(&k, role);
+        ox_operand(&k, &parts[i], roles[i]);
+    }
+    ox_printf(&k.body, "    y[%s] = ", left.s);
+    convt_select(&k, roles, live, nsp, s, 0, 0);
+    if (bias) {
+        ox_operand(&k, bias, "bias");
+        ox_printf(&k.body, " + bias[f]");
+    }
+    ox_printf(&k.body, "\n");
+    bool ok = ox_kernel_finish(&k, "conv_transpose", &t, NULL);
+    ox_kernel_free(&k);
+    if (ok) {
+        ox_str call = {0};
+        ox_printf(&call, "reshape(%s", t.id);
+        for (int i = 0; i < y->ndim; i++)
+            ox_printf(&call, ", %lld", (long long)y->shape[i]);
+        ox_printf(&call, ")");
+        ok = ox_call_view(nd, y, call.s, "blocks");
+        /* a view of t, a value of this node alone (not of the node's
+         * input, which ox_call_view takes it for) */
+        y->view_of = NULL;
+        y->view_of_input = false;
+        free(call.s);
+    }
+    free(onnx.s);
+    free(left.s);
+    return ok;
+}
+
+static bool convtranspose_phases(ox_node *nd, ox_value *x, ox_value *wv, ox_value *bias,
+                                 int64_t g, const int64_t *s, const int64_t *pb,
+                                 const int64_t *out, ox_value *y)
+{
+    int nsp = x->ndim - 2;
+    int64_t F = wv->shape[1] * g, nph = 1;
+    for (int d = 0; d < nsp; d++)
+        nph *= s[d];
+    ox_value parts[CONVT_MAX_PHASES];
+    char *names[CONVT_MAX_PHASES] = {0};
+    bool live[CONVT_MAX_PHASES] = {0};
+    bool ok = true;
+    for (int64_t i = 0; i < nph && ok; i++) {
+        convt_axis ax[RT_MAX_DIMS];
+        window w = {.nsp = nsp};
+        live[i] = true;
+        for (int d = 0; d < nsp; d++) {
+            ax[d] = convt_axis_of(convt_digit(i, d, nsp, s), s[d], wv->shape[2 + d], pb[d],
+                                  out[d]);
+            live[i] = live[i] && ax[d].J > 0 && ax[d].Q > 0;
+            w.k[d] = ax[d].J;
+            w.s[d] = w.dil[d] = 1;
+            w.pb[d] = ax[d].J - 1 - ax[d].a;
+            w.out[d] = ax[d].Q;
+            w.pe[d] = w.out[d] + w.k[d] - 1 - x->shape[2 + d] - w.pb[d];
+        }
+        if (!live[i])
+            continue;   /* no taps land on it (it is the bias), or no outputs */
+        ox_value cut = *wv;
+        if (!(cut.konst = convt_phase_weight(nd, wv->konst, g, ax, s))) {
+            ok = false;
+            break;
+        }
+        memcpy(cut.shape, cut.konst->shape, sizeof cut.shape);
+        if (nph == 1) {   /* stride 1: a convolution, as Conv's */
+            ok = conv_of(nd, x, &cut, bias, &w, y, g);
+            rt_tensor_free(cut.konst);
+            return ok;
+        }
+        ox_str name = {0};
+        ox_printf(&name, "%s_phase%lld", y->onnx, (long long)i);
+        names[i] = name.s;
+        parts[i] = (ox_value){.onnx = names[i], .dtype = x->dtype, .ndim = x->ndim};
+        parts[i].shape[0] = x->shape[0];
+        parts[i].shape[1] = F;
+        for (int d = 0; d < nsp; d++)
+            parts[i].shape[2 + d] = ax[d].Q;
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, "phase%lld", (long long)i);
+        ok = conv_kernel(nd, x, &cut, NULL, &w, &parts[i], g, suffix);
+        rt_tensor_free(cut.konst);
+    }
+    /* the blocks have a dimension more per strided axis */
+    bool divides = true;
+    int blocked_rank = 2 + nsp;
+    for (int d = 0; d < nsp; d++) {
+        divides = divides && out[d] % s[d] == 0;
+        blocked_rank += s[d] > 1;
+    }
+    divides = divides && blocked_rank <= RT_MAX_DIMS;
+    if (ok && divides) {
+        ok = convt_interleave_blocked(nd, parts, live, s, bias, y);
+    } else if (ok) {
+        /* y[n, f, o...] = phase (o % s...)[n, f, o / s...] (+ bias) */
+        ox_kernel k;
+        ox_kernel_init(&k, nd);
+        ox_str o = {0}, rng = {0};
+        for (int d = 0; d < nsp; d++) {
+            ox_printf(&o, ", o%d", d);
+            ox_printf(&rng, "%so%d in 0..%lld", d ? ", " : "", d, (long long)out[d]);
+        }
+        ox_printf(&k.body, "    y[n, f%s] = ", o.s);
+        int nlive = 0;
+        for (int64_t i = 0; i < nph; i++)
+            nlive += live[i];
+        int open = 0;
+        for (int64_t i = 0, seen = 0; i < nph; i++) {
+            if (!live[i])
+                continue;
+            char role[24];
+            snprintf(role, sizeof role, "p%lld", (long long)i);
+            const char *r = ox_kernel_role(&k, role);
+            ox_operand(&k, &parts[i], r);
+            ox_str cond = {0}, read = {0};
+            ox_printf(&read, "%s[n, f", r);
+            for (int d = 0; d < nsp; d++) {
+                if (s[d] == 1) {
+                    ox_printf(&read, ", o%d", d);
+                    continue;
+                }
+                ox_printf(&cond, "%so%d %% %lld == %lld", cond.s ? " && " : "", d,
+                          (long long)s[d], (long long)convt_digit(i, d, nsp, s));
+                ox_printf(&read, ", o%d / %lld", d, (long long)s[d]);
+            }
+            /* a phase has fewer positions than o / s reaches in another's */
+            ox_printf(&read, "] else 0");
+            /* the last live phase needs no test when every phase is live */
+            if (++seen < nlive || nlive < nph) {
+                ox_printf(&k.body, "(%s ? %s : ", cond.s, read.s);
+                open++;
+            } else
+                ox_printf(&k.body, "%s", read.s);
+            free(cond.s);
+            free(read.s);
+        }
+        if (nlive < nph)
+            ox_printf(&k.body, "0");
+        for (int i = 0; i < open; i++)
+            ox_printf(&k.body, ")");
+        if (bias) {
+            ox_operand(&k, bias, "bias");
+            ox_printf(&k.body, " + bias[f]");
+        }
+        ox_printf(&k.body, " where %s\n", rng.s);
+        free(o.s);
+        free(rng.s);
+        ok = ox_kernel_finish(&k, "conv_transpose", y, NULL);
+        ox_kernel_free(&k);
+    }
+    for (int64_t i = 0; i < nph; i++)
+        free(names[i]);
+    return ok;
+}
+
 static bool op_convtranspose(ox_node *nd, const void *arg)
 {
     ox_value *x = ox_input(nd, 0), *wv = ox_input(nd, 1);
@@ -2268,6 +2598,8 @@ static bool op_convtranspose(ox_node *nd, const void *arg)
     y->shape[1] = F;
     for (int d = 0; d < nsp; d++)
         y->shape[2 + d] = out[d];
+    if (convt_phased(x, wv, F, s, dl))
+        return convtranspose_phases(nd, x, wv, bias, g, s, pb, out, y);
     ox_kernel k;
     ox_kernel_init(&k, nd);
     ox_operand(&k, x, "x");

@@ -1,14 +1,18 @@
-# A strided ConvTranspose at dilation 1 sums each phase of its output (the
-# positions o = q * stride + p of one p) over the taps that land there,
-# every stride-th from (p + pad) % stride, instead of testing every tap at
-# every position (10x faster at stride 2); with groups it too computes
-# the columns z first (each output channel from its group's input
-# channels) instead of gathering every output position's taps (a
-# super-resolution net's grouped 4x4/2 up-convolution: 14.6 ms, now 0.6).
-# Grouped 2-D (k 4, stride 2, pad 1, 4 groups), 1-D (k 3, stride 2, pad 1,
-# output_padding 1: the last tap of odd phases lies past the kernel), 2-D
-# with strides (2, 3) and uneven pads, and a dilated strided one (which
-# keeps the test per position) equal NumPy's at -O0 and -O2.
+# A strided ConvTranspose at dilation 1 with few output channels (F < 8,
+# F * taps >= 32: onnx_convtranspose_convs.sh lowers the others to one
+# convolution per phase) computes the columns z first and sums each phase
+# of its output (the positions o = q * stride + p of one p) over the taps
+# that land there, every stride-th from (p + pad) % stride, instead of
+# testing every tap at every position (10x faster at stride 2); with
+# groups each output channel's columns come from its group's input
+# channels (a super-resolution net's grouped 4x4/2 up-convolution: 14.6
+# ms as a gather of every output position's taps, then 0.6).  Few-channel
+# 2-D (k 4, stride 2, pad 1), grouped 2-D (k 4, stride 2, pad 1, 4 groups
+# of 2 output channels: 8 in all, so four grouped phase convolutions), 1-D
+# (k 3, stride 2, pad 1, output_padding 1: the last tap of odd phases lies
+# past the kernel), 2-D with strides (2, 3) and uneven pads, and a dilated
+# strided one (which keeps the test per position) equal NumPy's at -O0
+# and -O2.
 . "$srcdir/testsuite/cli/lib.inc"
 "$PYTHON" - "$srcdir/testsuite/onnx" <<'EOF2' || fail "cannot write the models"
 import os, sys
@@ -38,6 +42,8 @@ def ref(x, w, b, s, pads, dil, op, g):
     return (y + b.reshape((1, -1) + (1,) * nsp)).astype(np.float32)
 
 cases = {
+    "few": dict(x=(1, 4, 5, 6), f=3, k=(4, 4), s=[2, 2], pads=[1, 1, 1, 1], dil=[1, 1],
+                op=[0, 0], g=1),
     "grouped": dict(x=(1, 8, 5, 6), f=2, k=(4, 4), s=[2, 2], pads=[1, 1, 1, 1], dil=[1, 1],
                     op=[0, 0], g=4),
     "line": dict(x=(2, 3, 7), f=5, k=(3,), s=[2], pads=[1, 1], dil=[1], op=[1], g=1),
@@ -62,13 +68,17 @@ for name, c in cases.items():
     np.save(name + ".x.npy", x)
     np.save(name + ".ref/y.npy", y)
 EOF2
+expect_status 0 "$TEC" --emit=te few.onnx -o few.te
+grep -q '^    z\[n, f, r0, r1, i0, i1\] += x\[n, c, i0, i1\] \* weight\[c, f, r0, r1\]$' few.te &&
+    grep -q '^    tp\[n, f, p0, p1, q0, q1\] += z\[n, f, (p0 + 1) % 2 + 2 \* j0, (p1 + 1) % 2 + 2 \* j1, q0 + (p0 + 1) / 2 - j0, q1 + (p1 + 1) / 2 - j1\] else 0 where ' few.te ||
+    { cat few.te; fail "few: no columns, or no phases"; }
 expect_status 0 "$TEC" --emit=te grouped.onnx -o grouped.te
-grep -q '^    z\[n, f, r0, r1, i0, i1\] += x\[n, f / 2 \* 2 + c, i0, i1\] \* weight\[f / 2 \* 2 + c, f % 2, r0, r1\] where f in 0..8, c in 0..2$' grouped.te &&
-    grep -q '^    tp\[n, f, p0, p1, q0, q1\] += z\[n, f, (p0 + 1) % 2 + 2 \* j0, (p1 + 1) % 2 + 2 \* j1, q0 + (p0 + 1) / 2 - j0, q1 + (p1 + 1) / 2 - j1\] else 0 where ' grouped.te ||
-    { cat grouped.te; fail "grouped: no columns, or no phases"; }
+grep -q '^    y\[n, f, o0, o1\] += x\[n, f / 2 \* 2 + c, o0 + r0 - 1, o1 + r1 - 1\] else 0 \* weight\[f, c, r0, r1\] where o0 in 0..5, o1 in 0..6$' grouped.te &&
+    grep -q '^y_phase0 = conv_[0-9]*(x) as "up.phase0"$' grouped.te ||
+    { cat grouped.te; fail "grouped: no grouped phase convolutions"; }
 expect_status 0 "$TEC" --emit=te dilated.onnx -o dilated.te
 grep -q 'tp\[' dilated.te && { cat dilated.te; fail "dilated: phases at dilation 2"; }
-for m in grouped line uneven dilated; do
+for m in few grouped line uneven dilated; do
     for o in O0 O2; do
         expect_status 0 "$TEC" -$o $m.onnx --input x=$m.x.npy --save-outputs $m.$o
         "$PYTHON" "$srcdir/testsuite/compare.py" $m.ref $m.$o || fail "$m: wrong result at -$o"
