@@ -633,6 +633,37 @@ static bool schedule_pool_channels_last(auto_ctx *a, nest *ns)
 
 static const ir_buffer *channels_last_pool_input(const auto_ctx *a, const ir_stmt *b);
 
+/* Splits loop k of a window reduction's nest (spatial, outside the taps,
+ * which start at loop first_reduce) by factor into *o and *i, and orders
+ * the nest: the other spatial loops, *o, the taps, *i (a tile of *i's
+ * outputs at *o accumulates over the taps); *par is the outermost of the
+ * other spatial loops with an iteration per thread (NULL: none).  False
+ * when a step is refused. */
+static bool split_inside_taps(auto_ctx *a, const nest *ns, int k, int first_reduce, int64_t factor,
+                              const char **o, const char **i, const char **par)
+{
+    const char *kn = ns->loops[k]->var->name;
+    *o = auto_fresh(a, ir_sprintf(a->m->arena, "%s_o", kn));
+    *i = auto_fresh(a, ir_sprintf(a->m->arena, "%s_i", kn));
+    *par = NULL;
+    if (!auto_step(a, "%s, %s = split(%s, %lld)", *o, *i, kn, (long long)factor))
+        return false;
+    char order[1024];
+    int pos = 0;
+    for (int l = 0; l < first_reduce; l++)
+        if (l != k) {
+            pos += snprintf(order + pos, sizeof order - (size_t)pos, "%s, ", ns->loops[l]->var->name);
+            if (!*par && extent(ns->loops[l]) >= a->threads)
+                *par = ns->loops[l]->var->name;
+        }
+    pos += snprintf(order + pos, sizeof order - (size_t)pos, "%s", *o);
+    for (int l = first_reduce; l < ns->n; l++)
+        if (l != k)
+            pos += snprintf(order + pos, sizeof order - (size_t)pos, ", %s", ns->loops[l]->var->name);
+    snprintf(order + pos, sizeof order - (size_t)pos, ", %s", *i);
+    return auto_step(a, "reorder(%s)", order);
+}
+
 /* A float pooling whose input and output hold their channels innermost
  * (channels_last_pool_input): its channels split into blocks of up to 4
  * vectors (c_o, c_i), c_o inside the output's other loops and outside the
@@ -658,29 +689,75 @@ static bool schedule_pool_nhwc(auto_ctx *a, nest *ns)
     while (F % block != 0)
         block /= 2;
     /* (names now: reorder moves variables between loop nodes) */
-    const char *fn = ns->loops[w.f]->var->name, *first_reduce = ns->loops[w.first_reduce]->var->name;
-    const char *fo = auto_fresh(a, ir_sprintf(a->m->arena, "%s_o", fn));
-    const char *fi = auto_fresh(a, ir_sprintf(a->m->arena, "%s_i", fn));
-    if (!auto_step(a, "%s, %s = split(%s, %lld)", fo, fi, fn, (long long)block))
+    const char *first_reduce = ns->loops[w.first_reduce]->var->name, *fo, *fi, *par;
+    if (split_inside_taps(a, ns, w.f, w.first_reduce, block, &fo, &fi, &par))
+        channels_in_tile(a, b, fo, first_reduce, fi, par);
+    return true;
+}
+
+/* ---------------------------------------------------------------- float pooling along long rows */
+
+/* A float max, min or sum pooling along rows (Y[.., p, q] = max(Y, X[..])
+ * or Y + X[..], q indexing Y's last dimension) whose row q is longer than
+ * two vectors, with at most 16 taps: each vector of a row accumulates in
+ * registers over the taps, unrolled, and is stored once: q splits into
+ * vectors (q_o, q_i), q_o outside the taps and q_i inside them, the tile
+ * one vector at q_o; a row that is not a whole number of vectors has its
+ * last part (56 = 3 x 16 + 8) partitioned off after every nest's schedule
+ * (its tile then 8 lanes, not 16 lanes guarded).  With the whole row the
+ * tile (reduce_in_tile), every tap read and wrote back the row in memory
+ * between its loads: VGG-11's 2x2 stride-2 max poolings on 64x224x224 and
+ * 128x112x112, one thread, 1239 -> 1095 and 539 -> 417 us, two threads
+ * 623 -> 564 and 311 -> 255 (bench/results/pool_s23.txt).  Rows of up to two vectors keep the whole
+ * row's tile: its vectors stay in registers there, and a tail tile costs
+ * more than it saves (28 = 16 + 8 + 4: 244 -> 272 us on 256x56x56).  So
+ * does a padded pooling (its taps read a copy, pad_late): DenseNet's and
+ * ShuffleNet's 3x3 of stride 2 on 64x112x112 ran 3-5% slower so. */
+static bool schedule_pool_rows(auto_ctx *a, nest *ns)
+{
+    ir_stmt *b = ns->block;
+    const ir_stmt *st = b->nbody == 1 ? b->body[0] : NULL;
+    if (!b->init || !st || st->kind != IR_S_STORE || st->buf->dtype != IR_F32 || !st->value || st->nargs < 2 ||
+        st->args[st->nargs - 1]->kind != IR_VAR ||
+        (st->value->kind != IR_MAX && st->value->kind != IR_MIN && !window_sum(st)))
+        return false;
+    const ir_var *vq = st->args[st->nargs - 1]->var;
+    int ql = -1, first_reduce = -1, last_spatial = -1;
+    int64_t taps = 1;
+    for (int i = 0; i < ns->n; i++) {
+        const ir_itervar *it = iter_of(b, ns->loops[i]);
+        if (!it || ns->loops[i]->for_kind != IR_FOR_SERIAL)
+            return false;
+        if (it->var == vq && it->kind == IR_ITER_SPATIAL)
+            ql = i;
+        else if (it->kind == IR_ITER_REDUCE) {
+            taps *= it->extent;
+            if (first_reduce < 0)
+                first_reduce = i;
+        } else
+            last_spatial = i;
+    }
+    int64_t Q = ql >= 0 ? extent(ns->loops[ql]) : 0;
+    if (ql < 0 || first_reduce < 0 || last_spatial > first_reduce || taps > 16 || Q <= 2 * a->lanes)
+        return false;
+    /* q indexes the store's last dimension alone */
+    for (int d = 0; d + 1 < st->nargs; d++)
+        if (uses(st->args[d], vq))
+            return false;
+    /* the taps read the input unguarded (no padding) */
+    const ir_expr *e = st->value->a->kind == IR_LOAD && st->value->a->buf == st->buf ? st->value->b : st->value->a;
+    bool guarded = false;
+    if (!unguarded_load(e, &guarded) || guarded)
+        return false;
+    const char *first = ns->loops[first_reduce]->var->name, *qo, *qi, *par;
+    if (!split_inside_taps(a, ns, ql, first_reduce, a->lanes, &qo, &qi, &par))
         return true;
-    /* the other spatial loops, f_o, the taps, f_i */
-    char order[1024];
-    int pos = 0;
-    const char *par = NULL;
-    for (int i = 0; i < w.first_reduce; i++)
-        if (i != w.f) {
-            pos += snprintf(order + pos, sizeof order - (size_t)pos, "%s, ", ns->loops[i]->var->name);
-            if (!par && extent(ns->loops[i]) >= a->threads)
-                par = ns->loops[i]->var->name;
-        }
-    pos += snprintf(order + pos, sizeof order - (size_t)pos, "%s", fo);
-    for (int i = w.first_reduce; i < ns->n; i++)
-        if (i != w.f)
-            pos += snprintf(order + pos, sizeof order - (size_t)pos, ", %s", ns->loops[i]->var->name);
-    snprintf(order + pos, sizeof order - (size_t)pos, ", %s", fi);
-    if (!auto_step(a, "reorder(%s)", order))
-        return true;
-    channels_in_tile(a, b, fo, first_reduce, fi, par);
+    int64_t work = 1;
+    for (int i = 0; i < ns->n; i++)
+        work *= extent(ns->loops[i]);
+    channels_in_tile(a, b, qo, first, qi, work >= 16384 ? par : NULL);
+    if (Q % a->lanes != 0)
+        auto_partition_late(a, qo, Q / a->lanes);
     return true;
 }
 
@@ -991,7 +1068,7 @@ void schedule_simple(auto_ctx *a, nest *ns)
 {
     ir_stmt *b = ns->block;
     if (ns->n == 0 || schedule_transpose_copy(a, ns) || schedule_pool_channels_last(a, ns) ||
-        schedule_pool_nhwc(a, ns))
+        schedule_pool_nhwc(a, ns) || schedule_pool_rows(a, ns))
         return;
     nest merged;
     if (merge_elementwise(a, ns) && auto_nest_of(a, b, &merged)) {
