@@ -195,9 +195,12 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
      * vectors, 5 or more: the last column tile holds one vector, run
      * apart (contraction_finish).  RegNetY-800MF's 1x1 convolutions
      * 784 -> 784 on 7x7, 7 rows by 2 vectors rather than 1: 510 to 430 us
-     * on one thread in the model (ONNX Runtime's node 461 us). */
+     * on one thread in the model (ONNX Runtime's node 461 us); GoogLeNet's
+     * 3x3 96 -> 208 on 14x14 499 to 433 us.  Measured on reductions of
+     * 784 and 864 terms; short ones (where the tile's fill and write-back
+     * weigh more) keep one vector. */
     if (nv == 1 && !narrow && mr < 8 && f32_sums && nn % L == 0 && nn / L % 2 && nn >= 5 * L &&
-        2 * mr <= max_vectors) {
+        K >= 256 && 2 * mr <= max_vectors) {
         nr = 2 * L;
         nv = 2;
     }
