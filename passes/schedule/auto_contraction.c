@@ -709,6 +709,71 @@ static k_block k_block_pick(const auto_ctx *a, const nest *ns, const contraction
     return kb;
 }
 
+/* Row blocks.  With U's outer rows outermost (a 1x1 convolution on a
+ * channels-first map, p, then the weight's column panels, then the tiles
+ * along the row), the first row reads every panel of the weight from
+ * memory: a weight is read once per run of the network, so it comes from
+ * memory or the last-level cache, not from where the row before left it,
+ * and the first row's few columns per weight element leave the tile
+ * waiting on that stream (DenseNet-121's 1x1 992 -> 128 on 14x14, a 508
+ * KB weight: 342 us on one thread with everything in the level-2 cache,
+ * 401 in the model).  The rows then run in blocks inside the panels: one
+ * block per thread (its share of the rows), or more while a block of U's
+ * rows exceeds a quarter of the level-2 cache, so that each panel, once
+ * fetched, serves a block of rows, and the stream of the next panel
+ * overlaps the block's work; U's copy per row (copy_row_operand) becomes
+ * a copy per block.  For a weight of an eighth of the level-2 cache or
+ * more: DenseNet-121's 1x1 convolutions on 14x14 (544 to 992 input
+ * channels), in blocks of 7 rows, 0.85-0.90 of their time on two
+ * threads, 0.94-0.95 on one; with 128 KB of weight (256 channels) 1.01-1.04
+ * (bench/results/rowblock_s24.txt).  Returns the loop of blocks (names[0]
+ * renamed, its rows' loop inside the first column loop), NULL: none. */
+static const char *row_blocks(auto_ctx *a, const nest *ns, const contraction *c,
+                              const col_block *cb, const char *ir, const char **names,
+                              int64_t *exts, int *nouter, int par)
+{
+    int64_t vb = buffer_bytes(c->V->buf), ub = buffer_bytes(c->U->buf);
+    if (*nouter < 3 || *nouter >= 40 || (par != 0 && a->threads > 1) || exts[0] < 2 ||
+        names[0] == ir || !auto_is_weight(a->m, a->f, c->V->buf) ||
+        !ir_dtype_is_float(c->body->buf->dtype) || 8 * vb < a->l2)
+        return NULL;
+    int row = -1, col = -1;
+    for (int j = 0; j < ns->n; j++)
+        if (c->kind[j] == 1 && j != c->mloop && names[0] == ns->loops[j]->var->name)
+            row = j;
+    for (int i = 1; i < *nouter && col < 0; i++)
+        if (names[i] == cb->jr)
+            col = i;
+    if (row < 0 || col < 0 || exts[col] < 2)
+        return NULL;
+    for (int i = 1; i < col; i++)
+        if (exts[i] > 1)
+            return NULL;
+    int64_t P = exts[0], T = a->threads > 1 ? a->threads : 1, blocks = T;
+    double row_bytes = (double)ub / (double)P;
+    int64_t R = (P + blocks - 1) / blocks;
+    while (R > 1 && R * row_bytes > (double)a->l2 / 4) {
+        blocks += T;
+        R = (P + blocks - 1) / blocks;
+    }
+    if (R < 2)
+        return NULL;
+    const char *outer = auto_fresh(a, ir_sprintf(a->m->arena, "%s_o", names[0]));
+    const char *inner = auto_fresh(a, ir_sprintf(a->m->arena, "%s_i", names[0]));
+    if (!auto_step(a, "%s, %s = split(%s, %lld)", outer, inner, names[0], (long long)R))
+        return NULL;
+    for (int i = *nouter; i > col + 1; i--) {
+        names[i] = names[i - 1];
+        exts[i] = exts[i - 1];
+    }
+    names[col + 1] = inner;
+    exts[col + 1] = R;
+    names[0] = outer;
+    exts[0] = (P + R - 1) / R;
+    (*nouter)++;
+    return outer;
+}
+
 /* The loops of a register-tiled contraction outside the tile, in the
  * order of its reorder step: batch, other N, jr, other M, ir, then the
  * reduce loops (g4o for the int8 loop g4), except that the loop the
@@ -716,10 +781,11 @@ static k_block k_block_pick(const auto_ctx *a, const nest *ns, const contraction
  * to order; the spatial ones also to names/exts (*nouter of them, at most
  * 40), the first reduce loop's name to *first_reduce, and which of names
  * runs on the threads to *par (-1: none). */
-static int contraction_order(const auto_ctx *a, const nest *ns, const contraction *c, int nr,
+static int contraction_order(auto_ctx *a, const nest *ns, const contraction *c, int nr,
                              int mr, const col_block *cb, const char *ir, int g4, const char *g4o,
                              k_block *kb, char *order, size_t size, const char **names,
-                             int64_t *exts, int *nouter, const char **first_reduce, int *par)
+                             int64_t *exts, int *nouter, const char **first_reduce, int *par,
+                             const char **row_outer)
 {
     int pos = 0;
     bool u_loop[40], v_loop[40];
@@ -843,6 +909,9 @@ static int contraction_order(const auto_ctx *a, const nest *ns, const contractio
             *par = *par == row ? 0 : *par < row ? *par + 1 : *par;
         }
     }
+    *row_outer = NULL;
+    if (kb->loop < 0 && g4 < 0 && cb->n == 1)
+        *row_outer = row_blocks(a, ns, c, cb, ir, names, exts, nouter, *par);
     /* K blocks (k_block_pick) go right inside the column tiles, so only
      * loops that U does not use may run outside them (the rows' loop that
      * the threads run, moved outermost, would leave a block one row's
@@ -1182,7 +1251,7 @@ static bool rows_across(const auto_ctx *a, const nest *ns, const contraction *c)
 
 static void copy_row_operand(auto_ctx *a, const nest *ns, const contraction *c, int nr,
                              const char *const *names, const int64_t *exts, int nouter,
-                             const char *columns)
+                             const char *columns, const char *row_outer)
 {
     if (!rows_across(a, ns, c))
         return;
@@ -1190,11 +1259,14 @@ static void copy_row_operand(auto_ctx *a, const nest *ns, const contraction *c, 
     for (int i = 0; i < nouter && col < 0; i++)
         if (names[i] == columns)
             col = i;
-    for (int i = 0; i < col; i++)
+    for (int i = 0; i < col; i++) {
         for (int k = 0; k < ns->n; k++)
             if (c->kind[k] == 1 && k != c->mloop && exts[i] > 1 &&
                 strcmp(names[i], ns->loops[k]->var->name) == 0)
                 at = i;
+        if (names[i] == row_outer)
+            at = i;
+    }
     /* (the column panels that share one copy) */
     if (at < 0 || c->nn / nr < COPY_ROW_PANELS)
         return;
@@ -1392,6 +1464,7 @@ static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, b
     const char *names[40], *first_reduce;
     int64_t exts[40];
     int nouter, par;
+    const char *row_outer;
     col_block cb = {jr, NULL, NULL, 1, false};
     bool packs = g4 >= 0 || pack_columns(a, &c), rows_par;
     int nb = packs ? 1 : column_block(a, &c, nr, mr, &rows_par);
@@ -1408,7 +1481,7 @@ static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, b
         kb.ki = auto_fresh(a, ir_sprintf(a->m->arena, "%s_i", kn));
     }
     int pos = contraction_order(a, ns, &c, nr, mr, &cb, ir, g4, g4o, &kb, order, sizeof order,
-                                names, exts, &nouter, &first_reduce, &par);
+                                names, exts, &nouter, &first_reduce, &par, &row_outer);
     if (kb.loop >= 0 && !auto_step(a, "%s, %s = split(%s, %lld)", kb.ko, kb.ki,
                                    ns->loops[kb.loop]->var->name, (long long)kb.size))
         return true;
@@ -1420,7 +1493,8 @@ static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, b
     /* (U's copy per row of panels is laid out for whole reductions; with
      * K blocks the rows run inside the blocks) */
     if (copy && kb.loop < 0)
-        copy_row_operand(a, ns, &c, nr, names, exts, nouter, cb.n > 1 ? cb.outer : jr);
+        copy_row_operand(a, ns, &c, nr, names, exts, nouter, cb.n > 1 ? cb.outer : jr,
+                         row_outer);
     if (!contraction_tile(a, ns, &c, names[nouter - 1], ii, jr, ji, first_reduce, g4 >= 0, &kb))
         return true;
     contraction_finish(a, &c, nr, mr, jr, ir, names, exts, nouter, par);
