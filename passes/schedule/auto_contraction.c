@@ -728,6 +728,9 @@ static k_block k_block_pick(const auto_ctx *a, const nest *ns, const contraction
  * threads, 0.94-0.95 on one; with 128 KB of weight (256 channels) 1.01-1.04
  * (bench/results/rowblock_s24.txt).  Returns the loop of blocks (names[0]
  * renamed, its rows' loop inside the first column loop), NULL: none. */
+#define COPY_ROW_PANELS 4
+static bool rows_across(const auto_ctx *a, const nest *ns, const contraction *c);
+
 static const char *row_blocks(auto_ctx *a, const nest *ns, const contraction *c,
                               const col_block *cb, const char *ir, const char **names,
                               int64_t *exts, int *nouter, int par)
@@ -735,7 +738,7 @@ static const char *row_blocks(auto_ctx *a, const nest *ns, const contraction *c,
     int64_t vb = buffer_bytes(c->V->buf), ub = buffer_bytes(c->U->buf);
     if (*nouter < 3 || *nouter >= 40 || (par != 0 && a->threads > 1) || exts[0] < 2 ||
         names[0] == ir || !auto_is_weight(a->m, a->f, c->V->buf) ||
-        !ir_dtype_is_float(c->body->buf->dtype) || 8 * vb < a->l2)
+        !ir_dtype_is_float(c->body->buf->dtype) || 8 * vb < a->l2 || !rows_across(a, ns, c))
         return NULL;
     int row = -1, col = -1;
     for (int j = 0; j < ns->n; j++)
@@ -744,7 +747,11 @@ static const char *row_blocks(auto_ctx *a, const nest *ns, const contraction *c,
     for (int i = 1; i < *nouter && col < 0; i++)
         if (names[i] == cb->jr)
             col = i;
-    if (row < 0 || col < 0 || exts[col] < 2)
+    /* (U read through a copy per block, copy_row_operand: read in place,
+     * a block's rows come from the level-2 cache once per panel, in short
+     * runs a channel apart - ResNet-50's 1x1 convolutions 128 -> 512 on
+     * 28x28, 1.05-1.09 of their time on two threads) */
+    if (row < 0 || col < 0 || exts[col] < COPY_ROW_PANELS)
         return NULL;
     for (int i = 1; i < col; i++)
         if (exts[i] > 1)
@@ -756,7 +763,10 @@ static const char *row_blocks(auto_ctx *a, const nest *ns, const contraction *c,
         blocks += T;
         R = (P + blocks - 1) / blocks;
     }
-    if (R < 2)
+    /* (blocks that share the rows among the threads less evenly than
+     * single rows do: none) */
+    int64_t nb = (P + R - 1) / R;
+    if (R < 2 || ((nb + T - 1) / T) * R > (P + T - 1) / T)
         return NULL;
     const char *outer = auto_fresh(a, ir_sprintf(a->m->arena, "%s_o", names[0]));
     const char *inner = auto_fresh(a, ir_sprintf(a->m->arena, "%s_i", names[0]));
@@ -769,7 +779,7 @@ static const char *row_blocks(auto_ctx *a, const nest *ns, const contraction *c,
     names[col + 1] = inner;
     exts[col + 1] = R;
     names[0] = outer;
-    exts[0] = (P + R - 1) / R;
+    exts[0] = nb;
     (*nouter)++;
     return outer;
 }
@@ -1246,9 +1256,6 @@ static bool copy_operand(auto_ctx *a, const nest *ns, const ir_expr *X, const in
  * and shared by them.  Read in place, each step of c fetches a line 3 KB
  * from the last: ResNeXt-50's 1x1 convolutions 512 -> 256 on 28x28 (8
  * panels), 1667 to 1357 us on one thread (ONNX Runtime 1227). */
-#define COPY_ROW_PANELS 4
-static bool rows_across(const auto_ctx *a, const nest *ns, const contraction *c);
-
 static void copy_row_operand(auto_ctx *a, const nest *ns, const contraction *c, int nr,
                              const char *const *names, const int64_t *exts, int nouter,
                              const char *columns, const char *row_outer)
