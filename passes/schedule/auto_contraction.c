@@ -724,8 +724,8 @@ static k_block k_block_pick(const auto_ctx *a, const nest *ns, const contraction
  * overlaps the block's work; U's copy per row (copy_row_operand) becomes
  * a copy per block.  For a weight of an eighth of the level-2 cache or
  * more: DenseNet-121's 1x1 convolutions on 14x14 (544 to 992 input
- * channels), in blocks of 7 rows, 0.85-0.90 of their time on two
- * threads, 0.94-0.95 on one; with 128 KB of weight (256 channels) 1.01-1.04
+ * channels), in blocks of 7 rows, 0.78-0.82 of their time on two
+ * threads, 0.95-0.97 on one; with 128 KB of weight (256 channels) 1.01-1.04
  * (bench/results/rowblock_s24.txt).  Returns the loop of blocks (names[0]
  * renamed, its rows' loop inside the first column loop), NULL: none. */
 #define COPY_ROW_PANELS 4
