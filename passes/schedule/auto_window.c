@@ -1064,9 +1064,129 @@ static int whole_copy_of(const auto_ctx *a, const ir_stmt *st)
     return -1;
 }
 
+/* Whether a reader r of x sums each of x's channels whole into one value
+ * (a global average pooling: a squeeze-and-excitation's squeeze): a block
+ * that reduces while reading x, its output as many elements as x has
+ * channels. */
+typedef struct channel_pool_find {
+    const ir_buffer *x;
+    bool found;
+} channel_pool_find;
+
+static bool finds_channel_pool(const ir_stmt *s, void *p)
+{
+    channel_pool_find *w = p;
+    if (s->kind != IR_S_BLOCK || !s->nbody || !s->body[0] || s->body[0]->kind != IR_S_STORE ||
+        !block_reduces(s) || w->x->ndim < 3)
+        return true;
+    const ir_buffer *pb[2] = {w->x, NULL};
+    ir_stmt_walk(s, NULL, reads_buffer, pb);
+    const ir_buffer *y = s->body[0]->buf;
+    int64_t nx = 1, ny = 1, map = w->x->shape[w->x->ndim - 1] * w->x->shape[w->x->ndim - 2];
+    for (int d = 0; d < w->x->ndim; d++)
+        nx *= w->x->shape[d];
+    for (int d = 0; d < y->ndim; d++)
+        ny *= y->shape[d];
+    if (pb[1] && map > 1 && ny * map == nx)
+        w->found = true;
+    return !w->found;
+}
+
+static bool pools_channels(const ir_func *r, const ir_buffer *x)
+{
+    channel_pool_find w = {x, false};
+    ir_stmt_walk(r->body, finds_channel_pool, NULL, &w);
+    return w.found;
+}
+
+/* Whether an output of call ci, or of the elementwise calls after it that
+ * read it (its bias, its activation: at most 4 deep), is read by a call
+ * that pools each channel whole. */
+static bool channels_pooled_after(const ir_module *m, int ci, int depth)
+{
+    const ir_graph_call *C = &m->graph.calls[ci];
+    for (int j = 0; j < C->nargs && j < C->fn->nparams; j++) {
+        if (!ir_stmt_stores_to(C->fn->body, C->fn->params[j]))
+            continue;
+        for (int c = ci + 1; c < m->graph.ncalls; c++) {
+            const ir_graph_call *R = &m->graph.calls[c];
+            for (int k = 0; k < R->nargs && k < R->fn->nparams; k++) {
+                if (R->args[k] != C->args[j])
+                    continue;
+                if (pools_channels(R->fn, R->fn->params[k]))
+                    return true;
+                bool red = false;
+                ir_stmt_walk(R->fn->body, has_reduction, NULL, &red);
+                if (!red && depth < 4 && channels_pooled_after(m, c, depth + 1))
+                    return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* A float depthwise convolution along rows of stride 1 whose channel
+ * exceeds L1 (112x112 maps) and of at most DW_SPLIT_CHANNELS channels, on
+ * several threads: split over the threads by blocks of output rows (2 per
+ * thread, pb), the channels inside (each channel's block of rows copied
+ * padded, pad_late), instead of by channels.  The 1x1 convolutions around
+ * it split their map by rows: split by channels, each thread read half its
+ * input from the other processor's cache, and the 1x1 after it half of
+ * its own.  MobileNetV3-Large's 3x3 on 16x112x112, per-layer minima
+ * (bench/results/dw_s24.txt): two threads 61.0 -> 50.1 us and the 1x1
+ * after it 52.4 -> 43.8; one thread (the same schedule run serially)
+ * 60.6 -> 59.5.  With more channels a block reads as many short runs of
+ * rows, one per channel, where the split by channels reads each channel
+ * through: on one thread MnasNet's and MobileNetV2's 3x3 on 32x112x112
+ * ran 3-10% slower (144 -> 149, 134 -> 147 us), though 17% and 11% faster
+ * on two; blocks of 8 rows (14 blocks) or of 56 (one a thread, its copy
+ * 33 KB) were slower on both.  Not of stride 2 (MobileNetV2's 3x3 on
+ * 96x112x112 158 -> 172 us at two threads), nor when a reader pools each
+ * channel whole (EfficientNet's squeeze-and-excitation: its pooling and
+ * the multiply after it then read across the processors, 38 -> 72 us,
+ * more than the convolution gained, 149 -> 125).  o: the block's
+ * classification before its schedule. */
+#define DW_SPLIT_CHANNELS 16
+
+static bool depthwise_row_split(auto_ctx *a, ir_stmt *b, const dw_info *o)
+{
+    ir_affine xq;
+    if (a->threads < 2 || o->bytes || o->xdim == o->X->nargs - 1 || o->F > DW_SPLIT_CHANNELS ||
+        !channel_exceeds_l1(a, o->X->buf) ||
+        !ir_affine_of(o->X->args[o->X->nargs - 1], &xq) || ir_affine_coef(&xq, o->vq) != 1)
+        return false;
+    for (int ci = 0; ci < a->m->graph.ncalls; ci++)
+        if (a->m->graph.calls[ci].fn == a->f && channels_pooled_after(a->m, ci, 0))
+            return false;
+    /* the loops from the function's body down: the channel's, the rows' */
+    sch_ctx c = {a->m, a->f, &a->quiet, {"auto", 1, 1}};
+    sch_path p;
+    if (!sch_find_block(&c, b->name, &p))
+        return false;
+    const ir_stmt *loops[2];
+    int n = 0;
+    for (int k = 0; k < p.n && n < 2; k++)
+        if ((*p.slot[k])->kind == IR_S_FOR)
+            loops[n++] = *p.slot[k];
+    if (n < 2)
+        return false;
+    const ir_itervar *f = iter_of(b, loops[0]), *rows = iter_of(b, loops[1]);
+    int64_t blocks = 2 * a->threads;
+    if (!f || f->var != o->vf || !rows || rows->kind != IR_ITER_SPATIAL || rows->var == o->vq ||
+        loops[1]->for_kind != IR_FOR_SERIAL || extent(loops[1]) % blocks != 0)
+        return false;
+    const char *pn = loops[1]->var->name, *fn = loops[0]->var->name;
+    const char *pb = auto_fresh(a, ir_sprintf(a->m->arena, "%sb", pn));
+    const char *pr = auto_fresh(a, ir_sprintf(a->m->arena, "%sr", pn));
+    return auto_step(a, "%s, %s = regroup(%s, %lld)", pb, pr, pn, (long long)(extent(loops[1]) / blocks)) &&
+           auto_step(a, "reorder(%s, %s)", pb, fn) && auto_step(a, "parallel(%s)", pb);
+}
+
 void schedule_simple(auto_ctx *a, nest *ns)
 {
     ir_stmt *b = ns->block;
+    dw_info dw;   /* (before the schedule decomposes its init) */
+    bool is_dw = classify_depthwise(b, &dw);
     if (ns->n == 0 || schedule_transpose_copy(a, ns) || schedule_pool_channels_last(a, ns) ||
         schedule_pool_nhwc(a, ns) || schedule_pool_rows(a, ns))
         return;
@@ -1126,6 +1246,8 @@ void schedule_simple(auto_ctx *a, nest *ns)
         } else if (auto_step(a, "vectorize(%s)", vname))
             reduce_in_tile(a, b, vname);   /* innermost already (a channels-last pooling's channels) */
     }
+    if (is_dw && depthwise_row_split(a, b, &dw))
+        return;
     if (a->threads > 1 && work >= 16384) {
         int copy = whole_copy_of(a, st);
         /* re-find the loops: reorder moved variables between loop nodes */
@@ -1340,7 +1462,9 @@ static bool reader_pads_late(const auto_ctx *a, const ir_func *r, const ir_buffe
  * memory and read back); the whole input before the nest if none.  Not
  * at the loop of the window's rows, which pad would copy per output row
  * with its halo, except when a channel's copy would not fit L1: then
- * that loop is regrouped into blocks of rows, copied one block at a time. */
+ * that loop is regrouped into blocks of rows, copied one block at a time;
+ * not a loop of a quarter of the rows or fewer (a block of rows the
+ * threads split, depthwise_row_split: its copy per channel fits L1). */
 void pad_late(auto_ctx *a)
 {
     for (int i = 0; i < a->nlate_pad; i++) {
@@ -1376,7 +1500,7 @@ void pad_late(auto_ctx *a)
                 continue;
             if (!sf.mixed) {
                 done = auto_step(a, "%s = pad(%s, %s)", name, x->name, l->var->name);
-            } else if (channel_exceeds_l1(a, x)) {
+            } else if (channel_exceeds_l1(a, x) && 4 * extent(l) > x->shape[x->ndim - 2]) {
                 /* the loop of the window's rows, and a channel's copy
                  * would not fit L1: a copy per block of F rows */
                 int64_t F = row_block(l);
