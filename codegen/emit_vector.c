@@ -145,12 +145,88 @@ static bool vector_access(cg_emitter *e, cg_str *a, const ir_buffer *b, const vo
 
 static bool tr_load(cg_str *s, const ir_expr *x);
 
+/* Whether index x is broadcast(b) + lanes(d0, ..., dL-1) of integer
+ * constants (ir/vectorize.c, permuted_load): lane l reads b + dl. */
+static bool permuted_index(const ir_expr *x)
+{
+    if (!x || x->kind != IR_ADD || !x->a || !x->b || x->a->kind != IR_BROADCAST ||
+        x->b->kind != IR_LANES || x->b->nargs != x->lanes)
+        return false;
+    for (int l = 0; l < x->b->nargs; l++)
+        if (x->b->args[l]->kind != IR_INT)
+            return false;
+    return true;
+}
+
+/* A load whose lanes read b + d_l in one dimension k (permuted_index), the
+ * others scalars: the span [b + min d, b + max d] of W elements as one
+ * vector of H = W lanes, or two of the largest power of two H below W,
+ * [b + min, +H) and [b + min + W - H, +H), which together read exactly the
+ * span (so no element past the lanes' own, as put_vector_load's stride 2),
+ * and one shuffle picking each lane's element (vpermps / vpermi2ps on
+ * AVX-512).  Each window is printed as a ramp of H lanes, so an index the
+ * bounds check could not prove is checked at both ends of each.  False
+ * when the load is not of that form (the span wider than two vectors of
+ * the load's lanes, or narrower than 2). */
+static bool emit_permuted_load(cg_emitter *e, cg_str *s, const ir_expr *x)
+{
+    int lanes = ir_expr_lanes(x), k = -1;
+    for (int i = 0; i < x->nargs; i++)
+        if (ir_expr_lanes(x->args[i]) > 1) {
+            if (k >= 0 || !permuted_index(x->args[i]))
+                return false;
+            k = i;
+        }
+    if (k < 0)
+        return false;
+    const ir_expr *d = x->args[k]->b, *b = x->args[k]->a->a;
+    int64_t lo = d->args[0]->ival, hi = lo;
+    for (int l = 1; l < lanes; l++) {
+        lo = d->args[l]->ival < lo ? d->args[l]->ival : lo;
+        hi = d->args[l]->ival > hi ? d->args[l]->ival : hi;
+    }
+    int64_t W = hi - lo + 1, H = 1;
+    while (H * 2 <= W && H * 2 <= lanes)
+        H *= 2;
+    if (W < 2 || W > 2 * H)
+        return false;
+    const char *ht = cg_vector_ctype(e, x->dtype, (int)H);
+    if (!ht)
+        return true;   /* (reported) */
+    if (!e->scratch && !(e->scratch = ir_module_new("codegen-scratch"))) {
+        e->oom = true;
+        return true;
+    }
+    ir_module *m = e->scratch;
+    ir_expr **idx = ir_alloc(m->arena, sizeof *idx * (size_t)x->nargs);
+    for (int i = 0; i < x->nargs; i++)
+        idx[i] = x->args[i];
+    cg_str w[2] = {{0}, {0}};
+    for (int j = 0; j < 2; j++) {
+        int64_t at = j ? lo + W - H : lo;
+        ir_expr *base = at ? ir_binary(m, IR_ADD, ir_expr_copy(m, b), ir_int_typed(m, at, b->dtype))
+                           : ir_expr_copy(m, b);
+        idx[k] = ir_ramp(m, base, ir_int_typed(m, 1, b->dtype), (int)H);
+        cg_emit_access(e, &w[j], x->buf, x, idx, x->nargs);
+    }
+    cg_str_printf(s, "__builtin_shufflevector((*(const %s *)&%s), (*(const %s *)&%s)", ht,
+                  w[0].p ? w[0].p : "0", ht, W == H ? (w[0].p ? w[0].p : "0") : (w[1].p ? w[1].p : "0"));
+    for (int l = 0; l < lanes; l++) {
+        int64_t p = d->args[l]->ival - lo;
+        cg_str_printf(s, ", %lld", (long long)(p < H ? p : H + p - (W - H)));
+    }
+    cg_str_puts(s, ")");
+    free(w[0].p);
+    free(w[1].p);
+    return true;
+}
+
 static void emit_vector_load(cg_emitter *e, cg_str *s, const ir_expr *x, const char *vt)
 {
     int lanes = ir_expr_lanes(x);
     int64_t coef = 0;
     cg_str a = {0};
-    if (tr_load(s, x))
+    if (tr_load(s, x) || emit_permuted_load(e, s, x))
         return;
     if (!vector_access(e, &a, x->buf, x, x->args, x->nargs, &coef)) {
         free(a.p);
