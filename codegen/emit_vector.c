@@ -167,7 +167,7 @@ static bool permuted_index(const ir_expr *x)
  * AVX-512).  Each window is printed as a ramp of H lanes, so an index the
  * bounds check could not prove is checked at both ends of each.  False
  * when the load is not of that form (the span wider than two vectors of
- * the load's lanes, or narrower than 2). */
+ * the load's lanes, or narrower than 4). */
 static bool emit_permuted_load(cg_emitter *e, cg_str *s, const ir_expr *x)
 {
     int lanes = ir_expr_lanes(x), k = -1;
@@ -188,8 +188,8 @@ static bool emit_permuted_load(cg_emitter *e, cg_str *s, const ir_expr *x)
     int64_t W = hi - lo + 1, H = 1;
     while (H * 2 <= W && H * 2 <= lanes)
         H *= 2;
-    if (W < 2 || W > 2 * H)
-        return false;
+    if (W < 4 || W > 2 * H)
+        return false;   /* (narrower: ir/vectorize.c leaves them lane by lane) */
     const char *ht = cg_vector_ctype(e, x->dtype, (int)H);
     if (!ht)
         return true;   /* (reported) */
