@@ -2992,9 +2992,15 @@ static bool resize_axis_tables(ox_node *nd, const resize_spec *rs, int d, int64_
     double len = rs->nsc ? (double)in * rs->sc[d] : (double)O;
     double ends[2] = {crop ? rs->roi[d] : 0, crop ? rs->roi[R + d] : 1};   /* roi: starts, ends */
     /* unchanged: every position maps to itself (an axis of one position
-     * always does, its reads clamped to it, unless cropped) */
+     * always does, its reads clamped to it, unless cropped).  An axis of
+     * scale 1 does too, whatever the mode of coordinates says, as ONNX
+     * Runtime reads it (it maps such an axis to itself in every mode):
+     * tf_half_pixel_for_nn's (o + 1/2) / 1 would round to o + 1 with
+     * round_prefer_ceil or ceil, and tf_crop_and_resize's roi would move
+     * it */
     bool same = O == in;
-    for (int64_t o = 0; o < O && same && (in > 1 || crop); o++)
+    bool scale1 = same && rs->sc[d] == 1.0;
+    for (int64_t o = 0; o < O && same && !scale1 && (in > 1 || crop); o++)
         same = resize_coord(rs->ctm, (double)o, rs->sc[d], in, len, ends) == (double)o;
     if (same)
         return true;
