@@ -984,6 +984,23 @@ void cg_emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
             cg_str_puts(s, ")");
             return;
         }
+        if (x->c->kind == IR_LANES && x->c->nargs == ir_expr_lanes(x)) {
+            /* a condition of constant lanes (ir/vectorize.c, lane_select):
+             * one shuffle taking lane l of a where it holds, else of b */
+            bool consts = true;
+            for (int l = 0; l < x->c->nargs; l++)
+                consts = consts && x->c->args[l]->kind == IR_INT;
+            if (consts) {
+                cg_str_printf(s, "__builtin_shufflevector((%s)", vt);
+                cg_emit_vector_ir(e, s, x->a);
+                cg_str_printf(s, ", (%s)", vt);
+                cg_emit_vector_ir(e, s, x->b);
+                for (int l = 0; l < x->c->nargs; l++)
+                    cg_str_printf(s, ", %d", x->c->args[l]->ival ? l : x->c->nargs + l);
+                cg_str_puts(s, ")");
+                return;
+            }
+        }
         break;
     case IR_CALL:
         if (x->nargs == 1) {

@@ -2354,7 +2354,7 @@ static int64_t convt_digit(int64_t i, int d, int nsp, const int64_t *s)
  * for each axis d, a_d the phase's digit, absent at stride 1), from axis
  * d on, phase number i so far: nested selects on a_d. */
 static void convt_select(ox_kernel *k, const char *const *roles, const bool *live, int nsp,
-                         const int64_t *s, int d, int64_t i)
+                         const int64_t *s, bool merged, int d, int64_t i)
 {
     if (d == nsp) {
         if (!live[i]) {
@@ -2363,16 +2363,22 @@ static void convt_select(ox_kernel *k, const char *const *roles, const bool *liv
         }
         ox_printf(&k->body, "%s[n, f", roles[i]);
         for (int e = 0; e < nsp; e++)
-            ox_printf(&k->body, ", q%d", e);
+            if (merged && e == nsp - 1)
+                ox_printf(&k->body, ", w / %lld", (long long)s[e]);
+            else
+                ox_printf(&k->body, ", q%d", e);
         ox_printf(&k->body, "]");
         return;
     }
     for (int64_t a = 0; a < s[d] - 1; a++) {
-        ox_printf(&k->body, "(a%d == %lld ? ", d, (long long)a);
-        convt_select(k, roles, live, nsp, s, d + 1, i * s[d] + a);
+        if (merged && d == nsp - 1)
+            ox_printf(&k->body, "(w %% %lld == %lld ? ", (long long)s[d], (long long)a);
+        else
+            ox_printf(&k->body, "(a%d == %lld ? ", d, (long long)a);
+        convt_select(k, roles, live, nsp, s, merged, d + 1, i * s[d] + a);
         ox_printf(&k->body, " : ");
     }
-    convt_select(k, roles, live, nsp, s, d + 1, i * s[d] + s[d] - 1);
+    convt_select(k, roles, live, nsp, s, merged, d + 1, i * s[d] + s[d] - 1);
     for (int64_t a = 0; a < s[d] - 1; a++)
         ox_printf(&k->body, ")");
 }
@@ -2400,7 +2406,13 @@ static bool convt_interleave_blocked(ox_node *nd, ox_value *parts, const bool *l
     t.shape[t.ndim++] = y->shape[0];
     t.shape[t.ndim++] = y->shape[1];
     ox_printf(&left, "n, f");
+    bool merged = nsp > 0 && s[nsp - 1] > 1;
     for (int d = 0; d < nsp; d++) {   /* at most RT_MAX_DIMS in all: the caller's test */
+        if (merged && d == nsp - 1) {   /* the last axis whole, w = q * s + a */
+            t.shape[t.ndim++] = y->shape[2 + d];
+            ox_printf(&left, ", w");
+            continue;
+        }
         t.shape[t.ndim++] = y->shape[2 + d] / s[d];
         ox_printf(&left, ", q%d", d);
         if (s[d] > 1) {
@@ -2420,7 +2432,7 @@ static bool convt_interleave_blocked(ox_node *nd, ox_value *parts, const bool *l
         ox_operand(&k, &parts[i], roles[i]);
     }
     ox_printf(&k.body, "    y[%s] = ", left.s);
-    convt_select(&k, roles, live, nsp, s, 0, 0);
+    convt_select(&k, roles, live, nsp, s, merged, 0, 0);
     if (bias) {
         ox_operand(&k, bias, "bias");
         ox_printf(&k.body, " + bias[f]");

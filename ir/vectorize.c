@@ -35,7 +35,7 @@
  *     alone in a chunk at a constant start) indexes with broadcast(lane
  *     0's) + lanes(distances), which the C backend reads as one or two
  *     vectors over the distances' span and one shuffle.  A loop of at most
- *     4 chunks whose loads gather lane by lane is built chunk by chunk at
+ *     8 chunks whose loads gather lane by lane is built chunk by chunk at
  *     their constant starts, a longer one with its first and last chunk
  *     apart (exact_chunks: a bilinear axis' taps clamped at its edges, or
  *     at 31/63 with align_corners);
@@ -48,8 +48,14 @@
  *     sqrt and rsqrt (an instruction of 16 to the target's bytes), and exp,
  *     log, tanh, erf, sin, cos, sigmoid on vectors of 32 or more bytes
  *     (glibc's libmvec) are vector operations;
- *   - anything else (other casts, selects on a lane's condition, other calls,
- *     other indices that are not affine) is computed lane by lane: lanes(x0, ...)
+ *   - a select whose condition holds in each lane the same way in every
+ *     chunk (lane_select: floormod(w, 2) == 0, or any condition of v alone
+ *     in a chunk at a constant start) is its chosen arm where every lane
+ *     chooses one, else select(lanes(true, false, ...), a, b) of both arms
+ *     as vectors, one shuffle in C, when bounds show that every lane may
+ *     evaluate both (their loads in range);
+ *   - anything else (other casts, other selects on a lane's condition,
+ *     other calls, other indices that are not affine) is computed lane by lane: lanes(x0, ...)
  *     with v replaced by v + l in lane l, which is exact and keeps a
  *     select's unchosen arm unevaluated;
  *   - an if whose condition depends on v is a conjunction of comparisons of
@@ -670,6 +676,33 @@ static bool eval_at(const vz *z, const ir_expr *x, int64_t at, int64_t *out)
     }
 }
 
+/* For floordiv(n, k) or floormod(n, k) (x) with k a positive constant and
+ * n = av*v + c + terms of other variables that are multiples of k, where
+ * av times the chunks' step is a multiple of k too: av, k, and the
+ * numerators of lane 0 and lane l less those terms and less av times
+ * v0 - at_res (*n0, *nl), which shift every lane's quotient by one whole
+ * number in a chunk.  False when x is not of that form. */
+static bool periodic_numerator(const vz *z, const ir_expr *x, int l, int64_t *av, int64_t *k,
+                               int64_t *n0, int64_t *nl)
+{
+    ir_affine f;
+    int64_t step, b;
+    if ((x->kind != IR_FLOORDIV && x->kind != IR_FLOORMOD) || x->b->kind != IR_INT ||
+        x->b->ival <= 0 || !ir_affine_of(x->a, &f))
+        return false;
+    *k = x->b->ival;
+    *av = 0;
+    for (int i = 0; i < f.n; i++) {
+        if (f.var[i] == z->v)
+            *av = f.coef[i];
+        else if (f.coef[i] % *k != 0)
+            return false;   /* a remainder that varies with another variable */
+    }
+    return !__builtin_mul_overflow(*av, z->at_mod, &step) && step % *k == 0 &&
+           !__builtin_mul_overflow(*av, z->at_res, n0) && !__builtin_add_overflow(*n0, f.c, n0) &&
+           !__builtin_mul_overflow(*av, (int64_t)l, &b) && !__builtin_add_overflow(*n0, b, nl);
+}
+
 /* Lane l's value of the integer index x minus lane 0's, the same in every
  * chunk the loop runs (whose first lane v0 z->at_* describe): x affine in
  * v, floordiv and floormod by a positive constant of a*v + r, where the
@@ -733,19 +766,8 @@ static bool lane_delta(const vz *z, const ir_expr *x, int l, int64_t *d)
         return false;
     }
     case IR_FLOORDIV: case IR_FLOORMOD: {
-        ir_affine f;
-        if (x->b->kind != IR_INT || x->b->ival <= 0 || !ir_affine_of(x->a, &f))
-            return false;
-        int64_t k = x->b->ival, av = 0, step;
-        for (int i = 0; i < f.n; i++) {
-            if (f.var[i] == z->v)
-                av = f.coef[i];
-            else if (f.coef[i] % k != 0)
-                return false;   /* a remainder that varies with another variable */
-        }
-        if (__builtin_mul_overflow(av, z->at_mod, &step) || step % k != 0 ||
-            __builtin_mul_overflow(av, z->at_res, &a) || __builtin_add_overflow(a, f.c, &a) ||
-            __builtin_mul_overflow(av, (int64_t)l, &b) || __builtin_add_overflow(a, b, &b))
+        int64_t av, k;
+        if (!periodic_numerator(z, x, l, &av, &k, &a, &b))
             return false;
         c = ir_floordiv64(b, k) - ir_floordiv64(a, k);   /* the quotients' difference */
         if (x->kind == IR_FLOORDIV) {
@@ -815,6 +837,120 @@ static ir_expr *permuted_load(vz *z, const ir_expr *x)
     return ir_load(m, x->buf, idx, x->nargs);
 }
 
+/* The value of the integer x in lane l, the same in every chunk: a
+ * constant, floormod(n, k) of periodic_numerator's form, or in a chunk at
+ * a constant start any expression of v alone. */
+static bool lane_value(const vz *z, const ir_expr *x, int l, int64_t *val)
+{
+    int64_t av, k, n0, nl;
+    if (x->kind == IR_INT) {
+        *val = x->ival;
+        return true;
+    }
+    if (!dep(z, x) || !z->at_known || !ir_dtype_is_int(x->dtype))
+        return false;
+    if (z->at_mod == 0 && eval_at(z, x, z->at_res + l, val))
+        return true;
+    if (x->kind != IR_FLOORMOD || !periodic_numerator(z, x, l, &av, &k, &n0, &nl))
+        return false;
+    *val = ir_floormod64(nl, k);
+    return true;
+}
+
+/* Whether the condition c holds in lane l, the same in every chunk
+ * (comparisons of lane_value's, joined by && || !). */
+static bool lane_cond(const vz *z, const ir_expr *c, int l, bool *t)
+{
+    int64_t a, b;
+    bool p, q;
+    switch (c->kind) {
+    case IR_AND: case IR_OR:
+        if (!lane_cond(z, c->a, l, &p) || !lane_cond(z, c->b, l, &q))
+            return false;
+        *t = c->kind == IR_AND ? p && q : p || q;
+        return true;
+    case IR_NOT:
+        if (!lane_cond(z, c->a, l, &p))
+            return false;
+        *t = !p;
+        return true;
+    case IR_EQ: case IR_NE: case IR_LT: case IR_LE: case IR_GT: case IR_GE:
+        if (!ir_dtype_is_int(c->a->dtype) || !lane_value(z, c->a, l, &a) ||
+            !lane_value(z, c->b, l, &b))
+            return false;
+        *t = c->kind == IR_EQ ? a == b : c->kind == IR_NE ? a != b : c->kind == IR_LT ? a < b
+           : c->kind == IR_LE ? a <= b : c->kind == IR_GT ? a > b : a >= b;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Whether evaluating x in every lane of every chunk is harmless: each load
+ * in range (bounds of its indices over the chunks' lanes and the
+ * variables around), no integer division by a variable. */
+typedef struct safe_ctx {
+    const vz *z;
+    ir_var_range r[65];
+    int n;
+    bool ok;
+} safe_ctx;
+
+static bool safe_visit(const ir_expr *x, void *p)
+{
+    safe_ctx *c = p;
+    if ((x->kind == IR_FLOORDIV || x->kind == IR_FLOORMOD) && ir_dtype_is_int(x->dtype) &&
+        (x->b->kind != IR_INT || x->b->ival == 0))
+        c->ok = false;
+    if (x->kind == IR_LOAD)
+        for (int k = 0; k < x->nargs && c->ok; k++) {
+            ir_interval b = ir_bounds(x->args[k], c->r, c->n);
+            c->ok = b.known && b.lo >= 0 && b.hi < x->buf->shape[k];
+        }
+    return c->ok;
+}
+
+static bool every_lane_safe(const vz *z, const ir_expr *x)
+{
+    safe_ctx c = {.z = z, .ok = z->at_known};
+    c.n = z->nranges < 64 ? z->nranges : 64;
+    for (int i = 0; i < c.n; i++)
+        c.r[i + 1] = z->ranges[i];
+    c.r[0] = (ir_var_range){z->v, z->at_first, z->at_last + z->lanes - 1};
+    c.n++;
+    if (c.ok)
+        ir_expr_walk(x, safe_visit, &c);
+    return c.ok;
+}
+
+/* A select whose condition depends on the lane, but the same way in every
+ * chunk (lane_cond: floormod(w, 2) == 0, an interleave of two phases): the
+ * chosen arm alone when every lane chooses it, else both arms as vectors
+ * and select(lanes(conditions), a, b), which the C backend makes one
+ * shuffle of the two, when every lane may evaluate both (every_lane_safe).
+ * NULL when not of that form. */
+static ir_expr *lane_select(vz *z, const ir_expr *x)
+{
+    ir_module *m = z->m;
+    bool t[IR_MAX_LANES], all = true, none = true;
+    if (z->lanes > IR_MAX_LANES)
+        return NULL;
+    for (int l = 0; l < z->lanes; l++) {
+        if (!lane_cond(z, x->c, l, &t[l]))
+            return NULL;
+        all = all && t[l];
+        none = none && !t[l];
+    }
+    if (all || none)
+        return vexpr(z, all ? x->a : x->b);
+    if (!every_lane_safe(z, x->a) || !every_lane_safe(z, x->b))
+        return NULL;
+    ir_expr **c = ir_alloc(m->arena, sizeof *c * (size_t)z->lanes);
+    for (int l = 0; l < z->lanes; l++)
+        c[l] = ir_int_typed(m, t[l], IR_BOOL);
+    return ir_select(m, ir_lanes(m, c, z->lanes), vexpr(z, x->a), vexpr(z, x->b));
+}
+
 /* x as a vector of z->lanes values. */
 static ir_expr *vexpr(vz *z, const ir_expr *x)
 {
@@ -824,6 +960,12 @@ static ir_expr *vexpr(vz *z, const ir_expr *x)
     if (x->kind == IR_LOAD && (x->dtype == z->dt || (z->mixed && vector_dtype(x->dtype))) &&
         !vector_node(z, x)) {
         ir_expr *p = permuted_load(z, x);
+        if (p)
+            return p;
+    }
+    if (x->kind == IR_SELECT && dep(z, x->c) &&
+        (x->dtype == z->dt || (z->mixed && vector_dtype(x->dtype)))) {
+        ir_expr *p = lane_select(z, x);
         if (p)
             return p;
     }
@@ -1408,7 +1550,7 @@ static bool overlap_tail(const ir_stmt *body, int64_t n, int lanes)
 }
 
 /* The most chunks of a loop that exact_chunks builds one by one. */
-#define EXACT_CHUNKS 4
+#define EXACT_CHUNKS 8
 
 /* The count / z->lanes chunks from `at`, each a loop of its own at its
  * constant v0, where the chunks' loop computed `gathers` loads lane by lane
@@ -1418,12 +1560,12 @@ static bool overlap_tail(const ir_stmt *body, int64_t n, int lanes)
  * align_corners) then reads as permuted loads (permuted_load) in each.
  * Above EXACT_CHUNKS chunks, only the first and the last chunk apart, the
  * chunks between as one loop, whose clamps lane_delta may find idle (an
- * upsampling by 8 to 224 columns: 14 chunks).  NULL when some part would
- * still gather as many. */
+ * upsampling by 8 to 224 columns: 14 chunks).  NULL when the chunks would
+ * not gather fewer loads in all (each part fewer, when peeled). */
 static ir_stmt *exact_chunks(vz *z, const ir_stmt *body, int64_t at, int64_t count, int gathers)
 {
     ir_stmt *out = ir_seq_new(z->m);
-    int64_t L = z->lanes;
+    int64_t L = z->lanes, left = 0;   /* gathers the chunks save: -left */
     bool peel = count / L > EXACT_CHUNKS;
     for (int64_t c = at; c < at + count;) {
         /* more chunks: the first and the last each at its v0, those between
@@ -1434,11 +1576,16 @@ static ir_stmt *exact_chunks(vz *z, const ir_stmt *body, int64_t at, int64_t cou
         ir_stmt *f = chunk_loop(z, c, c + n, (int)L, IR_FOR_VECTORIZED, &z->chunk_v);
         c += n;
         f->body[0] = vstmt(z, body);
-        if (z->fail || z->gathers - before >= gathers) {
+        if (z->fail || (peel && z->gathers - before >= gathers)) {
             z->fail = false;   /* the chunks' loop stands */
             return NULL;
         }
+        left += (int64_t)(z->gathers - before) - gathers;
         ir_seq_append(z->m, out, f);
+    }
+    if (left >= 0) {
+        z->fail = false;
+        return NULL;   /* no fewer gathers in all */
     }
     return out;
 }
