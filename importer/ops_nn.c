@@ -2977,6 +2977,19 @@ static bool resize_index_formula(const resize_spec *rs, int d, int t, int64_t in
         a = -2 * P, b = D - 2 * Q, e = 2 * D, sgn = -1;      /* ceil(c - 1/2) */
     else if (rs->taps == 1 && strcmp(nearest, "ceil") == 0)
         a = -P, b = -Q, sgn = -1;                            /* ceil(c) */
+    /* in lowest terms: floor((a*o + b) / e) = floor((a/g * o + floor(b/g)) / (e/g))
+     * for g = gcd(a, e), exactly (a*o + b = g * (a/g * o + floor(b/g)) + r
+     * with 0 <= r < g, which cannot carry the quotient by e past a whole
+     * number): nearest upsampling by 2 reads x[i / 2], not x[(32 * i) / 64] */
+    int64_t g = a < 0 ? -a : a, h = e;
+    while (h) {
+        int64_t t = g % h;
+        g = h, h = t;
+    }
+    if (g > 1) {
+        a /= g, e /= g;
+        b = b >= 0 ? b / g : -((-b + g - 1) / g);
+    }
     for (int64_t o = 0; o < O; o++) {
         int64_t num = a * o + b, f = num >= 0 ? num / e : -((-num + e - 1) / e);
         int64_t v = sgn * f + off;
@@ -2988,8 +3001,11 @@ static bool resize_index_formula(const resize_spec *rs, int d, int t, int64_t in
         snprintf(bs, sizeof bs, " %c %lld", b < 0 ? '-' : '+', (long long)(b < 0 ? -b : b));
     if (off)
         snprintf(os, sizeof os, " %c %lld", off < 0 ? '-' : '+', (long long)(off < 0 ? -off : off));
-    snprintf(out, size, "min(max(%s(%lld * i%d%s) / %lld%s%s, 0), %lld)", sgn < 0 ? "-(" : "",
-             (long long)a, d, bs, (long long)e, sgn < 0 ? ")" : "", os, (long long)(in - 1));
+    char as[32] = "";
+    if (a != 1)
+        snprintf(as, sizeof as, "%lld * ", (long long)a);
+    snprintf(out, size, "min(max(%s(%si%d%s) / %lld%s%s, 0), %lld)", sgn < 0 ? "-(" : "", as, d, bs,
+             (long long)e, sgn < 0 ? ")" : "", os, (long long)(in - 1));
     return true;
 }
 
