@@ -164,11 +164,11 @@ static bool permuted_index(const ir_expr *x)
  * [b + min, +H) and [b + min + W - H, +H), which together read exactly the
  * span (so no element past the lanes' own, as put_vector_load's stride 2),
  * and one shuffle picking each lane's element (vpermps / vpermi2ps on
- * AVX-512).  Each window is printed as a ramp of H lanes, so an index the
+ * AVX-512): TEC_PERMUTE, cg_emit_dot4_helpers.  Each window is printed as a ramp of H lanes, so an index the
  * bounds check could not prove is checked at both ends of each.  False
  * when the load is not of that form (the span wider than two vectors of
  * the load's lanes, or narrower than 4). */
-static bool emit_permuted_load(cg_emitter *e, cg_str *s, const ir_expr *x)
+static bool emit_permuted_load(cg_emitter *e, cg_str *s, const ir_expr *x, const char *vt)
 {
     int lanes = ir_expr_lanes(x), k = -1;
     for (int i = 0; i < x->nargs; i++)
@@ -209,13 +209,16 @@ static bool emit_permuted_load(cg_emitter *e, cg_str *s, const ir_expr *x)
         idx[k] = ir_ramp(m, base, ir_int_typed(m, 1, b->dtype), (int)H);
         cg_emit_access(e, &w[j], x->buf, x, idx, x->nargs);
     }
-    cg_str_printf(s, "__builtin_shufflevector((*(const %s *)&%s), (*(const %s *)&%s)", ht,
-                  w[0].p ? w[0].p : "0", ht, W == H ? (w[0].p ? w[0].p : "0") : (w[1].p ? w[1].p : "0"));
-    for (int l = 0; l < lanes; l++) {
-        int64_t p = d->args[l]->ival - lo;
-        cg_str_printf(s, ", %lld", (long long)(p < H ? p : H + p - (W - H)));
+    cg_str_printf(s, "TEC_PERMUTE(%s, tec_m%s, (*(const %s *)&%s), (*(const %s *)&%s), (", vt,
+                  vt + 4, ht, w[0].p ? w[0].p : "0", ht,
+                  W == H ? (w[0].p ? w[0].p : "0") : (w[1].p ? w[1].p : "0"));
+    for (int pair = 0; pair < 2; pair++) {   /* lanes of the windows, then of them widened */
+        for (int l = 0; l < lanes; l++) {
+            int64_t p = d->args[l]->ival - lo, second = pair ? lanes : H;
+            cg_str_printf(s, "%s%lld", l ? ", " : "", (long long)(p < H ? p : second + p - (W - H)));
+        }
+        cg_str_puts(s, pair ? "))" : "), (");
     }
-    cg_str_puts(s, ")");
     free(w[0].p);
     free(w[1].p);
     return true;
@@ -226,7 +229,7 @@ static void emit_vector_load(cg_emitter *e, cg_str *s, const ir_expr *x, const c
     int lanes = ir_expr_lanes(x);
     int64_t coef = 0;
     cg_str a = {0};
-    if (tr_load(s, x) || emit_permuted_load(e, s, x))
+    if (tr_load(s, x) || emit_permuted_load(e, s, x, vt))
         return;
     if (!vector_access(e, &a, x->buf, x, x->args, x->nargs, &coef)) {
         free(a.p);
@@ -991,10 +994,11 @@ void cg_emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
             for (int l = 0; l < x->c->nargs; l++)
                 consts = consts && x->c->args[l]->kind == IR_INT;
             if (consts) {
-                cg_str_printf(s, "__builtin_shufflevector((%s)", vt);
+                cg_str_printf(s, "TEC_SHUFFLE2((%s)", vt);
                 cg_emit_vector_ir(e, s, x->a);
                 cg_str_printf(s, ", (%s)", vt);
                 cg_emit_vector_ir(e, s, x->b);
+                cg_str_printf(s, ", tec_m%s", vt + 4);
                 for (int l = 0; l < x->c->nargs; l++)
                     cg_str_printf(s, ", %d", x->c->args[l]->ival ? l : x->c->nargs + l);
                 cg_str_puts(s, ")");
@@ -1583,8 +1587,29 @@ static void emit_transpose_helpers(cg_str *s, const char *funcs)
         "}\n\n");
 }
 
+/* TEC_PERMUTE(vt, mt, a, b, (lanes), (lanes')): the vector vt of the lanes
+ * of a and b, two windows of a permuted load (emit_permuted_load), as
+ * __builtin_shufflevector picks them (its lanes numbered a's then b's); GCC
+ * before 12 has only __builtin_shuffle, of operands as wide as the result:
+ * a and b widened to vt, numbered lanes' (b's from vt's width on). */
+static void emit_permute_helpers(cg_str *s, const char *funcs)
+{
+    if (!funcs || !strstr(funcs, "TEC_PERMUTE("))
+        return;
+    cg_str_puts(s, "#define TEC_UNPAREN(...) __VA_ARGS__\n"
+                   "#if defined(__clang__) || __GNUC__ >= 12\n"
+                   "#define TEC_PERMUTE(vt, mt, a, b, I, J) ((vt)__builtin_shufflevector(a, b, TEC_UNPAREN I))\n"
+                   "#else\n"
+                   "#define TEC_PERMUTE(vt, mt, a, b, I, J) ({ __typeof__(a) tec_pa = (a), tec_pb = (b); \\\n"
+                   "    vt tec_wa = {0}, tec_wb = {0}; __builtin_memcpy(&tec_wa, &tec_pa, sizeof tec_pa); \\\n"
+                   "    __builtin_memcpy(&tec_wb, &tec_pb, sizeof tec_pb); \\\n"
+                   "    (vt)__builtin_shuffle(tec_wa, tec_wb, (mt){TEC_UNPAREN J}); })\n"
+                   "#endif\n\n");
+}
+
 void cg_emit_dot4_helpers(cg_str *s, const char *funcs)
 {
+    emit_permute_helpers(s, funcs);
     emit_transpose_helpers(s, funcs);
     emit_bf16_helpers(s, funcs);
     emit_rint_helpers(s, funcs);
