@@ -145,12 +145,91 @@ static bool vector_access(cg_emitter *e, cg_str *a, const ir_buffer *b, const vo
 
 static bool tr_load(cg_str *s, const ir_expr *x);
 
+/* Whether index x is broadcast(b) + lanes(d0, ..., dL-1) of integer
+ * constants (ir/vectorize.c, permuted_load): lane l reads b + dl. */
+static bool permuted_index(const ir_expr *x)
+{
+    if (!x || x->kind != IR_ADD || !x->a || !x->b || x->a->kind != IR_BROADCAST ||
+        x->b->kind != IR_LANES || x->b->nargs != x->lanes)
+        return false;
+    for (int l = 0; l < x->b->nargs; l++)
+        if (x->b->args[l]->kind != IR_INT)
+            return false;
+    return true;
+}
+
+/* A load whose lanes read b + d_l in one dimension k (permuted_index), the
+ * others scalars: the span [b + min d, b + max d] of W elements as one
+ * vector of H = W lanes, or two of the largest power of two H below W,
+ * [b + min, +H) and [b + min + W - H, +H), which together read exactly the
+ * span (so no element past the lanes' own, as put_vector_load's stride 2),
+ * and one shuffle picking each lane's element (vpermps / vpermi2ps on
+ * AVX-512): TEC_PERMUTE, cg_emit_dot4_helpers.  Each window is printed as a ramp of H lanes, so an index the
+ * bounds check could not prove is checked at both ends of each.  False
+ * when the load is not of that form (the span wider than two vectors of
+ * the load's lanes, or narrower than 4). */
+static bool emit_permuted_load(cg_emitter *e, cg_str *s, const ir_expr *x, const char *vt)
+{
+    int lanes = ir_expr_lanes(x), k = -1;
+    for (int i = 0; i < x->nargs; i++)
+        if (ir_expr_lanes(x->args[i]) > 1) {
+            if (k >= 0 || !permuted_index(x->args[i]))
+                return false;
+            k = i;
+        }
+    if (k < 0)
+        return false;
+    const ir_expr *d = x->args[k]->b, *b = x->args[k]->a->a;
+    int64_t lo = d->args[0]->ival, hi = lo;
+    for (int l = 1; l < lanes; l++) {
+        lo = d->args[l]->ival < lo ? d->args[l]->ival : lo;
+        hi = d->args[l]->ival > hi ? d->args[l]->ival : hi;
+    }
+    int64_t W = hi - lo + 1, H = 1;
+    while (H * 2 <= W && H * 2 <= lanes)
+        H *= 2;
+    if (W < 4 || W > 2 * H)
+        return false;   /* (narrower: ir/vectorize.c leaves them lane by lane) */
+    const char *ht = cg_vector_ctype(e, x->dtype, (int)H);
+    if (!ht)
+        return true;   /* (reported) */
+    if (!e->scratch && !(e->scratch = ir_module_new("codegen-scratch"))) {
+        e->oom = true;
+        return true;
+    }
+    ir_module *m = e->scratch;
+    ir_expr **idx = ir_alloc(m->arena, sizeof *idx * (size_t)x->nargs);
+    for (int i = 0; i < x->nargs; i++)
+        idx[i] = x->args[i];
+    cg_str w[2] = {{0}, {0}};
+    for (int j = 0; j < 2; j++) {
+        int64_t at = j ? lo + W - H : lo;
+        ir_expr *base = at ? ir_binary(m, IR_ADD, ir_expr_copy(m, b), ir_int_typed(m, at, b->dtype))
+                           : ir_expr_copy(m, b);
+        idx[k] = ir_ramp(m, base, ir_int_typed(m, 1, b->dtype), (int)H);
+        cg_emit_access(e, &w[j], x->buf, x, idx, x->nargs);
+    }
+    cg_str_printf(s, "TEC_PERMUTE(%s, tec_m%s, (*(const %s *)&%s), (*(const %s *)&%s), (", vt,
+                  vt + 4, ht, w[0].p ? w[0].p : "0", ht,
+                  W == H ? (w[0].p ? w[0].p : "0") : (w[1].p ? w[1].p : "0"));
+    for (int pair = 0; pair < 2; pair++) {   /* lanes of the windows, then of them widened */
+        for (int l = 0; l < lanes; l++) {
+            int64_t p = d->args[l]->ival - lo, second = pair ? lanes : H;
+            cg_str_printf(s, "%s%lld", l ? ", " : "", (long long)(p < H ? p : second + p - (W - H)));
+        }
+        cg_str_puts(s, pair ? "))" : "), (");
+    }
+    free(w[0].p);
+    free(w[1].p);
+    return true;
+}
+
 static void emit_vector_load(cg_emitter *e, cg_str *s, const ir_expr *x, const char *vt)
 {
     int lanes = ir_expr_lanes(x);
     int64_t coef = 0;
     cg_str a = {0};
-    if (tr_load(s, x))
+    if (tr_load(s, x) || emit_permuted_load(e, s, x, vt))
         return;
     if (!vector_access(e, &a, x->buf, x, x->args, x->nargs, &coef)) {
         free(a.p);
@@ -908,6 +987,24 @@ void cg_emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
             cg_str_puts(s, ")");
             return;
         }
+        if (x->c->kind == IR_LANES && x->c->nargs == ir_expr_lanes(x)) {
+            /* a condition of constant lanes (ir/vectorize.c, lane_select):
+             * one shuffle taking lane l of a where it holds, else of b */
+            bool consts = true;
+            for (int l = 0; l < x->c->nargs; l++)
+                consts = consts && x->c->args[l]->kind == IR_INT;
+            if (consts) {
+                cg_str_printf(s, "TEC_SHUFFLE2((%s)", vt);
+                cg_emit_vector_ir(e, s, x->a);
+                cg_str_printf(s, ", (%s)", vt);
+                cg_emit_vector_ir(e, s, x->b);
+                cg_str_printf(s, ", tec_m%s", vt + 4);
+                for (int l = 0; l < x->c->nargs; l++)
+                    cg_str_printf(s, ", %d", x->c->args[l]->ival ? l : x->c->nargs + l);
+                cg_str_puts(s, ")");
+                return;
+            }
+        }
         break;
     case IR_CALL:
         if (x->nargs == 1) {
@@ -1490,8 +1587,29 @@ static void emit_transpose_helpers(cg_str *s, const char *funcs)
         "}\n\n");
 }
 
+/* TEC_PERMUTE(vt, mt, a, b, (lanes), (lanes')): the vector vt of the lanes
+ * of a and b, two windows of a permuted load (emit_permuted_load), as
+ * __builtin_shufflevector picks them (its lanes numbered a's then b's); GCC
+ * before 12 has only __builtin_shuffle, of operands as wide as the result:
+ * a and b widened to vt, numbered lanes' (b's from vt's width on). */
+static void emit_permute_helpers(cg_str *s, const char *funcs)
+{
+    if (!funcs || !strstr(funcs, "TEC_PERMUTE("))
+        return;
+    cg_str_puts(s, "#define TEC_UNPAREN(...) __VA_ARGS__\n"
+                   "#if defined(__clang__) || __GNUC__ >= 12\n"
+                   "#define TEC_PERMUTE(vt, mt, a, b, I, J) ((vt)__builtin_shufflevector(a, b, TEC_UNPAREN I))\n"
+                   "#else\n"
+                   "#define TEC_PERMUTE(vt, mt, a, b, I, J) ({ __typeof__(a) tec_pa = (a), tec_pb = (b); \\\n"
+                   "    vt tec_wa = {0}, tec_wb = {0}; __builtin_memcpy(&tec_wa, &tec_pa, sizeof tec_pa); \\\n"
+                   "    __builtin_memcpy(&tec_wb, &tec_pb, sizeof tec_pb); \\\n"
+                   "    (vt)__builtin_shuffle(tec_wa, tec_wb, (mt){TEC_UNPAREN J}); })\n"
+                   "#endif\n\n");
+}
+
 void cg_emit_dot4_helpers(cg_str *s, const char *funcs)
 {
+    emit_permute_helpers(s, funcs);
     emit_transpose_helpers(s, funcs);
     emit_bf16_helpers(s, funcs);
     emit_rint_helpers(s, funcs);

@@ -2354,7 +2354,7 @@ static int64_t convt_digit(int64_t i, int d, int nsp, const int64_t *s)
  * for each axis d, a_d the phase's digit, absent at stride 1), from axis
  * d on, phase number i so far: nested selects on a_d. */
 static void convt_select(ox_kernel *k, const char *const *roles, const bool *live, int nsp,
-                         const int64_t *s, int d, int64_t i)
+                         const int64_t *s, bool merged, int d, int64_t i)
 {
     if (d == nsp) {
         if (!live[i]) {
@@ -2363,16 +2363,22 @@ static void convt_select(ox_kernel *k, const char *const *roles, const bool *liv
         }
         ox_printf(&k->body, "%s[n, f", roles[i]);
         for (int e = 0; e < nsp; e++)
-            ox_printf(&k->body, ", q%d", e);
+            if (merged && e == nsp - 1)
+                ox_printf(&k->body, ", w / %lld", (long long)s[e]);
+            else
+                ox_printf(&k->body, ", q%d", e);
         ox_printf(&k->body, "]");
         return;
     }
     for (int64_t a = 0; a < s[d] - 1; a++) {
-        ox_printf(&k->body, "(a%d == %lld ? ", d, (long long)a);
-        convt_select(k, roles, live, nsp, s, d + 1, i * s[d] + a);
+        if (merged && d == nsp - 1)
+            ox_printf(&k->body, "(w %% %lld == %lld ? ", (long long)s[d], (long long)a);
+        else
+            ox_printf(&k->body, "(a%d == %lld ? ", d, (long long)a);
+        convt_select(k, roles, live, nsp, s, merged, d + 1, i * s[d] + a);
         ox_printf(&k->body, " : ");
     }
-    convt_select(k, roles, live, nsp, s, d + 1, i * s[d] + s[d] - 1);
+    convt_select(k, roles, live, nsp, s, merged, d + 1, i * s[d] + s[d] - 1);
     for (int64_t a = 0; a < s[d] - 1; a++)
         ox_printf(&k->body, ")");
 }
@@ -2400,7 +2406,13 @@ static bool convt_interleave_blocked(ox_node *nd, ox_value *parts, const bool *l
     t.shape[t.ndim++] = y->shape[0];
     t.shape[t.ndim++] = y->shape[1];
     ox_printf(&left, "n, f");
+    bool merged = nsp > 0 && s[nsp - 1] > 1;
     for (int d = 0; d < nsp; d++) {   /* at most RT_MAX_DIMS in all: the caller's test */
+        if (merged && d == nsp - 1) {   /* the last axis whole, w = q * s + a */
+            t.shape[t.ndim++] = y->shape[2 + d];
+            ox_printf(&left, ", w");
+            continue;
+        }
         t.shape[t.ndim++] = y->shape[2 + d] / s[d];
         ox_printf(&left, ", q%d", d);
         if (s[d] > 1) {
@@ -2420,7 +2432,7 @@ static bool convt_interleave_blocked(ox_node *nd, ox_value *parts, const bool *l
         ox_operand(&k, &parts[i], roles[i]);
     }
     ox_printf(&k.body, "    y[%s] = ", left.s);
-    convt_select(&k, roles, live, nsp, s, 0, 0);
+    convt_select(&k, roles, live, nsp, s, merged, 0, 0);
     if (bias) {
         ox_operand(&k, bias, "bias");
         ox_printf(&k.body, " + bias[f]");
@@ -2965,6 +2977,19 @@ static bool resize_index_formula(const resize_spec *rs, int d, int t, int64_t in
         a = -2 * P, b = D - 2 * Q, e = 2 * D, sgn = -1;      /* ceil(c - 1/2) */
     else if (rs->taps == 1 && strcmp(nearest, "ceil") == 0)
         a = -P, b = -Q, sgn = -1;                            /* ceil(c) */
+    /* in lowest terms: floor((a*o + b) / e) = floor((a/g * o + floor(b/g)) / (e/g))
+     * for g = gcd(a, e), exactly (a*o + b = g * (a/g * o + floor(b/g)) + r
+     * with 0 <= r < g, which cannot carry the quotient by e past a whole
+     * number): nearest upsampling by 2 reads x[i / 2], not x[(32 * i) / 64] */
+    int64_t g = a < 0 ? -a : a, h = e;
+    while (h) {
+        int64_t t = g % h;
+        g = h, h = t;
+    }
+    if (g > 1) {
+        a /= g, e /= g;
+        b = b >= 0 ? b / g : -((-b + g - 1) / g);
+    }
     for (int64_t o = 0; o < O; o++) {
         int64_t num = a * o + b, f = num >= 0 ? num / e : -((-num + e - 1) / e);
         int64_t v = sgn * f + off;
@@ -2976,8 +3001,11 @@ static bool resize_index_formula(const resize_spec *rs, int d, int t, int64_t in
         snprintf(bs, sizeof bs, " %c %lld", b < 0 ? '-' : '+', (long long)(b < 0 ? -b : b));
     if (off)
         snprintf(os, sizeof os, " %c %lld", off < 0 ? '-' : '+', (long long)(off < 0 ? -off : off));
-    snprintf(out, size, "min(max(%s(%lld * i%d%s) / %lld%s%s, 0), %lld)", sgn < 0 ? "-(" : "",
-             (long long)a, d, bs, (long long)e, sgn < 0 ? ")" : "", os, (long long)(in - 1));
+    char as[32] = "";
+    if (a != 1)
+        snprintf(as, sizeof as, "%lld * ", (long long)a);
+    snprintf(out, size, "min(max(%s(%si%d%s) / %lld%s%s, 0), %lld)", sgn < 0 ? "-(" : "", as, d, bs,
+             (long long)e, sgn < 0 ? ")" : "", os, (long long)(in - 1));
     return true;
 }
 
@@ -2992,9 +3020,15 @@ static bool resize_axis_tables(ox_node *nd, const resize_spec *rs, int d, int64_
     double len = rs->nsc ? (double)in * rs->sc[d] : (double)O;
     double ends[2] = {crop ? rs->roi[d] : 0, crop ? rs->roi[R + d] : 1};   /* roi: starts, ends */
     /* unchanged: every position maps to itself (an axis of one position
-     * always does, its reads clamped to it, unless cropped) */
+     * always does, its reads clamped to it, unless cropped).  An axis of
+     * scale 1 does too, whatever the mode of coordinates says, as ONNX
+     * Runtime reads it (it maps such an axis to itself in every mode):
+     * tf_half_pixel_for_nn's (o + 1/2) / 1 would round to o + 1 with
+     * round_prefer_ceil or ceil, and tf_crop_and_resize's roi would move
+     * it */
     bool same = O == in;
-    for (int64_t o = 0; o < O && same && (in > 1 || crop); o++)
+    bool scale1 = same && rs->sc[d] == 1.0;
+    for (int64_t o = 0; o < O && same && !scale1 && (in > 1 || crop); o++)
         same = resize_coord(rs->ctm, (double)o, rs->sc[d], in, len, ends) == (double)o;
     if (same)
         return true;

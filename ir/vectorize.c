@@ -27,6 +27,18 @@
  *     coefficients indexes with ramps (the C backend makes stride 1 one
  *     vector access, stride 2 two loads and a shuffle, others one element
  *     per lane);
+ *   - a load whose lanes read, in one dimension, lane 0's element plus
+ *     distances that are the same in every chunk (permuted_load,
+ *     lane_delta: floordiv(a*v + b, k) where a times the chunks' step is
+ *     a multiple of k, as nearest upsampling's x[floordiv(32 * v, 64)]; a
+ *     clamp min/max that bounds prove idle over the chunks; any index of v
+ *     alone in a chunk at a constant start) indexes with broadcast(lane
+ *     0's) + lanes(distances), which the C backend reads as one or two
+ *     vectors over the distances' span and one shuffle.  A loop of at most
+ *     8 chunks whose loads gather lane by lane is built chunk by chunk at
+ *     their constant starts, a longer one with its first and last chunk
+ *     apart (exact_chunks: a bilinear axis' taps clamped at its edges, or
+ *     at 31/63 with align_corners);
  *   - + - * / neg min max, a select whose condition does not depend on v,
  *     a widening cast of an integer (an i8, u8 or i16 load read as a vector
  *     of its own type and widened to i32; floordiv and floormod stay lane
@@ -36,8 +48,14 @@
  *     sqrt and rsqrt (an instruction of 16 to the target's bytes), and exp,
  *     log, tanh, erf, sin, cos, sigmoid on vectors of 32 or more bytes
  *     (glibc's libmvec) are vector operations;
- *   - anything else (other casts, selects on a lane's condition, other calls,
- *     indices that are not affine) is computed lane by lane: lanes(x0, ...)
+ *   - a select whose condition holds in each lane the same way in every
+ *     chunk (lane_select: floormod(w, 2) == 0, or any condition of v alone
+ *     in a chunk at a constant start) is its chosen arm where every lane
+ *     chooses one, else select(lanes(true, false, ...), a, b) of both arms
+ *     as vectors, one shuffle in C, when bounds show that every lane may
+ *     evaluate both (their loads in range);
+ *   - anything else (other casts, other selects on a lane's condition,
+ *     other calls, other indices that are not affine) is computed lane by lane: lanes(x0, ...)
  *     with v replaced by v + l in lane l, which is exact and keeps a
  *     select's unchosen arm unevaluated;
  *   - an if whose condition depends on v is a conjunction of comparisons of
@@ -103,6 +121,13 @@ typedef struct vz {
     const ir_var_range *ranges;   /* the variables around the loop (ir_vec_env), */
     int nranges;
     int64_t lo, hi;         /* and the loop's own bounds */
+    /* The first lane of the chunks being built: v0 = at_res + at_mod * t
+     * (at_mod 0: exactly at_res); at_known false: nothing known, no
+     * permuted loads (permuted_load). */
+    bool at_known;
+    int64_t at_mod, at_res;
+    int64_t at_first, at_last;   /* the first and the last chunk's v0 */
+    int gathers;            /* loads computed lane by lane so far */
 } vz;
 
 static bool is_vlet(const vz *z, const ir_var *v)
@@ -588,8 +613,16 @@ static ir_expr **vector_indices(vz *z, ir_expr *const *idx, int n)
 
 static ir_expr *vexpr(vz *z, const ir_expr *x);
 
+static bool count_loads(const ir_expr *x, void *p)
+{
+    if (x->kind == IR_LOAD)
+        ++*(int *)p;
+    return true;
+}
+
 static ir_expr *lane_by_lane(vz *z, const ir_expr *x)
 {
+    ir_expr_walk(x, count_loads, &z->gathers);
     for (int i = 0; i < z->nvlets; i++)
         if (ir_expr_uses_var(x, z->vlets[i].old)) {
             z->fail = true;   /* a vector let's lane has no scalar name */
@@ -601,12 +634,341 @@ static ir_expr *lane_by_lane(vz *z, const ir_expr *x)
     return ir_lanes(z->m, xs, z->lanes);
 }
 
+/* ---------------------------------------------------------------- permuted loads */
+
+/* The integer x with v = `at` (x's only variable), exactly; false when x
+ * holds anything else or a step overflows. */
+static bool eval_at(const vz *z, const ir_expr *x, int64_t at, int64_t *out)
+{
+    int64_t a = 0, b = 0;
+    if (!x || !ir_dtype_is_int(x->dtype) || ir_expr_lanes(x) > 1)
+        return false;
+    switch (x->kind) {
+    case IR_INT:
+        *out = x->ival;
+        return true;
+    case IR_VAR:
+        *out = at;
+        return x->var == z->v;
+    case IR_CAST:   /* widening, or to the same type: the value itself */
+        return x->a && ir_dtype_is_int(x->a->dtype) &&
+               ir_dtype_size(x->dtype) >= ir_dtype_size(x->a->dtype) && eval_at(z, x->a, at, out);
+    case IR_NEG:
+        return eval_at(z, x->a, at, &a) && !__builtin_sub_overflow((int64_t)0, a, out);
+    case IR_ADD: case IR_SUB: case IR_MUL: case IR_MIN: case IR_MAX:
+    case IR_FLOORDIV: case IR_FLOORMOD:
+        if (!eval_at(z, x->a, at, &a) || !eval_at(z, x->b, at, &b))
+            return false;
+        switch (x->kind) {
+        case IR_ADD: return !__builtin_add_overflow(a, b, out);
+        case IR_SUB: return !__builtin_sub_overflow(a, b, out);
+        case IR_MUL: return !__builtin_mul_overflow(a, b, out);
+        case IR_MIN: *out = a < b ? a : b; return true;
+        case IR_MAX: *out = a > b ? a : b; return true;
+        default:
+            if (b == 0 || (a == INT64_MIN && b == -1))
+                return false;
+            *out = x->kind == IR_FLOORDIV ? ir_floordiv64(a, b) : ir_floormod64(a, b);
+            return true;
+        }
+    default:
+        return false;
+    }
+}
+
+/* For floordiv(n, k) or floormod(n, k) (x) with k a positive constant and
+ * n = av*v + c + terms of other variables that are multiples of k, where
+ * av times the chunks' step is a multiple of k too: av, k, and the
+ * numerators of lane 0 and lane l less those terms and less av times
+ * v0 - at_res (*n0, *nl), which shift every lane's quotient by one whole
+ * number in a chunk.  False when x is not of that form. */
+static bool periodic_numerator(const vz *z, const ir_expr *x, int l, int64_t *av, int64_t *k,
+                               int64_t *n0, int64_t *nl)
+{
+    ir_affine f;
+    int64_t step, b;
+    if ((x->kind != IR_FLOORDIV && x->kind != IR_FLOORMOD) || x->b->kind != IR_INT ||
+        x->b->ival <= 0 || !ir_affine_of(x->a, &f))
+        return false;
+    *k = x->b->ival;
+    *av = 0;
+    for (int i = 0; i < f.n; i++) {
+        if (f.var[i] == z->v)
+            *av = f.coef[i];
+        else if (f.coef[i] % *k != 0)
+            return false;   /* a remainder that varies with another variable */
+    }
+    return !__builtin_mul_overflow(*av, z->at_mod, &step) && step % *k == 0 &&
+           !__builtin_mul_overflow(*av, z->at_res, n0) && !__builtin_add_overflow(*n0, f.c, n0) &&
+           !__builtin_mul_overflow(*av, (int64_t)l, &b) && !__builtin_add_overflow(*n0, b, nl);
+}
+
+/* Lane l's value of the integer index x minus lane 0's, the same in every
+ * chunk the loop runs (whose first lane v0 z->at_* describe): x affine in
+ * v, floordiv and floormod by a positive constant of a*v + r, where the
+ * terms of r other than its constant are multiples of the divisor and a
+ * times the chunks' step is one too (then a chunk's step moves the
+ * quotient by a whole number, and lane l's quotient differs from lane 0's
+ * by floordiv(a*(v0 + l) + c, k) - floordiv(a*v0 + c, k), the same for
+ * every chunk), and, in a chunk whose v0 is one constant, any expression
+ * of v alone (min and max: an index clamped to an axis' edge).  False when
+ * the difference may change from chunk to chunk. */
+static bool lane_delta(const vz *z, const ir_expr *x, int l, int64_t *d)
+{
+    int64_t a, b, c;
+    if (!dep(z, x)) {
+        *d = 0;
+        return true;
+    }
+    if (!z->at_known || !ir_dtype_is_int(x->dtype))
+        return false;
+    if (z->at_mod == 0 && eval_at(z, x, z->at_res + l, &a) && eval_at(z, x, z->at_res, &b))
+        return !__builtin_sub_overflow(a, b, d);
+    switch (x->kind) {
+    case IR_VAR:
+        *d = l;
+        return x->var == z->v;
+    case IR_ADD: case IR_SUB:
+        if (!lane_delta(z, x->a, l, &a) || !lane_delta(z, x->b, l, &b))
+            return false;
+        return x->kind == IR_ADD ? !__builtin_add_overflow(a, b, d) : !__builtin_sub_overflow(a, b, d);
+    case IR_NEG:
+        return lane_delta(z, x->a, l, &a) && !__builtin_sub_overflow((int64_t)0, a, d);
+    case IR_MUL:
+        if (x->a->kind == IR_INT && lane_delta(z, x->b, l, &b))
+            return !__builtin_mul_overflow(x->a->ival, b, d);
+        if (x->b->kind == IR_INT && lane_delta(z, x->a, l, &a))
+            return !__builtin_mul_overflow(x->b->ival, a, d);
+        return false;
+    case IR_CAST:
+        return x->a && ir_dtype_is_int(x->a->dtype) &&
+               ir_dtype_size(x->dtype) >= ir_dtype_size(x->a->dtype) && lane_delta(z, x->a, l, d);
+    case IR_MIN: case IR_MAX: {
+        /* a clamp that never acts, or always, on the chunks' lanes */
+        const ir_expr *e = dep(z, x->a) ? x->a : x->b, *bound = e == x->a ? x->b : x->a;
+        if (dep(z, bound))
+            return false;
+        ir_var_range r[65];
+        int n = z->nranges < 64 ? z->nranges : 64;
+        for (int i = 0; i < n; i++)
+            r[i + 1] = z->ranges[i];
+        r[0] = (ir_var_range){z->v, z->at_first, z->at_last + z->lanes - 1};
+        ir_interval g = ir_bounds(ir_binary(z->m, IR_SUB, ir_expr_copy(z->m, e),
+                                            ir_expr_copy(z->m, bound)), r, n + 1);
+        if (!g.known)
+            return false;
+        if (x->kind == IR_MIN ? g.hi <= 0 : g.lo >= 0)
+            return lane_delta(z, e, l, d);   /* the clamp never acts */
+        if (x->kind == IR_MIN ? g.lo >= 0 : g.hi <= 0) {
+            *d = 0;   /* always the bound */
+            return true;
+        }
+        return false;
+    }
+    case IR_FLOORDIV: case IR_FLOORMOD: {
+        int64_t av, k;
+        if (!periodic_numerator(z, x, l, &av, &k, &a, &b))
+            return false;
+        c = ir_floordiv64(b, k) - ir_floordiv64(a, k);   /* the quotients' difference */
+        if (x->kind == IR_FLOORDIV) {
+            *d = c;
+            return true;
+        }
+        *d = av * l - k * c;   /* floormod: the numerators' difference less k quotients */
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+/* A load whose indices are not affine in v, but whose lanes read the
+ * elements at lane 0's plus constant distances in one dimension, the same
+ * in every chunk (lane_delta): nearest-neighbour upsampling's x[floordiv(v,
+ * 2)] reads each element twice (distances 0 0 1 1 2 2 ...), and a chunk of
+ * a bilinear axis at a known v0 its clamped taps.  Its index in that
+ * dimension becomes broadcast(lane 0's) + lanes(distances), which the C
+ * backend reads as one or two vectors over the span of the distances and
+ * one shuffle (codegen/emit_vector.c); all distances 0 is one element
+ * broadcast, distances s*l a ramp.  NULL when the load is not of that form
+ * or its lanes span more than two vectors. */
+static ir_expr *permuted_load(vz *z, const ir_expr *x)
+{
+    ir_module *m = z->m;
+    int L = z->lanes, k = -1;
+    if (x->kind != IR_LOAD || L < 2 || L > IR_MAX_LANES)
+        return NULL;
+    for (int i = 0; i < x->nargs; i++)
+        if (dep(z, x->args[i])) {
+            if (k >= 0)
+                return NULL;   /* one dimension varies */
+            k = i;
+        }
+    if (k < 0)
+        return NULL;
+    int64_t off[IR_MAX_LANES], lo = 0, hi = 0;
+    bool ramp = true;
+    for (int l = 0; l < L; l++) {
+        if (!lane_delta(z, x->args[k], l, &off[l]))
+            return NULL;
+        lo = off[l] < lo ? off[l] : lo;
+        hi = off[l] > hi ? off[l] : hi;
+        ramp = ramp && off[l] == l * off[1 < L ? 1 : 0];
+    }
+    /* a span of 2 or 3 elements stays lane by lane: GCC builds the shuffle
+     * of vectors of 2 through the stack (an upsampling by 8 from 28 to 224
+     * columns, its taps' first pass: 70 -> 135 us) */
+    if (hi - lo + 1 > 2 * (int64_t)L || (hi > lo && hi - lo + 1 < 4 && !ramp))
+        return NULL;
+    ir_expr **idx = ir_alloc(m->arena, sizeof *idx * (size_t)x->nargs);
+    for (int i = 0; i < x->nargs; i++)
+        idx[i] = scalar(z, x->args[i]);
+    ir_dtype it = idx[k]->dtype;
+    if (hi == lo)   /* every lane one element */
+        return ir_broadcast(m, ir_load(m, x->buf, idx, x->nargs), L);
+    if (ramp) {
+        idx[k] = ir_ramp(m, idx[k], ir_int_typed(m, off[1], it), L);
+        return ir_load(m, x->buf, idx, x->nargs);
+    }
+    ir_expr **d = ir_alloc(m->arena, sizeof *d * (size_t)L);
+    for (int l = 0; l < L; l++)
+        d[l] = ir_int_typed(m, off[l], it);
+    idx[k] = ir_binary(m, IR_ADD, ir_broadcast(m, idx[k], L), ir_lanes(m, d, L));
+    return ir_load(m, x->buf, idx, x->nargs);
+}
+
+/* The value of the integer x in lane l, the same in every chunk: a
+ * constant, floormod(n, k) of periodic_numerator's form, or in a chunk at
+ * a constant start any expression of v alone. */
+static bool lane_value(const vz *z, const ir_expr *x, int l, int64_t *val)
+{
+    int64_t av, k, n0, nl;
+    if (x->kind == IR_INT) {
+        *val = x->ival;
+        return true;
+    }
+    if (!dep(z, x) || !z->at_known || !ir_dtype_is_int(x->dtype))
+        return false;
+    if (z->at_mod == 0 && eval_at(z, x, z->at_res + l, val))
+        return true;
+    if (x->kind != IR_FLOORMOD || !periodic_numerator(z, x, l, &av, &k, &n0, &nl))
+        return false;
+    *val = ir_floormod64(nl, k);
+    return true;
+}
+
+/* Whether the condition c holds in lane l, the same in every chunk
+ * (comparisons of lane_value's, joined by && || !). */
+static bool lane_cond(const vz *z, const ir_expr *c, int l, bool *t)
+{
+    int64_t a, b;
+    bool p, q;
+    switch (c->kind) {
+    case IR_AND: case IR_OR:
+        if (!lane_cond(z, c->a, l, &p) || !lane_cond(z, c->b, l, &q))
+            return false;
+        *t = c->kind == IR_AND ? p && q : p || q;
+        return true;
+    case IR_NOT:
+        if (!lane_cond(z, c->a, l, &p))
+            return false;
+        *t = !p;
+        return true;
+    case IR_EQ: case IR_NE: case IR_LT: case IR_LE: case IR_GT: case IR_GE:
+        if (!ir_dtype_is_int(c->a->dtype) || !lane_value(z, c->a, l, &a) ||
+            !lane_value(z, c->b, l, &b))
+            return false;
+        *t = c->kind == IR_EQ ? a == b : c->kind == IR_NE ? a != b : c->kind == IR_LT ? a < b
+           : c->kind == IR_LE ? a <= b : c->kind == IR_GT ? a > b : a >= b;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Whether evaluating x in every lane of every chunk is harmless: each load
+ * in range (bounds of its indices over the chunks' lanes and the
+ * variables around), no integer division by a variable. */
+typedef struct safe_ctx {
+    const vz *z;
+    ir_var_range r[65];
+    int n;
+    bool ok;
+} safe_ctx;
+
+static bool safe_visit(const ir_expr *x, void *p)
+{
+    safe_ctx *c = p;
+    if ((x->kind == IR_FLOORDIV || x->kind == IR_FLOORMOD) && ir_dtype_is_int(x->dtype) &&
+        (x->b->kind != IR_INT || x->b->ival == 0))
+        c->ok = false;
+    if (x->kind == IR_LOAD)
+        for (int k = 0; k < x->nargs && c->ok; k++) {
+            ir_interval b = ir_bounds(x->args[k], c->r, c->n);
+            c->ok = b.known && b.lo >= 0 && b.hi < x->buf->shape[k];
+        }
+    return c->ok;
+}
+
+static bool every_lane_safe(const vz *z, const ir_expr *x)
+{
+    safe_ctx c = {.z = z, .ok = z->at_known};
+    c.n = z->nranges < 64 ? z->nranges : 64;
+    for (int i = 0; i < c.n; i++)
+        c.r[i + 1] = z->ranges[i];
+    c.r[0] = (ir_var_range){z->v, z->at_first, z->at_last + z->lanes - 1};
+    c.n++;
+    if (c.ok)
+        ir_expr_walk(x, safe_visit, &c);
+    return c.ok;
+}
+
+/* A select whose condition depends on the lane, but the same way in every
+ * chunk (lane_cond: floormod(w, 2) == 0, an interleave of two phases): the
+ * chosen arm alone when every lane chooses it, else both arms as vectors
+ * and select(lanes(conditions), a, b), which the C backend makes one
+ * shuffle of the two, when every lane may evaluate both (every_lane_safe).
+ * NULL when not of that form. */
+static ir_expr *lane_select(vz *z, const ir_expr *x)
+{
+    ir_module *m = z->m;
+    bool t[IR_MAX_LANES], all = true, none = true;
+    if (z->lanes > IR_MAX_LANES)
+        return NULL;
+    for (int l = 0; l < z->lanes; l++) {
+        if (!lane_cond(z, x->c, l, &t[l]))
+            return NULL;
+        all = all && t[l];
+        none = none && !t[l];
+    }
+    if (all || none)
+        return vexpr(z, all ? x->a : x->b);
+    if (!every_lane_safe(z, x->a) || !every_lane_safe(z, x->b))
+        return NULL;
+    ir_expr **c = ir_alloc(m->arena, sizeof *c * (size_t)z->lanes);
+    for (int l = 0; l < z->lanes; l++)
+        c[l] = ir_int_typed(m, t[l], IR_BOOL);
+    return ir_select(m, ir_lanes(m, c, z->lanes), vexpr(z, x->a), vexpr(z, x->b));
+}
+
 /* x as a vector of z->lanes values. */
 static ir_expr *vexpr(vz *z, const ir_expr *x)
 {
     ir_module *m = z->m;
     if (!dep(z, x))
         return ir_broadcast(m, scalar(z, x), z->lanes);
+    if (x->kind == IR_LOAD && (x->dtype == z->dt || (z->mixed && vector_dtype(x->dtype))) &&
+        !vector_node(z, x)) {
+        ir_expr *p = permuted_load(z, x);
+        if (p)
+            return p;
+    }
+    if (x->kind == IR_SELECT && dep(z, x->c) &&
+        (x->dtype == z->dt || (z->mixed && vector_dtype(x->dtype)))) {
+        ir_expr *p = lane_select(z, x);
+        if (p)
+            return p;
+    }
     if (!vector_node(z, x))
         return lane_by_lane(z, x);
     switch (x->kind) {
@@ -861,6 +1223,17 @@ static ir_stmt *chunk_loop(vz *z, int64_t lo, int64_t hi, int step, ir_for_kind 
     return f;
 }
 
+/* The chunks about to be built start at v0 = first + mod * t up to last
+ * (mod 0: one chunk, at first). */
+static void chunks_at(vz *z, int64_t first, int64_t last, int64_t mod)
+{
+    z->at_known = true;
+    z->at_mod = mod;
+    z->at_res = mod ? ir_floormod64(first, mod) : first;
+    z->at_first = first;
+    z->at_last = mod ? last : first;
+}
+
 /* ---------------------------------------------------------------- whole vectors */
 
 /* A loop of n iterations whose chunks would end in narrower vectors or
@@ -1109,6 +1482,7 @@ static ir_stmt *whole_vectors(vz *z, const ir_stmt *body, int64_t lo, int64_t to
     int64_t step = apart ? z->lanes : top - lo;
     ir_stmt *out = ir_seq_new(z->m);
     for (int64_t at = lo; at < top; at += step) {
+        chunks_at(z, at, top - z->lanes, step == z->lanes ? 0 : z->lanes);
         ir_stmt *f = chunk_loop(z, at, at + step, z->lanes, IR_FOR_VECTORIZED, &z->chunk_v);
         f->body[0] = vstmt(z, body);
         if (!apart || step == top - lo)
@@ -1175,6 +1549,47 @@ static bool overlap_tail(const ir_stmt *body, int64_t n, int lanes)
     return !c.read && c.vmath;
 }
 
+/* The most chunks of a loop that exact_chunks builds one by one. */
+#define EXACT_CHUNKS 8
+
+/* The count / z->lanes chunks from `at`, each a loop of its own at its
+ * constant v0, where the chunks' loop computed `gathers` loads lane by lane
+ * in each chunk: an index that differs between a chunk's lanes by amounts
+ * that change from chunk to chunk (a bilinear axis' taps, clamped at its
+ * edges, or of a scale that is not a whole number, 31/63 with
+ * align_corners) then reads as permuted loads (permuted_load) in each.
+ * Above EXACT_CHUNKS chunks, only the first and the last chunk apart, the
+ * chunks between as one loop, whose clamps lane_delta may find idle (an
+ * upsampling by 8 to 224 columns: 14 chunks).  NULL when the chunks would
+ * not gather fewer loads in all (each part fewer, when peeled). */
+static ir_stmt *exact_chunks(vz *z, const ir_stmt *body, int64_t at, int64_t count, int gathers)
+{
+    ir_stmt *out = ir_seq_new(z->m);
+    int64_t L = z->lanes, left = 0;   /* gathers the chunks save: -left */
+    bool peel = count / L > EXACT_CHUNKS;
+    for (int64_t c = at; c < at + count;) {
+        /* more chunks: the first and the last each at its v0, those between
+         * as one loop (where an edge's clamp does not act: lane_delta) */
+        int64_t n = peel && c > at && c + L < at + count ? at + count - L - c : L;
+        chunks_at(z, c, c + n - L, n == L ? 0 : L);
+        int before = z->gathers;
+        ir_stmt *f = chunk_loop(z, c, c + n, (int)L, IR_FOR_VECTORIZED, &z->chunk_v);
+        c += n;
+        f->body[0] = vstmt(z, body);
+        if (z->fail || (peel && z->gathers - before >= gathers)) {
+            z->fail = false;   /* the chunks' loop stands */
+            return NULL;
+        }
+        left += (int64_t)(z->gathers - before) - gathers;
+        ir_seq_append(z->m, out, f);
+    }
+    if (left >= 0) {
+        z->fail = false;
+        return NULL;   /* no fewer gathers in all */
+    }
+    return out;
+}
+
 /* The plain chunks of loop st over [lo, hi) from `lanes` down, then the
  * scalar tail; NULL when the body does not vectorize. */
 static ir_stmt *plain_chunks(vz *z, const ir_stmt *st, ir_stmt *body, int64_t lo, int64_t hi, int lanes)
@@ -1184,8 +1599,10 @@ static ir_stmt *plain_chunks(vz *z, const ir_stmt *st, ir_stmt *body, int64_t lo
     int64_t at = lo, left = hi - lo;
     if (overlap_tail(body, left, lanes)) {
         z->lanes = lanes;
+        chunks_at(z, lo, lo + left / lanes * lanes - lanes, lanes);
         ir_stmt *f = chunk_loop(z, lo, lo + left / lanes * lanes, lanes, IR_FOR_VECTORIZED, &z->chunk_v);
         f->body[0] = vstmt(z, body);
+        chunks_at(z, hi - lanes, hi - lanes, 0);
         ir_stmt *t = chunk_loop(z, hi - lanes, hi, lanes, IR_FOR_VECTORIZED, &z->chunk_v);
         t->body[0] = vstmt(z, body);
         if (z->fail)
@@ -1199,10 +1616,16 @@ static ir_stmt *plain_chunks(vz *z, const ir_stmt *st, ir_stmt *body, int64_t lo
             continue;
         int64_t count = l == lanes ? left / l * l : l;
         z->lanes = l;
+        chunks_at(z, at, at + count - l, count == l ? 0 : l);
+        int gathers = z->gathers;
         ir_stmt *f = chunk_loop(z, at, at + count, l, IR_FOR_VECTORIZED, &z->chunk_v);
         f->body[0] = vstmt(z, body);
         if (z->fail)
             return NULL;
+        if (z->gathers > gathers && count > l) {
+            ir_stmt *each = exact_chunks(z, body, at, count, z->gathers - gathers);
+            f = each ? each : f;
+        }
         ir_seq_append(m, out, f);
         at += count;
         left -= count;
@@ -1287,6 +1710,7 @@ static ir_stmt *staged_tail(vz *z, ir_vec_env *env, const ir_stmt *body, int64_t
     ir_stmt *out = ir_seq_new(m);
     if (t > lo) {
         z->lanes = width;
+        chunks_at(z, lo, t - width, width);
         ir_stmt *f = chunk_loop(z, lo, t, width, IR_FOR_VECTORIZED, &z->chunk_v);
         f->body[0] = vstmt(z, body);
         ir_seq_append(m, out, f);
@@ -1300,6 +1724,7 @@ static ir_stmt *staged_tail(vz *z, ir_vec_env *env, const ir_stmt *body, int64_t
                          : ir_binary(m, IR_SUB, ir_varref(m, v), ir_int_typed(m, t, v->dtype));
     ir_stmt *compute = ir_store(m, stage, &at, 1, ir_expr_copy(m, s->value));
     z->lanes = (int)Lw;
+    chunks_at(z, t, t, 0);
     ir_stmt *f = chunk_loop(z, t, t + Lw, (int)Lw, IR_FOR_VECTORIZED, &z->chunk_v);
     f->body[0] = vstmt(z, compute);
     /* the copy, a loop of its own over [t, hi) vectorized by its bytes */

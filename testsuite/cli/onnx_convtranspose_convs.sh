@@ -2,8 +2,9 @@
 # convolution per phase of its output (the positions o = q * stride + p of
 # one p, which the taps r = (p + pad) % stride + stride * j reach), its
 # weight those taps reversed, cut at import time; a last kernel interleaves
-# the phases and adds the bias, into y's blocks [N, F, Q0, s0, Q1, s1]
-# (then reshaped to y) when every output size is a multiple of its stride,
+# the phases and adds the bias, into y's blocks [N, F, Q0, s0, W] (the
+# last axis whole, its phases selected on w % s1: vectorized as shuffles;
+# then reshaped to y) when every output size is a multiple of its stride,
 # else selecting on o % stride.  At stride 1 it is a convolution.  With
 # fewer than 8 output channels and 32 or more columns (F * taps) it keeps
 # the columns form (onnx_convtranspose_phases.sh).  Each case equals NumPy's
@@ -93,7 +94,7 @@ EOF2
 }
 expect_status 0 "$TEC" --emit=te unet.onnx -o unet.te
 grep -q '^y_phase3 = conv_[0-9]*(x) as "up.phase3"$' unet.te &&
-    grep -q '^    y\[n, f, q0, a0, q1, a1\] = (a0 == 0 ? (a1 == 0 ? p0\[n, f, q0, q1\] : p1\[n, f, q0, q1\]) : (a1 == 0 ? p2\[n, f, q0, q1\] : p3\[n, f, q0, q1\])) + bias\[f\]$' unet.te &&
+    grep -q '^    y\[n, f, q0, a0, w\] = (a0 == 0 ? (w % 2 == 0 ? p0\[n, f, q0, w / 2\] : p1\[n, f, q0, w / 2\]) : (w % 2 == 0 ? p2\[n, f, q0, w / 2\] : p3\[n, f, q0, w / 2\])) + bias\[f\]$' unet.te &&
     grep -q '^y = reshape(y_blocked, 1, 8, 10, 8) as "up.blocks"$' unet.te ||
     { cat unet.te; fail "unet: no phase convolutions, or no blocked interleave"; }
 expect_status 0 "$TEC" --emit=te k3op.onnx -o k3op.te
