@@ -8,7 +8,8 @@
  * over T in every reader: 15% of a 56x56 3x3 convolution's time on two
  * threads (bench/conv_layout.sh).  This pass stores T itself with the
  * border instead: T's buffer grows by it, the kernel that writes T stores
- * T's elements at the border's offset and fills the border at its start,
+ * T's elements at the border's offset and fills the border (in its own
+ * loops, next to the elements, where it can: border_fill),
  * and each reader's copy goes: its reads of xp read T.
  *
  * A temporary T gets a border when one graph call writes it, every
