@@ -538,12 +538,19 @@ static void walk_dim(walk_ctx *c, const ir_stmt *s)
  * loop of the chain walks.  An iteration of L_1 .. L_j then stores the
  * part of p where dim[1..j] are at their variables, and runs once per
  * iteration of the loops outside it: the border of that part, stored
- * there, is stored once and next to the elements it shares lines with. */
+ * there, is stored once and next to the elements it shares lines with.
+ * A serial loop on the way that is not such a loop (a loop over panels of
+ * output channels around a parallel loop over rows) is passed through as
+ * a guard: the fill below it runs in its first iteration only, so still
+ * once, and on the threads of the parallel loop inside it. */
 typedef struct fill_chain {
     int k;
     ir_stmt **slot[MAXD];        /* where L_j sits */
     ir_stmt *loop[MAXD];
     int dim[MAXD];
+    int guards[MAXD];            /* how many guard loops are around L_j */
+    ir_stmt *guard[MAXD];
+    int nguard;
 } fill_chain;
 
 static void find_chain(ir_func *f, const ir_buffer *p, const int64_t *n, const int64_t *lo,
@@ -551,6 +558,7 @@ static void find_chain(ir_func *f, const ir_buffer *p, const int64_t *n, const i
 {
     bool taken[MAXD] = {false};
     ch->k = 0;
+    ch->nguard = 0;
     ir_stmt **slot = &f->body;
     while (*slot && ch->k < MAXD) {
         ir_stmt *s = *slot;
@@ -577,11 +585,17 @@ static void find_chain(ir_func *f, const ir_buffer *p, const int64_t *n, const i
         walk_dim(&c, s->body[0]);
         int d = c.dim;
         if (d < 0 || d == p->ndim - 1 || taken[d] || s->hi->ival - s->lo->ival != n[d] ||
-            s->lo->ival + c.off != lo[d])
-            return;
+            s->lo->ival + c.off != lo[d]) {
+            if (s->for_kind != IR_FOR_SERIAL || s->hi->ival <= s->lo->ival || ch->nguard == MAXD)
+                return;
+            ch->guard[ch->nguard++] = s;
+            slot = &s->body[0];
+            continue;
+        }
         taken[d] = true;
         ch->slot[ch->k] = slot;
         ch->loop[ch->k] = s;
+        ch->guards[ch->k] = ch->nguard;
         ch->dim[ch->k++] = d;
         slot = &s->body[0];
     }
@@ -605,6 +619,20 @@ static bool parallel_outside(const ir_stmt *s, const ir_buffer *p, const fill_ch
         if (parallel_outside(s->body[i], p, ch, in_par))
             return true;
     return parallel_outside(s->orelse, p, ch, in_par) || parallel_outside(s->init, p, ch, in_par);
+}
+
+/* s under a test that the first n guard loops of ch are in their first
+ * iteration (s itself when n is 0 or s is NULL). */
+static ir_stmt *guarded(ir_module *m, const fill_chain *ch, int n, ir_stmt *s)
+{
+    if (!s || n == 0)
+        return s;
+    ir_expr *cond = NULL;
+    for (int i = 0; i < n; i++) {
+        ir_expr *first = ir_binary(m, IR_EQ, ir_varref(m, ch->guard[i]->var), ir_int(m, ch->guard[i]->lo->ival));
+        cond = cond ? ir_binary(m, IR_AND, cond, first) : first;
+    }
+    return ir_if(m, cond, s, NULL);
 }
 
 static ir_stmt *seq_of(ir_module *m, ir_stmt *a, ir_stmt *b, ir_stmt *c)
@@ -668,10 +696,8 @@ static void border_fill(ir_module *m, ir_func *f, ir_buffer *p, const int64_t *n
         inside[d] = true;
     }
     ir_stmt *last = ch.loop[ch.k - 1];
-    if (rest->nbody > 0) {
-        ir_seq_append(m, rest, last->body[0]);
-        last->body[0] = rest;
-    }
+    if (rest->nbody > 0)
+        last->body[0] = seq_of(m, guarded(m, &ch, ch.guards[ch.k - 1], rest), last->body[0], NULL);
     bool whole[MAXD] = {false};
     for (int j = ch.k - 1; j >= 0; j--) {
         ir_stmt *l = ch.loop[j];
@@ -689,9 +715,11 @@ static void border_fill(ir_module *m, ir_func *f, ir_buffer *p, const int64_t *n
                 below = ir_if(m, ir_binary(m, IR_EQ, ir_varref(m, l->var), ir_int(m, l->lo->ival)), below, NULL);
             if (above)
                 above = ir_if(m, ir_binary(m, IR_EQ, ir_varref(m, l->var), ir_int(m, l->hi->ival - 1)), above, NULL);
-            l->body[0] = seq_of(m, below, l->body[0], above);
+            l->body[0] = seq_of(m, guarded(m, &ch, ch.guards[j], below), l->body[0],
+                                guarded(m, &ch, ch.guards[j], above));
         } else {
-            *ch.slot[j] = seq_of(m, below, l, above);
+            *ch.slot[j] = seq_of(m, guarded(m, &ch, ch.guards[j], below), l,
+                                 guarded(m, &ch, ch.guards[j], above));
         }
     }
 }
