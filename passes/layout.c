@@ -8,7 +8,8 @@
  * over T in every reader: 15% of a 56x56 3x3 convolution's time on two
  * threads (bench/conv_layout.sh).  This pass stores T itself with the
  * border instead: T's buffer grows by it, the kernel that writes T stores
- * T's elements at the border's offset and fills the border at its start,
+ * T's elements at the border's offset and fills the border (in its own
+ * loops, next to the elements, where it can: border_fill),
  * and each reader's copy goes: its reads of xp read T.
  *
  * A temporary T gets a border when one graph call writes it, every
@@ -39,6 +40,7 @@
  * splits or reorders the fill loops keeps it. */
 #include <string.h>
 
+#include "ir/arith.h"
 #include "passes/passes.h"
 #include "passes/ptrset.h"
 #include "passes/schedule/schedule.h"
@@ -336,18 +338,90 @@ static int thread_split_dim(const ir_func *f, const ir_buffer *p)
     return c.dim < 0 ? -1 : c.dim;
 }
 
-/* Stores `fill` into every element of p (shape `padded`) outside the box
- * [lo, lo + n): for each dimension d and side, the slab where d is in the
- * border on that side, the dimensions before d inside the box (their slabs
- * came first) and those after it whole.  When f's threads share p out
- * along a dimension, one parallel loop over it holds all the slabs (each
- * under a test of its part of that dimension when that is not all of it),
- * so that each thread fills the border next to the elements it is about to
- * store: filled by one thread, a line another thread then writes moves
- * between their caches (a 1x1 convolution on 14x14 of 320 channels on two
- * threads: 167 -> 135 us alone). */
-static ir_stmt *border_fill(ir_module *m, const ir_func *f, ir_buffer *p, const int64_t *n,
-                            const int64_t *lo, double fill)
+/* Where a loop of the writer runs along a dimension of p: its iteration v
+ * stores p at scale * v + off + b, 0 <= b < scale (one element, or a
+ * panel of scale: a loop over panels of output channels). */
+typedef struct fill_at {
+    ir_var *v;             /* NULL: not a loop's dimension */
+    int64_t scale, off;
+} fill_at;
+
+/* One slab of p's border, each of its elements set to `fill`: dimension d
+ * on one side of the box [lo, lo + n) (side 0 below it, 1 above), every
+ * other dimension e at at[e] when at and at[e].v are given (a loop of the
+ * writer: the slab goes inside that loop), else inside the box when
+ * inside[e], else whole.  Its loops run in p's order,
+ * the last one vectorized when 8 or more long; dimension `split`, when not
+ * -1, takes the variable `outer` of a loop around the slab that the caller
+ * builds, under a test of the slab's part of it when that is not all of
+ * it.  NULL when the slab is empty.  *region numbers the slabs of a
+ * function (their loops' names). */
+static ir_stmt *border_slab(ir_module *m, const ir_func *f, ir_buffer *p, const int64_t *n,
+                            const int64_t *lo, double fill, int d, int side, const bool *inside,
+                            const fill_at *at, int split, ir_var *outer, int *region)
+{
+    int nd = p->ndim;
+    int64_t from[MAXD], to[MAXD];
+    bool fixed[MAXD];
+    for (int e = 0; e < nd; e++) {
+        fixed[e] = e != d && at && at[e].v;
+        from[e] = fixed[e] ? 0 : inside[e] ? lo[e] : 0;
+        to[e] = fixed[e] ? at[e].scale : inside[e] ? lo[e] + n[e] : p->shape[e];
+    }
+    from[d] = side ? lo[d] + n[d] : 0;
+    to[d] = side ? p->shape[d] : lo[d];
+    if (to[d] <= from[d])
+        return NULL;
+    int r = (*region)++;
+    ir_var *loop[MAXD];
+    ir_itervar *iters = ir_alloc(m->arena, sizeof *iters * (size_t)nd);
+    ir_expr *idx[MAXD];
+    for (int e = 0; e < nd; e++) {
+        const char *ln = fresh(m, f, ir_sprintf(m->arena, "border%d_%d", r, e));
+        loop[e] = e == split ? outer : fixed[e] && at[e].scale == 1 ? NULL : ir_var_new(m, ln, IR_I64);
+        ir_expr *x = loop[e] && !fixed[e] ? ir_varref(m, loop[e]) : NULL;
+        if (fixed[e]) {
+            /* scale * v + off (+ the panel's loop) */
+            x = ir_varref(m, at[e].v);
+            if (at[e].scale != 1)
+                x = ir_binary(m, IR_MUL, x, ir_int(m, at[e].scale));
+            if (at[e].off)
+                x = ir_binary(m, IR_ADD, x, ir_int(m, at[e].off));
+            if (loop[e])
+                x = ir_binary(m, IR_ADD, x, ir_varref(m, loop[e]));
+        }
+        ir_var *iv = ir_var_new(m, ir_sprintf(m->arena, "v%s", ln), IR_I64);
+        iters[e] = (ir_itervar){iv, IR_ITER_SPATIAL, p->shape[e], x};
+        idx[e] = ir_varref(m, iv);
+    }
+    ir_expr *val = ir_dtype_is_float(p->dtype) ? ir_float(m, fill, p->dtype)
+                                               : ir_int_typed(m, (int64_t)fill, p->dtype);
+    ir_stmt *s = ir_block(m, ir_sprintf(m->arena, "border%d", r), iters, nd, NULL, ir_store(m, p, idx, nd, val));
+    for (int e = nd - 1; e >= 0; e--)
+        if (e != split && loop[e])
+            s = ir_for(m, loop[e], ir_int(m, from[e]), ir_int(m, to[e]),
+                       e == nd - 1 && to[e] - from[e] >= 8 ? IR_FOR_VECTORIZED : IR_FOR_SERIAL, s);
+    if (split >= 0 && (from[split] > 0 || to[split] < p->shape[split])) {
+        /* the slab's part of the split dimension (its border, or the box) */
+        ir_expr *in = ir_binary(m, IR_AND, ir_binary(m, IR_GE, ir_varref(m, outer), ir_int(m, from[split])),
+                                ir_binary(m, IR_LT, ir_varref(m, outer), ir_int(m, to[split])));
+        s = ir_if(m, in, s, NULL);
+    }
+    return s;
+}
+
+/* The fill as nests of its own before the kernel: for each dimension d and
+ * side, the slab where d is in the border on that side, the dimensions
+ * before d inside the box (their slabs came first) and those after it
+ * whole.  When f's threads share p out along a dimension, one parallel
+ * loop over it holds all the slabs (each under a test of its part of that
+ * dimension when that is not all of it), so that each thread fills the
+ * border next to the elements it is about to store: filled by one thread,
+ * a line another thread then writes moves between their caches (a 1x1
+ * convolution on 14x14 of 320 channels on two threads: 167 -> 135 us
+ * alone). */
+static ir_stmt *border_fill_before(ir_module *m, const ir_func *f, ir_buffer *p, const int64_t *n,
+                                   const int64_t *lo, double fill)
 {
     int nd = p->ndim;
     /* (only when the last dimension has a border: otherwise the border's
@@ -362,48 +436,320 @@ static ir_stmt *border_fill(ir_module *m, const ir_func *f, ir_buffer *p, const 
         outer = ir_var_new(m, fresh(m, f, ir_sprintf(m->arena, "border_%d", split)), IR_I64);
     ir_stmt *seq = ir_seq_new(m);
     int region = 0;
-    for (int d = 0; d < nd; d++)
+    bool inside[MAXD] = {false};
+    for (int d = 0; d < nd; d++) {
         for (int side = 0; side < 2; side++) {
-            int64_t from[MAXD], to[MAXD];
-            for (int e = 0; e < nd; e++) {
-                from[e] = e < d ? lo[e] : 0;
-                to[e] = e < d ? lo[e] + n[e] : p->shape[e];
-            }
-            from[d] = side ? lo[d] + n[d] : 0;
-            to[d] = side ? p->shape[d] : lo[d];
-            if (to[d] <= from[d])
-                continue;
-            ir_var *loop[MAXD];
-            ir_itervar *iters = ir_alloc(m->arena, sizeof *iters * (size_t)nd);
-            ir_expr *idx[MAXD];
-            for (int e = 0; e < nd; e++) {
-                const char *ln = fresh(m, f, ir_sprintf(m->arena, "border%d_%d", region, e));
-                loop[e] = e == split ? outer : ir_var_new(m, ln, IR_I64);
-                ir_var *iv = ir_var_new(m, ir_sprintf(m->arena, "v%s", ln), IR_I64);
-                iters[e] = (ir_itervar){iv, IR_ITER_SPATIAL, p->shape[e], ir_varref(m, loop[e])};
-                idx[e] = ir_varref(m, iv);
-            }
-            ir_expr *val = ir_dtype_is_float(p->dtype) ? ir_float(m, fill, p->dtype)
-                                                       : ir_int_typed(m, (int64_t)fill, p->dtype);
-            ir_stmt *s = ir_block(m, ir_sprintf(m->arena, "border%d", region), iters, nd, NULL, ir_store(m, p, idx, nd, val));
-            for (int e = nd - 1; e >= 0; e--)
-                if (e != split)
-                    s = ir_for(m, loop[e], ir_int(m, from[e]), ir_int(m, to[e]),
-                               e == nd - 1 && to[e] - from[e] >= 8 ? IR_FOR_VECTORIZED : IR_FOR_SERIAL, s);
-            if (split >= 0 && (from[split] > 0 || to[split] < p->shape[split])) {
-                /* the slab's part of the split dimension (its border, or the box) */
-                ir_expr *in = ir_binary(m, IR_AND, ir_binary(m, IR_GE, ir_varref(m, outer), ir_int(m, from[split])),
-                                        ir_binary(m, IR_LT, ir_varref(m, outer), ir_int(m, to[split])));
-                s = ir_if(m, in, s, NULL);
-            }
-            ir_seq_append(m, seq, s);
-            region++;
+            ir_stmt *s = border_slab(m, f, p, n, lo, fill, d, side, inside, NULL, split, outer, &region);
+            if (s)
+                ir_seq_append(m, seq, s);
         }
+        inside[d] = true;
+    }
     if (split < 0 || region == 0)
         return seq;
     ir_stmt *par = ir_seq_new(m);
     ir_seq_append(m, par, ir_for(m, outer, ir_int(m, 0), ir_int(m, p->shape[split]), IR_FOR_PARALLEL, seq));
     return par;
+}
+
+/* The dimension of p that a loop of the writer walks (its variable v):
+ * every store to p below the loop indexes exactly one dimension with v,
+ * at v + off, or at scale * v + off + terms of other variables (a panel:
+ * f_o * 32 + f_i) with a scale above 1, one scale and off for all of them,
+ * through the block bindings and lets between (dim -1: not so; -2: no
+ * store seen yet). */
+typedef struct walk_ctx {
+    const ir_buffer *p;
+    const ir_var *v;
+    const ir_var *var[128];      /* the bindings and lets in scope */
+    const ir_expr *value[128];
+    int n;
+    int dim;
+    int64_t scale, off;
+} walk_ctx;
+
+static const ir_expr *walk_value(void *ctx, const ir_var *v)
+{
+    const walk_ctx *c = ctx;
+    for (int i = c->n - 1; i >= 0; i--)
+        if (c->var[i] == v)
+            return c->value[i];
+    return NULL;
+}
+
+static void walk_bind(walk_ctx *c, const ir_var *v, const ir_expr *e)
+{
+    if (c->n == 128)
+        c->dim = -1;
+    else if (e) {
+        c->var[c->n] = v;
+        c->value[c->n++] = e;
+    }
+}
+
+static void walk_store(walk_ctx *c, const ir_stmt *s)
+{
+    int dim = -1;
+    int64_t scale = 0, off = 0;
+    for (int d = 0; d < s->nargs; d++) {
+        ir_affine a = {0};
+        ir_affine_rules r = {.value = walk_value, .ctx = c};
+        if (!ir_affine_add(&a, s->args[d], 1, &r, 0)) {
+            c->dim = -1;
+            return;
+        }
+        int64_t k = ir_affine_coef(&a, c->v);
+        if (k == 0)
+            continue;
+        bool alone = k > 1 && dim < 0;   /* v + off, nothing else; or a panel */
+        if (k == 1 && dim < 0) {
+            alone = true;
+            for (int i = 0; i < a.n; i++)
+                if (a.coef[i] != 0 && a.var[i] != c->v)
+                    alone = false;
+        }
+        if (!alone) {
+            c->dim = -1;
+            return;
+        }
+        dim = d;
+        scale = k;
+        off = a.c;
+    }
+    if (dim < 0 || (c->dim >= 0 && (c->dim != dim || c->scale != scale || c->off != off)))
+        c->dim = -1;
+    else
+        c->dim = dim, c->scale = scale, c->off = off;
+}
+
+static void walk_dim(walk_ctx *c, const ir_stmt *s)
+{
+    if (!s || c->dim == -1)
+        return;
+    int saved = c->n;
+    switch (s->kind) {
+    case IR_S_LET:
+        walk_bind(c, s->var, s->value);
+        break;
+    case IR_S_BLOCK:
+        for (int i = 0; i < s->niters; i++)
+            walk_bind(c, s->iters[i].var, s->iters[i].binding);
+        walk_dim(c, s->init);
+        break;
+    case IR_S_IF:
+        walk_dim(c, s->orelse);
+        break;
+    case IR_S_STORE:
+        if (s->buf == c->p)
+            walk_store(c, s);
+        break;
+    default:
+        break;
+    }
+    for (int i = 0; i < s->nbody; i++)
+        walk_dim(c, s->body[i]);
+    c->n = saved;
+}
+
+/* The loops of the writer that its part of the fill goes into: from f's
+ * body down, through sequences (to the one statement that stores p),
+ * allocations and lets, each serial or parallel loop L_j whose variable
+ * runs over the box of a dimension dim[j] of p that every store below it
+ * indexes with that variable alone, or as panels of scale[j] (walk_dim;
+ * scale[j] times L_j's trip count is the box), not p's last dimension and
+ * not one an outer loop of the chain walks.  An iteration of L_1 .. L_j
+ * then stores the part of p where dim[1..j] are at their variables (their
+ * panels), and runs once per iteration of the loops outside it: the
+ * border of that part, stored there, is stored once and next to the
+ * elements it shares lines with.  (Along the last dimension the loop runs
+ * along the elements of a line; and a panel of channels-last channels
+ * would cut each border pixel, a run of lines the fill before the kernel
+ * stores at streaming speed, into strided pieces that each miss: ResNet-18
+ * layer4 3x3 on 7x7 of 512 channels in panels of 32, 2-3.5% slower.)
+ * A serial loop on the way that is not such a loop (a loop over panels of
+ * output channels around a parallel loop over rows) is passed through as
+ * a guard: the fill below it runs in its first iteration only, so still
+ * once, and on the threads of the parallel loop inside it. */
+typedef struct fill_chain {
+    int k;
+    ir_stmt **slot[MAXD];        /* where L_j sits */
+    ir_stmt *loop[MAXD];
+    int dim[MAXD];
+    int64_t scale[MAXD];         /* L_j's iteration stores a panel of scale along dim[j] */
+    int guards[MAXD];            /* how many guard loops are around L_j */
+    ir_stmt *guard[MAXD];
+    int nguard;
+} fill_chain;
+
+static void find_chain(ir_func *f, const ir_buffer *p, const int64_t *n, const int64_t *lo,
+                       fill_chain *ch)
+{
+    bool taken[MAXD] = {false};
+    ch->k = 0;
+    ch->nguard = 0;
+    ir_stmt **slot = &f->body;
+    while (*slot && ch->k < MAXD) {
+        ir_stmt *s = *slot;
+        if (s->kind == IR_S_SEQ) {
+            ir_stmt **next = NULL;
+            for (int i = 0; i < s->nbody; i++)
+                if (ir_stmt_stores_to(s->body[i], p)) {
+                    if (next)
+                        return;
+                    next = &s->body[i];
+                }
+            slot = next;
+            continue;
+        }
+        if ((s->kind == IR_S_ALLOC || s->kind == IR_S_LET) && s->nbody == 1) {
+            slot = &s->body[0];
+            continue;
+        }
+        if (s->kind != IR_S_FOR || s->nbody != 1 || ir_for_step(s) != 1 ||
+            (s->for_kind != IR_FOR_SERIAL && s->for_kind != IR_FOR_PARALLEL) ||
+            s->lo->kind != IR_INT || s->hi->kind != IR_INT)
+            return;
+        walk_ctx c = {.p = p, .v = s->var, .dim = -2};
+        walk_dim(&c, s->body[0]);
+        int d = c.dim;
+        if (d < 0 || d == p->ndim - 1 || taken[d] ||
+            (s->hi->ival - s->lo->ival) * c.scale != n[d] || s->lo->ival * c.scale + c.off != lo[d]) {
+            if (s->for_kind != IR_FOR_SERIAL || s->hi->ival <= s->lo->ival || ch->nguard == MAXD)
+                return;
+            ch->guard[ch->nguard++] = s;
+            slot = &s->body[0];
+            continue;
+        }
+        taken[d] = true;
+        ch->slot[ch->k] = slot;
+        ch->loop[ch->k] = s;
+        ch->guards[ch->k] = ch->nguard;
+        ch->scale[ch->k] = c.scale;
+        ch->dim[ch->k++] = d;
+        slot = &s->body[0];
+    }
+}
+
+/* Whether a store to p runs under a parallel loop not in the chain (the
+ * threads share p out below it: the chain's fill would be one thread's). */
+static bool parallel_outside(const ir_stmt *s, const ir_buffer *p, const fill_chain *ch, bool in_par)
+{
+    if (!s)
+        return false;
+    if (s->kind == IR_S_FOR && s->for_kind == IR_FOR_PARALLEL) {
+        bool mine = false;
+        for (int j = 0; j < ch->k; j++)
+            mine |= ch->loop[j] == s;
+        in_par |= !mine;
+    }
+    if (s->kind == IR_S_STORE)
+        return in_par && s->buf == p;
+    for (int i = 0; i < s->nbody; i++)
+        if (parallel_outside(s->body[i], p, ch, in_par))
+            return true;
+    return parallel_outside(s->orelse, p, ch, in_par) || parallel_outside(s->init, p, ch, in_par);
+}
+
+/* s under a test that the first n guard loops of ch are in their first
+ * iteration (s itself when n is 0 or s is NULL). */
+static ir_stmt *guarded(ir_module *m, const fill_chain *ch, int n, ir_stmt *s)
+{
+    if (!s || n == 0)
+        return s;
+    ir_expr *cond = NULL;
+    for (int i = 0; i < n; i++) {
+        ir_expr *first = ir_binary(m, IR_EQ, ir_varref(m, ch->guard[i]->var), ir_int(m, ch->guard[i]->lo->ival));
+        cond = cond ? ir_binary(m, IR_AND, cond, first) : first;
+    }
+    return ir_if(m, cond, s, NULL);
+}
+
+static ir_stmt *seq_of(ir_module *m, ir_stmt *a, ir_stmt *b, ir_stmt *c)
+{
+    ir_stmt *seq = ir_seq_new(m);
+    if (a)
+        ir_seq_append(m, seq, a);
+    ir_seq_append(m, seq, b);
+    if (c)
+        ir_seq_append(m, seq, c);
+    return seq;
+}
+
+/* Stores `fill` into every element of p outside the box [lo, lo + n) that
+ * f stores (the writer's elements, moved by the border), before f's
+ * stores of p end.  No access of f to p reads the border (f's accesses
+ * were inside p's shape before it grew), so where the stores go does not
+ * change a result, only which cache lines are hot: when f stores p from a
+ * chain of loops (find_chain), the border goes into them, each part next
+ * to the elements whose lines it shares.  In the loop L_j (dimension d_j):
+ * before it, d_j's border below the box, after it the border above, at
+ * the outer loops' d_1 .. d_(j-1) and every other dimension whole (when
+ * L_j is parallel: inside it, with its first and its last iteration, so
+ * that a thread fills them, not one before the threads start); at the top
+ * of the innermost one's body, what is outside the box in the other
+ * dimensions at the chain's d_1 .. d_k (a row's side columns, before the
+ * row); each under the test of the guard loops around its place.  A
+ * max pool of VGG-11 (112x112 rows of 64 channels, 2x2 s2) filled its
+ * side columns before the kernel, a line each, at one thread 120-160 us
+ * of ~1000.  Otherwise, and when a parallel loop not in the chain stores
+ * p, the fill is nests of its own before the kernel (border_fill_before). */
+static void border_fill(ir_module *m, ir_func *f, ir_buffer *p, const int64_t *n, const int64_t *lo,
+                        double fill)
+{
+    fill_chain ch;
+    find_chain(f, p, n, lo, &ch);
+    if (ch.k == 0 || parallel_outside(f->body, p, &ch, false)) {
+        ir_stmt *seq = border_fill_before(m, f, p, n, lo, fill);
+        ir_seq_append(m, seq, f->body);
+        f->body = seq;
+        return;
+    }
+    int nd = p->ndim, region = 0;
+    fill_at at[MAXD] = {{0}};
+    for (int j = 0; j < ch.k; j++)
+        at[ch.dim[j]] = (fill_at){ch.loop[j]->var, ch.scale[j],
+                                  lo[ch.dim[j]] - ch.scale[j] * ch.loop[j]->lo->ival};
+    /* innermost first: a loop's slot may be its outer loop's body, which
+     * that loop's own fill then wraps */
+    bool inside[MAXD] = {false};
+    ir_stmt *rest = ir_seq_new(m);
+    for (int d = 0; d < nd; d++) {
+        if (at[d].v)
+            continue;
+        for (int side = 0; side < 2; side++) {
+            ir_stmt *s = border_slab(m, f, p, n, lo, fill, d, side, inside, at, -1, NULL, &region);
+            if (s)
+                ir_seq_append(m, rest, s);
+        }
+        inside[d] = true;
+    }
+    ir_stmt *last = ch.loop[ch.k - 1];
+    if (rest->nbody > 0)
+        last->body[0] = seq_of(m, guarded(m, &ch, ch.guards[ch.k - 1], rest), last->body[0], NULL);
+    bool whole[MAXD] = {false};
+    for (int j = ch.k - 1; j >= 0; j--) {
+        ir_stmt *l = ch.loop[j];
+        int d = ch.dim[j];
+        /* the outer loops' dimensions at their variables, the rest whole */
+        fill_at out[MAXD] = {{0}};
+        for (int i = 0; i < j; i++)
+            out[ch.dim[i]] = at[ch.dim[i]];
+        ir_stmt *below = border_slab(m, f, p, n, lo, fill, d, 0, whole, out, -1, NULL, &region);
+        ir_stmt *above = border_slab(m, f, p, n, lo, fill, d, 1, whole, out, -1, NULL, &region);
+        if (!below && !above)
+            continue;
+        if (l->for_kind == IR_FOR_PARALLEL) {
+            if (below)
+                below = ir_if(m, ir_binary(m, IR_EQ, ir_varref(m, l->var), ir_int(m, l->lo->ival)), below, NULL);
+            if (above)
+                above = ir_if(m, ir_binary(m, IR_EQ, ir_varref(m, l->var), ir_int(m, l->hi->ival - 1)), above, NULL);
+            l->body[0] = seq_of(m, guarded(m, &ch, ch.guards[j], below), l->body[0],
+                                guarded(m, &ch, ch.guards[j], above));
+        } else {
+            *ch.slot[j] = seq_of(m, guarded(m, &ch, ch.guards[j], below), l,
+                                 guarded(m, &ch, ch.guards[j], above));
+        }
+    }
 }
 
 /* ---------------------------------------------------------------- the pass */
@@ -566,11 +912,8 @@ static void give_border(ir_module *m, ir_buffer *t, const use *u, int n, const i
             move_stmt(&rd, rest);
             *c->slot = rest;
         }
-        if (u[i].writes) {
-            ir_stmt *seq = border_fill(m, u[i].f, p, size, lo, fill);
-            ir_seq_append(m, seq, u[i].f->body);
-            u[i].f->body = seq;
-        }
+        if (u[i].writes)
+            border_fill(m, u[i].f, p, size, lo, fill);
         sch_update_blocks(m, u[i].f->body);
     }
     t->shape = padded_shape(m, t, lo, hi);
@@ -1126,11 +1469,8 @@ static bool cl_apply(ir_module *m, cl_set *s)
             if (u->flat)
                 continue;
             u->p->shape = shapes[i];
-            if (u->writes && any[i]) {
-                ir_stmt *seq = border_fill(m, u->f, u->p, size, lo[i], fill[i]);
-                ir_seq_append(m, seq, u->f->body);
-                u->f->body = seq;
-            }
+            if (u->writes && any[i])
+                border_fill(m, u->f, u->p, size, lo[i], fill[i]);
         }
         t->shape = shapes[i];
     }
