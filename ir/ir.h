@@ -278,6 +278,14 @@ struct ir_buffer {
      * padded copy the schedule's pad() makes), so its storage need not
      * start zeroed; `alloc ... filled` in the text form. */
     bool filled;
+    /* LOCAL: a tile whose rows the scheduler padded to whole vectors
+     * (auto_window's depthwise tiles of several rows of 28 at a pitch of
+     * 32): once flat, of every row_pitch elements those from row_used on
+     * are touched by no iteration of the program, only by vector lanes
+     * past a row's end (ir/vectorize.c), whose values nothing uses.  0:
+     * none.  The text form does not carry it (read back, the rows run in
+     * narrower chunks: the same values). */
+    int64_t row_pitch, row_used;
     /* Default contents of INPUT and PARAM buffers when the user gives no
      * file: uniform in [init_lo, init_hi) by runtime/random.c's formula. */
     bool has_init;

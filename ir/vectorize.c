@@ -1257,6 +1257,7 @@ typedef struct ext_ctx {
     int nr;
     int64_t lo, hi, top;    /* the loop's lo, hi; the last lane's end */
     int64_t need[16];       /* per env->locals entry */
+    bool stored[16];        /* per env->locals entry: stored from its orig on */
     bool vmath;             /* the body calls exp, sigmoid, ... */
     bool ok;
     ir_expr *cond;          /* when the extra lanes read in range (NULL: always) */
@@ -1345,6 +1346,33 @@ static ir_stmt *clamped_body(const ext_ctx *c, const ir_stmt *body)
     return copy;
 }
 
+/* Whether the extra lanes of an access of a local tile whose rows are
+ * padded to whole vectors (ir_buffer.row_pitch) stay in the padding of
+ * the row its last real lane is in: the index is v + c + terms that are
+ * whole rows, and the columns of v in [hi, top) lie in [row_used,
+ * row_pitch) of one row; every lane in the tile.  A depthwise
+ * convolution's 4 rows of 28 at a pitch of 32 then run as 2 whole vectors
+ * each, their activation too. */
+static bool in_row_padding(ext_ctx *c, const ir_buffer *b, const ir_expr *idx)
+{
+    int64_t P = b->row_pitch;
+    ir_affine f;
+    if (P <= 0 || b->row_used <= 0 || b->row_used >= P || !ir_affine_of(idx, &f) ||
+        ir_affine_coef(&f, c->z->v) != 1)
+        return false;
+    for (int i = 0; i < f.n; i++)
+        if (f.var[i] != c->z->v && ir_floormod64(f.coef[i], P) != 0)
+            return false;
+    /* (the bounds of the affine form: a tile's index vp - p_o * 4, its
+     * block's binding p_o * 4 + p_i substituted, has cancelled) */
+    ir_interval all = ext_bounds(c, ir_affine_expr(c->z->m, &f), c->lo, c->top - 1);
+    if (!all.known || all.lo < 0 || all.hi >= b->shape[0])
+        return false;
+    int64_t first = c->hi + f.c, last = c->top - 1 + f.c;
+    return ir_floordiv64(first, P) == ir_floordiv64(last, P) &&
+           ir_floormod64(first, P) >= b->row_used;
+}
+
 static void ext_access(ext_ctx *c, const ir_buffer *b, ir_expr *const *idx, int n, bool store)
 {
     bool d = false;
@@ -1365,6 +1393,8 @@ static void ext_access(ext_ctx *c, const ir_buffer *b, ir_expr *const *idx, int 
     if (g < 0 && !store && all.known && extra.known && all.lo >= 0 && all.hi >= b->shape[0] &&
         guard_read(c, b, idx[0]))
         return;
+    if (g >= 0 && in_row_padding(c, b, idx[0]))
+        return;
     if (!all.known || !extra.known || all.lo < 0 || (g < 0 && (store || all.hi >= b->shape[0])) ||
         (g >= 0 && store && extra.lo < c->env->locals[g].orig)) {
         c->ok = false;
@@ -1372,6 +1402,8 @@ static void ext_access(ext_ctx *c, const ir_buffer *b, ir_expr *const *idx, int 
     }
     if (g >= 0 && all.hi + 1 > c->need[g])
         c->need[g] = all.hi + 1;
+    if (g >= 0 && store && all.hi >= c->env->locals[g].orig)
+        c->stored[g] = true;
 }
 
 static bool ext_expr(const ir_expr *x, void *p)
@@ -1458,8 +1490,10 @@ static int ext_lanes(ext_ctx *c, const ir_stmt *body, int64_t lo, int64_t hi, in
     c->lo = lo;
     c->hi = hi;
     c->top = lo + N;
-    for (int i = 0; i < env->nlocals; i++)
+    for (int i = 0; i < env->nlocals; i++) {
         c->need[i] = env->locals[i].need;
+        c->stored[i] = false;
+    }
     c->ok = true;
     c->cond = NULL;
     c->nguarded = 0;
@@ -1833,8 +1867,10 @@ ir_stmt *ir_vectorize_loop_env(ir_module *m, const ir_stmt *st, int vector_bytes
         if (!z.fail && ec.cond)
             clamped = whole_vectors(&z, clamped_body(&ec, body), lo, top, true);
         if (!z.fail) {
-            for (int i = 0; i < env->nlocals; i++)
+            for (int i = 0; i < env->nlocals; i++) {
                 env->locals[i].need = ec.need[i];
+                env->locals[i].stored_past |= ec.stored[i];
+            }
             ir_seq_append(m, out, clamped ? ir_if(m, ec.cond, f, clamped) : f);
             return out;
         }

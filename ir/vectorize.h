@@ -21,6 +21,7 @@
 typedef struct ir_vec_local {
     const ir_buffer *buf;
     int64_t orig, need;
+    bool stored_past;   /* some lane past a loop's end stores from orig on */
 } ir_vec_local;
 
 typedef struct ir_vec_env {

@@ -66,20 +66,30 @@ static bool reads_buffer(const ir_expr *x, void *p);
  * vectors): 2 rows, 332 -> 300 us on EfficientNet-B0's 144x56x56
  * (bench/results/dwrows_s22.txt).  The largest count up to TILE_SUMS /
  * (the row's vectors) that divides the rows' loop (extent `rows`), 1 for a
- * row of TILE_SUMS / 2 vectors or more; 1 also where a row is not a whole
- * number of half vectors (alone in its tile, a row of 28 runs as 32 lanes,
- * the last ones past its end; in a tile of rows 28 apart, as 16 + 8 + 4
- * lanes, its activation's last 4 one by one: 242 -> 311 us, a 5x5 on
- * 240x28x28) and where the input's channel exceeds L1 (pad_late then
- * copies blocks of the rows' loop, which the split would take). */
+ * row of TILE_SUMS / 2 vectors or more; 1 also where a row shorter than a
+ * vector is not a whole number of half vectors, and where the input's
+ * channel exceeds L1 (pad_late then copies blocks of the rows' loop, which
+ * the split would take).  A longer row that is not a whole number of half
+ * vectors (28) takes the tile's rows at a pitch of whole vectors
+ * (padded_row): in a tile of rows 28 apart it ran as 16 + 8 + 4 lanes,
+ * its activation's last 4 one by one (242 -> 311 us, a 5x5 on 240x28x28). */
 #define TILE_SUMS 8
+
+/* The pitch of whole vectors a tile's rows of `row` take when a row is
+ * longer than a vector and not a whole number of half vectors; 0 else
+ * (rows at their own length). */
+static int64_t padded_row(const auto_ctx *a, int64_t row)
+{
+    int64_t L = a->lanes;
+    return L >= 4 && row > L && row % (L / 2) != 0 ? (row + L - 1) / L * L : 0;
+}
 
 static int64_t rows_per_tile(const auto_ctx *a, const ir_stmt *b, int64_t row, int64_t rows)
 {
     const ir_stmt *st = b->nbody ? b->body[0] : NULL;
     if (!st || st->kind != IR_S_STORE || !ir_dtype_is_float(st->buf->dtype) || !st->value ||
         st->value->kind != IR_ADD || st->value->b->kind != IR_MUL || row < 1 ||
-        row % (a->lanes / 2 > 0 ? a->lanes / 2 : 1) != 0)
+        (row % (a->lanes / 2 > 0 ? a->lanes / 2 : 1) != 0 && !padded_row(a, row)))
         return 1;
     for (int i = 0; i < a->f->nparams; i++) {
         const ir_buffer *pb[2] = {a->f->params[i], NULL};
@@ -91,6 +101,35 @@ static int64_t rows_per_tile(const auto_ctx *a, const ir_stmt *b, int64_t row, i
     while (R > 1 && rows % R != 0)
         R--;
     return R > 1 ? R : 1;
+}
+
+/* The local tile `name` (cache_write's [rows][row]) at a row pitch of
+ * `pitch` elements: every access stays at columns below `row`, and the
+ * columns from `row` on are only for the vector lanes past a row's end
+ * (ir_buffer.row_pitch), so each row runs as whole vectors. */
+typedef struct tile_find {
+    const char *name;
+    ir_buffer *buf;
+} tile_find;
+
+static bool find_tile(const ir_stmt *s, void *p)
+{
+    tile_find *t = p;
+    if (s->kind == IR_S_ALLOC && s->buf && !strcmp(s->buf->name, t->name))
+        t->buf = s->buf;
+    return !t->buf;
+}
+
+static void pad_tile_rows(auto_ctx *a, const char *name, int64_t row, int64_t pitch)
+{
+    tile_find t = {name, NULL};
+    ir_stmt_walk(a->f->body, find_tile, NULL, &t);
+    ir_buffer *b = t.buf;
+    if (!b || b->ndim < 2 || b->shape[b->ndim - 1] != row)
+        return;
+    b->shape[b->ndim - 1] = pitch;
+    b->row_pitch = pitch;
+    b->row_used = row;
 }
 
 /* A reduction whose vector loop now runs inside its reduce loops (depthwise
@@ -149,6 +188,8 @@ static void reduce_in_tile(auto_ctx *a, ir_stmt *b, const char *vname)
     const char *tile = auto_fresh(a, ir_sprintf(a->m->arena, "%s_tile", b->body[0]->buf->name));
     if (!auto_step(a, "%s = cache_write(%s, %s)", tile, b->name, outer))
         return;
+    if (rows_in && padded_row(a, row))
+        pad_tile_rows(a, tile, row, padded_row(a, row));
     if (auto_step(a, "decompose_reduction(%s, %s)", b->name, first_reduce))
         auto_step(a, "vectorize(%s_init)", vname);
     auto_step(a, "vectorize(%s_%s_out)", vname, tile);
