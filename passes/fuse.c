@@ -116,6 +116,22 @@ static const ir_stmt *elementwise_block(const ir_func *f)
     return b;
 }
 
+/* ir_expr_walk callback: sets widens_ctx.found at a conversion of a load
+ * of widens_ctx.t into a floating-point type. */
+typedef struct widens_ctx {
+    const ir_buffer *t;
+    bool found;
+} widens_ctx;
+
+static bool finds_widening(const ir_expr *x, void *p)
+{
+    widens_ctx *c = p;
+    if (x->kind == IR_CAST && ir_dtype_is_float(x->dtype) && x->a && x->a->kind == IR_LOAD &&
+        x->a->buf == c->t)
+        c->found = true;
+    return true;
+}
+
 /* The elementwise block of C's kernel and the first of its input
  * parameters from index `from` on that it reads only at its own indices,
  * or NULL. */
@@ -132,6 +148,15 @@ static const ir_stmt *elementwise(const ir_func *f, int from, int *tparam)
          * in place (fuse_into_producer) */
         if (f->params[p] == st->buf || !domain_shape(b, f->params[p]) ||
             (f->params[p]->dtype != st->buf->dtype && !ir_narrowing_store(st)))
+            continue;
+        /* nor does a C that widens integer T to float (a dequantize, with
+         * the quantize after it: its value in P's store would convert the
+         * rounded f32 to the small integer and back inside one expression,
+         * which the vectorizer leaves to scalar code) */
+        widens_ctx wc = {f->params[p], false};
+        if (!ir_dtype_is_float(f->params[p]->dtype))
+            ir_expr_walk(st->value, finds_widening, &wc);
+        if (wc.found)
             continue;
         load_ctx lc = {f->params[p], b, true, 0};
         ir_expr_walk(st->value, check_load, &lc);
@@ -607,6 +632,7 @@ typedef struct fusion {
     ir_buffer *from[64], *to[64];   /* C's parameters other than T, and P's new ones */
     ir_buffer *newargs[64];         /* the arguments C passes for them */
     bool reshaped[64];              /* to[k] has T's shape in P (below) */
+    bool shared[64];                /* to[k] is a parameter P has already */
     int nmap;
     ir_buffer *ynew;                /* C's output as P's parameter */
     const char *clayer, *player, *bname;
@@ -649,6 +675,30 @@ static bool find_producer(fusion *u)
     return u->clayer && u->player;
 }
 
+/* The parameter of P that already holds graph buffer b with C's view of it
+ * (element type and shape as `shape`), or NULL: P's argument other than T,
+ * or one of C's parameters mapped before.  C then reads it through that
+ * parameter instead of a second one (GELU's x * (1 + erf(x / sqrt 2)): the
+ * multiply joins the group of the division, which reads x already; with
+ * one parameter for x the group can then join the layer that writes x). */
+static ir_buffer *shared_param(const fusion *u, const ir_buffer *b, ir_dtype dt,
+                               const ir_buffer *shape)
+{
+    for (int a = 0; a < u->P->nargs; a++) {
+        const ir_buffer *q = u->fp->params[a];
+        if (a != u->tpp && u->P->args[a] == b && q->dtype == dt && q->ndim == shape->ndim &&
+            !memcmp(q->shape, shape->shape, sizeof *q->shape * (size_t)q->ndim))
+            return u->fp->params[a];
+    }
+    for (int k = 0; k < u->nmap; k++) {
+        const ir_buffer *q = u->to[k];
+        if (u->newargs[k] == b && q->dtype == dt && q->ndim == shape->ndim &&
+            !memcmp(q->shape, shape->shape, sizeof *q->shape * (size_t)q->ndim))
+            return u->to[k];
+    }
+    return NULL;
+}
+
 /* C's parameters other than T become new parameters of P's, named after
  * C's layer; so does the name of C's block (every fused layer's block has
  * a name of its own).  One C reads only at its own index with T's shape
@@ -667,8 +717,11 @@ static bool map_params(fusion *u)
         load_ctx oc = {ob, u->cb, domain_shape(u->cb, ob), 0};
         ir_expr_walk(u->cst->value, check_load, &oc);
         const ir_buffer *shape = oc.ok ? u->pt : ob;
-        ir_buffer *nb = ir_buffer_new(m, ir_sprintf(m->arena, "%s.%s", u->clayer, ob->name),
-                                      ob->dtype, shape->ndim, shape->shape, IR_BUF_ARG);
+        ir_buffer *nb = shared_param(u, u->C->args[p], ob->dtype, shape);
+        u->shared[u->nmap] = nb != NULL;
+        if (!nb)
+            nb = ir_buffer_new(m, ir_sprintf(m->arena, "%s.%s", u->clayer, ob->name),
+                               ob->dtype, shape->ndim, shape->shape, IR_BUF_ARG);
         u->from[u->nmap] = ob;
         u->newargs[u->nmap] = u->C->args[p];
         u->reshaped[u->nmap] = oc.ok;
@@ -1015,33 +1068,36 @@ static void rewire_calls(fusion *u)
             fp->params[k++] = fp->params[p];
     fp->nparams = k;
     for (int i = 0; i < u->nmap; i++)
-        ir_func_add_param(m, fp, u->to[i]);
+        if (!u->shared[i])
+            ir_func_add_param(m, fp, u->to[i]);
     ir_buffer **args = ir_alloc(m->arena, sizeof *args * (size_t)(fp->nparams + 1));
     k = 0;
     for (int a = 0; a < P->nargs; a++)
         if (a != u->tpp)
             args[k++] = P->args[a];
     for (int i = 0; i < u->nmap; i++)
-        args[k++] = u->newargs[i];
+        if (!u->shared[i])
+            args[k++] = u->newargs[i];
     P->args = args;
     P->nargs = k;
     name_group(m, fp, u->player, u->clayer, ir_func_attr(fp, "op"), ir_func_attr(u->fc, "op"));
     for (int i = 0; i < u->nmap; i++)
-        add_user(u->ix, u->newargs[i], u->pi);
+        if (!u->shared[i])
+            add_user(u->ix, u->newargs[i], u->pi);
     u->ix->dead[u->ci] = true;
     u->ix->nruns[pass_find_ptr(u->ix->funcs, u->ix->nfuncs, u->fc)]--;
 }
 
 /* Fuses call ci, whose elementwise block is cb, into the call that writes
- * its input number tp; true if it did. */
-static bool fuse_into_producer(fuse_index *ix, int ci, const ir_stmt *cb, int tp)
+ * its input number tp; that call's index if it did, else -1. */
+static int fuse_into_producer(fuse_index *ix, int ci, const ir_stmt *cb, int tp)
 {
     ir_module *m = ix->m;
     fusion u = {.m = m, .ix = ix, .C = &m->graph.calls[ci], .ci = ci, .cb = cb, .tp = tp,
                 .cst = cb->body[0]};
     u.fc = u.C->fn;
     if (!find_producer(&u) || !map_params(&u) || !scan_stores(&u))
-        return false;
+        return -1;
     /* a C of another element type than T's (a quantize) cannot live in P's
      * tile: it is computed in the write-back's store itself */
     bool same_type = u.cst->buf->dtype == u.pt->dtype;
@@ -1058,31 +1114,34 @@ static bool fuse_into_producer(fuse_index *ix, int ci, const ir_stmt *cb, int tp
      * bench/results/int8_s13.txt) */
     for (int k = 0; !same_type && k < u.w.nstores; k++)
         if (strided_writeback(&u, k) && !pass_layout_channels_last(m, u.C->args[u.tp], ix->dead))
-            return false;
+            return -1;
     if (same_type && writebacks_fit(&u)) {
         for (int k = 0; k < u.w.nstores; k++)
             if (!fuse_writeback(&u, k))
-                return false;
+                return -1;
     } else if (stores_fit(&u)) {
         fuse_stores(&u);
     } else {
-        return false;
+        return -1;
     }
     rewire_calls(&u);
-    return true;
+    return u.pi;
 }
 
 /* Fuses call ci into the call that writes one of its inputs, trying each
  * in turn: a residual add joins whichever branch runs last (its other
- * input must exist when that producer runs); true if it did. */
-static bool fuse_call(fuse_index *ix, int ci)
+ * input must exist when that producer runs); that call's index if it
+ * did, else -1. */
+static int fuse_call(fuse_index *ix, int ci)
 {
     const ir_func *fc = ix->m->graph.calls[ci].fn;
     int tp = -1;
-    for (const ir_stmt *cb; (cb = elementwise(fc, tp + 1, &tp));)
-        if (fuse_into_producer(ix, ci, cb, tp))
-            return true;
-    return false;
+    for (const ir_stmt *cb; (cb = elementwise(fc, tp + 1, &tp));) {
+        int pi = fuse_into_producer(ix, ci, cb, tp);
+        if (pi >= 0)
+            return pi;
+    }
+    return -1;
 }
 
 /* ir_expr_walk callback: clears *(bool *)p at what may stop a kernel with
@@ -1433,8 +1492,13 @@ bool pass_fuse(ir_module *m, diag *d)
     /* calls whose results nothing reads go first too: the layout question
      * a fusion asks (pass_layout_channels_last) sees the graph without them */
     drop_unread(&ix);
+    /* a group that took in a consumer tries its own producer again: that
+     * consumer may have been what kept it out (the multiply of GELU's
+     * x * (1 + erf(x / sqrt 2)) reads x too, so the division could not
+     * join the layer writing x until the multiply joined the division) */
     for (int ci = 0; ci < m->graph.ncalls; ci++)
-        fuse_call(&ix, ci);
+        for (int c = ci; c >= 0;)
+            c = fuse_call(&ix, c);
     /* concatenations whose producers can write their parts in place go */
     for (int ci = 0; ci < m->graph.ncalls; ci++)
         concat_in_place(&ix, ci);
