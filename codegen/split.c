@@ -1035,10 +1035,11 @@ char *cg_split_prelude(const cg_csplit *sp, const int *units, int n)
  * a plain decimal int (no suffix, no leading 0, at most INT_MAX) right
  * after `*`, `+`, `-` or `<` (a stride, an offset, a loop bound), the
  * initial value of tec_lo or tec_hi (a parallel loop's bounds), calloc's
- * count, the index after `)[`, or a profiling counter's amount
- * (tec_prof_count's second argument); never in a # line, never inside
- * brackets that hold no name (an array's size: `float t[224]`), and not
- * in a unit that has static storage or static functions.  The rest of the
+ * or malloc's count (a heap temporary's elements), the index after `)[`,
+ * or a profiling counter's amount (tec_prof_count's second argument);
+ * never in a # line, never inside brackets that hold no name (an array's
+ * size: `float t[224]`), and not in a unit that has static storage or
+ * static functions.  The rest of the
  * code must be equal, so the schedule, unrolling and vector code of the
  * members are one.  Positions whose values agree in every member share a
  * parameter; a family that would need more than FAMILY_MAX_PARAMS is not
@@ -1072,9 +1073,9 @@ static bool param_context(const char *s, tok prev2, tok prev, int bracket_named)
         return bracket_named != 0;
     if (c == '[')
         return prev2.kind == TK_PUNCT && s[prev2.start] == ')';
-    if (c == '(')
+    if (c == '(')   /* an element count: calloc(N, ...), malloc(N * sizeof ...) */
         return prev2.kind == TK_ID && prev2.end - prev2.start == 6 &&
-               memcmp(s + prev2.start, "calloc", 6) == 0;
+               (memcmp(s + prev2.start, "calloc", 6) == 0 || memcmp(s + prev2.start, "malloc", 6) == 0);
     if (c == '=')
         return prev2.kind == TK_ID && prev2.end - prev2.start == 6 &&
                (memcmp(s + prev2.start, "tec_hi", 6) == 0 || memcmp(s + prev2.start, "tec_lo", 6) == 0);

@@ -136,6 +136,23 @@ static void test_families(void)
         CHECK(strstr(sp.units[1].glue, call));
     }
     cg_split_free(&sp);
+    /* A heap temporary's element count (malloc's, as calloc's) differs:
+     * a family. */
+    const char *heaps = PRELUDE
+        "int32_t tec_k0_l0(const float *restrict x0, float *restrict y0)\n"
+        "{\n    float *restrict t = malloc(64 * sizeof *t);\n"
+        "    for (int64_t i = 0; i < 64; ++i)\n        t[i] = x0[i];\n"
+        "    y0[0] = t[63];\n    free(t);\n    return 0;\n}\n"
+        "int32_t tec_k1_l1(const float *restrict x1, float *restrict y1)\n"
+        "{\n    float *restrict t = malloc(96 * sizeof *t);\n"
+        "    for (int64_t i = 0; i < 96; ++i)\n        t[i] = x1[i];\n"
+        "    y1[0] = t[63];\n    free(t);\n    return 0;\n}\n";
+    CHECK(cg_split_c(heaps, &sp));
+    CHECK(sp.n == 2 && sp.distinct == 1);
+    if (sp.n == 2)
+        CHECK(strstr(sp.units[0].shared, "malloc(tec_p0 * sizeof *tec_v0);") &&
+              strstr(sp.units[0].shared, "tec_v1 < tec_p0;"));
+    cg_split_free(&sp);
     /* A parallel loop's slab of heap temporaries, as codegen/emit_c.c
      * writes it: kernels that differ in its size (and the row length
      * that sets it) form a family too. */
