@@ -1519,7 +1519,9 @@ static void emit_alloc(cg_emitter *e, cg_str *s, const ir_stmt *st)
                 off = e->slab[i].offset;
         if (off < 0)
             internal(e, "heap alloc of '%s' in a parallel loop was not planned", b->name);
-        cg_line(e, s, "%s *restrict %s = (%s *)(tec_slab + (size_t)omp_get_thread_num() * %lldu + %lldu);"
+        /* plain decimal sizes (no `u`: the product is size_t already), so
+         * that kernels differing only in them form a family (codegen/split.c) */
+        cg_line(e, s, "%s *restrict %s = (%s *)(tec_slab + (size_t)omp_get_thread_num() * %lld + %lld);"
              "   /* alloc %s */", ct, v, ct, (long long)e->slab_bytes, (long long)off,
              info.p ? info.p : "");
         if (!b->filled)
@@ -1862,7 +1864,7 @@ static bool emit_parallel_loop(cg_emitter *e, cg_str *s, const ir_stmt *st)
     if (sc.bytes > 0) {
         e->slab_bytes = sc.bytes;
         cg_line(e, s, "/* heap temporaries of the loop: %lld bytes per thread */", (long long)sc.bytes);
-        cg_line(e, s, "char *tec_slab = aligned_alloc(64, (size_t)tec_num_threads * %lldu);",
+        cg_line(e, s, "char *tec_slab = aligned_alloc(64, (size_t)tec_num_threads * %lld);",
              (long long)sc.bytes);
         emit_fail_if(e, s, "tec_slab == NULL", e->asserts.n + 1, "out of memory");
     }

@@ -31,8 +31,12 @@ typedef struct scan {
     size_t pos, len;
 } scan;
 
-static bool id_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
-static bool id_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+/* C's character classes in the "C" locale, without a call per character
+ * (the scans walk every byte of a model's C, megabytes). */
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+static bool is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+static bool id_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+static bool id_char(char c) { return id_start(c) || is_digit(c); }
 
 /* The end of the comment starting at i (s[i] == '/'), or i when none
  * starts there. */
@@ -83,7 +87,7 @@ static tok next(scan *sc)
     const char *s = sc->s;
     size_t i = sc->pos, len = sc->len;
     for (;;) {
-        while (i < len && isspace((unsigned char)s[i]))
+        while (i < len && is_space(s[i]))
             i++;
         size_t e = i < len && s[i] == '/' ? comment_end(s, len, i) : i;
         if (e == i)
@@ -104,7 +108,7 @@ static tok next(scan *sc)
         t.kind = TK_ID;
         while (i < len && id_char(s[i]))
             i++;
-    } else if (isdigit((unsigned char)c) || (c == '.' && i + 1 < len && isdigit((unsigned char)s[i + 1]))) {
+    } else if (is_digit(c) || (c == '.' && i + 1 < len && is_digit(s[i + 1]))) {
         t.kind = TK_NUM;
         i = number_end(s, len, i);
     } else if (c == '"' || c == '\'') {
@@ -367,7 +371,7 @@ static bool reserved(const char *id, size_t len)
     for (const char *p = "av"; *p; p++)
         if (len > 5 && memcmp(id, "tec_", 4) == 0 && id[4] == *p) {
             size_t i = 5;
-            while (i < len && isdigit((unsigned char)id[i]))
+            while (i < len && is_digit(id[i]))
                 i++;
             if (i == len)
                 return true;
@@ -392,14 +396,14 @@ static int prof_hook(const char *id, size_t len)
 static bool prof_literal(const char *s, size_t e, size_t end, size_t *at, size_t *at_end,
                          long long *v)
 {
-    while (e < end && isspace((unsigned char)s[e]))
+    while (e < end && is_space(s[e]))
         e++;
     if (e >= end || s[e] != '(')
         return false;
-    for (e++; e < end && isspace((unsigned char)s[e]); e++)
+    for (e++; e < end && is_space(s[e]); e++)
         ;
     size_t d = e;
-    while (e < end && isdigit((unsigned char)s[e]))
+    while (e < end && is_digit(s[e]))
         e++;
     if (e == d || e - d > 15 || id_char(s[e]) || s[e] == '.')
         return false;
@@ -407,7 +411,7 @@ static bool prof_literal(const char *s, size_t e, size_t end, size_t *at, size_t
     *at_end = e;
     *v = strtoll(s + d, NULL, 10);
     size_t j = e;
-    while (j < end && isspace((unsigned char)s[j]))
+    while (j < end && is_space(s[j]))
         j++;
     return j < end && (s[j] == ',' || s[j] == ')');
 }
@@ -484,7 +488,7 @@ static bool render(names *nm, size_t start, size_t end, const char *base, buf *o
             r = " ";   /* as C reads it; a // comment's newline stays */
         } else if (c == '"' || c == '\'') {
             e = literal_end(s, end, i, c);
-        } else if (isdigit((unsigned char)c) || (c == '.' && i + 1 < end && isdigit((unsigned char)s[i + 1]))) {
+        } else if (is_digit(c) || (c == '.' && i + 1 < end && is_digit(s[i + 1]))) {
             e = number_end(s, end, i);
         } else if (c == '(' || c == ')') {
             int d = c == '(' ? 1 : -1;
@@ -523,7 +527,7 @@ static bool render(names *nm, size_t start, size_t end, const char *base, buf *o
             }
             if (!out) {
                 size_t j = e;
-                while (j < end && isspace((unsigned char)s[j]))
+                while (j < end && is_space(s[j]))
                     j++;
                 if (k < 0 && !in_pp && attr_depth < 0 && !(j < end && s[j] == '(') &&
                     !kept(nm->prelude, s + i, len)) {
@@ -599,7 +603,7 @@ static bool param_names(const char *s, const item *it, names *nm, buf *call)
 static bool is_kernel_name(const scan *sc, tok t)
 {
     return t.kind == TK_ID && t.end - t.start > 5 && memcmp(sc->s + t.start, "tec_k", 5) == 0 &&
-           isdigit((unsigned char)sc->s[t.start + 5]);
+           is_digit(sc->s[t.start + 5]);
 }
 
 /* s[start, end) with each comment replaced by a space. */
@@ -640,7 +644,7 @@ static void extern_prelude(const char *s, size_t end, buf *out)
         put_code(out, s, copied, it.start);
         puts_(out, "extern ");
         size_t stop = it.has_init ? it.init : it.end - 1;
-        while (stop > it.start && isspace((unsigned char)s[stop - 1]))
+        while (stop > it.start && is_space(s[stop - 1]))
             stop--;
         put(out, s + it.start, stop - it.start);
         puts_(out, ";");
@@ -819,7 +823,7 @@ static char *prelude_text(const char *s, const prelude_tab *t, const unsigned ch
             continue;
         if (global_item(s, it) && !define) {
             size_t stop = it->has_init ? it->init : it->end - 1;
-            while (stop > it->start && isspace((unsigned char)s[stop - 1]))
+            while (stop > it->start && is_space(s[stop - 1]))
                 stop--;
             puts_(&out, "extern ");
             put(&out, s + it->start, stop - it->start);
@@ -1035,10 +1039,11 @@ char *cg_split_prelude(const cg_csplit *sp, const int *units, int n)
  * a plain decimal int (no suffix, no leading 0, at most INT_MAX) right
  * after `*`, `+`, `-` or `<` (a stride, an offset, a loop bound), the
  * initial value of tec_lo or tec_hi (a parallel loop's bounds), calloc's
- * count, the index after `)[`, or a profiling counter's amount
- * (tec_prof_count's second argument); never in a # line, never inside
- * brackets that hold no name (an array's size: `float t[224]`), and not
- * in a unit that has static storage or static functions.  The rest of the
+ * or malloc's count (a heap temporary's elements), the index after `)[`,
+ * or a profiling counter's amount (tec_prof_count's second argument);
+ * never in a # line, never inside brackets that hold no name (an array's
+ * size: `float t[224]`), and not in a unit that has static storage or
+ * static functions.  The rest of the
  * code must be equal, so the schedule, unrolling and vector code of the
  * members are one.  Positions whose values agree in every member share a
  * parameter; a family that would need more than FAMILY_MAX_PARAMS is not
@@ -1072,16 +1077,16 @@ static bool param_context(const char *s, tok prev2, tok prev, int bracket_named)
         return bracket_named != 0;
     if (c == '[')
         return prev2.kind == TK_PUNCT && s[prev2.start] == ')';
-    if (c == '(')
+    if (c == '(')   /* an element count: calloc(N, ...), malloc(N * sizeof ...) */
         return prev2.kind == TK_ID && prev2.end - prev2.start == 6 &&
-               memcmp(s + prev2.start, "calloc", 6) == 0;
+               (memcmp(s + prev2.start, "calloc", 6) == 0 || memcmp(s + prev2.start, "malloc", 6) == 0);
     if (c == '=')
         return prev2.kind == TK_ID && prev2.end - prev2.start == 6 &&
                (memcmp(s + prev2.start, "tec_hi", 6) == 0 || memcmp(s + prev2.start, "tec_lo", 6) == 0);
     if (c == ',') {   /* a profiling counter's amount: tec_prof_count(tec_pc [+ N], AMOUNT) */
         static const char call[] = "tec_prof_count(tec_pc";
         size_t i = prev.start, n = sizeof call - 1;
-        while (i > 0 && (isdigit((unsigned char)s[i - 1]) || s[i - 1] == ' ' || s[i - 1] == '+'))
+        while (i > 0 && (is_digit(s[i - 1]) || s[i - 1] == ' ' || s[i - 1] == '+'))
             i--;
         return i >= n && memcmp(s + i - n, call, n) == 0;
     }
@@ -1126,7 +1131,7 @@ static bool find_lits(const char *s, lits *l)
             return false;
         if (t.kind == TK_ID && n > 5 && memcmp(p, "tec_p", 5) == 0) {   /* tec_p<digits> */
             size_t i = 5;
-            while (i < n && isdigit((unsigned char)p[i]))
+            while (i < n && is_digit(p[i]))
                 i++;
             if (i == n)
                 return false;
@@ -1142,7 +1147,7 @@ static bool find_lits(const char *s, lits *l)
             continue;
         bool digits = true;
         for (size_t i = 0; i < n; i++)
-            digits &= isdigit((unsigned char)p[i]) != 0;
+            digits &= is_digit(p[i]) != 0;
         long long v = digits ? strtoll(p, NULL, 10) : -1;
         if (!digits || v > 2147483647LL || !param_context(s, prev2, prev, depth ? named[depth - 1] : -1))
             continue;
@@ -1206,7 +1211,7 @@ static char *add_params(const char *t, const char *name, const char *extra, cons
     if (!*close)
         return NULL;
     const char *inside = open + 1;
-    while (inside < close && isspace((unsigned char)*inside))
+    while (inside < close && is_space(*inside))
         inside++;
     bool none = inside == close || (close - inside == 4 && memcmp(inside, "void", 4) == 0);
     buf out = {0};

@@ -71,6 +71,21 @@ static char *with(const char *base, const char *tail)
     "    return 0;\n"                                                                      \
     "}\n"
 
+#define SLAB_KERNEL(k, n, bytes)                                                            \
+    "int32_t tec_k" #k "_l" #k "(const float *restrict x" #k ", float *restrict y" #k ")\n" \
+    "{\n"                                                                                   \
+    "    char *tec_slab = aligned_alloc(64, (size_t)tec_num_threads * " #bytes ");\n"       \
+    "    #pragma omp parallel num_threads(tec_num_threads)\n"                               \
+    "    {\n"                                                                               \
+    "        float *restrict t = (float *)(tec_slab + (size_t)omp_get_thread_num() * " #bytes " + 0);\n" \
+    "        for (int64_t i = 0; i < " #n "; ++i)\n"                                        \
+    "            t[i] = x" #k "[i];\n"                                                      \
+    "        y" #k "[omp_get_thread_num()] = t[1];\n"                                       \
+    "    }\n"                                                                               \
+    "    free(tec_slab);\n"                                                                 \
+    "    return 0;\n"                                                                       \
+    "}\n"
+
 static void test_families(void)
 {
     const char *src = PRELUDE
@@ -118,6 +133,37 @@ static void test_families(void)
               strstr(sp.units[0].shared, "tec_v1 * tec_p0 + 1]") && !strstr(sp.units[0].shared, "tec_p1"));
         char call[160];
         snprintf(call, sizeof call, "return %s(x1, y1, 16);", sp.units[1].name);
+        CHECK(strstr(sp.units[1].glue, call));
+    }
+    cg_split_free(&sp);
+    /* A heap temporary's element count (malloc's, as calloc's) differs:
+     * a family. */
+    const char *heaps = PRELUDE
+        "int32_t tec_k0_l0(const float *restrict x0, float *restrict y0)\n"
+        "{\n    float *restrict t = malloc(64 * sizeof *t);\n"
+        "    for (int64_t i = 0; i < 64; ++i)\n        t[i] = x0[i];\n"
+        "    y0[0] = t[63];\n    free(t);\n    return 0;\n}\n"
+        "int32_t tec_k1_l1(const float *restrict x1, float *restrict y1)\n"
+        "{\n    float *restrict t = malloc(96 * sizeof *t);\n"
+        "    for (int64_t i = 0; i < 96; ++i)\n        t[i] = x1[i];\n"
+        "    y1[0] = t[63];\n    free(t);\n    return 0;\n}\n";
+    CHECK(cg_split_c(heaps, &sp));
+    CHECK(sp.n == 2 && sp.distinct == 1);
+    if (sp.n == 2)
+        CHECK(strstr(sp.units[0].shared, "malloc(tec_p0 * sizeof *tec_v0);") &&
+              strstr(sp.units[0].shared, "tec_v1 < tec_p0;"));
+    cg_split_free(&sp);
+    /* A parallel loop's slab of heap temporaries, as codegen/emit_c.c
+     * writes it: kernels that differ in its size (and the row length
+     * that sets it) form a family too. */
+    const char *slabs = PRELUDE SLAB_KERNEL(0, 64, 256) SLAB_KERNEL(1, 128, 512);
+    CHECK(cg_split_c(slabs, &sp));
+    CHECK(sp.n == 2 && sp.distinct == 1);
+    if (sp.n == 2) {
+        CHECK(strstr(sp.units[0].shared, "(size_t)tec_num_threads * tec_p0);") &&
+              strstr(sp.units[0].shared, "(size_t)omp_get_thread_num() * tec_p0 + 0);"));
+        char call[160];
+        snprintf(call, sizeof call, "return %s(x1, y1, 512, 128);", sp.units[1].name);
         CHECK(strstr(sp.units[1].glue, call));
     }
     cg_split_free(&sp);
