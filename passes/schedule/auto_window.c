@@ -73,17 +73,20 @@ static bool reads_buffer(const ir_expr *x, void *p);
  * vectors (28) takes the tile's rows at a pitch of whole vectors
  * (padded_row): in a tile of rows 28 apart it ran as 16 + 8 + 4 lanes,
  * its activation's last 4 one by one (242 -> 311 us, a 5x5 on 240x28x28).
- * A max, min or sum pooling's row is such a chain too (each tap a max and
- * a blend, or an add, on the row's vector), so it takes the same tile of
- * rows; its rows shorter than a vector (a 3x3x3 on 832x2x7x7 maps, rows of
- * 7) take a pitch of the next power of two (window_pitch), each row one
- * narrow vector: S3D's 3D max pools 531 -> 240 us on one thread
- * (bench/results/pool_s25.txt).  Not a window of fewer than
- * WINDOW_CHAIN_TAPS taps: the out-of-order core overlaps a short chain
- * with the next row's already, and on two threads a 3-tap pass of a
- * separated 3x3 (passes/separate.c) on 256x28x28 ran 30 -> 33 us with
- * three rows a tile, while 2x2 windows (4 taps) gained (VGG-11's 2x2 of
- * stride 2 on 512x28x28, 22 -> 20 us). */
+ * A max, min or sum pooling whose row is one vector is such a chain too
+ * (each tap a max and a blend, or an add, on the row's vector), so it
+ * takes the same tile of rows, rows shorter than a vector at a pitch of
+ * the next power of two (window_pitch), each row one narrow vector: a
+ * 3x3x3 max pooling on 832x2x7x7 (rows of 7, 27 taps) 531 -> 240 us on
+ * one thread, 2x2 stride-2 poolings to rows of 14 and 7 (VGG-11,
+ * DenseNet's transitions) 5-15% faster (bench/results/pool_s25.txt).  Not
+ * a window of fewer than WINDOW_CHAIN_TAPS taps: the out-of-order core
+ * overlaps a short chain with the next row's already (on two threads a
+ * 3-tap pass of a separated 3x3 on 256x28x28 ran 30 -> 33 us with three
+ * rows a tile), nor rows of two vectors or more, whose vectors are
+ * chains side by side already: on two threads S3D's 1x3x3 stride-2 max
+ * poolings to rows of 28 and 56 ran 5-9% slower with 4 and 2 rows a
+ * tile. */
 #define TILE_SUMS 8
 #define WINDOW_CHAIN_TAPS 4
 
@@ -104,16 +107,15 @@ static bool window_chain(const ir_stmt *st)
     return st->value->kind == IR_MAX || st->value->kind == IR_MIN || window_sum(st);
 }
 
-/* The row pitch of a window's tile of rows `row` long: padded_row, or for
- * a row shorter than a vector (4 lanes or more) and not a power of two the
- * next power of two, so that each row is one narrower vector whose lanes
- * past the row's end stay in its own row; 0 at the row's own length, -1
- * for rows too short for a vector of 4 lanes. */
+/* The row pitch of a window's tile of rows `row` long (one vector or
+ * less): for a row shorter than a vector (4 lanes or more) and not a power
+ * of two the next power of two, so that each row is one narrower vector
+ * whose lanes past the row's end stay in its own row; 0 at the row's own
+ * length, -1 for rows too short for a vector of 4 lanes or longer than
+ * one vector. */
 static int64_t window_pitch(const auto_ctx *a, int64_t row)
 {
-    if (row >= a->lanes)
-        return padded_row(a, row);
-    if (row < 4)
+    if (row < 4 || row > a->lanes)
         return -1;
     int64_t p = 4;
     while (p < row)
