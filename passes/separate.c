@@ -25,12 +25,18 @@
  * would reassociate, so average pooling is left alone.
  *
  * Which blocks: a reduction whose init is a constant (not NaN), whose body
- * is Y = max(Y, e) or min at the block's own element, with exactly two
- * reduce variables r (the outer loop) and s (the inner), each of two taps
- * or more, and a spatial variable p such that every subexpression of e
+ * is Y = max(Y, e) or min at the block's own element, with two reduce
+ * variables or more: r (the outermost reduce loop, of two taps or more)
+ * and the row's taps (s, or s and t of a 3-D window, two taps or more in
+ * all), and a spatial variable p such that every subexpression of e
  * that uses p or r is affine with p's and r's coefficients in the ratio
  * a : 1 (or 1 : d), so e reads p and r only through a*p + r (p + d*r):
- * the row.  Every row from 0 to a*(P-1) + K - 1 must be read (a <= K),
+ * the row.  The row pass of a 3-D window (T[h, q, w] max= over s, t) is
+ * a 2-D window under the frame loop h, and splits in turn (S3D's 3x3x3
+ * of stride 1: 3 + 3 + 3 taps an output, not 27); that nested split
+ * leaves the threads to the channel loop outside, and takes the
+ * iteration variables bound outside its nest (the channel) as fixed.
+ * Every row from 0 to a*(P-1) + K - 1 must be read (a <= K),
  * so T computes nothing more than the window reads.  The loops from p's
  * inward may be p, r, s and other spatial loops (q, or channels of an
  * NHWC input), the loops outside p's spatial.  Classified from the IR
@@ -55,7 +61,9 @@ typedef struct window {
     int n;
     ir_stmt *b;
     const ir_itervar *iter[32];   /* the iteration variable bound to each loop */
-    int lp, lr, ls;               /* the loops of p, r, s */
+    int lp, lr;                   /* the loops of p and r */
+    int64_t S;                    /* the taps of each row: the other reduce loops' */
+    bool nested;                  /* the row pass of a window split already (no threads) */
     int64_t a, d;                 /* row = a*p + d*r (+ what does not use p or r) */
     ir_expr *e;                   /* the tap */
     bool acc_first;               /* max(Y, e), not max(e, Y) */
@@ -100,10 +108,23 @@ static bool find_row(const ir_expr *x, void *q)
     return !rf->index;
 }
 
+/* Whether iteration variable it of a row pass split already (nested) is
+ * bound to a loop around that pass's local (the channel's): fixed for
+ * the window, as T is a local of that loop's iteration. */
+static bool outside(const window *w, const ir_itervar *it)
+{
+    if (!w->nested || it->kind != IR_ITER_SPATIAL || it->binding->kind != IR_VAR)
+        return false;
+    for (int k = 0; k < w->n; k++)
+        if (w->loops[k]->var == it->binding->var)
+            return false;
+    return true;
+}
+
 /* Whether store st writes the block's own element: each index a spatial
  * iteration variable or 0, and every spatial variable of more than one
- * iteration one of them, once. */
-static bool own_element(const ir_stmt *b, const ir_stmt *st)
+ * iteration one of them, once (but those fixed outside). */
+static bool own_element(const window *w, const ir_stmt *b, const ir_stmt *st)
 {
     int seen = 0;
     for (int d = 0; d < st->nargs; d++) {
@@ -122,7 +143,7 @@ static bool own_element(const ir_stmt *b, const ir_stmt *st)
     }
     int spatial = 0;
     for (int i = 0; i < b->niters; i++)
-        spatial += b->iters[i].kind == IR_ITER_SPATIAL && b->iters[i].extent > 1;
+        spatial += b->iters[i].kind == IR_ITER_SPATIAL && b->iters[i].extent > 1 && !outside(w, &b->iters[i]);
     return seen >= spatial;
 }
 
@@ -132,7 +153,7 @@ static bool classify(window *w)
 {
     const ir_stmt *b = w->b, *st = b->nbody == 1 ? b->body[0] : NULL, *in = b->init;
     if (!st || st->kind != IR_S_STORE || !st->value || !in || in->kind != IR_S_STORE ||
-        in->buf != st->buf || in->nargs != st->nargs || !own_element(b, st))
+        in->buf != st->buf || in->nargs != st->nargs || !own_element(w, b, st))
         return false;
     for (int i = 0; i < st->nargs; i++)
         if (!ir_expr_equal(in->args[i], st->args[i]))
@@ -174,13 +195,15 @@ static bool classify(window *w)
             return false;
     }
     int reduces = 0;
-    w->lr = w->ls = -1;
+    w->lr = -1;
+    w->S = 1;
     for (int i = 0; i < b->niters; i++) {
         const ir_itervar *it = &b->iters[i];
         bool loop = false;
         for (int k = 0; k < w->n; k++)
             loop |= w->iter[k] == it;
-        if (!loop && !(it->extent == 1 && it->kind == IR_ITER_SPATIAL && ir_expr_is_int(it->binding, 0)))
+        if (!loop && !(it->extent == 1 && it->kind == IR_ITER_SPATIAL && ir_expr_is_int(it->binding, 0)) &&
+            !outside(w, it))
             return false;
         reduces += it->kind == IR_ITER_REDUCE;
     }
@@ -189,9 +212,9 @@ static bool classify(window *w)
             if (w->lr < 0)
                 w->lr = k;
             else
-                w->ls = k;
+                w->S *= w->iter[k]->extent;
         }
-    if (reduces != 2 || w->ls < 0 || w->iter[w->lr]->extent < 2 || w->iter[w->ls]->extent < 2)
+    if (reduces < 2 || w->iter[w->lr]->extent < 2 || w->S < 2)
         return false;
     /* p: the one spatial variable beside r in the row index */
     row_find rf = {w->iter[w->lr]->var, NULL};
@@ -210,7 +233,7 @@ static bool classify(window *w)
         return false;
     w->a = ir_affine_coef(&f, w->iter[w->lp]->var);
     w->d = ir_affine_coef(&f, w->iter[w->lr]->var);
-    int64_t P = w->iter[w->lp]->extent, K = w->iter[w->lr]->extent, S = w->iter[w->ls]->extent;
+    int64_t P = w->iter[w->lp]->extent, K = w->iter[w->lr]->extent, S = w->S;
     /* every row in between read: a*p + r covers 0..a*(P-1)+K-1 when a <= K,
      * p + d*r when d <= P */
     if (!((w->d == 1 && w->a >= 1 && w->a <= K) || (w->a == 1 && w->d >= 1 && w->d <= P)))
@@ -260,6 +283,14 @@ static ir_expr *combine(const window *w, ir_expr *acc, ir_expr *x)
     ir_expr_kind k = w->b->body[0]->value->kind;
     return w->acc_first ? ir_binary(w->m, k, acc, x) : ir_binary(w->m, k, x, acc);
 }
+
+/* Whether loop k is one of the row's taps (a reduce loop other than r's). */
+static bool row_tap(const window *w, int k)
+{
+    return k != w->lr && w->iter[k]->kind == IR_ITER_REDUCE;
+}
+
+static void visit(ir_module *m, ir_func *f, const cg_target *t, ir_stmt **slot, bool nested);
 
 /* Rewrites the nest (its outermost loop in *slot) into the two passes. */
 static void split(window *w, ir_stmt **slot)
@@ -333,12 +364,17 @@ static void split(window *w, ir_stmt **slot)
             tnest = ir_for(m, tloop[k], ir_int(m, 0), ir_int(m, k == w->lp ? t_rows(w) : w->iter[k]->extent),
                            IR_FOR_SERIAL, tnest);
 
-    /* the column pass: the block without s, reading T at row a*p + d*r */
+    /* the column pass: the block without the row's taps, reading T at row
+     * a*p + d*r */
     ir_itervar *yi = ir_alloc(m->arena, sizeof *yi * (size_t)b->niters);
     int ny = 0;
-    for (int i = 0; i < b->niters; i++)
-        if (&b->iters[i] != w->iter[w->ls])
+    for (int i = 0; i < b->niters; i++) {
+        bool tap = false;
+        for (int k = 0; k < w->n; k++)
+            tap |= row_tap(w, k) && w->iter[k] == &b->iters[i];
+        if (!tap)
             yi[ny++] = b->iters[i];
+    }
     ir_expr *ridx[32];
     int nr = 0;
     ridx[nr++] = ir_binary(m, IR_ADD, ir_binary(m, IR_MUL, ir_int(m, w->a), ir_varref(m, (ir_var *)p)),
@@ -350,12 +386,13 @@ static void split(window *w, ir_stmt **slot)
     ir_stmt *ybody = ir_store(m, Y, st->args, st->nargs, combine(w, yacc, ir_load(m, T, ridx, nr)));
     ir_stmt *ynest = ir_block(m, b->name, yi, ny, ir_stmt_copy(m, b->init), ybody);
     for (int k = w->n - 1; k >= w->lp; k--)
-        if (k != w->ls)
+        if (!row_tap(w, k))
             ynest = ir_for(m, w->loops[k]->var, ir_int(m, 0), ir_expr_copy(m, w->loops[k]->hi), IR_FOR_SERIAL,
                            ynest);
 
     ir_stmt *passes[2] = {tnest, ynest};
-    ir_stmt *local = ir_alloc_stmt(m, T, ir_seq(m, passes, 2));
+    ir_stmt *seq = ir_seq(m, passes, 2);
+    ir_stmt *local = ir_alloc_stmt(m, T, seq);
     if (w->lp == 0)
         *slot = local;
     else
@@ -367,20 +404,23 @@ static void split(window *w, ir_stmt **slot)
     for (int k = 0; k < w->n; k++)
         work *= w->iter[k]->extent;
     int threads = w->target->cores;
-    for (int k = 0; k < w->lp && threads > 1 && work >= 16384; k++)
+    for (int k = 0; k < w->lp && threads > 1 && work >= 16384 && !w->nested; k++)
         if (w->iter[k]->extent >= threads) {
             w->loops[k]->for_kind = IR_FOR_PARALLEL;
             break;
         }
+    /* a window of more dimensions (3x3x3): its row pass, a window over the
+     * remaining taps, splits in turn */
+    visit(m, w->f, w->target, &seq->body[0], true);
 }
 
-static void visit(ir_module *m, ir_func *f, const cg_target *t, ir_stmt **slot)
+static void visit(ir_module *m, ir_func *f, const cg_target *t, ir_stmt **slot, bool nested)
 {
     ir_stmt *s = *slot;
     if (!s)
         return;
     if (s->kind == IR_S_FOR) {
-        window w = {.m = m, .f = f, .target = t, .n = 0};
+        window w = {.m = m, .f = f, .target = t, .n = 0, .nested = nested};
         const ir_stmt *x = s;
         while (x && x->kind == IR_S_FOR && x->nbody == 1 && w.n < 32) {
             w.loops[w.n++] = (ir_stmt *)x;
@@ -397,7 +437,7 @@ static void visit(ir_module *m, ir_func *f, const cg_target *t, ir_stmt **slot)
     if (s->kind == IR_S_BLOCK)
         return;
     for (int i = 0; i < s->nbody; i++)
-        visit(m, f, t, &s->body[i]);
+        visit(m, f, t, &s->body[i], nested);
 }
 
 bool pass_separate(ir_module *m, diag *d)
@@ -411,7 +451,7 @@ bool pass_separate(ir_module *m, diag *d)
     for (int i = 0; i < m->nfuncs; i++) {
         ir_func *f = m->funcs[i];
         if (f->body && !ir_func_attr(f, "scheduled") && !ir_func_attr(f, "schedule_auto"))
-            visit(m, f, &t, &f->body);
+            visit(m, f, &t, &f->body, false);
     }
     return true;
 }
