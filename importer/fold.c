@@ -334,22 +334,19 @@ static int fold_elementwise(ox_node *nd, const fold_op *op)
 
 /* ---------------------------------------------------------------- ScatterND */
 
-/* ScatterND (reduction none): a copy of data with the slices that indices
- * name replaced by updates' — computed only at import time (PyTorch writes
- * it for a slice assignment, as Swin's attention mask), where every input
- * is known. */
+/* ScatterND: a copy of data with the slices that indices name replaced
+ * by updates' (reduction none), or combined with them (add, mul).  Where
+ * every input is known (PyTorch writes it for a slice assignment, as
+ * Swin's attention mask) and the reduction is none, it is computed at
+ * import time; else it is a kernel (ox_scatternd_kernel). */
 bool ox_op_scatternd(ox_node *nd, const void *arg)
 {
     ox_value *data = ox_input(nd, 0), *ind = ox_input(nd, 1), *upd = ox_input(nd, 2);
     if (!data || !ind || !upd)
         return false;
     const char *red = ox_attr_str(nd, "reduction", "none");
-    if (strcmp(red, "none") != 0)
-        return ox_fail(nd, "reduction '%s' is not supported (only 'none')", red);
-    if (!ox_known(data) || !ox_known(ind) || !ox_known(upd))
-        return ox_fail(nd, "ScatterND is computed only when its inputs are known at import time, "
-                       "but '%s' is computed at run time",
-                       !ox_known(data) ? data->onnx : !ox_known(ind) ? ind->onnx : upd->onnx);
+    if (strcmp(red, "none") != 0 && strcmp(red, "add") != 0 && strcmp(red, "mul") != 0)
+        return ox_fail(nd, "reduction '%s' is not supported (none, add and mul are)", red);
     if (ir_dtype_is_float(ind->dtype) || ind->ndim < 1 || upd->dtype != data->dtype)
         return ox_fail(nd, "the indices must be integers and the updates of the data's dtype");
     int k = (int)ind->shape[ind->ndim - 1], q = ind->ndim;
@@ -361,6 +358,8 @@ bool ox_op_scatternd(ox_node *nd, const void *arg)
     for (int d = k; d < data->ndim; d++)
         if (upd->shape[q - 1 + d - k] != data->shape[d])
             return ox_fail(nd, "the shapes of data, indices and updates do not fit together");
+    if (!ox_known(data) || !ox_known(ind) || !ox_known(upd) || strcmp(red, "none") != 0)
+        return ox_scatternd_kernel(nd, data, ind, upd, red);
     rt_tensor *y = ox_const_new(nd, data->dtype, data->ndim, data->shape);
     if (!y)
         return false;

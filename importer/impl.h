@@ -352,8 +352,12 @@ bool ox_broadcast(ox_node *nd, ox_value *const *v, int n, int *R, int64_t *shape
 /* The axes of Squeeze/Unsqueeze/Reduce*: attribute `axes` when attr,
  * else constant input `input` (absent: 0 axes); -1 after an error. */
 int ox_axes_of(ox_node *nd, int input, bool attr, int64_t *axes);
-/* ScatterND, of inputs known at import time only (importer/fold.c). */
+/* ScatterND: folded when its inputs are known (importer/fold.c), else
+ * the kernel of ox_scatternd_kernel (importer/ops_nn.c), to which it
+ * leaves the checked inputs and its reduction (none, add or mul). */
 bool ox_op_scatternd(ox_node *nd, const void *arg);
+bool ox_scatternd_kernel(ox_node *nd, ox_value *data, ox_value *ind, ox_value *upd,
+                         const char *red);
 /* If, whose condition must be known at import time: the branch taken
  * imports in place (importer/onnx.c). */
 bool ox_op_if(ox_node *nd, const void *arg);

@@ -1978,6 +1978,145 @@ static bool op_scatterelements(ox_node *nd, const void *arg)
     return ok;
 }
 
+/* Writes the coordinates, in a tensor of dimensions B[0 .. nb-1], of its
+ * element at the flat position s (an expression): s / (B1 ... ) % B0, ...
+ * (the first without %, the last without /). */
+static void flat_coords(ox_str *b, const char *s, const int64_t *B, int nb)
+{
+    int64_t stride = 1;
+    for (int d = 1; d < nb; d++)
+        stride *= B[d];
+    for (int d = 0; d < nb; d++) {
+        ox_printf(b, "%s", d ? ", " : "");
+        if (stride > 1)
+            ox_printf(b, "(%s) / %lld", s, (long long)stride);
+        else
+            ox_printf(b, "(%s)", s);
+        if (d > 0)
+            ox_printf(b, " %% %lld", (long long)B[d]);
+        if (d + 1 < nb)
+            stride /= B[d + 1];
+    }
+}
+
+/* ScatterND of run-time data, updates or indices, or with a reduction
+ * (importer/fold.c checks the shapes and folds the rest): data [D0 ..
+ * Dr-1], indices [B0 .. Bq-2, k], updates [B0 .. Bq-2, Dk .. Dr-1]; the
+ * update slice j (flat over B) goes to data's slice at indices[j] (a
+ * negative index counting from the end).
+ * - Indices known at import time and reduction none (PyTorch's slice
+ *   assignment `x[:, 1:3] = v` and index_put of run-time x or v, whose
+ *   indices fold): a table `at` over data's first k dimensions, computed
+ *   here, holds the last slice that writes each position (-1: none; a
+ *   later duplicate wins, as in ONNX Runtime's loop over the slices), and
+ *   y reads updates' slice at[..] there, data elsewhere: one read an
+ *   element.  An index out of range is an error.
+ * - Else, as ScatterElements, each position of data's first k dimensions
+ *   looks for the slices whose indices name it: the last one (none), or
+ *   the sum (add) or product (mul) of all of them with data's value.  N k
+ *   comparisons a position (N slices); an index out of range writes
+ *   nothing (ONNX Runtime stops with an error at run time). */
+bool ox_scatternd_kernel(ox_node *nd, ox_value *data, ox_value *ind, ox_value *upd,
+                         const char *red)
+{
+    int r = data->ndim, nb = ind->ndim - 1, kd = (int)ind->shape[nb];
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, data);
+    int64_t N = 1;
+    for (int d = 0; d < nb; d++)
+        N *= ind->shape[d];
+    bool table = ox_known(ind) && strcmp(red, "none") == 0 && N <= INT32_MAX;
+    rt_tensor *tab = NULL;
+    ox_value tv = {0};
+    if (table) {
+        if (!(tab = ox_const_new(nd, IR_I32, kd, data->shape)))
+            return false;
+        int64_t P = rt_tensor_numel(tab);
+        for (int64_t p = 0; p < P; p++)
+            ((int32_t *)tab->data)[p] = -1;
+        for (int64_t j = 0; j < N; j++) {
+            int64_t at = 0;
+            for (int d = 0; d < kd; d++) {
+                int64_t i = rt_tensor_get_int(ind->konst, j * kd + d), D = data->shape[d];
+                if (i < -D || i >= D) {
+                    rt_tensor_free(tab);
+                    return ox_fail(nd, "index %lld is out of range for dimension %d of size %lld",
+                                   (long long)i, d, (long long)D);
+                }
+                at = at * D + (i < 0 ? i + D : i);
+            }
+            ((int32_t *)tab->data)[at] = (int32_t)j;
+        }
+        tv = (ox_value){.onnx = "at", .konst = tab, .uses = 1, .dtype = IR_I32, .ndim = kd};
+        memcpy(tv.shape, data->shape, sizeof(int64_t) * (size_t)kd);
+    }
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    const char *xr = ox_operand(&k, data, "data");
+    const char *ir = table ? NULL : ox_operand(&k, ind, "indices");
+    const char *ur = ox_operand(&k, upd, "updates");
+    const char *tr = table ? ox_operand(&k, &tv, "at") : "t";
+    ox_str all = {0}, pre = {0}, rest = {0}, js = {0}, range = {0};
+    ox_indices(&all, "i", 0, r);
+    ox_indices(&pre, "i", 0, kd);
+    for (int d = kd; d < r; d++)
+        ox_printf(&rest, ", i%d", d);
+    ox_indices(&js, "j", 0, nb);
+    for (int d = 0; d < nb; d++)
+        ox_printf(&range, "%sj%d in 0..%lld", d ? ", " : "", d, (long long)ind->shape[d]);
+    ox_str match = {0}, flat = {0};
+    for (int d = 0; d < kd && !table; d++)
+        ox_printf(&match, "%s(%s[%s%s%d] == i%d || %s[%s%s%d] == i%d - %lld)", d ? " && " : "", ir,
+                  js.s ? js.s : "", nb ? ", " : "", d, d, ir, js.s ? js.s : "", nb ? ", " : "", d,
+                  d, (long long)data->shape[d]);
+    int64_t stride = N;
+    for (int d = 0; d < nb; d++) {
+        stride /= ind->shape[d];
+        ox_printf(&flat, "%sj%d * %lld", d ? " + " : "", d, (long long)stride);
+    }
+    /* updates' indices after the slice's: ", ik, ..." (none without batch dimensions) */
+    const char *rest_at = !rest.s ? "" : nb ? rest.s : rest.s + 2;
+    if (strcmp(red, "none") == 0) {
+        ox_str tread = {0}, coords = {0};
+        ox_printf(&tread, "%s[%s]", tr, pre.s);
+        flat_coords(&coords, tread.s, ind->shape, nb);
+        if (!table) {
+            /* the i ranges: t's indices are read only through the matches */
+            ox_printf(&k.body, "    t[%s] %s i64(%s ? %s : -1) where %s%s", pre.s,
+                      nb ? "max=" : "=", match.s, nb ? flat.s : "0", range.s ? range.s : "",
+                      nb ? ", " : "");
+            for (int d = 0; d < kd; d++)
+                ox_printf(&k.body, "%si%d in 0..%lld", d ? ", " : "", d,
+                          (long long)data->shape[d]);
+            ox_printf(&k.body, "\n");
+        }
+        ox_printf(&k.body, "    y[%s] = %s >= 0 ? (%s[%s%s] else 0) : %s[%s]\n", all.s, tread.s,
+                  ur, coords.s ? coords.s : "", rest_at, xr, all.s);
+        free(tread.s);
+        free(coords.s);
+    } else {
+        bool add = strcmp(red, "add") == 0;
+        ox_printf(&k.body, "    s[%s] %s %s ? %s[%s%s] : %s where %s%s", all.s,
+                  nb ? (add ? "+=" : "*=") : "=", match.s, ur, js.s ? js.s : "", rest_at,
+                  add ? "0" : "1", range.s ? range.s : "", nb ? ", " : "");
+        for (int d = 0; d < r; d++)
+            ox_printf(&k.body, "%si%d in 0..%lld", d ? ", " : "", d, (long long)data->shape[d]);
+        ox_printf(&k.body, "\n    y[%s] = %s[%s] %s s[%s]\n", all.s, xr, all.s, add ? "+" : "*",
+                  all.s);
+    }
+    free(all.s);
+    free(pre.s);
+    free(rest.s);
+    free(js.s);
+    free(range.s);
+    free(match.s);
+    free(flat.s);
+    bool ok = ox_kernel_finish(&k, "scatter_nd", y, NULL);
+    ox_kernel_free(&k);
+    rt_tensor_free(tab);
+    return ok;
+}
+
 /* GridSample (opset 16; `linear` and `nearest` from 20) of a 4-D x by a
  * grid [N, Ho, Wo, 2] of (x, y) coordinates in [-1, 1]: each output
  * position reads x at its grid point, unnormalized to pixel coordinates
