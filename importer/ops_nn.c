@@ -1895,6 +1895,67 @@ static bool op_gatherelements(ox_node *nd, const void *arg)
     return ok;
 }
 
+/* GatherND (PyTorch's torch.diagonal after EyeLike and NonZero, and
+ * TensorFlow's gathers): indices [B0 .. Bq-2, k] name slices of data [D0
+ * .. Dr-1] after its first batch_dims dimensions (which indices share):
+ * y[j0 .. jq-2, rest] = data[j0 .. jb-1, indices[j, 0] .. indices[j, k-1],
+ * rest], a negative index counting from the end. */
+static bool op_gathernd(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    ox_value *x = ox_input(nd, 0), *ind = ox_input(nd, 1);
+    if (!x || !ind)
+        return false;
+    int64_t b = ox_attr_int(nd, "batch_dims", 0);
+    int q = ind->ndim, r = x->ndim;
+    if (ir_dtype_is_float(ind->dtype) || q < 1)
+        return ox_fail(nd, "the indices must be integers of rank 1 or more");
+    int64_t k = ind->shape[q - 1];
+    if (b < 0 || b >= q || b >= r || k < 1 || b + k > r)
+        return ox_fail(nd, "batch_dims %lld and the indices' last dimension %lld do not fit the "
+                       "data's rank %d and the indices' %d", (long long)b, (long long)k, r, q);
+    for (int d = 0; d < b; d++)
+        if (ind->shape[d] != x->shape[d])
+            return ox_fail(nd, "the indices' dimension %d (%lld) differs from the data's (%lld)",
+                           d, (long long)ind->shape[d], (long long)x->shape[d]);
+    ox_value *y = ox_output(nd, 0);
+    y->dtype = x->dtype;
+    y->ndim = q - 1 + r - (int)(b + k);
+    for (int d = 0; d < q - 1; d++)
+        y->shape[d] = ind->shape[d];
+    for (int d = (int)(b + k); d < r; d++)
+        y->shape[q - 1 + d - (int)(b + k)] = x->shape[d];
+    if (!ox_check_shape(nd, y->shape, y->ndim))
+        return false;
+    ox_kernel kk;
+    ox_kernel_init(&kk, nd);
+    const char *xr = ox_operand(&kk, x, "data");
+    const char *ir = ox_operand(&kk, ind, "indices");
+    ox_str js = {0};
+    ox_indices(&js, "i", 0, q - 1);
+    ox_printf(&kk.body, "    y[");
+    ox_indices(&kk.body, "i", 0, y->ndim);
+    ox_printf(&kk.body, "] = %s[", xr);
+    for (int d = 0; d < r; d++) {
+        ox_printf(&kk.body, "%s", d ? ", " : "");
+        if (d < b)
+            ox_printf(&kk.body, "i%d", d);
+        else if (d < b + k) {
+            ox_str at = {0};
+            ox_printf(&at, "%s[%s%s%lld]", ir, js.s ? js.s : "", q > 1 ? ", " : "",
+                      (long long)(d - b));
+            ox_printf(&kk.body, "%s < 0 ? %s + %lld : %s", at.s, at.s, (long long)x->shape[d], at.s);
+            free(at.s);
+        } else
+            ox_printf(&kk.body, "i%d", q - 1 + d - (int)(b + k));
+    }
+    ox_printf(&kk.body, "]\n");
+    free(js.s);
+    bool ok = ox_kernel_finish(&kk, "gather_nd", y, NULL);
+    ox_kernel_free(&kk);
+    return ok;
+}
+
 /* ScatterElements (and Scatter, its name before opset 11): y is data
  * with updates written at the indices along axis.  Written as a gather:
  * each output position j looks for the indices equal to j (or j - size,
@@ -3963,6 +4024,7 @@ const ox_op ox_ops_nn[] = {
     {"CumSum", op_cumsum, NULL, WIDEN},
     {"Einsum", op_einsum, NULL, WIDEN},
     {"GatherElements", op_gatherelements, NULL, AS_IS},
+    {"GatherND", op_gathernd, NULL, AS_IS},
     {"GridSample", op_gridsample, NULL, WIDEN},
     {"Scatter", op_scatterelements, NULL, AS_IS},
     {"ScatterElements", op_scatterelements, NULL, AS_IS},
