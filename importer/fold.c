@@ -466,12 +466,66 @@ static int fold_trilu(ox_node *nd)
     return ox_set_const(nd, 0, y, x->weight) ? 1 : -1;
 }
 
+/* ScatterElements (reduction none or add) of known inputs: PyTorch's
+ * index_copy and index_fill scatter into a Shape to build the shape their
+ * Expand reads.  Inputs that do not fit, an index out of range or another
+ * reduction: 0, the op's kernel reports them. */
+static int fold_scatter_elements(ox_node *nd)
+{
+    const ox_value *x = nd->in[0], *ind = nd->nin > 1 ? nd->in[1] : NULL,
+                   *upd = nd->nin > 2 ? nd->in[2] : NULL;
+    const char *red = ox_attr_str(nd, "reduction", "none");
+    bool add = strcmp(red, "add") == 0;
+    int64_t axis = ox_attr_int(nd, "axis", 0);
+    if (!x || !ind || !upd || (!add && strcmp(red, "none") != 0) || ind->ndim != x->ndim ||
+        upd->ndim != ind->ndim || upd->dtype != x->dtype || ir_dtype_is_float(ind->dtype) ||
+        axis < -x->ndim || axis >= x->ndim || x->ndim < 1)
+        return 0;
+    if (axis < 0)
+        axis += x->ndim;
+    for (int d = 0; d < x->ndim; d++)
+        if (upd->shape[d] != ind->shape[d] || (d != axis && ind->shape[d] > x->shape[d]))
+            return 0;
+    int64_t n = rt_tensor_numel(ind->konst);
+    for (int64_t e = 0; e < n; e++) {
+        int64_t i = rt_tensor_get_int(ind->konst, e);
+        if (i < -x->shape[axis] || i >= x->shape[axis])
+            return 0;
+    }
+    rt_tensor *y = ox_const_new(nd, x->dtype, x->ndim, x->shape);
+    if (!y)
+        return -1;
+    memcpy(y->data, x->konst->data, y->nbytes);
+    bool fl = ir_dtype_is_float(x->dtype);
+    for (int64_t e = 0; e < n; e++) {   /* in order: a later duplicate wins */
+        int64_t at = 0, r = e, mul = 1;
+        for (int d = x->ndim - 1; d >= 0; d--) {
+            int64_t c = r % ind->shape[d];
+            r /= ind->shape[d];
+            if (d == axis) {
+                c = rt_tensor_get_int(ind->konst, e);
+                c += c < 0 ? x->shape[d] : 0;
+            }
+            at += c * mul;
+            mul *= x->shape[d];
+        }
+        if (fl)
+            rt_tensor_set(y, at, (add ? rt_tensor_get(y, at) : 0) + rt_tensor_get(upd->konst, e));
+        else
+            ox_put_int(y, at, (add ? rt_tensor_get_int(y, at) : 0) +
+                                  rt_tensor_get_int(upd->konst, e));
+    }
+    return ox_set_const(nd, 0, y, x->weight || upd->weight) ? 1 : -1;
+}
+
 int ox_fold(ox_node *nd)
 {
     if (!foldable(nd) || ox_noutputs(nd) != 1)
         return 0;
     if (strcmp(nd->n->op_type, "Trilu") == 0)
         return fold_trilu(nd);
+    if (strcmp(nd->n->op_type, "ScatterElements") == 0 || strcmp(nd->n->op_type, "Scatter") == 0)
+        return fold_scatter_elements(nd);
     for (size_t i = 0; i < sizeof fold_ops / sizeof *fold_ops; i++)
         if (strcmp(fold_ops[i].name, nd->n->op_type) == 0)
             return fold_elementwise(nd, &fold_ops[i]);
