@@ -762,6 +762,7 @@ const ox_op ox_ops_math[] = {
     {"Relu", nn_unary, &(const nn_unary_spec){"relu", "max($, 0)"}, WIDEN},
     {"Round", unary_op, &(const unary_spec){"round", "floor($ + 0.5) - ($ + 0.5 == floor($ + 0.5) && " "floor(($ + 0.5) / 2) * 2 != floor($ + 0.5) ? 1 : 0)", true}, WIDEN},
     {"Selu", unary_attr, &(const attr_spec){"selu", "$ > 0 ? %2$s * $ : %2$s * (%1$s * exp($) - %1$s)", "alpha", 1.67326319217681884765625, "gamma", 1.05070102214813232421875}, WIDEN},
+    {"Shrink", unary_attr, &(const attr_spec){"shrink", "$ < 0 - %1$s ? $ + %2$s : $ > %1$s ? $ - %2$s : 0", "lambd", 0.5, "bias", 0.0}, WIDEN},
     {"Sigmoid", nn_unary, &(const nn_unary_spec){"sigmoid", "sigmoid($)"}, WIDEN},
     {"Sign", unary_op, &(const unary_spec){"sign", "$ > 0 ? 1 : $ < 0 ? -1 : 0", false}, WIDEN},
     {"Sin", unary_op, &(const unary_spec){"sin", "sin($)", true}, WIDEN},

@@ -2178,6 +2178,141 @@ bool ox_scatternd_kernel(ox_node *nd, ox_value *data, ox_value *ind, ox_value *u
     return ok;
 }
 
+/* Reads of the loss ops over the target's positions, indexed by p0, p2,
+ * p3 ... (p: i for the loss per position, r for its sum): x's dimension 1
+ * is the class, the target's dimensions are x's others. */
+static void loss_at(ox_str *b, const char *role, int xdim, char p, const char *cls)
+{
+    ox_printf(b, "%s[%c0", role, p);
+    if (cls)
+        ox_printf(b, ", %s", cls);
+    for (int d = 2; d < xdim; d++)
+        ox_printf(b, ", %c%d", p, d);
+    ox_printf(b, "]");
+}
+
+/* x's log-softmax over the classes (dimension 1), m its maximum and e the
+ * sum of exp(x - m) per position, into k's body. */
+static void loss_softmax_sums(ox_kernel *k, const char *xr, int xdim)
+{
+    ox_str at = {0}, red = {0};
+    loss_at(&at, "", xdim, 'i', NULL);
+    loss_at(&red, xr, xdim, 'i', "r1");
+    ox_printf(&k->body, "    m%s max= %s\n", at.s, red.s);
+    ox_printf(&k->body, "    e%s += exp(%s - m%s)\n", at.s, red.s, at.s);
+    free(at.s);
+    free(red.s);
+}
+
+/* NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (opset 12 on:
+ * PyTorch's F.nll_loss and F.cross_entropy): x [N, C, d1 ...] (log
+ * probabilities, or scores whose log-softmax over C the latter takes
+ * first, as x - max - log(sum(exp(x - max)))), target [N, d1 ...] of class
+ * indices, an optional weight [C]: the loss at a position is -x[n, t, d...]
+ * * weight[t], 0 where t is ignore_index; reduction none keeps them, sum
+ * adds them, mean divides that sum by the sum of the weights taken (the
+ * positions not ignored, without weights).  SoftmaxCrossEntropyLoss's
+ * second output is the log-softmax itself (a layer `<layer>.log_prob`). */
+static bool op_nll_loss(ox_node *nd, const void *arg)
+{
+    bool sce = *(const bool *)arg;
+    ox_value *x = ox_input(nd, 0), *t = ox_input(nd, 1);
+    ox_value *w = nd->nin > 2 && nd->in[2] ? ox_input(nd, 2) : NULL;
+    if (!x || !t || (nd->nin > 2 && nd->in[2] && !w) || !ox_need_float(nd, x))
+        return false;
+    if (nd->opset < 12)
+        return ox_fail(nd, "%s is an op of opset 12 on (the model imports opset %d)",
+                       nd->n->op_type, nd->opset);
+    bool fits = x->ndim >= 2 && t->ndim == x->ndim - 1 && !ir_dtype_is_float(t->dtype) &&
+                t->shape[0] == x->shape[0];
+    for (int d = 2; fits && d < x->ndim; d++)
+        fits = t->shape[d - 1] == x->shape[d];
+    if (!fits)
+        return ox_fail(nd, "the input must be [N, C, d1 ...] and the target integers [N, d1 ...]");
+    if (w && (w->ndim != 1 || w->shape[0] != x->shape[1] || w->dtype != x->dtype))
+        return ox_fail(nd, "the weight must be [C] of the input's dtype");
+    const char *red = ox_attr_str(nd, "reduction", "mean");
+    bool none = strcmp(red, "none") == 0, sum = strcmp(red, "sum") == 0;
+    if (!none && !sum && strcmp(red, "mean") != 0)
+        return ox_fail(nd, "reduction '%s' is not supported (none, sum and mean are)", red);
+    const Onnx__AttributeProto *ia = ox_attr(nd, "ignore_index");
+    long long ii = ia ? (long long)ia->i : 0;
+    int64_t count = 1;   /* positions */
+    for (int d = 0; d < t->ndim; d++)
+        count *= t->shape[d];
+    ox_value *y = ox_output(nd, 0);
+    if (none)
+        ox_same_shape(y, t);
+    else
+        y->ndim = 0;
+    y->dtype = x->dtype;
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    const char *xr = ox_operand(&k, x, sce ? "scores" : "x");
+    const char *tr = ox_operand(&k, t, "target");
+    const char *wr = w ? ox_operand(&k, w, "weight") : NULL;
+    if (sce)
+        loss_softmax_sums(&k, xr, x->ndim);
+    char p = none ? 'i' : 'r';
+    /* the class, the picked log probability and its weight at a position
+     * (reads at an ignored position's class, which may be out of range,
+     * are guarded) */
+    ox_str tt = {0}, pick = {0}, wt = {0}, at = {0};
+    loss_at(&tt, tr, x->ndim, p, NULL);
+    loss_at(&at, "", x->ndim, p, NULL);
+    ox_printf(&pick, "(");
+    loss_at(&pick, xr, x->ndim, p, tt.s);
+    ox_printf(&pick, "%s", ia ? " else 0)" : ")");
+    if (sce)
+        ox_printf(&pick, " - m%s - log(e%s)", at.s, at.s);
+    if (w)
+        ox_printf(&wt, ia ? "(%s[%s] else 0)" : "%s[%s]", wr, tt.s);
+    else
+        ox_printf(&wt, "1");
+    ox_str loss = {0};
+    if (ia)
+        ox_printf(&loss, "%s == %lld ? 0 : ", tt.s, ii);
+    ox_printf(&loss, "0 - (%s) * %s", pick.s, wt.s);
+    if (none)
+        ox_printf(&k.body, "    y%s = %s\n", at.s, loss.s);
+    else if (sum)
+        ox_printf(&k.body, "    y[] += %s\n", loss.s);
+    else {
+        ox_printf(&k.body, "    s[] += %s\n", loss.s);
+        if (ia)
+            ox_printf(&k.body, "    c[] += %s == %lld ? 0 : %s\n", tt.s, ii, wt.s);
+        else if (w)
+            ox_printf(&k.body, "    c[] += %s\n", wt.s);
+        if (ia || w)
+            ox_printf(&k.body, "    y[] = s[] / c[]\n");
+        else    /* every position counts once */
+            ox_printf(&k.body, "    y[] = s[] / %lld\n", (long long)count);
+    }
+    free(tt.s);
+    free(pick.s);
+    free(wt.s);
+    free(at.s);
+    free(loss.s);
+    bool ok = ox_kernel_finish(&k, sce ? "softmax_cross_entropy" : "nll_loss", y, NULL);
+    ox_kernel_free(&k);
+    if (ok && sce && ox_noutputs(nd) > 1 && *nd->n->output[1]) {
+        ox_value *lp = ox_output(nd, 1);
+        ox_same_shape(lp, x);
+        ox_kernel_init(&k, nd);
+        xr = ox_operand(&k, x, "scores");
+        loss_softmax_sums(&k, xr, x->ndim);
+        ox_str all = {0}, pos = {0};
+        ox_indices(&all, "i", 0, x->ndim);
+        loss_at(&pos, "", x->ndim, 'i', NULL);
+        ox_printf(&k.body, "    y[%s] = %s[%s] - m%s - log(e%s)\n", all.s, xr, all.s, pos.s, pos.s);
+        free(all.s);
+        free(pos.s);
+        ok = ox_kernel_finish(&k, "log_softmax", lp, "log_prob");
+        ox_kernel_free(&k);
+    }
+    return ok;
+}
+
 /* GridSample (opset 16; `linear` and `nearest` from 20) of a 4-D x by a
  * grid [N, Ho, Wo, 2] of (x, y) coordinates in [-1, 1]: each output
  * position reads x at its grid point, unnormalized to pixel coordinates
@@ -4040,6 +4175,7 @@ const ox_op ox_ops_nn[] = {
     {"LogSoftmax", softmax_op, &(const bool){true}, WIDEN},
     {"MatMul", op_matmul, NULL, WIDEN},
     {"MaxPool", pool, &(const bool){true}, AS_IS},
+    {"NegativeLogLikelihoodLoss", op_nll_loss, &(const bool){false}, WIDEN},
     {"ReduceL1", reduce_op, &(const reduce_spec){"reduce_l1", "+=", "abs($)", NULL, false, 18, false}, WIDEN},
     {"ReduceL2", reduce_op, &(const reduce_spec){"reduce_l2", "+=", "$ * $", "sqrt($)", true, 18, false}, WIDEN},
     {"ReduceLogSum", reduce_op, &(const reduce_spec){"reduce_log_sum", "+=", "$", "log($)", true, 18, false}, WIDEN},
@@ -4053,6 +4189,7 @@ const ox_op ox_ops_nn[] = {
     {"RNN", op_rnn, &(const rnn_spec){1, {"Tanh"}, "rnn"}, WIDEN},
     {"Resize", op_resize, NULL, WIDEN},
     {"Softmax", softmax_op, &(const bool){false}, WIDEN},
+    {"SoftmaxCrossEntropyLoss", op_nll_loss, &(const bool){true}, WIDEN},
     {"TopK", op_topk, NULL, AS_IS},
     {"Trilu", op_trilu, NULL, AS_IS},
     {"Upsample", op_resize, &(const bool){true}, WIDEN},
