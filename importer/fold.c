@@ -466,7 +466,7 @@ static int fold_trilu(ox_node *nd)
     return ox_set_const(nd, 0, y, x->weight) ? 1 : -1;
 }
 
-/* ScatterElements (reduction none or add) of known inputs: PyTorch's
+/* ScatterElements (reduction none, add or mul) of known inputs: PyTorch's
  * index_copy and index_fill scatter into a Shape to build the shape their
  * Expand reads.  Inputs that do not fit, an index out of range or another
  * reduction: 0, the op's kernel reports them. */
@@ -475,9 +475,9 @@ static int fold_scatter_elements(ox_node *nd)
     const ox_value *x = nd->in[0], *ind = nd->nin > 1 ? nd->in[1] : NULL,
                    *upd = nd->nin > 2 ? nd->in[2] : NULL;
     const char *red = ox_attr_str(nd, "reduction", "none");
-    bool add = strcmp(red, "add") == 0;
+    bool add = strcmp(red, "add") == 0, mul = strcmp(red, "mul") == 0;
     int64_t axis = ox_attr_int(nd, "axis", 0);
-    if (!x || !ind || !upd || (!add && strcmp(red, "none") != 0) || ind->ndim != x->ndim ||
+    if (!x || !ind || !upd || (!add && !mul && strcmp(red, "none") != 0) || ind->ndim != x->ndim ||
         upd->ndim != ind->ndim || upd->dtype != x->dtype || ir_dtype_is_float(ind->dtype) ||
         axis < -x->ndim || axis >= x->ndim || x->ndim < 1)
         return 0;
@@ -509,11 +509,15 @@ static int fold_scatter_elements(ox_node *nd)
             at += c * mul;
             mul *= x->shape[d];
         }
-        if (fl)
-            rt_tensor_set(y, at, (add ? rt_tensor_get(y, at) : 0) + rt_tensor_get(upd->konst, e));
-        else
-            ox_put_int(y, at, (add ? rt_tensor_get_int(y, at) : 0) +
-                                  rt_tensor_get_int(upd->konst, e));
+        if (fl) {
+            double u = rt_tensor_get(upd->konst, e), v = rt_tensor_get(y, at);
+            rt_tensor_set(y, at, add ? v + u : mul ? v * u : u);
+        } else {
+            int64_t u = rt_tensor_get_int(upd->konst, e), v = rt_tensor_get_int(y, at);
+            /* (wrapping as the dtype's arithmetic does) */
+            ox_put_int(y, at, add ? (int64_t)((uint64_t)v + (uint64_t)u)
+                              : mul ? (int64_t)((uint64_t)v * (uint64_t)u) : u);
+        }
     }
     return ox_set_const(nd, 0, y, x->weight || upd->weight) ? 1 : -1;
 }

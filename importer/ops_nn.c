@@ -1960,7 +1960,8 @@ static bool op_gathernd(ox_node *nd, const void *arg)
  * with updates written at the indices along axis.  Written as a gather:
  * each output position j looks for the indices equal to j (or j - size,
  * negative ones counting from the end) along its row: with reduction
- * `add` it sums their updates onto data's value; without (`none`) it takes
+ * `add` (`mul`) it sums (multiplies) their updates onto data's value
+ * (PyTorch's scatter_reduce "sum" and "prod"); without (`none`) it takes
  * the update of the last one (max= of its position k), or data's value
  * where none is.  An index out of range writes nothing (ONNX Runtime
  * stops with an error at run time).  A row of K indices costs K
@@ -1981,9 +1982,9 @@ static bool op_scatterelements(ox_node *nd, const void *arg)
         if (d != axis && ind->shape[d] > x->shape[d])
             return ox_fail(nd, "the indices' dimension %d is larger than the data's", d);
     const char *red = ox_attr_str(nd, "reduction", "none");
-    bool add = strcmp(red, "add") == 0;
-    if (!add && strcmp(red, "none") != 0)
-        return ox_fail(nd, "reduction '%s' is not supported (none and add are)", red);
+    bool add = strcmp(red, "add") == 0, mul = strcmp(red, "mul") == 0;
+    if (!add && !mul && strcmp(red, "none") != 0)
+        return ox_fail(nd, "reduction '%s' is not supported (none, add and mul are)", red);
     ox_value *y = ox_output(nd, 0);
     ox_same_shape(y, x);
     ox_kernel k;
@@ -2019,10 +2020,11 @@ static bool op_scatterelements(ox_node *nd, const void *arg)
         ox_printf(&range, ", i%d in 0..%lld", d, (long long)x->shape[d]);
     ox_printf(&match, "%s(indices[%s] == i%d || indices[%s] == i%d - %lld)",
               inside.s ? inside.s : "", at.s, axis, at.s, axis, D);
-    if (add) {
-        ox_printf(&k.body, "    s[%s] += %s ? %s[%s] : 0 where %s\n", all.s, match.s, ur, at.s,
-                  range.s);
-        ox_printf(&k.body, "    y[%s] = %s[%s] + s[%s]\n", all.s, xr, all.s, all.s);
+    if (add || mul) {
+        ox_printf(&k.body, "    s[%s] %s %s ? %s[%s] : %s where %s\n", all.s, add ? "+=" : "*=",
+                  match.s, ur, at.s, add ? "0" : "1", range.s);
+        ox_printf(&k.body, "    y[%s] = %s[%s] %s s[%s]\n", all.s, xr, all.s, add ? "+" : "*",
+                  all.s);
     } else {
         ox_printf(&k.body, "    t[%s] max= i64(%s ? k : -1) where %s\n", all.s, match.s, range.s);
         ox_printf(&k.body, "    y[%s] = t[%s] >= 0 ? (%s[%s] else 0) : %s[%s]\n", all.s, all.s, ur,

@@ -1,9 +1,10 @@
 # ScatterElements of known inputs is folded: PyTorch's index_copy and
 # index_fill scatter into a Shape to build the shape of an Expand, which
 # must be known (it was an error naming the chain back to the Scatter).
-# Here a shape [1, 5] with 3 scattered at axis 1 position 0 (and an add
-# of 2 at position 1 onto a known f32 tensor: Scatter's old name, opset 9),
-# against NumPy at -O0.
+# Here a shape [1, 5] with 3 scattered at axis 1 position 0, an add of 2
+# and 0.5 at position 1 of a known f32 tensor, and its product with
+# duplicate indices; and reduction mul (PyTorch's scatter_reduce "prod")
+# of a run-time tensor, against NumPy at -O0 and -O2.
 . "$srcdir/testsuite/cli/lib.inc"
 "$PYTHON" - "$srcdir/testsuite/onnx" <<'EOF2' || fail "cannot write the models"
 import os, sys
@@ -22,21 +23,39 @@ nodes = [node("Shape", ["x"], ["s0"]), node("Unsqueeze", ["s0", "ax0"], ["s"]),
          node("Expand", ["x", "shape1"], ["y"], name="expand"),
          node("ScatterElements", ["w", "i1", "u1"], ["w2"], attrs=[attr_str("reduction", "add"),
                                                                    attr_int("axis", 1)]),
-         node("Add", ["y", "w2"], ["z"])]
+         node("Add", ["y", "w2"], ["z"]),
+         node("ScatterElements", ["w", "i1", "u1"], ["w3"], attrs=[attr_str("reduction", "mul"),
+                                                                   attr_int("axis", 1)]),
+         node("ScatterElements", ["x", "i2", "u2"], ["p"], attrs=[attr_str("reduction", "mul"),
+                                                                  attr_int("axis", 1)])]
 inits = [array_tensor("ax0", np.array([0], np.int64), INT64),
          array_tensor("i", np.array([[0]], np.int64), INT64),
          array_tensor("u", np.array([[3]], np.int64), INT64),
          array_tensor("flat", np.array([-1], np.int64), INT64),
          array_tensor("w", w, FLOAT), array_tensor("i1", np.array([[1, -4]], np.int64), INT64),
-         array_tensor("u1", np.array([[2, 0.5]], np.float32), FLOAT)]
+         array_tensor("u1", np.array([[2, 0.5]], np.float32), FLOAT),
+         array_tensor("i2", np.array([[4, 0, -1]], np.int64), INT64)]
 w2 = w.copy()
 w2[0, 1] += 2.5
+w3 = w.copy()
+w3[0, 1] *= 1.0
+u2 = np.array([[3, -2, 0.5]], np.float32)
+p = x.copy()
+p[0, 4] *= 3 * 0.5
+p[0, 0] *= -2
 with open("m.onnx", "wb") as f:
-    f.write(model(nodes, [value_info("x", [1, 5])], [value_info("z", [3, 5])], inits, opset=16))
+    f.write(model(nodes, [value_info("x", [1, 5]), value_info("u2", [1, 3])],
+                  [value_info("z", [3, 5]), value_info("w3", [1, 5]), value_info("p", [1, 5])],
+                  inits, opset=16))
 np.save("x.npy", x)
+np.save("u2.npy", u2)
 os.mkdir("ref")
 np.save("ref/z.npy", np.broadcast_to(x, (3, 5)) + w2)
+np.save("ref/w3.npy", w3)
+np.save("ref/p.npy", p)
 EOF2
-expect_status 0 "$TEC" -O0 m.onnx --input x=x.npy --save-outputs o
-"$PYTHON" "$srcdir/testsuite/compare.py" ref o || fail "wrong result"
+for o in O0 O2; do
+    expect_status 0 "$TEC" -$o m.onnx --input x=x.npy --input u2=u2.npy --save-outputs $o
+    "$PYTHON" "$srcdir/testsuite/compare.py" ref $o || fail "wrong result at -$o"
+done
 echo ok
