@@ -38,6 +38,7 @@ typedef struct ox_value {
     bool weight;             /* an initializer (or a copy or reshape of one): a
                                 `param`; other constants are computed from the
                                 graph (masks, positions) and are `state` */
+    bool declared_bool;      /* a graph input of ONNX's bool (held in i32) */
     int32_t wide_unsigned;   /* ONNX's uint32 or uint64 (its data type), which tec
                                 holds in i64; else 0 */
     bool graph_input;        /* an input of the program */

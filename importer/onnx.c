@@ -1367,6 +1367,7 @@ static bool declare_input(ox *x, const Onnx__ValueInfoProto *vi)
                            OX_DTYPES " tensors)", vi->name,
                            ox_onnx_type_name(tt->has_elem_type ? tt->elem_type : 0));
     v->wide_unsigned = ox_wide_unsigned(tt->elem_type) ? tt->elem_type : 0;
+    v->declared_bool = tt->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
     if (!tt->shape)
         return model_error(x, "graph input '%s' has no shape", vi->name);
     if (tt->shape->n_dim > RT_MAX_DIMS)

@@ -512,6 +512,8 @@ static bool op_mod(ox_node *nd, const void *arg)
 }
 
 
+static bool cast_kernel(ox_node *nd, ox_value *x, ir_dtype to, bool to_bool);
+
 /* Cast: a conversion of the language (to f16 and bf16 rounded to nearest
  * even once; to a narrower integer keeping the low bits; float to integer
  * truncated), or to bool (i32) "not zero". */
@@ -540,7 +542,66 @@ static bool op_cast_typed(ox_node *nd, const void *arg)
         return ox_fail(nd, "casting to %s is not supported (tec holds it in i64, and a cast to "
                        "i64 does not wrap as one to %s does)", ox_onnx_type_name((int32_t)t),
                        ox_onnx_type_name((int32_t)t));
-    bool to_bool = t == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
+    return cast_kernel(nd, x, to, t == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL);
+}
+
+/* Whether v, an i32 tensor, holds ONNX bools: 1 yes, 0 no, -1 unknown (a
+ * constant: its producer does not tell).  Views of it are what they view. */
+static int holds_bool(ox_node *nd, const ox_value *v)
+{
+    static const char *const bools[] = {"Equal", "Less", "LessOrEqual", "Greater",
+                                        "GreaterOrEqual", "Not", "And", "Or", "Xor", "IsNaN",
+                                        "IsInf"};
+    static const char *const views[] = {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity",
+                                        "Transpose", "Expand", "Slice", "Gather", "Tile"};
+    for (int depth = 0; depth < 64; depth++) {
+        if (v->dtype != IR_I32)
+            return 0;
+        if (v->graph_input)
+            return v->declared_bool;
+        const Onnx__NodeProto *p = v->producer;
+        if (!p || !p->op_type)
+            return -1;
+        for (size_t i = 0; i < sizeof bools / sizeof *bools; i++)
+            if (strcmp(p->op_type, bools[i]) == 0)
+                return 1;
+        if (strcmp(p->op_type, "Cast") == 0) {
+            for (size_t a = 0; a < p->n_attribute; a++)
+                if (p->attribute[a]->name && strcmp(p->attribute[a]->name, "to") == 0)
+                    return p->attribute[a]->i == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
+            return -1;
+        }
+        bool view = false;
+        for (size_t i = 0; i < sizeof views / sizeof *views; i++)
+            view = view || strcmp(p->op_type, views[i]) == 0;
+        if (!view || p->n_input < 1 || !(v = ox_value_named(nd, p->input[0])))
+            return -1;
+    }
+    return -1;
+}
+
+/* CastLike (opset 15): Cast to the dtype of input 1.  tec holds bool in
+ * i32, so an i32 target must show which it is (its producer: a comparison
+ * or a Cast to bool, a graph input's declared type). */
+static bool op_castlike(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    ox_value *x = ox_input(nd, 0), *t = ox_input(nd, 1);
+    if (!x || !t)
+        return false;
+    if (t->wide_unsigned)
+        return ox_fail(nd, "casting to %s is not supported (tec holds it in i64)",
+                       ox_onnx_type_name(t->wide_unsigned));
+    int b = holds_bool(nd, t);
+    if (b < 0)
+        return ox_fail(nd, "target '%s' is an int32 or bool constant, which tec cannot tell "
+                       "apart (it holds bool in int32)", t->onnx);
+    return cast_kernel(nd, x, t->dtype, b == 1);
+}
+
+/* y = x converted to dtype to (to_bool: ONNX's bool, 1 where x is not 0). */
+static bool cast_kernel(ox_node *nd, ox_value *x, ir_dtype to, bool to_bool)
+{
     ox_value *y = ox_output(nd, 0);
     ox_same_shape(y, x);
     y->dtype = to;
@@ -723,6 +784,7 @@ const ox_op ox_ops_math[] = {
     {"Add", combine_op, &(const combine){"add", "$0 + $1", 2, 0, -1, false}, WIDEN},
     {"And", combine_op, &(const combine){"and", "$0 != 0 && $1 != 0 ? 1 : 0", 2, 0, IR_I32, false}, AS_IS},
     {"Cast", op_cast_typed, NULL, AS_IS},
+    {"CastLike", op_castlike, NULL, AS_IS},
     {"Ceil", unary_op, &(const unary_spec){"ceil", "ceil($)", true}, WIDEN},
     {"Celu", unary_attr, &(const attr_spec){"celu", "max(0, $) + min(0, %1$s * (exp($ / %1$s) - 1))", "alpha", 1.0, NULL, 0}, WIDEN},
     {"Clip", op_clip, NULL, AS_IS},
