@@ -498,7 +498,7 @@ static int fold_scatter_elements(ox_node *nd)
     memcpy(y->data, x->konst->data, y->nbytes);
     bool fl = ir_dtype_is_float(x->dtype);
     for (int64_t e = 0; e < n; e++) {   /* in order: a later duplicate wins */
-        int64_t at = 0, r = e, mul = 1;
+        int64_t at = 0, r = e, stride = 1;
         for (int d = x->ndim - 1; d >= 0; d--) {
             int64_t c = r % ind->shape[d];
             r /= ind->shape[d];
@@ -506,8 +506,8 @@ static int fold_scatter_elements(ox_node *nd)
                 c = rt_tensor_get_int(ind->konst, e);
                 c += c < 0 ? x->shape[d] : 0;
             }
-            at += c * mul;
-            mul *= x->shape[d];
+            at += c * stride;
+            stride *= x->shape[d];
         }
         if (fl) {
             double u = rt_tensor_get(upd->konst, e), v = rt_tensor_get(y, at);
