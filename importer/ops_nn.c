@@ -2315,6 +2315,70 @@ static bool op_nll_loss(ox_node *nd, const void *arg)
     return ok;
 }
 
+/* The determinant of the matrix of a's rows from row on and the columns in
+ * cols (a bit set), expanded along its first row (cofactors). */
+static void det_expansion(ox_str *b, char a[4][4][160], int n, int row, unsigned cols)
+{
+    if (row == n - 1) {
+        for (int j = 0; j < n; j++)
+            if (cols & 1u << j)
+                ox_printf(b, "%s", a[row][j]);
+        return;
+    }
+    ox_printf(b, "(");
+    for (int j = 0, t = 0; j < n; j++) {
+        if (!(cols & 1u << j))
+            continue;
+        ox_printf(b, "%s%s * ", t ? (t % 2 ? " - " : " + ") : "", a[row][j]);
+        if (row + 2 < n)
+            ox_printf(b, "(");
+        det_expansion(b, a, n, row + 1, cols & ~(1u << j));
+        if (row + 2 < n)
+            ox_printf(b, ")");
+        t++;
+    }
+    ox_printf(b, ")");
+}
+
+/* Det (torch.det, torch.linalg.det) of [..., n, n] matrices for n <= 4, by
+ * the expansion in cofactors (24 products at 4x4); a larger n would need
+ * an elimination with pivots chosen by value, which is refused. */
+static bool op_det(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    ox_value *x = ox_input(nd, 0);
+    if (!x || !ox_need_float(nd, x))
+        return false;
+    int r = x->ndim;
+    if (r < 2 || x->shape[r - 1] != x->shape[r - 2])
+        return ox_fail(nd, "the input must be [..., n, n], square matrices");
+    int n = (int)x->shape[r - 1];
+    if (n > 4)
+        return ox_fail(nd, "the determinant of %dx%d matrices is not supported (tec computes "
+                       "those of at most 4x4, by their expansion in cofactors)", n, n);
+    ox_value *y = ox_output(nd, 0);
+    y->dtype = x->dtype;
+    y->ndim = r - 2;
+    memcpy(y->shape, x->shape, sizeof(int64_t) * (size_t)(r - 2));
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    const char *xr = ox_operand(&k, x, "x");
+    ox_str b = {0};
+    ox_indices(&b, "i", 0, r - 2);
+    const char *B = b.s ? b.s : "";
+    char a[4][4][160];
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            snprintf(a[i][j], sizeof a[i][j], "%s[%s%s%d, %d]", xr, B, r > 2 ? ", " : "", i, j);
+    ox_printf(&k.body, "    y[%s] = ", B);
+    det_expansion(&k.body, a, n, 0, (1u << n) - 1);
+    ox_printf(&k.body, "\n");
+    free(b.s);
+    bool ok = ox_kernel_finish(&k, "det", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
 /* GridSample (opset 16; `linear` and `nearest` from 20) of a 4-D x by a
  * grid [N, Ho, Wo, 2] of (x, y) coordinates in [-1, 1]: each output
  * position reads x at its grid point, unnormalized to pixel coordinates
@@ -4159,6 +4223,7 @@ const ox_op ox_ops_nn[] = {
     {"Conv", op_conv, NULL, WIDEN},
     {"ConvTranspose", op_convtranspose, NULL, WIDEN},
     {"CumSum", op_cumsum, NULL, WIDEN},
+    {"Det", op_det, NULL, WIDEN},
     {"Einsum", op_einsum, NULL, WIDEN},
     {"GatherElements", op_gatherelements, NULL, AS_IS},
     {"GatherND", op_gathernd, NULL, AS_IS},
