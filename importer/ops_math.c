@@ -546,14 +546,18 @@ static bool op_cast_typed(ox_node *nd, const void *arg)
 }
 
 /* Whether v, an i32 tensor, holds ONNX bools: 1 yes, 0 no, -1 unknown (a
- * constant: its producer does not tell).  Views of it are what they view. */
+ * constant: its producer does not tell).  Views and selections of it are
+ * what they read (Where: its X); an op that computes numbers gives int32. */
 static int holds_bool(ox_node *nd, const ox_value *v)
 {
     static const char *const bools[] = {"Equal", "Less", "LessOrEqual", "Greater",
                                         "GreaterOrEqual", "Not", "And", "Or", "Xor", "IsNaN",
                                         "IsInf"};
     static const char *const views[] = {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity",
-                                        "Transpose", "Expand", "Slice", "Gather", "Tile"};
+                                        "Transpose", "Expand", "Slice", "Gather", "Tile",
+                                        "Concat", "Split", "Where", "Max", "Min", "Pad",
+                                        "GatherElements", "GatherND", "ScatterND",
+                                        "ScatterElements", "Dropout", "Trilu"};
     for (int depth = 0; depth < 64; depth++) {
         if (v->dtype != IR_I32)
             return 0;
@@ -571,10 +575,16 @@ static int holds_bool(ox_node *nd, const ox_value *v)
                     return p->attribute[a]->i == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
             return -1;
         }
+        if (strcmp(p->op_type, "Constant") == 0 || strcmp(p->op_type, "ConstantOfShape") == 0 ||
+            strcmp(p->op_type, "If") == 0)
+            return -1;
         bool view = false;
         for (size_t i = 0; i < sizeof views / sizeof *views; i++)
             view = view || strcmp(p->op_type, views[i]) == 0;
-        if (!view || p->n_input < 1 || !(v = ox_value_named(nd, p->input[0])))
+        if (!view)
+            return 0;
+        size_t from = strcmp(p->op_type, "Where") == 0;   /* (Where's condition is bool) */
+        if (p->n_input <= from || !(v = ox_value_named(nd, p->input[from])))
             return -1;
     }
     return -1;

@@ -1,7 +1,8 @@
 # CastLike (opset 15: Cast to the dtype of a second input; it was refused):
 # to f64 and f16 targets, to a bool target (a comparison's output, seen
 # through an Unsqueeze and Squeeze: x != 0), to an int32 target (a Cast to
-# int32: truncation), to a graph input declared bool; an int32 constant
+# int32, a Where of an Add of it: truncation), to a graph input declared
+# bool; an int32 constant
 # target, which could be a bool (tec holds bool in int32), is refused.
 # Against NumPy at -O0.
 . "$srcdir/testsuite/cli/lib.inc"
@@ -24,9 +25,12 @@ nodes = [node("Constant", [], ["d"], attrs=[[field(1, "value"), field(20, 4),
          node("CastLike", ["x", "g2"], ["to_bool"]),
          node("Cast", ["x"], ["i"], attrs=[attr_int("to", INT32)]),
          node("CastLike", ["x", "i"], ["to_i32"]),
+         node("Add", ["i", "i"], ["ii"]), node("Where", ["g", "ii", "i"], ["wi"]),
+         node("CastLike", ["x", "wi"], ["to_sum_i32"]),
          node("CastLike", ["x", "b"], ["to_input_bool"])]
 outs = {"to_f64": x.astype(np.float64), "to_f16": x.astype(np.float16),
         "to_bool": (x != 0).astype(np.int32), "to_i32": x.astype(np.int32),
+        "to_sum_i32": x.astype(np.int32),
         "to_input_bool": (x != 0).astype(np.int32)}
 elem = {np.float64: DOUBLE, np.float16: FLOAT16, np.int32: INT32}
 with open("m.onnx", "wb") as f:
