@@ -334,22 +334,19 @@ static int fold_elementwise(ox_node *nd, const fold_op *op)
 
 /* ---------------------------------------------------------------- ScatterND */
 
-/* ScatterND (reduction none): a copy of data with the slices that indices
- * name replaced by updates' — computed only at import time (PyTorch writes
- * it for a slice assignment, as Swin's attention mask), where every input
- * is known. */
+/* ScatterND: a copy of data with the slices that indices name replaced
+ * by updates' (reduction none), or combined with them (add, mul).  Where
+ * every input is known (PyTorch writes it for a slice assignment, as
+ * Swin's attention mask) and the reduction is none, it is computed at
+ * import time; else it is a kernel (ox_scatternd_kernel). */
 bool ox_op_scatternd(ox_node *nd, const void *arg)
 {
     ox_value *data = ox_input(nd, 0), *ind = ox_input(nd, 1), *upd = ox_input(nd, 2);
     if (!data || !ind || !upd)
         return false;
     const char *red = ox_attr_str(nd, "reduction", "none");
-    if (strcmp(red, "none") != 0)
-        return ox_fail(nd, "reduction '%s' is not supported (only 'none')", red);
-    if (!ox_known(data) || !ox_known(ind) || !ox_known(upd))
-        return ox_fail(nd, "ScatterND is computed only when its inputs are known at import time, "
-                       "but '%s' is computed at run time",
-                       !ox_known(data) ? data->onnx : !ox_known(ind) ? ind->onnx : upd->onnx);
+    if (strcmp(red, "none") != 0 && strcmp(red, "add") != 0 && strcmp(red, "mul") != 0)
+        return ox_fail(nd, "reduction '%s' is not supported (none, add and mul are)", red);
     if (ir_dtype_is_float(ind->dtype) || ind->ndim < 1 || upd->dtype != data->dtype)
         return ox_fail(nd, "the indices must be integers and the updates of the data's dtype");
     int k = (int)ind->shape[ind->ndim - 1], q = ind->ndim;
@@ -361,6 +358,8 @@ bool ox_op_scatternd(ox_node *nd, const void *arg)
     for (int d = k; d < data->ndim; d++)
         if (upd->shape[q - 1 + d - k] != data->shape[d])
             return ox_fail(nd, "the shapes of data, indices and updates do not fit together");
+    if (!ox_known(data) || !ox_known(ind) || !ox_known(upd) || strcmp(red, "none") != 0)
+        return ox_scatternd_kernel(nd, data, ind, upd, red);
     rt_tensor *y = ox_const_new(nd, data->dtype, data->ndim, data->shape);
     if (!y)
         return false;
@@ -467,12 +466,70 @@ static int fold_trilu(ox_node *nd)
     return ox_set_const(nd, 0, y, x->weight) ? 1 : -1;
 }
 
+/* ScatterElements (reduction none, add or mul) of known inputs: PyTorch's
+ * index_copy and index_fill scatter into a Shape to build the shape their
+ * Expand reads.  Inputs that do not fit, an index out of range or another
+ * reduction: 0, the op's kernel reports them. */
+static int fold_scatter_elements(ox_node *nd)
+{
+    const ox_value *x = nd->in[0], *ind = nd->nin > 1 ? nd->in[1] : NULL,
+                   *upd = nd->nin > 2 ? nd->in[2] : NULL;
+    const char *red = ox_attr_str(nd, "reduction", "none");
+    bool add = strcmp(red, "add") == 0, mul = strcmp(red, "mul") == 0;
+    int64_t axis = ox_attr_int(nd, "axis", 0);
+    if (!x || !ind || !upd || (!add && !mul && strcmp(red, "none") != 0) || ind->ndim != x->ndim ||
+        upd->ndim != ind->ndim || upd->dtype != x->dtype || ir_dtype_is_float(ind->dtype) ||
+        axis < -x->ndim || axis >= x->ndim || x->ndim < 1)
+        return 0;
+    if (axis < 0)
+        axis += x->ndim;
+    for (int d = 0; d < x->ndim; d++)
+        if (upd->shape[d] != ind->shape[d] || (d != axis && ind->shape[d] > x->shape[d]))
+            return 0;
+    int64_t n = rt_tensor_numel(ind->konst);
+    for (int64_t e = 0; e < n; e++) {
+        int64_t i = rt_tensor_get_int(ind->konst, e);
+        if (i < -x->shape[axis] || i >= x->shape[axis])
+            return 0;
+    }
+    rt_tensor *y = ox_const_new(nd, x->dtype, x->ndim, x->shape);
+    if (!y)
+        return -1;
+    memcpy(y->data, x->konst->data, y->nbytes);
+    bool fl = ir_dtype_is_float(x->dtype);
+    for (int64_t e = 0; e < n; e++) {   /* in order: a later duplicate wins */
+        int64_t at = 0, r = e, stride = 1;
+        for (int d = x->ndim - 1; d >= 0; d--) {
+            int64_t c = r % ind->shape[d];
+            r /= ind->shape[d];
+            if (d == axis) {
+                c = rt_tensor_get_int(ind->konst, e);
+                c += c < 0 ? x->shape[d] : 0;
+            }
+            at += c * stride;
+            stride *= x->shape[d];
+        }
+        if (fl) {
+            double u = rt_tensor_get(upd->konst, e), v = rt_tensor_get(y, at);
+            rt_tensor_set(y, at, add ? v + u : mul ? v * u : u);
+        } else {
+            int64_t u = rt_tensor_get_int(upd->konst, e), v = rt_tensor_get_int(y, at);
+            /* (wrapping as the dtype's arithmetic does) */
+            ox_put_int(y, at, add ? (int64_t)((uint64_t)v + (uint64_t)u)
+                              : mul ? (int64_t)((uint64_t)v * (uint64_t)u) : u);
+        }
+    }
+    return ox_set_const(nd, 0, y, x->weight || upd->weight) ? 1 : -1;
+}
+
 int ox_fold(ox_node *nd)
 {
     if (!foldable(nd) || ox_noutputs(nd) != 1)
         return 0;
     if (strcmp(nd->n->op_type, "Trilu") == 0)
         return fold_trilu(nd);
+    if (strcmp(nd->n->op_type, "ScatterElements") == 0 || strcmp(nd->n->op_type, "Scatter") == 0)
+        return fold_scatter_elements(nd);
     for (size_t i = 0; i < sizeof fold_ops / sizeof *fold_ops; i++)
         if (strcmp(fold_ops[i].name, nd->n->op_type) == 0)
             return fold_elementwise(nd, &fold_ops[i]);

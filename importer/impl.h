@@ -38,6 +38,7 @@ typedef struct ox_value {
     bool weight;             /* an initializer (or a copy or reshape of one): a
                                 `param`; other constants are computed from the
                                 graph (masks, positions) and are `state` */
+    bool declared_bool;      /* a graph input of ONNX's bool (held in i32) */
     int32_t wide_unsigned;   /* ONNX's uint32 or uint64 (its data type), which tec
                                 holds in i64; else 0 */
     bool graph_input;        /* an input of the program */
@@ -352,8 +353,12 @@ bool ox_broadcast(ox_node *nd, ox_value *const *v, int n, int *R, int64_t *shape
 /* The axes of Squeeze/Unsqueeze/Reduce*: attribute `axes` when attr,
  * else constant input `input` (absent: 0 axes); -1 after an error. */
 int ox_axes_of(ox_node *nd, int input, bool attr, int64_t *axes);
-/* ScatterND, of inputs known at import time only (importer/fold.c). */
+/* ScatterND: folded when its inputs are known (importer/fold.c), else
+ * the kernel of ox_scatternd_kernel (importer/ops_nn.c), to which it
+ * leaves the checked inputs and its reduction (none, add or mul). */
 bool ox_op_scatternd(ox_node *nd, const void *arg);
+bool ox_scatternd_kernel(ox_node *nd, ox_value *data, ox_value *ind, ox_value *upd,
+                         const char *red);
 /* If, whose condition must be known at import time: the branch taken
  * imports in place (importer/onnx.c). */
 bool ox_op_if(ox_node *nd, const void *arg);

@@ -1367,6 +1367,7 @@ static bool declare_input(ox *x, const Onnx__ValueInfoProto *vi)
                            OX_DTYPES " tensors)", vi->name,
                            ox_onnx_type_name(tt->has_elem_type ? tt->elem_type : 0));
     v->wide_unsigned = ox_wide_unsigned(tt->elem_type) ? tt->elem_type : 0;
+    v->declared_bool = tt->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
     if (!tt->shape)
         return model_error(x, "graph input '%s' has no shape", vi->name);
     if (tt->shape->n_dim > RT_MAX_DIMS)
@@ -1463,6 +1464,44 @@ static bool hold_wide_unsigned(ox_node *nd, int first)
     return true;
 }
 
+/* Why tec does not take an op of ONNX that models hold (rather than
+ * just "not supported"), or NULL. */
+static const char *refusal_reason(const char *op)
+{
+    static const char *const value_shaped[] = {"Unique", "NonMaxSuppression", "Compress"};
+    static const char *const random[] = {"RandomNormal", "RandomUniform", "RandomNormalLike",
+                                         "RandomUniformLike", "Bernoulli", "Multinomial"};
+    static const char *const loops[] = {"Loop", "Scan"};
+    static const char *const sequences[] = {
+        "SequenceConstruct", "SequenceAt", "SequenceEmpty", "SequenceInsert", "SequenceErase",
+        "SequenceLength", "SequenceMap", "SplitToSequence", "ConcatFromSequence", "Optional",
+        "OptionalHasElement", "OptionalGetElement"};
+    static const char *const strings[] = {"StringNormalizer", "TfIdfVectorizer", "RegexFullMatch",
+                                          "StringConcat", "StringSplit"};
+    static const struct {
+        const char *const *ops;
+        size_t n;
+        const char *why;
+    } reasons[] = {
+        {value_shaped, sizeof value_shaped / sizeof *value_shaped,
+         "its output's shape depends on the values of its inputs, and tec's shapes are fixed "
+         "when it imports the model"},
+        {random, sizeof random / sizeof *random,
+         "it draws random numbers, which tec does not (a model for inference should not)"},
+        {loops, sizeof loops / sizeof *loops,
+         "tec does not run subgraphs repeatedly (If is taken, with a condition known at import "
+         "time)"},
+        {sequences, sizeof sequences / sizeof *sequences,
+         "tec's values are tensors: sequences and optionals are not supported"},
+        {strings, sizeof strings / sizeof *strings, "tec has no strings"},
+    };
+    for (size_t r = 0; r < sizeof reasons / sizeof *reasons; r++)
+        for (size_t i = 0; i < reasons[r].n; i++)
+            if (strcmp(reasons[r].ops[i], op) == 0)
+                return reasons[r].why;
+    return NULL;
+}
+
 static bool import_node(ox *x, const Onnx__NodeProto *n)
 {
     ox_node nd = {.x = x, .n = n, .opset = x->opset};
@@ -1474,9 +1513,13 @@ static bool import_node(ox *x, const Onnx__NodeProto *n)
         return ox_fail(&nd, "op domain '%s' is not supported (only the default ONNX domain)",
                        n->domain);
     const ox_op *op = ox_find_op(n->op_type);
-    if (!op)
+    if (!op) {
+        const char *why = refusal_reason(n->op_type);
+        if (why)
+            return ox_fail(&nd, "op %s is not supported: %s", n->op_type, why);
         return ox_fail(&nd, "op %s is not supported (doc/onnx.md lists the supported ops)",
                        n->op_type);
+    }
     /* the recurrent ops' outputs are all optional (Y_h alone is common);
      * every other op's first output is required */
     bool recurrent = strcmp(n->op_type, "LSTM") == 0 || strcmp(n->op_type, "GRU") == 0 ||

@@ -512,6 +512,8 @@ static bool op_mod(ox_node *nd, const void *arg)
 }
 
 
+static bool cast_kernel(ox_node *nd, ox_value *x, ir_dtype to, bool to_bool);
+
 /* Cast: a conversion of the language (to f16 and bf16 rounded to nearest
  * even once; to a narrower integer keeping the low bits; float to integer
  * truncated), or to bool (i32) "not zero". */
@@ -540,7 +542,76 @@ static bool op_cast_typed(ox_node *nd, const void *arg)
         return ox_fail(nd, "casting to %s is not supported (tec holds it in i64, and a cast to "
                        "i64 does not wrap as one to %s does)", ox_onnx_type_name((int32_t)t),
                        ox_onnx_type_name((int32_t)t));
-    bool to_bool = t == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
+    return cast_kernel(nd, x, to, t == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL);
+}
+
+/* Whether v, an i32 tensor, holds ONNX bools: 1 yes, 0 no, -1 unknown (a
+ * constant: its producer does not tell).  Views and selections of it are
+ * what they read (Where: its X); an op that computes numbers gives int32. */
+static int holds_bool(ox_node *nd, const ox_value *v)
+{
+    static const char *const bools[] = {"Equal", "Less", "LessOrEqual", "Greater",
+                                        "GreaterOrEqual", "Not", "And", "Or", "Xor", "IsNaN",
+                                        "IsInf"};
+    static const char *const views[] = {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity",
+                                        "Transpose", "Expand", "Slice", "Gather", "Tile",
+                                        "Concat", "Split", "Where", "Max", "Min", "Pad",
+                                        "GatherElements", "GatherND", "ScatterND",
+                                        "ScatterElements", "Dropout", "Trilu"};
+    for (int depth = 0; depth < 64; depth++) {
+        if (v->dtype != IR_I32)
+            return 0;
+        if (v->graph_input)
+            return v->declared_bool;
+        const Onnx__NodeProto *p = v->producer;
+        if (!p || !p->op_type)
+            return -1;
+        for (size_t i = 0; i < sizeof bools / sizeof *bools; i++)
+            if (strcmp(p->op_type, bools[i]) == 0)
+                return 1;
+        if (strcmp(p->op_type, "Cast") == 0) {
+            for (size_t a = 0; a < p->n_attribute; a++)
+                if (p->attribute[a]->name && strcmp(p->attribute[a]->name, "to") == 0)
+                    return p->attribute[a]->i == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
+            return -1;
+        }
+        if (strcmp(p->op_type, "Constant") == 0 || strcmp(p->op_type, "ConstantOfShape") == 0 ||
+            strcmp(p->op_type, "If") == 0)
+            return -1;
+        bool view = false;
+        for (size_t i = 0; i < sizeof views / sizeof *views; i++)
+            view = view || strcmp(p->op_type, views[i]) == 0;
+        if (!view)
+            return 0;
+        size_t from = strcmp(p->op_type, "Where") == 0;   /* (Where's condition is bool) */
+        if (p->n_input <= from || !(v = ox_value_named(nd, p->input[from])))
+            return -1;
+    }
+    return -1;
+}
+
+/* CastLike (opset 15): Cast to the dtype of input 1.  tec holds bool in
+ * i32, so an i32 target must show which it is (its producer: a comparison
+ * or a Cast to bool, a graph input's declared type). */
+static bool op_castlike(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    ox_value *x = ox_input(nd, 0), *t = ox_input(nd, 1);
+    if (!x || !t)
+        return false;
+    if (t->wide_unsigned)
+        return ox_fail(nd, "casting to %s is not supported (tec holds it in i64)",
+                       ox_onnx_type_name(t->wide_unsigned));
+    int b = holds_bool(nd, t);
+    if (b < 0)
+        return ox_fail(nd, "target '%s' is an int32 or bool constant, which tec cannot tell "
+                       "apart (it holds bool in int32)", t->onnx);
+    return cast_kernel(nd, x, t->dtype, b == 1);
+}
+
+/* y = x converted to dtype to (to_bool: ONNX's bool, 1 where x is not 0). */
+static bool cast_kernel(ox_node *nd, ox_value *x, ir_dtype to, bool to_bool)
+{
     ox_value *y = ox_output(nd, 0);
     ox_same_shape(y, x);
     y->dtype = to;
@@ -607,18 +678,128 @@ static bool op_clip(ox_node *nd, const void *arg)
     return ok;
 }
 
+/* ---------------------------------------------------------------- inverse and hyperbolic trigonometry */
+
+/* The language's math functions are exp, log, sqrt, sin, cos, tanh ...
+ * (no tan, atan or asinh), so these ops are written with them, each within
+ * a few ulp of the dtype (testsuite/cli/onnx_trig.sh compares with NumPy
+ * over the whole range, 0, +-1, +-inf and NaN): sinh and cosh as e (e / 2)
+ * -/+ 1 / (2 e^2), e = exp(|x| / 2) (exp(x) / 2 overflowed from 88.7 in
+ * f32, where sinh is finite to 89.4; exp(|x| - ln 2) rounds |x| - ln 2,
+ * 4e-6 off at 89), sinh of |x| < 1/2 by its series (the difference
+ * cancels); asinh and acosh as log(x + sqrt(x^2 +- 1)), ln 2 + log(x)
+ * beyond 2^27 (x^2 overflows) and log1p below 2 (asinh x = log1p(x + x^2
+ * / (1 + sqrt(x^2 + 1))), acosh x = log1p(x - 1 + sqrt(x - 1) sqrt(x + 1)),
+ * a product of square roots, NaN below 1: sqrt((x - 1)(x + 1)) is real at
+ * -1e5 too); atanh as log((1 + x) / (1 - x)) / 2, with log1p
+ * below 1/2; atan below. */
+#define LN2 "0.6931471805599453"
+/* log1p(u) = log(1 + u) * u / ((1 + u) - 1), exact to a few ulp (u when 1 +
+ * u rounds to 1), for u of at most a few units */
+#define LOG1P(u) "(1 + " u " == 1 ? " u " : log(1 + " u ") * (" u ") / ((1 + " u ") - 1))"
+#define ACOSH_U "(($ - 1) + sqrt($ - 1) * sqrt($ + 1))"
+#define ATANH_U "(2 * abs($) / (1 - abs($)))"
+#define HALF_EXP "exp(abs($) / 2)"
+static const char sinh_tmpl[] =
+    "abs($) < 0.5 ? $ * (1 + $ * $ * (0.16666666666666666 + $ * $ * (0.008333333333333333 + "
+    "$ * $ * (0.0001984126984126984 + $ * $ * (2.7557319223985893e-06 + $ * $ * "
+    "(2.505210838544172e-08 + $ * $ * (1.6059043836821613e-10 + $ * $ * "
+    "7.647163731819816e-13))))))) : ($ < 0 ? 0 - 1 : 1) * (" HALF_EXP " * (" HALF_EXP
+    " * 0.5) - 0.5 / " HALF_EXP " / " HALF_EXP ")";
+static const char cosh_tmpl[] =
+    HALF_EXP " * (" HALF_EXP " * 0.5) + 0.5 / " HALF_EXP " / " HALF_EXP;
+#define ASINH_U "(abs($) + abs($) * abs($) / (1 + sqrt(abs($) * abs($) + 1)))"
+static const char asinh_tmpl[] =
+    "($ < 0 ? 0 - 1 : 1) * (abs($) < 2 ? " LOG1P(ASINH_U) " : abs($) > 134217728 ? "
+    "log(abs($)) + " LN2 " : log(abs($) + sqrt(abs($) * abs($) + 1)))";
+static const char acosh_tmpl[] =
+    "$ < 2 ? " LOG1P(ACOSH_U) " : $ > 134217728 ? log($) + " LN2 " : "
+    "log($ + sqrt($ - 1) * sqrt($ + 1))";
+static const char atanh_tmpl[] =
+    "($ < 0 ? 0 - 0.5 : 0.5) * (abs($) < 0.5 ? " LOG1P(ATANH_U) " : "
+    "log((1 + abs($)) / (1 - abs($))))";
+
+/* Atan, Asin and Acos: atan(e) of an expression e of x (asin x = atan(x /
+ * sqrt((1 - x)(1 + x))), acos x = 2 atan(sqrt((1 - x) / (1 + x))), exact at
+ * +-1 and NaN beyond), in steps: a = |e|, t = a or 1 / a above 1 (atan a =
+ * pi/2 - atan(1 / a)), r = t or (t - 1/sqrt 3) / (1 + t / sqrt 3) above
+ * tan(pi/12) (atan t = pi/6 + atan r), so |r| <= tan(pi/12) = 0.268, where
+ * atan's series to r^23 is exact to 2e-16 (f64's precision; f32 rounds its
+ * terms).  A NaN e stays NaN through every step, an infinite one gives
+ * +-pi/2. */
+typedef struct atan_spec {
+    const char *base;
+    const char *arg;     /* e, with $ for x */
+    double scale;        /* y = scale * atan(e) */
+} atan_spec;
+
+static bool op_atan(ox_node *nd, const void *arg)
+{
+    const atan_spec *u = arg;
+    ox_value *x = ox_input(nd, 0);
+    if (!x || !ox_need_float(nd, x))
+        return false;
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, x);
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    const char *xr = ox_operand(&k, x, "x");
+    ox_str at = {0}, read = {0}, e = {0};
+    ox_indices(&at, "i", 0, x->ndim);
+    ox_printf(&read, "%s[%s]", xr, at.s);
+    ox_subst(&e, u->arg, read.s);
+    const char *I = at.s;
+    ox_printf(&k.body, "    e[%s] = %s\n", I, e.s);
+    ox_printf(&k.body, "    a[%s] = abs(e[%s])\n", I, I);
+    ox_printf(&k.body, "    t[%s] = a[%s] > 1 ? 1 / a[%s] : a[%s]\n", I, I, I, I);
+    ox_printf(&k.body, "    r[%s] = t[%s] > 0.2679491924311227 ? (t[%s] - 0.5773502691896257) / "
+              "(1 + 0.5773502691896257 * t[%s]) : t[%s]\n", I, I, I, I, I);
+    ox_printf(&k.body, "    z[%s] = r[%s] * r[%s]\n", I, I, I);
+    /* atan r = r + r z (c1 + z (c2 + ... + z c11)), c_j = (-1)^j / (2j + 1), z = r^2 */
+    ox_printf(&k.body, "    p[%s] = r[%s] + r[%s] * z[%s] * (", I, I, I, I);
+    for (int j = 1; j <= 11; j++) {
+        ox_printf(&k.body, "%.17g", (j % 2 ? -1.0 : 1.0) / (2 * j + 1));   /* f64's digits */
+        if (j < 11)
+            ox_printf(&k.body, " + z[%s] * (", I);
+    }
+    for (int j = 1; j <= 11; j++)
+        ox_printf(&k.body, ")");
+    ox_printf(&k.body, "\n");
+    ox_printf(&k.body, "    q[%s] = (t[%s] > 0.2679491924311227 ? 0.5235987755982988 : 0) + p[%s]\n",
+              I, I, I);
+    ox_printf(&k.body, "    y[%s] = (e[%s] < 0 ? 0 - ", I, I);
+    ox_float(&k.body, u->scale);
+    ox_printf(&k.body, " : ");
+    ox_float(&k.body, u->scale);
+    ox_printf(&k.body, ") * (a[%s] > 1 ? 1.5707963267948966 - q[%s] : q[%s])\n", I, I, I);
+    free(at.s);
+    free(read.s);
+    free(e.s);
+    bool ok = ox_kernel_finish(&k, u->base, y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
 /* ---------------------------------------------------------------- the table */
 
 /* The elementwise ops (WIDEN and AS_IS: importer/impl.h). */
 const ox_op ox_ops_math[] = {
     {"Abs", unary_op, &(const unary_spec){"abs", "abs($)", false}, WIDEN},
+    {"Acos", op_atan, &(const atan_spec){"acos", "sqrt((1 - $) / (1 + $))", 2}, WIDEN},
+    {"Acosh", unary_op, &(const unary_spec){"acosh", acosh_tmpl, true}, WIDEN},
+    {"Asin", op_atan, &(const atan_spec){"asin", "$ / sqrt((1 - $) * (1 + $))", 1}, WIDEN},
+    {"Asinh", unary_op, &(const unary_spec){"asinh", asinh_tmpl, true}, WIDEN},
+    {"Atan", op_atan, &(const atan_spec){"atan", "$", 1}, WIDEN},
+    {"Atanh", unary_op, &(const unary_spec){"atanh", atanh_tmpl, true}, WIDEN},
     {"Add", combine_op, &(const combine){"add", "$0 + $1", 2, 0, -1, false}, WIDEN},
     {"And", combine_op, &(const combine){"and", "$0 != 0 && $1 != 0 ? 1 : 0", 2, 0, IR_I32, false}, AS_IS},
     {"Cast", op_cast_typed, NULL, AS_IS},
+    {"CastLike", op_castlike, NULL, AS_IS},
     {"Ceil", unary_op, &(const unary_spec){"ceil", "ceil($)", true}, WIDEN},
     {"Celu", unary_attr, &(const attr_spec){"celu", "max(0, $) + min(0, %1$s * (exp($ / %1$s) - 1))", "alpha", 1.0, NULL, 0}, WIDEN},
     {"Clip", op_clip, NULL, AS_IS},
     {"Cos", unary_op, &(const unary_spec){"cos", "cos($)", true}, WIDEN},
+    {"Cosh", unary_op, &(const unary_spec){"cosh", cosh_tmpl, true}, WIDEN},
     {"Div", op_div, NULL, WIDEN},
     {"Dropout", op_dropout, NULL, AS_IS},
     {"Elu", unary_attr, &(const attr_spec){"elu", "$ >= 0 ? $ : %s * (exp($) - 1)", "alpha", 1.0, NULL, 0}, WIDEN},
@@ -653,14 +834,17 @@ const ox_op ox_ops_math[] = {
     {"Relu", nn_unary, &(const nn_unary_spec){"relu", "max($, 0)"}, WIDEN},
     {"Round", unary_op, &(const unary_spec){"round", "floor($ + 0.5) - ($ + 0.5 == floor($ + 0.5) && " "floor(($ + 0.5) / 2) * 2 != floor($ + 0.5) ? 1 : 0)", true}, WIDEN},
     {"Selu", unary_attr, &(const attr_spec){"selu", "$ > 0 ? %2$s * $ : %2$s * (%1$s * exp($) - %1$s)", "alpha", 1.67326319217681884765625, "gamma", 1.05070102214813232421875}, WIDEN},
+    {"Shrink", unary_attr, &(const attr_spec){"shrink", "$ < 0 - %1$s ? $ + %2$s : $ > %1$s ? $ - %2$s : 0", "lambd", 0.5, "bias", 0.0}, WIDEN},
     {"Sigmoid", nn_unary, &(const nn_unary_spec){"sigmoid", "sigmoid($)"}, WIDEN},
     {"Sign", unary_op, &(const unary_spec){"sign", "$ > 0 ? 1 : $ < 0 ? -1 : 0", false}, WIDEN},
     {"Sin", unary_op, &(const unary_spec){"sin", "sin($)", true}, WIDEN},
+    {"Sinh", unary_op, &(const unary_spec){"sinh", sinh_tmpl, true}, WIDEN},
     {"Softplus", unary_op, &(const unary_spec){"softplus", SOFTPLUS, true}, WIDEN},
     {"Softsign", unary_op, &(const unary_spec){"softsign", "$ / (1 + abs($))", true}, WIDEN},
     {"Sqrt", unary_op, &(const unary_spec){"sqrt", "sqrt($)", true}, WIDEN},
     {"Sub", combine_op, &(const combine){"sub", "$0 - $1", 2, 0, -1, false}, WIDEN},
     {"Sum", combine_op, &(const combine){"sum", "$0 + $1", 0, 0, -1, false}, WIDEN},
+    {"Tan", unary_op, &(const unary_spec){"tan", "sin($) / cos($)", true}, WIDEN},
     {"Tanh", unary_op, &(const unary_spec){"tanh", "tanh($)", true}, WIDEN},
     {"ThresholdedRelu", unary_attr, &(const attr_spec){"thresholdedrelu", "$ > %s ? $ : 0", "alpha", 1.0, NULL, 0}, WIDEN},
     {"Where", op_where, &(const combine){"where", "$0 != 0 ? $1 : $2", 3, 1, -1, false}, AS_IS},

@@ -1895,11 +1895,73 @@ static bool op_gatherelements(ox_node *nd, const void *arg)
     return ok;
 }
 
+/* GatherND (PyTorch's torch.diagonal after EyeLike and NonZero, and
+ * TensorFlow's gathers): indices [B0 .. Bq-2, k] name slices of data [D0
+ * .. Dr-1] after its first batch_dims dimensions (which indices share):
+ * y[j0 .. jq-2, rest] = data[j0 .. jb-1, indices[j, 0] .. indices[j, k-1],
+ * rest], a negative index counting from the end. */
+static bool op_gathernd(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    ox_value *x = ox_input(nd, 0), *ind = ox_input(nd, 1);
+    if (!x || !ind)
+        return false;
+    int64_t b = ox_attr_int(nd, "batch_dims", 0);
+    int q = ind->ndim, r = x->ndim;
+    if (ir_dtype_is_float(ind->dtype) || q < 1)
+        return ox_fail(nd, "the indices must be integers of rank 1 or more");
+    int64_t k = ind->shape[q - 1];
+    if (b < 0 || b >= q || b >= r || k < 1 || b + k > r)
+        return ox_fail(nd, "batch_dims %lld and the indices' last dimension %lld do not fit the "
+                       "data's rank %d and the indices' %d", (long long)b, (long long)k, r, q);
+    for (int d = 0; d < b; d++)
+        if (ind->shape[d] != x->shape[d])
+            return ox_fail(nd, "the indices' dimension %d (%lld) differs from the data's (%lld)",
+                           d, (long long)ind->shape[d], (long long)x->shape[d]);
+    ox_value *y = ox_output(nd, 0);
+    y->dtype = x->dtype;
+    y->ndim = q - 1 + r - (int)(b + k);
+    for (int d = 0; d < q - 1; d++)
+        y->shape[d] = ind->shape[d];
+    for (int d = (int)(b + k); d < r; d++)
+        y->shape[q - 1 + d - (int)(b + k)] = x->shape[d];
+    if (!ox_check_shape(nd, y->shape, y->ndim))
+        return false;
+    ox_kernel kk;
+    ox_kernel_init(&kk, nd);
+    const char *xr = ox_operand(&kk, x, "data");
+    const char *ir = ox_operand(&kk, ind, "indices");
+    ox_str js = {0};
+    ox_indices(&js, "i", 0, q - 1);
+    ox_printf(&kk.body, "    y[");
+    ox_indices(&kk.body, "i", 0, y->ndim);
+    ox_printf(&kk.body, "] = %s[", xr);
+    for (int d = 0; d < r; d++) {
+        ox_printf(&kk.body, "%s", d ? ", " : "");
+        if (d < b)
+            ox_printf(&kk.body, "i%d", d);
+        else if (d < b + k) {
+            ox_str at = {0};
+            ox_printf(&at, "%s[%s%s%lld]", ir, js.s ? js.s : "", q > 1 ? ", " : "",
+                      (long long)(d - b));
+            ox_printf(&kk.body, "%s < 0 ? %s + %lld : %s", at.s, at.s, (long long)x->shape[d], at.s);
+            free(at.s);
+        } else
+            ox_printf(&kk.body, "i%d", q - 1 + d - (int)(b + k));
+    }
+    ox_printf(&kk.body, "]\n");
+    free(js.s);
+    bool ok = ox_kernel_finish(&kk, "gather_nd", y, NULL);
+    ox_kernel_free(&kk);
+    return ok;
+}
+
 /* ScatterElements (and Scatter, its name before opset 11): y is data
  * with updates written at the indices along axis.  Written as a gather:
  * each output position j looks for the indices equal to j (or j - size,
  * negative ones counting from the end) along its row: with reduction
- * `add` it sums their updates onto data's value; without (`none`) it takes
+ * `add` (`mul`) it sums (multiplies) their updates onto data's value
+ * (PyTorch's scatter_reduce "sum" and "prod"); without (`none`) it takes
  * the update of the last one (max= of its position k), or data's value
  * where none is.  An index out of range writes nothing (ONNX Runtime
  * stops with an error at run time).  A row of K indices costs K
@@ -1920,9 +1982,9 @@ static bool op_scatterelements(ox_node *nd, const void *arg)
         if (d != axis && ind->shape[d] > x->shape[d])
             return ox_fail(nd, "the indices' dimension %d is larger than the data's", d);
     const char *red = ox_attr_str(nd, "reduction", "none");
-    bool add = strcmp(red, "add") == 0;
-    if (!add && strcmp(red, "none") != 0)
-        return ox_fail(nd, "reduction '%s' is not supported (none and add are)", red);
+    bool add = strcmp(red, "add") == 0, mul = strcmp(red, "mul") == 0;
+    if (!add && !mul && strcmp(red, "none") != 0)
+        return ox_fail(nd, "reduction '%s' is not supported (none, add and mul are)", red);
     ox_value *y = ox_output(nd, 0);
     ox_same_shape(y, x);
     ox_kernel k;
@@ -1958,10 +2020,11 @@ static bool op_scatterelements(ox_node *nd, const void *arg)
         ox_printf(&range, ", i%d in 0..%lld", d, (long long)x->shape[d]);
     ox_printf(&match, "%s(indices[%s] == i%d || indices[%s] == i%d - %lld)",
               inside.s ? inside.s : "", at.s, axis, at.s, axis, D);
-    if (add) {
-        ox_printf(&k.body, "    s[%s] += %s ? %s[%s] : 0 where %s\n", all.s, match.s, ur, at.s,
-                  range.s);
-        ox_printf(&k.body, "    y[%s] = %s[%s] + s[%s]\n", all.s, xr, all.s, all.s);
+    if (add || mul) {
+        ox_printf(&k.body, "    s[%s] %s %s ? %s[%s] : %s where %s\n", all.s, add ? "+=" : "*=",
+                  match.s, ur, at.s, add ? "0" : "1", range.s);
+        ox_printf(&k.body, "    y[%s] = %s[%s] %s s[%s]\n", all.s, xr, all.s, add ? "+" : "*",
+                  all.s);
     } else {
         ox_printf(&k.body, "    t[%s] max= i64(%s ? k : -1) where %s\n", all.s, match.s, range.s);
         ox_printf(&k.body, "    y[%s] = t[%s] >= 0 ? (%s[%s] else 0) : %s[%s]\n", all.s, all.s, ur,
@@ -1974,6 +2037,344 @@ static bool op_scatterelements(ox_node *nd, const void *arg)
     free(range.s);
     free(inside.s);
     bool ok = ox_kernel_finish(&k, "scatter_elements", y, NULL);
+    ox_kernel_free(&k);
+    return ok;
+}
+
+/* Writes the coordinates, in a tensor of dimensions B[0 .. nb-1], of its
+ * element at the flat position s (an expression): s / (B1 ... ) % B0, ...
+ * (the first without %, the last without /). */
+static void flat_coords(ox_str *b, const char *s, const int64_t *B, int nb)
+{
+    int64_t stride = 1;
+    for (int d = 1; d < nb; d++)
+        stride *= B[d];
+    for (int d = 0; d < nb; d++) {
+        ox_printf(b, "%s", d ? ", " : "");
+        if (stride > 1)
+            ox_printf(b, "(%s) / %lld", s, (long long)stride);
+        else
+            ox_printf(b, "(%s)", s);
+        if (d > 0)
+            ox_printf(b, " %% %lld", (long long)B[d]);
+        if (d + 1 < nb)
+            stride /= B[d + 1];
+    }
+}
+
+/* ScatterND of run-time data, updates or indices, or with a reduction
+ * (importer/fold.c checks the shapes and folds the rest): data [D0 ..
+ * Dr-1], indices [B0 .. Bq-2, k], updates [B0 .. Bq-2, Dk .. Dr-1]; the
+ * update slice j (flat over B) goes to data's slice at indices[j] (a
+ * negative index counting from the end).
+ * - Indices known at import time and reduction none (PyTorch's slice
+ *   assignment `x[:, 1:3] = v` and index_put of run-time x or v, whose
+ *   indices fold): a table `at` over data's first k dimensions, computed
+ *   here, holds the last slice that writes each position (-1: none; a
+ *   later duplicate wins, as in ONNX Runtime's loop over the slices), and
+ *   y reads updates' slice at[..] there, data elsewhere: one read an
+ *   element.  An index out of range is an error.
+ * - Else, as ScatterElements, each position of data's first k dimensions
+ *   looks for the slices whose indices name it: the last one (none), or
+ *   the sum (add) or product (mul) of all of them with data's value.  N k
+ *   comparisons a position (N slices); an index out of range writes
+ *   nothing (ONNX Runtime stops with an error at run time). */
+bool ox_scatternd_kernel(ox_node *nd, ox_value *data, ox_value *ind, ox_value *upd,
+                         const char *red)
+{
+    int r = data->ndim, nb = ind->ndim - 1, kd = (int)ind->shape[nb];
+    ox_value *y = ox_output(nd, 0);
+    ox_same_shape(y, data);
+    int64_t N = 1;
+    for (int d = 0; d < nb; d++)
+        N *= ind->shape[d];
+    bool table = ox_known(ind) && strcmp(red, "none") == 0 && N <= INT32_MAX;
+    rt_tensor *tab = NULL;
+    ox_value tv = {0};
+    if (table) {
+        if (!(tab = ox_const_new(nd, IR_I32, kd, data->shape)))
+            return false;
+        int64_t P = rt_tensor_numel(tab);
+        for (int64_t p = 0; p < P; p++)
+            ((int32_t *)tab->data)[p] = -1;
+        for (int64_t j = 0; j < N; j++) {
+            int64_t at = 0;
+            for (int d = 0; d < kd; d++) {
+                int64_t i = rt_tensor_get_int(ind->konst, j * kd + d), D = data->shape[d];
+                if (i < -D || i >= D) {
+                    rt_tensor_free(tab);
+                    return ox_fail(nd, "index %lld is out of range for dimension %d of size %lld",
+                                   (long long)i, d, (long long)D);
+                }
+                at = at * D + (i < 0 ? i + D : i);
+            }
+            ((int32_t *)tab->data)[at] = (int32_t)j;
+        }
+        tv = (ox_value){.onnx = "at", .konst = tab, .uses = 1, .dtype = IR_I32, .ndim = kd};
+        memcpy(tv.shape, data->shape, sizeof(int64_t) * (size_t)kd);
+    }
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    const char *xr = ox_operand(&k, data, "data");
+    const char *ir = table ? NULL : ox_operand(&k, ind, "indices");
+    const char *ur = ox_operand(&k, upd, "updates");
+    const char *tr = table ? ox_operand(&k, &tv, "at") : "t";
+    ox_str all = {0}, pre = {0}, rest = {0}, js = {0}, range = {0};
+    ox_indices(&all, "i", 0, r);
+    ox_indices(&pre, "i", 0, kd);
+    for (int d = kd; d < r; d++)
+        ox_printf(&rest, ", i%d", d);
+    ox_indices(&js, "j", 0, nb);
+    for (int d = 0; d < nb; d++)
+        ox_printf(&range, "%sj%d in 0..%lld", d ? ", " : "", d, (long long)ind->shape[d]);
+    ox_str match = {0}, flat = {0};
+    for (int d = 0; d < kd && !table; d++)
+        ox_printf(&match, "%s(%s[%s%s%d] == i%d || %s[%s%s%d] == i%d - %lld)", d ? " && " : "", ir,
+                  js.s ? js.s : "", nb ? ", " : "", d, d, ir, js.s ? js.s : "", nb ? ", " : "", d,
+                  d, (long long)data->shape[d]);
+    int64_t stride = N;
+    for (int d = 0; d < nb; d++) {
+        stride /= ind->shape[d];
+        ox_printf(&flat, "%sj%d * %lld", d ? " + " : "", d, (long long)stride);
+    }
+    /* updates' indices after the slice's: ", ik, ..." (none without batch dimensions) */
+    const char *rest_at = !rest.s ? "" : nb ? rest.s : rest.s + 2;
+    if (strcmp(red, "none") == 0) {
+        ox_str tread = {0}, coords = {0};
+        ox_printf(&tread, "%s[%s]", tr, pre.s);
+        flat_coords(&coords, tread.s, ind->shape, nb);
+        if (!table) {
+            /* the i ranges: t's indices are read only through the matches */
+            ox_printf(&k.body, "    t[%s] %s i64(%s ? %s : -1) where %s%s", pre.s,
+                      nb ? "max=" : "=", match.s, nb ? flat.s : "0", range.s ? range.s : "",
+                      nb ? ", " : "");
+            for (int d = 0; d < kd; d++)
+                ox_printf(&k.body, "%si%d in 0..%lld", d ? ", " : "", d,
+                          (long long)data->shape[d]);
+            ox_printf(&k.body, "\n");
+        }
+        ox_printf(&k.body, "    y[%s] = %s >= 0 ? (%s[%s%s] else 0) : %s[%s]\n", all.s, tread.s,
+                  ur, coords.s ? coords.s : "", rest_at, xr, all.s);
+        free(tread.s);
+        free(coords.s);
+    } else {
+        bool add = strcmp(red, "add") == 0;
+        ox_printf(&k.body, "    s[%s] %s %s ? %s[%s%s] : %s where %s%s", all.s,
+                  nb ? (add ? "+=" : "*=") : "=", match.s, ur, js.s ? js.s : "", rest_at,
+                  add ? "0" : "1", range.s ? range.s : "", nb ? ", " : "");
+        for (int d = 0; d < r; d++)
+            ox_printf(&k.body, "%si%d in 0..%lld", d ? ", " : "", d, (long long)data->shape[d]);
+        ox_printf(&k.body, "\n    y[%s] = %s[%s] %s s[%s]\n", all.s, xr, all.s, add ? "+" : "*",
+                  all.s);
+    }
+    free(all.s);
+    free(pre.s);
+    free(rest.s);
+    free(js.s);
+    free(range.s);
+    free(match.s);
+    free(flat.s);
+    bool ok = ox_kernel_finish(&k, "scatter_nd", y, NULL);
+    ox_kernel_free(&k);
+    rt_tensor_free(tab);
+    return ok;
+}
+
+/* Reads of the loss ops over the target's positions, indexed by p0, p2,
+ * p3 ... (p: i for the loss per position, r for its sum): x's dimension 1
+ * is the class, the target's dimensions are x's others. */
+static void loss_at(ox_str *b, const char *role, int xdim, char p, const char *cls)
+{
+    ox_printf(b, "%s[%c0", role, p);
+    if (cls)
+        ox_printf(b, ", %s", cls);
+    for (int d = 2; d < xdim; d++)
+        ox_printf(b, ", %c%d", p, d);
+    ox_printf(b, "]");
+}
+
+/* x's log-softmax over the classes (dimension 1), m its maximum and e the
+ * sum of exp(x - m) per position, into k's body. */
+static void loss_softmax_sums(ox_kernel *k, const char *xr, int xdim)
+{
+    ox_str at = {0}, red = {0};
+    loss_at(&at, "", xdim, 'i', NULL);
+    loss_at(&red, xr, xdim, 'i', "r1");
+    ox_printf(&k->body, "    m%s max= %s\n", at.s, red.s);
+    ox_printf(&k->body, "    e%s += exp(%s - m%s)\n", at.s, red.s, at.s);
+    free(at.s);
+    free(red.s);
+}
+
+/* NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (opset 12 on:
+ * PyTorch's F.nll_loss and F.cross_entropy): x [N, C, d1 ...] (log
+ * probabilities, or scores whose log-softmax over C the latter takes
+ * first, as x - max - log(sum(exp(x - max)))), target [N, d1 ...] of class
+ * indices, an optional weight [C]: the loss at a position is -x[n, t, d...]
+ * * weight[t], 0 where t is ignore_index; reduction none keeps them, sum
+ * adds them, mean divides that sum by the sum of the weights taken (the
+ * positions not ignored, without weights).  SoftmaxCrossEntropyLoss's
+ * second output is the log-softmax itself (a layer `<layer>.log_prob`). */
+static bool op_nll_loss(ox_node *nd, const void *arg)
+{
+    bool sce = *(const bool *)arg;
+    ox_value *x = ox_input(nd, 0), *t = ox_input(nd, 1);
+    ox_value *w = nd->nin > 2 && nd->in[2] ? ox_input(nd, 2) : NULL;
+    if (!x || !t || (nd->nin > 2 && nd->in[2] && !w) || !ox_need_float(nd, x))
+        return false;
+    if (nd->opset < 12)
+        return ox_fail(nd, "%s is an op of opset 12 on (the model imports opset %d)",
+                       nd->n->op_type, nd->opset);
+    bool fits = x->ndim >= 2 && t->ndim == x->ndim - 1 && !ir_dtype_is_float(t->dtype) &&
+                t->shape[0] == x->shape[0];
+    for (int d = 2; fits && d < x->ndim; d++)
+        fits = t->shape[d - 1] == x->shape[d];
+    if (!fits)
+        return ox_fail(nd, "the input must be [N, C, d1 ...] and the target integers [N, d1 ...]");
+    if (w && (w->ndim != 1 || w->shape[0] != x->shape[1] || w->dtype != x->dtype))
+        return ox_fail(nd, "the weight must be [C] of the input's dtype");
+    const char *red = ox_attr_str(nd, "reduction", "mean");
+    bool none = strcmp(red, "none") == 0, sum = strcmp(red, "sum") == 0;
+    if (!none && !sum && strcmp(red, "mean") != 0)
+        return ox_fail(nd, "reduction '%s' is not supported (none, sum and mean are)", red);
+    const Onnx__AttributeProto *ia = ox_attr(nd, "ignore_index");
+    long long ii = ia ? (long long)ia->i : 0;
+    int64_t count = 1;   /* positions */
+    for (int d = 0; d < t->ndim; d++)
+        count *= t->shape[d];
+    ox_value *y = ox_output(nd, 0);
+    if (none)
+        ox_same_shape(y, t);
+    else
+        y->ndim = 0;
+    y->dtype = x->dtype;
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    const char *xr = ox_operand(&k, x, sce ? "scores" : "x");
+    const char *tr = ox_operand(&k, t, "target");
+    const char *wr = w ? ox_operand(&k, w, "weight") : NULL;
+    if (sce)
+        loss_softmax_sums(&k, xr, x->ndim);
+    char p = none ? 'i' : 'r';
+    /* the class, the picked log probability and its weight at a position
+     * (reads at an ignored position's class, which may be out of range,
+     * are guarded) */
+    ox_str tt = {0}, pick = {0}, wt = {0}, at = {0};
+    loss_at(&tt, tr, x->ndim, p, NULL);
+    loss_at(&at, "", x->ndim, p, NULL);
+    ox_printf(&pick, "(");
+    loss_at(&pick, xr, x->ndim, p, tt.s);
+    ox_printf(&pick, "%s", ia ? " else 0)" : ")");
+    if (sce)
+        ox_printf(&pick, " - m%s - log(e%s)", at.s, at.s);
+    if (w)
+        ox_printf(&wt, ia ? "(%s[%s] else 0)" : "%s[%s]", wr, tt.s);
+    else
+        ox_printf(&wt, "1");
+    ox_str loss = {0};
+    if (ia)
+        ox_printf(&loss, "%s == %lld ? 0 : ", tt.s, ii);
+    ox_printf(&loss, "0 - (%s) * %s", pick.s, wt.s);
+    if (none)
+        ox_printf(&k.body, "    y%s = %s\n", at.s, loss.s);
+    else if (sum)
+        ox_printf(&k.body, "    y[] += %s\n", loss.s);
+    else {
+        ox_printf(&k.body, "    s[] += %s\n", loss.s);
+        if (ia)
+            ox_printf(&k.body, "    c[] += %s == %lld ? 0 : %s\n", tt.s, ii, wt.s);
+        else if (w)
+            ox_printf(&k.body, "    c[] += %s\n", wt.s);
+        if (ia || w)
+            ox_printf(&k.body, "    y[] = s[] / c[]\n");
+        else    /* every position counts once */
+            ox_printf(&k.body, "    y[] = s[] / %lld\n", (long long)count);
+    }
+    free(tt.s);
+    free(pick.s);
+    free(wt.s);
+    free(at.s);
+    free(loss.s);
+    bool ok = ox_kernel_finish(&k, sce ? "softmax_cross_entropy" : "nll_loss", y, NULL);
+    ox_kernel_free(&k);
+    if (ok && sce && ox_noutputs(nd) > 1 && *nd->n->output[1]) {
+        ox_value *lp = ox_output(nd, 1);
+        ox_same_shape(lp, x);
+        ox_kernel_init(&k, nd);
+        xr = ox_operand(&k, x, "scores");
+        loss_softmax_sums(&k, xr, x->ndim);
+        ox_str all = {0}, pos = {0};
+        ox_indices(&all, "i", 0, x->ndim);
+        loss_at(&pos, "", x->ndim, 'i', NULL);
+        ox_printf(&k.body, "    y[%s] = %s[%s] - m%s - log(e%s)\n", all.s, xr, all.s, pos.s, pos.s);
+        free(all.s);
+        free(pos.s);
+        ok = ox_kernel_finish(&k, "log_softmax", lp, "log_prob");
+        ox_kernel_free(&k);
+    }
+    return ok;
+}
+
+/* The determinant of the matrix of a's rows from row on and the columns in
+ * cols (a bit set), expanded along its first row (cofactors). */
+static void det_expansion(ox_str *b, char a[4][4][160], int n, int row, unsigned cols)
+{
+    if (row == n - 1) {
+        for (int j = 0; j < n; j++)
+            if (cols & 1u << j)
+                ox_printf(b, "%s", a[row][j]);
+        return;
+    }
+    ox_printf(b, "(");
+    for (int j = 0, t = 0; j < n; j++) {
+        if (!(cols & 1u << j))
+            continue;
+        ox_printf(b, "%s%s * ", t ? (t % 2 ? " - " : " + ") : "", a[row][j]);
+        if (row + 2 < n)
+            ox_printf(b, "(");
+        det_expansion(b, a, n, row + 1, cols & ~(1u << j));
+        if (row + 2 < n)
+            ox_printf(b, ")");
+        t++;
+    }
+    ox_printf(b, ")");
+}
+
+/* Det (torch.det, torch.linalg.det) of [..., n, n] matrices for n <= 4, by
+ * the expansion in cofactors (24 products at 4x4); a larger n would need
+ * an elimination with pivots chosen by value, which is refused. */
+static bool op_det(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    ox_value *x = ox_input(nd, 0);
+    if (!x || !ox_need_float(nd, x))
+        return false;
+    int r = x->ndim;
+    if (r < 2 || x->shape[r - 1] != x->shape[r - 2])
+        return ox_fail(nd, "the input must be [..., n, n], square matrices");
+    int n = (int)x->shape[r - 1];
+    if (n > 4)
+        return ox_fail(nd, "the determinant of %dx%d matrices is not supported (tec computes "
+                       "those of at most 4x4, by their expansion in cofactors)", n, n);
+    ox_value *y = ox_output(nd, 0);
+    y->dtype = x->dtype;
+    y->ndim = r - 2;
+    memcpy(y->shape, x->shape, sizeof(int64_t) * (size_t)(r - 2));
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    const char *xr = ox_operand(&k, x, "x");
+    ox_str b = {0};
+    ox_indices(&b, "i", 0, r - 2);
+    const char *B = b.s ? b.s : "";
+    char a[4][4][160];
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            snprintf(a[i][j], sizeof a[i][j], "%s[%s%s%d, %d]", xr, B, r > 2 ? ", " : "", i, j);
+    ox_printf(&k.body, "    y[%s] = ", B);
+    det_expansion(&k.body, a, n, 0, (1u << n) - 1);
+    ox_printf(&k.body, "\n");
+    free(b.s);
+    bool ok = ox_kernel_finish(&k, "det", y, NULL);
     ox_kernel_free(&k);
     return ok;
 }
@@ -3822,8 +4223,10 @@ const ox_op ox_ops_nn[] = {
     {"Conv", op_conv, NULL, WIDEN},
     {"ConvTranspose", op_convtranspose, NULL, WIDEN},
     {"CumSum", op_cumsum, NULL, WIDEN},
+    {"Det", op_det, NULL, WIDEN},
     {"Einsum", op_einsum, NULL, WIDEN},
     {"GatherElements", op_gatherelements, NULL, AS_IS},
+    {"GatherND", op_gathernd, NULL, AS_IS},
     {"GridSample", op_gridsample, NULL, WIDEN},
     {"Scatter", op_scatterelements, NULL, AS_IS},
     {"ScatterElements", op_scatterelements, NULL, AS_IS},
@@ -3839,6 +4242,7 @@ const ox_op ox_ops_nn[] = {
     {"LogSoftmax", softmax_op, &(const bool){true}, WIDEN},
     {"MatMul", op_matmul, NULL, WIDEN},
     {"MaxPool", pool, &(const bool){true}, AS_IS},
+    {"NegativeLogLikelihoodLoss", op_nll_loss, &(const bool){false}, WIDEN},
     {"ReduceL1", reduce_op, &(const reduce_spec){"reduce_l1", "+=", "abs($)", NULL, false, 18, false}, WIDEN},
     {"ReduceL2", reduce_op, &(const reduce_spec){"reduce_l2", "+=", "$ * $", "sqrt($)", true, 18, false}, WIDEN},
     {"ReduceLogSum", reduce_op, &(const reduce_spec){"reduce_log_sum", "+=", "$", "log($)", true, 18, false}, WIDEN},
@@ -3852,6 +4256,7 @@ const ox_op ox_ops_nn[] = {
     {"RNN", op_rnn, &(const rnn_spec){1, {"Tanh"}, "rnn"}, WIDEN},
     {"Resize", op_resize, NULL, WIDEN},
     {"Softmax", softmax_op, &(const bool){false}, WIDEN},
+    {"SoftmaxCrossEntropyLoss", op_nll_loss, &(const bool){true}, WIDEN},
     {"TopK", op_topk, NULL, AS_IS},
     {"Trilu", op_trilu, NULL, AS_IS},
     {"Upsample", op_resize, &(const bool){true}, WIDEN},

@@ -1054,6 +1054,68 @@ static bool op_constantofshape(ox_node *nd, const void *arg)
     return ox_set_const(nd, 0, t, false);
 }
 
+/* EyeLike: ones on the k'th diagonal of a 2-D tensor of the input's shape
+ * (PyTorch's torch.diagonal and diag_embed), in dtype (else the input's):
+ * its value depends on the shape alone, so it is known at import time. */
+static bool op_eyelike(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    ox_value *x = ox_input(nd, 0);
+    if (!x)
+        return false;
+    if (x->ndim != 2)
+        return ox_fail(nd, "the input must be 2-D, not of rank %d", x->ndim);
+    ir_dtype t = x->dtype;
+    const Onnx__AttributeProto *a = ox_attr(nd, "dtype");
+    if (a && !ox_dtype_of((int32_t)a->i, &t))
+        return ox_fail(nd, "dtype %lld is not supported", (long long)a->i);
+    int64_t k = ox_attr_int(nd, "k", 0);
+    rt_tensor *y = ox_const_new(nd, t, 2, x->shape);
+    if (!y)
+        return false;
+    for (int64_t i = 0; i < x->shape[0]; i++)
+        if (i + k >= 0 && i + k < x->shape[1])
+            rt_tensor_set(y, i * x->shape[1] + i + k, 1);
+    return ox_set_const(nd, 0, y, false);
+}
+
+/* NonZero: the indices [rank, n] of the input's n non-zero elements, in
+ * row-major order.  n depends on the input's values, and tec's shapes are
+ * static, so only a known input is taken (computed here: PyTorch's
+ * nonzero of a mask built from shapes). */
+static bool op_nonzero(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    ox_value *x = ox_input(nd, 0);
+    if (!x)
+        return false;
+    if (!ox_known(x))
+        return ox_fail(nd, "its output's shape depends on the values of its input (one column "
+                       "per non-zero element), and tec's shapes are fixed when it imports the "
+                       "model: NonZero is computed only of a value known then, but '%s' is "
+                       "computed at run time", x->onnx);
+    int64_t n = rt_tensor_numel(x->konst), nz = 0;
+    for (int64_t e = 0; e < n; e++)
+        nz += rt_tensor_get(x->konst, e) != 0;
+    int rank = x->ndim ? x->ndim : 1;
+    rt_tensor *y = ox_const_new(nd, IR_I64, 2, (const int64_t[]){rank, nz});
+    if (!y)
+        return false;
+    for (int64_t e = 0, c = 0; e < n; e++) {
+        if (rt_tensor_get(x->konst, e) == 0)
+            continue;
+        int64_t r = e;
+        for (int d = x->ndim - 1; d >= 0; d--) {
+            ((int64_t *)y->data)[d * nz + c] = r % x->shape[d];
+            r /= x->shape[d];
+        }
+        if (!x->ndim)
+            ((int64_t *)y->data)[c] = 0;
+        c++;
+    }
+    return ox_set_const(nd, 0, y, false);
+}
+
 static bool op_range(ox_node *nd, const void *arg)
 {
     ox_value *v[3];
@@ -1096,9 +1158,11 @@ const ox_op ox_ops_shape[] = {
     {"ConstantOfShape", op_constantofshape, NULL, AS_IS},
     {"DepthToSpace", op_depth_space, &(const bool){true}, AS_IS},
     {"Expand", op_expand, NULL, AS_IS},
+    {"EyeLike", op_eyelike, NULL, AS_IS},
     {"Flatten", op_flatten, NULL, AS_IS},
     {"Gather", op_gather, NULL, AS_IS},
     {"If", ox_op_if, NULL, AS_IS},
+    {"NonZero", op_nonzero, NULL, AS_IS},
     {"OneHot", op_onehot, NULL, AS_IS},
     {"Pad", op_pad, NULL, AS_IS},
     {"Range", op_range, NULL, AS_IS},
