@@ -1046,7 +1046,8 @@ static const char *tap_loop(const nest *ns, const contraction *c, bool grouped)
  * and columns in vectors, the copies vectorized along the columns. */
 static bool contraction_tile(auto_ctx *a, const nest *ns, const contraction *c, const char *ir,
                              const char *ii, const char *jr, const char *ji,
-                             const char *first_reduce, bool grouped, const k_block *kb)
+                             const char *first_reduce, bool grouped, const k_block *kb,
+                             const char **jv_out)
 {
     const char *nname = ns->loops[c->nloop]->var->name, *bname = c->b->name;
     const char *vp = auto_fresh(a, ir_sprintf(a->m->arena, "%sp", c->V->buf->name));
@@ -1081,6 +1082,7 @@ static bool contraction_tile(auto_ctx *a, const nest *ns, const contraction *c, 
     else if (auto_step(a, "%s, %s = split(%s, %d)", jv, jl, ji, a->lanes)) {
         auto_step(a, "unroll(%s)", jv);
         auto_step(a, "vectorize(%s)", jl);
+        *jv_out = jv;
     }
     auto_step(a, "vectorize(%s_%s)", ji, cl);
     auto_step(a, "vectorize(%s_%s_out)", ji, cl);
@@ -1097,8 +1099,8 @@ static bool contraction_tile(auto_ctx *a, const nest *ns, const contraction *c, 
  * the guards leave every other tile (rows first: the column loop's copy
  * then holds both parts). */
 static void contraction_finish(auto_ctx *a, const contraction *c, int nr, int mr, const char *jr,
-                               const char *ir, const char *const *names, const int64_t *exts,
-                               int nouter, int par)
+                               const char *ir, const char *jv, const char *const *names,
+                               const int64_t *exts, int nouter, int par)
 {
     int threads_loop = par >= 0 && auto_step(a, "parallel(%s)", names[par]) ? par : -1;
     for (int i = 0; i < nouter && par >= 0 && threads_loop < 0; i++)
@@ -1118,6 +1120,22 @@ static void contraction_finish(auto_ctx *a, const contraction *c, int nr, int mr
         if (threads_loop >= 0 && in < nouter && strcmp(names[threads_loop], jr) == 0 &&
             strcmp(names[in], ir) != 0 && exts[in] >= a->threads)
             auto_step_late(a, ir_sprintf(a->m->arena, "parallel(%s_tail)", names[in]));
+        /* The last column tile's vectors, when its columns are a whole
+         * vector and part of one (88 = 2 x 32 + 24: 16 + 8): the loop
+         * over its vectors, unrolled, partitioned where the guard first
+         * fails, so that the vectorizer sees a vector that never is whole
+         * and runs its valid lanes as one narrower vector; in one loop of
+         * both it ran them as scalars (8 scalar multiply-adds per row and
+         * step in EfficientNet-B2's 1x1 convolutions 528 -> 88 and
+         * 720 -> 120 on 14x14, whose last panel then cost more than the
+         * two whole ones).  The copy's name is the partition's: NAME_tail,
+         * or NAME_tail_2 when the rows' partition took it (a step that
+         * finds no such loop or no failing guard changes nothing). */
+        int64_t rest = c->nn % nr;
+        if (jv && rest > a->lanes && rest % a->lanes) {
+            auto_step_late(a, ir_sprintf(a->m->arena, "partition(%s_tail)", jv));
+            auto_step_late(a, ir_sprintf(a->m->arena, "partition(%s_tail_2)", jv));
+        }
     }
 }
 
@@ -1502,9 +1520,11 @@ static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, b
     if (copy && kb.loop < 0)
         copy_row_operand(a, ns, &c, nr, names, exts, nouter, cb.n > 1 ? cb.outer : jr,
                          row_outer);
-    if (!contraction_tile(a, ns, &c, names[nouter - 1], ii, jr, ji, first_reduce, g4 >= 0, &kb))
+    const char *jv = NULL;
+    if (!contraction_tile(a, ns, &c, names[nouter - 1], ii, jr, ji, first_reduce, g4 >= 0, &kb,
+                          &jv))
         return true;
-    contraction_finish(a, &c, nr, mr, jr, ir, names, exts, nouter, par);
+    contraction_finish(a, &c, nr, mr, jr, ir, jv, names, exts, nouter, par);
     skip_padding_taps(a, c.b->name);
     return true;
 }
