@@ -1128,11 +1128,15 @@ static void contraction_finish(auto_ctx *a, const contraction *c, int nr, int mr
          * both it ran them as scalars (8 scalar multiply-adds per row and
          * step in EfficientNet-B2's 1x1 convolutions 528 -> 88 and
          * 720 -> 120 on 14x14, whose last panel then cost more than the
-         * two whole ones).  The copy's name is the partition's: NAME_tail,
-         * or NAME_tail_2 when the rows' partition took it (a step that
-         * finds no such loop or no failing guard changes nothing). */
+         * two whole ones).  Fewer than 4 lanes of the part stay scalars
+         * either way (the vectorizer's narrowest vector holds 4): their
+         * partition would only add code (Swin-T's and MaxViT-T's products
+         * with 49 = 32 + 16 + 1 columns).  The copy's name is the
+         * partition's: NAME_tail, or NAME_tail_2 when the rows' partition
+         * took it (a step that finds no such loop or no failing guard
+         * changes nothing). */
         int64_t rest = c->nn % nr;
-        if (jv && rest > a->lanes && rest % a->lanes) {
+        if (jv && rest > a->lanes && rest % a->lanes >= 4) {
             auto_step_late(a, ir_sprintf(a->m->arena, "partition(%s_tail)", jv));
             auto_step_late(a, ir_sprintf(a->m->arena, "partition(%s_tail_2)", jv));
         }
