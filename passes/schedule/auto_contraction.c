@@ -1006,6 +1006,9 @@ static double pack_element_cost(const auto_ctx *a, const contraction *c)
     return 1;
 }
 
+/* (a tile's accumulators from which three taps are unrolled, tap_loop) */
+#define TAP3_SUMS 24
+
 /* The loop of a window's taps that the tile's unrolled rows sit in, to be
  * unrolled too: the innermost reduce loop (the last of contraction_order's
  * reduce loops, in nest order) when it has 4 to 7 iterations, in float
@@ -1025,8 +1028,12 @@ static double pack_element_cost(const auto_ctx *a, const contraction *c)
  * or more): no loop of taps there.  Three taps gain nothing measurable (RegNet-Y's grouped 3x3 convolutions, tiles
  * of 7 columns by 8 channels: 474 and 482 us on one thread; DenseNet's
  * 3x3 convolutions 128 -> 32 within 3% either way in the model), so a
- * 3x3 filter keeps its loop. */
-static const char *tap_loop(const nest *ns, const contraction *c, bool grouped)
+ * 3x3 filter keeps its loop, but for a tile of TAP3_SUMS accumulators or
+ * more (14 map columns by 32 channels), where GCC's rotating registers
+ * cost as with more taps: S3D's temporal 3x1x1 convolution 192 -> 192 on
+ * 8x56x56, channels first, the kernel alone 64-66 to 50-59 ms on one
+ * thread (ONNX Runtime's node 49 ms; bench/results/contract_s25.txt). */
+static const char *tap_loop(const nest *ns, const contraction *c, bool grouped, int sums)
 {
     if (grouped || !ir_dtype_is_float(c->body->buf->dtype))
         return NULL;
@@ -1034,8 +1041,27 @@ static const char *tap_loop(const nest *ns, const contraction *c, bool grouped)
     for (int i = 0; i < ns->n; i++)
         if (c->kind[i] == 3 && extent(ns->loops[i]) > 1)
             last = i;
-    if (last < 0 || extent(ns->loops[last]) < 4 || extent(ns->loops[last]) > 7)
+    if (last < 0 || extent(ns->loops[last]) < 3 || extent(ns->loops[last]) > 7)
         return NULL;
+    if (extent(ns->loops[last]) == 3) {
+        /* three taps: only under a tile of TAP3_SUMS accumulators or more,
+         * and only where the output runs 8 or more steps along the taps'
+         * axis (the unrolled taps are not trimmed at the border,
+         * skip_padding_taps: a padded tap in 2 of 8 frames is 1/12 more
+         * work, in 2 of 4 frames 1/6) */
+        int64_t along = 0;
+        const ir_var *tv = c->it[last]->var;
+        for (int d = 0; d < c->U->nargs; d++) {
+            if (!uses(c->U->args[d], tv))
+                continue;
+            for (int i = 0; i < ns->n; i++)
+                if (c->kind[i] != 3 && uses(c->U->args[d], c->it[i]->var) &&
+                    extent(ns->loops[i]) > along)
+                    along = extent(ns->loops[i]);
+        }
+        if (sums < TAP3_SUMS || along < 8)
+            return NULL;
+    }
     return ns->loops[last]->var->name;
 }
 
@@ -1047,7 +1073,7 @@ static const char *tap_loop(const nest *ns, const contraction *c, bool grouped)
 static bool contraction_tile(auto_ctx *a, const nest *ns, const contraction *c, const char *ir,
                              const char *ii, const char *jr, const char *ji,
                              const char *first_reduce, bool grouped, const k_block *kb,
-                             const char **jv_out)
+                             int sums, const char **jv_out)
 {
     const char *nname = ns->loops[c->nloop]->var->name, *bname = c->b->name;
     const char *vp = auto_fresh(a, ir_sprintf(a->m->arena, "%sp", c->V->buf->name));
@@ -1072,7 +1098,7 @@ static bool contraction_tile(auto_ctx *a, const nest *ns, const contraction *c, 
     if (!acc && first_reduce && auto_step(a, "decompose_reduction(%s, %s)", bname, first_reduce))
         auto_step(a, "vectorize(%s_init)", ji);
     auto_step(a, "unroll(%s)", ii);
-    const char *taps = tap_loop(ns, c, grouped);
+    const char *taps = tap_loop(ns, c, grouped, sums);
     if (taps)
         auto_step(a, "unroll(%s)", taps);
     const char *jv = auto_fresh(a, ir_sprintf(a->m->arena, "%s_v", nname));
@@ -1526,7 +1552,7 @@ static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, b
                          row_outer);
     const char *jv = NULL;
     if (!contraction_tile(a, ns, &c, names[nouter - 1], ii, jr, ji, first_reduce, g4 >= 0, &kb,
-                          &jv))
+                          mr * (nr / a->lanes > 0 ? nr / a->lanes : 1), &jv))
         return true;
     contraction_finish(a, &c, nr, mr, jr, ir, jv, names, exts, nouter, par);
     skip_padding_taps(a, c.b->name);
