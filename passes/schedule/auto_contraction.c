@@ -188,6 +188,21 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
      * EfficientNet-B0's 480 -> 112 169 to 161 (bench/results/pw7_s20.txt).
      * Not under a row window, whose overlapping broadcasts take the
      * registers (tile_vectors). */
+    /* Columns of an odd number of vectors, 5 or more, on rows side by
+     * side in U whose two-vector panel exceeds the level-1 cache take the
+     * second vector before the rows double: the 12- or 14-row tile below
+     * then holds 28 sums (16 loads per 28 multiply-adds), where one vector
+     * by 14 rows loads 15 per 14.  S3D's 1x1x1 convolutions on 4x14x14,
+     * channels first: 512 -> 112, 942-1114 to 824-848 us alone on one
+     * thread; 512 -> 144, 1166 to 882-916 us; in the model 0.73-0.86 on
+     * one and two threads (bench/results/contract_s25.txt).  The odd
+     * vectors' rule after the doubling serves rows that cannot double. */
+    bool odd_vectors = nv == 1 && !narrow && mr < 8 && f32_sums && nn % L == 0 && nn / L % 2 &&
+                       nn >= 5 * L && K >= 256 && 2 * mr <= max_vectors;
+    if (odd_vectors && rows_inner && max_vectors >= TILE_MAX_VECTORS && K * 2 * L * 4 > a->l1d) {
+        nr = 2 * L;
+        nv = 2;
+    }
     if (nv == 1 && mr < 8 && mm % (2 * mr) == 0 && max_vectors >= TILE_MAX_VECTORS)
         mr *= 2;
     /* Rows that cannot double (a 7x7 map's 7 columns) take a second
@@ -1322,8 +1337,9 @@ static void copy_row_operand(auto_ctx *a, const nest *ns, const contraction *c, 
         if (names[i] == row_outer)
             at = i;
     }
-    /* (the column panels that share one copy) */
-    if (at < 0 || c->nn / nr < COPY_ROW_PANELS)
+    /* (the column tiles that share one copy, the last partial one too:
+     * 112 channels in tiles of 32 are 4) */
+    if (at < 0 || (c->nn + nr - 1) / nr < COPY_ROW_PANELS)
         return;
     const char *xs = auto_fresh(a, ir_sprintf(a->m->arena, "%ss", c->U->buf->name));
     if (auto_step(a, "%s = cache_read(%s, %s)", xs, c->U->buf->name, names[at]))
