@@ -188,6 +188,21 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
      * EfficientNet-B0's 480 -> 112 169 to 161 (bench/results/pw7_s20.txt).
      * Not under a row window, whose overlapping broadcasts take the
      * registers (tile_vectors). */
+    /* Columns of an odd number of vectors, 5 or more, on rows side by
+     * side in U whose two-vector panel exceeds the level-1 cache take the
+     * second vector before the rows double: the 12- or 14-row tile below
+     * then holds 28 sums (16 loads per 28 multiply-adds), where one vector
+     * by 14 rows loads 15 per 14.  S3D's 1x1x1 convolutions on 4x14x14,
+     * channels first: 512 -> 112, 942-1114 to 824-848 us alone on one
+     * thread; 512 -> 144, 1166 to 882-916 us; in the model 0.73-0.86 on
+     * one and two threads (bench/results/contract_s25.txt).  The odd
+     * vectors' rule after the doubling serves rows that cannot double. */
+    bool odd_vectors = nv == 1 && !narrow && mr < 8 && f32_sums && nn % L == 0 && nn / L % 2 &&
+                       nn >= 5 * L && K >= 256 && 2 * mr <= max_vectors;
+    if (odd_vectors && rows_inner && max_vectors >= TILE_MAX_VECTORS && K * 2 * L * 4 > a->l1d) {
+        nr = 2 * L;
+        nv = 2;
+    }
     if (nv == 1 && mr < 8 && mm % (2 * mr) == 0 && max_vectors >= TILE_MAX_VECTORS)
         mr *= 2;
     /* Rows that cannot double (a 7x7 map's 7 columns) take a second
@@ -1006,6 +1021,9 @@ static double pack_element_cost(const auto_ctx *a, const contraction *c)
     return 1;
 }
 
+/* (a tile's accumulators from which three taps are unrolled, tap_loop) */
+#define TAP3_SUMS 24
+
 /* The loop of a window's taps that the tile's unrolled rows sit in, to be
  * unrolled too: the innermost reduce loop (the last of contraction_order's
  * reduce loops, in nest order) when it has 4 to 7 iterations, in float
@@ -1025,8 +1043,12 @@ static double pack_element_cost(const auto_ctx *a, const contraction *c)
  * or more): no loop of taps there.  Three taps gain nothing measurable (RegNet-Y's grouped 3x3 convolutions, tiles
  * of 7 columns by 8 channels: 474 and 482 us on one thread; DenseNet's
  * 3x3 convolutions 128 -> 32 within 3% either way in the model), so a
- * 3x3 filter keeps its loop. */
-static const char *tap_loop(const nest *ns, const contraction *c, bool grouped)
+ * 3x3 filter keeps its loop, but for a tile of TAP3_SUMS accumulators or
+ * more (14 map columns by 32 channels), where GCC's rotating registers
+ * cost as with more taps: S3D's temporal 3x1x1 convolution 192 -> 192 on
+ * 8x56x56, channels first, the kernel alone 64-66 to 50-59 ms on one
+ * thread (ONNX Runtime's node 49 ms; bench/results/contract_s25.txt). */
+static const char *tap_loop(const nest *ns, const contraction *c, bool grouped, int sums)
 {
     if (grouped || !ir_dtype_is_float(c->body->buf->dtype))
         return NULL;
@@ -1034,8 +1056,27 @@ static const char *tap_loop(const nest *ns, const contraction *c, bool grouped)
     for (int i = 0; i < ns->n; i++)
         if (c->kind[i] == 3 && extent(ns->loops[i]) > 1)
             last = i;
-    if (last < 0 || extent(ns->loops[last]) < 4 || extent(ns->loops[last]) > 7)
+    if (last < 0 || extent(ns->loops[last]) < 3 || extent(ns->loops[last]) > 7)
         return NULL;
+    if (extent(ns->loops[last]) == 3) {
+        /* three taps: only under a tile of TAP3_SUMS accumulators or more,
+         * and only where the output runs 8 or more steps along the taps'
+         * axis (the unrolled taps are not trimmed at the border,
+         * skip_padding_taps: a padded tap in 2 of 8 frames is 1/12 more
+         * work, in 2 of 4 frames 1/6) */
+        int64_t along = 0;
+        const ir_var *tv = c->it[last]->var;
+        for (int d = 0; d < c->U->nargs; d++) {
+            if (!uses(c->U->args[d], tv))
+                continue;
+            for (int i = 0; i < ns->n; i++)
+                if (c->kind[i] != 3 && uses(c->U->args[d], c->it[i]->var) &&
+                    extent(ns->loops[i]) > along)
+                    along = extent(ns->loops[i]);
+        }
+        if (sums < TAP3_SUMS || along < 8)
+            return NULL;
+    }
     return ns->loops[last]->var->name;
 }
 
@@ -1046,7 +1087,8 @@ static const char *tap_loop(const nest *ns, const contraction *c, bool grouped)
  * and columns in vectors, the copies vectorized along the columns. */
 static bool contraction_tile(auto_ctx *a, const nest *ns, const contraction *c, const char *ir,
                              const char *ii, const char *jr, const char *ji,
-                             const char *first_reduce, bool grouped, const k_block *kb)
+                             const char *first_reduce, bool grouped, const k_block *kb,
+                             int sums, const char **jv_out)
 {
     const char *nname = ns->loops[c->nloop]->var->name, *bname = c->b->name;
     const char *vp = auto_fresh(a, ir_sprintf(a->m->arena, "%sp", c->V->buf->name));
@@ -1071,7 +1113,7 @@ static bool contraction_tile(auto_ctx *a, const nest *ns, const contraction *c, 
     if (!acc && first_reduce && auto_step(a, "decompose_reduction(%s, %s)", bname, first_reduce))
         auto_step(a, "vectorize(%s_init)", ji);
     auto_step(a, "unroll(%s)", ii);
-    const char *taps = tap_loop(ns, c, grouped);
+    const char *taps = tap_loop(ns, c, grouped, sums);
     if (taps)
         auto_step(a, "unroll(%s)", taps);
     const char *jv = auto_fresh(a, ir_sprintf(a->m->arena, "%s_v", nname));
@@ -1081,6 +1123,7 @@ static bool contraction_tile(auto_ctx *a, const nest *ns, const contraction *c, 
     else if (auto_step(a, "%s, %s = split(%s, %d)", jv, jl, ji, a->lanes)) {
         auto_step(a, "unroll(%s)", jv);
         auto_step(a, "vectorize(%s)", jl);
+        *jv_out = jv;
     }
     auto_step(a, "vectorize(%s_%s)", ji, cl);
     auto_step(a, "vectorize(%s_%s_out)", ji, cl);
@@ -1097,8 +1140,8 @@ static bool contraction_tile(auto_ctx *a, const nest *ns, const contraction *c, 
  * the guards leave every other tile (rows first: the column loop's copy
  * then holds both parts). */
 static void contraction_finish(auto_ctx *a, const contraction *c, int nr, int mr, const char *jr,
-                               const char *ir, const char *const *names, const int64_t *exts,
-                               int nouter, int par)
+                               const char *ir, const char *jv, const char *const *names,
+                               const int64_t *exts, int nouter, int par)
 {
     int threads_loop = par >= 0 && auto_step(a, "parallel(%s)", names[par]) ? par : -1;
     for (int i = 0; i < nouter && par >= 0 && threads_loop < 0; i++)
@@ -1118,6 +1161,26 @@ static void contraction_finish(auto_ctx *a, const contraction *c, int nr, int mr
         if (threads_loop >= 0 && in < nouter && strcmp(names[threads_loop], jr) == 0 &&
             strcmp(names[in], ir) != 0 && exts[in] >= a->threads)
             auto_step_late(a, ir_sprintf(a->m->arena, "parallel(%s_tail)", names[in]));
+        /* The last column tile's vectors, when its columns are a whole
+         * vector and part of one (88 = 2 x 32 + 24: 16 + 8): the loop
+         * over its vectors, unrolled, partitioned where the guard first
+         * fails, so that the vectorizer sees a vector that never is whole
+         * and runs its valid lanes as one narrower vector; in one loop of
+         * both it ran them as scalars (8 scalar multiply-adds per row and
+         * step in EfficientNet-B2's 1x1 convolutions 528 -> 88 and
+         * 720 -> 120 on 14x14, whose last panel then cost more than the
+         * two whole ones).  Fewer than 4 lanes of the part stay scalars
+         * either way (the vectorizer's narrowest vector holds 4): their
+         * partition would only add code (Swin-T's and MaxViT-T's products
+         * with 49 = 32 + 16 + 1 columns).  The copy's name is the
+         * partition's: NAME_tail, or NAME_tail_2 when the rows' partition
+         * took it (a step that finds no such loop or no failing guard
+         * changes nothing). */
+        int64_t rest = c->nn % nr;
+        if (jv && rest > a->lanes && rest % a->lanes >= 4) {
+            auto_step_late(a, ir_sprintf(a->m->arena, "partition(%s_tail)", jv));
+            auto_step_late(a, ir_sprintf(a->m->arena, "partition(%s_tail_2)", jv));
+        }
     }
 }
 
@@ -1274,8 +1337,9 @@ static void copy_row_operand(auto_ctx *a, const nest *ns, const contraction *c, 
         if (names[i] == row_outer)
             at = i;
     }
-    /* (the column panels that share one copy) */
-    if (at < 0 || c->nn / nr < COPY_ROW_PANELS)
+    /* (the column tiles that share one copy, the last partial one too:
+     * 112 channels in tiles of 32 are 4) */
+    if (at < 0 || (c->nn + nr - 1) / nr < COPY_ROW_PANELS)
         return;
     const char *xs = auto_fresh(a, ir_sprintf(a->m->arena, "%ss", c->U->buf->name));
     if (auto_step(a, "%s = cache_read(%s, %s)", xs, c->U->buf->name, names[at]))
@@ -1502,9 +1566,11 @@ static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, b
     if (copy && kb.loop < 0)
         copy_row_operand(a, ns, &c, nr, names, exts, nouter, cb.n > 1 ? cb.outer : jr,
                          row_outer);
-    if (!contraction_tile(a, ns, &c, names[nouter - 1], ii, jr, ji, first_reduce, g4 >= 0, &kb))
+    const char *jv = NULL;
+    if (!contraction_tile(a, ns, &c, names[nouter - 1], ii, jr, ji, first_reduce, g4 >= 0, &kb,
+                          mr * (nr / a->lanes > 0 ? nr / a->lanes : 1), &jv))
         return true;
-    contraction_finish(a, &c, nr, mr, jr, ir, names, exts, nouter, par);
+    contraction_finish(a, &c, nr, mr, jr, ir, jv, names, exts, nouter, par);
     skip_padding_taps(a, c.b->name);
     return true;
 }
