@@ -1361,8 +1361,9 @@ static bool declare_input(ox *x, const Onnx__ValueInfoProto *vi)
     if (!vi->name || !*vi->name)
         return model_error(x, "a graph input has no name");
     if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
-        return model_error(x, "graph input '%s' is not a tensor (sequences, maps and optionals "
-                           "are not supported)", vi->name);
+        return model_error(x, "graph input '%s' is not a tensor (tec's inputs are tensors: "
+                           "sequences, maps and optionals are not supported as inputs)",
+                           vi->name);
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
     ox_value *v = new_value(x, vi->name);
     if (!tt->has_elem_type || !ox_dtype_of(tt->elem_type, &v->dtype))
