@@ -2692,7 +2692,7 @@ static bool loop_scalar(ox_node *nd, const ox_value *v, const char *what, int64_
         dynamic_chain(nd->x, v, &chain);
         ox_fail(nd, "the %s ('%s') is computed at run time: tec unrolls a Loop when it imports "
                 "the model, so its trip count and condition must be known then (from shapes or "
-                "constants): %s", what, v->onnx, chain.s);
+                "constants, or a graph input given with --input): %s", what, v->onnx, chain.s);
         free(chain.s);
         return false;
     }

@@ -14,7 +14,10 @@
 # results equal NumPy's at -O0 and -O2.  Refused, with the reason: a trip
 # count computed at run time (with the chain that computes it), more
 # iterations than tec unrolls, a body's condition computed at run time, a
-# sequence as a graph output and as a tensor op's input.
+# sequence as a graph output and as a tensor op's input.  nested.onnx:
+# Loops in a Loop, an If in the inner body.  A trip count that is a graph
+# input given with --input is known (the program is made for that value),
+# else refused.
 . "$srcdir/testsuite/cli/lib.inc"
 "$PYTHON" - "$srcdir/testsuite/onnx" <<'EOF2' || fail "cannot write the models"
 import os, sys
@@ -132,6 +135,52 @@ for nm, v in [("n", np.array(3, np.int64)), ("e", a), ("y1", np.concatenate([c, 
               ("y5", np.concatenate([a, c], 1)), ("y6", xs[:3])]:
     np.save("sref/%s.npy" % nm, v.astype(v.dtype if v.dtype == np.int64 else np.float32))
 
+# nested.onnx: Loops in a Loop's body, an If in the inner one's (j == 0:
+# acc + x * (2i + j), else acc - x * (2i + j)), for i < 3, j < 2
+def if_node(name, c, out, then_nodes, then_out, else_nodes, else_out):
+    return node("If", [c], [out], name=name, attrs=[
+        graph_attr("then_branch", then_nodes, [], [value_info(then_out, [2, 3])]),
+        graph_attr("else_branch", else_nodes, [], [value_info(else_out, [2, 3])])])
+inner = [node("Cast", ["oi"], ["fi"], name="fi", attrs=[attr_int("to", FLOAT)]),
+         node("Cast", ["oj"], ["fj"], name="fj", attrs=[attr_int("to", FLOAT)]),
+         node("Mul", ["fi", "twof"], ["f2"], name="f2"), node("Add", ["f2", "fj"], ["f"], name="f"),
+         node("Mul", ["x", "f"], ["xs"], name="xs"), node("Equal", ["oj", "zero"], ["isz"], name="isz"),
+         if_node("choose", "isz", "delta", [node("Identity", ["xs"], ["d_then"], name="dt")],
+                 "d_then", [node("Neg", ["xs"], ["d_else"], name="de")], "d_else"),
+         node("Add", ["a_in", "delta"], ["a_out"], name="acc"),
+         node("Identity", ["cj"], ["cj_out"], name="cj")]
+outer = [loop("inner", "two", "", ["acc_in"], ["acc_out"], inner,
+              [value_info("oj", [], INT64), value_info("cj", [], BOOL), value_info("a_in", [2, 3])],
+              [value_info("cj_out", [], BOOL), value_info("a_out", [2, 3])]),
+         node("Identity", ["ci"], ["ci_out"], name="ci")]
+with open("nested.onnx", "wb") as f:
+    f.write(model([loop("outer", "three", "", ["x"], ["y"], outer,
+                        [value_info("oi", [], INT64), value_info("ci", [], BOOL),
+                         value_info("acc_in", [2, 3])],
+                        [value_info("ci_out", [], BOOL), value_info("acc_out", [2, 3])])],
+                  [value_info("x", [2, 3])], [value_info("y", [2, 3])],
+                  [ints("three", 3), ints("two", 2), ints("zero", 0),
+                   array_tensor("twof", np.array(2, np.float32), FLOAT)]))
+acc = x.copy()
+for i in range(3):
+    for j in range(2):
+        acc = acc + (1 if j == 0 else -1) * x * np.float32(2 * i + j)
+os.mkdir("nref")
+np.save("nref/y.npy", acc.astype(np.float32))
+# given.onnx: the trip count is the graph input n, known when given with
+# --input: y = x * (n + 1)
+with open("given.onnx", "wb") as f:
+    f.write(model([loop("given", "n", "", ["x"], ["y"],
+                        [node("Add", ["g_in", "x"], ["g_out"], name="gadd"),
+                         node("Identity", ["gc"], ["gc_out"], name="gc")],
+                        [value_info("gi", [], INT64), value_info("gc", [], BOOL),
+                         value_info("g_in", [2, 3])],
+                        [value_info("gc_out", [], BOOL), value_info("g_out", [2, 3])])],
+                  [value_info("x", [2, 3]), value_info("n", [], INT64)], [value_info("y", [2, 3])]))
+np.save("n.npy", np.array(3, np.int64))
+os.mkdir("gref")
+np.save("gref/y.npy", (x * 4).astype(np.float32))
+
 # refused: a trip count computed at run time; more iterations than tec
 # unrolls; a body's condition computed at run time; a sequence as a graph
 # output, and as a tensor op's input
@@ -170,12 +219,18 @@ for o in O0 O2; do
     expect_status 0 "$TEC" -$o s.onnx --input x=xs.npy --save-outputs s$o
     "$PYTHON" "$srcdir/testsuite/compare.py" sref s$o || fail "s.onnx: wrong result at -$o"
 done
+expect_status 0 "$TEC" -O0 nested.onnx --input x=x.npy --save-outputs n
+"$PYTHON" "$srcdir/testsuite/compare.py" nref n || fail "nested.onnx: wrong result"
+expect_status 0 "$TEC" -O0 given.onnx --input x=x.npy --input n=n.npy --save-outputs g
+"$PYTHON" "$srcdir/testsuite/compare.py" gref g || fail "given.onnx: wrong result"
+expect_status 1 "$TEC" given.onnx
+expect_err "given.onnx: error: node 'given' (Loop, opset 13): the trip count ('n') is computed at run time: tec unrolls a Loop when it imports the model, so its trip count and condition must be known then (from shapes or constants, or a graph input given with --input): 'n' (a graph input)"
 expect_status 1 "$TEC" dyn.onnx
-expect_err "dyn.onnx: error: node 'loop_dyn' (Loop, opset 13): the trip count ('m') is computed at run time: tec unrolls a Loop when it imports the model, so its trip count and condition must be known then (from shapes or constants): 'm' (Cast) <- 'total' (ReduceSum) <- 'x' (a graph input)"
+expect_err "dyn.onnx: error: node 'loop_dyn' (Loop, opset 13): the trip count ('m') is computed at run time: tec unrolls a Loop when it imports the model, so its trip count and condition must be known then (from shapes or constants, or a graph input given with --input): 'm' (Cast) <- 'total' (ReduceSum) <- 'x' (a graph input)"
 expect_status 1 "$TEC" long.onnx
 expect_err "long.onnx: error: node 'loop_long' (Loop, opset 13): the Loop runs more than 4096 iterations: tec unrolls a Loop when it imports the model, and at most 4096 iterations of one"
 expect_status 1 "$TEC" cond.onnx
-expect_err "cond.onnx: error: node 'loop_cond' (Loop, opset 13): the body's condition ('cdyn@loop1/0') is computed at run time: tec unrolls a Loop when it imports the model, so its trip count and condition must be known then (from shapes or constants): 'cdyn@loop1/0' (Less) <- 'rs@loop1/0' (ReduceSum) <- 'r_out@loop1/0' (Add) <- 'x' (a graph input)"
+expect_err "cond.onnx: error: node 'loop_cond' (Loop, opset 13): the body's condition ('cdyn@loop1/0') is computed at run time: tec unrolls a Loop when it imports the model, so its trip count and condition must be known then (from shapes or constants, or a graph input given with --input): 'cdyn@loop1/0' (Less) <- 'rs@loop1/0' (ReduceSum) <- 'r_out@loop1/0' (Add) <- 'x' (a graph input)"
 expect_status 1 "$TEC" seqout.onnx
 expect_err "seqout.onnx: error: graph output 'y' is a sequence: tec's outputs are tensors (ConcatFromSequence or SequenceAt makes one of it)"
 expect_status 1 "$TEC" seqop.onnx
