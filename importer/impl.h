@@ -21,6 +21,19 @@ typedef struct ox_str {
     size_t len, cap;
 } ox_str;
 
+struct ox_value;
+
+/* A sequence known at import time (ONNX's sequence type; tec's programs
+ * have tensors only): its elements, tensor values of one dtype.  The
+ * sequence ops build new sequences and read elements as the importer goes,
+ * so that no layer holds a sequence; a sequence is never changed once
+ * made (several values may share one). */
+typedef struct ox_seq {
+    struct ox_value **elem;  /* [n] */
+    int n;
+    ir_dtype dtype;          /* its elements' (SequenceEmpty's when n is 0) */
+} ox_seq;
+
 void ox_printf(ox_str *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* One tensor of the ONNX graph. */
@@ -75,6 +88,8 @@ typedef struct ox_value {
     bool hard;               /* with silu_of: a HardSigmoid, max(0, min(1, alpha * x +
                                 beta)), with these: */
     double alpha, beta;
+    const ox_seq *seq;       /* a sequence: its elements (the value has no tensor: no
+                                id, no konst), else NULL */
 } ox_value;
 
 typedef struct ox ox;
@@ -362,5 +377,39 @@ bool ox_scatternd_kernel(ox_node *nd, ox_value *data, ox_value *ind, ox_value *u
 /* If, whose condition must be known at import time: the branch taken
  * imports in place (importer/onnx.c). */
 bool ox_op_if(ox_node *nd, const void *arg);
+/* Loop, whose trip count and condition must be known at import time: its
+ * body imports once per iteration (importer/onnx.c). */
+bool ox_op_loop(ox_node *nd, const void *arg);
+
+/* ---------------------------------------------------------------- steps
+ *
+ * A node the importer makes for the node being imported (a sequence op's
+ * Concat or Slice, a Loop's scan output), imported as any node is. */
+
+/* An INT attribute (n 1, !list) or an INTS one of a step. */
+typedef struct ox_step_attr {
+    const char *name;
+    int n;
+    const int64_t *v;
+    bool list;
+} ox_step_attr;
+/* Imports op_type (at the given opset; 0: the model's) of the values
+ * in[0..nin) with the attributes attrs[0..nattrs), into one new value named
+ * out (NULL: a fresh name made from nd's output 0) in a layer named after
+ * nd's node and op_type.  Returns the new value, or NULL after an error. */
+ox_value *ox_step(ox_node *nd, const char *op_type, int opset, ox_value *const *in, int nin,
+                  const char *out, const ox_step_attr *attrs, int nattrs);
+/* A new sequence of n elements (unset) of dtype t, living as long as the
+ * import. */
+ox_seq *ox_seq_new(ox_node *nd, int n, ir_dtype t);
+/* Output i as the sequence s. */
+bool ox_seq_output(ox_node *nd, int i, const ox_seq *s);
+/* The values v[0..n), tensors of one dtype and rank, concatenated along
+ * axis (new_axis: stacked along a new axis, which axis then names in the
+ * result's rank) into the value named out (NULL: a fresh name); NULL after
+ * an error.  Any number of them: the Concats nest when there are more than
+ * a node takes. */
+ox_value *ox_concat_values(ox_node *nd, ox_value *const *v, int n, int64_t axis, bool new_axis,
+                           const char *out);
 
 #endif

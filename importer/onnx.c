@@ -85,6 +85,9 @@ struct ox {
     size_t nlines;           /* statements in body (each at most a layer, a call) */
     int nweights;
     ox_blocks blocks;        /* the model's large blocks (ox_blocks) */
+    int nsteps;              /* nodes made by ox_step so far (their names) */
+    int nloops;              /* Loops unrolled so far (their values' names) */
+    size_t unrolled;         /* nodes imported by unrolling Loops (OX_MAX_NODES) */
 };
 
 /* ---------------------------------------------------------------- text */
@@ -1358,8 +1361,9 @@ static bool declare_input(ox *x, const Onnx__ValueInfoProto *vi)
     if (!vi->name || !*vi->name)
         return model_error(x, "a graph input has no name");
     if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
-        return model_error(x, "graph input '%s' is not a tensor (sequences, maps and optionals "
-                           "are not supported)", vi->name);
+        return model_error(x, "graph input '%s' is not a tensor (tec's inputs are tensors: "
+                           "sequences, maps and optionals are not supported as inputs)",
+                           vi->name);
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
     ox_value *v = new_value(x, vi->name);
     if (!tt->has_elem_type || !ox_dtype_of(tt->elem_type, &v->dtype))
@@ -1471,11 +1475,9 @@ static const char *refusal_reason(const char *op)
     static const char *const value_shaped[] = {"Unique", "NonMaxSuppression", "Compress"};
     static const char *const random[] = {"RandomNormal", "RandomUniform", "RandomNormalLike",
                                          "RandomUniformLike", "Bernoulli", "Multinomial"};
-    static const char *const loops[] = {"Loop", "Scan"};
-    static const char *const sequences[] = {
-        "SequenceConstruct", "SequenceAt", "SequenceEmpty", "SequenceInsert", "SequenceErase",
-        "SequenceLength", "SequenceMap", "SplitToSequence", "ConcatFromSequence", "Optional",
-        "OptionalHasElement", "OptionalGetElement"};
+    static const char *const loops[] = {"Scan", "SequenceMap"};
+    static const char *const optionals[] = {"Optional", "OptionalHasElement",
+                                            "OptionalGetElement"};
     static const char *const strings[] = {"StringNormalizer", "TfIdfVectorizer", "RegexFullMatch",
                                           "StringConcat", "StringSplit"};
     static const struct {
@@ -1489,10 +1491,11 @@ static const char *refusal_reason(const char *op)
         {random, sizeof random / sizeof *random,
          "it draws random numbers, which tec does not (a model for inference should not)"},
         {loops, sizeof loops / sizeof *loops,
-         "tec does not run subgraphs repeatedly (If is taken, with a condition known at import "
-         "time)"},
-        {sequences, sizeof sequences / sizeof *sequences,
-         "tec's values are tensors: sequences and optionals are not supported"},
+         "tec does not run subgraphs repeatedly (a Loop is unrolled when its trip count and "
+         "condition are known at import time, and an If is taken when its condition is)"},
+        {optionals, sizeof optionals / sizeof *optionals,
+         "tec's values are tensors, and sequences known at import time: optionals are not "
+         "supported"},
         {strings, sizeof strings / sizeof *strings, "tec has no strings"},
     };
     for (size_t r = 0; r < sizeof reasons / sizeof *reasons; r++)
@@ -1502,9 +1505,23 @@ static const char *refusal_reason(const char *op)
     return NULL;
 }
 
-static bool import_node(ox *x, const Onnx__NodeProto *n)
+/* Whether op_type reads sequences (which its own checks name): any other
+ * op given one is an error. */
+static bool reads_sequences(const char *op_type)
 {
-    ox_node nd = {.x = x, .n = n, .opset = x->opset};
+    static const char *const ops[] = {"SequenceAt", "SequenceInsert", "SequenceErase",
+                                      "SequenceLength", "ConcatFromSequence", "Identity", "Loop"};
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+        if (strcmp(ops[i], op_type) == 0)
+            return true;
+    return false;
+}
+
+/* Imports node n, of the values in[] when given (a step the importer made:
+ * ox_step), else of the values its inputs name, at opset (0: the model's). */
+static bool import_node_of(ox *x, const Onnx__NodeProto *n, ox_value *const *given, int opset)
+{
+    ox_node nd = {.x = x, .n = n, .opset = opset ? opset : x->opset};
     if (!n->op_type || !*n->op_type) {
         nd.layer = "";
         return ox_fail(&nd, "the node has no op type");
@@ -1534,8 +1551,14 @@ static bool import_node(ox *x, const Onnx__NodeProto *n)
     if (n->n_input > 64)
         return ox_fail(&nd, "the node has %zu inputs (at most 64)", n->n_input);
     for (size_t i = 0; i < n->n_input; i++)
-        if (*n->input[i])
+        if (given)
+            in[i] = given[i];
+        else if (*n->input[i])
             in[i] = find_value(x, n->input[i]);
+    for (size_t i = 0; i < n->n_input; i++)
+        if (in[i] && in[i]->seq && !reads_sequences(n->op_type))
+            return ox_fail(&nd, "input %zu ('%s') is a sequence, but %s takes tensors", i + 1,
+                           in[i]->onnx, n->op_type);
     nd.in = in;
     nd.nin = (int)n->n_input;
     nd.layer = fresh_layer(x, node_name(n));
@@ -1551,6 +1574,11 @@ static bool import_node(ox *x, const Onnx__NodeProto *n)
         return false;
     }
     return hold_wide_unsigned(&nd, first);
+}
+
+static bool import_node(ox *x, const Onnx__NodeProto *n)
+{
+    return import_node_of(x, n, NULL, 0);
 }
 
 /* ---------------------------------------------------------------- layer norms
@@ -2033,6 +2061,9 @@ static bool import_outputs(ox *x, const Onnx__GraphProto *g)
             return model_error(x, "graph output '%s' is not computed by any node", name);
         if (v->graph_output)
             return model_error(x, "graph output '%s' is listed twice", name);
+        if (v->seq)
+            return model_error(x, "graph output '%s' is a sequence: tec's outputs are tensors "
+                               "(ConcatFromSequence or SequenceAt makes one of it)", name);
         bool is_input = v->graph_input;
         bool shared = v->view_of && (intptr_t)fe_map_get(&sharing, v->view_of->onnx) > 1;
         if (!v->id || v->konst || is_input || v->view_of_input || shared) {
@@ -2345,10 +2376,12 @@ static void count_uses(ox *x, const Onnx__GraphProto *g, const ox_value *const *
 }
 
 /* g's initializers as values known at import time; false after an error.
- * branch: g is an If's branch, whose names may not be the enclosing
- * graphs' (the main graph's later initializer of a name replaces an
- * earlier one, as before). */
-static bool declare_initializers(ox *x, const Onnx__GraphProto *g, bool branch)
+ * branch: g is an If's branch or a Loop's body, whose names may not be the
+ * enclosing graphs' (the main graph's later initializer of a name replaces
+ * an earlier one, as before).  adopt: a tensor may take its initializer's
+ * raw data over (not so for a Loop's body, whose initializers are declared
+ * once per iteration from the same data). */
+static bool declare_initializers(ox *x, const Onnx__GraphProto *g, bool branch, bool adopt)
 {
     for (size_t i = 0; i < g->n_initializer; i++) {
         Onnx__TensorProto *t = g->initializer[i];
@@ -2359,7 +2392,8 @@ static bool declare_initializers(ox *x, const Onnx__GraphProto *g, bool branch)
             return model_error(x, "initializer '%s' is already defined (each tensor must be "
                                "defined once)", t->name);
         ox_value *v = new_value(x, t->name);
-        if (!(v->konst = adopt_raw(x, t)) && !(v->konst = tensor_from_proto(x, t, err, sizeof err)))
+        if (!(adopt && (v->konst = adopt_raw(x, t))) &&
+            !(v->konst = tensor_from_proto(x, t, err, sizeof err)))
             return model_error(x, "initializer '%s': %s", t->name, err);
         v->weight = true;
         v->wide_unsigned = ox_wide_unsigned(t->data_type) ? t->data_type : 0;
@@ -2411,7 +2445,7 @@ bool ox_op_if(ox_node *nd, const void *arg)
         return ox_fail(nd, "%s has %zu outputs but the node %d", which, g->n_output, nout);
     ox *x = nd->x;
     int own = x->nvals;
-    if (!declare_initializers(x, g, true))
+    if (!declare_initializers(x, g, true, true))
         return false;
     count_uses(x, g, (const ox_value *const *)x->vals, own);
     if (!import_graph(x, g))
@@ -2439,6 +2473,421 @@ bool ox_op_if(ox_node *nd, const void *arg)
     return true;
 }
 
+/* ---------------------------------------------------------------- steps */
+
+/* A new value's name for a step of nd: "<node>/Concat_output_7", no name
+ * of the model's. */
+static char *step_name(ox_node *nd, const char *op_type)
+{
+    ox *x = nd->x;
+    char *s;
+    do
+        s = ir_sprintf(x->a, "%s/%s_output_%d", node_name(nd->n), op_type, ++x->nsteps);
+    while (find_value(x, s));
+    return s;
+}
+
+ox_value *ox_step(ox_node *nd, const char *op_type, int opset, ox_value *const *in, int nin,
+                  const char *out, const ox_step_attr *attrs, int nattrs)
+{
+    ox *x = nd->x;
+    Onnx__NodeProto *n = ir_alloc(x->a, sizeof *n);
+    onnx__node_proto__init(n);
+    char **ins = ir_alloc(x->a, sizeof *ins * (size_t)(nin + 1));
+    char **outs = ir_alloc(x->a, sizeof *outs);
+    for (int i = 0; i < nin; i++)
+        ins[i] = in[i] ? (char *)in[i]->onnx : "";
+    outs[0] = out ? ir_strdup(x->a, out) : step_name(nd, op_type);
+    Onnx__AttributeProto **at = ir_alloc(x->a, sizeof *at * (size_t)(nattrs + 1));
+    for (int j = 0; j < nattrs; j++) {
+        at[j] = ir_alloc(x->a, sizeof *at[j]);
+        onnx__attribute_proto__init(at[j]);
+        at[j]->name = (char *)attrs[j].name;
+        at[j]->has_type = true;
+        if (attrs[j].list) {
+            at[j]->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+            at[j]->n_ints = (size_t)attrs[j].n;
+            at[j]->ints = ir_alloc(x->a, sizeof(int64_t) * (size_t)(attrs[j].n + 1));
+            memcpy(at[j]->ints, attrs[j].v, sizeof(int64_t) * (size_t)attrs[j].n);
+        } else {
+            at[j]->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+            at[j]->has_i = true;
+            at[j]->i = attrs[j].v[0];
+        }
+    }
+    n->name = ir_sprintf(x->a, "%s/%s", node_name(nd->n), op_type);
+    n->op_type = (char *)op_type;
+    n->n_input = (size_t)nin;
+    n->input = ins;
+    n->n_output = 1;
+    n->output = outs;
+    n->n_attribute = (size_t)nattrs;
+    n->attribute = at;
+    if (!import_node_of(x, n, in, opset))
+        return NULL;
+    return find_value(x, outs[0]);
+}
+
+ox_seq *ox_seq_new(ox_node *nd, int n, ir_dtype t)
+{
+    ox *x = nd->x;
+    ox_seq *s = ir_alloc(x->a, sizeof *s);
+    s->elem = ir_alloc(x->a, sizeof *s->elem * (size_t)(n + 1));
+    s->n = n;
+    s->dtype = t;
+    return s;
+}
+
+bool ox_seq_output(ox_node *nd, int i, const ox_seq *s)
+{
+    ox_value *v = ox_output(nd, i);
+    v->seq = s;
+    v->dtype = s->dtype;
+    v->ndim = 0;
+    return true;
+}
+
+/* ---------------------------------------------------------------- Loop
+ *
+ * A Loop whose trip count and condition are known at import time: PyTorch
+ * exports a `for` over a constant range in scripted code (torch.split and
+ * tensor_split over a list in MViT's attention pooling, GPT-J's rotary
+ * embedding) as Loop(M, true, carried values...) whose body inserts into a
+ * sequence.  The body imports once per iteration, in place as an If's
+ * branch does, with its own values renamed for the iteration
+ * ("<name>@loop<k>/<i>") so that each iteration defines new ones: its
+ * iteration number is a constant, its carried inputs are the values the
+ * iteration before computed (the initial ones first), and the body's
+ * condition output, which must then be known, decides whether the next
+ * iteration runs.  The Loop's outputs are the last carried values and each
+ * scan output's values stacked on a new first axis.  A trip count or
+ * condition computed at run time is refused: tec compiles one program of
+ * fixed shapes. */
+
+/* Most iterations a Loop unrolls (each is at least a node imported). */
+#define OX_MAX_TRIPS 4096
+
+/* The names a Loop's body defines (its inputs, initializers and node
+ * outputs, and those of the graphs inside it), which each iteration
+ * renames. */
+typedef struct ox_rename {
+    ox *x;
+    fe_map defined;          /* name -> itself */
+    const char *suffix;      /* "@loop3/7" */
+    const char *iteration;   /* "7", added to the body's node names */
+    fe_map once;             /* the body's initializers (name -> itself), declared once
+                                for every iteration, as "<name>@loop3" */
+    const char *once_suffix; /* "@loop3" */
+} ox_rename;
+
+static void define_name(ox_rename *r, const char *name)
+{
+    if (name && *name)
+        fe_map_put(r->x->a, &r->defined, name, (void *)name);
+}
+
+/* Also returns the nodes of g and of the graphs inside it. */
+static size_t collect_defined(ox_rename *r, const Onnx__GraphProto *g)
+{
+    size_t nodes = g->n_node;
+    for (size_t i = 0; i < g->n_input; i++)
+        define_name(r, g->input[i]->name);
+    for (size_t i = 0; i < g->n_initializer; i++)
+        define_name(r, g->initializer[i]->name);
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *n = g->node[i];
+        for (size_t k = 0; k < n->n_output; k++)
+            define_name(r, n->output[k]);
+        for (size_t a = 0; a < n->n_attribute; a++) {
+            const Onnx__AttributeProto *at = n->attribute[a];
+            for (size_t k = 0; k < (at->g ? 1 : at->n_graphs); k++)
+                nodes += collect_defined(r, at->g ? at->g : at->graphs[k]);
+        }
+    }
+    return nodes;
+}
+
+static char *renamed(const ox_rename *r, const char *name)
+{
+    if (!name || !*name || !fe_map_get(&r->defined, name))
+        return (char *)name;
+    if (fe_map_get(&r->once, name))
+        return ir_sprintf(r->x->a, "%s%s", name, r->once_suffix);
+    return ir_sprintf(r->x->a, "%s%s", name, r->suffix);
+}
+
+static Onnx__GraphProto *renamed_graph(const ox_rename *r, const Onnx__GraphProto *g);
+
+static Onnx__NodeProto *renamed_node(const ox_rename *r, const Onnx__NodeProto *n)
+{
+    ir_arena *a = r->x->a;
+    Onnx__NodeProto *c = ir_alloc(a, sizeof *c);
+    *c = *n;
+    c->input = ir_alloc(a, sizeof *c->input * (n->n_input + 1));
+    c->output = ir_alloc(a, sizeof *c->output * (n->n_output + 1));
+    for (size_t k = 0; k < n->n_input; k++)
+        c->input[k] = renamed(r, n->input[k]);
+    for (size_t k = 0; k < n->n_output; k++)
+        c->output[k] = renamed(r, n->output[k]);
+    /* "/attn/pool_k/Slice/3": the layer of iteration 3 (a nameless node is
+     * named by its output, renamed) */
+    c->name = n->name && *n->name ? ir_sprintf(a, "%s/%s", n->name, r->iteration) : n->name;
+    c->attribute = ir_alloc(a, sizeof *c->attribute * (n->n_attribute + 1));
+    for (size_t k = 0; k < n->n_attribute; k++) {
+        const Onnx__AttributeProto *at = n->attribute[k];
+        if (!at->g && !at->n_graphs) {
+            c->attribute[k] = n->attribute[k];
+            continue;
+        }
+        Onnx__AttributeProto *ac = ir_alloc(a, sizeof *ac);
+        *ac = *at;
+        if (at->g)
+            ac->g = renamed_graph(r, at->g);
+        ac->graphs = ir_alloc(a, sizeof *ac->graphs * (at->n_graphs + 1));
+        for (size_t j = 0; j < at->n_graphs; j++)
+            ac->graphs[j] = renamed_graph(r, at->graphs[j]);
+        c->attribute[k] = ac;
+    }
+    return c;
+}
+
+static Onnx__ValueInfoProto **renamed_infos(const ox_rename *r, Onnx__ValueInfoProto **v,
+                                            size_t n)
+{
+    Onnx__ValueInfoProto **c = ir_alloc(r->x->a, sizeof *c * (n + 1));
+    for (size_t i = 0; i < n; i++) {
+        c[i] = ir_alloc(r->x->a, sizeof *c[i]);
+        *c[i] = *v[i];
+        c[i]->name = renamed(r, v[i]->name);
+    }
+    return c;
+}
+
+/* A copy of g with the names r renames (its strings and tensors shared). */
+static Onnx__GraphProto *renamed_graph(const ox_rename *r, const Onnx__GraphProto *g)
+{
+    ir_arena *a = r->x->a;
+    Onnx__GraphProto *c = ir_alloc(a, sizeof *c);
+    *c = *g;
+    c->node = ir_alloc(a, sizeof *c->node * (g->n_node + 1));
+    for (size_t i = 0; i < g->n_node; i++)
+        c->node[i] = renamed_node(r, g->node[i]);
+    c->input = renamed_infos(r, g->input, g->n_input);
+    c->output = renamed_infos(r, g->output, g->n_output);
+    c->initializer = ir_alloc(a, sizeof *c->initializer * (g->n_initializer + 1));
+    for (size_t i = 0; i < g->n_initializer; i++) {
+        c->initializer[i] = ir_alloc(a, sizeof *c->initializer[i]);
+        *c->initializer[i] = *g->initializer[i];
+        c->initializer[i]->name = renamed(r, g->initializer[i]->name);
+    }
+    return c;
+}
+
+/* A Loop input known at import time, one integer or bool (the trip count,
+ * the condition): false after an error naming it (what: "trip count"). */
+static bool loop_scalar(ox_node *nd, const ox_value *v, const char *what, int64_t *out)
+{
+    if (!v->konst || v->seq) {
+        ox_str chain = {0};
+        dynamic_chain(nd->x, v, &chain);
+        ox_fail(nd, "the %s ('%s') is computed at run time: tec unrolls a Loop when it imports "
+                "the model, so its trip count and condition must be known then (from shapes or "
+                "constants, or a graph input given with --input): %s", what, v->onnx, chain.s);
+        free(chain.s);
+        return false;
+    }
+    if (ir_dtype_is_float(v->dtype) || rt_tensor_numel(v->konst) != 1)
+        return ox_fail(nd, "the %s ('%s') must be one integer", what, v->onnx);
+    *out = rt_tensor_get_int(v->konst, 0);
+    return true;
+}
+
+/* Body input vi as a new value known at import time: an integer (the
+ * iteration number, or the condition as a bool) of the input's declared
+ * shape when that is one element ([1], as PyTorch declares the iteration
+ * number), else a scalar. */
+static bool loop_constant(ox_node *nd, const Onnx__ValueInfoProto *vi, ir_dtype t, int64_t val)
+{
+    int64_t shape[RT_MAX_DIMS];
+    int ndim = 0;
+    const Onnx__TypeProto *tp = vi->type;
+    const Onnx__TensorShapeProto *sh = tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+                                       tp->tensor_type ? tp->tensor_type->shape : NULL;
+    if (sh && sh->n_dim <= RT_MAX_DIMS) {
+        bool one = true;
+        for (size_t k = 0; k < sh->n_dim; k++) {
+            one = one && sh->dim[k]->value_case ==
+                         ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+                  sh->dim[k]->dim_value == 1;
+            shape[k] = 1;
+        }
+        ndim = one ? (int)sh->n_dim : 0;
+    }
+    rt_tensor *c = ox_const_new(nd, t, ndim, shape);
+    if (!c)
+        return false;
+    ox_put_int(c, 0, val);
+    ox_value *v = new_value(nd->x, vi->name);
+    v->konst = c;
+    v->dtype = t;
+    v->ndim = ndim;
+    memcpy(v->shape, shape, sizeof(int64_t) * (size_t)ndim);
+    return true;
+}
+
+/* A body's value the iteration computed (or the enclosing graph's it
+ * names), or NULL after an error. */
+static ox_value *loop_result(ox_node *nd, const Onnx__ValueInfoProto *vi, const char *orig)
+{
+    ox_value *v = vi->name && *vi->name ? find_value(nd->x, vi->name) : NULL;
+    if (!v)
+        ox_fail(nd, "the body's output '%s' is not computed by any of its nodes",
+                orig ? orig : "");
+    return v;
+}
+
+bool ox_op_loop(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    ox *x = nd->x;
+    const Onnx__AttributeProto *at = ox_attr(nd, "body");
+    const Onnx__GraphProto *body = at ? at->g : NULL;
+    if (!body)
+        return ox_fail(nd, "the node has no graph attribute body");
+    if (nd->nin < 2)
+        return ox_fail(nd, "a Loop has inputs M and cond (either may be empty), then the "
+                       "loop-carried values");
+    int N = nd->nin - 2, nout = (int)nd->n->n_output;
+    if (body->n_input != (size_t)N + 2)
+        return ox_fail(nd, "the body has %zu inputs, but a Loop of %d loop-carried values "
+                       "needs %d (the iteration number, the condition, then those)",
+                       body->n_input, N, N + 2);
+    if (body->n_output < (size_t)N + 1)
+        return ox_fail(nd, "the body has %zu outputs, but a Loop of %d loop-carried values "
+                       "needs at least %d (the condition, then those, then scan outputs)",
+                       body->n_output, N, N + 1);
+    int K = (int)body->n_output - 1 - N;
+    if (nout > N + K)
+        return ox_fail(nd, "the node has %d outputs, but its body gives %d loop-carried values "
+                       "and %d scan outputs", nout, N, K);
+    int64_t trips = INT64_MAX, c = 1;
+    if (nd->in[0] && !loop_scalar(nd, nd->in[0], "trip count", &trips))
+        return false;
+    if (nd->in[1] && !loop_scalar(nd, nd->in[1], "condition", &c))
+        return false;
+    if (!nd->in[0] && !nd->in[1])
+        return ox_fail(nd, "the Loop has neither a trip count nor a condition: it would run "
+                       "forever");
+    ox_value **carried = calloc((size_t)N + 1, sizeof *carried);
+    ox_value **scan = calloc((size_t)K * OX_MAX_TRIPS + 1, sizeof *scan);   /* [k][i] */
+    if (!carried || !scan)
+        ir_out_of_memory();
+    bool ok = true;
+    for (int k = 0; k < N && ok; k++)
+        ok = (carried[k] = ox_input(nd, 2 + k)) != NULL;
+    ox_rename r = {.x = x};
+    size_t body_nodes = collect_defined(&r, body);
+    int serial = ++x->nloops;
+    /* the body's initializers, once for all iterations (a Loop of 4096
+     * iterations holds one copy of a weight), and the enclosing graphs'
+     * it reads (counted once with the model's): when more than one
+     * iteration may read them, they are shared (ox_value.uses) */
+    r.once_suffix = ir_sprintf(x->a, "@loop%d", serial);
+    for (size_t k = 0; k < body->n_initializer; k++)
+        if (body->initializer[k]->name)
+            fe_map_put(x->a, &r.once, body->initializer[k]->name, body->initializer[k]->name);
+    r.suffix = r.iteration = "";
+    Onnx__GraphProto *first = renamed_graph(&r, body);
+    int own = x->nvals;
+    if (ok && !declare_initializers(x, first, true, false))
+        ok = false;
+    count_uses(x, first, (const ox_value *const *)x->vals, own);
+    bool many = trips > 1 && c;
+    for (int k = own; ok && many && k < x->nvals; k++)
+        x->vals[k]->uses *= 2;
+    if (ok && many)
+        count_uses(x, body, NULL, 0);
+    int64_t i = 0;
+    for (; ok && c && i < trips; i++) {
+        if (i == OX_MAX_TRIPS) {
+            ok = ox_fail(nd, "the Loop runs more than %d iterations: tec unrolls a Loop when it "
+                         "imports the model, and at most %d iterations of one", OX_MAX_TRIPS,
+                         OX_MAX_TRIPS);
+            break;
+        }
+        if (x->unrolled + body_nodes > OX_MAX_NODES) {
+            ok = ox_fail(nd, "unrolled, the Loop's iterations make more than %d nodes (its body "
+                         "has %zu, and iteration %lld is one past them): tec imports at most %d",
+                         OX_MAX_NODES, body_nodes, (long long)i, OX_MAX_NODES);
+            break;
+        }
+        x->unrolled += body_nodes;
+        r.iteration = ir_sprintf(x->a, "%lld", (long long)i);
+        r.suffix = ir_sprintf(x->a, "@loop%d/%lld", serial, (long long)i);
+        Onnx__GraphProto *g = renamed_graph(&r, body);
+        for (int k = 0; k < N + 2 && ok; k++)
+            if (!g->input[k]->name || !*g->input[k]->name)
+                ok = ox_fail(nd, "the body's input %d has no name", k + 1);
+            else if (find_value(x, g->input[k]->name))
+                ok = ox_fail(nd, "the body's input '%s' is already defined",
+                             body->input[k]->name);
+        if (!ok)
+            break;
+        /* the iteration number, the condition, the carried values */
+        if (!loop_constant(nd, g->input[0], IR_I64, i) || !loop_constant(nd, g->input[1], IR_I32, 1)) {
+            ok = false;
+            break;
+        }
+        for (int k = 0; k < N; k++)
+            fe_map_put(x->a, &x->valmap, g->input[2 + k]->name, carried[k]);
+        if (!import_graph(x, g)) {
+            ok = false;
+            break;
+        }
+        ox_value *cond = loop_result(nd, g->output[0], body->output[0]->name);
+        ok = cond != NULL;
+        for (int k = 0; k < N && ok; k++) {
+            ox_value *v = loop_result(nd, g->output[1 + k], body->output[1 + k]->name);
+            if (v && !v->seq != !carried[k]->seq)
+                ok = ox_fail(nd, "the body's output '%s' is a %s, but the loop-carried value "
+                             "it updates ('%s') is a %s", body->output[1 + k]->name,
+                             v->seq ? "sequence" : "tensor", nd->in[2 + k]->onnx,
+                             carried[k]->seq ? "sequence" : "tensor");
+            ok = ok && v;
+            carried[k] = v;
+        }
+        for (int k = 0; k < K && ok; k++) {
+            ox_value *v = loop_result(nd, g->output[1 + N + k], body->output[1 + N + k]->name);
+            if (v && v->seq)
+                ok = ox_fail(nd, "the body's scan output '%s' is a sequence (a scan output is a "
+                             "tensor)", body->output[1 + N + k]->name);
+            ok = ok && v;
+            scan[(size_t)k * OX_MAX_TRIPS + (size_t)i] = v;
+        }
+        /* the next iteration runs while the body's condition holds: it must
+         * be known (after the last iteration the trip count decides) */
+        if (ok && i + 1 < trips)
+            ok = loop_scalar(nd, cond, "body's condition", &c);
+    }
+    for (int k = 0; k < N && ok; k++)
+        if (*nd->n->output[k])
+            ok = ox_step(nd, "Identity", 0, &carried[k], 1, nd->n->output[k], NULL, 0) != NULL;
+    for (int k = 0; k < K && ok && N + k < nout; k++) {
+        const char *out = nd->n->output[N + k];
+        if (!*out)
+            continue;
+        if (i == 0)
+            ok = ox_fail(nd, "the Loop runs no iteration, so its scan output '%s' has no "
+                         "elements (tec's computed tensors have elements)", out);
+        else
+            ok = ox_concat_values(nd, scan + (size_t)k * OX_MAX_TRIPS, (int)i, 0, true, out) !=
+                 NULL;
+    }
+    free(carried);
+    free(scan);
+    return ok;
+}
+
 char *fe_onnx_import(const char *path, const fe_onnx_options *o, diag *d)
 {
     return fe_onnx_import_weights(path, o, NULL, d);
@@ -2462,7 +2911,7 @@ char *fe_onnx_import_weights(const char *path, const fe_onnx_options *o, rt_weig
         model_error(&x, "cannot create %s: %s", x.o->weights_dir, strerror(errno));
     const Onnx__GraphProto *g = m->graph;
     if (d->nerrors == errors)
-        declare_initializers(&x, g, false);
+        declare_initializers(&x, g, false, true);
     for (size_t i = 0; i < g->n_input && d->nerrors == errors; i++)
         if (!g->input[i]->name || !find_value(&x, g->input[i]->name))
             declare_input(&x, g->input[i]);

@@ -350,8 +350,11 @@ bool ox_copy(ox_node *nd)
     return op_copy(nd);
 }
 
+/* Identity of a sequence (opset 14) is the sequence. */
 static bool op_identity(ox_node *nd, const void *arg)
 {
+    if (nd->nin >= 1 && nd->in[0] && nd->in[0]->seq)
+        return ox_seq_output(nd, 0, nd->in[0]->seq);
     return copy_or_fold(nd);
 }
 

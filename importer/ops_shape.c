@@ -1149,11 +1149,280 @@ static bool op_range(ox_node *nd, const void *arg)
     return ox_set_const(nd, 0, t, false);
 }
 
+/* ---------------------------------------------------------------- sequences
+ *
+ * ONNX's sequences, known at import time (impl.h, ox_seq): each op makes a
+ * new sequence of the values it is given, or reads an element, at
+ * positions that must be known at import time.  What reads an element is a
+ * view of it (an Identity), and ConcatFromSequence is a Concat of them:
+ * no sequence is ever a tensor of the program. */
+
+ox_value *ox_concat_values(ox_node *nd, ox_value *const *v, int n, int64_t axis, bool new_axis,
+                           const char *out)
+{
+    if (n < 1) {
+        ox_fail(nd, "there are no tensors to concatenate (the sequence is empty)");
+        return NULL;
+    }
+    ox_value **part = calloc((size_t)n, sizeof *part);
+    if (!part)
+        ir_out_of_memory();
+    memcpy(part, v, sizeof *part * (size_t)n);
+    bool ok = true;
+    if (new_axis) {   /* each one with a dimension of 1 at axis, then concatenated there */
+        int r = v[0]->ndim;
+        if (axis < -r - 1 || axis > r)
+            ok = ox_fail(nd, "axis %lld is out of range for stacking tensors of rank %d "
+                         "(new_axis: -%d..%d)", (long long)axis, r, r + 1, r);
+        axis = axis < 0 ? axis + r + 1 : axis;
+        ox_step_attr axes = {"axes", 1, &axis, true};
+        for (int i = 0; i < n && ok; i++)
+            if (v[i]->ndim != r)
+                ok = ox_fail(nd, "tensors '%s' and '%s' differ in rank (%d and %d)", v[0]->onnx,
+                             v[i]->onnx, r, v[i]->ndim);
+            else
+                ok = (part[i] = ox_step(nd, "Unsqueeze", 11, &v[i], 1, NULL, &axes, 1)) != NULL;
+    }
+    /* a Concat takes at most 64 inputs: more are concatenated 64 at a time */
+    ox_step_attr at = {"axis", 1, &axis, false};
+    while (ok && n > 64) {
+        int m = 0;
+        for (int i = 0; i < n && ok; i += 64, m++) {
+            int k = n - i < 64 ? n - i : 64;
+            ok = (part[m] = ox_step(nd, "Concat", 0, part + i, k, NULL, &at, 1)) != NULL;
+        }
+        n = m;
+    }
+    ox_value *y = ok ? ox_step(nd, "Concat", 0, part, n, out, &at, 1) : NULL;
+    free(part);
+    return y;
+}
+
+/* Input i, which must be a sequence; NULL after an error. */
+static const ox_seq *seq_input(ox_node *nd, int i)
+{
+    ox_value *v = ox_input(nd, i);
+    if (v && !v->seq)
+        ox_fail(nd, "input %d ('%s') is a tensor, but %s takes a sequence there", i + 1, v->onnx,
+                nd->n->op_type);
+    return v ? v->seq : NULL;
+}
+
+/* Whether tensor input i may be an element of s (its dtype), else an
+ * error. */
+static bool seq_element(ox_node *nd, int i, ir_dtype t)
+{
+    ox_value *v = ox_input(nd, i);
+    if (!v)
+        return false;
+    if (v->seq)
+        return ox_fail(nd, "input %d ('%s') is a sequence, but the elements of a sequence are "
+                       "tensors", i + 1, v->onnx);
+    if (v->dtype != t)
+        return ox_fail(nd, "input %d ('%s') is a tensor of %s, but the sequence's elements are "
+                       "of %s", i + 1, v->onnx, ir_dtype_name(v->dtype), ir_dtype_name(t));
+    return true;
+}
+
+/* The position of input i (absent: def), one integer known at import time
+ * in -n..n-1 (-n..n when end: an insertion's, which may append), as a
+ * position in 0..n; false after an error. */
+static bool seq_position(ox_node *nd, int i, int n, bool end, int def, int *pos)
+{
+    if (i >= nd->nin || !nd->in[i]) {
+        *pos = def;
+        return true;
+    }
+    int64_t p;
+    int got = ox_const_ints(nd, i, &p, 1);
+    if (got < 0)
+        return false;
+    if (got != 1)
+        return ox_fail(nd, "the position ('%s') must be one integer", nd->in[i]->onnx);
+    if (p < -n || p > (end ? n : n - 1))
+        return ox_fail(nd, "position %lld is out of range for a sequence of %d elements "
+                       "(-%d..%d)", (long long)p, n, n, end ? n : n - 1);
+    *pos = (int)(p < 0 ? p + n : p);
+    return true;
+}
+
+static bool op_sequence_empty(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    int64_t t = ox_attr_int(nd, "dtype", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT);
+    ir_dtype dt;
+    if (!ox_dtype_of((int32_t)t, &dt))
+        return ox_fail(nd, "dtype %s is not supported (tec takes " OX_DTYPES " tensors)",
+                       ox_onnx_type_name((int32_t)t));
+    return ox_seq_output(nd, 0, ox_seq_new(nd, 0, dt));
+}
+
+static bool op_sequence_construct(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    if (nd->nin < 1)
+        return ox_fail(nd, "SequenceConstruct needs at least one input");
+    ox_value *first = ox_input(nd, 0);
+    if (!first)
+        return false;
+    ox_seq *s = ox_seq_new(nd, nd->nin, first->dtype);
+    for (int i = 0; i < nd->nin; i++) {
+        if (!seq_element(nd, i, first->dtype))
+            return false;
+        s->elem[i] = nd->in[i];
+    }
+    return ox_seq_output(nd, 0, s);
+}
+
+static bool op_sequence_insert(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    const ox_seq *s = seq_input(nd, 0);
+    int pos;
+    if (!s || !seq_element(nd, 1, s->dtype) || !seq_position(nd, 2, s->n, true, s->n, &pos))
+        return false;
+    ox_seq *r = ox_seq_new(nd, s->n + 1, s->dtype);
+    memcpy(r->elem, s->elem, sizeof *r->elem * (size_t)pos);
+    r->elem[pos] = nd->in[1];
+    memcpy(r->elem + pos + 1, s->elem + pos, sizeof *r->elem * (size_t)(s->n - pos));
+    return ox_seq_output(nd, 0, r);
+}
+
+static bool op_sequence_erase(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    const ox_seq *s = seq_input(nd, 0);
+    int pos;
+    if (!s)
+        return false;
+    if (s->n == 0)
+        return ox_fail(nd, "the sequence ('%s') is empty: there is nothing to erase",
+                       nd->in[0]->onnx);
+    if (!seq_position(nd, 1, s->n, false, s->n - 1, &pos))
+        return false;
+    ox_seq *r = ox_seq_new(nd, s->n - 1, s->dtype);
+    memcpy(r->elem, s->elem, sizeof *r->elem * (size_t)pos);
+    memcpy(r->elem + pos, s->elem + pos + 1, sizeof *r->elem * (size_t)(s->n - 1 - pos));
+    return ox_seq_output(nd, 0, r);
+}
+
+static bool op_sequence_at(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    const ox_seq *s = seq_input(nd, 0);
+    int pos;
+    if (!s)
+        return false;
+    if (nd->nin < 2 || !nd->in[1])
+        return ox_fail(nd, "input 2 (the position) is missing");
+    if (s->n == 0)
+        return ox_fail(nd, "the sequence ('%s') is empty: it has no element to read",
+                       nd->in[0]->onnx);
+    if (!seq_position(nd, 1, s->n, false, 0, &pos))
+        return false;
+    return ox_step(nd, "Identity", 0, &s->elem[pos], 1, nd->n->output[0], NULL, 0) != NULL;
+}
+
+static bool op_sequence_length(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    const ox_seq *s = seq_input(nd, 0);
+    rt_tensor *t = s ? ox_const_new(nd, IR_I64, 0, NULL) : NULL;
+    if (!t)
+        return false;
+    ox_put_int(t, 0, s->n);
+    return ox_set_const(nd, 0, t, false);
+}
+
+static bool op_concat_from_sequence(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    const ox_seq *s = seq_input(nd, 0);
+    if (!s)
+        return false;
+    if (!ox_attr(nd, "axis"))
+        return ox_fail(nd, "attribute axis is missing");
+    if (s->n == 0)
+        return ox_fail(nd, "the sequence ('%s') is empty: there are no tensors to concatenate",
+                       nd->in[0]->onnx);
+    return ox_concat_values(nd, s->elem, s->n, ox_attr_int(nd, "axis", 0),
+                            ox_attr_int(nd, "new_axis", 0) != 0, nd->n->output[0]) != NULL;
+}
+
+/* The most parts SplitToSequence makes (each is a node imported). */
+#define OX_MAX_PARTS 4096
+
+/* SplitToSequence: parts of input 0 along axis, each a Slice (a view of a
+ * computed tensor): of the sizes `split` lists, or of `split` each (the
+ * last one what is left), or of 1 each, then without the axis unless
+ * keepdims. */
+static bool op_split_to_sequence(ox_node *nd, const void *arg)
+{
+    (void)arg;
+    ox_value *x = ox_input(nd, 0);
+    int axis;
+    if (!x || !ox_axis(nd, ox_attr_int(nd, "axis", 0), x->ndim, &axis))
+        return false;
+    int64_t D = x->shape[axis];
+    ox_value *split = nd->nin > 1 ? nd->in[1] : NULL;
+    /* parts: of 1 element at least, or as many as the list names */
+    int64_t most = split && split->ndim == 1 && split->shape[0] > D ? split->shape[0] : D;
+    if (most > OX_MAX_PARTS)
+        return ox_fail(nd, "the input would split into %lld parts (tec makes at most %d)",
+                       (long long)most, OX_MAX_PARTS);
+    int64_t *size = calloc((size_t)most + 1, sizeof *size);
+    if (!size)
+        ir_out_of_memory();
+    int n = 0;
+    bool squeeze = false, ok = true;
+    if (!split) {
+        for (n = 0; n < D; n++)
+            size[n] = 1;
+        squeeze = ox_attr_int(nd, "keepdims", 1) == 0;
+    } else if (split->ndim == 0) {   /* a chunk size */
+        int64_t c;
+        if ((ok = ox_const_ints(nd, 1, &c, 1) == 1) && c < 1)
+            ok = ox_fail(nd, "the split ('%s') is %lld: a part has at least 1 element",
+                         split->onnx, (long long)c);
+        for (int64_t at = 0; ok && at < D; at += c)
+            size[n++] = D - at < c ? D - at : c;
+    } else {
+        int64_t sum = 0;
+        n = split->ndim == 1 ? (int)split->shape[0] : -1;
+        if (n < 0)
+            ok = ox_fail(nd, "the split ('%s') must be one integer or a list of sizes",
+                         split->onnx);
+        else if ((ok = ox_const_ints(nd, 1, size, n) == n))
+            for (int i = 0; i < n; i++)
+                sum += size[i] < 0 ? D + 1 : size[i];
+        if (ok && sum != D)
+            ok = ox_fail(nd, "the split's sizes sum to %lld, not to axis %d's size %lld",
+                         (long long)sum, axis, (long long)D);
+    }
+    ox_seq *s = ok ? ox_seq_new(nd, n, x->dtype) : NULL;
+    int64_t at = 0, ax = axis;
+    for (int i = 0; ok && i < n; i++) {
+        int64_t end = at + size[i];
+        ox_step_attr sl[3] = {{"starts", 1, &at, true}, {"ends", 1, &end, true},
+                              {"axes", 1, &ax, true}};
+        ox_value *part = ox_step(nd, "Slice", 1, &x, 1, NULL, sl, 3);
+        if (part && squeeze) {
+            ox_step_attr sq = {"axes", 1, &ax, true};
+            part = ox_step(nd, "Squeeze", 11, &part, 1, NULL, &sq, 1);
+        }
+        ok = (s->elem[i] = part) != NULL;
+        at = end;
+    }
+    free(size);
+    return ok && ox_seq_output(nd, 0, s);
+}
+
 /* ---------------------------------------------------------------- the table */
 
 /* The ops that move elements or make constants. */
 const ox_op ox_ops_shape[] = {
     {"Concat", op_concat, NULL, AS_IS},
+    {"ConcatFromSequence", op_concat_from_sequence, NULL, AS_IS},
     {"Constant", op_constant, NULL, AS_IS},
     {"ConstantOfShape", op_constantofshape, NULL, AS_IS},
     {"DepthToSpace", op_depth_space, &(const bool){true}, AS_IS},
@@ -1162,17 +1431,25 @@ const ox_op ox_ops_shape[] = {
     {"Flatten", op_flatten, NULL, AS_IS},
     {"Gather", op_gather, NULL, AS_IS},
     {"If", ox_op_if, NULL, AS_IS},
+    {"Loop", ox_op_loop, NULL, AS_IS},
     {"NonZero", op_nonzero, NULL, AS_IS},
     {"OneHot", op_onehot, NULL, AS_IS},
     {"Pad", op_pad, NULL, AS_IS},
     {"Range", op_range, NULL, AS_IS},
     {"Reshape", op_reshape, NULL, AS_IS},
     {"ScatterND", ox_op_scatternd, NULL, AS_IS},
+    {"SequenceAt", op_sequence_at, NULL, AS_IS},
+    {"SequenceConstruct", op_sequence_construct, NULL, AS_IS},
+    {"SequenceEmpty", op_sequence_empty, NULL, AS_IS},
+    {"SequenceErase", op_sequence_erase, NULL, AS_IS},
+    {"SequenceInsert", op_sequence_insert, NULL, AS_IS},
+    {"SequenceLength", op_sequence_length, NULL, AS_IS},
     {"Shape", op_shape, NULL, AS_IS},
     {"Size", op_size, NULL, AS_IS},
     {"Slice", op_slice, NULL, AS_IS},
     {"SpaceToDepth", op_depth_space, &(const bool){false}, AS_IS},
     {"Split", op_split, NULL, AS_IS},
+    {"SplitToSequence", op_split_to_sequence, NULL, AS_IS},
     {"Squeeze", op_squeeze, NULL, AS_IS},
     {"Tile", op_tile, NULL, AS_IS},
     {"Transpose", op_transpose, NULL, AS_IS},

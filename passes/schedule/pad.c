@@ -32,7 +32,11 @@
  * c * v + (terms using neither), v bound to a loop around l: a depthwise
  * convolution split over threads by blocks of rows (parallel(po) around
  * the channel loop l) copies a channel's block per channel
- * (bench/results/rowblock_s11.txt).  When the reads index the
+ * (bench/results/rowblock_s11.txt).  v may be bound to a sum of such
+ * loops: after po, pi = regroup(p, F) and pb, pr = split(po, n), v is
+ * bound to n * pb + pr, and pad at pr copies the F rows (and halo) of
+ * that iteration, not the whole padded channel at each one
+ * (bench/results/place_s26.txt).  When the reads index the
  * copy's innermost dimension with a stride S > 1 (a window of stride 2 at
  * 2*q + s), that dimension is stored deinterleaved, phase by phase (the
  * padded row's even elements, then its odd ones), so that a tap of a row
@@ -111,7 +115,9 @@ typedef struct pad_ctx {
      * padded index), WHOLE when no read uses the loop there, BAD
      * otherwise */
     const ir_var *at;
-    const ir_var *rowloop;   /* the loop v is bound to (one for all ROWS) */
+    const ir_var *rowloop;   /* the loop v is bound to, or v itself when it
+                                is bound to a sum of loops (one for all ROWS) */
+    const ir_expr *rowbind;  /* v's binding */
     const ir_var *encl[64];
     int nencl;
     int fixed[16];
@@ -173,13 +179,31 @@ static bool uses_around(const pad_ctx *p, const ir_expr *x)
     return false;
 }
 
+/* Whether binding b is the loop's variable, that of a loop around it, or
+ * a sum of such variables with positive coefficients (a block of rows
+ * split again: po, pi = regroup(p, 7) then pb, pr = split(po, 4) binds
+ * the rows' block variable to 4 * pb + pr, both around or at pr). */
+static bool bound_at_or_around(const pad_ctx *p, const ir_expr *b)
+{
+    if (b->kind == IR_VAR)
+        return b->var == p->at || encloses(p, b->var);
+    ir_affine g;
+    if (!ir_affine_of(b, &g) || g.n == 0 || g.c != 0)
+        return false;
+    for (int j = 0; j < g.n; j++)
+        if (!g.var[j] || g.coef[j] <= 0 || (g.var[j] != p->at && !encloses(p, g.var[j])))
+            return false;
+    return true;
+}
+
 /* In a read's index f: the coefficient c > 0 of the one iteration variable
- * bound to the loop's own variable or to that of one loop around it (*v,
- * that loop's variable in *loop, v's extent in *ext), when no other term
- * uses either: in one iteration of the loop, the index runs over a block
- * that starts at c * v.  0 otherwise. */
+ * bound to the loop's own variable or to that of one loop around it, or to
+ * a sum of them (bound_at_or_around; *v, the loop's variable in *loop (v
+ * itself for a sum), v's binding in *bind, v's extent in *ext), when no
+ * other term uses any of them: in one iteration of the loop, the index runs
+ * over a block that starts at c * v.  0 otherwise. */
 static int64_t rows_step(const pad_ctx *p, const ir_affine *f, const ir_var **v,
-                         const ir_var **loop, int64_t *ext)
+                         const ir_var **loop, const ir_expr **bind, int64_t *ext)
 {
     int64_t c = 0;
     for (int i = 0; i < f->n; i++) {
@@ -188,13 +212,13 @@ static int64_t rows_step(const pad_ctx *p, const ir_affine *f, const ir_var **v,
             k--;
         if (k < 0 || !p->bind[k])
             return 0;
-        if (p->bind[k]->kind == IR_VAR &&
-            (p->bind[k]->var == p->at || encloses(p, p->bind[k]->var))) {
+        if (bound_at_or_around(p, p->bind[k])) {
             if (c || f->coef[i] <= 0)
                 return 0;
             c = f->coef[i];
             *v = f->var[i];
-            *loop = p->bind[k]->var;
+            *loop = p->bind[k]->kind == IR_VAR ? p->bind[k]->var : f->var[i];
+            *bind = p->bind[k];
             *ext = p->ranges[k].hi + 1;
         } else if (uses_at_or_around(p, p->bind[k])) {
             return 0;
@@ -209,6 +233,7 @@ static void classify_dim(pad_ctx *p, int d, const ir_expr *x, const ir_affine *f
 {
     int k = WHOLE;   /* how this read indexes the dimension */
     const ir_var *fv = NULL, *v = NULL, *loop = NULL;
+    const ir_expr *bind = NULL;
     int64_t c = 0, ext = 0;
     bool innermost = d == p->perm[p->buf->ndim - 1];
     if (x->kind == IR_VAR)
@@ -224,10 +249,11 @@ static void classify_dim(pad_ctx *p, int d, const ir_expr *x, const ir_affine *f
      * around its channel loop copies a channel's block at the channel) */
     if (k == WHOLE && (uses_at(p, x) || (!innermost && uses_around(p, x)))) {
         k = uses_at(p, x) ? BAD : WHOLE;
-        if (!innermost && (c = rows_step(p, f, &v, &loop, &ext)) > 0 &&
+        if (!innermost && (c = rows_step(p, f, &v, &loop, &bind, &ext)) > 0 &&
             (!p->rowloop || p->rowloop == loop)) {
             k = ROWS;
             p->rowloop = loop;
+            p->rowbind = bind;
             p->atext = ext;
             hi -= c * (ext - 1);   /* the last padded index at the loop's first iteration */
         } else {
@@ -236,7 +262,7 @@ static void classify_dim(pad_ctx *p, int d, const ir_expr *x, const ir_affine *f
     }
     /* a read that a whole range would serve as well: not at the loop's
      * own variable (reads that disagree then take the whole range) */
-    bool whole_ok = k == WHOLE || (k == ROWS && loop != p->at);
+    bool whole_ok = k == WHOLE || (k == ROWS && !ir_expr_uses_var(bind, p->at));
     if (p->fixed[d] == UNSEEN) {   /* the first read */
         p->fixed[d] = k;
         p->fixvar[d] = fv;
@@ -322,7 +348,8 @@ static ir_expr *rows_index(const pad_ctx *p, const ir_expr *e, int64_t lo)
     ir_affine f;
     ir_affine_of(e, &f);   /* (affine and of one such v: checked when the reads were visited) */
     const ir_var *v = NULL, *loop = NULL;
-    int64_t ext, c = rows_step(p, &f, &v, &loop, &ext);
+    const ir_expr *bind = NULL;
+    int64_t ext, c = rows_step(p, &f, &v, &loop, &bind, &ext);
     ir_expr *t = ir_binary(m, IR_SUB, ir_expr_copy(m, e),
                            ir_binary(m, IR_MUL, ir_int(m, c), ir_varref(m, (ir_var *)v)));
     return lo ? ir_binary(m, IR_ADD, t, ir_int(m, -lo)) : t;
@@ -452,7 +479,7 @@ static ir_stmt *fill_loop(ir_module *m, const pad_ctx *p, ir_buffer *buf, ir_buf
         if (p->fixed[d] == ROWS) {   /* the iteration's block: from c * (the loop's variable) */
             if (!at_iv) {
                 at_iv = ir_var_new(m, ir_sprintf(m->arena, "v%s_at", name), IR_I64);
-                iters[niters++] = (ir_itervar){at_iv, IR_ITER_SPATIAL, p->atext, ir_varref(m, (ir_var *)p->rowloop)};
+                iters[niters++] = (ir_itervar){at_iv, IR_ITER_SPATIAL, p->atext, ir_expr_copy(m, p->rowbind)};
             }
             src[d] = ir_binary(m, IR_ADD, src[d], ir_binary(m, IR_MUL, ir_int(m, p->wstep[d]), ir_varref(m, at_iv)));
         }
