@@ -1103,8 +1103,8 @@ static int innermost_other(const nest *ns, int vi)
 
 /* A transposing copy (schedule_transpose_copy) whose block of the vector's
  * lanes reads more of the source than the level-1 cache holds (lanes
- * rows of a whole map: a 192 x 25088 permutation in MViT reads 1.6 MB per
- * block, and writes the whole 19 MB destination in 64-byte pieces a row
+ * rows of a whole map: a 192 x 25088 permutation, MViT-B's pool_skip
+ * input as a copy, reads 1.6 MB per block, and writes the whole 19 MB destination in 64-byte pieces a row
  * apart per block) also runs its innermost other loop, the one the
  * source's rows run along, block by block: for each such block, every
  * block of lanes, so the destination's rows it writes (block x e
