@@ -1102,14 +1102,13 @@ static int innermost_other(const nest *ns, int vi)
 }
 
 /* A transposing copy (schedule_transpose_copy) whose block of the vector's
- * lanes reads more of the source than the level-1 cache holds (lanes
- * rows of a whole map: a 192 x 25088 permutation, MViT-B's pool_skip
- * input as a copy, reads 1.6 MB per block, and writes the whole 19 MB destination in 64-byte pieces a row
- * apart per block) also runs its innermost other loop, the one the
- * source's rows run along, block by block: for each such block, every
- * block of lanes, so the destination's rows it writes (block x e
- * elements) and the source's columns it reads stay in the cache (that
- * permutation 21.8 -> 1.9-2.5 ms on one thread, bench/results/unseen_s26.txt).
+ * lanes reads more of the source than the level-1 cache holds (16 rows of
+ * a 192 x 25088 permutation: 1.6 MB a block, while it writes the whole 19
+ * MB destination in 64-byte pieces a row apart) also runs its innermost
+ * other loop, along the source's rows, block by block, outside the lanes'
+ * blocks: the destination's rows of a block (block x e elements) are
+ * written whole while its slice of the source is in the cache (that
+ * permutation 2.5 -> 1.9 ms on one thread, bench/results/unseen_s26.txt).
  * The block: the largest divisor of that loop's extent up to 64 whose
  * destination rows fit in half the level-1 cache, at least 8; 0 (no
  * blocks) when the lanes' slice fits the cache or no divisor does. */
