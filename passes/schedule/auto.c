@@ -15,8 +15,8 @@
  *                reduction (BLIS's kc loop) outside the row tiles, the sums
  *                kept per column tile across them (k_block_pick);
  *   row kernel   (a whole function: reductions along its rows and the
- *                elementwise work on them, rows of 8 vectors or more, or
- *                of 2 to 7 whole vectors) one loop over the rows, the
+ *                elementwise work on them, rows of 2 vectors or more)
+ *                one loop over the rows, the
  *                reductions' partial results per row (schedule_row_kernel);
  *                when the rows are read a column apart instead (the
  *                channels of a permuted NCHW map), one loop over the
@@ -447,17 +447,22 @@ static bool row_kernel(const nest *nests, int n, int lanes)
 {
     if (!row_blocks(nests, n))
         return false;
-    /* rows of 8 vectors or more, or of 2 to 7 whole vectors: a row's own
-     * partial results, combined one by one, cost more than they save on
-     * short rows with a scalar tail (Swin-T's attention, rows of 49: 124 to
-     * 187 us in the model; ViT-B/16's rows of 197: 410 to 250 us;
-     * bench/results/rows_s14.txt); a layer norm over 96 channels (Swin-T's
-     * and ConvNeXt-T's first stage) as a row kernel takes as long as its
-     * five ONNX nodes, and as one kernel that is not a row kernel 1.5 times
-     * that (bench/results/norm_s16.txt) */
+    /* rows of 2 vectors or more, a scalar tail or not: ViT-B/16's rows of
+     * 197, 410 to 250 us (bench/results/rows_s14.txt); a layer norm over 96
+     * channels (Swin-T's and ConvNeXt-T's first stage) as a row kernel takes
+     * as long as its five ONNX nodes, and as one kernel that is not a row
+     * kernel 1.5 times that (bench/results/norm_s16.txt).  Short rows with a
+     * tail (Swin-T's attention, rows of 49: 3 vectors and 1) were left to
+     * the other schedules when they measured slower as row kernels
+     * (rows_s14: 124 to 187 us), on shifted windows whose masked scores
+     * made subnormal exponentials; with exp flushing those (emit_vmath.c)
+     * the other schedules' whole-tensor passes through a temporary in
+     * memory lose: Swin-T's softmax on 64 x 3 x 49 rows of 49, 630 to 380
+     * us alone, in the model 0.78 of the time on one thread and 0.75 on two
+     * (bench/results/rows_s26.txt) */
     const nest *y = &nests[n - 1];
     int64_t row = sch_extent(y->loops[y->n - 1]);
-    if (row < 8 * lanes && (row % lanes || row < 2 * lanes))
+    if (row < 2 * lanes)
         return false;
     for (int i = 0; i < n; i++)
         if (!along_rows(&nests[i]))
