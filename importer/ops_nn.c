@@ -250,11 +250,20 @@ static bool softmax_op(ox_node *nd, const void *arg)
     reduce_indices(x, red, &all, &kept, &xr);
     const char *K = kept.s ? kept.s : "";
     ox_printf(&k.body, "    m[%s] max= %s\n", K, xr.s);
-    ox_printf(&k.body, "    s[%s] += exp(%s - m[%s])\n", K, xr.s, K);
-    if (logsm)
-        ox_printf(&k.body, "    y[%s] = x[%s] - m[%s] - log(s[%s])\n", all.s, all.s, K, K);
-    else
-        ox_printf(&k.body, "    y[%s] = exp(x[%s] - m[%s]) * (1 / s[%s])\n", all.s, all.s, K, K);
+    if (!logsm && axis == x->ndim - 1) {
+        /* over the innermost axis (a rank-5 attention's, MaxViT's): the
+         * exponentials once, in a temporary that a row kernel keeps to a
+         * row (passes/schedule/auto.c), as lib/nn.te's softmax */
+        ox_printf(&k.body, "    e[%s] = exp(x[%s] - m[%s])\n", all.s, all.s, K);
+        ox_printf(&k.body, "    s[%s] += e%s\n", K, xr.s + 1);
+        ox_printf(&k.body, "    y[%s] = e[%s] * (1 / s[%s])\n", all.s, all.s, K);
+    } else {
+        ox_printf(&k.body, "    s[%s] += exp(%s - m[%s])\n", K, xr.s, K);
+        if (logsm)
+            ox_printf(&k.body, "    y[%s] = x[%s] - m[%s] - log(s[%s])\n", all.s, all.s, K, K);
+        else
+            ox_printf(&k.body, "    y[%s] = exp(x[%s] - m[%s]) * (1 / s[%s])\n", all.s, all.s, K, K);
+    }
     free(xr.s);
     free(kept.s);
     free(all.s);
