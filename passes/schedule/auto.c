@@ -566,14 +566,31 @@ static bool parallel_rows(auto_ctx *a, const nest *y, int inner)
     return true;
 }
 
+/* How many partial results a reduction along a row of `extent` keeps: 1, 2
+ * or 4 vectors' lanes, whichever makes the fewest steps of the two chains
+ * of adds (or maxima) the row waits for, one step per vector along the row
+ * for each lane and one per partial in the write-back that combines them
+ * (scalar): ceil(extent / f) + f.  A layer norm over rows of 768 (ViT-B/16's,
+ * GPT-2's) 55 us with 4 vectors' (64 partials, the rule before: 4 vectors
+ * for rows of 32 vectors or more), 47 with 2, 49 with 1; a softmax over rows
+ * of 197, 226 us with 1 vector's, 290 with 2 (bench/results/rows_s26.txt). */
+static int64_t row_partials(int64_t extent, int lanes)
+{
+    int64_t f = lanes;
+    for (int64_t c = 2 * (int64_t)lanes; c <= 4 * (int64_t)lanes; c *= 2)
+        if ((extent + c - 1) / c + c < (extent + f - 1) / f + f)
+            f = c;
+    return f;
+}
+
 /* A row kernel as one loop over the rows: every block before the output's
  * is computed in the output's loop over the rows (compute_at, the last
  * first), so a row is read from memory once and its reductions and
  * elementwise passes run over it in the level-1 cache, instead of one pass
  * over the whole tensor per block with temporaries in memory between
  * them.  Each reduction along the row is factored into partial results of
- * a vector's lanes (4 vectors' for rows of 8 vectors or more: independent
- * sums), kept for that row alone on the stack (rfactor inside the row),
+ * 1, 2 or 4 vectors' lanes (row_partials: independent sums), kept for
+ * that row alone on the stack (rfactor inside the row),
  * its init decomposed out; the inner loops are vectorized, and the
  * outermost loop around the rows with work for every thread runs in
  * parallel.  False, with the function as it was, when a primitive refuses. */
@@ -611,7 +628,7 @@ static bool schedule_row_kernel(auto_ctx *a, const nest *nests, int n)
             ok = auto_step(a, "decompose_reduction(%s, %s)", names[i], j);
             continue;
         }
-        int64_t f = extent >= 32 * a->lanes ? 4 * a->lanes : a->lanes;
+        int64_t f = row_partials(extent, a->lanes);
         const char *jo = auto_fresh(a, ir_sprintf(m->arena, "%s_o", j));
         const char *ji = auto_fresh(a, ir_sprintf(m->arena, "%s_i", j));
         ok = auto_step(a, "%s, %s = split(%s, %lld)", jo, ji, j, (long long)f) &&
