@@ -23,9 +23,16 @@
  * 120 of both signs and the edges (testsuite/cli/vmath_accuracy.sh checks
  * the bounds in its comment, both variants):
  *   exp   Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2, a degree-7
- *         polynomial for e^r (Cephes' coefficients), 2^n applied so that
- *         results in the subnormal range round once: 1 ulp; inf above
- *         88.72, 0 below -103.97, NaN stays NaN;
+ *         polynomial for e^r (Cephes' coefficients), 2^n applied by
+ *         scaling: 1 ulp; inf above 88.72, NaN stays NaN, and 0 below ln
+ *         FLT_MIN = -87.33654 (from the float under it, -87.3365479: the
+ *         results under 2^-126 flushed, 1.2e-38 absolute at most; the
+ *         generic variant computes them at that float): a subnormal result costs a microcode assist
+ *         in the scaling and in every multiply or add that reads it, and
+ *         an attention's mask (-100 in Swin-T's shifted windows) makes a
+ *         softmax's exponentials subnormal by the thousand: ViT-B/16's
+ *         softmax with half its scores at -100 took 3770 us instead of
+ *         230 on one thread (bench/results/rows_s26.txt);
  *   tanh  |x| < 0.625: x + x^3 P(x^2) (Cephes' degree-4 P), else
  *         1 - 2 / (exp(2|x|) + 1) with the sign of x: 1.6 ulp; +-inf give +-1;
  *   erf   one branch-free rational function x P(x^2) / Q(x^2), P and Q of
@@ -49,7 +56,7 @@ static const char vmath_f32_text[] =
     "static inline $V tec_vsel_f32x$N($M m, $V a, $V b) { return ($V)((m & ($M)a) | (~m & ($M)b)); }\n"
     "static inline $V tec_vexp_f32x$N($V x)\n"
     "{\n"
-    "    x = tec_vsel_f32x$N(x < -104.0f, ($V){} - 104.0f, x);\n"
+    "    x = tec_vsel_f32x$N(x < -87.3365478515625f, ($V){} - 87.3365478515625f, x);\n"
     "    x = tec_vsel_f32x$N(x > 89.0f, ($V){} + 89.0f, x);\n"
     "    $V z = x * 1.44269504088896341f + 12582912.0f;   /* n in the low bits */\n"
     "    $V n = z - 12582912.0f;\n"
@@ -63,7 +70,8 @@ static const char vmath_f32_text[] =
     "    p = p * r + 5.0000001201e-1f;\n"
     "    $V e = p * (r * r) + r + 1.0f;\n"
     "    $M k = ($M)z - 0x4B400000, k1 = k >> 1, k2 = k - k1;\n"
-    "    return e * ($V)((k1 + 127) << 23) * ($V)((k2 + 127) << 23);\n"
+    "    e = e * ($V)((k1 + 127) << 23) * ($V)((k2 + 127) << 23);\n"
+    "    return tec_vsel_f32x$N(x <= -87.3365478515625f, ($V){}, e);   /* no subnormal results */\n"
     "}\n"
     "static inline $V tec_vtanh_f32x$N($V x)\n"
     "{\n"
@@ -120,7 +128,8 @@ static const char vmath_f32_avx512_text[] =
     "    p = $P_fmadd_ps(p, r, $P_set1_ps(1.6666665459e-1f));\n"
     "    p = $P_fmadd_ps(p, r, $P_set1_ps(5.0000001201e-1f));\n"
     "    $R e = $P_add_ps($P_fmadd_ps(p, $P_mul_ps(r, r), r), $P_set1_ps(1.0f));\n"
-    "    return ($V)$P_scalef_ps(e, n);\n"
+    "    /* no subnormal results: 0 at and below the float under ln FLT_MIN (NaN kept) */\n"
+    "    return ($V)$P_maskz_scalef_ps($P_cmp_ps_mask(x, $P_set1_ps(-87.3365478515625f), _CMP_NLE_UQ), e, n);\n"
     "}\n"
     "static inline $R tec_vrcp_f32x$N($R d)\n"
     "{\n"

@@ -250,11 +250,20 @@ static bool softmax_op(ox_node *nd, const void *arg)
     reduce_indices(x, red, &all, &kept, &xr);
     const char *K = kept.s ? kept.s : "";
     ox_printf(&k.body, "    m[%s] max= %s\n", K, xr.s);
-    ox_printf(&k.body, "    s[%s] += exp(%s - m[%s])\n", K, xr.s, K);
-    if (logsm)
-        ox_printf(&k.body, "    y[%s] = x[%s] - m[%s] - log(s[%s])\n", all.s, all.s, K, K);
-    else
-        ox_printf(&k.body, "    y[%s] = exp(x[%s] - m[%s]) / s[%s]\n", all.s, all.s, K, K);
+    if (!logsm && axis == x->ndim - 1) {
+        /* over the innermost axis (a rank-5 attention's, MaxViT's): the
+         * exponentials once, in a temporary that a row kernel keeps to a
+         * row (passes/schedule/auto.c), as lib/nn.te's softmax */
+        ox_printf(&k.body, "    e[%s] = exp(x[%s] - m[%s])\n", all.s, all.s, K);
+        ox_printf(&k.body, "    s[%s] += e%s\n", K, xr.s + 1);
+        ox_printf(&k.body, "    y[%s] = e[%s] * (1 / s[%s])\n", all.s, all.s, K);
+    } else {
+        ox_printf(&k.body, "    s[%s] += exp(%s - m[%s])\n", K, xr.s, K);
+        if (logsm)
+            ox_printf(&k.body, "    y[%s] = x[%s] - m[%s] - log(s[%s])\n", all.s, all.s, K, K);
+        else
+            ox_printf(&k.body, "    y[%s] = exp(x[%s] - m[%s]) * (1 / s[%s])\n", all.s, all.s, K, K);
+    }
     free(xr.s);
     free(kept.s);
     free(all.s);
@@ -380,10 +389,10 @@ static bool normalize(ox_node *nd, const char *base, const bool *red, double eps
     ox_printf(&k.body, "    sum[%s] += %s\n", K, xr.s);
     ox_printf(&k.body, "    sq[%s] += (%s - sum[%s] / %lld) * (%s - sum[%s] / %lld)\n", K, xr.s, K,
               (long long)count, xr.s, K, (long long)count);
-    ox_printf(&k.body, "    y[%s] = (x[%s] - sum[%s] / %lld) / sqrt(sq[%s] / %lld + ", all.s, all.s,
+    ox_printf(&k.body, "    y[%s] = (x[%s] - sum[%s] / %lld) * (1 / sqrt(sq[%s] / %lld + ", all.s, all.s,
               K, (long long)count, K, (long long)count);
     ox_float(&k.body, eps);
-    ox_printf(&k.body, ") * ");
+    ox_printf(&k.body, ")) * ");
     const char *rb[2] = {sr, br};
     for (int i = 0; i < 2 && sb[i]; i++) {
         if (i)
@@ -544,11 +553,11 @@ static bool op_groupnorm(ox_node *nd, const void *arg)
     ox_printf(&k.body, "    sum[i0, g] += %s%s\n", xg.s, where);
     ox_printf(&k.body, "    sq[i0, g] += (%s - sum[i0, g] / %lld) * (%s - sum[i0, g] / %lld)%s\n",
               xg.s, (long long)count, xg.s, (long long)count, where);
-    ox_printf(&k.body, "    y[%s] = (x[%s] - sum[%s] / %lld) / sqrt(sq[%s] / %lld + ", all.s,
+    ox_printf(&k.body, "    y[%s] = (x[%s] - sum[%s] / %lld) * (1 / sqrt(sq[%s] / %lld + ", all.s,
               all.s, at, (long long)count, at, (long long)count);
     ox_float(&k.body, ox_attr_float(nd, "epsilon", 1e-5));
     const char *S = nd->opset >= 21 ? "i1" : at + 4;   /* the channel, or its group */
-    ox_printf(&k.body, ") * %s[%s] + %s[%s]\n", sr, S, br, S);
+    ox_printf(&k.body, ")) * %s[%s] + %s[%s]\n", sr, S, br, S);
     free(rest.s);
     free(xg.s);
     free(all.s);

@@ -15,8 +15,8 @@
  *                reduction (BLIS's kc loop) outside the row tiles, the sums
  *                kept per column tile across them (k_block_pick);
  *   row kernel   (a whole function: reductions along its rows and the
- *                elementwise work on them, rows of 8 vectors or more, or
- *                of 2 to 7 whole vectors) one loop over the rows, the
+ *                elementwise work on them, rows of 2 vectors or more)
+ *                one loop over the rows, the
  *                reductions' partial results per row (schedule_row_kernel);
  *                when the rows are read a column apart instead (the
  *                channels of a permuted NCHW map), one loop over the
@@ -447,17 +447,22 @@ static bool row_kernel(const nest *nests, int n, int lanes)
 {
     if (!row_blocks(nests, n))
         return false;
-    /* rows of 8 vectors or more, or of 2 to 7 whole vectors: a row's own
-     * partial results, combined one by one, cost more than they save on
-     * short rows with a scalar tail (Swin-T's attention, rows of 49: 124 to
-     * 187 us in the model; ViT-B/16's rows of 197: 410 to 250 us;
-     * bench/results/rows_s14.txt); a layer norm over 96 channels (Swin-T's
-     * and ConvNeXt-T's first stage) as a row kernel takes as long as its
-     * five ONNX nodes, and as one kernel that is not a row kernel 1.5 times
-     * that (bench/results/norm_s16.txt) */
+    /* rows of 2 vectors or more, a scalar tail or not: ViT-B/16's rows of
+     * 197, 410 to 250 us (bench/results/rows_s14.txt); a layer norm over 96
+     * channels (Swin-T's and ConvNeXt-T's first stage) as a row kernel takes
+     * as long as its five ONNX nodes, and as one kernel that is not a row
+     * kernel 1.5 times that (bench/results/norm_s16.txt).  Short rows with a
+     * tail (Swin-T's attention, rows of 49: 3 vectors and 1) were left to
+     * the other schedules when they measured slower as row kernels
+     * (rows_s14: 124 to 187 us), on shifted windows whose masked scores
+     * made subnormal exponentials; with exp flushing those (emit_vmath.c)
+     * the other schedules' whole-tensor passes through a temporary in
+     * memory lose: Swin-T's softmax on 64 x 3 x 49 rows of 49, 630 to 380
+     * us alone, in the model 0.78 of the time on one thread and 0.75 on two
+     * (bench/results/rows_s26.txt) */
     const nest *y = &nests[n - 1];
     int64_t row = sch_extent(y->loops[y->n - 1]);
-    if (row < 8 * lanes && (row % lanes || row < 2 * lanes))
+    if (row < 2 * lanes)
         return false;
     for (int i = 0; i < n; i++)
         if (!along_rows(&nests[i]))
@@ -561,14 +566,31 @@ static bool parallel_rows(auto_ctx *a, const nest *y, int inner)
     return true;
 }
 
+/* How many partial results a reduction along a row of `extent` keeps: 1, 2
+ * or 4 vectors' lanes, whichever makes the fewest steps of the two chains
+ * of adds (or maxima) the row waits for, one step per vector along the row
+ * for each lane and one per partial in the write-back that combines them
+ * (scalar): ceil(extent / f) + f.  A layer norm over rows of 768 (ViT-B/16's,
+ * GPT-2's) 55 us with 4 vectors' (64 partials, the rule before: 4 vectors
+ * for rows of 32 vectors or more), 47 with 2, 49 with 1; a softmax over rows
+ * of 197, 226 us with 1 vector's, 290 with 2 (bench/results/rows_s26.txt). */
+static int64_t row_partials(int64_t extent, int lanes)
+{
+    int64_t f = lanes;
+    for (int64_t c = 2 * (int64_t)lanes; c <= 4 * (int64_t)lanes; c *= 2)
+        if ((extent + c - 1) / c + c < (extent + f - 1) / f + f)
+            f = c;
+    return f;
+}
+
 /* A row kernel as one loop over the rows: every block before the output's
  * is computed in the output's loop over the rows (compute_at, the last
  * first), so a row is read from memory once and its reductions and
  * elementwise passes run over it in the level-1 cache, instead of one pass
  * over the whole tensor per block with temporaries in memory between
  * them.  Each reduction along the row is factored into partial results of
- * a vector's lanes (4 vectors' for rows of 8 vectors or more: independent
- * sums), kept for that row alone on the stack (rfactor inside the row),
+ * 1, 2 or 4 vectors' lanes (row_partials: independent sums), kept for
+ * that row alone on the stack (rfactor inside the row),
  * its init decomposed out; the inner loops are vectorized, and the
  * outermost loop around the rows with work for every thread runs in
  * parallel.  False, with the function as it was, when a primitive refuses. */
@@ -606,7 +628,7 @@ static bool schedule_row_kernel(auto_ctx *a, const nest *nests, int n)
             ok = auto_step(a, "decompose_reduction(%s, %s)", names[i], j);
             continue;
         }
-        int64_t f = extent >= 32 * a->lanes ? 4 * a->lanes : a->lanes;
+        int64_t f = row_partials(extent, a->lanes);
         const char *jo = auto_fresh(a, ir_sprintf(m->arena, "%s_o", j));
         const char *ji = auto_fresh(a, ir_sprintf(m->arena, "%s_i", j));
         ok = auto_step(a, "%s, %s = split(%s, %lld)", jo, ji, j, (long long)f) &&
