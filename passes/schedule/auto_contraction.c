@@ -532,7 +532,14 @@ static int64_t buffer_bytes(const ir_buffer *buf)
  * multiply-adds' time).  Where U does not fit half the level-2 cache its
  * rows go outermost with a copy per row (contraction_order), contiguous:
  * not counted; nor where the threads may take U's rows outermost (a weight
- * no larger than U, parallel_pick's v_small), also with such a copy.  FCN-ResNet50's 1x1 convolutions 256 -> 1024 on 28x28 with
+ * no larger than U, parallel_pick's v_small), also with such a copy; nor
+ * for a tile of 12 or 14 rows, which tile_model gives a panel beyond the
+ * level-1 cache to halve its stream per multiply-add: RegNetX-1.6GF's 1x1
+ * 408 -> 408 on 14x14 in 14 rows by 2 vectors ran 1.1-1.3x slower along
+ * the merged map (196 columns, a tail of 4) when counted.  Only where U's
+ * map splits into whole vectors (784 = 49 x 16; not 14x14: RegNetY-1.6GF's
+ * 336 -> 888, 7 rows, along the merged map with a tail 1.05 of its time
+ * on one thread).  FCN-ResNet50's 1x1 convolutions 256 -> 1024 on 28x28 with
  * the residual Add (a panel of 32 KB, 256 lines of U per tile, a 48 KB
  * level-1 cache): 7 rows by 2 vectors of channels 3656 us on one thread
  * alone, 14 rows 3280, along the merged map (16 channels by a vector of
@@ -540,13 +547,21 @@ static int64_t buffer_bytes(const ir_buffer *buf)
  * with the weight's rows outermost (weight_rows_outer), 0.69-0.71 of their
  * time on one thread, 0.8x on two (ONNX Runtime's node 2450 us on one;
  * bench/results/contract_s26.txt). */
-static double spill_cost(const auto_ctx *a, const contraction *c, int nr, int mr)
+static double spill_cost(const auto_ctx *a, const nest *ns, const contraction *c, int nr, int mr)
 {
+    /* (the map, U's loops: only where it splits into whole vectors, the
+     * merged tile this cost makes way for) */
+    int64_t map = 1;
+    for (int i = 0; i < ns->n; i++)
+        if (c->kind[i] == 1)
+            map *= extent(ns->loops[i]);
+    if (map % a->lanes != 0)
+        return 0;
     int64_t esize = ir_dtype_size(c->U->buf->dtype);
     int64_t ub = buffer_bytes(c->U->buf), vb = buffer_bytes(c->V->buf);
     bool v_small = vb <= ub || (4 * vb <= a->l2 && 2 * vb <= 3 * ub);
     if (!ir_dtype_is_float(c->body->buf->dtype) || c->row_window || !rows_inner(c) ||
-        2 * ub > a->l2 || (a->threads > 1 && v_small))
+        2 * ub > a->l2 || (a->threads > 1 && v_small) || mr >= 12)
         return 0;
     /* (mr elements at any offset: one line, and a second where they cross
      * a line's end) */
@@ -1576,7 +1591,7 @@ static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, b
                              rows_inner(&c), &nr, &mr, &a->tile_score);
     if (cost < 0)
         return false;
-    cost += spill_cost(a, &c, nr, mr);
+    cost += spill_cost(a, ns, &c, nr, mr);
     if (!check_only && copy &&
         (subsample_strided(a, ns, swap, tails, cost) || transpose_rows(a, ns, swap, tails)))
         return true;
