@@ -519,6 +519,61 @@ static int64_t buffer_bytes(const ir_buffer *buf)
     return n;
 }
 
+/* The level-1 cache's share of a tile whose rows run along U's innermost
+ * dimension, read in place (a 1x1 convolution on a channels-first map,
+ * the output channels in the vectors): each step of the reduction reads
+ * the tile's rows from a line of U of their own (or two), a map apart
+ * from the step before, beside the nr columns of the panel.  When the
+ * panel's K steps and those lines together exceed the level-1 cache, U's
+ * lines push the panel out between two tiles, and every step loads both
+ * from the level-2 cache: the nv lines of the panel and U's lines, each
+ * counted as a vector operation per output of the step's mr x nr (the
+ * machine fetches about a line from the level-2 cache per cycle, two
+ * multiply-adds' time).  Where U does not fit half the level-2 cache its
+ * rows go outermost with a copy per row (contraction_order), contiguous:
+ * not counted; nor where the threads may take U's rows outermost (a weight
+ * no larger than U, parallel_pick's v_small), also with such a copy; nor
+ * for a tile of 12 or 14 rows, which tile_model gives a panel beyond the
+ * level-1 cache to halve its stream per multiply-add: RegNetX-1.6GF's 1x1
+ * 408 -> 408 on 14x14 in 14 rows by 2 vectors ran 1.1-1.3x slower along
+ * the merged map (196 columns, a tail of 4) when counted.  Only where U's
+ * map splits into whole vectors (784 = 49 x 16; not 14x14: RegNetY-1.6GF's
+ * 336 -> 888, 7 rows, along the merged map with a tail 1.05 of its time
+ * on one thread).  FCN-ResNet50's 1x1 convolutions 256 -> 1024 on 28x28 with
+ * the residual Add (a panel of 32 KB, 256 lines of U per tile, a 48 KB
+ * level-1 cache): 7 rows by 2 vectors of channels 3656 us on one thread
+ * alone, 14 rows 3280, along the merged map (16 channels by a vector of
+ * the map, which the cost below no longer ties with) 2535; in the model,
+ * with the weight's rows outermost (weight_rows_outer), 0.69-0.71 of their
+ * time on one thread, 0.8x on two (ONNX Runtime's node 2450 us on one;
+ * bench/results/contract_s26.txt). */
+static double spill_cost(const auto_ctx *a, const nest *ns, const contraction *c, int nr, int mr)
+{
+    /* (the map, U's loops: only where it splits into whole vectors, the
+     * merged tile this cost makes way for) */
+    int64_t map = 1;
+    for (int i = 0; i < ns->n; i++)
+        if (c->kind[i] == 1)
+            map *= extent(ns->loops[i]);
+    if (map % a->lanes != 0)
+        return 0;
+    int64_t esize = ir_dtype_size(c->U->buf->dtype);
+    int64_t ub = buffer_bytes(c->U->buf), vb = buffer_bytes(c->V->buf);
+    bool v_small = vb <= ub || (4 * vb <= a->l2 && 2 * vb <= 3 * ub);
+    if (!ir_dtype_is_float(c->body->buf->dtype) || c->row_window || !rows_inner(c) ||
+        2 * ub > a->l2 || (a->threads > 1 && v_small) || mr >= 12)
+        return 0;
+    /* (mr elements at any offset: one line, and a second where they cross
+     * a line's end) */
+    double lines = 1.0 + (double)(mr * esize - esize) / 64.0;
+    if (lines > 2)
+        lines = 2;
+    double nv = (double)nr / a->lanes;
+    if (c->K * ((double)nr * (double)esize + 64.0 * lines) <= (double)a->l1d)
+        return 0;
+    return c->K * (nv + lines) / (double)(mr * nr);
+}
+
 /* The share of the threads' time that e iterations keep busy when each
  * thread runs its turn of them: 5 on 2 threads, 5/6. */
 static double balance(int64_t e, int threads)
@@ -580,6 +635,35 @@ static int parallel_pick(const auto_ctx *a, const int64_t *exts, int n, bool fre
         return rows;
     }
     return pick;
+}
+
+static bool pack_columns(const auto_ctx *a, const contraction *c);
+
+/* Whether the tile's rows go outermost because U is a weight broadcast
+ * along them and V, read in place, fits the level-2 cache (a 1x1
+ * convolution along its merged channels-first map, output channels as the
+ * rows): each panel of the weight's rows (mr rows by K, in the level-1
+ * cache) then serves every column tile, and V is read again from the
+ * level-2 cache per panel, where with the column tiles outside (or blocks
+ * of them, column_block) the whole weight would come from memory or the
+ * last-level cache once per column tile or block - in a network a weight
+ * is read once per run.  A weight of an eighth of the level-2 cache or
+ * more; V no more than half of it.  FCN-ResNet50's 1x1 convolutions 256 ->
+ * 1024 on 28x28 with their residual Add (weight 1 MB, V 800 KB), along
+ * the merged map by 16 channels, in the model on one thread: in blocks of
+ * 7 column tiles 4300-4550 us, rows outermost 2800-2900 us (ONNX Runtime
+ * 2450); the downsample 256 -> 512 of stride 2 on its 28x28 copy (weight
+ * 512 KB, copy 800 KB) 0.74 of its time.  Not where weight and V together
+ * fit half the level-2 cache, which keeps the weight for the next block:
+ * FCN-ResNet50's 128 -> 512 on 28x28 (256 + 400 KB) rows outermost 1.05-1.15
+ * of their time in blocks (bench/results/contract_s26.txt). */
+static bool weight_rows_outer(const auto_ctx *a, const contraction *c)
+{
+    int64_t ub = buffer_bytes(c->U->buf), vb = buffer_bytes(c->V->buf);
+    return ir_dtype_is_float(c->body->buf->dtype) && !c->row_window &&
+           auto_is_weight(a->m, a->f, c->U->buf) && !auto_is_weight(a->m, a->f, c->V->buf) &&
+           !pack_columns(a, c) && columns_along_y(c) && 8 * ub >= a->l2 && 2 * vb <= a->l2 &&
+           2 * (ub + vb) > a->l2;
 }
 
 /* The column loop of a register tile outside it: jr, the column tiles,
@@ -799,6 +883,20 @@ static const char *row_blocks(auto_ctx *a, const nest *ns, const contraction *c,
     return outer;
 }
 
+/* Moves loop i of names/exts (the loops outside the tile) outermost,
+ * the loops before it one further in. */
+static void move_outermost(const char **names, int64_t *exts, int i)
+{
+    const char *nm = names[i];
+    int64_t ext = exts[i];
+    for (int k = i; k > 0; k--) {
+        names[k] = names[k - 1];
+        exts[k] = exts[k - 1];
+    }
+    names[0] = nm;
+    exts[0] = ext;
+}
+
 /* The loops of a register-tiled contraction outside the tile, in the
  * order of its reorder step: batch, other N, jr, other M, ir, then the
  * reduce loops (g4o for the int8 loop g4), except that the loop the
@@ -871,16 +969,18 @@ static int contraction_order(auto_ctx *a, const nest *ns, const contraction *c, 
     if (!moved && g4 < 0 && outside && u_loop[*par] && auto_is_weight(a->m, a->f, c->V->buf) &&
         (2 * vb <= a->l1d || (4 * vb <= a->l2 && 2 * ub > a->l2)))
         moved = true;
+    /* Rows outermost for a weight broadcast along them (weight_rows_outer),
+     * the threads on its panels; the loop after them, the column tiles,
+     * then holds the accumulator tile. */
+    if (!moved && g4 < 0 && weight_rows_outer(a, c) && *nouter >= 2)
+        for (int i = 1; i < *nouter; i++)
+            if (names[i] == ir && exts[i] >= (a->threads > 1 ? 2 * a->threads : 2)) {
+                move_outermost(names, exts, i);
+                *par = 0;
+            }
     /* (the innermost loop holds the accumulator tile: it stays last) */
     if (moved && *par < *nouter - 1) {
-        const char *nm = names[*par];
-        int64_t ext = exts[*par];
-        for (int i = *par; i > 0; i--) {
-            names[i] = names[i - 1];
-            exts[i] = exts[i - 1];
-        }
-        names[0] = nm;
-        exts[0] = ext;
+        move_outermost(names, exts, *par);
         *par = 0;
     }
     /* U's rows first (BLIS's loop over blocks of A's rows outside the
@@ -923,14 +1023,7 @@ static int contraction_order(auto_ctx *a, const nest *ns, const contraction *c, 
         for (int i = 0; i < row; i++)
             v_before |= exts[i] > 1;
         if (row > 0 && v_before) {
-            const char *nm = names[row];
-            int64_t ext = exts[row];
-            for (int i = row; i > 0; i--) {
-                names[i] = names[i - 1];
-                exts[i] = exts[i - 1];
-            }
-            names[0] = nm;
-            exts[0] = ext;
+            move_outermost(names, exts, row);
             *par = *par == row ? 0 : *par < row ? *par + 1 : *par;
         }
     }
@@ -1498,6 +1591,7 @@ static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, b
                              rows_inner(&c), &nr, &mr, &a->tile_score);
     if (cost < 0)
         return false;
+    cost += spill_cost(a, ns, &c, nr, mr);
     if (!check_only && copy &&
         (subsample_strided(a, ns, swap, tails, cost) || transpose_rows(a, ns, swap, tails)))
         return true;
@@ -1538,7 +1632,7 @@ static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, b
     const char *row_outer;
     col_block cb = {jr, NULL, NULL, 1, false};
     bool packs = g4 >= 0 || pack_columns(a, &c), rows_par;
-    int nb = packs ? 1 : column_block(a, &c, nr, mr, &rows_par);
+    int nb = packs || weight_rows_outer(a, &c) ? 1 : column_block(a, &c, nr, mr, &rows_par);
     if (nb > 1) {
         const char *jb = auto_fresh(a, ir_sprintf(a->m->arena, "%s_b", jr));
         const char *jn = auto_fresh(a, ir_sprintf(a->m->arena, "%s_n", jr));
