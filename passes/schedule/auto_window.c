@@ -720,7 +720,7 @@ static bool schedule_pool_channels_last(auto_ctx *a, nest *ns)
 
 /* ---------------------------------------------------------------- float pooling, channels-last */
 
-static const ir_buffer *channels_last_pool_input(const auto_ctx *a, const ir_stmt *b);
+static const ir_buffer *channels_last_pool_input(const auto_ctx *a, const ir_stmt *b, const ir_var **cv);
 
 /* Splits loop k of a window reduction's nest (spatial, outside the taps,
  * which start at loop first_reduce) by factor into *o and *i, and orders
@@ -768,11 +768,11 @@ static bool split_inside_taps(auto_ctx *a, const nest *ns, int k, int first_redu
 static bool schedule_pool_nhwc(auto_ctx *a, nest *ns)
 {
     ir_stmt *b = ns->block;
-    if (!channels_last_pool_input(a, b))
+    const ir_var *c = NULL;
+    if (!channels_last_pool_input(a, b, &c))
         return false;
-    const ir_stmt *st = b->body[0];
     window_loops w;
-    if (!window_loops_of(b, ns, st->args[st->nargs - 1]->var, NULL, &w) || w.last_spatial > w.first_reduce)
+    if (!window_loops_of(b, ns, c, NULL, &w) || w.last_spatial > w.first_reduce)
         return false;
     int64_t F = extent(ns->loops[w.f]), block = 4 * a->lanes;
     while (F % block != 0)
@@ -1772,23 +1772,31 @@ static bool guard_free_of(const ir_expr *e, const ir_buffer *x, const ir_var *v)
     return e->kind == IR_LOAD && e->buf == x;
 }
 
-/* The input x of a float pooling whose input and output both hold their
- * channels innermost (NHWC tensors of the layout chain) and whose channels
- * fill whole vectors, or NULL: Y[.., c] = op(Y[.., c], e), op max, min or
- * a sum, e a read of x (through a padding guard or not) whose last index
- * is c alone, whose guard does not use c, and one of whose indices moves
- * with both a tap and an output (a window, not a global pooling).  Its schedule runs the
- * channels in the vectors (schedule_pool_nhwc), so every guard is one
- * test per tap and vector of channels, outside the vector: x needs no
- * padded copy (3x3 max pooling of stride
- * 2 with a border on 64x112x112 NHWC, one thread: the whole padded copy
- * 138 us, a copy per output row 150, the guards in place 60;
- * bench/results/window_s18.txt). */
-static const ir_buffer *channels_last_pool_input(const auto_ctx *a, const ir_stmt *b)
+/* The input x of a float pooling whose input holds its channels innermost
+ * (NHWC tensors of the layout chain) and whose channels fill whole
+ * vectors, or NULL; *cv (when not NULL) is the channel's variable:
+ * Y[.., c, ..] = op(Y[.., c, ..], e), op max, min or a sum, e a read of x
+ * (through a padding guard or not) whose last index is c alone, whose
+ * guard does not use c, and one of whose indices moves with both a tap
+ * and an output (a window, not a global pooling); c indexes Y plainly,
+ * innermost in the layout chain's NHWC output, or elsewhere when the
+ * pooling reads a permuted view of a channels-last tensor and writes
+ * NCHW (MViT's pool_skip: its tokens x channels transposed and reshaped
+ * into a 3-D map).  Its schedule runs the channels in the vectors
+ * (schedule_pool_nhwc), so every guard is one test per tap and vector of
+ * channels, outside the vector: x needs no padded copy (3x3 max pooling
+ * of stride 2 with a border on 64x112x112 NHWC, one thread: the whole
+ * padded copy 138 us, a copy per output row 150, the guards in place 60;
+ * bench/results/window_s18.txt).  Along the output's rows instead, the
+ * NCHW-writing pooling gathered every tap's vector from lanes a
+ * channel-row apart: MViT-B's 3x3 of stride 2 on 192x8x56x56 28.3 -> 3.2
+ * ms at one thread, its output's vectors then stored lane by lane
+ * (bench/results/unseen_s27.txt). */
+static const ir_buffer *channels_last_pool_input(const auto_ctx *a, const ir_stmt *b, const ir_var **cv)
 {
     const ir_stmt *st = b->nbody == 1 ? b->body[0] : NULL;
     if (!b->init || !st || st->kind != IR_S_STORE || !st->value || !ir_dtype_is_float(st->buf->dtype) ||
-        st->nargs < 2 || st->args[st->nargs - 1]->kind != IR_VAR)
+        st->nargs < 2)
         return NULL;
     const ir_expr *v = st->value;
     if (v->kind != IR_MAX && v->kind != IR_MIN && v->kind != IR_ADD)
@@ -1802,9 +1810,17 @@ static const ir_buffer *channels_last_pool_input(const auto_ctx *a, const ir_stm
         return NULL;
     bool g = false;
     const ir_expr *X = unguarded_load(e, &g);
-    const ir_var *c = st->args[st->nargs - 1]->var;
-    if (!X || X->buf == st->buf || X->nargs < 2 || X->args[X->nargs - 1]->kind != IR_VAR ||
-        X->args[X->nargs - 1]->var != c || !guard_free_of(e, X->buf, c))
+    if (!X || X->buf == st->buf || X->nargs < 2 || X->args[X->nargs - 1]->kind != IR_VAR)
+        return NULL;
+    const ir_var *c = X->args[X->nargs - 1]->var;
+    bool stored = false;   /* c indexes Y plainly, in one dimension */
+    for (int d = 0; d < st->nargs; d++)
+        if (uses(st->args[d], c)) {
+            if (stored || st->args[d]->kind != IR_VAR)
+                return NULL;
+            stored = true;
+        }
+    if (!stored || !guard_free_of(e, X->buf, c))
         return NULL;
     bool window = false;   /* an index of x moves with a tap and an output (p * 2 + r), not a global pool's */
     for (int d = 0; d + 1 < X->nargs; d++) {
@@ -1817,14 +1833,19 @@ static const ir_buffer *channels_last_pool_input(const auto_ctx *a, const ir_stm
         window |= tap && out;
     }
     for (int i = 0; window && i < b->niters; i++)
-        if (b->iters[i].var == c)
-            return b->iters[i].kind == IR_ITER_SPATIAL && b->iters[i].extent % a->lanes == 0 ? X->buf : NULL;
+        if (b->iters[i].var == c) {
+            if (b->iters[i].kind != IR_ITER_SPATIAL || b->iters[i].extent % a->lanes != 0)
+                return NULL;
+            if (cv)
+                *cv = c;
+            return X->buf;
+        }
     return NULL;
 }
 
 static bool channels_last_pool(const auto_ctx *a, const ir_stmt *b, const ir_buffer *x)
 {
-    return channels_last_pool_input(a, b) == x;
+    return channels_last_pool_input(a, b, NULL) == x;
 }
 
 /* A float depthwise convolution that reads x channels-last in its
