@@ -825,8 +825,11 @@ static k_block k_block_pick(const auto_ctx *a, const nest *ns, const contraction
  * more: DenseNet-121's 1x1 convolutions on 14x14 (544 to 992 input
  * channels), in blocks of 7 rows, 0.78-0.82 of their time on two
  * threads, 0.95-0.97 on one; with 128 KB of weight (256 channels) 1.01-1.04
- * (bench/results/rowblock_s24.txt).  Returns the loop of blocks (names[0]
- * renamed, its rows' loop inside the first column loop), NULL: none. */
+ * (bench/results/rowblock_s24.txt).  With the threads on the panels
+ * inside each row (par at the column loop), the blocks run one after the
+ * other, the threads on the panels inside each.  Returns the loop of
+ * blocks (names[0] renamed, its rows' loop inside the first column loop),
+ * NULL: none. */
 #define COPY_ROW_PANELS 4
 static bool rows_across(const auto_ctx *a, const nest *ns, const contraction *c);
 
@@ -835,7 +838,7 @@ static const char *row_blocks(auto_ctx *a, const nest *ns, const contraction *c,
                               int64_t *exts, int *nouter, int par)
 {
     int64_t vb = buffer_bytes(c->V->buf), ub = buffer_bytes(c->U->buf);
-    if (*nouter < 3 || *nouter >= 40 || (par != 0 && a->threads > 1) || exts[0] < 2 ||
+    if (*nouter < 3 || *nouter >= 40 || exts[0] < 2 ||
         names[0] == ir || !auto_is_weight(a->m, a->f, c->V->buf) ||
         !ir_dtype_is_float(c->body->buf->dtype) || 8 * vb < a->l2 || !rows_across(a, ns, c))
         return NULL;
@@ -857,16 +860,42 @@ static const char *row_blocks(auto_ctx *a, const nest *ns, const contraction *c,
             return NULL;
     int64_t P = exts[0], T = a->threads > 1 ? a->threads : 1, blocks = T;
     double row_bytes = (double)ub / (double)P;
-    int64_t R = (P + blocks - 1) / blocks;
-    while (R > 1 && R * row_bytes > (double)a->l2 / 4) {
-        blocks += T;
-        R = (P + blocks - 1) / blocks;
+    int64_t R = (P + blocks - 1) / blocks, nb;
+    if (T > 1 && par == col) {
+        /* The threads on the panels inside the rows (U's rows too few to
+         * share evenly in blocks): every thread runs each block, so the
+         * blocks are the largest divisor of the rows whose share of U fits
+         * a quarter of the level-2 cache.  Besides each panel's reuse, the
+         * tiles of a panel then write a block's run of each output row
+         * (their columns run across Y's rows: a transposed write-back),
+         * where one row's tiles wrote 28 elements of each row, a map
+         * apart, and a fused residual add reads them so.  FCN-ResNet50's
+         * 1x1 convolutions 512 -> 2048 on 28x28 with the residual add
+         * (weight 4 MB, U 1.6 MB: blocks of 7 rows) alone on one thread
+         * 12.6 to 11.2 ms (ONNX Runtime's node 10.2; the kernel with its
+         * output and the residual in the level-1 cache 10.6); in the
+         * model 0.89-0.95 of their time on one thread, 0.87-0.95 on two,
+         * the 1024 -> 2048 (blocks of 4) 0.93-0.95; DenseNet-201's
+         * transition3, 1792 -> 896 on 14x14 (blocks of 2), 0.73 and 0.85
+         * (bench/results/contract_s27.txt). */
+        for (R = P - 1; R >= 2 && (P % R != 0 || R * row_bytes > (double)a->l2 / 4); R--)
+            ;
+        if (R < 2)
+            return NULL;
+        nb = P / R;
+    } else {
+        if (par != 0 && T > 1)
+            return NULL;
+        while (R > 1 && R * row_bytes > (double)a->l2 / 4) {
+            blocks += T;
+            R = (P + blocks - 1) / blocks;
+        }
+        /* (blocks that share the rows among the threads less evenly than
+         * single rows do: none) */
+        nb = (P + R - 1) / R;
+        if (R < 2 || ((nb + T - 1) / T) * R > (P + T - 1) / T)
+            return NULL;
     }
-    /* (blocks that share the rows among the threads less evenly than
-     * single rows do: none) */
-    int64_t nb = (P + R - 1) / R;
-    if (R < 2 || ((nb + T - 1) / T) * R > (P + T - 1) / T)
-        return NULL;
     const char *outer = auto_fresh(a, ir_sprintf(a->m->arena, "%s_o", names[0]));
     const char *inner = auto_fresh(a, ir_sprintf(a->m->arena, "%s_i", names[0]));
     if (!auto_step(a, "%s, %s = split(%s, %lld)", outer, inner, names[0], (long long)R))
