@@ -34,7 +34,12 @@
  *
  * Then a concatenation goes when the layers before it can write its
  * parts of its output in place (concat_in_place): every call passing one
- * of its inputs passes the output instead, at the input's part.
+ * of its inputs passes the output instead, at the input's part.  One
+ * whose first parts others concatenate (a dense block's: prefix_concat)
+ * is checked before the chain fusions and, if it can go, kept from them
+ * with those prefixes; they go with it, their readers reading its first
+ * part.  A batchnorm that joined no producer is then folded to a
+ * multiply-add with tables (fold_own_batchnorm).
  *
  * Then a call goes whose results no call reads, when its kernel is
  * elementwise and cannot stop with an error (results_unread).
