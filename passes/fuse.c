@@ -34,7 +34,12 @@
  *
  * Then a concatenation goes when the layers before it can write its
  * parts of its output in place (concat_in_place): every call passing one
- * of its inputs passes the output instead, at the input's part.
+ * of its inputs passes the output instead, at the input's part.  One
+ * whose first parts others concatenate (a dense block's: prefix_concat)
+ * is checked before the chain fusions and, if it can go, kept from them
+ * with those prefixes; they go with it, their readers reading its first
+ * part.  A batchnorm that joined no producer is then folded to a
+ * multiply-add with tables (fold_own_batchnorm).
  *
  * Then a call goes whose results no call reads, when its kernel is
  * elementwise and cannot stop with an error (results_unread).
@@ -474,6 +479,8 @@ typedef struct fuse_index {
     bool *loaded;          /* a load call runs funcs[i] */
     int nfuncs;
     bool *dead;            /* per run call: fused away */
+    bool *kept;            /* per run call: a concatenation to go in place
+                              with its prefixes: no consumer joins it */
 } fuse_index;
 
 /* Call c passes b (again): c joins b's users in call order. */
@@ -513,6 +520,8 @@ static void index_graph(ir_module *m, fuse_index *ix)
     memset(ix->loaded, 0, sizeof *ix->loaded * (size_t)(m->nfuncs + 1));
     ix->dead = ir_alloc(m->arena, sizeof *ix->dead * (size_t)(g->ncalls + 1));
     memset(ix->dead, 0, sizeof *ix->dead * (size_t)(g->ncalls + 1));
+    ix->kept = ir_alloc(m->arena, sizeof *ix->kept * (size_t)(g->ncalls + 1));
+    memset(ix->kept, 0, sizeof *ix->kept * (size_t)(g->ncalls + 1));
     for (int c = 0; c < g->ncalls; c++) {
         int f = pass_find_ptr(ix->funcs, ix->nfuncs, g->calls[c].fn);
         if (f >= 0)
@@ -568,7 +577,7 @@ static int fusable_producer(const fuse_index *ix, int ci, int tp, int yp)
             return -1;
         pi = c;
     }
-    if (pi < 0)
+    if (pi < 0 || ix->kept[pi])
         return -1;
     /* C now runs when P does: its other inputs must exist by then, and
      * what it writes must not be touched in between */
@@ -1382,6 +1391,90 @@ static bool strided_slice(const ir_buffer *x, const ir_buffer *y, int d, int64_t
     return true;
 }
 
+/* The calls a concatenation in place changes: each passes a part of the
+ * output (an input, or the output of a prefix concatenation) as its
+ * parameter par, which becomes the output, its accesses shifted by off
+ * along dimension jdim, which grows to ext. */
+#define CAT_USERS 256
+typedef struct part_users {
+    int n;
+    int call[CAT_USERS], par[CAT_USERS], jdim[CAT_USERS];
+    int64_t off[CAT_USERS], ext[CAT_USERS];
+} part_users;
+
+/* Call c passes x, the part of the concatenation's output yp (its
+ * kernel's parameter) that starts at lo along d: it joins pu.  False when
+ * it cannot pass the output instead: it passes x twice or another part
+ * too (one parameter cannot be two places), another call runs its kernel
+ * (whose text changes), or its parameter is no slice of the output. */
+static bool add_part_user(const fuse_index *ix, part_users *pu, int c, const ir_buffer *x,
+                          const ir_buffer *yp, int d, int64_t lo)
+{
+    const ir_graph_call *U = &ix->m->graph.calls[c];
+    if (pu->n == CAT_USERS || runs_elsewhere(ix, U->fn, c) || U->nargs != U->fn->nparams)
+        return false;
+    for (int q = 0; q < pu->n; q++)
+        if (pu->call[q] == c)
+            return false;
+    int n = pu->n;
+    pu->call[n] = c;
+    pu->par[n] = -1;
+    for (int a = 0; a < U->nargs; a++)
+        if (U->args[a] == x) {
+            if (pu->par[n] >= 0)
+                return false;
+            pu->par[n] = a;
+        }
+    if (pu->par[n] < 0)
+        return false;
+    const ir_buffer *px = U->fn->params[pu->par[n]];
+    if (px->dtype != yp->dtype || ir_buffer_numel(px) != ir_buffer_numel(x) ||
+        !slice_dim(px, yp, d, lo, &pu->jdim[n], &pu->off[n], &pu->ext[n]))
+        return false;
+    pu->n++;
+    return true;
+}
+
+/* The elements of concatenation kernel k's output after one along its
+ * dimension d, when those before d are of one element each (each part a
+ * run of elements); 0 otherwise. */
+static int64_t cat_run(const ir_func *f, const cat_kernel *k)
+{
+    const ir_buffer *y = f->params[k->out];
+    int64_t inner = 1;
+    for (int i = 0; i < y->ndim; i++)
+        if (i < k->d && y->shape[i] != 1)
+            return 0;
+        else if (i > k->d)
+            inner *= y->shape[i];
+    return inner;
+}
+
+/* Whether call c is a concatenation of the first parts of call f's (fk:
+ * its kernel), each part one run of elements: the same buffers at the
+ * same elements, so its output is the first run of f's.  A dense block
+ * (DenseNet) concatenates its input and every earlier layer's output
+ * before each layer, and all of them at its end.  The two kernels may see
+ * the parts with other dimensions (merged ones). */
+static bool prefix_concat(const fuse_index *ix, int c, int f, const cat_kernel *fk)
+{
+    const ir_graph_call *P = &ix->m->graph.calls[c], *F = &ix->m->graph.calls[f];
+    cat_kernel pk;
+    if (c == f || ix->dead[c] || P->nargs != P->fn->nparams || !cat_kernel_of(P->fn, &pk) ||
+        pk.n > fk->n)
+        return false;
+    const ir_buffer *py = P->fn->params[pk.out], *fy = F->fn->params[fk->out];
+    int64_t prun = cat_run(P->fn, &pk), frun = cat_run(F->fn, fk);
+    if (!prun || !frun || py->dtype != fy->dtype ||
+        ir_buffer_numel(py) !=
+            (pk.n < fk->n ? fk->lo[pk.n] * frun : ir_buffer_numel(fy)))
+        return false;
+    for (int i = 0; i < pk.n; i++)
+        if (P->args[pk.param[i]] != F->args[fk->param[i]] || pk.lo[i] * prun != fk->lo[i] * frun)
+            return false;
+    return true;
+}
+
 /* Call ci, when it is a concatenation whose every input is a temporary
  * that calls before it write, goes: every call passing an input then
  * passes the output instead and accesses the input's part of it (its
@@ -1389,9 +1482,14 @@ static bool strided_slice(const ir_buffer *x, const ir_buffer *y, int d, int64_t
  * place, its readers read it there).  The output must not be passed before
  * the concatenation, nor written after it; an input not written after it;
  * a call may pass one input, once, and its kernel must serve it alone.
- * True if it went. */
-#define CAT_USERS 256
-static bool concat_in_place(fuse_index *ix, int ci)
+ * With prefixes, only a concatenation that has prefix concatenations
+ * (prefix_concat) goes, and they go with it: their readers read the
+ * output's first part, which holds their values once its inputs are
+ * written (no input may be written after a concatenation passing it), and
+ * nothing writes that part later.  True if it went; when only to check
+ * (!apply), true if it can go now, and then it and its prefixes are kept
+ * from the chain fusions (their consumers stay calls of their own). */
+static bool concat_in_place(fuse_index *ix, int ci, bool prefixes, bool apply)
 {
     ir_module *m = ix->m;
     ir_graph_call *C = &m->graph.calls[ci];
@@ -1399,6 +1497,7 @@ static bool concat_in_place(fuse_index *ix, int ci)
     if (ix->dead[ci] || !cat_kernel_of(C->fn, &k) || C->nargs != C->fn->nparams)
         return false;
     ir_buffer *y = C->args[k.out];
+    const ir_buffer *yp = C->fn->params[k.out];
     const call_list *yu = users_of(ix, y);
     if (!yu || (y->role != IR_BUF_TEMP && y->role != IR_BUF_OUTPUT))
         return false;
@@ -1412,65 +1511,160 @@ static bool concat_in_place(fuse_index *ix, int ci)
             if (U->args[a] == y && ir_stmt_stores_to(U->fn->body, U->fn->params[a]))
                 return false;
     }
+    /* the prefix concatenations: each passes the first input */
+    int pre[CAT_USERS], npre = 0;
+    if (prefixes) {
+        const call_list *fu = users_of(ix, C->args[k.param[0]]);
+        for (int u = 0; fu && u < fu->n; u++) {
+            int c = fu->c[u];
+            if ((npre == 0 || pre[npre - 1] != c) && prefix_concat(ix, c, ci, &k)) {
+                if (npre == CAT_USERS)
+                    return false;
+                pre[npre++] = c;
+            }
+        }
+        if (npre == 0)
+            return false;
+    }
     /* the calls to change: each with its parameter, its shift and extent */
-    int call[CAT_USERS], par[CAT_USERS], jdim[CAT_USERS], n = 0;
-    int64_t off[CAT_USERS], ext[CAT_USERS];
+    part_users pu;
+    pu.n = 0;
     for (int i = 0; i < k.n; i++) {
         ir_buffer *x = C->args[k.param[i]];
         const call_list *xu = users_of(ix, x);
         if (x->role != IR_BUF_TEMP || !xu || x == y)
             return false;
-        bool written = false;
+        bool written = false, concatenated = false;
         for (int u = 0; u < xu->n; u++) {
-            int c = xu->c[u];
-            if (ix->dead[c] || c == ci)
+            int c = xu->c[u], p = 0;
+            while (p < npre && pre[p] != c)
+                p++;
+            if (ix->dead[c])
                 continue;
+            if (c == ci || p < npre) {
+                concatenated = true;
+                continue;
+            }
             const ir_graph_call *U = &m->graph.calls[c];
-            if (n == CAT_USERS || (n > 0 && call[n - 1] == c) ||
-                runs_elsewhere(ix, U->fn, c) || U->nargs != U->fn->nparams)
+            if (!add_part_user(ix, &pu, c, x, yp, k.d, k.lo[i]))
                 return false;
-            for (int q = 0; q < n; q++)
-                if (call[q] == c)
-                    return false;   /* it passes two of the inputs */
-            call[n] = c;
-            par[n] = -1;
-            for (int a = 0; a < U->nargs; a++)
-                if (U->args[a] == x) {
-                    if (par[n] >= 0)
-                        return false;
-                    par[n] = a;
-                }
-            ir_buffer *px = U->fn->params[par[n]];
-            bool stores = ir_stmt_stores_to(U->fn->body, px);
-            if ((stores && c > ci) || px->dtype != y->dtype ||
-                ir_buffer_numel(px) != ir_buffer_numel(x) ||
-                !slice_dim(px, C->fn->params[k.out], k.d, k.lo[i], &jdim[n], &off[n], &ext[n]))
+            bool stores = ir_stmt_stores_to(U->fn->body, U->fn->params[pu.par[pu.n - 1]]);
+            if (stores && concatenated)
                 return false;
-            written |= stores && c < ci;
-            n++;
+            written |= stores;
         }
         if (!written)
             return false;
     }
-    for (int q = 0; q < n; q++) {
-        ir_graph_call *U = &m->graph.calls[call[q]];
-        ir_buffer *px = U->fn->params[par[q]];
-        shift_accesses(m, U->fn->body, px, jdim[q], off[q]);
+    for (int p = 0; p < npre; p++) {
+        const ir_graph_call *P = &m->graph.calls[pre[p]];
+        cat_kernel pk;
+        cat_kernel_of(P->fn, &pk);
+        ir_buffer *py = P->args[pk.out];
+        const call_list *pyu = users_of(ix, py);
+        if (!pyu || py->role != IR_BUF_TEMP || py == y)
+            return false;
+        for (int u = 0; u < pyu->n; u++) {
+            int c = pyu->c[u];
+            if (ix->dead[c] || c == pre[p])
+                continue;
+            const ir_graph_call *U = &m->graph.calls[c];
+            if (c < pre[p] || !add_part_user(ix, &pu, c, py, yp, k.d, 0) ||
+                ir_stmt_stores_to(U->fn->body, U->fn->params[pu.par[pu.n - 1]]))
+                return false;
+        }
+    }
+    if (!apply) {
+        for (int p = 0; p < npre; p++)
+            ix->kept[pre[p]] = true;
+        ix->kept[ci] = true;
+        return true;
+    }
+    for (int q = 0; q < pu.n; q++) {
+        ir_graph_call *U = &m->graph.calls[pu.call[q]];
+        ir_buffer *px = U->fn->params[pu.par[q]];
+        shift_accesses(m, U->fn->body, px, pu.jdim[q], pu.off[q]);
         int64_t *shape = ir_alloc(m->arena, sizeof *shape * (size_t)px->ndim);
         memcpy(shape, px->shape, sizeof *shape * (size_t)px->ndim);
-        shape[jdim[q]] = ext[q];
+        shape[pu.jdim[q]] = pu.ext[q];
         px->shape = shape;
         ir_buffer **args = ir_alloc(m->arena, sizeof *args * (size_t)(U->nargs + 1));
         memcpy(args, U->args, sizeof *args * (size_t)U->nargs);
-        args[par[q]] = y;
+        args[pu.par[q]] = y;
         U->args = args;
-        add_user(ix, y, call[q]);
+        add_user(ix, y, pu.call[q]);
         if (ir_stmt_stores_to(U->fn->body, px))
             ir_func_set_attr(m, U->fn, "writes_into", ir_func_attr(C->fn, "layer"));
+    }
+    for (int p = 0; p < npre; p++) {
+        ix->dead[pre[p]] = true;
+        ix->nruns[pass_find_ptr(ix->funcs, ix->nfuncs, m->graph.calls[pre[p]].fn)]--;
     }
     ix->dead[ci] = true;
     ix->nruns[pass_find_ptr(ix->funcs, ix->nfuncs, C->fn)]--;
     return true;
+}
+
+/* g with the inference batchnorm in it folded (fold_batchnorm): g itself
+ * or an operand, looked for down the operands (a ReLU after it: max(bn,
+ * 0)); new nodes on the way to it (expressions may be shared). */
+static ir_expr *fold_inner_batchnorm(ir_module *m, ir_func *f, ir_expr *g, const char *bname,
+                                     const char *layer, ir_buffer **tables)
+{
+    if (!g || g->kind == IR_LOAD || tables[0])
+        return g;
+    ir_expr *h = fold_batchnorm(m, f, g, bname, layer, tables);
+    if (h != g)
+        return h;
+    ir_expr **ops[3] = {&g->a, &g->b, &g->c};
+    for (int i = 0; i < 3 + g->nargs; i++) {
+        ir_expr *o = i < 3 ? *ops[i] : g->args[i - 3];
+        ir_expr *n = fold_inner_batchnorm(m, f, o, bname, layer, tables);
+        if (n == o)
+            continue;
+        h = ir_alloc(m->arena, sizeof *h);
+        *h = *g;
+        if (i < 3) {
+            *(i == 0 ? &h->a : i == 1 ? &h->b : &h->c) = n;
+        } else {
+            h->args = ir_alloc(m->arena, sizeof *h->args * (size_t)g->nargs);
+            memcpy(h->args, g->args, sizeof *h->args * (size_t)g->nargs);
+            h->args[i - 3] = n;
+        }
+        return h;
+    }
+    return g;
+}
+
+/* A batchnorm that joined no producer (its input a concatenation's part
+ * in place, or read by other layers too: DenseNet's) folded as in one that
+ * did: the division and square root per element become a multiply-add,
+ * with the tables made at load (prepack).  Call c's kernel, when it is
+ * elementwise and serves c alone. */
+static void fold_own_batchnorm(fuse_index *ix, int c)
+{
+    ir_module *m = ix->m;
+    ir_func *f = m->graph.calls[c].fn;
+    const ir_stmt *b = elementwise_block(f);
+    if (ix->dead[c] || !b || runs_elsewhere(ix, f, c))
+        return;
+    const char *members = ir_func_attr(f, "members");
+    const char *layer = ir_func_attr(f, "layer");
+    if (!layer)
+        return;
+    char *bname = ir_sprintf(m->arena, "%s", members ? members : layer);
+    char *comma = strchr(bname, ',');
+    if (comma)
+        *comma = 0;
+    layer = ir_sprintf(m->arena, "%s", bname);
+    for (char *q = bname; *q; q++)
+        if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')))
+            *q = '_';
+    ir_buffer *tables[2] = {NULL, NULL};
+    ir_stmt *st = b->body[0];
+    st->value = fold_inner_batchnorm(m, f, st->value, bname, layer, tables);
+    if (tables[0])
+        ir_block_update_access(m, (ir_stmt *)b);
 }
 
 /* Elementwise calls whose results nothing reads go, the last first (then
@@ -1492,6 +1686,15 @@ bool pass_fuse(ir_module *m, diag *d)
     /* calls whose results nothing reads go first too: the layout question
      * a fusion asks (pass_layout_channels_last) sees the graph without them */
     drop_unread(&ix);
+    /* a concatenation of which others concatenate the first parts (a
+     * dense block's) is kept, with them, from the chain fusions, which
+     * would take each one's BatchNorm and ReLU into a copy of its own; they
+     * go in place after them: then every part is written once, in place,
+     * and each of them reads the first part of one buffer, in kernels of
+     * one shape (families).  The last first: it has the most prefixes. */
+    for (int ci = m->graph.ncalls - 1; ci >= 0; ci--)
+        if (!ix.kept[ci])
+            concat_in_place(&ix, ci, true, false);
     /* a group that took in a consumer tries its own producer again: that
      * consumer may have been what kept it out (the multiply of GELU's
      * x * (1 + erf(x / sqrt 2)) reads x too, so the division could not
@@ -1500,9 +1703,14 @@ bool pass_fuse(ir_module *m, diag *d)
         for (int c = ci; c >= 0;)
             c = fuse_call(&ix, c);
     /* concatenations whose producers can write their parts in place go */
+    for (int ci = m->graph.ncalls - 1; ci >= 0; ci--)
+        if (ix.kept[ci])
+            concat_in_place(&ix, ci, true, true);
     for (int ci = 0; ci < m->graph.ncalls; ci++)
-        concat_in_place(&ix, ci);
+        concat_in_place(&ix, ci, false, true);
     drop_unread(&ix);
+    for (int c = 0; c < m->graph.ncalls; c++)
+        fold_own_batchnorm(&ix, c);
     /* the fused consumers' calls go, and kernels no call (run or load)
      * uses any more */
     int k = 0;
