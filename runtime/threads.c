@@ -189,17 +189,24 @@ void rt_one_thread_after(rt_one_thread *s, bool one, int64_t ns)
          * way) decides (runtime/threads.h) */
         s->one = false;
         if (!s->last_ns || s->last_busy != s->busy || beats(s, ns, s->last_ns)) {
-            s->confirming = true;
+            s->confirming = RT_ONE_CONFIRM_RUNS;
             s->try_ns = ns;
             s->try_busy = s->busy;
+            s->confirm_ns = 0;
             decided = false;
         }
         s->trying = false;
-    } else if (s->confirming) {
-        s->one = s->busy == s->try_busy && beats(s, s->try_ns, ns) && one_faster(s, s->busy);
-        s->confirming = false;
-        decided = true;
-        was = false;
+    } else if (s->confirming > 0) {
+        /* the faster of the runs after the try: one of them may have
+         * stalled (the real-time throttling's 50 ms) */
+        s->confirm_ns = s->confirm_ns && s->confirm_ns < ns ? s->confirm_ns : ns;
+        s->confirming = s->busy == s->try_busy ? s->confirming - 1 : 0;
+        if (s->confirming == 0) {
+            s->one = s->busy == s->try_busy && beats(s, s->try_ns, s->confirm_ns) &&
+                     one_faster(s, s->busy);
+            decided = true;
+            was = false;
+        }
     }
     if (decided) {
         /* a try that changed nothing backs off further; four times as far

@@ -93,8 +93,9 @@
  * but a try of one thread ends after its first run when that was not
  * faster than the runs on all threads (it costs one slow run where two
  * threads scale).  A try that would leave all threads must beat, by the
- * gain, the run on all threads just before it and the one just after it
- * (the next run uses all threads, and decides): the virtual machine of
+ * gain, the run on all threads just before it and the faster of the
+ * RT_ONE_CONFIRM_RUNS runs after it (which use all threads; the last of
+ * them decides): the virtual machine of
  * bench/results/steady_s27.txt ran the same process's runs 1.3-1.6 times
  * as long for seconds at a time (its host), and a try that fell in a
  * faster second won against the times of a slower one (the temps apart,
@@ -204,6 +205,11 @@ typedef struct rt_threads_reading {
  * in the next 16 runs, and each try costs a run nearly twice as long (the
  * 20th run of a 20-run series). */
 #define RT_ONE_FAR_LOSS 1.5
+/* Runs the usual way after a try that would leave it, the faster of which
+ * the try must beat: one can stall (a ResNet-50 run of 30 ms took 54 in the
+ * kernel's real-time throttling, and confirmed a try it should have
+ * refuted; steady_s27.txt). */
+#define RT_ONE_CONFIRM_RUNS 2
 
 /* Whether a process's runs use all their threads or one. */
 typedef struct rt_one_thread {
@@ -222,12 +228,13 @@ typedef struct rt_one_thread {
     /* A try that would leave the runs' usual way (all threads, the temps as
      * planned) for the other is confirmed against the runs beside it: the
      * last run the usual way before it (last_ns, 0: none, waiting
-     * last_busy) and one more run the usual way after it (confirming: the
-     * current run is that one), which its deciding run (try_ns) must both
-     * beat by the gain. */
-    int64_t last_ns, try_ns;
+     * last_busy) and the faster (confirm_ns) of RT_ONE_CONFIRM_RUNS more
+     * runs the usual way after it (confirming: how many are left), which
+     * its deciding run (try_ns, waiting try_busy) must both beat by the
+     * gain. */
+    int64_t last_ns, try_ns, confirm_ns;
     bool last_busy, try_busy;
-    bool confirming;
+    int confirming;
 } rt_one_thread;
 
 /* The state before the first run, for a choice whose other way ("one")
