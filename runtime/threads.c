@@ -149,6 +149,12 @@ void rt_one_thread_skip_try(rt_one_thread *s)
         s->next_try = s->next_try > INT32_MAX - s->backoff ? INT32_MAX : s->next_try + s->backoff;
 }
 
+/* Whether a run of try_ns beats one the usual way of usual_ns by the gain. */
+static bool beats(const rt_one_thread *s, int64_t try_ns, int64_t usual_ns)
+{
+    return (double)try_ns < (1 - s->gain) * (double)usual_ns;
+}
+
 /* The low envelope of a series of run times: down at once to a faster
  * run, up a quarter of the way to a slower one (a run that another process
  * delayed must not decide; a machine that stays slower must, soon). */
@@ -176,13 +182,47 @@ void rt_one_thread_after(rt_one_thread *s, bool one, int64_t ns)
     if (s->trying || s->measuring)
         s->one = one_faster(s, s->busy);
     s->measuring = false;
-    if (s->trying) {
-        /* a try that changed nothing backs off further */
+    bool decided = s->trying;
+    if (s->trying && !was && s->one) {
+        /* the try would leave the usual way: only when it beat the run
+         * before it too, and then the run after it (the next, the usual
+         * way) decides (runtime/threads.h) */
+        s->one = false;
+        if (!s->last_ns || s->last_busy != s->busy || beats(s, ns, s->last_ns)) {
+            s->confirming = RT_ONE_CONFIRM_RUNS;
+            s->try_ns = ns;
+            s->try_busy = s->busy;
+            s->confirm_ns = 0;
+            decided = false;
+        }
+        s->trying = false;
+    } else if (s->confirming > 0) {
+        /* the faster of the runs after the try: one of them may have
+         * stalled (the real-time throttling's 50 ms) */
+        s->confirm_ns = s->confirm_ns && s->confirm_ns < ns ? s->confirm_ns : ns;
+        s->confirming = s->busy == s->try_busy ? s->confirming - 1 : 0;
+        if (s->confirming == 0) {
+            s->one = s->busy == s->try_busy && beats(s, s->try_ns, s->confirm_ns) &&
+                     one_faster(s, s->busy);
+            decided = true;
+            was = false;
+        }
+    }
+    if (decided) {
+        /* a try that changed nothing backs off further; four times as far
+         * when its runs the other way took half as long again as the usual
+         * ones (RT_ONE_FAR_LOSS) */
+        int grow = !was && one && s->all_ns[s->busy] > 0 &&
+                   (double)ns > RT_ONE_FAR_LOSS * (double)s->all_ns[s->busy] ? 4 : 2;
         s->backoff = s->one != was ? RT_ONE_TRY_MIN
-                     : s->backoff >= RT_ONE_TRY_MAX / 2 ? RT_ONE_TRY_MAX
-                                                        : 2 * s->backoff;
+                     : s->backoff >= RT_ONE_TRY_MAX / grow ? RT_ONE_TRY_MAX
+                                                           : grow * s->backoff;
         s->next_try = s->runs > INT32_MAX - s->backoff ? INT32_MAX : s->runs + s->backoff;
         s->trying = false;
+    }
+    if (!one) {
+        s->last_ns = ns;
+        s->last_busy = s->busy;
     }
 }
 

@@ -87,10 +87,20 @@
  * So whole runs are compared: a process's fourth run (after two timed on
  * all threads) runs on one thread, and runs try the other way again after
  * a back-off (RT_ONE_TRY_MIN runs, doubling while the tries change
- * nothing, up to RT_ONE_TRY_MAX): two runs, of which only the second
- * counts (the first moves the data and wakes the threads), but a try of
- * one thread ends after its first run when that was not faster than the
- * runs on all threads (it costs one slow run where two threads scale).
+ * nothing, four times as far after a try of one thread that took
+ * RT_ONE_FAR_LOSS times as long, up to RT_ONE_TRY_MAX): two runs, of which
+ * only the second counts (the first moves the data and wakes the threads),
+ * but a try of one thread ends after its first run when that was not
+ * faster than the runs on all threads (it costs one slow run where two
+ * threads scale).  A try that would leave all threads must beat, by the
+ * gain, the run on all threads just before it and the faster of the
+ * RT_ONE_CONFIRM_RUNS runs after it (which use all threads; the last of
+ * them decides): the virtual machine of
+ * bench/results/steady_s27.txt ran the same process's runs 1.3-1.6 times
+ * as long for seconds at a time (its host), and a try that fell in a
+ * faster second won against the times of a slower one (the temps apart,
+ * ResNet-50's 3-4% slower than the plan beside them, were kept after
+ * 12 of 51 tries in ResNet-50 and Wide ResNet-50-2 processes).
  * A try of one thread is made only where it can win: with the processors
  * of the first two threads far apart.  Before a run that would try, the
  * two threads hand a cache line back and forth (rt_threads_round_trip_ns,
@@ -189,6 +199,17 @@ typedef struct rt_threads_reading {
 #define RT_APART_GAIN 0.02
 #define RT_ONE_TRY_MIN 8          /* runs between tries of the other count, */
 #define RT_ONE_TRY_MAX 512        /* doubling up to this while tries change nothing */
+/* A try whose run the other way took this many times as long as the usual
+ * way backs off four times as far, not twice: one thread 1.9 times as
+ * long on 2 threads' ResNet-50 (bench/results/steady_s27.txt) will not win
+ * in the next 16 runs, and each try costs a run nearly twice as long (the
+ * 20th run of a 20-run series). */
+#define RT_ONE_FAR_LOSS 1.5
+/* Runs the usual way after a try that would leave it, the faster of which
+ * the try must beat: one can stall (a ResNet-50 run of 30 ms took 54 in the
+ * kernel's real-time throttling, and confirmed a try it should have
+ * refuted; steady_s27.txt). */
+#define RT_ONE_CONFIRM_RUNS 2
 
 /* Whether a process's runs use all their threads or one. */
 typedef struct rt_one_thread {
@@ -204,6 +225,16 @@ typedef struct rt_one_thread {
     bool busy;               /* the threads were asleep at its start */
     bool measuring;          /* it runs on all threads for want of a time so */
     bool extend;             /* the try has a second run */
+    /* A try that would leave the runs' usual way (all threads, the temps as
+     * planned) for the other is confirmed against the runs beside it: the
+     * last run the usual way before it (last_ns, 0: none, waiting
+     * last_busy) and the faster (confirm_ns) of RT_ONE_CONFIRM_RUNS more
+     * runs the usual way after it (confirming: how many are left), which
+     * its deciding run (try_ns, waiting try_busy) must both beat by the
+     * gain. */
+    int64_t last_ns, try_ns, confirm_ns;
+    bool last_busy, try_busy;
+    int confirming;
 } rt_one_thread;
 
 /* The state before the first run, for a choice whose other way ("one")
