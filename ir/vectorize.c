@@ -1585,7 +1585,9 @@ static ir_stmt *whole_vectors(vz *z, const ir_stmt *body, int64_t lo, int64_t to
  * a call of expf: 430 to 364 us on 12x197x197, one thread).  Taken
  * when the remainder takes more than one step and the body calls a
  * vector math function (exp, sigmoid, ...), which narrow chunks and
- * scalars compute lane by lane; other bodies keep their chunks. */
+ * scalars compute lane by lane; other bodies keep their chunks.  (A row
+ * stored into a local buffer that may grow runs whole vectors instead:
+ * guard_read's last_guarded.) */
 static bool overlap_tail(const ir_stmt *body, int64_t n, int lanes)
 {
     if (n <= lanes || n % lanes == 0 || plain_steps(n % lanes, lanes / 2, 1) <= 1)
