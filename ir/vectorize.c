@@ -1234,6 +1234,39 @@ static void chunks_at(vz *z, int64_t first, int64_t last, int64_t mod)
     z->at_last = mod ? last : first;
 }
 
+/* The buffers a body stores, and whether it reads one of them. */
+typedef struct stored_ctx {
+    const ir_buffer *buf[8];
+    int n;
+    bool over, read, vmath;
+} stored_ctx;
+
+static bool stored_stmt(const ir_stmt *st, void *p)
+{
+    stored_ctx *c = p;
+    if (st->kind == IR_S_STORE) {
+        int i = 0;
+        while (i < c->n && c->buf[i] != st->buf)
+            i++;
+        if (i == c->n && c->n < 8)
+            c->buf[c->n++] = st->buf;
+        else if (i == c->n)
+            c->over = true;
+    }
+    return true;
+}
+
+static bool stored_read(const ir_expr *x, void *p)
+{
+    stored_ctx *c = p;
+    if (x->kind == IR_LOAD)
+        for (int i = 0; i < c->n; i++)
+            c->read |= x->buf == c->buf[i];
+    if (x->kind == IR_CALL && has_vmath(x->fn))
+        c->vmath = true;
+    return !c->read;
+}
+
 /* ---------------------------------------------------------------- whole vectors */
 
 /* A loop of n iterations whose chunks would end in narrower vectors or
@@ -1259,6 +1292,7 @@ typedef struct ext_ctx {
     int64_t need[16];       /* per env->locals entry */
     bool stored[16];        /* per env->locals entry: stored from its orig on */
     bool vmath;             /* the body calls exp, sigmoid, ... */
+    bool last_guarded;      /* more vectors than guarded_vectors: only the last under the test */
     bool ok;
     ir_expr *cond;          /* when the extra lanes read in range (NULL: always) */
     const ir_buffer *guarded[8];   /* the caller's buffers cond tests */
@@ -1294,11 +1328,20 @@ static int64_t guarded_vectors(const ext_ctx *c)
     return c->env->nlocals > 0 && !c->env->loop_in_local ? 4 : 2;
 }
 
+/* A longer row whose body calls a vector math function (softmax's exp on
+ * rows of 197: 12 vectors and one from 192 on) runs its whole vectors but
+ * the last as one loop, in range on every row, and only the last under
+ * the test (last_guarded): the alternative is an overlapping last vector
+ * (overlap_tail), which stores e[181..196] over what the loop stored and
+ * leaves the reduction after it reading e[192..195] and e[196] from those
+ * stores; the row's exp and the sum after it 0.93 of their time alone
+ * (bench/results/vecred_s27.txt). */
 static bool guard_read(ext_ctx *c, const ir_buffer *b, const ir_expr *idx)
 {
     ir_affine f;
     ir_interval own = ext_bounds(c, idx, c->lo, c->hi - 1);
-    if (c->top - c->lo > guarded_vectors(c) * c->width || !own.known || own.hi >= b->shape[0] || !ir_affine_of(idx, &f) ||
+    bool longer = c->top - c->lo > guarded_vectors(c) * c->width;
+    if ((longer && !c->vmath) || !own.known || own.hi >= b->shape[0] || !ir_affine_of(idx, &f) ||
         ir_affine_coef(&f, c->z->v) <= 0 || c->nguarded == (int)(sizeof c->guarded / sizeof *c->guarded))
         return false;
     ir_module *m = c->z->m;
@@ -1311,6 +1354,7 @@ static bool guard_read(ext_ctx *c, const ir_buffer *b, const ir_expr *idx)
     ir_expr *t = ir_binary(m, IR_LT, last, ir_int_typed(m, b->shape[0], last->dtype));
     c->cond = c->cond ? ir_binary(m, IR_AND, c->cond, t) : t;
     c->guarded[c->nguarded++] = b;
+    c->last_guarded = longer;
     return true;
 }
 
@@ -1498,6 +1542,10 @@ static int ext_lanes(ext_ctx *c, const ir_stmt *body, int64_t lo, int64_t hi, in
     c->cond = NULL;
     c->nguarded = 0;
     c->width = L;
+    c->last_guarded = false;
+    stored_ctx vm = {.n = 0};
+    ir_stmt_walk(body, NULL, stored_read, &vm);
+    c->vmath = vm.vmath;
     ext_stmt(c, body);
     if (!c->ok || N / L >= plain_steps(n, lanes, c->vmath ? 3 : 1))
         return 0;
@@ -1528,39 +1576,6 @@ static ir_stmt *whole_vectors(vz *z, const ir_stmt *body, int64_t lo, int64_t to
 
 /* ---------------------------------------------------------------- an overlapping last vector */
 
-/* The buffers a body stores, and whether it reads one of them. */
-typedef struct stored_ctx {
-    const ir_buffer *buf[8];
-    int n;
-    bool over, read, vmath;
-} stored_ctx;
-
-static bool stored_stmt(const ir_stmt *st, void *p)
-{
-    stored_ctx *c = p;
-    if (st->kind == IR_S_STORE) {
-        int i = 0;
-        while (i < c->n && c->buf[i] != st->buf)
-            i++;
-        if (i == c->n && c->n < 8)
-            c->buf[c->n++] = st->buf;
-        else if (i == c->n)
-            c->over = true;
-    }
-    return true;
-}
-
-static bool stored_read(const ir_expr *x, void *p)
-{
-    stored_ctx *c = p;
-    if (x->kind == IR_LOAD)
-        for (int i = 0; i < c->n; i++)
-            c->read |= x->buf == c->buf[i];
-    if (x->kind == IR_CALL && has_vmath(x->fn))
-        c->vmath = true;
-    return !c->read;
-}
-
 /* Whether the last chunk of a loop of n > L iterations may run as one
  * vector of L lanes ending at the loop's end, over lanes the whole
  * vectors before it computed already: the body stores only what it
@@ -1570,7 +1585,9 @@ static bool stored_read(const ir_expr *x, void *p)
  * a call of expf: 430 to 364 us on 12x197x197, one thread).  Taken
  * when the remainder takes more than one step and the body calls a
  * vector math function (exp, sigmoid, ...), which narrow chunks and
- * scalars compute lane by lane; other bodies keep their chunks. */
+ * scalars compute lane by lane; other bodies keep their chunks.  (A row
+ * stored into a local buffer that may grow runs whole vectors instead:
+ * guard_read's last_guarded.) */
 static bool overlap_tail(const ir_stmt *body, int64_t n, int lanes)
 {
     if (n <= lanes || n % lanes == 0 || plain_steps(n % lanes, lanes / 2, 1) <= 1)
@@ -1862,11 +1879,16 @@ ir_stmt *ir_vectorize_loop_env(ir_module *m, const ir_stmt *st, int vector_bytes
     int whole = env ? ext_lanes(&ec, body, lo, hi, lanes, &top) : 0;
     if (whole) {
         z.lanes = whole;
-        ir_stmt *f = whole_vectors(&z, body, lo, top, ec.cond != NULL);
+        /* last_guarded: the vectors before the last as one loop, in range */
+        int64_t from = ec.last_guarded ? lo + n / whole * whole : lo;
+        ir_stmt *before = from > lo ? whole_vectors(&z, body, lo, from, false) : NULL;
+        ir_stmt *f = whole_vectors(&z, body, from, top, ec.cond != NULL);
         ir_stmt *clamped = NULL;
         if (!z.fail && ec.cond)
-            clamped = whole_vectors(&z, clamped_body(&ec, body), lo, top, true);
+            clamped = whole_vectors(&z, clamped_body(&ec, body), from, top, true);
         if (!z.fail) {
+            if (before)
+                ir_seq_append(m, out, before);
             for (int i = 0; i < env->nlocals; i++) {
                 env->locals[i].need = ec.need[i];
                 env->locals[i].stored_past |= ec.stored[i];
