@@ -4059,26 +4059,23 @@ static bool rnn_step(rnn *q, int d, int64_t t, int64_t from)
     return ok;
 }
 
-/* Output out of the steps: Y ([T, D, B, H]: every step's h), or Y_h /
- * Y_c (part 0 / 1, [D, B, H]: the last step's h or c of each direction);
- * layout 1 puts the batch first. */
-static bool rnn_gather(rnn *q, int out, bool every, int part)
+/* Writes into y the steps' h of times t0 .. t0 + times - 1 ([times, D, B,
+ * H]: Y's block of those times; layout 1 [B, times, D, H]) when every, else
+ * (times 1) Y_h / Y_c (part 0 / 1, [D, B, H]: the last step's h or c of each
+ * direction; layout 1 [B, D, H]).  One kernel reads them all: at most
+ * OX_MAX_PARAMS - 2 steps. */
+static bool rnn_gather_into(rnn *q, ox_value *y, int64_t t0, int64_t times, bool every, int part,
+                            const char *suffix)
 {
-    int64_t times = every ? q->T : 1;
-    if (q->D * times > OX_MAX_PARAMS - 2)
-        return ox_fail(q->nd, "output Y of %lld steps in %d direction(s): tec gathers at most "
-                       "%d steps' h into one output (use Y_h, or a shorter sequence)",
-                       (long long)q->T, q->D, OX_MAX_PARAMS - 2);
-    ox_value *y = ox_output(q->nd, out);
     y->dtype = q->x->dtype;
     ox_kernel k;
     ox_kernel_init(&k, q->nd);
     const char *idx;
     if (every && q->batch_first) {
-        y->ndim = 4, y->shape[0] = q->B, y->shape[1] = q->T, y->shape[2] = q->D;
+        y->ndim = 4, y->shape[0] = q->B, y->shape[1] = times, y->shape[2] = q->D;
         idx = "n, t, e, j";
     } else if (every) {
-        y->ndim = 4, y->shape[0] = q->T, y->shape[1] = q->D, y->shape[2] = q->B;
+        y->ndim = 4, y->shape[0] = times, y->shape[1] = q->D, y->shape[2] = q->B;
         idx = "t, e, n, j";
     } else if (q->batch_first) {
         y->ndim = 3, y->shape[0] = q->B, y->shape[1] = q->D;
@@ -4093,7 +4090,7 @@ static bool rnn_gather(rnn *q, int out, bool every, int part)
         for (int d = 0; d < q->D; d++) {
             /* the last step: time T - 1 forward, time 0 reverse */
             bool back = q->reverse || d == 1;
-            int64_t at = every ? t : back ? 0 : q->T - 1;
+            int64_t at = every ? t0 + t : back ? 0 : q->T - 1;
             char role[48];
             snprintf(role, sizeof role, "h%lld_%d", (long long)at, d);
             const char *v = ox_operand(&k, &q->st[d * q->T + at], ox_kernel_role(&k, role));
@@ -4108,8 +4105,61 @@ static bool rnn_gather(rnn *q, int out, bool every, int part)
                 ox_printf(&k.body, "%s[n, j]", v);
             ox_printf(&k.body, last ? "\n" : " : ");
         }
-    bool ok = ox_kernel_finish(&k, "rnn_output", y, every ? NULL : part ? "Y_c" : "Y_h");
+    bool ok = ox_kernel_finish(&k, "rnn_output", y, suffix);
     ox_kernel_free(&k);
+    return ok;
+}
+
+/* Output out of the steps: Y (every step's h), or Y_h / Y_c (part 0 /
+ * 1).  A Y of more steps than one kernel reads (a bidirectional CRNN's 32
+ * columns: 64 steps) is gathered in blocks of consecutive times, which
+ * one more kernel lays side by side along time. */
+static bool rnn_gather(rnn *q, int out, bool every, int part)
+{
+    int64_t per = (OX_MAX_PARAMS - 2) / q->D;
+    if (!every || q->T <= per)
+        return rnn_gather_into(q, ox_output(q->nd, out), 0, every ? q->T : 1, every, part,
+                               every ? NULL : part ? "Y_c" : "Y_h");
+    int64_t nblocks = (q->T + per - 1) / per;   /* at most OX_MAX_PARAMS - 2: rnn_check */
+    ox_value *block = calloc((size_t)nblocks, sizeof *block);
+    char **names = calloc((size_t)nblocks, sizeof *names);
+    if (!block || !names)
+        ir_out_of_memory();
+    ox_kernel k;
+    ox_kernel_init(&k, q->nd);
+    ox_printf(&k.body, "    y[%s] = ", q->batch_first ? "n, t, e, j" : "t, e, n, j");
+    bool ok = true;
+    for (int64_t b = 0; ok && b < nblocks; b++) {
+        int64_t t0 = b * per, times = q->T - t0 < per ? q->T - t0 : per;
+        ox_str s = {0};
+        ox_printf(&s, "%s_Y%lld", q->nd->n->name, (long long)b);
+        names[b] = s.s;
+        block[b].onnx = s.s;
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, "Y%lld", (long long)b);
+        ok = rnn_gather_into(q, &block[b], t0, times, true, part, suffix);
+        if (!ok)
+            break;
+        const char *v = ox_operand(&k, &block[b], ox_kernel_role(&k, suffix));
+        if (b + 1 < nblocks)
+            ox_printf(&k.body, "t < %lld ? ", (long long)(t0 + times));
+        if (q->batch_first)
+            ox_printf(&k.body, "%s[n, t - %lld, e, j]", v, (long long)t0);
+        else
+            ox_printf(&k.body, "%s[t - %lld, e, n, j]", v, (long long)t0);
+        ox_printf(&k.body, b + 1 < nblocks ? " :\n        " : "\n");
+    }
+    if (ok) {
+        ox_value *y = ox_output(q->nd, out);
+        ox_same_shape(y, &block[0]);
+        y->shape[q->batch_first] = q->T;
+        ok = ox_kernel_finish(&k, "rnn_output", y, NULL);
+    }
+    ox_kernel_free(&k);
+    for (int64_t b = 0; b < nblocks; b++)
+        free(names[b]);
+    free(names);
+    free(block);
     return ok;
 }
 
@@ -4172,6 +4222,13 @@ static bool rnn_check(rnn *q)
         if (same[i] && same[i]->dtype != q->x->dtype)
             return ox_fail(nd, "input '%s' is %s but X is %s", same[i]->onnx,
                            ir_dtype_name(same[i]->dtype), ir_dtype_name(q->x->dtype));
+    /* Y's blocks of steps (rnn_gather), each at most OX_MAX_PARAMS - 2
+     * steps' h, are themselves at most OX_MAX_PARAMS - 2 */
+    int64_t per = (OX_MAX_PARAMS - 2) / q->D;
+    if (nd->n->n_output > 0 && *nd->n->output[0] && q->T > per * (OX_MAX_PARAMS - 2))
+        return ox_fail(nd, "output Y of %lld steps in %d direction(s): tec gathers at most "
+                       "%lld steps' h into one output (use Y_h, or a shorter sequence)",
+                       (long long)q->T, q->D, (long long)(per * (OX_MAX_PARAMS - 2)));
     if (seq) {
         /* every sequence at full length: the steps are the same for all */
         int64_t lens[1024];
