@@ -354,6 +354,46 @@ static bool op_batchnorm(ox_node *nd, const void *arg)
     return ok;
 }
 
+/* A normalization over more than this many elements sums its mean and
+ * variance in f64: f32 sums of 200k elements (a GroupNorm(1) over a 64 x
+ * 56 x 56 map, as PoolFormer's) were off by 2e-5 of the output's range,
+ * ONNX Runtime's by 1e-6.  Up to it (layer norms over channels) the
+ * kernels stay in f32, as the row kernels' schedules know them. */
+#define NORM_WIDE_COUNT 16384
+
+/* The mean and 1 / standard deviation of a normalization over count
+ * elements read as xr (at the kept indices K), written into body as
+ * statements of sum and sq; *mean and *inv are the expressions the output
+ * reads them by (in x's compute dtype; with count > NORM_WIDE_COUNT,
+ * sums of f64 cast back).  Both strings are the caller's to free. */
+static void norm_moments(ox_str *body, const ox_value *x, const char *K, const char *xr,
+                         const char *where, int64_t count, double eps, const char *at,
+                         char **mean, char **inv)
+{
+    ir_dtype cd = ox_compute_dtype(x->dtype);
+    bool wide = count > NORM_WIDE_COUNT && cd != IR_F64;
+    const char *to = wide ? ir_dtype_name(cd) : "";
+    ox_str m = {0}, v = {0};
+    if (wide)
+        ox_printf(&m, "%s(sum[%s] / %lld)", to, at, (long long)count);
+    else
+        ox_printf(&m, "sum[%s] / %lld", at, (long long)count);
+    if (wide) {
+        ox_printf(body, "    sum[%s] += f64(%s)%s\n", K, xr, where);
+        ox_printf(body, "    sq[%s] += f64((%s - %s(sum[%s] / %lld)) * (%s - %s(sum[%s] / %lld)))%s\n",
+                  K, xr, to, K, (long long)count, xr, to, K, (long long)count, where);
+    } else {
+        ox_printf(body, "    sum[%s] += %s%s\n", K, xr, where);
+        ox_printf(body, "    sq[%s] += (%s - sum[%s] / %lld) * (%s - sum[%s] / %lld)%s\n", K, xr, K,
+                  (long long)count, xr, K, (long long)count, where);
+    }
+    ox_printf(&v, "%s(1 / sqrt(sq[%s] / %lld + ", to, at, (long long)count);
+    ox_float(&v, eps);
+    ox_printf(&v, "))");
+    *mean = m.s;
+    *inv = v.s;
+}
+
 /* Normalizes x over the axes red[] (mean and biased variance), then
  * scales and shifts by scale and bias read with the given indices. */
 static bool normalize(ox_node *nd, const char *base, const bool *red, double eps,
@@ -386,13 +426,11 @@ static bool normalize(ox_node *nd, const char *base, const bool *red, double eps
     ox_str kept = {0}, all = {0}, xr = {0};
     reduce_indices(x, red, &all, &kept, &xr);
     const char *K = kept.s ? kept.s : "";
-    ox_printf(&k.body, "    sum[%s] += %s\n", K, xr.s);
-    ox_printf(&k.body, "    sq[%s] += (%s - sum[%s] / %lld) * (%s - sum[%s] / %lld)\n", K, xr.s, K,
-              (long long)count, xr.s, K, (long long)count);
-    ox_printf(&k.body, "    y[%s] = (x[%s] - sum[%s] / %lld) * (1 / sqrt(sq[%s] / %lld + ", all.s, all.s,
-              K, (long long)count, K, (long long)count);
-    ox_float(&k.body, eps);
-    ox_printf(&k.body, ")) * ");
+    char *mean, *inv;
+    norm_moments(&k.body, x, K, xr.s, "", count, eps, K, &mean, &inv);
+    ox_printf(&k.body, "    y[%s] = (x[%s] - %s) * %s * ", all.s, all.s, mean, inv);
+    free(mean);
+    free(inv);
     const char *rb[2] = {sr, br};
     for (int i = 0; i < 2 && sb[i]; i++) {
         if (i)
@@ -550,14 +588,14 @@ static bool op_groupnorm(ox_node *nd, const void *arg)
     char where[96], at[32];
     snprintf(where, sizeof where, " where g in 0..%lld, c in 0..%lld", (long long)G, (long long)Cg);
     snprintf(at, sizeof at, "i0, i1 / %lld", (long long)Cg);
-    ox_printf(&k.body, "    sum[i0, g] += %s%s\n", xg.s, where);
-    ox_printf(&k.body, "    sq[i0, g] += (%s - sum[i0, g] / %lld) * (%s - sum[i0, g] / %lld)%s\n",
-              xg.s, (long long)count, xg.s, (long long)count, where);
-    ox_printf(&k.body, "    y[%s] = (x[%s] - sum[%s] / %lld) * (1 / sqrt(sq[%s] / %lld + ", all.s,
-              all.s, at, (long long)count, at, (long long)count);
-    ox_float(&k.body, ox_attr_float(nd, "epsilon", 1e-5));
+    char *mean, *inv;
+    norm_moments(&k.body, x, "i0, g", xg.s, where, count, ox_attr_float(nd, "epsilon", 1e-5), at,
+                 &mean, &inv);
     const char *S = nd->opset >= 21 ? "i1" : at + 4;   /* the channel, or its group */
-    ox_printf(&k.body, ")) * %s[%s] + %s[%s]\n", sr, S, br, S);
+    ox_printf(&k.body, "    y[%s] = (x[%s] - %s) * %s * %s[%s] + %s[%s]\n", all.s, all.s, mean, inv,
+              sr, S, br, S);
+    free(mean);
+    free(inv);
     free(rest.s);
     free(xg.s);
     free(all.s);
