@@ -1,9 +1,11 @@
-# Normalizations over many elements sum their mean and variance in f64:
-# in f32 an InstanceNormalization over 200,704 elements (PyTorch's export
-# of GroupNorm(1, 64) on 56x56 maps, as PoolFormer's and Conv-TasNet's
-# global layer norm) was off by 2-3e-5 of the output's range (ONNX Runtime:
-# 1e-6; NumPy's f64 here).  in.onnx: that InstanceNormalization, its input
-# offset by 3 (the variance's cancellation); gn.onnx: a GroupNormalization
+# Normalizations over many elements sum their mean and variance in 64
+# lanes of partial sums (one long axis) or in f64 (several axes): summed
+# into one f32 number an InstanceNormalization over 200,704 elements
+# (PyTorch's export of GroupNorm(1, 64) on 56x56 maps, as PoolFormer's and
+# Conv-TasNet's global layer norm) was off by 2-3e-5 of the output's range
+# (ONNX Runtime: 1e-6; NumPy's f64 here).  in.onnx: that
+# InstanceNormalization (in lanes), its input offset by 3 (the variance's
+# cancellation); gn.onnx: a GroupNormalization
 # (opset 18) of 2 groups over 16 x 48 x 48 each; ln.onnx: a
 # LayerNormalization over the last three axes (32,768 elements).  Each
 # within 1e-6 of NumPy at -O0 and -O2.  A layer norm over 512 channels keeps
@@ -64,6 +66,9 @@ sys.exit(0 if err <= 1e-6 else 1)
 EOF2
     done
 done
+expect_status 0 "$TEC" --emit=te in.onnx
+grep -q 'part\[i0, i1, l\] += x\[i0, i1, r2 \* 64 + l\] where l in 0..64, r2 in 0..3136$' out ||
+    { cat out; fail "the InstanceNormalization is not summed in lanes"; }
 expect_status 0 "$TEC" --emit=te ln512.onnx
 grep -q 'sum\[i0, i1\] += x\[i0, i1, r2\]$' out || { cat out; fail "the 512-channel layer norm's sum is not f32"; }
 grep -q f64 out && { cat out; fail "the 512-channel layer norm reads f64"; }
