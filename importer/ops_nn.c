@@ -3864,7 +3864,8 @@ static bool op_topk(ox_node *nd, const void *arg)
     if (K < 1 || K > n)
         return ox_fail(nd, "k %lld is out of range 1..%lld (dimension %d of '%s')", (long long)K,
                        (long long)n, axis, x->onnx);
-    if (n > TOPK_MAX_PAIRS / n || rows > TOPK_MAX_PAIRS / n / n)   /* rows 0: refused below */
+    bool select = K <= TOPK_SELECT_MAX && K * TOPK_SELECT_SHARE <= n;   /* topk_select */
+    if (!select && (n > TOPK_MAX_PAIRS / n || rows > TOPK_MAX_PAIRS / n / n))   /* rows 0: refused below */
         return ox_fail(nd, "TopK over %lld rows of %lld elements: tec ranks every pair of a "
                        "row's elements, at most 2^34 comparisons in all", (long long)rows,
                        (long long)n);
@@ -3886,7 +3887,7 @@ static bool op_topk(ox_node *nd, const void *arg)
     read_at_axis(&xi, xr, x->ndim, axis, own);
     read_at_axis(&xj, xr, x->ndim, axis, "j");
     read_at_axis(&ri, "r", x->ndim, axis, "m");
-    if (K <= TOPK_SELECT_MAX && K * TOPK_SELECT_SHARE <= n) {
+    if (select) {
         ox_str kp = {0};
         for (int d = 0, o = 0; d < x->ndim; d++)
             if (d != axis)

@@ -5,9 +5,10 @@
 # order is op_topk's: largest, NaNs first by index, then numbers down, ties
 # by index; smallest, numbers up, ties by index, then NaNs.  Rows with
 # NaNs, ties, infinities and a row of only NaNs and equal numbers; along
-# the last axis and along axis 0 of a [40, 3] input, and a rank-1 input;
-# against NumPy's stable sorts of the same order at -O0 and -O2.  --emit=te
-# shows the selection (no pairwise rank r).
+# the last axis and along axis 0 of a [40, 3] input, a rank-1 input, and
+# a row of 2^18 (too long to rank its pairs: refused before); against
+# NumPy's stable sorts of the same order at -O0 and -O2.  --emit=te shows
+# the selection (no pairwise rank r).
 . "$srcdir/testsuite/cli/lib.inc"
 "$PYTHON" - "$srcdir/testsuite/onnx" <<'EOF2' || fail "cannot write the models"
 import os, sys
@@ -54,8 +55,11 @@ for largest in (0, 1):
     case("rows%d" % largest, x, 8, 1, bool(largest))
     case("cols%d" % largest, np.ascontiguousarray(x[:3].T), 10, 0, bool(largest))
     case("vec%d" % largest, x[0].copy(), 5, 0, bool(largest))
+# a row of 2^18: 2^36 pairs, more than the pairwise ranking takes (refused
+# before), few selections
+case("long", rng.standard_normal(1 << 18).astype(np.float32), 6, 0, True)
 EOF2
-for m in rows0 rows1 cols0 cols1 vec0 vec1; do
+for m in rows0 rows1 cols0 cols1 vec0 vec1 long; do
     for mode in -O0 -O2; do
         expect_status 0 "$TEC" $mode $m.onnx --input x=${m}_x.npy --save-outputs o_$m$mode
         "$PYTHON" - ref_$m o_$m$mode <<'EOF2' || fail "$m $mode: wrong result"
