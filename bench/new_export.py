@@ -8,8 +8,10 @@ bench/results/newmodels_s27.txt).
     /usr/bin/python3 bench/new_export.py MODEL DIR      (MODEL "all": every one)
 
 Random weights (torch.manual_seed(0), batch norms given random statistics),
-batch 1, torch.onnx.export at opset 13 (MODEL_op17: opset 17, where
-LayerNormalization replaces the written-out layer norm).  MODEL is one of
+batch 1, torch.onnx.export at opset 13 (ops_mix2: 14) or with
+bench/unseen_export.py's suffixes (MODEL_op17: opset 17, where
+LayerNormalization replaces the written-out layer norm; MODEL_nofold, _dyn
+...).  MODEL is one of
 
     clip_text     a CLIP-like text encoder: 77 token ids (int64 input "ids",
                   the end token the largest id) -> token + learned position
@@ -75,6 +77,18 @@ LayerNormalization replaces the written-out layer norm).  MODEL is one of
                   of 256x256, strided 3x3 down, 1x1 + bilinear up, sums
     tsm           temporal shift on 8 frames of 56x56 (slices and Concat of
                   zeros along time) around ResNet-like blocks
+    perceiver     Perceiver-like cross attention: 16 learned latents attend to
+                  200 inputs by Einsum, a Softmax between
+    t5_bias       T5-like relative position bias: buckets of the position
+                  differences (Abs, Log, Floor, Min, Where; computed at run
+                  time in the _nofold variant) through an Embedding, added
+                  to 4 heads' attention logits
+    embbag        nn.EmbeddingBag (mode mean) over 4 bags of 5 ids
+    ops_mix2      opset 14 (Trilu): cosine similarity, pairwise distance,
+                  cdist, var / std, unfold, tril / triu, sort and argsort of
+                  a row, a scalar sum flattened, baddbmm, addcmul, cumsum,
+                  fmod / remainder, softmin, hardswish, mish, tanh GELU,
+                  sign, round
 
 An existing DIR/MODEL.onnx is kept (delete it to export again).  Needs
 Debian's python3-torch (torch 1.13).
@@ -638,6 +652,70 @@ def models():
                 x = F.relu(x + b(self.shift(x)))
             return self.head(x.mean((2, 3)).view(-1, self.t, x.shape[1]).mean(1))
 
+
+    class Perceiver(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lat = nn.Parameter(torch.randn(16, 64))
+            self.q, self.kv, self.o = nn.Linear(64, 64), nn.Linear(32, 128), nn.Linear(64, 10)
+
+        def forward(self, x):                            # 1 x 200 x 32
+            q = self.q(self.lat)[None]
+            k, v = self.kv(x).chunk(2, -1)
+            a = torch.einsum("bld,bnd->bln", q, k).softmax(-1)
+            return self.o(torch.einsum("bln,bnd->bld", a, v).mean(1))
+
+    class T5Bias(nn.Module):
+        def __init__(self, heads=4, buckets=32, d=64):
+            super().__init__()
+            self.rel, self.qkv, self.h = nn.Embedding(buckets, heads), nn.Linear(d, 3 * d), heads
+
+        @staticmethod
+        def bucket(rel, nb=32, maxd=128):
+            nb //= 2
+            ret, n, exact = (rel > 0).long() * nb, rel.abs(), nb // 2
+            large = exact + (torch.log(n.float() / exact + 1e-6) / math.log(maxd / exact)
+                             * (nb - exact)).long()
+            large = torch.min(large, torch.full_like(large, nb - 1))
+            return ret + torch.where(n < exact, n, large)
+
+        def forward(self, x):                            # 1 x T x d
+            t = x.shape[1]
+            pos = torch.arange(t)
+            b = self.rel(self.bucket(pos[None, :] - pos[:, None])).permute(2, 0, 1)[None]
+            q, k, v = self.qkv(x).view(1, t, 3, self.h, -1).permute(2, 0, 3, 1, 4)
+            a = (q @ k.transpose(-1, -2) + b).softmax(-1)
+            return (a @ v).transpose(1, 2).reshape(1, t, -1)
+
+    class EmbBag(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.e = nn.EmbeddingBag(100, 16, mode="mean")
+
+        def forward(self, ids):
+            return self.e(ids.view(4, 5))
+
+    class OpsMix2(nn.Module):
+        def forward(self, x):                            # 1 x 8 x 6 x 6
+            r = x[0, 0].flatten()
+            parts = [F.cosine_similarity(x[:, :4], x[:, 4:], dim=1),
+                     F.pairwise_distance(x[0, :, 0], x[0, :, 1]),
+                     torch.cdist(x[0, :, 0].T[None], x[0, :, 1].T[None]),
+                     torch.var(x, dim=(2, 3), unbiased=True) + torch.std(x, dim=1).mean(),
+                     F.unfold(x, 2, stride=2),
+                     torch.tril(x[0, 0]) + torch.triu(x[0, 1], 1),
+                     torch.sort(r, descending=True)[0][:5],
+                     x[0, :, 0].sum(),           # a scalar: its flatten reads its (empty) Shape
+                     torch.argsort(x[0, 1].flatten())[:5].float(),
+                     torch.baddbmm(x[0, :2], x[0, :2], x[0, 2:4]),
+                     torch.addcmul(x[0, :2], x[0, 2:4], x[0, 4:6], value=0.5),
+                     torch.cumsum(x, 3)[..., -1],
+                     torch.fmod(x[:, :4], 0.3) + torch.remainder(x[:, 4:], 0.3),
+                     F.softmin(x, 1) + F.log_softmax(x, 2) + F.hardswish(x) + F.mish(x)
+                     + F.gelu(x, approximate="tanh"),
+                     torch.clamp(x, min=-0.5) + x.clamp(max=0.2) + torch.sign(x) + x.round()]
+            return torch.cat([p.flatten() for p in parts])
+
     g = torch.Generator().manual_seed(27)
     clip_ids = torch.randint(1, 49000, (1, 77), generator=g)
     clip_ids[0, 12] = 49407          # the end token (largest id), then padding
@@ -668,6 +746,10 @@ def models():
                                                 torch.randint(1, 1000, (1, 30), generator=g)], 1)}),
         "hrnet_like": (HrNet, {"image": torch.randn(1, 3, 256, 256, generator=g)}),
         "tsm": (Tsm, {"image": torch.randn(8, 3, 112, 112, generator=g)}),
+        "perceiver": (Perceiver, {"image": torch.randn(1, 200, 32, generator=g)}),
+        "t5_bias": (T5Bias, {"image": torch.randn(1, 40, 64, generator=g)}),
+        "embbag": (EmbBag, {"ids": torch.randint(0, 100, (20,), generator=g)}),
+        "ops_mix2": (OpsMix2, {"image": torch.randn(1, 8, 6, 6, generator=g)}),
     }
 
 
@@ -685,6 +767,8 @@ def export_one(name, out):
     import torch
     import unseen_export
     base, opts = unseen_export.variant(name)
+    if base == "ops_mix2" and "_op" not in name:
+        opts["opset"] = 14      # torch.tril / triu: Trilu
     onnx_path = os.path.join(out, name + ".onnx")
     if os.path.exists(onnx_path):
         return
