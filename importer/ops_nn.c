@@ -355,7 +355,7 @@ static bool op_batchnorm(ox_node *nd, const void *arg)
 }
 
 /* A normalization over more than this many elements sums its mean and
- * variance in f64 (or in lanes over one axis: norm_lanes): f32 sums of
+ * variance in f64 (or in lanes along x's rows: norm_lanes): f32 sums of
  * 200k elements (a GroupNorm(1) over a 64 x 56 x 56 map, as PoolFormer's)
  * were off by 2e-5 of the output's range, ONNX Runtime's by 1e-6.  Up to
  * it (layer norms over channels) the kernels stay in f32, as the row
@@ -395,18 +395,19 @@ static void norm_moments(ox_str *body, const ox_value *x, const char *K, const c
     *inv = v.s;
 }
 
-/* Lanes of partial sums of a normalization over one long axis. */
+/* Lanes of partial sums of a normalization along long rows. */
 #define NORM_LANES 64
 
-/* The moments of a normalization over one axis a of count elements, a
- * multiple of NORM_LANES, as NORM_LANES partial sums (lane l sums the
- * elements l, l + NORM_LANES, ...; then the lanes are added): a sum into
+/* The moments of a normalization over count elements, the axes red[]
+ * whose last, a, is x's innermost and a multiple of NORM_LANES long, as
+ * NORM_LANES partial sums (lane l sums the elements l, l + NORM_LANES, ...
+ * of each row along a; then the lanes are added): a sum into
  * one number is a serial chain of adds (a loop of 200,704 took 290 us at
  * f64, 490 at f32), the lanes are a vector loop (40 us), and each sums a
  * 64th of the elements, as accurate as the f64 sums.  Statements into
  * body; *mean and *inv as norm_moments'. */
-static void norm_lanes(ox_str *body, const ox_value *x, const char *K, int a, int64_t count,
-                       double eps, char **mean, char **inv)
+static void norm_lanes(ox_str *body, const ox_value *x, const bool *red, const char *K, int a,
+                       int64_t count, double eps, char **mean, char **inv)
 {
     ox_str xl = {0}, pk = {0}, m = {0}, v = {0};   /* x at lane l of step r<a>; [K, l] */
     ox_printf(&xl, "x[");
@@ -414,12 +415,12 @@ static void norm_lanes(ox_str *body, const ox_value *x, const char *K, int a, in
         if (d == a)
             ox_printf(&xl, "%sr%d * %d + l", d ? ", " : "", d, NORM_LANES);
         else
-            ox_printf(&xl, "%si%d", d ? ", " : "", d);
+            ox_printf(&xl, "%s%s%d", d ? ", " : "", red[d] ? "r" : "i", d);
     ox_printf(&xl, "]");
     ox_printf(&pk, "%s%sl", K, *K ? ", " : "");
     char where[96];
     snprintf(where, sizeof where, " where l in 0..%d, r%d in 0..%lld", NORM_LANES, a,
-             (long long)(count / NORM_LANES));
+             (long long)(x->shape[a] / NORM_LANES));
     ox_printf(&m, "sum[%s] / %lld", K, (long long)count);
     ox_printf(body, "    part[%s] += %s%s\n", pk.s, xl.s, where);
     ox_printf(body, "    sum[%s] += part[%s]\n", K, pk.s);
@@ -466,13 +467,10 @@ static bool normalize(ox_node *nd, const char *base, const bool *red, double eps
     ox_str kept = {0}, all = {0}, xr = {0};
     reduce_indices(x, red, &all, &kept, &xr);
     const char *K = kept.s ? kept.s : "";
-    int nred = 0, axis = -1;
-    for (int d = 0; d < x->ndim; d++)
-        if (red[d])
-            nred++, axis = d;
+    int last = x->ndim - 1;
     char *mean, *inv;
-    if (nred == 1 && count > NORM_WIDE_COUNT && count % NORM_LANES == 0)
-        norm_lanes(&k.body, x, K, axis, count, eps, &mean, &inv);
+    if (count > NORM_WIDE_COUNT && last >= 0 && red[last] && x->shape[last] % NORM_LANES == 0)
+        norm_lanes(&k.body, x, red, K, last, count, eps, &mean, &inv);
     else
         norm_moments(&k.body, x, K, xr.s, "", count, eps, K, &mean, &inv);
     ox_printf(&k.body, "    y[%s] = (x[%s] - %s) * %s * ", all.s, all.s, mean, inv);

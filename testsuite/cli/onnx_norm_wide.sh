@@ -5,7 +5,9 @@
 # Conv-TasNet's global layer norm) was off by 2-3e-5 of the output's range
 # (ONNX Runtime: 1e-6; NumPy's f64 here).  in.onnx: that
 # InstanceNormalization (in lanes), its input offset by 3 (the variance's
-# cancellation); gn.onnx: a GroupNormalization
+# cancellation); in2.onnx: one over 160 x 128 maps (lanes along the rows of
+# 128); in3.onnx: over 150 x 150 (rows no multiple of 64: f64); gn.onnx: a
+# GroupNormalization
 # (opset 18) of 2 groups over 16 x 48 x 48 each; ln.onnx: a
 # LayerNormalization over the last three axes (32,768 elements).  Each
 # within 1e-6 of NumPy at -O0 and -O2.  A layer norm over 512 channels keeps
@@ -36,6 +38,13 @@ s, b = np.array([1.5], np.float32), np.array([0.25], np.float32)
 save("in", [node("InstanceNormalization", ["x", "s", "b"], ["y"])], x, norm(x, 2) * 1.5 + 0.25,
      [array_tensor("s", s, FLOAT), array_tensor("b", b, FLOAT)], 13)
 
+for name, shape in (("in2", (1, 2, 160, 128)), ("in3", (1, 2, 150, 150))):
+    x = (rng.standard_normal(shape) * 2 + 5).astype(np.float32)
+    s, b = np.array([1.0, 0.5], np.float32), np.array([0.0, 1.0], np.float32)
+    y = norm(x, (2, 3)) * s[None, :, None, None] + b[None, :, None, None]
+    save(name, [node("InstanceNormalization", ["x", "s", "b"], ["y"])], x, y,
+         [array_tensor("s", s, FLOAT), array_tensor("b", b, FLOAT)], 13)
+
 x = (rng.standard_normal((1, 32, 48, 48)) - 2).astype(np.float32)
 s, b = np.array([0.5, 2.0], np.float32), np.array([1.0, -1.0], np.float32)
 y = norm(x.reshape(1, 2, 16 * 48 * 48), 2).reshape(x.shape)
@@ -53,7 +62,7 @@ s, b = np.ones(512, np.float32), np.zeros(512, np.float32)
 save("ln512", [node("LayerNormalization", ["x", "s", "b"], ["y"], attrs=[attr_int("axis", -1)])],
      x, norm(x, 2), [array_tensor("s", s, FLOAT), array_tensor("b", b, FLOAT)], 17)
 EOF2
-for m in in gn ln; do
+for m in in in2 in3 gn ln; do
     for mode in -O0 -O2; do
         expect_status 0 "$TEC" $mode $m.onnx --input x=${m}_x.npy --save-outputs o_$m$mode
         "$PYTHON" - ref_$m/y.npy o_$m$mode/y.npy <<'EOF2' || fail "$m $mode: not within 1e-6"
@@ -69,6 +78,12 @@ done
 expect_status 0 "$TEC" --emit=te in.onnx
 grep -q 'part\[i0, i1, l\] += x\[i0, i1, r2 \* 64 + l\] where l in 0..64, r2 in 0..3136$' out ||
     { cat out; fail "the InstanceNormalization is not summed in lanes"; }
+expect_status 0 "$TEC" --emit=te in2.onnx
+grep -q 'part\[i0, i1, l\] += x\[i0, i1, r2, r3 \* 64 + l\] where l in 0..64, r3 in 0..2$' out ||
+    { cat out; fail "the InstanceNormalization over 160 x 128 is not summed in lanes along its rows"; }
+expect_status 0 "$TEC" --emit=te in3.onnx
+grep -q 'sum\[i0, i1\] += f64(x\[i0, i1, r2, r3\])$' out ||
+    { cat out; fail "the InstanceNormalization over 150 x 150 is not summed in f64"; }
 expect_status 0 "$TEC" --emit=te ln512.onnx
 grep -q 'sum\[i0, i1\] += x\[i0, i1, r2\]$' out || { cat out; fail "the 512-channel layer norm's sum is not f32"; }
 grep -q f64 out && { cat out; fail "the 512-channel layer norm reads f64"; }
