@@ -3770,64 +3770,112 @@ static void read_at_axis(ox_str *b, const char *role, int ndim, int axis, const 
 #define TOPK_SELECT_MAX 32
 #define TOPK_SELECT_SHARE 4
 
-/* The indices kernel of a TopK of few elements of long rows (DGCNN's 16
- * nearest of 512 points): k selections in the order of op_topk, each
- * three reductions along the row (the first NaN after the last one
- * chosen, the largest (smallest) number after it, that number's first
- * index), 3k passes over a row instead of ranking its n^2 pairs (512 x 512
- * x 512 took 850 ms, 3 x 16 passes 20 times less work).  Step t's
- * candidates are the elements after step t-1's choice s<t-1> (value
- * v<t-1>) in the order: largest, NaNs first by index, then numbers down,
- * ties by index; smallest, numbers up, ties by index, then NaNs by
- * index.  KP: the row's indices (all but the axis'); xj: x at j. */
-static void topk_select(ox_str *body, const ox_value *x, int axis, int64_t K, bool largest,
-                        const char *KP, const char *xr, const char *xj)
+/* The indices of a TopK of few elements of long rows (DGCNN's 16 nearest
+ * of 512 points), idx ([.., K, ..] at axis), by k selections in the order
+ * of op_topk: each a kernel of two reductions along the row (the largest
+ * (smallest) number after the last choice, then the first index of a NaN
+ * or of that number after it), reading the choice before it; then a kernel
+ * lays the k choices side by side.  3k passes over a row instead of
+ * ranking its n^2 pairs (512 x 512 x 512 took 850 ms), and the selections
+ * after the first are one def (one compile; written as one kernel, their
+ * 5k statements took gcc 21 s).  Step t's candidates are the elements
+ * after step t-1's choice (index prev, value v) in the order: largest,
+ * NaNs first by index, then numbers down, ties by index; smallest, numbers
+ * up, ties by index, then NaNs by index. */
+static bool topk_select(ox_node *nd, ox_value *x, int axis, int64_t K, bool largest,
+                        ox_value *idx)
 {
     long long n = (long long)x->shape[axis];
-    for (int64_t t = 0; t < K; t++) {
-        ox_str cand = {0};   /* "<after step t-1> && ", or "" for step 0 */
+    ox_str kp = {0};   /* the row's indices: all but the axis' */
+    for (int d = 0, o = 0; d < x->ndim; d++)
+        if (d != axis)
+            ox_printf(&kp, "%si%d", o++ ? ", " : "", d);
+    const char *KP = kp.s ? kp.s : "";
+    ox_value *step = calloc((size_t)K, sizeof *step);
+    char **names = calloc((size_t)K, sizeof *names);
+    if (!step || !names)
+        ir_out_of_memory();
+    bool ok = true;
+    for (int64_t t = 0; ok && t < K; t++) {
+        ox_kernel k;
+        ox_kernel_init(&k, nd);
+        const char *xr = ox_operand(&k, x, "x");
+        ox_str xj = {0}, cand = {0}, at = {0};
+        read_at_axis(&xj, xr, x->ndim, axis, "j");
+        const char *j = xj.s;
         if (t > 0) {
-            char vp[64], ip[64];
-            snprintf(vp, sizeof vp, "v%lld[%s]", (long long)t - 1, KP);
-            snprintf(ip, sizeof ip, "s%lld[%s]", (long long)t - 1, KP);
+            const char *prev = ox_operand(&k, &step[t - 1], "prev");
+            ox_printf(&at, "%s[%s]", prev, KP);
+            ox_printf(&k.body, "    v[%s] = ", KP);
+            read_at_axis(&k.body, xr, x->ndim, axis, at.s);
+            ox_printf(&k.body, "\n");
+            char vp[64];
+            snprintf(vp, sizeof vp, "v[%s]", KP);
+            const char *ip = at.s;
             if (largest)
                 ox_printf(&cand, "(%s != %s ? %s != %s && j > %s || %s == %s : %s == %s && "
-                          "(%s < %s || %s == %s && j > %s))", vp, vp, xj, xj, ip, xj, xj, xj, xj,
-                          xj, vp, xj, vp, ip);
+                          "(%s < %s || %s == %s && j > %s))", vp, vp, j, j, ip, j, j, j, j, j,
+                          vp, j, vp, ip);
             else
                 ox_printf(&cand, "(%s != %s ? %s != %s && j > %s : %s != %s || %s > %s || "
-                          "%s == %s && j > %s)", vp, vp, xj, xj, ip, xj, xj, xj, vp, xj, vp, ip);
-            ox_printf(&cand, " && ");
+                          "%s == %s && j > %s)", vp, vp, j, j, ip, j, j, j, vp, j, vp, ip);
         }
-        const char *c = cand.s ? cand.s : "";
-        long long T = (long long)t;
-        ox_printf(body, "    n%lld[%s] min= %s%s != %s ? j : %lld\n", T, KP, c, xj, xj, n);
-        ox_printf(body, "    m%lld[%s] %s= %s%s == %s ? %s : %sinf\n", T, KP,
-                  largest ? "max" : "min", c, xj, xj, xj, largest ? "-" : "");
-        ox_printf(body, "    k%lld[%s] min= %s%s == m%lld[%s] ? j : %lld\n", T, KP, c, xj, T, KP, n);
-        if (largest)
-            ox_printf(body, "    s%lld[%s] = n%lld[%s] < %lld ? n%lld[%s] : k%lld[%s]\n", T, KP, T,
-                      KP, n, T, KP, T, KP);
-        else
-            ox_printf(body, "    s%lld[%s] = k%lld[%s] < %lld ? k%lld[%s] : n%lld[%s]\n", T, KP, T,
-                      KP, n, T, KP, T, KP);
-        if (t + 1 < K) {
-            char at[64];
-            snprintf(at, sizeof at, "s%lld[%s]", T, KP);
-            ox_printf(body, "    v%lld[%s] = ", T, KP);
-            read_at_axis(body, xr, x->ndim, axis, at);
-            ox_printf(body, "\n");
-        }
+        const char *c = cand.s;   /* NULL at step 0: every element is a candidate */
+        char m[64];
+        snprintf(m, sizeof m, "m[%s]", KP);
+        ox_printf(&k.body, "    %s %s= %s%s%s == %s ? %s : %sinf\n", m, largest ? "max" : "min",
+                  c ? c : "", c ? " && " : "", j, j, j, largest ? "-" : "");
+        /* c: the index of the choice (a NaN's first when largest, m's when
+         * smallest) or n + the index of the other kind's first */
+        const char *first = largest ? "!=" : "==", *firstr = largest ? j : m;
+        const char *other = largest ? "==" : "!=", *otherr = largest ? m : j;
+        ox_printf(&k.body, "    c[%s] min= %s%s(%s %s %s ? j : %s %s %s ? %lld + j : %lld)", KP,
+                  c ? c : "", c ? " ? " : "", j, first, firstr, j, other, otherr, n, 2 * n);
+        if (c)
+            ox_printf(&k.body, " : %lld", 2 * n);
+        ox_printf(&k.body, "\n");
+        ox_printf(&k.body, "    y[%s] = c[%s] < %lld ? c[%s] : c[%s] - %lld\n", KP, KP, n, KP, KP, n);
+        ox_value *y = &step[t];
+        y->dtype = IR_I64;
+        y->ndim = 0;
+        for (int d = 0; d < x->ndim; d++)
+            if (d != axis)
+                y->shape[y->ndim++] = x->shape[d];
+        ox_str name = {0};
+        ox_printf(&name, "%s_select%lld", nd->n->name, (long long)t);
+        names[t] = name.s;
+        y->onnx = name.s;
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, "select%lld", (long long)t);
+        ok = ox_kernel_finish(&k, "topk_select", y, suffix);
+        free(xj.s);
+        free(at.s);
         free(cand.s);
+        ox_kernel_free(&k);
     }
-    ox_printf(body, "    y[");
-    ox_indices(body, "i", 0, x->ndim);
-    ox_printf(body, "] = ");
-    for (int64_t t = 0; t < K; t++) {
-        if (t + 1 < K)
-            ox_printf(body, "i%d == %lld ? ", axis, (long long)t);
-        ox_printf(body, "s%lld[%s]%s", (long long)t, KP, t + 1 < K ? " : " : "\n");
+    if (ok) {   /* the choices side by side along the axis */
+        ox_kernel k;
+        ox_kernel_init(&k, nd);
+        ox_printf(&k.body, "    y[");
+        ox_indices(&k.body, "i", 0, x->ndim);
+        ox_printf(&k.body, "] = ");
+        for (int64_t t = 0; t < K; t++) {
+            char role[32];
+            snprintf(role, sizeof role, "s%lld", (long long)t);
+            const char *r = ox_operand(&k, &step[t], ox_kernel_role(&k, role));
+            if (t + 1 < K)
+                ox_printf(&k.body, "i%d == %lld ? ", axis, (long long)t);
+            ox_printf(&k.body, "%s[%s]%s", r, KP, t + 1 < K ? " : " : "\n");
+        }
+        ok = ox_kernel_finish(&k, "topk_indices", idx, idx->producer ? NULL : "indices");
+        ox_kernel_free(&k);
     }
+    free(kp.s);
+    for (int64_t t = 0; t < K; t++)
+        free(names[t]);
+    free(names);
+    free(step);
+    return ok;
 }
 
 /* TopK: the k largest (or smallest) along an axis, sorted, ties in index
@@ -3885,13 +3933,11 @@ static bool op_topk(ox_node *nd, const void *arg)
     read_at_axis(&xi, xr, x->ndim, axis, own);
     read_at_axis(&xj, xr, x->ndim, axis, "j");
     read_at_axis(&ri, "r", x->ndim, axis, "m");
+    bool ok;
     if (select) {
-        ox_str kp = {0};
-        for (int d = 0, o = 0; d < x->ndim; d++)
-            if (d != axis)
-                ox_printf(&kp, "%si%d", o++ ? ", " : "", d);
-        topk_select(&k.body, x, axis, K, largest, kp.s ? kp.s : "", xr, xj.s);
-        free(kp.s);
+        bool failed = k.failed;   /* x's error (no elements) is said once */
+        ox_kernel_free(&k);
+        ok = !failed && topk_select(nd, x, axis, K, largest, idx);
         goto values;
     }
     ox_printf(&k.body, "    r[");
@@ -3904,9 +3950,9 @@ static bool op_topk(ox_node *nd, const void *arg)
     ox_printf(&k.body, "    y[");
     ox_indices(&k.body, "i", 0, x->ndim);
     ox_printf(&k.body, "] += %s == %s ? m : 0 where m in 0..%lld\n", ri.s, own, (long long)n);
-values:;
-    bool ok = ox_kernel_finish(&k, "topk_indices", idx, idx == &scratch ? "indices" : NULL);
+    ok = ox_kernel_finish(&k, "topk_indices", idx, idx == &scratch ? "indices" : NULL);
     ox_kernel_free(&k);
+values:
     if (ok) {
         ox_value *y = ox_output(nd, 0);
         ox_same_shape(y, idx);
