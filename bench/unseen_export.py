@@ -527,6 +527,13 @@ def build(name):
         raise ValueError("unknown model %s (one of %s)"
                          % (name, " ".join(QUANTIZED + list(models))))
     cls, x = models[name]
+    return instantiate(cls), x
+
+
+def instantiate(cls):
+    """cls() in eval mode, its parameters from torch.manual_seed(0) and its
+    batch norms given random statistics (bench/new_export.py's models too)."""
+    import torch
     torch.manual_seed(0)
     model = cls().eval()
     for m in model.modules():
@@ -534,7 +541,7 @@ def build(name):
         if isinstance(m, (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d)):
             m.running_mean.uniform_(-0.5, 0.5)
             m.running_var.uniform_(0.5, 2.0)
-    return model, x
+    return model
 
 
 def variant(name):

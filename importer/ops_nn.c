@@ -354,6 +354,87 @@ static bool op_batchnorm(ox_node *nd, const void *arg)
     return ok;
 }
 
+/* A normalization over more than this many elements sums its mean and
+ * variance in f64 (or in lanes along x's rows: norm_lanes): f32 sums of
+ * 200k elements (a GroupNorm(1) over a 64 x 56 x 56 map, as PoolFormer's)
+ * were off by 2e-5 of the output's range, ONNX Runtime's by 1e-6.  Up to
+ * it (layer norms over channels) the kernels stay in f32, as the row
+ * kernels' schedules know them. */
+#define NORM_WIDE_COUNT 16384
+
+/* The mean and 1 / standard deviation of a normalization over count
+ * elements read as xr (at the kept indices K), written into body as
+ * statements of sum and sq; *mean and *inv are the expressions the output
+ * reads them by (in x's compute dtype; with count > NORM_WIDE_COUNT,
+ * sums of f64 cast back).  Both strings are the caller's to free. */
+static void norm_moments(ox_str *body, const ox_value *x, const char *K, const char *xr,
+                         const char *where, int64_t count, double eps, const char *at,
+                         char **mean, char **inv)
+{
+    ir_dtype cd = ox_compute_dtype(x->dtype);
+    bool wide = count > NORM_WIDE_COUNT && cd != IR_F64;
+    const char *to = wide ? ir_dtype_name(cd) : "";
+    ox_str m = {0}, v = {0};
+    if (wide)
+        ox_printf(&m, "%s(sum[%s] / %lld)", to, at, (long long)count);
+    else
+        ox_printf(&m, "sum[%s] / %lld", at, (long long)count);
+    if (wide) {
+        ox_printf(body, "    sum[%s] += f64(%s)%s\n", K, xr, where);
+        ox_printf(body, "    sq[%s] += f64((%s - %s(sum[%s] / %lld)) * (%s - %s(sum[%s] / %lld)))%s\n",
+                  K, xr, to, K, (long long)count, xr, to, K, (long long)count, where);
+    } else {
+        ox_printf(body, "    sum[%s] += %s%s\n", K, xr, where);
+        ox_printf(body, "    sq[%s] += (%s - sum[%s] / %lld) * (%s - sum[%s] / %lld)%s\n", K, xr, K,
+                  (long long)count, xr, K, (long long)count, where);
+    }
+    ox_printf(&v, "%s(1 / sqrt(sq[%s] / %lld + ", to, at, (long long)count);
+    ox_float(&v, eps);
+    ox_printf(&v, "))");
+    *mean = m.s;
+    *inv = v.s;
+}
+
+/* Lanes of partial sums of a normalization along long rows. */
+#define NORM_LANES 64
+
+/* The moments of a normalization over count elements, the axes red[]
+ * whose last, a, is x's innermost and a multiple of NORM_LANES long, as
+ * NORM_LANES partial sums (lane l sums the elements l, l + NORM_LANES, ...
+ * of each row along a; then the lanes are added): a sum into
+ * one number is a serial chain of adds (a loop of 200,704 took 290 us at
+ * f64, 490 at f32), the lanes are a vector loop (40 us), and each sums a
+ * 64th of the elements, as accurate as the f64 sums.  Statements into
+ * body; *mean and *inv as norm_moments'. */
+static void norm_lanes(ox_str *body, const ox_value *x, const bool *red, const char *K, int a,
+                       int64_t count, double eps, char **mean, char **inv)
+{
+    ox_str xl = {0}, pk = {0}, m = {0}, v = {0};   /* x at lane l of step r<a>; [K, l] */
+    ox_printf(&xl, "x[");
+    for (int d = 0; d < x->ndim; d++)
+        if (d == a)
+            ox_printf(&xl, "%sr%d * %d + l", d ? ", " : "", d, NORM_LANES);
+        else
+            ox_printf(&xl, "%s%s%d", d ? ", " : "", red[d] ? "r" : "i", d);
+    ox_printf(&xl, "]");
+    ox_printf(&pk, "%s%sl", K, *K ? ", " : "");
+    char where[96];
+    snprintf(where, sizeof where, " where l in 0..%d, r%d in 0..%lld", NORM_LANES, a,
+             (long long)(x->shape[a] / NORM_LANES));
+    ox_printf(&m, "sum[%s] / %lld", K, (long long)count);
+    ox_printf(body, "    part[%s] += %s%s\n", pk.s, xl.s, where);
+    ox_printf(body, "    sum[%s] += part[%s]\n", K, pk.s);
+    ox_printf(body, "    sqp[%s] += (%s - %s) * (%s - %s)%s\n", pk.s, xl.s, m.s, xl.s, m.s, where);
+    ox_printf(body, "    sq[%s] += sqp[%s]\n", K, pk.s);
+    ox_printf(&v, "(1 / sqrt(sq[%s] / %lld + ", K, (long long)count);
+    ox_float(&v, eps);
+    ox_printf(&v, "))");
+    free(xl.s);
+    free(pk.s);
+    *mean = m.s;
+    *inv = v.s;
+}
+
 /* Normalizes x over the axes red[] (mean and biased variance), then
  * scales and shifts by scale and bias read with the given indices. */
 static bool normalize(ox_node *nd, const char *base, const bool *red, double eps,
@@ -386,13 +467,15 @@ static bool normalize(ox_node *nd, const char *base, const bool *red, double eps
     ox_str kept = {0}, all = {0}, xr = {0};
     reduce_indices(x, red, &all, &kept, &xr);
     const char *K = kept.s ? kept.s : "";
-    ox_printf(&k.body, "    sum[%s] += %s\n", K, xr.s);
-    ox_printf(&k.body, "    sq[%s] += (%s - sum[%s] / %lld) * (%s - sum[%s] / %lld)\n", K, xr.s, K,
-              (long long)count, xr.s, K, (long long)count);
-    ox_printf(&k.body, "    y[%s] = (x[%s] - sum[%s] / %lld) * (1 / sqrt(sq[%s] / %lld + ", all.s, all.s,
-              K, (long long)count, K, (long long)count);
-    ox_float(&k.body, eps);
-    ox_printf(&k.body, ")) * ");
+    int last = x->ndim - 1;
+    char *mean, *inv;
+    if (count > NORM_WIDE_COUNT && last >= 0 && red[last] && x->shape[last] % NORM_LANES == 0)
+        norm_lanes(&k.body, x, red, K, last, count, eps, &mean, &inv);
+    else
+        norm_moments(&k.body, x, K, xr.s, "", count, eps, K, &mean, &inv);
+    ox_printf(&k.body, "    y[%s] = (x[%s] - %s) * %s * ", all.s, all.s, mean, inv);
+    free(mean);
+    free(inv);
     const char *rb[2] = {sr, br};
     for (int i = 0; i < 2 && sb[i]; i++) {
         if (i)
@@ -550,14 +633,14 @@ static bool op_groupnorm(ox_node *nd, const void *arg)
     char where[96], at[32];
     snprintf(where, sizeof where, " where g in 0..%lld, c in 0..%lld", (long long)G, (long long)Cg);
     snprintf(at, sizeof at, "i0, i1 / %lld", (long long)Cg);
-    ox_printf(&k.body, "    sum[i0, g] += %s%s\n", xg.s, where);
-    ox_printf(&k.body, "    sq[i0, g] += (%s - sum[i0, g] / %lld) * (%s - sum[i0, g] / %lld)%s\n",
-              xg.s, (long long)count, xg.s, (long long)count, where);
-    ox_printf(&k.body, "    y[%s] = (x[%s] - sum[%s] / %lld) * (1 / sqrt(sq[%s] / %lld + ", all.s,
-              all.s, at, (long long)count, at, (long long)count);
-    ox_float(&k.body, ox_attr_float(nd, "epsilon", 1e-5));
+    char *mean, *inv;
+    norm_moments(&k.body, x, "i0, g", xg.s, where, count, ox_attr_float(nd, "epsilon", 1e-5), at,
+                 &mean, &inv);
     const char *S = nd->opset >= 21 ? "i1" : at + 4;   /* the channel, or its group */
-    ox_printf(&k.body, ")) * %s[%s] + %s[%s]\n", sr, S, br, S);
+    ox_printf(&k.body, "    y[%s] = (x[%s] - %s) * %s * %s[%s] + %s[%s]\n", all.s, all.s, mean, inv,
+              sr, S, br, S);
+    free(mean);
+    free(inv);
     free(rest.s);
     free(xg.s);
     free(all.s);
@@ -3682,6 +3765,119 @@ static void read_at_axis(ox_str *b, const char *role, int ndim, int axis, const 
 /* The most comparisons TopK's ranking may take (2^34: seconds). */
 #define TOPK_MAX_PAIRS ((int64_t)1 << 34)
 
+/* TopK of k at most this, and at most 1/TOPK_SELECT_SHARE of the axis,
+ * selects its elements one at a time (topk_select). */
+#define TOPK_SELECT_MAX 32
+#define TOPK_SELECT_SHARE 4
+
+/* The indices of a TopK of few elements of long rows (DGCNN's 16 nearest
+ * of 512 points), idx ([.., K, ..] at axis), by k selections in the order
+ * of op_topk: each a kernel of two reductions along the row (the largest
+ * (smallest) number after the last choice, then the first index of a NaN
+ * or of that number after it), reading the choice before it; then a kernel
+ * lays the k choices side by side.  3k passes over a row instead of
+ * ranking its n^2 pairs (512 x 512 x 512 took 850 ms), and the selections
+ * after the first are one def (one compile; written as one kernel, their
+ * 5k statements took gcc 21 s).  Step t's candidates are the elements
+ * after step t-1's choice (index prev, value v) in the order: largest,
+ * NaNs first by index, then numbers down, ties by index; smallest, numbers
+ * up, ties by index, then NaNs by index. */
+static bool topk_select(ox_node *nd, ox_value *x, int axis, int64_t K, bool largest,
+                        ox_value *idx)
+{
+    long long n = (long long)x->shape[axis];
+    ox_str kp = {0};   /* the row's indices: all but the axis' */
+    for (int d = 0, o = 0; d < x->ndim; d++)
+        if (d != axis)
+            ox_printf(&kp, "%si%d", o++ ? ", " : "", d);
+    const char *KP = kp.s ? kp.s : "";
+    ox_value *step = calloc((size_t)K, sizeof *step);
+    char **names = calloc((size_t)K, sizeof *names);
+    if (!step || !names)
+        ir_out_of_memory();
+    bool ok = true;
+    for (int64_t t = 0; ok && t < K; t++) {
+        ox_kernel k;
+        ox_kernel_init(&k, nd);
+        const char *xr = ox_operand(&k, x, "x");
+        ox_str xj = {0}, cand = {0}, at = {0};
+        read_at_axis(&xj, xr, x->ndim, axis, "j");
+        const char *j = xj.s;
+        if (t > 0) {
+            const char *prev = ox_operand(&k, &step[t - 1], "prev");
+            ox_printf(&at, "%s[%s]", prev, KP);
+            ox_printf(&k.body, "    v[%s] = ", KP);
+            read_at_axis(&k.body, xr, x->ndim, axis, at.s);
+            ox_printf(&k.body, "\n");
+            char vp[64];
+            snprintf(vp, sizeof vp, "v[%s]", KP);
+            const char *ip = at.s;
+            if (largest)
+                ox_printf(&cand, "(%s != %s ? %s != %s && j > %s || %s == %s : %s == %s && "
+                          "(%s < %s || %s == %s && j > %s))", vp, vp, j, j, ip, j, j, j, j, j,
+                          vp, j, vp, ip);
+            else
+                ox_printf(&cand, "(%s != %s ? %s != %s && j > %s : %s != %s || %s > %s || "
+                          "%s == %s && j > %s)", vp, vp, j, j, ip, j, j, j, vp, j, vp, ip);
+        }
+        const char *c = cand.s;   /* NULL at step 0: every element is a candidate */
+        char m[64];
+        snprintf(m, sizeof m, "m[%s]", KP);
+        ox_printf(&k.body, "    %s %s= %s%s%s == %s ? %s : %sinf\n", m, largest ? "max" : "min",
+                  c ? c : "", c ? " && " : "", j, j, j, largest ? "-" : "");
+        /* c: the index of the choice (a NaN's first when largest, m's when
+         * smallest) or n + the index of the other kind's first */
+        const char *first = largest ? "!=" : "==", *firstr = largest ? j : m;
+        const char *other = largest ? "==" : "!=", *otherr = largest ? m : j;
+        ox_printf(&k.body, "    c[%s] min= %s%s(%s %s %s ? j : %s %s %s ? %lld + j : %lld)", KP,
+                  c ? c : "", c ? " ? " : "", j, first, firstr, j, other, otherr, n, 2 * n);
+        if (c)
+            ox_printf(&k.body, " : %lld", 2 * n);
+        ox_printf(&k.body, "\n");
+        ox_printf(&k.body, "    y[%s] = c[%s] < %lld ? c[%s] : c[%s] - %lld\n", KP, KP, n, KP, KP, n);
+        ox_value *y = &step[t];
+        y->dtype = IR_I64;
+        y->ndim = 0;
+        for (int d = 0; d < x->ndim; d++)
+            if (d != axis)
+                y->shape[y->ndim++] = x->shape[d];
+        ox_str name = {0};
+        ox_printf(&name, "%s_select%lld", nd->n->name, (long long)t);
+        names[t] = name.s;
+        y->onnx = name.s;
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, "select%lld", (long long)t);
+        ok = ox_kernel_finish(&k, "topk_select", y, suffix);
+        free(xj.s);
+        free(at.s);
+        free(cand.s);
+        ox_kernel_free(&k);
+    }
+    if (ok) {   /* the choices side by side along the axis */
+        ox_kernel k;
+        ox_kernel_init(&k, nd);
+        ox_printf(&k.body, "    y[");
+        ox_indices(&k.body, "i", 0, x->ndim);
+        ox_printf(&k.body, "] = ");
+        for (int64_t t = 0; t < K; t++) {
+            char role[32];
+            snprintf(role, sizeof role, "s%lld", (long long)t);
+            const char *r = ox_operand(&k, &step[t], ox_kernel_role(&k, role));
+            if (t + 1 < K)
+                ox_printf(&k.body, "i%d == %lld ? ", axis, (long long)t);
+            ox_printf(&k.body, "%s[%s]%s", r, KP, t + 1 < K ? " : " : "\n");
+        }
+        ok = ox_kernel_finish(&k, "topk_indices", idx, idx->producer ? NULL : "indices");
+        ox_kernel_free(&k);
+    }
+    free(kp.s);
+    for (int64_t t = 0; t < K; t++)
+        free(names[t]);
+    free(names);
+    free(step);
+    return ok;
+}
+
 /* TopK: the k largest (or smallest) along an axis, sorted, ties in index
  * order (ONNX's rule from opset 11).  An element's place is the count of
  * the elements before it (larger, or equal at a lower index), so the
@@ -3714,7 +3910,8 @@ static bool op_topk(ox_node *nd, const void *arg)
     if (K < 1 || K > n)
         return ox_fail(nd, "k %lld is out of range 1..%lld (dimension %d of '%s')", (long long)K,
                        (long long)n, axis, x->onnx);
-    if (n > TOPK_MAX_PAIRS / n || rows > TOPK_MAX_PAIRS / n / n)   /* rows 0: refused below */
+    bool select = K <= TOPK_SELECT_MAX && K * TOPK_SELECT_SHARE <= n;   /* topk_select */
+    if (!select && (n > TOPK_MAX_PAIRS / n || rows > TOPK_MAX_PAIRS / n / n))   /* rows 0: refused below */
         return ox_fail(nd, "TopK over %lld rows of %lld elements: tec ranks every pair of a "
                        "row's elements, at most 2^34 comparisons in all", (long long)rows,
                        (long long)n);
@@ -3736,6 +3933,13 @@ static bool op_topk(ox_node *nd, const void *arg)
     read_at_axis(&xi, xr, x->ndim, axis, own);
     read_at_axis(&xj, xr, x->ndim, axis, "j");
     read_at_axis(&ri, "r", x->ndim, axis, "m");
+    bool ok;
+    if (select) {
+        bool failed = k.failed;   /* x's error (no elements) is said once */
+        ox_kernel_free(&k);
+        ok = !failed && topk_select(nd, x, axis, K, largest, idx);
+        goto values;
+    }
     ox_printf(&k.body, "    r[");
     ox_indices(&k.body, "i", 0, x->ndim);
     /* j before i: by value, NaN (x != x) above every number, ties by index */
@@ -3746,8 +3950,9 @@ static bool op_topk(ox_node *nd, const void *arg)
     ox_printf(&k.body, "    y[");
     ox_indices(&k.body, "i", 0, x->ndim);
     ox_printf(&k.body, "] += %s == %s ? m : 0 where m in 0..%lld\n", ri.s, own, (long long)n);
-    bool ok = ox_kernel_finish(&k, "topk_indices", idx, idx == &scratch ? "indices" : NULL);
+    ok = ox_kernel_finish(&k, "topk_indices", idx, idx == &scratch ? "indices" : NULL);
     ox_kernel_free(&k);
+values:
     if (ok) {
         ox_value *y = ox_output(nd, 0);
         ox_same_shape(y, idx);
@@ -4059,26 +4264,23 @@ static bool rnn_step(rnn *q, int d, int64_t t, int64_t from)
     return ok;
 }
 
-/* Output out of the steps: Y ([T, D, B, H]: every step's h), or Y_h /
- * Y_c (part 0 / 1, [D, B, H]: the last step's h or c of each direction);
- * layout 1 puts the batch first. */
-static bool rnn_gather(rnn *q, int out, bool every, int part)
+/* Writes into y the steps' h of times t0 .. t0 + times - 1 ([times, D, B,
+ * H]: Y's block of those times; layout 1 [B, times, D, H]) when every, else
+ * (times 1) Y_h / Y_c (part 0 / 1, [D, B, H]: the last step's h or c of each
+ * direction; layout 1 [B, D, H]).  One kernel reads them all: at most
+ * OX_MAX_PARAMS - 2 steps. */
+static bool rnn_gather_into(rnn *q, ox_value *y, int64_t t0, int64_t times, bool every, int part,
+                            const char *suffix)
 {
-    int64_t times = every ? q->T : 1;
-    if (q->D * times > OX_MAX_PARAMS - 2)
-        return ox_fail(q->nd, "output Y of %lld steps in %d direction(s): tec gathers at most "
-                       "%d steps' h into one output (use Y_h, or a shorter sequence)",
-                       (long long)q->T, q->D, OX_MAX_PARAMS - 2);
-    ox_value *y = ox_output(q->nd, out);
     y->dtype = q->x->dtype;
     ox_kernel k;
     ox_kernel_init(&k, q->nd);
     const char *idx;
     if (every && q->batch_first) {
-        y->ndim = 4, y->shape[0] = q->B, y->shape[1] = q->T, y->shape[2] = q->D;
+        y->ndim = 4, y->shape[0] = q->B, y->shape[1] = times, y->shape[2] = q->D;
         idx = "n, t, e, j";
     } else if (every) {
-        y->ndim = 4, y->shape[0] = q->T, y->shape[1] = q->D, y->shape[2] = q->B;
+        y->ndim = 4, y->shape[0] = times, y->shape[1] = q->D, y->shape[2] = q->B;
         idx = "t, e, n, j";
     } else if (q->batch_first) {
         y->ndim = 3, y->shape[0] = q->B, y->shape[1] = q->D;
@@ -4093,7 +4295,7 @@ static bool rnn_gather(rnn *q, int out, bool every, int part)
         for (int d = 0; d < q->D; d++) {
             /* the last step: time T - 1 forward, time 0 reverse */
             bool back = q->reverse || d == 1;
-            int64_t at = every ? t : back ? 0 : q->T - 1;
+            int64_t at = every ? t0 + t : back ? 0 : q->T - 1;
             char role[48];
             snprintf(role, sizeof role, "h%lld_%d", (long long)at, d);
             const char *v = ox_operand(&k, &q->st[d * q->T + at], ox_kernel_role(&k, role));
@@ -4108,8 +4310,61 @@ static bool rnn_gather(rnn *q, int out, bool every, int part)
                 ox_printf(&k.body, "%s[n, j]", v);
             ox_printf(&k.body, last ? "\n" : " : ");
         }
-    bool ok = ox_kernel_finish(&k, "rnn_output", y, every ? NULL : part ? "Y_c" : "Y_h");
+    bool ok = ox_kernel_finish(&k, "rnn_output", y, suffix);
     ox_kernel_free(&k);
+    return ok;
+}
+
+/* Output out of the steps: Y (every step's h), or Y_h / Y_c (part 0 /
+ * 1).  A Y of more steps than one kernel reads (a bidirectional CRNN's 32
+ * columns: 64 steps) is gathered in blocks of consecutive times, which
+ * one more kernel lays side by side along time. */
+static bool rnn_gather(rnn *q, int out, bool every, int part)
+{
+    int64_t per = (OX_MAX_PARAMS - 2) / q->D;
+    if (!every || q->T <= per)
+        return rnn_gather_into(q, ox_output(q->nd, out), 0, every ? q->T : 1, every, part,
+                               every ? NULL : part ? "Y_c" : "Y_h");
+    int64_t nblocks = (q->T + per - 1) / per;   /* at most OX_MAX_PARAMS - 2: rnn_check */
+    ox_value *block = calloc((size_t)nblocks, sizeof *block);
+    char **names = calloc((size_t)nblocks, sizeof *names);
+    if (!block || !names)
+        ir_out_of_memory();
+    ox_kernel k;
+    ox_kernel_init(&k, q->nd);
+    ox_printf(&k.body, "    y[%s] = ", q->batch_first ? "n, t, e, j" : "t, e, n, j");
+    bool ok = true;
+    for (int64_t b = 0; ok && b < nblocks; b++) {
+        int64_t t0 = b * per, times = q->T - t0 < per ? q->T - t0 : per;
+        ox_str s = {0};
+        ox_printf(&s, "%s_Y%lld", q->nd->n->name, (long long)b);
+        names[b] = s.s;
+        block[b].onnx = s.s;
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, "Y%lld", (long long)b);
+        ok = rnn_gather_into(q, &block[b], t0, times, true, part, suffix);
+        if (!ok)
+            break;
+        const char *v = ox_operand(&k, &block[b], ox_kernel_role(&k, suffix));
+        if (b + 1 < nblocks)
+            ox_printf(&k.body, "t < %lld ? ", (long long)(t0 + times));
+        if (q->batch_first)
+            ox_printf(&k.body, "%s[n, t - %lld, e, j]", v, (long long)t0);
+        else
+            ox_printf(&k.body, "%s[t - %lld, e, n, j]", v, (long long)t0);
+        ox_printf(&k.body, b + 1 < nblocks ? " :\n        " : "\n");
+    }
+    if (ok) {
+        ox_value *y = ox_output(q->nd, out);
+        ox_same_shape(y, &block[0]);
+        y->shape[q->batch_first] = q->T;
+        ok = ox_kernel_finish(&k, "rnn_output", y, NULL);
+    }
+    ox_kernel_free(&k);
+    for (int64_t b = 0; b < nblocks; b++)
+        free(names[b]);
+    free(names);
+    free(block);
     return ok;
 }
 
@@ -4172,6 +4427,13 @@ static bool rnn_check(rnn *q)
         if (same[i] && same[i]->dtype != q->x->dtype)
             return ox_fail(nd, "input '%s' is %s but X is %s", same[i]->onnx,
                            ir_dtype_name(same[i]->dtype), ir_dtype_name(q->x->dtype));
+    /* Y's blocks of steps (rnn_gather), each at most OX_MAX_PARAMS - 2
+     * steps' h, are themselves at most OX_MAX_PARAMS - 2 */
+    int64_t per = (OX_MAX_PARAMS - 2) / q->D;
+    if (nd->n->n_output > 0 && *nd->n->output[0] && q->T > per * (OX_MAX_PARAMS - 2))
+        return ox_fail(nd, "output Y of %lld steps in %d direction(s): tec gathers at most "
+                       "%lld steps' h into one output (use Y_h, or a shorter sequence)",
+                       (long long)q->T, q->D, (long long)(per * (OX_MAX_PARAMS - 2)));
     if (seq) {
         /* every sequence at full length: the steps are the same for all */
         int64_t lens[1024];

@@ -1004,9 +1004,7 @@ static bool op_shape(ox_node *nd, const void *arg)
         hi += x->ndim;
     lo = lo < 0 ? 0 : lo > x->ndim ? x->ndim : lo;
     hi = hi < lo ? lo : hi > x->ndim ? x->ndim : hi;
-    int64_t n = hi - lo;
-    if (n < 1)
-        return ox_fail(nd, "the shape is empty");
+    int64_t n = hi - lo;   /* 0: a scalar's shape (torch's reshape of a sum), known and empty */
     char err[256];
     rt_tensor *t = rt_tensor_new(IR_I64, 1, &n, err, sizeof err);
     for (int64_t i = 0; i < n && t; i++)

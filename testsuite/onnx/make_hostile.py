@@ -182,12 +182,13 @@ CASES = {
               attrs=[[field(1, "hidden_size"), field(20, 2), field(3, 1)]])],
         [value_info("x", [0, 1, 2])], [value_info("y", [0, 1, 1, 1])],
         [tensor("w", [1, 3, 2], floats(6)), tensor("r", [1, 3, 1], floats(3))]),
-    # Y of 40 steps in two directions: more steps than one kernel gathers
+    # Y of 2000 steps in two directions: more steps than tec gathers (blocks
+    # of 31 times, at most 62 blocks)
     "gru_long_y": model(
         [node("GRU", ["x", "w", "r"], ["y"], name="gru",
               attrs=[[field(1, "hidden_size"), field(20, 2), field(3, 1)],
                      [field(1, "direction"), field(20, 3), field(4, "bidirectional")]])],
-        [value_info("x", [40, 1, 2])], [value_info("y", [40, 2, 1, 1])],
+        [value_info("x", [2000, 1, 2])], [value_info("y", [2000, 2, 1, 1])],
         [tensor("w", [2, 3, 2], floats(12)), tensor("r", [2, 3, 1], floats(6))]),
     # what opsets 18 to 21 added that tec does not compute, refused by name
     "resize_antialias_shrink": model(
