@@ -591,11 +591,83 @@ static void prepack_func(ir_module *m, ir_func *f)
     }
 }
 
+/* ---------------------------------------------------------------- calls of weights alone */
+
+/* ir_stmt_walk's visitor: clears *copies at a store of anything but a
+ * load (arithmetic, whose MACs and FLOPs the profile counts in a run). */
+static bool copy_store(const ir_stmt *s, void *p)
+{
+    if (s->kind == IR_S_STORE && (!s->value || s->value->kind != IR_LOAD))
+        *(bool *)p = false;
+    return true;
+}
+
+/* Whether graph call ci copies weights alone: its kernel stores nothing
+ * but loads (a copy, a transpose, a gather), it reads no graph buffer but
+ * params and consts that no call of the run stores to, and stores to at
+ * least one temporary and to nothing but temporaries that no other call
+ * stores to (as a concatenation's part would be). */
+static bool weights_alone(const ir_module *m, int ci)
+{
+    const ir_graph_call *c = &m->graph.calls[ci];
+    bool copies = true, stores = false;
+    ir_stmt_walk(c->fn->body, copy_store, NULL, &copies);
+    if (!copies)
+        return false;
+    for (int j = 0; j < c->nargs && j < c->fn->nparams; j++) {
+        const ir_buffer *b = c->args[j];
+        if (!ir_stmt_stores_to(c->fn->body, c->fn->params[j])) {
+            if ((b->role != IR_BUF_PARAM && b->role != IR_BUF_CONST) || stored_by_run(m, b))
+                return false;
+            continue;
+        }
+        if (b->role != IR_BUF_TEMP)
+            return false;
+        for (int k = 0; k < m->graph.ncalls; k++)
+            for (int i = 0; k != ci && i < m->graph.calls[k].nargs && i < m->graph.calls[k].fn->nparams; i++)
+                if (m->graph.calls[k].args[i] == b &&
+                    ir_stmt_stores_to(m->graph.calls[k].fn->body, m->graph.calls[k].fn->params[i]))
+                    return false;
+        stores = true;
+    }
+    return stores;
+}
+
+/* A graph call that copies weights alone (weights_alone) stores the same
+ * values on every run: it becomes a load call, after every other, and the
+ * temporaries it stores become consts (the profile still counts the
+ * weights, as the params of the layers that read the consts).  The ONNX importer copies
+ * an initializer that several nodes read into a temporary by a kernel of
+ * its own (a `constant` def: PyTorch's tied weights, an RNN's weights read
+ * by every unrolled step), which ran on every run: a CRNN's LSTM weights
+ * 1.0 of its 8.4 ms at one thread, a 4 MB weight read by two matmuls 317
+ * of 977 us (bench/results/newmodels_s27.txt). */
+static void hoist_weight_calls(ir_module *m)
+{
+    /* one at a time, in order: a call that reads what an earlier one
+     * computed from weights follows it */
+    for (int ci = 0; ci < m->graph.ncalls;) {
+        if (!weights_alone(m, ci)) {
+            ci++;
+            continue;
+        }
+        ir_graph_call c = m->graph.calls[ci];
+        for (int j = 0; j < c.nargs && j < c.fn->nparams; j++)
+            if (ir_stmt_stores_to(c.fn->body, c.fn->params[j]))
+                c.args[j]->role = IR_BUF_CONST;
+        ir_graph_add_load(m, c.fn, c.args, c.nargs);
+        memmove(&m->graph.calls[ci], &m->graph.calls[ci + 1],
+                sizeof *m->graph.calls * (size_t)(m->graph.ncalls - ci - 1));
+        m->graph.ncalls--;
+    }
+}
+
 bool pass_prepack(ir_module *m, diag *d)
 {
     (void)d;
     int nfuncs = m->nfuncs;   /* the load functions come after */
     for (int i = 0; i < nfuncs; i++)
         prepack_func(m, m->funcs[i]);
+    hoist_weight_calls(m);
     return true;
 }
