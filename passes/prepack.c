@@ -665,9 +665,11 @@ static void hoist_weight_calls(ir_module *m)
 bool pass_prepack(ir_module *m, diag *d)
 {
     (void)d;
+    /* the weight copies first: what a kernel reads from the consts they
+     * become is packed like any other weight */
+    hoist_weight_calls(m);
     int nfuncs = m->nfuncs;   /* the load functions come after */
     for (int i = 0; i < nfuncs; i++)
         prepack_func(m, m->funcs[i]);
-    hoist_weight_calls(m);
     return true;
 }
