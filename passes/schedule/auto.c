@@ -800,6 +800,12 @@ bool pass_autoschedule(ir_module *m, diag *d)
             nn = 0;
 
         for (int i = 0; i < nn; i++) {
+            /* the nest as it is now: a merge in an earlier nest's schedule
+             * merges the loops of the blocks that share its buffers along
+             * (a norm's mean merged its map's rows and columns, and its
+             * variance's nest, collected before, named loops that were
+             * gone: no schedule applied, one scalar chain per channel) */
+            nest_in(&a, nests[i].block->name, &nests[i]);
             double cost;
             int k = choose_tile(&a, &nests[i], &cost);
             /* a 1x1 convolution on a map whose rows do not split into
