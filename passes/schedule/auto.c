@@ -743,13 +743,14 @@ static bool lone_reduction(const nest *ns)
 
 /* A reduction into one value (lone_reduction) runs as one chain of adds
  * (or maxima), each waiting for the one before: a sum of 300000 floats
- * 207 us, a maximum 199 (on one thread).  Its loops are merged where its
+ * 180 us, a maximum 265 (on one thread).  Its loops are merged where its
  * reads allow, and the innermost, 2 vectors long or more, gets vectors of
  * partial results (partial_lanes: 1, 2 or 4 vectors' lanes of independent
  * chains, as a row kernel's reductions), initialized before the nest and
- * combined after it in a fixed order (a run repeats its result): 26 and
- * 18 us.  True when a step applied; a step the primitives refuse ends the
- * block's schedule with the steps before it, as everywhere here. */
+ * combined after it in a fixed order (a run repeats its result): 17 us
+ * each (bench/results/rowred_s28.txt).  True when a step applied; a step
+ * the primitives refuse ends the block's schedule with the steps before
+ * it, as everywhere here. */
 static bool schedule_lone_reduction(auto_ctx *a, const nest *ns)
 {
     if (!lone_reduction(ns))
