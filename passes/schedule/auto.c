@@ -22,6 +22,10 @@
  *                channels of a permuted NCHW map), one loop over the
  *                columns of rows, the reductions' vectors along the column
  *                (schedule_row_column_kernel);
+ *   reduction into one value  (no loop around its reduce loops: a sum of
+ *                a whole tensor, a norm over the one row of a batch of one)
+ *                the loops merged where they can, the innermost split into
+ *                vectors of partial results (schedule_lone_reduction);
  *   other        (elementwise, pooling, normalization, depthwise
  *                convolution): a spatial loop innermost and vectorized;
  *                an elementwise kernel the fuse pass will not absorb has
@@ -583,6 +587,28 @@ static int64_t row_partials(int64_t extent, int lanes)
     return f;
 }
 
+/* The steps that give reduction `block` partial results in vectors along
+ * its innermost loop `inner`: the loop split into row_partials' lanes,
+ * rfactor on them, the partials initialized before loop `outer` (NULL:
+ * the split's outer loop) and combined after the nest (the final block's
+ * init decomposed out), both vectorized; a tail partitioned off after
+ * every nest's schedule.  False when a primitive refused. */
+static bool partial_lanes(auto_ctx *a, const char *block, const ir_stmt *inner, const char *outer)
+{
+    const char *j = inner->var->name;
+    int64_t extent = sch_extent(inner), f = row_partials(extent, a->lanes);
+    const char *jo = auto_fresh(a, ir_sprintf(a->m->arena, "%s_o", j));
+    const char *ji = auto_fresh(a, ir_sprintf(a->m->arena, "%s_i", j));
+    bool ok = auto_step(a, "%s, %s = split(%s, %lld)", jo, ji, j, (long long)f) &&
+              auto_step(a, "rfactor(%s, %s)", block, ji) &&
+              auto_step(a, "decompose_reduction(%s_rf, %s)", block, outer ? outer : jo) &&
+              auto_step(a, "decompose_reduction(%s, %s_wb)", block, ji) &&
+              auto_step(a, "vectorize(%s_init)", ji) && auto_step(a, "vectorize(%s)", ji);
+    if (ok && extent % f)
+        auto_step_late(a, ir_sprintf(a->m->arena, "partition(%s)", jo));
+    return ok;
+}
+
 /* A row kernel as one loop over the rows: every block before the output's
  * is computed in the output's loop over the rows (compute_at, the last
  * first), so a row is read from memory once and its reductions and
@@ -628,16 +654,7 @@ static bool schedule_row_kernel(auto_ctx *a, const nest *nests, int n)
             ok = auto_step(a, "decompose_reduction(%s, %s)", names[i], j);
             continue;
         }
-        int64_t f = row_partials(extent, a->lanes);
-        const char *jo = auto_fresh(a, ir_sprintf(m->arena, "%s_o", j));
-        const char *ji = auto_fresh(a, ir_sprintf(m->arena, "%s_i", j));
-        ok = auto_step(a, "%s, %s = split(%s, %lld)", jo, ji, j, (long long)f) &&
-             auto_step(a, "rfactor(%s, %s)", names[i], ji) &&
-             auto_step(a, "decompose_reduction(%s_rf, %s)", names[i], jo) &&
-             auto_step(a, "decompose_reduction(%s, %s_wb)", names[i], ji) &&
-             auto_step(a, "vectorize(%s_init)", ji) && auto_step(a, "vectorize(%s)", ji);
-        if (ok && extent % f)
-            auto_step_late(a, ir_sprintf(m->arena, "partition(%s)", jo));
+        ok = partial_lanes(a, names[i], inner, NULL);
     }
     /* threads: the outermost loop around the rows with an iteration per
      * thread or more */
@@ -693,6 +710,68 @@ static bool schedule_row_column_kernel(auto_ctx *a, const nest *nests, int n)
     return ok;
 }
 
+/* ------------------------------------------------- reductions into one value */
+
+/* Whether block b of nest ns is a reduction into one value per call: an
+ * init and one update Y[..] = Y[..] op e (op +, max or min) of f32, f64
+ * or i32 (the dtypes with vectors; integers wrap in any order, so their
+ * sums stay exact), every loop of the nest bound to a reduce variable of
+ * its own (no loop around the reduction: a sum of a whole tensor, a
+ * softmax's or a layer norm's over the one row of a batch of one, whose
+ * loop of extent 1 simplify removed), its innermost loop read along
+ * contiguously. */
+static bool lone_reduction(const nest *ns)
+{
+    const ir_stmt *b = ns->block, *st = b->nbody == 1 ? b->body[0] : NULL;
+    if (!b->init || !st || st->kind != IR_S_STORE || !st->value || ns->n < 1)
+        return false;
+    ir_dtype t = st->buf->dtype;
+    const ir_expr *v = st->value;
+    if ((t != IR_F32 && t != IR_F64 && t != IR_I32) ||
+        (v->kind != IR_ADD && v->kind != IR_MAX && v->kind != IR_MIN))
+        return false;
+    int reduce = 0;
+    for (int i = 0; i < b->niters; i++)
+        reduce += b->iters[i].kind == IR_ITER_REDUCE;
+    for (int i = 0; i < ns->n; i++) {
+        const ir_itervar *it = iter_of(b, ns->loops[i]);
+        if (!it || it->kind != IR_ITER_REDUCE)
+            return false;
+    }
+    return reduce == ns->n && along_rows(ns);
+}
+
+/* A reduction into one value (lone_reduction) runs as one chain of adds
+ * (or maxima), each waiting for the one before: a sum of 300000 floats
+ * 180 us, a maximum 265 (on one thread).  Its loops are merged where its
+ * reads allow, and the innermost, 2 vectors long or more, gets vectors of
+ * partial results (partial_lanes: 1, 2 or 4 vectors' lanes of independent
+ * chains, as a row kernel's reductions), initialized before the nest and
+ * combined after it in a fixed order (a run repeats its result): 17 us
+ * each (bench/results/rowred_s28.txt).  True when a step applied; a step
+ * the primitives refuse ends the block's schedule with the steps before
+ * it, as everywhere here. */
+static bool schedule_lone_reduction(auto_ctx *a, const nest *ns)
+{
+    if (!lone_reduction(ns))
+        return false;
+    size_t len = a->len;
+    /* a whole tensor's loops merged into one where its rows are contiguous
+     * (a sum over a 6 x 80 input: one chain of vectors along 480) */
+    nest merged = *ns;
+    while (merged.n >= 2) {
+        const char *lo = merged.loops[merged.n - 2]->var->name, *li = merged.loops[merged.n - 1]->var->name;
+        if (!auto_step(a, "%s = merge(%s, %s)", auto_fresh(a, ir_sprintf(a->m->arena, "%s%s", lo, li)), lo, li) ||
+            !auto_nest_of(a, ns->block, &merged))
+            break;
+    }
+    /* the partials' init before the outermost loop of the nest */
+    if (sch_extent(merged.loops[merged.n - 1]) >= 2 * a->lanes)
+        partial_lanes(a, merged.block->name, merged.loops[merged.n - 1],
+                      merged.n > 1 ? merged.loops[0]->var->name : NULL);
+    return a->len != len;
+}
+
 bool pass_autoschedule(ir_module *m, diag *d)
 {
     (void)d;
@@ -722,6 +801,12 @@ bool pass_autoschedule(ir_module *m, diag *d)
             nn = 0;
 
         for (int i = 0; i < nn; i++) {
+            /* the nest as it is now: a merge in an earlier nest's schedule
+             * merges the loops of the blocks that share its buffers along
+             * (a norm's mean merged its map's rows and columns, and its
+             * variance's nest, collected before, named loops that were
+             * gone: no schedule applied, one scalar chain per channel) */
+            nest_in(&a, nests[i].block->name, &nests[i]);
             double cost;
             int k = choose_tile(&a, &nests[i], &cost);
             /* a 1x1 convolution on a map whose rows do not split into
@@ -750,7 +835,7 @@ bool pass_autoschedule(ir_module *m, diag *d)
             if (k == 4 && weight_matrix(&a, &nests[i]) && schedule_gemv(&a, &nests[i]))
                 continue;
             if (k == 4 && (schedule_dot(&a, &nests[i]) || schedule_gemv(&a, &nests[i]) ||
-                           schedule_rows(&a, &nests[i])))
+                           schedule_rows(&a, &nests[i]) || schedule_lone_reduction(&a, &nests[i])))
                 continue;
             /* an elementwise block after a contraction (a bias): computed in
              * the tile's write-back */
