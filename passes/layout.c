@@ -1614,7 +1614,13 @@ bool pass_layout(ir_module *m, diag *d)
  *     parameters (a max or average pool's taps, a Pad layer, a depthwise
  *     convolution with its weights w[c, 0, r, s]), or (slice read) one at the store's index
  *     but for the channel, the store's channel plus a constant (a
- *     concatenation's part); all 4-D buffers f32;
+ *     concatenation's part); all 4-D buffers f32; an access of none of
+ *     these kinds may be one with its buffer channels-last in the
+ *     program (CH_NHWC: ch_access), a block failing against its store's
+ *     index is classified against that index as NCHW (ch_classify), and
+ *     such a program-NHWC buffer is never a member but counts as one
+ *     (ConvNeXt's permutes, folded into their readers: its residual
+ *     stream goes channels-last between them);
  *   - a temporary T (f32, 4-D, a map of more than one pixel: [N, C, 1, 1]
  *     holds its channels in order either way) is a member when every
  *     function it is passed to is a chain kernel that runs once, sees T
