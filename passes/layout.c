@@ -1614,7 +1614,13 @@ bool pass_layout(ir_module *m, diag *d)
  *     parameters (a max or average pool's taps, a Pad layer, a depthwise
  *     convolution with its weights w[c, 0, r, s]), or (slice read) one at the store's index
  *     but for the channel, the store's channel plus a constant (a
- *     concatenation's part); all 4-D buffers f32;
+ *     concatenation's part); all 4-D buffers f32; an access of none of
+ *     these kinds may be one with its buffer channels-last in the
+ *     program (CH_NHWC: ch_access), a block failing against its store's
+ *     index is classified against that index as NCHW (ch_classify), and
+ *     such a program-NHWC buffer is never a member but counts as one
+ *     (ConvNeXt's permutes, folded into their readers: its residual
+ *     stream goes channels-last between them);
  *   - a temporary T (f32, 4-D, a map of more than one pixel: [N, C, 1, 1]
  *     holds its channels in order either way) is a member when every
  *     function it is passed to is a chain kernel that runs once, sees T
@@ -1663,6 +1669,9 @@ typedef struct ch_nest {
     ir_stmt *loops[MAXD];
     int n;
     ir_stmt *block;
+    bool nhwc;             /* the block stores a channels-last buffer of the
+                            * program (ch_classify): its NCHW frame is its
+                            * store's index permuted */
 } ch_nest;
 
 typedef struct ch_kernel {
@@ -1715,7 +1724,7 @@ static bool ch_kernel_of(ir_func *f, ch_kernel *k)
 }
 
 enum { CH_OWN = 1, CH_CONV = 2, CH_SINK = 4, CH_WINDOW = 8, CH_SLICE = 16, CH_CHANNEL = 32,
-       CH_OTHER = 64 };
+       CH_OTHER = 64, CH_NHWC = 128 };
 
 static const ir_itervar *ch_iter(const ir_stmt *blk, const ir_expr *e)
 {
@@ -1755,6 +1764,7 @@ static bool ch_per_channel(const ir_stmt *blk, ir_expr *const *idx, int n, ir_ex
 typedef struct ch_only {
     const ir_stmt *blk;
     const ir_buffer *b;
+    ir_expr *const *own;
     bool ok;
 } ch_only;
 
@@ -1763,14 +1773,14 @@ static bool ch_only_expr(const ir_expr *x, void *p)
     ch_only *o = p;
     const ir_stmt *st = o->blk->body[0];
     if (x->kind == IR_LOAD && x->buf != o->b && x->buf != st->buf &&
-        !ch_per_channel(o->blk, x->args, x->nargs, st->nargs == 4 ? st->args : NULL))
+        !ch_per_channel(o->blk, x->args, x->nargs, o->own))
         o->ok = false;
     return o->ok;
 }
 
-static bool ch_reads_only(const ir_stmt *blk, const ir_buffer *b)
+static bool ch_reads_only(const ir_stmt *blk, const ir_buffer *b, ir_expr *const *own)
 {
-    ch_only o = {blk, b, true};
+    ch_only o = {blk, b, own, true};
     ir_stmt_walk(blk, NULL, ch_only_expr, &o);
     return o.ok;
 }
@@ -1795,8 +1805,8 @@ static bool ch_slice_of(ir_expr *const *idx, ir_expr *const *own)
  * in a block that reads nothing else: its channels map to the output's
  * one to one, so in either order both run along them (a depthwise
  * convolution reads its weights too, and stays outside). */
-static int ch_access(const ir_stmt *blk, const ir_buffer *b, ir_expr *const *idx,
-                     ir_expr *const *own)
+static int ch_access_nchw(const ir_stmt *blk, const ir_buffer *b, ir_expr *const *idx,
+                          ir_expr *const *own)
 {
     bool same = own != NULL;
     for (int d = 0; d < 4 && same; d++)
@@ -1816,9 +1826,37 @@ static int ch_access(const ir_stmt *blk, const ir_buffer *b, ir_expr *const *idx
     if (ch_reduce_only(blk, idx[2]) && ch_reduce_only(blk, idx[3]))
         return CH_SINK;
     return own && ir_expr_equal(idx[0], own[0]) && ir_expr_equal(idx[1], own[1]) &&
-                   b != blk->body[0]->buf && ch_reads_only(blk, b)
+                   b != blk->body[0]->buf && ch_reads_only(blk, b, own)
                ? CH_WINDOW
                : CH_OTHER;
+}
+
+/* NCHW -> NHWC: the new dimension q holds the old dimension ch_perm[q]. */
+static const int ch_perm[4] = {0, 2, 3, 1};
+
+/* The NHWC index (n, h, w, c) of a buffer as the NCHW one (n, c, h, w). */
+static void ch_as_nchw(ir_expr *const *idx, ir_expr **out)
+{
+    for (int q = 0; q < 4; q++)
+        out[ch_perm[q]] = idx[q];
+}
+
+/* ch_access_nchw, or, when b is accessed as a buffer already stored
+ * channels-last would be (the program's own NHWC tensors around a
+ * permute that the importer folded into its reader: b[n, h, w, c] read
+ * where an NCHW buffer would be read at [n, c, h, w]), that kind with
+ * CH_NHWC: b stays as it is, and the kernel's NCHW buffers, stored
+ * channels-last, would then meet it in its order. */
+static int ch_access(const ir_stmt *blk, const ir_buffer *b, ir_expr *const *idx,
+                     ir_expr *const *own)
+{
+    int k = ch_access_nchw(blk, b, idx, own);
+    if (!(k & CH_OTHER))
+        return k;
+    ir_expr *v[4];
+    ch_as_nchw(idx, v);
+    k = ch_access_nchw(blk, b, v, own);
+    return k & (CH_OWN | CH_CONV | CH_SINK | CH_WINDOW) ? k | CH_NHWC : CH_OTHER;
 }
 
 /* The access kinds of each 4-D buffer in a kernel, by buffer. */
@@ -1867,22 +1905,57 @@ static bool ch_note_stmt(const ir_stmt *s, void *p)
     return true;
 }
 
+/* The index the accesses of e's block are classified against: its
+ * store's, or that as NCHW when the block stores a channels-last buffer
+ * (buf holds it then); NULL when the store is not 4-D. */
+static ir_expr *const *ch_own(const ch_nest *e, ir_expr **buf)
+{
+    const ir_stmt *st = e->block->body[0];
+    if (st->nargs != 4)
+        return NULL;
+    if (!e->nhwc)
+        return st->args;
+    ch_as_nchw(st->args, buf);
+    return buf;
+}
+
+/* Notes the accesses of e's block in its frame; false when one is of none
+ * of the chain's kinds (or not f32). */
+static bool ch_classify_block(const ch_nest *e, ch_uses *u)
+{
+    const ir_stmt *blk = e->block, *st = blk->body[0];
+    ir_expr *buf[4];
+    u->blk = blk;
+    u->own = ch_own(e, buf);
+    if (st->buf->ndim == 4)
+        ch_note(u, st->buf, st->args, st->nargs);
+    ir_stmt_walk(blk, ch_note_stmt, ch_note_expr, u);
+    for (int i = 0; i < u->n && u->ok; i++)
+        u->ok = !(u->kinds[i] & CH_OTHER);
+    u->own = NULL;
+    return u->ok;
+}
+
 /* Every 4-D access of the kernel classified; false when one is of none of
- * the chain's kinds (or not f32). */
-static bool ch_classify(const ch_kernel *k, ch_uses *u)
+ * the chain's kinds (or not f32).  A block is classified against its
+ * store's index, or, failing that, as one storing a channels-last buffer
+ * of the program (a LayerNorm that reads an NCHW map through a permute
+ * and writes [n, h, w, c]: its reads at the store's index as NCHW are
+ * then its own). */
+static bool ch_classify(ch_kernel *k, ch_uses *u)
 {
     u->n = 0;
     u->ok = true;
     for (int i = 0; i < k->n && u->ok; i++) {
-        const ir_stmt *blk = k->nest[i].block, *st = blk->body[0];
-        u->blk = blk;
-        u->own = st->nargs == 4 ? st->args : NULL;
-        if (st->buf->ndim == 4)
-            ch_note(u, st->buf, st->args, st->nargs);
-        ir_stmt_walk(blk, ch_note_stmt, ch_note_expr, u);
+        ch_nest *e = &k->nest[i];
+        ch_uses before = *u;
+        e->nhwc = false;
+        if (ch_classify_block(e, u) || e->block->body[0]->nargs != 4)
+            continue;
+        *u = before;
+        e->nhwc = true;
+        ch_classify_block(e, u);
     }
-    for (int i = 0; i < u->n && u->ok; i++)
-        u->ok = !(u->kinds[i] & CH_OTHER);
     return u->ok;
 }
 
@@ -1894,34 +1967,39 @@ static int ch_kinds(const ch_uses *u, const ir_buffer *b)
     return 0;
 }
 
-/* NCHW -> NHWC: the new dimension q holds the old dimension ch_perm[q]. */
-static const int ch_perm[4] = {0, 2, 3, 1};
-
 /* The block iteration variable that blk's read of one of perm[0..np)
  * indexes channels with (a conv or sink read), or NULL. */
 typedef struct ch_chan {
     const ir_stmt *blk;
+    ir_expr *const *own;
     ir_buffer *const *perm;
     int np;
     const ir_var *var;
 } ch_chan;
 
+/* A conv, sink or window read of a member, or of a buffer the program
+ * stores channels-last (its channels its last index). */
 static bool ch_chan_expr(const ir_expr *x, void *p)
 {
     ch_chan *c = p;
-    const ir_stmt *st = c->blk->body[0];
-    for (int q = 0; q < c->np && x->kind == IR_LOAD && x->nargs == 4; q++)
-        if (x->buf == c->perm[q] &&
-            (ch_access(c->blk, x->buf, x->args, st->nargs == 4 ? st->args : NULL) &
-             (CH_CONV | CH_SINK | CH_WINDOW)))
+    if (x->kind != IR_LOAD || x->nargs != 4)
+        return true;
+    int k = ch_access(c->blk, x->buf, x->args, c->own);
+    if (!(k & (CH_CONV | CH_SINK | CH_WINDOW)))
+        return true;
+    if (k & CH_NHWC)
+        c->var = x->args[3]->var;
+    for (int q = 0; q < c->np && !(k & CH_NHWC); q++)
+        if (x->buf == c->perm[q])
             c->var = x->args[1]->var;
     return true;
 }
 
-static const ir_var *ch_channel_var(const ir_stmt *blk, ir_buffer *const *perm, int np)
+static const ir_var *ch_channel_var(const ch_nest *e, ir_buffer *const *perm, int np)
 {
-    ch_chan c = {blk, perm, np, NULL};
-    ir_stmt_walk(blk, NULL, ch_chan_expr, &c);
+    ir_expr *buf[4];
+    ch_chan c = {e->block, ch_own(e, buf), perm, np, NULL};
+    ir_stmt_walk(e->block, NULL, ch_chan_expr, &c);
     return c.var;
 }
 
@@ -2007,7 +2085,7 @@ static bool ch_settle(const ir_graph_call *c, const ch_func *cf, const graph_use
     for (int a = 0; a < c->nargs; a++) {
         int kinds = ch_kinds(&cf->u, cf->f->params[a]);
         int b = pass_find_ptr(gu->bufs, gu->nbufs, c->args[a]);
-        bool in = b >= 0 && member[b];
+        bool in = (b >= 0 && member[b]) || (kinds & CH_NHWC);
         if (kinds & CH_OWN)
             any_own = true;
         if (kinds & (CH_OWN | CH_WINDOW | CH_SLICE))
@@ -2060,7 +2138,7 @@ static void ch_apply(ir_module *m, ch_func *cf, const bool *member, const graph_
             bool permuted = false;
             for (int q = 0; q < np; q++)
                 permuted |= perm[q] == blk->body[0]->buf;
-            ch_reorder_nest(m, &h->k.nest[n], permuted, ch_channel_var(blk, perm, np));
+            ch_reorder_nest(m, &h->k.nest[n], permuted, ch_channel_var(&h->k.nest[n], perm, np));
         }
         for (int q = 0; q < np; q++) {
             ir_buffer *p = perm[q];
@@ -2151,7 +2229,7 @@ bool pass_layout_chains(ir_module *m, diag *d)
              * a depthwise convolution runs channels-last only on whole
              * vectors of channels (auto_window.c: MobileNetV3's 3x3 on
              * 184 channels of 14x14 ran 3.1x slower channels-last) */
-            ok = h && same_shape(u[i].p, t) && kinds != 0 && !(kinds & CH_CHANNEL) &&
+            ok = h && same_shape(u[i].p, t) && kinds != 0 && !(kinds & (CH_CHANNEL | CH_NHWC)) &&
                  !(t->shape[1] % lanes && ch_reads_per_channel(h));
         }
         int ib = pass_find_ptr(gu.bufs, gu.nbufs, t);

@@ -504,6 +504,18 @@ static bool window_loops_of(const ir_stmt *b, const nest *ns, const ir_var *vf, 
     return w->f >= 0 && w->first_reduce >= 0;
 }
 
+static bool pads_per_block(const auto_ctx *a, const ir_buffer *x);
+
+/* The padded copy of x that a channels-last depthwise convolution reads
+ * one block of channels at a time (depthwise_pads_per_block): at the
+ * loop of the blocks, or whole when pad cannot copy there. */
+static void pad_per_block(auto_ctx *a, const ir_buffer *x, const char *fo)
+{
+    const char *name = auto_fresh(a, ir_sprintf(a->m->arena, "%s_pad", x->name));
+    if (!fo || !auto_step(a, "%s = pad(%s, %s)", name, x->name, fo))
+        auto_step(a, "%s = pad(%s)", name, x->name);
+}
+
 bool schedule_depthwise(auto_ctx *a, nest *ns)
 {
     ir_stmt *b = ns->block;
@@ -513,13 +525,20 @@ bool schedule_depthwise(auto_ctx *a, nest *ns)
     window_loops w;
     if (!window_loops_of(b, ns, o.vf, o.vq, &w) || w.q < 0 || w.last_spatial < 0)
         return false;
+    /* x padded here, per block of channels (pad_inputs left it) */
+    const ir_buffer *per_block = pads_per_block(a, o.X->buf) ? o.X->buf : NULL;
     int fl = w.f, ql = w.q, first_reduce = w.first_reduce, last_spatial = w.last_spatial;
     const char *fn = ns->loops[fl]->var->name, *qn = ns->loops[ql]->var->name;
     const char *fo = auto_fresh(a, ir_sprintf(a->m->arena, "%s_o", fn));
     const char *fi = auto_fresh(a, ir_sprintf(a->m->arena, "%s_i", fn));
     const char *tile_at = ns->loops[last_spatial]->var->name;
-    if (!auto_step(a, "%s, %s = split(%s, %d)", fo, fi, fn, a->lanes))
+    /* (regroup: the reads index the channels vf_o * L + vf_i, a block per
+     * iteration of f_o that pad can copy at f_o) */
+    if (!auto_step(a, "%s, %s = %s(%s, %d)", fo, fi, per_block ? "regroup" : "split", fn, a->lanes)) {
+        if (per_block)
+            pad_per_block(a, per_block, NULL);
         return true;
+    }
     /* a row longer than a vector: chunks of it, each its own tile */
     int64_t chunk = depthwise_row_chunk(a, o.Q);
     const char *qo = NULL;
@@ -545,7 +564,10 @@ bool schedule_depthwise(auto_ctx *a, nest *ns)
             pos += snprintf(order + pos, sizeof order - (size_t)pos, ", %s", qo);
     }
     snprintf(order + pos, sizeof order - (size_t)pos, ", %s, %s", qn, fi);
-    if (!auto_step(a, "reorder(%s)", order))
+    bool reordered = auto_step(a, "reorder(%s)", order);
+    if (per_block)
+        pad_per_block(a, per_block, reordered ? fo : NULL);
+    if (!reordered)
         return true;
     const char *wp = auto_fresh(a, ir_sprintf(a->m->arena, "%sp", o.W->buf->name));
     bool packed = auto_step(a, "%s = cache_read(%s, %s)", wp, o.W->buf->name, fo);
@@ -932,7 +954,8 @@ static bool pads_now(const auto_ctx *a, const ir_func *r, const ir_buffer *x)
     ir_stmt_walk(r->body, NULL, guarded_read, pb);
     auto_ctx ra = *a;
     ra.f = (ir_func *)r;
-    return pb[1] && !reader_pads_late(a, r, x) && !read_in_place_channels_last(&ra, x);
+    return pb[1] && !reader_pads_late(a, r, x) && !read_in_place_channels_last(&ra, x) &&
+           !pads_per_block(&ra, x);
 }
 
 /* Whether a call of f writes a temporary that a later call reads through
@@ -1952,15 +1975,92 @@ static bool read_in_place_channels_last(const auto_ctx *a, const ir_buffer *x)
     return read_only_by(a, x, channels_last_window);
 }
 
+static bool bordered_for(const auto_ctx *a, const ir_buffer *x);
+static bool is_param_of(const auto_ctx *a, const ir_buffer *x);
+
+/* A float depthwise convolution whose input x holds its channels
+ * innermost (the layout chain's NHWC tensors), read through a padding
+ * guard, in its channels-last schedule, that does not read x in place:
+ * schedule_depthwise copies x per block of the vector's channels, at the
+ * loop of the blocks (pad_per_block), instead of pad_inputs copying it
+ * whole before the nest.  A block's copy stays in the cache for its taps
+ * (16 channels of a 20x20 map, 25 KB), where the whole copy (614 KB for
+ * ConvNeXt-T's 384 channels of 14x14) is written out and read back,
+ * columns of channels a pixel apart: 7x7 on 384x14x14, one thread, 75 ->
+ * 41-52 us, two threads 47 -> 36 (bench/results/dwcl_s28.txt).  Not when
+ * the layout pass may store x with the border instead (bordered_for). */
+static bool depthwise_pads_per_block(const auto_ctx *a, const ir_stmt *b, const ir_buffer *x)
+{
+    dw_info o;
+    return is_param_of(a, x) && classify_depthwise(b, &o) && !o.bytes && o.X->buf == x &&
+           o.xdim == o.X->nargs - 1 && depthwise_channels_last(a, &o) &&
+           !channels_last_depthwise(a, b, x) && !bordered_for(a, x);
+}
+
+/* Whether x is a parameter of the function being scheduled (not a copy
+ * made by an earlier step). */
+static bool is_param_of(const auto_ctx *a, const ir_buffer *x)
+{
+    for (int p = 0; p < a->f->nparams; p++)
+        if (a->f->params[p] == x)
+            return true;
+    return false;
+}
+
+/* Whether the layout pass may store the temporary that a call of a->f
+ * passes as x with the border its whole padded copy needs, so that no
+ * copy runs at all: f is its only reader (a reader that reads it in
+ * place keeps it as it is, passes/layout.c).  EfficientNet-B0's 5x5
+ * depthwise convolutions on 480 channels of 14x14 read their expansion's
+ * output so. */
+static bool bordered_for(const auto_ctx *a, const ir_buffer *x)
+{
+    int p = 0;
+    while (p < a->f->nparams && a->f->params[p] != x)
+        p++;
+    const ir_graph *g = &a->m->graph;
+    bool any = false;
+    for (int ci = 0; ci < g->ncalls && p < a->f->nparams; ci++) {
+        const ir_graph_call *c = &g->calls[ci];
+        if (c->fn != a->f || p >= c->nargs)
+            continue;
+        const ir_buffer *t = c->args[p];
+        if (t->role != IR_BUF_TEMP)
+            return false;
+        for (int cj = 0; cj < g->ncalls; cj++)
+            for (int k = 0; k < g->calls[cj].nargs && g->calls[cj].fn != a->f; k++)
+                if (g->calls[cj].args[k] == t && !ir_stmt_stores_to(g->calls[cj].fn->body,
+                                                                     g->calls[cj].fn->params[k]))
+                    return false;
+        any = true;
+    }
+    return any;
+}
+
+/* Whether pad_inputs pads parameter x: a reduction reads it through a
+ * padding guard, and no window reads it in place. */
+static bool pads_input(const auto_ctx *a, const ir_buffer *x)
+{
+    const ir_buffer *pb[2] = {x, NULL};
+    ir_stmt_walk(a->f->body, NULL, guarded_read, pb);
+    const ir_buffer *rb[3] = {x, NULL, NULL};
+    ir_stmt_walk(a->f->body, reduces_guarded, NULL, rb);
+    return pb[1] && rb[2] && !read_in_place_channels_last(a, x);
+}
+
+/* Whether schedule_depthwise pads x, per block of channels, where
+ * pad_inputs would copy it whole. */
+static bool pads_per_block(const auto_ctx *a, const ir_buffer *x)
+{
+    return pads_input(a, x) && read_only_by(a, x, depthwise_pads_per_block);
+}
+
 void pad_inputs(auto_ctx *a)
 {
     mark_filled_locals(a);   /* (the one place before the nests are scheduled) */
     for (int i = 0; i < a->f->nparams; i++) {
         const ir_buffer *pb[2] = {a->f->params[i], NULL};
-        ir_stmt_walk(a->f->body, NULL, guarded_read, pb);
-        const ir_buffer *rb[3] = {pb[0], NULL, NULL};
-        ir_stmt_walk(a->f->body, reduces_guarded, NULL, rb);
-        if (!pb[1] || !rb[2] || read_in_place_channels_last(a, pb[0]))
+        if (!pads_input(a, pb[0]) || pads_per_block(a, pb[0]))
             continue;
         const char *name = auto_fresh(a, ir_sprintf(a->m->arena, "%s_pad", pb[0]->name));
         dw_find w = {a, pb[0], -1};
