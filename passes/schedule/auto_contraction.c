@@ -771,7 +771,8 @@ static bool own_dimension(const ir_expr *x, const ir_var *v)
  * keeps its blocks, 0.94-0.98 of the time without; AMD Zen 5,
  * bench/results/contract_s28.txt): U then comes from the level-2 cache for
  * every column tile while the panel streams through beside it, and the
- * blocks only add the sums' loads and stores. */
+ * blocks only add the sums' loads and stores.  (A panel larger than the
+ * cache keeps its blocks whatever U.) */
 static k_block k_block_pick(const auto_ctx *a, const nest *ns, const contraction *c, int nr,
                             bool packs, int g4)
 {
@@ -785,9 +786,10 @@ static k_block k_block_pick(const auto_ctx *a, const nest *ns, const contraction
             u /= (double)extent(ns->loops[i]);
     double panel = c->K * (double)nr * (double)esize, w = panel + u;
     /* (U that the level-2 cache holds alone stays there for every column
-     * tile: no blocks, see above) */
+     * tile beside a panel that it holds too: no blocks, see above) */
     if (!packs || g4 >= 0 || !ir_dtype_is_float(c->body->buf->dtype) ||
-        panel <= (double)a->l2 / 8 || w <= (double)a->l2 || u <= (double)a->l2)
+        panel <= (double)a->l2 / 8 || w <= (double)a->l2 ||
+        (u <= (double)a->l2 && panel <= (double)a->l2))
         return kb;
     /* the reduce loop that indexes a dimension of U and of V alone (a
      * convolution's input channels, wherever they lie in the nest), the
