@@ -8,8 +8,11 @@
 # 3x3 convolutions of stride 2 on an AMD Zen 5: 0.83-0.87 of their time
 # without blocks; bench/results/contract_s28.txt).  With a 768 KiB
 # level-2 cache U does not fit, and the reduction splits into blocks
-# (i_o, i_i) with the sums in z_acc across them.  TEC_SYSFS_CPU names a
-# made-up sysfs; the compiled programs agree with the interpreter.
+# (i_o, i_i) with the sums in y_acc across them.  A linear layer 6912 -> 32
+# on 36 rows (panel 864 KiB, U 972 KiB) exceeds a 1 MiB cache by more
+# than half and keeps its blocks (R3D-18's 3x3x3 convolutions in its
+# layer3).  TEC_SYSFS_CPU names a made-up sysfs; the compiled programs
+# agree with the interpreter.
 . "$srcdir/testsuite/cli/lib.inc"
 export XDG_CACHE_HOME=$PWD/cache
 unset TEC_NUM_THREADS TEC_SYSFS_CPU
@@ -60,3 +63,9 @@ for s in 1m 768k; do
     TEC_SYSFS_CPU=$PWD/sys-$s expect_status 0 "$TEC" -x tir -O2 fc.tir --save-outputs o-$s
     "$PYTHON" "$srcdir/testsuite/compare.py" ref o-$s || fail "L2 $s: -O2 differs from the interpreter"
 done
+sed -e 's/96/36/g' -e 's/2304/6912/g' fc.tir >wide.tir
+TEC_SYSFS_CPU=$PWD/sys-1m expect_status 0 "$TEC" -x tir --passes=simplify,autoschedule --emit=tir wide.tir
+grep -q 'i_o, i_i = split(i, ' out || { grep schedule_auto out; fail "L2 1 MiB, panel and U 1.8 MiB: no K blocks"; }
+expect_status 0 "$TEC" -x tir --passes= --interp wide.tir --save-outputs wref
+TEC_SYSFS_CPU=$PWD/sys-1m expect_status 0 "$TEC" -x tir -O2 wide.tir --save-outputs wo
+"$PYTHON" "$srcdir/testsuite/compare.py" wref wo || fail "6912 -> 32: -O2 differs from the interpreter"
