@@ -762,7 +762,20 @@ static bool own_dimension(const ir_expr *x, const ir_var *v)
  * 25 to 21); MC3-18's 1x3x3 convolutions 256 -> 256 (panel 295 KB) 12 to
  * 11 ms.  A panel of 18 KB (EfficientNet-B3's 1x1 144 -> 32 on 75x75)
  * stays in the cache anyway: blocks only added the sums' loads and stores
- * (274 to 366 us).  bench/results/kblock_s22.txt. */
+ * (274 to 366 us).  bench/results/kblock_s22.txt.  Nor where U alone fits
+ * the level-2 cache (a 1 MB one: ResNet-50's 3x3 convolutions of stride 2,
+ * 256 channels from 28x28 (U 861 KB, panel 295 KB) and 512 from 14x14 (U
+ * 461 KB, panel 590 KB), Wide-ResNet-50-2's 3x3 512 -> 512 on 14x14 (U
+ * 524 KB): without blocks 0.86-0.95 of their time in the model on one
+ * thread, 0.90-0.99 on two; Wide-ResNet's 128 -> 128 on 56x56, U 1.7 MB,
+ * keeps its blocks, 0.94-0.98 of the time without; AMD Zen 5,
+ * bench/results/contract_s28.txt), when panel and U exceed the cache by
+ * less than half: each row tile's re-read of the panel then misses in
+ * the level-2 cache only for the excess, where blocks add the sums' loads
+ * and stores to every tile.  R3D-18's 3x3x3 convolutions 256 -> 256 in
+ * its layer3 (panel 864 KB, U 1 MB: 1.9 times the cache) keep their
+ * blocks, 1.11-1.23 of the time without them; so does a panel larger
+ * than the cache whatever U. */
 static k_block k_block_pick(const auto_ctx *a, const nest *ns, const contraction *c, int nr,
                             bool packs, int g4)
 {
@@ -775,8 +788,11 @@ static k_block k_block_pick(const auto_ctx *a, const nest *ns, const contraction
         if (c->kind[i] == 0 && load_uses(c->U, c->it[i]->var))
             u /= (double)extent(ns->loops[i]);
     double panel = c->K * (double)nr * (double)esize, w = panel + u;
+    /* (U that the level-2 cache holds alone, beside a panel it holds too,
+     * the two exceeding it by less than half: no blocks, see above) */
+    bool u_stays = u <= (double)a->l2 && panel <= (double)a->l2 && 2 * w <= 3 * (double)a->l2;
     if (!packs || g4 >= 0 || !ir_dtype_is_float(c->body->buf->dtype) ||
-        panel <= (double)a->l2 / 8 || w <= (double)a->l2)
+        panel <= (double)a->l2 / 8 || w <= (double)a->l2 || u_stays)
         return kb;
     /* the reduce loop that indexes a dimension of U and of V alone (a
      * convolution's input channels, wherever they lie in the nest), the
