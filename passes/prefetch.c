@@ -569,8 +569,9 @@ static ir_stmt *epilogue_prefetch(ir_module *m, const accesses *after, ir_buffer
     int64_t line = LINE_BYTES / esz, T = hi - lo;
     if (!n || sh.E * esz > EPI_MAX_ROW_LINES * LINE_BYTES || sh.NR > T || whole_lines(&sh, line))
         return NULL;
-    /* a power of two: the test of each step is a mask (a division by 96
-     * every step of ViT's matmuls cost them 12-21%) */
+    /* a power of two: the test of each step is a mask (with a floormod by
+     * 96 at every step ViT-B/16's matmul tiles ran 13% slower, with a mask
+     * 2%) */
     int64_t k = 1;
     while (k * 2 <= T / sh.NR)
         k *= 2;
