@@ -2,14 +2,14 @@
 """bench/prefetch_ab.py — does a software prefetch help one of tec's contraction kernels?
 (bench/results/prefetch_s13.txt)
 
-  bench/prefetch_ab.py [--rt] [--rounds R] [--weights W] [--outputs O] [--loop VAR]
+  bench/prefetch_ab.py [--rt] [--rounds R] [--weights W] [--outputs O] [--loop VAR] [--rotate NAME]
       TEC PROGRAM.te [LABEL='C statement' ...]
 
 Emits the C of PROGRAM's first kernel (TEC -O2 --threads 1 --emit=c), makes one copy
 of it per LABEL with the statement inserted at the top of the loop VAR (default c, the
 reduction), plus the copy "none" as emitted, and compiles them with tec's flags.  A
 driver calls each copy, in turns, over W distinct buffers of the parameter named
-weightp (a prepacked weight: W of them exceed the caches) and O distinct buffers of
+weightp (a prepacked weight: W of them exceed the caches; --rotate: the parameter NAME instead) and O distinct buffers of
 each written parameter, R rounds, and prints each copy's minimum, 10th percentile and
 median call time in microseconds.  The statements see the kernel's loop variables and
 parameters, e.g.  next='__builtin_prefetch(&weightp[(f_o + 1) * 8192 + c * 32], 0, 3);'"""
@@ -34,14 +34,14 @@ def first_kernel(c_text):
 
 def parameters(kernel):
     """(name, elements, written) of each pointer parameter, in the signature's order."""
-    sizes = {m.group(1): (int(m.group(2)), m.group(3) == 'written')
-             for m in re.finditer(r'(\w+) f32\[(\d+)\] \((read|written)\)', kernel)}
+    sizes = {m.group(1).replace('.', '_'): (int(m.group(2)), m.group(3) == 'written')   # C names: . -> _
+             for m in re.finditer(r'([\w.]+) f32\[(\d+)\] \((read|written)\)', kernel)}
     signature = re.search(r'int32_t tec_\w+\(([^)]*)\)', kernel).group(1)
     names = [p.split('*restrict')[-1].strip() for p in signature.split(',')]
     return [(n,) + sizes[n] for n in names]
 
 
-def driver(params, labels, weights, outputs, rounds):
+def driver(params, labels, weights, outputs, rounds, rotate):
     d = ['#include <stdio.h>', '#include <stdlib.h>', '#include <stdint.h>', '#include <time.h>']
     proto = ', '.join('float *' for _ in params)
     d += ['int32_t kern_%d(%s);' % (i, proto) for i in range(len(labels))]
@@ -55,7 +55,7 @@ def driver(params, labels, weights, outputs, rounds):
           '  enum { W = %d, O = %d, R = %d, N = W > O ? W : O, K = %d };' % (weights, outputs, rounds, len(labels)),
           '  static double t[K][R * N];']
     for name, n, written in params:
-        copies = 'W' if name == 'weightp' else 'O' if written else '1'
+        copies = 'W' if name == rotate else 'O' if written else '1'
         d.append('  float *%s[N]; for (int j = 0; j < N; j++) %s[j] = j < %s ? buffer(%d, j) : %s[j %% %s];'
                  % (name, name, copies, n, name, copies))
     args = ', '.join('%s[j]' % p[0] for p in params)
@@ -84,6 +84,7 @@ def main():
     ap.add_argument('--weights', type=int, default=40)
     ap.add_argument('--outputs', type=int, default=1)
     ap.add_argument('--loop', default='c')
+    ap.add_argument('--rotate', default='weightp')
     ap.add_argument('tec')
     ap.add_argument('program')
     ap.add_argument('variants', nargs='*')
@@ -92,8 +93,8 @@ def main():
                             capture_output=True, text=True).stdout
     head, kernel = first_kernel(c_text)
     params = parameters(kernel)
-    if 'weightp' not in [p[0] for p in params]:
-        sys.exit('prefetch_ab: the first kernel has no parameter weightp (a prepacked weight)')
+    if o.rotate not in [p[0] for p in params]:
+        sys.exit('prefetch_ab: the first kernel has no parameter %s' % o.rotate)
     loop = re.compile(r'for \(int64_t %s = [^;]*;[^)]*\) \{\n' % re.escape(o.loop))
     if not loop.search(kernel):
         sys.exit('prefetch_ab: the first kernel has no loop %s' % o.loop)
@@ -110,7 +111,7 @@ def main():
             objects.append(obj)
         src, exe = os.path.join(tmp, 'driver.c'), os.path.join(tmp, 'driver')
         with open(src, 'w') as f:
-            f.write(driver(params, [v[0] for v in variants], o.weights, o.outputs, o.rounds))
+            f.write(driver(params, [v[0] for v in variants], o.weights, o.outputs, o.rounds, o.rotate))
         subprocess.run(['cc', '-O2', '-fopenmp', src] + objects + ['-o', exe], check=True)
         subprocess.run((['chrt', '-f', '10'] if o.rt else []) + [exe], check=True)
 
