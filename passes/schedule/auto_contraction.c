@@ -769,13 +769,14 @@ static bool own_dimension(const ir_expr *x, const ir_var *v)
  * 524 KB): without blocks 0.86-0.95 of their time in the model on one
  * thread, 0.90-0.99 on two; Wide-ResNet's 128 -> 128 on 56x56, U 1.7 MB,
  * keeps its blocks, 0.94-0.98 of the time without; AMD Zen 5,
- * bench/results/contract_s28.txt), when panel and U exceed the cache by
- * less than half: each row tile's re-read of the panel then misses in
- * the level-2 cache only for the excess, where blocks add the sums' loads
- * and stores to every tile.  R3D-18's 3x3x3 convolutions 256 -> 256 in
- * its layer3 (panel 864 KB, U 1 MB: 1.9 times the cache) keep their
- * blocks, 1.11-1.23 of the time without them; so does a panel larger
- * than the cache whatever U. */
+ * bench/results/contract_s28.txt), with room for a quarter of the panel
+ * beside it: each row tile's re-read of the panel then misses in the
+ * level-2 cache only for what U leaves, where blocks add the sums' loads
+ * and stores to every tile.  A U of the whole cache keeps its blocks:
+ * R3D-18's 3x3x3 convolutions 256 -> 256 in its layer3 (U 1 MB, panel
+ * 864 KB) 1.11-1.23 of their time without them here, FCN-ResNet50's
+ * layer4.0.conv2 (U 2 MB, panel 590 KB) 38 to 22 ms with them on the
+ * Intel (kblock_s22); so does a panel larger than the cache whatever U. */
 static k_block k_block_pick(const auto_ctx *a, const nest *ns, const contraction *c, int nr,
                             bool packs, int g4)
 {
@@ -788,9 +789,9 @@ static k_block k_block_pick(const auto_ctx *a, const nest *ns, const contraction
         if (c->kind[i] == 0 && load_uses(c->U, c->it[i]->var))
             u /= (double)extent(ns->loops[i]);
     double panel = c->K * (double)nr * (double)esize, w = panel + u;
-    /* (U that the level-2 cache holds alone, beside a panel it holds too,
-     * the two exceeding it by less than half: no blocks, see above) */
-    bool u_stays = u <= (double)a->l2 && panel <= (double)a->l2 && 2 * w <= 3 * (double)a->l2;
+    /* (U that the level-2 cache holds with a quarter of the panel beside
+     * it, a panel it holds too: no blocks, see above) */
+    bool u_stays = u + panel / 4 <= (double)a->l2 && panel <= (double)a->l2;
     if (!packs || g4 >= 0 || !ir_dtype_is_float(c->body->buf->dtype) ||
         panel <= (double)a->l2 / 8 || w <= (double)a->l2 || u_stays)
         return kb;

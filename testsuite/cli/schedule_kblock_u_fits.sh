@@ -3,16 +3,17 @@
 # alone.  A linear layer 2304 -> 32 on 96 rows: its packed weight panel
 # (2304 rows of 32 columns, 288 KiB) is more than an eighth of a 1 MiB
 # level-2 cache, and panel and U (96 rows of x, 864 KiB) together exceed
-# it, but U fits: it stays in the cache for the column tile while the
-# panel streams beside it, so the reduction keeps one loop (ResNet-50's
+# it, but U fits with a quarter of the panel: it stays in the cache for
+# the column tile while the panel streams beside it, so the reduction
+# keeps one loop (ResNet-50's
 # 3x3 convolutions of stride 2 on an AMD Zen 5: 0.83-0.87 of their time
 # without blocks; bench/results/contract_s28.txt).  With a 768 KiB
 # level-2 cache U does not fit, and the reduction splits into blocks
 # (i_o, i_i) with the sums in y_acc across them.  A linear layer 6912 -> 32
-# on 36 rows (panel 864 KiB, U 972 KiB) exceeds a 1 MiB cache by more
-# than half and keeps its blocks (R3D-18's 3x3x3 convolutions in its
-# layer3).  TEC_SYSFS_CPU names a made-up sysfs; the compiled programs
-# agree with the interpreter.
+# on 36 rows (panel 864 KiB, U 972 KiB) leaves no room for a quarter of
+# the panel beside U in a 1 MiB cache and keeps its blocks (R3D-18's
+# 3x3x3 convolutions in its layer3).  TEC_SYSFS_CPU names a made-up sysfs;
+# the compiled programs agree with the interpreter.
 . "$srcdir/testsuite/cli/lib.inc"
 export XDG_CACHE_HOME=$PWD/cache
 unset TEC_NUM_THREADS TEC_SYSFS_CPU
