@@ -859,6 +859,48 @@ static bool emit_sat_i8(cg_emitter *e, cg_str *s, const ir_expr *x)
     return true;
 }
 
+/* A vector condition as a mask of vt's mask type (tec_mf32x16: lanes of
+ * the values' width, all ones where it holds, else zero): comparisons of
+ * vectors (GCC's vector comparison gives that), & | ~ of masks, a scalar
+ * condition broadcast as 0 - 1 or 0 - 0. */
+static void emit_vector_mask(cg_emitter *e, cg_str *s, const ir_expr *c, const char *vt)
+{
+    switch (c->kind) {
+    case IR_BROADCAST:
+        cg_str_printf(s, "((tec_m%s){0} - (", vt + 4);
+        cg_emit_operand(e, s, c->a, P_SELECT, false);
+        cg_str_puts(s, " ? 1 : 0))");
+        return;
+    case IR_NOT:
+        cg_str_puts(s, "(~");
+        emit_vector_mask(e, s, c->a, vt);
+        cg_str_puts(s, ")");
+        return;
+    case IR_AND: case IR_OR:
+        cg_str_puts(s, "(");
+        emit_vector_mask(e, s, c->a, vt);
+        cg_str_puts(s, c->kind == IR_AND ? " & " : " | ");
+        emit_vector_mask(e, s, c->b, vt);
+        cg_str_puts(s, ")");
+        return;
+    case IR_EQ: case IR_NE: case IR_LT: case IR_LE: case IR_GT: case IR_GE:
+        if (ir_dtype_size(c->a->dtype) == 4 && ir_expr_lanes(c->a) == ir_expr_lanes(c->b)) {
+            cg_str_printf(s, "((tec_m%s)(", vt + 4);
+            cg_emit_vector_ir(e, s, c->a);
+            cg_str_puts(s, cg_binary_op(c->kind));
+            cg_emit_vector_ir(e, s, c->b);
+            cg_str_puts(s, "))");
+            return;
+        }
+        break;
+    default:
+        break;
+    }
+    cg_user_error(e, "codegen: the C backend has no vector mask of '%s' (in @%s)",
+               ir_expr_kind_name(c->kind), cg_func_name(e));
+    cg_str_puts(s, "0");
+}
+
 void cg_emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
 {
     int lanes = ir_expr_lanes(x);
@@ -1004,6 +1046,19 @@ void cg_emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
                 cg_str_puts(s, ")");
                 return;
             }
+        }
+        if (ir_dtype_size(x->dtype) == 4 && x->c->kind != IR_LANES) {
+            /* a mask of comparisons (ir/vectorize.c, vector_mask_select):
+             * each arm's bits where the mask's lane is all ones (true),
+             * else the other's (the C compiler makes it one blend) */
+            cg_str_printf(s, "({ const tec_m%s tec_k = ", vt + 4);
+            emit_vector_mask(e, s, x->c, vt);
+            cg_str_printf(s, "; (%s)((tec_k & (tec_m%s)(", vt, vt + 4);
+            cg_emit_vector_ir(e, s, x->a);
+            cg_str_printf(s, ")) | (~tec_k & (tec_m%s)(", vt + 4);
+            cg_emit_vector_ir(e, s, x->b);
+            cg_str_puts(s, "))); })");
+            return;
         }
         break;
     case IR_CALL:

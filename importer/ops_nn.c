@@ -3781,11 +3781,22 @@ static void read_at_axis(ox_str *b, const char *role, int ndim, int axis, const 
  * 5k statements took gcc 21 s).  Step t's candidates are the elements
  * after step t-1's choice (index prev, value v) in the order: largest,
  * NaNs first by index, then numbers down, ties by index; smallest, numbers
- * up, ties by index, then NaNs by index. */
+ * up, ties by index, then NaNs by index.
+ *
+ * The indices the selections compare and pick are numbers of the row's
+ * own float type where it holds them exactly (f32 up to 2n <= 2^24, else
+ * f64), read from a kernel of 0, 1 .. n-1 (computed once): with x in f32
+ * every comparison and select of a step is then one of f32 lanes, which
+ * the vectorizer makes vector masks and blends (ir/vectorize.c,
+ * vector_mask_select), where the loop variable j itself (i64) and an i64
+ * arg-min were computed lane by lane (DGCNN's 32 selections: 22 ms of
+ * 27). */
 static bool topk_select(ox_node *nd, ox_value *x, int axis, int64_t K, bool largest,
                         ox_value *idx)
 {
     long long n = (long long)x->shape[axis];
+    ir_dtype it = 2 * n <= (1LL << 24) && x->dtype != IR_F64 ? IR_F32 : IR_F64;
+    const char *itn = ir_dtype_name(it);
     ox_str kp = {0};   /* the row's indices: all but the axis' */
     for (int d = 0, o = 0; d < x->ndim; d++)
         if (d != axis)
@@ -3795,30 +3806,41 @@ static bool topk_select(ox_node *nd, ox_value *x, int axis, int64_t K, bool larg
     char **names = calloc((size_t)K, sizeof *names);
     if (!step || !names)
         ir_out_of_memory();
-    bool ok = true;
+    ox_value iota = {.dtype = it, .ndim = 1, .shape = {x->shape[axis]}};
+    ox_str iname = {0};
+    ox_printf(&iname, "%s_iota", nd->n->name);
+    iota.onnx = iname.s;
+    ox_kernel k;
+    ox_kernel_init(&k, nd);
+    ox_printf(&k.body, "    y[i0] = %s(i0)\n", itn);
+    bool ok = ox_kernel_finish(&k, "topk_iota", &iota, "iota");
+    ox_kernel_free(&k);
     for (int64_t t = 0; ok && t < K; t++) {
-        ox_kernel k;
         ox_kernel_init(&k, nd);
         const char *xr = ox_operand(&k, x, "x");
-        ox_str xj = {0}, cand = {0}, at = {0};
+        const char *jr = ox_operand(&k, &iota, "index");
+        ox_str xj = {0}, cand = {0}, at = {0}, J = {0}, ip = {0};
         read_at_axis(&xj, xr, x->ndim, axis, "j");
+        ox_printf(&J, "%s[j]", jr);
         const char *j = xj.s;
         if (t > 0) {
             const char *prev = ox_operand(&k, &step[t - 1], "prev");
             ox_printf(&at, "%s[%s]", prev, KP);
+            ox_printf(&ip, "%s(%s)", itn, at.s);
             ox_printf(&k.body, "    v[%s] = ", KP);
             read_at_axis(&k.body, xr, x->ndim, axis, at.s);
             ox_printf(&k.body, "\n");
             char vp[64];
             snprintf(vp, sizeof vp, "v[%s]", KP);
-            const char *ip = at.s;
+            /* v NaN or a number: conditions of the row alone on each side */
             if (largest)
-                ox_printf(&cand, "(%s != %s ? %s != %s && j > %s || %s == %s : %s == %s && "
-                          "(%s < %s || %s == %s && j > %s))", vp, vp, j, j, ip, j, j, j, j, j,
-                          vp, j, vp, ip);
+                ox_printf(&cand, "(%s != %s && (%s != %s && %s > %s || %s == %s) || %s == %s && "
+                          "%s == %s && (%s < %s || %s == %s && %s > %s))", vp, vp, j, j, J.s,
+                          ip.s, j, j, vp, vp, j, j, j, vp, j, vp, J.s, ip.s);
             else
-                ox_printf(&cand, "(%s != %s ? %s != %s && j > %s : %s != %s || %s > %s || "
-                          "%s == %s && j > %s)", vp, vp, j, j, ip, j, j, j, vp, j, vp, ip);
+                ox_printf(&cand, "(%s != %s && %s != %s && %s > %s || %s == %s && (%s != %s || "
+                          "%s > %s || %s == %s && %s > %s))", vp, vp, j, j, J.s, ip.s, vp, vp, j,
+                          j, j, vp, j, vp, J.s, ip.s);
         }
         const char *c = cand.s;   /* NULL at step 0: every element is a candidate */
         char m[64];
@@ -3829,12 +3851,14 @@ static bool topk_select(ox_node *nd, ox_value *x, int axis, int64_t K, bool larg
          * smallest) or n + the index of the other kind's first */
         const char *first = largest ? "!=" : "==", *firstr = largest ? j : m;
         const char *other = largest ? "==" : "!=", *otherr = largest ? m : j;
-        ox_printf(&k.body, "    c[%s] min= %s%s(%s %s %s ? j : %s %s %s ? %lld + j : %lld)", KP,
-                  c ? c : "", c ? " ? " : "", j, first, firstr, j, other, otherr, n, 2 * n);
+        ox_printf(&k.body, "    c[%s] min= %s%s(%s %s %s ? %s : %s %s %s ? %lld + %s : %lld)", KP,
+                  c ? c : "", c ? " ? " : "", j, first, firstr, J.s, j, other, otherr, n, J.s,
+                  2 * n);
         if (c)
             ox_printf(&k.body, " : %lld", 2 * n);
         ox_printf(&k.body, "\n");
-        ox_printf(&k.body, "    y[%s] = c[%s] < %lld ? c[%s] : c[%s] - %lld\n", KP, KP, n, KP, KP, n);
+        ox_printf(&k.body, "    y[%s] = i64(c[%s] < %lld ? c[%s] : c[%s] - %lld)\n", KP, KP, n, KP,
+                  KP, n);
         ox_value *y = &step[t];
         y->dtype = IR_I64;
         y->ndim = 0;
@@ -3851,6 +3875,8 @@ static bool topk_select(ox_node *nd, ox_value *x, int axis, int64_t K, bool larg
         free(xj.s);
         free(at.s);
         free(cand.s);
+        free(J.s);
+        free(ip.s);
         ox_kernel_free(&k);
     }
     if (ok) {   /* the choices side by side along the axis */
@@ -3871,6 +3897,7 @@ static bool topk_select(ox_node *nd, ox_value *x, int axis, int64_t K, bool larg
         ox_kernel_free(&k);
     }
     free(kp.s);
+    free(iname.s);
     for (int64_t t = 0; t < K; t++)
         free(names[t]);
     free(names);

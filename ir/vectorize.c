@@ -534,6 +534,42 @@ static bool mixed_cast(ir_dtype from, ir_dtype to)
     return (to == IR_F32 || to == IR_F64) && (from == IR_BF16 || ir_dtype_is_small_int(from));
 }
 
+static bool every_lane_safe(const vz *z, const ir_expr *x);
+
+/* Whether c is a condition a vector mask computes lane by lane: && || !
+ * of comparisons of values of the loop's element type and of conditions
+ * that do not depend on v (one for every lane). */
+static bool mask_cond(const vz *z, const ir_expr *c)
+{
+    if (!dep(z, c))
+        return c->dtype == IR_BOOL;
+    switch (c->kind) {
+    case IR_AND: case IR_OR:
+        return mask_cond(z, c->a) && mask_cond(z, c->b);
+    case IR_NOT:
+        return mask_cond(z, c->a);
+    case IR_EQ: case IR_NE: case IR_LT: case IR_LE: case IR_GT: case IR_GE:
+        return c->a->dtype == z->dt && c->b->dtype == z->dt;
+    default:
+        return false;
+    }
+}
+
+/* A select on a lane's condition as one vector select (a blend of both
+ * arms under the mask of its condition): in loops of f32 or i32 alone (the
+ * mask's lanes are as wide as the values'), when the condition is a
+ * mask_cond and every lane may evaluate all of it, both arms and every
+ * operand of && and || (every_lane_safe: the loads in range), which C's
+ * select and && || would not evaluate.  Comparisons and && || ! are exact
+ * lane by lane as in C (a NaN compares unequal to everything).  A masked
+ * maximum (TopK's selections, ONNX's importer: the largest element below
+ * the last choice) was built lane by lane: 16 scalar selects per vector. */
+static bool vector_mask_select(const vz *z, const ir_expr *x)
+{
+    return (z->dt == IR_F32 || z->dt == IR_I32) && !z->mixed && x->dtype == z->dt &&
+           mask_cond(z, x->c) && every_lane_safe(z, x);
+}
+
 /* Whether the node x (its operands aside) is a vector operation. */
 static bool vector_node(const vz *z, const ir_expr *x)
 {
@@ -563,8 +599,8 @@ static bool vector_node(const vz *z, const ir_expr *x)
         return x->a && (narrow_int(x->a->dtype, z->dt) || x->a->dtype == z->dt ||
                         (z->dt == IR_F32 && (x->a->dtype == IR_BF16 ||
                                              ir_dtype_is_small_int(x->a->dtype))));
-    case IR_SELECT:   /* one condition for every lane */
-        return !dep(z, x->c);
+    case IR_SELECT:   /* one condition for every lane, or a mask of comparisons */
+        return !dep(z, x->c) || vector_mask_select(z, x);
     case IR_CALL:
         if (x->nargs == 1 && (x->fn == IR_FN_SQRT || x->fn == IR_FN_RSQRT || x->fn == IR_FN_RINT))
             return bytes >= 16 && bytes <= z->vbytes;
@@ -951,6 +987,20 @@ static ir_expr *lane_select(vz *z, const ir_expr *x)
     return ir_select(m, ir_lanes(m, c, z->lanes), vexpr(z, x->a), vexpr(z, x->b));
 }
 
+/* A mask_cond as a vector of z->lanes booleans: comparisons of vectors,
+ * && || ! of masks, a condition of no lane a broadcast. */
+static ir_expr *vmask(vz *z, const ir_expr *c)
+{
+    ir_module *m = z->m;
+    if (!dep(z, c))
+        return ir_broadcast(m, scalar(z, c), z->lanes);
+    if (c->kind == IR_NOT)
+        return ir_unary(m, IR_NOT, vmask(z, c->a));
+    if (c->kind == IR_AND || c->kind == IR_OR)
+        return ir_binary(m, c->kind, vmask(z, c->a), vmask(z, c->b));
+    return ir_binary(m, c->kind, vexpr(z, c->a), vexpr(z, c->b));
+}
+
 /* x as a vector of z->lanes values. */
 static ir_expr *vexpr(vz *z, const ir_expr *x)
 {
@@ -982,7 +1032,8 @@ static ir_expr *vexpr(vz *z, const ir_expr *x)
     case IR_NEG:
         return ir_unary(m, IR_NEG, vexpr(z, x->a));
     case IR_SELECT:
-        return ir_select(m, scalar(z, x->c), vexpr(z, x->a), vexpr(z, x->b));
+        return ir_select(m, dep(z, x->c) ? vmask(z, x->c) : scalar(z, x->c), vexpr(z, x->a),
+                         vexpr(z, x->b));
     case IR_CAST:
         return ir_cast(m, vexpr(z, x->a), x->dtype);
     case IR_CALL: {
