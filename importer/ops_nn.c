@@ -3819,44 +3819,57 @@ static bool topk_select(ox_node *nd, ox_value *x, int axis, int64_t K, bool larg
         ox_kernel_init(&k, nd);
         const char *xr = ox_operand(&k, x, "x");
         const char *jr = ox_operand(&k, &iota, "index");
-        ox_str xj = {0}, cand = {0}, at = {0}, J = {0}, ip = {0};
+        ox_str xj = {0}, J = {0};
         read_at_axis(&xj, xr, x->ndim, axis, "j");
         ox_printf(&J, "%s[j]", jr);
-        const char *j = xj.s;
-        if (t > 0) {
+        const char *X = xj.s, *I = J.s, *sgn = largest ? "-" : "";
+        char M[64];
+        snprintf(M, sizeof M, "m[%s]", KP);
+        if (t == 0) {   /* every element a candidate */
+            ox_printf(&k.body, "    %s %s= %s == %s ? %s : %sinf\n", M, largest ? "max" : "min",
+                      X, X, X, sgn);
+            /* c: the index of the choice (a NaN's first when largest, m's
+             * when smallest) or n + the index of the other kind's first */
+            ox_printf(&k.body, "    c[%s] min= %s %s %s ? %s : %s %s %s ? %lld + %s : %lld\n", KP, X,
+                      largest ? "!=" : "==", largest ? X : M, I, X, largest ? "==" : "!=",
+                      largest ? M : X, n, I, 2 * n);
+        } else {
+            /* after the choice at prev of value v: v NaN or a number, a
+             * condition of the row alone that selects one of two forms */
+            ox_str at = {0}, P = {0};
             const char *prev = ox_operand(&k, &step[t - 1], "prev");
             ox_printf(&at, "%s[%s]", prev, KP);
-            ox_printf(&ip, "%s(%s)", itn, at.s);
+            ox_printf(&P, "%s(%s)", itn, at.s);
+            const char *p = P.s;
             ox_printf(&k.body, "    v[%s] = ", KP);
             read_at_axis(&k.body, xr, x->ndim, axis, at.s);
             ox_printf(&k.body, "\n");
-            char vp[64];
-            snprintf(vp, sizeof vp, "v[%s]", KP);
-            /* v NaN or a number: conditions of the row alone on each side */
+            char V[64];
+            snprintf(V, sizeof V, "v[%s]", KP);
+            /* m: the best number after v; largest after a NaN, every
+             * number; smallest after a NaN, none (only NaNs are left) */
             if (largest)
-                ox_printf(&cand, "(%s != %s && (%s != %s && %s > %s || %s == %s) || %s == %s && "
-                          "%s == %s && (%s < %s || %s == %s && %s > %s))", vp, vp, j, j, J.s,
-                          ip.s, j, j, vp, vp, j, j, j, vp, j, vp, J.s, ip.s);
+                ox_printf(&k.body, "    %s max= %s != %s ? (%s == %s ? %s : -inf) : (%s < %s || "
+                          "%s == %s && %s > %s ? %s : -inf)\n", M, V, V, X, X, X, X, V, X, V, I,
+                          p, X);
             else
-                ox_printf(&cand, "(%s != %s && %s != %s && %s > %s || %s == %s && (%s != %s || "
-                          "%s > %s || %s == %s && %s > %s))", vp, vp, j, j, J.s, ip.s, vp, vp, j,
-                          j, j, vp, j, vp, J.s, ip.s);
+                ox_printf(&k.body, "    %s min= %s != %s ? inf : (%s > %s || %s == %s && %s > %s "
+                          "? %s : inf)\n", M, V, V, X, V, X, V, I, p, X);
+            /* c: a number equal to m is a candidate when m is below
+             * (above) v or it is after prev; NaNs come first (largest, the
+             * ones after prev when v is one) or last (smallest) */
+            if (largest)
+                ox_printf(&k.body, "    c[%s] min= %s != %s ? (%s != %s && %s > %s ? %s : %s == %s ? "
+                          "%lld + %s : %lld) : (%s == %s && (%s != %s || %s > %s) ? %s : %lld)\n",
+                          KP, V, V, X, X, I, p, I, X, M, n, I, 2 * n, X, M, M, V, I, p, I, 2 * n);
+            else
+                ox_printf(&k.body, "    c[%s] min= %s != %s ? (%s != %s && %s > %s ? %lld + %s : "
+                          "%lld) : (%s == %s && (%s != %s || %s > %s) ? %s : %s != %s ? %lld + %s "
+                          ": %lld)\n", KP, V, V, X, X, I, p, n, I, 2 * n, X, M, M, V, I, p, I, X,
+                          X, n, I, 2 * n);
+            free(at.s);
+            free(P.s);
         }
-        const char *c = cand.s;   /* NULL at step 0: every element is a candidate */
-        char m[64];
-        snprintf(m, sizeof m, "m[%s]", KP);
-        ox_printf(&k.body, "    %s %s= %s%s%s == %s ? %s : %sinf\n", m, largest ? "max" : "min",
-                  c ? c : "", c ? " && " : "", j, j, j, largest ? "-" : "");
-        /* c: the index of the choice (a NaN's first when largest, m's when
-         * smallest) or n + the index of the other kind's first */
-        const char *first = largest ? "!=" : "==", *firstr = largest ? j : m;
-        const char *other = largest ? "==" : "!=", *otherr = largest ? m : j;
-        ox_printf(&k.body, "    c[%s] min= %s%s(%s %s %s ? %s : %s %s %s ? %lld + %s : %lld)", KP,
-                  c ? c : "", c ? " ? " : "", j, first, firstr, J.s, j, other, otherr, n, J.s,
-                  2 * n);
-        if (c)
-            ox_printf(&k.body, " : %lld", 2 * n);
-        ox_printf(&k.body, "\n");
         ox_printf(&k.body, "    y[%s] = i64(c[%s] < %lld ? c[%s] : c[%s] - %lld)\n", KP, KP, n, KP,
                   KP, n);
         ox_value *y = &step[t];
@@ -3873,10 +3886,7 @@ static bool topk_select(ox_node *nd, ox_value *x, int axis, int64_t K, bool larg
         snprintf(suffix, sizeof suffix, "select%lld", (long long)t);
         ok = ox_kernel_finish(&k, "topk_select", y, suffix);
         free(xj.s);
-        free(at.s);
-        free(cand.s);
         free(J.s);
-        free(ip.s);
         ox_kernel_free(&k);
     }
     if (ok) {   /* the choices side by side along the axis */
