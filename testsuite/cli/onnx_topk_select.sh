@@ -7,10 +7,12 @@
 # numbers up, ties by index, then NaNs.  Rows with
 # NaNs, ties, infinities and a row of only NaNs and equal numbers; along
 # the last axis and along axis 0 of a [40, 3] input, a rank-1 input, and
-# a row of 2^18 (too long to rank its pairs: refused before); against
-# NumPy's stable sorts of the same order at -O0 and -O2.  --emit=te shows
-# the selection (two defs, the later one called k - 1 times; no pairwise
-# rank r).
+# a row of 2^18 (too long to rank its pairs: refused before), k = 1, rows
+# of 512 (whole vectors: DGCNN's shape) with ties, NaNs and infinities, and
+# f64 rows; against NumPy's stable sorts of the same order at -O0 and -O2.
+# --emit=te shows the selection (two defs, the later one called k - 1
+# times; no pairwise rank r) comparing index numbers of f32 (f64 for f64
+# rows), and the C of the rows of 512 vector masks.
 . "$srcdir/testsuite/cli/lib.inc"
 "$PYTHON" - "$srcdir/testsuite/onnx" <<'EOF2' || fail "cannot write the models"
 import os, sys
@@ -28,7 +30,7 @@ def order(row, largest):
             return (0 if largest else 1, 0.0, j)
         return (1 if largest else 0, -v if largest else v, j)
     return sorted(range(len(row)), key=key)
-def case(name, x, k, axis, largest):
+def case(name, x, k, axis, largest, elem=1):
     xm = np.moveaxis(x, axis, -1)
     idx = np.array([order(r, largest)[:k] for r in xm.reshape(-1, xm.shape[-1])])
     idx = np.moveaxis(idx.reshape(xm.shape[:-1] + (k,)), -1, axis)
@@ -38,8 +40,8 @@ def case(name, x, k, axis, largest):
     with open(name + ".onnx", "wb") as f:
         f.write(model([node("TopK", ["x", "k"], ["v", "i"],
                             attrs=[attr_int("axis", axis), attr_int("largest", int(largest))])],
-                      [value_info("x", list(x.shape))],
-                      [value_info("v", shape), value_info("i", shape, INT64)],
+                      [value_info("x", list(x.shape), elem)],
+                      [value_info("v", shape, elem), value_info("i", shape, INT64)],
                       [array_tensor("k", np.array([k], np.int64), INT64)]))
     np.save(name + "_x.npy", x)
     os.mkdir("ref_" + name)
@@ -60,8 +62,21 @@ for largest in (0, 1):
 # a row of 2^18: 2^36 pairs, more than the pairwise ranking takes (refused
 # before), few selections
 case("long", rng.standard_normal(1 << 18).astype(np.float32), 6, 0, True)
+# k = 1; rows of 512 (whole vectors, the selections' masks and blends:
+# DGCNN's shape) with many ties, NaNs and infinities; f64 (index numbers
+# of f64)
+w = rng.integers(-4, 5, (24, 512)).astype(np.float32)
+w[1, ::7] = nan
+w[2, ::5] = np.resize([inf, -inf], 103)
+w[3, :] = 2.0
+w[4, :] = nan
+w[4, 100] = 1.0
+for largest in (0, 1):
+    case("one%d" % largest, x, 1, 1, bool(largest))
+    case("wide%d" % largest, w, 16, 1, bool(largest))
+    case("f64%d" % largest, x.astype(np.float64), 8, 1, bool(largest), 11)
 EOF2
-for m in rows0 rows1 cols0 cols1 vec0 vec1 long; do
+for m in rows0 rows1 cols0 cols1 vec0 vec1 long one0 one1 wide0 wide1 f640 f641; do
     for mode in -O0 -O2; do
         expect_status 0 "$TEC" $mode $m.onnx --input x=${m}_x.npy --save-outputs o_$m$mode
         "$PYTHON" - ref_$m o_$m$mode <<'EOF2' || fail "$m $mode: wrong result"
@@ -79,4 +94,11 @@ expect_status 0 "$TEC" --emit=te rows1.onnx
 [ "$(grep -c '^def topk_select_' out)" = 2 ] || { cat out; fail "want 2 selection defs"; }
 [ "$(grep -c '= topk_select_2(' out)" = 7 ] || { cat out; fail "want 7 calls of the later selection"; }
 grep -q ' r\[' out && { cat out; fail "a pairwise rank"; }
+# the indices they compare and pick are f32 numbers (f64 for f64 rows)
+grep -q '^def topk_iota_1() -> y: f32\[40\] {$' out || { cat out; fail "no f32 index numbers"; }
+expect_status 0 "$TEC" --emit=te f641.onnx
+grep -q '^def topk_iota_1() -> y: f64\[40\] {$' out || { cat out; fail "no f64 index numbers"; }
+# in vectors: masks and blends, not lane by lane
+expect_status 0 "$TEC" -O2 --emit=c wide1.onnx
+grep -q 'const tec_mf32x16 tec_k = ' out || fail "wide1: no vector masks"
 echo ok
