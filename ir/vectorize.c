@@ -48,6 +48,11 @@
  *     sqrt and rsqrt (an instruction of 16 to the target's bytes), and exp,
  *     log, tanh, erf, sin, cos, sigmoid on vectors of 32 or more bytes
  *     (glibc's libmvec) are vector operations;
+ *   - a select whose condition is && || ! of comparisons of the loop's
+ *     element type (f32 or i32, a loop of that type alone) and of
+ *     conditions of no lane is a vector select on a mask (the comparisons
+ *     exact as C's) of both arms as vectors, when bounds show every load
+ *     of it in range in every lane (vector_mask_select);
  *   - a select whose condition holds in each lane the same way in every
  *     chunk (lane_select: floormod(w, 2) == 0, or any condition of v alone
  *     in a chunk at a constant start) is its chosen arm where every lane
