@@ -3822,12 +3822,18 @@ static bool topk_select(ox_node *nd, ox_value *x, int axis, int64_t K, bool larg
         ox_str xj = {0}, J = {0};
         read_at_axis(&xj, xr, x->ndim, axis, "j");
         ox_printf(&J, "%s[j]", jr);
-        const char *X = xj.s, *I = J.s, *sgn = largest ? "-" : "";
+        const char *X = xj.s, *I = J.s;
+        /* m's value where no candidate is: below (above) every element;
+         * integer rows have no infinity: their type's bound */
+        ir_dtype ct = ox_compute_dtype(x->dtype);
+        const char *B = ir_dtype_is_float(ct) ? (largest ? "-inf" : "inf")
+                      : ct == IR_I64 ? (largest ? "(-9223372036854775807 - 1)" : "9223372036854775807")
+                      : (largest ? "(-2147483647 - 1)" : "2147483647");
         char M[64];
         snprintf(M, sizeof M, "m[%s]", KP);
         if (t == 0) {   /* every element a candidate */
-            ox_printf(&k.body, "    %s %s= %s == %s ? %s : %sinf\n", M, largest ? "max" : "min",
-                      X, X, X, sgn);
+            ox_printf(&k.body, "    %s %s= %s == %s ? %s : %s\n", M, largest ? "max" : "min",
+                      X, X, X, B);
             /* c: the index of the choice (a NaN's first when largest, m's
              * when smallest) or n + the index of the other kind's first */
             ox_printf(&k.body, "    c[%s] min= %s %s %s ? %s : %s %s %s ? %lld + %s : %lld\n", KP, X,
@@ -3849,12 +3855,12 @@ static bool topk_select(ox_node *nd, ox_value *x, int axis, int64_t K, bool larg
             /* m: the best number after v; largest after a NaN, every
              * number; smallest after a NaN, none (only NaNs are left) */
             if (largest)
-                ox_printf(&k.body, "    %s max= %s != %s ? (%s == %s ? %s : -inf) : (%s < %s || "
-                          "%s == %s && %s > %s ? %s : -inf)\n", M, V, V, X, X, X, X, V, X, V, I,
-                          p, X);
+                ox_printf(&k.body, "    %s max= %s != %s ? (%s == %s ? %s : %s) : (%s < %s || "
+                          "%s == %s && %s > %s ? %s : %s)\n", M, V, V, X, X, X, B, X, V, X, V, I,
+                          p, X, B);
             else
-                ox_printf(&k.body, "    %s min= %s != %s ? inf : (%s > %s || %s == %s && %s > %s "
-                          "? %s : inf)\n", M, V, V, X, V, X, V, I, p, X);
+                ox_printf(&k.body, "    %s min= %s != %s ? %s : (%s > %s || %s == %s && %s > %s "
+                          "? %s : %s)\n", M, V, V, B, X, V, X, V, I, p, X, B);
             /* c: a number equal to m is a candidate when m is below
              * (above) v or it is after prev; NaNs come first (largest, the
              * ones after prev when v is one) or last (smallest) */

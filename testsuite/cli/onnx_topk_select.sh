@@ -8,8 +8,9 @@
 # NaNs, ties, infinities and a row of only NaNs and equal numbers; along
 # the last axis and along axis 0 of a [40, 3] input, a rank-1 input, and
 # a row of 2^18 (too long to rank its pairs: refused before), k = 1, rows
-# of 512 (whole vectors: DGCNN's shape) with ties, NaNs and infinities, and
-# f64 rows; against NumPy's stable sorts of the same order at -O0 and -O2.
+# of 512 (whole vectors: DGCNN's shape) with ties, NaNs and infinities, f64
+# rows, and i64 and i32 rows holding their types' extremes (refused
+# before: no infinity for m's bound); against NumPy's stable sorts of the same order at -O0 and -O2.
 # --emit=te shows the selection (two defs, the later one called k - 1
 # times; no pairwise rank r) comparing index numbers of f32 (f64 for f64
 # rows), and the C of the rows of 512 vector masks.
@@ -28,6 +29,7 @@ def order(row, largest):
         v = row[j]
         if np.isnan(v):
             return (0 if largest else 1, 0.0, j)
+        v = v.item()   # a Python number: -v of the i64 minimum does not wrap
         return (1 if largest else 0, -v if largest else v, j)
     return sorted(range(len(row)), key=key)
 def case(name, x, k, axis, largest, elem=1):
@@ -75,8 +77,18 @@ for largest in (0, 1):
     case("one%d" % largest, x, 1, 1, bool(largest))
     case("wide%d" % largest, w, 16, 1, bool(largest))
     case("f64%d" % largest, x.astype(np.float64), 8, 1, bool(largest), 11)
+# integer rows (no infinity: m's bound is the type's), their extremes among
+# the values
+q = rng.integers(-3, 4, (5, 40)).astype(np.int64)
+q[0, [1, 2, 30]] = [-2**63, 2**63 - 1, -2**63]
+q[1, :] = -2**63
+q[2, :] = 2**63 - 1
+r = q.clip(-2**31, 2**31 - 1).astype(np.int32)
+for largest in (0, 1):
+    case("i64%d" % largest, q, 8, 1, bool(largest), 7)
+    case("i32%d" % largest, r, 8, 1, bool(largest), 6)
 EOF2
-for m in rows0 rows1 cols0 cols1 vec0 vec1 long one0 one1 wide0 wide1 f640 f641; do
+for m in rows0 rows1 cols0 cols1 vec0 vec1 long one0 one1 wide0 wide1 f640 f641 i640 i641 i320 i321; do
     for mode in -O0 -O2; do
         expect_status 0 "$TEC" $mode $m.onnx --input x=${m}_x.npy --save-outputs o_$m$mode
         "$PYTHON" - ref_$m o_$m$mode <<'EOF2' || fail "$m $mode: wrong result"
