@@ -565,13 +565,24 @@ static bool mask_cond(const vz *z, const ir_expr *c)
  * mask's lanes are as wide as the values'), when the condition is a
  * mask_cond and every lane may evaluate all of it, both arms and every
  * operand of && and || (every_lane_safe: the loads in range), which C's
- * select and && || would not evaluate.  Comparisons and && || ! are exact
+ * select and && || would not evaluate, and no float-to-integer cast in it
+ * (checked: the kernel fails on a value out of range, which a lane that
+ * did not choose that arm may hold).  Comparisons and && || ! are exact
  * lane by lane as in C (a NaN compares unequal to everything).  A masked
  * maximum (TopK's selections, ONNX's importer: the largest element below
  * the last choice) was built lane by lane: 16 scalar selects per vector. */
+static bool checked_cast_visit(const ir_expr *x, void *p)
+{
+    if (x->kind == IR_CAST && x->a && ir_dtype_is_float(x->a->dtype) && !ir_dtype_is_float(x->dtype))
+        *(bool *)p = true;
+    return true;
+}
+
 static bool vector_mask_select(const vz *z, const ir_expr *x)
 {
-    return (z->dt == IR_F32 || z->dt == IR_I32) && !z->mixed && x->dtype == z->dt &&
+    bool checked = false;
+    ir_expr_walk(x, checked_cast_visit, &checked);
+    return (z->dt == IR_F32 || z->dt == IR_I32) && !z->mixed && x->dtype == z->dt && !checked &&
            mask_cond(z, x->c) && every_lane_safe(z, x);
 }
 

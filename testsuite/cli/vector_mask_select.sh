@@ -4,7 +4,8 @@
 # each lane was a scalar select: TopK's masked maximum after its last
 # choice, and its first index of the maximum in index numbers of f32
 # (importer/ops_nn.c, topk_select), then an elementwise select and an i32
-# one.  Rows of 96 (6 vectors); NaN, infinities, ties and -0 among the
+# one; not a select whose arm casts to an integer (checked: an infinity in
+# a lane that chose the other arm would fail the kernel).  Rows of 96 (6 vectors); NaN, infinities, ties and -0 among the
 # values, a row of NaNs, one of equal numbers, a NaN threshold.  The
 # outputs equal the interpreter's bit for bit at -O2 on one and two
 # threads and at -O0; the C has a mask in every kernel and no lane-by-lane
@@ -26,6 +27,9 @@ def first(x: f32[64, 96], m: f32[64], k: f32[96]) -> c: f32[64] {
 def blend(x: f32[64, 96]) -> y: f32[64, 96] {
     y[i, j] = x[i, j] != x[i, j] || x[i, j] > 0.5 && !(x[i, j] == 1.0) ? x[i, j] * 2.0 : x[i, j] - 1.0
 }
+def guarded(x: f32[64, 96]) -> w: f32[64, 96] {
+    w[i, j] = x[i, j] >= 0.0 && x[i, j] < 1000.0 ? f32(i32(x[i, j] * 1000.0)) : -1.0
+}
 def ints(a: i32[64, 96], b: i32[64, 96]) -> z: i32[64, 96] {
     z[i, j] = a[i, j] > b[i, j] || a[i, j] == 0 ? a[i, j] : b[i, j] - 1
 }
@@ -38,10 +42,12 @@ m = masked(x, t, p, k)
 c = first(x, m, k)
 y = blend(x)
 z = ints(a, b)
+w = guarded(x)
 output m
 output c
 output y
 output z
+output w
 EOT
 "$PYTHON" -c "
 import numpy as np
@@ -63,7 +69,7 @@ expect_status 0 "$TEC" -O2 vm.te $IN --save-outputs o2
 expect_status 0 env TEC_NUM_THREADS=2 "$TEC" -O2 vm.te $IN --save-outputs t2
 expect_status 0 "$TEC" -O0 vm.te $IN --save-outputs o0
 for d in o2 t2 o0; do
-    for o in m c y z; do
+    for o in m c y z w; do
         cmp ref/$o.npy $d/$o.npy || fail "$d: $o differs from the interpreter"
     done
 done
