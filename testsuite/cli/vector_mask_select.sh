@@ -5,8 +5,9 @@
 # choice, and its first index of the maximum in index numbers of f32
 # (importer/ops_nn.c, topk_select), then an elementwise select and an i32
 # one; not a select whose arm casts to an integer (checked: an infinity in
-# a lane that chose the other arm would fail the kernel).  Rows of 96 (6 vectors); NaN, infinities, ties and -0 among the
-# values, a row of NaNs, one of equal numbers, a NaN threshold.  The
+# a lane that chose the other arm would fail the kernel).  Rows of 96 (6
+# vectors); NaN, infinities, ties and -0 among the values, a row of NaNs,
+# one of equal numbers, a NaN threshold.  The
 # outputs equal the interpreter's bit for bit at -O2 on one and two
 # threads and at -O0; the C has a mask in every kernel and no lane-by-lane
 # vector of x's elements.
