@@ -10,7 +10,7 @@
 # one of equal numbers, a NaN threshold.  The
 # outputs equal the interpreter's bit for bit at -O2 on one and two
 # threads and at -O0; the C has a mask in every kernel and no lane-by-lane
-# vector of x's elements.
+# vector of x's elements; the vector IR printed reads back the same.
 . "$srcdir/testsuite/cli/lib.inc"
 cat >vm.te <<'EOT'
 input x: f32[64, 96]
@@ -80,4 +80,10 @@ for f in m c y z; do
     grep -q 'const tec_m[fi]32x16 tec_k = ' k_$f.c || { cat k_$f.c; fail "$f: no vector mask"; }
     if grep -q '(tec_f32x16){x\[' k_$f.c; then cat k_$f.c; fail "$f: x built lane by lane"; fi
 done
+# the vector IR prints and reads back as it was
+expect_status 0 "$TEC" -O2 --emit=tir vm.te
+cp out vm.tir
+grep -q 'select(x\[ramp(' vm.tir || fail "no vector select in the printed IR"
+expect_status 0 "$TEC" -x tir -O2 --emit=tir vm.tir
+diff -u vm.tir out || fail "the printed vector IR reads back otherwise"
 exit 0
