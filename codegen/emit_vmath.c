@@ -267,6 +267,23 @@ void cg_emit_vmath_f32(cg_str *s, int lanes)
  * buffer: a 3x3 max pooling of stride 2 on 192x71x71 channels-last, 83 to
  * 64 us with its input in L2, 126 to 86 us from memory (one thread;
  * bench/results/window_s29.txt). */
+static bool number_of(const ir_expr *v, const ir_buffer *b);
+
+/* Whether select v (its else arm a number) is a number though its then arm
+ * may not be: select(u != u, t, f) with u a number is f, and select(t > f,
+ * t, f) (<, >=, <=, operands either way) takes t only where an ordered
+ * comparison holds, so where t is not NaN.  The scalar copies of fmax(a,
+ * x), a != a ? x : (x > a ? x : a) (the vectorizer's tails), are such. */
+static bool picks_number(const ir_expr *v, const ir_buffer *b)
+{
+    const ir_expr *c = v->c;
+    if (c->kind == IR_NE)
+        return ir_expr_equal(c->a, c->b) && number_of(c->a, b);
+    return (c->kind == IR_LT || c->kind == IR_LE || c->kind == IR_GT || c->kind == IR_GE) &&
+           ((ir_expr_equal(c->a, v->a) && ir_expr_equal(c->b, v->b)) ||
+            (ir_expr_equal(c->a, v->b) && ir_expr_equal(c->b, v->a)));
+}
+
 static bool number_of(const ir_expr *v, const ir_buffer *b)
 {
     switch (v->kind) {
@@ -275,6 +292,7 @@ static bool number_of(const ir_expr *v, const ir_buffer *b)
     case IR_BROADCAST: return number_of(v->a, b);
     case IR_LOAD: return v->buf == b;
     case IR_MIN: case IR_MAX: return number_of(v->a, b) || number_of(v->b, b);
+    case IR_SELECT: return number_of(v->b, b) && (number_of(v->a, b) || picks_number(v, b));
     default: return false;
     }
 }
