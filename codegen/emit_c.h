@@ -144,6 +144,9 @@ void cg_put_vmath_symbol(cg_str *s, const char *name, ir_dtype t, int lanes);
  * (emit_vmath.c), and the text of those for vectors of `lanes` f32. */
 bool cg_own_vmath(const char *name, ir_dtype t);
 void cg_emit_vmath_f32(cg_str *s, int lanes);
+/* Whether every value local buffer b of f holds is a number, not NaN
+ * (emit_vmath.c): fmax(b's value, x) is then one max instruction. */
+bool cg_holds_numbers(const ir_func *f, const ir_buffer *b);
 
 /* Writes the opening of the file: the comment, includes, runtime hooks,
  * vector types and the helper functions the kernels (already emitted into

@@ -312,6 +312,20 @@ static void emit_vector_widening(cg_emitter *e, cg_str *s)
             }
 }
 
+/* The opening of helper tec_v<op><n>_<t>x<lanes>: its signature and, with
+ * isa (an x86 target's vectors of t), the #if of GCC's x86 built-ins and
+ * their vector type tec_v. */
+static void open_minmax(cg_str *s, ir_dtype t, int lanes, const char *op, const char *n, const char *isa)
+{
+    const char *sf = cg_dtype_suffix(t);
+    cg_str_printf(s, "static inline tec_%sx%d tec_v%s%s_%sx%d(tec_%sx%d a, tec_%sx%d b)\n{\n",
+                  sf, lanes, op, n, sf, lanes, sf, lanes, sf, lanes);
+    if (isa)
+        cg_str_printf(s, "#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(%s)\n"
+                         "    typedef %s tec_v __attribute__((vector_size(%d)));\n",
+                      isa, ir_dtype_ctype(t), lanes * ir_dtype_size(t));
+}
+
 /* fmin and fmax lane by lane, as the interpreter's C99 calls (glibc's):
  * fmax(a, b) is a when a >= b or b is NaN, else b -- a NaN operand yields
  * the other one, and of equal values (-0 and +0) the first is kept.  On
@@ -334,12 +348,8 @@ static void emit_vminmax(cg_str *s, ir_dtype t, int lanes)
     bool x86 = isa && (t == IR_F32 || t == IR_F64);
     for (int mx = 0; mx < 2; mx++) {
         const char *op = mx ? "max" : "min";
-        cg_str_printf(s, "static inline tec_%sx%d tec_v%s_%sx%d(tec_%sx%d a, tec_%sx%d b)\n{\n",
-                      sf, lanes, op, sf, lanes, sf, lanes, sf, lanes);
+        open_minmax(s, t, lanes, op, "", x86 ? isa : NULL);
         if (x86) {
-            cg_str_printf(s, "#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(%s)\n"
-                             "    typedef %s tec_v __attribute__((vector_size(%d)));\n",
-                          isa, ir_dtype_ctype(t), bytes);
             if (bytes == 64)   /* _CMP_ORD_Q, a mask of all lanes, _MM_FROUND_CUR_DIRECTION */
                 cg_str_printf(s, "    return (tec_%sx%d)__builtin_ia32_%s%s512_mask((tec_v)b, (tec_v)a, (tec_v)b,\n"
                                  "        __builtin_ia32_cmp%s512_mask((tec_v)a, (tec_v)a, 7, (%s)-1, 4), 4);\n",
@@ -357,9 +367,24 @@ static void emit_vminmax(cg_str *s, ir_dtype t, int lanes)
         cg_str_printf(s, "    tec_m%sx%d m = (a %s b) | (b != b);\n"
                          "    return (tec_%sx%d)(((tec_m%sx%d)a & m) | ((tec_m%sx%d)b & ~m));\n",
                       sf, lanes, mx ? ">=" : "<=", sf, lanes, sf, lanes, sf, lanes);
-        if (x86)
-            cg_str_puts(s, "#endif\n");
-        cg_str_puts(s, "}\n");
+        cg_str_puts(s, x86 ? "#endif\n}\n" : "}\n");
+        /* tec_vmaxn_ (tec_vminn_): a is not NaN (a load of an accumulator
+         * that holds numbers only, cg_holds_numbers), so fmax(a, b) is
+         * maxps(b, a) alone, without the compare on a's chain */
+        if (t != IR_F32 && t != IR_F64)
+            continue;
+        open_minmax(s, t, lanes, op, "n", x86 ? isa : NULL);
+        if (x86) {
+            if (bytes == 64)
+                cg_str_printf(s, "    return (tec_%sx%d)__builtin_ia32_%s%s512_mask((tec_v)b, (tec_v)a, (tec_v)b, (%s)-1, 4);\n",
+                              sf, lanes, op, ps, t == IR_F64 ? "unsigned char" : "unsigned short");
+            else
+                cg_str_printf(s, "    return (tec_%sx%d)__builtin_ia32_%s%s%s((tec_v)b, (tec_v)a);\n",
+                              sf, lanes, op, ps, bytes == 32 ? "256" : "");
+            cg_str_puts(s, "#else\n");
+        }
+        cg_str_printf(s, "    return tec_v%s_%sx%d(a, b);\n", op, sf, lanes);
+        cg_str_puts(s, x86 ? "#endif\n}\n" : "}\n");
     }
 }
 

@@ -1009,7 +1009,8 @@ void cg_emit_vector_ir(cg_emitter *e, cg_str *s, const ir_expr *x)
             return;
         }
         e->vminmax_used[x->dtype][k] = true;
-        cg_str_printf(s, "tec_v%s_%s(", x->kind == IR_MIN ? "min" : "max", vt + 4);
+        cg_str_printf(s, "tec_v%s%s_%s(", x->kind == IR_MIN ? "min" : "max",
+                      x->a->kind == IR_LOAD && cg_holds_numbers(e->f, x->a->buf) ? "n" : "", vt + 4);
         cg_emit_vector_ir(e, s, x->a);
         cg_str_puts(s, ", ");
         cg_emit_vector_ir(e, s, x->b);

@@ -250,3 +250,73 @@ void cg_emit_vmath_f32(cg_str *s, int lanes)
     if (avx)
         cg_str_puts(s, "#endif\n");
 }
+
+/* ---------------------------------------------------------------- accumulators that are numbers */
+
+/* Whether every value a local f32 or f64 buffer b of function f holds is a
+ * number (not NaN), so that fmax(b's value, x) is one max instruction
+ * (tec_vmaxn_f32x16, emit_prelude.c) instead of a compare and a masked
+ * max whose compare sits on the accumulator's chain of dependent
+ * operations.  By induction over the stores: each stores a number (a
+ * constant that is not NaN) or the max or min of anything and a value
+ * that is a number (a load of b itself: fmax and fmin are NaN only when
+ * both operands are).  b starts zeroed, or `filled` (its first statement
+ * stores every element); the lanes past a padded row's end
+ * (ir_buffer.row_pitch) may hold anything, but no result uses them.  A
+ * pooling's tile (init -inf, then y = max(y, x[..]) per tap) is such a
+ * buffer: a 3x3 max pooling of stride 2 on 192x71x71 channels-last, 83 to
+ * 64 us with its input in L2, 126 to 86 us from memory (one thread;
+ * bench/results/window_s29.txt). */
+static bool number_of(const ir_expr *v, const ir_buffer *b);
+
+/* Whether select v (its else arm a number) is a number though its then arm
+ * may not be: select(u != u, t, f) with u a number is f, and select(t > f,
+ * t, f) (<, >=, <=, operands either way) takes t only where an ordered
+ * comparison holds, so where t is not NaN.  The scalar copies of fmax(a,
+ * x), a != a ? x : (x > a ? x : a) (the vectorizer's tails), are such. */
+static bool picks_number(const ir_expr *v, const ir_buffer *b)
+{
+    const ir_expr *c = v->c;
+    if (c->kind == IR_NE)
+        return ir_expr_equal(c->a, c->b) && number_of(c->a, b);
+    return (c->kind == IR_LT || c->kind == IR_LE || c->kind == IR_GT || c->kind == IR_GE) &&
+           ((ir_expr_equal(c->a, v->a) && ir_expr_equal(c->b, v->b)) ||
+            (ir_expr_equal(c->a, v->b) && ir_expr_equal(c->b, v->a)));
+}
+
+static bool number_of(const ir_expr *v, const ir_buffer *b)
+{
+    switch (v->kind) {
+    case IR_FLOAT: return v->fval == v->fval;
+    case IR_INT: return true;
+    case IR_BROADCAST: return number_of(v->a, b);
+    case IR_LOAD: return v->buf == b;
+    case IR_MIN: case IR_MAX: return number_of(v->a, b) || number_of(v->b, b);
+    case IR_SELECT: return number_of(v->b, b) && (number_of(v->a, b) || picks_number(v, b));
+    default: return false;
+    }
+}
+
+typedef struct number_check {
+    const ir_buffer *b;
+    bool alloc, ok;
+} number_check;
+
+static bool check_number_stores(const ir_stmt *s, void *p)
+{
+    number_check *c = p;
+    if (s->kind == IR_S_ALLOC && s->buf == c->b)
+        c->alloc = true;
+    if (s->kind == IR_S_STORE && s->buf == c->b && !(s->value && number_of(s->value, c->b)))
+        c->ok = false;
+    return c->ok;
+}
+
+bool cg_holds_numbers(const ir_func *f, const ir_buffer *b)
+{
+    if (!f || !f->body || !b || b->role != IR_BUF_LOCAL || (b->dtype != IR_F32 && b->dtype != IR_F64))
+        return false;
+    number_check c = {b, false, true};
+    ir_stmt_walk(f->body, check_number_stores, NULL, &c);
+    return c.alloc && c.ok;
+}
