@@ -7,6 +7,9 @@
 #   BASE=/path/to/other/tec BASE_LABEL=main bench/compile.sh
 #                                               (the same runs with another
 #                                                tec binary, side by side)
+#   LOCK=/tmp/measure.lock bench/compile.sh     (each run holds that flock:
+#                                                one measurement at a time
+#                                                on a shared machine)
 #
 # MODEL is an example of the zoo (examples/MODEL.te; default every one), an
 # ONNX file M.onnx (its input, if any, the first .npy of M.in/), or,
@@ -35,6 +38,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 TEC=${TEC:-$here/tec}
 BASE=${BASE:-}
 BASE_LABEL=${BASE_LABEL:-another tec}
+LOCK=${LOCK:-}
 PYTHON=${PYTHON:-/usr/bin/python3}
 WORK=${WORK:-${TMPDIR:-/tmp}/tec-bench-compile}
 ZOO="matmul conv mlp resnet18 resnet50 mobilenet_v2 efficientnet_b0 googlenet gpt2"
@@ -61,8 +65,11 @@ mkdir -p "$WORK"
 # $WORK/err; prints "ELAPSED CPU STATUS".
 timed() {
     "$PYTHON" - "$@" <<'PY'
-import resource, subprocess, sys, time, os
+import fcntl, resource, subprocess, sys, time, os
 work = os.environ["WORK"]
+if os.environ.get("LOCK"):   # held until this script ends, not timed
+    lock = open(os.environ["LOCK"], "a")
+    fcntl.flock(lock, fcntl.LOCK_EX)
 t0 = time.monotonic()
 with open(os.path.join(work, "out"), "w") as o, open(os.path.join(work, "err"), "w") as e:
     rc = subprocess.call(sys.argv[1:], stdout=o, stderr=e)
@@ -71,7 +78,7 @@ r = resource.getrusage(resource.RUSAGE_CHILDREN)
 print("%.2f %.2f %d" % (dt, r.ru_utime + r.ru_stime, rc))
 PY
 }
-export WORK
+export WORK LOCK
 
 # The command line of MODEL for tec.
 model_args() {

@@ -2358,25 +2358,27 @@ static bool link_objects(char *const *inputs, int n, const char *dir, const char
                         trouble, d);
 }
 
-/* Kernels whose shared code is smaller than BUNDLE_SMALL bytes
- * (BUNDLE_SMALL_INTRIN for those that include <immintrin.h>) are compiled
- * together, in the file's order, in translation units of up to
- * BUNDLE_BYTES of code, those with the header apart from those without:
- * each run of the compiler costs its start and the headers (about 0.04 s
- * of CPU, 0.15 s with <immintrin.h> and -march=native), as much as 4 KB
- * (16 KB) of kernel code does.  ResNet-18 has seven contractions of
- * 30-44 KB with the header: bundled, its 12 units become 8 and its cold
- * start takes 3.6 s of CPU instead of 4.3 (bench/results/cold_s11.txt).
- * Units of up to 96 KB (about 1.5 s) still leave two processors evenly
- * busy, the largest started first.  Larger kernels keep a unit each,
- * cached by their own code, as do mid-size ones without the header: a
- * model that shares them with another takes them from the cache
- * (testsuite/cli/kernel_cache_reuse.sh; bundling DenseNet-201's 10-13 KB
- * concatenations too would save it 0.9 s of 10 cold, but no kernel of
- * that size would be shared between models any more). */
-#define BUNDLE_SMALL 8192
-#define BUNDLE_SMALL_INTRIN 49152
+/* Kernels whose shared code is smaller than BUNDLE_SMALL bytes (every one
+ * that includes <immintrin.h>, up to BUNDLE_BYTES) are compiled together,
+ * in the file's order, in translation units of up to BUNDLE_BYTES of code,
+ * those with the header apart from those without: each run of the
+ * compiler costs its start and the headers.  On the 2-core Zen 5 VM with
+ * GCC 12 (-O3 -fopenmp -march=native) that is 0.06 s of CPU to start, 0.09
+ * with the standard headers and 0.4 with <immintrin.h>, about what 7 KB
+ * (33 KB) of kernel code costs to compile: a kernel of 24 KB compiled
+ * alone pays a quarter more.  Bundling those (8 KB and 48 KB before) took
+ * ResNet-18 from 22 units to 7, its cold start from 8.1 s of CPU to 5.4,
+ * and Inception-v3 from 52 units to 15, 19.8 s to 14.9; the kernels'
+ * instructions are the same (bench/results/compile_s29.txt).  Units of up
+ * to 96 KB (1.2-2.4 s of CPU) still leave two processors evenly busy, the
+ * largest started first.  Larger kernels keep a unit each, cached by their
+ * own code: a model that shares one with another takes it from the cache;
+ * bundled kernels are reused when their whole unit is the same
+ * (testsuite/cli/kernel_cache_reuse.sh), so a model that shares only
+ * some of a unit's kernels compiles them again. */
 #define BUNDLE_BYTES 98304
+#define BUNDLE_SMALL 24576
+#define BUNDLE_SMALL_INTRIN BUNDLE_BYTES
 
 /* The translation unit of the distinct units units[0..n): their prelude
  * (`prelude`, else what they need of it) and their shared code. */
