@@ -1678,6 +1678,11 @@ static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, b
     const char *row_outer;
     col_block cb = {jr, NULL, NULL, 1, false};
     bool packs = g4 >= 0 || pack_columns(a, &c), rows_par;
+    /* (packed panels take no column blocks, a weight's either: ResNet-50's
+     * channels-last 1x1 convolutions with blocks of 4 or 8 weight panels
+     * inside the row tiles, each panel packed at load: 0.96-1.07 of their
+     * time per layer on one thread, 1.02 of it in sum, 1.00 on two;
+     * AMD Zen 5, bench/results/r50_s29.txt) */
     int nb = packs || weight_rows_outer(a, &c) ? 1 : column_block(a, &c, nr, mr, &rows_par);
     if (nb > 1) {
         const char *jb = auto_fresh(a, ir_sprintf(a->m->arena, "%s_b", jr));
