@@ -230,9 +230,18 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
      * (bench/results/rows_s21.txt).  Only where the rows lie side by
      * side in U (rows_inner): rows of a channels-last input lie a row of
      * channels apart, 4 KB for 1024, and 14 of them fall into one set of
-     * the level-1 cache (ResNet-50's 1024 -> 256 on 14x14: 692 to 722 us). */
+     * the level-1 cache (ResNet-50's 1024 -> 256 on 14x14: 692 to 722 us).
+     * So do the rows of a tile written back across Y's rows (columns not
+     * along Y: each column's mr outputs are one run of Y, 28 bytes for 7
+     * rows, 56 for 14, and so are a fused residual add's reads) on a
+     * reduction of 256 or more, whose panel the level-1 cache may hold:
+     * FCN-ResNet50's layer3 1x1 convolutions 256 -> 1024 on 28x28 with
+     * their residual add, channels first, 7 to 14 rows: 0.90-0.94 of their
+     * time in the model on two threads, 0.95-0.98 on one; one of them
+     * alone 0.81-0.89 (AMD Zen 5, 48 KB level-1 cache,
+     * bench/results/r50_s29.txt). */
     if (nv == 2 && f32_sums && rows_inner && max_vectors >= TILE_MAX_VECTORS &&
-        K * nr * 4 > a->l1d)
+        (K * nr * 4 > a->l1d || (!along_y && K >= 256)))
         for (int m = 14; m >= 12; m -= 2)
             if (mm >= m && (mm % m == 0 || mm % m >= 6) && mr < m) {
                 mr = m;
