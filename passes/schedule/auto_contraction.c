@@ -121,15 +121,19 @@ static double row_share(int64_t mm, int mr)
     return (full + last) / (double)mm;
 }
 
+typedef struct contraction contraction;
+static bool spill_counts(const auto_ctx *a, const nest *ns, const contraction *c);
+
 /* The register tile of a contraction with nn columns (along the vector
  * operand), mm rows and K multiply-adds per output, and its estimated time
  * per output element (the return value; -1 when the columns do not split
  * into vectors and tails are not allowed); along_y: the columns run along
  * the output's last dimension; max_vectors: the most accumulator vectors
- * (tile_vectors). */
+ * (tile_vectors); runs_double: a tile written back across Y's rows may take
+ * 12 or 14 rows for its runs (below). */
 static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bool along_y,
-                         bool tails, bool f32_sums, int max_vectors, bool rows_inner, int *nr_out,
-                         int *mr_out, double *score)
+                         bool tails, bool f32_sums, int max_vectors, bool rows_inner,
+                         bool runs_double, int *nr_out, int *mr_out, double *score)
 {
     int L = a->lanes;
     /* two vectors of columns, one if that divides and two does not; a
@@ -230,9 +234,21 @@ static double tile_model(const auto_ctx *a, int64_t nn, int64_t mm, double K, bo
      * (bench/results/rows_s21.txt).  Only where the rows lie side by
      * side in U (rows_inner): rows of a channels-last input lie a row of
      * channels apart, 4 KB for 1024, and 14 of them fall into one set of
-     * the level-1 cache (ResNet-50's 1024 -> 256 on 14x14: 692 to 722 us). */
+     * the level-1 cache (ResNet-50's 1024 -> 256 on 14x14: 692 to 722 us).
+     * So do the rows of a tile written back across Y's rows (columns not
+     * along Y: each column's mr outputs are one run of Y, 28 bytes for 7
+     * rows, 56 for 14, and so are a fused residual add's reads) on a
+     * reduction of 256 or more, whose panel the level-1 cache may hold:
+     * FCN-ResNet50's layer3 1x1 convolutions 256 -> 1024 on 28x28 with
+     * their residual add, channels first, 7 to 14 rows: 0.90-0.94 of their
+     * time in the model on two threads, 0.95-0.98 on one; one of them
+     * alone 0.81-0.89 (AMD Zen 5, 48 KB level-1 cache,
+     * bench/results/r50_s29.txt).  Not where U, read in place, fits half
+     * the level-2 cache (spill_counts: the caller's runs_double false):
+     * there the merged map's tile wins (spill_cost; the same convolution
+     * with a 2 MB level-2 cache, contract_s26.txt). */
     if (nv == 2 && f32_sums && rows_inner && max_vectors >= TILE_MAX_VECTORS &&
-        K * nr * 4 > a->l1d)
+        (K * nr * 4 > a->l1d || (runs_double && !along_y && K >= 256)))
         for (int m = 14; m >= 12; m -= 2)
             if (mm >= m && (mm % m == 0 || mm % m >= 6) && mr < m) {
                 mr = m;
@@ -462,7 +478,7 @@ static void contraction_merge_model(auto_ctx *a, const nest *ns, const contracti
         a->merge_inner = ns->loops[nl]->var->name;
         a->merge_cost = tile_model(a, map, c->mm, c->K, true, map >= 8 * a->lanes,
                                    ir_dtype_is_float(c->body->buf->dtype), tile_vectors(c), false,
-                                   &mnr, &mmr, &ms);
+                                   false, &mnr, &mmr, &ms);
         /* an activation's panels, contiguous along the merged map, are
          * packed when K rows of them do not fit the level-1 cache
          * (pack_columns), two vector operations per L elements */
@@ -547,7 +563,9 @@ static int64_t buffer_bytes(const ir_buffer *buf)
  * with the weight's rows outermost (weight_rows_outer), 0.69-0.71 of their
  * time on one thread, 0.8x on two (ONNX Runtime's node 2450 us on one;
  * bench/results/contract_s26.txt). */
-static double spill_cost(const auto_ctx *a, const nest *ns, const contraction *c, int nr, int mr)
+/* Whether spill_cost below counts anything for c (but for a tile of 12 or
+ * more rows): U read in place, the merged tile an alternative. */
+static bool spill_counts(const auto_ctx *a, const nest *ns, const contraction *c)
 {
     /* (the map, U's loops: only where it splits into whole vectors, the
      * merged tile this cost makes way for) */
@@ -555,14 +573,17 @@ static double spill_cost(const auto_ctx *a, const nest *ns, const contraction *c
     for (int i = 0; i < ns->n; i++)
         if (c->kind[i] == 1)
             map *= extent(ns->loops[i]);
-    if (map % a->lanes != 0)
-        return 0;
-    int64_t esize = ir_dtype_size(c->U->buf->dtype);
     int64_t ub = buffer_bytes(c->U->buf), vb = buffer_bytes(c->V->buf);
     bool v_small = vb <= ub || (4 * vb <= a->l2 && 2 * vb <= 3 * ub);
-    if (!ir_dtype_is_float(c->body->buf->dtype) || c->row_window || !rows_inner(c) ||
-        2 * ub > a->l2 || (a->threads > 1 && v_small) || mr >= 12)
+    return map % a->lanes == 0 && ir_dtype_is_float(c->body->buf->dtype) && !c->row_window &&
+           rows_inner(c) && 2 * ub <= a->l2 && !(a->threads > 1 && v_small);
+}
+
+static double spill_cost(const auto_ctx *a, const nest *ns, const contraction *c, int nr, int mr)
+{
+    if (!spill_counts(a, ns, c) || mr >= 12)
         return 0;
+    int64_t esize = ir_dtype_size(c->U->buf->dtype);
     /* (mr elements at any offset: one line, and a second where they cross
      * a line's end) */
     double lines = 1.0 + (double)(mr * esize - esize) / 64.0;
@@ -1593,7 +1614,8 @@ static bool transpose_rows(auto_ctx *a, nest *ns, bool swap, bool tails)
     double score;
     if (!contraction_match(ns, swap, &c) || !contraction_loops(ns, &c) || !rows_across(a, ns, &c) ||
         tile_model(a, c.nn, c.mm, c.K, columns_along_y(&c), tails,
-                   ir_dtype_is_float(c.body->buf->dtype), tile_vectors(&c), rows_inner(&c), &nr,
+                   ir_dtype_is_float(c.body->buf->dtype), tile_vectors(&c), rows_inner(&c),
+                   !spill_counts(a, ns, &c), &nr,
                    &mr, &score) < 0 ||
         c.nn / nr < 8 * a->threads || c.mm != mr)
         return false;
@@ -1634,7 +1656,8 @@ static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, b
     int nr, mr;
     double cost = tile_model(a, c.nn, c.mm, c.K, columns_along_y(&c), tails,
                              ir_dtype_is_float(c.body->buf->dtype), tile_vectors(&c),
-                             rows_inner(&c), &nr, &mr, &a->tile_score);
+                             rows_inner(&c), !spill_counts(a, ns, &c), &nr, &mr,
+                             &a->tile_score);
     if (cost < 0)
         return false;
     cost += spill_cost(a, ns, &c, nr, mr);
@@ -1678,6 +1701,11 @@ static bool contraction_schedule(auto_ctx *a, nest *ns, bool swap, bool tails, b
     const char *row_outer;
     col_block cb = {jr, NULL, NULL, 1, false};
     bool packs = g4 >= 0 || pack_columns(a, &c), rows_par;
+    /* (packed panels take no column blocks, a weight's either: ResNet-50's
+     * channels-last 1x1 convolutions with blocks of 4 or 8 weight panels
+     * inside the row tiles, each panel packed at load: 0.96-1.07 of their
+     * time per layer on one thread, 1.02 of it in sum, 1.00 on two;
+     * AMD Zen 5, bench/results/r50_s29.txt) */
     int nb = packs || weight_rows_outer(a, &c) ? 1 : column_block(a, &c, nr, mr, &rows_par);
     if (nb > 1) {
         const char *jb = auto_fresh(a, ir_sprintf(a->m->arena, "%s_b", jr));
