@@ -1135,12 +1135,12 @@ void cg_emit_vector_store(cg_emitter *e, cg_str *s, const ir_stmt *st)
  * b + c * S.  With AVX-512 the R vectors are transposed in registers, four
  * rows at a time (two rounds of unpacks: lane k of vector m then holds
  * column 4k + m of the four rows), and each column's four elements are
- * stored by one store masked to that lane (tec_tstore_f32x16): 16 masked
- * stores and 8 shuffles per four rows, where one element per lane would
- * take 64 extracts and stores.  A load across rows (a residual add's
- * operand, read in the tile's write-back) is the same in reverse
- * (tec_tload_f32x16): masked loads of four columns per vector, then the
- * same unpacks, which are their own inverse.  The values are the ones the
+ * stored by one exact store of 16 bytes (8 and 4 for the last rows;
+ * tec_tstore_f32x16): 16 stores and 8 shuffles per four rows, where one
+ * element per lane would take 64 extracts and stores.  A load across rows
+ * (a residual add's operand, read in the tile's write-back) is the same
+ * in reverse (tec_tload_f32x16): loads of four columns inserted into each
+ * vector, then the same unpacks, which are their own inverse.  The values are the ones the
  * plain code stores and reads, in registers. */
 
 /* The loads across rows of the loop being emitted and their arrays (not
@@ -1258,7 +1258,6 @@ static bool emit_transposed(cg_emitter *e, cg_str *s, const ir_stmt *body)
     bool tstore = tr_across(st->buf, st->args, st->nargs, rows->var);
     if (!tstore && t.n == 0)
         return false;
-    e->intrin_used = true;
     e->indent++;
     cg_line(e, s, "{   /* rows %s in %lld..%lld, transposed in registers */", rows->var->name,
             (long long)rows->lo->ival, (long long)rows->hi->ival);
@@ -1560,57 +1559,97 @@ static void emit_requantize_helpers(cg_str *s, const char *funcs)
 
 /* tec_tstore_f32x16 and tec_tload_f32x16 (emit_transposed), when the
  * kernels call them: n rows v[0..n) of 16 lanes to and from 16 columns of
- * n contiguous elements, column c at p + c * s. */
+ * n contiguous elements, column c at p + c * s.  With AVX-512 they are
+ * the instructions of <immintrin.h>'s unpacks, 128-bit extracts and
+ * inserts and 64-bit moves, written as that header writes them (GCC's
+ * built-in functions, clang's vector shuffles) so that a unit that
+ * transposes need not read it: 0.3 s of the C compiler's CPU in each
+ * (with -march=native, 0.2 s from a precompiled header); the kernels'
+ * instructions are the same (bench/results/compile_s30.txt).  Other
+ * compilers and targets copy lane by lane. */
 static void emit_transpose_helpers(cg_str *s, const char *funcs)
 {
     if (!funcs || (!strstr(funcs, "tec_tstore_f32x16(") && !strstr(funcs, "tec_tload_f32x16(")))
         return;
     cg_str_puts(s,
-        "#if defined(__x86_64__) && defined(__AVX512F__)\n"
+        "#if defined(__x86_64__) && defined(__AVX512F__) && (defined(__GNUC__) || defined(__clang__))\n"
+        "#define TEC_TR_AVX512 1\n"
+        "typedef float tec_tr4 __attribute__((vector_size(16)));\n"
+        "typedef float tec_tr4u __attribute__((vector_size(16), aligned(4), may_alias));\n"
+        "typedef float tec_tr2u __attribute__((vector_size(8), aligned(4), may_alias));\n"
+        "typedef float tec_tr16 __attribute__((vector_size(64)));\n"
+        "typedef double tec_tr8d __attribute__((vector_size(64)));\n"
+        "#ifdef __clang__\n"
+        "#define TEC_UNPCKLPS(a, b) __builtin_shufflevector(a, b, 0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29)\n"
+        "#define TEC_UNPCKHPS(a, b) __builtin_shufflevector(a, b, 2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31)\n"
+        "#define TEC_UNPCKLPD(a, b) __builtin_shufflevector(a, b, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29)\n"
+        "#define TEC_UNPCKHPD(a, b) __builtin_shufflevector(a, b, 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31)\n"
+        "#define TEC_WIDEN4(x) __builtin_shufflevector(x, x, 0, 1, 2, 3, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1)\n"
+        "#define TEC_INSERT4(a, b, k) __builtin_ia32_insertf32x4(a, b, k)\n"
+        "#define TEC_STOREL(p, x) (*(tec_tr2u *)(p) = __builtin_shufflevector(x, x, 0, 1))\n"
+        "#define TEC_LOADL(a, p) __builtin_shufflevector(a, __builtin_shufflevector(*(const tec_tr2u *)(p), \\\n"
+        "    *(const tec_tr2u *)(p), 0, 1, 0, 1), 4, 5, 2, 3)\n"
+        "#define TEC_MOVEHL(a, b) __builtin_shufflevector(a, b, 6, 7, 2, 3)\n"
+        "#define TEC_MOVELH(a, b) __builtin_shufflevector(a, b, 0, 1, 4, 5)\n"
+        "#else\n"
+        "#define TEC_UNPCKLPS(a, b) __builtin_ia32_unpcklps512_mask(a, b, a, (unsigned short)-1)\n"
+        "#define TEC_UNPCKHPS(a, b) __builtin_ia32_unpckhps512_mask(a, b, a, (unsigned short)-1)\n"
+        "#define TEC_UNPCKLPD(a, b) \\\n"
+        "    (tec_tr16)__builtin_ia32_unpcklpd512_mask((tec_tr8d)(a), (tec_tr8d)(b), (tec_tr8d)(a), (unsigned char)-1)\n"
+        "#define TEC_UNPCKHPD(a, b) \\\n"
+        "    (tec_tr16)__builtin_ia32_unpckhpd512_mask((tec_tr8d)(a), (tec_tr8d)(b), (tec_tr8d)(a), (unsigned char)-1)\n"
+        "#define TEC_WIDEN4(x) __builtin_ia32_ps512_ps(x)\n"
+        "#define TEC_INSERT4(a, b, k) __builtin_ia32_insertf32x4_mask(a, b, k, a, (unsigned short)-1)\n"
+        "#define TEC_STOREL(p, x) __builtin_ia32_storelps((tec_tr2u *)(p), x)\n"
+        "#define TEC_LOADL(a, p) __builtin_ia32_loadlps(a, (const tec_tr2u *)(p))\n"
+        "#define TEC_MOVEHL(a, b) __builtin_ia32_movhlps(a, b)\n"
+        "#define TEC_MOVELH(a, b) __builtin_ia32_movlhps(a, b)\n"
+        "#endif\n"
+        "#define TEC_EXTRACT4(a, k) __builtin_ia32_extractf32x4_mask(a, k, (tec_tr4){0}, (unsigned char)-1)\n"
         "/* rows a..d: lane k of u[m] becomes column 4k + m of the four (its own inverse) */\n"
-        "static inline void tec_tr4x4_f32x16(__m512 a, __m512 b, __m512 c, __m512 d, __m512 *u)\n"
+        "static inline void tec_tr4x4_f32x16(tec_tr16 a, tec_tr16 b, tec_tr16 c, tec_tr16 d, tec_tr16 *u)\n"
         "{\n"
-        "    __m512 t0 = _mm512_unpacklo_ps(a, b), t1 = _mm512_unpackhi_ps(a, b);\n"
-        "    __m512 t2 = _mm512_unpacklo_ps(c, d), t3 = _mm512_unpackhi_ps(c, d);\n"
-        "    u[0] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2)));\n"
-        "    u[1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2)));\n"
-        "    u[2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)));\n"
-        "    u[3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)));\n"
+        "    tec_tr16 t0 = TEC_UNPCKLPS(a, b), t1 = TEC_UNPCKHPS(a, b);\n"
+        "    tec_tr16 t2 = TEC_UNPCKLPS(c, d), t3 = TEC_UNPCKHPS(c, d);\n"
+        "    u[0] = TEC_UNPCKLPD(t0, t2);\n"
+        "    u[1] = TEC_UNPCKHPD(t0, t2);\n"
+        "    u[2] = TEC_UNPCKLPD(t1, t3);\n"
+        "    u[3] = TEC_UNPCKHPD(t1, t3);\n"
         "}\n"
         "/* rows (1 to 4) contiguous elements at p: exact unmasked accesses (a masked\n"
         " * access across a cache line costs many times more on some cores) */\n"
-        "static inline void tec_st4_f32(float *p, __m128 x, int rows)\n"
+        "static inline void tec_st4_f32(float *p, tec_tr4 x, int rows)\n"
         "{\n"
         "    if (rows == 4)\n"
-        "        _mm_storeu_ps(p, x);\n"
+        "        *(tec_tr4u *)p = x;\n"
         "    else {\n"
         "        if (rows >= 2)\n"
-        "            _mm_storel_pi((__m64 *)p, x);\n"
+        "            TEC_STOREL(p, x);\n"
         "        if (rows != 2)\n"
-        "            _mm_store_ss(p + (rows == 3 ? 2 : 0), rows == 3 ? _mm_movehl_ps(x, x) : x);\n"
+        "            p[rows == 3 ? 2 : 0] = (rows == 3 ? TEC_MOVEHL(x, x) : x)[0];\n"
         "    }\n"
         "}\n"
-        "static inline __m128 tec_ld4_f32(const float *p, int rows)\n"
+        "static inline tec_tr4 tec_ld4_f32(const float *p, int rows)\n"
         "{\n"
         "    if (rows == 4)\n"
-        "        return _mm_loadu_ps(p);\n"
-        "    __m128 lo = rows >= 2 ? _mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)p) : _mm_load_ss(p);\n"
-        "    return rows == 3 ? _mm_movelh_ps(lo, _mm_load_ss(p + 2)) : lo;\n"
+        "        return *(const tec_tr4u *)p;\n"
+        "    tec_tr4 lo = rows >= 2 ? TEC_LOADL((tec_tr4){0}, p) : (tec_tr4){p[0], 0, 0, 0};\n"
+        "    return rows == 3 ? TEC_MOVELH(lo, ((tec_tr4){p[2], 0, 0, 0})) : lo;\n"
         "}\n"
         "#endif\n"
         "static inline void tec_tstore_f32x16(const tec_f32x16 *v, int n, float *p, int64_t s)\n"
         "{\n"
-        "#if defined(__x86_64__) && defined(__AVX512F__)\n"
+        "#ifdef TEC_TR_AVX512\n"
         "    for (int g = 0; g < n; g += 4) {\n"
-        "        __m512 z = _mm512_setzero_ps(), u[4];\n"
-        "        tec_tr4x4_f32x16((__m512)v[g], g + 1 < n ? (__m512)v[g + 1] : z,\n"
-        "                         g + 2 < n ? (__m512)v[g + 2] : z, g + 3 < n ? (__m512)v[g + 3] : z, u);\n"
+        "        tec_tr16 z = {0}, u[4];\n"
+        "        tec_tr4x4_f32x16((tec_tr16)v[g], g + 1 < n ? (tec_tr16)v[g + 1] : z,\n"
+        "                         g + 2 < n ? (tec_tr16)v[g + 2] : z, g + 3 < n ? (tec_tr16)v[g + 3] : z, u);\n"
         "        int rows = n - g < 4 ? n - g : 4;\n"
         "        for (int m = 0; m < 4; m++) {\n"
-        "            tec_st4_f32(p + g + m * s, _mm512_castps512_ps128(u[m]), rows);\n"
-        "            tec_st4_f32(p + g + (4 + m) * s, _mm512_extractf32x4_ps(u[m], 1), rows);\n"
-        "            tec_st4_f32(p + g + (8 + m) * s, _mm512_extractf32x4_ps(u[m], 2), rows);\n"
-        "            tec_st4_f32(p + g + (12 + m) * s, _mm512_extractf32x4_ps(u[m], 3), rows);\n"
+        "            tec_st4_f32(p + g + m * s, TEC_EXTRACT4(u[m], 0), rows);\n"
+        "            tec_st4_f32(p + g + (4 + m) * s, TEC_EXTRACT4(u[m], 1), rows);\n"
+        "            tec_st4_f32(p + g + (8 + m) * s, TEC_EXTRACT4(u[m], 2), rows);\n"
+        "            tec_st4_f32(p + g + (12 + m) * s, TEC_EXTRACT4(u[m], 3), rows);\n"
         "        }\n"
         "    }\n"
         "#else\n"
@@ -1621,15 +1660,15 @@ static void emit_transpose_helpers(cg_str *s, const char *funcs)
         "}\n"
         "static inline void tec_tload_f32x16(tec_f32x16 *v, int n, const float *p, int64_t s)\n"
         "{\n"
-        "#if defined(__x86_64__) && defined(__AVX512F__)\n"
+        "#ifdef TEC_TR_AVX512\n"
         "    for (int g = 0; g < n; g += 4) {\n"
         "        int rows = n - g < 4 ? n - g : 4;\n"
-        "        __m512 u[4], w[4];\n"
+        "        tec_tr16 u[4], w[4];\n"
         "        for (int m = 0; m < 4; m++) {\n"
-        "            u[m] = _mm512_castps128_ps512(tec_ld4_f32(p + g + m * s, rows));\n"
-        "            u[m] = _mm512_insertf32x4(u[m], tec_ld4_f32(p + g + (4 + m) * s, rows), 1);\n"
-        "            u[m] = _mm512_insertf32x4(u[m], tec_ld4_f32(p + g + (8 + m) * s, rows), 2);\n"
-        "            u[m] = _mm512_insertf32x4(u[m], tec_ld4_f32(p + g + (12 + m) * s, rows), 3);\n"
+        "            u[m] = TEC_WIDEN4(tec_ld4_f32(p + g + m * s, rows));\n"
+        "            u[m] = TEC_INSERT4(u[m], tec_ld4_f32(p + g + (4 + m) * s, rows), 1);\n"
+        "            u[m] = TEC_INSERT4(u[m], tec_ld4_f32(p + g + (8 + m) * s, rows), 2);\n"
+        "            u[m] = TEC_INSERT4(u[m], tec_ld4_f32(p + g + (12 + m) * s, rows), 3);\n"
         "        }\n"
         "        tec_tr4x4_f32x16(u[0], u[1], u[2], u[3], w);\n"
         "        for (int r = 0; r < rows; r++)\n"
