@@ -2369,7 +2369,12 @@ static bool link_objects(char *const *inputs, int n, const char *dir, const char
  * alone pays a quarter more.  Bundling those (8 KB and 48 KB before) took
  * ResNet-18 from 22 units to 7, its cold start from 8.1 s of CPU to 5.4,
  * and Inception-v3 from 52 units to 15, 19.8 s to 14.9; the kernels'
- * instructions are the same (bench/results/compile_s29.txt).  Units of up
+ * instructions are the same (bench/results/compile_s29.txt).  Since the
+ * transposed copies need no header (emit_vector.c), the kernels of 24-40
+ * KB that used them (and so were bundled) and their like (MViT-B's 20
+ * GEMMs of 28-38 KB, a unit each) are bundled too: MViT-B 42 units to 26,
+ * MaxViT-T 28 to 19, RegNetY-400MF 26 to 14, DenseNet-121 18 to 11
+ * (bench/results/compile_s30.txt).  Units of up
  * to 96 KB (1.2-2.4 s of CPU) still leave two processors evenly busy, the
  * largest started first.  Larger kernels keep a unit each, cached by their
  * own code: a model that shares one with another takes it from the cache;
@@ -2377,7 +2382,7 @@ static bool link_objects(char *const *inputs, int n, const char *dir, const char
  * (testsuite/cli/kernel_cache_reuse.sh), so a model that shares only
  * some of a unit's kernels compiles them again. */
 #define BUNDLE_BYTES 98304
-#define BUNDLE_SMALL 24576
+#define BUNDLE_SMALL 40960
 #define BUNDLE_SMALL_INTRIN BUNDLE_BYTES
 
 /* The translation unit of the distinct units units[0..n): their prelude
