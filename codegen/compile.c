@@ -1927,7 +1927,8 @@ typedef enum { UNIT_FULL, UNIT_LIGHT, UNIT_COLD, UNIT_NLEVELS } unit_level;
  * Reading <immintrin.h> with -march=native (the AVX-512 headers) costs GCC
  * 0.13-0.2 s of CPU in every unit that includes it: 16 of R(2+1)D-18's 22
  * units, 2.5 s of its 11.6 (bench/results/unseen_s16.txt).  GCC reads a
- * precompiled header instead (mapped: about 10 ms) when a unit's first
+ * precompiled header instead (mapped: about 10 ms; 0.2 s of CPU on the
+ * Zen 5 VM, bench/results/compile_s30.txt) when a unit's first
  * include (`-include H`) finds H.gch beside H, built by the same compiler
  * with the same flags; it checks that, and reads H itself when they differ
  * (never wrong, only slower).  The levels share one: GCC takes a header
