@@ -1994,9 +1994,10 @@ ir_stmt *ir_vectorize_loop_env(ir_module *m, const ir_stmt *st, int vector_bytes
  *   Y[i] = Y[i] + ((R[0] + R[2]) + (R[1] + R[3]))
  *
  * 4 steps instead of 16.  A float sum is then added in another order than
- * the loop states (max and min, and integer sums, which wrap, give the
- * same result in any order); the order is fixed, so a run repeats its
- * result (doc/passes.md, vectorize). */
+ * the loop states (integer sums, which wrap, give the same result in any
+ * order, max and min the same value, up to the sign of a zero among
+ * equal zeros); the order is fixed, so a run repeats its result
+ * (doc/passes.md, vectorize). */
 
 /* The combine loop's store: Y[i] = op(Y[i], R[j]), with block b's
  * iteration variables (if any) replaced by their bindings; NULL if st is
