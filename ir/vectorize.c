@@ -1971,3 +1971,143 @@ ir_stmt *ir_vectorize_loop_env(ir_module *m, const ir_stmt *st, int vector_bytes
     z.fail = false;
     return plain_chunks(&z, st, body, lo, hi, lanes);
 }
+
+/* ---------------------------------------------------------------- combining partials
+ *
+ * A reduction split into lanes of partial results (rfactor on a vector
+ * loop, passes/schedule/auto.c partial_lanes) ends in a write-back loop
+ * that folds the L partials into the one result, each step waiting for the
+ * one before:
+ *
+ *   for j in 0..L { Y[i] = Y[i] + R[j] }      (+, max or min)
+ *
+ * 16 dependent adds per row of a softmax or a layer norm, more than the
+ * vector loop before it on short rows.  Where R is a local buffer of L
+ * elements (L a power of two, 8 or more) that every store fills by whole
+ * vectors of the target (no narrower tail chunk or scalar store: the C
+ * compiler then keeps R in registers) and nothing reads after the loop,
+ * the loop becomes a tree: the upper half of R folded into the lower half
+ * by vector statements, down to 4 lanes, then the last 4 as two pairs:
+ *
+ *   R[ramp(0, 1, 8)] = R[ramp(0, 1, 8)] + R[ramp(8, 1, 8)]
+ *   R[ramp(0, 1, 4)] = R[ramp(0, 1, 4)] + R[ramp(4, 1, 4)]
+ *   Y[i] = Y[i] + ((R[0] + R[2]) + (R[1] + R[3]))
+ *
+ * 4 steps instead of 16.  A float sum is then added in another order than
+ * the loop states (integer sums, which wrap, give the same result in any
+ * order, max and min the same value, up to the sign of a zero among
+ * equal zeros); the order is fixed, so a run repeats its result
+ * (doc/passes.md, vectorize). */
+
+/* The combine loop's store: Y[i] = op(Y[i], R[j]), with block b's
+ * iteration variables (if any) replaced by their bindings; NULL if st is
+ * not one over R. */
+static ir_stmt *combine_store(ir_module *m, const ir_stmt *st, const ir_buffer *r)
+{
+    ir_stmt *b = st->body[0];
+    while (b && b->kind == IR_S_SEQ && b->nbody == 1)
+        b = b->body[0];
+    if (b && b->kind == IR_S_BLOCK && !b->init && b->nbody == 1 && b->niters <= 16) {
+        ir_var *from[16];
+        ir_expr *to[16];
+        for (int k = 0; k < b->niters; k++) {
+            from[k] = b->iters[k].var;
+            to[k] = b->iters[k].binding;
+        }
+        b = ir_stmt_subst(m, b->body[0], from, to, b->niters);
+        while (b && b->kind == IR_S_SEQ && b->nbody == 1)
+            b = b->body[0];
+    }
+    if (!b || b->kind != IR_S_STORE || b->buf == r || !b->value || ir_expr_lanes(b->value) > 1)
+        return NULL;
+    const ir_expr *v = b->value;
+    if (v->kind != IR_ADD && v->kind != IR_MAX && v->kind != IR_MIN)
+        return NULL;
+    const ir_expr *y = v->a, *x = v->b;
+    if (y->kind != IR_LOAD || y->buf != b->buf || y->nargs != b->nargs || x->kind != IR_LOAD ||
+        x->buf != r || x->nargs != 1 || x->args[0]->kind != IR_VAR || x->args[0]->var != st->var)
+        return NULL;
+    for (int k = 0; k < b->nargs; k++)
+        if (!ir_expr_equal(y->args[k], b->args[k]) || ir_expr_uses_var(b->args[k], st->var))
+            return NULL;
+    return b;
+}
+
+/* Whether every store to r below s is of `lanes` lanes (a whole vector). */
+typedef struct whole_ctx {
+    const ir_buffer *r;
+    int lanes;
+    bool ok;
+} whole_ctx;
+
+static bool whole_visit(const ir_stmt *s, void *p)
+{
+    whole_ctx *c = p;
+    if (s->kind == IR_S_STORE && s->buf == c->r &&
+        (s->nargs != 1 || ir_expr_lanes(s->args[0]) != c->lanes))
+        c->ok = false;
+    return c->ok;
+}
+
+/* R[ramp(at, 1, n)] (n 1: R[at]) */
+static ir_expr *part(ir_module *m, ir_buffer *r, int64_t at, int n)
+{
+    ir_expr *i = n > 1 ? ir_ramp(m, ir_int(m, at), ir_int(m, 1), n) : ir_int(m, at);
+    return ir_load(m, r, &i, 1);
+}
+
+/* R[0..n) folded pairwise (k with k + n/2), as scalars. */
+static ir_expr *scalar_tree(ir_module *m, ir_expr_kind op, ir_buffer *r, int64_t at, int n, int stride)
+{
+    if (n == 1)
+        return part(m, r, at, 1);
+    return ir_binary(m, op, scalar_tree(m, op, r, at, n / 2, stride * 2),
+                     scalar_tree(m, op, r, at + stride, n / 2, stride * 2));
+}
+
+ir_stmt *ir_vec_combine_partials(ir_module *m, ir_stmt *alloc, int vector_bytes)
+{
+    ir_buffer *r = alloc->buf;
+    ir_stmt *seq = alloc->nbody == 1 ? alloc->body[0] : NULL;
+    if (!r || r->ndim != 1 || !seq || seq->kind != IR_S_SEQ || seq->nbody < 2 ||
+        (r->dtype != IR_F32 && r->dtype != IR_F64 && r->dtype != IR_I32))
+        return NULL;
+    int64_t n = r->shape[0];
+    int w = vector_bytes / ir_dtype_size(r->dtype);   /* the target's lanes */
+    if (n < 8 || (n & (n - 1)) || w < 4 || n % w)
+        return NULL;
+    ir_stmt *st = seq->body[seq->nbody - 1];   /* the last: nothing reads R after it */
+    if (st->kind != IR_S_FOR || st->for_kind != IR_FOR_SERIAL || ir_for_step(st) != 1 ||
+        !ir_expr_is_int(st->lo, 0) || !ir_expr_is_int(st->hi, n) || st->nbody != 1)
+        return NULL;
+    ir_stmt *y = combine_store(m, st, r);
+    if (!y || y->buf->dtype != r->dtype)
+        return NULL;
+    whole_ctx wc = {r, w, true};
+    for (int i = 0; i < seq->nbody - 1 && wc.ok; i++)
+        ir_stmt_walk(seq->body[i], whole_visit, NULL, &wc);
+    if (!wc.ok)
+        return NULL;
+    ir_expr_kind op = y->value->kind;
+    ir_stmt *out = ir_seq_new(m);
+    for (int i = 0; i < seq->nbody - 1; i++)
+        ir_seq_append(m, out, seq->body[i]);
+    int64_t h = n / 2;
+    for (; h >= 4; h /= 2) {   /* the upper half into the lower, whole vectors of up to w lanes */
+        int lanes = h < w ? (int)h : w;
+        for (int64_t at = 0; at < h; at += lanes) {
+            ir_expr *i = ir_ramp(m, ir_int(m, at), ir_int(m, 1), lanes);
+            ir_seq_append(m, out, ir_store(m, r, &i, 1,
+                                           ir_binary(m, op, part(m, r, at, lanes),
+                                                     part(m, r, at + h, lanes))));
+        }
+    }
+    ir_expr **idx = ir_alloc(m->arena, sizeof *idx * (size_t)y->nargs);
+    for (int k = 0; k < y->nargs; k++)
+        idx[k] = ir_expr_copy(m, y->args[k]);
+    ir_expr *acc = ir_expr_copy(m, y->value->a);
+    ir_seq_append(m, out, ir_store(m, y->buf, idx, y->nargs,
+                                   ir_binary(m, op, acc, scalar_tree(m, op, r, 0, (int)(h * 2), 1))));
+    alloc->body[0] = out;
+    return alloc;
+}

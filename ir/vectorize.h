@@ -54,4 +54,12 @@ typedef struct ir_vec_env {
 ir_stmt *ir_vectorize_loop_env(ir_module *m, const ir_stmt *st, int vector_bytes,
                                ir_vec_env *env);
 
+/* The write-back loop that ends alloc's body, for j in 0..L { Y[i] =
+ * op(Y[i], R[j]) } over the allocated R (L partial results, +, max or
+ * min), as a tree of vector statements folding R's upper half into its
+ * lower half and a last scalar tree of 4 (ir/vectorize.c, "combining
+ * partials"), when every store to R is a whole vector of vector_bytes;
+ * returns alloc rewritten in place, or NULL (alloc unchanged). */
+ir_stmt *ir_vec_combine_partials(ir_module *m, ir_stmt *alloc, int vector_bytes);
+
 #endif

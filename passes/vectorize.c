@@ -13,6 +13,10 @@
  * loop reads or writes past its end gets a copy of its own, larger, in its
  * alloc (the scalar module the profile reads keeps the old one).
  *
+ * The loop that folds a local buffer of a reduction's partial results into
+ * its result, at the end of the buffer's alloc, becomes a tree of vector
+ * halves when the buffer allows it (ir_vec_combine_partials).
+ *
  * A tile's write-back whose vectors run across the output's rows gets its
  * row loop moved inside the vector loop first ("transposed write-backs"
  * below).
@@ -308,6 +312,8 @@ static ir_stmt *walk(walk_ctx *c, ir_stmt *st)
             ir_vec_local l = c->locals[--c->nlocals];
             if (l.need > l.orig)
                 enlarge(c->m, st, l.need, !l.stored_past);
+            else
+                ir_vec_combine_partials(c->m, st, target_vector_bytes());
         }
         return st;
     }
