@@ -2142,9 +2142,18 @@ static bool last_index_is(const ir_expr *ld, const ir_var *v)
 /* The steps of a reduction along rows, y[o] op= e[o, k] with e reading
  * along k contiguously: k split into vectors and rfactor on the lanes, a
  * tile of mr outputs' partial sums in registers, one horizontal reduction
- * per output after the k loop (schedule_dot, schedule_rows). */
+ * per output after the k loop (schedule_dot, schedule_rows).
+ *
+ * by_tile: the outputs' tile first (cache_write of y in the tile loop),
+ * then rfactor, so that the partial sums are the tile's alone (mr vectors
+ * on the stack) and their horizontal reductions run in the tile loop, on
+ * its threads.  Else rfactor first: the partials of every output in one
+ * buffer (16 floats per output, on the heap from 1024 outputs on), their
+ * reductions after the (parallel) loop on one thread.  A recurrent step's
+ * h @ R of 1024 x 256 (an LSTM of 256 units): 16.5 -> 15.2 us at one
+ * thread, 9.6 -> 8.2 at two (bench/results/rnn_s30.txt). */
 static void rows_of_vectors(auto_ctx *a, ir_stmt *b, const char *on, int64_t nn, const char *kn,
-                            const ir_stmt *outer)
+                            const ir_stmt *outer, bool by_tile)
 {
     int L = a->lanes;
     static const int mrs[] = {8, 10, 6, 12, 7, 5, 4, 9, 3, 2};
@@ -2160,17 +2169,24 @@ static void rows_of_vectors(auto_ctx *a, ir_stmt *b, const char *on, int64_t nn,
     const char *ki = auto_fresh(a, ir_sprintf(a->m->arena, "%s_i", kn));
     if (!auto_step(a, "%s, %s = split(%s, %d)", ko, ki, kn, L) ||
         !auto_step(a, "%s, %s = split(%s, %d)", oo, oi, on, mr) ||
-        !auto_step(a, "reorder(%s, %s, %s, %s)", oo, ko, oi, ki) ||
-        !auto_step(a, "rfactor(%s, %s)", b->name, ki))
+        !auto_step(a, "reorder(%s, %s, %s, %s)", oo, ko, oi, ki))
         return;
     const char *rf = ir_sprintf(a->m->arena, "%s_rf", b->name);
-    const char *tl = auto_fresh(a, ir_sprintf(a->m->arena, "%s_tile", rf));
-    if (auto_step(a, "%s = cache_write(%s, %s)", tl, rf, oo) &&
-        auto_step(a, "decompose_reduction(%s, %s)", rf, ko)) {
+    /* the tile: y's (by_tile, before rfactor; else as without it) or the
+     * partials' (after) */
+    by_tile = by_tile && auto_step(a, "%s = cache_write(%s, %s)",
+                                   auto_fresh(a, ir_sprintf(a->m->arena, "%s_tile", b->name)),
+                                   b->name, oo);
+    if (!auto_step(a, "rfactor(%s, %s)", b->name, ki))
+        return;
+    const char *tl = by_tile ? NULL : auto_fresh(a, ir_sprintf(a->m->arena, "%s_tile", rf));
+    bool tiled = by_tile || auto_step(a, "%s = cache_write(%s, %s)", tl, rf, oo);
+    if (tiled && auto_step(a, "decompose_reduction(%s, %s)", rf, ko)) {
         auto_step(a, "vectorize(%s_init)", ki);
         auto_step(a, "unroll(%s)", oi);
         auto_step(a, "vectorize(%s)", ki);
-        auto_step(a, "vectorize(%s_%s_out)", ki, tl);
+        if (!by_tile)
+            auto_step(a, "vectorize(%s_%s_out)", ki, tl);
     }
     /* threads: over the loop outside the rows (a layer norm's tokens by
      * rows of channels) when it has enough iterations, else the tiles */
@@ -2278,7 +2294,7 @@ bool schedule_rows(auto_ctx *a, nest *ns)
     /* (rows of 4 vectors or more, a merged map's of map_vectors) */
     if (!c.ok || c.n == 0 || kk < (done ? map_vectors : 4) * a->lanes || nn < 1)
         return done;
-    rows_of_vectors(a, b, ol->var->name, nn, kl->var->name, ns->n > 2 ? ns->loops[0] : NULL);
+    rows_of_vectors(a, b, ol->var->name, nn, kl->var->name, ns->n > 2 ? ns->loops[0] : NULL, false);
     return true;
 }
 
@@ -2304,7 +2320,7 @@ bool schedule_dot(auto_ctx *a, nest *ns)
     int64_t nn = extent(ns->loops[0]), kk = extent(ns->loops[1]);
     if (kk < 2 * a->lanes || nn < 2)
         return false;
-    rows_of_vectors(a, b, ns->loops[0]->var->name, nn, ns->loops[1]->var->name, NULL);
+    rows_of_vectors(a, b, ns->loops[0]->var->name, nn, ns->loops[1]->var->name, NULL, true);
     return true;
 }
 
