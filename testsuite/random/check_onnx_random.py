@@ -22,7 +22,8 @@ Sum and Mean of several operands; Where of a comparison; Resize (nearest
 in each nearest_mode, linear; by scales or to sizes; each coordinate
 transformation ORT takes); Split (the chain goes on with one part); Expand, Tile,
 InstanceNormalization, DepthToSpace, SpaceToDepth, ArgMax and ArgMin (cast
-back to float: a side branch, see below), CumSum, and ReduceProd, ReduceSumSquare, ReduceLogSumExp,
+back to float: a side branch, see below), TopK (largest or smallest, its
+indices a side branch like ArgMax's), CumSum, and ReduceProd, ReduceSumSquare, ReduceLogSumExp,
 ReduceL1, ReduceL2; LayerNormalization (opset 17) and the chain exporters
 wrote before it (ReduceMean, Sub, Pow, ..., Div, scale, bias); self-attention
 (Q/K/V MatMuls, heads split by Reshape/Transpose, a scaled Q @ K^T, an
@@ -48,7 +49,10 @@ that index a value within the tolerance of the maximum (minimum) along the
 axis: where no other value comes that close, only ORT's index does; an
 index out of range, or a value that is not an extreme, is a mismatch.  And
 tec's index must be exactly the one tec's own output of the input gives
-(its first or last extreme), which checks the tie rule.
+(its first or last extreme), which checks the tie rule.  TopK's indices
+are checked the same way: k distinct indices whose values in ORT's input
+are within the tolerance of ORT's k extremes, and exactly the stable order
+of tec's own input (equal values in the order of their indices).
 
 Each model gets one line when it is not a plain agreement:
   MISMATCH  an output differs from ORT's (a wrong result)
@@ -809,6 +813,55 @@ def tie_ok(ref_x, got, axis, keepdims, is_max, tol):
     return bool(np.all(np.take_along_axis(near, g.astype(np.int64), axis)))
 
 
+def op_topk(rng, m, x):
+    """TopK (largest or smallest, sorted; k of 1, a few, or the whole
+    axis): the chain goes on from its values; its indices, back to float
+    by a Cast, are an output of their own (its input too) and are checked
+    like ArgMax's (run_tec): exactly the stable order of tec's own input,
+    and within the tolerance of ORT's values where they differ from ORT's."""
+    sh = m.shape[x]
+    if not sh:
+        return None
+    axis = rng.randrange(len(sh))
+    n = sh[axis]
+    k = rng.choice([1, min(n, rng.randint(1, 4)), rng.randint(1, n), n])
+    largest = rng.random() < 0.6
+    out = [k if i == axis else d for i, d in enumerate(sh)]
+    v, i = m.fresh("t"), m.fresh("t")
+    m.nodes.append(helper.make_node(
+        "TopK", [x, m.ints([k])], [v, i], name=f"TopK_{m.n}",
+        axis=axis - len(sh) if rng.random() < 0.3 else axis, largest=int(largest), sorted=1))
+    m.shape[v] = m.shape[i] = out
+    y = m.node("Cast", [i], out, to=TensorProto.FLOAT)
+    m.ops[-1] = "TopK"
+    m.side += [y] + ([x] if x != "x" and x not in m.side else [])
+    m.ties[y] = {"x": x, "axis": axis, "topk": k, "largest": largest}
+    return v
+
+
+def topk_rule(x, axis, largest, k):
+    """The indices TopK takes along axis of x: the k extremes in order,
+    equal values in the order of their indices (ONNX's rule)."""
+    order = np.argsort(-x if largest else x, axis=axis, kind="stable")
+    return np.take(order, np.arange(k), axis=axis)
+
+
+def topk_ok(ref_x, got, axis, largest, k, tol):
+    """Whether tec's TopK indices `got` (as float) are k distinct indices
+    along axis whose values in ORT's input `ref_x` are within tol of ORT's
+    k extremes, in order."""
+    n = ref_x.shape[axis]
+    if not np.all((got == np.floor(got)) & (got >= 0) & (got < n)):
+        return False
+    g = got.astype(np.int64)
+    s = np.sort(g, axis=axis)
+    if np.any(np.diff(s, axis=axis) == 0):
+        return False
+    ext = np.take(np.sort(ref_x, axis=axis), np.arange(k) if not largest
+                  else np.arange(n - 1, n - 1 - k, -1), axis=axis)
+    return bool(np.all(np.abs(np.take_along_axis(ref_x, g, axis) - ext) <= tol))
+
+
 def op_cumsum(rng, m, x):
     sh = m.shape[x]
     if not sh:
@@ -1168,6 +1221,7 @@ OPS = [(op_conv, 4), (op_pool, 3), (op_global_pool, 1), (op_batchnorm, 2), (op_u
        (op_reduce, 1), (op_slice, 1), (op_pad, 1), (op_unsqueeze, 1), (op_convtranspose, 1),
        (op_gather, 1), (op_unary_more, 2), (op_variadic, 1), (op_where, 1), (op_resize, 1),
        (op_split, 1), (op_expand_tile, 1), (op_norm, 1), (op_argmax, 1), (op_cumsum, 1),
+       (op_topk, 1),
        (op_gelu, 1), (op_layernorm, 2), (op_attention, 1), (op_math_more, 1)]
 
 
@@ -1290,8 +1344,12 @@ def run_tec(tec, d, level, outputs, ties, threads):
             if not os.path.exists(src):
                 return "crash", f"{level}: no output {t['x']}.npy"
             x = np.load(src)
-            own = tie_rule(x, t["axis"], t["max"], t["last"])
-            idx = np.squeeze(got, t["axis"]) if t["keepdims"] else got
+            if "topk" in t:
+                own = topk_rule(x, t["axis"], t["largest"], t["topk"])
+                idx = got
+            else:
+                own = tie_rule(x, t["axis"], t["max"], t["last"])
+                idx = np.squeeze(got, t["axis"]) if t["keepdims"] else got
             if not np.isnan(x).any() and not np.array_equal(own, idx):
                 k = tuple(np.argwhere(own != idx)[0])
                 return "mismatch", (f"{level}: {o} is not the index of tec's own {t['x']} at "
@@ -1302,7 +1360,11 @@ def run_tec(tec, d, level, outputs, ties, threads):
             ref_x = np.load(src).astype(np.float64)
             finite = np.abs(ref_x[np.isfinite(ref_x)])
             xtol = 1e-4 * max(1.0, float(np.max(finite)) if finite.size else 1.0)
-            if tie_ok(ref_x, got.astype(np.float64), t["axis"], t["keepdims"], t["max"], xtol):
+            if "topk" in t:
+                if topk_ok(ref_x, got.astype(np.float64), t["axis"], t["largest"], t["topk"],
+                           xtol):
+                    continue
+            elif tie_ok(ref_x, got.astype(np.float64), t["axis"], t["keepdims"], t["max"], xtol):
                 continue
         if r.size and not np.all(diff <= tol):
             k = int(np.argmax(diff))
