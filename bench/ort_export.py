@@ -19,7 +19,13 @@ and a normal one for ViT's zero-initialized head; a 1x3x224x224 input,
 height, width) for the video models, 1x3x16x224x224 for mvit_v1_b and
 mvit_v2_s, whose position embeddings fix their input's size, and for
 s3d, whose last pool needs them; from a
-seeded normal distribution).  Writes
+seeded normal distribution).  An optical-flow model (raft_small,
+raft_large; opset 16, GridSample) takes two 1x3x224x224 frames, image1
+and image2, and is exported with the flow of its last refinement as its
+output; a detector (ssdlite320_mobilenet_v3_large, fcos_resnet50_fpn ...)
+takes one 1x3x224x224 image and is exported with the boxes of its first
+result (how many depends on the data: tec refuses such a model, saying
+which node).  Writes
 
     DIR/MODEL.onnx            torch.onnx.export, opset 13 (14 for gpt2,
                               whose causal mask is a Trilu), float32,
@@ -83,7 +89,15 @@ ZOO = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "googlenet", "
 CUSTOM = ["sr_net", "detr_like", "ops_mix"]
 # The opset of a model's export where 13 lacks one of its operators
 # (torch.triu is ONNX Trilu from opset 14).
-OPSET = {"gpt2": 14}
+# RAFT's bilinear sampling of its correlation pyramid is ONNX GridSample,
+# from opset 16.
+OPSET = {"gpt2": 14, "raft_small": 16, "raft_large": 16}
+# Models whose signal fades with PyTorch's default initialization:
+# deeplabv3_mobilenet_v3_large's activations shrink ~10x per backbone stage,
+# to 1e-9 at its head, so that its output is its last bias (the same at
+# every pixel) and a comparison with it tests nothing.  Their batch norms
+# take the statistics of a batch of random inputs (fit_batchnorm).
+FIT_BN = {"deeplabv3_mobilenet_v3_large"}
 # Video models whose input size is fixed by their position embeddings
 # (the others take any clip; bench/ort_export.py gives them 8 112x112 frames).
 # s3d's last pool (2x7x7) needs 16 frames of 224x224.
@@ -138,6 +152,56 @@ def zoo_model(name, tec):
     return model, args
 
 
+def FinalFlow(inner):
+    """inner (a RAFT), returning only its last flow estimate (it returns
+    the list of all of them)."""
+    import torch
+
+    class Final(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, image1, image2):
+            return self.inner(image1, image2)[-1]
+
+    return Final()
+
+
+def DetectionBoxes(inner):
+    """inner (a torchvision detector, which takes a list of images and
+    returns a list of dicts), taking a batch of one image and returning
+    the boxes of its first dict."""
+    import torch
+
+    class Boxes(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, image):
+            return self.inner([image[0]])[0]["boxes"]
+
+    return Boxes()
+
+
+def fit_batchnorm(model, shape):
+    """Sets every batch norm's running mean and variance to those of its
+    input for a batch of two random inputs of shape's size (two: a batch
+    norm of a 1x1 map, as in an ASPP's pooling branch, needs more than one
+    value per channel), so that each one's output has mean 0 and variance
+    1 per channel; the rest of the model stays in eval mode (dropout off)."""
+    import torch
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    for m in norms:
+        m.reset_running_stats()
+        m.momentum = None   # a cumulative average: after one batch, its statistics
+        m.train()
+    with torch.no_grad():
+        model(torch.randn(2, *shape[1:], generator=torch.Generator().manual_seed(5)))
+    model.eval()
+
+
 def torchvision_model(name):
     import torch
     import torchvision.models as tvm
@@ -148,6 +212,19 @@ def torchvision_model(name):
         # makes its logits grow to 1e12: PyTorch's default one instead.
         kw = {"aux_logits": False, "init_weights": name == "googlenet"}
     shape = (1, 3, 299, 299) if name == "inception_v3" else (1, 3, 224, 224)
+    g = torch.Generator().manual_seed(1)
+    if not hasattr(tvm, name) and hasattr(tvm.optical_flow, name):
+        # an optical-flow model (raft_small, raft_large): two frames in, the
+        # flow of its last refinement (of 12) out, at the input's size
+        return FinalFlow(getattr(tvm.optical_flow, name)(weights=None)).eval(), {
+            "image1": torch.randn(*shape, generator=g),
+            "image2": torch.randn(*shape, generator=torch.Generator().manual_seed(2))}
+    if not hasattr(tvm, name) and hasattr(tvm.detection, name):
+        # a detector (ssdlite320_mobilenet_v3_large, fcos_resnet50_fpn ...):
+        # one image in, the boxes it keeps (after its score threshold and
+        # non-maximum suppression: as many as the data leave) out
+        model = getattr(tvm.detection, name)(weights=None, weights_backbone=None).eval()
+        return DetectionBoxes(model).eval(), {"image": torch.randn(*shape, generator=g)}
     if not hasattr(tvm, name) and hasattr(tvm.video, name):
         # a video classifier (r3d_18, r2plus1d_18, mc3_18, s3d, mvit_*): 3-D
         # convolutions over a clip of frames
@@ -161,12 +238,13 @@ def torchvision_model(name):
     else:
         model = getattr(tvm, name)(weights=None, **kw)
     model = model.float().eval()
+    if name in FIT_BN:
+        fit_batchnorm(model, shape)
     if name.startswith("vit_"):
         # ViT's head is initialized to zeros, which would make every
         # output 0: random weights, as a trained head has.
         torch.nn.init.normal_(model.heads.head.weight, std=0.02)
         torch.nn.init.normal_(model.heads.head.bias, std=0.02)
-    g = torch.Generator().manual_seed(1)
     return model, {"image": torch.randn(*shape, generator=g)}
 
 
@@ -375,6 +453,8 @@ def main(argv):
         # a torchvision model, with bench/unseen_export.py's suffixes
         # (_opN, _nofold, _initin, _dyn) for the forms other exporters write
         base, options = unseen_export.variant(a.model)
+        if base == a.model:
+            options["opset"] = OPSET.get(base, options["opset"])
         model, args = torchvision_model(base)
     model = first_output(model, args)
     os.makedirs(a.dir, exist_ok=True)

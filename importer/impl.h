@@ -206,6 +206,9 @@ bool ox_window_of(ox_node *nd, const ox_value *x, const int64_t *kernel, bool ce
 bool ox_axis(ox_node *nd, int64_t axis, int rank, int *out);
 /* Checks a computed shape: every dimension >= 1, at most RT_MAX_DIMS. */
 bool ox_check_shape(ox_node *nd, const int64_t *shape, int ndim);
+/* ox_check_shape of a result that is known at import time when known (a
+ * value, not a computation: it may have no elements). */
+bool ox_check_shape_of(ox_node *nd, const int64_t *shape, int ndim, bool known);
 
 /* A value known at import time, as the node's output i; weight: an
  * initializer's copy (see ox_value). */

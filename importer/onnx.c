@@ -772,6 +772,11 @@ bool ox_axis(ox_node *nd, int64_t axis, int rank, int *out)
 
 bool ox_check_shape(ox_node *nd, const int64_t *shape, int ndim)
 {
+    return ox_check_shape_of(nd, shape, ndim, false);
+}
+
+bool ox_check_shape_of(ox_node *nd, const int64_t *shape, int ndim, bool known)
+{
     char sb[256];
     if (ndim > RT_MAX_DIMS)
         return ox_fail(nd, "the result has %d dimensions (at most %d are supported)", ndim,
@@ -779,7 +784,7 @@ bool ox_check_shape(ox_node *nd, const int64_t *shape, int ndim)
     if (numel_of(shape, ndim, 0) < 0)
         return ox_fail(nd, "the result's shape %s has a negative dimension or more than 2^40 "
                        "elements", shape_text(sb, sizeof sb, shape, ndim));
-    if (numel_of(shape, ndim, 1) < 0)
+    if (!known && numel_of(shape, ndim, 1) < 0)
         return ox_fail(nd, "the result's shape %s has no elements, which tec computes only "
                        "when they are known at import time (doc/onnx.md, empty tensors)",
                        shape_text(sb, sizeof sb, shape, ndim));

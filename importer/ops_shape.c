@@ -345,6 +345,14 @@ static bool op_concat(ox_node *nd, const void *arg)
         y->weight = weight;
         return true;
     }
+    /* An empty input (known, as every empty tensor is) adds nothing: the
+     * rest are concatenated (torchvision's detection transform appends a
+     * ConstantOfShape of [0] to the pads it computes). */
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i]->shape[axis] > 0)
+            v[m++] = v[i];
+    n = m;
     if (n == 1 && ox_aliasable(v[0]))
         return ox_alias(nd);
     ox_kernel k;
@@ -1033,7 +1041,9 @@ static bool op_constantofshape(ox_node *nd, const void *arg)
     int n = ox_const_ints(nd, 0, s, RT_MAX_DIMS + 1);
     if (n < 0)
         return false;
-    if (!ox_check_shape(nd, s, n))
+    /* its value is known, so it may be empty (torchvision's detection
+     * transform pads with the ConstantOfShape of a computed [0]) */
+    if (!ox_check_shape_of(nd, s, n, true))
         return false;
     const Onnx__AttributeProto *a = ox_attr(nd, "value");
     rt_tensor *v = a && a->t ? ox_tensor_of(nd, a->t) : NULL;

@@ -288,6 +288,11 @@ done
 # every other test.)  The video classifiers r3d_18 (3x3x3 convolutions,
 # stride 2 in time too) and r2plus1d_18 (1x3x3 then 3x1x1) on an 8-frame
 # 112x112 clip are the only 3-D convolutions any test runs at -O2.
+# raft_small (two frames, opset 16: GridSample, 12 refinements of a
+# convolutional GRU) is the only optical-flow model;
+# deeplabv3_mobilenet_v3_large (batch norms fitted to random inputs, since
+# with PyTorch's initialization its output is its last bias) the only
+# segmentation model on a MobileNetV3 backbone with an ASPP head.
 # exported NAME GROUP SCRIPT [ARG...]: exports NAME with SCRIPT NAME DIR ARG...
 # (bench/ort_export.py's layout) and reports GROUP/NAME: tec -O2 NAME.onnx on two threads within
 # 1e-4 of PyTorch's output, relative to its largest magnitude.
@@ -311,7 +316,7 @@ sys.exit(0 if err <= 1e-4 else 1)' "$d/$name.ref.npy" "$d/$name.out"
 }
 
 for name in mnasnet0_5 shufflenet_v2_x0_5 mobilenet_v3_small regnet_x_400mf efficientnet_b2 \
-        r3d_18 r2plus1d_18; do
+        r3d_18 r2plus1d_18 raft_small deeplabv3_mobilenet_v3_large; do
     exported $name torchvision "$srcdir/bench/ort_export.py" --no-time
 done
 
